@@ -1,0 +1,249 @@
+/* catalog.h — the hardware catalog: typed link, switch, GPU, CPU and NIC
+ * models loaded from models/*.yaml (schema in models/README.md).
+ *
+ * Every figure in the catalog comes from a file with a `source:`; C code
+ * holds no hardware numbers.  Derived figures (a link's raw and effective
+ * bandwidth) are computed here from the entry, and fs_link_model_explain()
+ * prints the arithmetic.
+ *
+ * Ownership: FsCatalog owns every model and string; the const pointers it
+ * hands out live as long as the catalog.  Lookups are by exact name;
+ * iteration is in name order (deterministic).  Errors are in
+ * FS_CATALOG_ERROR (or FS_YAML_ERROR from the YAML layer), with
+ * file:line:col.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "util/units.h"
+
+G_BEGIN_DECLS
+
+#define FS_CATALOG_ERROR (fs_catalog_error_quark())
+GQuark fs_catalog_error_quark(void);
+
+typedef enum {
+  FS_CATALOG_ERROR_INVALID,   /* a value is out of range or inconsistent */
+  FS_CATALOG_ERROR_UNKNOWN,   /* a reference to a model that does not exist */
+  FS_CATALOG_ERROR_DUPLICATE, /* two models with one name */
+} FsCatalogError;
+
+/* Model kinds, as written in YAML (`kind: link`). */
+#define FS_MODEL_KINDS(X) \
+  X(LINK, "link")         \
+  X(SWITCH, "switch")     \
+  X(GPU, "gpu")           \
+  X(CPU, "cpu")           \
+  X(NIC, "nic")
+
+typedef enum {
+#define X(id, str) FS_MODEL_##id,
+  FS_MODEL_KINDS(X)
+#undef X
+  FS_MODEL_N_KINDS
+} FsModelKind;
+
+/* Link families (`family: pcie`). */
+#define FS_LINK_FAMILIES(X)         \
+  X(PCIE, "pcie")                   \
+  X(NVLINK, "nvlink")               \
+  X(C2C, "nvlink-c2c")              \
+  X(INTERSOCKET, "inter-socket")    \
+  X(INFINIBAND, "infiniband")       \
+  X(ETHERNET, "ethernet")
+
+typedef enum {
+#define X(id, str) FS_LINK_##id,
+  FS_LINK_FAMILIES(X)
+#undef X
+  FS_LINK_N_FAMILIES
+} FsLinkFamily;
+
+/* Switch kinds (`switch_kind: nvswitch`). */
+#define FS_SWITCH_KINDS(X)      \
+  X(NVSWITCH, "nvswitch")       \
+  X(PCIE, "pcie")               \
+  X(INFINIBAND, "infiniband")   \
+  X(ETHERNET, "ethernet")
+
+typedef enum {
+#define X(id, str) FS_SWITCH_##id,
+  FS_SWITCH_KINDS(X)
+#undef X
+  FS_SWITCH_N_KINDS
+} FsSwitchKind;
+
+/* GPU architectures, oldest first (NCCL's tuning tables are per arch). */
+#define FS_GPU_ARCHS(X)      \
+  X(PASCAL, "pascal")        \
+  X(VOLTA, "volta")          \
+  X(AMPERE, "ampere")        \
+  X(ADA, "ada")              \
+  X(HOPPER, "hopper")        \
+  X(BLACKWELL, "blackwell")
+
+typedef enum {
+#define X(id, str) FS_ARCH_##id,
+  FS_GPU_ARCHS(X)
+#undef X
+  FS_ARCH_N
+} FsGpuArch;
+
+/* Datatypes with a peak rate (dense, no sparsity). */
+#define FS_DTYPES(X)   \
+  X(FP64, "fp64")      \
+  X(FP32, "fp32")      \
+  X(TF32, "tf32")      \
+  X(FP16, "fp16")      \
+  X(BF16, "bf16")      \
+  X(FP8, "fp8")        \
+  X(INT8, "int8")      \
+  X(FP4, "fp4")
+
+typedef enum {
+#define X(id, str) FS_DTYPE_##id,
+  FS_DTYPES(X)
+#undef X
+  FS_DTYPE_N
+} FsDtype;
+
+const char *fs_model_kind_name(FsModelKind k);
+const char *fs_link_family_name(FsLinkFamily f);
+const char *fs_switch_kind_name(FsSwitchKind k);
+const char *fs_gpu_arch_name(FsGpuArch a);
+const char *fs_dtype_name(FsDtype d);
+/* Reverse lookups: return FALSE for an unknown name. */
+gboolean fs_link_family_from_name(const char *s, FsLinkFamily *out);
+gboolean fs_dtype_from_name(const char *s, FsDtype *out);
+
+typedef struct FsModel FsModel;
+
+typedef struct {
+  FsLinkFamily family;
+  const char *generation;   /* "Gen4", "NVLink4", "NDR" … */
+  /* Signalling: lane_rate (bits/s per lane) × lanes × encoding / 8 = raw
+   * bytes/s per direction.  When the entry gives `bandwidth:` instead,
+   * lanes = 1, encoding = 1 and lane_rate = 8 × bandwidth. */
+  double lane_rate;         /* bits/s per lane, per direction */
+  guint lanes;
+  double encoding;          /* payload bits per line bit: 8/10, 128/130, 64/66, 242/256 … */
+  const char *encoding_name;
+  /* Protocol efficiency: for PCIe, max_payload / (max_payload + tlp_overhead)
+   * when both are given; else `efficiency:` (default 1). */
+  uint32_t max_payload;     /* bytes, 0 if not given */
+  uint32_t tlp_overhead;    /* bytes per TLP, 0 if not given */
+  double efficiency;
+  FsTime latency;           /* per hop, one way */
+  /* Derived (bytes/s per direction). */
+  double raw_bandwidth;
+  double bandwidth;         /* raw × efficiency: what a flow can use */
+} FsLinkModel;
+
+typedef struct {
+  FsSwitchKind kind;
+  guint ports;
+  const FsModel *port_link; /* link model of each port */
+  FsTime latency;           /* switching latency, port to port */
+  gboolean reduction;       /* in-network reduction (NVLS on NVSwitch gen3+, SHARP) */
+  double reduction_bandwidth; /* bytes/s per port for reduction traffic; 0 = port rate */
+  double power;             /* watts, 0 if unknown */
+  double price;             /* US dollars, 0 if unknown */
+} FsSwitchModel;
+
+typedef struct {
+  FsGpuArch arch;
+  double flops[FS_DTYPE_N]; /* dense peak FLOP/s; 0 where unsupported */
+  uint64_t memory;          /* HBM/GDDR bytes */
+  double memory_bandwidth;  /* bytes/s */
+  const FsModel *nvlink;    /* link model of one NVLink, or NULL */
+  guint nvlinks;            /* number of NVLinks */
+  const FsModel *pcie;      /* host link model (PCIe) */
+  const FsModel *c2c;       /* NVLink-C2C to a Grace CPU, or NULL */
+  double tdp;               /* watts */
+  double price;             /* US dollars, 0 if unknown */
+  FsTime launch_latency;    /* kernel launch overhead */
+  guint sms;                /* streaming multiprocessors */
+} FsGpuModel;
+
+typedef struct {
+  guint pcie_lanes;         /* per socket */
+  const FsModel *pcie;      /* root-port link model */
+  const FsModel *intersocket; /* UPI/xGMI/X-bus link model, or NULL */
+  double memory_bandwidth;  /* bytes/s per socket */
+  const FsModel *nvlink;    /* POWER8+/POWER9 NVLink to GPUs, or NULL */
+  double tdp;
+  double price;
+  FsTime root_latency;      /* root-complex traversal latency */
+  double root_bandwidth;    /* root-complex peer-to-peer bandwidth cap, bytes/s; 0 = none */
+} FsCpuModel;
+
+typedef struct {
+  const FsModel *port_link; /* network link model per port (IB/Ethernet) */
+  guint ports;
+  const FsModel *pcie;      /* host link model */
+  FsTime latency;           /* NIC processing latency */
+  gboolean gpudirect;       /* GPUDirect RDMA capable */
+  double power;
+  double price;
+} FsNicModel;
+
+struct FsModel {
+  FsModelKind kind;
+  const char *name;         /* unique in the catalog, e.g. "pcie-gen4-x16" */
+  const char *description;  /* one line, may be "" */
+  const char *source;       /* where the figures come from (required) */
+  const char *file;         /* the YAML file and position that defined it */
+  int line, col;
+  union {
+    FsLinkModel link;
+    FsSwitchModel sw;
+    FsGpuModel gpu;
+    FsCpuModel cpu;
+    FsNicModel nic;
+  } u;
+};
+
+typedef struct FsCatalog FsCatalog;
+
+FsCatalog *fs_catalog_new(void);
+void fs_catalog_free(FsCatalog *cat);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCatalog, fs_catalog_free)
+
+/* Loads one models file into cat (models may reference models defined in
+ * files loaded earlier or later: references are resolved by
+ * fs_catalog_resolve). */
+gboolean fs_catalog_load_file(FsCatalog *cat, const char *path, GError **error);
+
+/* Checks every cross-reference and computes derived figures.  Must be
+ * called once after the last load and before any lookup. */
+gboolean fs_catalog_resolve(FsCatalog *cat, GError **error);
+
+/* Loads every *.yaml in dir (sorted by name) and resolves. */
+FsCatalog *fs_catalog_load_dir(const char *dir, GError **error);
+
+/* The models directory to use: $FABRICSIM_MODELS if set, else the source
+ * tree's models/ (compiled in), else the installed data dir.  Borrowed. */
+const char *fs_catalog_default_dir(void);
+
+/* Loads fs_catalog_default_dir() (or dir if non-NULL). */
+FsCatalog *fs_catalog_load_default(const char *dir, GError **error);
+
+/* Lookup by exact name; NULL if absent. */
+const FsModel *fs_catalog_get(const FsCatalog *cat, const char *name);
+/* Lookup of a given kind; on failure sets error "unknown <kind> model
+ * \"x\"; did you mean \"y\"?" (no position: callers prefix it). */
+const FsModel *fs_catalog_require(const FsCatalog *cat, const char *name, FsModelKind kind,
+                                  GError **error);
+
+guint fs_catalog_size(const FsCatalog *cat);
+/* i-th model in name order. */
+const FsModel *fs_catalog_nth(const FsCatalog *cat, guint i);
+
+/* The arithmetic of a link model's bandwidth, e.g.
+ * "16 GT/s × 16 lanes × 128/130 ÷ 8 = 31.5 GB/s raw per direction;
+ *  × 0.86 TLP efficiency at 256 B payload = 27.1 GB/s".  Caller frees. */
+char *fs_link_model_explain(const FsModel *link);
+
+G_END_DECLS

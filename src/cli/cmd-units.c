@@ -1,0 +1,97 @@
+/* cmd-units.c — `fabricsim units QUANTITY...`: parse quantities the way every
+ * fabricsim input does and print them in SI base units.  Useful to check a
+ * YAML value before writing it, and to teach GB/s vs Gb/s vs GiB/s. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "util/units.h"
+
+static char *opt_kind = NULL;
+
+static const GOptionEntry entries[] = {
+  {"kind", 'k', 0, G_OPTION_ARG_STRING, &opt_kind,
+   "Quantity kind: bandwidth, lane-rate, time, size, power, flops (default: guess)", "KIND"},
+  {NULL},
+};
+
+/* Prints one quantity of the named kind; FALSE with error if it does not parse. */
+static gboolean print_one(const char *kind, const char *text, GError **error)
+{
+  if (strcmp(kind, "bandwidth") == 0) {
+    double v;
+    if (!fs_parse_bandwidth(text, &v, error))
+      return FALSE;
+    g_autofree char *f = fs_format_bandwidth(v);
+    printf("%s\tbandwidth\t%.17g B/s\t%s\t%.6g Gb/s\n", text, v, f, v * 8 / 1e9);
+  } else if (strcmp(kind, "lane-rate") == 0) {
+    double v;
+    if (!fs_parse_lane_rate(text, &v, error))
+      return FALSE;
+    printf("%s\tlane-rate\t%.17g bit/s\n", text, v);
+  } else if (strcmp(kind, "time") == 0) {
+    FsTime v;
+    if (!fs_parse_time(text, &v, error))
+      return FALSE;
+    g_autofree char *f = fs_format_time(v);
+    printf("%s\ttime\t%" G_GINT64_FORMAT " ps\t%s\n", text, v, f);
+  } else if (strcmp(kind, "size") == 0) {
+    uint64_t v;
+    if (!fs_parse_size(text, &v, error))
+      return FALSE;
+    g_autofree char *f = fs_format_size(v);
+    printf("%s\tsize\t%" G_GUINT64_FORMAT " B\t%s\n", text, v, f);
+  } else if (strcmp(kind, "power") == 0) {
+    double v;
+    if (!fs_parse_power(text, &v, error))
+      return FALSE;
+    printf("%s\tpower\t%.17g W\n", text, v);
+  } else if (strcmp(kind, "flops") == 0) {
+    double v;
+    if (!fs_parse_flops(text, &v, error))
+      return FALSE;
+    printf("%s\tflops\t%.17g FLOP/s\n", text, v);
+  } else {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "unknown kind \"%s\"; expected bandwidth, lane-rate, time, size, power or flops",
+                kind);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Without --kind: the first kind that accepts the text, in an order where
+ * the units cannot be confused (a bare number is a size, as in nccl-tests). */
+static gboolean print_guess(const char *text, GError **error)
+{
+  static const char *const kinds[] = {"bandwidth", "lane-rate", "time", "power", "flops", "size"};
+  for (guint i = 0; i < G_N_ELEMENTS(kinds); i++)
+    if (print_one(kinds[i], text, NULL))
+      return TRUE;
+  /* Report the size parser's reason: it is the most general. */
+  return print_one("size", text, error);
+}
+
+int fs_cmd_units(int argc, char **argv)
+{
+  g_autoptr(GOptionContext) ctx = g_option_context_new("QUANTITY... - parse quantities into SI units");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(ctx,
+    "Prints each quantity as fabricsim reads it: bytes/s, bits/s per lane,\n"
+    "picoseconds, bytes, watts or FLOP/s.  GB/s is 10^9 bytes/s, Gb/s is bits,\n"
+    "GiB/s is 2^30 bytes/s; a bare K/M/G size suffix is a power of 1024.\n"
+    "\n"
+    "Example:\n"
+    "  fabricsim units \"900 GB/s\" \"400 Gb/s\" \"1.5 us\" 16G \"32 GT/s\"\n");
+  if (!fs_cli_parse(ctx, &argc, &argv, "units"))
+    return 2;
+  if (argc < 2)
+    return fs_cli_usage("units", "expected at least one QUANTITY");
+  for (int i = 1; i < argc; i++) {
+    GError *error = NULL;
+    gboolean ok = opt_kind ? print_one(opt_kind, argv[i], &error) : print_guess(argv[i], &error);
+    if (!ok)
+      return fs_cli_fail("units", error);
+  }
+  return 0;
+}

@@ -1,0 +1,4 @@
+/* command-table.h — one line per subcommand: FS_CMD(name, "summary").
+ * Included twice by commands.c (declarations, then the table); the order
+ * here is the order of `fabricsim help`.  No include guard on purpose. */
+FS_CMD(units, "convert and check quantities: bandwidths, times, sizes")

@@ -1,0 +1,69 @@
+/* eventq.h — the event queue: an array-backed 4-ary min-heap of events
+ * keyed (time, sequence).
+ *
+ * The sequence number is assigned at push time from a counter that never
+ * repeats, so the key is a total order and events at the same time pop in
+ * the order they were pushed (FIFO ties).  Events live in a pool owned by
+ * the queue (slots are recycled through a free list; the pool grows by
+ * doubling, so there is no allocation per event once warm).  Every event is
+ * named by an FsEventId that carries its slot and a generation count: a
+ * stale id (its event already popped or cancelled) is recognised and
+ * ignored, so callers may keep ids without tracking their lifetime.
+ *
+ * Costs: push, pop, cancel and reschedule are O(log n); peek is O(1).
+ * Not thread-safe; one queue per simulation.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "util/units.h"
+
+G_BEGIN_DECLS
+
+typedef struct FsEventQueue FsEventQueue;
+
+/* slot (low 32 bits) | generation (high 32 bits); 0 is never a valid id. */
+typedef uint64_t FsEventId;
+#define FS_EVENT_NONE ((FsEventId)0)
+
+typedef void (*FsEventFn)(void *ctx, uint64_t arg);
+
+/* A popped event: the callback, its context and argument, and its key. */
+typedef struct {
+  FsTime time;
+  uint64_t seq;
+  FsEventFn fn;
+  void *ctx;
+  uint64_t arg;
+} FsEvent;
+
+FsEventQueue *fs_eventq_new(void);
+void fs_eventq_free(FsEventQueue *q);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsEventQueue, fs_eventq_free)
+
+/* Schedules fn(ctx, arg) at time; returns its id. */
+FsEventId fs_eventq_push(FsEventQueue *q, FsTime time, FsEventFn fn, void *ctx, uint64_t arg);
+
+/* Removes the earliest event into *out.  Returns FALSE when empty. */
+gboolean fs_eventq_pop(FsEventQueue *q, FsEvent *out);
+
+/* Time of the earliest event; FS_TIME_MAX when empty. */
+FsTime fs_eventq_peek_time(const FsEventQueue *q);
+
+/* Cancels a pending event.  Returns FALSE (and does nothing) if id is stale. */
+gboolean fs_eventq_cancel(FsEventQueue *q, FsEventId id);
+
+/* Moves a pending event to a new time, giving it a fresh sequence number (it
+ * runs after events already at that time).  Returns the event's new id (the
+ * old one becomes stale), or FS_EVENT_NONE if id was stale. */
+FsEventId fs_eventq_reschedule(FsEventQueue *q, FsEventId id, FsTime time);
+
+/* TRUE when id names a pending event. */
+gboolean fs_eventq_is_pending(const FsEventQueue *q, FsEventId id);
+
+/* Number of pending events. */
+guint fs_eventq_size(const FsEventQueue *q);
+
+G_END_DECLS

@@ -1,0 +1,42 @@
+/* error.c — see error.h. */
+#include "util/error.h"
+
+G_DEFINE_QUARK(fs-runtime-error-quark, fs_runtime_error)
+
+int fs_error_exit_status(const GError *error)
+{
+  if (error != NULL && error->domain == FS_RUNTIME_ERROR)
+    return 1;
+  return 2;
+}
+
+static char *location_string(const char *file, int line, int col)
+{
+  if (line <= 0)
+    return g_strdup_printf("%s", file ? file : "<input>");
+  if (col <= 0)
+    return g_strdup_printf("%s:%d", file ? file : "<input>", line);
+  return g_strdup_printf("%s:%d:%d", file ? file : "<input>", line, col);
+}
+
+void fs_set_error_at(GError **error, GQuark domain, int code, const char *file,
+                     int line, int col, const char *format, ...)
+{
+  if (error == NULL)
+    return;
+  va_list ap;
+  va_start(ap, format);
+  g_autofree char *msg = g_strdup_vprintf(format, ap);
+  va_end(ap);
+  g_autofree char *loc = location_string(file, line, col);
+  g_set_error(error, domain, code, "%s: %s", loc, msg);
+}
+
+void fs_error_prefix_at(GError *error, const char *file, int line, int col)
+{
+  g_return_if_fail(error != NULL);
+  g_autofree char *loc = location_string(file, line, col);
+  char *msg = g_strdup_printf("%s: %s", loc, error->message);
+  g_free(error->message);
+  error->message = msg;
+}

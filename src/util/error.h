@@ -1,0 +1,38 @@
+/* error.h — fabricsim's error conventions.
+ *
+ * Input errors (YAML, JSON, logs, XML, command line) are reported through
+ * GError with one domain per module; their message already names
+ * file:line:col where a position is known, and says what was expected.
+ * The command maps any error to exit status 2 (bad input or usage), except
+ * errors in FS_RUNTIME_ERROR, which map to 1 (the run itself failed: a
+ * resource limit, a deadlock, an I/O failure on output).
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define FS_RUNTIME_ERROR (fs_runtime_error_quark())
+GQuark fs_runtime_error_quark(void);
+
+typedef enum {
+  FS_RUNTIME_ERROR_LIMIT,    /* a resource guard (GPUs, flows, events, memory) was hit */
+  FS_RUNTIME_ERROR_DEADLOCK, /* the simulation cannot make progress */
+  FS_RUNTIME_ERROR_IO,       /* writing an output failed */
+  FS_RUNTIME_ERROR_DEVICE,   /* no GPU or a CUDA/NCCL failure in a probe */
+} FsRuntimeError;
+
+/* Exit status for an error: 1 for FS_RUNTIME_ERROR, 2 for everything else. */
+int fs_error_exit_status(const GError *error);
+
+/* Sets *error (if error is non-NULL) to "file:line:col: message" in
+ * domain/code.  line and col are 1-based; a zero line omits ":line:col",
+ * a zero col omits ":col". */
+void fs_set_error_at(GError **error, GQuark domain, int code, const char *file,
+                     int line, int col, const char *format, ...) G_GNUC_PRINTF(7, 8);
+
+/* Prepends "file:line:col: " to an existing error's message, in place. */
+void fs_error_prefix_at(GError *error, const char *file, int line, int col);
+
+G_END_DECLS

@@ -1,0 +1,23 @@
+/* strutil.h — small string helpers shared by the loaders and the command. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Levenshtein edit distance between a and b (ASCII, case-sensitive). */
+guint fs_edit_distance(const char *a, const char *b);
+
+/* Returns the candidate closest to word (borrowed pointer into candidates),
+ * or NULL when none is within a small distance (max(2, len/3)).  Ties go to
+ * the first candidate, so the answer is deterministic.  candidates is a
+ * NULL-terminated array or, with n >= 0, an array of n strings. */
+const char *fs_did_you_mean(const char *word, const char *const *candidates, gssize n);
+
+/* Writes contents to path atomically: a temporary file in the same folder,
+ * then rename().  On failure nothing at path changes; error is in
+ * FS_RUNTIME_ERROR / FS_RUNTIME_ERROR_IO.  path "-" writes to stdout. */
+gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len,
+                              GError **error);
+
+G_END_DECLS

@@ -1,0 +1,81 @@
+/* units.h — parse and print physical quantities, once, at the boundary.
+ *
+ * Inside fabricsim: time is int64 picoseconds (FsTime), sizes are uint64
+ * bytes, rates are double bytes per second.  Conventions:
+ *   - "GB/s" is 10^9 bytes/s; "Gb/s" (and "Gbps") is 10^9 bits/s; "GiB/s"
+ *     is 2^30 bytes/s.  A bare number in a bandwidth is rejected (no unit).
+ *   - Sizes: a bare "K", "M", "G", "T" suffix is a power of 1024 (as in
+ *     nccl-tests' -b/-e); "KB/MB/GB/TB" are powers of 1000 and
+ *     "KiB/MiB/GiB/TiB" powers of 1024; "B" or no suffix is bytes.
+ *   - Time: "ps", "ns", "us", "µs", "ms", "s"; a bare number is rejected.
+ *   - Lane rates: "GT/s" (transfers/s, one bit per transfer per lane) and
+ *     bit rates "Gb/s" both give bits per second per lane.
+ * Numbers may carry a sign, decimals and an exponent ("1.5e3 ns"); spaces
+ * between number and unit are optional.  Negative values, overflow of the
+ * internal type, unknown suffixes and junk after the unit are errors
+ * (FS_UNITS_ERROR) whose message quotes the input and shows an example.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+typedef int64_t FsTime; /* picoseconds */
+
+#define FS_PS ((FsTime)1)
+#define FS_NS ((FsTime)1000)
+#define FS_US ((FsTime)1000000)
+#define FS_MS ((FsTime)1000000000)
+#define FS_SEC ((FsTime)1000000000000)
+#define FS_TIME_MAX INT64_MAX
+
+#define FS_UNITS_ERROR (fs_units_error_quark())
+GQuark fs_units_error_quark(void);
+
+typedef enum {
+  FS_UNITS_ERROR_SYNTAX,   /* not a number followed by a known unit */
+  FS_UNITS_ERROR_UNIT,     /* unknown or missing unit */
+  FS_UNITS_ERROR_RANGE,    /* negative, NaN, infinite or overflowing */
+} FsUnitsError;
+
+/* Parses a plain number ("12", "-3.5", "1e9").  Rejects trailing junk. */
+gboolean fs_parse_number(const char *text, double *out, GError **error);
+
+/* Parses a non-negative integer that fits in int64 ("64", "1e3" is allowed
+ * when exact).  Rejects fractions and trailing junk. */
+gboolean fs_parse_int(const char *text, int64_t *out, GError **error);
+
+/* Parses a bandwidth into bytes per second (> 0). */
+gboolean fs_parse_bandwidth(const char *text, double *bytes_per_s, GError **error);
+
+/* Parses a per-lane signalling rate ("16 GT/s", "53.125 Gb/s") into bits
+ * per second. */
+gboolean fs_parse_lane_rate(const char *text, double *bits_per_s, GError **error);
+
+/* Parses a duration into picoseconds (>= 0, rounded to the nearest ps). */
+gboolean fs_parse_time(const char *text, FsTime *ps, GError **error);
+
+/* Parses a size into bytes (>= 0). */
+gboolean fs_parse_size(const char *text, uint64_t *bytes, GError **error);
+
+/* Parses a power figure ("700 W", "1.2 kW") into watts. */
+gboolean fs_parse_power(const char *text, double *watts, GError **error);
+
+/* Parses a FLOP rate ("989 TFLOP/s", "1.98 PFLOP/s", "67 TFLOPS") into FLOP/s. */
+gboolean fs_parse_flops(const char *text, double *flops, GError **error);
+
+/* Formatting: return newly allocated strings (caller frees).  Output is
+ * deterministic and locale-independent. */
+char *fs_format_bandwidth(double bytes_per_s); /* "450.0 GB/s" */
+char *fs_format_time(FsTime ps);               /* "1.500 us" (picks ps/ns/us/ms/s) */
+char *fs_format_size(uint64_t bytes);          /* "1 GiB", "96 MiB", "8 B" */
+
+/* Conversions used in reports. */
+static inline double fs_time_to_us(FsTime t) { return (double)t / (double)FS_US; }
+static inline double fs_time_to_s(FsTime t) { return (double)t / (double)FS_SEC; }
+/* Seconds (double) to picoseconds, rounded to nearest; saturates at FS_TIME_MAX. */
+FsTime fs_time_from_s(double seconds);
+
+G_END_DECLS

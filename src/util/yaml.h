@@ -1,0 +1,130 @@
+/* yaml.h — a YAML document tree over libyaml that remembers where every
+ * node came from, with typed getters whose errors name file:line:col.
+ *
+ * Loading builds the whole tree (FsYamlDoc owns every node and string;
+ * nodes are borrowed from it and live as long as the document).  Aliases
+ * are resolved to the anchored node (a node may therefore be reached twice;
+ * documents are a DAG, never a cycle).  Rejected at load time, each with
+ * file:line:col and a sentence: syntax errors, duplicate keys in a mapping,
+ * non-scalar keys, undefined aliases, nesting deeper than FS_YAML_MAX_DEPTH,
+ * more than one document in a file, and alias expansion beyond
+ * FS_YAML_MAX_NODES nodes ("billion laughs").  An empty file is an empty
+ * document (root NULL); callers decide whether that is an error.
+ *
+ * Lines and columns are 1-based, as editors show them.
+ * All errors are in FS_YAML_ERROR.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "util/units.h"
+
+G_BEGIN_DECLS
+
+#define FS_YAML_MAX_DEPTH 64
+#define FS_YAML_MAX_NODES 1000000
+
+#define FS_YAML_ERROR (fs_yaml_error_quark())
+GQuark fs_yaml_error_quark(void);
+
+typedef enum {
+  FS_YAML_ERROR_SYNTAX,  /* libyaml refused the text */
+  FS_YAML_ERROR_LIMIT,   /* depth or node-count guard */
+  FS_YAML_ERROR_SCHEMA,  /* wrong type, missing or unknown key, bad value */
+  FS_YAML_ERROR_IO,      /* the file could not be read */
+} FsYamlError;
+
+typedef enum {
+  FS_YAML_SCALAR,
+  FS_YAML_MAP,
+  FS_YAML_SEQ,
+} FsYamlKind;
+
+typedef struct FsYamlNode FsYamlNode;
+typedef struct FsYamlDoc FsYamlDoc;
+
+struct FsYamlNode {
+  FsYamlKind kind;
+  const char *file;   /* borrowed from the document */
+  int line, col;      /* 1-based position of the node's first character */
+  /* FS_YAML_SCALAR */
+  const char *value;  /* NUL-terminated text (a YAML null reads as "" with is_null) */
+  gboolean quoted;    /* written in quotes: never a number, bool or null */
+  gboolean is_null;   /* "~", "null" or empty, unquoted */
+  /* FS_YAML_MAP: keys[i] (scalar) maps to values[i], in document order.
+   * FS_YAML_SEQ: values[i], keys NULL. */
+  guint n;
+  FsYamlNode **keys;
+  FsYamlNode **values;
+};
+
+/* Loads a file; name used in messages is the path as given. */
+FsYamlDoc *fs_yaml_load_file(const char *path, GError **error);
+/* Loads text of length len (-1: NUL-terminated); name is used in messages. */
+FsYamlDoc *fs_yaml_load_string(const char *text, gssize len, const char *name,
+                               GError **error);
+void fs_yaml_doc_free(FsYamlDoc *doc);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsYamlDoc, fs_yaml_doc_free)
+
+/* The root node, or NULL for an empty document. */
+FsYamlNode *fs_yaml_doc_root(FsYamlDoc *doc);
+/* The file name given at load. */
+const char *fs_yaml_doc_name(FsYamlDoc *doc);
+
+/* Sets error to "file:line:col: <message>" at node, in FS_YAML_ERROR_SCHEMA. */
+void fs_yaml_error(GError **error, const FsYamlNode *node, const char *format, ...)
+  G_GNUC_PRINTF(3, 4);
+
+/* Human name of a node's kind for messages: "a mapping", "a list", "a string". */
+const char *fs_yaml_kind_name(const FsYamlNode *node);
+
+/* Mapping access.  fs_yaml_map_get returns the value for key or NULL
+ * (node must be a map).  fs_yaml_require_map/seq fail unless node has that
+ * kind ("expected a mapping, got a list").  */
+FsYamlNode *fs_yaml_map_get(const FsYamlNode *map, const char *key);
+gboolean fs_yaml_require_map(const FsYamlNode *node, GError **error);
+gboolean fs_yaml_require_seq(const FsYamlNode *node, GError **error);
+
+/* Fails on the first key of map that is not in allowed (NULL-terminated),
+ * e.g. `x.yaml:3:5: unknown key "latncy" in link; did you mean "latency"?`.
+ * what names the mapping in the message ("link", "model"). */
+gboolean fs_yaml_check_keys(const FsYamlNode *map, const char *const *allowed,
+                            const char *what, GError **error);
+
+/* Returns map[key] or fails with `file:line:col: missing key "key" in what`
+ * (position of the map). */
+FsYamlNode *fs_yaml_require_key(const FsYamlNode *map, const char *key,
+                                const char *what, GError **error);
+
+/* Typed getters on a scalar node.  Each fails with the node's position and
+ * the expectation, e.g.
+ *   topo.yaml:12:14: expected a bandwidth like "50 GB/s", got "fast"
+ * and includes the units parser's reason where there is one. */
+gboolean fs_yaml_get_string(const FsYamlNode *node, const char **out, GError **error);
+gboolean fs_yaml_get_bool(const FsYamlNode *node, gboolean *out, GError **error);
+gboolean fs_yaml_get_int(const FsYamlNode *node, int64_t min, int64_t max,
+                         int64_t *out, GError **error);
+gboolean fs_yaml_get_double(const FsYamlNode *node, double min, double max,
+                            double *out, GError **error);
+gboolean fs_yaml_get_bandwidth(const FsYamlNode *node, double *bytes_per_s, GError **error);
+gboolean fs_yaml_get_lane_rate(const FsYamlNode *node, double *bits_per_s, GError **error);
+gboolean fs_yaml_get_time(const FsYamlNode *node, FsTime *ps, GError **error);
+gboolean fs_yaml_get_size(const FsYamlNode *node, uint64_t *bytes, GError **error);
+gboolean fs_yaml_get_power(const FsYamlNode *node, double *watts, GError **error);
+gboolean fs_yaml_get_flops(const FsYamlNode *node, double *flops, GError **error);
+
+/* Optional-field forms: when map has no key, leave *out unchanged and
+ * return TRUE; otherwise as the getters above. */
+gboolean fs_yaml_opt_string(const FsYamlNode *map, const char *key, const char **out, GError **error);
+gboolean fs_yaml_opt_bool(const FsYamlNode *map, const char *key, gboolean *out, GError **error);
+gboolean fs_yaml_opt_int(const FsYamlNode *map, const char *key, int64_t min, int64_t max,
+                         int64_t *out, GError **error);
+gboolean fs_yaml_opt_double(const FsYamlNode *map, const char *key, double min, double max,
+                            double *out, GError **error);
+gboolean fs_yaml_opt_bandwidth(const FsYamlNode *map, const char *key, double *out, GError **error);
+gboolean fs_yaml_opt_time(const FsYamlNode *map, const char *key, FsTime *out, GError **error);
+gboolean fs_yaml_opt_size(const FsYamlNode *map, const char *key, uint64_t *out, GError **error);
+
+G_END_DECLS

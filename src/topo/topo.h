@@ -208,6 +208,16 @@ guint fs_topo_params(const FsTopo *topo, const char *const **names, const int64_
 /* Records a parameter (used by the loader). */
 void fs_topo_set_param(FsTopo *topo, const char *name, int64_t value);
 
+/* ---- analysis --------------------------------------------------------- */
+
+/* Bisection bandwidth in bytes/s per direction: the maximum flow from the
+ * first half of the GPU list (placement order) to the second half, links
+ * carrying their per-direction bandwidth and nodes unlimited (equal, by
+ * max-flow/min-cut, to the smallest cut separating the halves).  0 with
+ * fewer than two GPUs.  Cost: Dinic's algorithm, O(nodes + links) memory;
+ * well under a second for a 16,384-GPU fat-tree. */
+double fs_topo_bisection(const FsTopo *topo);
+
 /* ---- output ----------------------------------------------------------- */
 
 /* Graphviz text of the topology (caller frees): one vertex per node,

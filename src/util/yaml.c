@@ -101,6 +101,7 @@ typedef struct {
   GPtrArray *values;
   GHashTable *seen;      /* maps: key text -> first key node (borrowed) */
   Node *pending_key;     /* maps: a key waiting for its value */
+  yaml_mark_t start;     /* where the collection starts */
   char *anchor;          /* registered when the collection closes */
 } Frame;
 
@@ -158,6 +159,21 @@ static void offset_position(const char *text, gsize len, gsize offset, int *line
   *col = c;
 }
 
+/* The byte at a 0-based line and character column of the text, or '\0'. */
+static char char_at(const char *text, gsize len, gsize line, gsize column)
+{
+  gsize i = 0;
+  for (gsize l = 0; l < line && i < len; i++)
+    if (text[i] == '\n')
+      l++;
+  for (gsize c = 0; c < column && i < len; c++) {
+    i++;
+    while (i < len && ((guchar)text[i] & 0xC0) == 0x80)
+      i++;
+  }
+  return i < len ? text[i] : '\0';
+}
+
 /* Turns libyaml's error state into "file:line:col: problem (context)". */
 static void parser_error(Loader *ld, const yaml_parser_t *parser, GError **error)
 {
@@ -177,13 +193,17 @@ static void parser_error(Loader *ld, const yaml_parser_t *parser, GError **error
     return;
   }
   int line = (int)parser->problem_mark.line + 1, col = (int)parser->problem_mark.column + 1;
+  /* libyaml's complaint about a tab does not say "tab". */
+  const char *hint = "";
+  if (char_at(ld->text, ld->len, parser->problem_mark.line, parser->problem_mark.column) == '\t')
+    hint = "; YAML does not allow tabs for indentation";
   if (parser->context != NULL)
     fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SYNTAX, ld->doc->name, line, col,
-                    "%s (%s at line %d, column %d)", problem, parser->context,
-                    (int)parser->context_mark.line + 1, (int)parser->context_mark.column + 1);
+                    "%s (%s at line %d, column %d)%s", problem, parser->context,
+                    (int)parser->context_mark.line + 1, (int)parser->context_mark.column + 1, hint);
   else
-    fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SYNTAX, ld->doc->name, line, col, "%s",
-                    problem);
+    fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SYNTAX, ld->doc->name, line, col, "%s%s",
+                    problem, hint);
 }
 
 static Node *node_new(Loader *ld, FsYamlKind kind, const yaml_mark_t *mark)
@@ -216,8 +236,9 @@ static void register_anchor(Loader *ld, const char *name, Node *n)
 }
 
 /* Attaches a finished node (scalar, alias target or closed collection) to
- * the open collection, or makes it the root. */
-static gboolean attach(Loader *ld, Node *n, GError **error)
+ * the open collection, or makes it the root.  at is where it appears in the
+ * text (for an alias, the alias, not the anchored node), for messages. */
+static gboolean attach(Loader *ld, Node *n, const yaml_mark_t *at, GError **error)
 {
   if (ld->stack->len == 0) {
     ld->doc->root = &n->pub;
@@ -238,16 +259,14 @@ static gboolean attach(Loader *ld, Node *n, GError **error)
   }
   /* n is a key. */
   if (n->pub.kind != FS_YAML_SCALAR) {
-    fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SYNTAX, ld->doc->name, n->pub.line, n->pub.col,
-                    "a mapping key must be a scalar, got %s", fs_yaml_kind_name(&n->pub));
-    return FALSE;
+    return load_error(ld, error, FS_YAML_ERROR_SYNTAX, at, "a mapping key must be a scalar, got %s",
+                      fs_yaml_kind_name(&n->pub));
   }
   Node *first = g_hash_table_lookup(f->seen, n->pub.value);
   if (first != NULL) {
-    fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SYNTAX, ld->doc->name, n->pub.line, n->pub.col,
-                    "duplicate key \"%s\" (first defined at line %d, column %d)", n->pub.value,
-                    first->pub.line, first->pub.col);
-    return FALSE;
+    return load_error(ld, error, FS_YAML_ERROR_SYNTAX, at,
+                      "duplicate key \"%s\" (first defined at line %d, column %d)", n->pub.value,
+                      first->pub.line, first->pub.col);
   }
   g_hash_table_insert(f->seen, (gpointer)n->pub.value, n);
   f->pending_key = n;
@@ -275,7 +294,7 @@ static gboolean on_scalar(Loader *ld, const yaml_event_t *ev, GError **error)
                                 : g_string_chunk_insert_len(ld->doc->strings, value, (gssize)length);
   if (ev->data.scalar.anchor != NULL)
     register_anchor(ld, (const char *)ev->data.scalar.anchor, n);
-  return attach(ld, n, error);
+  return attach(ld, n, mark, error);
 }
 
 static gboolean on_alias(Loader *ld, const yaml_event_t *ev, GError **error)
@@ -299,7 +318,7 @@ static gboolean on_alias(Loader *ld, const yaml_event_t *ev, GError **error)
                       FS_YAML_MAX_DEPTH);
   if (!count_nodes(ld, target->weight, mark, error))
     return FALSE;
-  return attach(ld, target, error);
+  return attach(ld, target, mark, error);
 }
 
 static gboolean on_start(Loader *ld, const yaml_event_t *ev, FsYamlKind kind, GError **error)
@@ -313,6 +332,7 @@ static gboolean on_start(Loader *ld, const yaml_event_t *ev, FsYamlKind kind, GE
   Frame f = {0};
   f.node = node_new(ld, kind, mark);
   f.node->height = 1;
+  f.start = *mark;
   f.values = g_ptr_array_new();
   const yaml_char_t *anchor;
   if (kind == FS_YAML_MAP) {
@@ -344,8 +364,9 @@ static gboolean on_end(Loader *ld, GError **error)
   }
   if (f.anchor != NULL)
     register_anchor(ld, f.anchor, n);
+  yaml_mark_t start = f.start;
   frame_clear(&f);
-  return attach(ld, n, error);
+  return attach(ld, n, &start, error);
 }
 
 /* Runs the event loop over ld->text.  Fills ld->doc->root. */

@@ -199,9 +199,11 @@ static gboolean is_nvswitch(const FsTopoNode *n)
   return n->kind == FS_NODE_SWITCH && n->model->u.sw.kind == FS_SWITCH_NVSWITCH;
 }
 
-/* Each GPU's NVSwitch plane: the connected set of NVSwitches joined by
- * NVLink links, and how many NVLinks the GPU has into it (NV# through a
- * switch is the smaller of the two GPUs' counts, as nvidia-smi shows). */
+/* Each GPU's NVSwitch plane: the set of NVSwitches and GPUs joined by
+ * NVLinks that touch a switch (GPU-switch and switch-switch links), and
+ * how many NVLinks the GPU has into it.  Two GPUs on one plane are NV#
+ * with # the smaller of their counts, as nvidia-smi shows (DGX H100:
+ * 5+4+4+5 = NV18 even though no switch sees all 18 links). */
 static void build_nvswitch_planes(FsTopo *t)
 {
   guint nn = t->nodes->len, nl = t->links->len;
@@ -212,29 +214,26 @@ static void build_nvswitch_planes(FsTopo *t)
     const FsTopoLink *k = &g_array_index(t->links, FsTopoLink, l);
     const FsTopoNode *a = &g_array_index(t->nodes, FsTopoNode, k->a);
     const FsTopoNode *b = &g_array_index(t->nodes, FsTopoNode, k->b);
-    if (k->model->u.link.family == FS_LINK_NVLINK && is_nvswitch(a) && is_nvswitch(b)) {
-      guint ra = uf_find(parent, k->a), rb = uf_find(parent, k->b);
-      if (ra != rb)
-        parent[ra < rb ? rb : ra] = ra < rb ? ra : rb;
-    }
+    if (k->model->u.link.family != FS_LINK_NVLINK)
+      continue;
+    gboolean sa = is_nvswitch(a), sb = is_nvswitch(b);
+    if (!(sa && sb) && !(sa && b->kind == FS_NODE_GPU) && !(sb && a->kind == FS_NODE_GPU))
+      continue;
+    guint ra = uf_find(parent, k->a), rb = uf_find(parent, k->b);
+    if (ra != rb)
+      parent[MAX(ra, rb)] = MIN(ra, rb);
   }
-  t->nv_comp = g_new(int, t->n_gpus);
-  t->nv_sw_links = g_new0(guint, t->n_gpus);
+  t->nv_comp = g_new(int, t->n_gpus + 1);
+  t->nv_sw_links = g_new0(guint, t->n_gpus + 1);
   for (guint r = 0; r < t->n_gpus; r++) {
     guint g = t->gpus[r];
-    t->nv_comp[r] = -1;
     for (guint e = t->adj_start[g]; e < t->adj_start[g + 1]; e++) {
       const FsTopoLink *k = &g_array_index(t->links, FsTopoLink, t->adj[e].link);
       const FsTopoNode *p = &g_array_index(t->nodes, FsTopoNode, t->adj[e].peer);
-      if (k->model->u.link.family != FS_LINK_NVLINK || !is_nvswitch(p))
-        continue;
-      int comp = (int)uf_find(parent, t->adj[e].peer);
-      /* A GPU wired to two separate planes counts its links to the first. */
-      if (t->nv_comp[r] < 0)
-        t->nv_comp[r] = comp;
-      if (t->nv_comp[r] == comp)
+      if (k->model->u.link.family == FS_LINK_NVLINK && is_nvswitch(p))
         t->nv_sw_links[r] += k->count;
     }
+    t->nv_comp[r] = t->nv_sw_links[r] > 0 ? (int)uf_find(parent, g) : -1;
   }
   g_free(parent);
 }

@@ -235,8 +235,8 @@ static gboolean read_include(Loader *L, const FsYamlNode *node, const char *path
     g_autofree char *rel = scalar_text(L, items[i], "a file name", error);
     if (rel == NULL)
       return FALSE;
-    g_autofree char *full = g_path_is_absolute(rel) ? g_strdup(rel)
-                                                     : g_build_filename(dir, rel, NULL);
+    g_autofree char *full = g_path_is_absolute(rel) || strcmp(dir, ".") == 0
+                              ? g_strdup(rel) : g_build_filename(dir, rel, NULL);
     if (!read_file(L, full, items[i], error))
       return FALSE;
   }
@@ -828,8 +828,10 @@ static gboolean check_defines_used(Loader *L, GError **error)
     known = g_strjoinv(", ", (char **)L->param_order->pdata);
     g_ptr_array_remove_index(L->param_order, L->param_order->len - 1);
   }
+  const int64_t *value = g_hash_table_lookup(L->overrides, name);
   g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM,
-              "-D %s: the topology has no parameter \"%s\"%s%s", name, name,
+              "-D %s=%" G_GINT64_FORMAT ": the topology has no parameter \"%s\"%s%s", name,
+              *value, name,
               known ? "; its parameters are: " : " (it declares none)", known ? known : "");
   return FALSE;
 }

@@ -155,8 +155,9 @@ static int do_check(const FsTopo *t)
     if (fam[f].bundles == 0)
       continue;
     g_autofree char *b = bw(fam[f].bandwidth);
-    g_string_append_printf(s, "%s %s %u (%u bundles, %s per direction in all)", first ? ":" : ";",
-                           fs_link_family_name(f), fam[f].links, fam[f].bundles, b);
+    g_string_append_printf(s, "%s %s %u (%u bundle%s, %s per direction in all)",
+                           first ? ":" : ";", fs_link_family_name(f), fam[f].links,
+                           fam[f].bundles, fam[f].bundles == 1 ? "" : "s", b);
     first = FALSE;
   }
   if (first)

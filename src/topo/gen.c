@@ -312,6 +312,8 @@ gboolean fs_topo_gen_nvlink_rack(FsTopo *t, const FsNvlRackSpec *s, GError **err
                                s->c2c == NULL))
     return gen_fail(error, pos, "each CPU needs a cpu and c2c model and an equal share of the "
                     "tray's GPUs (%u GPUs, %u CPUs)", s->gpus_per_tray, s->cpus_per_tray);
+  if (s->cpus_per_tray > 64)
+    return gen_fail(error, pos, "%u CPUs per tray; at most 64", s->cpus_per_tray);
   char name[256];
   g_autofree guint *sw = g_new(guint, chips);
   for (guint c = 0; c < chips; c++) {
@@ -324,7 +326,7 @@ gboolean fs_topo_gen_nvlink_rack(FsTopo *t, const FsNvlRackSpec *s, GError **err
     g_snprintf(name, sizeof name, "%s/tray%u", s->prefix, tr);
     int host = fs_topo_add_host(t, name);
     guint cpus[64];
-    guint nc = MIN(s->cpus_per_tray, G_N_ELEMENTS(cpus));
+    guint nc = s->cpus_per_tray;
     for (guint c = 0; c < nc; c++) {
       g_snprintf(name, sizeof name, "%s/tray%u/cpu%u", s->prefix, tr, c);
       if (!fs_topo_add_node(t, name, s->cpu, host, (int)c, pos->file, pos->line, pos->col,

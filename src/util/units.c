@@ -46,6 +46,8 @@ static const Unit bandwidth_units[] = {
   {"MB/s", 1e6, K10 * K10, FALSE},
   {"GB/s", 1e9, K10 * K10 * K10, FALSE},
   {"TB/s", 1e12, K10 * K10 * K10 * K10, FALSE},
+  {"PB/s", 1e15, K10 * K10 * K10 * K10 * K10, TRUE},
+  {"EB/s", 1e18, K10 * K10 * K10 * K10 * K10 * K10, TRUE},
   {"KiB/s", 1024.0, K2, FALSE},
   {"MiB/s", 1048576.0, K2 * K2, FALSE},
   {"GiB/s", 1073741824.0, K2 * K2 * K2, FALSE},

@@ -99,8 +99,10 @@ typedef struct {
   Node *node;
   GPtrArray *keys;       /* maps only */
   GPtrArray *values;
-  GHashTable *seen;      /* maps: key text -> first key node (borrowed) */
+  GHashTable *seen;      /* maps with many keys: key text -> first key node */
+  GPtrArray *merges;     /* maps: values of "<<" merge keys, in order */
   Node *pending_key;     /* maps: a key waiting for its value */
+  gboolean pending_merge; /* pending_key is a "<<" merge key */
   yaml_mark_t start;     /* where the collection starts */
   char *anchor;          /* registered when the collection closes */
 } Frame;
@@ -123,6 +125,8 @@ static void frame_clear(Frame *f)
     g_ptr_array_free(f->values, TRUE);
   if (f->seen)
     g_hash_table_destroy(f->seen);
+  if (f->merges)
+    g_ptr_array_free(f->merges, TRUE);
   g_free(f->anchor);
   memset(f, 0, sizeof *f);
 }
@@ -235,6 +239,62 @@ static void register_anchor(Loader *ld, const char *name, Node *n)
   g_hash_table_replace(ld->anchors, g_strdup(name), n);
 }
 
+/* Maps with more keys than this index them in a hash table; smaller ones
+ * (nearly all) are scanned, which is cheaper than a table per mapping. */
+#define SCAN_KEYS 16
+
+/* The key node spelled key among the frame's keys (explicit and merged so
+ * far, plus a merge key), or NULL. */
+static Node *frame_find_key(Frame *f, const char *key)
+{
+  if (f->seen != NULL)
+    return g_hash_table_lookup(f->seen, key);
+  for (guint i = 0; i < f->keys->len; i++) {
+    Node *k = f->keys->pdata[i];
+    if (strcmp(k->pub.value, key) == 0)
+      return k;
+  }
+  return NULL;
+}
+
+/* Records key k as present in the frame (after frame_find_key said no). */
+static void frame_add_key(Frame *f, Node *k, Node *value)
+{
+  g_ptr_array_add(f->keys, k);
+  g_ptr_array_add(f->values, value);
+  if (f->seen == NULL && f->keys->len > SCAN_KEYS) {
+    f->seen = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < f->keys->len; i++) {
+      Node *ki = f->keys->pdata[i];
+      g_hash_table_insert(f->seen, (gpointer)ki->pub.value, ki);
+    }
+  } else if (f->seen != NULL) {
+    g_hash_table_insert(f->seen, (gpointer)k->pub.value, k);
+  }
+}
+
+/* TRUE for the YAML 1.1 merge key: "<<" written plain. */
+static gboolean is_merge_key(const Node *k)
+{
+  return !k->pub.quoted && strcmp(k->pub.value, "<<") == 0;
+}
+
+/* Checks the value of a merge key: a mapping or a list of mappings. */
+static gboolean check_merge_value(Loader *ld, const Node *v, const yaml_mark_t *at, GError **error)
+{
+  gboolean ok = v->pub.kind == FS_YAML_MAP;
+  if (v->pub.kind == FS_YAML_SEQ) {
+    ok = TRUE;
+    for (guint i = 0; i < v->pub.n; i++)
+      ok = ok && v->pub.values[i]->kind == FS_YAML_MAP;
+  }
+  if (!ok)
+    return load_error(ld, error, FS_YAML_ERROR_SYNTAX, at,
+                      "a merge key (<<) takes a mapping or a list of mappings, got %s",
+                      fs_yaml_kind_name(&v->pub));
+  return TRUE;
+}
+
 /* Attaches a finished node (scalar, alias target or closed collection) to
  * the open collection, or makes it the root.  at is where it appears in the
  * text (for an alias, the alias, not the anchored node), for messages. */
@@ -252,25 +312,55 @@ static gboolean attach(Loader *ld, Node *n, const yaml_mark_t *at, GError **erro
     return TRUE;
   }
   if (f->pending_key != NULL) {
-    g_ptr_array_add(f->keys, f->pending_key);
-    g_ptr_array_add(f->values, n);
+    Node *k = f->pending_key;
     f->pending_key = NULL;
+    if (f->pending_merge) {
+      /* Merged entries are added when the mapping closes, so that explicit
+       * keys win wherever they appear. */
+      f->pending_merge = FALSE;
+      if (!check_merge_value(ld, n, at, error))
+        return FALSE;
+      if (f->merges == NULL)
+        f->merges = g_ptr_array_new();
+      g_ptr_array_add(f->merges, n);
+      return TRUE;
+    }
+    frame_add_key(f, k, n);
     return TRUE;
   }
   /* n is a key. */
-  if (n->pub.kind != FS_YAML_SCALAR) {
+  if (n->pub.kind != FS_YAML_SCALAR)
     return load_error(ld, error, FS_YAML_ERROR_SYNTAX, at, "a mapping key must be a scalar, got %s",
                       fs_yaml_kind_name(&n->pub));
-  }
-  Node *first = g_hash_table_lookup(f->seen, n->pub.value);
-  if (first != NULL) {
+  Node *first = frame_find_key(f, n->pub.value);
+  if (first == NULL && is_merge_key(n) && f->merges != NULL)
+    return load_error(ld, error, FS_YAML_ERROR_SYNTAX, at,
+                      "a second merge key (<<) in one mapping; give one << a list of mappings");
+  if (first != NULL)
     return load_error(ld, error, FS_YAML_ERROR_SYNTAX, at,
                       "duplicate key \"%s\" (first defined at line %d, column %d)", n->pub.value,
                       first->pub.line, first->pub.col);
-  }
-  g_hash_table_insert(f->seen, (gpointer)n->pub.value, n);
   f->pending_key = n;
+  f->pending_merge = is_merge_key(n);
   return TRUE;
+}
+
+/* Adds the entries of the frame's merge sources whose keys the mapping does
+ * not have, in order: the first source listed wins over later ones. */
+static void apply_merges(Frame *f)
+{
+  for (guint m = 0; m < f->merges->len; m++) {
+    const Node *src = f->merges->pdata[m];
+    guint nsrc = src->pub.kind == FS_YAML_SEQ ? src->pub.n : 1;
+    for (guint s = 0; s < nsrc; s++) {
+      const FsYamlNode *map = src->pub.kind == FS_YAML_SEQ ? src->pub.values[s] : &src->pub;
+      for (guint i = 0; i < map->n; i++) {
+        Node *k = (Node *)map->keys[i];
+        if (frame_find_key(f, k->pub.value) == NULL)
+          frame_add_key(f, k, (Node *)map->values[i]);
+      }
+    }
+  }
 }
 
 static gboolean on_scalar(Loader *ld, const yaml_event_t *ev, GError **error)
@@ -337,7 +427,6 @@ static gboolean on_start(Loader *ld, const yaml_event_t *ev, FsYamlKind kind, GE
   const yaml_char_t *anchor;
   if (kind == FS_YAML_MAP) {
     f.keys = g_ptr_array_new();
-    f.seen = g_hash_table_new(g_str_hash, g_str_equal);
     anchor = ev->data.mapping_start.anchor;
   } else {
     anchor = ev->data.sequence_start.anchor;
@@ -353,6 +442,8 @@ static gboolean on_end(Loader *ld, GError **error)
   Frame f = g_array_index(ld->stack, Frame, ld->stack->len - 1);
   g_array_set_size(ld->stack, ld->stack->len - 1);
   Node *n = f.node;
+  if (f.merges != NULL)
+    apply_merges(&f);
   n->pub.n = f.values->len;
   if (f.values->len > 0) {
     n->pub.values = arena_alloc(ld->doc, sizeof(FsYamlNode *) * f.values->len);

@@ -73,6 +73,10 @@ START_TEST(test_units_bandwidth_conventions)
   check_bw(".5 GB/s", 0.5e9);
   check_bw("5. GB/s", 5e9);
   check_bw("1.5E2 GB/s", 150e9);
+  check_bw("50\xc2\xa0GB/s", 50e9);     /* no-break space */
+  check_bw("50\xe2\x80\xafGB/s", 50e9); /* narrow no-break space */
+  check_bw("1 PB/s", 1e15);
+  check_bw("1 EB/s", 1e18);
 }
 END_TEST
 
@@ -96,6 +100,7 @@ START_TEST(test_units_bandwidth_rejects)
   BAD(fs_parse_bandwidth, "GB/s", SYNTAX, "got \"GB/s\"");
   BAD(fs_parse_bandwidth, "1,5 GB/s", UNIT, "unknown unit \",5 GB/s\"");
   BAD(fs_parse_bandwidth, "5 GB /s", UNIT, "unknown unit");
+  BAD(fs_parse_bandwidth, "5 \xe2\x80\x8bGB/s", UNIT, "unknown unit"); /* zero-width space is not a blank */
   GError *err = NULL;
   double v = 0;
   ck_assert(!fs_parse_bandwidth(NULL, &v, &err));
@@ -311,7 +316,7 @@ START_TEST(test_units_round_trip)
     g_autofree char *s = fs_format_time(times[i]);
     check_time(s, times[i]);
   }
-  double bws[] = {450e9, 50e9, 1.5e12, 12.5e6, 25e9};
+  double bws[] = {450e9, 50e9, 1.5e12, 12.5e6, 25e9, 3, 2.5e15, 1e18};
   for (guint i = 0; i < G_N_ELEMENTS(bws); i++) {
     g_autofree char *s = fs_format_bandwidth(bws[i]);
     check_bw(s, bws[i]);

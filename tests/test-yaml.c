@@ -1,7 +1,9 @@
 /* test-yaml.c — the YAML tree loader and typed getters (src/util/yaml.c),
  * and the conformance corpus in tests/data/yaml (see its README.md). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -378,6 +380,7 @@ START_TEST(test_yaml_binary_junk)
   static const char nul[] = "a: 1\n\0b: 2\n";
   load_bad(nul, sizeof nul - 1, FS_YAML_ERROR_SYNTAX, "t.yaml:2:1: control characters are not allowed");
   load_bad("a: \xff\xfe\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:4: invalid leading UTF-8 octet (byte 0xFF)");
+  load_bad("a: \xef\xbf\xbe\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:4: control characters are not allowed (character U+FFFE)");
   load_bad("a: caf\xc3", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:7: incomplete UTF-8 octet sequence");
   load_bad("a: \"x\\0y\"\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:4: a scalar contains a NUL character");
   load_bad("a:\n\tb: 1\n", -1, FS_YAML_ERROR_SYNTAX, "YAML does not allow tabs for indentation");
@@ -421,6 +424,16 @@ START_TEST(test_yaml_load_file_errors)
   ck_assert_ptr_null(fs_yaml_load_file(dir, &err));
   ck_assert(err != NULL && err->code == FS_YAML_ERROR_IO);
   fs_assert_error(err, FS_YAML_ERROR, "Is a directory");
+  /* A huge file is refused before it is read (sparse, so this is cheap). */
+  g_autofree char *huge = g_build_filename(dir, "huge.yaml", NULL);
+  FILE *hf = fopen(huge, "w");
+  ck_assert_ptr_nonnull(hf);
+  ck_assert_int_eq(ftruncate(fileno(hf), (off_t)300 << 20), 0);
+  fclose(hf);
+  ck_assert_ptr_null(fs_yaml_load_file(huge, &err));
+  ck_assert(err != NULL && err->code == FS_YAML_ERROR_LIMIT);
+  fs_assert_error(err, FS_YAML_ERROR, "huge.yaml: the file is larger than 256 MiB");
+  g_unlink(huge);
   /* A good file: the name in messages is the path as given. */
   g_autofree char *path = g_build_filename(dir, "ok.yaml", NULL);
   ck_assert(g_file_set_contents(path, "a: fast\n", -1, NULL));

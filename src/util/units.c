@@ -160,9 +160,18 @@ typedef struct {
   const char *end;     /* first character after the number */
 } Number;
 
-static gboolean is_blank(char c)
+/* Length of the blank at p between a number and its unit: a space, a tab,
+ * or a UTF-8 no-break, narrow no-break or thin space (style guides put
+ * those between a number and its unit); 0 if none. */
+static gsize blank_len(const char *p)
 {
-  return c == ' ' || c == '\t';
+  if (*p == ' ' || *p == '\t')
+    return 1;
+  if (strncmp(p, "\xc2\xa0", 2) == 0)
+    return 2;
+  if (strncmp(p, "\xe2\x80\xaf", 3) == 0 || strncmp(p, "\xe2\x80\x89", 3) == 0)
+    return 3;
+  return 0;
 }
 
 static gboolean is_space(char c)
@@ -308,8 +317,8 @@ static gboolean parse_quantity(const char *text, const Kind *kind, Number *num,
     return FALSE;
   }
   const char *u = num->end;
-  while (is_blank(*u))
-    u++;
+  for (gsize b; (b = blank_len(u)) > 0;)
+    u += b;
   const char *e = u + strlen(u);
   while (e > u && is_space(e[-1]))
     e--;

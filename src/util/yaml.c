@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -187,10 +188,14 @@ static void parser_error(Loader *ld, const yaml_parser_t *parser, GError **error
   if (parser->error == YAML_READER_ERROR) {
     int line, col;
     offset_position(ld->text, ld->len, parser->problem_offset, &line, &col);
-    if (parser->problem_value >= 0)
+    if (parser->problem_value >= 0 && parser->problem_value <= 0xFF)
       fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SYNTAX, ld->doc->name, line, col,
                       "%s (byte 0x%02X); YAML files must be UTF-8 text", problem,
-                      (unsigned)parser->problem_value & 0xFFu);
+                      (unsigned)parser->problem_value);
+    else if (parser->problem_value > 0xFF)
+      fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SYNTAX, ld->doc->name, line, col,
+                      "%s (character U+%04X); YAML files must be UTF-8 text", problem,
+                      (unsigned)parser->problem_value);
     else
       fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SYNTAX, ld->doc->name, line, col,
                       "%s; YAML files must be UTF-8 text", problem);
@@ -519,7 +524,14 @@ FsYamlDoc *fs_yaml_load_string(const char *text, gssize len, const char *name, G
   ld.len = len < 0 ? strlen(text) : (gsize)len;
   ld.stack = g_array_new(FALSE, TRUE, sizeof(Frame));
   ld.anchors = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  gboolean ok = load_events(&ld, error);
+  gboolean ok;
+  const guchar *u = (const guchar *)ld.text;
+  if (ld.len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
+    /* libyaml would read it, but every position and message assumes UTF-8. */
+    ok = load_error(&ld, error, FS_YAML_ERROR_SYNTAX, &(yaml_mark_t){0, 0, 0},
+                    "the text is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8");
+  else
+    ok = load_events(&ld, error);
   for (guint i = 0; i < ld.stack->len; i++)
     frame_clear(&g_array_index(ld.stack, Frame, i));
   g_array_free(ld.stack, TRUE);
@@ -539,6 +551,14 @@ FsYamlDoc *fs_yaml_load_file(const char *path, GError **error)
     int err = errno;
     fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_IO, path, 0, 0, "cannot open: %s",
                     g_strerror(err));
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (guint64)st.st_size > MAX_FILE_BYTES) {
+    close(fd);
+    fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_LIMIT, path, 0, 0,
+                    "the file is larger than %u MiB; is it really a YAML input?",
+                    (unsigned)(MAX_FILE_BYTES >> 20));
     return NULL;
   }
   GByteArray *buf = g_byte_array_new();

@@ -145,6 +145,19 @@ START_TEST(test_units_time)
   check_time("9223372036854775807 ps", FS_TIME_MAX);
   check_time("9223372 s", (FsTime)9223372 * FS_SEC);
   check_time("1e-3 us", 1000);
+  /* Exact decimal arithmetic: no double rounding on the way. */
+  check_time("9223372.036854775807 s", FS_TIME_MAX);
+  check_time("0.000000000001 s", 1);
+  check_time("0.0000000000005 s", 1); /* half rounds up */
+  check_time("0.00000000000049999 s", 0);
+  check_time("1.000000000001 s", FS_SEC + 1);
+  check_time("123456.789012345 us", 123456789012);
+  check_time("1e-40 s", 0);
+  check_time("0.1 ns", 100);
+  check_time("00012.50 ns", 12500);
+  check_time("1.5e-99999999 s", 0);
+  BAD(fs_parse_time, "9223372.036854775808 s", RANGE, "too long");
+  BAD(fs_parse_time, "1e99999999 ps", RANGE, "the number is too large");
   BAD(fs_parse_time, "-5 ns", RANGE, "a time cannot be negative");
   BAD(fs_parse_time, "12 parsecs", UNIT, "unknown unit \"parsecs\" (known units: ps, ns, us, \xc2\xb5s, ms, s)");
   BAD(fs_parse_time, "5", UNIT, "expected a time like \"1.5 us\", got \"5\": the unit is missing");
@@ -178,6 +191,13 @@ START_TEST(test_units_size)
   check_size("18446744073709551615", UINT64_MAX);
   check_size("16383P", 16383ULL << 50);
   check_size("1e3", 1000);
+  check_size("0.1 KB", 100);
+  check_size("1.1 KB", 1100);
+  check_size("1844674407370955161.4 B", 1844674407370955161ULL);
+  check_size("1844674407370955161.5 B", 1844674407370955162ULL);
+  check_size("1.8446744073709551615e19", UINT64_MAX);
+  check_size("0.00000000000000000000000000000000000000000000001 TB", 0);
+  BAD(fs_parse_size, "18446744073709551615.5", RANGE, "too large"); /* past 64-bit digits: a double */
   BAD(fs_parse_size, "18446744073709551616", RANGE, "too large");
   BAD(fs_parse_size, "16384P", RANGE, "too large");
   BAD(fs_parse_size, "1e30 TB", RANGE, "the size is too large");

@@ -26,9 +26,11 @@
  *   - The number is decimal only: no hex, no "inf"/"nan" (those are
  *     FS_UNITS_ERROR_RANGE), no digit grouping.  Leading and trailing
  *     whitespace is ignored; whitespace inside the unit is junk.
- *   - Times and sizes with an integer number and unit are exact in 64-bit
- *     integers; a fraction ("1.5 us", "0.5 B") goes through a double and is
- *     rounded to the nearest picosecond or byte.
+ *   - Times and sizes are computed in exact decimal arithmetic and rounded
+ *     half up to the nearest picosecond or byte ("0.5 ps" is 1 ps,
+ *     "9223372.036854775807 s" is FS_TIME_MAX), as long as the number's
+ *     significant digits fit in 64 bits (19 digits always do); longer
+ *     numbers go through a double.
  *   - Messages look like
  *       expected a time like "1.5 us", got "12 parsecs": unknown unit
  *       "parsecs" (known units: ps, ns, us, µs, ms, s)

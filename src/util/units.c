@@ -10,7 +10,6 @@
  */
 #include "util/units.h"
 
-#include <errno.h>
 #include <math.h>
 #include <string.h>
 

@@ -1,8 +1,9 @@
 /* catalog.c — the FsCatalog container: loading files and folders,
  * resolving references between models, and lookups (see catalog.h).
  *
- * Models are kept in an array sorted by name (so iteration order never
- * depends on a hash table) plus a hash table for exact lookups.  Loading a
+ * Models are kept in an array sorted by name, digit runs by value
+ * (pcie-gen4-x2 before pcie-gen4-x16; iteration order never depends on a
+ * hash table) plus a hash table for exact lookups.  Loading a
  * file is all-or-nothing: its entries are parsed into a batch, checked for
  * duplicate names (within the batch and against the catalog) and only then
  * added.  Cost: a load is linear in the file plus O(n) per inserted model
@@ -41,6 +42,42 @@ const char *fs_catalog_intern(FsCatalog *cat, const char *s)
   return s == NULL ? NULL : g_string_chunk_insert_const(cat->strings, s);
 }
 
+/* Name order: digit runs compare by value, so pcie-gen4-x2 sorts before
+ * pcie-gen4-x16; other characters compare as bytes.  Names that tie this
+ * way ("x02" and "x2") fall back to strcmp, so the order is total. */
+static int name_cmp(const char *a, const char *b)
+{
+  const char *p = a, *q = b;
+  while (*p && *q) {
+    if (g_ascii_isdigit(*p) && g_ascii_isdigit(*q)) {
+      while (*p == '0')
+        p++;
+      while (*q == '0')
+        q++;
+      const char *pe = p, *qe = q;
+      while (g_ascii_isdigit(*pe))
+        pe++;
+      while (g_ascii_isdigit(*qe))
+        qe++;
+      if (pe - p != qe - q)
+        return pe - p < qe - q ? -1 : 1;
+      int c = strncmp(p, q, (size_t)(pe - p));
+      if (c != 0)
+        return c;
+      p = pe;
+      q = qe;
+    } else {
+      if (*p != *q)
+        return (unsigned char)*p < (unsigned char)*q ? -1 : 1;
+      p++;
+      q++;
+    }
+  }
+  if (*p || *q)
+    return *p ? 1 : -1;
+  return strcmp(a, b);
+}
+
 /* Position of the first entry whose name is >= name (binary search). */
 static guint lower_bound(const FsCatalog *cat, const char *name)
 {
@@ -48,7 +85,7 @@ static guint lower_bound(const FsCatalog *cat, const char *name)
   while (lo < hi) {
     guint mid = lo + (hi - lo) / 2;
     const FsCatalogEntry *e = g_ptr_array_index(cat->entries, mid);
-    if (strcmp(e->m.name, name) < 0)
+    if (name_cmp(e->m.name, name) < 0)
       lo = mid + 1;
     else
       hi = mid;
@@ -161,7 +198,7 @@ static gboolean resolve_ref(FsCatalog *cat, const FsCatalogRef *r, GError **erro
         g_string_append_printf(allowed, "%s%s", allowed->len ? " or " : "",
                                fs_link_family_names[f]);
     fs_set_error_at(error, FS_CATALOG_ERROR, FS_CATALOG_ERROR_INVALID, r->file, r->line, r->col,
-                    "\"%s\" is a %s link; \"%s\" expects a %s link", r->target,
+                    "\"%s\" is a %s link; \"%s\" expects a link of family %s", r->target,
                     fs_link_family_names[t->m.u.link.family], r->key, allowed->str);
     g_string_free(allowed, TRUE);
     return FALSE;

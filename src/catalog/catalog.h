@@ -1,5 +1,5 @@
 /* catalog.h — the hardware catalog: typed link, switch, GPU, CPU and NIC
- * models loaded from models/*.yaml (schema in models/README.md).
+ * models loaded from the YAML files in models/ (schema in models/README.md).
  *
  * Every figure in the catalog comes from a file with a `source:`; C code
  * holds no hardware numbers.  Derived figures (a link's raw and effective
@@ -8,7 +8,8 @@
  *
  * Ownership: FsCatalog owns every model and string; the const pointers it
  * hands out live as long as the catalog.  Lookups are by exact name;
- * iteration is in name order (deterministic).  Errors are in
+ * iteration is in name order (deterministic; digit runs compare by value,
+ * so pcie-gen4-x2 comes before pcie-gen4-x16).  Errors are in
  * FS_CATALOG_ERROR (or FS_YAML_ERROR from the YAML layer), with
  * file:line:col.
  */

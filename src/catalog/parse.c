@@ -144,12 +144,6 @@ static gboolean opt_bandwidth(const FsYamlNode *map, const char *key, double *ou
   return n == NULL || get_bandwidth(n, out, error);
 }
 
-static gboolean opt_time(const FsYamlNode *map, const char *key, FsTime *out, GError **error)
-{
-  const FsYamlNode *n = fs_yaml_map_get(map, key);
-  return n == NULL || get_time(n, out, error);
-}
-
 static gboolean opt_power(const FsYamlNode *map, const char *key, double *out, GError **error)
 {
   const FsYamlNode *n = fs_yaml_map_get(map, key);

@@ -123,9 +123,15 @@ static void show_link(const FsLinkModel *l)
 {
   field("family", fs_link_family_name(l->family));
   field("generation", l->generation);
-  field_take("lane_rate", g_strdup_printf("%.6g Gb/s per lane", l->lane_rate / 1e9));
-  field_uint("lanes", l->lanes);
-  field_take("encoding", g_strdup_printf("%s (%.6f)", l->encoding_name, l->encoding));
+  if (l->bandwidth_given) {
+    field("lane_rate", "- (bandwidth given per direction)");
+  } else {
+    const char *unit = l->family == FS_LINK_PCIE || l->family == FS_LINK_INTERSOCKET ? "GT/s"
+                                                                                     : "Gb/s";
+    field_take("lane_rate", g_strdup_printf("%.6g %s per lane", l->lane_rate / 1e9, unit));
+    field_uint("lanes", l->lanes);
+    field_take("encoding", g_strdup_printf("%s (%.6f)", l->encoding_name, l->encoding));
+  }
   if (l->max_payload > 0) {
     field_take("max_payload", g_strdup_printf("%u B", l->max_payload));
     field_take("tlp_overhead", g_strdup_printf("%u B", l->tlp_overhead));

@@ -247,11 +247,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCatalog, fs_catalog_free)
 
 /* Loads one models file into cat (models may reference models defined in
  * files loaded earlier or later: references are resolved by
- * fs_catalog_resolve). */
+ * fs_catalog_resolve).  All or nothing: a file with any error (or a name
+ * already in cat, reported with both positions) adds no model.  Derived
+ * link figures are computed here, so that their errors name the entry. */
 gboolean fs_catalog_load_file(FsCatalog *cat, const char *path, GError **error);
 
-/* Checks every cross-reference and computes derived figures.  Must be
- * called once after the last load and before any lookup. */
+/* Checks every cross-reference (unknown name with "did you mean", wrong
+ * kind, wrong link family) and stores the resolved pointers.  Must be
+ * called after the last load and before the references (gpu.pcie,
+ * switch.port_link ...) are used; calling it again after more loads
+ * re-resolves everything.  Cost: one hash lookup per reference. */
 gboolean fs_catalog_resolve(FsCatalog *cat, GError **error);
 
 /* Loads models from text (name is used in messages as the file name).
@@ -276,7 +281,8 @@ const FsModel *fs_catalog_get(const FsCatalog *cat, const char *name);
  * you mean \"y\"?" (FS_CATALOG_ERROR_UNKNOWN, no position). */
 const FsModel *fs_catalog_find(const FsCatalog *cat, const char *name, GError **error);
 /* Lookup of a given kind; on failure sets error "unknown <kind> model
- * \"x\"; did you mean \"y\"?" (no position: callers prefix it). */
+ * \"x\"; did you mean \"y\"?" or "\"x\" is a link model, not a gpu model"
+ * (FS_CATALOG_ERROR_UNKNOWN; no position: callers prefix it). */
 const FsModel *fs_catalog_require(const FsCatalog *cat, const char *name, FsModelKind kind,
                                   GError **error);
 
@@ -285,8 +291,9 @@ guint fs_catalog_size(const FsCatalog *cat);
 const FsModel *fs_catalog_nth(const FsCatalog *cat, guint i);
 
 /* The arithmetic of a link model's bandwidth, e.g.
- * "16 GT/s × 16 lanes × 128/130 ÷ 8 = 31.5 GB/s raw per direction;
- *  × 0.86 TLP efficiency at 256 B payload = 27.1 GB/s".  Caller frees. */
+ * "PCIe Gen4 x16: 16 GT/s × 16 lanes × 128/130 ÷ 8 = 31.5 GB/s raw per
+ *  direction; × 0.914 TLP efficiency at 256 B payload (24 B per TLP) =
+ *  28.8 GB/s" (one line, no newline).  Caller frees. */
 char *fs_link_model_explain(const FsModel *link);
 
 /* The arithmetic of any model's aggregate figures, one fact per line:

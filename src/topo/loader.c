@@ -82,7 +82,7 @@ static char *scalar_text(Loader *L, const FsYamlNode *node, const char *what, GE
 static gboolean scalar_int(Loader *L, const FsYamlNode *node, int64_t min, int64_t max,
                            const char *what, int64_t *out, GError **error)
 {
-  g_autofree char *text = scalar_text(L, node, what, error);
+  g_autofree char *text = scalar_text(L, node, "an integer", error);
   if (text == NULL)
     return FALSE;
   GError *e = NULL;
@@ -257,6 +257,11 @@ static gboolean read_templates(Loader *L, const FsYamlNode *map, GError **error)
       return FALSE;
     }
     if (!fs_yaml_require_map(v, error) || !fs_yaml_check_keys(v, template_keys, "template", error))
+      return FALSE;
+    const FsYamlNode *list;
+    if ((list = fs_yaml_map_get(v, "nodes")) && !fs_yaml_require_seq(list, error))
+      return FALSE;
+    if ((list = fs_yaml_map_get(v, "links")) && !fs_yaml_require_seq(list, error))
       return FALSE;
     Template *t = g_new0(Template, 1);
     t->name = k->value;
@@ -509,6 +514,13 @@ static gboolean add_links(Loader *L, const FsYamlNode *e, const char *prefix, GE
                             error))
         return FALSE;
     return TRUE;
+  }
+  if ((guint64)na * nb > FS_TOPO_MAX_NAMES) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT, e->file, e->line, e->col,
+                    "every pair of %u a names and %u b names is %" G_GUINT64_FORMAT
+                    " links, more than %d; use a generator or smaller ranges", na, nb,
+                    (guint64)na * nb, FS_TOPO_MAX_NAMES);
+    return FALSE;
   }
   /* Every pair; when both sides are one list (a mesh), each pair once. */
   gboolean mesh = na == nb && same_list(a, b, na);

@@ -98,6 +98,12 @@ expect_bad "unknown action \"chek\"" chek "$T/dgx-h100.yaml"
 expect_bad "expected an action" check
 expect_bad "no-such-file.yaml" check "$D/no-such-file.yaml"
 
+# A matrix too large to print is a resource limit: exit 1.
+status=0
+err=$("$FABRICSIM" topo paths "$T/dgx-h100-ib-ndr.yaml" -D nodes=520 2>&1 >/dev/null) || status=$?
+[ "$status" -eq 1 ] || fail "paths on 4160 GPUs: exit status $status, expected 1"
+contains "$err" "the path matrix is printed for at most 4096" "paths on 4160 GPUs"
+
 # --help has an example.
 "$FABRICSIM" topo --help | grep -q "fabricsim topo check topologies/dgx-h100.yaml" || fail "topo --help example"
 echo "ok"

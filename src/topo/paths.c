@@ -186,9 +186,11 @@ char *fs_topo_paths_matrix(const FsTopo *t)
     "\nLegend:\n"
     "  X    = Self\n"
     "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes\n"
-    "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n"
+    "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges\n"
+    "         within a NUMA node\n"
     "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
-    "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
+    "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host\n"
+    "         Bridge)\n"
     "  PIX  = Connection traversing at most a single PCIe bridge\n"
     "  NV#  = Connection traversing a bonded set of # NVLinks\n"
     "  NET  = Connection through the network (different hosts)\n");

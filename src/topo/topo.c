@@ -100,7 +100,8 @@ gboolean fs_topo_add_node(FsTopo *t, const char *name, const FsModel *model, int
   }
   if (t->nodes->len >= FS_TOPO_MAX_NODES) {
     fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT, file, line, col,
-                    "more than %d nodes; fabricsim topologies are limited to that", FS_TOPO_MAX_NODES);
+                    "more than %d nodes; fabricsim topologies are limited to that",
+                    FS_TOPO_MAX_NODES);
     return FALSE;
   }
   gpointer old;
@@ -157,7 +158,8 @@ gboolean fs_topo_add_link(FsTopo *t, guint a, guint b, const FsModel *model, gui
   }
   if (t->links->len >= FS_TOPO_MAX_LINKS) {
     fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT, file, line, col,
-                    "more than %d links; fabricsim topologies are limited to that", FS_TOPO_MAX_LINKS);
+                    "more than %d links; fabricsim topologies are limited to that",
+                    FS_TOPO_MAX_LINKS);
     return FALSE;
   }
   if (count == 0) {

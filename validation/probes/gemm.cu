@@ -206,8 +206,8 @@ static double run_one(FsProbeCtx *ctx, Gemm *g, const GemmType *ty, const Shape 
     int batch = (int)ceil(2.0 / (ms > 1e-4 ? ms : 1e-4));
     if (batch > 50)
       batch = 50;
-    const int reps = ctx->quick ? 5 : 12;
-    double samples[12];
+    const int reps = ctx->quick ? 5 : 20;
+    double samples[20];
     for (int r = 0; r < reps; r++) {
       FS_CK(cudaEventRecord(g->e0, g->st));
       for (int b = 0; b < batch; b++)

@@ -8,6 +8,7 @@
  * "median_us") and with the host clock from the enqueue to the end of
  * cudaStreamSynchronize ("host_median_us", what a program waiting on the
  * copy sees). bandwidth_GBps = size / event median (1 GB = 1e9 B).
+ * Repetitions are interleaved across sizes (see below).
  * Records: h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable, bidir_pinned.
  * Summary: per record kind, peak bandwidth and the 4 B latencies.
  * Cost: about 10-20 s on a PCIe Gen5 host; memory: 3 x max size.
@@ -28,8 +29,8 @@ static int reps_for(uint64_t size, int quick)
   if (size <= (1u << 20))
     return quick ? 50 : 200;
   if (size <= (64u << 20))
-    return quick ? 15 : 40;
-  return quick ? 5 : 10;
+    return quick ? 15 : 60;
+  return quick ? 5 : 30;
 }
 
 static void summary_begin(FsProbeCtx *ctx, const char *name)
@@ -65,38 +66,50 @@ void fs_probe_memcpy(FsProbeCtx *ctx)
   static const Kind kinds[] = {
     {"h2d_pinned", 1, 1}, {"d2h_pinned", 0, 1}, {"h2d_pageable", 1, 0}, {"d2h_pageable", 0, 0},
   };
-  int maxreps = reps_for(4, ctx->quick);
-  double *ev = (double *)malloc(sizeof(double) * maxreps);
-  double *hs = (double *)malloc(sizeof(double) * maxreps);
+  const int maxreps = reps_for(4, ctx->quick);
+  uint64_t sizes[32];
+  int nsizes = 0;
+  for (uint64_t size = 4; size <= max_size; size *= 4)
+    sizes[nsizes++] = size;
+  double *ev = (double *)malloc(sizeof(double) * maxreps * nsizes);
+  double *hs = (double *)malloc(sizeof(double) * maxreps * nsizes);
   char sz[32];
 
+  /* Repetitions are interleaved across sizes (round r measures every size
+   * that still needs samples), so that a slow phase of the host link lasting
+   * seconds spreads over all sizes instead of distorting a few neighbours. */
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     const Kind *kd = &kinds[k];
     char *host = kd->pinned ? pinned : pageable;
-    double peak = 0, lat = 0, host_lat = 0;
-    uint64_t peak_size = 0;
-    for (uint64_t size = 4; size <= max_size; size *= 4) {
-      int reps = reps_for(size, ctx->quick);
-      void *dst = kd->h2d ? (void *)dev : (void *)host;
-      const void *src = kd->h2d ? (const void *)host : (const void *)dev;
-      cudaMemcpyKind dir = kd->h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    void *dst = kd->h2d ? (void *)dev : (void *)host;
+    const void *src = kd->h2d ? (const void *)host : (const void *)dev;
+    cudaMemcpyKind dir = kd->h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    for (int i = 0; i < nsizes; i++)
       for (int w = 0; w < 3; w++)
-        FS_CK(cudaMemcpyAsync(dst, src, size, dir, st));
-      FS_CK(cudaStreamSynchronize(st));
-      for (int r = 0; r < reps; r++) {
+        FS_CK(cudaMemcpyAsync(dst, src, sizes[i], dir, st));
+    FS_CK(cudaStreamSynchronize(st));
+    for (int r = 0; r < maxreps; r++) {
+      for (int i = 0; i < nsizes; i++) {
+        if (r >= reps_for(sizes[i], ctx->quick))
+          continue;
         double t0 = fs_now_us();
         FS_CK(cudaEventRecord(e0, st));
-        FS_CK(cudaMemcpyAsync(dst, src, size, dir, st));
+        FS_CK(cudaMemcpyAsync(dst, src, sizes[i], dir, st));
         FS_CK(cudaEventRecord(e1, st));
         FS_CK(cudaStreamSynchronize(st));
-        hs[r] = fs_now_us() - t0;
+        hs[i * maxreps + r] = fs_now_us() - t0;
         float ms = 0;
         FS_CK(cudaEventElapsedTime(&ms, e0, e1));
-        ev[r] = ms * 1e3;
+        ev[i * maxreps + r] = ms * 1e3;
       }
+    }
+    double peak = 0, lat = 0, host_lat = 0;
+    uint64_t peak_size = 0;
+    for (int i = 0; i < nsizes; i++) {
+      uint64_t size = sizes[i];
       FsStats s, h;
-      fs_stats_compute(ev, reps, &s);
-      fs_stats_compute(hs, reps, &h);
+      fs_stats_compute(ev + i * maxreps, reps_for(size, ctx->quick), &s);
+      fs_stats_compute(hs + i * maxreps, reps_for(size, ctx->quick), &h);
       double bw = size / (s.median * 1e-6) / 1e9;
       fs_probe_record_begin(ctx, kd->name);
       fs_json_uint(ctx->out, "size_bytes", size);
@@ -127,11 +140,16 @@ void fs_probe_memcpy(FsProbeCtx *ctx)
     fs_json_object_end(ctx->summary);
   }
 
-  /* Both directions at once: H2D on st, D2H on st2, both between e0 and e2. */
-  double peak = 0;
-  for (uint64_t size = 1u << 20; size <= max_size; size *= 4) {
-    int reps = reps_for(size, ctx->quick);
-    for (int r = -2; r < reps; r++) {
+  /* Both directions at once: H2D on st, D2H on st2, both between e0 and e2;
+   * sizes from 1 MiB, interleaved like the above. */
+  int first = 0;
+  while (first < nsizes && sizes[first] < (1u << 20))
+    first++;
+  for (int r = -2; r < reps_for(1u << 20, ctx->quick); r++) {
+    for (int i = first; i < nsizes; i++) {
+      uint64_t size = sizes[i];
+      if (r >= reps_for(size, ctx->quick))
+        continue;
       FS_CK(cudaEventRecord(e0, st));
       FS_CK(cudaStreamWaitEvent(st2, e0, 0));
       FS_CK(cudaMemcpyAsync(dev, pinned, size, cudaMemcpyHostToDevice, st));
@@ -143,10 +161,14 @@ void fs_probe_memcpy(FsProbeCtx *ctx)
       float ms = 0;
       FS_CK(cudaEventElapsedTime(&ms, e0, e2));
       if (r >= 0)
-        ev[r] = ms * 1e3;
+        ev[i * maxreps + r] = ms * 1e3;
     }
+  }
+  double peak = 0;
+  for (int i = first; i < nsizes; i++) {
+    uint64_t size = sizes[i];
     FsStats s;
-    fs_stats_compute(ev, reps, &s);
+    fs_stats_compute(ev + i * maxreps, reps_for(size, ctx->quick), &s);
     double bw = 2.0 * size / (s.median * 1e-6) / 1e9;
     fs_probe_record_begin(ctx, "bidir_pinned");
     fs_json_uint(ctx->out, "size_bytes", size);

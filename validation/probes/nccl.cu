@@ -9,7 +9,7 @@
  * all_gather / reduce_scatter (count x n x 4) and the per-rank buffer
  * otherwise; algbw = size / time, busbw = algbw x factor (2(n-1)/n for
  * all_reduce, (n-1)/n for all_gather and reduce_scatter, 1 for broadcast and
- * sendrecv), as in /work/shared/reference/nccl-model.md section 2.
+ * sendrecv), as nccl-tests defines them (doc/PERFORMANCE.md).
  * Timing as nccl-tests: a sample launches `iters` operations back to back
  * (one ncclGroupStart/End per operation over all ranks), waits for every
  * stream, and divides the host-clock span by iters; median over samples.
@@ -93,7 +93,7 @@ void fs_probe_nccl(FsProbeCtx *ctx)
   Nccl c;
   c.n = ctx->ndev;
   const uint64_t max_size = ctx->quick ? (256ull << 20) : (1ull << 30);
-  const int reps = ctx->quick ? 5 : 10;
+  const int reps = ctx->quick ? 5 : 20;
   c.comms = (ncclComm_t *)calloc(c.n, sizeof(ncclComm_t));
   c.st = (cudaStream_t *)calloc(c.n, sizeof(cudaStream_t));
   c.send = (float **)calloc(c.n, sizeof(float *));
@@ -107,7 +107,7 @@ void fs_probe_nccl(FsProbeCtx *ctx)
     FS_CK(cudaMemset(c.send[r], 0, max_size)); /* 0.0f: sums stay finite */
     FS_CK(cudaMemset(c.recv[r], 0, max_size));
   }
-  double samples[10];
+  double samples[20];
   char sz[32];
   for (int coll = 0; coll < NCOLL; coll++) {
     double floor_us = 0, peak_alg = 0, peak_bus = 0;

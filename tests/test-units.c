@@ -295,7 +295,7 @@ START_TEST(test_units_format_time)
   } cases[] = {
     {0, "0 ps"}, {999, "999 ps"}, {1000, "1.000 ns"}, {1234, "1.234 ns"}, {1500000, "1.500 us"},
     {999999, "999.999 ns"}, {999999500, "1.000 ms"}, {999999499, "999.999 us"},
-    {2 * FS_SEC, "2.000 s"}, {FS_TIME_MAX, "9223372.037 s"}, {-1500000, "-1.500 us"},
+    {2 * FS_SEC, "2.000 s"}, {FS_TIME_MAX, "9223372.036 s"} /* rounded down: it must parse back */, {-1500000, "-1.500 us"},
     {INT64_MIN, "-9223372.037 s"},
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -314,7 +314,7 @@ START_TEST(test_units_format_size)
     {0, "0 B"}, {8, "8 B"}, {1023, "1023 B"}, {1024, "1 KiB"}, {1536, "1.5 KiB"},
     {96ULL << 20, "96 MiB"}, {1ULL << 30, "1 GiB"}, {(1ULL << 30) - 1, "1.0 GiB"},
     {(1ULL << 30) + (1ULL << 29), "1.5 GiB"}, {1000000000ULL, "953.7 MiB"},
-    {UINT64_MAX, "16.0 EiB"}, {1ULL << 60, "1 EiB"},
+    {UINT64_MAX, "15.9 EiB"} /* rounded down: it must parse back */, {1ULL << 60, "1 EiB"},
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *s = fs_format_size(cases[i].v);
@@ -336,6 +336,16 @@ START_TEST(test_units_round_trip)
     g_autofree char *s = fs_format_time(times[i]);
     check_time(s, times[i]);
   }
+  uint64_t zmax = 0;
+  g_autofree char *smax = fs_format_size(UINT64_MAX);
+  ck_assert(fs_parse_size(smax, &zmax, NULL));
+  check_size("1 EiB", 1ULL << 60);
+  check_size("15 E", 15ULL << 60);
+  /* The largest time prints as something that still parses. */
+  g_autofree char *tmax = fs_format_time(FS_TIME_MAX);
+  FsTime back = 0;
+  ck_assert(fs_parse_time(tmax, &back, NULL));
+  ck_assert(back <= FS_TIME_MAX && FS_TIME_MAX - back < FS_MS);
   double bws[] = {450e9, 50e9, 1.5e12, 12.5e6, 25e9, 3, 2.5e15, 1e18};
   for (guint i = 0; i < G_N_ELEMENTS(bws); i++) {
     g_autofree char *s = fs_format_bandwidth(bws[i]);

@@ -113,6 +113,9 @@ static const Unit size_units[] = {
   {"GiB", 1073741824.0, K2 * K2 * K2, FALSE},
   {"TiB", 1099511627776.0, K2 * K2 * K2 * K2, FALSE},
   {"PiB", 1125899906842624.0, K2 * K2 * K2 * K2 * K2, TRUE},
+  {"E", 1152921504606846976.0, K2 * K2 * K2 * K2 * K2 * K2, TRUE},
+  {"EB", 1e18, K10 * K10 * K10 * K10 * K10 * K10, TRUE},
+  {"EiB", 1152921504606846976.0, K2 * K2 * K2 * K2 * K2 * K2, TRUE},
   {NULL, 0, 0, FALSE},
 };
 
@@ -660,6 +663,9 @@ char *fs_format_time(FsTime ps)
   for (guint i = 1; i < G_N_ELEMENTS(names); i++) {
     uint64_t d = scale[i] / 1000;
     uint64_t milli = a / d + ((a % d) * 2 >= d ? 1 : 0);
+    /* Never round past FS_TIME_MAX, so that the text parses back. */
+    if (!neg && (u128)milli * d > (u128)FS_TIME_MAX)
+      milli = a / d;
     if (milli < 1000000 || i + 1 == G_N_ELEMENTS(names))
       return g_strdup_printf("%s%" G_GUINT64_FORMAT ".%03u %s", sign, milli / 1000,
                              (unsigned)(milli % 1000), names[i]);
@@ -684,6 +690,9 @@ char *fs_format_size(uint64_t bytes)
     i++;
     tenths = 10;
   }
+  /* Never round past 2^64 - 1, so that the text parses back. */
+  if ((u128)tenths * unit > (u128)UINT64_MAX * 10)
+    tenths = (uint64_t)((u128)bytes * 10 / unit);
   return g_strdup_printf("%" G_GUINT64_FORMAT ".%u %s", tenths / 10, (unsigned)(tenths % 10), names[i]);
 }
 

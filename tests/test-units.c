@@ -159,6 +159,9 @@ START_TEST(test_units_time)
   BAD(fs_parse_time, "9223372.036854775808 s", RANGE, "too long");
   BAD(fs_parse_time, "1e99999999 ps", RANGE, "the number is too large");
   BAD(fs_parse_time, "-5 ns", RANGE, "a time cannot be negative");
+  BAD(fs_parse_time, "-1e-400 ns", RANGE, "a time cannot be negative");
+  BAD(fs_parse_time, "nanoseconds", SYNTAX, "got \"nanoseconds\"");
+  BAD(fs_parse_time, "Infinity s", RANGE, "finite");
   BAD(fs_parse_time, "12 parsecs", UNIT, "unknown unit \"parsecs\" (known units: ps, ns, us, \xc2\xb5s, ms, s)");
   BAD(fs_parse_time, "5", UNIT, "expected a time like \"1.5 us\", got \"5\": the unit is missing");
   BAD(fs_parse_time, "9223372036854775808 ps", RANGE, "too long");

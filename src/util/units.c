@@ -276,7 +276,13 @@ static gboolean is_nonfinite_word(const char *text)
     p++;
   if (*p == '+' || *p == '-')
     p++;
-  return g_ascii_strncasecmp(p, "inf", 3) == 0 || g_ascii_strncasecmp(p, "nan", 3) == 0;
+  static const char *const words[] = {"infinity", "inf", "nan"};
+  for (guint i = 0; i < G_N_ELEMENTS(words); i++) {
+    gsize n = strlen(words[i]);
+    if (g_ascii_strncasecmp(p, words[i], n) == 0 && !g_ascii_isalpha(p[n]))
+      return TRUE;
+  }
+  return FALSE;
 }
 
 /* "ps, ns, us, µs, ms, s": the units a kind lists in messages. */
@@ -389,7 +395,7 @@ static gboolean parse_quantity(const char *text, const Kind *kind, Number *num,
     set_kind_error(error, FS_UNITS_ERROR_RANGE, kind, text, "the number is too large");
     return FALSE;
   }
-  if (num->negative && num->value != 0) {
+  if (num->negative && num->mantissa != 0) { /* "-0 ns" is zero; "-1e-400 ns" is not */
     set_kind_error(error, FS_UNITS_ERROR_RANGE, kind, text, "%s %s cannot be negative",
                    kind->article, kind->what);
     return FALSE;

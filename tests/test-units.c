@@ -100,6 +100,15 @@ START_TEST(test_units_bandwidth_rejects)
   BAD(fs_parse_bandwidth, "GB/s", SYNTAX, "got \"GB/s\"");
   BAD(fs_parse_bandwidth, "1,5 GB/s", UNIT, "unknown unit \",5 GB/s\"");
   BAD(fs_parse_bandwidth, "5 GB /s", UNIT, "unknown unit");
+  /* Control characters in the input are escaped: a message is one line. */
+  GError *nl = NULL;
+  double bw;
+  ck_assert(!fs_parse_bandwidth("5\nGB/s", &bw, &nl));
+  ck_assert_msg(strchr(nl->message, '\n') == NULL, "multi-line: %s", nl->message);
+  fs_assert_error(nl, FS_UNITS_ERROR, "got \"5\\nGB/s\": unknown unit \"\\nGB/s\"");
+  int64_t iv;
+  ck_assert(!fs_parse_int("1\x01", &iv, &nl));
+  fs_assert_error(nl, FS_UNITS_ERROR, "unexpected \"\\x01\" after the number");
   BAD(fs_parse_bandwidth, "5 \xe2\x80\x8bGB/s", UNIT, "unknown unit"); /* zero-width space is not a blank */
   GError *err = NULL;
   double v = 0;

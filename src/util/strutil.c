@@ -60,6 +60,25 @@ const char *fs_did_you_mean(const char *word, const char *const *candidates, gss
   return (best != NULL && best_d <= limit) ? best : NULL;
 }
 
+char *fs_escape_controls(const char *text)
+{
+  g_return_val_if_fail(text != NULL, NULL);
+  GString *s = g_string_sized_new(strlen(text) + 8);
+  for (const char *p = text; *p != '\0'; p++) {
+    if (*p == '\n')
+      g_string_append(s, "\\n");
+    else if (*p == '\t')
+      g_string_append(s, "\\t");
+    else if (*p == '\r')
+      g_string_append(s, "\\r");
+    else if (g_ascii_iscntrl(*p))
+      g_string_append_printf(s, "\\x%02X", (guchar)*p);
+    else
+      g_string_append_c(s, *p);
+  }
+  return g_string_free(s, FALSE);
+}
+
 static gboolean set_io_error(GError **error, const char *path, const char *what, int err)
 {
   g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_IO, "%s: %s: %s", path, what, g_strerror(err));

@@ -14,6 +14,12 @@ guint fs_edit_distance(const char *a, const char *b);
  * NULL-terminated array or, with n >= 0, an array of n strings. */
 const char *fs_did_you_mean(const char *word, const char *const *candidates, gssize n);
 
+/* Returns a copy of text (caller frees) with ASCII control characters
+ * written as C escapes ("\n", "\t", "\r", "\x01"; DEL is "\x7F"), so that
+ * an error message quoting user input stays on one line.  Other bytes,
+ * UTF-8 included, are copied as they are.  Linear in the length. */
+char *fs_escape_controls(const char *text);
+
 /* Writes contents to path atomically: a temporary file in the same folder,
  * then rename().  On failure nothing at path changes; error is in
  * FS_RUNTIME_ERROR / FS_RUNTIME_ERROR_IO.  path "-" writes to stdout. */

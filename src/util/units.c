@@ -13,6 +13,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/strutil.h"
+
 G_DEFINE_QUARK(fs-units-error-quark, fs_units_error)
 
 /* One unit: its spelling, its factor to the kind's base unit, and whether
@@ -297,6 +299,21 @@ static char *known_units(const Kind *kind)
   return g_string_free(s, FALSE);
 }
 
+/* Sets *error in FS_UNITS_ERROR with control characters of the message
+ * (from the quoted input) escaped, so that it is one line. */
+static void set_error(GError **error, int code, const char *format, ...) G_GNUC_PRINTF(3, 4);
+static void set_error(GError **error, int code, const char *format, ...)
+{
+  if (error == NULL)
+    return;
+  va_list ap;
+  va_start(ap, format);
+  g_autofree char *msg = g_strdup_vprintf(format, ap);
+  va_end(ap);
+  g_autofree char *clean = fs_escape_controls(msg);
+  g_set_error_literal(error, FS_UNITS_ERROR, code, clean);
+}
+
 /* Sets the standard complaint: expected a <kind> like "<example>", got "<text>"<detail>. */
 static void set_kind_error(GError **error, int code, const Kind *kind, const char *text,
                            const char *format, ...) G_GNUC_PRINTF(5, 6);
@@ -312,7 +329,7 @@ static void set_kind_error(GError **error, int code, const Kind *kind, const cha
     detail = g_strdup_vprintf(format, ap);
     va_end(ap);
   }
-  g_set_error(error, FS_UNITS_ERROR, code, "expected %s %s like \"%s\", got \"%s\"%s%s",
+  set_error(error, code, "expected %s %s like \"%s\", got \"%s\"%s%s",
               kind->article, kind->what, kind->example, text, detail ? ": " : "",
               detail ? detail : "");
 }
@@ -344,7 +361,7 @@ static gboolean parse_quantity(const char *text, const Kind *kind, Number *num,
                                const Unit **unit, GError **error)
 {
   if (text == NULL) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX, "expected %s %s like \"%s\", got nothing",
+    set_error(error, FS_UNITS_ERROR_SYNTAX, "expected %s %s like \"%s\", got nothing",
                 kind->article, kind->what, kind->example);
     return FALSE;
   }
@@ -478,11 +495,11 @@ gboolean fs_parse_number(const char *text, double *out, GError **error)
   Number num;
   if (text == NULL || !scan_number(text, &num)) {
     if (text != NULL && is_nonfinite_word(text)) {
-      g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_RANGE,
+      set_error(error, FS_UNITS_ERROR_RANGE,
                   "expected a finite number like \"1.5\", got \"%s\"", text);
       return FALSE;
     }
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX, "expected a number like \"1.5\", got \"%s\"",
+    set_error(error, FS_UNITS_ERROR_SYNTAX, "expected a number like \"1.5\", got \"%s\"",
                 text ? text : "");
     return FALSE;
   }
@@ -490,12 +507,12 @@ gboolean fs_parse_number(const char *text, double *out, GError **error)
   while (is_space(*p))
     p++;
   if (*p != '\0') {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX,
+    set_error(error, FS_UNITS_ERROR_SYNTAX,
                 "expected a number like \"1.5\", got \"%s\": unexpected \"%s\" after the number", text, p);
     return FALSE;
   }
   if (!isfinite(num.value)) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_RANGE,
+    set_error(error, FS_UNITS_ERROR_RANGE,
                 "expected a number like \"1.5\", got \"%s\": the number is too large", text);
     return FALSE;
   }
@@ -508,7 +525,7 @@ gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
   g_return_val_if_fail(out != NULL, FALSE);
   Number num;
   if (text == NULL || !scan_number(text, &num)) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX, "expected an integer like \"64\", got \"%s\"",
+    set_error(error, FS_UNITS_ERROR_SYNTAX, "expected an integer like \"64\", got \"%s\"",
                 text ? text : "");
     return FALSE;
   }
@@ -516,7 +533,7 @@ gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
   while (is_space(*p))
     p++;
   if (*p != '\0') {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX,
+    set_error(error, FS_UNITS_ERROR_SYNTAX,
                 "expected an integer like \"64\", got \"%s\": unexpected \"%s\" after the number", text, p);
     return FALSE;
   }
@@ -536,7 +553,7 @@ gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
     g_autoptr(GError) local = NULL;
     if (!g_ascii_string_to_signed(token[0] == '+' ? token + 1 : token, 10, G_MININT64, G_MAXINT64, &v,
                                   &local)) {
-      g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_RANGE, "expected an integer like \"64\", got \"%s\": %s",
+      set_error(error, FS_UNITS_ERROR_RANGE, "expected an integer like \"64\", got \"%s\": %s",
                   text, range);
       return FALSE;
     }
@@ -544,12 +561,12 @@ gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
     return TRUE;
   }
   if (!isfinite(num.value) || num.value >= 9223372036854775808.0 || num.value < -9223372036854775808.0) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_RANGE, "expected an integer like \"64\", got \"%s\": %s",
+    set_error(error, FS_UNITS_ERROR_RANGE, "expected an integer like \"64\", got \"%s\": %s",
                 text, range);
     return FALSE;
   }
   if (num.value != floor(num.value)) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX,
+    set_error(error, FS_UNITS_ERROR_SYNTAX,
                 "expected an integer like \"64\", got \"%s\": it has a fraction", text);
     return FALSE;
   }
@@ -564,7 +581,7 @@ gboolean fs_parse_int(const char *text, int64_t *out, GError **error)
   if (!fs_parse_int64(text, &v, error))
     return FALSE;
   if (v < 0) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_RANGE,
+    set_error(error, FS_UNITS_ERROR_RANGE,
                 "expected a non-negative integer like \"64\", got \"%s\"", text);
     return FALSE;
   }

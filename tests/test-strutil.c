@@ -49,6 +49,9 @@ START_TEST(test_strutil_did_you_mean)
   const char *const longw[] = {"tensor_parallel", NULL};
   ck_assert_str_eq(fs_did_you_mean("tensr_paralel_", longw, -1), "tensor_parallel"); /* distance 3, len 14 */
   ck_assert_ptr_null(fs_did_you_mean("ab", longw, -1));
+  /* A very long word is compared quickly (lengths rule most candidates out). */
+  g_autofree char *huge = g_strnfill(1000000, 'x');
+  ck_assert_ptr_null(fs_did_you_mean(huge, keys, -1));
   const char *const empty[] = {NULL};
   ck_assert_ptr_null(fs_did_you_mean("x", empty, -1));
   ck_assert_ptr_null(fs_did_you_mean("x", NULL, -1));

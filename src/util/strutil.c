@@ -45,11 +45,17 @@ const char *fs_did_you_mean(const char *word, const char *const *candidates, gss
   g_return_val_if_fail(word != NULL, NULL);
   if (candidates == NULL)
     return NULL;
-  guint limit = MAX(2u, (guint)(strlen(word) / 3));
+  gsize lw = strlen(word);
+  guint limit = MAX(2u, (guint)(lw / 3));
   const char *best = NULL;
   guint best_d = G_MAXUINT;
   for (gssize i = 0; n < 0 ? candidates[i] != NULL : i < n; i++) {
     if (candidates[i] == NULL)
+      continue;
+    /* The distance is at least the difference in length: skip hopeless
+     * candidates without the quadratic computation. */
+    gsize lc = strlen(candidates[i]);
+    if ((lc > lw ? lc - lw : lw - lc) > limit)
       continue;
     guint d = fs_edit_distance(word, candidates[i]);
     if (d < best_d) {

@@ -58,9 +58,36 @@ static void xnode_free(gpointer p)
 
 typedef struct {
   XNode *root, *cur;
-  GMarkupParseContext *ctx;
+  const char *text;
+  gsize len;
+  GArray *line_start;   /* byte offset of each line's start, line 1 first */
   guint depth;
 } Reader;
+
+/* GMarkup reports the position after the start tag; moves (line, col) back
+ * to the tag's '<' so that messages point at the element's start. */
+static void tag_start(const Reader *r, int *line, int *col)
+{
+  if (*line < 1 || (guint)*line > r->line_start->len)
+    return;
+  gsize ls = g_array_index(r->line_start, gsize, *line - 1);
+  gsize le = (guint)*line < r->line_start->len ? g_array_index(r->line_start, gsize, *line)
+                                               : r->len;
+  const char *p = r->text + ls;
+  for (int c = 1; c < *col && p < r->text + le; c++)
+    p = g_utf8_next_char(p);
+  if (p > r->text)
+    p--;          /* the position is just past the tag's '>' */
+  while (p > r->text && *p != '<')
+    p--;
+  gsize off = (gsize)(p - r->text);
+  int l = *line;
+  while (l > 1 && g_array_index(r->line_start, gsize, l - 1) > off)
+    l--;
+  *line = l;
+  *col = (int)g_utf8_strlen(r->text + g_array_index(r->line_start, gsize, l - 1),
+                            (gssize)(off - g_array_index(r->line_start, gsize, l - 1))) + 1;
+}
 
 #define MAX_DEPTH 64
 
@@ -78,6 +105,7 @@ static void on_start(GMarkupParseContext *ctx, const char *name, const char **ke
   x->keys = g_strdupv((char **)keys);
   x->vals = g_strdupv((char **)vals);
   g_markup_parse_context_get_position(ctx, &x->line, &x->col);
+  tag_start(r, &x->line, &x->col);
   x->kids = g_ptr_array_new_with_free_func(xnode_free);
   x->parent = r->cur;
   if (r->cur == NULL) {
@@ -262,6 +290,26 @@ static const char *cpu_for(const XNode *x)
   return NULL;
 }
 
+/* NVIDIA (Mellanox, PCI vendor 0x15b3) adapters by PCI device ID, physical
+ * and virtual functions (the PCI ID database, pci-ids.ucw.cz). */
+static const char *nic_for_device(const XNode *pci)
+{
+  static const struct { const char *device, *model; } ids[] = {
+    {"0x1017", "connectx-5"}, {"0x1018", "connectx-5"}, {"0x1019", "connectx-5"},
+    {"0x101b", "connectx-6"}, {"0x101c", "connectx-6"}, {"0x101d", "connectx-6"},
+    {"0x101f", "connectx-6"}, {"0x1021", "connectx-7"}, {"0x1023", "connectx-8"},
+    {"0xa2dc", "bluefield-3"},
+  };
+  const char *vendor = pci != NULL ? attr(pci, "vendor") : NULL;
+  const char *device = pci != NULL ? attr(pci, "device") : NULL;
+  if (vendor == NULL || device == NULL || g_ascii_strcasecmp(vendor, "0x15b3") != 0)
+    return NULL;
+  for (gsize i = 0; i < G_N_ELEMENTS(ids); i++)
+    if (g_ascii_strcasecmp(device, ids[i].device) == 0)
+      return ids[i].model;
+  return NULL;
+}
+
 /* The NIC model whose port link is nearest to speed_mbps (relative), of
  * the family class says (0x0207 InfiniBand, 0x0200 Ethernet) when one
  * exists; ties go to the first in name order. */
@@ -318,6 +366,11 @@ static gboolean walk_nic(Walk *w, const XNode *nic, const XNode *pci, int parent
   const char *class = pci != NULL ? attr(pci, "class") : NULL;
   if (w->opt != NULL && w->opt->nic != NULL) {
     e.model = imp_require(w->cat, w->opt->nic, FS_MODEL_NIC, "--nic", error);
+  } else if (nic_for_device(pci) != NULL &&
+             fs_catalog_get(w->cat, nic_for_device(pci)) != NULL) {
+    e.model = fs_catalog_get(w->cat, nic_for_device(pci));
+    note_once(w, g_strdup_printf("NIC %s from PCI device %s", e.model->name,
+                                 attr(pci, "device")));
   } else {
     e.model = nic_for(w->cat, fastest, class);
     if (e.model == NULL)
@@ -679,7 +732,14 @@ char *fs_import_nccl(const char *text, gsize len, const char *name, const FsCata
 {
   g_return_val_if_fail(text != NULL && name != NULL && cat != NULL, NULL);
   static const GMarkupParser parser = {on_start, on_end, NULL, NULL, NULL};
-  Reader r = {0};
+  Reader r = {.text = text, .len = len, .line_start = g_array_new(FALSE, FALSE, sizeof(gsize))};
+  gsize zero = 0;
+  g_array_append_val(r.line_start, zero);
+  for (gsize i = 0; i < len; i++)
+    if (text[i] == '\n') {
+      gsize next = i + 1;
+      g_array_append_val(r.line_start, next);
+    }
   GMarkupParseContext *ctx = g_markup_parse_context_new(&parser, 0, &r, NULL);
   GError *e = NULL;
   gboolean ok = g_markup_parse_context_parse(ctx, text, (gssize)len, &e) &&
@@ -703,11 +763,13 @@ char *fs_import_nccl(const char *text, gsize len, const char *name, const FsCata
                     "malformed XML: %s", clean);
     g_error_free(e);
     g_markup_parse_context_free(ctx);
+    g_array_free(r.line_start, TRUE);
     if (r.root != NULL)
       xnode_free(r.root);
     return NULL;
   }
   g_markup_parse_context_free(ctx);
+  g_array_free(r.line_start, TRUE);
   Walk w = {.name = name, .cat = cat, .opt = opt,
             .ents = g_array_new(FALSE, TRUE, sizeof(Ent)),
             .notes = g_ptr_array_new_with_free_func(g_free),

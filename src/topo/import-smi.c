@@ -387,18 +387,13 @@ static gboolean parse(Smi *s, const char *text, gsize len, GError **error)
         ok = parse_row(s, lno, (guint)r, t, nt, aff, naff, end_col, error);
         continue;
       }
-      if (nt > 0 && is_gpu_label(l.clean->str + (t[0].start - l.clean->str)) &&
-          t[0].len > 3) {
+      g_autofree char *first = nt > 0 ? tok_dup(&t[0]) : NULL;
+      if (first != NULL && is_gpu_label(first)) {
         g_autofree char *q = tok_show(&t[0]);
-        gboolean gpu_word = TRUE;
-        for (int k = 3; k < t[0].len; k++)
-          gpu_word = gpu_word && g_ascii_isdigit(t[0].start[k]);
-        if (gpu_word && strncmp(t[0].start, "GPU", 3) == 0) {
-          fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, lno, t[0].col,
-                          "row %s has no column in the header", q);
-          ok = FALSE;
-          continue;
-        }
+        fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, lno, t[0].col,
+                        "row %s has no column in the header", q);
+        ok = FALSE;
+        continue;
       }
       state = AFTER;
     }

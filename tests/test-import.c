@@ -216,6 +216,8 @@ START_TEST(test_import_smi_guesses_models_by_nvlink)
     {"smi/y_dgx-a100-nics.txt", "a100-sxm4-80gb", "epyc-7742", "connectx-6"},
     {"smi/y_dgx-h100-nics.txt", "h100-sxm", "xeon-platinum-8480c", "connectx-7"},
     {"smi/y_bridge-2gpu.txt", "h100-pcie", "xeon-platinum-8480c", NULL},
+    {"smi/y_hgx-h100-4gpu.txt", "h100-sxm", "xeon-platinum-8480c", NULL},  /* NV6 x 3 direct */
+    {"smi/y_dgx2.txt", "v100-sxm2-16gb", "xeon-e5-2698-v4", NULL},         /* NV6 x 15: plane */
   };
   for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *path = fs_test_data_path(cases[i].file);
@@ -263,6 +265,16 @@ START_TEST(test_import_smi_nvswitch_plane_rule)
   g_autofree char *y2 = import_file(p2, TRUE, NULL, &e);
   ck_assert(y2 != NULL && strstr(y2, "nvswitch") == NULL);
   ck_assert_uint_eq(count_of(y2, "model: nvlink2"), 16);
+  /* HGX H100 4-GPU (NV6 to each of 3 peers = 18): direct links, no switch. */
+  g_autofree char *p3 = fs_test_data_path("smi/y_hgx-h100-4gpu.txt");
+  g_autofree char *y3 = import_file(p3, TRUE, NULL, &e);
+  ck_assert(y3 != NULL && strstr(y3, "nvswitch") == NULL);
+  ck_assert_uint_eq(count_of(y3, "model: nvlink4, count: 6}"), 6);
+  /* DGX-2 (16 GPUs all NV6): one plane; the two CPU affinities make two sockets. */
+  g_autofree char *p4 = fs_test_data_path("smi/y_dgx2.txt");
+  g_autofree char *y4 = import_file(p4, TRUE, NULL, &e);
+  ck_assert(y4 != NULL && strstr(y4, "model: nvswitch-gen1}") != NULL);
+  ck_assert(strstr(y4, "socket: 1}") != NULL);
 }
 END_TEST
 

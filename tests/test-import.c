@@ -363,6 +363,12 @@ START_TEST(test_import_nccl_maps_models)
   ck_assert(strstr(yp, "model: pcie-gen3-x16}") != NULL);        /* the NIC's 8 GT/s x16 */
   ck_assert(strstr(yp, "model: epyc-9654,") != NULL);
   ck_assert_uint_eq(count_of(yp, "model: connectx-5}"), 1);       /* PCI device 0x1017 */
+  /* A GPU model that cannot hold the dump's NVLinks: the output would not
+   * load, and the importer says so. */
+  FsImportOptions v100 = {"v100-sxm2-16gb", NULL, NULL};
+  g_autofree char *yv = import_file(h, FALSE, &v100, &e);
+  ck_assert(yv == NULL);
+  fs_assert_error(e, FS_TOPO_ERROR, "the imported topology does not load");
 }
 END_TEST
 

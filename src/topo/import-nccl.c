@@ -386,8 +386,6 @@ static gboolean walk_nic(Walk *w, const XNode *nic, const XNode *pci, int parent
     return FALSE;
   }
   e.uplink = pci != NULL ? pcie_link(w, pci) : NULL;
-  /* The comment is kept in the XNode-independent notes via dev: reuse x. */
-  e.dev = NULL;
   g_array_append_val(w->ents, e);
   g_string_free(names, TRUE);
   return TRUE;
@@ -721,6 +719,18 @@ static char *build(Walk *w, const XNode *root, GError **error)
            "NVLinks from <nvlink> (%u NVSwitch target%s).",
            psw != NULL ? psw->name : "none", sw_bus->len, sw_bus->len == 1 ? "" : "s");
   yaml = imp_emit(g, "import-nccl", w->name);
+  /* The output must load (port budgets, models): say so here, not later. */
+  GError *le = NULL;
+  char *label = g_strdup_printf("%s (imported)", w->name);
+  FsTopo *t = fs_topo_load_string(yaml, label, w->cat, NULL, &le);
+  g_free(label);
+  if (t == NULL) {
+    g_set_error(error, FS_TOPO_ERROR, le->code, "%s: the imported topology does not load: %s",
+                w->name, le->message);
+    g_error_free(le);
+    g_clear_pointer(&yaml, g_free);
+  }
+  fs_topo_free(t);
 out:
   g_ptr_array_free(sw_bus, TRUE);
   g_array_free(sw_links, TRUE);

@@ -8,7 +8,9 @@
  * comment naming the importer, the input and every model choice, and that
  * `fabricsim topo` loads.  The smi importer's output reproduces the input
  * matrix: `topo paths` on it prints the same class for every GPU pair
- * (fs_import_smi checks this itself before returning).  The inference
+ * (fs_import_smi checks this itself before returning); both importers
+ * load their output before returning it, so a model choice that breaks a
+ * port budget is reported here.  The inference
  * rules are documented in topologies/README.md, "Importing a machine".
  *
  * Model choices come from FsImportOptions (catalog names; NULL = guess);

@@ -138,10 +138,12 @@ static Stamp run_sim(uint64_t n, uint64_t ops, uint64_t *checksum)
 
 int main(int argc, char **argv)
 {
-  g_autofree char *pending = g_strdup("10000,100000,1000000");
+  /* GOption replaces (without freeing) a string it sets, so defaults are
+   * applied after parsing. */
+  g_autofree char *pending = NULL;
   gint64 ops = 20000000;
   gint repeat = 3;
-  g_autofree char *layer = g_strdup("both");
+  g_autofree char *layer = NULL;
   GOptionEntry entries[] = {
     {"pending", 'n', 0, G_OPTION_ARG_STRING, &pending, "Pending counts, comma-separated", "N,N"},
     {"ops", 'm', 0, G_OPTION_ARG_INT64, &ops, "Hold operations per run", "M"},
@@ -156,6 +158,10 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench-eventq: %s\n", error->message);
     return 2;
   }
+  if (pending == NULL)
+    pending = g_strdup("10000,100000,1000000");
+  if (layer == NULL)
+    layer = g_strdup("both");
   gboolean do_q = g_str_equal(layer, "eventq") || g_str_equal(layer, "both");
   gboolean do_sim = g_str_equal(layer, "sim") || g_str_equal(layer, "both");
   if ((!do_q && !do_sim) || ops <= 0 || repeat <= 0) {

@@ -1,5 +1,5 @@
 /* catalog.h — the hardware catalog: typed link, switch, GPU, CPU and NIC
- * models loaded from models/*.yaml (schema in models/README.md).
+ * models loaded from the YAML files in models/ (schema in models/README.md).
  *
  * Every figure in the catalog comes from a file with a `source:`; C code
  * holds no hardware numbers.  Derived figures (a link's raw and effective

@@ -1,5 +1,5 @@
 /* efficiency.h — achieved fraction of peak as data: the efficiency curves
- * of the kernel time model, loaded from models/compute/*.yaml (format in
+ * of the kernel time model, loaded from the YAML files in models/compute/ (format in
  * models/compute/README.md).
  *
  * A curve says, for one kernel kind (GEMM, attention forward, attention

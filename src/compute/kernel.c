@@ -146,6 +146,21 @@ static FsDtype usable_dtype(const FsGpuModel *gpu, FsDtype dtype)
   return d;
 }
 
+/* A kernel's size on a curve's axis. */
+static double axis_value(const FsKernel *k, FsEffAxis axis)
+{
+  switch (axis) {
+  case FS_EFF_AXIS_MIN_DIM:
+    return (double)MIN(k->m, MIN(k->n, k->k));
+  case FS_EFF_AXIS_SEQ_LEN:
+    return (double)k->n;
+  case FS_EFF_AXIS_FLOPS:
+    return k->flops;
+  default:
+    return k->bytes;
+  }
+}
+
 static FsTime seconds_to_time(double s)
 {
   if (!(s >= 0) || !isfinite(s))
@@ -166,24 +181,18 @@ FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficien
     t.efficiency = 1.0;
   } else {
     t.peak_dtype = usable_dtype(gpu, k->dtype);
-    if (k->cls == FS_KERNEL_GEMM) {
-      uint64_t md = MIN(k->m, MIN(k->n, k->k));
-      t.efficiency = fs_efficiency_lookup(eff, FS_EFF_GEMM, gpu->arch, t.peak_dtype, FALSE,
-                                          (double)md, &t.curve);
-      if (t.curve && t.curve->axis == FS_EFF_AXIS_FLOPS)
-        t.efficiency = fs_eff_curve_eval(t.curve, k->flops / (double)MAX(k->batch, 1));
-    } else {
-      FsEffKind kind = k->backward ? FS_EFF_ATTENTION_BWD : FS_EFF_ATTENTION_FWD;
-      t.efficiency = fs_efficiency_lookup(eff, kind, gpu->arch, t.peak_dtype, k->causal,
-                                          (double)k->n, &t.curve);
-    }
+    FsEffKind kind = k->cls == FS_KERNEL_GEMM ? FS_EFF_GEMM
+                     : k->backward           ? FS_EFF_ATTENTION_BWD
+                                             : FS_EFF_ATTENTION_FWD;
+    t.curve = eff ? fs_efficiency_find(eff, kind, gpu->arch, t.peak_dtype, k->causal) : NULL;
+    t.efficiency = t.curve ? fs_eff_curve_eval(t.curve, axis_value(k, t.curve->axis)) : 1.0;
   }
   t.peak = gpu->flops[t.peak_dtype];
   double compute_s = k->flops > 0 ? k->flops / (t.peak * t.efficiency) : 0;
 
   /* Memory side. */
-  t.mem_efficiency = fs_efficiency_lookup(eff, FS_EFF_MEMORY, gpu->arch, k->dtype, FALSE,
-                                          k->bytes, &t.mem_curve);
+  t.mem_curve = eff ? fs_efficiency_find(eff, FS_EFF_MEMORY, gpu->arch, k->dtype, FALSE) : NULL;
+  t.mem_efficiency = t.mem_curve ? fs_eff_curve_eval(t.mem_curve, axis_value(k, t.mem_curve->axis)) : 1.0;
   double memory_s = k->bytes > 0 ? k->bytes / (gpu->memory_bandwidth * t.mem_efficiency) : 0;
 
   t.compute = seconds_to_time(compute_s);

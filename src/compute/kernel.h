@@ -7,8 +7,9 @@
  *
  * peak[dtype] and the HBM bandwidth come from the catalog (FsGpuModel);
  * eff_flops and eff_mem are efficiency curves (efficiency.h), looked up by
- * the GPU's architecture, the kernel's datatype and its size: min(M,N,K)
- * for a GEMM (per GEMM of a batch), the key length for attention, the bytes
+ * the GPU's architecture, the kernel's datatype and its size: the FLOPs
+ * of the whole kernel for a GEMM (or min(M,N,K) for a curve on that axis),
+ * the key length for attention, the bytes
  * moved for a memory-bound kernel (whose compute side runs at the FP32
  * vector rate with efficiency 1).  Where the GPU has no peak for the
  * kernel's datatype (FP8 on an A100), the kernel runs at the next wider

@@ -167,7 +167,6 @@ gboolean fs_transformer_check(const FsTransformerConfig *cfg, const FsTransforme
   if (!divisible(error, "heads", cfg->heads, "tp", run->tp) ||
       !divisible(error, "kv_heads", kv_heads(cfg), "tp", run->tp) ||
       !divisible(error, "ffn_hidden", cfg->ffn_hidden, "tp", run->tp) ||
-      !divisible(error, "vocab", cfg->vocab, "tp", run->tp) ||
       !divisible(error, "seq_length", cfg->seq_len, "cp", run->cp))
     return FALSE;
   if (cfg->experts > 1 && (!divisible(error, "experts", cfg->experts, "ep", run->ep) ||
@@ -517,9 +516,11 @@ GArray *fs_transformer_embedding_kernels(const FsTransformerConfig *cfg,
 
 static void head_forward(GArray *out, const Dims *D)
 {
-  double V_t = (double)D->cfg->vocab / D->run->tp;
+  /* A vocabulary that tp does not divide is padded to the next multiple
+   * (Megatron pads further, to 128·tp); padding is executed, not counted. */
+  double V = D->cfg->vocab, V_t = ceil(V / D->run->tp);
   add_norm(out, D, "final_norm");
-  add_gemm(out, D, "logits", D->T, V_t, D->h, 1, 1);
+  add_gemm(out, D, "logits", D->T, V_t, D->h, 1, V / (V_t * D->run->tp));
   /* Vocab-parallel cross-entropy: read the logits, keep fp32 softmax for
    * the backward. */
   double elems = D->T * V_t;

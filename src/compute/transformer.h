@@ -154,8 +154,8 @@ void fs_transformer_config_init(FsTransformerConfig *cfg);
 void fs_transformer_run_init(FsTransformerRun *run);
 
 /* Checks a config and a run (run may be NULL): positive sizes, heads
- * divisible by kv_heads, heads and kv_heads and ffn sizes and vocab
- * divisible by tp, seq_len divisible by cp (and by tp with sequence
+ * divisible by kv_heads, heads and kv_heads and ffn sizes divisible by tp
+ * (a vocabulary tp does not divide is padded), seq_len divisible by cp (and by tp with sequence
  * parallel), experts divisible by ep, top_k <= experts.  The message names
  * the fields ("heads (40) is not divisible by tp (3)"). */
 gboolean fs_transformer_check(const FsTransformerConfig *cfg, const FsTransformerRun *run,

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "catalog/catalog.h"
 #include "testutil.h"
 #include "workload/spec.h"
 
@@ -189,6 +190,32 @@ START_TEST(test_workload_presets_compose)
 }
 END_TEST
 
+START_TEST(test_workload_memory_fits_catalog_gpu)
+{
+  GError *err = NULL;
+  g_autofree char *models = fs_test_source_path("models");
+  g_autoptr(FsCatalog) cat = fs_catalog_load_default(models, &err);
+  fs_assert_no_error(err);
+  const FsModel *h100 = fs_catalog_require(cat, "h100-sxm", FS_MODEL_GPU, &err);
+  fs_assert_no_error(err);
+  /* Llama 2 7B on one GPU: 16 B/param alone is 108 GB. */
+  g_autoptr(FsWorkload) small = load_preset("llama2-7b", NULL, &err);
+  FsMemoryBreakdown m;
+  ck_assert(fs_workload_memory_estimate(small, &h100->u.gpu, &m, &err));
+  ck_assert(!m.fits && m.capacity == h100->u.gpu.memory);
+  /* Over 64 GPUs the distributed optimizer shards master and Adam states. */
+  ck_assert(fs_workload_resolve(small, 64, &err));
+  ck_assert(fs_workload_memory_estimate(small, &h100->u.gpu, &m, &err));
+  ck_assert_msg(m.fits, "%" G_GUINT64_FORMAT " bytes", m.total);
+  ck_assert_uint_eq(m.master + m.optimizer, (uint64_t)llround(6738415616.0 * 12 / 64));
+  /* Llama 2 70B with its preset layout (tp 8, pp 4) on 256 GPUs fits. */
+  g_autoptr(FsWorkload) big = load_preset("llama2-70b", NULL, &err);
+  ck_assert(fs_workload_resolve(big, 256, &err));
+  ck_assert(fs_workload_memory_estimate(big, &h100->u.gpu, &m, &err));
+  ck_assert(m.fits && m.stage == 0 && m.in_flight == 4);
+}
+END_TEST
+
 /* The corpus: y_ files load, n_ files fail with their .err fragment. */
 START_TEST(test_workload_corpus)
 {
@@ -234,6 +261,7 @@ int main(void)
   FS_ADD_TEST(s, test_workload_overrides);
   FS_ADD_TEST(s, test_workload_topology_gpu_count);
   FS_ADD_TEST(s, test_workload_presets_compose);
+  FS_ADD_TEST(s, test_workload_memory_fits_catalog_gpu);
   FS_ADD_TEST(s, test_workload_corpus);
   return fs_test_run_suite(s);
 }

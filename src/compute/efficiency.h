@@ -137,8 +137,9 @@ const FsEffCurve *fs_efficiency_find(const FsEfficiency *eff, FsEffKind kind, Fs
 /* The curve's value at x (clamped at both ends).  Cost: O(log n). */
 double fs_eff_curve_eval(const FsEffCurve *curve, double x);
 
-/* fs_efficiency_find + eval; 1.0 (the roofline itself) when no curve
- * matches.  *used (if non-NULL) is set to the curve or NULL. */
+/* fs_efficiency_find + eval at x, which must be on the found curve's axis
+ * (fs_kernel_time picks x by the axis); 1.0 (the roofline itself) when no
+ * curve matches.  *used (if non-NULL) is set to the curve or NULL. */
 double fs_efficiency_lookup(const FsEfficiency *eff, FsEffKind kind, FsGpuArch arch,
                             FsDtype dtype, gboolean causal, double x, const FsEffCurve **used);
 

@@ -3,7 +3,6 @@
  * spec-fields.c; views for the compute module in spec-views.c. */
 #include "workload/spec.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "util/error.h"

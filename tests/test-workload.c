@@ -7,6 +7,7 @@
 
 #include "catalog/catalog.h"
 #include "testutil.h"
+#include "workload/placement.h"
 #include "workload/spec.h"
 
 static FsWorkload *load_preset(const char *name, const char *const *overrides, GError **err)
@@ -216,6 +217,53 @@ START_TEST(test_workload_memory_fits_catalog_gpu)
 }
 END_TEST
 
+START_TEST(test_workload_placement_groups)
+{
+  GError *err = NULL;
+  const char *text = "model: {layers: 4, hidden: 256, ffn_hidden: 1024, heads: 8, vocab: 1000,\n"
+                     "        seq_length: 512, experts: 4, top_k: 2}\n"
+                     "training: {global_batch: 16}\n"
+                     "parallel: {tp: 2, cp: 2, dp: 2, pp: 2, ep: 2}\n";
+  g_autoptr(FsWorkload) w = fs_workload_load_string(text, "p.yaml", NULL, NULL, &err);
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(w->gpus, 16);
+  /* Default order tp-cp-ep-dp-pp: rank = tp + 2·cp + 4·dp + 8·pp. */
+  FsRankCoords c;
+  fs_workload_rank_coords(w, 13, &c);
+  ck_assert(c.tp == 1 && c.cp == 0 && c.dp == 1 && c.pp == 1);
+  ck_assert(c.ep == 0 && c.edp == 1); /* f = cp + 2·dp = 2 */
+  ck_assert_uint_eq(fs_workload_rank_at(w, &c), 13);
+  guint g[8];
+  static const struct { FsParallelDim dim; guint n; guint ranks[4]; } cases[] = {
+    {FS_DIM_TP, 2, {12, 13}},        {FS_DIM_CP, 2, {13, 15}},  {FS_DIM_DP, 2, {9, 13}},
+    {FS_DIM_PP, 2, {5, 13}},         {FS_DIM_EP, 2, {13, 15}},  {FS_DIM_DP_CP, 4, {9, 11, 13, 15}},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    ck_assert_uint_eq(fs_workload_group(w, cases[i].dim, 13, g), cases[i].n);
+    for (guint j = 0; j < cases[i].n; j++)
+      ck_assert_msg(g[j] == cases[i].ranks[j], "%s group: entry %u is %u", fs_parallel_dim_name(cases[i].dim),
+                    j, g[j]);
+  }
+  /* Every rank has distinct coordinates (the layout is a bijection). */
+  for (guint r = 0; r < 16; r++) {
+    fs_workload_rank_coords(w, r, &c);
+    ck_assert_uint_eq(fs_workload_rank_at(w, &c), r);
+    ck_assert_uint_eq(fs_workload_gpu_of_rank(w, r), r);
+  }
+  /* TP outermost and an explicit rank map. */
+  const char *text2 = "gpus: 4\nmodel: {layers: 4, hidden: 256, ffn_hidden: 1024, heads: 8, vocab: 1000, seq_length: 512}\n"
+                      "training: {global_batch: 16}\nparallel: {tp: 2}\n"
+                      "placement: {order: ep-pp-dp-cp-tp, ranks: [3, 2, 1, 0]}\n";
+  g_autoptr(FsWorkload) v = fs_workload_load_string(text2, "q.yaml", NULL, NULL, &err);
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(fs_workload_group(v, FS_DIM_TP, 0, g), 2);
+  ck_assert(g[0] == 0 && g[1] == 2);
+  ck_assert_uint_eq(fs_workload_group(v, FS_DIM_DP, 0, g), 2);
+  ck_assert(g[0] == 0 && g[1] == 1);
+  ck_assert_uint_eq(fs_workload_gpu_of_rank(v, 1), 2);
+}
+END_TEST
+
 /* The corpus: y_ files load, n_ files fail with their .err fragment. */
 START_TEST(test_workload_corpus)
 {
@@ -262,6 +310,7 @@ int main(void)
   FS_ADD_TEST(s, test_workload_topology_gpu_count);
   FS_ADD_TEST(s, test_workload_presets_compose);
   FS_ADD_TEST(s, test_workload_memory_fits_catalog_gpu);
+  FS_ADD_TEST(s, test_workload_placement_groups);
   FS_ADD_TEST(s, test_workload_corpus);
   return fs_test_run_suite(s);
 }

@@ -28,6 +28,8 @@
  * layers by pp × virtual stages, the global batch by micro batch × dp, the
  * experts by ep, the sequence by cp, the rank map, and more.
  *
+ * Rank coordinates and communication groups: placement.h.
+ *
  * Ownership: FsWorkload owns its strings and arrays; fs_workload_free.
  */
 #pragma once

@@ -82,6 +82,8 @@ struct FsEfficiency {
 static void curve_free(gpointer p)
 {
   FsEffCurve *c = p;
+  if (c == NULL)
+    return;
   g_free(c->x);
   g_free(c->y);
   g_free(c->source);
@@ -372,18 +374,22 @@ gboolean fs_efficiency_load_file(FsEfficiency *eff, const char *path, gboolean r
     c->file = g_strdup(o->file);
     g_ptr_array_add(staged, c);
   }
-  guint before = staged->len;
+  /* Within one file a key may appear once, even when replacing. */
+  g_autoptr(GPtrArray) parsed = g_ptr_array_new_with_free_func(curve_free);
   for (guint i = 0; i < list->n; i++) {
     FsEffCurve *c = parse_curve(list->values[i], error);
     if (c == NULL)
       return FALSE;
-    /* Within one file a key may appear once, even when replacing. */
-    int at = find_key(staged, c);
-    if (at >= (int)before) {
-      gboolean ok = insert_curve(staged, c, FALSE, error);
+    if (find_key(parsed, c) >= 0) {
+      gboolean ok = insert_curve(parsed, c, FALSE, error);
       g_assert(!ok);
       return FALSE;
     }
+    g_ptr_array_add(parsed, c);
+  }
+  for (guint i = 0; i < parsed->len; i++) {
+    FsEffCurve *c = g_ptr_array_index(parsed, i);
+    g_ptr_array_index(parsed, i) = NULL; /* taken by staged (curve_free skips NULL) */
     if (!insert_curve(staged, c, replace, error))
       return FALSE;
   }

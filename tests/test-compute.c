@@ -114,6 +114,14 @@ START_TEST(test_efficiency_override_replaces_curve)
   ck_assert(fs_efficiency_load_file(eff, path, TRUE, &err));
   fs_assert_no_error(err);
   ck_assert(fs_efficiency_lookup(eff, FS_EFF_MEMORY, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE, 1e9, NULL) == 0.7);
+  /* Even when replacing, one file may not define a key twice. */
+  const char *twice = "curves:\n"
+                      "  - {kind: memory, arch: hopper, points: [[1, 0.6]], source: a}\n"
+                      "  - {kind: memory, arch: hopper, points: [[1, 0.5]], source: b}\n";
+  ck_assert(g_file_set_contents(path, twice, -1, NULL));
+  ck_assert(!fs_efficiency_load_file(eff, path, TRUE, &err));
+  fs_assert_error(err, FS_EFFICIENCY_ERROR, "calib.yaml:3:5: a memory curve");
+  ck_assert(fs_efficiency_lookup(eff, FS_EFF_MEMORY, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE, 1e9, NULL) == 0.7);
   ck_assert(fs_efficiency_set(eff, FS_EFF_GEMM, TRUE, 0, TRUE, 0, FS_EFF_CAUSAL_ANY, FS_EFF_AXIS_FLOPS,
                               (double[]){2, 1}, (double[]){0.5, 0.5}, 2, "bad", &err) == FALSE);
   fs_assert_error(err, FS_EFFICIENCY_ERROR, "must increase");

@@ -297,6 +297,32 @@ START_TEST(test_workload_corpus)
       g_string_append_printf(bad, "%s: no position in \"%s\"\n", path, err->message);
     g_clear_error(&err);
   }
+  /* i_ files: either outcome, never a crash; a rejection names the file. */
+  g_autoptr(GPtrArray) either = yaml_files(dir, "i_");
+  ck_assert_uint_ge(either->len, 3);
+  for (guint i = 0; i < either->len; i++) {
+    const char *path = g_ptr_array_index(either, i);
+    GError *err = NULL;
+    g_autoptr(FsWorkload) w = fs_workload_load_file(path, NULL, &err);
+    if (w == NULL && strstr(err->message, path) == NULL)
+      g_string_append_printf(bad, "%s: rejection does not name the file: \"%s\"\n", path, err->message);
+    g_clear_error(&err);
+  }
+  /* Every file has a known prefix; every .err has its n_ file. */
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  const char *n;
+  while ((n = g_dir_read_name(d)) != NULL) {
+    if (strcmp(n, "README.md") == 0 || g_str_has_prefix(n, "y_") || g_str_has_prefix(n, "i_"))
+      continue;
+    if (!g_str_has_prefix(n, "n_")) {
+      g_string_append_printf(bad, "%s: unknown prefix\n", n);
+    } else if (g_str_has_suffix(n, ".err")) {
+      g_autofree char *stem = g_strndup(n, strlen(n) - 4);
+      g_autofree char *yaml = g_strconcat(dir, "/", stem, ".yaml", NULL);
+      if (!g_file_test(yaml, G_FILE_TEST_EXISTS))
+        g_string_append_printf(bad, "%s has no .yaml\n", n);
+    }
+  }
   ck_assert_msg(bad->len == 0, "%s", bad->str);
 }
 END_TEST

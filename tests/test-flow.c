@@ -547,11 +547,15 @@ END_TEST
 
 /* Brute-force max-min fairness: raise every unfrozen flow together, one
  * bottleneck at a time, scanning all flows and channels each round. */
-static void brute_force_rates(const Scenario *sc, double *rate)
+static void brute_force_rates(const Scenario *sc, const gboolean *active, double *rate)
 {
   gboolean frozen[512] = {FALSE};
   double used[64] = {0};
-  guint left = sc->n_flows;
+  guint left = 0;
+  for (guint f = 0; f < sc->n_flows; f++) {
+    frozen[f] = active != NULL && !active[f];
+    left += !frozen[f];
+  }
   while (left > 0) {
     double level = INFINITY;
     for (guint c = 0; c < sc->n_chans; c++) {
@@ -605,7 +609,7 @@ START_TEST(test_flow_rates_match_brute_force)
     for (guint f = 0; f < sc.n_flows; f++)
       ids[f] = start_flow(net, &rec, (int)f, sc.path[f], sc.len[f], 1 + sc.bytes[f], 0, sc.rcap[f]);
     double want[512];
-    brute_force_rates(&sc, want);
+    brute_force_rates(&sc, NULL, want);
     for (guint f = 0; f < sc.n_flows; f++) {
       FsFlowInfo info;
       ck_assert(fs_flownet_get_flow(net, ids[f], &info));
@@ -614,6 +618,52 @@ START_TEST(test_flow_rates_match_brute_force)
                     info.rate, want[f]);
     }
     assert_check(net);
+  }
+}
+END_TEST
+
+START_TEST(test_flow_rates_match_brute_force_while_running)
+{
+  /* Flows come and go; at 40 instants the running flows' rates must be the
+   * brute-force max-min rates of exactly the flows running then. */
+  static Scenario sc;
+  for (uint64_t seed = 1; seed <= 4; seed++) {
+    make_scenario(&sc, seed * 77, 8 + 4 * seed, 400, FALSE);
+    g_autoptr(FsSim) sim = fs_sim_new();
+    g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+    fs_flownet_set_check(net, TRUE);
+    for (guint c = 0; c < sc.n_chans; c++)
+      fs_flownet_add_channel(net, sc.cap[c], sc.lat[c]);
+    static FsFlowId ids[512];
+    static Record rec;
+    memset(&rec, 0, sizeof rec);
+    for (guint f = 0; f < sc.n_flows; f++)
+      ids[f] = start_flow(net, &rec, (int)f, sc.path[f], sc.len[f], 1 + sc.bytes[f],
+                          FS_US + sc.start[f], sc.rcap[f]);
+    for (int k = 1; k <= 40; k++) {
+      GError *error = NULL;
+      ck_assert(fs_sim_run_until(sim, (FsTime)k * 125 * FS_US, &error));
+      fs_flownet_flush(net);
+      gboolean active[512];
+      double got[512], want[512];
+      guint n_active = 0;
+      for (guint f = 0; f < sc.n_flows; f++) {
+        FsFlowInfo info;
+        active[f] = fs_flownet_get_flow(net, ids[f], &info) && info.drained == 0 &&
+                    info.start <= fs_sim_now(sim);
+        got[f] = info.rate;
+        n_active += active[f];
+      }
+      brute_force_rates(&sc, active, want);
+      for (guint f = 0; f < sc.n_flows; f++)
+        if (active[f])
+          ck_assert_msg(fabs(got[f] - want[f]) <= 1e-9 * want[f],
+                        "seed %" G_GUINT64_FORMAT " t=%d flow %u: rate %.17g, brute force %.17g",
+                        seed, k, f, got[f], want[f]);
+      if (seed == 1 && k == 8)
+        ck_assert_uint_gt(n_active, 20); /* the scenario does overlap flows */
+    }
+    run(sim);
   }
 }
 END_TEST
@@ -641,5 +691,6 @@ int main(void)
   FS_ADD_TEST(s, test_flow_analytic_equals_maxmin_without_sharing);
   FS_ADD_TEST(s, test_flow_analytic_ignores_sharing);
   FS_ADD_TEST(s, test_flow_rates_match_brute_force);
+  FS_ADD_TEST(s, test_flow_rates_match_brute_force_while_running);
   return fs_test_run_suite(s);
 }

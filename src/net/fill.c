@@ -1,28 +1,37 @@
 /* fill.c — which flows a change affects, and their max-min fair rates.
  *
- * A recomputation starts from seeds: flows that just started and channels
- * that a drained flow just left.  A breadth-first search over the bipartite
- * graph (channel -> its flows, flow -> its channels) collects the connected
- * component(s) of the seeds; no flow outside them can change rate, because
- * max-min fair rates of one component depend on that component alone.
+ * A recomputation starts from seeds: flows that just started, and the flows
+ * whose bottleneck is a channel that a drained flow just left.  This is the
+ * affected set A.  Every other flow keeps its rate as a fixed consumption of
+ * the channels it shares with A.  Progressive filling gives A its rates over
+ * what is left; then expand() checks max-min fairness at the boundary and
+ * adds the outside flows whose limit moved (a flow bottlenecked where A's
+ * total changed or where a flow of A overtook it; a flow faster than the
+ * level at which its channel froze flows of A).  The fill is redone until A
+ * stops growing.  A is at most the connected component of the seeds in the
+ * flow/channel graph, and usually far smaller: in a loaded fat-tree a
+ * change moves a handful of rates while the component spans every flow.
+ * fs_flownet_set_global_recompute puts every running flow in A (a full
+ * recomputation, for tests).
  *
  * Progressive filling with per-flow caps, on a min-heap of "levels":
  *   - a channel's level is its fair share: (capacity - rates already frozen
- *     on it) / (incidences not yet frozen);
+ *     or fixed on it) / (flows of A on it not yet frozen);
  *   - a capped flow's level is its cap.
- * Popping the lowest level L freezes either every unfrozen flow on that
+ * Popping the lowest level L freezes either every unfrozen flow of A on that
  * channel at L (the channel is their bottleneck) or the one capped flow at
  * its cap; the channels those flows cross get a new share, pushed once per
  * filling step (stale heap entries are skipped by a version number).  The
  * pop order is the total order (level, kind, index), channels before caps on
- * a tie; since every flow frozen in one step adds the same L to each channel
- * it crosses, the sums do not depend on list order, and the rates are a
- * function of the component alone (the global-recompute test relies on it).
- * Floating-point rounding can make a new share come out a hair below the
- * level just frozen; levels are clamped to be non-decreasing, as they are in
- * exact arithmetic, which also keeps every rate positive.
+ * a tie; every flow frozen in one step adds the same L to each channel it
+ * crosses, so the sums do not depend on list order.  Rounding can make a new
+ * share come out a hair below the level just frozen; levels are clamped to
+ * be non-decreasing, as they are in exact arithmetic, which also keeps
+ * every rate positive.  Results agree with a full recomputation to rounding
+ * (1e-12 relative tolerances in expand()).
  *
- * Cost: O(E log E) for E flow-channel incidences in the component; the
+ * Cost: O(R * E_A log E_A) for E_A flow-channel incidences of A and R fill
+ * rounds (usually 1-3), plus a scan of the flows on A's channels; the
  * scratch arrays are kept in the network and reused.
  */
 #include "net/flow-private.h"
@@ -132,15 +141,6 @@ static void next_epoch(FsFlowNet *net)
   }
 }
 
-static void visit_flow(FsFlowNet *net, uint32_t slot)
-{
-  FsFlow *f = &net->flows[slot];
-  if (f->mark != net->epoch) {
-    f->mark = net->epoch;
-    g_array_append_val(net->comp_flows, slot);
-  }
-}
-
 static void visit_chan(FsFlowNet *net, uint32_t ci)
 {
   FsChan *c = &net->chans[ci];
@@ -150,9 +150,22 @@ static void visit_chan(FsFlowNet *net, uint32_t ci)
   }
 }
 
-/* Collects the components of the seeds (or every running flow) into
- * comp_flows and comp_chans, and clears the seeds. */
-static void collect(FsFlowNet *net)
+/* Adds a flow to the affected set, and its channels to the touched set. */
+static void add_flow(FsFlowNet *net, uint32_t slot)
+{
+  FsFlow *f = &net->flows[slot];
+  if (f->mark == net->epoch)
+    return;
+  f->mark = net->epoch;
+  g_array_append_val(net->comp_flows, slot);
+  for (uint32_t h = 0; h < f->n_hops; h++)
+    visit_chan(net, f->hops[h].chan);
+}
+
+/* Starts the affected set from the seeds (or every running flow) and
+ * clears the seeds: new flows, and the flows whose bottleneck is a channel
+ * a drained flow left (no other flow there was limited by that channel). */
+static void collect_seeds(FsFlowNet *net)
 {
   g_array_set_size(net->comp_flows, 0);
   g_array_set_size(net->comp_chans, 0);
@@ -160,44 +173,53 @@ static void collect(FsFlowNet *net)
     uint32_t s = g_array_index(net->seed_flows, uint32_t, i);
     net->flows[s].dirty = 0;
     if (net->flows[s].state == FS_FLOW_RUNNING)
-      visit_flow(net, s);
+      add_flow(net, s);
   }
   for (guint i = 0; i < net->seed_chans->len; i++) {
     uint32_t ci = g_array_index(net->seed_chans, uint32_t, i);
-    net->chans[ci].dirty = FALSE;
-    visit_chan(net, ci);
+    FsChan *c = &net->chans[ci];
+    c->dirty = FALSE;
+    if (c->n_bneck == 0)
+      continue;
+    for (uint32_t k = 0; k < c->n_inc; k++)
+      if (net->flows[c->inc[k].flow].bneck == ci)
+        add_flow(net, c->inc[k].flow);
   }
   g_array_set_size(net->seed_flows, 0);
   g_array_set_size(net->seed_chans, 0);
   if (net->global)
     for (uint32_t i = 0; i < net->n_active; i++)
-      visit_flow(net, net->active[i]);
-
-  guint fi = 0, ci = 0;
-  while (fi < net->comp_flows->len || ci < net->comp_chans->len) {
-    for (; ci < net->comp_chans->len; ci++) {
-      const FsChan *c = &net->chans[g_array_index(net->comp_chans, uint32_t, ci)];
-      for (uint32_t k = 0; k < c->n_inc; k++)
-        visit_flow(net, c->inc[k].flow);
-    }
-    for (; fi < net->comp_flows->len; fi++) {
-      const FsFlow *f = &net->flows[g_array_index(net->comp_flows, uint32_t, fi)];
-      for (uint32_t h = 0; h < f->n_hops; h++)
-        visit_chan(net, f->hops[h].chan);
-    }
-  }
+      add_flow(net, net->active[i]);
 }
 
-/* Progressive filling over the collected component(s). */
+/* Progressive filling over the component, with the boundary channels'
+ * outside flows as fixed consumption. */
 static void fill(FsFlowNet *net)
 {
   g_array_set_size(net->heap, 0);
   for (guint i = 0; i < net->comp_chans->len; i++) {
     uint32_t ci = g_array_index(net->comp_chans, uint32_t, i);
     FsChan *c = &net->chans[ci];
-    c->unfrozen = c->n_inc;
-    c->frozen_sum = 0;
+    c->unfrozen = 0;
+    c->frozen_sum = c->load; /* minus A's current rates, below */
+    c->froze = 0;
     c->ver++;
+  }
+  /* What the outside flows use is the load less A's rates: O(A's hops), not
+   * a scan of every flow on A's channels. */
+  for (guint i = 0; i < net->comp_flows->len; i++) {
+    const FsFlow *f = &net->flows[g_array_index(net->comp_flows, uint32_t, i)];
+    for (uint32_t h = 0; h < f->n_hops; h++) {
+      FsChan *c = &net->chans[f->hops[h].chan];
+      c->unfrozen++;
+      c->frozen_sum -= f->rate;
+    }
+  }
+  for (guint i = 0; i < net->comp_chans->len; i++) {
+    uint32_t ci = g_array_index(net->comp_chans, uint32_t, i);
+    FsChan *c = &net->chans[ci];
+    if (c->unfrozen == c->n_inc || c->frozen_sum < 0)
+      c->frozen_sum = 0; /* no outside flow (exactly), or rounding */
     if (c->unfrozen > 0)
       push_share(net, ci);
   }
@@ -222,21 +244,78 @@ static void fill(FsFlowNet *net)
         continue;
       level = MAX(level, e.level);
       next_step(net);
+      c->froze = net->epoch;
+      c->froze_level = level;
       for (uint32_t k = 0; k < c->n_inc; k++) {
-        uint32_t s = c->inc[k].flow;
-        if (net->flows[s].frozen != net->epoch)
-          freeze(net, s, level, idx);
+        const FsFlow *f = &net->flows[c->inc[k].flow];
+        if (f->mark == net->epoch && f->frozen != net->epoch)
+          freeze(net, c->inc[k].flow, level, idx);
       }
     }
     end_step(net);
   }
 }
 
+/* After a fill of the affected set A, checks that the whole allocation is
+ * max-min fair, and adds to A the outside flows for which it is not:
+ *   - a flow bottlenecked at a channel where A's total rate changed, or
+ *     where a flow of A now runs faster than it (its limit moved);
+ *   - a flow faster than the level at which that channel froze flows of A
+ *     (the channel became their bottleneck; it must slow down to share).
+ * Every other outside flow keeps a valid bottleneck, and every flow of A has
+ * one (a cap, or a channel where it is the fastest), which characterises
+ * the max-min fair allocation.  Returns TRUE if A grew. */
+static gboolean expand(FsFlowNet *net)
+{
+  for (guint i = 0; i < net->comp_chans->len; i++) {
+    FsChan *c = &net->chans[g_array_index(net->comp_chans, uint32_t, i)];
+    c->old_sum = c->new_sum = c->max_new = 0;
+  }
+  for (guint i = 0; i < net->comp_flows->len; i++) {
+    const FsFlow *f = &net->flows[g_array_index(net->comp_flows, uint32_t, i)];
+    for (uint32_t h = 0; h < f->n_hops; h++) {
+      FsChan *c = &net->chans[f->hops[h].chan];
+      c->old_sum += f->rate;
+      c->new_sum += f->new_rate;
+      c->max_new = MAX(c->max_new, f->new_rate);
+    }
+  }
+  gboolean grew = FALSE;
+  guint n = net->comp_chans->len;
+  for (guint i = 0; i < n; i++) {
+    uint32_t ci = g_array_index(net->comp_chans, uint32_t, i);
+    FsChan *c = &net->chans[ci];
+    if (c->n_inc == c->unfrozen)
+      continue; /* no outside flow */
+    gboolean changed = fabs(c->new_sum - c->old_sum) > 1e-12 * c->capacity;
+    gboolean froze = c->froze == net->epoch;
+    if (!froze && c->n_bneck == 0)
+      continue; /* no outside flow can be affected: none is limited here */
+    for (uint32_t k = 0; k < c->n_inc; k++) {
+      uint32_t s = c->inc[k].flow;
+      const FsFlow *o = &net->flows[s];
+      if (o->mark == net->epoch)
+        continue;
+      if ((o->bneck == ci && (changed || c->max_new > o->rate * (1 + 1e-12))) ||
+          (froze && o->rate > c->froze_level * (1 + 1e-12))) {
+        add_flow(net, s);
+        grew = TRUE;
+      }
+    }
+  }
+  return grew;
+}
+
 void fs_flownet_recompute(FsFlowNet *net)
 {
   next_epoch(net);
-  collect(net);
-  fill(net);
+  collect_seeds(net);
+  do {
+    /* A fill that is redone starts afresh: new frozen marks. */
+    for (guint i = 0; i < net->comp_flows->len; i++)
+      net->flows[g_array_index(net->comp_flows, uint32_t, i)].frozen = 0;
+    fill(net);
+  } while (expand(net));
   for (guint i = 0; i < net->comp_chans->len; i++) {
     FsChan *c = &net->chans[g_array_index(net->comp_chans, uint32_t, i)];
     g_assert(c->unfrozen == 0);

@@ -38,7 +38,11 @@ typedef struct {
   uint32_t touched;     /* == net->step: touched in the current filling step */
   uint32_t unfrozen;    /* incidences of flows not yet frozen */
   uint32_t ver;         /* bumped when `unfrozen`/`frozen_sum` change */
-  double frozen_sum;    /* sum of the frozen flows' rates */
+  uint32_t froze;       /* == net->epoch: it was the bottleneck of a filling step */
+  double froze_level;   /* the level of that step */
+  double frozen_sum;    /* sum of the frozen (or fixed) flows' rates */
+  double old_sum, new_sum, max_new; /* the affected flows' rates on it */
+  uint32_t n_bneck;     /* running flows whose current bottleneck it is */
   gboolean dirty;       /* a seed of the next recomputation */
 } FsChan;
 

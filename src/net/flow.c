@@ -241,8 +241,9 @@ void fs_flownet_flush(FsFlowNet *net)
 static void drain_cb(void *ctx, uint64_t arg);
 static void deliver_cb(void *ctx, uint64_t arg);
 
-/* Closes the flow's current bottleneck interval at now. */
-static void close_bneck(FsFlow *f, FsTime now)
+/* Changes the flow's bottleneck at now: closes the interval of the previous
+ * one (keeping the longest) and keeps the channels' n_bneck counts. */
+static void set_bneck(FsFlowNet *net, FsFlow *f, int64_t bneck, FsTime now)
 {
   FsTime dur = now - f->bneck_since;
   if (dur > f->best_dur) {
@@ -250,23 +251,29 @@ static void close_bneck(FsFlow *f, FsTime now)
     f->best_bneck = f->bneck;
   }
   f->bneck_since = now;
+  if (f->bneck != FS_CHANNEL_NONE)
+    net->chans[f->bneck].n_bneck--;
+  f->bneck = bneck;
+  if (bneck != FS_CHANNEL_NONE)
+    net->chans[bneck].n_bneck++;
 }
 
 void fs_flownet_apply_rate(FsFlowNet *net, uint32_t slot, double rate, int64_t bneck)
 {
   FsFlow *f = &net->flows[slot];
+  FsTime now = fs_sim_now(net->sim);
+  if (bneck != f->bneck)
+    set_bneck(net, f, bneck, now);
   if (rate == f->rate && f->ev != FS_EVENT_NONE)
     return;
-  FsTime now = fs_sim_now(net->sim);
   if (f->rate > 0 && now != f->t_upd) {
     f->bytes_left -= f->rate * (double)(now - f->t_upd) / 1e12;
     if (f->bytes_left < 0)
       f->bytes_left = 0;
   }
   f->t_upd = now;
-  close_bneck(f, now);
-  f->bneck = bneck;
   f->rate = rate;
+  net->stats.rate_changes++;
   FsTime d = add_sat(now, drain_ticks(f->bytes_left, rate));
   if (f->ev == FS_EVENT_NONE)
     f->ev = fs_sim_at(net->sim, d, drain_cb, net, slot);
@@ -441,7 +448,7 @@ static void drain_cb(void *ctx, uint64_t arg)
   FsTime now = fs_sim_now(net->sim);
   FsFlow *f = &net->flows[slot];
   g_assert(f->state == FS_FLOW_RUNNING);
-  close_bneck(f, now);
+  set_bneck(net, f, FS_CHANNEL_NONE, now);
   f->bytes_left = 0;
   f->t_upd = now;
   f->drained = now;
@@ -523,6 +530,34 @@ void fs_flownet_stats(const FsFlowNet *net, FsFlowNetStats *out)
 void fs_flownet_set_check(FsFlowNet *net, gboolean on) { net->check = on; }
 void fs_flownet_set_global_recompute(FsFlowNet *net, gboolean on) { net->global = on; }
 
+/* Max-min fairness, by its characterisation: every running flow is at its
+ * cap or crosses a full channel on which no flow is faster (1e-9 slack). */
+static gboolean check_maxmin(const FsFlowNet *net, GError **error)
+{
+  g_autofree double *fastest = g_new0(double, MAX(net->n_chans, 1));
+  for (uint32_t i = 0; i < net->n_active; i++) {
+    const FsFlow *f = &net->flows[net->active[i]];
+    for (uint32_t h = 0; h < f->n_hops; h++)
+      fastest[f->hops[h].chan] = MAX(fastest[f->hops[h].chan], f->rate);
+  }
+  for (uint32_t i = 0; i < net->n_active; i++) {
+    const FsFlow *f = &net->flows[net->active[i]];
+    gboolean limited = f->rate >= f->cap * (1 - 1e-9);
+    for (uint32_t h = 0; h < f->n_hops && !limited; h++) {
+      const FsChan *c = &net->chans[f->hops[h].chan];
+      limited = c->load >= c->capacity * (1 - 1e-9) &&
+                f->rate >= fastest[f->hops[h].chan] * (1 - 1e-9);
+    }
+    if (!limited) {
+      g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_INVARIANT,
+                  "flow slot %u at %.17g B/s is below its cap and has no full channel where "
+                  "it is the fastest: not max-min fair", net->active[i], f->rate);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 gboolean fs_flownet_check(FsFlowNet *net, GError **error)
 {
   if (net->recompute_ev != FS_EVENT_NONE) {
@@ -579,6 +614,8 @@ gboolean fs_flownet_check(FsFlowNet *net, GError **error)
                 carried, net->hop_bytes);
     return FALSE;
   }
+  if (net->model == FS_NET_MAXMIN && !check_maxmin(net, error))
+    return FALSE;
   for (uint32_t i = 0; i < net->n_active; i++) {
     const FsFlow *f = &net->flows[net->active[i]];
     double left = f->bytes_left - f->rate * (double)(now - f->t_upd) / 1e12;

@@ -26,9 +26,11 @@
  * filling: all unfrozen flows rise together; a channel whose capacity is used
  * up freezes the flows crossing it, a flow reaching its cap freezes alone.
  * A channel listed twice in one path counts twice.  Rates change only when a
- * flow starts or drains, and only for the flows coupled to it through shared
- * channels (its connected component in the flow/channel graph): that part is
- * recomputed, the rest is untouched.  Recomputation is deferred to one event
+ * flow starts or drains, and only for flows coupled to it through shared
+ * channels (its connected component in the flow/channel graph).  Only the
+ * flows whose rate can change are recomputed: the set starts at the change
+ * and grows until the allocation is verifiably max-min fair (fill.c); the
+ * rest is untouched.  Recomputation is deferred to one event
  * at the current time, so flows starting or draining at the same picosecond
  * cost one recomputation together (no simulated time passes meanwhile;
  * fs_flownet_flush forces it early).
@@ -44,11 +46,11 @@
  * 2,000,000,000 ps into 2,000,000,001.  Remaining bytes are tracked lazily
  * (bytes left at the last rate change, and its time).
  *
- * Determinism and ties: the rates are a function of the set of flows in a
- * component only (progressive filling pops channels in (fair share, channel
- * id) order and capped flows in (cap, flow slot) order, with channels first
- * on a tie); they do not depend on list orders or on how much of the system
- * was recomputed.  Events at one picosecond run in the order they were
+ * Determinism and ties: progressive filling pops channels in (fair share,
+ * channel id) order and capped flows in (cap, flow slot) order, channels
+ * first on a tie, so rates do not depend on list orders; they agree with a
+ * full recomputation to floating-point rounding (tested to the picosecond on
+ * random scenarios).  Events at one picosecond run in the order they were
  * scheduled (the event core's FIFO ties), so the same sequence of calls gives
  * the same sequence of callbacks.
  *
@@ -56,8 +58,9 @@
  * owns its channels and flows.  Memory is O(channels + active flows + total
  * path length of active flows); flow slots, their hop arrays and the scratch
  * of the rate computation are recycled, so a warm network allocates nothing
- * per flow.  Starting or draining a flow costs O(path) plus one recomputation
- * of its component, O(E log E) for E flow-channel incidences in it.
+ * per flow.  Starting or draining a flow costs O(path) plus a share of one
+ * recomputation, O(E log E) for E flow-channel incidences of the affected
+ * flows (at worst the whole component).
  *
  * Debug check: fs_flownet_set_check(TRUE), or FS_NET_CHECK=1 in the
  * environment, runs fs_flownet_check after every recomputation and stops the
@@ -164,8 +167,9 @@ typedef struct {
   uint64_t flows_finished;
   guint flows_active;          /* started (maybe pending) and not finished */
   uint64_t recomputations;     /* rate recomputations run */
-  uint64_t recomputed_flows;   /* sum of their component sizes */
-  guint max_component;         /* largest component recomputed */
+  uint64_t recomputed_flows;   /* sum of their affected-set sizes */
+  guint max_component;         /* largest affected set recomputed */
+  uint64_t rate_changes;       /* flows whose rate a recomputation changed */
 } FsFlowNetStats;
 
 /* Creates a network on sim (borrowed; must outlive the network). */
@@ -207,7 +211,9 @@ void fs_flownet_stats(const FsFlowNet *net, FsFlowNetStats *out);
  * capacity (1e-9 relative), every flow list consistent, every running flow
  * with 0 <= bytes left <= bytes and a positive rate, and per channel the
  * integral of its load equal to the bytes its flows moved (bytes conserved,
- * within the picosecond rounding).  FALSE with FS_NET_ERROR_INVARIANT naming
+ * within the picosecond rounding), and max-min fairness (every running flow
+ * at its cap or on a full channel where no flow is faster; maxmin model
+ * only).  FALSE with FS_NET_ERROR_INVARIANT naming
  * the first violation.  O(channels + incidences). */
 gboolean fs_flownet_check(FsFlowNet *net, GError **error);
 /* Runs fs_flownet_check after every recomputation (g_error on failure). */

@@ -222,12 +222,12 @@ int main(int argc, char **argv)
   fs_flownet_stats(b.net, &st);
   printf("%s%s%s model=%s endpoints=%u flows=%" G_GUINT64_FORMAT " sim=%.3f ms wall=%.2f s "
          "flows/s=%.0f events=%" G_GUINT64_FORMAT " recomputations=%" G_GUINT64_FORMAT
-         " mean_component=%.1f max_component=%u peak_rss=%.0f MiB\n",
+         " mean_component=%.1f max_component=%u rate_changes=%" G_GUINT64_FORMAT " peak_rss=%.0f MiB\n",
          scenario, pipelined ? " pipelined" : "", hash ? " hash" : "", fs_net_model_name(model),
          b.n, b.finished, fs_time_to_s(fs_sim_now(b.sim)) * 1e3, wall, (double)b.finished / wall,
          fs_sim_events_run(b.sim), st.recomputations,
          st.recomputations ? (double)st.recomputed_flows / (double)st.recomputations : 0.0,
-         st.max_component, (double)peak_rss_kib() / 1024.0);
+         st.max_component, st.rate_changes, (double)peak_rss_kib() / 1024.0);
   fs_flownet_free(b.net);
   fs_sim_free(b.sim);
   g_free(b.next_peer);

@@ -2,8 +2,8 @@
  * p2pBandwidthLatencyTest and nvbandwidth, by simulating the transfers on
  * the flow network: unidirectional and bidirectional bandwidth and latency
  * per GPU pair, the transport used, and host↔device bandwidth per GPU
- * (alone, and all GPUs at once).  Each measurement runs alone on an empty
- * network, one after the other on one simulation. */
+ * (alone, and all GPUs at once).  The measuring is src/net/p2p.c; this
+ * file parses options and prints. */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "net/flow.h"
+#include "net/p2p.h"
 #include "net/route.h"
 #include "topo/topo.h"
 #include "util/units.h"
@@ -48,46 +49,6 @@ static const GOptionEntry entries[] = {
    "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
-
-typedef struct {
-  FsSim *sim;
-  FsFlowNet *net;
-  FsRouter *router;
-  FsTime last_finish;
-  guint done;
-} Bench;
-
-static void on_done(void *ctx, const FsFlowInfo *info)
-{
-  Bench *b = ctx;
-  b->last_finish = MAX(b->last_finish, info->finish);
-  b->done++;
-}
-
-/* Runs transfers src[i] → dst[i] of bytes each, all at once from now, to
- * completion.  Returns the time until the last byte landed, or -1 when a
- * pair has no route. */
-static FsTime measure(Bench *b, const guint *src, const guint *dst, guint n, uint64_t bytes)
-{
-  FsTime t0 = fs_sim_now(b->sim);
-  b->last_finish = t0;
-  b->done = 0;
-  for (guint i = 0; i < n; i++)
-    if (!fs_router_transfer(b->router, src[i], dst[i], bytes, t0, 0, i, on_done, b, NULL, NULL))
-      return -1;
-  GError *error = NULL;
-  if (!fs_sim_run(b->sim, &error)) {
-    g_error_free(error);
-    return -1;
-  }
-  g_assert(b->done == n);
-  return b->last_finish - t0;
-}
-
-static double gbps(uint64_t bytes, FsTime t)
-{
-  return t > 0 ? (double)bytes * 1e12 / (double)t / 1e9 : 0;
-}
 
 /* One matrix value: NULL in JSON and "-" in text when v < 0. */
 static json_t *jnum(double v)
@@ -171,62 +132,14 @@ int fs_cmd_p2p(int argc, char **argv)
   if (ng == 0)
     return fs_cli_usage("p2p", "the topology has no GPU");
 
-  g_autoptr(FsSim) sim = fs_sim_new();
-  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
-  g_autoptr(FsRouter) router = fs_router_new(t, net, &ropt);
-  Bench b = {sim, net, router, 0, 0};
-
-  g_autofree double *uni = g_new(double, ng * ng);
-  g_autofree double *bi = g_new(double, ng * ng);
-  g_autofree double *lat = g_new(double, ng * ng);
-  g_autofree FsRouteKind *kind = g_new(FsRouteKind, ng * ng);
-  g_autofree gboolean *routed = g_new0(gboolean, ng * ng);
-  FsRoute route;
-  fs_route_init(&route);
-  for (guint i = 0; i < ng; i++)
-    for (guint j = 0; j < ng; j++) {
-      guint k = i * ng + j;
-      uni[k] = bi[k] = lat[k] = -1;
-      if (i == j)
-        continue;
-      if (!fs_router_route(router, gpus[i], gpus[j], 0, &route, NULL))
-        continue;
-      routed[k] = TRUE;
-      kind[k] = route.kind;
-      guint s[2] = {gpus[i], gpus[j]}, d[2] = {gpus[j], gpus[i]};
-      FsTime tu = measure(&b, s, d, 1, bytes);
-      FsTime tb = measure(&b, s, d, 2, bytes);
-      FsTime tl = measure(&b, s, d, 1, 4);
-      uni[k] = tu < 0 ? -1 : gbps(bytes, tu);
-      bi[k] = tb < 0 ? -1 : gbps(2 * bytes, tb);
-      lat[k] = tl < 0 ? -1 : fs_time_to_us(tl);
-    }
-  fs_route_clear(&route);
-
-  /* Host <-> device. */
-  g_autofree double *h2d = g_new(double, ng);
-  g_autofree double *d2h = g_new(double, ng);
-  g_autofree int *cpu = g_new(int, ng);
-  g_autofree guint *src = g_new(guint, ng);
-  g_autofree guint *dst = g_new(guint, ng);
-  guint n_host = 0;
-  for (guint i = 0; i < ng; i++) {
-    cpu[i] = fs_router_nearest_cpu(router, gpus[i]);
-    h2d[i] = d2h[i] = -1;
-    if (cpu[i] < 0)
-      continue;
-    guint c = (guint)cpu[i];
-    FsTime th = measure(&b, &c, &gpus[i], 1, bytes);
-    FsTime td = measure(&b, &gpus[i], &c, 1, bytes);
-    h2d[i] = th < 0 ? -1 : gbps(bytes, th);
-    d2h[i] = td < 0 ? -1 : gbps(bytes, td);
-    if (th >= 0) {
-      src[n_host] = c;
-      dst[n_host++] = gpus[i];
-    }
-  }
-  FsTime tall = n_host > 0 ? measure(&b, src, dst, n_host, bytes) : -1;
-  double h2d_all = tall < 0 ? -1 : gbps((uint64_t)n_host * bytes, tall);
+  g_autoptr(FsP2pResult) res = fs_p2p_measure(t, model, &ropt, bytes, ng);
+  const double *uni = res->uni_gbps, *bi = res->bi_gbps, *lat = res->latency_us;
+  const double *h2d = res->h2d_gbps, *d2h = res->d2h_gbps;
+  const FsRouteKind *kind = res->kind;
+  const gboolean *routed = res->routed;
+  const int *cpu = res->cpu;
+  double h2d_all = res->h2d_all_gbps;
+  guint n_host = res->h2d_all_gpus;
 
   if (opt_json) {
     json_t *o = json_object();

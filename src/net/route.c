@@ -7,11 +7,15 @@
  *   PCIE    PCIe, inter-socket and NVLink-C2C links (and NVLinks that end at
  *           a CPU), through PCIe switches and CPUs;
  *   FABRIC  InfiniBand and Ethernet links, through IB/Ethernet switches.
- * dist_to() runs a Dijkstra from a destination over one subgraph (edge
- * u→v weighs the link latency plus v's entry latency, i.e. the latency of
- * the channel) and caches the array, LRU.  walk() then follows a shortest
- * path from the source, choosing among equal next hops by hash; spray()
- * enumerates all of them (NVLink).
+ * An edge u→v weighs the latency of its channel (the link's plus v's
+ * entry latency).  NVLink and PCIe searches are local to a host or rack:
+ * local_dist() runs a Dijkstra from the destination over the part of the
+ * subgraph it reaches, in one dense array reset through a touched list.
+ * Fabric searches are per anchor (the switch the destination NIC hangs
+ * from) over the fabric's switches only, in compact arrays cached LRU
+ * (fabric_dist).  walk() / walk_fabric() follow a shortest path from the
+ * source, choosing among equal next hops by hash; spray() enumerates all
+ * of them (NVLink).
  */
 #include "net/route.h"
 
@@ -42,7 +46,16 @@ struct FsRouter {
   FsRouteOptions opt;
   guint n_nodes;
   FsTime *node_lat;        /* latency of entering each node */
+  /* Local searches (PCIe, NVLink): one dense array, reset through the list
+   * of the nodes the last search touched. */
+  FsTime *sdist;
+  GArray *touched;         /* guint */
+  /* Fabric searches: distances over the fabric switches only (fidx maps a
+   * node to its index among them, or -1), cached per anchor switch. */
+  int *fidx;
+  guint n_fab;
   CacheEntry *cache;
+  GHashTable *cache_index;  /* anchor node → CacheEntry* */
   uint64_t clock;
   int *near_cpu, *near_nic; /* -2 = not computed yet */
   GArray *heap;            /* HeapItem */
@@ -66,7 +79,7 @@ void fs_route_options_init(FsRouteOptions *opt)
 {
   memset(opt, 0, sizeof *opt);
   opt->p2p_level = FS_P2P_LEVEL_AUTO;
-  opt->cache_size = 64;
+  opt->cache_size = 1024;
 }
 
 gboolean fs_route_p2p_level_from_name(const char *s, FsPathType *out)
@@ -179,7 +192,15 @@ FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions
     fs_flownet_add_channel(net, link->bandwidth, link->latency + r->node_lat[link->b]);
     fs_flownet_add_channel(net, link->bandwidth, link->latency + r->node_lat[link->a]);
   }
+  r->sdist = g_new(FsTime, MAX(r->n_nodes, 1));
+  r->fidx = g_new(int, MAX(r->n_nodes, 1));
+  for (guint i = 0; i < r->n_nodes; i++) {
+    r->sdist[i] = INF_DIST;
+    r->fidx[i] = transit_in(topo, i, SUB_FABRIC) ? (int)r->n_fab++ : -1;
+  }
+  r->touched = g_array_new(FALSE, FALSE, sizeof(guint));
   r->cache = g_new0(CacheEntry, r->opt.cache_size);
+  r->cache_index = g_hash_table_new(g_direct_hash, g_direct_equal);
   r->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
   r->stack = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
   fs_route_init(&r->scratch);
@@ -193,6 +214,10 @@ void fs_router_free(FsRouter *r)
   for (guint i = 0; i < r->opt.cache_size; i++)
     g_free(r->cache[i].dist);
   g_free(r->cache);
+  g_hash_table_unref(r->cache_index);
+  g_free(r->sdist);
+  g_free(r->fidx);
+  g_array_unref(r->touched);
   g_free(r->node_lat);
   g_free(r->near_cpu);
   g_free(r->near_nic);
@@ -246,29 +271,17 @@ static HeapItem heap_pop(GArray *h)
   return top;
 }
 
-/* Distances to dst over sub from every node (INF_DIST when unreachable).
- * Borrowed from the cache: valid until the next dist_to call. */
-static const FsTime *dist_to(FsRouter *r, guint dst, Sub sub)
+/* Distances to dst over a local subgraph (PCIe or NVLink) from every node
+ * it reaches (INF_DIST elsewhere).  The array is the router's: valid until
+ * the next local_dist call.  Cost: the part of the subgraph reached. */
+static const FsTime *local_dist(FsRouter *r, guint dst, Sub sub)
 {
-  CacheEntry *victim = &r->cache[0];
-  for (guint i = 0; i < r->opt.cache_size; i++) {
-    CacheEntry *e = &r->cache[i];
-    if (e->stamp != 0 && e->dst == dst && e->sub == sub) {
-      e->stamp = ++r->clock;
-      return e->dist;
-    }
-    if (e->stamp < victim->stamp)
-      victim = e;
-  }
-  if (victim->dist == NULL)
-    victim->dist = g_new(FsTime, MAX(r->n_nodes, 1));
-  victim->dst = dst;
-  victim->sub = sub;
-  victim->stamp = ++r->clock;
-  FsTime *dist = victim->dist;
-  for (guint i = 0; i < r->n_nodes; i++)
-    dist[i] = INF_DIST;
+  FsTime *dist = r->sdist;
+  for (guint i = 0; i < r->touched->len; i++)
+    dist[g_array_index(r->touched, guint, i)] = INF_DIST;
+  g_array_set_size(r->touched, 0);
   dist[dst] = 0;
+  g_array_append_val(r->touched, dst);
   g_array_set_size(r->heap, 0);
   heap_push(r->heap, (HeapItem){0, dst});
   while (r->heap->len > 0) {
@@ -285,12 +298,133 @@ static const FsTime *dist_to(FsRouter *r, guint dst, Sub sub)
       /* The edge peer → it.node enters it.node. */
       FsTime nd = it.d + hop_latency(r, adj[k].link, it.node);
       if (nd < dist[adj[k].peer]) {
+        if (dist[adj[k].peer] == INF_DIST)
+          g_array_append_val(r->touched, adj[k].peer);
         dist[adj[k].peer] = nd;
         heap_push(r->heap, (HeapItem){nd, adj[k].peer});
       }
     }
   }
   return dist;
+}
+
+/* Distances to the fabric switch `anchor` from every fabric switch, by
+ * fabric index (INF_DIST when unreachable), over switches only.  Borrowed
+ * from the LRU cache: valid until the next fabric_dist call.  Cost on a
+ * miss: a Dijkstra over the fabric's switches. */
+static const FsTime *fabric_dist(FsRouter *r, guint anchor)
+{
+  CacheEntry *hit = g_hash_table_lookup(r->cache_index, GUINT_TO_POINTER(anchor + 1));
+  if (hit != NULL) {
+    hit->stamp = ++r->clock;
+    return hit->dist;
+  }
+  /* A miss: evict the least recently used entry (a scan, on misses only). */
+  CacheEntry *victim = &r->cache[0];
+  for (guint i = 0; i < r->opt.cache_size; i++)
+    if (r->cache[i].stamp < victim->stamp)
+      victim = &r->cache[i];
+  if (victim->stamp != 0)
+    g_hash_table_remove(r->cache_index, GUINT_TO_POINTER(victim->dst + 1));
+  g_hash_table_insert(r->cache_index, GUINT_TO_POINTER(anchor + 1), victim);
+  if (victim->dist == NULL)
+    victim->dist = g_new(FsTime, MAX(r->n_fab, 1));
+  victim->dst = anchor;
+  victim->sub = SUB_FABRIC;
+  victim->stamp = ++r->clock;
+  FsTime *dist = victim->dist;
+  for (guint i = 0; i < r->n_fab; i++)
+    dist[i] = INF_DIST;
+  dist[r->fidx[anchor]] = 0;
+  g_array_set_size(r->heap, 0);
+  heap_push(r->heap, (HeapItem){0, anchor});
+  while (r->heap->len > 0) {
+    HeapItem it = heap_pop(r->heap);
+    if (it.d > dist[r->fidx[it.node]])
+      continue;
+    guint n;
+    const FsTopoAdj *adj = fs_topo_adj(r->topo, it.node, &n);
+    for (guint k = 0; k < n; k++) {
+      int p = r->fidx[adj[k].peer];
+      if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC))
+        continue;
+      FsTime nd = it.d + hop_latency(r, adj[k].link, it.node);
+      if (nd < dist[p]) {
+        dist[p] = nd;
+        heap_push(r->heap, (HeapItem){nd, adj[k].peer});
+      }
+    }
+  }
+  return dist;
+}
+
+/* The fabric switch a fabric endpoint hangs from (its first fabric link's
+ * far end, by link order), or -1. */
+static int attach_switch(const FsRouter *r, guint ep, guint *link)
+{
+  guint n;
+  const FsTopoAdj *adj = fs_topo_adj(r->topo, ep, &n);
+  for (guint k = 0; k < n; k++)
+    if (r->fidx[adj[k].peer] >= 0 && link_in(r->topo, adj[k].link, SUB_FABRIC)) {
+      *link = adj[k].link;
+      return (int)adj[k].peer;
+    }
+  return -1;
+}
+
+/* Appends a shortest fabric path from endpoint src to endpoint dst (NICs,
+ * or GPUs wired to the fabric), ECMP by key: toward dst's switch, then the
+ * last hop.  FALSE (nothing appended) when there is none. */
+static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GArray *hops)
+{
+  guint last_link;
+  int anchor = attach_switch(r, dst, &last_link);
+  if (anchor < 0)
+    return FALSE;
+  const FsTime *dist = fabric_dist(r, (guint)anchor);
+  guint mark = hops->len;
+  guint u = src;
+  for (guint steps = 0; u != (guint)anchor; steps++) {
+    if (steps > r->n_fab + 1) {
+      g_array_set_size(hops, mark);
+      return FALSE;
+    }
+    /* Candidates: fabric switches next to u on a shortest path. */
+    guint n, cand = 0;
+    FsTime best = INF_DIST;
+    const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
+    for (int pass = 0; pass < 2; pass++)
+      for (guint k = 0; k < n; k++) {
+        int p = r->fidx[adj[k].peer];
+        if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC) || dist[p] == INF_DIST)
+          continue;
+        FsTime via = dist[p] + hop_latency(r, adj[k].link, adj[k].peer);
+        if (pass == 0)
+          best = MIN(best, via);
+        else
+          cand += via == best;
+      }
+    if (cand == 0) {
+      g_array_set_size(hops, mark);
+      return FALSE;
+    }
+    guint pick = cand == 1 ? 0 : (guint)(fs_hash64(key ^ fs_hash64(u + 1)) % cand);
+    for (guint k = 0; k < n; k++) {
+      int p = r->fidx[adj[k].peer];
+      if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC) || dist[p] == INF_DIST ||
+          dist[p] + hop_latency(r, adj[k].link, adj[k].peer) != best)
+        continue;
+      if (pick-- == 0) {
+        FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
+        g_array_append_val(hops, ch);
+        u = adj[k].peer;
+        break;
+      }
+    }
+  }
+  FsChannelId ch = fs_topo_channel_from(r->topo, last_link, (guint)anchor);
+  g_array_append_val(hops, ch);
+  return TRUE;
 }
 
 /* TRUE when adj entry k of u is a shortest next hop toward dst. */
@@ -310,7 +444,7 @@ static gboolean walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, G
 {
   if (src == dst)
     return TRUE;
-  const FsTime *dist = dist_to(r, dst, sub);
+  const FsTime *dist = local_dist(r, dst, sub);
   if (dist[src] == INF_DIST)
     return FALSE;
   guint u = src;
@@ -363,7 +497,7 @@ static void spray_from(FsRouter *r, const FsTime *dist, guint u, guint dst, doub
 
 static gboolean spray_nvlink(FsRouter *r, guint src, guint dst, FsRoute *out)
 {
-  const FsTime *dist = dist_to(r, dst, SUB_NVLINK);
+  const FsTime *dist = local_dist(r, dst, SUB_NVLINK);
   if (dist[src] == INF_DIST)
     return FALSE;
   g_array_set_size(r->stack, 0);
@@ -385,7 +519,7 @@ static int nearest(FsRouter *r, guint node, FsNodeKind kind)
     return (int)node;
   if (me->host < 0)
     return -1;
-  const FsTime *dist = dist_to(r, node, SUB_PCIE);
+  const FsTime *dist = local_dist(r, node, SUB_PCIE);
   guint n;
   const guint *nodes = fs_topo_host_nodes(r->topo, (guint)me->host, &n);
   int best = -1;
@@ -548,7 +682,7 @@ gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRout
     return no_route(r, src, dst, "a host without a NIC on PCIe", error);
   gboolean gdr_s, gdr_d;
   if (!nic_leg(r, src, (guint)ns, TRUE, key, out->hops, &gdr_s) ||
-      !walk(r, (guint)ns, (guint)nd, SUB_FABRIC, key, out->hops) ||
+      !walk_fabric(r, (guint)ns, (guint)nd, key, out->hops) ||
       !nic_leg(r, dst, (guint)nd, FALSE, key, out->hops, &gdr_d))
     return no_route(r, src, dst, "no path through the network", error);
   out->kind = gdr_s && gdr_d ? FS_ROUTE_NET_GDR : FS_ROUTE_NET_STAGED;

@@ -3,6 +3,10 @@
  *
  *   bench-flows random [FLOWS] [ENDPOINTS]     Poisson arrivals, random pairs
  *   bench-flows alltoall [ENDPOINTS] [BYTES]   every ordered pair, in waves
+ *   bench-flows cluster FILE NODES [FLOWS]      a topology file with -D
+ *                                               nodes=NODES: FLOWS random GPU
+ *                                               pairs routed (NCCL transports,
+ *                                               ECMP) and replayed
  *   options (after the scenario's arguments):
  *     --model analytic    the alpha-beta model instead of max-min
  *     --pipelined         all-to-all: each source starts its next send when
@@ -28,9 +32,12 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "catalog/catalog.h"
 #include "core/rng.h"
 #include "core/sim.h"
 #include "net/flow.h"
+#include "net/route.h"
+#include "topo/topo.h"
 
 #define LINK_BW 50e9
 #define HOP_LAT (500 * FS_NS)
@@ -134,6 +141,69 @@ static void peer_done(void *ctx, const FsFlowInfo *info)
     start(b, src, (src + b->next_peer[src]) % b->n, b->bytes, fs_sim_now(b->sim), peer_done);
 }
 
+static long peak_rss_kib(void);
+
+/* The cluster scenario: routes and replays random GPU pairs on a real
+ * topology.  Returns the exit status. */
+static int run_cluster(const char *file, guint nodes, guint flows, FsNetModel model)
+{
+  GError *error = NULL;
+  g_autoptr(FsCatalog) cat = fs_catalog_load_default(NULL, &error);
+  if (cat == NULL) {
+    fprintf(stderr, "bench-flows: %s\n", error->message);
+    return 1;
+  }
+  g_autofree char *def = g_strdup_printf("nodes=%u", nodes);
+  const char *defs[] = {def, NULL};
+  gint64 t0 = g_get_monotonic_time();
+  g_autoptr(FsTopo) t = fs_topo_load_file(file, cat, defs, &error);
+  if (t == NULL) {
+    fprintf(stderr, "bench-flows: %s\n", error->message);
+    return 1;
+  }
+  gint64 t1 = g_get_monotonic_time();
+  Bench b = {0};
+  b.sim = fs_sim_new();
+  b.net = fs_flownet_new(b.sim, model);
+  FsRouter *r = fs_router_new(t, b.net, NULL);
+  guint ng;
+  const guint *gpus = fs_topo_gpus(t, &ng);
+  FsRng rng;
+  fs_rng_init(&rng, 1, 2);
+  /* Offered load: a quarter of a 50 GB/s NIC per GPU, 1 MB flows. */
+  double arrivals_per_s = ng * 50e9 * 0.25 / 1e6, at = 0;
+  for (guint f = 0; f < flows; f++) {
+    at += fs_rng_exp(&rng, 1.0 / arrivals_per_s);
+    guint a = (guint)fs_rng_below(&rng, ng), d = (guint)fs_rng_below(&rng, ng - 1);
+    d += d >= a;
+    if (!fs_router_transfer(r, gpus[a], gpus[d], 1 + (uint64_t)fs_rng_exp(&rng, 1e6),
+                            fs_time_from_s(at), 0, f, count_done, &b, NULL, &error)) {
+      fprintf(stderr, "bench-flows: %s\n", error->message);
+      return 1;
+    }
+  }
+  gint64 t2 = g_get_monotonic_time();
+  if (!fs_sim_run(b.sim, &error)) {
+    fprintf(stderr, "bench-flows: %s\n", error->message);
+    return 1;
+  }
+  gint64 t3 = g_get_monotonic_time();
+  FsFlowNetStats st;
+  fs_flownet_stats(b.net, &st);
+  printf("cluster %s nodes=%u gpus=%u model=%s transfers=%u flows=%" G_GUINT64_FORMAT
+         " load=%.2f s route=%.2f s run=%.2f s sim=%.3f ms mean_component=%.1f peak_rss=%.0f MiB\n",
+         file, nodes, ng, fs_net_model_name(model), flows, st.flows_finished,
+         (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6,
+         fs_time_to_s(fs_sim_now(b.sim)) * 1e3,
+         st.recomputations ? (double)st.recomputed_flows / (double)st.recomputations : 0.0,
+         (double)peak_rss_kib() / 1024.0);
+  guint done = (guint)b.finished;
+  fs_router_free(r);
+  fs_flownet_free(b.net);
+  fs_sim_free(b.sim);
+  return done == flows ? 0 : 1;
+}
+
 static long peak_rss_kib(void)
 {
   struct rusage ru;
@@ -144,6 +214,21 @@ static long peak_rss_kib(void)
 int main(int argc, char **argv)
 {
   const char *scenario = argc > 1 ? argv[1] : "random";
+  if (strcmp(scenario, "cluster") == 0) {
+    if (argc < 4) {
+      fprintf(stderr, "bench-flows: cluster FILE NODES [FLOWS] [--model analytic]\n");
+      return 2;
+    }
+    FsNetModel m = FS_NET_MAXMIN;
+    guint flows = 100000;
+    for (int i = 4; i < argc; i++) {
+      if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
+        fs_net_model_from_name(argv[++i], &m);
+      else
+        flows = (guint)g_ascii_strtoull(argv[i], NULL, 10);
+    }
+    return run_cluster(argv[2], (guint)g_ascii_strtoull(argv[3], NULL, 10), flows, m);
+  }
   FsNetModel model = FS_NET_MAXMIN;
   gboolean pipelined = FALSE, hash = FALSE;
   guint64 nums[2] = {0, 0};

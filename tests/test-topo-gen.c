@@ -66,7 +66,8 @@ START_TEST(test_gen_kary_fat_tree_counts)
     ck_assert_msg(fs_topo_validate(t, &e), "k=%u: %s", k, e ? e->message : "");
     /* Every switch uses exactly its k ports in a full k-ary tree. */
     for (guint n = 0; n < fs_topo_n_nodes(t); n++)
-      if (fs_topo_node(t, n)->kind == FS_NODE_SWITCH && !g_str_has_prefix(fs_topo_node(t, n)->name, "ft/core"))
+      if (fs_topo_node(t, n)->kind == FS_NODE_SWITCH &&
+          !g_str_has_prefix(fs_topo_node(t, n)->name, "ft/core"))
         ck_assert_uint_eq(fs_topo_node_ports(t, n), k);
   }
 }

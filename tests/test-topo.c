@@ -393,6 +393,34 @@ START_TEST(test_topo_bisection)
 }
 END_TEST
 
+/* Text loads resolve includes from the folder of the name given. */
+START_TEST(test_topo_load_string_include)
+{
+  g_autofree char *name = fs_test_data_path("topo/virtual.yaml");
+  GError *e = NULL;
+  g_autoptr(FsTopo) t = fs_topo_load_string(
+    "include: inc/box.yaml\n"
+    "hosts:\n"
+    "  - template: box\n"
+    "    name: \"n[0-2]\"\n"
+    "generators:\n"
+    "  - {type: fat-tree, endpoints: \"n[0-2]/nic[0-1]\", switch: quantum-2-ndr, link: ib-ndr}\n",
+    name, cat, NULL, &e);
+  ck_assert_msg(t != NULL, "%s", e ? e->message : "");
+  guint n;
+  fs_topo_gpus(t, &n);
+  ck_assert_uint_eq(n, 6);
+  ck_assert_uint_eq(fs_topo_n_hosts(t), 3);
+  ck_assert_str_eq(fs_topo_name(t), "virtual");
+  assert_label(t, 0, 1, "NV18");
+  assert_label(t, 1, 2, "NET");
+  /* The same text from a folder without inc/ fails at the include. */
+  ck_assert_ptr_null(fs_topo_load_string("include: inc/box.yaml\n", "/nonexistent/x.yaml", cat,
+                                         NULL, &e));
+  fs_assert_error(e, FS_TOPO_ERROR, "x.yaml:1:10: included file \"/nonexistent/inc/box.yaml\"");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("topo");
@@ -410,6 +438,7 @@ int main(void)
     {"test_topo_expressions", test_topo_expressions},
     {"test_topo_pairings", test_topo_pairings},
     {"test_topo_bisection", test_topo_bisection},
+    {"test_topo_load_string_include", test_topo_load_string_include},
   };
   for (guint i = 0; i < G_N_ELEMENTS(tests); i++) {
     TCase *tc = tcase_create(tests[i].name);

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "topo/paths.h"
 #include "topo/topo.h"
+#include "util/error.h"
 #include "util/units.h"
 
 static char **opt_defines = NULL;
@@ -244,6 +245,13 @@ static int do_paths(const FsTopo *t)
 {
   guint ng;
   const guint *gpus = fs_topo_gpus(t, &ng);
+  if (ng > FS_PATHS_MATRIX_MAX_GPUS) {
+    GError *error = g_error_new(FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
+                                "%s has %u GPUs; the path matrix is printed for at most %d "
+                                "(lower the node count with -D)", fs_topo_name(t), ng,
+                                FS_PATHS_MATRIX_MAX_GPUS);
+    return fs_cli_fail("topo", error);
+  }
   if (!opt_json) {
     g_autofree char *m = fs_topo_paths_matrix(t);
     fputs(m, stdout);

@@ -15,15 +15,21 @@ static const char *shape(FsNodeKind k)
   }
 }
 
-/* Appends s as a DOT quoted string. */
-static void quoted(GString *out, const char *s)
+/* Appends s escaped for the inside of a DOT quoted string. */
+static void escaped(GString *out, const char *s)
 {
-  g_string_append_c(out, '"');
   for (; *s; s++) {
     if (*s == '"' || *s == '\\')
       g_string_append_c(out, '\\');
     g_string_append_c(out, *s);
   }
+}
+
+/* Appends s as a DOT quoted string. */
+static void quoted(GString *out, const char *s)
+{
+  g_string_append_c(out, '"');
+  escaped(out, s);
   g_string_append_c(out, '"');
 }
 
@@ -32,9 +38,11 @@ static void vertex(GString *out, const FsTopo *t, guint i, const char *indent)
   const FsTopoNode *n = fs_topo_node(t, i);
   g_string_append(out, indent);
   quoted(out, n->name);
-  g_string_append_printf(out, " [shape=%s, label=", shape(n->kind));
-  g_autofree char *label = g_strdup_printf("%s\\n%s", n->name, n->model->name);
-  g_string_append_printf(out, "\"%s\"];\n", label);
+  g_string_append_printf(out, " [shape=%s, label=\"", shape(n->kind));
+  escaped(out, n->name);
+  g_string_append(out, "\\n");
+  escaped(out, n->model->name);
+  g_string_append(out, "\"];\n");
 }
 
 char *fs_topo_to_dot(const FsTopo *t)
@@ -65,10 +73,11 @@ char *fs_topo_to_dot(const FsTopo *t)
     quoted(out, fs_topo_node(t, k->a)->name);
     g_string_append(out, " -- ");
     quoted(out, fs_topo_node(t, k->b)->name);
+    g_string_append(out, " [label=\"");
+    escaped(out, k->model->name);
     if (k->count > 1)
-      g_string_append_printf(out, " [label=\"%s x%u\"];\n", k->model->name, k->count);
-    else
-      g_string_append_printf(out, " [label=\"%s\"];\n", k->model->name);
+      g_string_append_printf(out, " x%u", k->count);
+    g_string_append(out, "\"];\n");
   }
   g_string_append(out, "}\n");
   return g_string_free(out, FALSE);

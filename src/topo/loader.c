@@ -15,35 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo/gen.h"
+#include "topo/loader-private.h"
 #include "topo/names.h"
 #include "topo/topo-private.h"
 #include "util/error.h"
 #include "util/strutil.h"
 #include "util/yaml.h"
-
-typedef struct {
-  const char *name;
-  const FsYamlNode *map;     /* the template's mapping */
-  const FsYamlNode *key;     /* its key, for messages */
-} Template;
-
-typedef struct {
-  const FsCatalog *cat;
-  FsTopo *topo;
-  GPtrArray *docs;           /* FsYamlDoc *, kept until the end */
-  GHashTable *params;        /* name -> int64_t * */
-  GPtrArray *param_order;    /* names, declaration order */
-  GHashTable *overrides;     /* -D name -> int64_t * */
-  GHashTable *overrides_used;
-  GHashTable *templates;     /* name -> Template * */
-  GPtrArray *template_order; /* names, for did-you-mean */
-  GPtrArray *chain;          /* canonical paths being read */
-  GHashTable *read;          /* canonical paths read */
-  GPtrArray *hosts, *nodes, *links, *gens; /* const FsYamlNode * entries */
-  char *name;                /* the top file's name: or basename */
-  int lone_host;             /* host of top-level nodes when no templates are instantiated */
-} Loader;
 
 static const char *const top_keys[] = {"name", "description", "source", "parameters", "include",
                                        "templates", "hosts", "nodes", "links", "generators",
@@ -64,7 +41,7 @@ static gboolean at(const FsYamlNode *node, GError **error)
 }
 
 /* The scalar's text with ${} substituted (caller frees). */
-static char *scalar_text(Loader *L, const FsYamlNode *node, const char *what, GError **error)
+char *fs_topo_loader_text(Loader *L, const FsYamlNode *node, const char *what, GError **error)
 {
   if (node->kind != FS_YAML_SCALAR) {
     fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, node->file, node->line,
@@ -79,10 +56,10 @@ static char *scalar_text(Loader *L, const FsYamlNode *node, const char *what, GE
   return out;
 }
 
-static gboolean scalar_int(Loader *L, const FsYamlNode *node, int64_t min, int64_t max,
-                           const char *what, int64_t *out, GError **error)
+gboolean fs_topo_loader_int(Loader *L, const FsYamlNode *node, int64_t min, int64_t max,
+                            const char *what, int64_t *out, GError **error)
 {
-  g_autofree char *text = scalar_text(L, node, what, error);
+  g_autofree char *text = fs_topo_loader_text(L, node, "an integer", error);
   if (text == NULL)
     return FALSE;
   GError *e = NULL;
@@ -95,24 +72,24 @@ static gboolean scalar_int(Loader *L, const FsYamlNode *node, int64_t min, int64
   return TRUE;
 }
 
-static gboolean opt_uint(Loader *L, const FsYamlNode *map, const char *key, guint max,
-                         guint *out, GError **error)
+gboolean fs_topo_loader_uint(Loader *L, const FsYamlNode *map, const char *key, guint max,
+                             guint *out, GError **error)
 {
   const FsYamlNode *v = fs_yaml_map_get(map, key);
   if (v == NULL)
     return TRUE;
   int64_t x;
-  if (!scalar_int(L, v, 0, max, key, &x, error))
+  if (!fs_topo_loader_int(L, v, 0, max, key, &x, error))
     return FALSE;
   *out = (guint)x;
   return TRUE;
 }
 
 /* Expands the name pattern in node (after ${}) with prefix into names. */
-static GPtrArray *expand_names(Loader *L, const FsYamlNode *node, const char *prefix,
-                               GError **error)
+GPtrArray *fs_topo_loader_names(Loader *L, const FsYamlNode *node, const char *prefix,
+                                GError **error)
 {
-  g_autofree char *text = scalar_text(L, node, "a name or name range", error);
+  g_autofree char *text = fs_topo_loader_text(L, node, "a name or name range", error);
   if (text == NULL)
     return NULL;
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
@@ -132,10 +109,10 @@ static GPtrArray *expand_names(Loader *L, const FsYamlNode *node, const char *pr
 
 /* A model named by node, of a node kind (gpu/cpu/switch/nic) when kind is
  * FS_MODEL_N_KINDS, else of exactly kind. */
-static const FsModel *model_at(Loader *L, const FsYamlNode *node, FsModelKind kind,
-                               GError **error)
+const FsModel *fs_topo_loader_model(Loader *L, const FsYamlNode *node, FsModelKind kind,
+                                    GError **error)
 {
-  g_autofree char *name = scalar_text(L, node, "a model name", error);
+  g_autofree char *name = fs_topo_loader_text(L, node, "a model name", error);
   if (name == NULL)
     return NULL;
   const FsModel *m = fs_catalog_get(L->cat, name);
@@ -210,7 +187,7 @@ static gboolean read_parameters(Loader *L, const FsYamlNode *map, GError **error
       g_hash_table_add(L->overrides_used, (gpointer)g_hash_table_lookup(L->overrides, k->value));
     } else {
       g_autofree char *what = g_strdup_printf("parameter \"%s\" must be an integer", k->value);
-      if (!scalar_int(L, v, INT64_MIN / 4, INT64_MAX / 4, what, val, error)) {
+      if (!fs_topo_loader_int(L, v, INT64_MIN / 4, INT64_MAX / 4, what, val, error)) {
         g_free(val);
         return FALSE;
       }
@@ -232,7 +209,7 @@ static gboolean read_include(Loader *L, const FsYamlNode *node, const char *path
     n = node->n;
   }
   for (guint i = 0; i < n; i++) {
-    g_autofree char *rel = scalar_text(L, items[i], "a file name", error);
+    g_autofree char *rel = fs_topo_loader_text(L, items[i], "a file name", error);
     if (rel == NULL)
       return FALSE;
     g_autofree char *full = g_path_is_absolute(rel) || strcmp(dir, ".") == 0
@@ -257,6 +234,11 @@ static gboolean read_templates(Loader *L, const FsYamlNode *map, GError **error)
       return FALSE;
     }
     if (!fs_yaml_require_map(v, error) || !fs_yaml_check_keys(v, template_keys, "template", error))
+      return FALSE;
+    const FsYamlNode *list;
+    if ((list = fs_yaml_map_get(v, "nodes")) && !fs_yaml_require_seq(list, error))
+      return FALSE;
+    if ((list = fs_yaml_map_get(v, "links")) && !fs_yaml_require_seq(list, error))
       return FALSE;
     Template *t = g_new0(Template, 1);
     t->name = k->value;
@@ -368,14 +350,14 @@ static gboolean add_nodes(Loader *L, const FsYamlNode *e, const char *prefix, in
   const FsYamlNode *mn = nn ? fs_yaml_require_key(e, "model", "node", error) : NULL;
   if (mn == NULL)
     return FALSE;
-  const FsModel *model = model_at(L, mn, FS_MODEL_N_KINDS, error);
+  const FsModel *model = fs_topo_loader_model(L, mn, FS_MODEL_N_KINDS, error);
   if (model == NULL)
     return FALSE;
   int socket = -1;
   const FsYamlNode *sn = fs_yaml_map_get(e, "socket");
   if (sn != NULL) {
     int64_t s;
-    if (!scalar_int(L, sn, 0, 1024, "socket", &s, error))
+    if (!fs_topo_loader_int(L, sn, 0, 1024, "socket", &s, error))
       return FALSE;
     socket = (int)s;
   }
@@ -398,7 +380,7 @@ static gboolean add_nodes(Loader *L, const FsYamlNode *e, const char *prefix, in
       host = L->lone_host;
     }
   }
-  g_autoptr(GPtrArray) names = expand_names(L, nn, prefix, error);
+  g_autoptr(GPtrArray) names = fs_topo_loader_names(L, nn, prefix, error);
   if (names == NULL)
     return FALSE;
   for (guint i = 0; i < names->len; i++)
@@ -409,7 +391,8 @@ static gboolean add_nodes(Loader *L, const FsYamlNode *e, const char *prefix, in
 }
 
 /* Resolves expanded names to node indices; a dangling name fails at node. */
-static guint *resolve(Loader *L, GPtrArray *names, const FsYamlNode *node, GError **error)
+guint *fs_topo_loader_resolve(Loader *L, GPtrArray *names, const FsYamlNode *node,
+                              GError **error)
 {
   guint *idx = g_new(guint, names->len + 1);
   for (guint i = 0; i < names->len; i++) {
@@ -454,11 +437,11 @@ static gboolean add_links(Loader *L, const FsYamlNode *e, const char *prefix, GE
   const FsYamlNode *mn = bn ? fs_yaml_require_key(e, "model", "link", error) : NULL;
   if (mn == NULL)
     return FALSE;
-  const FsModel *model = model_at(L, mn, FS_MODEL_LINK, error);
+  const FsModel *model = fs_topo_loader_model(L, mn, FS_MODEL_LINK, error);
   if (model == NULL)
     return FALSE;
   guint count = 1;
-  if (!opt_uint(L, e, "count", 1000000, &count, error))
+  if (!fs_topo_loader_uint(L, e, "count", 1000000, &count, error))
     return FALSE;
   if (count == 0) {
     const FsYamlNode *c = fs_yaml_map_get(e, "count");
@@ -466,16 +449,16 @@ static gboolean add_links(Loader *L, const FsYamlNode *e, const char *prefix, GE
                     "count must be at least 1 (leave the link out instead)");
     return FALSE;
   }
-  g_autoptr(GPtrArray) an_names = expand_names(L, an, prefix, error);
+  g_autoptr(GPtrArray) an_names = fs_topo_loader_names(L, an, prefix, error);
   if (an_names == NULL)
     return FALSE;
-  g_autoptr(GPtrArray) bn_names = expand_names(L, bn, prefix, error);
+  g_autoptr(GPtrArray) bn_names = fs_topo_loader_names(L, bn, prefix, error);
   if (bn_names == NULL)
     return FALSE;
-  g_autofree guint *a = resolve(L, an_names, an, error);
+  g_autofree guint *a = fs_topo_loader_resolve(L, an_names, an, error);
   if (a == NULL)
     return FALSE;
-  g_autofree guint *b = resolve(L, bn_names, bn, error);
+  g_autofree guint *b = fs_topo_loader_resolve(L, bn_names, bn, error);
   if (b == NULL)
     return FALSE;
   guint na = an_names->len, nb = bn_names->len;
@@ -483,7 +466,7 @@ static gboolean add_links(Loader *L, const FsYamlNode *e, const char *prefix, GE
   gboolean zip = na == nb;
   const FsYamlNode *pn = fs_yaml_map_get(e, "pairing");
   if (pn != NULL) {
-    g_autofree char *p = scalar_text(L, pn, "zip or all", error);
+    g_autofree char *p = fs_topo_loader_text(L, pn, "zip or all", error);
     if (p == NULL)
       return FALSE;
     if (strcmp(p, "zip") == 0)
@@ -509,6 +492,13 @@ static gboolean add_links(Loader *L, const FsYamlNode *e, const char *prefix, GE
                             error))
         return FALSE;
     return TRUE;
+  }
+  if ((guint64)na * nb > FS_TOPO_MAX_NAMES) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT, e->file, e->line, e->col,
+                    "every pair of %u a names and %u b names is %" G_GUINT64_FORMAT
+                    " links, more than %d; use a generator or smaller ranges", na, nb,
+                    (guint64)na * nb, FS_TOPO_MAX_NAMES);
+    return FALSE;
   }
   /* Every pair; when both sides are one list (a mesh), each pair once. */
   gboolean mesh = na == nb && same_list(a, b, na);
@@ -550,7 +540,7 @@ static gboolean add_hosts(Loader *L, const FsYamlNode *e, GError **error)
   const FsYamlNode *tn = fs_yaml_require_key(e, "template", "hosts entry", error);
   if (tn == NULL)
     return FALSE;
-  g_autofree char *tname = scalar_text(L, tn, "a template name", error);
+  g_autofree char *tname = fs_topo_loader_text(L, tn, "a template name", error);
   if (tname == NULL)
     return FALSE;
   const Template *t = g_hash_table_lookup(L->templates, tname);
@@ -568,7 +558,7 @@ static gboolean add_hosts(Loader *L, const FsYamlNode *e, GError **error)
     int host = fs_topo_add_host(L->topo, t->name);
     return instantiate(L, t, "", host, error);
   }
-  g_autoptr(GPtrArray) names = expand_names(L, nn, NULL, error);
+  g_autoptr(GPtrArray) names = fs_topo_loader_names(L, nn, NULL, error);
   if (names == NULL)
     return FALSE;
   for (guint i = 0; i < names->len; i++) {
@@ -578,202 +568,6 @@ static gboolean add_hosts(Loader *L, const FsYamlNode *e, GError **error)
       return FALSE;
   }
   return TRUE;
-}
-
-/* ---- generators -------------------------------------------------------- */
-
-typedef gboolean (*GenFn)(Loader *L, const FsYamlNode *e, const char *prefix, GError **error);
-
-/* Endpoint node indices from the `endpoints` key (a pattern or a list). */
-static GArray *endpoints(Loader *L, const FsYamlNode *e, GError **error)
-{
-  const FsYamlNode *v = fs_yaml_require_key(e, "endpoints", "generator", error);
-  if (v == NULL)
-    return NULL;
-  const FsYamlNode *const *items = (const FsYamlNode *const *)&v;
-  guint n = 1;
-  if (v->kind == FS_YAML_SEQ) {
-    items = (const FsYamlNode *const *)v->values;
-    n = v->n;
-  }
-  GArray *out = g_array_new(FALSE, FALSE, sizeof(guint));
-  for (guint i = 0; i < n; i++) {
-    g_autoptr(GPtrArray) names = expand_names(L, items[i], NULL, error);
-    g_autofree guint *idx = names ? resolve(L, names, items[i], error) : NULL;
-    if (idx == NULL) {
-      g_array_free(out, TRUE);
-      return NULL;
-    }
-    g_array_append_vals(out, idx, names->len);
-  }
-  return out;
-}
-
-static gboolean ratio(Loader *L, const FsYamlNode *e, double *out, GError **error)
-{
-  const FsYamlNode *v = fs_yaml_map_get(e, "oversubscription");
-  *out = 1.0;
-  if (v == NULL)
-    return TRUE;
-  g_autofree char *text = scalar_text(L, v, "a ratio like 2:1", error);
-  if (text == NULL)
-    return FALSE;
-  char *end;
-  double a = g_ascii_strtod(text, &end), b = 1.0;
-  if (end != text && *end == ':') {
-    const char *s = end + 1;
-    b = g_ascii_strtod(s, &end);
-    if (end == s)
-      b = -1;
-  }
-  if (end == text || *end != '\0' || !(a > 0) || !(b > 0) || a / b < 1.0) {
-    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, v->file, v->line, v->col,
-                    "oversubscription must be a ratio of at least 1 like \"2:1\" or 2, got "
-                    "\"%s\"", text);
-    return FALSE;
-  }
-  *out = a / b;
-  return TRUE;
-}
-
-static gboolean fabric_spec(Loader *L, const FsYamlNode *e, const char *prefix, FsFabricSpec *s,
-                            GError **error)
-{
-  const FsYamlNode *sw = fs_yaml_require_key(e, "switch", "generator", error);
-  const FsYamlNode *ln = sw ? fs_yaml_require_key(e, "link", "generator", error) : NULL;
-  if (ln == NULL)
-    return FALSE;
-  s->sw = model_at(L, sw, FS_MODEL_SWITCH, error);
-  if (s->sw == NULL)
-    return FALSE;
-  s->link = model_at(L, ln, FS_MODEL_LINK, error);
-  if (s->link == NULL)
-    return FALSE;
-  s->prefix = prefix;
-  s->pos = (FsGenPos){e->file, e->line, e->col};
-  return ratio(L, e, &s->oversubscription, error) && opt_uint(L, e, "levels", 3, &s->levels, error);
-}
-
-static gboolean gen_fat_tree(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
-{
-  FsFabricSpec s = {0};
-  if (!fabric_spec(L, e, prefix, &s, error))
-    return FALSE;
-  g_autoptr(GArray) ep = endpoints(L, e, error);
-  return ep && fs_topo_gen_fat_tree(L->topo, (guint *)(void *)ep->data, ep->len, &s, NULL, error);
-}
-
-static gboolean gen_rail(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
-{
-  FsFabricSpec s = {0};
-  guint rails = 0, hpl = 0;
-  if (!fabric_spec(L, e, prefix, &s, error) || !opt_uint(L, e, "rails", 4096, &rails, error) ||
-      !opt_uint(L, e, "hosts_per_leaf", 1 << 20, &hpl, error))
-    return FALSE;
-  g_autoptr(GArray) ep = endpoints(L, e, error);
-  return ep && fs_topo_gen_rail_optimized(L->topo, (guint *)(void *)ep->data, ep->len, rails,
-                                          hpl, &s, NULL, error);
-}
-
-static gboolean gen_dragonfly(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
-{
-  FsFabricSpec f = {0};
-  if (!fabric_spec(L, e, prefix, &f, error))
-    return FALSE;
-  FsDragonflySpec s = {f.sw, f.link, NULL, 0, 0, 0, 0, prefix, f.pos};
-  const FsYamlNode *g = fs_yaml_map_get(e, "global_link");
-  if (g && !(s.global_link = model_at(L, g, FS_MODEL_LINK, error)))
-    return FALSE;
-  const char *req[] = {"groups", "routers", "global_per_router"};
-  guint *dst[] = {&s.groups, &s.routers, &s.global_per_router};
-  for (guint i = 0; i < 3; i++)
-    if (!fs_yaml_require_key(e, req[i], "dragonfly generator", error) ||
-        !opt_uint(L, e, req[i], 1 << 20, dst[i], error))
-      return FALSE;
-  if (!opt_uint(L, e, "endpoints_per_router", 1 << 20, &s.endpoints_per_router, error))
-    return FALSE;
-  g_autoptr(GArray) ep = endpoints(L, e, error);
-  return ep && fs_topo_gen_dragonfly(L->topo, (guint *)(void *)ep->data, ep->len, &s, NULL, error);
-}
-
-static gboolean gen_rack(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
-{
-  FsNvlRackSpec s = {0};
-  s.prefix = prefix;
-  s.pos = (FsGenPos){e->file, e->line, e->col};
-  s.trays = 18, s.gpus_per_tray = 4, s.cpus_per_tray = 2, s.switch_trays = 9;
-  s.switches_per_tray = 2;
-  if (!opt_uint(L, e, "trays", 4096, &s.trays, error) ||
-      !opt_uint(L, e, "gpus_per_tray", 64, &s.gpus_per_tray, error) ||
-      !opt_uint(L, e, "cpus_per_tray", 64, &s.cpus_per_tray, error) ||
-      !opt_uint(L, e, "switch_trays", 4096, &s.switch_trays, error) ||
-      !opt_uint(L, e, "switches_per_tray", 64, &s.switches_per_tray, error) ||
-      !opt_uint(L, e, "links_per_switch", 1024, &s.links_per_switch, error))
-    return FALSE;
-  const FsYamlNode *v;
-  struct { const char *key; FsModelKind kind; const FsModel **dst; gboolean needed; } m[] = {
-    {"gpu", FS_MODEL_GPU, &s.gpu, TRUE},
-    {"switch", FS_MODEL_SWITCH, &s.sw, TRUE},
-    {"nvlink", FS_MODEL_LINK, &s.nvlink, TRUE},
-    {"cpu", FS_MODEL_CPU, &s.cpu, s.cpus_per_tray > 0},
-    {"c2c", FS_MODEL_LINK, &s.c2c, s.cpus_per_tray > 0},
-  };
-  for (guint i = 0; i < G_N_ELEMENTS(m); i++) {
-    v = m[i].needed ? fs_yaml_require_key(e, m[i].key, "nvlink-rack generator", error)
-                    : fs_yaml_map_get(e, m[i].key);
-    if (m[i].needed && v == NULL)
-      return FALSE;
-    if (v && !(*m[i].dst = model_at(L, v, m[i].kind, error)))
-      return FALSE;
-  }
-  return fs_topo_gen_nvlink_rack(L->topo, &s, error);
-}
-
-/* The generator table: type name, its keys, the function. */
-static const struct {
-  const char *type;
-  const char *const keys[16];
-  GenFn fn;
-} generators[] = {
-  {"fat-tree", {"type", "name", "endpoints", "switch", "link", "oversubscription", "levels",
-                NULL}, gen_fat_tree},
-  {"rail-optimized", {"type", "name", "endpoints", "switch", "link", "oversubscription",
-                      "levels", "rails", "hosts_per_leaf", NULL}, gen_rail},
-  {"dragonfly", {"type", "name", "endpoints", "switch", "link", "global_link", "groups",
-                 "routers", "global_per_router", "endpoints_per_router", NULL}, gen_dragonfly},
-  {"nvlink-rack", {"type", "name", "trays", "gpus_per_tray", "cpus_per_tray", "switch_trays",
-                   "switches_per_tray", "gpu", "cpu", "switch", "nvlink", "c2c",
-                   "links_per_switch", NULL}, gen_rack},
-};
-
-static gboolean run_generator(Loader *L, const FsYamlNode *e, GError **error)
-{
-  const FsYamlNode *tn = fs_yaml_require_key(e, "type", "generator", error);
-  if (tn == NULL)
-    return FALSE;
-  g_autofree char *type = scalar_text(L, tn, "a generator type", error);
-  if (type == NULL)
-    return FALSE;
-  for (guint i = 0; i < G_N_ELEMENTS(generators); i++) {
-    if (strcmp(type, generators[i].type) != 0)
-      continue;
-    if (!fs_yaml_check_keys(e, generators[i].keys, generators[i].type, error))
-      return FALSE;
-    const FsYamlNode *nn = fs_yaml_map_get(e, "name");
-    g_autofree char *prefix = nn ? scalar_text(L, nn, "a name prefix", error) : g_strdup(type);
-    if (prefix == NULL)
-      return FALSE;
-    return generators[i].fn(L, e, prefix, error);
-  }
-  const char *types[G_N_ELEMENTS(generators)];
-  for (guint i = 0; i < G_N_ELEMENTS(generators); i++)
-    types[i] = generators[i].type;
-  const char *best = fs_did_you_mean(type, types, G_N_ELEMENTS(types));
-  fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, tn->file, tn->line, tn->col,
-                  "unknown generator type \"%s\"%s%s%s; expected fat-tree, rail-optimized, "
-                  "dragonfly or nvlink-rack", type, best ? " (did you mean \"" : "",
-                  best ? best : "", best ? "\"?)" : "");
-  return FALSE;
 }
 
 /* ---- driver --------------------------------------------------------------- */
@@ -891,7 +685,7 @@ static FsTopo *build(Loader *L, GError **error)
   for (guint i = 0; ok && i < L->links->len; i++)
     ok = add_links(L, L->links->pdata[i], NULL, error);
   for (guint i = 0; ok && i < L->gens->len; i++)
-    ok = run_generator(L, L->gens->pdata[i], error);
+    ok = fs_topo_loader_generate(L, L->gens->pdata[i], error);
   if (ok) {
     fs_topo_finalize(L->topo);
     ok = fs_topo_validate(L->topo, error);

@@ -10,8 +10,12 @@
 
 /* ---- expressions: recursive descent over the text ---------------------- */
 
+/* Deepest nesting of parentheses and unary minus (guards the stack). */
+#define MAX_DEPTH 64
+
 typedef struct {
   const char *s;      /* whole expression, for messages */
+  int depth;
   const char *p;      /* cursor */
   GHashTable *params;
   GError **error;
@@ -38,7 +42,18 @@ static gint cmp_strp(gconstpointer a, gconstpointer b)
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static gboolean parse_primary_inner(Expr *e, int64_t *out);
+
 static gboolean parse_primary(Expr *e, int64_t *out)
+{
+  if (++e->depth > MAX_DEPTH)
+    return expr_fail(e, "nested too deeply");
+  gboolean ok = parse_primary_inner(e, out);
+  e->depth--;
+  return ok;
+}
+
+static gboolean parse_primary_inner(Expr *e, int64_t *out)
 {
   skip_space(e);
   if (*e->p == '(') {
@@ -159,7 +174,7 @@ static gboolean parse_sum(Expr *e, int64_t *out)
 
 gboolean fs_topo_eval(const char *expr, GHashTable *params, int64_t *out, GError **error)
 {
-  Expr e = {expr, expr, params, error};
+  Expr e = {expr, 0, expr, params, error};
   if (!parse_sum(&e, out))
     return FALSE;
   skip_space(&e);
@@ -297,6 +312,8 @@ static gboolean parse_bracket(const char *pattern, const char *in, Piece *piece,
       return FALSE;
     }
   }
+  if (piece->values->len == 0)
+    return range_fail(error, pattern, "empty brackets; expected integers like [0-7]");
   return TRUE;
 }
 

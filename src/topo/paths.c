@@ -152,19 +152,18 @@ char *fs_topo_paths_matrix(const FsTopo *t)
   guint n;
   const guint *gpus = fs_topo_gpus(t, &n);
   GString *s = g_string_new(NULL);
-  /* Column widths: "GPU<n>" and the longest label, at least 6. */
+  /* Column width: "GPU<n-1>" or the longest possible label ("NV" and the
+   * largest NVLink count any GPU has), at least 6; rows are built one at a
+   * time, so memory stays linear in the GPU count. */
   char h[32];
+  guint maxnv = 0;
+  for (guint i = 0; i < n; i++)
+    maxnv = MAX(maxnv, fs_topo_node_links(t, gpus[i], FS_LINK_NVLINK));
+  g_snprintf(h, sizeof h, "NV%u", maxnv);
+  guint label_w = MAX(6, (guint)strlen(h) + 1);
   g_snprintf(h, sizeof h, "GPU%u", n > 0 ? n - 1 : 0);
   guint w = MAX(6, (guint)strlen(h) + 1);
-  guint label_w = w;
-  g_autofree char **cells = g_new0(char *, (gsize)n * n + 1);
-  for (guint i = 0; i < n; i++)
-    for (guint j = 0; j < n; j++) {
-      guint nv;
-      FsPathType p = fs_topo_path_type(t, gpus[i], gpus[j], &nv);
-      cells[(gsize)i * n + j] = fs_path_label(p, nv);
-      label_w = MAX(label_w, (guint)strlen(cells[(gsize)i * n + j]) + 1);
-    }
+  label_w = MAX(label_w, w);
   /* Header: GPU indices in placement order. */
   g_string_append_printf(s, "%-*s", (int)w, "");
   for (guint j = 0; j < n; j++) {
@@ -176,8 +175,10 @@ char *fs_topo_paths_matrix(const FsTopo *t)
     g_snprintf(h, sizeof h, "GPU%u", i);
     g_string_append_printf(s, "%-*s", (int)w, h);
     for (guint j = 0; j < n; j++) {
-      g_string_append_printf(s, "%-*s", (int)label_w, cells[(gsize)i * n + j]);
-      g_free(cells[(gsize)i * n + j]);
+      guint nv;
+      FsPathType p = fs_topo_path_type(t, gpus[i], gpus[j], &nv);
+      g_autofree char *cell = fs_path_label(p, nv);
+      g_string_append_printf(s, "%-*s", (int)label_w, cell);
     }
     g_string_append_printf(s, "%s\n", fs_topo_node(t, gpus[i])->name);
   }
@@ -185,9 +186,11 @@ char *fs_topo_paths_matrix(const FsTopo *t)
     "\nLegend:\n"
     "  X    = Self\n"
     "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes\n"
-    "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n"
+    "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges\n"
+    "         within a NUMA node\n"
     "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
-    "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
+    "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host\n"
+    "         Bridge)\n"
     "  PIX  = Connection traversing at most a single PCIe bridge\n"
     "  NV#  = Connection traversing a bonded set of # NVLinks\n"
     "  NET  = Connection through the network (different hosts)\n");

@@ -60,7 +60,10 @@ FsPathType fs_topo_path_type(const FsTopo *topo, guint a, guint b, guint *nvlink
 char *fs_path_label(FsPathType p, guint nvlinks);
 
 /* The GPU × GPU matrix as `nvidia-smi topo -m` prints it, with a legend
- * (caller frees).  Rows and columns in placement order. */
+ * (caller frees).  Rows and columns in placement order.  Cost: n² pair
+ * classifications and n² cells of text (callers cap n; see
+ * FS_PATHS_MATRIX_MAX_GPUS). */
+#define FS_PATHS_MATRIX_MAX_GPUS 4096
 char *fs_topo_paths_matrix(const FsTopo *topo);
 
 G_END_DECLS

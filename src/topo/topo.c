@@ -98,6 +98,12 @@ gboolean fs_topo_add_node(FsTopo *t, const char *name, const FsModel *model, int
                     "switch or nic model", name, model->name, fs_model_kind_name(model->kind));
     return FALSE;
   }
+  if (t->nodes->len >= FS_TOPO_MAX_NODES) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT, file, line, col,
+                    "more than %d nodes; fabricsim topologies are limited to that",
+                    FS_TOPO_MAX_NODES);
+    return FALSE;
+  }
   gpointer old;
   if (g_hash_table_lookup_extended(t->by_name, name, NULL, &old)) {
     const FsTopoNode *o = &g_array_index(t->nodes, FsTopoNode, GPOINTER_TO_UINT(old));
@@ -148,6 +154,12 @@ gboolean fs_topo_add_link(FsTopo *t, guint a, guint b, const FsModel *model, gui
   if (a == b) {
     fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, file, line, col,
                     "link from \"%s\" to itself; a link joins two different nodes", na->name);
+    return FALSE;
+  }
+  if (t->links->len >= FS_TOPO_MAX_LINKS) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT, file, line, col,
+                    "more than %d links; fabricsim topologies are limited to that",
+                    FS_TOPO_MAX_LINKS);
     return FALSE;
   }
   if (count == 0) {

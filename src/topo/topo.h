@@ -17,7 +17,8 @@
  * (the builder, used by the loader, the generators and the tests), then
  * fs_topo_finalize once, which builds the read-only indexes: CSR
  * adjacency, the GPU list in placement order and the per-host lists.
- * fs_topo_validate checks port budgets and reachability.  After finalize
+ * fs_topo_validate checks port budgets (GPU and CPU NVLinks, switch and NIC
+ * ports) and reachability.  After finalize
  * the graph is immutable and every accessor is O(1) and allocation-free.
  *
  * Ownership.  FsTopo owns its nodes, links, names and indexes; pointers it
@@ -53,8 +54,13 @@ typedef enum {
   FS_TOPO_ERROR_PARAM,       /* bad parameter, -D override or ${expression} */
 } FsTopoError;
 
-/* The most names one range or one expansion may produce. */
+/* The most names one range or one expansion may produce, and the most
+ * node-to-node pairs one link entry may make. */
 #define FS_TOPO_MAX_NAMES 1048576
+/* The most nodes and links one topology may hold (about 0.5 GiB and 1.3 GiB
+ * of graph): a guard against a template instantiated a million times. */
+#define FS_TOPO_MAX_NODES 8388608
+#define FS_TOPO_MAX_LINKS 16777216
 
 /* Node kinds, as printed in JSON and `topo show`.  A node's kind is its
  * model's kind (a GPU model makes a GPU node). */
@@ -133,8 +139,8 @@ gboolean fs_topo_add_link(FsTopo *topo, guint a, guint b, const FsModel *model, 
  * the last add.  O(nodes + links). */
 void fs_topo_finalize(FsTopo *topo);
 
-/* Checks the finalized graph: every GPU's NVLinks (sum of the counts of
- * its nvlink-family links) within its model's nvlinks, every switch's and
+/* Checks the finalized graph: every GPU's and CPU's NVLinks (sum of the
+ * counts of its nvlink-family links) within its model's nvlinks, every switch's and
  * NIC's ports (sum of link counts) within its model's ports, and every GPU
  * connected to at least one other GPU (when there are two or more).  The
  * error names the node's position and the figures.  O(nodes + links). */

@@ -38,6 +38,18 @@ static gboolean check_ports(const FsTopo *t, guint i, GError **error)
     }
     break;
   }
+  case FS_NODE_CPU: {
+    /* POWER8+/POWER9 attach GPUs by NVLink; other CPUs have none. */
+    guint used = fs_topo_node_links(t, i, FS_LINK_NVLINK);
+    guint have = n->model->u.cpu.nvlinks;
+    if (used > have) {
+      fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PORTS, n->file, n->line, n->col,
+                      "CPU \"%s\" uses %u NVLinks but its model \"%s\" has %u", n->name, used,
+                      n->model->name, have);
+      return FALSE;
+    }
+    break;
+  }
   case FS_NODE_NIC: {
     guint used = network_ports(t, i);
     guint have = n->model->u.nic.ports;

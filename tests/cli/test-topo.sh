@@ -12,16 +12,23 @@ T="$FS_SOURCE_ROOT/topologies"
 
 contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
 
-# Every ready file, text and JSON.
+# Every ready file, text and JSON (the JSON checked in one Python run).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 n=0
 for f in "$T"/*.yaml; do
   out=$("$FABRICSIM" topo check "$f" 2>&1) || fail "topo check $f exited $?: $out"
   contains "$out" ": valid." "check $f"
-  "$FABRICSIM" topo check --json "$f" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["valid"] is True and d["gpus"] >= 1' \
-    || fail "topo check --json $f"
+  "$FABRICSIM" topo check --json "$f" > "$tmp/$(basename "$f").json" || fail "topo check --json $f"
   n=$((n + 1))
 done
 [ "$n" -ge 20 ] || fail "expected at least 20 ready topologies, found $n"
+python3 - "$tmp"/*.json <<'PY' || fail "topo check --json output"
+import json, sys
+for path in sys.argv[1:]:
+    d = json.load(open(path))
+    assert d["valid"] is True and d["gpus"] >= 1, path
+PY
 
 # Summaries.
 out=$("$FABRICSIM" topo check "$T/dgx-h100.yaml")
@@ -90,6 +97,12 @@ expect_bad "-D nodez=3: the topology has no parameter" check "$T/dgx-h100-ib-ndr
 expect_bad "unknown action \"chek\"" chek "$T/dgx-h100.yaml"
 expect_bad "expected an action" check
 expect_bad "no-such-file.yaml" check "$D/no-such-file.yaml"
+
+# A matrix too large to print is a resource limit: exit 1.
+status=0
+err=$("$FABRICSIM" topo paths "$T/dgx-h100-ib-ndr.yaml" -D nodes=520 2>&1 >/dev/null) || status=$?
+[ "$status" -eq 1 ] || fail "paths on 4160 GPUs: exit status $status, expected 1"
+contains "$err" "the path matrix is printed for at most 4096" "paths on 4160 GPUs"
 
 # --help has an example.
 "$FABRICSIM" topo --help | grep -q "fabricsim topo check topologies/dgx-h100.yaml" || fail "topo --help example"

@@ -1,0 +1,73 @@
+/* exec.h — runs a collective plan on the flow network.
+ *
+ * A run walks the plan's DAG on an FsFlowNet: a step starts when all its
+ * dependencies have completed; a transfer becomes a flow along the route
+ * between its two endpoints' topology nodes, carrying the payload divided
+ * by the protocol's payload fraction (LL moves twice its data), with the
+ * protocol's per-step latency (NCCL's hwLatencies for the algorithm, intra-
+ * or inter-host) as the flow's extra latency and an optional per-flow rate
+ * cap; a reduction is a compute delay of bytes / reduce bandwidth (none
+ * when that is 0).  The collective's base latency (NCCL's baseLatencies)
+ * passes before the first step.  Several runs may share one network at
+ * once: their flows contend for real.
+ *
+ * Routes come from a callback so that this module does not depend on how
+ * the topology is routed (src/net/route.* provides one; tests hand-build
+ * channel graphs).  Endpoint → node: a rank's GPU (fs_comm_gpu), a host's
+ * NVLS switch for the step's channel, the CollNet switch.
+ *
+ * Ownership: the run borrows the net, the plan (and its communicator) and
+ * the route context; all must outlive it.  Path arrays returned by the
+ * route callback are borrowed for the duration of the call.  Errors: a
+ * route that fails or an endpoint with no node stops the run; the error is
+ * kept and returned by fs_coll_run_finish (FS_COLL_ERROR_INVALID or the
+ * route's error).  Cost: O(steps + deps) plus one flow per transfer.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "coll/plan.h"
+#include "net/flow.h"
+
+G_BEGIN_DECLS
+
+/* Route from node src to node dst (for a flow of the given channel):
+ * sets *path and *len (borrowed) or returns FALSE with error. */
+typedef gboolean (*FsCollRouteFn)(void *ctx, int src, int dst, guint channel,
+                                  const FsChannelId **path, guint *len, GError **error);
+
+typedef struct {
+  FsTime base_latency;       /* once, before the first step */
+  FsTime step_latency[2];    /* per transfer: [0] inside a host, [1] across hosts */
+  double payload;            /* payload bytes per wire byte (0 < payload <= 1) */
+  double rate_cap;           /* per flow, bytes/s; 0 = none */
+  double reduce_bw;          /* bytes/s of a local reduction; 0 = instantaneous */
+} FsCollExecParams;
+
+typedef struct FsCollRun FsCollRun;
+
+/* Called once when the last step completes (or the run fails). */
+typedef void (*FsCollRunDoneFn)(void *ctx, FsCollRun *run);
+
+/* Starts plan at absolute time `at` (>= now).  Returns the run (owned by
+ * the caller, fs_coll_run_free after it is done). */
+FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
+                             FsCollRouteFn route, void *route_ctx, FsTime at, FsCollRunDoneFn done,
+                             void *done_ctx);
+/* TRUE once every step completed (or the run failed). */
+gboolean fs_coll_run_is_done(const FsCollRun *run);
+/* Start and end times of a finished run (end = last step's completion). */
+FsTime fs_coll_run_start_time(const FsCollRun *run);
+FsTime fs_coll_run_end_time(const FsCollRun *run);
+/* FALSE with the run's error if it failed; TRUE once it completed. */
+gboolean fs_coll_run_finish(FsCollRun *run, GError **error);
+void fs_coll_run_free(FsCollRun *run);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollRun, fs_coll_run_free)
+
+/* Convenience: runs one plan alone on net from now until it completes
+ * (runs the simulation) and returns its duration in *elapsed. */
+gboolean fs_coll_run_alone(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
+                           FsCollRouteFn route, void *route_ctx, FsTime *elapsed, GError **error);
+
+G_END_DECLS

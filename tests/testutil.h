@@ -23,10 +23,10 @@ int fs_test_run_suite(Suite *s);
 
 /* Asserts that a GError is set, in domain, and that its message contains
  * fragment.  Frees the error. */
-#define fs_assert_error(err, domain, fragment)                                      \
+#define fs_assert_error(err, domain_, fragment)                                      \
   do {                                                                              \
     ck_assert_msg((err) != NULL, "expected an error containing \"%s\"", (fragment)); \
-    ck_assert_msg((err)->domain == (domain), "wrong error domain for: %s", (err)->message); \
+    ck_assert_msg((err)->domain == (domain_), "wrong error domain for: %s", (err)->message); \
     ck_assert_msg(strstr((err)->message, (fragment)) != NULL,                        \
                   "error \"%s\" does not contain \"%s\"", (err)->message, (fragment)); \
     g_clear_error(&(err));                                                          \

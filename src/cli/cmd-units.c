@@ -61,15 +61,41 @@ static gboolean print_one(const char *kind, const char *text, GError **error)
 }
 
 /* Without --kind: the first kind that accepts the text, in an order where
- * the units cannot be confused (a bare number is a size, as in nccl-tests). */
+ * the units cannot be confused (a bare number is a size, as in nccl-tests).
+ * When none accepts it, the most telling reason: a value out of range for
+ * the kind whose unit it carries ("1e30 TB/s", "-5 ns"), then junk after a
+ * known unit ("5 GB/sx"), else a sentence listing the kinds. */
 static gboolean print_guess(const char *text, GError **error)
 {
   static const char *const kinds[] = {"bandwidth", "lane-rate", "time", "power", "flops", "size"};
-  for (guint i = 0; i < G_N_ELEMENTS(kinds); i++)
-    if (print_one(kinds[i], text, NULL))
-      return TRUE;
-  /* Report the size parser's reason: it is the most general. */
-  return print_one("size", text, error);
+  GError *reasons[G_N_ELEMENTS(kinds)] = {NULL};
+  gboolean ok = FALSE;
+  guint n = 0;
+  for (; n < G_N_ELEMENTS(kinds) && !ok; n++)
+    ok = print_one(kinds[n], text, &reasons[n]);
+  GError *best = NULL;
+  if (!ok) {
+    char *end = NULL;
+    g_ascii_strtod(text, &end);
+    gboolean has_number = end != NULL && end != text;
+    for (guint i = 0; i < n && best == NULL; i++)
+      if (reasons[i]->code == FS_UNITS_ERROR_RANGE)
+        best = reasons[i];
+    for (guint i = 0; i < n && best == NULL && has_number; i++)
+      if (reasons[i]->code == FS_UNITS_ERROR_SYNTAX)
+        best = reasons[i];
+    if (best != NULL)
+      g_propagate_error(error, g_error_copy(best));
+    else
+      g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_UNIT,
+                  "\"%s\" is not a bandwidth, lane rate, time, power, FLOP rate or size "
+                  "(e.g. \"50 GB/s\", \"16 GT/s\", \"1.5 us\", \"700 W\", \"989 TFLOP/s\", \"16G\"); "
+                  "use --kind KIND for the reason",
+                  text);
+  }
+  for (guint i = 0; i < n; i++)
+    g_clear_error(&reasons[i]);
+  return ok;
 }
 
 int fs_cmd_units(int argc, char **argv)
@@ -82,12 +108,20 @@ int fs_cmd_units(int argc, char **argv)
     "GiB/s is 2^30 bytes/s; a bare K/M/G size suffix is a power of 1024.\n"
     "\n"
     "Example:\n"
-    "  fabricsim units \"900 GB/s\" \"400 Gb/s\" \"1.5 us\" 16G \"32 GT/s\"\n");
+    "  fabricsim units \"900 GB/s\" \"400 Gb/s\" \"1.5 us\" 16G \"32 GT/s\"\n"
+    "  fabricsim units --kind time -- \"-5 ns\"    (an error: times are never negative)\n");
   if (!fs_cli_parse(ctx, &argc, &argv, "units"))
     return 2;
-  if (argc < 2)
+  if (argc < 2 || (argc == 2 && strcmp(argv[1], "--") == 0))
     return fs_cli_usage("units", "expected at least one QUANTITY");
+  gboolean dashdash = FALSE;
   for (int i = 1; i < argc; i++) {
+    /* GOptionContext leaves "--" in place: it only ends the options
+     * ("fabricsim units -- -5ns"). */
+    if (!dashdash && strcmp(argv[i], "--") == 0) {
+      dashdash = TRUE;
+      continue;
+    }
     GError *error = NULL;
     gboolean ok = opt_kind ? print_one(opt_kind, argv[i], &error) : print_guess(argv[i], &error);
     if (!ok)

@@ -11,6 +11,8 @@
  * ignored, so callers may keep ids without tracking their lifetime.
  *
  * Costs: push, pop, cancel and reschedule are O(log n); peek is O(1).
+ * Internally the key is packed into one 128-bit integer (time, 32-bit
+ * sequence within an epoch, slot); see eventq.c for the layout.
  * Not thread-safe; one queue per simulation.
  */
 #pragma once
@@ -65,5 +67,19 @@ gboolean fs_eventq_is_pending(const FsEventQueue *q, FsEventId id);
 
 /* Number of pending events. */
 guint fs_eventq_size(const FsEventQueue *q);
+
+/* Time at which the pending event id is scheduled; FS_TIME_MAX if id is
+ * stale.  O(1). */
+FsTime fs_eventq_time_of(const FsEventQueue *q, FsEventId id);
+
+/* Checks every internal invariant (heap order, recorded positions, padding,
+ * sequence numbers); TRUE when all hold.  O(n); for tests and debugging. */
+gboolean fs_eventq_check(const FsEventQueue *q);
+
+/* Sequence numbers are 32 bits wide per epoch: when `limit` numbers have been
+ * handed out, the pending events are renumbered in order (O(n log n)) and a
+ * new epoch begins, invisibly to callers (FsEvent.seq keeps growing).  The
+ * default limit is 2^32 - 1; tests lower it (>= 2) to exercise renumbering. */
+void fs_eventq_set_seq_limit(FsEventQueue *q, uint32_t limit);
 
 G_END_DECLS

@@ -45,14 +45,24 @@ void fs_sim_set_event_limit(FsSim *sim, uint64_t max_events);
 
 /* Runs until the queue is empty. */
 gboolean fs_sim_run(FsSim *sim, GError **error);
-/* Runs every event with time <= t, then sets now = t (if t is later). */
+/* Runs every event with time <= t, then sets now = t (if t is later).  If a
+ * callback calls fs_sim_stop, returns TRUE with now left at that event. */
 gboolean fs_sim_run_until(FsSim *sim, FsTime t, GError **error);
 /* Runs while pred(data) is TRUE before each event and events remain. */
 gboolean fs_sim_run_while(FsSim *sim, gboolean (*pred)(void *data), void *data, GError **error);
-/* Asks the running loop to return after the current event. */
+/* Asks the running loop to return (TRUE) after the current event.  Each
+ * fs_sim_run* call clears the request when it starts.
+ *
+ * All fs_sim_run* return FALSE with FS_RUNTIME_ERROR_LIMIT, leaving the
+ * next event pending, when running it would exceed the event budget. */
 void fs_sim_stop(FsSim *sim);
 
 uint64_t fs_sim_events_run(const FsSim *sim);
 guint fs_sim_pending(const FsSim *sim);
+
+/* The simulator's queue (borrowed), for queries such as fs_eventq_is_pending
+ * or fs_eventq_time_of.  Schedule through fs_sim_at, not on the queue, so
+ * that the "event in the past" check applies. */
+FsEventQueue *fs_sim_get_queue(FsSim *sim);
 
 G_END_DECLS

@@ -47,11 +47,23 @@ gboolean fs_parse_number(const char *text, double *out, GError **error);
  * when exact).  Rejects fractions and trailing junk. */
 gboolean fs_parse_int(const char *text, int64_t *out, GError **error);
 
+/* Parses an integer with an optional sign that fits in int64 ("-3", "64",
+ * "1e3" when exact).  Digits-only input is converted exactly; out-of-range
+ * values fail with FS_UNITS_ERROR_RANGE, fractions with _SYNTAX. */
+gboolean fs_parse_int64(const char *text, int64_t *out, GError **error);
+
+/* Upper bounds of the double-valued quantities: anything above is a typo,
+ * not hardware (FS_UNITS_ERROR_RANGE). */
+#define FS_BANDWIDTH_MAX 1e18 /* bytes/s (1000000 TB/s) */
+#define FS_LANE_RATE_MAX 1e18 /* bits/s */
+#define FS_POWER_MAX 1e12     /* watts */
+#define FS_FLOPS_MAX 1e24     /* FLOP/s */
+
 /* Parses a bandwidth into bytes per second (> 0). */
 gboolean fs_parse_bandwidth(const char *text, double *bytes_per_s, GError **error);
 
 /* Parses a per-lane signalling rate ("16 GT/s", "53.125 Gb/s") into bits
- * per second. */
+ * per second (> 0). */
 gboolean fs_parse_lane_rate(const char *text, double *bits_per_s, GError **error);
 
 /* Parses a duration into picoseconds (>= 0, rounded to the nearest ps). */
@@ -60,10 +72,11 @@ gboolean fs_parse_time(const char *text, FsTime *ps, GError **error);
 /* Parses a size into bytes (>= 0). */
 gboolean fs_parse_size(const char *text, uint64_t *bytes, GError **error);
 
-/* Parses a power figure ("700 W", "1.2 kW") into watts. */
+/* Parses a power figure ("700 W", "1.2 kW") into watts (>= 0). */
 gboolean fs_parse_power(const char *text, double *watts, GError **error);
 
-/* Parses a FLOP rate ("989 TFLOP/s", "1.98 PFLOP/s", "67 TFLOPS") into FLOP/s. */
+/* Parses a FLOP rate ("989 TFLOP/s", "1.98 PFLOP/s", "67 TFLOPS") into FLOP/s
+ * (>= 0). */
 gboolean fs_parse_flops(const char *text, double *flops, GError **error);
 
 /* Formatting: return newly allocated strings (caller frees).  Output is

@@ -1,0 +1,413 @@
+/* eventq.c — the event queue: a 4-ary min-heap of packed 128-bit keys over
+ * an event pool.  See eventq.h for the contract.
+ *
+ * Layout.  Each heap entry is one 16-byte key, compared as a single
+ * unsigned 128-bit integer:
+ *
+ *     bits 127..64  time, with the sign bit flipped (so signed order becomes
+ *                   unsigned order)
+ *     bits  63..32  sequence number within the current epoch
+ *     bits  31..0   pool slot of the event
+ *
+ * Comparing keys is therefore one branch-free 128-bit compare, and the key
+ * order is (time, sequence): the slot bits never decide because no two
+ * pending events share a sequence number.  The callback, context and
+ * argument live in the pool slot, which also records the entry's heap
+ * position so that cancel and reschedule find it in O(1).
+ *
+ * The heap starts at index ROOT = 3 of a 64-byte aligned array: the
+ * children of position p are 4p-8 .. 4p-5, so each group of four siblings
+ * fills exactly one cache line.  The entries after the last one, up to the
+ * end of its group, hold SENTINEL (all ones, larger than any real key), so
+ * sift-down always compares four children without a bounds check.
+ *
+ * Sequence numbers are 32 bits wide per epoch.  When an epoch runs out
+ * (after about 4 billion pushes), the pending events are relabelled 0..n-1
+ * in key order (a sorted array is a valid heap, so this is one sort) and a
+ * new epoch starts; FsEvent.seq reports epoch << 32 | seq, which never
+ * repeats and keeps FIFO order among events at the same time.
+ */
+#include "core/eventq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+__extension__ typedef unsigned __int128 Key;
+
+#define ROOT ((size_t)3)
+#define SENTINEL (~(Key)0)
+#define TIME_BIAS ((uint64_t)1 << 63)
+#define NO_SLOT UINT32_MAX
+/* Limits of the 32-bit slot and position fields; far beyond any memory we
+ * could allocate for a pool, but checked rather than assumed. */
+#define MAX_SLOTS ((uint32_t)UINT32_MAX - 1)
+#define MAX_HEAP ((size_t)1 << 30)
+
+typedef struct {
+  FsEventFn fn;  /* NULL while the slot is free */
+  void *ctx;
+  uint64_t arg;  /* while free: index of the next free slot (or NO_SLOT) */
+  uint32_t gen;  /* generation: the high half of this slot's FsEventId; never 0 */
+} Slot;
+
+struct FsEventQueue {
+  Key *heap;         /* live entries at [ROOT, ROOT + n); SENTINEL after them */
+  size_t n;          /* pending events */
+  size_t heap_cap;   /* entries allocated, a multiple of 4 */
+  Slot *slots;
+  uint32_t *pos;     /* pos[slot]: heap position of a pending slot's entry */
+  uint32_t nslots;   /* slots ever used (the pool's high-water mark) */
+  uint32_t slot_cap;
+  uint32_t free_head;
+  uint32_t seq;      /* next sequence number in this epoch */
+  uint32_t seq_limit; /* renumber when seq reaches this */
+  uint64_t epoch;
+};
+
+static inline Key make_key(FsTime t, uint32_t seq, uint32_t slot)
+{
+  return ((Key)((uint64_t)t ^ TIME_BIAS) << 64) | ((Key)seq << 32) | slot;
+}
+
+static inline FsTime key_time(Key k) { return (FsTime)((uint64_t)(k >> 64) ^ TIME_BIAS); }
+static inline uint32_t key_seq(Key k) { return (uint32_t)(k >> 32); }
+static inline uint32_t key_slot(Key k) { return (uint32_t)k; }
+
+static inline Key with_seq(Key k, uint32_t seq)
+{
+  return (k & ~((Key)UINT32_MAX << 32)) | ((Key)seq << 32);
+}
+
+static Key *heap_alloc(size_t cap)
+{
+  void *p = NULL;
+  if (posix_memalign(&p, 64, cap * sizeof(Key)) != 0)
+    g_error("eventq: out of memory allocating a heap of %zu events", cap);
+  Key *h = p;
+  for (size_t i = 0; i < cap; i++)
+    h[i] = SENTINEL;
+  return h;
+}
+
+FsEventQueue *fs_eventq_new(void)
+{
+  FsEventQueue *q = g_new0(FsEventQueue, 1);
+  q->heap_cap = 64;
+  q->heap = heap_alloc(q->heap_cap);
+  q->free_head = NO_SLOT;
+  q->seq_limit = UINT32_MAX;
+  return q;
+}
+
+void fs_eventq_free(FsEventQueue *q)
+{
+  if (q == NULL)
+    return;
+  free(q->heap);
+  g_free(q->slots);
+  g_free(q->pos);
+  g_free(q);
+}
+
+void fs_eventq_set_seq_limit(FsEventQueue *q, uint32_t limit)
+{
+  g_return_if_fail(q != NULL);
+  g_return_if_fail(limit >= 2 && limit <= UINT32_MAX);
+  q->seq_limit = limit;
+}
+
+/* ---- pool ------------------------------------------------------------ */
+
+/* Takes a free slot, growing the pool by doubling when none is left.
+ * Amortised O(1); no allocation once the pool has reached its peak. */
+static uint32_t slot_take(FsEventQueue *q)
+{
+  uint32_t s = q->free_head;
+  if (G_LIKELY(s != NO_SLOT)) {
+    q->free_head = (uint32_t)q->slots[s].arg;
+    return s;
+  }
+  if (q->nslots == q->slot_cap) {
+    if (q->slot_cap >= MAX_SLOTS)
+      g_error("eventq: more than %u pending events", MAX_SLOTS);
+    uint64_t cap = q->slot_cap ? (uint64_t)q->slot_cap * 2 : 64;
+    if (cap > MAX_SLOTS)
+      cap = MAX_SLOTS;
+    q->slots = g_renew(Slot, q->slots, cap);
+    q->pos = g_renew(uint32_t, q->pos, cap);
+    q->slot_cap = (uint32_t)cap;
+  }
+  s = q->nslots++;
+  q->slots[s].gen = 1;
+  return s;
+}
+
+/* Returns a slot to the free list and bumps its generation, which makes
+ * every id naming it stale. */
+static inline void slot_release(FsEventQueue *q, uint32_t s)
+{
+  Slot *sl = &q->slots[s];
+  sl->fn = NULL;
+  sl->gen = sl->gen + 1 ? sl->gen + 1 : 1;
+  sl->arg = q->free_head;
+  q->free_head = s;
+}
+
+static inline FsEventId make_id(uint32_t slot, uint32_t gen)
+{
+  return (FsEventId)slot | ((FsEventId)gen << 32);
+}
+
+/* The slot named by id, or -1 when id is stale or was never issued. */
+static inline int64_t id_slot(const FsEventQueue *q, FsEventId id)
+{
+  uint32_t s = (uint32_t)id;
+  uint32_t gen = (uint32_t)(id >> 32);
+  if (s >= q->nslots || q->slots[s].fn == NULL || q->slots[s].gen != gen)
+    return -1;
+  return s;
+}
+
+/* ---- heap ------------------------------------------------------------ */
+
+/* Moves key k up from the hole at p until its parent is smaller, updating
+ * the positions recorded in the pool.  O(log n). */
+static inline void sift_up(FsEventQueue *q, size_t p, Key k)
+{
+  Key *h = q->heap;
+  uint32_t *pos = q->pos;
+  while (p > ROOT) {
+    size_t parent = (p >> 2) + 2;
+    Key pk = h[parent];
+    if (!(k < pk))
+      break;
+    h[p] = pk;
+    pos[key_slot(pk)] = (uint32_t)p;
+    p = parent;
+  }
+  h[p] = k;
+  pos[key_slot(k)] = (uint32_t)p;
+}
+
+/* Moves key k down from the hole at p until its children are larger.  The
+ * smallest of the four children is chosen without branches (the sentinel
+ * padding makes every group complete).  O(log n), about 4 compares a level. */
+static inline void sift_down(FsEventQueue *q, size_t p, Key k)
+{
+  Key *h = q->heap;
+  uint32_t *pos = q->pos;
+  size_t end = ROOT + q->n;
+  for (;;) {
+    size_t c = 4 * p - 8;
+    if (c >= end)
+      break;
+    const Key *g = h + c;
+    /* The children's children are the 16 entries from 4c - 8: four cache
+     * lines, fetched now so that the next level does not wait for them. */
+    const Key *gg = h + 4 * c - 8;
+    __builtin_prefetch(gg);
+    __builtin_prefetch(gg + 4);
+    __builtin_prefetch(gg + 8);
+    __builtin_prefetch(gg + 12);
+    Key a = g[0], b = g[1], x = g[2], y = g[3];
+    gboolean ab = b < a, xy = y < x;
+    Key m0 = ab ? b : a;
+    Key m1 = xy ? y : x;
+    size_t i0 = ab, i1 = 2 + (size_t)xy;
+    gboolean second = m1 < m0;
+    Key m = second ? m1 : m0;
+    size_t i = second ? i1 : i0;
+    if (!(m < k))
+      break;
+    h[p] = m;
+    pos[key_slot(m)] = (uint32_t)p;
+    p = c + i;
+  }
+  h[p] = k;
+  pos[key_slot(k)] = (uint32_t)p;
+}
+
+/* Relabels the pending events 0..n-1 in key order and starts a new epoch.
+ * Runs once per seq_limit pushes; O(n log n). */
+static int key_cmp(const void *a, const void *b)
+{
+  Key x = *(const Key *)a, y = *(const Key *)b;
+  return (x > y) - (x < y);
+}
+
+static void renumber(FsEventQueue *q)
+{
+  Key *h = q->heap;
+  qsort(h + ROOT, q->n, sizeof(Key), key_cmp);
+  for (size_t i = 0; i < q->n; i++) {
+    h[ROOT + i] = with_seq(h[ROOT + i], (uint32_t)i);
+    q->pos[key_slot(h[ROOT + i])] = (uint32_t)(ROOT + i);
+  }
+  q->epoch++;
+  q->seq = (uint32_t)q->n;
+}
+
+/* A fresh sequence number, larger than every pending event's. */
+static inline uint32_t next_seq(FsEventQueue *q)
+{
+  if (G_UNLIKELY(q->seq >= q->seq_limit)) {
+    renumber(q);
+    /* A pending count this large would need > 64 GiB of heap. */
+    g_assert(q->seq < q->seq_limit);
+  }
+  return q->seq++;
+}
+
+static void heap_grow(FsEventQueue *q)
+{
+  if (q->heap_cap >= MAX_HEAP)
+    g_error("eventq: more than %zu pending events", MAX_HEAP - ROOT - 4);
+  size_t cap = q->heap_cap * 2;
+  Key *h = heap_alloc(cap);
+  memcpy(h, q->heap, q->heap_cap * sizeof(Key));
+  free(q->heap);
+  q->heap = h;
+  q->heap_cap = cap;
+}
+
+/* Removes the entry at position p (ROOT <= p < ROOT + n), filling the hole
+ * with the last entry.  Does not touch the removed entry's slot. */
+static inline void remove_at(FsEventQueue *q, size_t p)
+{
+  size_t last_pos = ROOT + --q->n;
+  Key last = q->heap[last_pos];
+  q->heap[last_pos] = SENTINEL;
+  if (p == last_pos)
+    return;
+  if (p > ROOT && last < q->heap[(p >> 2) + 2])
+    sift_up(q, p, last);
+  else
+    sift_down(q, p, last);
+}
+
+/* ---- public API --------------------------------------------------------- */
+
+FsEventId fs_eventq_push(FsEventQueue *q, FsTime time, FsEventFn fn, void *ctx, uint64_t arg)
+{
+  g_return_val_if_fail(q != NULL && fn != NULL, FS_EVENT_NONE);
+  if (G_UNLIKELY(ROOT + q->n + 1 > q->heap_cap))
+    heap_grow(q);
+  uint32_t seq = next_seq(q);
+  uint32_t s = slot_take(q);
+  Slot *sl = &q->slots[s];
+  sl->fn = fn;
+  sl->ctx = ctx;
+  sl->arg = arg;
+  size_t p = ROOT + q->n++;
+  sift_up(q, p, make_key(time, seq, s));
+  return make_id(s, sl->gen);
+}
+
+gboolean fs_eventq_pop(FsEventQueue *q, FsEvent *out)
+{
+  g_return_val_if_fail(q != NULL && out != NULL, FALSE);
+  if (q->n == 0)
+    return FALSE;
+  Key top = q->heap[ROOT];
+  uint32_t s = key_slot(top);
+  Slot *sl = &q->slots[s];
+  out->time = key_time(top);
+  out->seq = (q->epoch << 32) | key_seq(top);
+  out->fn = sl->fn;
+  out->ctx = sl->ctx;
+  out->arg = sl->arg;
+  slot_release(q, s);
+  size_t last_pos = ROOT + --q->n;
+  Key last = q->heap[last_pos];
+  q->heap[last_pos] = SENTINEL;
+  if (q->n > 0) {
+    sift_down(q, ROOT, last);
+    /* The next pops read the payload of the new head and, most likely, of
+     * one of its children; with many events pending those slots were
+     * written long ago and are cold, so start fetching them now.  (Padding
+     * entries past the end name no slot, hence the bound.) */
+    const Key *h = q->heap;
+    __builtin_prefetch(&q->slots[key_slot(h[ROOT])]);
+    size_t end = ROOT + q->n < 8 ? ROOT + q->n : 8;
+    for (size_t i = 4; i < end; i++)
+      __builtin_prefetch(&q->slots[key_slot(h[i])]);
+  }
+  return TRUE;
+}
+
+FsTime fs_eventq_peek_time(const FsEventQueue *q)
+{
+  g_return_val_if_fail(q != NULL, FS_TIME_MAX);
+  return q->n ? key_time(q->heap[ROOT]) : FS_TIME_MAX;
+}
+
+gboolean fs_eventq_cancel(FsEventQueue *q, FsEventId id)
+{
+  g_return_val_if_fail(q != NULL, FALSE);
+  int64_t s = id_slot(q, id);
+  if (s < 0)
+    return FALSE;
+  remove_at(q, q->pos[s]);
+  slot_release(q, (uint32_t)s);
+  return TRUE;
+}
+
+FsEventId fs_eventq_reschedule(FsEventQueue *q, FsEventId id, FsTime time)
+{
+  g_return_val_if_fail(q != NULL, FS_EVENT_NONE);
+  int64_t s = id_slot(q, id);
+  if (s < 0)
+    return FS_EVENT_NONE;
+  /* next_seq may renumber the heap, so read the position after it. */
+  uint32_t seq = next_seq(q);
+  Slot *sl = &q->slots[s];
+  size_t p = q->pos[s];
+  Key old = q->heap[p];
+  Key k = make_key(time, seq, (uint32_t)s);
+  if (k < old)
+    sift_up(q, p, k);
+  else
+    sift_down(q, p, k);
+  sl->gen = sl->gen + 1 ? sl->gen + 1 : 1;
+  return make_id((uint32_t)s, sl->gen);
+}
+
+gboolean fs_eventq_is_pending(const FsEventQueue *q, FsEventId id)
+{
+  g_return_val_if_fail(q != NULL, FALSE);
+  return id_slot(q, id) >= 0;
+}
+
+FsTime fs_eventq_time_of(const FsEventQueue *q, FsEventId id)
+{
+  g_return_val_if_fail(q != NULL, FS_TIME_MAX);
+  int64_t s = id_slot(q, id);
+  if (s < 0)
+    return FS_TIME_MAX;
+  return key_time(q->heap[q->pos[s]]);
+}
+
+guint fs_eventq_size(const FsEventQueue *q)
+{
+  g_return_val_if_fail(q != NULL, 0);
+  return (guint)q->n;
+}
+
+gboolean fs_eventq_check(const FsEventQueue *q)
+{
+  g_return_val_if_fail(q != NULL, FALSE);
+  const Key *h = q->heap;
+  for (size_t p = ROOT; p < ROOT + q->n; p++) {
+    uint32_t s = key_slot(h[p]);
+    if (s >= q->nslots || q->slots[s].fn == NULL || q->pos[s] != p)
+      return FALSE;
+    if (p > ROOT && !(h[(p >> 2) + 2] < h[p]))
+      return FALSE;
+    if (key_seq(h[p]) >= q->seq)
+      return FALSE;
+  }
+  for (size_t p = ROOT + q->n; p < q->heap_cap; p++)
+    if (h[p] != SENTINEL)
+      return FALSE;
+  return TRUE;
+}

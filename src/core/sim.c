@@ -1,0 +1,166 @@
+/* sim.c — the simulation clock over an event queue.  See sim.h.
+ *
+ * The run loops share one function: pop the earliest event while it is due
+ * (time <= the horizon), the predicate holds, no stop was asked and the
+ * event budget allows, advance the clock to its time and call it.  The
+ * clock never moves backwards: scheduling before now is a programming
+ * error that stops the process with the caller's file:line.
+ */
+#include "core/sim.h"
+
+#include <inttypes.h>
+
+#include "util/error.h"
+
+struct FsSim {
+  FsEventQueue *q;
+  FsTime now;
+  uint64_t events_run;
+  uint64_t event_limit; /* 0 = unlimited */
+  gboolean stop;
+};
+
+FsSim *fs_sim_new(void)
+{
+  FsSim *sim = g_new0(FsSim, 1);
+  sim->q = fs_eventq_new();
+  return sim;
+}
+
+void fs_sim_free(FsSim *sim)
+{
+  if (sim == NULL)
+    return;
+  fs_eventq_free(sim->q);
+  g_free(sim);
+}
+
+FsTime fs_sim_now(const FsSim *sim)
+{
+  g_return_val_if_fail(sim != NULL, 0);
+  return sim->now;
+}
+
+/* Stops the process: an event before now would break causality. */
+static G_GNUC_NORETURN void event_in_the_past(const FsSim *sim, FsTime t, const char *file, int line)
+{
+  g_error("%s:%d: event in the past: scheduled at t=%" PRId64 " ps but the clock is already at t=%" PRId64
+          " ps (%" PRId64 " ps earlier)",
+          file ? file : "?", line, t, sim->now, sim->now - t);
+}
+
+FsEventId fs_sim_at_loc(FsSim *sim, FsTime t, FsEventFn fn, void *ctx, uint64_t arg,
+                        const char *file, int line)
+{
+  g_return_val_if_fail(sim != NULL && fn != NULL, FS_EVENT_NONE);
+  if (G_UNLIKELY(t < sim->now))
+    event_in_the_past(sim, t, file, line);
+  return fs_eventq_push(sim->q, t, fn, ctx, arg);
+}
+
+gboolean fs_sim_cancel(FsSim *sim, FsEventId id)
+{
+  g_return_val_if_fail(sim != NULL, FALSE);
+  return fs_eventq_cancel(sim->q, id);
+}
+
+FsEventId fs_sim_reschedule_loc(FsSim *sim, FsEventId id, FsTime t, const char *file, int line)
+{
+  g_return_val_if_fail(sim != NULL, FS_EVENT_NONE);
+  if (G_UNLIKELY(t < sim->now))
+    event_in_the_past(sim, t, file, line);
+  return fs_eventq_reschedule(sim->q, id, t);
+}
+
+void fs_sim_set_event_limit(FsSim *sim, uint64_t max_events)
+{
+  g_return_if_fail(sim != NULL);
+  sim->event_limit = max_events;
+}
+
+/* Runs due events: those with time <= until, while pred (if any) holds.
+ * Returns TRUE when the loop ended normally (queue drained or no event due,
+ * predicate false, or a stop); *drained tells whether it ended because no
+ * event was due.  Returns FALSE with FS_RUNTIME_ERROR_LIMIT when the next
+ * event would exceed the budget. */
+static gboolean run_loop(FsSim *sim, FsTime until, gboolean (*pred)(void *data), void *data,
+                         gboolean *drained, GError **error)
+{
+  FsEventQueue *q = sim->q;
+  *drained = FALSE;
+  sim->stop = FALSE;
+  for (;;) {
+    if (pred != NULL && !pred(data))
+      return TRUE;
+    if (fs_eventq_size(q) == 0 || fs_eventq_peek_time(q) > until) {
+      *drained = TRUE;
+      return TRUE;
+    }
+    if (G_UNLIKELY(sim->event_limit != 0 && sim->events_run >= sim->event_limit)) {
+      g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
+                  "the simulation reached its limit of %" PRIu64 " events at t=%" PRId64
+                  " ps with %u events still pending; raise the event limit if a run this "
+                  "long is expected, otherwise look for events that reschedule themselves forever",
+                  sim->event_limit, sim->now, fs_eventq_size(q));
+      return FALSE;
+    }
+    FsEvent ev;
+    fs_eventq_pop(q, &ev);
+    sim->now = ev.time;
+    sim->events_run++;
+    ev.fn(ev.ctx, ev.arg);
+    if (sim->stop)
+      return TRUE;
+  }
+}
+
+gboolean fs_sim_run(FsSim *sim, GError **error)
+{
+  g_return_val_if_fail(sim != NULL, FALSE);
+  gboolean drained;
+  return run_loop(sim, FS_TIME_MAX, NULL, NULL, &drained, error);
+}
+
+gboolean fs_sim_run_until(FsSim *sim, FsTime t, GError **error)
+{
+  g_return_val_if_fail(sim != NULL, FALSE);
+  gboolean drained;
+  if (!run_loop(sim, t, NULL, NULL, &drained, error))
+    return FALSE;
+  /* Only a loop that ran every due event may move the clock to the horizon;
+   * after a stop, events at or before t are still pending. */
+  if (drained && t > sim->now)
+    sim->now = t;
+  return TRUE;
+}
+
+gboolean fs_sim_run_while(FsSim *sim, gboolean (*pred)(void *data), void *data, GError **error)
+{
+  g_return_val_if_fail(sim != NULL && pred != NULL, FALSE);
+  gboolean drained;
+  return run_loop(sim, FS_TIME_MAX, pred, data, &drained, error);
+}
+
+void fs_sim_stop(FsSim *sim)
+{
+  g_return_if_fail(sim != NULL);
+  sim->stop = TRUE;
+}
+
+uint64_t fs_sim_events_run(const FsSim *sim)
+{
+  g_return_val_if_fail(sim != NULL, 0);
+  return sim->events_run;
+}
+
+guint fs_sim_pending(const FsSim *sim)
+{
+  g_return_val_if_fail(sim != NULL, 0);
+  return fs_eventq_size(sim->q);
+}
+
+FsEventQueue *fs_sim_get_queue(FsSim *sim)
+{
+  g_return_val_if_fail(sim != NULL, NULL);
+  return sim->q;
+}

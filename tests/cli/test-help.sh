@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# test-help.sh — `fabricsim --help`, `help`, `--version` and unknown commands.
+set -euo pipefail
+: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+out=$("$FABRICSIM" --help) || fail "--help exited $?"
+case "$out" in *"Usage: fabricsim"*"units"*) ;; *) fail "--help does not list the commands: $out" ;; esac
+out=$("$FABRICSIM" -h) || fail "-h exited $?"
+case "$out" in *"Usage: fabricsim"*) ;; *) fail "-h: $out" ;; esac
+out=$("$FABRICSIM" help) || fail "help exited $?"
+case "$out" in *"Commands:"*"units"*"help"*) ;; *) fail "help does not list the commands: $out" ;; esac
+[ "$out" = "$("$FABRICSIM" --help)" ] || fail "help and --help differ"
+
+out=$("$FABRICSIM" --version) || fail "--version exited $?"
+printf '%s\n' "$out" | grep -Eq '^fabricsim [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version printed: $out"
+
+# Every command in the table answers --help with an example.
+for cmd in $("$FABRICSIM" help | sed -n '/^Commands:/,/^$/p' | awk 'NR>1 && NF {print $1}'); do
+  [ "$cmd" = help ] && continue
+  out=$("$FABRICSIM" "$cmd" --help) || fail "$cmd --help exited $?"
+  case "$out" in *"Example"*) ;; *) fail "$cmd --help shows no example" ;; esac
+done
+
+out=$("$FABRICSIM" units --help) || fail "units --help exited $?"
+case "$out" in *"Example:"*"fabricsim units "*) ;; *) fail "units --help shows no example: $out" ;; esac
+out=$("$FABRICSIM" help units) || fail "help units exited $?"
+case "$out" in *"fabricsim units "*) ;; *) fail "help units: $out" ;; esac
+
+# Unknown command: exit 2, one line on stderr listing the commands.
+status=0
+err=$("$FABRICSIM" frobnicate 2>&1 >/dev/null) || status=$?
+[ "$status" -eq 2 ] || fail "unknown command exited $status, expected 2"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "unknown command: stderr is not one line: $err"
+case "$err" in *"frobnicate"*"units"*"help"*) ;; *) fail "unknown command message: $err" ;; esac
+
+status=0
+err=$("$FABRICSIM" help frobnicate 2>&1 >/dev/null) || status=$?
+[ "$status" -eq 2 ] || fail "help frobnicate exited $status, expected 2"
+
+status=0
+err=$("$FABRICSIM" --frobnicate 2>&1 >/dev/null) || status=$?
+[ "$status" -eq 2 ] || fail "unknown option exited $status, expected 2"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "unknown option: stderr is not one line: $err"
+
+# No command at all: usage on stderr, exit 2.
+status=0
+"$FABRICSIM" >/dev/null 2>&1 || status=$?
+[ "$status" -eq 2 ] || fail "no command exited $status, expected 2"
+
+echo "cli help: ok"

@@ -1,0 +1,159 @@
+/* test-strutil.c — edit distance, did-you-mean and atomic writes (src/util/strutil.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "testutil.h"
+#include "util/error.h"
+#include "util/strutil.h"
+
+START_TEST(test_strutil_edit_distance)
+{
+  ck_assert_uint_eq(fs_edit_distance("", ""), 0);
+  ck_assert_uint_eq(fs_edit_distance("abc", ""), 3);
+  ck_assert_uint_eq(fs_edit_distance("", "abcd"), 4);
+  ck_assert_uint_eq(fs_edit_distance("latency", "latency"), 0);
+  ck_assert_uint_eq(fs_edit_distance("latncy", "latency"), 1);
+  ck_assert_uint_eq(fs_edit_distance("kitten", "sitting"), 3);
+  ck_assert_uint_eq(fs_edit_distance("flaw", "lawn"), 2);
+  ck_assert_uint_eq(fs_edit_distance("Lanes", "lanes"), 1); /* case-sensitive */
+  ck_assert_uint_eq(fs_edit_distance("abc", "cba"), 2);
+  /* Symmetric. */
+  ck_assert_uint_eq(fs_edit_distance("bandwidth", "bandwith"), fs_edit_distance("bandwith", "bandwidth"));
+}
+END_TEST
+
+START_TEST(test_strutil_did_you_mean)
+{
+  const char *const keys[] = {"name", "latency", "bandwidth", "lanes", "source", NULL};
+  ck_assert_str_eq(fs_did_you_mean("latncy", keys, -1), "latency");
+  ck_assert_str_eq(fs_did_you_mean("bandwith", keys, -1), "bandwidth");
+  ck_assert_str_eq(fs_did_you_mean("lane", keys, -1), "lanes");
+  ck_assert_ptr_null(fs_did_you_mean("topology", keys, -1));
+  ck_assert_ptr_null(fs_did_you_mean("xyzzy", keys, -1));
+  /* An exact match is distance 0. */
+  ck_assert_ptr_eq(fs_did_you_mean("name", keys, -1), keys[0]);
+  /* Counted form: only the first n candidates are considered. */
+  ck_assert_ptr_null(fs_did_you_mean("lanes", keys, 2));
+  ck_assert_str_eq(fs_did_you_mean("lanes", keys, 4), "lanes");
+  /* Ties go to the first candidate. */
+  const char *const tie[] = {"abd", "abe", NULL};
+  ck_assert_ptr_eq(fs_did_you_mean("abc", tie, -1), tie[0]);
+  const char *const tie2[] = {"abe", "abd", NULL};
+  ck_assert_ptr_eq(fs_did_you_mean("abc", tie2, -1), tie2[0]);
+  /* The threshold grows with the word: max(2, len/3). */
+  const char *const longw[] = {"tensor_parallel", NULL};
+  ck_assert_str_eq(fs_did_you_mean("tensr_paralel_", longw, -1), "tensor_parallel"); /* distance 3, len 14 */
+  ck_assert_ptr_null(fs_did_you_mean("ab", longw, -1));
+  const char *const empty[] = {NULL};
+  ck_assert_ptr_null(fs_did_you_mean("x", empty, -1));
+  ck_assert_ptr_null(fs_did_you_mean("x", NULL, -1));
+}
+END_TEST
+
+static char *read_all(const char *path)
+{
+  char *text = NULL;
+  gsize len = 0;
+  ck_assert(g_file_get_contents(path, &text, &len, NULL));
+  return text;
+}
+
+START_TEST(test_strutil_atomic_write_creates_and_replaces)
+{
+  g_autofree char *dir = g_dir_make_tmp("fs-strutil-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(dir);
+  g_autofree char *path = g_build_filename(dir, "out.json", NULL);
+  GError *err = NULL;
+  ck_assert(fs_write_file_atomic(path, "first\n", 6, &err));
+  fs_assert_no_error(err);
+  g_autofree char *a = read_all(path);
+  ck_assert_str_eq(a, "first\n");
+  ck_assert(fs_write_file_atomic(path, "second", 6, &err));
+  g_autofree char *b = read_all(path);
+  ck_assert_str_eq(b, "second");
+  ck_assert(fs_write_file_atomic(path, "", 0, &err));
+  g_autofree char *c = read_all(path);
+  ck_assert_str_eq(c, "");
+  /* The mode follows the umask like a plain open(O_CREAT, 0666). */
+  struct stat st;
+  ck_assert_int_eq(g_stat(path, &st), 0);
+  mode_t mask = umask(0);
+  umask(mask);
+  ck_assert_int_eq(st.st_mode & 0777, 0666 & ~mask);
+  /* No temporary files are left behind. */
+  GDir *d = g_dir_open(dir, 0, NULL);
+  int n = 0;
+  while (g_dir_read_name(d) != NULL)
+    n++;
+  g_dir_close(d);
+  ck_assert_int_eq(n, 1);
+  g_unlink(path);
+  g_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_strutil_atomic_write_failure_keeps_target)
+{
+  GError *err = NULL;
+  ck_assert(!fs_write_file_atomic("/nonexistent-dir-fs/x.txt", "x", 1, &err));
+  ck_assert(err != NULL && err->domain == FS_RUNTIME_ERROR && err->code == FS_RUNTIME_ERROR_IO);
+  fs_assert_error(err, FS_RUNTIME_ERROR, "/nonexistent-dir-fs/x.txt");
+  /* A target that is a directory cannot be replaced; the directory survives. */
+  g_autofree char *dir = g_dir_make_tmp("fs-strutil-XXXXXX", NULL);
+  g_autofree char *sub = g_build_filename(dir, "sub", NULL);
+  ck_assert_int_eq(g_mkdir(sub, 0755), 0);
+  ck_assert(!fs_write_file_atomic(sub, "x", 1, &err));
+  fs_assert_error(err, FS_RUNTIME_ERROR, "cannot write");
+  ck_assert(g_file_test(sub, G_FILE_TEST_IS_DIR));
+  GDir *d = g_dir_open(dir, 0, NULL);
+  int n = 0;
+  while (g_dir_read_name(d) != NULL)
+    n++;
+  g_dir_close(d);
+  ck_assert_int_eq(n, 1); /* the temporary file was removed */
+  g_rmdir(sub);
+  g_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_strutil_atomic_write_stdout)
+{
+  /* "-" goes to stdout: redirect fd 1 to a file for the check. */
+  g_autofree char *dir = g_dir_make_tmp("fs-strutil-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "stdout.txt", NULL);
+  fflush(stdout);
+  int saved = dup(STDOUT_FILENO);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  dup2(fileno(f), STDOUT_FILENO);
+  GError *err = NULL;
+  gboolean ok = fs_write_file_atomic("-", "hello\n", 6, &err);
+  fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  fclose(f);
+  ck_assert(ok);
+  fs_assert_no_error(err);
+  g_autofree char *text = read_all(path);
+  ck_assert_str_eq(text, "hello\n");
+  ck_assert(!g_file_test("-", G_FILE_TEST_EXISTS));
+  g_unlink(path);
+  g_rmdir(dir);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("strutil");
+  FS_ADD_TEST(s, test_strutil_edit_distance);
+  FS_ADD_TEST(s, test_strutil_did_you_mean);
+  FS_ADD_TEST(s, test_strutil_atomic_write_creates_and_replaces);
+  FS_ADD_TEST(s, test_strutil_atomic_write_failure_keeps_target);
+  FS_ADD_TEST(s, test_strutil_atomic_write_stdout);
+  return fs_test_run_suite(s);
+}

@@ -10,16 +10,19 @@
 #include "util/error.h"
 #include "util/yaml.h"
 
-static const char *const hw_names[FS_NCCL_HW_N] = {
+static const char *const hw_names[FS_NCCL_HW_N + 1] = {
 #define X(id, name) name,
   FS_NCCL_HWS(X)
 #undef X
+  NULL,
 };
 
-static const char *const row_names[FS_NCCL_ROW_N] = {
+/* NULL-terminated: also the allowed keys of per-row tables. */
+static const char *const row_names[FS_NCCL_ROW_N + 1] = {
 #define X(id, name) name,
   FS_NCCL_ARCH_ROWS(X)
 #undef X
+  NULL,
 };
 
 const char *fs_nccl_row_name(FsNcclRow r)

@@ -10,12 +10,11 @@
 #include "testutil.h"
 
 /* A request with explicit chunking (no params file needed). */
-static FsCollRequest req_of(FsCollOp op, uint64_t bytes, guint nch, uint64_t chunk, guint inflight)
+static FsCollRequest req_of(FsCollOp op, uint64_t bytes, guint nch, uint64_t chunk)
 {
   FsCollRequest r = {
     .op = op, .bytes = bytes, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
     .root = 0, .proto = FS_PROTO_SIMPLE, .nchannels = nch, .chunk_bytes = chunk,
-    .inflight = inflight,
   };
   return r;
 }
@@ -130,7 +129,7 @@ START_TEST(test_plan_ring_all_reduce_steps)
   /* One chunk per rank block: 2(n-1) ring steps, n transfers each. */
   for (guint n = 2; n <= 9; n++) {
     g_autoptr(FsComm) c = fs_comm_new(n);
-    FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 4096 * n, 1, 1 << 20, 2);
+    FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 4096 * n, 1, 1 << 20);
     g_autoptr(FsCollPlan) p = plan_of(c, "ring", &req);
     ck_assert_uint_eq(fs_coll_plan_n_xfers(p), n * 2 * (n - 1));
     ck_assert_uint_eq(fs_coll_plan_depth(p), 2 * (n - 1));
@@ -140,7 +139,7 @@ START_TEST(test_plan_ring_all_reduce_steps)
   /* Three loops of chunks on 2 channels: 3 × 2 × n × 2(n-1) transfers,
    * and the buffer slots make later loops wait for earlier ones. */
   g_autoptr(FsComm) c = fs_comm_new(4);
-  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 2 * 3 * 4 * 1024, 2, 1024, 1);
+  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 2 * 3 * 4 * 1024, 2, 1024);
   g_autoptr(FsCollPlan) p = plan_of(c, "ring", &req);
   ck_assert_uint_eq(fs_coll_plan_n_xfers(p), 3 * 2 * 4 * 6);
   ck_assert_uint_gt(fs_coll_plan_depth(p), 6);
@@ -150,7 +149,7 @@ END_TEST
 START_TEST(test_plan_ring_other_ops)
 {
   g_autoptr(FsComm) c = fs_comm_new(8);
-  FsCollRequest req = req_of(FS_COLL_ALL_GATHER, 4096, 1, 1 << 20, 2);
+  FsCollRequest req = req_of(FS_COLL_ALL_GATHER, 4096, 1, 1 << 20);
   g_autoptr(FsCollPlan) ag = plan_of(c, "ring", &req);
   ck_assert_uint_eq(fs_coll_plan_n_xfers(ag), 8 * 7);
   ck_assert_uint_eq(fs_coll_plan_xfer_bytes(ag), 8 * 7 * 4096);
@@ -223,14 +222,14 @@ START_TEST(test_plan_tree_depth_log_n)
   for (guint k = 1; k <= 5; k++) {
     guint n = 1u << k;
     g_autoptr(FsComm) c = fs_comm_new_grid(n, 1);
-    FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1024, 1, 1 << 20, 2);
+    FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1024, 1, 1 << 20);
     g_autoptr(FsCollPlan) p = plan_of(c, "tree", &req);
     ck_assert_uint_eq(fs_coll_plan_depth(p), 2 * k);
     ck_assert_uint_eq(fs_coll_plan_n_xfers(p), 2 * (n - 1));
   }
   /* Hosts of 4: the chain inside each host adds 3 hops each way. */
   g_autoptr(FsComm) c = fs_comm_new_grid(4, 4);
-  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1024, 2, 1 << 20, 2);
+  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1024, 2, 1 << 20);
   g_autoptr(FsCollPlan) p = plan_of(c, "tree", &req);
   ck_assert_uint_eq(fs_coll_plan_n_xfers(p), 2 * 2 * 15);
 }
@@ -255,7 +254,7 @@ START_TEST(test_plan_every_algorithm_builds)
       for (guint op = 0; op < FS_COLL_N_OPS; op++) {
         if (fs_coll_algos[a]->unsupported(comms[ci], op) != NULL)
           continue;
-        FsCollRequest req = req_of(op, 65536, 2, 8192, 2);
+        FsCollRequest req = req_of(op, 65536, 2, 8192);
         req.root = 5;
         g_autoptr(FsCollPlan) p = plan_of(comms[ci], fs_coll_algos[a]->name, &req);
         ck_assert_uint_gt(fs_coll_plan_n_steps(p), 0);
@@ -279,7 +278,7 @@ START_TEST(test_plan_volumes)
   int sw = 8;
   fs_comm_set_nvls_switch(c, 0, &sw, 1);
   const uint64_t S = 8 * 8192;
-  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, S, 1, 1 << 20, 2);
+  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, S, 1, 1 << 20);
   /* One-shot: every rank sends S to 7 peers. */
   g_autoptr(FsCollPlan) d = plan_of(c, "direct", &req);
   ck_assert_uint_eq(fs_coll_plan_xfer_bytes(d), 8 * 7 * S);
@@ -315,7 +314,7 @@ START_TEST(test_plan_unsupported_reasons)
 {
   g_autoptr(FsComm) c = fs_comm_new(6);
   GError *err = NULL;
-  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1024, 1, 1024, 1);
+  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1024, 1, 1024);
   ck_assert_ptr_null(fs_coll_plan_new(c, fs_coll_algo_find("nvls"), &req, &err));
   fs_assert_error(err, FS_COLL_ERROR, "no NVLS");
   ck_assert_ptr_null(fs_coll_plan_new(c, fs_coll_algo_find("collnet_direct"), &req, &err));
@@ -333,7 +332,7 @@ END_TEST
 START_TEST(test_plan_deterministic)
 {
   g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
-  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1 << 20, 4, 65536, 2);
+  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1 << 20, 4, 65536);
   g_autoptr(FsCollPlan) a = plan_of(c, "hier", &req);
   g_autoptr(FsCollPlan) b = plan_of(c, "hier", &req);
   ck_assert_uint_eq(fs_coll_plan_n_steps(a), fs_coll_plan_n_steps(b));

@@ -36,11 +36,12 @@ START_TEST(test_params_default_values)
   ck_assert_double_eq_tol(p->base_lat[FS_NCCL_ALGO_RING][FS_PROTO_LL], 6.6, 1e-12);
   ck_assert_double_eq_tol(p->hw_lat[FS_NCCL_HW_NET][FS_NCCL_ALGO_NVLS_TREE][FS_PROTO_SIMPLE], 20.9, 1e-12);
   ck_assert_double_eq_tol(p->tree_corr[FS_PROTO_SIMPLE][0], 0.9, 1e-12);
-  /* Chunks: LL 512 KiB / 8 steps × 50 % payload; Simple 4 steps of 512 KiB. */
+  /* Chunks: LL 512 KiB / 8 steps × 50 % payload; Simple 4 steps of 512 KiB
+   * in slices of 2 steps. */
   ck_assert_uint_eq(fs_nccl_params_chunk_bytes(p, FS_PROTO_LL), 32768);
-  ck_assert_uint_eq(fs_nccl_params_inflight(p, FS_PROTO_LL), 8);
+  ck_assert_uint_eq(fs_nccl_params_slice_bytes(p, FS_PROTO_LL), 32768);
   ck_assert_uint_eq(fs_nccl_params_chunk_bytes(p, FS_PROTO_SIMPLE), 2097152);
-  ck_assert_uint_eq(fs_nccl_params_inflight(p, FS_PROTO_SIMPLE), 2);
+  ck_assert_uint_eq(fs_nccl_params_slice_bytes(p, FS_PROTO_SIMPLE), 1048576);
   FsNcclRow r;
   ck_assert(fs_nccl_params_arch_row(p, "ada", &r) && r == FS_NCCL_ROW_AMPERE);
   ck_assert(fs_nccl_params_arch_row(p, "Hopper", &r) && r == FS_NCCL_ROW_HOPPER);

@@ -30,25 +30,46 @@ void fs_algo_ring_loop(FsPlanBuilder *b, guint channel, FsRingKind kind, const g
     return;
   guint nsteps = kind == FS_RING_ALL_REDUCE ? 2 * (m - 1) : m - 1;
   guint shift = kind == FS_RING_REDUCE_SCATTER ? 1 : 0;
-  /* prev[p]: the send of position p at the previous step. */
-  g_autofree uint32_t *prev = g_new(uint32_t, m);
-  g_autofree uint32_t *cur = g_new(uint32_t, m);
+  /* Blocks move in slices; slice j of a block at step s waits for slice j
+   * of the same block from upstream at step s-1, so slices stream through
+   * the ring. */
+  uint64_t slice = fs_plan_req(b)->slice_bytes;
+  guint J = 1;
   for (guint p = 0; p < m; p++)
-    prev[p] = FS_STEP_NONE;
+    J = MAX(J, (guint)((blocks[p] + slice - 1) / slice));
+  /* prev[p*J + j]: position p's send of slice j at the previous step. */
+  g_autofree uint32_t *prev = g_new(uint32_t, (gsize)m * J);
+  g_autofree uint32_t *cur = g_new(uint32_t, (gsize)m * J);
+  for (guint i = 0; i < m * J; i++)
+    prev[i] = FS_STEP_NONE;
   for (guint s = 0; s < nsteps; s++) {
     for (guint p = 0; p < m; p++) {
       guint from = (p + m - 1) % m;
       guint blk = (guint)((p + (guint64)m * 2 - s % m - shift) % m);
-      uint32_t deps[2] = {prev[from], ready ? ready[p] : FS_STEP_NONE};
-      cur[p] = fs_plan_xfer(b, channel, FS_EP_RANK(ranks[p]), FS_EP_RANK(ranks[(p + 1) % m]),
-                            blocks[blk], deps, 2);
+      uint64_t left = blocks[blk];
+      for (guint j = 0; j < J; j++) {
+        uint64_t bytes = MIN(left, slice);
+        left -= bytes;
+        uint32_t deps[2] = {prev[from * J + j], ready ? ready[p] : FS_STEP_NONE};
+        cur[p * J + j] = (bytes > 0 || j == 0)
+                           ? fs_plan_xfer(b, channel, FS_EP_RANK(ranks[p]),
+                                          FS_EP_RANK(ranks[(p + 1) % m]), bytes, deps, 2)
+                           : FS_STEP_NONE;
+      }
     }
-    memcpy(prev, cur, sizeof(uint32_t) * m);
+    memcpy(prev, cur, sizeof(uint32_t) * m * J);
   }
-  /* The last send of position p-1 arrives at position p. */
+  /* The last send of position p-1 arrives at position p (its last slice
+   * follows the others on the same connection). */
   if (done)
-    for (guint p = 0; p < m; p++)
-      done[p] = prev[(p + m - 1) % m];
+    for (guint p = 0; p < m; p++) {
+      guint from = (p + m - 1) % m;
+      for (guint j = J; j-- > 0;)
+        if (prev[from * J + j] != FS_STEP_NONE) {
+          done[p] = prev[from * J + j];
+          break;
+        }
+    }
 }
 
 void fs_algo_ring_phase(FsPlanBuilder *b, guint channel, FsRingKind kind, const guint *ranks,

@@ -11,7 +11,9 @@
  * nvls_tree (several hosts, all_reduce): the intra-host NVLS reduce-scatter,
  * then for every shard an inter-host binary tree (NCCL's btree over hosts;
  * odd channels use the complementary tree) among the ranks holding that
- * shard, then the NVLS multicast within each host. */
+ * shard, then the NVLS multicast within each host.  The load-reduce and
+ * the store-multicast halves use separate FIFO lanes (NCCL runs them from
+ * different warps), so chunk k+1 goes up while chunk k comes down. */
 #include "coll/algos.h"
 
 static const char *check_nvls(const FsComm *comm)
@@ -68,9 +70,10 @@ static void nvls_down(FsPlanBuilder *b, guint ch, guint h, uint64_t c, const uin
   const guint *ranks = fs_comm_host_ranks(comm, h, &L);
   g_autofree uint32_t *st = g_new(uint32_t, L);
   for (guint j = 0; j < L; j++)
-    st[j] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_NVLS(h), fs_plan_split(b, c, L, j), &mid[j], 1);
+    st[j] = fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(ranks[j]), FS_EP_NVLS(h), fs_plan_split(b, c, L, j),
+                              &mid[j], 1);
   for (guint j = 0; j < L; j++)
-    fs_plan_xfer(b, ch, FS_EP_NVLS(h), FS_EP_RANK(ranks[j]), c, st, L);
+    fs_plan_xfer_lane(b, ch, 1, FS_EP_NVLS(h), FS_EP_RANK(ranks[j]), c, st, L);
 }
 
 static void build(FsPlanBuilder *b)

@@ -21,9 +21,17 @@ struct FsCollRun {
   void *done_ctx;
   guint n;
   guint *pending;      /* unfinished deps per step */
+  FsTime *ready_at;    /* latest dependency completion (+ latency) per step */
+  FsTime last;         /* latest sink completion (+ latency) */
   guint *succ_off;     /* n + 1 */
   uint32_t *succ;
   guint remaining;     /* steps not yet completed */
+  /* Steps ready to start now.  The flow engine may complete a flow inside
+   * fs_flownet_start (an empty flow on a zero-latency path), so starts go
+   * through this queue instead of recursing. */
+  GArray *queue;
+  guint queue_head;
+  gboolean draining;
   FsTime start, end;
   gboolean finished;
   GError *error;
@@ -31,30 +39,89 @@ struct FsCollRun {
 
 static void start_step(FsCollRun *run, guint i);
 
+/* Starts the queued steps in order, unless a caller up the stack is
+ * already doing so. */
+static void drain(FsCollRun *run)
+{
+  if (run->draining)
+    return;
+  run->draining = TRUE;
+  while (run->queue_head < run->queue->len) {
+    guint s = g_array_index(run->queue, guint, run->queue_head++);
+    start_step(run, s);
+  }
+  g_array_set_size(run->queue, 0);
+  run->queue_head = 0;
+  run->draining = FALSE;
+}
+
+/* Starts step i now, through the queue (see FsCollRun.queue). */
+static void start_now(FsCollRun *run, guint i)
+{
+  g_array_append_val(run->queue, i);
+  drain(run);
+}
+
 static void finish_run(FsCollRun *run)
 {
   if (run->finished)
     return;
   run->finished = TRUE;
-  run->end = fs_sim_now(run->sim);
+  run->end = MAX(run->last, fs_sim_now(run->sim));
   if (run->done)
     run->done(run->done_ctx, run);
 }
 
-/* Marks step i complete and starts every successor that became ready. */
+static void start_event(void *ctx, uint64_t arg)
+{
+  start_now(ctx, (guint)arg);
+}
+
+static void end_event(void *ctx, uint64_t arg)
+{
+  (void)arg;
+  finish_run(ctx);
+}
+
+/* The latency between step i's completion and the use of its data by step
+ * j (j == G_MAXUINT: the caller's buffer). */
+static FsTime edge_latency(const FsCollRun *run, guint i, guint j)
+{
+  const FsCollStep *a = fs_coll_plan_step(run->plan, i);
+  if (a->kind != FS_STEP_XFER)
+    return 0;
+  if (j != G_MAXUINT && fs_coll_step_same_conn(a, fs_coll_plan_step(run->plan, j)))
+    return 0;
+  return run->params.step_latency[a->inter ? 1 : 0];
+}
+
+/* Marks step i complete and starts (now or after the latency) every
+ * successor that became ready. */
 static void complete_step(FsCollRun *run, guint i)
 {
   if (run->error != NULL)
     return;
+  FsTime now = fs_sim_now(run->sim);
+  if (run->succ_off[i] == run->succ_off[i + 1])
+    run->last = MAX(run->last, now + edge_latency(run, i, G_MAXUINT));
   for (guint k = run->succ_off[i]; k < run->succ_off[i + 1]; k++) {
     uint32_t s = run->succ[k];
     g_assert(run->pending[s] > 0);
-    if (--run->pending[s] == 0)
-      start_step(run, s);
+    run->ready_at[s] = MAX(run->ready_at[s], now + edge_latency(run, i, s));
+    if (--run->pending[s] == 0) {
+      if (run->ready_at[s] <= now)
+        start_now(run, s);
+      else
+        fs_sim_at(run->sim, run->ready_at[s], start_event, run, s);
+    }
   }
   g_assert(run->remaining > 0);
-  if (--run->remaining == 0)
-    finish_run(run);
+  if (--run->remaining == 0) {
+    if (run->last > now)
+      fs_sim_at(run->sim, run->last, end_event, run, 0);
+    else
+      finish_run(run);
+  }
 }
 
 static void flow_done(void *ctx, const FsFlowInfo *info)
@@ -127,7 +194,6 @@ static void start_step(FsCollRun *run, guint i)
     .bytes = (uint64_t)ceil((double)s->bytes / run->params.payload),
     .rate_cap = run->params.rate_cap,
     .start = fs_sim_now(run->sim),
-    .extra_latency = run->params.step_latency[s->inter ? 1 : 0],
     .done = flow_done,
     .ctx = run,
     .user = GSIZE_TO_POINTER((gsize)i),
@@ -144,9 +210,12 @@ static void kickoff(void *ctx, uint64_t arg)
     finish_run(run);
     return;
   }
-  for (guint i = 0; i < run->n && run->error == NULL; i++)
+  /* Queue every root before starting any: starting one may complete it
+   * at once and bring other steps' pending counts to zero. */
+  for (guint i = 0; i < run->n; i++)
     if (run->pending[i] == 0)
-      start_step(run, i);
+      g_array_append_val(run->queue, i);
+  drain(run);
 }
 
 FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
@@ -167,6 +236,8 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   run->n = fs_coll_plan_n_steps(plan);
   run->remaining = run->n;
   run->pending = g_new0(guint, run->n + 1);
+  run->ready_at = g_new0(FsTime, run->n + 1);
+  run->queue = g_array_new(FALSE, FALSE, sizeof(guint));
   run->succ_off = g_new0(guint, run->n + 2);
   guint total = 0;
   for (guint i = 0; i < run->n; i++) {
@@ -226,6 +297,8 @@ void fs_coll_run_free(FsCollRun *run)
   if (run == NULL)
     return;
   g_free(run->pending);
+  g_free(run->ready_at);
+  g_array_unref(run->queue);
   g_free(run->succ_off);
   g_free(run->succ);
   g_clear_error(&run->error);

@@ -1,15 +1,21 @@
 /* exec.h — runs a collective plan on the flow network.
  *
- * A run walks the plan's DAG on an FsFlowNet: a step starts when all its
- * dependencies have completed; a transfer becomes a flow along the route
- * between its two endpoints' topology nodes, carrying the payload divided
- * by the protocol's payload fraction (LL moves twice its data), with the
- * protocol's per-step latency (NCCL's hwLatencies for the algorithm, intra-
- * or inter-host) as the flow's extra latency and an optional per-flow rate
- * cap; a reduction is a compute delay of bytes / reduce bandwidth (none
- * when that is 0).  The collective's base latency (NCCL's baseLatencies)
- * passes before the first step.  Several runs may share one network at
- * once: their flows contend for real.
+ * A run walks the plan's DAG on an FsFlowNet.  A transfer becomes a flow
+ * along the route between its two endpoints' topology nodes, carrying the
+ * payload divided by the protocol's payload fraction (LL moves twice its
+ * data), with an optional per-flow rate cap; a reduction is a compute
+ * delay of bytes / reduce bandwidth (none when that is 0).  The protocol's
+ * per-step latency (NCCL's hwLatencies for the algorithm, intra- or
+ * inter-host by the transfer) is the time between a transfer's delivery
+ * and the moment its data can be used: a step starts when every
+ * dependency has completed, plus that latency for each dependency that is
+ * a transfer on another connection (the FIFO order of one connection costs
+ * nothing), and the collective ends that latency after its last transfer
+ * is delivered.  The collective's base latency (NCCL's baseLatencies)
+ * passes before the first step.  So a chain of k dependent transfers of
+ * tiny messages takes base + k × step latency, as NCCL's model says, and
+ * large pipelines hide the latency behind other slices.  Several runs may
+ * share one network at once: their flows contend for real.
  *
  * Routes come from a callback so that this module does not depend on how
  * the topology is routed (src/net/route.* provides one; tests hand-build
@@ -39,7 +45,7 @@ typedef gboolean (*FsCollRouteFn)(void *ctx, int src, int dst, guint channel,
 
 typedef struct {
   FsTime base_latency;       /* once, before the first step */
-  FsTime step_latency[2];    /* per transfer: [0] inside a host, [1] across hosts */
+  FsTime step_latency[2];    /* per data dependency: [0] inside a host, [1] across hosts */
   double payload;            /* payload bytes per wire byte (0 < payload <= 1) */
   double rate_cap;           /* per flow, bytes/s; 0 = none */
   double reduce_bw;          /* bytes/s of a local reduction; 0 = instantaneous */

@@ -186,18 +186,19 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   if (t == NULL)
     return FALSE;
   for (guint i = 0; i < FS_PROTO_N; i++) {
-    static const char *const keys[] = {"buffer", "chunk_steps", "payload", "max_threads",
-                                       "thread_threshold", NULL};
+    static const char *const keys[] = {"buffer", "chunk_steps", "slice_steps", "payload",
+                                       "max_threads", "thread_threshold", NULL};
     const char *name = proto_names()[i];
     const FsYamlNode *m = fs_yaml_require_key(t, name, "protocols", error);
     if (m == NULL || !fs_yaml_require_map(m, error) || !fs_yaml_check_keys(m, keys, name, error))
       return FALSE;
     FsNcclProto *pr = &p->proto[i];
-    uint64_t cs, mt, tt;
+    uint64_t cs, ss, mt, tt;
     const FsYamlNode *buf = fs_yaml_require_key(m, "buffer", name, error);
     if (buf == NULL || !fs_yaml_get_size(buf, &pr->buffer, error))
       return FALSE;
     if (!get_uint(m, "chunk_steps", name, 1, p->steps, &cs, error) ||
+        !get_uint(m, "slice_steps", name, 1, p->steps, &ss, error) ||
         !get_number(m, "payload", name, 1.0, &pr->payload, error) ||
         !get_uint(m, "max_threads", name, 1, 65536, &mt, error) ||
         !get_uint(m, "thread_threshold", name, 0, 1 << 20, &tt, error))
@@ -207,6 +208,13 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
                     name, p->steps);
       return FALSE;
     }
+    if (ss > cs) {
+      fs_yaml_error(error, fs_yaml_map_get(m, "slice_steps"),
+                    "protocol %s: slice_steps (%" G_GUINT64_FORMAT ") must not exceed chunk_steps (%" G_GUINT64_FORMAT ")",
+                    name, ss, cs);
+      return FALSE;
+    }
+    pr->slice_steps = (guint)ss;
     pr->chunk_steps = (guint)cs, pr->max_threads = (guint)mt, pr->thread_threshold = (guint)tt;
   }
 
@@ -393,7 +401,9 @@ uint64_t fs_nccl_params_chunk_bytes(const FsNcclParams *p, FsCollProto proto)
   return MAX(c, 1);
 }
 
-guint fs_nccl_params_inflight(const FsNcclParams *p, FsCollProto proto)
+uint64_t fs_nccl_params_slice_bytes(const FsNcclParams *p, FsCollProto proto)
 {
-  return MAX(p->steps / p->proto[proto].chunk_steps, 1u);
+  const FsNcclProto *pr = &p->proto[proto];
+  uint64_t c = (uint64_t)((double)(pr->buffer / p->steps * pr->slice_steps) * pr->payload);
+  return MAX(c, 1);
 }

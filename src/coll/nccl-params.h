@@ -55,6 +55,7 @@ typedef enum { FS_NCCL_CPU_INTEL, FS_NCCL_CPU_AMD, FS_NCCL_CPU_OTHER, FS_NCCL_CP
 typedef struct {
   uint64_t buffer;         /* bytes of the per-connection buffer (all steps) */
   guint chunk_steps;       /* buffer steps per pipelined chunk */
+  guint slice_steps;       /* buffer steps per slice (the unit that moves) */
   double payload;          /* payload bytes per wire byte */
   guint max_threads;
   guint thread_threshold;  /* bytes per thread below which NCCL drops channels */
@@ -101,10 +102,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsNcclParams, fs_nccl_params_free)
 /* Path of the default file (caller frees). */
 char *fs_nccl_params_default_path(void);
 
-/* Payload bytes per pipelined chunk and chunks in flight per connection for
- * protocol p: buffer/steps × chunk_steps × payload, and steps/chunk_steps. */
+/* Payload bytes per pipelined chunk and per slice for protocol p:
+ * buffer/steps × chunk_steps (slice_steps) × payload. */
 uint64_t fs_nccl_params_chunk_bytes(const FsNcclParams *p, FsCollProto proto);
-guint fs_nccl_params_inflight(const FsNcclParams *p, FsCollProto proto);
+uint64_t fs_nccl_params_slice_bytes(const FsNcclParams *p, FsCollProto proto);
 
 const char *fs_nccl_hw_name(FsNcclHw hw);
 const char *fs_nccl_row_name(FsNcclRow r);

@@ -1,6 +1,5 @@
-/* plan.c — the plan DAG, its builder (with NCCL-like buffer-slot
- * dependencies per connection), the algorithm table and the binary-tree
- * shape.  See plan.h. */
+/* plan.c — the plan DAG, its builder (FIFO dependencies per connection),
+ * the algorithm table and the binary-tree shape.  See plan.h. */
 #include "coll/plan.h"
 
 #include <string.h>
@@ -17,19 +16,14 @@ struct FsCollPlan {
   uint64_t xfer_bytes;
 };
 
-/* Per-connection ring of the last `inflight` transfer ids. */
+/* A connection: its last transfer is kept for the FIFO dependency. */
 typedef struct {
-  uint32_t src, dst, channel;
+  uint32_t src, dst, channel, lane;
 } ConnKey;
-
-typedef struct {
-  guint count;
-  uint32_t ids[]; /* inflight entries, used as a ring */
-} ConnSlots;
 
 struct FsPlanBuilder {
   FsCollPlan *plan;
-  GHashTable *conns; /* ConnKey* → ConnSlots* */
+  GHashTable *conns; /* ConnKey* → last transfer id + 1 (as a pointer) */
 };
 
 static const char *const nccl_algo_names[FS_NCCL_ALGO_N] = {
@@ -79,7 +73,7 @@ static guint conn_hash(gconstpointer p)
 {
   const ConnKey *k = p;
   guint64 h = ((guint64)k->src * 0x9E3779B97F4A7C15ull) ^ ((guint64)k->dst * 0xC2B2AE3D27D4EB4Full) ^
-              ((guint64)k->channel * 0x165667B19E3779F9ull);
+              ((guint64)(k->channel * 256u + k->lane) * 0x165667B19E3779F9ull);
   return (guint)(h ^ (h >> 32));
 }
 
@@ -113,7 +107,7 @@ static guint ep_host(const FsComm *comm, FsCollEp ep)
 }
 
 static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32_t *deps, guint n,
-                         uint32_t slot_dep)
+                         uint32_t fifo)
 {
   FsCollPlan *p = b->plan;
   FsCollStep s = *proto;
@@ -125,8 +119,8 @@ static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32
       g_array_append_val(p->deps, deps[i]);
       s.n_deps++;
     }
-  if (slot_dep != FS_STEP_NONE) {
-    g_array_append_val(p->deps, slot_dep);
+  if (fifo != FS_STEP_NONE) {
+    g_array_append_val(p->deps, fifo);
     s.n_deps++;
   }
   g_array_append_val(p->steps, s);
@@ -136,27 +130,30 @@ static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32
 uint32_t fs_plan_xfer(FsPlanBuilder *b, guint channel, FsCollEp src, FsCollEp dst,
                       uint64_t bytes, const uint32_t *deps, guint n)
 {
+  return fs_plan_xfer_lane(b, channel, 0, src, dst, bytes, deps, n);
+}
+
+uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src,
+                           FsCollEp dst, uint64_t bytes, const uint32_t *deps, guint n)
+{
+  g_assert(lane < 256);
   FsCollPlan *p = b->plan;
   g_assert(src != dst);
   FsCollStep s = {
     .kind = FS_STEP_XFER, .src = src, .dst = dst, .bytes = bytes,
-    .channel = (uint16_t)channel,
+    .channel = (uint16_t)channel, .lane = (uint8_t)lane,
   };
   guint hs = ep_host(p->comm, src), hd = ep_host(p->comm, dst);
   s.inter = hs == G_MAXUINT || hd == G_MAXUINT || hs != hd;
-  /* Buffer slots: wait for the transfer `inflight` places earlier on the
-   * same connection to be consumed. */
-  ConnKey key = {src, dst, channel};
-  ConnSlots *slots = g_hash_table_lookup(b->conns, &key);
-  if (slots == NULL) {
-    slots = g_malloc0(sizeof(ConnSlots) + sizeof(uint32_t) * p->req.inflight);
-    g_hash_table_insert(b->conns, g_memdup2(&key, sizeof key), slots);
-  }
-  guint k = slots->count % p->req.inflight;
-  uint32_t slot_dep = slots->count >= p->req.inflight ? slots->ids[k] : FS_STEP_NONE;
-  uint32_t id = add_step(b, &s, deps, n, slot_dep);
-  slots->ids[k] = id;
-  slots->count++;
+  /* FIFO: after the previous transfer on the same connection. */
+  ConnKey key = {src, dst, channel, lane};
+  gpointer last = g_hash_table_lookup(b->conns, &key);
+  uint32_t fifo = last ? (uint32_t)(GPOINTER_TO_SIZE(last) - 1) : FS_STEP_NONE;
+  uint32_t id = add_step(b, &s, deps, n, fifo);
+  if (last)
+    g_hash_table_replace(b->conns, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)id + 1));
+  else
+    g_hash_table_insert(b->conns, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)id + 1));
   p->n_xfers++;
   p->xfer_bytes += bytes;
   return id;
@@ -191,9 +188,9 @@ FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
     g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID, "invalid collective request");
     return NULL;
   }
-  if (req->nchannels < 1 || req->nchannels > 64 || req->chunk_bytes < 1 || req->inflight < 1) {
+  if (req->nchannels < 1 || req->nchannels > 64 || req->chunk_bytes < 1) {
     g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
-                "invalid request: channels must be 1..64 (got %u), chunk size and slots at least 1",
+                "invalid request: channels must be 1..64 (got %u), the chunk size at least 1 byte",
                 req->nchannels);
     return NULL;
   }
@@ -210,13 +207,15 @@ FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
   }
   FsCollPlan *p = g_new0(FsCollPlan, 1);
   p->req = *req;
+  if (p->req.slice_bytes == 0 || p->req.slice_bytes > p->req.chunk_bytes)
+    p->req.slice_bytes = p->req.chunk_bytes;
   p->algo = algo;
   p->comm = comm;
   p->steps = g_array_new(FALSE, FALSE, sizeof(FsCollStep));
   p->deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   FsPlanBuilder b = {
     .plan = p,
-    .conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, g_free),
+    .conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL),
   };
   if (fs_comm_size(comm) > 1)
     algo->build(&b);
@@ -257,6 +256,12 @@ const FsCollStep *fs_coll_plan_step(const FsCollPlan *p, guint i)
 {
   g_return_val_if_fail(i < p->steps->len, NULL);
   return &g_array_index(p->steps, FsCollStep, i);
+}
+
+gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b)
+{
+  return a->kind == FS_STEP_XFER && b->kind == FS_STEP_XFER && a->src == b->src &&
+         a->dst == b->dst && a->channel == b->channel && a->lane == b->lane;
 }
 
 const uint32_t *fs_coll_plan_deps(const FsCollPlan *p, guint i, guint *n)

@@ -10,11 +10,15 @@
  *
  * Pipelining follows NCCL: each channel carries its share of the data in
  * chunks (req->chunk_bytes, from the protocol's buffer: buffer/NCCL_STEPS ×
- * chunk steps) and a connection (channel, src, dst) has at most
- * req->inflight chunks in flight (NCCL_STEPS / chunk steps buffer slots):
- * the k-th transfer on a connection waits for transfer k - inflight on the
- * same connection.  So a small message is a handful of latency-bound steps
- * and a large one a deep pipeline that keeps every link busy.
+ * chunk steps), and data moves in slices (req->slice_bytes) that flow
+ * through the algorithm independently.  A connection (channel, src, dst)
+ * is a FIFO: each transfer on it waits for the previous one on it (the
+ * builder adds that dependency), so slices of one step leave one after
+ * another and the next step's first slice can follow as soon as it has
+ * arrived.  A small message is a handful of latency-bound steps; a large
+ * one a deep pipeline that keeps every link busy.  (The executor charges
+ * the protocol's per-step latency on dependencies between different
+ * connections, not on the FIFO order of one connection.)
  *
  * Algorithms register by name in a table of callbacks (fs_coll_algos);
  * the CLI lists them from the table.  Each says which ops it supports on a
@@ -62,6 +66,7 @@ typedef struct {
   FsCollEp src, dst;
   uint64_t bytes;     /* payload bytes (the protocol's wire overhead is the executor's) */
   uint16_t channel;
+  uint8_t lane;       /* FIFO lane within the connection (see fs_plan_xfer_lane) */
   gboolean inter;     /* crosses hosts (network latency class) */
   uint32_t dep_off;   /* dependencies: deps[dep_off .. dep_off + n_deps) */
   uint32_t n_deps;
@@ -76,8 +81,8 @@ typedef struct {
   guint root;           /* rooted ops */
   FsCollProto proto;
   guint nchannels;      /* >= 1 */
-  uint64_t chunk_bytes; /* payload per pipelined transfer, >= 1 */
-  guint inflight;       /* chunks in flight per connection, >= 1 */
+  uint64_t chunk_bytes; /* payload per pipelined chunk (per rank block per loop), >= 1 */
+  uint64_t slice_bytes; /* payload per transfer inside a chunk; 0 = chunk_bytes */
 } FsCollRequest;
 
 typedef struct FsCollPlan FsCollPlan;
@@ -133,6 +138,9 @@ const FsCollAlgo *fs_coll_plan_algo(const FsCollPlan *plan);
 const FsComm *fs_coll_plan_comm(const FsCollPlan *plan);
 guint fs_coll_plan_n_steps(const FsCollPlan *plan);
 const FsCollStep *fs_coll_plan_step(const FsCollPlan *plan, guint i);
+/* TRUE when steps a and b are transfers on the same connection (channel,
+ * lane, src, dst): a dependency between them is FIFO order, not data. */
+gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b);
 /* Dependencies of step i (borrowed), count in *n. */
 const uint32_t *fs_coll_plan_deps(const FsCollPlan *plan, guint i, guint *n);
 /* Counts: transfers, reductions, payload bytes sent by transfers. */
@@ -148,10 +156,15 @@ char *fs_coll_plan_describe(const FsCollPlan *plan);
 
 const FsComm *fs_plan_comm(const FsPlanBuilder *b);
 const FsCollRequest *fs_plan_req(const FsPlanBuilder *b);
-/* Adds a transfer.  deps (n entries, FS_STEP_NONE ignored) plus the slot
- * dependency of the connection.  Returns the step id. */
+/* Adds a transfer.  deps (n entries, FS_STEP_NONE ignored) plus the
+ * previous transfer on the same connection.  Returns the step id. */
 uint32_t fs_plan_xfer(FsPlanBuilder *b, guint channel, FsCollEp src, FsCollEp dst,
                       uint64_t bytes, const uint32_t *deps, guint n);
+/* The same on FIFO lane `lane` of the connection: transfers on different
+ * lanes of one connection are independent (NCCL runs them from different
+ * warps, e.g. NVLS's reduce-scatter and all-gather halves). */
+uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src,
+                           FsCollEp dst, uint64_t bytes, const uint32_t *deps, guint n);
 /* Adds a local reduction of bytes at rank. */
 uint32_t fs_plan_reduce(FsPlanBuilder *b, guint rank, uint64_t bytes, const uint32_t *deps,
                         guint n);

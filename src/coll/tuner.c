@@ -455,7 +455,7 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
     uint64_t chunk = fs_comm_n_hosts(comm) > 1 || sys->intra_hw != FS_NCCL_HW_NVLINK ? p->p2p_net_chunk
                                                                                      : p->p2p_nvl_chunk;
     out->chunk_bytes = MAX((uint64_t)(chunk * p->proto[pr].payload), 1);
-    out->inflight = p->steps;
+    out->slice_bytes = out->chunk_bytes;
     return TRUE;
   }
   for (guint i = 0; fs_coll_algos[i]; i++) {
@@ -504,7 +504,7 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
     }
   }
   out->chunk_bytes = fs_nccl_params_chunk_bytes(p, out->proto);
-  out->inflight = fs_nccl_params_inflight(p, out->proto);
+  out->slice_bytes = fs_nccl_params_slice_bytes(p, out->proto);
   return TRUE;
 }
 
@@ -516,9 +516,9 @@ char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   g_string_append_printf(s, "%s of %" G_GUINT64_FORMAT " bytes on %u ranks (%u host%s × up to %u), NCCL %s model (%s)\n",
                          fs_coll_op_name(op), nbytes, n, fs_comm_n_hosts(comm),
                          fs_comm_n_hosts(comm) == 1 ? "" : "s", fs_comm_ppn(comm), p->version, p->file);
-  g_string_append_printf(s, "choice: %s / %s / %u channel%s; chunk %" G_GUINT64_FORMAT " B, %u in flight per connection\n",
+  g_string_append_printf(s, "choice: %s / %s / %u channel%s; chunk %" G_GUINT64_FORMAT " B in slices of %" G_GUINT64_FORMAT " B\n",
                          ch->algo->name, fs_coll_proto_name(ch->proto), ch->nchannels,
-                         ch->nchannels == 1 ? "" : "s", ch->chunk_bytes, ch->inflight);
+                         ch->nchannels == 1 ? "" : "s", ch->chunk_bytes, ch->slice_bytes);
   FsCollCost c;
   if (!cost_impl(p, sys, comm, op, ch->algo, ch->proto, ch->nchannels, nbytes, &c, s)) {
     g_string_append(s, "the model gives this choice no bandwidth (NCCL would not pick it)\n");

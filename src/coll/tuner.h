@@ -90,8 +90,8 @@ typedef struct {
   const FsCollAlgo *algo;
   FsCollProto proto;
   guint nchannels;
-  uint64_t chunk_bytes;  /* pipelined chunk payload */
-  guint inflight;        /* chunks in flight per connection */
+  uint64_t chunk_bytes;  /* pipelined chunk payload (per rank block per loop) */
+  uint64_t slice_bytes;  /* payload of one transfer inside a chunk */
   FsCollCost cost;       /* at nchannels */
 } FsCollChoice;
 

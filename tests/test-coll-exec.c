@@ -1,0 +1,281 @@
+/* test-coll-exec.c — running collective plans on the flow engine, on
+ * hand-built channel graphs: bandwidth-bound rings reach the link rate,
+ * small messages cost the protocol latencies, concurrent collectives on
+ * shared links slow each other, NVLS beats the ring through a switch, and
+ * runs are deterministic. */
+#include <math.h>
+#include <string.h>
+
+#include "coll/exec.h"
+#include "coll/plan.h"
+#include "testutil.h"
+
+#define MAXN 17
+
+/* n GPUs (nodes 0..n-1), each ordered pair joined by its own channel of
+ * bw bytes/s; with a switch (node n), GPU↔switch channels instead and
+ * GPU→GPU routes through the switch. */
+typedef struct {
+  FsSim *sim;
+  FsFlowNet *net;
+  guint n;
+  gboolean star;
+  FsChannelId path[MAXN + 1][MAXN + 1][2];
+  guint len[MAXN + 1][MAXN + 1];
+} Graph;
+
+static void graph_init(Graph *g, guint n, double bw, gboolean star)
+{
+  memset(g, 0, sizeof *g);
+  g->sim = fs_sim_new();
+  g->net = fs_flownet_new(g->sim, FS_NET_MAXMIN);
+  g->n = n;
+  g->star = star;
+  if (!star) {
+    for (guint i = 0; i < n; i++)
+      for (guint j = 0; j < n; j++)
+        if (i != j) {
+          g->path[i][j][0] = fs_flownet_add_channel(g->net, bw, 0);
+          g->len[i][j] = 1;
+        }
+    return;
+  }
+  FsChannelId up[MAXN], down[MAXN];
+  for (guint i = 0; i < n; i++) {
+    up[i] = fs_flownet_add_channel(g->net, bw, 0);
+    down[i] = fs_flownet_add_channel(g->net, bw, 0);
+    g->path[i][n][0] = up[i], g->len[i][n] = 1;
+    g->path[n][i][0] = down[i], g->len[n][i] = 1;
+  }
+  for (guint i = 0; i < n; i++)
+    for (guint j = 0; j < n; j++)
+      if (i != j) {
+        g->path[i][j][0] = up[i];
+        g->path[i][j][1] = down[j];
+        g->len[i][j] = 2;
+      }
+}
+
+static void graph_free(Graph *g)
+{
+  fs_flownet_free(g->net);
+  fs_sim_free(g->sim);
+}
+
+static gboolean route(void *ctx, int src, int dst, guint channel, const FsChannelId **path,
+                      guint *len, GError **error)
+{
+  (void)channel;
+  Graph *g = ctx;
+  if (src < 0 || dst < 0 || (guint)src > g->n || (guint)dst > g->n || g->len[src][dst] == 0) {
+    g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no route %d -> %d", src, dst);
+    return FALSE;
+  }
+  *path = g->path[src][dst];
+  *len = g->len[src][dst];
+  return TRUE;
+}
+
+static FsComm *comm_on(guint n, gboolean nvls)
+{
+  FsComm *c = fs_comm_new(n);
+  for (guint r = 0; r < n; r++)
+    fs_comm_set_gpu(c, r, (int)r);
+  if (nvls) {
+    int sw = (int)n;
+    fs_comm_set_nvls_switch(c, 0, &sw, 1);
+  }
+  return c;
+}
+
+static FsCollPlan *plan(const FsComm *c, const char *algo, FsCollOp op, uint64_t bytes, guint nch,
+                        uint64_t chunk, uint64_t slice)
+{
+  FsCollRequest req = {
+    .op = op, .bytes = bytes, .dtype = FS_COLL_DT_FLOAT, .proto = FS_PROTO_SIMPLE,
+    .nchannels = nch, .chunk_bytes = chunk, .slice_bytes = slice,
+  };
+  GError *err = NULL;
+  FsCollPlan *p = fs_coll_plan_new(c, fs_coll_algo_find(algo), &req, &err);
+  fs_assert_no_error(err);
+  return p;
+}
+
+static double run_alone_us(Graph *g, const FsCollPlan *p, const FsCollExecParams *ep)
+{
+  FsTime t = 0;
+  GError *err = NULL;
+  ck_assert(fs_coll_run_alone(g->net, p, ep, route, g, &t, &err));
+  fs_assert_no_error(err);
+  return fs_time_to_us(t);
+}
+
+static const FsCollExecParams simple_params = {
+  .base_latency = 0, .step_latency = {0, 0}, .payload = 1.0,
+};
+
+START_TEST(test_exec_ring_reaches_link_bandwidth)
+{
+  /* 8 GPUs, 100 GB/s links: ring all_reduce of 256 MiB approaches
+   * busbw = 100 GB/s, even with NCCL's 3.4 µs per step. */
+  const double B = 100e9;
+  const uint64_t S = 256u << 20;
+  Graph g;
+  graph_init(&g, 8, B, FALSE);
+  g_autoptr(FsComm) c = comm_on(8, FALSE);
+  g_autoptr(FsCollPlan) p = plan(c, "ring", FS_COLL_ALL_REDUCE, S, 1, 2 << 20, 1 << 20);
+  FsCollExecParams ep = simple_params;
+  ep.step_latency[0] = 3400 * FS_NS;
+  double us = run_alone_us(&g, p, &ep);
+  double busbw = (double)S / (us * 1e-6) * 1.75;
+  ck_assert_msg(busbw > 0.95 * B && busbw <= B * 1.0001, "busbw %.3f GB/s", busbw / 1e9);
+  graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_exec_latency_floor_matches_protocol)
+{
+  /* 8 bytes, LL: base 6.6 µs + 14 steps × 0.6 µs; the bytes are noise. */
+  Graph g;
+  graph_init(&g, 8, 100e9, FALSE);
+  g_autoptr(FsComm) c = comm_on(8, FALSE);
+  g_autoptr(FsCollPlan) p = plan(c, "ring", FS_COLL_ALL_REDUCE, 8, 1, 32768, 0);
+  FsCollExecParams ep = {
+    .base_latency = 6600 * FS_NS, .step_latency = {600 * FS_NS, 2700 * FS_NS}, .payload = 0.5,
+  };
+  double us = run_alone_us(&g, p, &ep);
+  ck_assert_msg(fabs(us - 15.0) < 0.005, "time %.6f us", us);
+  /* Tree on one host is a chain: 2 × 7 hops. */
+  g_autoptr(FsCollPlan) t = plan(c, "tree", FS_COLL_ALL_REDUCE, 8, 1, 32768, 0);
+  us = run_alone_us(&g, t, &ep);
+  ck_assert_msg(fabs(us - (6.6 + 14 * 0.6)) < 0.005, "tree time %.6f us", us);
+  graph_free(&g);
+}
+END_TEST
+
+typedef struct {
+  guint done;
+} Count;
+
+static void count_done(void *ctx, FsCollRun *run)
+{
+  (void)run;
+  ((Count *)ctx)->done++;
+}
+
+START_TEST(test_exec_concurrent_collectives_share_links)
+{
+  const uint64_t S = 64u << 20;
+  Graph g;
+  graph_init(&g, 4, 50e9, FALSE);
+  g_autoptr(FsComm) c = comm_on(4, FALSE);
+  g_autoptr(FsCollPlan) p = plan(c, "ring", FS_COLL_ALL_REDUCE, S, 1, 1 << 20, 512 << 10);
+  double alone = run_alone_us(&g, p, &simple_params);
+  graph_free(&g);
+  /* Two at once on the same links: each takes about twice as long. */
+  graph_init(&g, 4, 50e9, FALSE);
+  Count cnt = {0};
+  g_autoptr(FsCollRun) a = fs_coll_run_start(g.net, p, &simple_params, route, &g, 0, count_done, &cnt);
+  g_autoptr(FsCollRun) b = fs_coll_run_start(g.net, p, &simple_params, route, &g, 0, count_done, &cnt);
+  GError *err = NULL;
+  ck_assert(fs_sim_run(g.sim, &err));
+  ck_assert_uint_eq(cnt.done, 2);
+  ck_assert(fs_coll_run_finish(a, &err) && fs_coll_run_finish(b, &err));
+  double ta = fs_time_to_us(fs_coll_run_end_time(a)), tb = fs_time_to_us(fs_coll_run_end_time(b));
+  ck_assert_msg(ta > 1.8 * alone && tb > 1.8 * alone, "alone %.1f, together %.1f / %.1f us", alone, ta, tb);
+  ck_assert_msg(ta < 2.2 * alone && tb < 2.2 * alone, "alone %.1f, together %.1f / %.1f us", alone, ta, tb);
+  /* Disjoint rings (reversed order uses the other direction): no slowdown. */
+  graph_free(&g);
+  graph_init(&g, 4, 50e9, FALSE);
+  g_autoptr(FsComm) rc = comm_on(4, FALSE);
+  guint rev[4] = {3, 2, 1, 0};
+  ck_assert(fs_comm_set_ring(rc, 0, rev, &err));
+  g_autoptr(FsCollPlan) q = plan(rc, "ring", FS_COLL_ALL_REDUCE, S, 1, 1 << 20, 512 << 10);
+  g_autoptr(FsCollRun) x = fs_coll_run_start(g.net, p, &simple_params, route, &g, 0, NULL, NULL);
+  g_autoptr(FsCollRun) y = fs_coll_run_start(g.net, q, &simple_params, route, &g, 0, NULL, NULL);
+  ck_assert(fs_sim_run(g.sim, &err));
+  ck_assert_double_eq_tol(fs_time_to_us(fs_coll_run_end_time(x)), alone, alone * 1e-6);
+  ck_assert_double_eq_tol(fs_time_to_us(fs_coll_run_end_time(y)), alone, alone * 1e-6);
+  graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_exec_nvls_beats_ring_through_switch)
+{
+  /* Through one switch, the ring's every byte crosses two links; NVLS
+   * crosses each GPU's link about once each way: algbw ≈ B × n/(n+1). */
+  const double B = 100e9;
+  const uint64_t S = 128u << 20;
+  Graph g;
+  graph_init(&g, 8, B, TRUE);
+  g_autoptr(FsComm) c = comm_on(8, TRUE);
+  g_autoptr(FsCollPlan) nv = plan(c, "nvls", FS_COLL_ALL_REDUCE, S, 1, 2 << 20, 0);
+  g_autoptr(FsCollPlan) ring = plan(c, "ring", FS_COLL_ALL_REDUCE, S, 1, 2 << 20, 1 << 20);
+  double t_nv = run_alone_us(&g, nv, &simple_params);
+  double t_ring = run_alone_us(&g, ring, &simple_params);
+  double alg_nv = (double)S / (t_nv * 1e-6), alg_ring = (double)S / (t_ring * 1e-6);
+  ck_assert_msg(alg_nv > 0.8 * B * 8 / 9, "NVLS algbw %.1f GB/s", alg_nv / 1e9);
+  ck_assert_msg(alg_ring < 1.01 * B * 8 / 14, "ring algbw %.1f GB/s", alg_ring / 1e9);
+  ck_assert_double_gt(alg_nv, 1.4 * alg_ring);
+  graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_exec_every_algorithm_completes)
+{
+  Graph g;
+  graph_init(&g, 8, 40e9, TRUE);
+  g_autoptr(FsComm) c = comm_on(8, TRUE);
+  for (guint a = 0; fs_coll_algos[a]; a++)
+    for (guint op = 0; op < FS_COLL_N_OPS; op++) {
+      if (fs_coll_algos[a]->unsupported(c, op) != NULL)
+        continue;
+      g_autoptr(FsCollPlan) p = plan(c, fs_coll_algos[a]->name, op, 1 << 20, 2, 65536, 0);
+      double us = run_alone_us(&g, p, &simple_params);
+      ck_assert_msg(us > 0 || op == FS_COLL_BARRIER, "%s %s", fs_coll_algos[a]->name, fs_coll_op_name(op));
+    }
+  graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_exec_deterministic)
+{
+  double t[2];
+  for (guint i = 0; i < 2; i++) {
+    Graph g;
+    graph_init(&g, 6, 30e9, TRUE);
+    g_autoptr(FsComm) c = comm_on(6, TRUE);
+    g_autoptr(FsCollPlan) p = plan(c, "tree", FS_COLL_ALL_REDUCE, 3 << 20, 3, 131072, 0);
+    t[i] = run_alone_us(&g, p, &simple_params);
+    graph_free(&g);
+  }
+  ck_assert(t[0] == t[1]);
+}
+END_TEST
+
+START_TEST(test_exec_unbound_endpoint_fails)
+{
+  Graph g;
+  graph_init(&g, 4, 30e9, FALSE);
+  g_autoptr(FsComm) c = fs_comm_new(4);
+  g_autoptr(FsCollPlan) p = plan(c, "ring", FS_COLL_ALL_REDUCE, 1 << 16, 1, 4096, 0);
+  FsTime t;
+  GError *err = NULL;
+  ck_assert(!fs_coll_run_alone(g.net, p, &simple_params, route, &g, &t, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "no topology node");
+  graph_free(&g);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("coll-exec");
+  FS_ADD_TEST(s, test_exec_ring_reaches_link_bandwidth);
+  FS_ADD_TEST(s, test_exec_latency_floor_matches_protocol);
+  FS_ADD_TEST(s, test_exec_concurrent_collectives_share_links);
+  FS_ADD_TEST(s, test_exec_nvls_beats_ring_through_switch);
+  FS_ADD_TEST(s, test_exec_every_algorithm_completes);
+  FS_ADD_TEST(s, test_exec_deterministic);
+  FS_ADD_TEST(s, test_exec_unbound_endpoint_fails);
+  return fs_test_run_suite(s);
+}

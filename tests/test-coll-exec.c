@@ -62,17 +62,22 @@ static void graph_free(Graph *g)
   fs_sim_free(g->sim);
 }
 
-static gboolean route(void *ctx, int src, int dst, guint channel, const FsChannelId **path,
-                      guint *len, GError **error)
+/* The transfer callback: one flow on the hand-built path. */
+static gboolean xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_cap, uint64_t key,
+                     FsFlowDoneFn done, void *done_ctx, void *user, GError **error)
 {
-  (void)channel;
+  (void)key;
   Graph *g = ctx;
   if (src < 0 || dst < 0 || (guint)src > g->n || (guint)dst > g->n || g->len[src][dst] == 0) {
     g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no route %d -> %d", src, dst);
     return FALSE;
   }
-  *path = g->path[src][dst];
-  *len = g->len[src][dst];
+  FsFlowSpec spec = {
+    .src = src, .dst = dst, .path = g->path[src][dst], .path_len = g->len[src][dst],
+    .bytes = bytes, .rate_cap = rate_cap, .start = fs_sim_now(g->sim), .done = done,
+    .ctx = done_ctx, .user = user,
+  };
+  fs_flownet_start(g->net, &spec);
   return TRUE;
 }
 
@@ -105,7 +110,7 @@ static double run_alone_us(Graph *g, const FsCollPlan *p, const FsCollExecParams
 {
   FsTime t = 0;
   GError *err = NULL;
-  ck_assert(fs_coll_run_alone(g->net, p, ep, route, g, &t, &err));
+  ck_assert(fs_coll_run_alone(g->net, p, ep, xfer, g, &t, &err));
   fs_assert_no_error(err);
   return fs_time_to_us(t);
 }
@@ -175,8 +180,8 @@ START_TEST(test_exec_concurrent_collectives_share_links)
   /* Two at once on the same links: each takes about twice as long. */
   graph_init(&g, 4, 50e9, FALSE);
   Count cnt = {0};
-  g_autoptr(FsCollRun) a = fs_coll_run_start(g.net, p, &simple_params, route, &g, 0, count_done, &cnt);
-  g_autoptr(FsCollRun) b = fs_coll_run_start(g.net, p, &simple_params, route, &g, 0, count_done, &cnt);
+  g_autoptr(FsCollRun) a = fs_coll_run_start(g.net, p, &simple_params, xfer, &g, 0, count_done, &cnt);
+  g_autoptr(FsCollRun) b = fs_coll_run_start(g.net, p, &simple_params, xfer, &g, 0, count_done, &cnt);
   GError *err = NULL;
   ck_assert(fs_sim_run(g.sim, &err));
   ck_assert_uint_eq(cnt.done, 2);
@@ -191,8 +196,8 @@ START_TEST(test_exec_concurrent_collectives_share_links)
   guint rev[4] = {3, 2, 1, 0};
   ck_assert(fs_comm_set_ring(rc, 0, rev, &err));
   g_autoptr(FsCollPlan) q = plan(rc, "ring", FS_COLL_ALL_REDUCE, S, 1, 1 << 20, 512 << 10);
-  g_autoptr(FsCollRun) x = fs_coll_run_start(g.net, p, &simple_params, route, &g, 0, NULL, NULL);
-  g_autoptr(FsCollRun) y = fs_coll_run_start(g.net, q, &simple_params, route, &g, 0, NULL, NULL);
+  g_autoptr(FsCollRun) x = fs_coll_run_start(g.net, p, &simple_params, xfer, &g, 0, NULL, NULL);
+  g_autoptr(FsCollRun) y = fs_coll_run_start(g.net, q, &simple_params, xfer, &g, 0, NULL, NULL);
   ck_assert(fs_sim_run(g.sim, &err));
   ck_assert_double_eq_tol(fs_time_to_us(fs_coll_run_end_time(x)), alone, alone * 1e-6);
   ck_assert_double_eq_tol(fs_time_to_us(fs_coll_run_end_time(y)), alone, alone * 1e-6);
@@ -261,7 +266,7 @@ START_TEST(test_exec_unbound_endpoint_fails)
   g_autoptr(FsCollPlan) p = plan(c, "ring", FS_COLL_ALL_REDUCE, 1 << 16, 1, 4096, 0);
   FsTime t;
   GError *err = NULL;
-  ck_assert(!fs_coll_run_alone(g.net, p, &simple_params, route, &g, &t, &err));
+  ck_assert(!fs_coll_run_alone(g.net, p, &simple_params, xfer, &g, &t, &err));
   fs_assert_error(err, FS_COLL_ERROR, "no topology node");
   graph_free(&g);
 }

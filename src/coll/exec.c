@@ -15,8 +15,9 @@ struct FsCollRun {
   FsSim *sim;
   const FsCollPlan *plan;
   FsCollExecParams params;
-  FsCollRouteFn route;
-  void *route_ctx;
+  FsCollTransferFn xfer;
+  void *xfer_ctx;
+  uint64_t key_base;   /* transfer keys: key_base + step */
   FsCollRunDoneFn done;
   void *done_ctx;
   guint n;
@@ -179,26 +180,11 @@ static void start_step(FsCollRun *run, guint i)
                           i, src < 0 ? "source" : "destination"));
     return;
   }
-  const FsChannelId *path = NULL;
-  guint len = 0;
   GError *err = NULL;
-  if (!run->route(run->route_ctx, src, dst, s->channel, &path, &len, &err)) {
+  uint64_t wire = (uint64_t)ceil((double)s->bytes / run->params.payload);
+  if (!run->xfer(run->xfer_ctx, src, dst, wire, run->params.rate_cap, run->key_base + i, flow_done,
+                 run, GSIZE_TO_POINTER((gsize)i), &err))
     fail(run, err);
-    return;
-  }
-  FsFlowSpec spec = {
-    .src = src,
-    .dst = dst,
-    .path = path,
-    .path_len = len,
-    .bytes = (uint64_t)ceil((double)s->bytes / run->params.payload),
-    .rate_cap = run->params.rate_cap,
-    .start = fs_sim_now(run->sim),
-    .done = flow_done,
-    .ctx = run,
-    .user = GSIZE_TO_POINTER((gsize)i),
-  };
-  fs_flownet_start(run->net, &spec);
 }
 
 /* Starts every step without dependencies: the event at `at`. */
@@ -219,18 +205,19 @@ static void kickoff(void *ctx, uint64_t arg)
 }
 
 FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
-                             FsCollRouteFn route, void *route_ctx, FsTime at, FsCollRunDoneFn done,
+                             FsCollTransferFn xfer, void *xfer_ctx, FsTime at, FsCollRunDoneFn done,
                              void *done_ctx)
 {
-  g_return_val_if_fail(net != NULL && plan != NULL && params != NULL && route != NULL, NULL);
+  g_return_val_if_fail(net != NULL && plan != NULL && params != NULL && xfer != NULL, NULL);
   g_return_val_if_fail(params->payload > 0 && params->payload <= 1, NULL);
   FsCollRun *run = g_new0(FsCollRun, 1);
   run->net = net;
   run->sim = fs_flownet_sim(net);
   run->plan = plan;
   run->params = *params;
-  run->route = route;
-  run->route_ctx = route_ctx;
+  run->xfer = xfer;
+  run->xfer_ctx = xfer_ctx;
+  run->key_base = params->key << 32;
   run->done = done;
   run->done_ctx = done_ctx;
   run->n = fs_coll_plan_n_steps(plan);
@@ -311,10 +298,10 @@ static gboolean not_done(void *data)
 }
 
 gboolean fs_coll_run_alone(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
-                           FsCollRouteFn route, void *route_ctx, FsTime *elapsed, GError **error)
+                           FsCollTransferFn xfer, void *xfer_ctx, FsTime *elapsed, GError **error)
 {
   FsSim *sim = fs_flownet_sim(net);
-  g_autoptr(FsCollRun) run = fs_coll_run_start(net, plan, params, route, route_ctx, fs_sim_now(sim),
+  g_autoptr(FsCollRun) run = fs_coll_run_start(net, plan, params, xfer, xfer_ctx, fs_sim_now(sim),
                                                NULL, NULL);
   if (!fs_sim_run_while(sim, not_done, run, error))
     return FALSE;

@@ -17,17 +17,18 @@
  * large pipelines hide the latency behind other slices.  Several runs may
  * share one network at once: their flows contend for real.
  *
- * Routes come from a callback so that this module does not depend on how
- * the topology is routed (src/net/route.* provides one; tests hand-build
- * channel graphs).  Endpoint → node: a rank's GPU (fs_comm_gpu), a host's
- * NVLS switch for the step's channel, the CollNet switch.
+ * Transfers are started through a callback so that this module does not
+ * depend on how the topology is routed (fs_router_transfer in
+ * src/net/route.h has the same shape and may split a transfer over several
+ * paths; tests start single flows on hand-built channel graphs).
+ * Endpoint → node: a rank's GPU (fs_comm_gpu), a host's NVLS switch for the
+ * step's channel, the CollNet switch.
  *
  * Ownership: the run borrows the net, the plan (and its communicator) and
- * the route context; all must outlive it.  Path arrays returned by the
- * route callback are borrowed for the duration of the call.  Errors: a
- * route that fails or an endpoint with no node stops the run; the error is
- * kept and returned by fs_coll_run_finish (FS_COLL_ERROR_INVALID or the
- * route's error).  Cost: O(steps + deps) plus one flow per transfer.
+ * the transfer context; all must outlive it.  Errors: a transfer that
+ * cannot start or an endpoint with no node stops the run; the error is kept
+ * and returned by fs_coll_run_finish (FS_COLL_ERROR_INVALID or the
+ * callback's error).  Cost: O(steps + deps) plus one transfer per step.
  */
 #pragma once
 
@@ -38,10 +39,13 @@
 
 G_BEGIN_DECLS
 
-/* Route from node src to node dst (for a flow of the given channel):
- * sets *path and *len (borrowed) or returns FALSE with error. */
-typedef gboolean (*FsCollRouteFn)(void *ctx, int src, int dst, guint channel,
-                                  const FsChannelId **path, guint *len, GError **error);
+/* Starts a transfer of bytes from node src to node dst now (key: a number
+ * that tells transfers apart, for ECMP); done(done_ctx, info) must run once
+ * when its last byte has landed, with info->user == user (it may run
+ * before the call returns).  FALSE with error when it cannot start. */
+typedef gboolean (*FsCollTransferFn)(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
+                                     uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
+                                     GError **error);
 
 typedef struct {
   FsTime base_latency;       /* once, before the first step */
@@ -49,6 +53,8 @@ typedef struct {
   double payload;            /* payload bytes per wire byte (0 < payload <= 1) */
   double rate_cap;           /* per flow, bytes/s; 0 = none */
   double reduce_bw;          /* bytes/s of a local reduction; 0 = instantaneous */
+  uint64_t key;              /* transfer keys are key << 32 | step (ECMP choice); give
+                                concurrent runs different keys */
 } FsCollExecParams;
 
 typedef struct FsCollRun FsCollRun;
@@ -59,7 +65,7 @@ typedef void (*FsCollRunDoneFn)(void *ctx, FsCollRun *run);
 /* Starts plan at absolute time `at` (>= now).  Returns the run (owned by
  * the caller, fs_coll_run_free after it is done). */
 FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
-                             FsCollRouteFn route, void *route_ctx, FsTime at, FsCollRunDoneFn done,
+                             FsCollTransferFn xfer, void *xfer_ctx, FsTime at, FsCollRunDoneFn done,
                              void *done_ctx);
 /* TRUE once every step completed (or the run failed). */
 gboolean fs_coll_run_is_done(const FsCollRun *run);
@@ -74,6 +80,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollRun, fs_coll_run_free)
 /* Convenience: runs one plan alone on net from now until it completes
  * (runs the simulation) and returns its duration in *elapsed. */
 gboolean fs_coll_run_alone(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
-                           FsCollRouteFn route, void *route_ctx, FsTime *elapsed, GError **error);
+                           FsCollTransferFn xfer, void *xfer_ctx, FsTime *elapsed, GError **error);
 
 G_END_DECLS

@@ -4,8 +4,10 @@
  * shared links slow each other, NVLS beats the ring through a switch, and
  * runs are deterministic. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "coll/bench.h"
 #include "coll/exec.h"
 #include "coll/plan.h"
 #include "testutil.h"
@@ -272,6 +274,57 @@ START_TEST(test_exec_unbound_endpoint_fails)
 }
 END_TEST
 
+START_TEST(test_bench_sweep_latency_and_bandwidth)
+{
+  /* 8 GPUs on 100 GB/s point-to-point links, NCCL's Hopper/NVLink
+   * constants: the 8-byte row takes NCCL's modelled latency (LL ring:
+   * 6.6 + 14 × 0.6 µs); the largest row's busbw nears the link rate. */
+  GError *err = NULL;
+  g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&err);
+  fs_assert_no_error(err);
+  FsCollSysInfo sys = {
+    .arch = FS_NCCL_ROW_HOPPER, .intra_hw = FS_NCCL_HW_NVLINK, .cpu = FS_NCCL_CPU_INTEL,
+    .bw_intra = 100.0 / 16, .bw_inter = 1, .max_channels = 16, .ll128 = TRUE,
+  };
+  Graph g;
+  graph_init(&g, 8, 100e9, FALSE);
+  g_autoptr(FsComm) c = comm_on(8, FALSE);
+  FsCollSweep sw = {
+    .op = FS_COLL_ALL_REDUCE, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
+    .min_bytes = 8, .max_bytes = 512u << 20, .step_factor = 8,
+  };
+  fs_coll_prefs_init(&sw.prefs);
+  g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
+  ck_assert(fs_coll_bench(np, &sys, c, &sw, g.net, xfer, &g, rows, &err));
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(rows->len, 9);
+  const FsNcclTestsRow *small = &g_array_index(rows, FsNcclTestsRow, 0);
+  ck_assert_str_eq(small->algo, "ring");
+  ck_assert_str_eq(small->proto, "LL");
+  ck_assert_msg(fabs(small->oop_time_us - 15.0) < 0.01, "8 B: %.4f us", small->oop_time_us);
+  const FsNcclTestsRow *big = &g_array_index(rows, FsNcclTestsRow, rows->len - 1);
+  ck_assert_str_eq(big->proto, "Simple");
+  ck_assert_msg(big->oop_busbw > 90 && big->oop_busbw <= 100.01, "128 MiB busbw %.2f", big->oop_busbw);
+  /* Time grows with size; busbw too. */
+  for (guint i = 1; i < rows->len; i++) {
+    const FsNcclTestsRow *a = &g_array_index(rows, FsNcclTestsRow, i - 1);
+    const FsNcclTestsRow *b = &g_array_index(rows, FsNcclTestsRow, i);
+    ck_assert_double_ge(b->oop_time_us, a->oop_time_us);
+    ck_assert_double_ge(b->oop_busbw, a->oop_busbw * 0.99);
+  }
+  if (g_getenv("FS_TEST_VERBOSE")) {
+    g_autoptr(GString) out = g_string_new(NULL);
+    fs_ncclt_table_header(out);
+    for (guint i = 0; i < rows->len; i++)
+      fs_ncclt_row(out, &g_array_index(rows, FsNcclTestsRow, i));
+    fputs(out->str, stderr);
+  }
+  double avg = fs_coll_bench_avg_busbw(rows);
+  ck_assert_double_gt(avg, 0);
+  graph_free(&g);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll-exec");
@@ -282,5 +335,6 @@ int main(void)
   FS_ADD_TEST(s, test_exec_every_algorithm_completes);
   FS_ADD_TEST(s, test_exec_deterministic);
   FS_ADD_TEST(s, test_exec_unbound_endpoint_fails);
+  FS_ADD_TEST(s, test_bench_sweep_latency_and_bandwidth);
   return fs_test_run_suite(s);
 }

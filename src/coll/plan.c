@@ -298,6 +298,26 @@ guint fs_coll_plan_depth(const FsCollPlan *p)
   return best;
 }
 
+guint fs_coll_plan_latency_depth(const FsCollPlan *p)
+{
+  guint n = p->steps->len, best = 0;
+  g_autofree guint *depth = g_new0(guint, n ? n : 1);
+  for (guint i = 0; i < n; i++) {
+    const FsCollStep *s = fs_coll_plan_step(p, i);
+    guint nd, d = 0;
+    const uint32_t *deps = fs_coll_plan_deps(p, i, &nd);
+    for (guint j = 0; j < nd; j++) {
+      const FsCollStep *a = fs_coll_plan_step(p, deps[j]);
+      guint w = a->kind == FS_STEP_XFER && !fs_coll_step_same_conn(a, s) ? 1 : 0;
+      d = MAX(d, depth[deps[j]] + w);
+    }
+    depth[i] = d;
+    /* The final delivery of a transfer counts once more. */
+    best = MAX(best, d + (s->kind == FS_STEP_XFER ? 1 : 0));
+  }
+  return best;
+}
+
 char *fs_coll_plan_describe(const FsCollPlan *p)
 {
   return g_strdup_printf("%s %s %u ranks %u ch %s: %u steps (%u transfers), depth %u",

@@ -149,6 +149,11 @@ uint64_t fs_coll_plan_xfer_bytes(const FsCollPlan *plan);
 /* Length in steps of the longest dependency chain (the latency-bound
  * critical path). */
 guint fs_coll_plan_depth(const FsCollPlan *plan);
+/* The most latency-charged hops on one dependency chain: dependencies on a
+ * transfer of another connection, plus the final delivery (what the
+ * executor charges a per-step latency for; see exec.h).  For a tiny
+ * message the run takes base + this × step latency. */
+guint fs_coll_plan_latency_depth(const FsCollPlan *plan);
 /* A one-line description: "ring all_reduce 8 ranks 2 ch LL128: 224 steps". */
 char *fs_coll_plan_describe(const FsCollPlan *plan);
 

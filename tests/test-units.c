@@ -73,6 +73,10 @@ START_TEST(test_units_bandwidth_conventions)
   check_bw(".5 GB/s", 0.5e9);
   check_bw("5. GB/s", 5e9);
   check_bw("1.5E2 GB/s", 150e9);
+  check_bw("50\xc2\xa0GB/s", 50e9);     /* no-break space */
+  check_bw("50\xe2\x80\xafGB/s", 50e9); /* narrow no-break space */
+  check_bw("1 PB/s", 1e15);
+  check_bw("1 EB/s", 1e18);
 }
 END_TEST
 
@@ -96,6 +100,7 @@ START_TEST(test_units_bandwidth_rejects)
   BAD(fs_parse_bandwidth, "GB/s", SYNTAX, "got \"GB/s\"");
   BAD(fs_parse_bandwidth, "1,5 GB/s", UNIT, "unknown unit \",5 GB/s\"");
   BAD(fs_parse_bandwidth, "5 GB /s", UNIT, "unknown unit");
+  BAD(fs_parse_bandwidth, "5 \xe2\x80\x8bGB/s", UNIT, "unknown unit"); /* zero-width space is not a blank */
   GError *err = NULL;
   double v = 0;
   ck_assert(!fs_parse_bandwidth(NULL, &v, &err));
@@ -140,6 +145,19 @@ START_TEST(test_units_time)
   check_time("9223372036854775807 ps", FS_TIME_MAX);
   check_time("9223372 s", (FsTime)9223372 * FS_SEC);
   check_time("1e-3 us", 1000);
+  /* Exact decimal arithmetic: no double rounding on the way. */
+  check_time("9223372.036854775807 s", FS_TIME_MAX);
+  check_time("0.000000000001 s", 1);
+  check_time("0.0000000000005 s", 1); /* half rounds up */
+  check_time("0.00000000000049999 s", 0);
+  check_time("1.000000000001 s", FS_SEC + 1);
+  check_time("123456.789012345 us", 123456789012);
+  check_time("1e-40 s", 0);
+  check_time("0.1 ns", 100);
+  check_time("00012.50 ns", 12500);
+  check_time("1.5e-99999999 s", 0);
+  BAD(fs_parse_time, "9223372.036854775808 s", RANGE, "too long");
+  BAD(fs_parse_time, "1e99999999 ps", RANGE, "the number is too large");
   BAD(fs_parse_time, "-5 ns", RANGE, "a time cannot be negative");
   BAD(fs_parse_time, "12 parsecs", UNIT, "unknown unit \"parsecs\" (known units: ps, ns, us, \xc2\xb5s, ms, s)");
   BAD(fs_parse_time, "5", UNIT, "expected a time like \"1.5 us\", got \"5\": the unit is missing");
@@ -173,6 +191,13 @@ START_TEST(test_units_size)
   check_size("18446744073709551615", UINT64_MAX);
   check_size("16383P", 16383ULL << 50);
   check_size("1e3", 1000);
+  check_size("0.1 KB", 100);
+  check_size("1.1 KB", 1100);
+  check_size("1844674407370955161.4 B", 1844674407370955161ULL);
+  check_size("1844674407370955161.5 B", 1844674407370955162ULL);
+  check_size("1.8446744073709551615e19", UINT64_MAX);
+  check_size("0.00000000000000000000000000000000000000000000001 TB", 0);
+  BAD(fs_parse_size, "18446744073709551615.5", RANGE, "too large"); /* past 64-bit digits: a double */
   BAD(fs_parse_size, "18446744073709551616", RANGE, "too large");
   BAD(fs_parse_size, "16384P", RANGE, "too large");
   BAD(fs_parse_size, "1e30 TB", RANGE, "the size is too large");
@@ -311,7 +336,7 @@ START_TEST(test_units_round_trip)
     g_autofree char *s = fs_format_time(times[i]);
     check_time(s, times[i]);
   }
-  double bws[] = {450e9, 50e9, 1.5e12, 12.5e6, 25e9};
+  double bws[] = {450e9, 50e9, 1.5e12, 12.5e6, 25e9, 3, 2.5e15, 1e18};
   for (guint i = 0; i < G_N_ELEMENTS(bws); i++) {
     g_autofree char *s = fs_format_bandwidth(bws[i]);
     check_bw(s, bws[i]);

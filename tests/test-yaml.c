@@ -1,7 +1,9 @@
 /* test-yaml.c — the YAML tree loader and typed getters (src/util/yaml.c),
  * and the conformance corpus in tests/data/yaml (see its README.md). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -204,6 +206,58 @@ START_TEST(test_yaml_anchor_and_alias)
 }
 END_TEST
 
+START_TEST(test_yaml_merge_keys)
+{
+  g_autoptr(FsYamlDoc) doc = load_ok("defaults: &d {lanes: 16, rate: 32 GT/s}\n"
+                                     "more: &m {rate: 64 GT/s, latency: 1 us}\n"
+                                     "a:\n"
+                                     "  lanes: 8\n"
+                                     "  <<: *d\n"
+                                     "b:\n"
+                                     "  <<: [*m, *d]\n"
+                                     "  name: b\n"
+                                     "c: {\"<<\": literal}\n");
+  FsYamlNode *root = fs_yaml_doc_root(doc);
+  FsYamlNode *a = fs_yaml_map_get(root, "a");
+  /* Explicit keys win, wherever they appear; merged entries follow them. */
+  ck_assert_uint_eq(a->n, 2);
+  ck_assert_str_eq(a->keys[0]->value, "lanes");
+  ck_assert_str_eq(fs_yaml_map_get(a, "lanes")->value, "8");
+  ck_assert_str_eq(fs_yaml_map_get(a, "rate")->value, "32 GT/s");
+  ck_assert_ptr_null(fs_yaml_map_get(a, "<<"));
+  /* Merged values keep the position where they were written. */
+  assert_pos(fs_yaml_map_get(a, "rate"), 1, 32);
+  /* In a list of sources the first wins. */
+  FsYamlNode *b = fs_yaml_map_get(root, "b");
+  ck_assert_uint_eq(b->n, 4);
+  ck_assert_str_eq(b->keys[0]->value, "name");
+  ck_assert_str_eq(fs_yaml_map_get(b, "rate")->value, "64 GT/s");
+  ck_assert_str_eq(fs_yaml_map_get(b, "latency")->value, "1 us");
+  ck_assert_str_eq(fs_yaml_map_get(b, "lanes")->value, "16");
+  /* A quoted "<<" is an ordinary key. */
+  ck_assert_str_eq(fs_yaml_map_get(fs_yaml_map_get(root, "c"), "<<")->value, "literal");
+  /* check_keys sees merged keys. */
+  GError *err = NULL;
+  static const char *const allowed[] = {"lanes", NULL};
+  ck_assert(!fs_yaml_check_keys(a, allowed, "link", &err));
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:1:26: unknown key \"rate\" in link");
+  load_bad("a: {x: 1}\nb:\n  <<: 5\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:3:7: a merge key (<<) takes a mapping");
+  load_bad("b:\n  <<: {x: 1}\n  <<: {y: 1}\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:3:3: a second merge key");
+  /* Many keys: the hash-indexed path finds duplicates and merges too. */
+  GString *big = g_string_new("base: &b {k3: merged, extra: 1}\nm:\n  <<: *b\n");
+  for (int i = 0; i < 40; i++)
+    g_string_append_printf(big, "  k%d: %d\n", i, i);
+  g_autoptr(FsYamlDoc) bd = load_ok(big->str);
+  FsYamlNode *m = fs_yaml_map_get(fs_yaml_doc_root(bd), "m");
+  ck_assert_uint_eq(m->n, 41);
+  ck_assert_str_eq(fs_yaml_map_get(m, "k3")->value, "3");
+  ck_assert_str_eq(fs_yaml_map_get(m, "extra")->value, "1");
+  g_string_append(big, "  k17: again\n");
+  load_bad(big->str, -1, FS_YAML_ERROR_SYNTAX, "t.yaml:44:3: duplicate key \"k17\" (first defined at line 21, column 3)");
+  g_string_free(big, TRUE);
+}
+END_TEST
+
 START_TEST(test_yaml_duplicate_and_bad_keys)
 {
   load_bad("a: 1\nb: 2\na: 3\n", -1, FS_YAML_ERROR_SYNTAX,
@@ -326,6 +380,7 @@ START_TEST(test_yaml_binary_junk)
   static const char nul[] = "a: 1\n\0b: 2\n";
   load_bad(nul, sizeof nul - 1, FS_YAML_ERROR_SYNTAX, "t.yaml:2:1: control characters are not allowed");
   load_bad("a: \xff\xfe\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:4: invalid leading UTF-8 octet (byte 0xFF)");
+  load_bad("a: \xef\xbf\xbe\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:4: control characters are not allowed (character U+FFFE)");
   load_bad("a: caf\xc3", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:7: incomplete UTF-8 octet sequence");
   load_bad("a: \"x\\0y\"\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:4: a scalar contains a NUL character");
   load_bad("a:\n\tb: 1\n", -1, FS_YAML_ERROR_SYNTAX, "YAML does not allow tabs for indentation");
@@ -369,6 +424,16 @@ START_TEST(test_yaml_load_file_errors)
   ck_assert_ptr_null(fs_yaml_load_file(dir, &err));
   ck_assert(err != NULL && err->code == FS_YAML_ERROR_IO);
   fs_assert_error(err, FS_YAML_ERROR, "Is a directory");
+  /* A huge file is refused before it is read (sparse, so this is cheap). */
+  g_autofree char *huge = g_build_filename(dir, "huge.yaml", NULL);
+  FILE *hf = fopen(huge, "w");
+  ck_assert_ptr_nonnull(hf);
+  ck_assert_int_eq(ftruncate(fileno(hf), (off_t)300 << 20), 0);
+  fclose(hf);
+  ck_assert_ptr_null(fs_yaml_load_file(huge, &err));
+  ck_assert(err != NULL && err->code == FS_YAML_ERROR_LIMIT);
+  fs_assert_error(err, FS_YAML_ERROR, "huge.yaml: the file is larger than 256 MiB");
+  g_unlink(huge);
   /* A good file: the name in messages is the path as given. */
   g_autofree char *path = g_build_filename(dir, "ok.yaml", NULL);
   ck_assert(g_file_set_contents(path, "a: fast\n", -1, NULL));
@@ -585,6 +650,7 @@ int main(void)
   FS_ADD_TEST(s, test_yaml_positions_utf8_columns);
   FS_ADD_TEST(s, test_yaml_scalars_null_and_quoted);
   FS_ADD_TEST(s, test_yaml_anchor_and_alias);
+  FS_ADD_TEST(s, test_yaml_merge_keys);
   FS_ADD_TEST(s, test_yaml_duplicate_and_bad_keys);
   FS_ADD_TEST(s, test_yaml_documents);
   FS_ADD_TEST(s, test_yaml_depth_limit);

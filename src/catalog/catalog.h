@@ -1,5 +1,5 @@
 /* catalog.h — the hardware catalog: typed link, switch, GPU, CPU and NIC
- * models loaded from models/*.yaml (schema in models/README.md).
+ * models loaded from the YAML files in models/ (schema in models/README.md).
  *
  * Every figure in the catalog comes from a file with a `source:`; C code
  * holds no hardware numbers.  Derived figures (a link's raw and effective
@@ -8,7 +8,8 @@
  *
  * Ownership: FsCatalog owns every model and string; the const pointers it
  * hands out live as long as the catalog.  Lookups are by exact name;
- * iteration is in name order (deterministic).  Errors are in
+ * iteration is in name order (deterministic; digit runs compare by value,
+ * so pcie-gen4-x2 comes before pcie-gen4-x16).  Errors are in
  * FS_CATALOG_ERROR (or FS_YAML_ERROR from the YAML layer), with
  * file:line:col.
  */
@@ -109,14 +110,35 @@ typedef enum {
   FS_DTYPE_N
 } FsDtype;
 
+/* CPU vendors (`vendor: intel`).  NCCL tunes per vendor (llMaxBws rows,
+ * network post overhead), so the catalog records it. */
+#define FS_CPU_VENDORS(X)    \
+  X(INTEL, "intel")          \
+  X(AMD, "amd")              \
+  X(IBM, "ibm")              \
+  X(NVIDIA, "nvidia")
+
+typedef enum {
+#define X(id, str) FS_VENDOR_##id,
+  FS_CPU_VENDORS(X)
+#undef X
+  FS_VENDOR_N
+} FsCpuVendor;
+
 const char *fs_model_kind_name(FsModelKind k);
 const char *fs_link_family_name(FsLinkFamily f);
 const char *fs_switch_kind_name(FsSwitchKind k);
 const char *fs_gpu_arch_name(FsGpuArch a);
 const char *fs_dtype_name(FsDtype d);
+const char *fs_cpu_vendor_name(FsCpuVendor v);
 /* Reverse lookups: return FALSE for an unknown name. */
 gboolean fs_link_family_from_name(const char *s, FsLinkFamily *out);
 gboolean fs_dtype_from_name(const char *s, FsDtype *out);
+/* Added with the loader: the same for the other enums. */
+gboolean fs_model_kind_from_name(const char *s, FsModelKind *out);
+gboolean fs_switch_kind_from_name(const char *s, FsSwitchKind *out);
+gboolean fs_gpu_arch_from_name(const char *s, FsGpuArch *out);
+gboolean fs_cpu_vendor_from_name(const char *s, FsCpuVendor *out);
 
 typedef struct FsModel FsModel;
 
@@ -139,6 +161,11 @@ typedef struct {
   /* Derived (bytes/s per direction). */
   double raw_bandwidth;
   double bandwidth;         /* raw × efficiency: what a flow can use */
+  /* Added: the encoding as a product of ratios for printing, e.g.
+   * "128/130" or "256/257 × 514/544"; "1" when there is none. */
+  const char *encoding_ratio;
+  /* Added: TRUE when the entry gave `bandwidth:` instead of lanes. */
+  gboolean bandwidth_given;
 } FsLinkModel;
 
 typedef struct {
@@ -150,6 +177,9 @@ typedef struct {
   double reduction_bandwidth; /* bytes/s per port for reduction traffic; 0 = port rate */
   double power;             /* watts, 0 if unknown */
   double price;             /* US dollars, 0 if unknown */
+  /* Added: PCIe switches only, the true lane count (ports counts x16
+   * ports = lanes / 16); 0 for other switches. */
+  guint lanes;
 } FsSwitchModel;
 
 typedef struct {
@@ -177,6 +207,10 @@ typedef struct {
   double price;
   FsTime root_latency;      /* root-complex traversal latency */
   double root_bandwidth;    /* root-complex peer-to-peer bandwidth cap, bytes/s; 0 = none */
+  /* Added with the loader. */
+  FsCpuVendor vendor;
+  guint intersocket_links;  /* links of model intersocket to the other socket; 0 if none */
+  guint nvlinks;            /* NVLink bricks (POWER8+/POWER9); 0 if nvlink is NULL */
 } FsCpuModel;
 
 typedef struct {
@@ -213,14 +247,25 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCatalog, fs_catalog_free)
 
 /* Loads one models file into cat (models may reference models defined in
  * files loaded earlier or later: references are resolved by
- * fs_catalog_resolve). */
+ * fs_catalog_resolve).  All or nothing: a file with any error (or a name
+ * already in cat, reported with both positions) adds no model.  Derived
+ * link figures are computed here, so that their errors name the entry. */
 gboolean fs_catalog_load_file(FsCatalog *cat, const char *path, GError **error);
 
-/* Checks every cross-reference and computes derived figures.  Must be
- * called once after the last load and before any lookup. */
+/* Checks every cross-reference (unknown name with "did you mean", wrong
+ * kind, wrong link family) and stores the resolved pointers.  Must be
+ * called after the last load and before the references (gpu.pcie,
+ * switch.port_link ...) are used; calling it again after more loads
+ * re-resolves everything.  Cost: one hash lookup per reference. */
 gboolean fs_catalog_resolve(FsCatalog *cat, GError **error);
 
-/* Loads every *.yaml in dir (sorted by name) and resolves. */
+/* Loads models from text (name is used in messages as the file name).
+ * Same contract as fs_catalog_load_file. */
+gboolean fs_catalog_load_string(FsCatalog *cat, const char *text, gssize len,
+                                const char *name, GError **error);
+
+/* Loads every *.yaml directly in dir (sorted by name; subfolders are
+ * ignored) and resolves.  A folder without any *.yaml is an error. */
 FsCatalog *fs_catalog_load_dir(const char *dir, GError **error);
 
 /* The models directory to use: $FABRICSIM_MODELS if set, else the source
@@ -232,8 +277,12 @@ FsCatalog *fs_catalog_load_default(const char *dir, GError **error);
 
 /* Lookup by exact name; NULL if absent. */
 const FsModel *fs_catalog_get(const FsCatalog *cat, const char *name);
+/* Lookup by exact name; on failure sets error "unknown model \"x\"; did
+ * you mean \"y\"?" (FS_CATALOG_ERROR_UNKNOWN, no position). */
+const FsModel *fs_catalog_find(const FsCatalog *cat, const char *name, GError **error);
 /* Lookup of a given kind; on failure sets error "unknown <kind> model
- * \"x\"; did you mean \"y\"?" (no position: callers prefix it). */
+ * \"x\"; did you mean \"y\"?" or "\"x\" is a link model, not a gpu model"
+ * (FS_CATALOG_ERROR_UNKNOWN; no position: callers prefix it). */
 const FsModel *fs_catalog_require(const FsCatalog *cat, const char *name, FsModelKind kind,
                                   GError **error);
 
@@ -242,8 +291,20 @@ guint fs_catalog_size(const FsCatalog *cat);
 const FsModel *fs_catalog_nth(const FsCatalog *cat, guint i);
 
 /* The arithmetic of a link model's bandwidth, e.g.
- * "16 GT/s × 16 lanes × 128/130 ÷ 8 = 31.5 GB/s raw per direction;
- *  × 0.86 TLP efficiency at 256 B payload = 27.1 GB/s".  Caller frees. */
+ * "PCIe Gen4 x16: 16 GT/s × 16 lanes × 128/130 ÷ 8 = 31.5 GB/s raw per
+ *  direction; × 0.914 TLP efficiency at 256 B payload (24 B per TLP) =
+ *  28.8 GB/s" (one line, no newline).  Caller frees. */
 char *fs_link_model_explain(const FsModel *link);
+
+/* The arithmetic of any model's aggregate figures, one fact per line:
+ * for links fs_link_model_explain(); for GPUs and CPUs the NVLink
+ * aggregate ("18 × 25.0 GB/s = 450 GB/s per direction ...") and host
+ * links; for switches ports × port rate; for NICs ports × port rate and
+ * the host link.  Caller frees. */
+char *fs_model_explain(const FsModel *m);
+
+/* A short label of a link ("PCIe Gen4 x16", "NVLink4", "InfiniBand NDR").
+ * Caller frees. */
+char *fs_link_model_label(const FsModel *link);
 
 G_END_DECLS

@@ -12,7 +12,7 @@ static char *opt_kind = NULL;
 static const GOptionEntry entries[] = {
   {"kind", 'k', 0, G_OPTION_ARG_STRING, &opt_kind,
    "Quantity kind: bandwidth, lane-rate, time, size, power, flops (default: guess)", "KIND"},
-  {NULL},
+  {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
 /* Prints one quantity of the named kind; FALSE with error if it does not parse. */

@@ -2,14 +2,14 @@
  *
  * Every quantity parser follows one path: scan a decimal number (sign,
  * digits, point, exponent), skip blanks, then look the rest of the text up
- * in the kind's table of units.  Integers with an integer multiplier are
- * converted exactly (64-bit arithmetic with overflow checks); anything with
- * a fraction or an exponent goes through a double.  The tables below are
+ * in the kind's table of units.  Times and sizes are converted in exact
+ * decimal arithmetic (a 64-bit mantissa and a power of ten, 128-bit
+ * intermediates) so that "1.5 us" or "9223372.036854775807 s" land on the
+ * exact picosecond; rates stay doubles.  The tables below are
  * the only place that knows the units; the error messages list them.
  */
 #include "util/units.h"
 
-#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -46,6 +46,8 @@ static const Unit bandwidth_units[] = {
   {"MB/s", 1e6, K10 * K10, FALSE},
   {"GB/s", 1e9, K10 * K10 * K10, FALSE},
   {"TB/s", 1e12, K10 * K10 * K10 * K10, FALSE},
+  {"PB/s", 1e15, K10 * K10 * K10 * K10 * K10, TRUE},
+  {"EB/s", 1e18, K10 * K10 * K10 * K10 * K10 * K10, TRUE},
   {"KiB/s", 1024.0, K2, FALSE},
   {"MiB/s", 1048576.0, K2 * K2, FALSE},
   {"GiB/s", 1073741824.0, K2 * K2 * K2, FALSE},
@@ -148,19 +150,35 @@ static const Kind kind_power = {"power", "a", "700 W", power_units, TRUE, FALSE,
 static const Kind kind_flops = {"FLOP rate", "a", "989 TFLOP/s", flops_units, TRUE, FALSE,
                                 FS_FLOPS_MAX, "1000000 EFLOP/s"};
 
-/* The number at the start of a quantity, as scanned. */
+/* The number at the start of a quantity, as scanned: as a double, and as
+ * an exact decimal mantissa * 10^exp10 when its significant digits fit in
+ * 64 bits (19 or 20 decimal digits). */
 typedef struct {
   double value;        /* the number as a double (may be +-HUGE_VAL on overflow) */
-  gboolean integer;    /* digits only, no point or exponent, no minus */
   gboolean negative;   /* a leading '-' */
-  uint64_t ivalue;     /* the exact value when integer and it fits */
-  gboolean ifits;      /* ivalue is valid */
+  uint64_t mantissa;   /* significant digits, without the point */
+  int exp10;           /* the value is mantissa * 10^exp10 */
+  gboolean exact;      /* mantissa and exp10 hold every non-zero digit */
   const char *end;     /* first character after the number */
 } Number;
 
-static gboolean is_blank(char c)
+/* Exponents beyond this are clamped: the value is 0 or overflows anyway. */
+#define EXP10_CLAMP 100000
+
+__extension__ typedef unsigned __int128 u128;
+
+/* Length of the blank at p between a number and its unit: a space, a tab,
+ * or a UTF-8 no-break, narrow no-break or thin space (style guides put
+ * those between a number and its unit); 0 if none. */
+static gsize blank_len(const char *p)
 {
-  return c == ' ' || c == '\t';
+  if (*p == ' ' || *p == '\t')
+    return 1;
+  if (strncmp(p, "\xc2\xa0", 2) == 0)
+    return 2;
+  if (strncmp(p, "\xe2\x80\xaf", 3) == 0 || strncmp(p, "\xe2\x80\x89", 3) == 0)
+    return 3;
+  return 0;
 }
 
 static gboolean is_space(char c)
@@ -179,47 +197,71 @@ static gboolean scan_number(const char *text, Number *num)
     p++;
   const char *start = p;
   memset(num, 0, sizeof *num);
+  num->exact = TRUE;
   if (*p == '+' || *p == '-') {
     num->negative = (*p == '-');
     p++;
   }
-  const char *digits = p;
-  while (g_ascii_isdigit(*p))
-    p++;
-  gsize int_digits = (gsize)(p - digits);
-  gsize frac_digits = 0;
-  gboolean integer = TRUE;
-  if (*p == '.') {
-    const char *f = ++p;
-    while (g_ascii_isdigit(*p))
-      p++;
-    frac_digits = (gsize)(p - f);
-    integer = FALSE;
+  /* Digits before and after the point, kept while they fit in 64 bits. */
+  gsize ndigits = 0, kept = 0;
+  gboolean full = FALSE; /* a digit was dropped: drop all later ones too */
+  long exp10 = 0;
+  gboolean in_fraction = FALSE;
+  for (;; p++) {
+    if (*p == '.' && !in_fraction) {
+      in_fraction = TRUE;
+      continue;
+    }
+    if (!g_ascii_isdigit(*p))
+      break;
+    ndigits++;
+    int d = *p - '0';
+    if (kept == 0 && d == 0) {
+      if (in_fraction)
+        exp10--; /* a leading zero after the point */
+      continue;
+    }
+    uint64_t next;
+    if (!full && !__builtin_mul_overflow(num->mantissa, 10, &next) &&
+        !__builtin_add_overflow(next, (uint64_t)d, &next)) {
+      num->mantissa = next;
+      kept++;
+      if (in_fraction)
+        exp10--;
+    } else {
+      full = TRUE;
+      if (d != 0)
+        num->exact = FALSE;
+      if (!in_fraction)
+        exp10++; /* a dropped digit before the point still scales */
+    }
   }
-  if (int_digits + frac_digits == 0)
+  if (ndigits == 0)
     return FALSE;
   if (*p == 'e' || *p == 'E') {
     const char *q = p + 1;
+    int sign = 1;
     if (*q == '+' || *q == '-')
-      q++;
+      sign = (*q++ == '-') ? -1 : 1;
     if (g_ascii_isdigit(*q)) {
-      while (g_ascii_isdigit(*q))
-        q++;
+      long e = 0;
+      for (; g_ascii_isdigit(*q); q++)
+        e = MIN(e * 10 + (*q - '0'), (long)EXP10_CLAMP);
+      exp10 += sign * e;
       p = q;
-      integer = FALSE;
     }
   }
-  g_autofree char *token = g_strndup(start, (gsize)(p - start));
-  errno = 0;
+  num->exp10 = (int)CLAMP(exp10, -2L * EXP10_CLAMP, 2L * EXP10_CLAMP);
+  /* g_ascii_strtod reads the same token in the C locale whatever LC_NUMERIC is. */
+  char buf[64];
+  gsize len = (gsize)(p - start);
+  char *token = len < sizeof buf ? buf : g_malloc(len + 1);
+  memcpy(token, start, len);
+  token[len] = '\0';
   num->value = g_ascii_strtod(token, NULL);
+  if (token != buf)
+    g_free(token);
   num->end = p;
-  num->integer = integer && !num->negative;
-  if (num->integer) {
-    errno = 0;
-    guint64 v = g_ascii_strtoull(digits, NULL, 10);
-    num->ifits = (errno == 0);
-    num->ivalue = v;
-  }
   return TRUE;
 }
 
@@ -306,8 +348,8 @@ static gboolean parse_quantity(const char *text, const Kind *kind, Number *num,
     return FALSE;
   }
   const char *u = num->end;
-  while (is_blank(*u))
-    u++;
+  for (gsize b; (b = blank_len(u)) > 0;)
+    u += b;
   const char *e = u + strlen(u);
   while (e > u && is_space(e[-1]))
     e--;
@@ -377,20 +419,36 @@ static gboolean parse_double_kind(const char *text, const Kind *kind, double *ou
   return TRUE;
 }
 
-/* Converts num*unit to an unsigned integer no larger than max, rounding a
- * fraction to the nearest unit.  Exact for integer inputs with integer
- * factors.  FALSE when it does not fit. */
+/* Converts num*unit to an unsigned integer no larger than max, rounding to
+ * the nearest (half up).  Exact decimal arithmetic whenever the unit's
+ * factor is an integer and the number's digits fit (nearly always); else a
+ * double.  FALSE when the result does not fit. */
 static gboolean to_uint(const Number *num, const Unit *unit, uint64_t max, uint64_t *out)
 {
-  if (num->negative) {
-    *out = 0;
+  if (num->negative || num->mantissa == 0) {
+    *out = 0; /* "-0 ns", "0.000 s": all digits zero (other negatives were rejected) */
     return TRUE;
   }
-  if (num->integer && unit->exact != 0) {
-    uint64_t r;
-    if (!num->ifits || __builtin_mul_overflow(num->ivalue, unit->exact, &r) || r > max)
+  if (num->exact && unit->exact != 0) {
+    u128 v = (u128)num->mantissa * unit->exact; /* < 2^64 * 2^64 */
+    if (num->exp10 >= 0) {
+      for (int i = 0; i < num->exp10; i++) {
+        v *= 10;
+        if (v > max)
+          return FALSE;
+      }
+    } else if (num->exp10 < -38) {
+      v = 0; /* below 10^38 / 10^39: rounds to zero */
+    } else {
+      u128 p = 1;
+      for (int i = 0; i < -num->exp10; i++)
+        p *= 10;
+      u128 q = v / p, r = v % p;
+      v = q + (r >= p - r ? 1 : 0); /* r >= p/2, without overflow */
+    }
+    if (v > max)
       return FALSE;
-    *out = r;
+    *out = (uint64_t)v;
     return TRUE;
   }
   double v = round(num->value * unit->factor);

@@ -14,6 +14,28 @@
  * between number and unit are optional.  Negative values, overflow of the
  * internal type, unknown suffixes and junk after the unit are errors
  * (FS_UNITS_ERROR) whose message quotes the input and shows an example.
+ *
+ * Details, for anyone writing inputs:
+ *   - Units are case-sensitive ("GB/s" bytes, "Gb/s" bits, "gb/s" is an
+ *     error).  "µs" may be written with U+00B5 (micro sign) or U+03BC
+ *     (Greek mu).  Other units: "MT/s" lane rates; "mW", "MW"; "GFLOP/s",
+ *     "EFLOP/s".  Quiet aliases (accepted, not listed in messages):
+ *     bandwidths "kB/s", "kb/s", "bps", "Kbps", "Mbps", "Tbps", "PB/s",
+ *     "EB/s"; sizes "k/m/g/t" (1024^n, as nccl-tests), "P", "PB", "PiB";
+ *     power "KW"; "FLOPS", "GFLOPS", "PFLOPS", "EFLOPS".
+ *   - The number is decimal only: no hex, no "inf"/"nan" (those are
+ *     FS_UNITS_ERROR_RANGE), no digit grouping.  Leading and trailing
+ *     whitespace is ignored; whitespace inside the unit is junk.
+ *   - Times and sizes are computed in exact decimal arithmetic and rounded
+ *     half up to the nearest picosecond or byte ("0.5 ps" is 1 ps,
+ *     "9223372.036854775807 s" is FS_TIME_MAX), as long as the number's
+ *     significant digits fit in 64 bits (19 digits always do); longer
+ *     numbers go through a double.
+ *   - Messages look like
+ *       expected a time like "1.5 us", got "12 parsecs": unknown unit
+ *       "parsecs" (known units: ps, ns, us, µs, ms, s)
+ *     and have no position: callers with one (the YAML getters) prepend it.
+ * Cost: each call is linear in the length of the text.
  */
 #pragma once
 
@@ -80,7 +102,17 @@ gboolean fs_parse_power(const char *text, double *watts, GError **error);
 gboolean fs_parse_flops(const char *text, double *flops, GError **error);
 
 /* Formatting: return newly allocated strings (caller frees).  Output is
- * deterministic and locale-independent. */
+ * deterministic and locale-independent, and the parsers read it back
+ * (to the printed precision; a bandwidth must still be > 0).
+ *   fs_format_bandwidth: decimal units B/s ... EB/s chosen so the number is
+ *     below 1000, one decimal ("450.0 GB/s", "1.5 TB/s", "0.0 B/s").
+ *   fs_format_time: whole picoseconds below 1 ns ("999 ps"); otherwise
+ *     ns/us/ms/s with three decimals, rounded half up in integer
+ *     arithmetic, the unit chosen so the number is in [1, 1000) ("1.500 us";
+ *     seconds have no upper bound: "9223372.037 s").  Negative times get "-".
+ *   fs_format_size: below 1024 "N B"; otherwise the largest binary unit not
+ *     above the size, as an integer when exact ("96 MiB") or with one
+ *     decimal ("1.5 KiB", "953.7 MiB"). */
 char *fs_format_bandwidth(double bytes_per_s); /* "450.0 GB/s" */
 char *fs_format_time(FsTime ps);               /* "1.500 us" (picks ps/ns/us/ms/s) */
 char *fs_format_size(uint64_t bytes);          /* "1 GiB", "96 MiB", "8 B" */
@@ -88,7 +120,8 @@ char *fs_format_size(uint64_t bytes);          /* "1 GiB", "96 MiB", "8 B" */
 /* Conversions used in reports. */
 static inline double fs_time_to_us(FsTime t) { return (double)t / (double)FS_US; }
 static inline double fs_time_to_s(FsTime t) { return (double)t / (double)FS_SEC; }
-/* Seconds (double) to picoseconds, rounded to nearest; saturates at FS_TIME_MAX. */
+/* Seconds (double) to picoseconds, rounded to nearest (half away from
+ * zero); saturates at FS_TIME_MAX (and at -FS_TIME_MAX); NaN gives 0. */
 FsTime fs_time_from_s(double seconds);
 
 G_END_DECLS

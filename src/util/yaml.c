@@ -6,6 +6,7 @@
  * running count of nodes in which an alias counts as the whole subtree it
  * stands for.  Nodes, pointer arrays and strings live in memory owned by
  * the document (a bump arena and a GStringChunk), freed in one go.
+ * Access to the tree and the typed getters are in yaml-get.c.
  */
 #include "util/yaml.h"
 
@@ -13,11 +14,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 
 #include "util/error.h"
-#include "util/strutil.h"
 
 G_DEFINE_QUARK(fs-yaml-error-quark, fs_yaml_error)
 
@@ -99,8 +100,10 @@ typedef struct {
   Node *node;
   GPtrArray *keys;       /* maps only */
   GPtrArray *values;
-  GHashTable *seen;      /* maps: key text -> first key node (borrowed) */
+  GHashTable *seen;      /* maps with many keys: key text -> first key node */
+  GPtrArray *merges;     /* maps: values of "<<" merge keys, in order */
   Node *pending_key;     /* maps: a key waiting for its value */
+  gboolean pending_merge; /* pending_key is a "<<" merge key */
   yaml_mark_t start;     /* where the collection starts */
   char *anchor;          /* registered when the collection closes */
 } Frame;
@@ -123,6 +126,8 @@ static void frame_clear(Frame *f)
     g_ptr_array_free(f->values, TRUE);
   if (f->seen)
     g_hash_table_destroy(f->seen);
+  if (f->merges)
+    g_ptr_array_free(f->merges, TRUE);
   g_free(f->anchor);
   memset(f, 0, sizeof *f);
 }
@@ -183,10 +188,14 @@ static void parser_error(Loader *ld, const yaml_parser_t *parser, GError **error
   if (parser->error == YAML_READER_ERROR) {
     int line, col;
     offset_position(ld->text, ld->len, parser->problem_offset, &line, &col);
-    if (parser->problem_value >= 0)
+    if (parser->problem_value >= 0 && parser->problem_value <= 0xFF)
       fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SYNTAX, ld->doc->name, line, col,
                       "%s (byte 0x%02X); YAML files must be UTF-8 text", problem,
-                      (unsigned)parser->problem_value & 0xFFu);
+                      (unsigned)parser->problem_value);
+    else if (parser->problem_value > 0xFF)
+      fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SYNTAX, ld->doc->name, line, col,
+                      "%s (character U+%04X); YAML files must be UTF-8 text", problem,
+                      (unsigned)parser->problem_value);
     else
       fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SYNTAX, ld->doc->name, line, col,
                       "%s; YAML files must be UTF-8 text", problem);
@@ -235,6 +244,62 @@ static void register_anchor(Loader *ld, const char *name, Node *n)
   g_hash_table_replace(ld->anchors, g_strdup(name), n);
 }
 
+/* Maps with more keys than this index them in a hash table; smaller ones
+ * (nearly all) are scanned, which is cheaper than a table per mapping. */
+#define SCAN_KEYS 16
+
+/* The key node spelled key among the frame's keys (explicit and merged so
+ * far, plus a merge key), or NULL. */
+static Node *frame_find_key(Frame *f, const char *key)
+{
+  if (f->seen != NULL)
+    return g_hash_table_lookup(f->seen, key);
+  for (guint i = 0; i < f->keys->len; i++) {
+    Node *k = f->keys->pdata[i];
+    if (strcmp(k->pub.value, key) == 0)
+      return k;
+  }
+  return NULL;
+}
+
+/* Records key k as present in the frame (after frame_find_key said no). */
+static void frame_add_key(Frame *f, Node *k, Node *value)
+{
+  g_ptr_array_add(f->keys, k);
+  g_ptr_array_add(f->values, value);
+  if (f->seen == NULL && f->keys->len > SCAN_KEYS) {
+    f->seen = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < f->keys->len; i++) {
+      Node *ki = f->keys->pdata[i];
+      g_hash_table_insert(f->seen, (gpointer)ki->pub.value, ki);
+    }
+  } else if (f->seen != NULL) {
+    g_hash_table_insert(f->seen, (gpointer)k->pub.value, k);
+  }
+}
+
+/* TRUE for the YAML 1.1 merge key: "<<" written plain. */
+static gboolean is_merge_key(const Node *k)
+{
+  return !k->pub.quoted && strcmp(k->pub.value, "<<") == 0;
+}
+
+/* Checks the value of a merge key: a mapping or a list of mappings. */
+static gboolean check_merge_value(Loader *ld, const Node *v, const yaml_mark_t *at, GError **error)
+{
+  gboolean ok = v->pub.kind == FS_YAML_MAP;
+  if (v->pub.kind == FS_YAML_SEQ) {
+    ok = TRUE;
+    for (guint i = 0; i < v->pub.n; i++)
+      ok = ok && v->pub.values[i]->kind == FS_YAML_MAP;
+  }
+  if (!ok)
+    return load_error(ld, error, FS_YAML_ERROR_SYNTAX, at,
+                      "a merge key (<<) takes a mapping or a list of mappings, got %s",
+                      fs_yaml_kind_name(&v->pub));
+  return TRUE;
+}
+
 /* Attaches a finished node (scalar, alias target or closed collection) to
  * the open collection, or makes it the root.  at is where it appears in the
  * text (for an alias, the alias, not the anchored node), for messages. */
@@ -252,25 +317,55 @@ static gboolean attach(Loader *ld, Node *n, const yaml_mark_t *at, GError **erro
     return TRUE;
   }
   if (f->pending_key != NULL) {
-    g_ptr_array_add(f->keys, f->pending_key);
-    g_ptr_array_add(f->values, n);
+    Node *k = f->pending_key;
     f->pending_key = NULL;
+    if (f->pending_merge) {
+      /* Merged entries are added when the mapping closes, so that explicit
+       * keys win wherever they appear. */
+      f->pending_merge = FALSE;
+      if (!check_merge_value(ld, n, at, error))
+        return FALSE;
+      if (f->merges == NULL)
+        f->merges = g_ptr_array_new();
+      g_ptr_array_add(f->merges, n);
+      return TRUE;
+    }
+    frame_add_key(f, k, n);
     return TRUE;
   }
   /* n is a key. */
-  if (n->pub.kind != FS_YAML_SCALAR) {
+  if (n->pub.kind != FS_YAML_SCALAR)
     return load_error(ld, error, FS_YAML_ERROR_SYNTAX, at, "a mapping key must be a scalar, got %s",
                       fs_yaml_kind_name(&n->pub));
-  }
-  Node *first = g_hash_table_lookup(f->seen, n->pub.value);
-  if (first != NULL) {
+  Node *first = frame_find_key(f, n->pub.value);
+  if (first == NULL && is_merge_key(n) && f->merges != NULL)
+    return load_error(ld, error, FS_YAML_ERROR_SYNTAX, at,
+                      "a second merge key (<<) in one mapping; give one << a list of mappings");
+  if (first != NULL)
     return load_error(ld, error, FS_YAML_ERROR_SYNTAX, at,
                       "duplicate key \"%s\" (first defined at line %d, column %d)", n->pub.value,
                       first->pub.line, first->pub.col);
-  }
-  g_hash_table_insert(f->seen, (gpointer)n->pub.value, n);
   f->pending_key = n;
+  f->pending_merge = is_merge_key(n);
   return TRUE;
+}
+
+/* Adds the entries of the frame's merge sources whose keys the mapping does
+ * not have, in order: the first source listed wins over later ones. */
+static void apply_merges(Frame *f)
+{
+  for (guint m = 0; m < f->merges->len; m++) {
+    const Node *src = f->merges->pdata[m];
+    guint nsrc = src->pub.kind == FS_YAML_SEQ ? src->pub.n : 1;
+    for (guint s = 0; s < nsrc; s++) {
+      const FsYamlNode *map = src->pub.kind == FS_YAML_SEQ ? src->pub.values[s] : &src->pub;
+      for (guint i = 0; i < map->n; i++) {
+        Node *k = (Node *)map->keys[i];
+        if (frame_find_key(f, k->pub.value) == NULL)
+          frame_add_key(f, k, (Node *)map->values[i]);
+      }
+    }
+  }
 }
 
 static gboolean on_scalar(Loader *ld, const yaml_event_t *ev, GError **error)
@@ -337,7 +432,6 @@ static gboolean on_start(Loader *ld, const yaml_event_t *ev, FsYamlKind kind, GE
   const yaml_char_t *anchor;
   if (kind == FS_YAML_MAP) {
     f.keys = g_ptr_array_new();
-    f.seen = g_hash_table_new(g_str_hash, g_str_equal);
     anchor = ev->data.mapping_start.anchor;
   } else {
     anchor = ev->data.sequence_start.anchor;
@@ -353,6 +447,8 @@ static gboolean on_end(Loader *ld, GError **error)
   Frame f = g_array_index(ld->stack, Frame, ld->stack->len - 1);
   g_array_set_size(ld->stack, ld->stack->len - 1);
   Node *n = f.node;
+  if (f.merges != NULL)
+    apply_merges(&f);
   n->pub.n = f.values->len;
   if (f.values->len > 0) {
     n->pub.values = arena_alloc(ld->doc, sizeof(FsYamlNode *) * f.values->len);
@@ -428,7 +524,14 @@ FsYamlDoc *fs_yaml_load_string(const char *text, gssize len, const char *name, G
   ld.len = len < 0 ? strlen(text) : (gsize)len;
   ld.stack = g_array_new(FALSE, TRUE, sizeof(Frame));
   ld.anchors = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  gboolean ok = load_events(&ld, error);
+  gboolean ok;
+  const guchar *u = (const guchar *)ld.text;
+  if (ld.len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
+    /* libyaml would read it, but every position and message assumes UTF-8. */
+    ok = load_error(&ld, error, FS_YAML_ERROR_SYNTAX, &(yaml_mark_t){0, 0, 0},
+                    "the text is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8");
+  else
+    ok = load_events(&ld, error);
   for (guint i = 0; i < ld.stack->len; i++)
     frame_clear(&g_array_index(ld.stack, Frame, i));
   g_array_free(ld.stack, TRUE);
@@ -448,6 +551,14 @@ FsYamlDoc *fs_yaml_load_file(const char *path, GError **error)
     int err = errno;
     fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_IO, path, 0, 0, "cannot open: %s",
                     g_strerror(err));
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (guint64)st.st_size > MAX_FILE_BYTES) {
+    close(fd);
+    fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_LIMIT, path, 0, 0,
+                    "the file is larger than %u MiB; is it really a YAML input?",
+                    (unsigned)(MAX_FILE_BYTES >> 20));
     return NULL;
   }
   GByteArray *buf = g_byte_array_new();
@@ -483,292 +594,4 @@ FsYamlDoc *fs_yaml_load_file(const char *path, GError **error)
   FsYamlDoc *doc = fs_yaml_load_string((const char *)buf->data, (gssize)buf->len, path, error);
   g_byte_array_free(buf, TRUE);
   return doc;
-}
-
-/* Errors and access ------------------------------------------------------- */
-
-void fs_yaml_error(GError **error, const FsYamlNode *node, const char *format, ...)
-{
-  if (error == NULL)
-    return;
-  va_list ap;
-  va_start(ap, format);
-  g_autofree char *msg = g_strdup_vprintf(format, ap);
-  va_end(ap);
-  if (node == NULL)
-    fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SCHEMA, NULL, 0, 0, "%s", msg);
-  else
-    fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SCHEMA, node->file, node->line, node->col,
-                    "%s", msg);
-}
-
-const char *fs_yaml_kind_name(const FsYamlNode *node)
-{
-  if (node == NULL)
-    return "nothing";
-  switch (node->kind) {
-  case FS_YAML_MAP:
-    return "a mapping";
-  case FS_YAML_SEQ:
-    return "a list";
-  case FS_YAML_SCALAR:
-    return node->is_null ? "an empty value" : "a string";
-  }
-  return "an unknown node";
-}
-
-/* "a mapping", "an empty value" or the scalar in quotes, for "got ...". */
-static char *describe(const FsYamlNode *node)
-{
-  if (node != NULL && node->kind == FS_YAML_SCALAR && !node->is_null)
-    return g_strdup_printf("\"%s\"", node->value);
-  return g_strdup(fs_yaml_kind_name(node));
-}
-
-FsYamlNode *fs_yaml_map_get(const FsYamlNode *map, const char *key)
-{
-  g_return_val_if_fail(key != NULL, NULL);
-  if (map == NULL || map->kind != FS_YAML_MAP)
-    return NULL;
-  for (guint i = 0; i < map->n; i++)
-    if (strcmp(map->keys[i]->value, key) == 0)
-      return map->values[i];
-  return NULL;
-}
-
-gboolean fs_yaml_require_map(const FsYamlNode *node, GError **error)
-{
-  g_return_val_if_fail(node != NULL, FALSE);
-  if (node->kind == FS_YAML_MAP)
-    return TRUE;
-  g_autofree char *got = describe(node);
-  fs_yaml_error(error, node, "expected a mapping, got %s", got);
-  return FALSE;
-}
-
-gboolean fs_yaml_require_seq(const FsYamlNode *node, GError **error)
-{
-  g_return_val_if_fail(node != NULL, FALSE);
-  if (node->kind == FS_YAML_SEQ)
-    return TRUE;
-  g_autofree char *got = describe(node);
-  fs_yaml_error(error, node, "expected a list, got %s", got);
-  return FALSE;
-}
-
-gboolean fs_yaml_check_keys(const FsYamlNode *map, const char *const *allowed, const char *what,
-                            GError **error)
-{
-  g_return_val_if_fail(map != NULL && allowed != NULL, FALSE);
-  if (!fs_yaml_require_map(map, error))
-    return FALSE;
-  for (guint i = 0; i < map->n; i++) {
-    const FsYamlNode *key = map->keys[i];
-    gboolean known = FALSE;
-    for (const char *const *a = allowed; *a != NULL && !known; a++)
-      known = strcmp(*a, key->value) == 0;
-    if (known)
-      continue;
-    const char *guess = fs_did_you_mean(key->value, allowed, -1);
-    if (guess != NULL) {
-      fs_yaml_error(error, key, "unknown key \"%s\" in %s; did you mean \"%s\"?", key->value, what, guess);
-    } else {
-      g_autofree char *list = g_strjoinv(", ", (char **)allowed);
-      fs_yaml_error(error, key, "unknown key \"%s\" in %s; known keys: %s", key->value, what, list);
-    }
-    return FALSE;
-  }
-  return TRUE;
-}
-
-FsYamlNode *fs_yaml_require_key(const FsYamlNode *map, const char *key, const char *what,
-                                GError **error)
-{
-  g_return_val_if_fail(map != NULL && key != NULL, NULL);
-  if (!fs_yaml_require_map(map, error))
-    return NULL;
-  FsYamlNode *v = fs_yaml_map_get(map, key);
-  if (v == NULL)
-    fs_yaml_error(error, map, "missing key \"%s\" in %s", key, what);
-  return v;
-}
-
-/* Typed getters ------------------------------------------------------------ */
-
-/* The text of a non-null scalar, or NULL with "expected <expect>, got ...". */
-static const char *scalar_text(const FsYamlNode *node, const char *expect, GError **error)
-{
-  g_return_val_if_fail(node != NULL, NULL);
-  if (node->kind == FS_YAML_SCALAR && !node->is_null)
-    return node->value;
-  g_autofree char *got = describe(node);
-  fs_yaml_error(error, node, "expected %s, got %s", expect, got);
-  return NULL;
-}
-
-/* Re-raises a units parser error at node's position, in FS_YAML_ERROR_SCHEMA. */
-static gboolean units_error(const FsYamlNode *node, GError *local, GError **error)
-{
-  fs_yaml_error(error, node, "%s", local->message);
-  g_error_free(local);
-  return FALSE;
-}
-
-gboolean fs_yaml_get_string(const FsYamlNode *node, const char **out, GError **error)
-{
-  g_return_val_if_fail(out != NULL, FALSE);
-  const char *s = scalar_text(node, "a string", error);
-  if (s == NULL)
-    return FALSE;
-  *out = s;
-  return TRUE;
-}
-
-gboolean fs_yaml_get_bool(const FsYamlNode *node, gboolean *out, GError **error)
-{
-  g_return_val_if_fail(out != NULL, FALSE);
-  static const char *const yes[] = {"true", "yes", "on"};
-  static const char *const no[] = {"false", "no", "off"};
-  const char *s = scalar_text(node, "true or false", error);
-  if (s == NULL)
-    return FALSE;
-  if (!node->quoted) {
-    for (guint i = 0; i < G_N_ELEMENTS(yes); i++) {
-      if (g_ascii_strcasecmp(s, yes[i]) == 0) {
-        *out = TRUE;
-        return TRUE;
-      }
-      if (g_ascii_strcasecmp(s, no[i]) == 0) {
-        *out = FALSE;
-        return TRUE;
-      }
-    }
-    fs_yaml_error(error, node, "expected true or false, got \"%s\"", s);
-  } else {
-    fs_yaml_error(error, node, "expected true or false, got the quoted string \"%s\" (write it without quotes)", s);
-  }
-  return FALSE;
-}
-
-gboolean fs_yaml_get_int(const FsYamlNode *node, int64_t min, int64_t max, int64_t *out,
-                         GError **error)
-{
-  g_return_val_if_fail(out != NULL && min <= max, FALSE);
-  const char *s = scalar_text(node, "an integer", error);
-  if (s == NULL)
-    return FALSE;
-  GError *local = NULL;
-  int64_t v;
-  if (!fs_parse_int64(s, &v, &local))
-    return units_error(node, local, error);
-  if (v < min || v > max) {
-    if (max == INT64_MAX)
-      fs_yaml_error(error, node, "expected an integer of at least %" G_GINT64_FORMAT ", got %s", min, s);
-    else if (min == INT64_MIN)
-      fs_yaml_error(error, node, "expected an integer of at most %" G_GINT64_FORMAT ", got %s", max, s);
-    else
-      fs_yaml_error(error, node,
-                    "expected an integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT ", got %s",
-                    min, max, s);
-    return FALSE;
-  }
-  *out = v;
-  return TRUE;
-}
-
-/* A double in C syntax without trailing zeros noise ("0.5", "1e+20"). */
-static char *fmt_double(double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  return g_strdup(g_ascii_formatd(buf, sizeof buf, "%.10g", v));
-}
-
-gboolean fs_yaml_get_double(const FsYamlNode *node, double min, double max, double *out,
-                            GError **error)
-{
-  g_return_val_if_fail(out != NULL && min <= max, FALSE);
-  const char *s = scalar_text(node, "a number", error);
-  if (s == NULL)
-    return FALSE;
-  GError *local = NULL;
-  double v;
-  if (!fs_parse_number(s, &v, &local))
-    return units_error(node, local, error);
-  if (v < min || v > max) {
-    g_autofree char *lo = fmt_double(min);
-    g_autofree char *hi = fmt_double(max);
-    fs_yaml_error(error, node, "expected a number from %s to %s, got %s", lo, hi, s);
-    return FALSE;
-  }
-  *out = v;
-  return TRUE;
-}
-
-/* The getters for quantities differ only in the parser and the example. */
-#define QUANTITY_GETTER(fn, type, parser, expect)                                        \
-  gboolean fn(const FsYamlNode *node, type *out, GError **error)                       \
-  {                                                                                    \
-    g_return_val_if_fail(out != NULL, FALSE);                                          \
-    const char *s = scalar_text(node, expect, error);                                  \
-    if (s == NULL)                                                                     \
-      return FALSE;                                                                    \
-    GError *local = NULL;                                                              \
-    type v;                                                                            \
-    if (!parser(s, &v, &local))                                                        \
-      return units_error(node, local, error);                                          \
-    *out = v;                                                                          \
-    return TRUE;                                                                       \
-  }
-
-QUANTITY_GETTER(fs_yaml_get_bandwidth, double, fs_parse_bandwidth, "a bandwidth like \"50 GB/s\"")
-QUANTITY_GETTER(fs_yaml_get_lane_rate, double, fs_parse_lane_rate, "a lane rate like \"16 GT/s\"")
-QUANTITY_GETTER(fs_yaml_get_time, FsTime, fs_parse_time, "a time like \"1.5 us\"")
-QUANTITY_GETTER(fs_yaml_get_size, uint64_t, fs_parse_size, "a size like \"16 GiB\"")
-QUANTITY_GETTER(fs_yaml_get_power, double, fs_parse_power, "a power like \"700 W\"")
-QUANTITY_GETTER(fs_yaml_get_flops, double, fs_parse_flops, "a FLOP rate like \"989 TFLOP/s\"")
-
-/* Optional fields ----------------------------------------------------------- */
-
-gboolean fs_yaml_opt_string(const FsYamlNode *map, const char *key, const char **out, GError **error)
-{
-  const FsYamlNode *v = fs_yaml_map_get(map, key);
-  return v == NULL || fs_yaml_get_string(v, out, error);
-}
-
-gboolean fs_yaml_opt_bool(const FsYamlNode *map, const char *key, gboolean *out, GError **error)
-{
-  const FsYamlNode *v = fs_yaml_map_get(map, key);
-  return v == NULL || fs_yaml_get_bool(v, out, error);
-}
-
-gboolean fs_yaml_opt_int(const FsYamlNode *map, const char *key, int64_t min, int64_t max,
-                         int64_t *out, GError **error)
-{
-  const FsYamlNode *v = fs_yaml_map_get(map, key);
-  return v == NULL || fs_yaml_get_int(v, min, max, out, error);
-}
-
-gboolean fs_yaml_opt_double(const FsYamlNode *map, const char *key, double min, double max,
-                            double *out, GError **error)
-{
-  const FsYamlNode *v = fs_yaml_map_get(map, key);
-  return v == NULL || fs_yaml_get_double(v, min, max, out, error);
-}
-
-gboolean fs_yaml_opt_bandwidth(const FsYamlNode *map, const char *key, double *out, GError **error)
-{
-  const FsYamlNode *v = fs_yaml_map_get(map, key);
-  return v == NULL || fs_yaml_get_bandwidth(v, out, error);
-}
-
-gboolean fs_yaml_opt_time(const FsYamlNode *map, const char *key, FsTime *out, GError **error)
-{
-  const FsYamlNode *v = fs_yaml_map_get(map, key);
-  return v == NULL || fs_yaml_get_time(v, out, error);
-}
-
-gboolean fs_yaml_opt_size(const FsYamlNode *map, const char *key, uint64_t *out, GError **error)
-{
-  const FsYamlNode *v = fs_yaml_map_get(map, key);
-  return v == NULL || fs_yaml_get_size(v, out, error);
 }

@@ -11,8 +11,22 @@
  * FS_YAML_MAX_NODES nodes ("billion laughs").  An empty file is an empty
  * document (root NULL); callers decide whether that is an error.
  *
- * Lines and columns are 1-based, as editors show them.
+ * Also at load time: input must be UTF-8 (invalid bytes, control
+ * characters and NUL are syntax errors with their position; a file over
+ * 256 MiB is FS_YAML_ERROR_LIMIT).  The YAML 1.1 merge key is supported:
+ * `<<: *base` (or `<<: [*a, *b]`, first wins) adds the entries of the
+ * merged mappings whose keys the mapping does not spell out itself; they
+ * follow the explicit keys in keys[]/values[] and keep their own positions.
+ * A quoted "<<" is an ordinary key.  Tags are ignored except `!!str`, which
+ * makes a scalar quoted.
+ *
+ * Lines and columns are 1-based, as editors show them; columns count
+ * characters, not bytes.  Messages are one line.
  * All errors are in FS_YAML_ERROR.
+ *
+ * Cost: loading is linear in the text plus the node count; a mapping's
+ * duplicate-key check is a scan up to 16 keys and a hash table beyond.
+ * fs_yaml_map_get scans the mapping (linear in its size).
  */
 #pragma once
 
@@ -51,7 +65,9 @@ struct FsYamlNode {
   int line, col;      /* 1-based position of the node's first character */
   /* FS_YAML_SCALAR */
   const char *value;  /* NUL-terminated text (a YAML null reads as "" with is_null) */
-  gboolean quoted;    /* written in quotes: never a number, bool or null */
+  gboolean quoted;    /* written in quotes, as a block scalar (| or >) or tagged
+                       * !!str: never a bool or null (numbers and units still
+                       * parse from quoted text) */
   gboolean is_null;   /* "~", "null" or empty, unquoted */
   /* FS_YAML_MAP: keys[i] (scalar) maps to values[i], in document order.
    * FS_YAML_SEQ: values[i], keys NULL. */
@@ -77,7 +93,8 @@ const char *fs_yaml_doc_name(FsYamlDoc *doc);
 void fs_yaml_error(GError **error, const FsYamlNode *node, const char *format, ...)
   G_GNUC_PRINTF(3, 4);
 
-/* Human name of a node's kind for messages: "a mapping", "a list", "a string". */
+/* Human name of a node's kind for messages: "a mapping", "a list", "a string",
+ * "an empty value" (a null scalar), "nothing" (node NULL). */
 const char *fs_yaml_kind_name(const FsYamlNode *node);
 
 /* Mapping access.  fs_yaml_map_get returns the value for key or NULL
@@ -101,7 +118,13 @@ FsYamlNode *fs_yaml_require_key(const FsYamlNode *map, const char *key,
 /* Typed getters on a scalar node.  Each fails with the node's position and
  * the expectation, e.g.
  *   topo.yaml:12:14: expected a bandwidth like "50 GB/s", got "fast"
- * and includes the units parser's reason where there is one. */
+ * and includes the units parser's reason where there is one.  A null
+ * scalar ("key:" with no value) is an error for every getter ("expected a
+ * string, got an empty value").  Numbers, integers and quantities accept
+ * quoted text ("12"); booleans must be unquoted true/false, yes/no or
+ * on/off (any case).  fs_yaml_get_int accepts a sign and "1e3" when exact;
+ * its range message names the bounds ("expected an integer from 1 to 64,
+ * got 100").  Errors are FS_YAML_ERROR_SCHEMA; *out is set only on success. */
 gboolean fs_yaml_get_string(const FsYamlNode *node, const char **out, GError **error);
 gboolean fs_yaml_get_bool(const FsYamlNode *node, gboolean *out, GError **error);
 gboolean fs_yaml_get_int(const FsYamlNode *node, int64_t min, int64_t max,
@@ -115,8 +138,8 @@ gboolean fs_yaml_get_size(const FsYamlNode *node, uint64_t *bytes, GError **erro
 gboolean fs_yaml_get_power(const FsYamlNode *node, double *watts, GError **error);
 gboolean fs_yaml_get_flops(const FsYamlNode *node, double *flops, GError **error);
 
-/* Optional-field forms: when map has no key, leave *out unchanged and
- * return TRUE; otherwise as the getters above. */
+/* Optional-field forms: when map has no key (or map is NULL), leave *out
+ * unchanged and return TRUE; otherwise as the getters above. */
 gboolean fs_yaml_opt_string(const FsYamlNode *map, const char *key, const char **out, GError **error);
 gboolean fs_yaml_opt_bool(const FsYamlNode *map, const char *key, gboolean *out, GError **error);
 gboolean fs_yaml_opt_int(const FsYamlNode *map, const char *key, int64_t min, int64_t max,

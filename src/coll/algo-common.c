@@ -7,13 +7,13 @@
 
 guint64 fs_algo_n_chunks(const FsPlanBuilder *b, uint64_t bytes)
 {
-  uint64_t c = fs_plan_req(b)->chunk_bytes;
+  uint64_t c = fs_plan_req(b)->slice_bytes;
   return bytes == 0 ? 1 : (bytes + c - 1) / c;
 }
 
 uint64_t fs_algo_chunk(const FsPlanBuilder *b, uint64_t bytes, guint64 i)
 {
-  uint64_t c = fs_plan_req(b)->chunk_bytes;
+  uint64_t c = fs_plan_req(b)->slice_bytes;
   uint64_t start = i * c;
   if (start >= bytes)
     return 0;

@@ -39,7 +39,9 @@ void fs_algo_ring_loop(FsPlanBuilder *b, guint channel, FsRingKind kind, const g
 void fs_algo_ring_phase(FsPlanBuilder *b, guint channel, FsRingKind kind, const guint *ranks,
                         guint m, uint64_t total, const uint32_t *ready, uint32_t *done);
 
-/* Number of chunks for bytes (at least 1) and the size of chunk i. */
+/* Pipelined units for bytes: the request's slice size (chains, trees,
+ * switch algorithms and direct sends move slice by slice).  Number of
+ * units (at least 1) and the size of unit i. */
 guint64 fs_algo_n_chunks(const FsPlanBuilder *b, uint64_t bytes);
 uint64_t fs_algo_chunk(const FsPlanBuilder *b, uint64_t bytes, guint64 i);
 

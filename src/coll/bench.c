@@ -18,7 +18,9 @@ void fs_coll_exec_params(const FsNcclParams *p, const FsCollSysInfo *sys, const 
   guint depth = fs_coll_plan_latency_depth(plan);
   double step_us = depth > 0 ? (lat_us - base_us) / depth : 0;
   out->base_latency = fs_time_from_s(base_us * 1e-6);
-  out->step_latency[0] = out->step_latency[1] = fs_time_from_s(MAX(step_us, 0) * 1e-6);
+  /* The flows pay the network's own latency; the step pays the rest. */
+  out->step_latency[0] = fs_time_from_s(MAX(step_us - sys->path_lat_intra, 0) * 1e-6);
+  out->step_latency[1] = fs_time_from_s(MAX(step_us - sys->path_lat_inter, 0) * 1e-6);
   out->payload = p->proto[choice->proto].payload;
   if (choice->proto == FS_PROTO_LL128) {
     guint nh = fs_comm_n_hosts(comm), col = nh == 1 ? 0 : nh == 2 ? 1 : 2;

@@ -5,7 +5,8 @@
  * The executor's latencies come from the same NCCL model the tuner uses:
  * the collective's base latency is NCCL's baseLatencies[algo][proto], and
  * the per-step latency is (model latency − base) / the plan's latency
- * depth, so that a tiny message takes exactly NCCL's modelled latency,
+ * depth, less the network's own path latency (sys->path_lat_*, which the
+ * flows pay), so that a tiny message takes NCCL's modelled latency,
  * while large ones hide it behind the pipeline.  The protocol's payload
  * fraction inflates wire bytes (LL 2×); LL128 flows are capped at NCCL's
  * per-channel LL128 bandwidth.

@@ -165,7 +165,7 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   static const char *const top[] = {
     "nccl_version", "steps", "protocols", "base_latency_us", "hw_latency_us", "arch_rows",
     "ll_max_bw_gbps", "per_channel_max_bw_gbps", "nvls_efficiency", "tree_correction",
-    "net_overhead_us", "bandwidth_factors", "p2p", NULL,
+    "net_overhead_us", "bandwidth_factors", "channels", "p2p", NULL,
   };
   if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top, "NCCL parameters", error))
     return FALSE;
@@ -327,6 +327,14 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
     fs_yaml_error(error, fs_yaml_map_get(t, "tree_ll_divisor"), "expected tree_ll_divisor and pat_inter_divisor above 0");
     return FALSE;
   }
+
+  static const char *const ch_count_keys[] = {"max", "nvls", NULL};
+  t = get_table(root, "channels", ch_count_keys, 2, NULL, error);
+  uint64_t chmax, chnvls;
+  if (t == NULL || !get_uint(t, "max", "channels", 1, 64, &chmax, error) ||
+      !get_uint(t, "nvls", "channels", 0, 64, &chnvls, error))
+    return FALSE;
+  p->max_channels = (guint)chmax, p->nvls_channels = (guint)chnvls;
 
   static const char *const p2p_keys[] = {"nvl_chunk", "net_chunk", "ll_threshold", NULL};
   t = get_table(root, "p2p", p2p_keys, 3, NULL, error);

@@ -85,6 +85,8 @@ typedef struct {
   double f_ring_ll, f_ll128, f_ring_ll128, f_tree_ar, f_tree_ll_div, f_tree_ll128_one_host;
   double f_tree_pattern, f_pat, f_collnet_sm90, f_ring_plateau_old, f_ring_plateau;
   double collnet_arity_us, pat_rank_us, pat_inter_div;
+  /* Channel counts for communicators built from a topology. */
+  guint max_channels, nvls_channels;
   /* Point to point. */
   uint64_t p2p_nvl_chunk, p2p_net_chunk, p2p_ll_threshold;
 } FsNcclParams;

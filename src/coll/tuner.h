@@ -45,6 +45,10 @@ typedef struct {
   guint nvls_channels;    /* channels NVLS uses (0: no NVLS) */
   gboolean collnet;       /* a CollNet/SHARP switch is available */
   gboolean ll128;         /* LL128 enabled (NCCL: NVLink inside the host) */
+  /* The simulated network's own latency of one transfer inside a host and
+   * across hosts (µs).  NCCL's hwLatencies include it, so the executor
+   * charges only the rest per step. */
+  double path_lat_intra, path_lat_inter;
 } FsCollSysInfo;
 
 /* One (algorithm, protocol, channels) estimate. */

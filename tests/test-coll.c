@@ -244,7 +244,8 @@ START_TEST(test_plan_every_algorithm_builds)
   int sw0 = 100, sw1 = 101;
   fs_comm_set_nvls_switch(c, 0, &sw0, 1);
   fs_comm_set_nvls_switch(c, 1, &sw1, 1);
-  fs_comm_set_collnet_switch(c, 200);
+  int cn = 200;
+  fs_comm_set_collnet_switches(c, &cn, 1);
   g_autoptr(FsComm) one = fs_comm_new(8);
   fs_comm_set_nvls_switch(one, 0, &sw0, 1);
   const FsComm *comms[] = {c, one};

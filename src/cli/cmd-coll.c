@@ -211,17 +211,17 @@ static int run(const char *topo_path)
   g_autofree guint *gpus = fs_coll_parse_gpus(topo, opt_gpus ? opt_gpus : opt_ngpus, &n, &error);
   if (gpus == NULL)
     return fs_cli_fail("coll", error);
-  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(topo, gpus, n, &error);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
+  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, &error);
   if (comm == NULL)
     return fs_cli_fail("coll", error);
   if (fs_coll_op_rooted(sel.op) && (opt_root < 0 || (guint)opt_root >= n))
     return fs_cli_usage("coll", "root %d is not a rank of %u GPUs", opt_root, n);
   sw.root = (guint)opt_root;
 
-  g_autoptr(FsSim) sim = fs_sim_new();
-  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
-  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
-  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
   FsCollSysInfo sys;
   if (!fs_coll_sysinfo_from_topo(np, router, comm, &sys, &error))
     return fs_cli_fail("coll", error);

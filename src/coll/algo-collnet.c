@@ -13,7 +13,7 @@ static const char *unsupported(const FsComm *comm, FsCollOp op)
 {
   if (op != FS_COLL_ALL_REDUCE)
     return "CollNet runs all_reduce only";
-  if (fs_comm_collnet_switch(comm) < 0)
+  if (fs_comm_collnet_switch(comm, 0) < 0)
     return "the communicator has no CollNet (SHARP) switch";
   if (fs_comm_n_hosts(comm) < 2)
     return "CollNet needs at least two hosts";
@@ -50,7 +50,7 @@ static void build_direct(FsPlanBuilder *b)
           for (guint i = 1; i < L; i++)
             in[nin++] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[(j + i) % L]), FS_EP_RANK(ranks[j]),
                                      shard, NULL, 0);
-          toswitch[h * L + j] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_COLLNET, shard, in, nin);
+          toswitch[h * L + j] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_COLLNET(j), shard, in, nin);
         }
       }
       for (guint j = 0; j < L; j++) {
@@ -60,7 +60,7 @@ static void build_direct(FsPlanBuilder *b)
         for (guint h = 0; h < nh; h++) {
           guint m;
           const guint *ranks = fs_comm_host_ranks(comm, h, &m);
-          uint32_t back = fs_plan_xfer(b, ch, FS_EP_COLLNET, FS_EP_RANK(ranks[j]), shard, in, nh);
+          uint32_t back = fs_plan_xfer(b, ch, FS_EP_COLLNET(j), FS_EP_RANK(ranks[j]), shard, in, nh);
           for (guint i = 1; i < L; i++)
             fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_RANK(ranks[(j + i) % L]), shard, &back, 1);
         }
@@ -87,12 +87,12 @@ static void build_chain(FsPlanBuilder *b)
         uint32_t prev = FS_STEP_NONE;
         for (guint j = L - 1; j >= 1; j--)
           prev = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_RANK(ranks[j - 1]), c, &prev, 1);
-        toswitch[h] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[0]), FS_EP_COLLNET, c, &prev, 1);
+        toswitch[h] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[0]), FS_EP_COLLNET(0), c, &prev, 1);
       }
       for (guint h = 0; h < nh; h++) {
         guint m;
         const guint *ranks = fs_comm_host_ranks(comm, h, &m);
-        uint32_t prev = fs_plan_xfer(b, ch, FS_EP_COLLNET, FS_EP_RANK(ranks[0]), c, toswitch, nh);
+        uint32_t prev = fs_plan_xfer(b, ch, FS_EP_COLLNET(0), FS_EP_RANK(ranks[0]), c, toswitch, nh);
         for (guint j = 0; j + 1 < L; j++)
           prev = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_RANK(ranks[j + 1]), c, &prev, 1);
       }

@@ -5,8 +5,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-FsComm *fs_coll_comm_from_topo(const FsTopo *topo, const guint *gpus, guint n, GError **error)
+/* The reducing IB/Ethernet switch fewest hops from node (breadth-first,
+ * not through GPUs; ties by adjacency order), or -1. */
+static int nearest_reducing_switch(const FsTopo *topo, guint from)
 {
+  guint nn = fs_topo_n_nodes(topo);
+  g_autofree gboolean *seen = g_new0(gboolean, nn);
+  g_autofree guint *queue = g_new(guint, nn);
+  guint head = 0, tail = 0;
+  queue[tail++] = from;
+  seen[from] = TRUE;
+  while (head < tail) {
+    guint u = queue[head++];
+    const FsTopoNode *node = fs_topo_node(topo, u);
+    if (node->kind == FS_NODE_SWITCH && node->model->u.sw.reduction &&
+        (node->model->u.sw.kind == FS_SWITCH_INFINIBAND || node->model->u.sw.kind == FS_SWITCH_ETHERNET))
+      return (int)u;
+    if (u != from && node->kind == FS_NODE_GPU)
+      continue;
+    guint na;
+    const FsTopoAdj *adj = fs_topo_adj(topo, u, &na);
+    for (guint k = 0; k < na; k++)
+      if (!seen[adj[k].peer]) {
+        seen[adj[k].peer] = TRUE;
+        queue[tail++] = adj[k].peer;
+      }
+  }
+  return -1;
+}
+
+FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, GError **error)
+{
+  const FsTopo *topo = fs_router_topo(router);
   if (n == 0 || n > FS_COMM_MAX_RANKS) {
     g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
                 "a communicator needs 1 to %u GPUs, got %u", FS_COMM_MAX_RANKS, n);
@@ -63,16 +93,48 @@ FsComm *fs_coll_comm_from_topo(const FsTopo *topo, const guint *gpus, guint n, G
       fs_comm_set_nvls_switch(c, h, v, sw->len);
     }
   }
-  /* CollNet: the first network switch that reduces. */
-  if (nh > 1)
-    for (guint i = 0; i < nn; i++) {
-      const FsTopoNode *node = fs_topo_node(topo, i);
-      if (node->kind == FS_NODE_SWITCH && node->model->u.sw.reduction &&
-          (node->model->u.sw.kind == FS_SWITCH_INFINIBAND || node->model->u.sw.kind == FS_SWITCH_ETHERNET)) {
-        fs_comm_set_collnet_switch(c, (int)i);
-        break;
+  /* Rings across hosts: ring r enters every host at local rank r and
+   * leaves it from local rank r-1, so channels spread their host-to-host
+   * hops over every GPU's NIC (NCCL's rings do the same on multi-rail
+   * systems).  Channel c uses ring c mod ppn. */
+  guint L0;
+  fs_comm_host_ranks(c, 0, &L0);
+  gboolean uniform = TRUE;
+  for (guint h = 1; h < nh; h++) {
+    guint m;
+    fs_comm_host_ranks(c, h, &m);
+    uniform = uniform && m == L0;
+  }
+  if (nh > 1 && uniform) {
+    g_autofree guint *order = g_new(guint, n);
+    for (guint r = 0; r < L0; r++) {
+      guint k = 0;
+      for (guint h = 0; h < nh; h++) {
+        guint m;
+        const guint *hr = fs_comm_host_ranks(c, h, &m);
+        for (guint i = 0; i < m; i++)
+          order[k++] = hr[(r + i) % m];
       }
+      if (!fs_comm_set_ring(c, r, order, error))
+        return NULL;
     }
+  }
+  /* CollNet: for shard j, the reducing network switch nearest to local
+   * rank j of the first host (its rail's leaf on a rail-optimized fabric),
+   * when every host has as many ranks. */
+  if (nh > 1) {
+    guint L;
+    const guint *ranks = fs_comm_host_ranks(c, 0, &L);
+    g_autofree int *sw = g_new(int, L);
+    guint found = 0;
+    for (guint j = 0; j < L; j++) {
+      int nic = fs_router_nearest_nic(router, (guint)fs_comm_gpu(c, ranks[j]));
+      sw[j] = nic < 0 ? -1 : nearest_reducing_switch(topo, (guint)nic);
+      found += sw[j] >= 0;
+    }
+    if (found == L)
+      fs_comm_set_collnet_switches(c, sw, L);
+  }
   return g_steal_pointer(&c);
 }
 
@@ -193,7 +255,7 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
   out->bw_intra = intra / 1e9 / out->max_channels;
   out->bw_inter = inter / 1e9 / out->max_channels;
   out->nvls_channels = fs_comm_has_nvls(comm) ? p->nvls_channels : 0;
-  out->collnet = fs_comm_collnet_switch(comm) >= 0;
+  out->collnet = fs_comm_collnet_switch(comm, 0) >= 0;
   out->ll128 = out->intra_hw == FS_NCCL_HW_NVLINK;
   return TRUE;
 }
@@ -270,11 +332,29 @@ gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double r
       fs_topo_node(topo, (guint)dst)->kind != FS_NODE_SWITCH)
     return fs_router_transfer(t->router, (guint)src, (guint)dst, bytes, fs_sim_now(sim), rate_cap,
                               key, done, done_ctx, user, error);
-  /* To or from a reducing switch (NVLS, CollNet): the fewest-hop path. */
+  /* To or from a reducing switch: NVLS is next to the GPU; a network switch
+   * is reached through the GPU's NIC (fewest hops to the NIC, then from
+   * the NIC to the switch). */
   gint64 k = ((gint64)src << 32) | (guint)dst;
   GArray *path = g_hash_table_lookup(t->paths, &k);
   if (path == NULL) {
-    path = bfs_path(topo, (guint)src, (guint)dst);
+    gboolean up = fs_topo_node(topo, (guint)src)->kind == FS_NODE_GPU;
+    guint gpu = (guint)(up ? src : dst), sw = (guint)(up ? dst : src);
+    int nic = fs_topo_node(topo, sw)->model->u.sw.kind == FS_SWITCH_NVSWITCH ? -1
+              : fs_router_nearest_nic(t->router, gpu);
+    if (nic < 0 || fs_topo_node(topo, gpu)->kind != FS_NODE_GPU) {
+      path = bfs_path(topo, (guint)src, (guint)dst);
+    } else {
+      GArray *a = bfs_path(topo, up ? gpu : sw, (guint)nic);
+      GArray *b = bfs_path(topo, (guint)nic, up ? sw : gpu);
+      if (a && b)
+        g_array_append_vals(a, b->data, b->len);
+      else if (a)
+        g_array_unref(a), a = NULL;
+      if (b)
+        g_array_unref(b);
+      path = a;
+    }
     if (path == NULL) {
       g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no path from %s to %s",
                   fs_topo_node(topo, (guint)src)->name, fs_topo_node(topo, (guint)dst)->name);

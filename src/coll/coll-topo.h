@@ -20,11 +20,14 @@ G_BEGIN_DECLS
 /* A communicator whose rank i is GPU node gpus[i] (n of them).  Ranks of a
  * host keep their order; the host is the node's host (a fabric GPU is its
  * own host).  The host's NVLS switches are the NVSwitch nodes with
- * in-switch reduction that its GPUs link to; the CollNet switch is the
- * first network switch with reduction (only when there are two or more
- * hosts).  FALSE-style NULL with error for a node that is not a GPU or a
+ * in-switch reduction that its GPUs link to; with two or more hosts,
+ * shard j's CollNet switch is the reducing network switch nearest to the
+ * NIC of the first host's local rank j (its rail's leaf).  With several
+ * hosts of equal size, ring r enters each host at local rank r (one ring
+ * per local rank; channels take them in turn) so host-to-host hops use
+ * every NIC.  FALSE-style NULL with error for a node that is not a GPU or a
  * GPU listed twice. */
-FsComm *fs_coll_comm_from_topo(const FsTopo *topo, const guint *gpus, guint n, GError **error);
+FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, GError **error);
 
 /* Parses a GPU list: "all", a count "N" (the first N GPUs in placement
  * order), or comma-separated GPU names or node indices ("node0/gpu1,3").

@@ -22,7 +22,7 @@ struct FsComm {
   guint ppn;
   /* NVLS switches per host index, CollNet switch. */
   GPtrArray *nvls;    /* GArray of int per host index (NULL: none) */
-  int collnet;
+  GArray *collnet;    /* int per shard (mod length) */
 };
 
 FsComm *fs_comm_new(guint nranks)
@@ -41,7 +41,7 @@ FsComm *fs_comm_new(guint nranks)
   c->host_start = g_new0(guint, nranks + 1);
   c->host_members = g_new0(guint, nranks);
   c->nvls = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-  c->collnet = -1;
+  c->collnet = g_array_new(FALSE, FALSE, sizeof(int));
   c->dirty = TRUE;
   return c;
 }
@@ -68,6 +68,7 @@ void fs_comm_free(FsComm *c)
   g_free(c->host_start);
   g_free(c->host_members);
   g_ptr_array_unref(c->nvls);
+  g_array_unref(c->collnet);
   g_free(c);
 }
 
@@ -203,14 +204,18 @@ gboolean fs_comm_has_nvls(const FsComm *c)
   return TRUE;
 }
 
-void fs_comm_set_collnet_switch(FsComm *c, int node)
+void fs_comm_set_collnet_switches(FsComm *c, const int *nodes, guint n)
 {
-  c->collnet = node;
+  g_return_if_fail(n == 0 || nodes != NULL);
+  g_array_set_size(c->collnet, 0);
+  g_array_append_vals(c->collnet, nodes, n);
 }
 
-int fs_comm_collnet_switch(const FsComm *c)
+int fs_comm_collnet_switch(const FsComm *c, guint j)
 {
-  return c->collnet;
+  if (c->collnet->len == 0)
+    return -1;
+  return g_array_index(c->collnet, int, j % c->collnet->len);
 }
 
 gboolean fs_comm_set_ring(FsComm *c, guint ring, const guint *order, GError **error)

@@ -77,9 +77,12 @@ int fs_comm_nvls_switch(const FsComm *comm, guint host_index, guint channel);
 /* TRUE when every host has an NVLS switch. */
 gboolean fs_comm_has_nvls(const FsComm *comm);
 
-/* CollNet/SHARP: the network switch that reduces (-1: none). */
-void fs_comm_set_collnet_switch(FsComm *comm, int node);
-int fs_comm_collnet_switch(const FsComm *comm);
+/* CollNet/SHARP: the network switches that reduce; shard j (a host's
+ * local rank j's share) goes to switch j mod n, so each rail can reduce
+ * in its own switch.  n == 0 removes CollNet. */
+void fs_comm_set_collnet_switches(FsComm *comm, const int *nodes, guint n);
+/* The switch for shard j, or -1 when none. */
+int fs_comm_collnet_switch(const FsComm *comm, guint j);
 
 /* Sets the ring order of ring index `ring` (0-based; rings are appended
  * in order, so ring may be at most the current count).  order has

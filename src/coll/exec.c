@@ -153,7 +153,7 @@ static int ep_node(const FsComm *comm, FsCollEp ep, guint ch)
   case FS_EP_NVLS_KIND:
     return fs_comm_nvls_switch(comm, FS_EP_INDEX(ep), ch);
   case FS_EP_COLLNET_KIND:
-    return fs_comm_collnet_switch(comm);
+    return fs_comm_collnet_switch(comm, FS_EP_INDEX(ep));
   default:
     return -1;
   }

@@ -5,7 +5,7 @@
  * transfers (src endpoint → dst endpoint, payload bytes, channel) and
  * local reductions, each with the steps it must wait for.  Endpoints are
  * ranks, the NVLS switch of a host (in-switch reduction over NVLink) or the
- * CollNet/SHARP network switch; the executor maps them to topology nodes
+ * CollNet/SHARP network switch of a shard; the executor maps them to topology nodes
  * through the communicator.
  *
  * Pipelining follows NCCL: each channel carries its share of the data in
@@ -41,7 +41,7 @@
 G_BEGIN_DECLS
 
 /* Endpoints: a rank (0..n-1), the NVLS switch of host index h, or the
- * CollNet switch, packed into 32 bits. */
+ * CollNet switch of shard j, packed into 32 bits. */
 typedef uint32_t FsCollEp;
 #define FS_EP_KIND_MASK 0xC0000000u
 #define FS_EP_RANK_KIND 0x00000000u
@@ -49,7 +49,7 @@ typedef uint32_t FsCollEp;
 #define FS_EP_COLLNET_KIND 0xC0000000u
 #define FS_EP_RANK(r) ((FsCollEp)(r))
 #define FS_EP_NVLS(h) ((FsCollEp)(FS_EP_NVLS_KIND | (uint32_t)(h)))
-#define FS_EP_COLLNET ((FsCollEp)FS_EP_COLLNET_KIND)
+#define FS_EP_COLLNET(j) ((FsCollEp)(FS_EP_COLLNET_KIND | (uint32_t)(j)))
 #define FS_EP_KIND(ep) ((ep) & FS_EP_KIND_MASK)
 #define FS_EP_INDEX(ep) ((ep) & ~FS_EP_KIND_MASK)
 

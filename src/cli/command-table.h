@@ -4,3 +4,6 @@
 FS_CMD(units, "convert and check quantities: bandwidths, times, sizes")
 FS_CMD(models, "list the hardware catalog or show one model and its arithmetic")
 FS_CMD(topo, "check, list, classify (nvidia-smi topo -m) or draw a topology")
+#ifdef FS_HAVE_CMD_COLL
+FS_CMD(coll, "nccl-tests on the simulator: a collective on a topology, size by size")
+#endif

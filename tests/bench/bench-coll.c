@@ -4,11 +4,13 @@
  *
  *   bench-coll [--repeat N]
  *
- * Prints one line per case: ranks, algorithm, steps, dependencies per
- * step, build time (best of N) and steps per second. */
+ * Prints one line of key=value figures per case (ranks, algo, steps,
+ * deps_per_step, build_s best of N, steps_per_s), then peak_rss_mib; exits
+ * 1 if a plan cannot be built. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "coll/plan.h"
 
@@ -28,7 +30,6 @@ int main(int argc, char **argv)
   }
   static const guint ranks[] = {8, 64, 256, 512};
   static const char *const algos[] = {"ring", "tree", "nvls"};
-  printf("%6s  %-6s  %10s  %9s  %10s  %12s\n", "ranks", "algo", "steps", "deps/step", "build s", "steps/s");
   for (guint i = 0; i < G_N_ELEMENTS(ranks); i++)
     for (guint a = 0; a < G_N_ELEMENTS(algos); a++) {
       g_autoptr(FsComm) comm = fs_comm_new_grid(ranks[i] / 8, 8);
@@ -63,8 +64,11 @@ int main(int argc, char **argv)
         fs_coll_plan_free(p);
         best = MIN(best, t);
       }
-      printf("%6u  %-6s  %10u  %9.2f  %10.4f  %12.0f\n", ranks[i], algos[a], steps,
-             steps ? (double)deps / steps : 0.0, best, steps / best);
+      printf("ranks=%u algo=%s steps=%u deps_per_step=%.2f build_s=%.4f steps_per_s=%.0f\n", ranks[i],
+             algos[a], steps, steps ? (double)deps / steps : 0.0, best, steps / best);
     }
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("peak_rss_mib=%.1f\n", ru.ru_maxrss / 1024.0);
   return 0;
 }

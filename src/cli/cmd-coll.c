@@ -24,7 +24,7 @@ static char *opt_gpus = NULL, *opt_ngpus = NULL, *opt_dtype = NULL, *opt_redop =
 static gint opt_root = 0;
 static char *opt_algo = NULL, *opt_proto = NULL;
 static gint opt_channels = 0;
-static gboolean opt_json = FALSE, opt_list = FALSE;
+static gboolean opt_json = FALSE, opt_list = FALSE, opt_explain = FALSE;
 static char *opt_models = NULL, *opt_params = NULL;
 static char **opt_defines = NULL;
 static gint opt_iters = 20, opt_warmup = 1, opt_check = 0;
@@ -52,6 +52,8 @@ static const GOptionEntry entries[] = {
   {"check", 'c', 0, G_OPTION_ARG_INT, &opt_check, "Accepted for nccl-tests compatibility; no data is checked", "N"},
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON instead of the nccl-tests table", NULL},
   {"list", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the algorithms and protocols and exit", NULL},
+  {"explain", 0, 0, G_OPTION_ARG_NONE, &opt_explain,
+   "After the table, the cost model's arithmetic for each size (as # lines)", NULL},
   {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_params,
    "NCCL constants file (default models/nccl/nccl.yaml)", "FILE"},
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
@@ -175,6 +177,33 @@ static gboolean build_prefs(FsCollPrefs *prefs, GError **error)
   return TRUE;
 }
 
+/* Appends the model's arithmetic for every size of the sweep (first
+ * datatype and redop), each line prefixed "# ". */
+static gboolean explain_sizes(GString *out, const FsNcclParams *np, const FsCollSysInfo *sys,
+                              const FsComm *comm, const FsCollSweep *sw, GError **error)
+{
+  guint n = fs_comm_size(comm);
+  for (uint64_t size = sw->min_bytes; size <= sw->max_bytes;
+       size = sw->step_factor > 1 ? size * sw->step_factor : size + sw->step_bytes) {
+    FsCollSizes sizes;
+    fs_coll_sizes(sw->op, size, sw->dtype, n, &sizes);
+    uint64_t nbytes = fs_coll_nccl_bytes(sw->op, &sizes, n);
+    FsCollChoice ch;
+    if (!fs_coll_tune(np, sys, comm, sw->op, nbytes, &sw->prefs, &ch, error))
+      return FALSE;
+    g_autofree char *text = fs_coll_explain(np, sys, comm, sw->op, nbytes, &ch);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_string_append(out, "#\n");
+    for (guint i = 0; lines[i]; i++)
+      if (lines[i][0] != '\0')
+        g_string_append_printf(out, "# %s\n", lines[i]);
+    if (sw->step_factor > 1 ? (size == 0 || size > G_MAXUINT64 / sw->step_factor)
+                            : size > G_MAXUINT64 - sw->step_bytes)
+      break;
+  }
+  return TRUE;
+}
+
 static int run(const char *topo_path)
 {
   GError *error = NULL;
@@ -275,6 +304,8 @@ static int run(const char *topo_path)
   for (guint i = 0; i < rows->len; i++)
     fs_ncclt_row(out, &g_array_index(rows, FsNcclTestsRow, i));
   fs_ncclt_footer(out, sel.op, avg);
+  if (opt_explain && !explain_sizes(out, np, &sys, comm, &sw, &error))
+    return fs_cli_fail("coll", error);
   fputs(out->str, stdout);
   return 0;
 }

@@ -77,6 +77,9 @@ case "$out" in *"# nvls/"*) fail "NCCL_ALGO=^NVLS still picked NVLS" ;; esac
 out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -o all_reduce -d half -o max -b 1M -e 1M -g 4)
 contains "$out" "     1048576        524288      half     max      -1" "-d half -o max -g 4"
 "$FABRICSIM" coll --list | grep -q "nvls_tree" || fail "--list lacks nvls_tree"
+out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -b 1M -e 1M --algo ring --proto Simple --explain)
+contains "$out" "# choice: ring / Simple" "--explain"
+contains "$out" "# latency: base 8.40 us (Ring/Simple) + 14 steps" "--explain"
 
 # Several hosts: all_reduce runs across the IB fabric.
 out=$("$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 -b 1M -e 16M -f 16)

@@ -254,6 +254,13 @@ static int run(const char *topo_path)
   FsCollSysInfo sys;
   if (!fs_coll_sysinfo_from_topo(np, router, comm, &sys, &error))
     return fs_cli_fail("coll", error);
+  /* As in NCCL, CollNet (SHARP) is used only when enabled
+   * (NCCL_COLLNET_ENABLE=1) or asked for by name. */
+  const char *cn = g_getenv("NCCL_COLLNET_ENABLE");
+  gboolean forced_cn = sw.prefs.algo != NULL && (sw.prefs.algo->nccl == FS_NCCL_ALGO_COLLNET_DIRECT ||
+                                                 sw.prefs.algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN);
+  if (!forced_cn && !(cn != NULL && strcmp(cn, "1") == 0))
+    sys.collnet = FALSE;
 
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   sw.op = sel.op;
@@ -319,7 +326,8 @@ int fs_cmd_coll(int argc, char **argv)
     "table (size, count, type, redop, root, time, algbw, busbw), a note of the\n"
     "algorithm/protocol/channels that ran, and the average bus bandwidth.  The\n"
     "tuner follows NCCL's cost model (models/nccl/nccl.yaml); NCCL_ALGO and\n"
-    "NCCL_PROTO restrict it as in NCCL (\"Ring,Tree\", \"^NVLS\").\n"
+    "NCCL_PROTO restrict it as in NCCL (\"Ring,Tree\", \"^NVLS\"); CollNet (SHARP)\n"
+    "is considered only with NCCL_COLLNET_ENABLE=1 or --algo collnet_direct|collnet_chain.\n"
     "\n"
     "Examples:\n"
     "  fabricsim coll topologies/dgx-h100.yaml -o all_reduce -b 8 -e 8G -f 2\n"

@@ -84,6 +84,9 @@ contains "$out" "# latency: base 8.40 us (Ring/Simple) + 14 steps" "--explain"
 # Several hosts: all_reduce runs across the IB fabric.
 out=$("$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 -b 1M -e 16M -f 16)
 contains "$out" "nGpus 16" "two hosts"
+case "$out" in *"# collnet"*) fail "CollNet chosen without NCCL_COLLNET_ENABLE=1" ;; esac
+out=$("$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 -b 16M -e 16M --algo collnet_direct)
+contains "$out" "# collnet_direct/Simple/" "--algo collnet_direct"
 
 # Bad input: exit 2, one line on stderr.
 check_bad() {

@@ -278,7 +278,7 @@ START_TEST(test_json_positions)
   ck_assert_int_eq(col, 13);
   fs_json_doc_position(doc, "$.a.b[0]", &line, &col);
   ck_assert_int_eq(line, 2);
-  ck_assert_int_eq(col, 16);
+  ck_assert_int_eq(col, 15);
   fs_json_doc_position(doc, "$.a.missing", &line, &col);
   ck_assert_int_eq(line, 2);
   ck_assert_int_eq(col, 8);

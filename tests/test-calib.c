@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calib/calibration.h"
+#include "calib/fit.h"
 #include "calib/json-pos.h"
 #include "testutil.h"
 
@@ -290,6 +291,116 @@ START_TEST(test_json_positions)
 }
 END_TEST
 
+
+/* ---- fitting ----------------------------------------------------------- */
+
+#define NSWEEP 28 /* 8 B .. 1 GiB, ×2 */
+
+static void sweep(uint64_t *sizes)
+{
+  for (guint i = 0; i < NSWEEP; i++)
+    sizes[i] = (uint64_t)8 << i;
+}
+
+static double ab(double alpha_us, double beta, uint64_t s) { return alpha_us + (double)s / beta * 1e6; }
+
+START_TEST(test_fit_alpha_beta_exact_and_robust)
+{
+  uint64_t sz[NSWEEP];
+  double t[NSWEEP];
+  sweep(sz);
+  for (guint i = 0; i < NSWEEP; i++)
+    t[i] = ab(10, 100e9, sz[i]);
+  FsAlphaBeta f;
+  GError *error = NULL;
+  ck_assert(fs_fit_alpha_beta(sz, t, NSWEEP, &f, &error));
+  assert_close(f.alpha_us, 10, 1e-6);
+  assert_close(f.beta, 100e9, 1e-6);
+  ck_assert(f.rms_rel < 1e-9);
+  /* One size five times too slow (a host hiccup) barely moves the fit. */
+  t[4] *= 5;
+  ck_assert(fs_fit_alpha_beta(sz, t, NSWEEP, &f, &error));
+  assert_close(f.alpha_us, 10, 0.01);
+  assert_close(f.beta, 100e9, 0.01);
+  ck_assert(f.max_rel > 0.7);
+  /* Latency only: β infinite, α the level. */
+  for (guint i = 0; i < 5; i++)
+    t[i] = 7;
+  ck_assert(fs_fit_alpha_beta(sz, t, 5, &f, &error));
+  assert_close(f.alpha_us, 7, 1e-9);
+  ck_assert(isinf(f.beta));
+  ck_assert(!fs_fit_alpha_beta(sz, t, 1, &f, &error));
+  fs_assert_error(error, FS_FIT_ERROR, "at least 2");
+}
+END_TEST
+
+START_TEST(test_fit_regimes_find_protocol_switch)
+{
+  uint64_t sz[NSWEEP];
+  double t[NSWEEP];
+  sweep(sz);
+  /* LL-like up to 64 KiB (5 us, 10 GB/s), Simple-like above (30 us, 200 GB/s). */
+  for (guint i = 0; i < NSWEEP; i++)
+    t[i] = sz[i] <= 65536 ? ab(5, 10e9, sz[i]) : ab(30, 200e9, sz[i]);
+  FsAlphaBeta r[FS_FIT_MAX_REGIMES];
+  guint nr = 0;
+  GError *error = NULL;
+  ck_assert(fs_fit_regimes(sz, t, NSWEEP, 3, r, &nr, &error));
+  ck_assert_uint_eq(nr, 2);
+  ck_assert_uint_eq(sz[r[0].last], 65536);
+  assert_close(r[0].alpha_us, 5, 1e-6);
+  assert_close(r[1].beta, 200e9, 1e-6);
+  assert_close(fs_fit_regimes_eval(r, nr, sz, 1 << 20), ab(30, 200e9, 1 << 20), 1e-6);
+  /* One line's data stays one regime. */
+  for (guint i = 0; i < NSWEEP; i++)
+    t[i] = ab(20, 150e9, sz[i]) * (1 + 0.01 * ((i % 3) - 1.0));
+  ck_assert(fs_fit_regimes(sz, t, NSWEEP, 3, r, &nr, &error));
+  ck_assert_uint_eq(nr, 1);
+  /* Sizes must increase. */
+  sz[5] = sz[4];
+  ck_assert(!fs_fit_regimes(sz, t, NSWEEP, 3, r, &nr, &error));
+  fs_assert_error(error, FS_FIT_ERROR, "sizes must increase");
+}
+END_TEST
+
+/* A predictor with two parameters, α (µs) and β (GB/s), and a floor that
+ * is not a parameter: the fit must find α and β from far away. */
+static gboolean predict_ab(void *ctx, const double *p, const uint64_t *sizes, guint n,
+                           double *out, GError **error)
+{
+  (void)error;
+  guint *calls = ctx;
+  (*calls)++;
+  for (guint i = 0; i < n; i++)
+    out[i] = 2 + ab(p[0], p[1] * 1e9, sizes[i]);
+  return TRUE;
+}
+
+START_TEST(test_fit_params_recovers_model)
+{
+  uint64_t sz[NSWEEP];
+  double t[NSWEEP];
+  sweep(sz);
+  for (guint i = 0; i < NSWEEP; i++)
+    t[i] = 2 + ab(8, 240e9, sz[i]);
+  FsFitParam p[] = {{"alpha_us", 1, 0, 100}, {"beta_GBps", 50, 1, 1000}};
+  FsFitResult res;
+  guint calls = 0;
+  GError *error = NULL;
+  ck_assert(fs_fit_params(predict_ab, &calls, p, 2, sz, t, NSWEEP, 0, &res, &error));
+  fs_assert_no_error(error);
+  assert_close(p[0].value, 8, 1e-4);
+  assert_close(p[1].value, 240, 1e-4);
+  ck_assert(res.rms_rel < 1e-5);
+  ck_assert_uint_eq(res.evaluations, calls);
+  /* Bounds hold: with β capped at 100 GB/s the fit stops at the cap. */
+  FsFitParam q[] = {{"alpha_us", 1, 0, 100}, {"beta_GBps", 50, 1, 100}};
+  ck_assert(fs_fit_params(predict_ab, &calls, q, 2, sz, t, NSWEEP, 0, &res, &error));
+  ck_assert(q[1].value <= 100);
+  assert_close(q[1].value, 100, 1e-6);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("calib");
@@ -301,5 +412,8 @@ int main(void)
   FS_ADD_TEST(s, test_calib_unknown_device);
   FS_ADD_TEST(s, test_calib_corpus);
   FS_ADD_TEST(s, test_json_positions);
+  FS_ADD_TEST(s, test_fit_alpha_beta_exact_and_robust);
+  FS_ADD_TEST(s, test_fit_regimes_find_protocol_switch);
+  FS_ADD_TEST(s, test_fit_params_recovers_model);
   return fs_test_run_suite(s);
 }

@@ -332,11 +332,54 @@ static void apply_nccl(FsCalibration *cal)
   }
 }
 
+/* fitted.links: each family's efficiency on each of its models (a model
+ * the catalog lacks, of another family, or a fraction above 1 is listed
+ * as not applied, with a warning). */
+static gboolean apply_link_fits(FsCalibration *cal, FsCatalog *cat, GError **error)
+{
+  for (guint i = 0; i < cal->n_link_fits; i++) {
+    const FsCalibLinkFit *f = &cal->link_fits[i];
+    const char *fam = fs_link_family_name(f->family);
+    for (guint m = 0; f->models[m]; m++) {
+      const FsModel *link = fs_catalog_get(cat, f->models[m]);
+      char *rule = g_strdup_printf("fitted %s efficiency (fabricsim calibrate nccl-tests)", fam);
+      if (link == NULL || link->kind != FS_MODEL_LINK || link->u.link.family != f->family) {
+        warn(cal, "fitted %s figures name \"%s\", which is not a %s link of the catalog; "
+                  "not applied", fam, f->models[m], fam);
+        add_change(cal, f->models[m], "efficiency", NULL, fmt_num("%.4f", f->efficiency), rule,
+                   FALSE);
+        continue;
+      }
+      char *before = fmt_eff(link->u.link.efficiency, link->u.link.bandwidth);
+      if (f->efficiency > 1) {
+        warn(cal, "fitted %s efficiency %.4f is above 1 (in-switch reduction or a busbw the "
+                  "links alone cannot carry); %s is not overridden", fam, f->efficiency,
+             link->name);
+        add_change(cal, link->name, "efficiency", before, fmt_num("%.4f", f->efficiency), rule,
+                   FALSE);
+        continue;
+      }
+      if (!fs_catalog_set_link_efficiency(cat, link->name, f->efficiency, cal->provenance,
+                                          error)) {
+        g_free(before);
+        g_free(rule);
+        return FALSE;
+      }
+      add_change(cal, link->name, "efficiency", before,
+                 fmt_eff(f->efficiency, link->u.link.bandwidth), rule, TRUE);
+    }
+    g_autofree char *field = g_strdup_printf("step_latency.%s", fam);
+    add_change(cal, "nccl", field, NULL, g_strdup_printf("%.3f us", f->step_latency_us),
+               g_strdup("fitted: (alpha of the smallest sizes - base) / nsteps"), TRUE);
+  }
+  return TRUE;
+}
+
 gboolean fs_calibration_apply(FsCalibration *cal, FsCatalog *cat, GError **error)
 {
   g_return_val_if_fail(cal != NULL && cat != NULL, FALSE);
-  const FsModel *gpu = match_gpu(cal, cat, error);
-  if (gpu == NULL)
+  const FsModel *gpu = NULL;
+  if (cal->device_name != NULL && (gpu = match_gpu(cal, cat, error)) == NULL)
     return FALSE;
   g_ptr_array_set_size(cal->changes, 0);
   g_ptr_array_set_size(cal->warnings, cal->n_load_warnings);
@@ -345,9 +388,11 @@ gboolean fs_calibration_apply(FsCalibration *cal, FsCatalog *cat, GError **error
   g_clear_pointer(&cal->provenance, g_free);
   cal->host_link_efficiency = 0;
   cal->host_duplex = 0;
-  cal->gpu_model = g_strdup(gpu->name);
   cal->provenance = g_strdup_printf("calibration %s (%s, %s)", cal->file, cal->date,
-                                    cal->device_name);
+                                    gpu != NULL ? cal->device_name : "fitted to nccl-tests logs");
+  if (gpu == NULL)
+    return apply_link_fits(cal, cat, error);
+  cal->gpu_model = g_strdup(gpu->name);
   /* Every setter below validates its value before changing anything, and
    * every value was range-checked here, so a failure part-way would be a
    * programming error; the catalog is changed in README order. */
@@ -358,7 +403,7 @@ gboolean fs_calibration_apply(FsCalibration *cal, FsCatalog *cat, GError **error
   if (!apply_launch(cal, cat, gpu, error))
     return FALSE;
   apply_nccl(cal);
-  return TRUE;
+  return apply_link_fits(cal, cat, error);
 }
 
 FsCatalog *fs_calibration_load_catalog(const char *models_dir, const char *calibration_file,

@@ -449,13 +449,83 @@ static gboolean read_gemm(Rd *rd, const json_t *root, FsCalibration *cal)
   return ok;
 }
 
+/* fitted.links: {"nvlink": {"efficiency": 0.9, "step_latency_us": 1.0,
+ * "models": ["nvlink4"]}, ...}. */
+static gboolean read_fitted(Rd *rd, const json_t *fitted, FsCalibration *cal)
+{
+  json_t *links;
+  g_autofree char *lp = NULL;
+  if (!get_object(rd, fitted, "$.fitted", "links", &links, &lp))
+    return FALSE;
+  cal->link_fits = g_new0(FsCalibLinkFit, json_object_size(links) + 1);
+  /* Families in enum order, so that the result does not depend on the
+   * file's member order. */
+  for (int fam = 0; fam < FS_LINK_N_FAMILIES; fam++) {
+    const char *key = fs_link_family_name((FsLinkFamily)fam);
+    json_t *o = json_object_get(links, key);
+    if (o == NULL)
+      continue;
+    g_autofree char *p = fs_json_path_member(lp, key);
+    if (!json_is_object(o))
+      return rd_fail(rd, p, "expected an object, got %s", type_name(o));
+    FsCalibLinkFit *f = &cal->link_fits[cal->n_link_fits];
+    f->family = (FsLinkFamily)fam;
+    if (!get_positive(rd, o, p, "efficiency", &f->efficiency) ||
+        !get_number(rd, o, p, "step_latency_us", 0, &f->step_latency_us))
+      return FALSE;
+    g_autofree char *mp = NULL;
+    json_t *models = member(o, p, "models", &mp);
+    if (models == NULL || !json_is_array(models))
+      return rd_fail(rd, mp, "expected an array of link model names");
+    f->models = g_new0(char *, json_array_size(models) + 1);
+    cal->n_link_fits++;
+    for (size_t i = 0; i < json_array_size(models); i++) {
+      json_t *m = json_array_get(models, i);
+      if (!json_is_string(m)) {
+        g_autofree char *ip = fs_json_path_index(mp, i);
+        return rd_fail(rd, ip, "expected a link model name, got %s", type_name(m));
+      }
+      f->models[i] = g_strdup(json_string_value(m));
+    }
+  }
+  const char *key_;
+  json_t *value_;
+  json_object_foreach(links, key_, value_)
+  {
+    (void)value_;
+    FsLinkFamily fam;
+    if (!fs_link_family_from_name(key_, &fam)) {
+      g_autofree char *p = fs_json_path_member(lp, key_);
+      return rd_fail(rd, p, "unknown link family \"%s\"", key_);
+    }
+  }
+  return TRUE;
+}
+
 static gboolean read_all(Rd *rd, FsCalibration *cal)
 {
   const json_t *root = fs_json_doc_root(rd->doc);
   if (!json_is_object(root))
     return rd_fail(rd, "$", "expected an object (a calibration file), got %s", type_name(root));
-  if (!read_version(rd, root, cal) || !read_device(rd, root, cal) ||
-      !read_environment(rd, root, cal))
+  if (!read_version(rd, root, cal))
+    return FALSE;
+  json_t *fitted = json_object_get(root, "fitted");
+  if (fitted != NULL) {
+    if (!json_is_object(fitted))
+      return rd_fail(rd, "$.fitted", "expected an object, got %s", type_name(fitted));
+    if (!read_fitted(rd, fitted, cal))
+      return FALSE;
+    /* A file of fitted figures only (fabricsim calibrate) measures no device. */
+    if (json_object_get(root, "devices") == NULL && json_object_get(root, "summary") == NULL) {
+      const char *date;
+      if (!opt_string(rd, root, "$", "date", &date))
+        return FALSE;
+      cal->date = g_strdup(date != NULL ? date : "undated");
+      cal->mode = g_strdup("fitted");
+      return TRUE;
+    }
+  }
+  if (!read_device(rd, root, cal) || !read_environment(rd, root, cal))
     return FALSE;
   const char *date, *mode;
   if (!opt_string(rd, root, "$", "date", &date) || !opt_string(rd, root, "$", "mode", &mode))
@@ -508,6 +578,9 @@ void fs_calibration_free(FsCalibration *cal)
       g_free(cal->compute.gemm[d][i].shape);
     g_free(cal->compute.gemm[d]);
   }
+  for (guint i = 0; i < cal->n_link_fits; i++)
+    g_strfreev(cal->link_fits[i].models);
+  g_free(cal->link_fits);
   g_free(cal->file);
   g_free(cal->date);
   g_free(cal->mode);

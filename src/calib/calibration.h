@@ -101,6 +101,14 @@ typedef struct {
   gboolean applied;
 } FsCalibChange;
 
+/* One family of the `fitted.links` section (fabricsim calibrate). */
+typedef struct {
+  FsLinkFamily family;
+  double efficiency;        /* link efficiency to set on every model below */
+  double step_latency_us;   /* NCCL latency per step over this family (for coll) */
+  char **models;            /* catalog link models, NULL-terminated */
+} FsCalibLinkFit;
+
 typedef struct {
   /* From the file. */
   char *file;
@@ -118,8 +126,12 @@ typedef struct {
   double membw_copy, membw_triad, d2d_memcpy;
   FsCalibCompute compute;
   FsCalibNccl nccl[FS_CALIB_NCCL_N];
+  /* The `fitted` section's links (fabricsim calibrate nccl-tests). */
+  guint n_link_fits;
+  FsCalibLinkFit *link_fits;
 
-  /* Set by fs_calibration_apply. */
+  /* Set by fs_calibration_apply (gpu_model stays NULL for a file with only
+   * a `fitted` section). */
   char *gpu_model;       /* the matched catalog GPU model */
   char *host_link;       /* its pcie model, NULL when not overridden */
   double host_link_efficiency; /* min(h2d, d2h) / raw; 0 = not derived */
@@ -134,7 +146,8 @@ typedef struct {
 /* Reads a calibration file.  Refuses a schema_version whose major part is
  * not FS_CALIB_SCHEMA_MAJOR (FS_CALIB_ERROR_VERSION).  Required:
  * schema_version, device_index, devices[device_index] (name, sm_count,
- * memory_bytes) and summary; every summary entry and measurement kind is
+ * memory_bytes) and summary — or, instead of those three, a `fitted`
+ * section (fitted.links.FAMILY: efficiency, step_latency_us, models); every summary entry and measurement kind is
  * optional, but an entry that is there must have the fields the override
  * rules use, with the right types.  Unknown members, probes and GEMM
  * datatypes are ignored (a warning for GEMM datatypes). */

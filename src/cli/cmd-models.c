@@ -239,12 +239,15 @@ static void show(const FsModel *m)
  * "compute" and "nccl", go with the matched GPU). */
 static void print_changes(const FsCalibration *cal, const char *name)
 {
-  printf("calibration %s: %s matched to %s\n", cal->file, cal->device_name, cal->gpu_model);
+  if (cal->gpu_model != NULL)
+    printf("calibration %s: %s matched to %s\n", cal->file, cal->device_name, cal->gpu_model);
+  else
+    printf("calibration %s: fitted link figures\n", cal->file);
   for (guint i = 0; i < cal->changes->len; i++) {
     const FsCalibChange *c = g_ptr_array_index(cal->changes, i);
     gboolean outside = strcmp(c->model, "compute") == 0 || strcmp(c->model, "nccl") == 0;
     if (name != NULL && strcmp(c->model, name) != 0 &&
-        !(outside && strcmp(name, cal->gpu_model) == 0))
+        !(outside && g_strcmp0(name, cal->gpu_model) == 0))
       continue;
     g_autofree char *key = g_strdup_printf("%s.%s", c->model, c->field);
     printf("  %-36s %s -> %s%s\n      %s\n", key, c->before, c->after,

@@ -4,3 +4,4 @@
 FS_CMD(units, "convert and check quantities: bandwidths, times, sizes")
 FS_CMD(models, "list the hardware catalog or show one model and its arithmetic")
 FS_CMD(topo, "check, list, classify (nvidia-smi topo -m) or draw a topology")
+FS_CMD(calibrate, "fit link latency and efficiency to nccl-tests logs; write a calibration file")

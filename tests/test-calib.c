@@ -170,6 +170,32 @@ START_TEST(test_calib_gemm_interpolates_in_log_volume)
 }
 END_TEST
 
+/* The GEMM points become the compute model's curves for the GPU's arch. */
+START_TEST(test_calib_efficiency_curves)
+{
+  g_autoptr(FsCalibration) cal = load_h100();
+  g_autoptr(FsCatalog) cat = load_catalog();
+  GError *error = NULL;
+  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, &error);
+  fs_assert_no_error(error);
+  ck_assert(fs_calibration_apply(cal, cat, &error));
+  ck_assert(fs_calibration_apply_efficiency(cal, cat, eff, &error));
+  fs_assert_no_error(error);
+  const FsEffCurve *c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+  ck_assert_ptr_nonnull(c);
+  ck_assert_ptr_nonnull(strstr(c->source, "h100-2026-11-23.json"));
+  ck_assert(c->axis == FS_EFF_AXIS_FLOPS);
+  for (guint i = 0; i < cal->compute.n_gemm[FS_DTYPE_BF16]; i++) {
+    const FsCalibGemmPoint *p = &cal->compute.gemm[FS_DTYPE_BF16][i];
+    if (strcmp(p->shape, "square_8192") == 0)
+      assert_close(fs_eff_curve_eval(c, p->flops), p->efficiency, 1e-9);
+  }
+  /* Another architecture keeps its curves. */
+  const FsEffCurve *a = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_AMPERE, FS_DTYPE_BF16, FALSE);
+  ck_assert(a == NULL || strstr(a->source, "h100-2026-11-23.json") == NULL);
+}
+END_TEST
+
 START_TEST(test_calib_nccl_step_latency)
 {
   FsCalibNccl n = {.present = TRUE, .ranks = 8, .latency_floor_us = 20};
@@ -408,6 +434,7 @@ int main(void)
   FS_ADD_TEST(s, test_calib_overrides_as_documented);
   FS_ADD_TEST(s, test_calib_gemm_interpolates_in_log_volume);
   FS_ADD_TEST(s, test_calib_nccl_step_latency);
+  FS_ADD_TEST(s, test_calib_efficiency_curves);
   FS_ADD_TEST(s, test_calib_pcie_mismatch_warns);
   FS_ADD_TEST(s, test_calib_unknown_device);
   FS_ADD_TEST(s, test_calib_corpus);

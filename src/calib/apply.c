@@ -426,6 +426,46 @@ FsCatalog *fs_calibration_load_catalog(const char *models_dir, const char *calib
 
 /* ---- readers for the compute and collective layers ----------------------- */
 
+gboolean fs_calibration_apply_efficiency(const FsCalibration *cal, const FsCatalog *cat,
+                                         FsEfficiency *eff, GError **error)
+{
+  g_return_val_if_fail(cal != NULL && cat != NULL && eff != NULL, FALSE);
+  if (cal->gpu_model == NULL)
+    return TRUE;
+  const FsModel *gpu = fs_catalog_require(cat, cal->gpu_model, FS_MODEL_GPU, error);
+  if (gpu == NULL)
+    return FALSE;
+  for (int d = 0; d < FS_DTYPE_N; d++) {
+    const FsCalibCompute *c = &cal->compute;
+    guint n = c->n_gemm[d];
+    if (n == 0 || c->gemm[d][0].efficiency <= 0)
+      continue;
+    /* Points are sorted by m·n·k, hence by FLOPs: merge equal x. */
+    double *x = g_new(double, n), *y = g_new(double, n);
+    guint m = 0, cnt = 0;
+    for (guint i = 0; i < n; i++) {
+      double fx = c->gemm[d][i].flops, fy = MIN(c->gemm[d][i].efficiency, 1.0);
+      if (m > 0 && fx == x[m - 1]) {
+        y[m - 1] = (y[m - 1] * cnt + fy) / (cnt + 1);
+        cnt++;
+      } else {
+        x[m] = fx;
+        y[m] = fy;
+        m++;
+        cnt = 1;
+      }
+    }
+    g_autofree char *src = g_strdup_printf("%s: cuBLASLt GEMMs (fabricsim-probe)", cal->provenance);
+    gboolean ok = fs_efficiency_set(eff, FS_EFF_GEMM, FALSE, gpu->u.gpu.arch, FALSE, (FsDtype)d,
+                                    FS_EFF_CAUSAL_ANY, FS_EFF_AXIS_FLOPS, x, y, m, src, error);
+    g_free(x);
+    g_free(y);
+    if (!ok)
+      return FALSE;
+  }
+  return TRUE;
+}
+
 double fs_calib_gemm_efficiency(const FsCalibCompute *c, FsDtype dtype, uint64_t m, uint64_t n,
                                 uint64_t k)
 {

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "catalog/catalog.h"
+#include "compute/efficiency.h"
 
 G_BEGIN_DECLS
 
@@ -168,6 +169,16 @@ gboolean fs_calibration_apply(FsCalibration *cal, FsCatalog *cat, GError **error
  * simulating command calls for `--models DIR --calibration FILE`. */
 FsCatalog *fs_calibration_load_catalog(const char *models_dir, const char *calibration_file,
                                        FsCalibration **cal_out, GError **error);
+
+/* Lays the measured GEMM points over the compute model's curves: for each
+ * datatype with points, the curve (gemm, the matched GPU's architecture,
+ * that datatype, axis flops) becomes the measured efficiencies at x =
+ * 2·m·n·k (shapes of equal FLOPs averaged; values above 1 clamped to 1),
+ * with the calibration as its source.  Needs a prior fs_calibration_apply
+ * that matched a GPU (else nothing to do: returns TRUE).  Errors:
+ * FS_EFFICIENCY_ERROR from fs_efficiency_set. */
+gboolean fs_calibration_apply_efficiency(const FsCalibration *cal, const FsCatalog *cat,
+                                         FsEfficiency *eff, GError **error);
 
 /* GEMM efficiency for a shape: interpolated linearly in log(m·n·k) between
  * the measured points of dtype, the nearest point outside them; 0 when

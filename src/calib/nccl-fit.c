@@ -269,6 +269,9 @@ static json_t *fit_json(const FsNcclFit *f)
     set(ro, "beta_GBps", isfinite(r->beta) ? json_real(r->beta / 1e9) : json_null());
     set(ro, "busbw_GBps",
         isfinite(r->beta) ? json_real(r->beta / 1e9 * f->busbw_factor) : json_null());
+    const FsAlphaBeta *big = &f->regimes[f->n_regimes - 1];
+    set(ro, "bw_fraction",
+        isfinite(r->beta) && isfinite(big->beta) ? json_real(r->beta / big->beta) : json_null());
     set(ro, "rms_error_pct", json_real(100 * r->rms_rel));
     set(ro, "max_error_pct", json_real(100 * r->max_rel));
     json_array_append_new(regs, ro);

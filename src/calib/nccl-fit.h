@@ -18,6 +18,9 @@
  *      regimes' best β agrees with it within the fit error), and latency
  *      per step = (α of the smallest-size regime − base) / nsteps, with
  *      NCCL's base latency given by the caller (0 when unknown).
+ *   4. per regime, its β as a fraction of the largest sizes' regime: the
+ *      protocol's bandwidth efficiency relative to Simple when the regimes
+ *      are NCCL's protocols (LL, LL128, Simple).
  * The results form the `fitted` section of a calibration file, which
  * fs_calibration_apply lays over the catalog (the links' efficiency).
  *

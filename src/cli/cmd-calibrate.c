@@ -73,8 +73,9 @@ static void print_fit(const FsNcclFit *f)
          f->nranks, f->nranks == 1 ? "" : "s", f->nhosts, f->nhosts == 1 ? "" : "s", f->log,
          fs_link_family_name(f->family), models, f->links_per_gpu, f->links_per_gpu == 1 ? "" : "s",
          raw);
-  printf("  %-6s %-24s %10s %10s %10s %8s %8s\n", "regime", "sizes", "alpha us", "beta GB/s",
-         "busbw GB/s", "rms %", "max %");
+  printf("  %-6s %-24s %10s %10s %10s %8s %8s %8s\n", "regime", "sizes", "alpha us",
+         "beta GB/s", "busbw GB/s", "bw frac", "rms %", "max %");
+  const FsAlphaBeta *big = &f->regimes[f->n_regimes - 1];
   for (guint i = 0; i < f->n_regimes; i++) {
     const FsAlphaBeta *r = &f->regimes[i];
     g_autofree char *lo = fs_format_size(f->sizes[r->first]);
@@ -84,8 +85,11 @@ static void print_fit(const FsNcclFit *f)
     g_autofree char *b = isfinite(r->beta) ? fmt("%.2f", r->beta / 1e9) : g_strdup("-");
     g_autofree char *bb =
         isfinite(r->beta) ? fmt("%.2f", r->beta / 1e9 * f->busbw_factor) : g_strdup("-");
+    g_autofree char *frac = isfinite(r->beta) && isfinite(big->beta)
+                                ? fmt("%.3f", r->beta / big->beta)
+                                : g_strdup("-");
     g_autofree char *rms = fmt("%.2f", 100 * r->rms_rel), *mx = fmt("%.2f", 100 * r->max_rel);
-    printf("  %-6u %-24s %10s %10s %10s %8s %8s\n", i + 1, range, a, b, bb, rms, mx);
+    printf("  %-6u %-24s %10s %10s %10s %8s %8s %8s\n", i + 1, range, a, b, bb, frac, rms, mx);
   }
   printf("  %12s %12s %12s %8s\n", "size (B)", "measured us", "fitted us", "error %");
   for (guint i = 0; i < f->n; i++) {

@@ -13,7 +13,13 @@ trap 'rm -rf "$tmp"' EXIT
 ref="$FS_SOURCE_ROOT/validation/reference"
 cal="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"
 
-out=$("$FABRICSIM" validate) || fail "validate exited $?"
+# Exit 0, or 1 when a table misses its bar (the nccl-tests tables, once the
+# collective layer runs them, are the simulator's report card, not this test's).
+set +e
+out=$("$FABRICSIM" validate)
+st=$?
+set -e
+[ "$st" -le 1 ] || fail "validate exited $st"
 contains "$out" "h100_pcie_gen5_host_copies_fabricsim_probe (host-copy): bar time within 10% for size >= 64MiB" "validate"
 contains "$out" "time MAPE 5.92 % over 6 rows" "validate"
 contains "$out" "h100_dgx_allreduce_8gpu_nvidia_dgxc (nccl-tests)" "validate"
@@ -24,8 +30,8 @@ out=$("$FABRICSIM" validate --calibration "$cal" h100_pcie_gen5_host_copies_fabr
 contains "$out" "time MAPE 1.61 % over 6 rows" "validate --calibration"
 contains "$out" "summary: 1 passed, 0 failed, 0 not run" "validate one table"
 
-"$FABRICSIM" validate --json > "$tmp/a.json" || fail "validate --json exited $?"
-"$FABRICSIM" validate --json > "$tmp/b.json"
+"$FABRICSIM" validate --json > "$tmp/a.json" || [ $? -eq 1 ] || fail "validate --json failed"
+"$FABRICSIM" validate --json > "$tmp/b.json" || true
 cmp -s "$tmp/a.json" "$tmp/b.json" || fail "validate --json differs between runs"
 python3 - "$tmp/a.json" <<'PY' || fail "validate --json content"
 import json, sys

@@ -15,6 +15,7 @@ void fs_nccl_fit_free(FsNcclFit *fit)
   g_free(fit->measured_us);
   g_free(fit->measured_busbw);
   g_free(fit->fitted_us);
+  g_free(fit->sim_us);
   g_strfreev(fit->models);
   g_free(fit);
 }
@@ -287,6 +288,19 @@ static json_t *fit_json(const FsNcclFit *f)
     json_array_append_new(rows, ro);
   }
   set(o, "rows", rows);
+  if (f->has_sim) {
+    json_t *so = json_object();
+    set(so, "efficiency", json_real(f->sim_efficiency));
+    set(so, "hw_latency_scale", json_real(f->sim_latency_scale));
+    set(so, "rms_error_pct", json_real(100 * f->sim_rms_rel));
+    set(so, "evaluations", json_integer(f->sim_evaluations));
+    set(so, "converged", json_boolean(f->sim_converged));
+    json_t *pr = json_array();
+    for (guint i = 0; i < f->n; i++)
+      json_array_append_new(pr, json_real(f->sim_us[i]));
+    set(so, "predicted_us", pr);
+    set(o, "simulated", so);
+  }
   return o;
 }
 
@@ -320,7 +334,9 @@ json_t *fs_nccl_fit_section(FsNcclFit *const *fits, guint n, const char *topolog
     for (guint i = 0; i < n; i++) {
       if ((int)fits[i]->family != fam || fits[i]->peak_busbw <= 0)
         continue;
-      eff[k] = fits[i]->efficiency;
+      /* The simulator-fitted efficiency when there is one: it is what
+       * makes the simulator match; the busbw ratio is the α-β estimate. */
+      eff[k] = fits[i]->has_sim ? fits[i]->sim_efficiency : fits[i]->efficiency;
       lat[k] = fits[i]->step_latency_us;
       k++;
       for (guint m = 0; fits[i]->models[m]; m++) {

@@ -68,6 +68,14 @@ typedef struct {
   double efficiency;    /* peak_busbw / raw_per_gpu */
   double base_us;
   double step_latency_us;
+  /* Through the simulator (nccl-simfit.h), when has_sim. */
+  gboolean has_sim;
+  double sim_efficiency;      /* the family's link efficiency */
+  double sim_latency_scale;   /* factor on NCCL's hardware latencies */
+  double sim_rms_rel;
+  guint sim_evaluations;
+  gboolean sim_converged;
+  double *sim_us;             /* the simulator's time per size at the fit */
 } FsNcclFit;
 
 void fs_nccl_fit_free(FsNcclFit *fit);

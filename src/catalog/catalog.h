@@ -319,7 +319,8 @@ char *fs_model_explain(const FsModel *m);
  * named model, recomputes what is derived from it (a link's effective
  * bandwidth), and appends "field: note" to the model's `calibration`
  * string, which `fabricsim models` prints next to `source` (the peak
- * figures stay from the source; see validation/README.md).  Errors:
+ * figures stay from the source; see validation/README.md); a NULL note
+ * records nothing (for a fitter that tries values).  Errors:
  * FS_CATALOG_ERROR_UNKNOWN for a name that is not a model of the expected
  * kind, FS_CATALOG_ERROR_INVALID for a value out of range.  Pointers held
  * to the model stay valid (it is changed in place).  Cost: one lookup. */

@@ -23,11 +23,12 @@ static FsModel *mutable_model(FsCatalog *cat, const char *name, FsModelKind kind
 }
 
 /* Appends "field: note" to the model's calibration string; a field with
- * the same note as the last item joins it ("a, b: note"). */
+ * the same note as the last item joins it ("a, b: note").  A NULL note
+ * records nothing (a fitter trying values). */
 static void note_override(FsCatalog *cat, FsModel *m, const char *field, const char *note)
 {
   if (note == NULL)
-    note = "calibration";
+    return;
   g_autofree char *tail = g_strdup_printf(": %s", note);
   g_autofree char *joined = NULL;
   if (m->calibration == NULL) {

@@ -6,9 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "calib/calib-config.h"
 #include "calib/calibration.h"
 #include "calib/nccl-fit.h"
 #include "calib/nccl-log.h"
+#if FS_HAVE_COLL_TOPO
+#include "calib/nccl-simfit.h"
+#endif
 #include "cli/commands.h"
 #include "topo/topo.h"
 #include "util/strutil.h"
@@ -22,6 +26,10 @@ static char *opt_out = NULL;
 static gboolean opt_in_place = FALSE;
 static gboolean opt_json = FALSE;
 static double opt_base = -1;
+#if FS_HAVE_COLL_TOPO
+static gboolean opt_simulate = FALSE;
+static gint opt_iters = 20;
+#endif
 
 static const GOptionEntry entries[] = {
   {"topo", 't', 0, G_OPTION_ARG_FILENAME, &opt_topo,
@@ -41,6 +49,14 @@ static const GOptionEntry entries[] = {
    "Write the calibration file (JSON) here; '-' for stdout", "OUT.json"},
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print the calibration file instead of the table",
    NULL},
+#if FS_HAVE_COLL_TOPO
+  {"simulate", 0, 0, G_OPTION_ARG_NONE, &opt_simulate,
+   "Also fit the link efficiency and NCCL's latency scale through the simulator "
+   "(fabricsim coll on TOPO; slow: a few simulated sweeps per iteration)", NULL},
+  {"iterations", 0, 0, G_OPTION_ARG_INT, &opt_iters,
+   "Most iterations of the --simulate fit (default 20)", "N"},
+#endif
+
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -97,6 +113,18 @@ static void print_fit(const FsNcclFit *f)
     g_autofree char *e = fmt("%+.2f", 100 * (f->fitted_us[i] / f->measured_us[i] - 1));
     printf("  %12" G_GUINT64_FORMAT " %12s %12s %8s\n", f->sizes[i], m, p, e);
   }
+  if (f->has_sim) {
+    printf("  through the simulator: %s efficiency %.4f, NCCL hw latency x %.3f; rms error %.2f %% "
+           "(%u runs of the sweep%s)\n",
+           fs_link_family_name(f->family), f->sim_efficiency, f->sim_latency_scale,
+           100 * f->sim_rms_rel, f->sim_evaluations, f->sim_converged ? "" : ", not converged");
+    printf("  %12s %12s %12s %8s\n", "size (B)", "measured us", "simulated us", "error %");
+    for (guint i = 0; i < f->n; i++) {
+      g_autofree char *m = fmt("%.2f", f->measured_us[i]), *p = fmt("%.2f", f->sim_us[i]);
+      g_autofree char *e = fmt("%+.2f", 100 * (f->sim_us[i] / f->measured_us[i] - 1));
+      printf("  %12" G_GUINT64_FORMAT " %12s %12s %8s\n", f->sizes[i], m, p, e);
+    }
+  }
   g_autofree char *eff = fmt("%.4f", f->efficiency), *pk = fmt("%.2f", f->peak_busbw / 1e9);
   g_autofree char *lat = fmt("%.3f", f->step_latency_us), *a0 = fmt("%.3f", f->regimes[0].alpha_us);
   g_autofree char *base = fmt("%.3f", f->base_us), *rawg = fmt("%.2f", f->raw_per_gpu / 1e9);
@@ -106,7 +134,7 @@ static void print_fit(const FsNcclFit *f)
 }
 
 /* Groups the tests of every log by (collective, ranks) and fits each group. */
-static int run(GPtrArray *logs, const FsTopo *topo, const FsCalibration *cal)
+static int run(GPtrArray *logs, const FsTopo *topo, FsCatalog *cat, const FsCalibration *cal)
 {
   g_autoptr(GPtrArray) fits = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_fit_free);
   g_autoptr(GPtrArray) done = g_ptr_array_new(); /* tests already in a group */
@@ -138,6 +166,12 @@ static int run(GPtrArray *logs, const FsTopo *topo, const FsCalibration *cal)
       if (f == NULL)
         return fs_cli_fail("calibrate", error);
       g_ptr_array_add(fits, f);
+#if FS_HAVE_COLL_TOPO
+      if (opt_simulate && !fs_nccl_fit_simulate(f, cat, opt_topo, opt_iters, &error))
+        return fs_cli_fail("calibrate", error);
+#else
+      (void)cat;
+#endif
     }
   }
   if (!opt_json)
@@ -216,5 +250,5 @@ int fs_cmd_calibrate(int argc, char **argv)
       return fs_cli_fail("calibrate", error);
     g_ptr_array_add(logs, log);
   }
-  return run(logs, topo, cal);
+  return run(logs, topo, cat, cal);
 }

@@ -106,4 +106,21 @@ check_err 2 "unknown collective \"allreduce_x\"" calibrate nccl-tests --op allre
   || fail "--op for an unnamed log"
 "$FABRICSIM" calibrate --help | grep -q "Examples:" || fail "calibrate --help"
 
+# Through the simulator, when the build has the collective layer.
+if "$FABRICSIM" calibrate --help | grep -q -- "--simulate"; then
+  out=$("$FABRICSIM" calibrate nccl-tests --simulate --iterations 5 --topo "$topo/dgx-a100.yaml" \
+    --json "$logs/y_two_runs_crlf.txt") || fail "calibrate --simulate exited $?"
+  python3 - "$out" <<'PY' || fail "calibrate --simulate content"
+import json, sys
+d = json.loads(sys.argv[1])
+for t in d["fitted"]["tests"]:
+    s = t["simulated"]
+    assert 0.05 <= s["efficiency"] <= 1 and 0.05 <= s["hw_latency_scale"] <= 20, s
+    assert len(s["predicted_us"]) == len(t["rows"]) and s["rms_error_pct"] < 20, s
+# The family's efficiency is the simulator-fitted one.
+effs = sorted(t["simulated"]["efficiency"] for t in d["fitted"]["tests"])
+assert abs(d["fitted"]["links"]["nvlink"]["efficiency"] - sum(effs) / 2) < 1e-9
+PY
+fi
+
 echo "cli calibrate: ok"

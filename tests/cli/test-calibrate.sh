@@ -123,4 +123,17 @@ assert abs(d["fitted"]["links"]["nvlink"]["efficiency"] - sum(effs) / 2) < 1e-9
 PY
 fi
 
+# --calibration on a simulating command: the measured H100 host link (54.5 GB/s
+# pinned H2D) replaces the catalog's TLP-only 57.6 GB/s in p2p's host column.
+cal="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"
+h2d() { "$FABRICSIM" p2p "$topo/dgx-h100.yaml" --json "$@" |
+  python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["host"][0]["h2d_gbps"])'; }
+plain=$(h2d) || fail "p2p without calibration"
+calibrated=$(h2d --calibration "$cal") || fail "p2p --calibration exited $?"
+[ "$plain" = "57.61" ] || fail "p2p host link without calibration: $plain"
+[ "$calibrated" = "54.54" ] || fail "p2p host link with calibration: $calibrated"
+if "$FABRICSIM" p2p "$topo/dgx-h100.yaml" --calibration /nonexistent.json 2>/dev/null; then
+  fail "p2p with a missing calibration file succeeded"
+fi
+
 echo "cli calibrate: ok"

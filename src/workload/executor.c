@@ -281,7 +281,9 @@ static void item_done(Builder *b, guint chunk, int item, guint32 op)
     const Bucket *bk = &g_array_index(b->buckets, Bucket, b->next_bucket);
     if (bk->chunk != chunk || bk->close_item != item)
       break;
-    if (b->t->w->overlap_dp_grads)
+    if (b->r->dp_size < 2)
+      ; /* nothing to reduce */
+    else if (b->t->w->overlap_dp_grads)
       launch_bucket(b, b->next_bucket, op);
     else
       g_array_append_val(b->pending_buckets, b->next_bucket);
@@ -295,8 +297,9 @@ static guint32 fsdp_gather(Builder *b, guint l, int mb)
 {
   uint64_t unit = (uint64_t)(b->lc[l].params * 2.0 / b->r->dp_size);
   guint32 window = b->fsdp_consumers[b->fsdp_k % 2];
+  (void)mb;
   return add_coll(b, b->r->s_fsdp, FS_COLL_ALL_GATHER, unit, FS_CAT_DP, "param gather", (int)l,
-                  &window, window == FS_OP_NONE ? 0 : 1) + 0 * (guint)mb;
+                  &window, window == FS_OP_NONE ? 0 : 1);
 }
 
 static void fsdp_consumed(Builder *b, guint32 op)

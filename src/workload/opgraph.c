@@ -46,6 +46,7 @@ typedef struct {
   FsCollOp op;
   uint64_t unit;
   guint expected, joined;
+  gboolean fixed;        /* expected set by fs_opgraph_set_coll_expected */
   GArray *members;       /* guint32 op ids */
   FsCollRun *run;
 } Coll;
@@ -160,6 +161,14 @@ guint fs_opgraph_add_coll(FsOpGraph *g, guint comm, FsCollOp op, uint64_t unit_b
   return g->colls->len - 1;
 }
 
+void fs_opgraph_set_coll_expected(FsOpGraph *g, guint coll, guint expected)
+{
+  g_return_if_fail(coll < g->colls->len);
+  Coll *c = &g_array_index(g->colls, Coll, coll);
+  c->expected = expected;
+  c->fixed = TRUE;
+}
+
 guint32 fs_opgraph_add(FsOpGraph *g, guint stream, const FsOp *tmpl, const guint32 *deps, guint n)
 {
   g_return_val_if_fail(stream < g->streams->len, FS_OP_NONE);
@@ -185,7 +194,8 @@ guint32 fs_opgraph_add(FsOpGraph *g, guint stream, const FsOp *tmpl, const guint
     g_return_val_if_fail(op.coll < g->colls->len, id);
     Coll *c = &g_array_index(g->colls, Coll, op.coll);
     g_array_append_val(c->members, id);
-    c->expected++;
+    if (!c->fixed)
+      c->expected++;
   }
   return id;
 }
@@ -420,16 +430,16 @@ static void start_coll(FsOpGraph *g, guint ci)
   FsSim *sim = g->env->sim;
   for (guint i = 0; i < c->members->len; i++)
     g_array_index(g->ops, FsOp, g_array_index(c->members, guint32, i)).start = fs_sim_now(sim);
+  if (g_array_index(g->comms, Comm, c->comm).n < 2) {
+    for (guint i = 0; i < c->members->len; i++)
+      op_done(g, g_array_index(c->members, guint32, i));
+    return;
+  }
   GError *err = NULL;
   Comm *comm = comm_ready(g, c->comm, &err);
   CachedPlan *p = comm ? plan_for(g, comm, c->op, c->unit, &err) : NULL;
   if (p == NULL) {
     fail(g, err);
-    return;
-  }
-  if (comm->n < 2) {
-    for (guint i = 0; i < c->members->len; i++)
-      op_done(g, g_array_index(c->members, guint32, i));
     return;
   }
   FsCollExecParams params = p->params;

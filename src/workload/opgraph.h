@@ -134,6 +134,11 @@ guint fs_opgraph_add_comm(FsOpGraph *g, const char *name, const guint *gpus, gui
  * FsCollSizes.unit_bytes); members join with COLL ops.  Returns its index. */
 guint fs_opgraph_add_coll(FsOpGraph *g, guint comm, FsCollOp op, uint64_t unit_bytes);
 
+/* Sets how many member ops the collective waits for (default: as many as
+ * are added).  A replay sets the communicator's size, so that a member
+ * that never calls the collective is a deadlock, not a smaller collective. */
+void fs_opgraph_set_coll_expected(FsOpGraph *g, guint coll, guint expected);
+
 /* Adds an op on stream (after the stream's previous op) with deps
  * (n entries; FS_OP_NONE entries are skipped).  Returns the op's index.
  * The op record is filled from tmpl (kind, cat, name, dur, bytes, src,

@@ -283,7 +283,7 @@ int fs_cmd_train(int argc, char **argv)
   }
   if (opt_trace != NULL) {
     FsTraceLink tl[TOP_LINKS];
-    g_autofree char *names[TOP_LINKS] = { NULL };
+    char *names[TOP_LINKS] = { NULL };
     for (guint i = 0; i < nl; i++) {
       names[i] = fs_router_channel_name(fs_train_router(t), links[i].ch);
       tl[i].name = names[i];

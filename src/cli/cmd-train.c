@@ -28,6 +28,7 @@ static gboolean opt_strict = FALSE;
 static char *opt_trace = NULL;
 static char *opt_model = NULL;
 static gboolean opt_list = FALSE;
+static gboolean opt_dp_isolated = FALSE;
 
 static const GOptionEntry entries[] = {
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (schema in workloads/README.md)", NULL},
@@ -41,6 +42,8 @@ static const GOptionEntry entries[] = {
    "Override a topology parameter (repeatable)", "NAME=VALUE"},
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
    "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
+  {"dp-isolated", 0, 0, G_OPTION_ARG_NONE, &opt_dp_isolated,
+   "Time data-parallel collectives alone (no contention; faster on large jobs)", NULL},
   {"list-schedules", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the pipeline schedules", NULL},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -240,6 +243,7 @@ int fs_cmd_train(int argc, char **argv)
   GError *error = NULL;
   FsTrainOptions topt;
   fs_train_options_init(&topt);
+  topt.dp_isolated = opt_dp_isolated;
   if (opt_model != NULL && !fs_net_model_from_name(opt_model, &topt.net_model))
     return fs_cli_usage("train", "unknown flow model \"%s\" (maxmin or analytic)", opt_model);
   g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);

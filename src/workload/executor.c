@@ -18,6 +18,7 @@ typedef struct {
   guint s_compute, s_pp, s_dp, s_fsdp, s_aux;
   guint dp_comm;             /* gradient-reduction communicator (dp × cp group), or G_MAXUINT */
   guint dp_size;
+  guint *dp_nodes;           /* the dp × cp group's GPU nodes */
   GArray *comm_ops;          /* guint32: this rank's communication ops and incoming transfers */
   double model_flops;
 } SimRank;
@@ -68,6 +69,7 @@ struct FsTrain {
   GArray *measures;          /* Measure */
   guint nj;                  /* TP ranks simulated per stage */
   guint p, v, m;
+  GError *error;             /* the first error met while building ops */
   FsTrainResult res;
 };
 
@@ -75,6 +77,7 @@ void fs_train_options_init(FsTrainOptions *opt)
 {
   opt->net_model = FS_NET_MAXMIN;
   opt->full_tp_limit = 256;
+  opt->dp_isolated = FALSE;
 }
 
 static int gpu_node(const FsTrain *t, guint rank)
@@ -249,6 +252,19 @@ static guint32 add_coll(Builder *b, guint stream, FsCollOp op, uint64_t unit, Fs
                         const char *name, int layer, const guint32 *deps, guint n)
 {
   FsOpGraph *g = b->t->g;
+  if (b->t->opt.dp_isolated) {
+    FsTime d = 0;
+    GError *err = NULL;
+    if (!measure(b->t, b->r->dp_nodes, b->r->dp_size, op, unit, &d, &err)) {
+      if (b->t->error == NULL)
+        b->t->error = err;
+      else
+        g_error_free(err);
+    }
+    guint32 id = add_op(g, stream, FS_OP_DELAY, cat, name, d, -1, layer, 0, deps, n);
+    g_array_append_val(b->r->comm_ops, id);
+    return id;
+  }
   guint c = fs_opgraph_add_coll(g, b->r->dp_comm, op, unit);
   FsOp o = { .kind = FS_OP_COLL, .cat = cat, .name = name, .coll = c, .bytes = unit, .mb = -1,
              .layer = layer };
@@ -701,8 +717,9 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
       r.s_aux = fs_opgraph_add_stream(t->g, "tp-cp", r.rank, r.gpu, FALSE);
       r.comm_ops = g_array_new(FALSE, FALSE, sizeof(guint32));
       guint n;
-      g_autofree guint *dpn = group_nodes(t, FS_DIM_DP_CP, r.rank, &n);
+      guint *dpn = group_nodes(t, FS_DIM_DP_CP, r.rank, &n);
       r.dp_size = n;
+      r.dp_nodes = dpn;
       char name[64];
       g_snprintf(name, sizeof name, "dp(stage %u, tp %u)", s, j);
       r.dp_comm = fs_opgraph_add_comm(t->g, name, dpn, n);
@@ -714,6 +731,10 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
   gboolean ok = TRUE;
   for (guint i = 0; i < t->ranks->len && ok; i++)
     ok = build_rank(t, &lk, &g_array_index(t->ranks, SimRank, i), error);
+  if (ok && t->error != NULL) {
+    g_propagate_error(error, g_steal_pointer(&t->error));
+    ok = FALSE;
+  }
   /* Pipeline dependencies: a forward waits for the previous virtual
    * stage's activations, a backward for the next one's gradients. */
   guint nv = t->p * t->v;
@@ -738,8 +759,11 @@ void fs_train_free(FsTrain *t)
 {
   if (t == NULL)
     return;
-  for (guint i = 0; i < t->ranks->len; i++)
+  for (guint i = 0; i < t->ranks->len; i++) {
     g_array_unref(g_array_index(t->ranks, SimRank, i).comm_ops);
+    g_free(g_array_index(t->ranks, SimRank, i).dp_nodes);
+  }
+  g_clear_error(&t->error);
   g_array_unref(t->ranks);
   g_array_unref(t->measures);
   if (t->res.classes)

@@ -51,6 +51,10 @@ G_BEGIN_DECLS
 typedef struct {
   FsNetModel net_model;     /* maxmin (default) or analytic */
   guint full_tp_limit;      /* simulate every TP rank up to this many GPUs (default 256) */
+  /* Data-parallel collectives as DELAY ops measured alone (no contention
+   * with pipeline traffic or with each other; much faster on large jobs).
+   * Default FALSE: they run on the shared flow network. */
+  gboolean dp_isolated;
 } FsTrainOptions;
 
 void fs_train_options_init(FsTrainOptions *opt);

@@ -118,8 +118,8 @@ static void print_text(FsTrain *t, const FsWorkload *w, const FsTopo *topo,
   printf("  step time    %.3f ms\n", ms(r->step_time));
   printf("  tokens/s     %.0f\n", r->tokens_per_s);
   printf("  model TFLOP/s per GPU  %.1f  (MFU %.1f%% of %.0f TFLOP/s %s peak)\n", r->tflops_per_gpu,
-         100 * r->mfu, r->peak_flops / 1e12, fs_dtype_name(w->dtype));
-  printf("  energy/step  %.1f kJ (%u GPUs × %.0f W TDP × step time)\n", r->energy_j / 1e3, r->gpus,
+         100 * r->mfu, r->peak_flops / 1e12, fs_dtype_name(r->peak_dtype));
+  printf("  energy/step  %.4g kJ (%u GPUs × %.0f W TDP × step time)\n", r->energy_j / 1e3, r->gpus,
          r->gpu->tdp);
   printf("\nTime per rank class (ms; stage s = its tp 0, dp 0 rank):\n");
   printf("  %-5s %-6s %9s %9s %9s %9s | %8s %8s %8s %8s %8s | %9s\n", "stage", "rank", "forward",

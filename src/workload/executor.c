@@ -802,7 +802,13 @@ gboolean fs_train_run(FsTrain *t, GError **error)
   res->tokens_per_s = secs > 0 ? res->tokens / secs : 0;
   res->model_flops = fs_workload_step_model_flops(w);
   res->tflops_per_gpu = secs > 0 ? res->model_flops / secs / w->gpus / 1e12 : 0;
-  res->peak_flops = res->gpu->flops[w->dtype];
+  /* The peak the GEMMs run at: the dtype's, or the next wider type the GPU
+   * has (bf16 on a V100 runs at the fp16 peak), as the kernel model says. */
+  FsKernel probe = fs_kernel_gemm("peak", FS_PASS_FORWARD, w->dtype, 1, 1, 1, 1);
+  FsKernelTiming kt;
+  fs_kernel_time(&probe, res->gpu, NULL, &kt);
+  res->peak_flops = kt.peak;
+  res->peak_dtype = kt.peak_dtype;
   res->mfu = res->peak_flops > 0 && secs > 0 ? res->model_flops / (res->peak_flops * w->gpus * secs) : 0;
   res->energy_j = res->gpu->tdp * w->gpus * secs;
   if (res->classes)

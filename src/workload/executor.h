@@ -74,7 +74,9 @@ typedef struct {
   double tokens_per_s;
   double model_flops;        /* per step, whole job (PaLM/Megatron count) */
   double tflops_per_gpu;     /* model TFLOP/s per GPU */
-  double peak_flops;         /* the GPU's dense peak for the training dtype */
+  double peak_flops;         /* the GPU's dense peak for the training dtype (or the
+                                next wider one it has) */
+  FsDtype peak_dtype;        /* the dtype of that peak */
   double mfu;
   double energy_j;           /* GPUs × TDP × step time */
   guint gpus;

@@ -7,6 +7,7 @@
 #include "coll/comm.h"
 #include "coll/ncclt-format.h"
 #include "coll/plan.h"
+#include "util/error.h"
 #include "testutil.h"
 
 /* A request with explicit chunking (no params file needed). */
@@ -330,6 +331,22 @@ START_TEST(test_plan_unsupported_reasons)
 }
 END_TEST
 
+START_TEST(test_plan_step_limit)
+{
+  /* 64 ranks × 8 channels of ring all_reduce: 8 × 126 × 64 steps, over a
+   * guard of 50,000 (the default guard is FS_COLL_PLAN_MAX_STEPS). */
+  g_autoptr(FsComm) c = fs_comm_new(64);
+  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1u << 24, 8, 1u << 20);
+  req.max_steps = 50000;
+  GError *err = NULL;
+  ck_assert_ptr_null(fs_coll_plan_new(c, fs_coll_algo_find("ring"), &req, &err));
+  fs_assert_error(err, FS_RUNTIME_ERROR, "more than 50000 steps");
+  req.max_steps = 8 * 126 * 64;
+  g_autoptr(FsCollPlan) p = plan_of(c, "ring", &req);
+  ck_assert_uint_eq(fs_coll_plan_n_steps(p), 8 * 126 * 64);
+}
+END_TEST
+
 START_TEST(test_plan_deterministic)
 {
   g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
@@ -432,6 +449,7 @@ int main(void)
   FS_ADD_TEST(s, test_plan_every_algorithm_builds);
   FS_ADD_TEST(s, test_plan_volumes);
   FS_ADD_TEST(s, test_plan_unsupported_reasons);
+  FS_ADD_TEST(s, test_plan_step_limit);
   FS_ADD_TEST(s, test_plan_deterministic);
   FS_ADD_TEST(s, test_ncclt_float_format);
   FS_ADD_TEST(s, test_ncclt_table_layout);

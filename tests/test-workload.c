@@ -101,6 +101,58 @@ START_TEST(test_workload_preset_values)
 }
 END_TEST
 
+START_TEST(test_workload_chunk_kernels)
+{
+  GError *err = NULL;
+  g_autoptr(FsWorkload) g = load_preset("gpt3-175b", NULL, &err);
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(fs_workload_chunks(g), 8);
+  /* Model FLOPs of every chunk, forward and backward, on all tp·cp ranks
+   * and all micro-batches of all DP ranks: the step's model FLOPs. */
+  double sum = 0;
+  for (guint c = 0; c < fs_workload_chunks(g); c++)
+    for (int p = 0; p < 3; p++) {
+      FsKernelPass pass = p == 0 ? FS_PASS_FORWARD : p == 1 ? FS_PASS_BACKWARD : FS_PASS_RECOMPUTE;
+      g_autoptr(GArray) k = fs_workload_chunk_kernels(g, c, pass);
+      sum += fs_kernels_model_flops(k);
+      if (c == 0 && pass == FS_PASS_FORWARD)
+        ck_assert_str_eq(g_array_index(k, FsKernel, 0).name, "embedding");
+      if (c == 7 && pass == FS_PASS_FORWARD)
+        ck_assert_str_eq(g_array_index(k, FsKernel, k->len - 1).name, "loss");
+      if (c == 7 && pass == FS_PASS_BACKWARD)
+        ck_assert_str_eq(g_array_index(k, FsKernel, 0).name, "loss.bwd");
+      if (c == 3 && pass == FS_PASS_RECOMPUTE)
+        ck_assert_uint_eq(k->len, 0); /* selective with flash attention */
+    }
+  double step = fs_workload_step_model_flops(g);
+  ck_assert_msg(fabs(sum * g->tp * g->cp * g->grad_accum * g->dp - step) <= 1e-9 * step, "%g vs %g",
+                sum * g->tp * g->cp * g->grad_accum * g->dp, step);
+  /* The optimizer updates 1/dp of a stage's parameters with ZeRO-1. */
+  ck_assert(fs_workload_resolve(g, 512, &err));
+  g_autoptr(GArray) o = fs_workload_optimizer_kernels(g, 1, &err);
+  fs_assert_no_error(err);
+  FsMemoryLayout l;
+  fs_workload_memory_layout(g, &l);
+  FsMemoryBreakdown m;
+  ck_assert(fs_memory_estimate(&g->model, &l, 1, NULL, &m, &err));
+  ck_assert_double_eq_tol(g_array_index(o, FsKernel, 0).bytes, m.params / 8 * 28, 1);
+  ck_assert_ptr_null(fs_workload_optimizer_kernels(g, 8, &err));
+  fs_assert_error(err, FS_TRANSFORMER_ERROR, "stage 8 does not exist");
+  /* A layer list over 2 stages: 18 layers as 9 + 9, all FLOPs accounted. */
+  const char *ov[] = {"--pp=2", NULL};
+  g_autoptr(FsWorkload) r = load_preset("resnet50-dp", ov, &err);
+  fs_assert_no_error(err);
+  double rs = 0;
+  for (guint c = 0; c < 2; c++)
+    for (int p = 0; p < 2; p++) {
+      g_autoptr(GArray) k = fs_workload_chunk_kernels(r, c, p ? FS_PASS_BACKWARD : FS_PASS_FORWARD);
+      ck_assert_uint_eq(k->len, p ? 18 : 9);
+      rs += fs_kernels_model_flops(k);
+    }
+  ck_assert_double_eq_tol(rs * r->grad_accum * r->dp, fs_workload_step_model_flops(r), 1e-3);
+}
+END_TEST
+
 START_TEST(test_workload_overrides)
 {
   GError *err = NULL;
@@ -332,6 +384,7 @@ int main(void)
   Suite *s = suite_create("workload");
   FS_ADD_TEST(s, test_workload_every_preset_loads);
   FS_ADD_TEST(s, test_workload_preset_values);
+  FS_ADD_TEST(s, test_workload_chunk_kernels);
   FS_ADD_TEST(s, test_workload_overrides);
   FS_ADD_TEST(s, test_workload_topology_gpu_count);
   FS_ADD_TEST(s, test_workload_presets_compose);

@@ -24,7 +24,7 @@ static char *opt_gpus = NULL, *opt_ngpus = NULL, *opt_dtype = NULL, *opt_redop =
 static gint opt_root = 0;
 static char *opt_algo = NULL, *opt_proto = NULL;
 static gint opt_channels = 0;
-static gboolean opt_json = FALSE, opt_list = FALSE;
+static gboolean opt_json = FALSE, opt_list = FALSE, opt_explain = FALSE;
 static char *opt_models = NULL, *opt_params = NULL;
 static char **opt_defines = NULL;
 static gint opt_iters = 20, opt_warmup = 1, opt_check = 0;
@@ -52,6 +52,8 @@ static const GOptionEntry entries[] = {
   {"check", 'c', 0, G_OPTION_ARG_INT, &opt_check, "Accepted for nccl-tests compatibility; no data is checked", "N"},
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON instead of the nccl-tests table", NULL},
   {"list", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the algorithms and protocols and exit", NULL},
+  {"explain", 0, 0, G_OPTION_ARG_NONE, &opt_explain,
+   "After the table, the cost model's arithmetic for each size (as # lines)", NULL},
   {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_params,
    "NCCL constants file (default models/nccl/nccl.yaml)", "FILE"},
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
@@ -175,6 +177,33 @@ static gboolean build_prefs(FsCollPrefs *prefs, GError **error)
   return TRUE;
 }
 
+/* Appends the model's arithmetic for every size of the sweep (first
+ * datatype and redop), each line prefixed "# ". */
+static gboolean explain_sizes(GString *out, const FsNcclParams *np, const FsCollSysInfo *sys,
+                              const FsComm *comm, const FsCollSweep *sw, GError **error)
+{
+  guint n = fs_comm_size(comm);
+  for (uint64_t size = sw->min_bytes; size <= sw->max_bytes;
+       size = sw->step_factor > 1 ? size * sw->step_factor : size + sw->step_bytes) {
+    FsCollSizes sizes;
+    fs_coll_sizes(sw->op, size, sw->dtype, n, &sizes);
+    uint64_t nbytes = fs_coll_nccl_bytes(sw->op, &sizes, n);
+    FsCollChoice ch;
+    if (!fs_coll_tune(np, sys, comm, sw->op, nbytes, &sw->prefs, &ch, error))
+      return FALSE;
+    g_autofree char *text = fs_coll_explain(np, sys, comm, sw->op, nbytes, &ch);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_string_append(out, "#\n");
+    for (guint i = 0; lines[i]; i++)
+      if (lines[i][0] != '\0')
+        g_string_append_printf(out, "# %s\n", lines[i]);
+    if (sw->step_factor > 1 ? (size == 0 || size > G_MAXUINT64 / sw->step_factor)
+                            : size > G_MAXUINT64 - sw->step_bytes)
+      break;
+  }
+  return TRUE;
+}
+
 static int run(const char *topo_path)
 {
   GError *error = NULL;
@@ -225,6 +254,13 @@ static int run(const char *topo_path)
   FsCollSysInfo sys;
   if (!fs_coll_sysinfo_from_topo(np, router, comm, &sys, &error))
     return fs_cli_fail("coll", error);
+  /* As in NCCL, CollNet (SHARP) is used only when enabled
+   * (NCCL_COLLNET_ENABLE=1) or asked for by name. */
+  const char *cn = g_getenv("NCCL_COLLNET_ENABLE");
+  gboolean forced_cn = sw.prefs.algo != NULL && (sw.prefs.algo->nccl == FS_NCCL_ALGO_COLLNET_DIRECT ||
+                                                 sw.prefs.algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN);
+  if (!forced_cn && !(cn != NULL && strcmp(cn, "1") == 0))
+    sys.collnet = FALSE;
 
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   sw.op = sel.op;
@@ -275,6 +311,8 @@ static int run(const char *topo_path)
   for (guint i = 0; i < rows->len; i++)
     fs_ncclt_row(out, &g_array_index(rows, FsNcclTestsRow, i));
   fs_ncclt_footer(out, sel.op, avg);
+  if (opt_explain && !explain_sizes(out, np, &sys, comm, &sw, &error))
+    return fs_cli_fail("coll", error);
   fputs(out->str, stdout);
   return 0;
 }
@@ -288,7 +326,8 @@ int fs_cmd_coll(int argc, char **argv)
     "table (size, count, type, redop, root, time, algbw, busbw), a note of the\n"
     "algorithm/protocol/channels that ran, and the average bus bandwidth.  The\n"
     "tuner follows NCCL's cost model (models/nccl/nccl.yaml); NCCL_ALGO and\n"
-    "NCCL_PROTO restrict it as in NCCL (\"Ring,Tree\", \"^NVLS\").\n"
+    "NCCL_PROTO restrict it as in NCCL (\"Ring,Tree\", \"^NVLS\"); CollNet (SHARP)\n"
+    "is considered only with NCCL_COLLNET_ENABLE=1 or --algo collnet_direct|collnet_chain.\n"
     "\n"
     "Examples:\n"
     "  fabricsim coll topologies/dgx-h100.yaml -o all_reduce -b 8 -e 8G -f 2\n"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "coll/algos.h"
+#include "util/error.h"
 
 struct FsCollPlan {
   FsCollRequest req;
@@ -23,6 +24,7 @@ typedef struct {
 
 struct FsPlanBuilder {
   FsCollPlan *plan;
+  gboolean overflow;  /* past FS_COLL_PLAN_MAX_STEPS: further steps are dropped */
   GHashTable *conns; /* ConnKey* → last transfer id + 1 (as a pointer) */
 };
 
@@ -110,6 +112,10 @@ static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32
                          uint32_t fifo)
 {
   FsCollPlan *p = b->plan;
+  if (p->steps->len >= p->req.max_steps) {
+    b->overflow = TRUE;
+    return FS_STEP_NONE;
+  }
   FsCollStep s = *proto;
   s.dep_off = p->deps->len;
   s.n_deps = 0;
@@ -137,6 +143,8 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
                            FsCollEp dst, uint64_t bytes, const uint32_t *deps, guint n)
 {
   g_assert(lane < 256);
+  if (b->overflow)
+    return FS_STEP_NONE;
   FsCollPlan *p = b->plan;
   g_assert(src != dst);
   FsCollStep s = {
@@ -150,6 +158,8 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
   gpointer last = g_hash_table_lookup(b->conns, &key);
   uint32_t fifo = last ? (uint32_t)(GPOINTER_TO_SIZE(last) - 1) : FS_STEP_NONE;
   uint32_t id = add_step(b, &s, deps, n, fifo);
+  if (id == FS_STEP_NONE)
+    return id;
   if (last)
     g_hash_table_replace(b->conns, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)id + 1));
   else
@@ -207,6 +217,8 @@ FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
   }
   FsCollPlan *p = g_new0(FsCollPlan, 1);
   p->req = *req;
+  if (p->req.max_steps == 0)
+    p->req.max_steps = FS_COLL_PLAN_MAX_STEPS;
   if (p->req.slice_bytes == 0 || p->req.slice_bytes > p->req.chunk_bytes)
     p->req.slice_bytes = p->req.chunk_bytes;
   p->algo = algo;
@@ -220,6 +232,15 @@ FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
   if (fs_comm_size(comm) > 1)
     algo->build(&b);
   g_hash_table_destroy(b.conns);
+  if (b.overflow) {
+    g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
+                "the %s plan of %s on %u ranks × %u channels needs more than %u steps; "
+                "use fewer channels, a larger chunk or another algorithm",
+                algo->name, fs_coll_op_name(req->op), fs_comm_size(comm), req->nchannels,
+                p->req.max_steps);
+    fs_coll_plan_free(p);
+    return NULL;
+  }
   return p;
 }
 

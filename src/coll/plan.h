@@ -27,7 +27,8 @@
  * Ownership: a plan owns its steps and dependency arrays; the algorithm
  * and communicator it names are borrowed (the comm must outlive the plan).
  * Errors: FS_COLL_ERROR_UNSUPPORTED when an algorithm cannot run the op on
- * the communicator, FS_COLL_ERROR_INVALID for a bad request.
+ * the communicator, FS_COLL_ERROR_INVALID for a bad request,
+ * FS_RUNTIME_ERROR_LIMIT past FS_COLL_PLAN_MAX_STEPS.
  * Cost: O(steps + deps); steps ≈ channels × chunks × (steps per chunk).
  */
 #pragma once
@@ -52,6 +53,12 @@ typedef uint32_t FsCollEp;
 #define FS_EP_COLLNET(j) ((FsCollEp)(FS_EP_COLLNET_KIND | (uint32_t)(j)))
 #define FS_EP_KIND(ep) ((ep) & FS_EP_KIND_MASK)
 #define FS_EP_INDEX(ep) ((ep) & ~FS_EP_KIND_MASK)
+
+/* The most steps one plan may have: a resource guard (a ring all_reduce
+ * moves about channels × 2n × n transfers per loop, so thousands of ranks
+ * on many channels grow quickly).  Beyond it (or req->max_steps)
+ * fs_coll_plan_new fails with FS_RUNTIME_ERROR_LIMIT. */
+#define FS_COLL_PLAN_MAX_STEPS (1u << 24)
 
 /* "No step": ignored where a dependency is expected. */
 #define FS_STEP_NONE UINT32_MAX
@@ -83,6 +90,7 @@ typedef struct {
   guint nchannels;      /* >= 1 */
   uint64_t chunk_bytes; /* payload per pipelined chunk (per rank block per loop), >= 1 */
   uint64_t slice_bytes; /* payload per transfer inside a chunk; 0 = chunk_bytes */
+  guint max_steps;      /* resource guard; 0 = FS_COLL_PLAN_MAX_STEPS */
 } FsCollRequest;
 
 typedef struct FsCollPlan FsCollPlan;

@@ -51,6 +51,11 @@ FsEventId fs_eventq_push(FsEventQueue *q, FsTime time, FsEventFn fn, void *ctx, 
 /* Removes the earliest event into *out.  Returns FALSE when empty. */
 gboolean fs_eventq_pop(FsEventQueue *q, FsEvent *out);
 
+/* Removes the earliest event into *out if its time is <= until.  Returns
+ * FALSE (and leaves the queue alone) when empty or when the earliest event
+ * is later than until.  The simulator's run loops use it: one call a step. */
+gboolean fs_eventq_pop_until(FsEventQueue *q, FsTime until, FsEvent *out);
+
 /* Time of the earliest event; FS_TIME_MAX when empty. */
 FsTime fs_eventq_peek_time(const FsEventQueue *q);
 
@@ -79,7 +84,8 @@ gboolean fs_eventq_check(const FsEventQueue *q);
 /* Sequence numbers are 32 bits wide per epoch: when `limit` numbers have been
  * handed out, the pending events are renumbered in order (O(n log n)) and a
  * new epoch begins, invisibly to callers (FsEvent.seq keeps growing).  The
- * default limit is 2^32 - 1; tests lower it (>= 2) to exercise renumbering. */
+ * default limit is 2^32 - 1; tests lower it to exercise renumbering (it must
+ * stay above the largest number of events pending at once). */
 void fs_eventq_set_seq_limit(FsEventQueue *q, uint32_t limit);
 
 G_END_DECLS

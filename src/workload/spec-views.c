@@ -6,6 +6,8 @@
 
 #include "workload/spec.h"
 
+static void chunk_range(const FsWorkload *w, guint chunk, guint *first, guint *count);
+
 void fs_workload_transformer_run(const FsWorkload *w, FsTransformerRun *run)
 {
   fs_transformer_run_init(run);
@@ -100,18 +102,23 @@ static gboolean layers_memory(const FsWorkload *w, const FsGpuModel *gpu, FsMemo
   FsMemoryLayout l;
   fs_workload_memory_layout(w, &l);
   gboolean have = FALSE;
-  guint per = (w->n_layers + w->pp - 1) / w->pp;
   for (guint s = 0; s < w->pp; s++) {
     FsMemoryBreakdown m = {0};
     double params = 0, acts = 0;
-    for (guint i = s * per; i < MIN((s + 1) * per, w->n_layers); i++) {
-      params += w->layers[i].params;
-      acts += w->layers[i].activations * w->micro_batch;
+    guint layers = 0;
+    for (guint c = s; c < fs_workload_chunks(w); c += w->pp) {
+      guint first, count;
+      chunk_range(w, c, &first, &count);
+      layers += count;
+      for (guint i = first; i < first + count; i++) {
+        params += w->layers[i].params;
+        acts += w->layers[i].activations * w->micro_batch;
+      }
     }
     FsModelStates st;
     fs_memory_model_states(params, &l, &st);
     m.stage = s;
-    m.layers = MIN((s + 1) * per, w->n_layers) - MIN(s * per, w->n_layers);
+    m.layers = layers;
     m.params = params;
     m.weights = (uint64_t)llround(st.weights);
     m.gradients = (uint64_t)llround(st.gradients);
@@ -142,4 +149,99 @@ gboolean fs_workload_memory_estimate(const FsWorkload *w, const FsGpuModel *gpu,
   FsMemoryLayout l;
   fs_workload_memory_layout(w, &l);
   return fs_memory_estimate_worst(&w->model, &l, gpu, out, error);
+}
+
+/* Layers [first, first + count) of model chunk `chunk` (0 .. pp·vp − 1). */
+static void chunk_range(const FsWorkload *w, guint chunk, guint *first, guint *count)
+{
+  guint chunks = MAX(w->pp, 1) * MAX(w->vp, 1);
+  guint n = w->form == FS_MODEL_FORM_LAYERS ? w->n_layers : w->model.layers;
+  /* Even split; a layer list that chunks do not divide gives the first
+   * chunks one layer more. */
+  guint base = n / chunks, extra = n % chunks;
+  *first = chunk * base + MIN(chunk, extra);
+  *count = base + (chunk < extra ? 1 : 0);
+}
+
+guint fs_workload_chunks(const FsWorkload *w)
+{
+  return MAX(w->pp, 1) * MAX(w->vp, 1);
+}
+
+static void append(GArray *out, GArray *part)
+{
+  g_array_append_vals(out, part->data, part->len);
+  g_array_unref(part);
+}
+
+GArray *fs_workload_chunk_kernels(const FsWorkload *w, guint chunk, FsKernelPass pass)
+{
+  g_return_val_if_fail(w != NULL && chunk < fs_workload_chunks(w), NULL);
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(FsKernel));
+  guint first, count;
+  chunk_range(w, chunk, &first, &count);
+  gboolean is_first = chunk == 0, is_last = chunk == fs_workload_chunks(w) - 1;
+  if (w->form == FS_MODEL_FORM_LAYERS) {
+    if (pass == FS_PASS_RECOMPUTE && w->recompute != FS_RECOMPUTE_FULL)
+      return out;
+    for (guint k = 0; k < count; k++) {
+      guint i = pass == FS_PASS_BACKWARD ? first + count - 1 - k : first + k;
+      append(out, fs_workload_layer_kernels(w, i, pass));
+    }
+    return out;
+  }
+  FsTransformerRun run;
+  fs_workload_transformer_run(w, &run);
+  const FsTransformerConfig *m = &w->model;
+  switch (pass) {
+  case FS_PASS_FORWARD:
+    if (is_first)
+      append(out, fs_transformer_embedding_kernels(m, &run, FS_PASS_FORWARD));
+    for (guint i = first; i < first + count; i++)
+      append(out, fs_transformer_layer_kernels(m, &run, i, FS_PASS_FORWARD));
+    if (is_last)
+      append(out, fs_transformer_head_kernels(m, &run, FS_PASS_FORWARD));
+    break;
+  case FS_PASS_RECOMPUTE:
+    for (guint i = first; i < first + count; i++)
+      append(out, fs_transformer_layer_kernels(m, &run, i, FS_PASS_RECOMPUTE));
+    break;
+  case FS_PASS_BACKWARD:
+    if (is_last)
+      append(out, fs_transformer_head_kernels(m, &run, FS_PASS_BACKWARD));
+    for (guint i = first + count; i-- > first;)
+      append(out, fs_transformer_layer_kernels(m, &run, i, FS_PASS_BACKWARD));
+    if (is_first)
+      append(out, fs_transformer_embedding_kernels(m, &run, FS_PASS_BACKWARD));
+    break;
+  default:
+    break;
+  }
+  return out;
+}
+
+GArray *fs_workload_optimizer_kernels(const FsWorkload *w, guint stage, GError **error)
+{
+  FsMemoryLayout l;
+  fs_workload_memory_layout(w, &l);
+  double params;
+  if (w->form == FS_MODEL_FORM_LAYERS) {
+    params = 0;
+    for (guint c = stage; c < fs_workload_chunks(w); c += MAX(w->pp, 1)) {
+      guint first, count;
+      chunk_range(w, c, &first, &count);
+      for (guint i = first; i < first + count; i++)
+        params += w->layers[i].params;
+    }
+  } else {
+    FsMemoryBreakdown m;
+    if (!fs_memory_estimate(&w->model, &l, stage, NULL, &m, error))
+      return NULL;
+    params = m.params;
+  }
+  /* With ZeRO-1 and up each rank updates its 1/dp shard. */
+  if (w->zero_stage >= 1)
+    params /= MAX(w->dp, 1);
+  gboolean mixed = w->dtype != FS_DTYPE_FP32 && w->dtype != FS_DTYPE_TF32;
+  return fs_optimizer_kernels(params, w->optimizer, mixed, w->grad_fp32 || !mixed ? 4 : 2);
 }

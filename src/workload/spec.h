@@ -172,6 +172,23 @@ double fs_workload_step_model_flops(const FsWorkload *w);
  * forward FLOPs).  Kernel names are borrowed from w.  Caller frees. */
 GArray *fs_workload_layer_kernels(const FsWorkload *w, guint i, FsKernelPass pass);
 
+/* Model chunks: pp × virtual stages.  Chunk c holds an even share of the
+ * layers in order (the first chunks one more when a layer list does not
+ * divide) and runs on pipeline stage c mod pp. */
+guint fs_workload_chunks(const FsWorkload *w);
+
+/* The kernels of one micro-batch through model chunk `chunk` on one rank,
+ * in execution order: FORWARD (the embedding first on chunk 0, the head
+ * last on the last chunk), BACKWARD (head, layers in reverse, embedding),
+ * RECOMPUTE (what the recomputation policy re-runs before the backward).
+ * Caller frees. */
+GArray *fs_workload_chunk_kernels(const FsWorkload *w, guint chunk, FsKernelPass pass);
+
+/* The optimizer step on one rank of pipeline stage `stage` (its share of
+ * the parameters: 1/dp of them with ZeRO-1 and up).  NULL and error when
+ * the stage does not exist.  Caller frees. */
+GArray *fs_workload_optimizer_kernels(const FsWorkload *w, guint stage, GError **error);
+
 /* The memory footprint of the worst pipeline stage (either form). */
 gboolean fs_workload_memory_estimate(const FsWorkload *w, const FsGpuModel *gpu,
                                      FsMemoryBreakdown *out, GError **error);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "calib/calibration.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "coll/coll-topo.h"
@@ -21,6 +22,7 @@
 
 static char **opt_defines = NULL;
 static char *opt_models = NULL;
+static char *opt_calibration = NULL;
 static gboolean opt_json = FALSE;
 static char *opt_trace = NULL;
 static char *opt_model = NULL;
@@ -32,6 +34,9 @@ static const GOptionEntry entries[] = {
   {"model", 0, 0, G_OPTION_ARG_STRING, &opt_model, "Flow model: maxmin (default) or analytic", "MODEL"},
   {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
    "Override a topology parameter (repeatable)", "NAME=VALUE"},
+  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
+   "Apply a calibration file (fabricsim calibrate / the probes) to the catalog and the GEMM curves",
+   "FILE"},
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
    "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -56,7 +61,8 @@ int fs_cmd_replay(int argc, char **argv)
   if (opt_model != NULL && !fs_net_model_from_name(opt_model, &model))
     return fs_cli_usage("replay", "unknown flow model \"%s\" (maxmin or analytic)", opt_model);
   GError *error = NULL;
-  g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
+  g_autoptr(FsCalibration) cal = NULL;
+  g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, &cal, &error);
   if (cat == NULL)
     return fs_cli_fail("replay", error);
   g_autoptr(FsTopo) topo = fs_topo_load_file(argv[1], cat, (const char *const *)opt_defines, &error);
@@ -64,7 +70,7 @@ int fs_cmd_replay(int argc, char **argv)
     return fs_cli_fail("replay", error);
   g_autofree char *effdir = opt_models ? g_build_filename(opt_models, "compute", NULL) : NULL;
   g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(effdir, &error);
-  if (eff == NULL)
+  if (eff == NULL || (cal != NULL && !fs_calibration_apply_efficiency(cal, cat, eff, &error)))
     return fs_cli_fail("replay", error);
   g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&error);
   if (np == NULL)

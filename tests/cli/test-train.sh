@@ -80,6 +80,15 @@ grep -q "tp" "$tmp/err" || fail "--tp=3 message: $(cat "$tmp/err")"
 [ "$rc" -eq 2 ] || fail "interleaved with 3 micro-batches exited $rc: $(cat "$tmp/err")"
 set -e
 
+# --calibration applies measured GEMM curves: a different (here slower) step.
+cal="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"
+if [ -f "$cal" ]; then
+  "$FABRICSIM" train "$T" "$W/llama2-7b.yaml" --tp=2 --pp=2 --sequence-parallel --json \
+    --calibration "$cal" >"$tmp/cal.json" || fail "--calibration run failed"
+  python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); assert a["step_time_s"] != b["step_time_s"]' \
+    "$tmp/a.json" "$tmp/cal.json" || fail "--calibration changed nothing"
+fi
+
 # The schedule table is listed.
 "$FABRICSIM" train --list-schedules | grep -q "interleaved" || fail "--list-schedules"
 echo "ok"

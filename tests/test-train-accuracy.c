@@ -1,7 +1,7 @@
 /* test-train-accuracy.c — predicted vs published training throughput.
  *
- * Reads every validation/reference/training-*.csv (format in
- * validation/reference/README-training.md): rows of (name, workload preset,
+ * Reads every validation/reference/training/training-*.csv (format in
+ * validation/reference/training/README.md): rows of (name, workload preset,
  * GPUs, Megatron-style overrides, measured value) with a header naming the
  * topology, the GPU generation, the metric (step_time_s or
  * tokens_per_s_per_gpu) and the bar (MAPE in percent, or "none").  Each row
@@ -118,7 +118,7 @@ START_TEST(test_train_accuracy_tables)
   g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, &err);
   g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&err);
   fs_assert_no_error(err);
-  g_autofree char *dir = fs_test_source_path("validation/reference");
+  g_autofree char *dir = fs_test_source_path("validation/reference/training");
   g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
   ck_assert_ptr_nonnull(d);
   g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);

@@ -9,3 +9,5 @@ FS_CMD(flows, "replay a list of transfers (CSV/JSON) on a topology: finish times
 FS_CMD(coll, "nccl-tests on the simulator: a collective on a topology, size by size")
 FS_CMD(calibrate, "fit link latency and efficiency to nccl-tests logs; write a calibration file")
 FS_CMD(validate, "compare predictions with published measurements (validation/reference)")
+FS_CMD(train, "simulate one training step: step time, MFU, breakdown, busiest links, memory")
+FS_CMD(replay, "run an explicit per-rank op graph (JSON trace) on a topology; reports deadlocks")

@@ -1,0 +1,305 @@
+/* cmd-coll.c — `fabricsim coll TOPO`: nccl-tests on the simulator.  Loads
+ * a topology, builds a communicator over its GPUs, and for each size of
+ * the sweep lets the tuner (or the user) pick algorithm, protocol and
+ * channels, runs the collective on the flow network, and prints the row
+ * the way nccl-tests does (or JSON).  Flags follow nccl-tests: -b -e -f -i
+ * -g -d -o -r, plus --algo/--proto/--channels and NCCL_ALGO/NCCL_PROTO. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "catalog/catalog.h"
+#include "cli/commands.h"
+#include "coll/bench.h"
+#include "coll/coll-topo.h"
+#include "coll/ncclt-format.h"
+#include "net/route.h"
+#include "topo/topo.h"
+#include "util/error.h"
+#include "util/units.h"
+
+static char *opt_op = NULL, *opt_min = NULL, *opt_max = NULL, *opt_step = NULL;
+static gint64 opt_factor = 0;
+static char *opt_gpus = NULL, *opt_ngpus = NULL, *opt_dtype = NULL, *opt_redop = NULL;
+static gint opt_root = 0;
+static char *opt_algo = NULL, *opt_proto = NULL;
+static gint opt_channels = 0;
+static gboolean opt_json = FALSE, opt_list = FALSE;
+static char *opt_models = NULL, *opt_params = NULL;
+static char **opt_defines = NULL;
+static gint opt_iters = 20, opt_warmup = 1, opt_check = 0;
+
+static const GOptionEntry entries[] = {
+  {"op", 'o', 0, G_OPTION_ARG_STRING, &opt_op,
+   "Collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, "
+   "gather, scatter, hypercube, barrier); a reduction op name (sum, prod, max, min, avg) or "
+   "'all' selects the redop as in nccl-tests", "OP"},
+  {"redop", 0, 0, G_OPTION_ARG_STRING, &opt_redop, "Reduction op: sum, prod, max, min, avg, all", "OP"},
+  {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &opt_min, "Smallest size (default 32M; K/M/G = 1024^n)", "SIZE"},
+  {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &opt_max, "Largest size (default 32M)", "SIZE"},
+  {"stepfactor", 'f', 0, G_OPTION_ARG_INT64, &opt_factor, "Multiply the size by N each step", "N"},
+  {"stepbytes", 'i', 0, G_OPTION_ARG_STRING, &opt_step, "Add SIZE each step (default 1M)", "SIZE"},
+  {"ngpus", 'g', 0, G_OPTION_ARG_STRING, &opt_ngpus, "Use the first N GPUs (default: all)", "N"},
+  {"gpus", 0, 0, G_OPTION_ARG_STRING, &opt_gpus, "GPUs to use: names or node indices, comma-separated", "LIST"},
+  {"datatype", 'd', 0, G_OPTION_ARG_STRING, &opt_dtype,
+   "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2, or all (default float)", "TYPE"},
+  {"root", 'r', 0, G_OPTION_ARG_INT, &opt_root, "Root rank of rooted collectives (default 0)", "RANK"},
+  {"algo", 0, 0, G_OPTION_ARG_STRING, &opt_algo, "Force an algorithm (see --list)", "NAME"},
+  {"proto", 0, 0, G_OPTION_ARG_STRING, &opt_proto, "Force a protocol: LL, LL128, Simple", "NAME"},
+  {"channels", 0, 0, G_OPTION_ARG_INT, &opt_channels, "Force the channel count (1-64)", "N"},
+  {"iters", 'n', 0, G_OPTION_ARG_INT, &opt_iters, "Iterations (printed; a simulation needs one)", "N"},
+  {"warmup_iters", 'w', 0, G_OPTION_ARG_INT, &opt_warmup, "Warmup iterations (printed only)", "N"},
+  {"check", 'c', 0, G_OPTION_ARG_INT, &opt_check, "Accepted for nccl-tests compatibility; no data is checked", "N"},
+  {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON instead of the nccl-tests table", NULL},
+  {"list", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the algorithms and protocols and exit", NULL},
+  {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_params,
+   "NCCL constants file (default models/nccl/nccl.yaml)", "FILE"},
+  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
+  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines, "Override a topology parameter", "NAME=VALUE"},
+  {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static void list_algos(void)
+{
+  printf("algorithms:\n");
+  for (guint i = 0; fs_coll_algos[i]; i++) {
+    const FsCollAlgo *a = fs_coll_algos[i];
+    printf("  %-15s %-14s %s\n", a->name, a->nccl == FS_NCCL_ALGO_NONE ? "-" : fs_nccl_algo_name(a->nccl),
+           a->summary);
+  }
+  printf("protocols:\n");
+  for (guint p = 0; p < FS_PROTO_N; p++)
+    printf("  %s\n", fs_coll_proto_name(p));
+}
+
+static gboolean parse_size(const char *text, uint64_t fallback, uint64_t *out, GError **error)
+{
+  if (text == NULL) {
+    *out = fallback;
+    return TRUE;
+  }
+  return fs_parse_size(text, out, error);
+}
+
+/* The NCCL version code nccl-tests prints: 2.30.7 → 23007. */
+static guint version_code(const char *v)
+{
+  guint a = 0, b = 0, c = 0;
+  if (sscanf(v, "%u.%u.%u", &a, &b, &c) < 2)
+    return 0;
+  return a * 10000 + b * 100 + c;
+}
+
+typedef struct {
+  FsCollOp op;
+  FsCollRedop redops[FS_COLL_N_REDOPS];
+  guint n_redops;
+  FsCollDtype dtypes[FS_COLL_N_DTYPES];
+  guint n_dtypes;
+} Selection;
+
+/* -o is the collective when it names one, else the redop (nccl-tests). */
+static gboolean parse_selection(Selection *sel, GError **error)
+{
+  sel->op = FS_COLL_ALL_REDUCE;
+  const char *redop = opt_redop;
+  if (opt_op != NULL && !fs_coll_op_from_name(opt_op, &sel->op)) {
+    if (redop != NULL) {
+      g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                  "unknown collective \"%s\" (see --list)", opt_op);
+      return FALSE;
+    }
+    redop = opt_op;
+  }
+  sel->n_redops = 0;
+  if (redop == NULL || !fs_coll_op_reduces(sel->op)) {
+    sel->redops[sel->n_redops++] = FS_COLL_REDOP_SUM;
+    if (redop != NULL && strcmp(redop, "all") != 0 && !fs_coll_redop_from_name(redop, &sel->redops[0])) {
+      g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                  "unknown collective or reduction op \"%s\"; expected a collective (see --list) or "
+                  "sum, prod, max, min, avg, all", redop);
+      return FALSE;
+    }
+  } else if (strcmp(redop, "all") == 0) {
+    for (guint r = 0; r < FS_COLL_N_REDOPS; r++)
+      sel->redops[sel->n_redops++] = (FsCollRedop)r;
+  } else if (!fs_coll_redop_from_name(redop, &sel->redops[sel->n_redops++])) {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "unknown collective or reduction op \"%s\"; expected a collective (see --list) or "
+                "sum, prod, max, min, avg, all", redop);
+    return FALSE;
+  }
+  sel->n_dtypes = 0;
+  if (opt_dtype != NULL && strcmp(opt_dtype, "all") == 0) {
+    for (guint d = 0; d < FS_COLL_N_DTYPES; d++)
+      sel->dtypes[sel->n_dtypes++] = (FsCollDtype)d;
+  } else {
+    sel->dtypes[sel->n_dtypes++] = FS_COLL_DT_FLOAT;
+    if (opt_dtype != NULL && !fs_coll_dtype_from_name(opt_dtype, &sel->dtypes[0])) {
+      g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                  "unknown datatype \"%s\"; expected int8, uint8, int32, uint32, int64, uint64, half, "
+                  "float, double, bfloat16, f8e4m3, f8e5m2 or all", opt_dtype);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static gboolean build_prefs(FsCollPrefs *prefs, GError **error)
+{
+  fs_coll_prefs_init(prefs);
+  const char *env_algo = g_getenv("NCCL_ALGO"), *env_proto = g_getenv("NCCL_PROTO");
+  if (env_algo && env_algo[0] && !fs_coll_parse_nccl_algo(env_algo, &prefs->algo_mask, error))
+    return FALSE;
+  if (env_proto && env_proto[0] && !fs_coll_parse_nccl_proto(env_proto, &prefs->proto_mask, error))
+    return FALSE;
+  if (opt_algo != NULL && (prefs->algo = fs_coll_algo_find(opt_algo)) == NULL) {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "unknown algorithm \"%s\" (see fabricsim coll --list)", opt_algo);
+    return FALSE;
+  }
+  if (opt_proto != NULL) {
+    FsCollProto p;
+    if (!fs_coll_proto_from_name(opt_proto, &p)) {
+      g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                  "unknown protocol \"%s\"; expected LL, LL128 or Simple", opt_proto);
+      return FALSE;
+    }
+    prefs->proto = (int)p;
+  }
+  if (opt_channels < 0 || opt_channels > 64) {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--channels must be 1 to 64");
+    return FALSE;
+  }
+  prefs->channels = (guint)opt_channels;
+  return TRUE;
+}
+
+static int run(const char *topo_path)
+{
+  GError *error = NULL;
+  Selection sel;
+  FsCollSweep sw = {0};
+  if (!parse_selection(&sel, &error) || !build_prefs(&sw.prefs, &error))
+    return fs_cli_fail("coll", error);
+  if (!parse_size(opt_min, 32u << 20, &sw.min_bytes, &error) ||
+      !parse_size(opt_max, 32u << 20, &sw.max_bytes, &error) ||
+      !parse_size(opt_step, 1u << 20, &sw.step_bytes, &error))
+    return fs_cli_fail("coll", error);
+  if (opt_min != NULL && opt_max == NULL)
+    sw.max_bytes = sw.min_bytes;
+  if (sw.min_bytes > sw.max_bytes)
+    return fs_cli_usage("coll", "minbytes (%" G_GUINT64_FORMAT ") is larger than maxbytes (%" G_GUINT64_FORMAT ")",
+                        sw.min_bytes, sw.max_bytes);
+  if (opt_factor < 0 || (opt_factor <= 1 && sw.step_bytes == 0))
+    return fs_cli_usage("coll", "the step must grow the size: -f N with N >= 2, or -i SIZE with SIZE >= 1");
+  sw.step_factor = (uint64_t)opt_factor;
+
+  g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
+  if (cat == NULL)
+    return fs_cli_fail("coll", error);
+  g_autoptr(FsTopo) topo = fs_topo_load_file(topo_path, cat, (const char *const *)opt_defines, &error);
+  if (topo == NULL)
+    return fs_cli_fail("coll", error);
+  g_autoptr(FsNcclParams) np = opt_params ? fs_nccl_params_load(opt_params, &error)
+                                          : fs_nccl_params_load_default(&error);
+  if (np == NULL)
+    return fs_cli_fail("coll", error);
+  if (opt_gpus != NULL && opt_ngpus != NULL)
+    return fs_cli_usage("coll", "give -g N or --gpus LIST, not both");
+  guint n = 0;
+  g_autofree guint *gpus = fs_coll_parse_gpus(topo, opt_gpus ? opt_gpus : opt_ngpus, &n, &error);
+  if (gpus == NULL)
+    return fs_cli_fail("coll", error);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
+  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, &error);
+  if (comm == NULL)
+    return fs_cli_fail("coll", error);
+  if (fs_coll_op_rooted(sel.op) && (opt_root < 0 || (guint)opt_root >= n))
+    return fs_cli_usage("coll", "root %d is not a rank of %u GPUs", opt_root, n);
+  sw.root = (guint)opt_root;
+
+  FsCollSysInfo sys;
+  if (!fs_coll_sysinfo_from_topo(np, router, comm, &sys, &error))
+    return fs_cli_fail("coll", error);
+
+  g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
+  sw.op = sel.op;
+  for (guint d = 0; d < sel.n_dtypes; d++)
+    for (guint r = 0; r < sel.n_redops; r++) {
+      sw.dtype = sel.dtypes[d];
+      sw.redop = sel.redops[r];
+      if (!fs_coll_bench(np, &sys, comm, &sw, net, fs_coll_topo_xfer, tnet, rows, &error))
+        return fs_cli_fail("coll", error);
+    }
+  double avg = fs_coll_bench_avg_busbw(rows);
+
+  if (opt_json) {
+    json_t *root = json_object();
+    json_object_set_new(root, "collective", json_string(fs_coll_op_name(sel.op)));
+    json_object_set_new(root, "topology", json_string(fs_topo_name(topo)));
+    json_object_set_new(root, "nranks", json_integer(n));
+    json_object_set_new(root, "nccl_version", json_string(np->version));
+    json_t *res = json_array();
+    for (guint i = 0; i < rows->len; i++)
+      json_array_append_new(res, fs_ncclt_row_json(&g_array_index(rows, FsNcclTestsRow, i)));
+    json_object_set_new(root, "results", res);
+    json_object_set_new(root, "avg_busbw_GBps", json_real(avg));
+    char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    printf("%s\n", s);
+    free(s);
+    json_decref(root);
+    return 0;
+  }
+  FsNcclTestsHeader h = {
+    .op = sel.op, .version_tag = "fabricsim-" FS_VERSION, .nccl_version_code = version_code(np->version),
+    .nthreads = 1, .ngpus = n, .min_bytes = sw.min_bytes, .max_bytes = sw.max_bytes,
+    .step_factor = sw.step_factor, .step_bytes = sw.step_bytes,
+    .warmup_iters = (guint)MAX(opt_warmup, 0), .iters = (guint)MAX(opt_iters, 0), .agg_iters = 1,
+    .validation = (guint)MAX(opt_check, 0),
+  };
+  g_autofree FsNcclTestsDevice *devs = g_new0(FsNcclTestsDevice, n);
+  for (guint i = 0; i < n; i++) {
+    const FsTopoNode *node = fs_topo_node(topo, gpus[i]);
+    devs[i].rank = i;
+    devs[i].hostname = node->host >= 0 ? fs_topo_host_name(topo, (guint)node->host) : "fabric";
+    devs[i].device = node->local >= 0 ? (guint)node->local : 0;
+    devs[i].name = node->model->name;
+  }
+  g_autoptr(GString) out = g_string_new(NULL);
+  fs_ncclt_header(out, &h, devs, n);
+  fs_ncclt_table_header(out);
+  for (guint i = 0; i < rows->len; i++)
+    fs_ncclt_row(out, &g_array_index(rows, FsNcclTestsRow, i));
+  fs_ncclt_footer(out, sel.op, avg);
+  fputs(out->str, stdout);
+  return 0;
+}
+
+int fs_cmd_coll(int argc, char **argv)
+{
+  g_autoptr(GOptionContext) ctx = g_option_context_new("TOPOLOGY - nccl-tests on the simulator");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(ctx,
+    "Runs a sweep of one collective on the topology's GPUs and prints nccl-tests'\n"
+    "table (size, count, type, redop, root, time, algbw, busbw), a note of the\n"
+    "algorithm/protocol/channels that ran, and the average bus bandwidth.  The\n"
+    "tuner follows NCCL's cost model (models/nccl/nccl.yaml); NCCL_ALGO and\n"
+    "NCCL_PROTO restrict it as in NCCL (\"Ring,Tree\", \"^NVLS\").\n"
+    "\n"
+    "Examples:\n"
+    "  fabricsim coll topologies/dgx-h100.yaml -o all_reduce -b 8 -e 8G -f 2\n"
+    "  NCCL_ALGO=Ring fabricsim coll topologies/dgx-h100.yaml -o all_gather -b 1M -e 1G -f 4 --json\n");
+  if (!fs_cli_parse(ctx, &argc, &argv, "coll"))
+    return 2;
+  if (opt_list) {
+    list_algos();
+    return 0;
+  }
+  if (argc != 2)
+    return fs_cli_usage("coll", "expected one TOPOLOGY file");
+  return run(argv[1]);
+}

@@ -1,0 +1,88 @@
+/* algo-common.c — building blocks shared by the algorithms: chunking and
+ * the ring phase (one ring step per block and position, pipelined by the
+ * builder's buffer slots).  See algos.h. */
+#include "coll/algos.h"
+
+#include <string.h>
+
+guint64 fs_algo_n_chunks(const FsPlanBuilder *b, uint64_t bytes)
+{
+  uint64_t c = fs_plan_req(b)->slice_bytes;
+  return bytes == 0 ? 1 : (bytes + c - 1) / c;
+}
+
+uint64_t fs_algo_chunk(const FsPlanBuilder *b, uint64_t bytes, guint64 i)
+{
+  uint64_t c = fs_plan_req(b)->slice_bytes;
+  uint64_t start = i * c;
+  if (start >= bytes)
+    return 0;
+  return MIN(c, bytes - start);
+}
+
+void fs_algo_ring_loop(FsPlanBuilder *b, guint channel, FsRingKind kind, const guint *ranks,
+                       guint m, const uint64_t *blocks, const uint32_t *ready, uint32_t *done)
+{
+  if (done)
+    for (guint p = 0; p < m; p++)
+      done[p] = FS_STEP_NONE;
+  if (m <= 1)
+    return;
+  guint nsteps = kind == FS_RING_ALL_REDUCE ? 2 * (m - 1) : m - 1;
+  guint shift = kind == FS_RING_REDUCE_SCATTER ? 1 : 0;
+  /* Blocks move in slices; slice j of a block at step s waits for slice j
+   * of the same block from upstream at step s-1, so slices stream through
+   * the ring. */
+  uint64_t slice = fs_plan_req(b)->slice_bytes;
+  guint J = 1;
+  for (guint p = 0; p < m; p++)
+    J = MAX(J, (guint)((blocks[p] + slice - 1) / slice));
+  /* prev[p*J + j]: position p's send of slice j at the previous step. */
+  g_autofree uint32_t *prev = g_new(uint32_t, (gsize)m * J);
+  g_autofree uint32_t *cur = g_new(uint32_t, (gsize)m * J);
+  for (guint i = 0; i < m * J; i++)
+    prev[i] = FS_STEP_NONE;
+  for (guint s = 0; s < nsteps; s++) {
+    for (guint p = 0; p < m; p++) {
+      guint from = (p + m - 1) % m;
+      guint blk = (guint)((p + (guint64)m * 2 - s % m - shift) % m);
+      uint64_t left = blocks[blk];
+      for (guint j = 0; j < J; j++) {
+        uint64_t bytes = MIN(left, slice);
+        left -= bytes;
+        uint32_t deps[2] = {prev[from * J + j], ready ? ready[p] : FS_STEP_NONE};
+        cur[p * J + j] = (bytes > 0 || j == 0)
+                           ? fs_plan_xfer(b, channel, FS_EP_RANK(ranks[p]),
+                                          FS_EP_RANK(ranks[(p + 1) % m]), bytes, deps, 2)
+                           : FS_STEP_NONE;
+      }
+    }
+    memcpy(prev, cur, sizeof(uint32_t) * m * J);
+  }
+  /* The last send of position p-1 arrives at position p (its last slice
+   * follows the others on the same connection). */
+  if (done)
+    for (guint p = 0; p < m; p++) {
+      guint from = (p + m - 1) % m;
+      for (guint j = J; j-- > 0;)
+        if (prev[from * J + j] != FS_STEP_NONE) {
+          done[p] = prev[from * J + j];
+          break;
+        }
+    }
+}
+
+void fs_algo_ring_phase(FsPlanBuilder *b, guint channel, FsRingKind kind, const guint *ranks,
+                        guint m, uint64_t total, const uint32_t *ready, uint32_t *done)
+{
+  uint64_t chunk = fs_plan_req(b)->chunk_bytes;
+  uint64_t loop = chunk * m;
+  guint64 nloops = total == 0 ? 1 : (total + loop - 1) / loop;
+  g_autofree uint64_t *blocks = g_new(uint64_t, m);
+  for (guint64 l = 0; l < nloops; l++) {
+    uint64_t bytes = MIN(loop, total - MIN(total, l * loop));
+    for (guint p = 0; p < m; p++)
+      blocks[p] = fs_plan_split(b, bytes, m, p);
+    fs_algo_ring_loop(b, channel, kind, ranks, m, blocks, ready, done);
+  }
+}

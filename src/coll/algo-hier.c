@@ -1,0 +1,68 @@
+/* algo-hier.c — hierarchical all_reduce: an intra-host ring
+ * reduce-scatter, an inter-host ring all-reduce of each shard among the
+ * ranks that hold it (local rank j of every host), then an intra-host ring
+ * all-gather.  Each rank moves only 1/L of the data across the network,
+ * the classic two-level scheme (Horovod's hierarchical all-reduce). */
+#include "coll/algos.h"
+
+static const char *unsupported(const FsComm *comm, FsCollOp op)
+{
+  if (op != FS_COLL_ALL_REDUCE)
+    return "the hierarchical algorithm runs all_reduce only";
+  guint nh = fs_comm_n_hosts(comm), n0;
+  fs_comm_host_ranks(comm, 0, &n0);
+  for (guint h = 1; h < nh; h++) {
+    guint m;
+    fs_comm_host_ranks(comm, h, &m);
+    if (m != n0)
+      return "the hierarchical algorithm needs the same number of ranks on every host";
+  }
+  return NULL;
+}
+
+static void build(FsPlanBuilder *b)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  const FsCollRequest *req = fs_plan_req(b);
+  guint nh = fs_comm_n_hosts(comm), L;
+  fs_comm_host_ranks(comm, 0, &L);
+  /* done1[h*L + j]: rank j of host h holds reduced shard j; done2 after
+   * the inter-host all-reduce of that shard. */
+  g_autofree uint32_t *done1 = g_new(uint32_t, nh * L);
+  g_autofree uint32_t *done2 = g_new(uint32_t, nh * L);
+  g_autofree uint32_t *ready = g_new(uint32_t, MAX(nh, L));
+  g_autofree uint32_t *out = g_new(uint32_t, MAX(nh, L));
+  g_autofree guint *ranks = g_new(guint, MAX(nh, L));
+  for (guint ch = 0; ch < req->nchannels; ch++) {
+    uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
+    for (guint h = 0; h < nh; h++) {
+      guint m;
+      const guint *hr = fs_comm_host_ranks(comm, h, &m);
+      fs_algo_ring_phase(b, ch, FS_RING_REDUCE_SCATTER, hr, L, bytes, NULL, done1 + h * L);
+    }
+    for (guint j = 0; j < L; j++) {
+      for (guint h = 0; h < nh; h++) {
+        guint m;
+        ranks[h] = fs_comm_host_ranks(comm, h, &m)[j];
+        ready[h] = done1[h * L + j];
+      }
+      fs_algo_ring_phase(b, ch, FS_RING_ALL_REDUCE, ranks, nh, fs_plan_split(b, bytes, L, j),
+                         ready, out);
+      for (guint h = 0; h < nh; h++)
+        done2[h * L + j] = nh > 1 ? out[h] : done1[h * L + j];
+    }
+    for (guint h = 0; h < nh; h++) {
+      guint m;
+      const guint *hr = fs_comm_host_ranks(comm, h, &m);
+      fs_algo_ring_phase(b, ch, FS_RING_ALL_GATHER, hr, L, bytes, done2 + h * L, NULL);
+    }
+  }
+}
+
+const FsCollAlgo fs_coll_algo_hier = {
+  .name = "hier",
+  .nccl = FS_NCCL_ALGO_NONE,
+  .summary = "hierarchical: intra-host reduce-scatter, inter-host all-reduce, intra-host all-gather",
+  .unsupported = unsupported,
+  .build = build,
+};

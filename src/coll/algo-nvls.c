@@ -1,0 +1,197 @@
+/* algo-nvls.c — in-switch reduction over NVLink (NVLS, NVSwitch gen3+
+ * multimem).  Modelled as transfers to and from the host's NVLS switch
+ * endpoint, so data crosses each GPU's NVLinks about once each way:
+ *   all_reduce, per chunk c on a host of L ranks:
+ *     every rank sends c up (the switch's multimem load-reduce reads it),
+ *     the switch returns reduced shard c/L to each rank,
+ *     each rank stores its shard back up (c/L), and the switch multicasts
+ *     the whole reduced chunk c down to every rank;
+ *   reduce_scatter: every rank sends its L blocks up; each gets its reduced block;
+ *   all_gather: every rank sends its block up once; each gets all L.
+ * nvls_tree (several hosts, all_reduce): the intra-host NVLS reduce-scatter,
+ * then for every shard an inter-host binary tree (NCCL's btree over hosts;
+ * odd channels use the complementary tree) among the ranks holding that
+ * shard, then the NVLS multicast within each host.  The load-reduce and
+ * the store-multicast halves use separate FIFO lanes (NCCL runs them from
+ * different warps), so chunk k+1 goes up while chunk k comes down. */
+#include "coll/algos.h"
+
+static const char *check_nvls(const FsComm *comm)
+{
+  if (!fs_comm_has_nvls(comm))
+    return "the communicator has no NVLS (in-switch reduction) switch on every host";
+  return NULL;
+}
+
+static const char *unsupported(const FsComm *comm, FsCollOp op)
+{
+  if (op != FS_COLL_ALL_REDUCE && op != FS_COLL_REDUCE_SCATTER && op != FS_COLL_ALL_GATHER)
+    return "NVLS runs all_reduce, reduce_scatter and all_gather";
+  if (fs_comm_n_hosts(comm) > 1)
+    return "NVLS spans one host; use nvls_tree across hosts";
+  return check_nvls(comm);
+}
+
+static const char *unsupported_tree(const FsComm *comm, FsCollOp op)
+{
+  if (op != FS_COLL_ALL_REDUCE)
+    return "NVLS tree runs all_reduce only";
+  guint nh = fs_comm_n_hosts(comm), n0;
+  fs_comm_host_ranks(comm, 0, &n0);
+  for (guint h = 1; h < nh; h++) {
+    guint m;
+    fs_comm_host_ranks(comm, h, &m);
+    if (m != n0)
+      return "NVLS tree needs the same number of ranks on every host";
+  }
+  return check_nvls(comm);
+}
+
+/* Intra-host part for one chunk of all_reduce, with an optional hook
+ * between the reduced shard's arrival and its store: mid[j] (in/out).
+ * Phase 1 when store == FALSE (fills mid[] with the reduce arrivals);
+ * phase 2 when TRUE (stores after mid[], then multicasts). */
+static void nvls_up(FsPlanBuilder *b, guint ch, guint h, uint64_t c, uint32_t *mid)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  guint L;
+  const guint *ranks = fs_comm_host_ranks(comm, h, &L);
+  g_autofree uint32_t *up = g_new(uint32_t, L);
+  for (guint j = 0; j < L; j++)
+    up[j] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_NVLS(h), c, NULL, 0);
+  for (guint j = 0; j < L; j++)
+    mid[j] = fs_plan_xfer(b, ch, FS_EP_NVLS(h), FS_EP_RANK(ranks[j]), fs_plan_split(b, c, L, j), up, L);
+}
+
+static void nvls_down(FsPlanBuilder *b, guint ch, guint h, uint64_t c, const uint32_t *mid)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  guint L;
+  const guint *ranks = fs_comm_host_ranks(comm, h, &L);
+  g_autofree uint32_t *st = g_new(uint32_t, L);
+  for (guint j = 0; j < L; j++)
+    st[j] = fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(ranks[j]), FS_EP_NVLS(h), fs_plan_split(b, c, L, j),
+                              &mid[j], 1);
+  for (guint j = 0; j < L; j++)
+    fs_plan_xfer_lane(b, ch, 1, FS_EP_NVLS(h), FS_EP_RANK(ranks[j]), c, st, L);
+}
+
+static void build(FsPlanBuilder *b)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  const FsCollRequest *req = fs_plan_req(b);
+  guint L;
+  const guint *ranks = fs_comm_host_ranks(comm, 0, &L);
+  g_autofree uint32_t *mid = g_new(uint32_t, L);
+  for (guint ch = 0; ch < req->nchannels; ch++) {
+    uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
+    guint64 nchunks = fs_algo_n_chunks(b, bytes);
+    for (guint64 k = 0; k < nchunks; k++) {
+      uint64_t c = fs_algo_chunk(b, bytes, k);
+      if (req->op == FS_COLL_ALL_REDUCE) {
+        nvls_up(b, ch, 0, c, mid);
+        nvls_down(b, ch, 0, c, mid);
+        continue;
+      }
+      /* reduce_scatter: L blocks up, one reduced block down;
+       * all_gather: one block up, L blocks down. */
+      gboolean rs = req->op == FS_COLL_REDUCE_SCATTER;
+      for (guint j = 0; j < L; j++)
+        mid[j] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_NVLS(0), rs ? c * L : c, NULL, 0);
+      for (guint j = 0; j < L; j++)
+        fs_plan_xfer(b, ch, FS_EP_NVLS(0), FS_EP_RANK(ranks[j]), rs ? c : c * L, mid, L);
+    }
+  }
+}
+
+static void build_tree(FsPlanBuilder *b)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  const FsCollRequest *req = fs_plan_req(b);
+  guint nh = fs_comm_n_hosts(comm), L;
+  fs_comm_host_ranks(comm, 0, &L);
+  /* mid[h*L + j]: when rank j of host h holds its reduced shard. */
+  g_autofree uint32_t *mid = g_new(uint32_t, nh * L);
+  g_autofree uint32_t *up = g_new(uint32_t, nh);
+  g_autofree uint32_t *down = g_new(uint32_t, nh);
+  uint32_t deps[3];
+  for (guint ch = 0; ch < req->nchannels; ch++) {
+    guint t = req->nchannels >= 2 ? ch % 2 : 0;
+    uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
+    guint64 nchunks = fs_algo_n_chunks(b, bytes);
+    for (guint64 k = 0; k < nchunks; k++) {
+      uint64_t c = fs_algo_chunk(b, bytes, k);
+      for (guint h = 0; h < nh; h++)
+        nvls_up(b, ch, h, c, mid + h * L);
+      for (guint j = 0; j < L; j++) {
+        uint64_t shard = fs_plan_split(b, c, L, j);
+        /* Rank j of every host: a binary tree over hosts, up then down. */
+        g_autofree guint *who = g_new(guint, nh);
+        for (guint h = 0; h < nh; h++) {
+          guint m;
+          who[h] = fs_comm_host_ranks(comm, h, &m)[j];
+        }
+        /* Up: deeper hosts first.  btree node ids are host indices; a
+         * host's up send waits for its own shard and its children's. */
+        g_autofree guint *order = g_new(guint, nh);
+        g_autofree int *parent = g_new(int, nh);
+        guint no = 0;
+        int root = 0;
+        for (guint h = 0; h < nh; h++) {
+          int c0, c1;
+          fs_coll_btree(nh, t, h, &parent[h], &c0, &c1);
+          if (parent[h] < 0)
+            root = (int)h;
+        }
+        /* BFS order from the root. */
+        order[no++] = (guint)root;
+        for (guint i = 0; i < no; i++)
+          for (guint h = 0; h < nh; h++)
+            if (parent[h] == (int)order[i])
+              order[no++] = h;
+        for (guint i = nh; i-- > 1;) {
+          guint h = order[i], nd = 0;
+          deps[nd++] = mid[h * L + j];
+          for (guint x = 0; x < nh; x++)
+            if (parent[x] == (int)h && nd < 3)
+              deps[nd++] = up[x];
+          up[h] = fs_plan_xfer(b, ch, FS_EP_RANK(who[h]), FS_EP_RANK(who[parent[h]]), shard, deps, nd);
+        }
+        for (guint i = 0; i < nh; i++) {
+          guint h = order[i], nd = 0;
+          if ((int)h == root) {
+            deps[nd++] = mid[h * L + j];
+            for (guint x = 0; x < nh; x++)
+              if (parent[x] == (int)h && nd < 3)
+                deps[nd++] = up[x];
+            /* The root's shard is final once its children are in. */
+            down[h] = fs_plan_reduce(b, who[h], shard, deps, nd);
+          }
+          for (guint x = 0; x < nh; x++)
+            if (parent[x] == (int)h)
+              down[x] = fs_plan_xfer(b, ch, FS_EP_RANK(who[h]), FS_EP_RANK(who[x]), shard, &down[h], 1);
+        }
+        for (guint h = 0; h < nh; h++)
+          mid[h * L + j] = down[h];
+      }
+      for (guint h = 0; h < nh; h++)
+        nvls_down(b, ch, h, c, mid + h * L);
+    }
+  }
+}
+
+const FsCollAlgo fs_coll_algo_nvls = {
+  .name = "nvls",
+  .nccl = FS_NCCL_ALGO_NVLS,
+  .summary = "in-switch reduction on NVSwitch (multimem): data crosses each NVLink once each way",
+  .unsupported = unsupported,
+  .build = build,
+};
+
+const FsCollAlgo fs_coll_algo_nvls_tree = {
+  .name = "nvls_tree",
+  .nccl = FS_NCCL_ALGO_NVLS_TREE,
+  .summary = "NVLS within hosts, binary tree of shards across hosts; all_reduce",
+  .unsupported = unsupported_tree,
+  .build = build_tree,
+};

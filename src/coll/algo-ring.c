@@ -1,0 +1,79 @@
+/* algo-ring.c — NCCL's ring: every channel is a ring over all ranks (its
+ * own order, from the communicator).  all_reduce is a reduce-scatter then
+ * an all-gather, 2(n-1) steps per chunk; reduce_scatter and all_gather are
+ * n-1 steps; broadcast and reduce are a pipelined chain along the ring
+ * from (to) the root. */
+#include "coll/algos.h"
+
+static const char *unsupported(const FsComm *comm, FsCollOp op)
+{
+  (void)comm;
+  switch (op) {
+  case FS_COLL_ALL_REDUCE:
+  case FS_COLL_ALL_GATHER:
+  case FS_COLL_REDUCE_SCATTER:
+  case FS_COLL_BROADCAST:
+  case FS_COLL_REDUCE:
+    return NULL;
+  default:
+    return "the ring runs all_reduce, all_gather, reduce_scatter, broadcast and reduce";
+  }
+}
+
+/* A chain from position `first` along the ring through all n ranks: every
+ * chunk hops n-1 times, each hop waiting for the previous one. */
+static void chain(FsPlanBuilder *b, guint ch, const guint *order, guint n, guint first,
+                  uint64_t bytes)
+{
+  guint64 nchunks = fs_algo_n_chunks(b, bytes);
+  for (guint64 k = 0; k < nchunks; k++) {
+    uint64_t c = fs_algo_chunk(b, bytes, k);
+    uint32_t prev = FS_STEP_NONE;
+    for (guint i = 0; i + 1 < n; i++) {
+      guint from = order[(first + i) % n], to = order[(first + i + 1) % n];
+      prev = fs_plan_xfer(b, ch, FS_EP_RANK(from), FS_EP_RANK(to), c, &prev, 1);
+    }
+  }
+}
+
+static void build(FsPlanBuilder *b)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  const FsCollRequest *req = fs_plan_req(b);
+  guint n = fs_comm_size(comm);
+  for (guint ch = 0; ch < req->nchannels; ch++) {
+    const guint *order = fs_comm_ring(comm, ch);
+    uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
+    guint root_pos = 0;
+    for (guint p = 0; p < n; p++)
+      if (order[p] == req->root)
+        root_pos = p;
+    switch (req->op) {
+    case FS_COLL_ALL_REDUCE:
+      fs_algo_ring_phase(b, ch, FS_RING_ALL_REDUCE, order, n, bytes, NULL, NULL);
+      break;
+    case FS_COLL_REDUCE_SCATTER:
+      fs_algo_ring_phase(b, ch, FS_RING_REDUCE_SCATTER, order, n, bytes * n, NULL, NULL);
+      break;
+    case FS_COLL_ALL_GATHER:
+      fs_algo_ring_phase(b, ch, FS_RING_ALL_GATHER, order, n, bytes * n, NULL, NULL);
+      break;
+    case FS_COLL_BROADCAST:
+      chain(b, ch, order, n, root_pos, bytes);
+      break;
+    case FS_COLL_REDUCE:
+      chain(b, ch, order, n, root_pos + 1, bytes);
+      break;
+    default:
+      g_assert_not_reached();
+    }
+  }
+}
+
+const FsCollAlgo fs_coll_algo_ring = {
+  .name = "ring",
+  .nccl = FS_NCCL_ALGO_RING,
+  .summary = "rings over all ranks, one per channel; all_reduce = reduce-scatter + all-gather",
+  .unsupported = unsupported,
+  .build = build,
+};

@@ -1,0 +1,93 @@
+/* bench.c — the nccl-tests sweep on the simulator.  See bench.h. */
+#include "coll/bench.h"
+
+#include <string.h>
+
+void fs_coll_exec_params(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                         FsCollOp op, uint64_t nbytes, const FsCollChoice *choice,
+                         const FsCollPlan *plan, FsCollExecParams *out)
+{
+  memset(out, 0, sizeof *out);
+  FsNcclAlgo a = choice->algo->nccl == FS_NCCL_ALGO_NONE ? FS_NCCL_ALGO_RING : choice->algo->nccl;
+  FsCollCost c;
+  double base_us = p->base_lat[a][choice->proto], lat_us = base_us;
+  if (fs_coll_cost(p, sys, comm, op, choice->algo, choice->proto, choice->nchannels, nbytes, &c)) {
+    base_us = MIN(c.base_us, c.lat_us);
+    lat_us = c.lat_us;
+  }
+  guint depth = fs_coll_plan_latency_depth(plan);
+  double step_us = depth > 0 ? (lat_us - base_us) / depth : 0;
+  out->base_latency = fs_time_from_s(base_us * 1e-6);
+  /* The flows pay the network's own latency; the step pays the rest. */
+  out->step_latency[0] = fs_time_from_s(MAX(step_us - sys->path_lat_intra, 0) * 1e-6);
+  out->step_latency[1] = fs_time_from_s(MAX(step_us - sys->path_lat_inter, 0) * 1e-6);
+  out->payload = p->proto[choice->proto].payload;
+  if (choice->proto == FS_PROTO_LL128) {
+    guint nh = fs_comm_n_hosts(comm), col = nh == 1 ? 0 : nh == 2 ? 1 : 2;
+    double cap = choice->algo->nccl == FS_NCCL_ALGO_TREE ? p->tree_ll128_bw[sys->arch][col]
+                                                        : p->ring_ll128_bw[sys->arch][col];
+    out->rate_cap = cap * 1e9;
+  }
+}
+
+double fs_coll_bench_avg_busbw(const GArray *rows)
+{
+  if (rows->len == 0)
+    return 0;
+  double sum = 0;
+  for (guint i = 0; i < rows->len; i++) {
+    const FsNcclTestsRow *r = &g_array_index(rows, FsNcclTestsRow, i);
+    sum += r->oop_busbw + r->ip_busbw;
+  }
+  return sum / (2.0 * rows->len);
+}
+
+gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                       const FsCollSweep *sw, FsFlowNet *net, FsCollTransferFn xfer,
+                       void *xfer_ctx, GArray *rows, GError **error)
+{
+  g_return_val_if_fail(sw->step_factor > 1 || sw->step_bytes >= 1, FALSE);
+  guint n = fs_comm_size(comm);
+  uint64_t key = 0;
+  for (uint64_t size = sw->min_bytes; size <= sw->max_bytes;
+       size = sw->step_factor > 1 ? size * sw->step_factor : size + sw->step_bytes) {
+    FsCollSizes sizes;
+    fs_coll_sizes(sw->op, size, sw->dtype, n, &sizes);
+    uint64_t nbytes = fs_coll_nccl_bytes(sw->op, &sizes, n);
+    FsCollChoice ch;
+    if (!fs_coll_tune(p, sys, comm, sw->op, nbytes, &sw->prefs, &ch, error))
+      return FALSE;
+    FsCollRequest req = {
+      .op = sw->op, .bytes = sizes.unit_bytes, .dtype = sw->dtype, .redop = sw->redop,
+      .root = sw->root, .proto = ch.proto, .nchannels = ch.nchannels,
+      .chunk_bytes = ch.chunk_bytes, .slice_bytes = ch.slice_bytes,
+    };
+    g_autoptr(FsCollPlan) plan = fs_coll_plan_new(comm, ch.algo, &req, error);
+    if (plan == NULL)
+      return FALSE;
+    FsCollExecParams ep;
+    fs_coll_exec_params(p, sys, comm, sw->op, nbytes, &ch, plan, &ep);
+    ep.key = key++;
+    FsTime t;
+    if (!fs_coll_run_alone(net, plan, &ep, xfer, xfer_ctx, &t, error))
+      return FALSE;
+    FsNcclTestsRow row = {
+      .sizes = sizes,
+      .type_name = fs_coll_dtype_name(sw->dtype),
+      .redop_label = fs_coll_op_redop_label(sw->op, sw->redop),
+      .root = fs_coll_op_rooted(sw->op) ? (int)sw->root : -1,
+      .algo = ch.algo->name,
+      .proto = fs_coll_proto_name(ch.proto),
+      .channels = ch.nchannels,
+    };
+    row.oop_time_us = fs_time_to_us(t);
+    fs_coll_bandwidths(sw->op, &sizes, n, fs_time_to_s(t), &row.oop_algbw, &row.oop_busbw);
+    row.ip_time_us = row.oop_time_us, row.ip_algbw = row.oop_algbw, row.ip_busbw = row.oop_busbw;
+    g_array_append_val(rows, row);
+    /* Stop where the next size would not grow or would overflow. */
+    if (sw->step_factor > 1 ? (size == 0 || size > G_MAXUINT64 / sw->step_factor)
+                            : size > G_MAXUINT64 - sw->step_bytes)
+      break;
+  }
+  return TRUE;
+}

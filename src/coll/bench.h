@@ -1,0 +1,58 @@
+/* bench.h — nccl-tests on the simulator: a sweep of sizes of one
+ * collective, each tuned (or forced), planned, run alone on the flow
+ * network, and reported as nccl-tests rows.
+ *
+ * The executor's latencies come from the same NCCL model the tuner uses:
+ * the collective's base latency is NCCL's baseLatencies[algo][proto], and
+ * the per-step latency is (model latency − base) / the plan's latency
+ * depth, less the network's own path latency (sys->path_lat_*, which the
+ * flows pay), so that a tiny message takes NCCL's modelled latency,
+ * while large ones hide it behind the pipeline.  The protocol's payload
+ * fraction inflates wire bytes (LL 2×); LL128 flows are capped at NCCL's
+ * per-channel LL128 bandwidth.
+ *
+ * Ownership: rows are returned in a GArray of FsNcclTestsRow whose string
+ * fields point to static names (algorithm, protocol, datatype, redop).
+ * Errors: FS_COLL_ERROR (nothing can run the op), the transfer callback's
+ * errors, FS_RUNTIME_ERROR when a run does not complete.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "coll/exec.h"
+#include "coll/ncclt-format.h"
+#include "coll/tuner.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  FsCollOp op;
+  FsCollDtype dtype;
+  FsCollRedop redop;
+  guint root;
+  uint64_t min_bytes, max_bytes;
+  uint64_t step_factor;  /* > 1: multiply; else add step_bytes (>= 1) */
+  uint64_t step_bytes;
+  FsCollPrefs prefs;
+} FsCollSweep;
+
+/* Executor parameters for running choice's plan of op (nbytes as
+ * fs_coll_cost).  plan gives the latency depth. */
+void fs_coll_exec_params(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                         FsCollOp op, uint64_t nbytes, const FsCollChoice *choice,
+                         const FsCollPlan *plan, FsCollExecParams *out);
+
+/* Runs the sweep on net (all runs alone, one after another) and appends
+ * one row per size to rows (GArray of FsNcclTestsRow).  The in-place
+ * columns repeat the out-of-place run (the simulator moves the same
+ * bytes).  Sizes that give no data for ops that split the buffer
+ * (count 0) still run (latency only), as nccl-tests prints them. */
+gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                       const FsCollSweep *sweep, FsFlowNet *net, FsCollTransferFn xfer,
+                       void *xfer_ctx, GArray *rows, GError **error);
+
+/* Mean of both busbw columns over rows (nccl-tests' "Avg bus bandwidth"). */
+double fs_coll_bench_avg_busbw(const GArray *rows);
+
+G_END_DECLS

@@ -1,0 +1,60 @@
+/* coll-topo.h — collectives on a real topology: a communicator over some
+ * of its GPUs (hosts, NVLS and CollNet switches found in the graph), the
+ * system figures NCCL's model needs (measured on the routes), and the
+ * transfer callback that sends a plan's transfers through the router.
+ *
+ * Ownership: the results borrow nothing except where said.  Errors: FS_COLL_ERROR_INVALID for a bad
+ * GPU list, FS_NET_ERROR_NO_ROUTE from the router.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "coll/exec.h"
+#include "coll/tuner.h"
+#include "net/route.h"
+#include "topo/topo.h"
+
+G_BEGIN_DECLS
+
+/* A communicator whose rank i is GPU node gpus[i] (n of them).  Ranks of a
+ * host keep their order; the host is the node's host (a fabric GPU is its
+ * own host).  The host's NVLS switches are the NVSwitch nodes with
+ * in-switch reduction that its GPUs link to; with two or more hosts,
+ * shard j's CollNet switch is the reducing network switch nearest to the
+ * NIC of the first host's local rank j (its rail's leaf).  With several
+ * hosts of equal size, ring r enters each host at local rank r (one ring
+ * per local rank; channels take them in turn) so host-to-host hops use
+ * every NIC.  FALSE-style NULL with error for a node that is not a GPU or a
+ * GPU listed twice. */
+FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, GError **error);
+
+/* Parses a GPU list: "all", a count "N" (the first N GPUs in placement
+ * order), or comma-separated GPU names or node indices ("node0/gpu1,3").
+ * Returns a newly allocated array of node indices (*n entries). */
+guint *fs_coll_parse_gpus(const FsTopo *topo, const char *text, guint *n, GError **error);
+
+/* NCCL's view of the system for comm: architecture row (from the first
+ * rank's GPU model), intra-host transport (NVLINK when rank 0 reaches a
+ * host neighbour over NVLink, else PCI), per-channel bandwidths (the
+ * route capacity between ring neighbours inside a host and across hosts,
+ * divided by p->max_channels), channel counts, NVLS/CollNet availability,
+ * LL128 when NVLink.  The CPU vendor is taken as Intel. */
+gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, const FsComm *comm,
+                                   FsCollSysInfo *out, GError **error);
+
+/* The transfer context over a router (borrowed; must outlive it): GPU to
+ * GPU transfers go through fs_router_transfer (NCCL's transports, NVLink
+ * spraying, ECMP); transfers to or from a reducing switch (NVLS, CollNet)
+ * take the fewest-hop path that crosses no GPU (cached). */
+typedef struct FsCollTopoNet FsCollTopoNet;
+FsCollTopoNet *fs_coll_topo_net_new(FsRouter *router);
+void fs_coll_topo_net_free(FsCollTopoNet *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollTopoNet, fs_coll_topo_net_free)
+
+/* FsCollTransferFn over an FsCollTopoNet (ctx). */
+gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
+                           uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
+                           GError **error);
+
+G_END_DECLS

@@ -1,0 +1,95 @@
+/* comm.h — a communicator: n ranks, the host (server) each rank lives on,
+ * the GPU node each rank maps to in the topology, and per-channel ring
+ * orders.
+ *
+ * A communicator is built before any topology exists (plans only need
+ * ranks and hosts) and bound to topology nodes later: fs_comm_set_gpu for
+ * each rank, fs_comm_set_nvls_switch for the NVSwitch(es) of a host that
+ * reduce in the switch (NVLS), fs_comm_set_collnet_switch for the network
+ * switch that reduces (SHARP/CollNet).  Ranks are 0..n-1.  Hosts are small
+ * integers chosen by the caller; ranks on one host should be given in
+ * consecutive rank order for the default ring order to be NCCL-like
+ * (host by host).
+ *
+ * Ring orders: channel c uses ring c mod (number of rings set); with none
+ * set, every channel uses the default order (ranks sorted by host, then
+ * rank).  A ring order is a permutation of the ranks.
+ *
+ * Ownership: FsComm owns its arrays; pointers it returns are borrowed and
+ * valid until the next setter call or fs_comm_free.  Errors (a ring that
+ * is not a permutation) are in FS_COLL_ERROR.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+#define FS_COLL_ERROR (fs_coll_error_quark())
+GQuark fs_coll_error_quark(void);
+
+typedef enum {
+  FS_COLL_ERROR_INVALID,     /* a bad argument: ring order, rank, size */
+  FS_COLL_ERROR_UNSUPPORTED, /* this algorithm cannot run this op on this communicator */
+  FS_COLL_ERROR_PARSE,       /* NCCL_ALGO / NCCL_PROTO text or a params file */
+} FsCollError;
+
+/* The most ranks a communicator may have (a resource guard, not a limit of
+ * the model). */
+#define FS_COMM_MAX_RANKS 65536
+
+typedef struct FsComm FsComm;
+
+/* A communicator of nranks (1..FS_COMM_MAX_RANKS) ranks, all on host 0,
+ * GPUs unbound (-1). */
+FsComm *fs_comm_new(guint nranks);
+void fs_comm_free(FsComm *comm);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsComm, fs_comm_free)
+
+/* A communicator of hosts × ppn ranks, rank = host*ppn + local. */
+FsComm *fs_comm_new_grid(guint hosts, guint ppn);
+
+guint fs_comm_size(const FsComm *comm);
+
+void fs_comm_set_host(FsComm *comm, guint rank, guint host);
+guint fs_comm_host(const FsComm *comm, guint rank);
+/* Number of distinct hosts, and hosts in order of their smallest rank. */
+guint fs_comm_n_hosts(const FsComm *comm);
+/* Dense host index 0..n_hosts-1 of rank (hosts numbered by first rank). */
+guint fs_comm_host_index(const FsComm *comm, guint rank);
+/* Ranks on host index h, in rank order (borrowed), count in *n. */
+const guint *fs_comm_host_ranks(const FsComm *comm, guint h, guint *n);
+/* Position of rank among its host's ranks. */
+guint fs_comm_local_rank(const FsComm *comm, guint rank);
+/* The largest number of ranks on one host (NCCL's ppn). */
+guint fs_comm_ppn(const FsComm *comm);
+
+void fs_comm_set_gpu(FsComm *comm, guint rank, int node);
+int fs_comm_gpu(const FsComm *comm, guint rank);
+
+/* NVLS: the switch nodes that reduce for host index h (a host may have
+ * several NVSwitch chips; channel c uses switch c mod n).  Setting at
+ * least one makes NVLS algorithms available on that host. */
+void fs_comm_set_nvls_switch(FsComm *comm, guint host_index, const int *nodes, guint n);
+/* The NVLS switch node for host index h and channel c, or -1 when none. */
+int fs_comm_nvls_switch(const FsComm *comm, guint host_index, guint channel);
+/* TRUE when every host has an NVLS switch. */
+gboolean fs_comm_has_nvls(const FsComm *comm);
+
+/* CollNet/SHARP: the network switches that reduce; shard j (a host's
+ * local rank j's share) goes to switch j mod n, so each rail can reduce
+ * in its own switch.  n == 0 removes CollNet. */
+void fs_comm_set_collnet_switches(FsComm *comm, const int *nodes, guint n);
+/* The switch for shard j, or -1 when none. */
+int fs_comm_collnet_switch(const FsComm *comm, guint j);
+
+/* Sets the ring order of ring index `ring` (0-based; rings are appended
+ * in order, so ring may be at most the current count).  order has
+ * fs_comm_size entries and must be a permutation of the ranks. */
+gboolean fs_comm_set_ring(FsComm *comm, guint ring, const guint *order, GError **error);
+guint fs_comm_n_rings(const FsComm *comm);
+/* Ring order used by channel (borrowed, fs_comm_size entries). */
+const guint *fs_comm_ring(const FsComm *comm, guint channel);
+
+G_END_DECLS

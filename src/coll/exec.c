@@ -1,0 +1,316 @@
+/* exec.c — the plan executor on FsFlowNet.  See exec.h.
+ *
+ * State per step: the number of unfinished dependencies.  Successor lists
+ * are built once (CSR, in step order, so completions release successors
+ * in a deterministic order).  Steps whose dependencies are all done start
+ * at the current simulated time. */
+#include "coll/exec.h"
+
+#include <math.h>
+
+#include "util/error.h"
+
+struct FsCollRun {
+  FsFlowNet *net;
+  FsSim *sim;
+  const FsCollPlan *plan;
+  FsCollExecParams params;
+  FsCollTransferFn xfer;
+  void *xfer_ctx;
+  uint64_t key_base;   /* transfer keys: key_base + step */
+  FsCollRunDoneFn done;
+  void *done_ctx;
+  guint n;
+  guint *pending;      /* unfinished deps per step */
+  FsTime *ready_at;    /* latest dependency completion (+ latency) per step */
+  FsTime last;         /* latest sink completion (+ latency) */
+  guint *succ_off;     /* n + 1 */
+  uint32_t *succ;
+  guint remaining;     /* steps not yet completed */
+  /* Steps ready to start now.  The flow engine may complete a flow inside
+   * fs_flownet_start (an empty flow on a zero-latency path), so starts go
+   * through this queue instead of recursing. */
+  GArray *queue;
+  guint queue_head;
+  gboolean draining;
+  FsTime start, end;
+  gboolean finished;
+  GError *error;
+};
+
+static void start_step(FsCollRun *run, guint i);
+
+/* Starts the queued steps in order, unless a caller up the stack is
+ * already doing so. */
+static void drain(FsCollRun *run)
+{
+  if (run->draining)
+    return;
+  run->draining = TRUE;
+  while (run->queue_head < run->queue->len) {
+    guint s = g_array_index(run->queue, guint, run->queue_head++);
+    start_step(run, s);
+  }
+  g_array_set_size(run->queue, 0);
+  run->queue_head = 0;
+  run->draining = FALSE;
+}
+
+/* Starts step i now, through the queue (see FsCollRun.queue). */
+static void start_now(FsCollRun *run, guint i)
+{
+  g_array_append_val(run->queue, i);
+  drain(run);
+}
+
+static void finish_run(FsCollRun *run)
+{
+  if (run->finished)
+    return;
+  run->finished = TRUE;
+  run->end = MAX(run->last, fs_sim_now(run->sim));
+  if (run->done)
+    run->done(run->done_ctx, run);
+}
+
+static void start_event(void *ctx, uint64_t arg)
+{
+  start_now(ctx, (guint)arg);
+}
+
+static void end_event(void *ctx, uint64_t arg)
+{
+  (void)arg;
+  finish_run(ctx);
+}
+
+/* The latency between step i's completion and the use of its data by step
+ * j (j == G_MAXUINT: the caller's buffer). */
+static FsTime edge_latency(const FsCollRun *run, guint i, guint j)
+{
+  const FsCollStep *a = fs_coll_plan_step(run->plan, i);
+  if (a->kind != FS_STEP_XFER)
+    return 0;
+  if (j != G_MAXUINT && fs_coll_step_same_conn(a, fs_coll_plan_step(run->plan, j)))
+    return 0;
+  return run->params.step_latency[a->inter ? 1 : 0];
+}
+
+/* Marks step i complete and starts (now or after the latency) every
+ * successor that became ready. */
+static void complete_step(FsCollRun *run, guint i)
+{
+  if (run->error != NULL)
+    return;
+  FsTime now = fs_sim_now(run->sim);
+  if (run->succ_off[i] == run->succ_off[i + 1])
+    run->last = MAX(run->last, now + edge_latency(run, i, G_MAXUINT));
+  for (guint k = run->succ_off[i]; k < run->succ_off[i + 1]; k++) {
+    uint32_t s = run->succ[k];
+    g_assert(run->pending[s] > 0);
+    run->ready_at[s] = MAX(run->ready_at[s], now + edge_latency(run, i, s));
+    if (--run->pending[s] == 0) {
+      if (run->ready_at[s] <= now)
+        start_now(run, s);
+      else
+        fs_sim_at(run->sim, run->ready_at[s], start_event, run, s);
+    }
+  }
+  g_assert(run->remaining > 0);
+  if (--run->remaining == 0) {
+    if (run->last > now)
+      fs_sim_at(run->sim, run->last, end_event, run, 0);
+    else
+      finish_run(run);
+  }
+}
+
+static void flow_done(void *ctx, const FsFlowInfo *info)
+{
+  complete_step(ctx, (guint)GPOINTER_TO_SIZE(info->user));
+}
+
+static void reduce_done(void *ctx, uint64_t arg)
+{
+  complete_step(ctx, (guint)arg);
+}
+
+static void fail(FsCollRun *run, GError *error)
+{
+  if (run->error == NULL)
+    run->error = error;
+  else
+    g_error_free(error);
+  finish_run(run);
+}
+
+/* The topology node of an endpoint for a step on channel ch; -1 if none. */
+static int ep_node(const FsComm *comm, FsCollEp ep, guint ch)
+{
+  switch (FS_EP_KIND(ep)) {
+  case FS_EP_RANK_KIND:
+    return fs_comm_gpu(comm, FS_EP_INDEX(ep));
+  case FS_EP_NVLS_KIND:
+    return fs_comm_nvls_switch(comm, FS_EP_INDEX(ep), ch);
+  case FS_EP_COLLNET_KIND:
+    return fs_comm_collnet_switch(comm, FS_EP_INDEX(ep));
+  default:
+    return -1;
+  }
+}
+
+static void start_step(FsCollRun *run, guint i)
+{
+  if (run->error != NULL)
+    return;
+  const FsCollStep *s = fs_coll_plan_step(run->plan, i);
+  if (s->kind == FS_STEP_REDUCE) {
+    FsTime d = 0;
+    if (run->params.reduce_bw > 0)
+      d = fs_time_from_s((double)s->bytes / run->params.reduce_bw);
+    fs_sim_after(run->sim, d, reduce_done, run, i);
+    return;
+  }
+  const FsComm *comm = fs_coll_plan_comm(run->plan);
+  int src = ep_node(comm, s->src, s->channel), dst = ep_node(comm, s->dst, s->channel);
+  if (src < 0 || dst < 0) {
+    fail(run, g_error_new(FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
+                          "step %u: endpoint %s has no topology node (bind ranks with fs_comm_set_gpu, "
+                          "NVLS and CollNet switches with their setters)",
+                          i, src < 0 ? "source" : "destination"));
+    return;
+  }
+  GError *err = NULL;
+  uint64_t wire = (uint64_t)ceil((double)s->bytes / run->params.payload);
+  if (!run->xfer(run->xfer_ctx, src, dst, wire, run->params.rate_cap, run->key_base + i, flow_done,
+                 run, GSIZE_TO_POINTER((gsize)i), &err))
+    fail(run, err);
+}
+
+/* Starts every step without dependencies: the event at `at`. */
+static void kickoff(void *ctx, uint64_t arg)
+{
+  (void)arg;
+  FsCollRun *run = ctx;
+  if (run->n == 0) {
+    finish_run(run);
+    return;
+  }
+  /* Queue every root before starting any: starting one may complete it
+   * at once and bring other steps' pending counts to zero. */
+  for (guint i = 0; i < run->n; i++)
+    if (run->pending[i] == 0)
+      g_array_append_val(run->queue, i);
+  drain(run);
+}
+
+FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
+                             FsCollTransferFn xfer, void *xfer_ctx, FsTime at, FsCollRunDoneFn done,
+                             void *done_ctx)
+{
+  g_return_val_if_fail(net != NULL && plan != NULL && params != NULL && xfer != NULL, NULL);
+  g_return_val_if_fail(params->payload > 0 && params->payload <= 1, NULL);
+  FsCollRun *run = g_new0(FsCollRun, 1);
+  run->net = net;
+  run->sim = fs_flownet_sim(net);
+  run->plan = plan;
+  run->params = *params;
+  run->xfer = xfer;
+  run->xfer_ctx = xfer_ctx;
+  run->key_base = params->key << 32;
+  run->done = done;
+  run->done_ctx = done_ctx;
+  run->n = fs_coll_plan_n_steps(plan);
+  run->remaining = run->n;
+  run->pending = g_new0(guint, run->n + 1);
+  run->ready_at = g_new0(FsTime, run->n + 1);
+  run->queue = g_array_new(FALSE, FALSE, sizeof(guint));
+  run->succ_off = g_new0(guint, run->n + 2);
+  guint total = 0;
+  for (guint i = 0; i < run->n; i++) {
+    guint nd;
+    const uint32_t *deps = fs_coll_plan_deps(plan, i, &nd);
+    run->pending[i] = nd;
+    total += nd;
+    for (guint j = 0; j < nd; j++)
+      run->succ_off[deps[j] + 1]++;
+  }
+  for (guint i = 0; i < run->n; i++)
+    run->succ_off[i + 1] += run->succ_off[i];
+  run->succ = g_new(uint32_t, total + 1);
+  g_autofree guint *fill = g_new0(guint, run->n + 1);
+  for (guint i = 0; i < run->n; i++) {
+    guint nd;
+    const uint32_t *deps = fs_coll_plan_deps(plan, i, &nd);
+    for (guint j = 0; j < nd; j++)
+      run->succ[run->succ_off[deps[j]] + fill[deps[j]]++] = i;
+  }
+  run->start = at;
+  fs_sim_at(run->sim, at + params->base_latency, kickoff, run, 0);
+  return run;
+}
+
+gboolean fs_coll_run_is_done(const FsCollRun *run)
+{
+  return run->finished;
+}
+
+FsTime fs_coll_run_start_time(const FsCollRun *run)
+{
+  return run->start;
+}
+
+FsTime fs_coll_run_end_time(const FsCollRun *run)
+{
+  return run->end;
+}
+
+gboolean fs_coll_run_finish(FsCollRun *run, GError **error)
+{
+  if (run->error != NULL) {
+    g_propagate_error(error, g_error_copy(run->error));
+    return FALSE;
+  }
+  if (!run->finished) {
+    g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_DEADLOCK,
+                "collective did not complete: %u of %u steps never became ready", run->remaining, run->n);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void fs_coll_run_free(FsCollRun *run)
+{
+  if (run == NULL)
+    return;
+  g_free(run->pending);
+  g_free(run->ready_at);
+  g_array_unref(run->queue);
+  g_free(run->succ_off);
+  g_free(run->succ);
+  g_clear_error(&run->error);
+  g_free(run);
+}
+
+static gboolean not_done(void *data)
+{
+  return !((FsCollRun *)data)->finished;
+}
+
+gboolean fs_coll_run_alone(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
+                           FsCollTransferFn xfer, void *xfer_ctx, FsTime *elapsed, GError **error)
+{
+  FsSim *sim = fs_flownet_sim(net);
+  g_autoptr(FsCollRun) run = fs_coll_run_start(net, plan, params, xfer, xfer_ctx, fs_sim_now(sim),
+                                               NULL, NULL);
+  if (!fs_sim_run_while(sim, not_done, run, error))
+    return FALSE;
+  if (!fs_coll_run_finish(run, error)) {
+    /* Let flows already in flight finish before the run is freed: their
+     * callbacks point at it. */
+    fs_sim_run(sim, NULL);
+    return FALSE;
+  }
+  *elapsed = run->end - run->start;
+  return TRUE;
+}

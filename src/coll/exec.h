@@ -1,0 +1,85 @@
+/* exec.h — runs a collective plan on the flow network.
+ *
+ * A run walks the plan's DAG on an FsFlowNet.  A transfer becomes a flow
+ * along the route between its two endpoints' topology nodes, carrying the
+ * payload divided by the protocol's payload fraction (LL moves twice its
+ * data), with an optional per-flow rate cap; a reduction is a compute
+ * delay of bytes / reduce bandwidth (none when that is 0).  The protocol's
+ * per-step latency (NCCL's hwLatencies for the algorithm, intra- or
+ * inter-host by the transfer) is the time between a transfer's delivery
+ * and the moment its data can be used: a step starts when every
+ * dependency has completed, plus that latency for each dependency that is
+ * a transfer on another connection (the FIFO order of one connection costs
+ * nothing), and the collective ends that latency after its last transfer
+ * is delivered.  The collective's base latency (NCCL's baseLatencies)
+ * passes before the first step.  So a chain of k dependent transfers of
+ * tiny messages takes base + k × step latency, as NCCL's model says, and
+ * large pipelines hide the latency behind other slices.  Several runs may
+ * share one network at once: their flows contend for real.
+ *
+ * Transfers are started through a callback so that this module does not
+ * depend on how the topology is routed (fs_router_transfer in
+ * src/net/route.h has the same shape and may split a transfer over several
+ * paths; tests start single flows on hand-built channel graphs).
+ * Endpoint → node: a rank's GPU (fs_comm_gpu), a host's NVLS switch for the
+ * step's channel, the CollNet switch.
+ *
+ * Ownership: the run borrows the net, the plan (and its communicator) and
+ * the transfer context; all must outlive it.  Errors: a transfer that
+ * cannot start or an endpoint with no node stops the run; the error is kept
+ * and returned by fs_coll_run_finish (FS_COLL_ERROR_INVALID or the
+ * callback's error).  Cost: O(steps + deps) plus one transfer per step.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "coll/plan.h"
+#include "net/flow.h"
+
+G_BEGIN_DECLS
+
+/* Starts a transfer of bytes from node src to node dst now (key: a number
+ * that tells transfers apart, for ECMP); done(done_ctx, info) must run once
+ * when its last byte has landed, with info->user == user (it may run
+ * before the call returns).  FALSE with error when it cannot start. */
+typedef gboolean (*FsCollTransferFn)(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
+                                     uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
+                                     GError **error);
+
+typedef struct {
+  FsTime base_latency;       /* once, before the first step */
+  FsTime step_latency[2];    /* per data dependency: [0] inside a host, [1] across hosts */
+  double payload;            /* payload bytes per wire byte (0 < payload <= 1) */
+  double rate_cap;           /* per flow, bytes/s; 0 = none */
+  double reduce_bw;          /* bytes/s of a local reduction; 0 = instantaneous */
+  uint64_t key;              /* transfer keys are key << 32 | step (ECMP choice); give
+                                concurrent runs different keys */
+} FsCollExecParams;
+
+typedef struct FsCollRun FsCollRun;
+
+/* Called once when the last step completes (or the run fails). */
+typedef void (*FsCollRunDoneFn)(void *ctx, FsCollRun *run);
+
+/* Starts plan at absolute time `at` (>= now).  Returns the run (owned by
+ * the caller, fs_coll_run_free after it is done). */
+FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
+                             FsCollTransferFn xfer, void *xfer_ctx, FsTime at, FsCollRunDoneFn done,
+                             void *done_ctx);
+/* TRUE once every step completed (or the run failed). */
+gboolean fs_coll_run_is_done(const FsCollRun *run);
+/* Start and end times of a finished run (end = last step's completion). */
+FsTime fs_coll_run_start_time(const FsCollRun *run);
+FsTime fs_coll_run_end_time(const FsCollRun *run);
+/* FALSE with the run's error if it failed; TRUE once it completed. */
+gboolean fs_coll_run_finish(FsCollRun *run, GError **error);
+void fs_coll_run_free(FsCollRun *run);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollRun, fs_coll_run_free)
+
+/* Convenience: runs one plan alone on net from now until it completes
+ * (runs the simulation) and returns its duration in *elapsed. */
+gboolean fs_coll_run_alone(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
+                           FsCollTransferFn xfer, void *xfer_ctx, FsTime *elapsed, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,417 @@
+/* nccl-params.c — the loader of the files in models/nccl/.  See nccl-params.h and
+ * models/nccl/README.md.  Every table is a mapping with a `source:`; rows
+ * are lists of numbers of a fixed length; a missing row, an extra key or a
+ * negative number is an error naming file:line:col. */
+#include "coll/nccl-params.h"
+
+#include <string.h>
+
+#include "coll/comm.h"
+#include "util/error.h"
+#include "util/yaml.h"
+
+static const char *const hw_names[FS_NCCL_HW_N + 1] = {
+#define X(id, name) name,
+  FS_NCCL_HWS(X)
+#undef X
+  NULL,
+};
+
+/* NULL-terminated: also the allowed keys of per-row tables. */
+static const char *const row_names[FS_NCCL_ROW_N + 1] = {
+#define X(id, name) name,
+  FS_NCCL_ARCH_ROWS(X)
+#undef X
+  NULL,
+};
+
+const char *fs_nccl_row_name(FsNcclRow r)
+{
+  g_return_val_if_fail(r < FS_NCCL_ROW_N, "?");
+  return row_names[r];
+}
+
+gboolean fs_nccl_params_arch_row(const FsNcclParams *p, const char *arch, FsNcclRow *out)
+{
+  for (guint i = 0; i < p->n_archs; i++)
+    if (g_ascii_strcasecmp(p->arch_names[i], arch) == 0) {
+      *out = p->arch_rows[i];
+      return TRUE;
+    }
+  return FALSE;
+}
+
+const char *fs_nccl_hw_name(FsNcclHw hw)
+{
+  g_return_val_if_fail(hw < FS_NCCL_HW_N, "?");
+  return hw_names[hw];
+}
+
+/* Reads a list of exactly n non-negative numbers. */
+static gboolean get_row(const FsYamlNode *node, guint n, double *out, GError **error)
+{
+  if (!fs_yaml_require_seq(node, error))
+    return FALSE;
+  if (node->n != n) {
+    fs_yaml_error(error, node, "expected a list of %u numbers, got %u", n, node->n);
+    return FALSE;
+  }
+  for (guint i = 0; i < n; i++)
+    if (!fs_yaml_get_double(node->values[i], 0.0, 1e12, &out[i], error))
+      return FALSE;
+  return TRUE;
+}
+
+/* Looks up a table (a mapping with `source:`) and checks its keys: the
+ * names in rows (count n) and, when extra is non-NULL, those too. */
+static const FsYamlNode *get_table(const FsYamlNode *root, const char *key,
+                                   const char *const *rows, guint n, const char *const *extra,
+                                   GError **error)
+{
+  const FsYamlNode *t = fs_yaml_require_key(root, key, "NCCL parameters", error);
+  if (t == NULL || !fs_yaml_require_map(t, error))
+    return NULL;
+  g_autoptr(GPtrArray) allowed = g_ptr_array_new();
+  g_ptr_array_add(allowed, (gpointer) "source");
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add(allowed, (gpointer)rows[i]);
+  for (guint i = 0; extra && extra[i]; i++)
+    g_ptr_array_add(allowed, (gpointer)extra[i]);
+  g_ptr_array_add(allowed, NULL);
+  if (rows != NULL && !fs_yaml_check_keys(t, (const char *const *)allowed->pdata, key, error))
+    return NULL;
+  const char *src = NULL;
+  const FsYamlNode *s = fs_yaml_require_key(t, "source", key, error);
+  if (s == NULL || !fs_yaml_get_string(s, &src, error))
+    return NULL;
+  if (src[0] == '\0') {
+    fs_yaml_error(error, s, "expected a non-empty source for %s", key);
+    return NULL;
+  }
+  return t;
+}
+
+static gboolean get_number(const FsYamlNode *map, const char *key, const char *what, double max,
+                           double *out, GError **error)
+{
+  const FsYamlNode *v = fs_yaml_require_key(map, key, what, error);
+  return v != NULL && fs_yaml_get_double(v, 0.0, max, out, error);
+}
+
+static gboolean get_uint(const FsYamlNode *map, const char *key, const char *what, int64_t min,
+                         int64_t max, uint64_t *out, GError **error)
+{
+  const FsYamlNode *v = fs_yaml_require_key(map, key, what, error);
+  int64_t x;
+  if (v == NULL || !fs_yaml_get_int(v, min, max, &x, error))
+    return FALSE;
+  *out = (uint64_t)x;
+  return TRUE;
+}
+
+static const char *const *algo_names(void)
+{
+  static const char *const names[FS_NCCL_ALGO_N + 1] = {
+#define X(id, name) name,
+    FS_NCCL_ALGOS(X)
+#undef X
+    NULL,
+  };
+  return names;
+}
+
+static const char *const *proto_names(void)
+{
+  static const char *const names[FS_PROTO_N + 1] = {
+#define X(id, name) name,
+    FS_COLL_PROTOS(X)
+#undef X
+    NULL,
+  };
+  return names;
+}
+
+/* table[algo] = [LL, LL128, Simple]. */
+static gboolean load_algo_proto(const FsYamlNode *t, double out[FS_NCCL_ALGO_N][FS_PROTO_N],
+                                const char *what, GError **error)
+{
+  for (guint a = 0; a < FS_NCCL_ALGO_N; a++) {
+    const FsYamlNode *row = fs_yaml_require_key(t, algo_names()[a], what, error);
+    if (row == NULL || !get_row(row, FS_PROTO_N, out[a], error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* table[row] = [n numbers] for each architecture row. */
+static gboolean load_arch_rows(const FsYamlNode *t, guint n, double *out, const char *what,
+                               GError **error)
+{
+  if (!fs_yaml_require_map(t, error) || !fs_yaml_check_keys(t, row_names, what, error))
+    return FALSE;
+  for (guint r = 0; r < FS_NCCL_ROW_N; r++) {
+    const FsYamlNode *row = fs_yaml_require_key(t, row_names[r], what, error);
+    if (row == NULL)
+      return FALSE;
+    if (n == 1 ? !fs_yaml_get_double(row, 0.0, 1e12, &out[r], error)
+               : !get_row(row, n, out + r * n, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
+{
+  static const char *const top[] = {
+    "nccl_version", "steps", "protocols", "base_latency_us", "hw_latency_us", "arch_rows",
+    "ll_max_bw_gbps", "per_channel_max_bw_gbps", "nvls_efficiency", "tree_correction",
+    "net_overhead_us", "bandwidth_factors", "channels", "p2p", NULL,
+  };
+  if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top, "NCCL parameters", error))
+    return FALSE;
+  const char *version = NULL;
+  const FsYamlNode *v = fs_yaml_require_key(root, "nccl_version", "NCCL parameters", error);
+  if (v == NULL || !fs_yaml_get_string(v, &version, error))
+    return FALSE;
+  p->version = g_strdup(version);
+
+  static const char *const value_key[] = {"value", NULL};
+  const FsYamlNode *t = get_table(root, "steps", value_key, 1, NULL, error);
+  uint64_t u;
+  if (t == NULL || !get_uint(t, "value", "steps", 1, 64, &u, error))
+    return FALSE;
+  p->steps = (guint)u;
+
+  t = get_table(root, "protocols", proto_names(), FS_PROTO_N, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  for (guint i = 0; i < FS_PROTO_N; i++) {
+    static const char *const keys[] = {"buffer", "chunk_steps", "slice_steps", "payload",
+                                       "max_threads", "thread_threshold", NULL};
+    const char *name = proto_names()[i];
+    const FsYamlNode *m = fs_yaml_require_key(t, name, "protocols", error);
+    if (m == NULL || !fs_yaml_require_map(m, error) || !fs_yaml_check_keys(m, keys, name, error))
+      return FALSE;
+    FsNcclProto *pr = &p->proto[i];
+    uint64_t cs, ss, mt, tt;
+    const FsYamlNode *buf = fs_yaml_require_key(m, "buffer", name, error);
+    if (buf == NULL || !fs_yaml_get_size(buf, &pr->buffer, error))
+      return FALSE;
+    if (!get_uint(m, "chunk_steps", name, 1, p->steps, &cs, error) ||
+        !get_uint(m, "slice_steps", name, 1, p->steps, &ss, error) ||
+        !get_number(m, "payload", name, 1.0, &pr->payload, error) ||
+        !get_uint(m, "max_threads", name, 1, 65536, &mt, error) ||
+        !get_uint(m, "thread_threshold", name, 0, 1 << 20, &tt, error))
+      return FALSE;
+    if (pr->payload <= 0 || pr->buffer < p->steps) {
+      fs_yaml_error(error, m, "protocol %s needs a payload fraction above 0 and a buffer of at least %u bytes",
+                    name, p->steps);
+      return FALSE;
+    }
+    if (ss > cs) {
+      fs_yaml_error(error, fs_yaml_map_get(m, "slice_steps"),
+                    "protocol %s: slice_steps (%" G_GUINT64_FORMAT ") must not exceed chunk_steps (%" G_GUINT64_FORMAT ")",
+                    name, ss, cs);
+      return FALSE;
+    }
+    pr->slice_steps = (guint)ss;
+    pr->chunk_steps = (guint)cs, pr->max_threads = (guint)mt, pr->thread_threshold = (guint)tt;
+  }
+
+  t = get_table(root, "base_latency_us", algo_names(), FS_NCCL_ALGO_N, NULL, error);
+  if (t == NULL || !load_algo_proto(t, p->base_lat, "base_latency_us", error))
+    return FALSE;
+  t = get_table(root, "hw_latency_us", hw_names, FS_NCCL_HW_N, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  for (guint h = 0; h < FS_NCCL_HW_N; h++) {
+    const FsYamlNode *m = fs_yaml_require_key(t, hw_names[h], "hw_latency_us", error);
+    if (m == NULL || !fs_yaml_require_map(m, error) ||
+        !fs_yaml_check_keys(m, algo_names(), hw_names[h], error) ||
+        !load_algo_proto(m, p->hw_lat[h], hw_names[h], error))
+      return FALSE;
+  }
+
+  t = get_table(root, "arch_rows", NULL, 0, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  p->arch_names = g_new0(char *, t->n + 1);
+  p->arch_rows = g_new0(FsNcclRow, t->n + 1);
+  for (guint i = 0; i < t->n; i++) {
+    const char *arch = t->keys[i]->value, *row;
+    if (strcmp(arch, "source") == 0)
+      continue;
+    if (!fs_yaml_get_string(t->values[i], &row, error))
+      return FALSE;
+    guint r = 0;
+    while (r < FS_NCCL_ROW_N && strcmp(row_names[r], row) != 0)
+      r++;
+    if (r == FS_NCCL_ROW_N) {
+      fs_yaml_error(error, t->values[i],
+                    "expected an architecture row (volta, ampere, hopper, blackwell), got \"%s\"", row);
+      return FALSE;
+    }
+    p->arch_names[p->n_archs] = g_strdup(arch);
+    p->arch_rows[p->n_archs++] = (FsNcclRow)r;
+  }
+
+  static const char *const ll_keys[] = {"single_host", "intel", "amd", NULL};
+  t = get_table(root, "ll_max_bw_gbps", ll_keys, 3, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  const FsYamlNode *m = fs_yaml_require_key(t, "single_host", "ll_max_bw_gbps", error);
+  if (m == NULL || !load_arch_rows(m, 1, p->ll_max_bw_single, "single_host", error))
+    return FALSE;
+  for (guint i = 0; i < 2; i++) {
+    m = fs_yaml_require_key(t, ll_keys[1 + i], "ll_max_bw_gbps", error);
+    if (m == NULL || !get_row(m, 2, p->ll_max_bw_multi[i], error))
+      return FALSE;
+  }
+
+  static const char *const ch_keys[] = {"ring_ll128", "tree_ll128", "tree", "nvls_tree", NULL};
+  t = get_table(root, "per_channel_max_bw_gbps", ch_keys, 4, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  double *ch_out[4] = {&p->ring_ll128_bw[0][0], &p->tree_ll128_bw[0][0], &p->tree_bw[0][0],
+                       &p->nvls_tree_bw[0][0]};
+  for (guint i = 0; i < 4; i++) {
+    m = fs_yaml_require_key(t, ch_keys[i], "per_channel_max_bw_gbps", error);
+    if (m == NULL || !load_arch_rows(m, 3, ch_out[i], ch_keys[i], error))
+      return FALSE;
+  }
+
+  t = get_table(root, "nvls_efficiency", row_names, FS_NCCL_ROW_N, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  for (guint r = 0; r < FS_NCCL_ROW_N; r++)
+    if (!get_number(t, row_names[r], "nvls_efficiency", 1.0, &p->nvls_eff[r], error))
+      return FALSE;
+
+  t = get_table(root, "tree_correction", proto_names(), FS_PROTO_N, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  for (guint i = 0; i < FS_PROTO_N; i++) {
+    m = fs_yaml_require_key(t, proto_names()[i], "tree_correction", error);
+    if (m == NULL || !get_row(m, FS_NCCL_TREE_CORR_N, p->tree_corr[i], error))
+      return FALSE;
+  }
+
+  static const char *const no_keys[] = {"intel", "amd", "other", "simple_multiplier", NULL};
+  t = get_table(root, "net_overhead_us", no_keys, 4, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  for (guint i = 0; i < FS_NCCL_CPU_N; i++)
+    if (!get_number(t, no_keys[i], "net_overhead_us", 1e6, &p->net_overhead_us[i], error))
+      return FALSE;
+  if (!get_number(t, "simple_multiplier", "net_overhead_us", 1e3, &p->net_overhead_simple_mult, error))
+    return FALSE;
+
+  static const char *const bf_keys[] = {
+    "ring_ll", "ll128", "ring_ll128", "tree_all_reduce", "tree_ll_divisor", "tree_ll128_one_host",
+    "tree_pattern", "pat", "collnet_sm90", "ring_plateau_pre_sm80", "ring_plateau",
+    "collnet_arity_us", "pat_rank_us", "pat_inter_divisor", NULL,
+  };
+  double *bf_out[] = {
+    &p->f_ring_ll, &p->f_ll128, &p->f_ring_ll128, &p->f_tree_ar, &p->f_tree_ll_div,
+    &p->f_tree_ll128_one_host, &p->f_tree_pattern, &p->f_pat, &p->f_collnet_sm90,
+    &p->f_ring_plateau_old, &p->f_ring_plateau, &p->collnet_arity_us, &p->pat_rank_us,
+    &p->pat_inter_div,
+  };
+  t = get_table(root, "bandwidth_factors", bf_keys, G_N_ELEMENTS(bf_out), NULL, error);
+  if (t == NULL)
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS(bf_out); i++)
+    if (!get_number(t, bf_keys[i], "bandwidth_factors", 1e3, bf_out[i], error))
+      return FALSE;
+  if (p->f_tree_ll_div <= 0 || p->pat_inter_div <= 0) {
+    fs_yaml_error(error, fs_yaml_map_get(t, "tree_ll_divisor"), "expected tree_ll_divisor and pat_inter_divisor above 0");
+    return FALSE;
+  }
+
+  static const char *const ch_count_keys[] = {"max", "nvls", NULL};
+  t = get_table(root, "channels", ch_count_keys, 2, NULL, error);
+  uint64_t chmax, chnvls;
+  if (t == NULL || !get_uint(t, "max", "channels", 1, 64, &chmax, error) ||
+      !get_uint(t, "nvls", "channels", 0, 64, &chnvls, error))
+    return FALSE;
+  p->max_channels = (guint)chmax, p->nvls_channels = (guint)chnvls;
+
+  static const char *const p2p_keys[] = {"nvl_chunk", "net_chunk", "ll_threshold", NULL};
+  t = get_table(root, "p2p", p2p_keys, 3, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  uint64_t *p2p_out[] = {&p->p2p_nvl_chunk, &p->p2p_net_chunk, &p->p2p_ll_threshold};
+  for (guint i = 0; i < 3; i++) {
+    m = fs_yaml_require_key(t, p2p_keys[i], "p2p", error);
+    if (m == NULL || !fs_yaml_get_size(m, p2p_out[i], error))
+      return FALSE;
+  }
+  if (p->p2p_nvl_chunk == 0 || p->p2p_net_chunk == 0) {
+    fs_yaml_error(error, t, "p2p chunk sizes must be at least 1 byte");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+FsNcclParams *fs_nccl_params_load(const char *path, GError **error)
+{
+  g_autoptr(FsYamlDoc) doc = fs_yaml_load_file(path, error);
+  if (doc == NULL)
+    return NULL;
+  const FsYamlNode *root = fs_yaml_doc_root(doc);
+  if (root == NULL) {
+    fs_set_error_at(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE, path, 1, 1,
+                    "empty file; expected the NCCL parameter tables");
+    return NULL;
+  }
+  FsNcclParams *p = g_new0(FsNcclParams, 1);
+  p->file = g_strdup(path);
+  if (!load(p, root, error)) {
+    fs_nccl_params_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+char *fs_nccl_params_default_path(void)
+{
+  const char *env = g_getenv("FABRICSIM_MODELS");
+  if (env != NULL && env[0] != '\0')
+    return g_build_filename(env, "nccl", "nccl.yaml", NULL);
+  char *src = g_build_filename(FS_SOURCE_MODELS_DIR, "nccl", "nccl.yaml", NULL);
+  if (g_file_test(src, G_FILE_TEST_EXISTS))
+    return src;
+  g_free(src);
+  return g_build_filename(FS_INSTALLED_MODELS_DIR, "nccl", "nccl.yaml", NULL);
+}
+
+FsNcclParams *fs_nccl_params_load_default(GError **error)
+{
+  g_autofree char *path = fs_nccl_params_default_path();
+  return fs_nccl_params_load(path, error);
+}
+
+void fs_nccl_params_free(FsNcclParams *p)
+{
+  if (p == NULL)
+    return;
+  g_free(p->file);
+  g_free(p->version);
+  g_strfreev(p->arch_names);
+  g_free(p->arch_rows);
+  g_free(p);
+}
+
+uint64_t fs_nccl_params_chunk_bytes(const FsNcclParams *p, FsCollProto proto)
+{
+  const FsNcclProto *pr = &p->proto[proto];
+  uint64_t c = (uint64_t)((double)(pr->buffer / p->steps * pr->chunk_steps) * pr->payload);
+  return MAX(c, 1);
+}
+
+uint64_t fs_nccl_params_slice_bytes(const FsNcclParams *p, FsCollProto proto)
+{
+  const FsNcclProto *pr = &p->proto[proto];
+  uint64_t c = (uint64_t)((double)(pr->buffer / p->steps * pr->slice_steps) * pr->payload);
+  return MAX(c, 1);
+}

@@ -1,0 +1,119 @@
+/* nccl-params.h — NCCL's tuning constants and protocol mechanics, loaded
+ * from the YAML files in models/nccl/ (format in models/nccl/README.md).
+ *
+ * The tuner (cost model) and the executor (per-step latency, chunk sizes,
+ * protocol payload efficiency) read everything NCCL-specific from here;
+ * C code holds none of these numbers.  Every table in the file carries a
+ * `source:`.
+ *
+ * Ownership: FsNcclParams is a plain record owned by the caller
+ * (fs_nccl_params_free).  Errors: FS_YAML_ERROR from the YAML layer or
+ * FS_COLL_ERROR_PARSE, each message starting with file:line:col.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "coll/coll.h"
+#include "coll/plan.h"
+
+G_BEGIN_DECLS
+
+/* Hardware latency classes (NCCL's NVLINK, PCI, NET). */
+#define FS_NCCL_HWS(X) \
+  X(NVLINK, "NVLINK")  \
+  X(PCI, "PCI")        \
+  X(NET, "NET")
+
+typedef enum {
+#define X(id, name) FS_NCCL_HW_##id,
+  FS_NCCL_HWS(X)
+#undef X
+  FS_NCCL_HW_N
+} FsNcclHw;
+
+/* Rows of the per-architecture tables. */
+#define FS_NCCL_ARCH_ROWS(X) \
+  X(VOLTA, "volta")          \
+  X(AMPERE, "ampere")        \
+  X(HOPPER, "hopper")        \
+  X(BLACKWELL, "blackwell")
+
+typedef enum {
+#define X(id, name) FS_NCCL_ROW_##id,
+  FS_NCCL_ARCH_ROWS(X)
+#undef X
+  FS_NCCL_ROW_N
+} FsNcclRow;
+
+/* CPU vendors of llMaxBws / net overhead. */
+typedef enum { FS_NCCL_CPU_INTEL, FS_NCCL_CPU_AMD, FS_NCCL_CPU_OTHER, FS_NCCL_CPU_N } FsNcclCpu;
+
+#define FS_NCCL_TREE_CORR_N 24
+
+typedef struct {
+  uint64_t buffer;         /* bytes of the per-connection buffer (all steps) */
+  guint chunk_steps;       /* buffer steps per pipelined chunk */
+  guint slice_steps;       /* buffer steps per slice (the unit that moves) */
+  double payload;          /* payload bytes per wire byte */
+  guint max_threads;
+  guint thread_threshold;  /* bytes per thread below which NCCL drops channels */
+} FsNcclProto;
+
+typedef struct {
+  char *file;              /* where it was loaded from */
+  char *version;
+  guint steps;             /* NCCL_STEPS */
+  FsNcclProto proto[FS_PROTO_N];
+  double base_lat[FS_NCCL_ALGO_N][FS_PROTO_N];             /* µs */
+  double hw_lat[FS_NCCL_HW_N][FS_NCCL_ALGO_N][FS_PROTO_N]; /* µs */
+  guint n_archs;            /* arch_rows: GPU architecture names and their rows */
+  char **arch_names;
+  FsNcclRow *arch_rows;
+  double ll_max_bw_single[FS_NCCL_ROW_N];  /* GB/s */
+  double ll_max_bw_multi[2][2];            /* [intel, amd][2 hosts, 4+] GB/s */
+  double ring_ll128_bw[FS_NCCL_ROW_N][3];  /* per channel, GB/s, [1, 2, 4+ hosts] */
+  double tree_ll128_bw[FS_NCCL_ROW_N][3];
+  double tree_bw[FS_NCCL_ROW_N][3];
+  double nvls_tree_bw[FS_NCCL_ROW_N][3];
+  double nvls_eff[FS_NCCL_ROW_N];
+  double tree_corr[FS_PROTO_N][FS_NCCL_TREE_CORR_N];
+  double net_overhead_us[FS_NCCL_CPU_N];
+  double net_overhead_simple_mult;
+  /* Bandwidth refinements (see the file). */
+  double f_ring_ll, f_ll128, f_ring_ll128, f_tree_ar, f_tree_ll_div, f_tree_ll128_one_host;
+  double f_tree_pattern, f_pat, f_collnet_sm90, f_ring_plateau_old, f_ring_plateau;
+  double collnet_arity_us, pat_rank_us, pat_inter_div;
+  /* Channel counts for communicators built from a topology. */
+  guint max_channels, nvls_channels;
+  /* Point to point. */
+  uint64_t p2p_nvl_chunk, p2p_net_chunk, p2p_ll_threshold;
+} FsNcclParams;
+
+/* Loads a params file.  NULL with error (file:line:col) on any problem:
+ * a missing table or row, a row of the wrong length, a negative number,
+ * an unknown key, a table without `source:`. */
+FsNcclParams *fs_nccl_params_load(const char *path, GError **error);
+/* Loads <models dir>/nccl/nccl.yaml (models dir as the catalog finds it:
+ * $FABRICSIM_MODELS, then the source tree, then the installed copy). */
+FsNcclParams *fs_nccl_params_load_default(GError **error);
+void fs_nccl_params_free(FsNcclParams *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsNcclParams, fs_nccl_params_free)
+
+/* Path of the default file (caller frees). */
+char *fs_nccl_params_default_path(void);
+
+/* Payload bytes per pipelined chunk and per slice for protocol p:
+ * buffer/steps × chunk_steps (slice_steps) × payload. */
+uint64_t fs_nccl_params_chunk_bytes(const FsNcclParams *p, FsCollProto proto);
+uint64_t fs_nccl_params_slice_bytes(const FsNcclParams *p, FsCollProto proto);
+
+const char *fs_nccl_hw_name(FsNcclHw hw);
+const char *fs_nccl_row_name(FsNcclRow r);
+
+/* The table row of a GPU architecture named as in the catalog ("hopper",
+ * "ada"): FALSE when the file does not list it. */
+gboolean fs_nccl_params_arch_row(const FsNcclParams *p, const char *arch, FsNcclRow *out);
+
+G_END_DECLS

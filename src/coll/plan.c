@@ -1,0 +1,383 @@
+/* plan.c — the plan DAG, its builder (FIFO dependencies per connection),
+ * the algorithm table and the binary-tree shape.  See plan.h. */
+#include "coll/plan.h"
+
+#include <string.h>
+
+#include "coll/algos.h"
+
+struct FsCollPlan {
+  FsCollRequest req;
+  const FsCollAlgo *algo;
+  const FsComm *comm;
+  GArray *steps;  /* FsCollStep */
+  GArray *deps;   /* uint32_t */
+  guint n_xfers;
+  uint64_t xfer_bytes;
+};
+
+/* A connection: its last transfer is kept for the FIFO dependency. */
+typedef struct {
+  uint32_t src, dst, channel, lane;
+} ConnKey;
+
+struct FsPlanBuilder {
+  FsCollPlan *plan;
+  GHashTable *conns; /* ConnKey* → last transfer id + 1 (as a pointer) */
+};
+
+static const char *const nccl_algo_names[FS_NCCL_ALGO_N] = {
+#define X(id, name) name,
+  FS_NCCL_ALGOS(X)
+#undef X
+};
+
+const char *fs_nccl_algo_name(FsNcclAlgo a)
+{
+  if (a < 0 || a >= FS_NCCL_ALGO_N)
+    return "none";
+  return nccl_algo_names[a];
+}
+
+const FsCollAlgo *const fs_coll_algos[] = {
+  &fs_coll_algo_ring,
+  &fs_coll_algo_tree,
+  &fs_coll_algo_collnet_direct,
+  &fs_coll_algo_collnet_chain,
+  &fs_coll_algo_nvls,
+  &fs_coll_algo_nvls_tree,
+  &fs_coll_algo_pat,
+  &fs_coll_algo_rhd,
+  &fs_coll_algo_direct,
+  &fs_coll_algo_hier,
+  NULL,
+};
+
+const FsCollAlgo *fs_coll_algo_find(const char *name)
+{
+  for (guint i = 0; fs_coll_algos[i]; i++)
+    if (g_ascii_strcasecmp(fs_coll_algos[i]->name, name) == 0)
+      return fs_coll_algos[i];
+  return NULL;
+}
+
+const FsCollAlgo *fs_coll_algo_for_nccl(FsNcclAlgo a)
+{
+  for (guint i = 0; fs_coll_algos[i]; i++)
+    if (fs_coll_algos[i]->nccl == a)
+      return fs_coll_algos[i];
+  return NULL;
+}
+
+static guint conn_hash(gconstpointer p)
+{
+  const ConnKey *k = p;
+  guint64 h = ((guint64)k->src * 0x9E3779B97F4A7C15ull) ^ ((guint64)k->dst * 0xC2B2AE3D27D4EB4Full) ^
+              ((guint64)(k->channel * 256u + k->lane) * 0x165667B19E3779F9ull);
+  return (guint)(h ^ (h >> 32));
+}
+
+static gboolean conn_equal(gconstpointer a, gconstpointer b)
+{
+  return memcmp(a, b, sizeof(ConnKey)) == 0;
+}
+
+const FsComm *fs_plan_comm(const FsPlanBuilder *b)
+{
+  return b->plan->comm;
+}
+
+const FsCollRequest *fs_plan_req(const FsPlanBuilder *b)
+{
+  return &b->plan->req;
+}
+
+/* Host index of an endpoint for the inter-host test; G_MAXUINT for the
+ * CollNet switch (always "inter"). */
+static guint ep_host(const FsComm *comm, FsCollEp ep)
+{
+  switch (FS_EP_KIND(ep)) {
+  case FS_EP_RANK_KIND:
+    return fs_comm_host_index(comm, FS_EP_INDEX(ep));
+  case FS_EP_NVLS_KIND:
+    return FS_EP_INDEX(ep);
+  default:
+    return G_MAXUINT;
+  }
+}
+
+static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32_t *deps, guint n,
+                         uint32_t fifo)
+{
+  FsCollPlan *p = b->plan;
+  FsCollStep s = *proto;
+  s.dep_off = p->deps->len;
+  s.n_deps = 0;
+  for (guint i = 0; i < n; i++)
+    if (deps[i] != FS_STEP_NONE) {
+      g_assert(deps[i] < p->steps->len);
+      g_array_append_val(p->deps, deps[i]);
+      s.n_deps++;
+    }
+  if (fifo != FS_STEP_NONE) {
+    g_array_append_val(p->deps, fifo);
+    s.n_deps++;
+  }
+  g_array_append_val(p->steps, s);
+  return p->steps->len - 1;
+}
+
+uint32_t fs_plan_xfer(FsPlanBuilder *b, guint channel, FsCollEp src, FsCollEp dst,
+                      uint64_t bytes, const uint32_t *deps, guint n)
+{
+  return fs_plan_xfer_lane(b, channel, 0, src, dst, bytes, deps, n);
+}
+
+uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src,
+                           FsCollEp dst, uint64_t bytes, const uint32_t *deps, guint n)
+{
+  g_assert(lane < 256);
+  FsCollPlan *p = b->plan;
+  g_assert(src != dst);
+  FsCollStep s = {
+    .kind = FS_STEP_XFER, .src = src, .dst = dst, .bytes = bytes,
+    .channel = (uint16_t)channel, .lane = (uint8_t)lane,
+  };
+  guint hs = ep_host(p->comm, src), hd = ep_host(p->comm, dst);
+  s.inter = hs == G_MAXUINT || hd == G_MAXUINT || hs != hd;
+  /* FIFO: after the previous transfer on the same connection. */
+  ConnKey key = {src, dst, channel, lane};
+  gpointer last = g_hash_table_lookup(b->conns, &key);
+  uint32_t fifo = last ? (uint32_t)(GPOINTER_TO_SIZE(last) - 1) : FS_STEP_NONE;
+  uint32_t id = add_step(b, &s, deps, n, fifo);
+  if (last)
+    g_hash_table_replace(b->conns, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)id + 1));
+  else
+    g_hash_table_insert(b->conns, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)id + 1));
+  p->n_xfers++;
+  p->xfer_bytes += bytes;
+  return id;
+}
+
+uint32_t fs_plan_reduce(FsPlanBuilder *b, guint rank, uint64_t bytes, const uint32_t *deps,
+                        guint n)
+{
+  FsCollStep s = {
+    .kind = FS_STEP_REDUCE, .src = FS_EP_RANK(rank), .dst = FS_EP_RANK(rank), .bytes = bytes,
+  };
+  return add_step(b, &s, deps, n, FS_STEP_NONE);
+}
+
+uint64_t fs_plan_split(const FsPlanBuilder *b, uint64_t total, guint parts, guint i)
+{
+  g_assert(parts > 0 && i < parts);
+  uint64_t w = fs_coll_dtype_size(b->plan->req.dtype);
+  uint64_t elems = total / w;
+  uint64_t lo = elems * i / parts, hi = elems * (i + 1) / parts;
+  uint64_t bytes = (hi - lo) * w;
+  if (i == parts - 1)
+    bytes += total % w;
+  return bytes;
+}
+
+FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
+                             const FsCollRequest *req, GError **error)
+{
+  g_return_val_if_fail(comm != NULL && algo != NULL && req != NULL, NULL);
+  if (req->op >= FS_COLL_N_OPS || req->dtype >= FS_COLL_N_DTYPES || req->proto >= FS_PROTO_N) {
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID, "invalid collective request");
+    return NULL;
+  }
+  if (req->nchannels < 1 || req->nchannels > 64 || req->chunk_bytes < 1) {
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
+                "invalid request: channels must be 1..64 (got %u), the chunk size at least 1 byte",
+                req->nchannels);
+    return NULL;
+  }
+  if (fs_coll_op_rooted(req->op) && req->root >= fs_comm_size(comm)) {
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
+                "root %u is not a rank of a %u-rank communicator", req->root, fs_comm_size(comm));
+    return NULL;
+  }
+  const char *why = algo->unsupported(comm, req->op);
+  if (why != NULL) {
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_UNSUPPORTED, "algorithm %s cannot run %s: %s",
+                algo->name, fs_coll_op_name(req->op), why);
+    return NULL;
+  }
+  FsCollPlan *p = g_new0(FsCollPlan, 1);
+  p->req = *req;
+  if (p->req.slice_bytes == 0 || p->req.slice_bytes > p->req.chunk_bytes)
+    p->req.slice_bytes = p->req.chunk_bytes;
+  p->algo = algo;
+  p->comm = comm;
+  p->steps = g_array_new(FALSE, FALSE, sizeof(FsCollStep));
+  p->deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  FsPlanBuilder b = {
+    .plan = p,
+    .conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL),
+  };
+  if (fs_comm_size(comm) > 1)
+    algo->build(&b);
+  g_hash_table_destroy(b.conns);
+  return p;
+}
+
+void fs_coll_plan_free(FsCollPlan *p)
+{
+  if (p == NULL)
+    return;
+  g_array_unref(p->steps);
+  g_array_unref(p->deps);
+  g_free(p);
+}
+
+const FsCollRequest *fs_coll_plan_request(const FsCollPlan *p)
+{
+  return &p->req;
+}
+
+const FsCollAlgo *fs_coll_plan_algo(const FsCollPlan *p)
+{
+  return p->algo;
+}
+
+const FsComm *fs_coll_plan_comm(const FsCollPlan *p)
+{
+  return p->comm;
+}
+
+guint fs_coll_plan_n_steps(const FsCollPlan *p)
+{
+  return p->steps->len;
+}
+
+const FsCollStep *fs_coll_plan_step(const FsCollPlan *p, guint i)
+{
+  g_return_val_if_fail(i < p->steps->len, NULL);
+  return &g_array_index(p->steps, FsCollStep, i);
+}
+
+gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b)
+{
+  return a->kind == FS_STEP_XFER && b->kind == FS_STEP_XFER && a->src == b->src &&
+         a->dst == b->dst && a->channel == b->channel && a->lane == b->lane;
+}
+
+const uint32_t *fs_coll_plan_deps(const FsCollPlan *p, guint i, guint *n)
+{
+  const FsCollStep *s = fs_coll_plan_step(p, i);
+  *n = s->n_deps;
+  return s->n_deps ? &g_array_index(p->deps, uint32_t, s->dep_off) : NULL;
+}
+
+guint fs_coll_plan_n_xfers(const FsCollPlan *p)
+{
+  return p->n_xfers;
+}
+
+uint64_t fs_coll_plan_xfer_bytes(const FsCollPlan *p)
+{
+  return p->xfer_bytes;
+}
+
+guint fs_coll_plan_depth(const FsCollPlan *p)
+{
+  /* Dependencies always point to earlier steps, so one forward pass
+   * computes the longest chain. */
+  guint n = p->steps->len, best = 0;
+  g_autofree guint *depth = g_new0(guint, n ? n : 1);
+  for (guint i = 0; i < n; i++) {
+    guint nd, d = 0;
+    const uint32_t *deps = fs_coll_plan_deps(p, i, &nd);
+    for (guint j = 0; j < nd; j++)
+      d = MAX(d, depth[deps[j]]);
+    depth[i] = d + 1;
+    best = MAX(best, depth[i]);
+  }
+  return best;
+}
+
+guint fs_coll_plan_latency_depth(const FsCollPlan *p)
+{
+  guint n = p->steps->len, best = 0;
+  g_autofree guint *depth = g_new0(guint, n ? n : 1);
+  for (guint i = 0; i < n; i++) {
+    const FsCollStep *s = fs_coll_plan_step(p, i);
+    guint nd, d = 0;
+    const uint32_t *deps = fs_coll_plan_deps(p, i, &nd);
+    for (guint j = 0; j < nd; j++) {
+      const FsCollStep *a = fs_coll_plan_step(p, deps[j]);
+      guint w = a->kind == FS_STEP_XFER && !fs_coll_step_same_conn(a, s) ? 1 : 0;
+      d = MAX(d, depth[deps[j]] + w);
+    }
+    depth[i] = d;
+    /* The final delivery of a transfer counts once more. */
+    best = MAX(best, d + (s->kind == FS_STEP_XFER ? 1 : 0));
+  }
+  return best;
+}
+
+char *fs_coll_plan_describe(const FsCollPlan *p)
+{
+  return g_strdup_printf("%s %s %u ranks %u ch %s: %u steps (%u transfers), depth %u",
+                         p->algo->name, fs_coll_op_name(p->req.op), fs_comm_size(p->comm),
+                         p->req.nchannels, fs_coll_proto_name(p->req.proto), p->steps->len,
+                         p->n_xfers, fs_coll_plan_depth(p));
+}
+
+/* The btree of n nodes rooted at 0: a node's lowest set bit `bit` gives its
+ * level; its parent clears that bit and sets the next one (or only clears
+ * it when that leaves the range); its children are node ± bit/2, the
+ * upper one pulled in while it falls outside the range. */
+static void btree(guint n, guint node, int *parent, int *c0, int *c1)
+{
+  *parent = *c0 = *c1 = -1;
+  if (n <= 1)
+    return;
+  guint bit = 1;
+  while (bit < n && !(bit & node))
+    bit <<= 1;
+  if (node == 0) {
+    /* The root has one child: the highest power of two below n. */
+    *c1 = (int)(bit >> 1);
+    return;
+  }
+  guint up = (node ^ bit) | (bit << 1);
+  if (up >= n)
+    up = node ^ bit;
+  *parent = (int)up;
+  guint low = bit >> 1;
+  if (low == 0)
+    return;
+  *c0 = (int)(node - low);
+  guint down = node + low;
+  while (low > 0 && down >= n) {
+    low >>= 1;
+    down = node + low;
+  }
+  *c1 = low > 0 ? (int)down : -1;
+}
+
+void fs_coll_btree(guint n, guint tree, guint node, int *parent, int *child0, int *child1)
+{
+  g_return_if_fail(node < n);
+  if (tree == 0 || n <= 1) {
+    btree(n, node, parent, child0, child1);
+    return;
+  }
+  int p, a, c;
+  if (n % 2 == 1) {
+    /* Shift by one: node k plays the role of k-1 in the first tree. */
+    btree(n, (node + n - 1) % n, &p, &a, &c);
+#define MAP(x) ((x) < 0 ? -1 : (int)(((guint)(x) + 1) % n))
+    *parent = MAP(p), *child0 = MAP(a), *child1 = MAP(c);
+#undef MAP
+  } else {
+    /* Mirror: node k plays n-1-k. */
+    btree(n, n - 1 - node, &p, &a, &c);
+#define MAP(x) ((x) < 0 ? -1 : (int)(n - 1 - (guint)(x)))
+    *parent = MAP(p), *child0 = MAP(a), *child1 = MAP(c);
+#undef MAP
+  }
+}

@@ -1,0 +1,186 @@
+/* plan.h — a collective as a DAG of steps, and the table of algorithms
+ * that build them.
+ *
+ * A plan is what one collective call does, independent of the network:
+ * transfers (src endpoint → dst endpoint, payload bytes, channel) and
+ * local reductions, each with the steps it must wait for.  Endpoints are
+ * ranks, the NVLS switch of a host (in-switch reduction over NVLink) or the
+ * CollNet/SHARP network switch of a shard; the executor maps them to topology nodes
+ * through the communicator.
+ *
+ * Pipelining follows NCCL: each channel carries its share of the data in
+ * chunks (req->chunk_bytes, from the protocol's buffer: buffer/NCCL_STEPS ×
+ * chunk steps), and data moves in slices (req->slice_bytes) that flow
+ * through the algorithm independently.  A connection (channel, src, dst)
+ * is a FIFO: each transfer on it waits for the previous one on it (the
+ * builder adds that dependency), so slices of one step leave one after
+ * another and the next step's first slice can follow as soon as it has
+ * arrived.  A small message is a handful of latency-bound steps; a large
+ * one a deep pipeline that keeps every link busy.  (The executor charges
+ * the protocol's per-step latency on dependencies between different
+ * connections, not on the FIFO order of one connection.)
+ *
+ * Algorithms register by name in a table of callbacks (fs_coll_algos);
+ * the CLI lists them from the table.  Each says which ops it supports on a
+ * communicator, and builds the steps through the builder below.
+ *
+ * Ownership: a plan owns its steps and dependency arrays; the algorithm
+ * and communicator it names are borrowed (the comm must outlive the plan).
+ * Errors: FS_COLL_ERROR_UNSUPPORTED when an algorithm cannot run the op on
+ * the communicator, FS_COLL_ERROR_INVALID for a bad request.
+ * Cost: O(steps + deps); steps ≈ channels × chunks × (steps per chunk).
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "coll/coll.h"
+#include "coll/comm.h"
+
+G_BEGIN_DECLS
+
+/* Endpoints: a rank (0..n-1), the NVLS switch of host index h, or the
+ * CollNet switch of shard j, packed into 32 bits. */
+typedef uint32_t FsCollEp;
+#define FS_EP_KIND_MASK 0xC0000000u
+#define FS_EP_RANK_KIND 0x00000000u
+#define FS_EP_NVLS_KIND 0x80000000u
+#define FS_EP_COLLNET_KIND 0xC0000000u
+#define FS_EP_RANK(r) ((FsCollEp)(r))
+#define FS_EP_NVLS(h) ((FsCollEp)(FS_EP_NVLS_KIND | (uint32_t)(h)))
+#define FS_EP_COLLNET(j) ((FsCollEp)(FS_EP_COLLNET_KIND | (uint32_t)(j)))
+#define FS_EP_KIND(ep) ((ep) & FS_EP_KIND_MASK)
+#define FS_EP_INDEX(ep) ((ep) & ~FS_EP_KIND_MASK)
+
+/* "No step": ignored where a dependency is expected. */
+#define FS_STEP_NONE UINT32_MAX
+
+typedef enum {
+  FS_STEP_XFER,   /* src sends bytes to dst on channel */
+  FS_STEP_REDUCE, /* src (a rank) combines bytes locally; dst == src */
+} FsCollStepKind;
+
+typedef struct {
+  FsCollStepKind kind;
+  FsCollEp src, dst;
+  uint64_t bytes;     /* payload bytes (the protocol's wire overhead is the executor's) */
+  uint16_t channel;
+  uint8_t lane;       /* FIFO lane within the connection (see fs_plan_xfer_lane) */
+  gboolean inter;     /* crosses hosts (network latency class) */
+  uint32_t dep_off;   /* dependencies: deps[dep_off .. dep_off + n_deps) */
+  uint32_t n_deps;
+} FsCollStep;
+
+/* What to build. */
+typedef struct {
+  FsCollOp op;
+  uint64_t bytes;       /* FsCollSizes.unit_bytes: the buffer, or the per-rank block */
+  FsCollDtype dtype;
+  FsCollRedop redop;
+  guint root;           /* rooted ops */
+  FsCollProto proto;
+  guint nchannels;      /* >= 1 */
+  uint64_t chunk_bytes; /* payload per pipelined chunk (per rank block per loop), >= 1 */
+  uint64_t slice_bytes; /* payload per transfer inside a chunk; 0 = chunk_bytes */
+} FsCollRequest;
+
+typedef struct FsCollPlan FsCollPlan;
+typedef struct FsCollAlgo FsCollAlgo;
+typedef struct FsPlanBuilder FsPlanBuilder;
+
+/* Indices into NCCL's tuning tables (tuning.cc order), or NONE for an
+ * algorithm NCCL does not have. */
+#define FS_NCCL_ALGOS(X)              \
+  X(TREE, "Tree")                     \
+  X(RING, "Ring")                     \
+  X(COLLNET_DIRECT, "CollNetDirect")  \
+  X(COLLNET_CHAIN, "CollNetChain")    \
+  X(NVLS, "NVLS")                     \
+  X(NVLS_TREE, "NVLSTree")            \
+  X(PAT, "PAT")
+
+typedef enum {
+#define X(id, name) FS_NCCL_ALGO_##id,
+  FS_NCCL_ALGOS(X)
+#undef X
+  FS_NCCL_ALGO_N,
+  FS_NCCL_ALGO_NONE = -1
+} FsNcclAlgo;
+
+const char *fs_nccl_algo_name(FsNcclAlgo a);
+
+struct FsCollAlgo {
+  const char *name;     /* "ring", "tree", … (command line, output) */
+  FsNcclAlgo nccl;      /* NCCL's algorithm, for NCCL_ALGO and the cost model */
+  const char *summary;  /* one line for listings */
+  /* NULL when op can run on comm; otherwise a static sentence why not. */
+  const char *(*unsupported)(const FsComm *comm, FsCollOp op);
+  /* Adds the steps of one collective. */
+  void (*build)(FsPlanBuilder *b);
+};
+
+/* The algorithm table, in listing order, NULL-terminated. */
+extern const FsCollAlgo *const fs_coll_algos[];
+const FsCollAlgo *fs_coll_algo_find(const char *name);
+/* The algorithm that implements NCCL's algorithm a (NULL if none). */
+const FsCollAlgo *fs_coll_algo_for_nccl(FsNcclAlgo a);
+
+/* Builds the plan of req with algo on comm; NULL with error when algo
+ * does not support it or req is invalid. */
+FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
+                             const FsCollRequest *req, GError **error);
+void fs_coll_plan_free(FsCollPlan *plan);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollPlan, fs_coll_plan_free)
+
+const FsCollRequest *fs_coll_plan_request(const FsCollPlan *plan);
+const FsCollAlgo *fs_coll_plan_algo(const FsCollPlan *plan);
+const FsComm *fs_coll_plan_comm(const FsCollPlan *plan);
+guint fs_coll_plan_n_steps(const FsCollPlan *plan);
+const FsCollStep *fs_coll_plan_step(const FsCollPlan *plan, guint i);
+/* TRUE when steps a and b are transfers on the same connection (channel,
+ * lane, src, dst): a dependency between them is FIFO order, not data. */
+gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b);
+/* Dependencies of step i (borrowed), count in *n. */
+const uint32_t *fs_coll_plan_deps(const FsCollPlan *plan, guint i, guint *n);
+/* Counts: transfers, reductions, payload bytes sent by transfers. */
+guint fs_coll_plan_n_xfers(const FsCollPlan *plan);
+uint64_t fs_coll_plan_xfer_bytes(const FsCollPlan *plan);
+/* Length in steps of the longest dependency chain (the latency-bound
+ * critical path). */
+guint fs_coll_plan_depth(const FsCollPlan *plan);
+/* The most latency-charged hops on one dependency chain: dependencies on a
+ * transfer of another connection, plus the final delivery (what the
+ * executor charges a per-step latency for; see exec.h).  For a tiny
+ * message the run takes base + this × step latency. */
+guint fs_coll_plan_latency_depth(const FsCollPlan *plan);
+/* A one-line description: "ring all_reduce 8 ranks 2 ch LL128: 224 steps". */
+char *fs_coll_plan_describe(const FsCollPlan *plan);
+
+/* ---- For algorithm files ---------------------------------------------- */
+
+const FsComm *fs_plan_comm(const FsPlanBuilder *b);
+const FsCollRequest *fs_plan_req(const FsPlanBuilder *b);
+/* Adds a transfer.  deps (n entries, FS_STEP_NONE ignored) plus the
+ * previous transfer on the same connection.  Returns the step id. */
+uint32_t fs_plan_xfer(FsPlanBuilder *b, guint channel, FsCollEp src, FsCollEp dst,
+                      uint64_t bytes, const uint32_t *deps, guint n);
+/* The same on FIFO lane `lane` of the connection: transfers on different
+ * lanes of one connection are independent (NCCL runs them from different
+ * warps, e.g. NVLS's reduce-scatter and all-gather halves). */
+uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src,
+                           FsCollEp dst, uint64_t bytes, const uint32_t *deps, guint n);
+/* Adds a local reduction of bytes at rank. */
+uint32_t fs_plan_reduce(FsPlanBuilder *b, guint rank, uint64_t bytes, const uint32_t *deps,
+                        guint n);
+/* Part i of total split into parts pieces (sizes differ by at most one
+ * element of the request's datatype; the remainder goes to the last). */
+uint64_t fs_plan_split(const FsPlanBuilder *b, uint64_t total, guint parts, guint i);
+
+/* Binary-tree shape used by the tree algorithms (NCCL's btree: rank 0 is
+ * the root with one child; nodes are numbered 0..n-1).  tree 1 is the
+ * complementary tree (shifted when n is odd, mirrored when even), so that
+ * leaves of one are inner nodes of the other.  -1 for none. */
+void fs_coll_btree(guint n, guint tree, guint node, int *parent, int *child0, int *child1);
+
+G_END_DECLS

@@ -1,0 +1,534 @@
+/* tuner.c — NCCL's cost model (tuning.cc), the tuner, NCCL_ALGO /
+ * NCCL_PROTO parsing and the α-β explanation.  See tuner.h.
+ *
+ * The model is evaluated by one function that can also narrate its
+ * arithmetic into a GString, so `explain` and the tuner cannot disagree. */
+#include "coll/tuner.h"
+
+#include <math.h>
+#include <string.h>
+
+#define ALGO_BIT(i) ((guint64)1 << (i))
+
+static guint log2i(guint64 x)
+{
+  guint r = 0;
+  while (x >>= 1)
+    r++;
+  return r;
+}
+
+static guint ceil_log2(guint n)
+{
+  guint r = 0;
+  while (((guint64)1 << r) < n)
+    r++;
+  return r;
+}
+
+static guint nccl_nsteps(FsCollOp op, guint n)
+{
+  switch (op) {
+  case FS_COLL_ALL_REDUCE:
+    return 2 * (n - 1);
+  case FS_COLL_REDUCE_SCATTER:
+  case FS_COLL_ALL_GATHER:
+    return n - 1;
+  default:
+    return n;
+  }
+}
+
+uint64_t fs_coll_nccl_bytes(FsCollOp op, const FsCollSizes *sizes, guint nranks)
+{
+  switch (op) {
+  case FS_COLL_ALL_GATHER:
+  case FS_COLL_REDUCE_SCATTER:
+  case FS_COLL_ALLTOALL:
+  case FS_COLL_GATHER:
+  case FS_COLL_SCATTER:
+  case FS_COLL_HYPERCUBE:
+    return sizes->unit_bytes * nranks;
+  default:
+    return sizes->unit_bytes;
+  }
+}
+
+/* Appends to why when narrating. */
+static void say(GString *why, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void say(GString *why, const char *fmt, ...)
+{
+  if (why == NULL)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  g_string_append_vprintf(why, fmt, ap);
+  va_end(ap);
+}
+
+/* NCCL's model for the algorithms it has. */
+static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                          FsCollOp op, FsNcclAlgo a, FsCollProto pr, guint nch, uint64_t nbytes,
+                          FsCollCost *c, GString *why)
+{
+  guint n = fs_comm_size(comm), nh = fs_comm_n_hosts(comm), ppn = fs_comm_ppn(comm);
+  FsNcclRow row = sys->arch;
+  guint col = nh == 1 ? 0 : nh == 2 ? 1 : 2;
+  gboolean simple = pr == FS_PROTO_SIMPLE;
+  gboolean ar = op == FS_COLL_ALL_REDUCE;
+  gboolean agrs = op == FS_COLL_ALL_GATHER || op == FS_COLL_REDUCE_SCATTER;
+  const char *an = fs_nccl_algo_name(a), *pn = fs_coll_proto_name(pr);
+
+  /* Which pairs NCCL gives a bandwidth at all. */
+  if ((a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE || a == FS_NCCL_ALGO_COLLNET_DIRECT ||
+       a == FS_NCCL_ALGO_COLLNET_CHAIN || a == FS_NCCL_ALGO_PAT) && !simple)
+    return FALSE;
+  if ((a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE) && sys->nvls_channels < 2)
+    return FALSE;
+  if ((a == FS_NCCL_ALGO_COLLNET_DIRECT || a == FS_NCCL_ALGO_COLLNET_CHAIN) && !sys->collnet)
+    return FALSE;
+  if (a == FS_NCCL_ALGO_PAT && ppn != 1)
+    return FALSE;
+
+  c->nsteps = nccl_nsteps(op, n);
+  gboolean collnet = a == FS_NCCL_ALGO_COLLNET_DIRECT || a == FS_NCCL_ALGO_COLLNET_CHAIN;
+  double bw = (nh <= 2 || collnet) ? sys->bw_intra : sys->bw_inter;
+  double bus = nch * bw;
+  say(why, "bandwidth: bus = %u ch × %.2f GB/s (%s) = %.2f GB/s\n", nch, bw,
+      (nh <= 2 || collnet) ? "bwIntra" : "bwInter", bus);
+  double llmax = nh == 1 ? p->ll_max_bw_single[row]
+                         : p->ll_max_bw_multi[sys->cpu == FS_NCCL_CPU_AMD ? 1 : 0][nh <= 2 ? 0 : 1];
+
+  if (a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE) {
+    double nv = sys->nvls_channels;
+    double intra = sys->bw_intra * sys->max_channels * p->nvls_eff[row] * (nv - 1) / nv;
+    say(why, "  NVLS: intra = %.2f GB/s per GPU × efficiency %.2f × (%u-1)/%u", sys->bw_intra * sys->max_channels,
+        p->nvls_eff[row], sys->nvls_channels, sys->nvls_channels);
+    if (ar) {
+      intra *= 2;
+      say(why, " × 2 (all_reduce pipelines two operations)");
+    } else {
+      intra *= (double)(ppn - 1) / ppn;
+      say(why, " × (ppn-1)/ppn");
+    }
+    say(why, " = %.2f GB/s\n", intra);
+    bus = intra;
+    if (nh > 1) {
+      double inter = sys->bw_inter * sys->max_channels *
+                     ((nh <= 2 && a == FS_NCCL_ALGO_NVLS_TREE) ? 2 : 1);
+      bus = MIN(bus, inter);
+      say(why, "  inter = %.2f GB/s; bus = min = %.2f GB/s\n", inter, bus);
+    }
+    if (a == FS_NCCL_ALGO_NVLS_TREE && p->nvls_tree_bw[row][col] > 0) {
+      bus = MIN(bus, nch * p->nvls_tree_bw[row][col]);
+      say(why, "  cap %u ch × %.2f GB/s (perChMaxNVLSTreeBw): %.2f GB/s\n", nch, p->nvls_tree_bw[row][col], bus);
+    }
+    if (nh > 1 && a == FS_NCCL_ALGO_NVLS)
+      return FALSE;
+  } else if (a == FS_NCCL_ALGO_RING && pr == FS_PROTO_LL) {
+    bus = MIN(llmax, bus * p->f_ring_ll);
+    say(why, "  Ring+LL: min(llMaxBw %.2f, bus × %.2f) = %.2f GB/s\n", llmax, p->f_ring_ll, bus);
+  } else if (a == FS_NCCL_ALGO_RING && pr == FS_PROTO_LL128) {
+    bus = MIN(bus * p->f_ring_ll128, nch * p->ring_ll128_bw[row][col]);
+    say(why, "  Ring+LL128: min(bus × %.2f, %u ch × %.2f) = %.2f GB/s\n", p->f_ring_ll128, nch,
+        p->ring_ll128_bw[row][col], bus);
+  } else if (a == FS_NCCL_ALGO_TREE) {
+    if (ar) {
+      bus = MIN(bus * p->f_tree_ar, nch * p->tree_bw[row][col]);
+      say(why, "  Tree all_reduce: min(bus × %.2f, %u ch × %.2f) = %.2f GB/s\n", p->f_tree_ar, nch,
+          p->tree_bw[row][col], bus);
+    }
+    if (pr == FS_PROTO_LL) {
+      bus = MIN(bus / p->f_tree_ll_div, llmax);
+      say(why, "  Tree+LL: min(bus / %.2f, llMaxBw %.2f) = %.2f GB/s\n", p->f_tree_ll_div, llmax, bus);
+    } else if (pr == FS_PROTO_LL128) {
+      double f = nh == 1 ? p->f_tree_ll128_one_host : p->f_ll128;
+      bus = MIN(bus * f, nch * p->tree_ll128_bw[row][col]);
+      say(why, "  Tree+LL128: min(bus × %.4f, %u ch × %.2f) = %.2f GB/s\n", f, nch,
+          p->tree_ll128_bw[row][col], bus);
+    }
+  } else if (a == FS_NCCL_ALGO_PAT) {
+    bus *= p->f_pat;
+    say(why, "  PAT: × %.2f = %.2f GB/s\n", p->f_pat, bus);
+  } else if (a == FS_NCCL_ALGO_COLLNET_DIRECT) {
+    double f = (double)ppn / nch;
+    f -= (f - 1) / 2;
+    if (f > 0)
+      bus /= f;
+    if (row >= FS_NCCL_ROW_HOPPER)
+      bus *= p->f_collnet_sm90;
+    say(why, "  CollNetDirect: / arity factor %.3f%s = %.2f GB/s\n", f,
+        row >= FS_NCCL_ROW_HOPPER ? " × sm90 factor" : "", bus);
+  }
+  c->busbw_gbps = bus;
+  if (bus <= 0)
+    return FALSE;
+
+  /* Bus → algorithm bandwidth. */
+  double alg;
+  if (a == FS_NCCL_ALGO_RING || a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE) {
+    alg = bus * n / c->nsteps;
+    say(why, "  algorithm bandwidth = bus × n/nsteps = %.2f × %u/%u = %.2f GB/s\n", bus, n, c->nsteps, alg);
+  } else if (agrs) {
+    alg = bus;
+    say(why, "  algorithm bandwidth = bus = %.2f GB/s\n", alg);
+  } else {
+    alg = bus * 0.5;
+    say(why, "  algorithm bandwidth = bus × 0.5 = %.2f GB/s\n", alg);
+  }
+
+  /* Latency. */
+  FsNcclAlgo inter_algo = ppn == 1 ? FS_NCCL_ALGO_TREE : a;
+  double base = p->base_lat[a][pr];
+  double intra_lat = p->hw_lat[sys->intra_hw][a][pr];
+  double inter_lat = p->hw_lat[FS_NCCL_HW_NET][inter_algo][pr] + sys->latency_inter +
+                     (simple ? sys->latency_inter : 0);
+  double lat = base;
+  c->base_us = base;
+  say(why, "latency: base %.2f us (%s/%s)", base, an, pn);
+  switch (a) {
+  case FS_NCCL_ALGO_RING: {
+    if (nh > 1) {
+      double ovh = p->net_overhead_us[sys->cpu] * (simple ? p->net_overhead_simple_mult : 1);
+      intra_lat = MAX(intra_lat, ovh);
+    }
+    guint ninter = nh == 1 ? 0 : ar ? 2 * (nh - 1) : nh - 1;
+    c->inter_steps = ninter;
+    lat += (c->nsteps - ninter) * intra_lat + ninter * inter_lat;
+    say(why, " + %u steps × %.2f us (%s)", c->nsteps - ninter, intra_lat, fs_nccl_hw_name(sys->intra_hw));
+    if (ninter)
+      say(why, " + %u steps × %.2f us (NET)", ninter, inter_lat);
+    break;
+  }
+  case FS_NCCL_ALGO_TREE:
+    lat += 2 * ((ppn - 1) * intra_lat + log2i(nh) * inter_lat);
+    say(why, " + 2 × ((%u-1) × %.2f + log2(%u) × %.2f) us", ppn, intra_lat, nh, inter_lat);
+    break;
+  case FS_NCCL_ALGO_COLLNET_DIRECT:
+    lat += 2 * (MIN(1, ppn - 1) * intra_lat + (ppn - 1) * p->collnet_arity_us) + inter_lat;
+    say(why, " + 2 × (%u × %.2f + %u × %.2f) + %.2f us", MIN(1, ppn - 1), intra_lat, ppn - 1,
+        p->collnet_arity_us, inter_lat);
+    break;
+  case FS_NCCL_ALGO_COLLNET_CHAIN:
+    lat += 2 * (ppn - 1) * intra_lat + inter_lat;
+    say(why, " + 2 × %u × %.2f + %.2f us", ppn - 1, intra_lat, inter_lat);
+    break;
+  case FS_NCCL_ALGO_NVLS:
+    lat = intra_lat + (nh > 1 ? inter_lat : 0);
+    say(why, " replaced by the NVLS hw latency %.2f us", lat);
+    break;
+  case FS_NCCL_ALGO_NVLS_TREE:
+    lat += intra_lat + 2 * log2i(nh) * inter_lat;
+    say(why, " + %.2f + 2 × log2(%u) × %.2f us", intra_lat, nh, inter_lat);
+    break;
+  case FS_NCCL_ALGO_PAT:
+    lat += log2i(nh) * (inter_lat / p->pat_inter_div) + n * p->pat_rank_us;
+    say(why, " + log2(%u) × %.2f/%.1f + %u × %.2f us", nh, inter_lat, p->pat_inter_div, n, p->pat_rank_us);
+    break;
+  default:
+    break;
+  }
+  c->intra_lat_us = intra_lat;
+  c->inter_lat_us = inter_lat;
+  if (a == FS_NCCL_ALGO_TREE && ar) {
+    guint idx = MIN(log2i(MAX(nbytes >> 6, 1)), FS_NCCL_TREE_CORR_N - 1);
+    alg *= p->tree_corr[pr][idx];
+    say(why, "\n  tree correction [%u] × %.2f: algorithm bandwidth %.2f GB/s", idx, p->tree_corr[pr][idx], alg);
+  }
+  if (a == FS_NCCL_ALGO_RING && simple && ar && nh > 1 && nbytes / ((guint64)nch * n) >= 64) {
+    double f = row == FS_NCCL_ROW_VOLTA ? p->f_ring_plateau_old : p->f_ring_plateau;
+    lat *= f;
+    say(why, "\n  ring plateau: latency × %.2f", f);
+  }
+  say(why, " = %.2f us\n", lat);
+  c->lat_us = lat;
+  c->algbw_gbps = alg;
+  c->time_us = lat + (double)nbytes / (1000.0 * alg);
+  return TRUE;
+}
+
+/* A plain α-β estimate for fabricsim's own algorithms (rhd, direct,
+ * hier), with NCCL's Ring latencies and the protocol's payload. */
+static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                             FsCollOp op, const FsCollAlgo *algo, FsCollProto pr, guint nch,
+                             uint64_t nbytes, FsCollCost *c, GString *why)
+{
+  guint n = fs_comm_size(comm), nh = fs_comm_n_hosts(comm), L = fs_comm_ppn(comm);
+  if (pr == FS_PROTO_LL128 && !sys->ll128)
+    return FALSE;
+  double eff = p->proto[pr].payload;
+  double bw = (nh > 1 ? sys->bw_inter : sys->bw_intra) * nch * eff;
+  /* bytes each rank sends per byte of nbytes, and steps. */
+  double load = 1;
+  guint steps = 1;
+  const char *name = algo->name;
+  if (strcmp(name, "rhd") == 0) {
+    steps = op == FS_COLL_ALL_REDUCE ? 2 * log2i(n) + ((n & (n - 1)) == 0 ? 0 : 2) : ceil_log2(n);
+    load = op == FS_COLL_ALL_REDUCE ? 2.0 * (n - 1) / n : op == FS_COLL_BARRIER ? 0 : (double)(n - 1) / n;
+  } else if (strcmp(name, "direct") == 0) {
+    steps = op == FS_COLL_BARRIER ? 2 : 1;
+    switch (op) {
+    case FS_COLL_ALL_REDUCE:
+    case FS_COLL_BROADCAST:
+    case FS_COLL_REDUCE:
+      load = n - 1;
+      break;
+    case FS_COLL_SENDRECV:
+      load = 1;
+      break;
+    case FS_COLL_BARRIER:
+      load = 0;
+      break;
+    default:
+      load = (double)(n - 1) / n;
+      break;
+    }
+  } else {
+    steps = 2 * (L - 1) + 2 * (nh - 1);
+    load = 2.0 * (n - 1) / n;
+  }
+  FsNcclHw hw = nh > 1 ? FS_NCCL_HW_NET : sys->intra_hw;
+  double step_lat = p->hw_lat[hw][FS_NCCL_ALGO_RING][pr];
+  c->nsteps = steps;
+  c->base_us = p->base_lat[FS_NCCL_ALGO_RING][pr];
+  c->lat_us = c->base_us + steps * step_lat;
+  c->intra_lat_us = c->inter_lat_us = step_lat;
+  c->busbw_gbps = bw;
+  c->algbw_gbps = load > 0 ? bw / load : bw;
+  c->time_us = c->lat_us + (load > 0 ? (double)nbytes / (1000.0 * c->algbw_gbps) : 0);
+  say(why, "bandwidth: %u ch × %.2f GB/s × payload %.4f = %.2f GB/s per rank; each rank sends %.3f × the bytes: %.2f GB/s\n",
+      nch, nh > 1 ? sys->bw_inter : sys->bw_intra, eff, bw, load, c->algbw_gbps);
+  say(why, "latency: base %.2f us (Ring/%s) + %u steps × %.2f us (%s) = %.2f us\n", c->base_us,
+      fs_coll_proto_name(pr), steps, step_lat, fs_nccl_hw_name(hw), c->lat_us);
+  return TRUE;
+}
+
+static gboolean cost_impl(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                          FsCollOp op, const FsCollAlgo *algo, FsCollProto pr, guint nch,
+                          uint64_t nbytes, FsCollCost *out, GString *why)
+{
+  memset(out, 0, sizeof *out);
+  if (nch == 0 || algo->unsupported(comm, op) != NULL)
+    return FALSE;
+  if (pr == FS_PROTO_LL128 && !sys->ll128)
+    return FALSE;
+  gboolean ok = algo->nccl == FS_NCCL_ALGO_NONE
+                  ? cost_generic(p, sys, comm, op, algo, pr, nch, nbytes, out, why)
+                  : cost_nccl(p, sys, comm, op, algo->nccl, pr, nch, nbytes, out, why);
+  if (!ok)
+    memset(out, 0, sizeof *out);
+  return ok;
+}
+
+gboolean fs_coll_cost(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                      FsCollOp op, const FsCollAlgo *algo, FsCollProto proto, guint nch,
+                      uint64_t nbytes, FsCollCost *out)
+{
+  return cost_impl(p, sys, comm, op, algo, proto, nch, nbytes, out, NULL);
+}
+
+void fs_coll_prefs_init(FsCollPrefs *prefs)
+{
+  memset(prefs, 0, sizeof *prefs);
+  prefs->algo_mask = ~(guint64)0;
+  prefs->proto_mask = (1u << FS_PROTO_N) - 1;
+  prefs->proto = -1;
+}
+
+/* Splits an NCCL-style list: optional leading '^', names separated by
+ * commas.  Calls match(name) → bits for each; unknown names fail. */
+static gboolean parse_list(const char *text, const char *what, guint64 all,
+                           guint64 (*match)(const char *name), const char *known, guint64 *mask,
+                           GError **error)
+{
+  gboolean exclude = FALSE;
+  const char *s = text;
+  while (*s == ' ')
+    s++;
+  if (*s == '^')
+    exclude = TRUE, s++;
+  guint64 bits = 0;
+  g_auto(GStrv) parts = g_strsplit(s, ",", -1);
+  for (guint i = 0; parts[i]; i++) {
+    char *name = g_strstrip(parts[i]);
+    if (name[0] == '\0') {
+      g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
+                  "%s \"%s\": empty name in the list; expected names like %s", what, text, known);
+      return FALSE;
+    }
+    guint64 b = match(name);
+    if (b == 0) {
+      g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
+                  "%s \"%s\": unknown name \"%s\"; expected %s, optionally after ^ to exclude",
+                  what, text, name, known);
+      return FALSE;
+    }
+    bits |= b;
+  }
+  *mask = exclude ? (all & ~bits) : bits;
+  return TRUE;
+}
+
+static guint64 match_algo(const char *name)
+{
+  guint64 bits = 0;
+  gboolean collnet = g_ascii_strcasecmp(name, "CollNet") == 0;
+  for (guint i = 0; fs_coll_algos[i]; i++) {
+    const FsCollAlgo *a = fs_coll_algos[i];
+    if (g_ascii_strcasecmp(name, a->name) == 0 ||
+        (a->nccl != FS_NCCL_ALGO_NONE && g_ascii_strcasecmp(name, fs_nccl_algo_name(a->nccl)) == 0) ||
+        (collnet && (a->nccl == FS_NCCL_ALGO_COLLNET_DIRECT || a->nccl == FS_NCCL_ALGO_COLLNET_CHAIN)))
+      bits |= ALGO_BIT(i);
+  }
+  return bits;
+}
+
+static guint64 match_proto(const char *name)
+{
+  FsCollProto p;
+  return fs_coll_proto_from_name(name, &p) ? (guint64)1 << p : 0;
+}
+
+gboolean fs_coll_parse_nccl_algo(const char *text, guint64 *mask, GError **error)
+{
+  guint n = 0;
+  while (fs_coll_algos[n])
+    n++;
+  return parse_list(text, "NCCL_ALGO", (((guint64)1) << n) - 1, match_algo,
+                    "Ring, Tree, CollNetDirect, CollNetChain, CollNet, NVLS, NVLSTree, PAT, rhd, direct, hier",
+                    mask, error);
+}
+
+gboolean fs_coll_parse_nccl_proto(const char *text, guint *mask, GError **error)
+{
+  guint64 m;
+  if (!parse_list(text, "NCCL_PROTO", (1u << FS_PROTO_N) - 1, match_proto, "LL, LL128, Simple", &m, error))
+    return FALSE;
+  *mask = (guint)m;
+  return TRUE;
+}
+
+static gboolean is_p2p(FsCollOp op)
+{
+  return op == FS_COLL_ALLTOALL || op == FS_COLL_GATHER || op == FS_COLL_SCATTER ||
+         op == FS_COLL_SENDRECV || op == FS_COLL_HYPERCUBE || op == FS_COLL_BARRIER;
+}
+
+/* NCCL's channel reduction for small messages. */
+static guint fit_channels(const FsNcclParams *p, const FsCollAlgo *algo, FsCollProto pr, guint nc,
+                          guint nranks, uint64_t nbytes)
+{
+  guint64 nt = p->proto[pr].max_threads;
+  guint64 thr = p->proto[pr].thread_threshold;
+  if (algo->nccl == FS_NCCL_ALGO_RING && pr == FS_PROTO_LL)
+    thr *= nranks;
+  while (nc >= 2 && nbytes < nc * nt * thr)
+    nc--;
+  return nc;
+}
+
+gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                      FsCollOp op, uint64_t nbytes, const FsCollPrefs *prefs, FsCollChoice *out,
+                      GError **error)
+{
+  memset(out, 0, sizeof *out);
+  guint n = fs_comm_size(comm);
+  guint maxch = MAX(sys->max_channels, 1);
+  gboolean found = FALSE;
+  double best = INFINITY;
+  if (is_p2p(op) && prefs->algo == NULL) {
+    /* Not in NCCL's tuning table: send/recv (direct), or the recursive
+     * exchanges for hypercube and barrier. */
+    const FsCollAlgo *a = fs_coll_algo_find(op == FS_COLL_HYPERCUBE || op == FS_COLL_BARRIER ? "rhd" : "direct");
+    uint64_t per_peer = op == FS_COLL_SENDRECV ? nbytes : nbytes / n;
+    FsCollProto pr = prefs->proto >= 0 ? (FsCollProto)prefs->proto
+                     : per_peer <= p->p2p_ll_threshold && (prefs->proto_mask & (1u << FS_PROTO_LL))
+                       ? FS_PROTO_LL : FS_PROTO_SIMPLE;
+    guint nch = prefs->channels ? prefs->channels : fit_channels(p, a, pr, maxch, n, nbytes);
+    if (a->unsupported(comm, op) != NULL) {
+      g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_UNSUPPORTED, "%s on %u ranks: %s",
+                  fs_coll_op_name(op), n, a->unsupported(comm, op));
+      return FALSE;
+    }
+    out->algo = a, out->proto = pr, out->nchannels = nch;
+    cost_impl(p, sys, comm, op, a, pr, nch, nbytes, &out->cost, NULL);
+    uint64_t chunk = fs_comm_n_hosts(comm) > 1 || sys->intra_hw != FS_NCCL_HW_NVLINK ? p->p2p_net_chunk
+                                                                                     : p->p2p_nvl_chunk;
+    out->chunk_bytes = MAX((uint64_t)(chunk * p->proto[pr].payload), 1);
+    out->slice_bytes = out->chunk_bytes;
+    return TRUE;
+  }
+  for (guint i = 0; fs_coll_algos[i]; i++) {
+    const FsCollAlgo *a = fs_coll_algos[i];
+    if (prefs->algo ? a != prefs->algo : !(prefs->algo_mask & ALGO_BIT(i)))
+      continue;
+    /* The tuner, like NCCL, only weighs NCCL's algorithms unless told. */
+    if (prefs->algo == NULL && a->nccl == FS_NCCL_ALGO_NONE)
+      continue;
+    for (guint pr = 0; pr < FS_PROTO_N; pr++) {
+      if (prefs->proto >= 0 ? (int)pr != prefs->proto : !(prefs->proto_mask & (1u << pr)))
+        continue;
+      guint nch = prefs->channels ? prefs->channels
+                  : (a->nccl == FS_NCCL_ALGO_NVLS || a->nccl == FS_NCCL_ALGO_NVLS_TREE) ? sys->nvls_channels
+                  : maxch;
+      FsCollCost c;
+      if (!cost_impl(p, sys, comm, op, a, (FsCollProto)pr, nch, nbytes, &c, NULL))
+        continue;
+      if (c.time_us < best) {
+        best = c.time_us;
+        out->algo = a, out->proto = (FsCollProto)pr, out->nchannels = nch, out->cost = c;
+        found = TRUE;
+      }
+    }
+  }
+  if (!found && prefs->algo != NULL && prefs->algo->unsupported(comm, op) == NULL) {
+    /* A forced algorithm the model gives no bandwidth (e.g. NVLS with LL):
+     * run it as asked; the estimate stays empty. */
+    out->algo = prefs->algo;
+    out->proto = prefs->proto >= 0 ? (FsCollProto)prefs->proto : FS_PROTO_SIMPLE;
+    out->nchannels = prefs->channels ? prefs->channels : maxch;
+    found = TRUE;
+  }
+  if (!found) {
+    const char *why = prefs->algo ? prefs->algo->unsupported(comm, op) : NULL;
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_UNSUPPORTED,
+                "no allowed algorithm and protocol can run %s on %u ranks%s%s", fs_coll_op_name(op), n,
+                why ? ": " : "", why ? why : "");
+    return FALSE;
+  }
+  if (prefs->channels == 0) {
+    guint nc = fit_channels(p, out->algo, out->proto, out->nchannels, n, nbytes);
+    if (nc != out->nchannels) {
+      out->nchannels = nc;
+      cost_impl(p, sys, comm, op, out->algo, out->proto, nc, nbytes, &out->cost, NULL);
+    }
+  }
+  out->chunk_bytes = fs_nccl_params_chunk_bytes(p, out->proto);
+  out->slice_bytes = fs_nccl_params_slice_bytes(p, out->proto);
+  return TRUE;
+}
+
+char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                      FsCollOp op, uint64_t nbytes, const FsCollChoice *ch)
+{
+  GString *s = g_string_new(NULL);
+  guint n = fs_comm_size(comm);
+  g_string_append_printf(s, "%s of %" G_GUINT64_FORMAT " bytes on %u ranks (%u host%s × up to %u), NCCL %s model (%s)\n",
+                         fs_coll_op_name(op), nbytes, n, fs_comm_n_hosts(comm),
+                         fs_comm_n_hosts(comm) == 1 ? "" : "s", fs_comm_ppn(comm), p->version, p->file);
+  g_string_append_printf(s, "choice: %s / %s / %u channel%s; chunk %" G_GUINT64_FORMAT " B in slices of %" G_GUINT64_FORMAT " B\n",
+                         ch->algo->name, fs_coll_proto_name(ch->proto), ch->nchannels,
+                         ch->nchannels == 1 ? "" : "s", ch->chunk_bytes, ch->slice_bytes);
+  FsCollCost c;
+  if (!cost_impl(p, sys, comm, op, ch->algo, ch->proto, ch->nchannels, nbytes, &c, s)) {
+    g_string_append(s, "the model gives this choice no bandwidth (NCCL would not pick it)\n");
+    return g_string_free(s, FALSE);
+  }
+  g_string_append_printf(s, "time = latency + bytes / algorithm bandwidth = %.2f us + %" G_GUINT64_FORMAT
+                         " B / %.2f GB/s = %.2f + %.2f = %.2f us\n",
+                         c.lat_us, nbytes, c.algbw_gbps, c.lat_us, c.time_us - c.lat_us, c.time_us);
+  double f = fs_coll_busbw_factor(op, n);
+  double alg = c.time_us > 0 ? (double)nbytes / 1e3 / c.time_us : 0;
+  g_string_append_printf(s, "nccl-tests: algbw = %.2f GB/s, busbw = algbw × %.4f = %.2f GB/s\n", alg, f, alg * f);
+  return g_string_free(s, FALSE);
+}

@@ -1,0 +1,117 @@
+/* tuner.h — NCCL's cost model and the choice of algorithm, protocol and
+ * channel count per collective call.
+ *
+ * The cost model is NCCL's (src/graph/tuning.cc, constants from
+ * FsNcclParams): for an (op, algorithm, protocol) a latency in µs and a
+ * bandwidth in GB/s, time = latency + bytes / bandwidth.  The tuner, like
+ * NCCL, evaluates every enabled pair at the communicator's channel count,
+ * keeps the fastest, then lowers the channel count for small messages
+ * (NCCL's thread threshold: fewer channels while bytes < channels ×
+ * threads × threshold).  Point-to-point ops (alltoall, gather, scatter,
+ * sendrecv), hypercube and barrier are not in NCCL's tuning table: they go
+ * to the direct (or recursive) algorithm, LL up to NCCL's P2P LL
+ * threshold per peer and Simple above.
+ *
+ * The user may force any part (--algo/--proto/--channels), or restrict the
+ * candidates with NCCL_ALGO / NCCL_PROTO strings, parsed as NCCL does: a
+ * comma-separated list of names (case-insensitive), or a list after `^`
+ * naming the ones to exclude.  NCCL_ALGO names are NCCL's (Ring, Tree,
+ * CollNetDirect, CollNetChain, CollNet = both, NVLS, NVLSTree, PAT) or
+ * fabricsim's algorithm names (ring, tree, rhd, direct, hier, …).
+ *
+ * Pure functions of their inputs; errors (a bad NCCL_ALGO, nothing left to
+ * choose) are FS_COLL_ERROR.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "coll/nccl-params.h"
+#include "coll/plan.h"
+
+G_BEGIN_DECLS
+
+/* What the model needs to know of the system (NCCL gets it from its
+ * topology search). */
+typedef struct {
+  FsNcclRow arch;         /* the GPU's row in NCCL's per-architecture tables */
+  FsNcclHw intra_hw;      /* NVLINK when GPUs of a host talk over NVLink, else PCI */
+  FsNcclCpu cpu;
+  double bw_intra;        /* GB/s per channel inside a host (NCCL's graph bwIntra) */
+  double bw_inter;        /* GB/s per channel across hosts (bwInter) */
+  double latency_inter;   /* µs, NCCL's graph latencyInter (usually 0) */
+  guint max_channels;     /* channels of the ring/tree graph */
+  guint nvls_channels;    /* channels NVLS uses (0: no NVLS) */
+  gboolean collnet;       /* a CollNet/SHARP switch is available */
+  gboolean ll128;         /* LL128 enabled (NCCL: NVLink inside the host) */
+  /* The simulated network's own latency of one transfer inside a host and
+   * across hosts (µs).  NCCL's hwLatencies include it, so the executor
+   * charges only the rest per step. */
+  double path_lat_intra, path_lat_inter;
+} FsCollSysInfo;
+
+/* One (algorithm, protocol, channels) estimate. */
+typedef struct {
+  double base_us;       /* base latency */
+  double lat_us;        /* total latency term (base + per-step) */
+  double busbw_gbps;    /* NCCL's bus bandwidth after refinements */
+  double algbw_gbps;    /* bus → algorithm bandwidth (and tree correction) */
+  double time_us;       /* lat_us + bytes / algbw */
+  guint nsteps;         /* NCCL's nsteps for the op */
+  guint inter_steps;
+  double intra_lat_us, inter_lat_us;  /* per step */
+} FsCollCost;
+
+/* Evaluates NCCL's model for algo/proto on nch channels for a call moving
+ * nbytes (NCCL's nBytes: the buffer, or n × the block for all_gather and
+ * reduce_scatter).  FALSE when the pair does not apply (NCCL gives it no
+ * bandwidth), with *out zeroed. */
+gboolean fs_coll_cost(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                      FsCollOp op, const FsCollAlgo *algo, FsCollProto proto, guint nch,
+                      uint64_t nbytes, FsCollCost *out);
+
+/* Candidate sets: bit i of algo_mask is fs_coll_algos[i]; bit p of
+ * proto_mask is protocol p.  Forced values (non-NULL algo, proto >= 0,
+ * channels > 0) win over the masks. */
+typedef struct {
+  guint64 algo_mask;
+  guint proto_mask;
+  const FsCollAlgo *algo;
+  int proto;
+  guint channels;
+} FsCollPrefs;
+
+/* All algorithms and protocols, nothing forced. */
+void fs_coll_prefs_init(FsCollPrefs *prefs);
+/* Parses an NCCL_ALGO value into prefs->algo_mask. */
+gboolean fs_coll_parse_nccl_algo(const char *text, guint64 *mask, GError **error);
+/* Parses an NCCL_PROTO value into a protocol mask. */
+gboolean fs_coll_parse_nccl_proto(const char *text, guint *mask, GError **error);
+
+/* The tuner's answer: what to run, and the model's estimate of it. */
+typedef struct {
+  const FsCollAlgo *algo;
+  FsCollProto proto;
+  guint nchannels;
+  uint64_t chunk_bytes;  /* pipelined chunk payload (per rank block per loop) */
+  uint64_t slice_bytes;  /* payload of one transfer inside a chunk */
+  FsCollCost cost;       /* at nchannels */
+} FsCollChoice;
+
+/* Chooses for op moving nbytes (as fs_coll_cost) of which each rank's unit
+ * is unit_bytes, on comm.  FALSE with FS_COLL_ERROR_UNSUPPORTED when no
+ * allowed algorithm supports op on comm. */
+gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                      FsCollOp op, uint64_t nbytes, const FsCollPrefs *prefs, FsCollChoice *out,
+                      GError **error);
+
+/* NCCL's nBytes for a row of nccl-tests sizes. */
+uint64_t fs_coll_nccl_bytes(FsCollOp op, const FsCollSizes *sizes, guint nranks);
+
+/* The α-β arithmetic of one choice for nbytes, several lines of text,
+ * for `fabricsim explain coll` (caller frees). */
+char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                      FsCollOp op, uint64_t nbytes, const FsCollChoice *choice);
+
+G_END_DECLS

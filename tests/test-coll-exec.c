@@ -1,0 +1,340 @@
+/* test-coll-exec.c — running collective plans on the flow engine, on
+ * hand-built channel graphs: bandwidth-bound rings reach the link rate,
+ * small messages cost the protocol latencies, concurrent collectives on
+ * shared links slow each other, NVLS beats the ring through a switch, and
+ * runs are deterministic. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coll/bench.h"
+#include "coll/exec.h"
+#include "coll/plan.h"
+#include "testutil.h"
+
+#define MAXN 17
+
+/* n GPUs (nodes 0..n-1), each ordered pair joined by its own channel of
+ * bw bytes/s; with a switch (node n), GPU↔switch channels instead and
+ * GPU→GPU routes through the switch. */
+typedef struct {
+  FsSim *sim;
+  FsFlowNet *net;
+  guint n;
+  gboolean star;
+  FsChannelId path[MAXN + 1][MAXN + 1][2];
+  guint len[MAXN + 1][MAXN + 1];
+} Graph;
+
+static void graph_init(Graph *g, guint n, double bw, gboolean star)
+{
+  memset(g, 0, sizeof *g);
+  g->sim = fs_sim_new();
+  g->net = fs_flownet_new(g->sim, FS_NET_MAXMIN);
+  g->n = n;
+  g->star = star;
+  if (!star) {
+    for (guint i = 0; i < n; i++)
+      for (guint j = 0; j < n; j++)
+        if (i != j) {
+          g->path[i][j][0] = fs_flownet_add_channel(g->net, bw, 0);
+          g->len[i][j] = 1;
+        }
+    return;
+  }
+  FsChannelId up[MAXN], down[MAXN];
+  for (guint i = 0; i < n; i++) {
+    up[i] = fs_flownet_add_channel(g->net, bw, 0);
+    down[i] = fs_flownet_add_channel(g->net, bw, 0);
+    g->path[i][n][0] = up[i], g->len[i][n] = 1;
+    g->path[n][i][0] = down[i], g->len[n][i] = 1;
+  }
+  for (guint i = 0; i < n; i++)
+    for (guint j = 0; j < n; j++)
+      if (i != j) {
+        g->path[i][j][0] = up[i];
+        g->path[i][j][1] = down[j];
+        g->len[i][j] = 2;
+      }
+}
+
+static void graph_free(Graph *g)
+{
+  fs_flownet_free(g->net);
+  fs_sim_free(g->sim);
+}
+
+/* The transfer callback: one flow on the hand-built path. */
+static gboolean xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_cap, uint64_t key,
+                     FsFlowDoneFn done, void *done_ctx, void *user, GError **error)
+{
+  (void)key;
+  Graph *g = ctx;
+  if (src < 0 || dst < 0 || (guint)src > g->n || (guint)dst > g->n || g->len[src][dst] == 0) {
+    g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no route %d -> %d", src, dst);
+    return FALSE;
+  }
+  FsFlowSpec spec = {
+    .src = src, .dst = dst, .path = g->path[src][dst], .path_len = g->len[src][dst],
+    .bytes = bytes, .rate_cap = rate_cap, .start = fs_sim_now(g->sim), .done = done,
+    .ctx = done_ctx, .user = user,
+  };
+  fs_flownet_start(g->net, &spec);
+  return TRUE;
+}
+
+static FsComm *comm_on(guint n, gboolean nvls)
+{
+  FsComm *c = fs_comm_new(n);
+  for (guint r = 0; r < n; r++)
+    fs_comm_set_gpu(c, r, (int)r);
+  if (nvls) {
+    int sw = (int)n;
+    fs_comm_set_nvls_switch(c, 0, &sw, 1);
+  }
+  return c;
+}
+
+static FsCollPlan *plan(const FsComm *c, const char *algo, FsCollOp op, uint64_t bytes, guint nch,
+                        uint64_t chunk, uint64_t slice)
+{
+  FsCollRequest req = {
+    .op = op, .bytes = bytes, .dtype = FS_COLL_DT_FLOAT, .proto = FS_PROTO_SIMPLE,
+    .nchannels = nch, .chunk_bytes = chunk, .slice_bytes = slice,
+  };
+  GError *err = NULL;
+  FsCollPlan *p = fs_coll_plan_new(c, fs_coll_algo_find(algo), &req, &err);
+  fs_assert_no_error(err);
+  return p;
+}
+
+static double run_alone_us(Graph *g, const FsCollPlan *p, const FsCollExecParams *ep)
+{
+  FsTime t = 0;
+  GError *err = NULL;
+  ck_assert(fs_coll_run_alone(g->net, p, ep, xfer, g, &t, &err));
+  fs_assert_no_error(err);
+  return fs_time_to_us(t);
+}
+
+static const FsCollExecParams simple_params = {
+  .base_latency = 0, .step_latency = {0, 0}, .payload = 1.0,
+};
+
+START_TEST(test_exec_ring_reaches_link_bandwidth)
+{
+  /* 8 GPUs, 100 GB/s links: ring all_reduce of 256 MiB approaches
+   * busbw = 100 GB/s, even with NCCL's 3.4 µs per step. */
+  const double B = 100e9;
+  const uint64_t S = 256u << 20;
+  Graph g;
+  graph_init(&g, 8, B, FALSE);
+  g_autoptr(FsComm) c = comm_on(8, FALSE);
+  g_autoptr(FsCollPlan) p = plan(c, "ring", FS_COLL_ALL_REDUCE, S, 1, 2 << 20, 1 << 20);
+  FsCollExecParams ep = simple_params;
+  ep.step_latency[0] = 3400 * FS_NS;
+  double us = run_alone_us(&g, p, &ep);
+  double busbw = (double)S / (us * 1e-6) * 1.75;
+  ck_assert_msg(busbw > 0.95 * B && busbw <= B * 1.0001, "busbw %.3f GB/s", busbw / 1e9);
+  graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_exec_latency_floor_matches_protocol)
+{
+  /* 8 bytes, LL: base 6.6 µs + 14 steps × 0.6 µs; the bytes are noise. */
+  Graph g;
+  graph_init(&g, 8, 100e9, FALSE);
+  g_autoptr(FsComm) c = comm_on(8, FALSE);
+  g_autoptr(FsCollPlan) p = plan(c, "ring", FS_COLL_ALL_REDUCE, 8, 1, 32768, 0);
+  FsCollExecParams ep = {
+    .base_latency = 6600 * FS_NS, .step_latency = {600 * FS_NS, 2700 * FS_NS}, .payload = 0.5,
+  };
+  double us = run_alone_us(&g, p, &ep);
+  ck_assert_msg(fabs(us - 15.0) < 0.005, "time %.6f us", us);
+  /* Tree on one host is a chain: 2 × 7 hops. */
+  g_autoptr(FsCollPlan) t = plan(c, "tree", FS_COLL_ALL_REDUCE, 8, 1, 32768, 0);
+  us = run_alone_us(&g, t, &ep);
+  ck_assert_msg(fabs(us - (6.6 + 14 * 0.6)) < 0.005, "tree time %.6f us", us);
+  graph_free(&g);
+}
+END_TEST
+
+typedef struct {
+  guint done;
+} Count;
+
+static void count_done(void *ctx, FsCollRun *run)
+{
+  (void)run;
+  ((Count *)ctx)->done++;
+}
+
+START_TEST(test_exec_concurrent_collectives_share_links)
+{
+  const uint64_t S = 64u << 20;
+  Graph g;
+  graph_init(&g, 4, 50e9, FALSE);
+  g_autoptr(FsComm) c = comm_on(4, FALSE);
+  g_autoptr(FsCollPlan) p = plan(c, "ring", FS_COLL_ALL_REDUCE, S, 1, 1 << 20, 512 << 10);
+  double alone = run_alone_us(&g, p, &simple_params);
+  graph_free(&g);
+  /* Two at once on the same links: each takes about twice as long. */
+  graph_init(&g, 4, 50e9, FALSE);
+  Count cnt = {0};
+  g_autoptr(FsCollRun) a = fs_coll_run_start(g.net, p, &simple_params, xfer, &g, 0, count_done, &cnt);
+  g_autoptr(FsCollRun) b = fs_coll_run_start(g.net, p, &simple_params, xfer, &g, 0, count_done, &cnt);
+  GError *err = NULL;
+  ck_assert(fs_sim_run(g.sim, &err));
+  ck_assert_uint_eq(cnt.done, 2);
+  ck_assert(fs_coll_run_finish(a, &err) && fs_coll_run_finish(b, &err));
+  double ta = fs_time_to_us(fs_coll_run_end_time(a)), tb = fs_time_to_us(fs_coll_run_end_time(b));
+  ck_assert_msg(ta > 1.8 * alone && tb > 1.8 * alone, "alone %.1f, together %.1f / %.1f us", alone, ta, tb);
+  ck_assert_msg(ta < 2.2 * alone && tb < 2.2 * alone, "alone %.1f, together %.1f / %.1f us", alone, ta, tb);
+  /* Disjoint rings (reversed order uses the other direction): no slowdown. */
+  graph_free(&g);
+  graph_init(&g, 4, 50e9, FALSE);
+  g_autoptr(FsComm) rc = comm_on(4, FALSE);
+  guint rev[4] = {3, 2, 1, 0};
+  ck_assert(fs_comm_set_ring(rc, 0, rev, &err));
+  g_autoptr(FsCollPlan) q = plan(rc, "ring", FS_COLL_ALL_REDUCE, S, 1, 1 << 20, 512 << 10);
+  g_autoptr(FsCollRun) x = fs_coll_run_start(g.net, p, &simple_params, xfer, &g, 0, NULL, NULL);
+  g_autoptr(FsCollRun) y = fs_coll_run_start(g.net, q, &simple_params, xfer, &g, 0, NULL, NULL);
+  ck_assert(fs_sim_run(g.sim, &err));
+  ck_assert_double_eq_tol(fs_time_to_us(fs_coll_run_end_time(x)), alone, alone * 1e-6);
+  ck_assert_double_eq_tol(fs_time_to_us(fs_coll_run_end_time(y)), alone, alone * 1e-6);
+  graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_exec_nvls_beats_ring_through_switch)
+{
+  /* Through one switch, the ring's every byte crosses two links; NVLS
+   * crosses each GPU's link about once each way: algbw ≈ B × n/(n+1). */
+  const double B = 100e9;
+  const uint64_t S = 128u << 20;
+  Graph g;
+  graph_init(&g, 8, B, TRUE);
+  g_autoptr(FsComm) c = comm_on(8, TRUE);
+  g_autoptr(FsCollPlan) nv = plan(c, "nvls", FS_COLL_ALL_REDUCE, S, 1, 2 << 20, 0);
+  g_autoptr(FsCollPlan) ring = plan(c, "ring", FS_COLL_ALL_REDUCE, S, 1, 2 << 20, 1 << 20);
+  double t_nv = run_alone_us(&g, nv, &simple_params);
+  double t_ring = run_alone_us(&g, ring, &simple_params);
+  double alg_nv = (double)S / (t_nv * 1e-6), alg_ring = (double)S / (t_ring * 1e-6);
+  ck_assert_msg(alg_nv > 0.8 * B * 8 / 9, "NVLS algbw %.1f GB/s", alg_nv / 1e9);
+  ck_assert_msg(alg_ring < 1.01 * B * 8 / 14, "ring algbw %.1f GB/s", alg_ring / 1e9);
+  ck_assert_double_gt(alg_nv, 1.4 * alg_ring);
+  graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_exec_every_algorithm_completes)
+{
+  Graph g;
+  graph_init(&g, 8, 40e9, TRUE);
+  g_autoptr(FsComm) c = comm_on(8, TRUE);
+  for (guint a = 0; fs_coll_algos[a]; a++)
+    for (guint op = 0; op < FS_COLL_N_OPS; op++) {
+      if (fs_coll_algos[a]->unsupported(c, op) != NULL)
+        continue;
+      g_autoptr(FsCollPlan) p = plan(c, fs_coll_algos[a]->name, op, 1 << 20, 2, 65536, 0);
+      double us = run_alone_us(&g, p, &simple_params);
+      ck_assert_msg(us > 0 || op == FS_COLL_BARRIER, "%s %s", fs_coll_algos[a]->name, fs_coll_op_name(op));
+    }
+  graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_exec_deterministic)
+{
+  double t[2];
+  for (guint i = 0; i < 2; i++) {
+    Graph g;
+    graph_init(&g, 6, 30e9, TRUE);
+    g_autoptr(FsComm) c = comm_on(6, TRUE);
+    g_autoptr(FsCollPlan) p = plan(c, "tree", FS_COLL_ALL_REDUCE, 3 << 20, 3, 131072, 0);
+    t[i] = run_alone_us(&g, p, &simple_params);
+    graph_free(&g);
+  }
+  ck_assert(t[0] == t[1]);
+}
+END_TEST
+
+START_TEST(test_exec_unbound_endpoint_fails)
+{
+  Graph g;
+  graph_init(&g, 4, 30e9, FALSE);
+  g_autoptr(FsComm) c = fs_comm_new(4);
+  g_autoptr(FsCollPlan) p = plan(c, "ring", FS_COLL_ALL_REDUCE, 1 << 16, 1, 4096, 0);
+  FsTime t;
+  GError *err = NULL;
+  ck_assert(!fs_coll_run_alone(g.net, p, &simple_params, xfer, &g, &t, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "no topology node");
+  graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_bench_sweep_latency_and_bandwidth)
+{
+  /* 8 GPUs on 100 GB/s point-to-point links, NCCL's Hopper/NVLink
+   * constants: the 8-byte row takes NCCL's modelled latency (LL ring:
+   * 6.6 + 14 × 0.6 µs); the largest row's busbw nears the link rate. */
+  GError *err = NULL;
+  g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&err);
+  fs_assert_no_error(err);
+  FsCollSysInfo sys = {
+    .arch = FS_NCCL_ROW_HOPPER, .intra_hw = FS_NCCL_HW_NVLINK, .cpu = FS_NCCL_CPU_INTEL,
+    .bw_intra = 100.0 / 16, .bw_inter = 1, .max_channels = 16, .ll128 = TRUE,
+  };
+  Graph g;
+  graph_init(&g, 8, 100e9, FALSE);
+  g_autoptr(FsComm) c = comm_on(8, FALSE);
+  FsCollSweep sw = {
+    .op = FS_COLL_ALL_REDUCE, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
+    .min_bytes = 8, .max_bytes = 512u << 20, .step_factor = 8,
+  };
+  fs_coll_prefs_init(&sw.prefs);
+  g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
+  ck_assert(fs_coll_bench(np, &sys, c, &sw, g.net, xfer, &g, rows, &err));
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(rows->len, 9);
+  const FsNcclTestsRow *small = &g_array_index(rows, FsNcclTestsRow, 0);
+  ck_assert_str_eq(small->algo, "ring");
+  ck_assert_str_eq(small->proto, "LL");
+  ck_assert_msg(fabs(small->oop_time_us - 15.0) < 0.01, "8 B: %.4f us", small->oop_time_us);
+  const FsNcclTestsRow *big = &g_array_index(rows, FsNcclTestsRow, rows->len - 1);
+  ck_assert_str_eq(big->proto, "Simple");
+  ck_assert_msg(big->oop_busbw > 90 && big->oop_busbw <= 100.01, "128 MiB busbw %.2f", big->oop_busbw);
+  /* Time grows with size; busbw too. */
+  for (guint i = 1; i < rows->len; i++) {
+    const FsNcclTestsRow *a = &g_array_index(rows, FsNcclTestsRow, i - 1);
+    const FsNcclTestsRow *b = &g_array_index(rows, FsNcclTestsRow, i);
+    ck_assert_double_ge(b->oop_time_us, a->oop_time_us);
+    ck_assert_double_ge(b->oop_busbw, a->oop_busbw * 0.99);
+  }
+  if (g_getenv("FS_TEST_VERBOSE")) {
+    g_autoptr(GString) out = g_string_new(NULL);
+    fs_ncclt_table_header(out);
+    for (guint i = 0; i < rows->len; i++)
+      fs_ncclt_row(out, &g_array_index(rows, FsNcclTestsRow, i));
+    fputs(out->str, stderr);
+  }
+  double avg = fs_coll_bench_avg_busbw(rows);
+  ck_assert_double_gt(avg, 0);
+  graph_free(&g);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("coll-exec");
+  FS_ADD_TEST(s, test_exec_ring_reaches_link_bandwidth);
+  FS_ADD_TEST(s, test_exec_latency_floor_matches_protocol);
+  FS_ADD_TEST(s, test_exec_concurrent_collectives_share_links);
+  FS_ADD_TEST(s, test_exec_nvls_beats_ring_through_switch);
+  FS_ADD_TEST(s, test_exec_every_algorithm_completes);
+  FS_ADD_TEST(s, test_exec_deterministic);
+  FS_ADD_TEST(s, test_exec_unbound_endpoint_fails);
+  FS_ADD_TEST(s, test_bench_sweep_latency_and_bandwidth);
+  return fs_test_run_suite(s);
+}

@@ -1,0 +1,440 @@
+/* test-coll.c — collective names, nccl-tests sizes and busbw factors,
+ * communicators, plans of every algorithm, binary trees, and the
+ * nccl-tests text/JSON format. */
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/comm.h"
+#include "coll/ncclt-format.h"
+#include "coll/plan.h"
+#include "testutil.h"
+
+/* A request with explicit chunking (no params file needed). */
+static FsCollRequest req_of(FsCollOp op, uint64_t bytes, guint nch, uint64_t chunk)
+{
+  FsCollRequest r = {
+    .op = op, .bytes = bytes, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
+    .root = 0, .proto = FS_PROTO_SIMPLE, .nchannels = nch, .chunk_bytes = chunk,
+  };
+  return r;
+}
+
+static FsCollPlan *plan_of(const FsComm *comm, const char *algo, const FsCollRequest *req)
+{
+  GError *err = NULL;
+  const FsCollAlgo *a = fs_coll_algo_find(algo);
+  ck_assert_ptr_nonnull(a);
+  FsCollPlan *p = fs_coll_plan_new(comm, a, req, &err);
+  fs_assert_no_error(err);
+  return p;
+}
+
+START_TEST(test_coll_busbw_factors)
+{
+  ck_assert_double_eq_tol(fs_coll_busbw_factor(FS_COLL_ALL_REDUCE, 8), 1.75, 1e-12);
+  ck_assert_double_eq_tol(fs_coll_busbw_factor(FS_COLL_ALL_GATHER, 8), 0.875, 1e-12);
+  ck_assert_double_eq_tol(fs_coll_busbw_factor(FS_COLL_REDUCE_SCATTER, 4), 0.75, 1e-12);
+  ck_assert_double_eq_tol(fs_coll_busbw_factor(FS_COLL_ALLTOALL, 2), 0.5, 1e-12);
+  ck_assert_double_eq_tol(fs_coll_busbw_factor(FS_COLL_GATHER, 8), 0.875, 1e-12);
+  ck_assert_double_eq_tol(fs_coll_busbw_factor(FS_COLL_SCATTER, 8), 0.875, 1e-12);
+  ck_assert_double_eq_tol(fs_coll_busbw_factor(FS_COLL_BROADCAST, 8), 1.0, 1e-12);
+  ck_assert_double_eq_tol(fs_coll_busbw_factor(FS_COLL_REDUCE, 8), 1.0, 1e-12);
+  ck_assert_double_eq_tol(fs_coll_busbw_factor(FS_COLL_SENDRECV, 8), 1.0, 1e-12);
+  ck_assert_double_eq_tol(fs_coll_busbw_factor(FS_COLL_HYPERCUBE, 8), 1.0, 1e-12);
+}
+END_TEST
+
+START_TEST(test_coll_sizes_match_nccl_tests)
+{
+  FsCollSizes s;
+  /* all_reduce: count = S / 4, algbw over S. */
+  fs_coll_sizes(FS_COLL_ALL_REDUCE, 1048576, FS_COLL_DT_FLOAT, 8, &s);
+  ck_assert_uint_eq(s.count, 262144);
+  ck_assert_uint_eq(s.size, 1048576);
+  ck_assert_uint_eq(s.algbw_bytes, 1048576);
+  /* all_gather of 1000 B floats on 8 ranks: base = (250/8) & ~3 = 28. */
+  fs_coll_sizes(FS_COLL_ALL_GATHER, 1000, FS_COLL_DT_FLOAT, 8, &s);
+  ck_assert_uint_eq(s.count, 28);
+  ck_assert_uint_eq(s.size, 28 * 4 * 8);
+  ck_assert_uint_eq(s.unit_bytes, 28 * 4);
+  ck_assert_uint_eq(s.algbw_bytes, 28 * 4 * 8);
+  /* reduce_scatter prints the send size (the whole array). */
+  fs_coll_sizes(FS_COLL_REDUCE_SCATTER, 1 << 20, FS_COLL_DT_HALF, 4, &s);
+  ck_assert_uint_eq(s.count, (1 << 20) / 2 / 4);
+  ck_assert_uint_eq(s.size, 1 << 20);
+  /* alltoall and hypercube. */
+  fs_coll_sizes(FS_COLL_ALLTOALL, 4096, FS_COLL_DT_INT8, 4, &s);
+  ck_assert_uint_eq(s.count, 1024);
+  ck_assert_uint_eq(s.size, 4096);
+  fs_coll_sizes(FS_COLL_HYPERCUBE, 4096, FS_COLL_DT_INT8, 4, &s);
+  ck_assert_uint_eq(s.algbw_bytes, 1024 * 3);
+  /* Bandwidths: 1 MiB in 10 us = 104.8576 GB/s algbw; ×1.75 busbw. */
+  double alg, bus;
+  fs_coll_sizes(FS_COLL_ALL_REDUCE, 1048576, FS_COLL_DT_FLOAT, 8, &s);
+  fs_coll_bandwidths(FS_COLL_ALL_REDUCE, &s, 8, 10e-6, &alg, &bus);
+  ck_assert_double_eq_tol(alg, 104.8576, 1e-9);
+  ck_assert_double_eq_tol(bus, 104.8576 * 1.75, 1e-9);
+}
+END_TEST
+
+START_TEST(test_coll_names_roundtrip)
+{
+  FsCollOp op;
+  ck_assert(fs_coll_op_from_name("AllReduce", &op) && op == FS_COLL_ALL_REDUCE);
+  ck_assert(fs_coll_op_from_name("reduce-scatter", &op) && op == FS_COLL_REDUCE_SCATTER);
+  ck_assert(!fs_coll_op_from_name("allreduced", &op));
+  for (guint i = 0; i < FS_COLL_N_OPS; i++) {
+    ck_assert(fs_coll_op_from_name(fs_coll_op_name(i), &op));
+    ck_assert_uint_eq(op, i);
+  }
+  FsCollDtype dt;
+  ck_assert(fs_coll_dtype_from_name("bf16", &dt) && dt == FS_COLL_DT_BFLOAT16);
+  ck_assert(fs_coll_dtype_from_name("float", &dt) && fs_coll_dtype_size(dt) == 4);
+  ck_assert(!fs_coll_dtype_from_name("float128", &dt));
+  FsCollProto p;
+  ck_assert(fs_coll_proto_from_name("ll128", &p) && p == FS_PROTO_LL128);
+  ck_assert_str_eq(fs_coll_op_redop_label(FS_COLL_ALL_GATHER, FS_COLL_REDOP_SUM), "none");
+  ck_assert_str_eq(fs_coll_op_redop_label(FS_COLL_ALL_REDUCE, FS_COLL_REDOP_MAX), "max");
+}
+END_TEST
+
+START_TEST(test_comm_hosts_and_rings)
+{
+  g_autoptr(FsComm) c = fs_comm_new_grid(3, 4);
+  ck_assert_uint_eq(fs_comm_size(c), 12);
+  ck_assert_uint_eq(fs_comm_n_hosts(c), 3);
+  ck_assert_uint_eq(fs_comm_ppn(c), 4);
+  ck_assert_uint_eq(fs_comm_local_rank(c, 6), 2);
+  ck_assert_uint_eq(fs_comm_host_index(c, 11), 2);
+  const guint *r = fs_comm_ring(c, 5);
+  for (guint i = 0; i < 12; i++)
+    ck_assert_uint_eq(r[i], i);
+  guint bad[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10};
+  GError *err = NULL;
+  ck_assert(!fs_comm_set_ring(c, 0, bad, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "not a permutation");
+  guint rev[12];
+  for (guint i = 0; i < 12; i++)
+    rev[i] = 11 - i;
+  ck_assert(fs_comm_set_ring(c, 0, rev, &err));
+  ck_assert_uint_eq(fs_comm_ring(c, 3)[0], 11);
+  /* Regrouping hosts updates the tables. */
+  fs_comm_set_host(c, 0, 7);
+  ck_assert_uint_eq(fs_comm_n_hosts(c), 4);
+}
+END_TEST
+
+START_TEST(test_plan_ring_all_reduce_steps)
+{
+  /* One chunk per rank block: 2(n-1) ring steps, n transfers each. */
+  for (guint n = 2; n <= 9; n++) {
+    g_autoptr(FsComm) c = fs_comm_new(n);
+    FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 4096 * n, 1, 1 << 20);
+    g_autoptr(FsCollPlan) p = plan_of(c, "ring", &req);
+    ck_assert_uint_eq(fs_coll_plan_n_xfers(p), n * 2 * (n - 1));
+    ck_assert_uint_eq(fs_coll_plan_depth(p), 2 * (n - 1));
+    /* Each rank sends 2(n-1)/n of the buffer. */
+    ck_assert_uint_eq(fs_coll_plan_xfer_bytes(p), (uint64_t)2 * (n - 1) * 4096 * n);
+  }
+  /* Three loops of chunks on 2 channels: 3 × 2 × n × 2(n-1) transfers,
+   * and the buffer slots make later loops wait for earlier ones. */
+  g_autoptr(FsComm) c = fs_comm_new(4);
+  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 2 * 3 * 4 * 1024, 2, 1024);
+  g_autoptr(FsCollPlan) p = plan_of(c, "ring", &req);
+  ck_assert_uint_eq(fs_coll_plan_n_xfers(p), 3 * 2 * 4 * 6);
+  ck_assert_uint_gt(fs_coll_plan_depth(p), 6);
+}
+END_TEST
+
+START_TEST(test_plan_ring_other_ops)
+{
+  g_autoptr(FsComm) c = fs_comm_new(8);
+  FsCollRequest req = req_of(FS_COLL_ALL_GATHER, 4096, 1, 1 << 20);
+  g_autoptr(FsCollPlan) ag = plan_of(c, "ring", &req);
+  ck_assert_uint_eq(fs_coll_plan_n_xfers(ag), 8 * 7);
+  ck_assert_uint_eq(fs_coll_plan_xfer_bytes(ag), 8 * 7 * 4096);
+  req.op = FS_COLL_REDUCE_SCATTER;
+  g_autoptr(FsCollPlan) rs = plan_of(c, "ring", &req);
+  ck_assert_uint_eq(fs_coll_plan_depth(rs), 7);
+  req.op = FS_COLL_BROADCAST;
+  req.root = 3;
+  g_autoptr(FsCollPlan) bc = plan_of(c, "ring", &req);
+  ck_assert_uint_eq(fs_coll_plan_n_xfers(bc), 7);
+  ck_assert_uint_eq(FS_EP_INDEX(fs_coll_plan_step(bc, 0)->src), 3);
+  req.op = FS_COLL_REDUCE;
+  g_autoptr(FsCollPlan) rd = plan_of(c, "ring", &req);
+  ck_assert_uint_eq(FS_EP_INDEX(fs_coll_plan_step(rd, 6)->dst), 3);
+  req.op = FS_COLL_ALLTOALL;
+  GError *err = NULL;
+  ck_assert_ptr_null(fs_coll_plan_new(c, fs_coll_algo_find("ring"), &req, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "the ring runs");
+}
+END_TEST
+
+/* Depth of node in tree t of n nodes (edges to the root). */
+static guint tree_depth(guint n, guint t, guint node)
+{
+  guint d = 0;
+  int p, c0, c1;
+  fs_coll_btree(n, t, node, &p, &c0, &c1);
+  while (p >= 0) {
+    d++;
+    fs_coll_btree(n, t, (guint)p, &p, &c0, &c1);
+    ck_assert_uint_le(d, n);
+  }
+  return d;
+}
+
+START_TEST(test_btree_shape)
+{
+  for (guint n = 1; n <= 70; n++)
+    for (guint t = 0; t < 2; t++) {
+      guint roots = 0, maxd = 0;
+      for (guint v = 0; v < n; v++) {
+        int p, c0, c1;
+        fs_coll_btree(n, t, v, &p, &c0, &c1);
+        if (p < 0)
+          roots++;
+        else {
+          /* The parent lists v as a child. */
+          int pp, a, b;
+          fs_coll_btree(n, t, (guint)p, &pp, &a, &b);
+          ck_assert_msg(a == (int)v || b == (int)v, "n=%u t=%u: %u not a child of %d", n, t, v, p);
+        }
+        maxd = MAX(maxd, tree_depth(n, t, v));
+      }
+      ck_assert_uint_eq(roots, 1);
+      /* Depth is logarithmic: at most ceil(log2 n) + 1. */
+      guint lg = 0;
+      while ((1u << lg) < n)
+        lg++;
+      ck_assert_msg(maxd <= lg + 1, "n=%u t=%u depth %u", n, t, maxd);
+    }
+  /* n = 2^k: depth exactly k in tree 0. */
+  ck_assert_uint_eq(tree_depth(8, 0, 1), 3);
+  ck_assert_uint_eq(tree_depth(16, 0, 1), 4);
+}
+END_TEST
+
+START_TEST(test_plan_tree_depth_log_n)
+{
+  /* One rank per host, one chunk: up log2 n hops then down log2 n. */
+  for (guint k = 1; k <= 5; k++) {
+    guint n = 1u << k;
+    g_autoptr(FsComm) c = fs_comm_new_grid(n, 1);
+    FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1024, 1, 1 << 20);
+    g_autoptr(FsCollPlan) p = plan_of(c, "tree", &req);
+    ck_assert_uint_eq(fs_coll_plan_depth(p), 2 * k);
+    ck_assert_uint_eq(fs_coll_plan_n_xfers(p), 2 * (n - 1));
+  }
+  /* Hosts of 4: the chain inside each host adds 3 hops each way. */
+  g_autoptr(FsComm) c = fs_comm_new_grid(4, 4);
+  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1024, 2, 1 << 20);
+  g_autoptr(FsCollPlan) p = plan_of(c, "tree", &req);
+  ck_assert_uint_eq(fs_coll_plan_n_xfers(p), 2 * 2 * 15);
+}
+END_TEST
+
+START_TEST(test_plan_every_algorithm_builds)
+{
+  /* Every algorithm, every op it accepts, on a 2-host × 4 communicator
+   * with switches bound: plans are DAGs (deps point backwards) and move
+   * data. */
+  g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
+  int sw0 = 100, sw1 = 101;
+  fs_comm_set_nvls_switch(c, 0, &sw0, 1);
+  fs_comm_set_nvls_switch(c, 1, &sw1, 1);
+  int cn = 200;
+  fs_comm_set_collnet_switches(c, &cn, 1);
+  g_autoptr(FsComm) one = fs_comm_new(8);
+  fs_comm_set_nvls_switch(one, 0, &sw0, 1);
+  const FsComm *comms[] = {c, one};
+  guint built = 0;
+  for (guint ci = 0; ci < 2; ci++)
+    for (guint a = 0; fs_coll_algos[a]; a++)
+      for (guint op = 0; op < FS_COLL_N_OPS; op++) {
+        if (fs_coll_algos[a]->unsupported(comms[ci], op) != NULL)
+          continue;
+        FsCollRequest req = req_of(op, 65536, 2, 8192);
+        req.root = 5;
+        g_autoptr(FsCollPlan) p = plan_of(comms[ci], fs_coll_algos[a]->name, &req);
+        ck_assert_uint_gt(fs_coll_plan_n_steps(p), 0);
+        for (guint i = 0; i < fs_coll_plan_n_steps(p); i++) {
+          guint nd;
+          const uint32_t *d = fs_coll_plan_deps(p, i, &nd);
+          for (guint j = 0; j < nd; j++)
+            ck_assert_uint_lt(d[j], i);
+        }
+        if (op != FS_COLL_BARRIER)
+          ck_assert_uint_gt(fs_coll_plan_xfer_bytes(p), 0);
+        built++;
+      }
+  ck_assert_uint_ge(built, 30);
+}
+END_TEST
+
+START_TEST(test_plan_volumes)
+{
+  g_autoptr(FsComm) c = fs_comm_new(8);
+  int sw = 8;
+  fs_comm_set_nvls_switch(c, 0, &sw, 1);
+  const uint64_t S = 8 * 8192;
+  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, S, 1, 1 << 20);
+  /* One-shot: every rank sends S to 7 peers. */
+  g_autoptr(FsCollPlan) d = plan_of(c, "direct", &req);
+  ck_assert_uint_eq(fs_coll_plan_xfer_bytes(d), 8 * 7 * S);
+  /* Rabenseifner: 2 × (1/2 + 1/4 + 1/8) S per rank. */
+  g_autoptr(FsCollPlan) r = plan_of(c, "rhd", &req);
+  ck_assert_uint_eq(fs_coll_plan_xfer_bytes(r), 8 * 2 * (S / 2 + S / 4 + S / 8));
+  ck_assert_uint_eq(fs_coll_plan_depth(r), 6);
+  /* NVLS: each GPU link carries S + S/8 up and S/8 + S down. */
+  g_autoptr(FsCollPlan) nv = plan_of(c, "nvls", &req);
+  uint64_t up = 0, down = 0;
+  for (guint i = 0; i < fs_coll_plan_n_steps(nv); i++) {
+    const FsCollStep *s = fs_coll_plan_step(nv, i);
+    if (s->kind != FS_STEP_XFER)
+      continue;
+    if (FS_EP_KIND(s->dst) == FS_EP_NVLS_KIND && FS_EP_INDEX(s->src) == 3)
+      up += s->bytes;
+    if (FS_EP_KIND(s->src) == FS_EP_NVLS_KIND && FS_EP_INDEX(s->dst) == 3)
+      down += s->bytes;
+  }
+  ck_assert_uint_eq(up, S + S / 8);
+  ck_assert_uint_eq(down, S + S / 8);
+  /* PAT all_gather: n-1 blocks per rank in ceil(log2 n) steps. */
+  req.op = FS_COLL_ALL_GATHER;
+  req.bytes = 4096;
+  g_autoptr(FsComm) c6 = fs_comm_new(6);
+  g_autoptr(FsCollPlan) pat = plan_of(c6, "pat", &req);
+  ck_assert_uint_eq(fs_coll_plan_xfer_bytes(pat), 6 * 5 * 4096);
+  ck_assert_uint_eq(fs_coll_plan_depth(pat), 3);
+}
+END_TEST
+
+START_TEST(test_plan_unsupported_reasons)
+{
+  g_autoptr(FsComm) c = fs_comm_new(6);
+  GError *err = NULL;
+  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1024, 1, 1024);
+  ck_assert_ptr_null(fs_coll_plan_new(c, fs_coll_algo_find("nvls"), &req, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "no NVLS");
+  ck_assert_ptr_null(fs_coll_plan_new(c, fs_coll_algo_find("collnet_direct"), &req, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "CollNet");
+  req.op = FS_COLL_ALL_GATHER;
+  ck_assert_ptr_null(fs_coll_plan_new(c, fs_coll_algo_find("rhd"), &req, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "power-of-two");
+  req.op = FS_COLL_BROADCAST;
+  req.root = 6;
+  ck_assert_ptr_null(fs_coll_plan_new(c, fs_coll_algo_find("ring"), &req, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "root 6");
+}
+END_TEST
+
+START_TEST(test_plan_deterministic)
+{
+  g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
+  FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1 << 20, 4, 65536);
+  g_autoptr(FsCollPlan) a = plan_of(c, "hier", &req);
+  g_autoptr(FsCollPlan) b = plan_of(c, "hier", &req);
+  ck_assert_uint_eq(fs_coll_plan_n_steps(a), fs_coll_plan_n_steps(b));
+  for (guint i = 0; i < fs_coll_plan_n_steps(a); i++) {
+    const FsCollStep *x = fs_coll_plan_step(a, i), *y = fs_coll_plan_step(b, i);
+    ck_assert(x->src == y->src && x->dst == y->dst && x->bytes == y->bytes && x->n_deps == y->n_deps);
+  }
+  g_autofree char *d = fs_coll_plan_describe(a);
+  ck_assert_ptr_nonnull(strstr(d, "hier all_reduce 8 ranks 4 ch"));
+}
+END_TEST
+
+START_TEST(test_ncclt_float_format)
+{
+  char b[16];
+  fs_ncclt_float(12.3456, 6, b);
+  ck_assert_str_eq(b, " 12.35");
+  fs_ncclt_float(1234.56, 6, b);
+  ck_assert_str_eq(b, "1234.6");
+  fs_ncclt_float(123456.7, 6, b);
+  ck_assert_str_eq(b, "123457");
+  fs_ncclt_float(12345678.0, 6, b);
+  ck_assert_str_eq(b, " 1e+07");
+  fs_ncclt_float(27.55, 7, b);
+  ck_assert_str_eq(b, "  27.55");
+  fs_ncclt_float(123456789.0, 7, b);
+  ck_assert_str_eq(b, "1.2e+08");
+}
+END_TEST
+
+START_TEST(test_ncclt_table_layout)
+{
+  g_autoptr(GString) s = g_string_new(NULL);
+  fs_ncclt_table_header(s);
+  const char *want_header =
+    "#\n"
+    "#                                                              out-of-place                       in-place          \n"
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong \n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         \n";
+  ck_assert_str_eq(s->str, want_header);
+  g_string_truncate(s, 0);
+  FsNcclTestsRow row = {
+    .type_name = "float", .redop_label = "sum", .root = -1,
+    .oop_time_us = 27.55, .oop_algbw = 38.07, .oop_busbw = 66.62,
+    .ip_time_us = 27.05, .ip_algbw = 38.77, .ip_busbw = 67.84,
+    .algo = "ring", .proto = "LL128", .channels = 16,
+  };
+  fs_coll_sizes(FS_COLL_ALL_REDUCE, 1048576, FS_COLL_DT_FLOAT, 8, &row.sizes);
+  fs_ncclt_row(s, &row);
+  ck_assert_str_eq(s->str, "     1048576        262144     float     sum      -1    27.55   38.07   66.62    N/A"
+                           "    27.05   38.77   67.84    N/A  # ring/LL128/16\n");
+  g_string_truncate(s, 0);
+  fs_ncclt_footer(s, FS_COLL_ALL_REDUCE, 67.23);
+  ck_assert_str_eq(s->str, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 67.23 \n#\n"
+                           "# Collective test concluded: all_reduce_perf\n");
+  json_t *j = fs_ncclt_row_json(&row);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "size_bytes")), 1048576);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "algo")), "ring");
+  ck_assert_double_eq_tol(json_real_value(json_object_get(j, "busbw_GBps")), 66.62, 1e-12);
+  json_decref(j);
+}
+END_TEST
+
+START_TEST(test_ncclt_header_lines)
+{
+  g_autoptr(GString) s = g_string_new(NULL);
+  FsNcclTestsHeader h = {
+    .op = FS_COLL_ALL_GATHER, .version_tag = "fabricsim-0.1.0", .nccl_version_code = 23007,
+    .nthreads = 1, .ngpus = 8, .min_bytes = 8, .max_bytes = 134217728, .step_factor = 2,
+    .warmup_iters = 1, .iters = 20, .agg_iters = 1, .validation = 0,
+  };
+  FsNcclTestsDevice d = {.rank = 0, .hostname = "node0", .device = 0, .name = "NVIDIA H100 80GB HBM3"};
+  fs_ncclt_header(s, &h, &d, 1);
+  ck_assert_str_eq(s->str,
+                   "# nccl-tests version fabricsim-0.1.0 nccl-headers=23007 nccl-library=23007\n"
+                   "# Collective test starting: all_gather_perf\n"
+                   "# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 1 iters: 20 "
+                   "agg iters: 1 validation: 0 graph: 0 unalign: 0\n"
+                   "#\n"
+                   "# Using devices\n"
+                   "#  Rank  0 Group  0 Pid      0 on      node0 device  0 [0000:00:00] NVIDIA H100 80GB HBM3\n");
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("coll");
+  FS_ADD_TEST(s, test_coll_busbw_factors);
+  FS_ADD_TEST(s, test_coll_sizes_match_nccl_tests);
+  FS_ADD_TEST(s, test_coll_names_roundtrip);
+  FS_ADD_TEST(s, test_comm_hosts_and_rings);
+  FS_ADD_TEST(s, test_plan_ring_all_reduce_steps);
+  FS_ADD_TEST(s, test_plan_ring_other_ops);
+  FS_ADD_TEST(s, test_btree_shape);
+  FS_ADD_TEST(s, test_plan_tree_depth_log_n);
+  FS_ADD_TEST(s, test_plan_every_algorithm_builds);
+  FS_ADD_TEST(s, test_plan_volumes);
+  FS_ADD_TEST(s, test_plan_unsupported_reasons);
+  FS_ADD_TEST(s, test_plan_deterministic);
+  FS_ADD_TEST(s, test_ncclt_float_format);
+  FS_ADD_TEST(s, test_ncclt_table_layout);
+  FS_ADD_TEST(s, test_ncclt_header_lines);
+  return fs_test_run_suite(s);
+}

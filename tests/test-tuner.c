@@ -1,0 +1,286 @@
+/* test-tuner.c — the NCCL parameter loader (and its corpus), NCCL's cost
+ * model, the tuner's choices, NCCL_ALGO / NCCL_PROTO parsing and the
+ * explanation text. */
+#include <string.h>
+
+#include "coll/nccl-params.h"
+#include "coll/tuner.h"
+#include "util/yaml.h"
+#include "testutil.h"
+
+static FsNcclParams *params(void)
+{
+  GError *err = NULL;
+  FsNcclParams *p = fs_nccl_params_load_default(&err);
+  fs_assert_no_error(err);
+  ck_assert_ptr_nonnull(p);
+  return p;
+}
+
+/* One host of H100s on NVLink: 16 channels of 20 GB/s. */
+static FsCollSysInfo hopper_box(void)
+{
+  FsCollSysInfo s = {
+    .arch = FS_NCCL_ROW_HOPPER, .intra_hw = FS_NCCL_HW_NVLINK, .cpu = FS_NCCL_CPU_INTEL,
+    .bw_intra = 20.0, .bw_inter = 12.0, .max_channels = 16, .nvls_channels = 0,
+    .ll128 = TRUE,
+  };
+  return s;
+}
+
+START_TEST(test_params_default_values)
+{
+  g_autoptr(FsNcclParams) p = params();
+  ck_assert_str_eq(p->version, "2.30.7");
+  ck_assert_uint_eq(p->steps, 8);
+  ck_assert_double_eq_tol(p->base_lat[FS_NCCL_ALGO_RING][FS_PROTO_LL], 6.6, 1e-12);
+  ck_assert_double_eq_tol(p->hw_lat[FS_NCCL_HW_NET][FS_NCCL_ALGO_NVLS_TREE][FS_PROTO_SIMPLE], 20.9, 1e-12);
+  ck_assert_double_eq_tol(p->tree_corr[FS_PROTO_SIMPLE][0], 0.9, 1e-12);
+  /* Chunks: LL 512 KiB / 8 steps × 50 % payload; Simple 4 steps of 512 KiB
+   * in slices of 2 steps. */
+  ck_assert_uint_eq(fs_nccl_params_chunk_bytes(p, FS_PROTO_LL), 32768);
+  ck_assert_uint_eq(fs_nccl_params_slice_bytes(p, FS_PROTO_LL), 32768);
+  ck_assert_uint_eq(fs_nccl_params_chunk_bytes(p, FS_PROTO_SIMPLE), 2097152);
+  ck_assert_uint_eq(fs_nccl_params_slice_bytes(p, FS_PROTO_SIMPLE), 1048576);
+  FsNcclRow r;
+  ck_assert(fs_nccl_params_arch_row(p, "ada", &r) && r == FS_NCCL_ROW_AMPERE);
+  ck_assert(fs_nccl_params_arch_row(p, "Hopper", &r) && r == FS_NCCL_ROW_HOPPER);
+  ck_assert(!fs_nccl_params_arch_row(p, "kepler", &r));
+}
+END_TEST
+
+START_TEST(test_params_corpus)
+{
+  g_autofree char *dir = fs_test_data_path("nccl-params");
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  ck_assert_ptr_nonnull(d);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+  const char *name;
+  while ((name = g_dir_read_name(d)) != NULL)
+    if (g_str_has_suffix(name, ".yaml"))
+      g_ptr_array_add(names, g_strdup(name));
+  guint ny = 0, nn = 0;
+  for (guint i = 0; i < names->len; i++) {
+    const char *f = g_ptr_array_index(names, i);
+    g_autofree char *path = g_build_filename(dir, f, NULL);
+    GError *err = NULL;
+    FsNcclParams *p = fs_nccl_params_load(path, &err);
+    if (f[0] == 'y') {
+      ck_assert_msg(p != NULL, "%s: %s", f, err ? err->message : "");
+      ny++;
+    } else {
+      ck_assert_msg(p == NULL, "%s was accepted", f);
+      g_autofree char *errpath = g_strndup(path, strlen(path) - 5);
+      g_autofree char *ef = g_strconcat(errpath, ".err", NULL);
+      g_autofree char *want = NULL;
+      ck_assert(g_file_get_contents(ef, &want, NULL, NULL));
+      g_strstrip(want);
+      ck_assert_msg(strstr(err->message, want) != NULL, "%s: \"%s\" lacks \"%s\"", f, err->message, want);
+      /* Every message starts with file:line:col. */
+      ck_assert_msg(g_str_has_prefix(err->message, path), "%s: no position in \"%s\"", f, err->message);
+      g_clear_error(&err);
+      nn++;
+    }
+    fs_nccl_params_free(p);
+  }
+  ck_assert_uint_ge(ny, 1);
+  ck_assert_uint_ge(nn, 10);
+}
+END_TEST
+
+START_TEST(test_cost_ring_latency_and_bandwidth)
+{
+  g_autoptr(FsNcclParams) p = params();
+  FsCollSysInfo s = hopper_box();
+  g_autoptr(FsComm) c = fs_comm_new(8);
+  const FsCollAlgo *ring = fs_coll_algo_find("ring");
+  FsCollCost k;
+  /* LL: 6.6 + 14 × 0.6 µs; bus min(llMax 141, 320 × 0.5). */
+  ck_assert(fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, ring, FS_PROTO_LL, 16, 8, &k));
+  ck_assert_double_eq_tol(k.lat_us, 15.0, 1e-9);
+  ck_assert_double_eq_tol(k.busbw_gbps, 141.0, 1e-9);
+  /* Simple: 8.4 + 14 × 3.4 µs; bus 320, alg 320 × 8/14. */
+  ck_assert(fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, ring, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  ck_assert_double_eq_tol(k.lat_us, 56.0, 1e-9);
+  ck_assert_double_eq_tol(k.algbw_gbps, 320.0 * 8 / 14, 1e-9);
+  ck_assert_double_eq_tol(k.time_us, 56.0 + (double)(1 << 30) / (1000.0 * 320 * 8 / 14), 1e-6);
+  /* Two hosts of 8: intra steps use max(0.6, 1.0 net overhead), 2 NET steps of 2.7. */
+  g_autoptr(FsComm) c2 = fs_comm_new_grid(2, 8);
+  ck_assert(fs_coll_cost(p, &s, c2, FS_COLL_ALL_REDUCE, ring, FS_PROTO_LL, 16, 8, &k));
+  ck_assert_double_eq_tol(k.lat_us, 6.6 + 28 * 1.0 + 2 * 2.7, 1e-9);
+  /* NVLS gives LL no bandwidth. */
+  ck_assert(!fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, fs_coll_algo_find("nvls"), FS_PROTO_LL, 16, 8, &k));
+}
+END_TEST
+
+START_TEST(test_tuner_small_and_large)
+{
+  g_autoptr(FsNcclParams) p = params();
+  FsCollSysInfo s = hopper_box();
+  g_autoptr(FsComm) c = fs_comm_new(8);
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  FsCollChoice ch;
+  GError *err = NULL;
+  /* 8 bytes: latency-bound, LL, one channel. */
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 8, &prefs, &ch, &err));
+  ck_assert_str_eq(ch.algo->name, "ring");
+  ck_assert_uint_eq(ch.proto, FS_PROTO_LL);
+  ck_assert_uint_eq(ch.nchannels, 1);
+  ck_assert_uint_eq(ch.chunk_bytes, 32768);
+  /* 1 GiB: bandwidth-bound, Simple on all channels. */
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 1 << 30, &prefs, &ch, &err));
+  ck_assert_str_eq(ch.algo->name, "ring");
+  ck_assert_uint_eq(ch.proto, FS_PROTO_SIMPLE);
+  ck_assert_uint_eq(ch.nchannels, 16);
+  /* With NVLS on the host, large all_reduce goes in-switch. */
+  int sw = 99;
+  fs_comm_set_nvls_switch(c, 0, &sw, 1);
+  s.nvls_channels = 16;
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 1 << 30, &prefs, &ch, &err));
+  ck_assert_str_eq(ch.algo->name, "nvls");
+  ck_assert_uint_eq(ch.proto, FS_PROTO_SIMPLE);
+  /* Without LL128 the middle sizes cannot pick it. */
+  s.ll128 = FALSE;
+  for (uint64_t b = 8; b <= (1u << 30); b *= 4) {
+    ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, b, &prefs, &ch, &err));
+    ck_assert_uint_ne(ch.proto, FS_PROTO_LL128);
+  }
+  /* Point to point ops go direct: LL for small peers, Simple above. */
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALLTOALL, 8 * 1024, &prefs, &ch, &err));
+  ck_assert_str_eq(ch.algo->name, "direct");
+  ck_assert_uint_eq(ch.proto, FS_PROTO_LL);
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALLTOALL, 64 << 20, &prefs, &ch, &err));
+  ck_assert_uint_eq(ch.proto, FS_PROTO_SIMPLE);
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_HYPERCUBE, 4096, &prefs, &ch, &err));
+  ck_assert_str_eq(ch.algo->name, "rhd");
+  fs_assert_no_error(err);
+}
+END_TEST
+
+START_TEST(test_tuner_time_decreases_with_channels_for_large)
+{
+  g_autoptr(FsNcclParams) p = params();
+  FsCollSysInfo s = hopper_box();
+  g_autoptr(FsComm) c = fs_comm_new(8);
+  FsCollCost a, b;
+  const FsCollAlgo *ring = fs_coll_algo_find("ring");
+  ck_assert(fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, ring, FS_PROTO_SIMPLE, 4, 1 << 28, &a));
+  ck_assert(fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, ring, FS_PROTO_SIMPLE, 16, 1 << 28, &b));
+  ck_assert_double_lt(b.time_us, a.time_us);
+  /* Latency does not depend on the size; bandwidth term does. */
+  ck_assert(fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, ring, FS_PROTO_SIMPLE, 16, 1 << 10, &a));
+  ck_assert_double_eq_tol(a.lat_us, b.lat_us, 1e-12);
+}
+END_TEST
+
+START_TEST(test_nccl_algo_parsing)
+{
+  guint64 m;
+  GError *err = NULL;
+  const FsCollAlgo *ring = fs_coll_algo_find("ring"), *tree = fs_coll_algo_find("tree");
+  guint ir = 0, it = 0, in = 0, icd = 0, icc = 0;
+  for (guint i = 0; fs_coll_algos[i]; i++) {
+    if (fs_coll_algos[i] == ring) ir = i;
+    if (fs_coll_algos[i] == tree) it = i;
+    if (fs_coll_algos[i]->nccl == FS_NCCL_ALGO_NVLS) in = i;
+    if (fs_coll_algos[i]->nccl == FS_NCCL_ALGO_COLLNET_DIRECT) icd = i;
+    if (fs_coll_algos[i]->nccl == FS_NCCL_ALGO_COLLNET_CHAIN) icc = i;
+  }
+  ck_assert(fs_coll_parse_nccl_algo("Ring,Tree", &m, &err));
+  ck_assert(m == (((guint64)1 << ir) | ((guint64)1 << it)));
+  ck_assert(fs_coll_parse_nccl_algo("ring", &m, &err));
+  ck_assert(m == (guint64)1 << ir);
+  ck_assert(fs_coll_parse_nccl_algo("^NVLS", &m, &err));
+  ck_assert(!(m & ((guint64)1 << in)) && (m & ((guint64)1 << ir)));
+  ck_assert(fs_coll_parse_nccl_algo("CollNet", &m, &err));
+  ck_assert(m == (((guint64)1 << icd) | ((guint64)1 << icc)));
+  ck_assert(fs_coll_parse_nccl_algo(" ^ Tree , Ring", &m, &err));
+  ck_assert(!(m & ((guint64)1 << it)) && !(m & ((guint64)1 << ir)) && (m & ((guint64)1 << in)));
+  ck_assert(!fs_coll_parse_nccl_algo("Ring,Bogus", &m, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "unknown name \"Bogus\"");
+  ck_assert(!fs_coll_parse_nccl_algo("Ring,,Tree", &m, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "empty name");
+  guint pm;
+  ck_assert(fs_coll_parse_nccl_proto("^LL", &pm, &err));
+  ck_assert_uint_eq(pm, (1u << FS_PROTO_LL128) | (1u << FS_PROTO_SIMPLE));
+  ck_assert(fs_coll_parse_nccl_proto("simple", &pm, &err));
+  ck_assert_uint_eq(pm, 1u << FS_PROTO_SIMPLE);
+  ck_assert(!fs_coll_parse_nccl_proto("LL256", &pm, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "NCCL_PROTO");
+}
+END_TEST
+
+START_TEST(test_tuner_respects_prefs)
+{
+  g_autoptr(FsNcclParams) p = params();
+  FsCollSysInfo s = hopper_box();
+  g_autoptr(FsComm) c = fs_comm_new(8);
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  FsCollChoice ch;
+  GError *err = NULL;
+  /* NCCL_ALGO=Tree: tree for all_reduce, nothing for all_gather. */
+  ck_assert(fs_coll_parse_nccl_algo("Tree", &prefs.algo_mask, &err));
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 1 << 20, &prefs, &ch, &err));
+  ck_assert_str_eq(ch.algo->name, "tree");
+  ck_assert(!fs_coll_tune(p, &s, c, FS_COLL_ALL_GATHER, 1 << 20, &prefs, &ch, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "no allowed algorithm");
+  /* NCCL_PROTO=^LL,LL128 at a tiny size: Simple. */
+  fs_coll_prefs_init(&prefs);
+  ck_assert(fs_coll_parse_nccl_proto("^LL,LL128", &prefs.proto_mask, &err));
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 8, &prefs, &ch, &err));
+  ck_assert_uint_eq(ch.proto, FS_PROTO_SIMPLE);
+  /* Forced: rhd, LL128, 3 channels, even where the model would not. */
+  fs_coll_prefs_init(&prefs);
+  prefs.algo = fs_coll_algo_find("rhd");
+  prefs.proto = FS_PROTO_LL128;
+  prefs.channels = 3;
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 1 << 20, &prefs, &ch, &err));
+  ck_assert_str_eq(ch.algo->name, "rhd");
+  ck_assert_uint_eq(ch.proto, FS_PROTO_LL128);
+  ck_assert_uint_eq(ch.nchannels, 3);
+  ck_assert_double_gt(ch.cost.time_us, 0);
+  /* Forcing an algorithm that cannot run says why. */
+  prefs.algo = fs_coll_algo_find("nvls");
+  ck_assert(!fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 1 << 20, &prefs, &ch, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "no NVLS");
+  fs_assert_no_error(err);
+}
+END_TEST
+
+START_TEST(test_explain_arithmetic)
+{
+  g_autoptr(FsNcclParams) p = params();
+  FsCollSysInfo s = hopper_box();
+  g_autoptr(FsComm) c = fs_comm_new(8);
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  prefs.algo = fs_coll_algo_find("ring");
+  prefs.proto = FS_PROTO_SIMPLE;
+  prefs.channels = 16;
+  FsCollChoice ch;
+  GError *err = NULL;
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 1 << 20, &prefs, &ch, &err));
+  g_autofree char *text = fs_coll_explain(p, &s, c, FS_COLL_ALL_REDUCE, 1 << 20, &ch);
+  ck_assert_ptr_nonnull(strstr(text, "base 8.40 us"));
+  ck_assert_ptr_nonnull(strstr(text, "14 steps × 3.40 us (NVLINK)"));
+  ck_assert_ptr_nonnull(strstr(text, "= 56.00 us"));
+  ck_assert_ptr_nonnull(strstr(text, "16 ch × 20.00 GB/s"));
+  ck_assert_ptr_nonnull(strstr(text, "busbw = algbw × 1.7500"));
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("tuner");
+  FS_ADD_TEST(s, test_params_default_values);
+  FS_ADD_TEST(s, test_params_corpus);
+  FS_ADD_TEST(s, test_cost_ring_latency_and_bandwidth);
+  FS_ADD_TEST(s, test_tuner_small_and_large);
+  FS_ADD_TEST(s, test_tuner_time_decreases_with_channels_for_large);
+  FS_ADD_TEST(s, test_nccl_algo_parsing);
+  FS_ADD_TEST(s, test_tuner_respects_prefs);
+  FS_ADD_TEST(s, test_explain_arithmetic);
+  return fs_test_run_suite(s);
+}

@@ -7,3 +7,6 @@ FS_CMD(topo, "check, list, classify (nvidia-smi topo -m) or draw a topology")
 FS_CMD(p2p, "GPU-to-GPU and host-device bandwidth and latency matrices, simulated")
 FS_CMD(flows, "replay a list of transfers (CSV/JSON) on a topology: finish times, rates, bottlenecks")
 FS_CMD(train, "simulate one training step: step time, MFU, breakdown, busiest links, memory")
+#ifdef FS_HAVE_CMD_COLL
+FS_CMD(coll, "nccl-tests on the simulator: a collective on a topology, size by size")
+#endif

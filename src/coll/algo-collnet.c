@@ -38,9 +38,12 @@ static void build_direct(FsPlanBuilder *b)
   g_autofree uint32_t *toswitch = g_new(uint32_t, nh * L);
   for (guint ch = 0; ch < req->nchannels; ch++) {
     uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
-    guint64 nchunks = fs_algo_n_chunks(b, bytes);
+    /* Units of L slices, so that each rank's shard is a whole slice (a
+     * network transfer long enough to hide its path latency). */
+    uint64_t unit = req->slice_bytes * L;
+    guint64 nchunks = bytes == 0 ? 1 : (bytes + unit - 1) / unit;
     for (guint64 k = 0; k < nchunks; k++) {
-      uint64_t c = fs_algo_chunk(b, bytes, k);
+      uint64_t c = MIN(unit, bytes - MIN(bytes, k * unit));
       for (guint h = 0; h < nh; h++) {
         guint m;
         const guint *ranks = fs_comm_host_ranks(comm, h, &m);

@@ -25,7 +25,7 @@ G_BEGIN_DECLS
  * NIC of the first host's local rank j (its rail's leaf).  With several
  * hosts of equal size, ring r enters each host at local rank r (one ring
  * per local rank; channels take them in turn) so host-to-host hops use
- * every NIC.  FALSE-style NULL with error for a node that is not a GPU or a
+ * every NIC.  NULL with error for a node that is not a GPU or a
  * GPU listed twice. */
 FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, GError **error);
 

@@ -426,6 +426,25 @@ START_TEST(test_route_channels_match_topology)
 }
 END_TEST
 
+START_TEST(test_route_free_with_transfers_in_flight)
+{
+  /* Freeing the router (then the network) mid-run releases the transfers'
+   * bookkeeping: the sanitizer build checks nothing leaks. */
+  g_autoptr(FsTopo) t = load("dgx-h100.yaml");
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+  Done d = {0};
+  GError *error = NULL;
+  ck_assert(fs_router_transfer(r, node(t, "gpu0"), node(t, "gpu1"), GB, 0, 0, 1, on_done, &d,
+                               NULL, &error));
+  ck_assert(fs_router_transfer(r, node(t, "gpu0"), node(t, "cpu1"), GB, 0, 0, 2, on_done, &d,
+                               NULL, &error));
+  ck_assert(fs_sim_run_until(sim, 100 * FS_US, &error));
+  ck_assert_uint_eq(d.n, 0);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("route");
@@ -439,5 +458,6 @@ int main(void)
   FS_ADD_TEST(s, test_route_oversubscribed_fat_tree_drops_by_the_ratio);
   FS_ADD_TEST(s, test_route_ecmp_is_deterministic_and_spreads);
   FS_ADD_TEST(s, test_route_channels_match_topology);
+  FS_ADD_TEST(s, test_route_free_with_transfers_in_flight);
   return fs_test_run_suite(s);
 }

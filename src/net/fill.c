@@ -43,11 +43,14 @@ static gboolean entry_less(const FsFillEntry *a, const FsFillEntry *b)
   return a->level < b->level || (a->level == b->level && a->tag < b->tag);
 }
 
-static void heap_push(GArray *heap, FsFillEntry e)
+static void heap_push(FsFlowNet *net, FsFillEntry e)
 {
-  g_array_append_val(heap, e);
-  FsFillEntry *h = (FsFillEntry *)heap->data;
-  guint i = heap->len - 1;
+  if (net->heap_n == net->heap_cap) {
+    net->heap_cap = net->heap_cap ? 2 * net->heap_cap : 256;
+    net->heap = g_renew(FsFillEntry, net->heap, net->heap_cap);
+  }
+  FsFillEntry *h = net->heap;
+  guint i = net->heap_n++;
   while (i > 0) {
     guint p = (i - 1) / 2;
     if (!entry_less(&e, &h[p]))
@@ -58,15 +61,14 @@ static void heap_push(GArray *heap, FsFillEntry e)
   h[i] = e;
 }
 
-static FsFillEntry heap_pop(GArray *heap)
+static FsFillEntry heap_pop(FsFlowNet *net)
 {
-  FsFillEntry *h = (FsFillEntry *)heap->data;
+  FsFillEntry *h = net->heap;
   FsFillEntry top = h[0];
-  FsFillEntry e = h[heap->len - 1];
-  guint n = heap->len - 1;
-  g_array_set_size(heap, n);
+  guint n = --net->heap_n;
   if (n == 0)
     return top;
+  FsFillEntry e = h[n];
   guint i = 0;
   for (;;) {
     guint c = 2 * i + 1;
@@ -87,7 +89,7 @@ static void push_share(FsFlowNet *net, uint32_t ci)
 {
   FsChan *c = &net->chans[ci];
   double share = (c->capacity - c->frozen_sum) / (double)c->unfrozen;
-  heap_push(net->heap, (FsFillEntry){share, (FS_FILL_CHAN << 32) | ci, c->ver});
+  heap_push(net, (FsFillEntry){share, (FS_FILL_CHAN << 32) | ci, c->ver});
 }
 
 /* Freezes flow `slot` at `level`, updating the channels it crosses. */
@@ -105,7 +107,7 @@ static void freeze(FsFlowNet *net, uint32_t slot, double level, int64_t bneck)
     c->ver++;
     if (c->touched != net->step) {
       c->touched = net->step;
-      g_array_append_val(net->step_chans, ci);
+      fs_u32vec_push(&net->step_chans, ci);
     }
   }
 }
@@ -113,12 +115,12 @@ static void freeze(FsFlowNet *net, uint32_t slot, double level, int64_t bneck)
 /* Ends a filling step: one new heap entry per channel it touched. */
 static void end_step(FsFlowNet *net)
 {
-  for (guint i = 0; i < net->step_chans->len; i++) {
-    uint32_t ci = g_array_index(net->step_chans, uint32_t, i);
+  for (guint i = 0; i < net->step_chans.n; i++) {
+    uint32_t ci = net->step_chans.v[i];
     if (net->chans[ci].unfrozen > 0)
       push_share(net, ci);
   }
-  g_array_set_size(net->step_chans, 0);
+  net->step_chans.n = 0;
 }
 
 static void next_step(FsFlowNet *net)
@@ -146,7 +148,7 @@ static void visit_chan(FsFlowNet *net, uint32_t ci)
   FsChan *c = &net->chans[ci];
   if (c->mark != net->epoch) {
     c->mark = net->epoch;
-    g_array_append_val(net->comp_chans, ci);
+    fs_u32vec_push(&net->comp_chans, ci);
   }
 }
 
@@ -157,7 +159,7 @@ static void add_flow(FsFlowNet *net, uint32_t slot)
   if (f->mark == net->epoch)
     return;
   f->mark = net->epoch;
-  g_array_append_val(net->comp_flows, slot);
+  fs_u32vec_push(&net->comp_flows, slot);
   for (uint32_t h = 0; h < f->n_hops; h++)
     visit_chan(net, f->hops[h].chan);
 }
@@ -167,8 +169,8 @@ static void add_flow(FsFlowNet *net, uint32_t slot)
  * a drained flow left (no other flow there was limited by that channel). */
 static void collect_seeds(FsFlowNet *net)
 {
-  g_array_set_size(net->comp_flows, 0);
-  g_array_set_size(net->comp_chans, 0);
+  net->comp_flows.n = 0;
+  net->comp_chans.n = 0;
   for (guint i = 0; i < net->seed_flows->len; i++) {
     uint32_t s = g_array_index(net->seed_flows, uint32_t, i);
     net->flows[s].dirty = 0;
@@ -196,9 +198,9 @@ static void collect_seeds(FsFlowNet *net)
  * outside flows as fixed consumption. */
 static void fill(FsFlowNet *net)
 {
-  g_array_set_size(net->heap, 0);
-  for (guint i = 0; i < net->comp_chans->len; i++) {
-    uint32_t ci = g_array_index(net->comp_chans, uint32_t, i);
+  net->heap_n = 0;
+  for (guint i = 0; i < net->comp_chans.n; i++) {
+    uint32_t ci = net->comp_chans.v[i];
     FsChan *c = &net->chans[ci];
     c->unfrozen = 0;
     c->frozen_sum = c->load; /* minus A's current rates, below */
@@ -207,30 +209,30 @@ static void fill(FsFlowNet *net)
   }
   /* What the outside flows use is the load less A's rates: O(A's hops), not
    * a scan of every flow on A's channels. */
-  for (guint i = 0; i < net->comp_flows->len; i++) {
-    const FsFlow *f = &net->flows[g_array_index(net->comp_flows, uint32_t, i)];
+  for (guint i = 0; i < net->comp_flows.n; i++) {
+    const FsFlow *f = &net->flows[net->comp_flows.v[i]];
     for (uint32_t h = 0; h < f->n_hops; h++) {
       FsChan *c = &net->chans[f->hops[h].chan];
       c->unfrozen++;
       c->frozen_sum -= f->rate;
     }
   }
-  for (guint i = 0; i < net->comp_chans->len; i++) {
-    uint32_t ci = g_array_index(net->comp_chans, uint32_t, i);
+  for (guint i = 0; i < net->comp_chans.n; i++) {
+    uint32_t ci = net->comp_chans.v[i];
     FsChan *c = &net->chans[ci];
     if (c->unfrozen == c->n_inc || c->frozen_sum < 0)
       c->frozen_sum = 0; /* no outside flow (exactly), or rounding */
     if (c->unfrozen > 0)
       push_share(net, ci);
   }
-  for (guint i = 0; i < net->comp_flows->len; i++) {
-    uint32_t s = g_array_index(net->comp_flows, uint32_t, i);
+  for (guint i = 0; i < net->comp_flows.n; i++) {
+    uint32_t s = net->comp_flows.v[i];
     if (isfinite(net->flows[s].cap))
-      heap_push(net->heap, (FsFillEntry){net->flows[s].cap, (FS_FILL_CAP << 32) | s, 0});
+      heap_push(net, (FsFillEntry){net->flows[s].cap, (FS_FILL_CAP << 32) | s, 0});
   }
   double level = 0;
-  while (net->heap->len > 0) {
-    FsFillEntry e = heap_pop(net->heap);
+  while (net->heap_n > 0) {
+    FsFillEntry e = heap_pop(net);
     uint32_t idx = (uint32_t)e.tag;
     if ((e.tag >> 32) == FS_FILL_CAP) {
       if (net->flows[idx].frozen == net->epoch)
@@ -267,12 +269,12 @@ static void fill(FsFlowNet *net)
  * the max-min fair allocation.  Returns TRUE if A grew. */
 static gboolean expand(FsFlowNet *net)
 {
-  for (guint i = 0; i < net->comp_chans->len; i++) {
-    FsChan *c = &net->chans[g_array_index(net->comp_chans, uint32_t, i)];
+  for (guint i = 0; i < net->comp_chans.n; i++) {
+    FsChan *c = &net->chans[net->comp_chans.v[i]];
     c->old_sum = c->new_sum = c->max_new = 0;
   }
-  for (guint i = 0; i < net->comp_flows->len; i++) {
-    const FsFlow *f = &net->flows[g_array_index(net->comp_flows, uint32_t, i)];
+  for (guint i = 0; i < net->comp_flows.n; i++) {
+    const FsFlow *f = &net->flows[net->comp_flows.v[i]];
     for (uint32_t h = 0; h < f->n_hops; h++) {
       FsChan *c = &net->chans[f->hops[h].chan];
       c->old_sum += f->rate;
@@ -281,9 +283,9 @@ static gboolean expand(FsFlowNet *net)
     }
   }
   gboolean grew = FALSE;
-  guint n = net->comp_chans->len;
+  guint n = net->comp_chans.n;
   for (guint i = 0; i < n; i++) {
-    uint32_t ci = g_array_index(net->comp_chans, uint32_t, i);
+    uint32_t ci = net->comp_chans.v[i];
     FsChan *c = &net->chans[ci];
     if (c->n_inc == c->unfrozen)
       continue; /* no outside flow */
@@ -312,23 +314,23 @@ void fs_flownet_recompute(FsFlowNet *net)
   collect_seeds(net);
   do {
     /* A fill that is redone starts afresh: new frozen marks. */
-    for (guint i = 0; i < net->comp_flows->len; i++)
-      net->flows[g_array_index(net->comp_flows, uint32_t, i)].frozen = 0;
+    for (guint i = 0; i < net->comp_flows.n; i++)
+      net->flows[net->comp_flows.v[i]].frozen = 0;
     fill(net);
   } while (expand(net));
-  for (guint i = 0; i < net->comp_chans->len; i++) {
-    FsChan *c = &net->chans[g_array_index(net->comp_chans, uint32_t, i)];
+  for (guint i = 0; i < net->comp_chans.n; i++) {
+    FsChan *c = &net->chans[net->comp_chans.v[i]];
     g_assert(c->unfrozen == 0);
     fs_flownet_settle_channel(net, c);
     c->load = c->frozen_sum;
   }
-  for (guint i = 0; i < net->comp_flows->len; i++) {
-    uint32_t s = g_array_index(net->comp_flows, uint32_t, i);
+  for (guint i = 0; i < net->comp_flows.n; i++) {
+    uint32_t s = net->comp_flows.v[i];
     FsFlow *f = &net->flows[s];
     g_assert(f->frozen == net->epoch);
     fs_flownet_apply_rate(net, s, f->new_rate, f->new_bneck);
   }
   net->stats.recomputations++;
-  net->stats.recomputed_flows += net->comp_flows->len;
-  net->stats.max_component = MAX(net->stats.max_component, net->comp_flows->len);
+  net->stats.recomputed_flows += net->comp_flows.n;
+  net->stats.max_component = MAX(net->stats.max_component, net->comp_flows.n);
 }

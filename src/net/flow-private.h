@@ -93,6 +93,22 @@ typedef struct {
 #define FS_FILL_CHAN ((uint64_t)0)
 #define FS_FILL_CAP ((uint64_t)1)
 
+/* A growable array of uint32 (the scratch lists of a recomputation: kept
+ * as plain arrays, they are on the hottest path). */
+typedef struct {
+  uint32_t *v;
+  guint n, cap;
+} FsU32Vec;
+
+static inline void fs_u32vec_push(FsU32Vec *a, uint32_t x)
+{
+  if (a->n == a->cap) {
+    a->cap = a->cap ? 2 * a->cap : 64;
+    a->v = g_renew(uint32_t, a->v, a->cap);
+  }
+  a->v[a->n++] = x;
+}
+
 struct FsFlowNet {
   FsSim *sim;
   FsNetModel model;
@@ -108,8 +124,9 @@ struct FsFlowNet {
   GArray *seed_chans;            /* uint32 channel ids */
   FsEventId recompute_ev;
   /* Scratch of the recomputation (reused). */
-  GArray *comp_flows, *comp_chans, *step_chans;
-  GArray *heap;                  /* FsFillEntry */
+  FsU32Vec comp_flows, comp_chans, step_chans;
+  FsFillEntry *heap;             /* the filling heap (a plain array: hot) */
+  guint heap_n, heap_cap;
   uint32_t epoch, step;
   gboolean check, global;
   FsFlowNetStats stats;

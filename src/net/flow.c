@@ -61,10 +61,6 @@ FsFlowNet *fs_flownet_new(FsSim *sim, FsNetModel model)
   net->free_head = UINT32_MAX;
   net->seed_flows = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   net->seed_chans = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  net->comp_flows = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  net->comp_chans = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  net->step_chans = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  net->heap = g_array_new(FALSE, FALSE, sizeof(FsFillEntry));
   const char *env = g_getenv("FS_NET_CHECK");
   net->check = env != NULL && env[0] != '\0' && strcmp(env, "0") != 0;
   return net;
@@ -90,10 +86,10 @@ void fs_flownet_free(FsFlowNet *net)
   g_free(net->active);
   g_array_unref(net->seed_flows);
   g_array_unref(net->seed_chans);
-  g_array_unref(net->comp_flows);
-  g_array_unref(net->comp_chans);
-  g_array_unref(net->step_chans);
-  g_array_unref(net->heap);
+  g_free(net->comp_flows.v);
+  g_free(net->comp_chans.v);
+  g_free(net->step_chans.v);
+  g_free(net->heap);
   g_free(net);
 }
 

@@ -123,8 +123,9 @@ typedef struct {
   FsTime latency;       /* the path's latency plus the flow's extra latency */
   double rate;          /* current rate (running) or last rate (finished), B/s */
   double mean_rate;     /* bytes / (D - S); 0 when D == S */
-  int64_t bottleneck;   /* the channel that limited it for the longest time,
-                           or FS_CHANNEL_NONE (its cap, or an empty path) */
+  int64_t bottleneck;   /* the channel that limited it over its longest
+                           unbroken stretch (current one while running), or
+                           FS_CHANNEL_NONE (its cap, or an empty path) */
   guint path_len;
   void *user;           /* copied from the spec */
 } FsFlowInfo;

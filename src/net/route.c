@@ -40,6 +40,17 @@ typedef struct {
   guint node;
 } HeapItem;
 
+/* A transfer split over several flows, until its last flow lands. */
+typedef struct Transfer Transfer;
+struct Transfer {
+  guint left;
+  FsFlowInfo agg;
+  FsFlowDoneFn done;
+  void *ctx;
+  FsRouter *router;
+  Transfer *prev, *next;   /* the router's list of transfers in flight */
+};
+
 struct FsRouter {
   const FsTopo *topo;
   FsFlowNet *net;
@@ -60,6 +71,7 @@ struct FsRouter {
   int *near_cpu, *near_nic; /* -2 = not computed yet */
   GArray *heap;            /* HeapItem */
   FsRoute scratch;         /* for fs_router_transfer */
+  Transfer *live;      /* transfers in flight (freed with the router) */
   GArray *stack;           /* spray: channels of the current path */
 };
 
@@ -211,6 +223,11 @@ void fs_router_free(FsRouter *r)
 {
   if (r == NULL)
     return;
+  while (r->live != NULL) {
+    Transfer *t = r->live;
+    r->live = t->next;
+    g_free(t);
+  }
   for (guint i = 0; i < r->opt.cache_size; i++)
     g_free(r->cache[i].dist);
   g_free(r->cache);
@@ -692,12 +709,6 @@ gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRout
 
 /* ---- transfers over several paths ---- */
 
-typedef struct {
-  guint left;
-  FsFlowInfo agg;
-  FsFlowDoneFn done;
-  void *ctx;
-} Transfer;
 
 static void part_done(void *ctx, const FsFlowInfo *info)
 {
@@ -716,6 +727,12 @@ static void part_done(void *ctx, const FsFlowInfo *info)
   t->agg.mean_rate = t->agg.drained > t->agg.start
                        ? (double)t->agg.bytes * 1e12 / (double)(t->agg.drained - t->agg.start)
                        : 0;
+  if (t->prev)
+    t->prev->next = t->next;
+  else
+    t->router->live = t->next;
+  if (t->next)
+    t->next->prev = t->prev;
   if (t->done)
     t->done(t->ctx, &t->agg);
   g_free(t);
@@ -729,6 +746,11 @@ gboolean fs_router_transfer(FsRouter *r, guint src, guint dst, uint64_t bytes, F
   if (!fs_router_route(r, src, dst, key, route, error))
     return FALSE;
   Transfer *t = g_new0(Transfer, 1);
+  t->router = r;
+  t->next = r->live;
+  if (r->live)
+    r->live->prev = t;
+  r->live = t;
   t->done = done;
   t->ctx = ctx;
   t->agg.src = (int32_t)src;

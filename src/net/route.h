@@ -50,7 +50,10 @@
  * fabric switches.  Nearest CPU and NIC per node are cached (O(nodes)).
  *
  * Ownership: the router borrows the topology and the flow network, which
- * must outlive it.  Errors: FS_NET_ERROR_NO_ROUTE, naming both endpoints.
+ * must outlive it.  It owns the bookkeeping of transfers in flight: free it
+ * after they completed, or free it and then the network without running
+ * the simulation further.  Errors: FS_NET_ERROR_NO_ROUTE, naming both
+ * endpoints.
  */
 #pragma once
 

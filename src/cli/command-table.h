@@ -10,3 +10,5 @@ FS_CMD(train, "simulate one training step: step time, MFU, breakdown, busiest li
 #ifdef FS_HAVE_CMD_COLL
 FS_CMD(coll, "nccl-tests on the simulator: a collective on a topology, size by size")
 #endif
+FS_CMD(calibrate, "fit link latency and efficiency to nccl-tests logs; write a calibration file")
+FS_CMD(validate, "compare predictions with published measurements (validation/reference)")

@@ -12,3 +12,4 @@ FS_CMD(coll, "nccl-tests on the simulator: a collective on a topology, size by s
 #endif
 FS_CMD(calibrate, "fit link latency and efficiency to nccl-tests logs; write a calibration file")
 FS_CMD(validate, "compare predictions with published measurements (validation/reference)")
+FS_CMD(sweep, "run a what-if sweep (grid or list of points) on all cores or MPI ranks; CSV/JSON")

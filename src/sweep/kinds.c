@@ -11,6 +11,7 @@
 #include "coll/plan.h"
 #include "core/sim.h"
 #include "net/flow.h"
+#include "net/p2p.h"
 #include "net/route.h"
 #include "sweep/sweep.h"
 #include "util/error.h"
@@ -364,6 +365,79 @@ static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint poin
   return TRUE;
 }
 
+/* ---- p2p ---- */
+
+static gboolean p2p_accepts(const char *key)
+{
+  static const char *const keys[] = { "src", "dst", "size", NULL };
+  return g_strv_contains(keys, key);
+}
+
+static const FsSweepColumn p2p_columns[] = {
+  {"src_gpu", FS_COL_NUM}, {"dst_gpu", FS_COL_NUM}, {"bytes", FS_COL_NUM}, {"uni_GBps", FS_COL_NUM},
+  {"bi_GBps", FS_COL_NUM}, {"latency_us", FS_COL_NUM}, {"transport", FS_COL_STR},
+  {"h2d_GBps", FS_COL_NUM}, {NULL, 0},
+};
+
+static gboolean gpu_index(const char *v, guint n, guint *out, GError **error)
+{
+  char *end;
+  guint64 i = g_ascii_strtoull(v, &end, 10);
+  if (*v == '\0' || *end != '\0' || i >= n) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC,
+                "GPU \"%s\" is not an index of the topology's %u GPUs (placement order)", v, n);
+    return FALSE;
+  }
+  *out = (guint)i;
+  return TRUE;
+}
+
+/* One GPU pair (src, dst: indices in placement order, default 0 and 1). */
+static gboolean p2p_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point, char **v,
+                        GError **error)
+{
+  const FsTopo *topo = fs_sweep_env_topo(env, s, point, error);
+  if (topo == NULL)
+    return FALSE;
+  FsNetModel model;
+  if (!point_model(s, point, &model, error))
+    return FALSE;
+  guint n, src = 0, dst = 1;
+  fs_topo_gpus(topo, &n);
+  const char *t;
+  if ((t = fs_sweep_point_get(s, point, "src")) != NULL && !gpu_index(t, n, &src, error))
+    return FALSE;
+  if ((t = fs_sweep_point_get(s, point, "dst")) != NULL && !gpu_index(t, n, &dst, error))
+    return FALSE;
+  if (dst >= n || src == dst) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "p2p needs two different GPUs");
+    return FALSE;
+  }
+  uint64_t bytes = 64u << 20;
+  if ((t = fs_sweep_point_get(s, point, "size")) != NULL && !fs_parse_size(t, &bytes, error))
+    return FALSE;
+  if (bytes == 0) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "size must be > 0");
+    return FALSE;
+  }
+  g_autoptr(FsP2pResult) r = fs_p2p_measure(topo, model, NULL, bytes, MAX(src, dst) + 1);
+  guint k = src * r->n + dst;
+  if (!r->routed[k]) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "no route from GPU %u to GPU %u", src, dst);
+    return FALSE;
+  }
+  guint c = 0;
+  v[c++] = g_strdup_printf("%u", src);
+  v[c++] = g_strdup_printf("%u", dst);
+  v[c++] = g_strdup_printf("%" G_GUINT64_FORMAT, bytes);
+  v[c++] = num(r->uni_gbps[k]);
+  v[c++] = num(r->bi_gbps[k]);
+  v[c++] = num(r->latency_us[k]);
+  v[c++] = g_strdup(fs_route_kind_name(r->kind[k]));
+  v[c++] = num(r->h2d_gbps[src]);
+  return TRUE;
+}
+
 /* ---- table ---- */
 
 static const FsSweepKind kind_train = {
@@ -375,7 +449,12 @@ static const FsSweepKind kind_coll = {
   coll_columns, coll_accepts, coll_run,
 };
 
-const FsSweepKind *const fs_sweep_kinds[] = { &kind_train, &kind_coll, NULL };
+static const FsSweepKind kind_p2p = {
+  "p2p", "one GPU-to-GPU transfer (src, dst, size) on `topology`: bandwidth, latency, transport",
+  p2p_columns, p2p_accepts, p2p_run,
+};
+
+const FsSweepKind *const fs_sweep_kinds[] = { &kind_train, &kind_coll, &kind_p2p, NULL };
 
 const FsSweepKind *fs_sweep_kind_find(const char *name)
 {

@@ -4,6 +4,9 @@
  *       the pipeline schedules of the schedule table (src/workload/
  *       schedule.h) drawn as an ASCII timeline, one row per stage, with the
  *       bubble fraction measured on the drawing and the textbook formula.
+ *   explain coll TOPO [-o OP] [-s SIZE] [-g GPUS]
+ *       the tuner's choice for one collective and its alpha-beta arithmetic
+ *       (fs_coll_explain, src/coll/tuner.h).
  *
  * The timeline is a list scheduling of each stage's order (from the
  * schedule's own callback) with a forward chunk of 2 ticks and a backward
@@ -13,7 +16,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog/catalog.h"
 #include "cli/commands.h"
+#include "coll/coll-topo.h"
+#include "coll/nccl-params.h"
+#include "coll/tuner.h"
+#include "core/sim.h"
+#include "net/flow.h"
+#include "net/route.h"
+#include "topo/topo.h"
+#include "util/units.h"
 #include "workload/schedule.h"
 
 static int opt_pp = 4, opt_mb = 8, opt_vp = 2;
@@ -149,15 +161,81 @@ static int explain_schedule(int argc, char **argv)
   return 0;
 }
 
+
+static char *opt_op = NULL, *opt_size = NULL, *opt_gpus = NULL, *opt_models = NULL;
+
+static const GOptionEntry coll_entries[] = {
+  {"op", 'o', 0, G_OPTION_ARG_STRING, &opt_op, "Collective (default all_reduce)", "OP"},
+  {"size", 's', 0, G_OPTION_ARG_STRING, &opt_size, "Buffer size, nccl-tests units (default 128M)", "SIZE"},
+  {"gpus", 'g', 0, G_OPTION_ARG_STRING, &opt_gpus, "GPUs: all, a count or a list (default all)", "GPUS"},
+  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
+  {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static int explain_coll(int argc, char **argv)
+{
+  g_autoptr(GOptionContext) ctx = g_option_context_new("TOPOLOGY - the arithmetic of one collective");
+  g_option_context_add_main_entries(ctx, coll_entries, NULL);
+  g_option_context_set_description(ctx, "Example:\n  fabricsim explain coll topologies/dgx-h100.yaml -o all_reduce -s 1G\n");
+  if (!fs_cli_parse(ctx, &argc, &argv, "explain coll"))
+    return 2;
+  if (argc != 2)
+    return fs_cli_usage("explain coll", "expected one TOPOLOGY file");
+  GError *error = NULL;
+  FsCollOp op = FS_COLL_ALL_REDUCE;
+  if (opt_op != NULL && !fs_coll_op_from_name(opt_op, &op))
+    return fs_cli_usage("explain coll", "unknown collective \"%s\"", opt_op);
+  uint64_t bytes = 128u << 20;
+  if (opt_size != NULL && !fs_parse_size(opt_size, &bytes, &error))
+    return fs_cli_fail("explain coll", error);
+  g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
+  if (cat == NULL)
+    return fs_cli_fail("explain coll", error);
+  g_autoptr(FsTopo) topo = fs_topo_load_file(argv[1], cat, NULL, &error);
+  if (topo == NULL)
+    return fs_cli_fail("explain coll", error);
+  g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&error);
+  if (np == NULL)
+    return fs_cli_fail("explain coll", error);
+  guint n = 0;
+  g_autofree guint *gpus = fs_coll_parse_gpus(topo, opt_gpus ? opt_gpus : "all", &n, &error);
+  if (gpus == NULL)
+    return fs_cli_fail("explain coll", error);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, &error);
+  if (comm == NULL)
+    return fs_cli_fail("explain coll", error);
+  FsCollSysInfo sys;
+  if (!fs_coll_sysinfo_from_topo(np, router, comm, &sys, &error))
+    return fs_cli_fail("explain coll", error);
+  FsCollSizes sizes;
+  fs_coll_sizes(op, bytes, FS_COLL_DT_FLOAT, n, &sizes);
+  uint64_t nbytes = fs_coll_nccl_bytes(op, &sizes, n);
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  FsCollChoice choice;
+  if (!fs_coll_tune(np, &sys, comm, op, nbytes, &prefs, &choice, &error))
+    return fs_cli_fail("explain coll", error);
+  g_autofree char *text = fs_coll_explain(np, &sys, comm, op, nbytes, &choice);
+  printf("%s %s on %u GPUs of %s\n%s", fs_coll_op_name(op), opt_size ? opt_size : "128M", n,
+         fs_topo_name(topo), text);
+  return 0;
+}
+
 int fs_cmd_explain(int argc, char **argv)
 {
+  if (argc >= 2 && strcmp(argv[1], "coll") == 0)
+    return explain_coll(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "schedule") == 0)
     return explain_schedule(argc - 1, argv + 1);
   if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     printf("Usage: fabricsim explain TOPIC [options]\n\nTopics:\n"
-           "  schedule   pipeline schedules (GPipe, 1F1B, interleaved) as a timeline, with the bubble\n\n"
+           "  schedule   pipeline schedules (GPipe, 1F1B, interleaved) as a timeline, with the bubble\n"
+           "  coll       the tuner's choice for one collective and its alpha-beta arithmetic\n\n"
            "Example:\n  fabricsim explain schedule --pp 4 --microbatches 8\n");
     return 0;
   }
-  return fs_cli_usage("explain", "expected a topic: schedule (fabricsim explain --help)");
+  return fs_cli_usage("explain", "expected a topic: schedule or coll (fabricsim explain --help)");
 }

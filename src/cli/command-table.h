@@ -13,4 +13,4 @@ FS_CMD(coll, "nccl-tests on the simulator: a collective on a topology, size by s
 FS_CMD(calibrate, "fit link latency and efficiency to nccl-tests logs; write a calibration file")
 FS_CMD(validate, "compare predictions with published measurements (validation/reference)")
 FS_CMD(sweep, "run a what-if sweep (grid or list of points) on all cores or MPI ranks; CSV/JSON")
-FS_CMD(explain, "teaching views: pipeline schedules as a timeline with the bubble")
+FS_CMD(explain, "teaching views: pipeline schedules with their bubble; the arithmetic of a collective")

@@ -27,7 +27,7 @@ for f in "$tmp"/block*.sh; do
   [ -n "$out" ] || fail "$(cat "$f"): no output"
   n=$((n + 1))
 done
-[ $n -ge 3 ] || fail "expected at least 3 sh blocks, found $n"
+[ $n -ge 4 ] || fail "expected at least 4 sh blocks, found $n"
 
 # GPipe and 1F1B: (p-1)/(m+p-1) = 3/11; interleaved v=2: 3/19.
 out=$(fabricsim explain schedule --pp 4 --microbatches 8)

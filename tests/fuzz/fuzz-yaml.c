@@ -12,9 +12,12 @@
 #include "fuzz-common.h"
 #include "util/yaml.h"
 
-/* Nodes visited per input at most (aliases make the tree a DAG whose
- * expansion can reach FS_YAML_MAX_NODES; the getters need not see all). */
-#define MAX_VISITS 20000
+/* Distinct nodes visited per input at most (each is visited once: aliases
+ * make the tree a DAG whose expansion can reach FS_YAML_MAX_NODES). */
+#define MAX_VISITS 5000
+/* Of those, the first this many go through every getter (error messages
+ * are allocation-heavy under ASan; more would only slow the fuzzer). */
+#define MAX_GETTER_NODES 200
 
 /* Checks a getter's outcome; frees the error. */
 static void check_get_at(const char *call, gboolean ok, GError *error)
@@ -91,9 +94,9 @@ static void exercise_map(const FsYamlNode *map)
   CHECK(fs_yaml_opt_size(map, "models", &u, &e));
 }
 
-static void walk(const FsYamlNode *node, guint depth, guint *visits)
+static void walk(const FsYamlNode *node, guint depth, GHashTable *seen)
 {
-  if (++*visits > MAX_VISITS)
+  if (g_hash_table_size(seen) >= MAX_VISITS || !g_hash_table_add(seen, (gpointer)node))
     return;
   if (node->kind != FS_YAML_SCALAR && depth > FS_YAML_MAX_DEPTH)
     fs_fuzz_fail("the tree nests deeper than FS_YAML_MAX_DEPTH");
@@ -101,7 +104,9 @@ static void walk(const FsYamlNode *node, guint depth, guint *visits)
     fs_fuzz_fail("node at %d:%d: positions are 1-based", node->line, node->col);
   if (node->file == NULL || strcmp(node->file, FS_FUZZ_NAME) != 0)
     fs_fuzz_fail("node at %d:%d does not carry the document's name", node->line, node->col);
-  exercise_getters(node);
+  gboolean getters = g_hash_table_size(seen) <= MAX_GETTER_NODES;
+  if (getters)
+    exercise_getters(node);
   switch (node->kind) {
   case FS_YAML_SCALAR:
     if (node->value == NULL)
@@ -110,7 +115,8 @@ static void walk(const FsYamlNode *node, guint depth, guint *visits)
       fs_fuzz_fail("null scalar at %d:%d is quoted or has text", node->line, node->col);
     break;
   case FS_YAML_MAP:
-    exercise_map(node);
+    if (getters)
+      exercise_map(node);
     for (guint i = 0; i < node->n; i++) {
       const FsYamlNode *k = node->keys[i];
       if (k == NULL || k->kind != FS_YAML_SCALAR)
@@ -122,15 +128,15 @@ static void walk(const FsYamlNode *node, guint depth, guint *visits)
                        k->value);
       if (fs_yaml_map_get(node, k->value) == NULL)
         fs_fuzz_fail("fs_yaml_map_get does not find the key \"%s\"", k->value);
-      walk(k, depth + 1, visits);
-      walk(node->values[i], depth + 1, visits);
+      walk(k, depth + 1, seen);
+      walk(node->values[i], depth + 1, seen);
     }
     break;
   case FS_YAML_SEQ:
     if (node->keys != NULL)
       fs_fuzz_fail("list at %d:%d has keys", node->line, node->col);
     for (guint i = 0; i < node->n; i++)
-      walk(node->values[i], depth + 1, visits);
+      walk(node->values[i], depth + 1, seen);
     break;
   default:
     fs_fuzz_fail("node of unknown kind %d", (int)node->kind);
@@ -153,9 +159,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (strcmp(fs_yaml_doc_name(doc), FS_FUZZ_NAME) != 0)
     fs_fuzz_fail("the document lost its name");
   const FsYamlNode *root = fs_yaml_doc_root(doc);
-  guint visits = 0;
+  GHashTable *seen = g_hash_table_new(NULL, NULL);
   if (root != NULL)
-    walk(root, 1, &visits);
+    walk(root, 1, seen);
+  g_hash_table_destroy(seen);
   fs_yaml_doc_free(doc);
   return 0;
 }

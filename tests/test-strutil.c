@@ -49,9 +49,27 @@ START_TEST(test_strutil_did_you_mean)
   const char *const longw[] = {"tensor_parallel", NULL};
   ck_assert_str_eq(fs_did_you_mean("tensr_paralel_", longw, -1), "tensor_parallel"); /* distance 3, len 14 */
   ck_assert_ptr_null(fs_did_you_mean("ab", longw, -1));
+  /* A very long word is compared quickly (lengths rule most candidates out). */
+  g_autofree char *huge = g_strnfill(1000000, 'x');
+  ck_assert_ptr_null(fs_did_you_mean(huge, keys, -1));
   const char *const empty[] = {NULL};
   ck_assert_ptr_null(fs_did_you_mean("x", empty, -1));
   ck_assert_ptr_null(fs_did_you_mean("x", NULL, -1));
+}
+END_TEST
+
+START_TEST(test_strutil_escape_controls)
+{
+  struct {
+    const char *in, *out;
+  } cases[] = {
+    {"", ""}, {"plain", "plain"}, {"a\nb", "a\\nb"}, {"\t\r", "\\t\\r"},
+    {"x\x01y\x7f", "x\\x01y\\x7F"}, {"1.5 \xc2\xb5s", "1.5 \xc2\xb5s"}, {"back\\slash", "back\\slash"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *e = fs_escape_controls(cases[i].in);
+    ck_assert_str_eq(e, cases[i].out);
+  }
 }
 END_TEST
 
@@ -152,6 +170,7 @@ int main(void)
   Suite *s = suite_create("strutil");
   FS_ADD_TEST(s, test_strutil_edit_distance);
   FS_ADD_TEST(s, test_strutil_did_you_mean);
+  FS_ADD_TEST(s, test_strutil_escape_controls);
   FS_ADD_TEST(s, test_strutil_atomic_write_creates_and_replaces);
   FS_ADD_TEST(s, test_strutil_atomic_write_failure_keeps_target);
   FS_ADD_TEST(s, test_strutil_atomic_write_stdout);

@@ -536,6 +536,12 @@ START_TEST(test_yaml_typed_getters)
   fs_assert_error(err, FS_YAML_ERROR, "t.yaml:1:4: expected a time like \"1.5 us\", got \"-5 ns\": a time cannot be negative");
   ck_assert(!fs_yaml_get_bandwidth(fs_yaml_map_get(fs_yaml_doc_root(doc2), "b"), &d, &err));
   fs_assert_error(err, FS_YAML_ERROR, "t.yaml:2:4: expected a bandwidth like \"50 GB/s\", got \"1e30 TB/s\": the value is out of range");
+  /* A value with newlines is quoted on one line. */
+  g_autoptr(FsYamlDoc) doc3 = load_ok("bw: |\n  50\n  GB/s\n");
+  ck_assert(!fs_yaml_get_bandwidth(fs_yaml_map_get(fs_yaml_doc_root(doc3), "bw"), &d, &err));
+  ck_assert_msg(strchr(err->message, '\n') == NULL, "multi-line: %s", err->message);
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:1:5: expected a bandwidth like \"50 GB/s\", got \"50\\nGB/s\\n\"");
+  load_bad("\"a\\nb\": 1\n\"a\\nb\": 2\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:2:1: duplicate key \"a\\nb\"");
   /* Getter errors are schema errors. */
   ck_assert(!fs_yaml_get_bool(fs_yaml_map_get(m, "lanes"), &b, &err));
   ck_assert_int_eq(err->code, FS_YAML_ERROR_SCHEMA);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "util/strutil.h"
 #include "util/units.h"
 
 static char *opt_kind = NULL;
@@ -86,12 +87,14 @@ static gboolean print_guess(const char *text, GError **error)
         best = reasons[i];
     if (best != NULL)
       g_propagate_error(error, g_error_copy(best));
-    else
+    else {
+      g_autofree char *shown = fs_escape_controls(text);
       g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_UNIT,
                   "\"%s\" is not a bandwidth, lane rate, time, power, FLOP rate or size "
                   "(e.g. \"50 GB/s\", \"16 GT/s\", \"1.5 us\", \"700 W\", \"989 TFLOP/s\", \"16G\"); "
                   "use --kind KIND for the reason",
-                  text);
+                  shown);
+    }
   }
   for (guint i = 0; i < n; i++)
     g_clear_error(&reasons[i]);

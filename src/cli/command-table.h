@@ -3,3 +3,4 @@
  * here is the order of `fabricsim help`.  No include guard on purpose. */
 FS_CMD(units, "convert and check quantities: bandwidths, times, sizes")
 FS_CMD(models, "list the hardware catalog or show one model and its arithmetic")
+FS_CMD(topo, "check, list, classify (nvidia-smi topo -m) or draw a topology")

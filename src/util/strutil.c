@@ -45,11 +45,17 @@ const char *fs_did_you_mean(const char *word, const char *const *candidates, gss
   g_return_val_if_fail(word != NULL, NULL);
   if (candidates == NULL)
     return NULL;
-  guint limit = MAX(2u, (guint)(strlen(word) / 3));
+  gsize lw = strlen(word);
+  guint limit = MAX(2u, (guint)(lw / 3));
   const char *best = NULL;
   guint best_d = G_MAXUINT;
   for (gssize i = 0; n < 0 ? candidates[i] != NULL : i < n; i++) {
     if (candidates[i] == NULL)
+      continue;
+    /* The distance is at least the difference in length: skip hopeless
+     * candidates without the quadratic computation. */
+    gsize lc = strlen(candidates[i]);
+    if ((lc > lw ? lc - lw : lw - lc) > limit)
       continue;
     guint d = fs_edit_distance(word, candidates[i]);
     if (d < best_d) {
@@ -58,6 +64,25 @@ const char *fs_did_you_mean(const char *word, const char *const *candidates, gss
     }
   }
   return (best != NULL && best_d <= limit) ? best : NULL;
+}
+
+char *fs_escape_controls(const char *text)
+{
+  g_return_val_if_fail(text != NULL, NULL);
+  GString *s = g_string_sized_new(strlen(text) + 8);
+  for (const char *p = text; *p != '\0'; p++) {
+    if (*p == '\n')
+      g_string_append(s, "\\n");
+    else if (*p == '\t')
+      g_string_append(s, "\\t");
+    else if (*p == '\r')
+      g_string_append(s, "\\r");
+    else if (g_ascii_iscntrl(*p))
+      g_string_append_printf(s, "\\x%02X", (guchar)*p);
+    else
+      g_string_append_c(s, *p);
+  }
+  return g_string_free(s, FALSE);
 }
 
 static gboolean set_io_error(GError **error, const char *path, const char *what, int err)

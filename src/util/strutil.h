@@ -5,18 +5,31 @@
 
 G_BEGIN_DECLS
 
-/* Levenshtein edit distance between a and b (ASCII, case-sensitive). */
+/* Levenshtein edit distance between a and b (bytes, case-sensitive).
+ * Cost O(|a|*|b|) time, O(|b|) memory. */
 guint fs_edit_distance(const char *a, const char *b);
 
 /* Returns the candidate closest to word (borrowed pointer into candidates),
  * or NULL when none is within a small distance (max(2, len/3)).  Ties go to
  * the first candidate, so the answer is deterministic.  candidates is a
- * NULL-terminated array or, with n >= 0, an array of n strings. */
+ * NULL-terminated array or, with n >= 0, an array of n strings (NULL
+ * entries skipped).  An exact match is returned as is.  Cost: one
+ * fs_edit_distance per candidate. */
 const char *fs_did_you_mean(const char *word, const char *const *candidates, gssize n);
 
-/* Writes contents to path atomically: a temporary file in the same folder,
- * then rename().  On failure nothing at path changes; error is in
- * FS_RUNTIME_ERROR / FS_RUNTIME_ERROR_IO.  path "-" writes to stdout. */
+/* Returns a copy of text (caller frees) with ASCII control characters
+ * written as C escapes ("\n", "\t", "\r", "\x01"; DEL is "\x7F"), so that
+ * an error message quoting user input stays on one line.  Other bytes,
+ * UTF-8 included, are copied as they are.  Linear in the length. */
+char *fs_escape_controls(const char *text);
+
+/* Writes contents to path atomically: a temporary file "path.XXXXXX" in
+ * the same folder (mode 0666 minus the umask), written in full, fsync()ed,
+ * then rename()d over path.  On failure nothing at path changes and the
+ * temporary file is removed; error is in FS_RUNTIME_ERROR /
+ * FS_RUNTIME_ERROR_IO and names the path and the system's reason.  A
+ * symbolic link at path is replaced, not followed.  path "-" writes to
+ * stdout (flushing stdio first). */
 gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len,
                               GError **error);
 

@@ -13,6 +13,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/strutil.h"
+
 G_DEFINE_QUARK(fs-units-error-quark, fs_units_error)
 
 /* One unit: its spelling, its factor to the kind's base unit, and whether
@@ -113,6 +115,9 @@ static const Unit size_units[] = {
   {"GiB", 1073741824.0, K2 * K2 * K2, FALSE},
   {"TiB", 1099511627776.0, K2 * K2 * K2 * K2, FALSE},
   {"PiB", 1125899906842624.0, K2 * K2 * K2 * K2 * K2, TRUE},
+  {"E", 1152921504606846976.0, K2 * K2 * K2 * K2 * K2 * K2, TRUE},
+  {"EB", 1e18, K10 * K10 * K10 * K10 * K10 * K10, TRUE},
+  {"EiB", 1152921504606846976.0, K2 * K2 * K2 * K2 * K2 * K2, TRUE},
   {NULL, 0, 0, FALSE},
 };
 
@@ -273,7 +278,13 @@ static gboolean is_nonfinite_word(const char *text)
     p++;
   if (*p == '+' || *p == '-')
     p++;
-  return g_ascii_strncasecmp(p, "inf", 3) == 0 || g_ascii_strncasecmp(p, "nan", 3) == 0;
+  static const char *const words[] = {"infinity", "inf", "nan"};
+  for (guint i = 0; i < G_N_ELEMENTS(words); i++) {
+    gsize n = strlen(words[i]);
+    if (g_ascii_strncasecmp(p, words[i], n) == 0 && !g_ascii_isalpha(p[n]))
+      return TRUE;
+  }
+  return FALSE;
 }
 
 /* "ps, ns, us, µs, ms, s": the units a kind lists in messages. */
@@ -286,6 +297,21 @@ static char *known_units(const Kind *kind)
     g_string_append_printf(s, "%s%s", s->len ? ", " : "", u->name);
   }
   return g_string_free(s, FALSE);
+}
+
+/* Sets *error in FS_UNITS_ERROR with control characters of the message
+ * (from the quoted input) escaped, so that it is one line. */
+static void set_error(GError **error, int code, const char *format, ...) G_GNUC_PRINTF(3, 4);
+static void set_error(GError **error, int code, const char *format, ...)
+{
+  if (error == NULL)
+    return;
+  va_list ap;
+  va_start(ap, format);
+  g_autofree char *msg = g_strdup_vprintf(format, ap);
+  va_end(ap);
+  g_autofree char *clean = fs_escape_controls(msg);
+  g_set_error_literal(error, FS_UNITS_ERROR, code, clean);
 }
 
 /* Sets the standard complaint: expected a <kind> like "<example>", got "<text>"<detail>. */
@@ -303,7 +329,7 @@ static void set_kind_error(GError **error, int code, const Kind *kind, const cha
     detail = g_strdup_vprintf(format, ap);
     va_end(ap);
   }
-  g_set_error(error, FS_UNITS_ERROR, code, "expected %s %s like \"%s\", got \"%s\"%s%s",
+  set_error(error, code, "expected %s %s like \"%s\", got \"%s\"%s%s",
               kind->article, kind->what, kind->example, text, detail ? ": " : "",
               detail ? detail : "");
 }
@@ -335,7 +361,7 @@ static gboolean parse_quantity(const char *text, const Kind *kind, Number *num,
                                const Unit **unit, GError **error)
 {
   if (text == NULL) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX, "expected %s %s like \"%s\", got nothing",
+    set_error(error, FS_UNITS_ERROR_SYNTAX, "expected %s %s like \"%s\", got nothing",
                 kind->article, kind->what, kind->example);
     return FALSE;
   }
@@ -386,7 +412,7 @@ static gboolean parse_quantity(const char *text, const Kind *kind, Number *num,
     set_kind_error(error, FS_UNITS_ERROR_RANGE, kind, text, "the number is too large");
     return FALSE;
   }
-  if (num->negative && num->value != 0) {
+  if (num->negative && num->mantissa != 0) { /* "-0 ns" is zero; "-1e-400 ns" is not */
     set_kind_error(error, FS_UNITS_ERROR_RANGE, kind, text, "%s %s cannot be negative",
                    kind->article, kind->what);
     return FALSE;
@@ -469,11 +495,11 @@ gboolean fs_parse_number(const char *text, double *out, GError **error)
   Number num;
   if (text == NULL || !scan_number(text, &num)) {
     if (text != NULL && is_nonfinite_word(text)) {
-      g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_RANGE,
+      set_error(error, FS_UNITS_ERROR_RANGE,
                   "expected a finite number like \"1.5\", got \"%s\"", text);
       return FALSE;
     }
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX, "expected a number like \"1.5\", got \"%s\"",
+    set_error(error, FS_UNITS_ERROR_SYNTAX, "expected a number like \"1.5\", got \"%s\"",
                 text ? text : "");
     return FALSE;
   }
@@ -481,12 +507,12 @@ gboolean fs_parse_number(const char *text, double *out, GError **error)
   while (is_space(*p))
     p++;
   if (*p != '\0') {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX,
+    set_error(error, FS_UNITS_ERROR_SYNTAX,
                 "expected a number like \"1.5\", got \"%s\": unexpected \"%s\" after the number", text, p);
     return FALSE;
   }
   if (!isfinite(num.value)) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_RANGE,
+    set_error(error, FS_UNITS_ERROR_RANGE,
                 "expected a number like \"1.5\", got \"%s\": the number is too large", text);
     return FALSE;
   }
@@ -499,7 +525,7 @@ gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
   g_return_val_if_fail(out != NULL, FALSE);
   Number num;
   if (text == NULL || !scan_number(text, &num)) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX, "expected an integer like \"64\", got \"%s\"",
+    set_error(error, FS_UNITS_ERROR_SYNTAX, "expected an integer like \"64\", got \"%s\"",
                 text ? text : "");
     return FALSE;
   }
@@ -507,7 +533,7 @@ gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
   while (is_space(*p))
     p++;
   if (*p != '\0') {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX,
+    set_error(error, FS_UNITS_ERROR_SYNTAX,
                 "expected an integer like \"64\", got \"%s\": unexpected \"%s\" after the number", text, p);
     return FALSE;
   }
@@ -527,7 +553,7 @@ gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
     g_autoptr(GError) local = NULL;
     if (!g_ascii_string_to_signed(token[0] == '+' ? token + 1 : token, 10, G_MININT64, G_MAXINT64, &v,
                                   &local)) {
-      g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_RANGE, "expected an integer like \"64\", got \"%s\": %s",
+      set_error(error, FS_UNITS_ERROR_RANGE, "expected an integer like \"64\", got \"%s\": %s",
                   text, range);
       return FALSE;
     }
@@ -535,12 +561,12 @@ gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
     return TRUE;
   }
   if (!isfinite(num.value) || num.value >= 9223372036854775808.0 || num.value < -9223372036854775808.0) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_RANGE, "expected an integer like \"64\", got \"%s\": %s",
+    set_error(error, FS_UNITS_ERROR_RANGE, "expected an integer like \"64\", got \"%s\": %s",
                 text, range);
     return FALSE;
   }
   if (num.value != floor(num.value)) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_SYNTAX,
+    set_error(error, FS_UNITS_ERROR_SYNTAX,
                 "expected an integer like \"64\", got \"%s\": it has a fraction", text);
     return FALSE;
   }
@@ -555,7 +581,7 @@ gboolean fs_parse_int(const char *text, int64_t *out, GError **error)
   if (!fs_parse_int64(text, &v, error))
     return FALSE;
   if (v < 0) {
-    g_set_error(error, FS_UNITS_ERROR, FS_UNITS_ERROR_RANGE,
+    set_error(error, FS_UNITS_ERROR_RANGE,
                 "expected a non-negative integer like \"64\", got \"%s\"", text);
     return FALSE;
   }
@@ -660,6 +686,9 @@ char *fs_format_time(FsTime ps)
   for (guint i = 1; i < G_N_ELEMENTS(names); i++) {
     uint64_t d = scale[i] / 1000;
     uint64_t milli = a / d + ((a % d) * 2 >= d ? 1 : 0);
+    /* Never round past FS_TIME_MAX, so that the text parses back. */
+    if (!neg && (u128)milli * d > (u128)FS_TIME_MAX)
+      milli = a / d;
     if (milli < 1000000 || i + 1 == G_N_ELEMENTS(names))
       return g_strdup_printf("%s%" G_GUINT64_FORMAT ".%03u %s", sign, milli / 1000,
                              (unsigned)(milli % 1000), names[i]);
@@ -684,6 +713,9 @@ char *fs_format_size(uint64_t bytes)
     i++;
     tenths = 10;
   }
+  /* Never round past 2^64 - 1, so that the text parses back. */
+  if ((u128)tenths * unit > (u128)UINT64_MAX * 10)
+    tenths = (uint64_t)((u128)bytes * 10 / unit);
   return g_strdup_printf("%" G_GUINT64_FORMAT ".%u %s", tenths / 10, (unsigned)(tenths % 10), names[i]);
 }
 

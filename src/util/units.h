@@ -21,8 +21,8 @@
  *     (Greek mu).  Other units: "MT/s" lane rates; "mW", "MW"; "GFLOP/s",
  *     "EFLOP/s".  Quiet aliases (accepted, not listed in messages):
  *     bandwidths "kB/s", "kb/s", "bps", "Kbps", "Mbps", "Tbps", "PB/s",
- *     "EB/s"; sizes "k/m/g/t" (1024^n, as nccl-tests), "P", "PB", "PiB";
- *     power "KW"; "FLOPS", "GFLOPS", "PFLOPS", "EFLOPS".
+ *     "EB/s"; sizes "k/m/g/t" (1024^n, as nccl-tests), "P", "PB", "PiB",
+ *     "E", "EB", "EiB"; power "KW"; "FLOPS", "GFLOPS", "PFLOPS", "EFLOPS".
  *   - The number is decimal only: no hex, no "inf"/"nan" (those are
  *     FS_UNITS_ERROR_RANGE), no digit grouping.  Leading and trailing
  *     whitespace is ignored; whitespace inside the unit is junk.
@@ -109,7 +109,8 @@ gboolean fs_parse_flops(const char *text, double *flops, GError **error);
  *   fs_format_time: whole picoseconds below 1 ns ("999 ps"); otherwise
  *     ns/us/ms/s with three decimals, rounded half up in integer
  *     arithmetic, the unit chosen so the number is in [1, 1000) ("1.500 us";
- *     seconds have no upper bound: "9223372.037 s").  Negative times get "-".
+ *     seconds have no upper bound; near FS_TIME_MAX the last digit rounds
+ *     down so the text still parses: "9223372.036 s").  Negative times get "-".
  *   fs_format_size: below 1024 "N B"; otherwise the largest binary unit not
  *     above the size, as an integer when exact ("96 MiB") or with one
  *     decimal ("1.5 KiB", "953.7 MiB"). */

@@ -21,11 +21,13 @@ void fs_yaml_error(GError **error, const FsYamlNode *node, const char *format, .
   va_start(ap, format);
   g_autofree char *msg = g_strdup_vprintf(format, ap);
   va_end(ap);
+  /* Values quoted in messages may hold newlines (block scalars): keep one line. */
+  g_autofree char *clean = fs_escape_controls(msg);
   if (node == NULL)
-    fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SCHEMA, NULL, 0, 0, "%s", msg);
+    fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SCHEMA, NULL, 0, 0, "%s", clean);
   else
     fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SCHEMA, node->file, node->line, node->col,
-                    "%s", msg);
+                    "%s", clean);
 }
 
 const char *fs_yaml_kind_name(const FsYamlNode *node)

@@ -19,6 +19,7 @@
 #include <yaml.h>
 
 #include "util/error.h"
+#include "util/strutil.h"
 
 G_DEFINE_QUARK(fs-yaml-error-quark, fs_yaml_error)
 
@@ -141,8 +142,10 @@ static gboolean load_error(Loader *ld, GError **error, int code, const yaml_mark
   va_start(ap, format);
   g_autofree char *msg = g_strdup_vprintf(format, ap);
   va_end(ap);
+  /* Keys and values quoted in messages may hold newlines: keep one line. */
+  g_autofree char *clean = fs_escape_controls(msg);
   fs_set_error_at(error, FS_YAML_ERROR, code, ld->doc->name, (int)mark->line + 1,
-                  (int)mark->column + 1, "%s", msg);
+                  (int)mark->column + 1, "%s", clean);
   return FALSE;
 }
 

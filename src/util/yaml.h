@@ -89,7 +89,8 @@ FsYamlNode *fs_yaml_doc_root(FsYamlDoc *doc);
 /* The file name given at load. */
 const char *fs_yaml_doc_name(FsYamlDoc *doc);
 
-/* Sets error to "file:line:col: <message>" at node, in FS_YAML_ERROR_SCHEMA. */
+/* Sets error to "file:line:col: <message>" at node, in FS_YAML_ERROR_SCHEMA;
+ * control characters in the message are escaped so that it is one line. */
 void fs_yaml_error(GError **error, const FsYamlNode *node, const char *format, ...)
   G_GNUC_PRINTF(3, 4);
 

@@ -72,6 +72,7 @@ expect_bad "12 parsecs" :: '"12 parsecs" is not a bandwidth, lane rate, time'
 expect_bad "1e30 TB/s" :: "the limit is 1000000 TB/s"
 expect_bad -- "-5 ns" :: "a time cannot be negative"
 expect_bad "5 GB/sx" :: 'unexpected "x" after the unit "GB/s"'
+expect_bad $'50\nGB/s' :: '"50\nGB/s" is not a bandwidth'
 
 # No quantity at all is a usage error.
 status=0

@@ -1,0 +1,207 @@
+/* loader-gen.c — the `generators:` section of the topology YAML: reads
+ * each entry's keys (checked against the generator's table row) into a
+ * spec and calls the generator in gen.c. */
+#include <string.h>
+
+#include "topo/gen.h"
+#include "topo/loader-private.h"
+#include "util/error.h"
+#include "util/strutil.h"
+
+typedef gboolean (*GenFn)(Loader *L, const FsYamlNode *e, const char *prefix, GError **error);
+
+/* Endpoint node indices from the `endpoints` key (a pattern or a list). */
+static GArray *endpoints(Loader *L, const FsYamlNode *e, GError **error)
+{
+  const FsYamlNode *v = fs_yaml_require_key(e, "endpoints", "generator", error);
+  if (v == NULL)
+    return NULL;
+  const FsYamlNode *const *items = (const FsYamlNode *const *)&v;
+  guint n = 1;
+  if (v->kind == FS_YAML_SEQ) {
+    items = (const FsYamlNode *const *)v->values;
+    n = v->n;
+  }
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint i = 0; i < n; i++) {
+    g_autoptr(GPtrArray) names = fs_topo_loader_names(L, items[i], NULL, error);
+    g_autofree guint *idx = names ? fs_topo_loader_resolve(L, names, items[i], error) : NULL;
+    if (idx == NULL) {
+      g_array_free(out, TRUE);
+      return NULL;
+    }
+    g_array_append_vals(out, idx, names->len);
+  }
+  return out;
+}
+
+static gboolean ratio(Loader *L, const FsYamlNode *e, double *out, GError **error)
+{
+  const FsYamlNode *v = fs_yaml_map_get(e, "oversubscription");
+  *out = 1.0;
+  if (v == NULL)
+    return TRUE;
+  g_autofree char *text = fs_topo_loader_text(L, v, "a ratio like 2:1", error);
+  if (text == NULL)
+    return FALSE;
+  char *end;
+  double a = g_ascii_strtod(text, &end), b = 1.0;
+  if (end != text && *end == ':') {
+    const char *s = end + 1;
+    b = g_ascii_strtod(s, &end);
+    if (end == s)
+      b = -1;
+  }
+  if (end == text || *end != '\0' || !(a > 0) || !(b > 0) || a / b < 1.0) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, v->file, v->line, v->col,
+                    "oversubscription must be a ratio of at least 1 like \"2:1\" or 2, got "
+                    "\"%s\"", text);
+    return FALSE;
+  }
+  *out = a / b;
+  return TRUE;
+}
+
+static gboolean fabric_spec(Loader *L, const FsYamlNode *e, const char *prefix, FsFabricSpec *s,
+                            GError **error)
+{
+  const FsYamlNode *sw = fs_yaml_require_key(e, "switch", "generator", error);
+  const FsYamlNode *ln = sw ? fs_yaml_require_key(e, "link", "generator", error) : NULL;
+  if (ln == NULL)
+    return FALSE;
+  s->sw = fs_topo_loader_model(L, sw, FS_MODEL_SWITCH, error);
+  if (s->sw == NULL)
+    return FALSE;
+  s->link = fs_topo_loader_model(L, ln, FS_MODEL_LINK, error);
+  if (s->link == NULL)
+    return FALSE;
+  s->prefix = prefix;
+  s->pos = (FsGenPos){e->file, e->line, e->col};
+  return ratio(L, e, &s->oversubscription, error) &&
+         fs_topo_loader_uint(L, e, "levels", 3, &s->levels, error);
+}
+
+static gboolean gen_fat_tree(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
+{
+  FsFabricSpec s = {0};
+  if (!fabric_spec(L, e, prefix, &s, error))
+    return FALSE;
+  g_autoptr(GArray) ep = endpoints(L, e, error);
+  return ep && fs_topo_gen_fat_tree(L->topo, (guint *)(void *)ep->data, ep->len, &s, NULL, error);
+}
+
+static gboolean gen_rail(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
+{
+  FsFabricSpec s = {0};
+  guint rails = 0, hpl = 0;
+  if (!fabric_spec(L, e, prefix, &s, error) ||
+      !fs_topo_loader_uint(L, e, "rails", 4096, &rails, error) ||
+      !fs_topo_loader_uint(L, e, "hosts_per_leaf", 1 << 20, &hpl, error))
+    return FALSE;
+  g_autoptr(GArray) ep = endpoints(L, e, error);
+  return ep && fs_topo_gen_rail_optimized(L->topo, (guint *)(void *)ep->data, ep->len, rails,
+                                          hpl, &s, NULL, error);
+}
+
+static gboolean gen_dragonfly(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
+{
+  FsFabricSpec f = {0};
+  if (!fabric_spec(L, e, prefix, &f, error))
+    return FALSE;
+  FsDragonflySpec s = {f.sw, f.link, NULL, 0, 0, 0, 0, prefix, f.pos};
+  const FsYamlNode *g = fs_yaml_map_get(e, "global_link");
+  if (g && !(s.global_link = fs_topo_loader_model(L, g, FS_MODEL_LINK, error)))
+    return FALSE;
+  const char *req[] = {"groups", "routers", "global_per_router"};
+  guint *dst[] = {&s.groups, &s.routers, &s.global_per_router};
+  for (guint i = 0; i < 3; i++)
+    if (!fs_yaml_require_key(e, req[i], "dragonfly generator", error) ||
+        !fs_topo_loader_uint(L, e, req[i], 1 << 20, dst[i], error))
+      return FALSE;
+  if (!fs_topo_loader_uint(L, e, "endpoints_per_router", 1 << 20, &s.endpoints_per_router, error))
+    return FALSE;
+  g_autoptr(GArray) ep = endpoints(L, e, error);
+  return ep && fs_topo_gen_dragonfly(L->topo, (guint *)(void *)ep->data, ep->len, &s, NULL, error);
+}
+
+static gboolean gen_rack(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
+{
+  FsNvlRackSpec s = {0};
+  s.prefix = prefix;
+  s.pos = (FsGenPos){e->file, e->line, e->col};
+  s.trays = 18, s.gpus_per_tray = 4, s.cpus_per_tray = 2, s.switch_trays = 9;
+  s.switches_per_tray = 2;
+  if (!fs_topo_loader_uint(L, e, "trays", 4096, &s.trays, error) ||
+      !fs_topo_loader_uint(L, e, "gpus_per_tray", 64, &s.gpus_per_tray, error) ||
+      !fs_topo_loader_uint(L, e, "cpus_per_tray", 64, &s.cpus_per_tray, error) ||
+      !fs_topo_loader_uint(L, e, "switch_trays", 4096, &s.switch_trays, error) ||
+      !fs_topo_loader_uint(L, e, "switches_per_tray", 64, &s.switches_per_tray, error) ||
+      !fs_topo_loader_uint(L, e, "links_per_switch", 1024, &s.links_per_switch, error))
+    return FALSE;
+  const FsYamlNode *v;
+  struct { const char *key; FsModelKind kind; const FsModel **dst; gboolean needed; } m[] = {
+    {"gpu", FS_MODEL_GPU, &s.gpu, TRUE},
+    {"switch", FS_MODEL_SWITCH, &s.sw, TRUE},
+    {"nvlink", FS_MODEL_LINK, &s.nvlink, TRUE},
+    {"cpu", FS_MODEL_CPU, &s.cpu, s.cpus_per_tray > 0},
+    {"c2c", FS_MODEL_LINK, &s.c2c, s.cpus_per_tray > 0},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(m); i++) {
+    v = m[i].needed ? fs_yaml_require_key(e, m[i].key, "nvlink-rack generator", error)
+                    : fs_yaml_map_get(e, m[i].key);
+    if (m[i].needed && v == NULL)
+      return FALSE;
+    if (v && !(*m[i].dst = fs_topo_loader_model(L, v, m[i].kind, error)))
+      return FALSE;
+  }
+  return fs_topo_gen_nvlink_rack(L->topo, &s, error);
+}
+
+/* The generator table: type name, its keys, the function. */
+static const struct {
+  const char *type;
+  const char *const keys[16];
+  GenFn fn;
+} generators[] = {
+  {"fat-tree", {"type", "name", "endpoints", "switch", "link", "oversubscription", "levels",
+                NULL}, gen_fat_tree},
+  {"rail-optimized", {"type", "name", "endpoints", "switch", "link", "oversubscription",
+                      "levels", "rails", "hosts_per_leaf", NULL}, gen_rail},
+  {"dragonfly", {"type", "name", "endpoints", "switch", "link", "global_link", "groups",
+                 "routers", "global_per_router", "endpoints_per_router", NULL}, gen_dragonfly},
+  {"nvlink-rack", {"type", "name", "trays", "gpus_per_tray", "cpus_per_tray", "switch_trays",
+                   "switches_per_tray", "gpu", "cpu", "switch", "nvlink", "c2c",
+                   "links_per_switch", NULL}, gen_rack},
+};
+
+gboolean fs_topo_loader_generate(Loader *L, const FsYamlNode *e, GError **error)
+{
+  const FsYamlNode *tn = fs_yaml_require_key(e, "type", "generator", error);
+  if (tn == NULL)
+    return FALSE;
+  g_autofree char *type = fs_topo_loader_text(L, tn, "a generator type", error);
+  if (type == NULL)
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS(generators); i++) {
+    if (strcmp(type, generators[i].type) != 0)
+      continue;
+    if (!fs_yaml_check_keys(e, generators[i].keys, generators[i].type, error))
+      return FALSE;
+    const FsYamlNode *nn = fs_yaml_map_get(e, "name");
+    g_autofree char *prefix = nn ? fs_topo_loader_text(L, nn, "a name prefix", error)
+                                 : g_strdup(type);
+    if (prefix == NULL)
+      return FALSE;
+    return generators[i].fn(L, e, prefix, error);
+  }
+  const char *types[G_N_ELEMENTS(generators)];
+  for (guint i = 0; i < G_N_ELEMENTS(generators); i++)
+    types[i] = generators[i].type;
+  const char *best = fs_did_you_mean(type, types, G_N_ELEMENTS(types));
+  fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, tn->file, tn->line, tn->col,
+                  "unknown generator type \"%s\"%s%s%s; expected fat-tree, rail-optimized, "
+                  "dragonfly or nvlink-rack", type, best ? " (did you mean \"" : "",
+                  best ? best : "", best ? "\"?)" : "");
+  return FALSE;
+}
+

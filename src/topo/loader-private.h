@@ -1,0 +1,49 @@
+/* loader-private.h — what loader.c shares with loader-gen.c (the
+ * `generators:` section).  Private to the topo module. */
+#pragma once
+
+#include "topo/topo.h"
+#include "util/yaml.h"
+
+typedef struct {
+  const char *name;
+  const FsYamlNode *map;     /* the template's mapping */
+  const FsYamlNode *key;     /* its key, for messages */
+} Template;
+
+typedef struct {
+  const FsCatalog *cat;
+  FsTopo *topo;
+  GPtrArray *docs;           /* FsYamlDoc *, kept until the end */
+  GHashTable *params;        /* name -> int64_t * */
+  GPtrArray *param_order;    /* names, declaration order */
+  GHashTable *overrides;     /* -D name -> int64_t * */
+  GHashTable *overrides_used;
+  GHashTable *templates;     /* name -> Template * */
+  GPtrArray *template_order; /* names, for did-you-mean */
+  GPtrArray *chain;          /* canonical paths being read */
+  GHashTable *read;          /* canonical paths read */
+  GPtrArray *hosts, *nodes, *links, *gens; /* const FsYamlNode * entries */
+  char *name;                /* the top file's name: or basename */
+  int lone_host;             /* host of top-level nodes when no templates are instantiated */
+} Loader;
+
+/* Scalar helpers: ${} substitution, positions in errors (loader.c). */
+char *fs_topo_loader_text(Loader *L, const FsYamlNode *node, const char *what, GError **error);
+gboolean fs_topo_loader_int(Loader *L, const FsYamlNode *node, int64_t min, int64_t max,
+                            const char *what, int64_t *out, GError **error);
+/* map[key] as an unsigned integer up to max; absent leaves *out. */
+gboolean fs_topo_loader_uint(Loader *L, const FsYamlNode *map, const char *key, guint max,
+                             guint *out, GError **error);
+/* The names of a pattern node, each prefixed; NULL with error. */
+GPtrArray *fs_topo_loader_names(Loader *L, const FsYamlNode *node, const char *prefix,
+                                GError **error);
+/* A model of kind (FS_MODEL_N_KINDS: any device kind) named by node. */
+const FsModel *fs_topo_loader_model(Loader *L, const FsYamlNode *node, FsModelKind kind,
+                                    GError **error);
+/* Node indices of names; a missing one fails at node (with did-you-mean). */
+guint *fs_topo_loader_resolve(Loader *L, GPtrArray *names, const FsYamlNode *node,
+                              GError **error);
+
+/* Runs one `generators:` entry (loader-gen.c). */
+gboolean fs_topo_loader_generate(Loader *L, const FsYamlNode *e, GError **error);

@@ -17,7 +17,7 @@
 #define MAX_VISITS 5000
 /* Of those, the first this many go through every getter (error messages
  * are allocation-heavy under ASan; more would only slow the fuzzer). */
-#define MAX_GETTER_NODES 200
+#define MAX_GETTER_NODES 24
 
 /* Checks a getter's outcome; frees the error. */
 static void check_get_at(const char *call, gboolean ok, GError *error)

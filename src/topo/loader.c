@@ -270,7 +270,7 @@ static gboolean read_doc(Loader *L, FsYamlDoc *doc, const char *path, GError **e
 {
   const FsYamlNode *root = fs_yaml_doc_root(doc);
   if (root == NULL) {
-    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, path, 0, 0,
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, path, 1, 1,
                     "empty topology file; expected a mapping with nodes: and links:");
     return FALSE;
   }

@@ -4,8 +4,9 @@
 # For each format with a command (the table below), every file is run
 # through `fabricsim`:
 #   n_*  must exit exactly 2 with ONE line on stderr that starts with
-#        FILE:LINE:COL: (after the "fabricsim <command>: " prefix) and
-#        contains the fragment in n_*.err;
+#        FILE:LINE:COL: (after the "fabricsim <command>: " prefix; FILE is
+#        the input or, for an error inside an include, a file beside or
+#        below it) and contains the fragment in n_*.err;
 #   y_*  must exit 0;
 #   i_*  must exit 0 or 2 — never a signal, never more than 10 s.
 # Formats without a command (yaml: the tree itself, units) are covered by
@@ -20,6 +21,7 @@ set -euo pipefail
 
 formats=(
   "models|yaml|models --models DIR"
+  "topo|yaml|topo check FILE"
 )
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
@@ -77,8 +79,8 @@ for entry in "${formats[@]}"; do
           fail "$format/$base: exit status $status, expected 2: $err"
         elif [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then
           fail "$format/$base: stderr is not one line: $err"
-        elif ! printf '%s\n' "$err" | grep -Eq "^(fabricsim[a-z -]*: )?$shown:[0-9]+:[0-9]+: "; then
-          fail "$format/$base: stderr does not start with $shown:LINE:COL: : $err"
+        elif ! printf '%s\n' "$err" | grep -Eq "^(fabricsim[a-z -]*: )?${shown%/*}/[^:]+:[0-9]+:[0-9]+: "; then
+          fail "$format/$base: stderr does not start with $shown:LINE:COL: (or an included file's): $err"
         elif [ ! -f "$sidecar" ]; then
           fail "$format/$base: no ${sidecar##*/}"
         else

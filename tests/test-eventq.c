@@ -80,6 +80,24 @@ START_TEST(test_eventq_pop_returns_payload)
 }
 END_TEST
 
+START_TEST(test_eventq_pop_until)
+{
+  g_autoptr(FsEventQueue) q = fs_eventq_new();
+  FsEvent ev;
+  ck_assert(!fs_eventq_pop_until(q, FS_TIME_MAX, &ev));
+  fs_eventq_push(q, 10, record, NULL, 1);
+  fs_eventq_push(q, 20, record, NULL, 2);
+  ck_assert(!fs_eventq_pop_until(q, 9, &ev));
+  ck_assert_uint_eq(fs_eventq_size(q), 2);
+  ck_assert(fs_eventq_pop_until(q, 10, &ev));
+  ck_assert(ev.time == 10 && ev.arg == 1);
+  ck_assert(!fs_eventq_pop_until(q, 19, &ev));
+  ck_assert(fs_eventq_pop_until(q, 25, &ev));
+  ck_assert(ev.arg == 2);
+  ck_assert_uint_eq(fs_eventq_size(q), 0);
+}
+END_TEST
+
 START_TEST(test_eventq_extreme_times)
 {
   g_autoptr(FsEventQueue) q = fs_eventq_new();
@@ -362,6 +380,7 @@ int main(void)
   Suite *s = suite_create("eventq");
   FS_ADD_TEST(s, test_eventq_empty);
   FS_ADD_TEST(s, test_eventq_pop_returns_payload);
+  FS_ADD_TEST(s, test_eventq_pop_until);
   FS_ADD_TEST(s, test_eventq_extreme_times);
   FS_ADD_TEST(s, test_eventq_ties_are_fifo);
   FS_ADD_TEST(s, test_eventq_size_and_peek);

@@ -51,6 +51,11 @@ FsEventId fs_eventq_push(FsEventQueue *q, FsTime time, FsEventFn fn, void *ctx, 
 /* Removes the earliest event into *out.  Returns FALSE when empty. */
 gboolean fs_eventq_pop(FsEventQueue *q, FsEvent *out);
 
+/* Removes the earliest event into *out if its time is <= until.  Returns
+ * FALSE (and leaves the queue alone) when empty or when the earliest event
+ * is later than until.  The simulator's run loops use it: one call a step. */
+gboolean fs_eventq_pop_until(FsEventQueue *q, FsTime until, FsEvent *out);
+
 /* Time of the earliest event; FS_TIME_MAX when empty. */
 FsTime fs_eventq_peek_time(const FsEventQueue *q);
 

@@ -92,11 +92,8 @@ static gboolean run_loop(FsSim *sim, FsTime until, gboolean (*pred)(void *data),
   for (;;) {
     if (pred != NULL && !pred(data))
       return TRUE;
-    if (fs_eventq_size(q) == 0 || fs_eventq_peek_time(q) > until) {
-      *drained = TRUE;
-      return TRUE;
-    }
-    if (G_UNLIKELY(sim->event_limit != 0 && sim->events_run >= sim->event_limit)) {
+    if (G_UNLIKELY(sim->event_limit != 0 && sim->events_run >= sim->event_limit) &&
+        fs_eventq_size(q) > 0 && fs_eventq_peek_time(q) <= until) {
       g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
                   "the simulation reached its limit of %" PRIu64 " events at t=%" PRId64
                   " ps with %u events still pending; raise the event limit if a run this "
@@ -105,7 +102,10 @@ static gboolean run_loop(FsSim *sim, FsTime until, gboolean (*pred)(void *data),
       return FALSE;
     }
     FsEvent ev;
-    fs_eventq_pop(q, &ev);
+    if (!fs_eventq_pop_until(q, until, &ev)) {
+      *drained = TRUE;
+      return TRUE;
+    }
     sim->now = ev.time;
     sim->events_run++;
     ev.fn(ev.ctx, ev.arg);

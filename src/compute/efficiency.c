@@ -1,0 +1,506 @@
+/* efficiency.c — see efficiency.h. */
+#include "compute/efficiency.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "util/yaml.h"
+
+G_DEFINE_QUARK(fs-efficiency-error-quark, fs_efficiency_error)
+
+static const char *const kind_names[] = {
+#define X(id, str) str,
+  FS_EFF_KINDS(X)
+#undef X
+};
+
+static const char *const axis_names[] = {
+#define X(id, str) str,
+  FS_EFF_AXES(X)
+#undef X
+};
+
+/* Names from the catalog's X-macro lists, so that this module does not
+ * need the catalog's code to parse them. */
+static const char *const arch_names[] = {
+#define X(id, str) str,
+  FS_GPU_ARCHS(X)
+#undef X
+};
+
+static const char *const dtype_names[] = {
+#define X(id, str) str,
+  FS_DTYPES(X)
+#undef X
+};
+
+const char *fs_eff_kind_name(FsEffKind k)
+{
+  g_return_val_if_fail((guint)k < FS_EFF_N_KINDS, "?");
+  return kind_names[k];
+}
+
+const char *fs_eff_axis_name(FsEffAxis a)
+{
+  g_return_val_if_fail((guint)a < FS_EFF_N_AXES, "?");
+  return axis_names[a];
+}
+
+static gboolean name_index(const char *const *names, guint n, const char *s, guint *out)
+{
+  for (guint i = 0; i < n; i++)
+    if (strcmp(names[i], s) == 0) {
+      *out = i;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+gboolean fs_eff_kind_from_name(const char *s, FsEffKind *out)
+{
+  guint i;
+  if (!name_index(kind_names, FS_EFF_N_KINDS, s, &i))
+    return FALSE;
+  *out = (FsEffKind)i;
+  return TRUE;
+}
+
+gboolean fs_eff_axis_from_name(const char *s, FsEffAxis *out)
+{
+  guint i;
+  if (!name_index(axis_names, FS_EFF_N_AXES, s, &i))
+    return FALSE;
+  *out = (FsEffAxis)i;
+  return TRUE;
+}
+
+struct FsEfficiency {
+  GPtrArray *curves; /* FsEffCurve *, load order */
+};
+
+static void curve_free(gpointer p)
+{
+  FsEffCurve *c = p;
+  if (c == NULL)
+    return;
+  g_free(c->x);
+  g_free(c->y);
+  g_free(c->source);
+  g_free(c->note);
+  g_free(c->file);
+  g_free(c);
+}
+
+FsEfficiency *fs_efficiency_new(void)
+{
+  FsEfficiency *eff = g_new0(FsEfficiency, 1);
+  eff->curves = g_ptr_array_new_with_free_func(curve_free);
+  return eff;
+}
+
+void fs_efficiency_free(FsEfficiency *eff)
+{
+  if (eff == NULL)
+    return;
+  g_ptr_array_free(eff->curves, TRUE);
+  g_free(eff);
+}
+
+guint fs_efficiency_size(const FsEfficiency *eff)
+{
+  return eff->curves->len;
+}
+
+const FsEffCurve *fs_efficiency_nth(const FsEfficiency *eff, guint i)
+{
+  g_return_val_if_fail(i < eff->curves->len, NULL);
+  return g_ptr_array_index(eff->curves, i);
+}
+
+static gboolean same_key(const FsEffCurve *a, const FsEffCurve *b)
+{
+  return a->kind == b->kind && a->any_arch == b->any_arch &&
+         (a->any_arch || a->arch == b->arch) && a->any_dtype == b->any_dtype &&
+         (a->any_dtype || a->dtype == b->dtype) && a->causal == b->causal;
+}
+
+static int find_key(const GPtrArray *curves, const FsEffCurve *c)
+{
+  for (guint i = 0; i < curves->len; i++)
+    if (same_key(g_ptr_array_index(curves, i), c))
+      return (int)i;
+  return -1;
+}
+
+/* Checks the points of a curve; the message has no position (callers add it). */
+static gboolean check_points(const double *x, const double *y, guint n, char **why)
+{
+  if (n == 0) {
+    *why = g_strdup("a curve needs at least one point");
+    return FALSE;
+  }
+  for (guint i = 0; i < n; i++) {
+    if (!(x[i] > 0) || !isfinite(x[i])) {
+      *why = g_strdup_printf("point %u: x must be a positive number, got %g", i + 1, x[i]);
+      return FALSE;
+    }
+    if (!(y[i] > 0 && y[i] <= 1)) {
+      *why = g_strdup_printf("point %u: efficiency must be in (0, 1], got %g", i + 1, y[i]);
+      return FALSE;
+    }
+    if (i > 0 && !(x[i] > x[i - 1])) {
+      *why = g_strdup_printf("point %u: x must increase (%g after %g)", i + 1, x[i], x[i - 1]);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* Puts c into curves (taking it), replacing the curve with its key when
+ * replace is set.  On a duplicate without replace, frees c and fails. */
+static gboolean insert_curve(GPtrArray *curves, FsEffCurve *c, gboolean replace, GError **error)
+{
+  int at = find_key(curves, c);
+  if (at < 0) {
+    g_ptr_array_add(curves, c);
+    return TRUE;
+  }
+  if (!replace) {
+    const FsEffCurve *old = g_ptr_array_index(curves, at);
+    fs_set_error_at(error, FS_EFFICIENCY_ERROR, FS_EFFICIENCY_ERROR_DUPLICATE, c->file, c->line,
+                    c->col, "a %s curve for this arch, dtype and causal flag is already defined at %s:%d:%d",
+                    fs_eff_kind_name(c->kind), old->file, old->line, old->col);
+    curve_free(c);
+    return FALSE;
+  }
+  curve_free(g_ptr_array_index(curves, at));
+  g_ptr_array_index(curves, at) = c;
+  return TRUE;
+}
+
+gboolean fs_efficiency_set(FsEfficiency *eff, FsEffKind kind, gboolean any_arch, FsGpuArch arch,
+                           gboolean any_dtype, FsDtype dtype, FsEffCausal causal,
+                           FsEffAxis axis, const double *x, const double *y, guint n,
+                           const char *source, GError **error)
+{
+  g_return_val_if_fail(eff != NULL && (guint)kind < FS_EFF_N_KINDS, FALSE);
+  g_autofree char *why = NULL;
+  if (!check_points(x, y, n, &why)) {
+    g_set_error(error, FS_EFFICIENCY_ERROR, FS_EFFICIENCY_ERROR_INVALID, "%s curve: %s",
+                fs_eff_kind_name(kind), why);
+    return FALSE;
+  }
+  FsEffCurve *c = g_new0(FsEffCurve, 1);
+  c->kind = kind;
+  c->any_arch = any_arch;
+  c->arch = any_arch ? 0 : arch;
+  c->any_dtype = any_dtype;
+  c->dtype = any_dtype ? 0 : dtype;
+  c->causal = kind == FS_EFF_ATTENTION_FWD || kind == FS_EFF_ATTENTION_BWD ? causal
+                                                                           : FS_EFF_CAUSAL_ANY;
+  c->axis = axis;
+  c->log_scale = TRUE;
+  c->n = n;
+  c->x = g_memdup2(x, n * sizeof(double));
+  c->y = g_memdup2(y, n * sizeof(double));
+  c->source = g_strdup(source ? source : "");
+  c->note = g_strdup("");
+  c->file = g_strdup("");
+  return insert_curve(eff->curves, c, TRUE, error);
+}
+
+/* ---- YAML ---------------------------------------------------------------- */
+
+static const char *const curve_keys[] = {"kind", "arch", "dtype", "causal", "axis", "scale",
+                                         "points", "source", "note", NULL};
+
+/* The axis each kind uses when the file does not say. */
+static FsEffAxis default_axis(FsEffKind k)
+{
+  switch (k) {
+  case FS_EFF_GEMM:
+    return FS_EFF_AXIS_MIN_DIM;
+  case FS_EFF_ATTENTION_FWD:
+  case FS_EFF_ATTENTION_BWD:
+    return FS_EFF_AXIS_SEQ_LEN;
+  default:
+    return FS_EFF_AXIS_BYTES;
+  }
+}
+
+static gboolean enum_value(const FsYamlNode *node, const char *const *names, guint n,
+                           const char *what, guint *out, GError **error)
+{
+  const char *s;
+  if (!fs_yaml_get_string(node, &s, error))
+    return FALSE;
+  if (name_index(names, n, s, out))
+    return TRUE;
+  g_autoptr(GString) list = g_string_new(NULL);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf(list, "%s%s", i ? ", " : "", names[i]);
+  fs_yaml_error(error, node, "unknown %s \"%s\"; expected one of %s", what, s, list->str);
+  return FALSE;
+}
+
+static FsEffCurve *parse_curve(const FsYamlNode *node, GError **error)
+{
+  if (!fs_yaml_require_map(node, error) || !fs_yaml_check_keys(node, curve_keys, "curve", error))
+    return NULL;
+  g_autofree FsEffCurve *c = g_new0(FsEffCurve, 1);
+  guint v;
+  FsYamlNode *kn = fs_yaml_require_key(node, "kind", "curve", error);
+  if (kn == NULL || !enum_value(kn, kind_names, FS_EFF_N_KINDS, "curve kind", &v, error))
+    return NULL;
+  c->kind = v;
+  FsYamlNode *an = fs_yaml_require_key(node, "arch", "curve", error);
+  if (an == NULL)
+    return NULL;
+  if (an->kind == FS_YAML_SCALAR && strcmp(an->value, "any") == 0) {
+    c->any_arch = TRUE;
+  } else {
+    if (!enum_value(an, arch_names, FS_ARCH_N, "architecture (or \"any\")", &v, error))
+      return NULL;
+    c->arch = v;
+  }
+  c->any_dtype = TRUE;
+  FsYamlNode *dn = fs_yaml_map_get(node, "dtype");
+  if (dn != NULL) {
+    if (!enum_value(dn, dtype_names, FS_DTYPE_N, "dtype", &v, error))
+      return NULL;
+    c->any_dtype = FALSE;
+    c->dtype = v;
+  }
+  c->causal = FS_EFF_CAUSAL_ANY;
+  FsYamlNode *cn = fs_yaml_map_get(node, "causal");
+  if (cn != NULL) {
+    gboolean b;
+    if (c->kind != FS_EFF_ATTENTION_FWD && c->kind != FS_EFF_ATTENTION_BWD) {
+      fs_yaml_error(error, cn, "\"causal\" applies only to attention curves");
+      return NULL;
+    }
+    if (!fs_yaml_get_bool(cn, &b, error))
+      return NULL;
+    c->causal = b ? FS_EFF_CAUSAL_YES : FS_EFF_CAUSAL_NO;
+  }
+  c->axis = default_axis(c->kind);
+  FsYamlNode *xn = fs_yaml_map_get(node, "axis");
+  if (xn != NULL) {
+    if (!enum_value(xn, axis_names, FS_EFF_N_AXES, "axis", &v, error))
+      return NULL;
+    c->axis = v;
+  }
+  c->log_scale = TRUE;
+  FsYamlNode *sn = fs_yaml_map_get(node, "scale");
+  if (sn != NULL) {
+    static const char *const scales[] = {"log", "linear"};
+    if (!enum_value(sn, scales, 2, "scale", &v, error))
+      return NULL;
+    c->log_scale = v == 0;
+  }
+  const char *source = NULL, *note = "";
+  FsYamlNode *srcn = fs_yaml_require_key(node, "source", "curve", error);
+  if (srcn == NULL || !fs_yaml_get_string(srcn, &source, error) ||
+      !fs_yaml_opt_string(node, "note", &note, error))
+    return NULL;
+  if (source[0] == '\0') {
+    fs_yaml_error(error, srcn, "\"source\" must say where the figures come from");
+    return NULL;
+  }
+  FsYamlNode *pn = fs_yaml_require_key(node, "points", "curve", error);
+  if (pn == NULL || !fs_yaml_require_seq(pn, error))
+    return NULL;
+  if (pn->n == 0) {
+    fs_yaml_error(error, pn, "a curve needs at least one point");
+    return NULL;
+  }
+  g_autofree double *x = g_new(double, pn->n);
+  g_autofree double *y = g_new(double, pn->n);
+  for (guint i = 0; i < pn->n; i++) {
+    const FsYamlNode *p = pn->values[i];
+    if (p->kind != FS_YAML_SEQ || p->n != 2) {
+      fs_yaml_error(error, p, "expected a point [x, efficiency], got %s", fs_yaml_kind_name(p));
+      return NULL;
+    }
+    if (!fs_yaml_get_double(p->values[0], 0, 1e30, &x[i], error) ||
+        !fs_yaml_get_double(p->values[1], 0, 1, &y[i], error))
+      return NULL;
+    g_autofree char *why = NULL;
+    if (!check_points(x, y, i + 1, &why)) {
+      fs_yaml_error(error, p, "%s", why);
+      return NULL;
+    }
+  }
+  c->n = pn->n;
+  c->x = g_steal_pointer(&x);
+  c->y = g_steal_pointer(&y);
+  c->source = g_strdup(source);
+  c->note = g_strdup(note);
+  c->file = g_strdup(node->file);
+  c->line = node->line;
+  c->col = node->col;
+  return g_steal_pointer(&c);
+}
+
+gboolean fs_efficiency_load_file(FsEfficiency *eff, const char *path, gboolean replace,
+                                 GError **error)
+{
+  g_return_val_if_fail(eff != NULL && path != NULL, FALSE);
+  g_autoptr(FsYamlDoc) doc = fs_yaml_load_file(path, error);
+  if (doc == NULL)
+    return FALSE;
+  FsYamlNode *root = fs_yaml_doc_root(doc);
+  if (root == NULL) {
+    fs_set_error_at(error, FS_EFFICIENCY_ERROR, FS_EFFICIENCY_ERROR_INVALID, path, 1, 1,
+                    "empty file; expected a mapping with \"curves\"");
+    return FALSE;
+  }
+  static const char *const top_keys[] = {"curves", "description", NULL};
+  if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top_keys, "curves file", error))
+    return FALSE;
+  FsYamlNode *list = fs_yaml_require_key(root, "curves", "curves file", error);
+  if (list == NULL || !fs_yaml_require_seq(list, error))
+    return FALSE;
+  /* Parse into a staging copy so that a failure leaves eff unchanged. */
+  g_autoptr(GPtrArray) staged = g_ptr_array_new_with_free_func(curve_free);
+  for (guint i = 0; i < eff->curves->len; i++) {
+    const FsEffCurve *o = g_ptr_array_index(eff->curves, i);
+    FsEffCurve *c = g_memdup2(o, sizeof *o);
+    c->x = g_memdup2(o->x, o->n * sizeof(double));
+    c->y = g_memdup2(o->y, o->n * sizeof(double));
+    c->source = g_strdup(o->source);
+    c->note = g_strdup(o->note);
+    c->file = g_strdup(o->file);
+    g_ptr_array_add(staged, c);
+  }
+  /* Within one file a key may appear once, even when replacing. */
+  g_autoptr(GPtrArray) parsed = g_ptr_array_new_with_free_func(curve_free);
+  for (guint i = 0; i < list->n; i++) {
+    FsEffCurve *c = parse_curve(list->values[i], error);
+    if (c == NULL)
+      return FALSE;
+    if (find_key(parsed, c) >= 0) {
+      gboolean ok = insert_curve(parsed, c, FALSE, error);
+      g_assert(!ok);
+      return FALSE;
+    }
+    g_ptr_array_add(parsed, c);
+  }
+  for (guint i = 0; i < parsed->len; i++) {
+    FsEffCurve *c = g_ptr_array_index(parsed, i);
+    g_ptr_array_index(parsed, i) = NULL; /* taken by staged (curve_free skips NULL) */
+    if (!insert_curve(staged, c, replace, error))
+      return FALSE;
+  }
+  g_ptr_array_free(eff->curves, TRUE);
+  eff->curves = g_steal_pointer(&staged);
+  return TRUE;
+}
+
+static int compare_names(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+FsEfficiency *fs_efficiency_load_dir(const char *dir, GError **error)
+{
+  GError *local = NULL;
+  g_autoptr(GDir) d = g_dir_open(dir, 0, &local);
+  if (d == NULL) {
+    g_set_error(error, FS_EFFICIENCY_ERROR, FS_EFFICIENCY_ERROR_IO,
+                "cannot read the efficiency curves folder %s: %s", dir, local->message);
+    g_error_free(local);
+    return NULL;
+  }
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+  const char *name;
+  while ((name = g_dir_read_name(d)) != NULL)
+    if (g_str_has_suffix(name, ".yaml"))
+      g_ptr_array_add(names, g_strdup(name));
+  g_ptr_array_sort(names, compare_names);
+  g_autoptr(FsEfficiency) eff = fs_efficiency_new();
+  for (guint i = 0; i < names->len; i++) {
+    g_autofree char *path = g_build_filename(dir, (char *)g_ptr_array_index(names, i), NULL);
+    if (!fs_efficiency_load_file(eff, path, FALSE, error))
+      return NULL;
+  }
+  return g_steal_pointer(&eff);
+}
+
+char *fs_efficiency_default_dir(void)
+{
+  const char *env = g_getenv("FABRICSIM_MODELS");
+  if (env != NULL && env[0] != '\0')
+    return g_build_filename(env, "compute", NULL);
+  g_autofree char *src = g_build_filename(FS_SOURCE_MODELS_DIR, "compute", NULL);
+  if (g_file_test(src, G_FILE_TEST_IS_DIR))
+    return g_steal_pointer(&src);
+  return g_build_filename(FS_INSTALLED_MODELS_DIR, "compute", NULL);
+}
+
+FsEfficiency *fs_efficiency_load_default(const char *dir, GError **error)
+{
+  if (dir != NULL)
+    return fs_efficiency_load_dir(dir, error);
+  g_autofree char *d = fs_efficiency_default_dir();
+  return fs_efficiency_load_dir(d, error);
+}
+
+/* ---- lookup -------------------------------------------------------------- */
+
+const FsEffCurve *fs_efficiency_find(const FsEfficiency *eff, FsEffKind kind, FsGpuArch arch,
+                                     FsDtype dtype, gboolean causal)
+{
+  g_return_val_if_fail(eff != NULL, NULL);
+  const FsEffCurve *best = NULL;
+  int best_score = -1;
+  gboolean attention = kind == FS_EFF_ATTENTION_FWD || kind == FS_EFF_ATTENTION_BWD;
+  for (guint i = 0; i < eff->curves->len; i++) {
+    const FsEffCurve *c = g_ptr_array_index(eff->curves, i);
+    if (c->kind != kind)
+      continue;
+    if (!c->any_arch && c->arch != arch)
+      continue;
+    if (!c->any_dtype && c->dtype != dtype)
+      continue;
+    if (attention && c->causal != FS_EFF_CAUSAL_ANY && (c->causal == FS_EFF_CAUSAL_YES) != !!causal)
+      continue;
+    int score = (c->any_arch ? 0 : 4) + (c->any_dtype ? 0 : 2) + (c->causal == FS_EFF_CAUSAL_ANY ? 0 : 1);
+    if (score > best_score) {
+      best = c;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+double fs_eff_curve_eval(const FsEffCurve *c, double x)
+{
+  g_return_val_if_fail(c != NULL && c->n > 0, 1.0);
+  if (!(x > c->x[0]))
+    return c->y[0];
+  if (x >= c->x[c->n - 1])
+    return c->y[c->n - 1];
+  /* Binary search for the segment [x[lo], x[lo+1]] that holds x. */
+  guint lo = 0, hi = c->n - 1;
+  while (hi - lo > 1) {
+    guint mid = (lo + hi) / 2;
+    if (c->x[mid] <= x)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  double x0 = c->x[lo], x1 = c->x[hi];
+  double t = c->log_scale ? (log(x) - log(x0)) / (log(x1) - log(x0)) : (x - x0) / (x1 - x0);
+  return c->y[lo] + t * (c->y[hi] - c->y[lo]);
+}
+
+double fs_efficiency_lookup(const FsEfficiency *eff, FsEffKind kind, FsGpuArch arch,
+                            FsDtype dtype, gboolean causal, double x, const FsEffCurve **used)
+{
+  const FsEffCurve *c = eff ? fs_efficiency_find(eff, kind, arch, dtype, causal) : NULL;
+  if (used != NULL)
+    *used = c;
+  return c ? fs_eff_curve_eval(c, x) : 1.0;
+}

@@ -1,0 +1,150 @@
+/* efficiency.h — achieved fraction of peak as data: the efficiency curves
+ * of the kernel time model, loaded from the YAML files in models/compute/ (format in
+ * models/compute/README.md).
+ *
+ * A curve says, for one kernel kind (GEMM, attention forward, attention
+ * backward, memory-bound), one GPU architecture (or any) and one datatype
+ * (or any), which fraction of the peak rate a kernel of a given size
+ * achieves.  The size is the curve's axis: min(M,N,K) for GEMMs, the key
+ * length for attention, the bytes moved for memory-bound kernels.  Between
+ * points the curve is piecewise linear (in log x by default, or in x);
+ * outside the points it is clamped to the first or last value.
+ *
+ * Lookup picks the most specific curve that matches (architecture counts
+ * more than datatype, datatype more than the causal flag); a curve for
+ * `arch: any` / no `dtype:` is the fallback.  Calibration replaces curves
+ * with fs_efficiency_set() or by loading a file with replace = TRUE; a
+ * replaced curve keeps its key and takes the new points and source.
+ *
+ * Ownership: FsEfficiency owns every curve and string; the const pointers it
+ * hands out live until the next replace of that curve or the free.  Curves
+ * are kept in load order and lookups never depend on hash order.  Errors
+ * are in FS_EFFICIENCY_ERROR (or FS_YAML_ERROR from the YAML layer), with
+ * file:line:col.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "catalog/catalog.h"
+
+G_BEGIN_DECLS
+
+#define FS_EFFICIENCY_ERROR (fs_efficiency_error_quark())
+GQuark fs_efficiency_error_quark(void);
+
+typedef enum {
+  FS_EFFICIENCY_ERROR_INVALID,   /* a curve is malformed (points, ranges) */
+  FS_EFFICIENCY_ERROR_DUPLICATE, /* two curves with one key */
+  FS_EFFICIENCY_ERROR_IO,        /* the folder could not be read */
+} FsEfficiencyError;
+
+/* Kernel kinds that have a curve (`kind: gemm`). */
+#define FS_EFF_KINDS(X)                  \
+  X(GEMM, "gemm")                        \
+  X(ATTENTION_FWD, "attention-forward")  \
+  X(ATTENTION_BWD, "attention-backward") \
+  X(MEMORY, "memory")
+
+typedef enum {
+#define X(id, str) FS_EFF_##id,
+  FS_EFF_KINDS(X)
+#undef X
+  FS_EFF_N_KINDS
+} FsEffKind;
+
+/* What a curve's x is (`axis: min_dim`). */
+#define FS_EFF_AXES(X)      \
+  X(MIN_DIM, "min_dim")     \
+  X(SEQ_LEN, "seq_len")     \
+  X(BYTES, "bytes")         \
+  X(FLOPS, "flops")
+
+typedef enum {
+#define X(id, str) FS_EFF_AXIS_##id,
+  FS_EFF_AXES(X)
+#undef X
+  FS_EFF_N_AXES
+} FsEffAxis;
+
+const char *fs_eff_kind_name(FsEffKind k);
+const char *fs_eff_axis_name(FsEffAxis a);
+gboolean fs_eff_kind_from_name(const char *s, FsEffKind *out);
+gboolean fs_eff_axis_from_name(const char *s, FsEffAxis *out);
+
+/* The causal qualifier of an attention curve. */
+typedef enum {
+  FS_EFF_CAUSAL_ANY = -1,
+  FS_EFF_CAUSAL_NO = 0,
+  FS_EFF_CAUSAL_YES = 1,
+} FsEffCausal;
+
+typedef struct {
+  FsEffKind kind;
+  gboolean any_arch;     /* `arch: any` */
+  FsGpuArch arch;        /* when !any_arch */
+  gboolean any_dtype;    /* no `dtype:` */
+  FsDtype dtype;         /* when !any_dtype */
+  FsEffCausal causal;
+  FsEffAxis axis;
+  gboolean log_scale;    /* interpolate in log(x) (default) or in x */
+  guint n;               /* points, >= 1, x strictly increasing, x > 0 */
+  double *x;
+  double *y;             /* fractions of peak, 0 < y <= 1 */
+  char *source;
+  char *note;            /* may be "" */
+  char *file;            /* where it was defined ("" for fs_efficiency_set) */
+  int line, col;
+} FsEffCurve;
+
+typedef struct FsEfficiency FsEfficiency;
+
+FsEfficiency *fs_efficiency_new(void);
+void fs_efficiency_free(FsEfficiency *eff);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsEfficiency, fs_efficiency_free)
+
+/* Loads one curves file.  A curve whose key (kind, arch, dtype, causal) is
+ * already present is an error unless replace is TRUE, in which case it
+ * replaces the earlier one.  On error eff is unchanged. */
+gboolean fs_efficiency_load_file(FsEfficiency *eff, const char *path, gboolean replace,
+                                 GError **error);
+
+/* Loads every *.yaml in dir, sorted by name (duplicates are errors). */
+FsEfficiency *fs_efficiency_load_dir(const char *dir, GError **error);
+
+/* The curves folder: <models>/compute, where <models> is $FABRICSIM_MODELS
+ * if set, else the source tree's models/, else the installed copy.
+ * Caller frees. */
+char *fs_efficiency_default_dir(void);
+
+/* Loads dir, or fs_efficiency_default_dir() when dir is NULL. */
+FsEfficiency *fs_efficiency_load_default(const char *dir, GError **error);
+
+/* Adds or replaces the curve with this key (any_arch: arch ignored;
+ * any_dtype: dtype ignored).  x and y (n points) are copied; x must be
+ * strictly increasing and positive, y in (0, 1].  Error:
+ * FS_EFFICIENCY_ERROR_INVALID. */
+gboolean fs_efficiency_set(FsEfficiency *eff, FsEffKind kind, gboolean any_arch, FsGpuArch arch,
+                           gboolean any_dtype, FsDtype dtype, FsEffCausal causal,
+                           FsEffAxis axis, const double *x, const double *y, guint n,
+                           const char *source, GError **error);
+
+/* The best curve for a kernel (see the header comment for the order), or
+ * NULL when none matches.  causal is ignored for non-attention kinds. */
+const FsEffCurve *fs_efficiency_find(const FsEfficiency *eff, FsEffKind kind, FsGpuArch arch,
+                                     FsDtype dtype, gboolean causal);
+
+/* The curve's value at x (clamped at both ends).  Cost: O(log n). */
+double fs_eff_curve_eval(const FsEffCurve *curve, double x);
+
+/* fs_efficiency_find + eval at x, which must be on the found curve's axis
+ * (fs_kernel_time picks x by the axis); 1.0 (the roofline itself) when no
+ * curve matches.  *used (if non-NULL) is set to the curve or NULL. */
+double fs_efficiency_lookup(const FsEfficiency *eff, FsEffKind kind, FsGpuArch arch,
+                            FsDtype dtype, gboolean causal, double x, const FsEffCurve **used);
+
+guint fs_efficiency_size(const FsEfficiency *eff);
+/* i-th curve in load order. */
+const FsEffCurve *fs_efficiency_nth(const FsEfficiency *eff, guint i);
+
+G_END_DECLS

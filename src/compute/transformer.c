@@ -1,0 +1,604 @@
+/* transformer.c — see transformer.h and src/compute/README.md. */
+#include "compute/transformer.h"
+
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_QUARK(fs-transformer-error-quark, fs_transformer_error)
+
+/* ---- enum names ---------------------------------------------------------- */
+
+#define NAME_TABLE(list, table) \
+  static const char *const table[] = { list(NAME_ENTRY) };
+#define NAME_ENTRY(id, str) str,
+NAME_TABLE(FS_MLP_TYPES, mlp_names)
+NAME_TABLE(FS_NORM_TYPES, norm_names)
+NAME_TABLE(FS_POSITION_TYPES, position_names)
+NAME_TABLE(FS_RECOMPUTE_KINDS, recompute_names)
+NAME_TABLE(FS_OPTIMIZERS, optimizer_names)
+#undef NAME_ENTRY
+
+static gboolean lookup_name(const char *const *names, guint n, const char *s, guint *out)
+{
+  for (guint i = 0; i < n; i++)
+    if (strcmp(names[i], s) == 0) {
+      *out = i;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+#define ENUM_FUNCS(Type, prefix, table, count)                        \
+  const char *prefix##_name(Type v)                                   \
+  {                                                                   \
+    g_return_val_if_fail((guint)v < (count), "?");                    \
+    return table[v];                                                  \
+  }                                                                   \
+  gboolean prefix##_from_name(const char *s, Type *out)               \
+  {                                                                   \
+    guint i;                                                          \
+    if (s == NULL || !lookup_name(table, (count), s, &i))             \
+      return FALSE;                                                   \
+    *out = (Type)i;                                                   \
+    return TRUE;                                                      \
+  }
+
+ENUM_FUNCS(FsMlpType, fs_mlp_type, mlp_names, FS_MLP_N)
+ENUM_FUNCS(FsNormType, fs_norm_type, norm_names, FS_NORM_N)
+ENUM_FUNCS(FsPositionType, fs_position_type, position_names, FS_POSITION_N)
+ENUM_FUNCS(FsRecompute, fs_recompute, recompute_names, FS_RECOMPUTE_N)
+ENUM_FUNCS(FsOptimizer, fs_optimizer, optimizer_names, FS_OPTIMIZER_N)
+
+/* ---- config -------------------------------------------------------------- */
+
+/* Arithmetic per element of the elementwise kernels (FLOPs, not hardware
+ * figures): they only matter when a GPU's vector rate is very low. */
+#define NORM_FLOPS 5.0
+#define GELU_FLOPS 8.0
+#define SWIGLU_FLOPS 5.0
+#define ROPE_FLOPS 3.0
+#define SOFTMAX_FLOPS 5.0
+#define LOSS_FLOPS 5.0
+
+void fs_transformer_config_init(FsTransformerConfig *cfg)
+{
+  memset(cfg, 0, sizeof *cfg);
+  cfg->mlp = FS_MLP_GELU;
+  cfg->norm = FS_NORM_LAYERNORM;
+  cfg->position = FS_POSITION_LEARNED;
+  cfg->causal = TRUE;
+  cfg->flash_attention = TRUE;
+  cfg->moe_every = 1;
+}
+
+void fs_transformer_run_init(FsTransformerRun *run)
+{
+  memset(run, 0, sizeof *run);
+  run->micro_batch = 1;
+  run->tp = run->cp = run->ep = 1;
+  run->dtype = FS_DTYPE_BF16;
+  run->recompute = FS_RECOMPUTE_NONE;
+}
+
+guint fs_transformer_head_dim(const FsTransformerConfig *cfg)
+{
+  if (cfg->head_dim)
+    return cfg->head_dim;
+  return cfg->heads ? cfg->hidden / cfg->heads : 0;
+}
+
+static guint kv_heads(const FsTransformerConfig *cfg)
+{
+  return cfg->kv_heads ? cfg->kv_heads : cfg->heads;
+}
+
+static guint moe_every(const FsTransformerConfig *cfg)
+{
+  return cfg->moe_every ? cfg->moe_every : 1;
+}
+
+static guint moe_ffn(const FsTransformerConfig *cfg)
+{
+  return cfg->moe_ffn_hidden ? cfg->moe_ffn_hidden : cfg->ffn_hidden;
+}
+
+gboolean fs_transformer_layer_is_moe(const FsTransformerConfig *cfg, guint layer)
+{
+  guint every = moe_every(cfg);
+  return cfg->experts > 1 && layer % every == every - 1;
+}
+
+guint fs_transformer_moe_layers(const FsTransformerConfig *cfg)
+{
+  return cfg->experts > 1 ? cfg->layers / moe_every(cfg) : 0;
+}
+
+static gboolean invalid(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
+static gboolean invalid(GError **error, const char *format, ...)
+{
+  va_list ap;
+  va_start(ap, format);
+  g_autofree char *msg = g_strdup_vprintf(format, ap);
+  va_end(ap);
+  g_set_error_literal(error, FS_TRANSFORMER_ERROR, FS_TRANSFORMER_ERROR_INVALID, msg);
+  return FALSE;
+}
+
+static gboolean divisible(GError **error, const char *what, guint value, const char *by,
+                          guint divisor)
+{
+  if (divisor == 0 || value % divisor == 0)
+    return TRUE;
+  return invalid(error, "%s (%u) is not divisible by %s (%u)", what, value, by, divisor);
+}
+
+gboolean fs_transformer_check(const FsTransformerConfig *cfg, const FsTransformerRun *run,
+                              GError **error)
+{
+  struct { const char *name; guint v; } must[] = {
+    {"layers", cfg->layers},   {"hidden", cfg->hidden}, {"ffn_hidden", cfg->ffn_hidden},
+    {"heads", cfg->heads},     {"vocab", cfg->vocab},   {"seq_length", cfg->seq_len},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(must); i++)
+    if (must[i].v == 0)
+      return invalid(error, "%s must be a positive integer", must[i].name);
+  if (kv_heads(cfg) > cfg->heads)
+    return invalid(error, "kv_heads (%u) is larger than heads (%u)", kv_heads(cfg), cfg->heads);
+  if (!divisible(error, "heads", cfg->heads, "kv_heads", kv_heads(cfg)))
+    return FALSE;
+  if (cfg->head_dim == 0 && !divisible(error, "hidden", cfg->hidden, "heads", cfg->heads))
+    return FALSE;
+  if (cfg->position == FS_POSITION_LEARNED && cfg->max_positions && cfg->max_positions < cfg->seq_len)
+    return invalid(error, "seq_length (%u) exceeds max_positions (%u) of the learned position table",
+                   cfg->seq_len, cfg->max_positions);
+  if (cfg->experts > 1) {
+    if (cfg->top_k == 0 || cfg->top_k > cfg->experts)
+      return invalid(error, "top_k (%u) must be between 1 and experts (%u)", cfg->top_k,
+                     cfg->experts);
+    if (cfg->capacity_factor < 0)
+      return invalid(error, "capacity_factor must not be negative");
+    if (moe_every(cfg) > cfg->layers)
+      return invalid(error, "moe_every (%u) exceeds layers (%u)", moe_every(cfg), cfg->layers);
+  }
+  if (run == NULL)
+    return TRUE;
+  if (run->micro_batch == 0 || run->tp == 0 || run->cp == 0 || run->ep == 0)
+    return invalid(error, "micro batch, tp, cp and ep must be positive");
+  if (!divisible(error, "heads", cfg->heads, "tp", run->tp) ||
+      !divisible(error, "kv_heads", kv_heads(cfg), "tp", run->tp) ||
+      !divisible(error, "ffn_hidden", cfg->ffn_hidden, "tp", run->tp) ||
+      !divisible(error, "seq_length", cfg->seq_len, "cp", run->cp))
+    return FALSE;
+  if (cfg->experts > 1 && (!divisible(error, "experts", cfg->experts, "ep", run->ep) ||
+                           !divisible(error, "moe_ffn_hidden", moe_ffn(cfg), "tp", run->tp)))
+    return FALSE;
+  if (cfg->experts <= 1 && run->ep > 1)
+    return invalid(error, "ep (%u) needs a mixture-of-experts model (experts > 1)", run->ep);
+  if (run->sequence_parallel &&
+      !divisible(error, "seq_length / cp", cfg->seq_len / run->cp * run->micro_batch, "tp", run->tp))
+    return FALSE;
+  return TRUE;
+}
+
+/* ---- parameters ---------------------------------------------------------- */
+
+static double mlp_matrices(const FsTransformerConfig *cfg, double ffn)
+{
+  return (cfg->mlp == FS_MLP_SWIGLU ? 3.0 : 2.0) * (double)cfg->hidden * ffn;
+}
+
+static double mlp_biases(const FsTransformerConfig *cfg, double ffn)
+{
+  if (!cfg->bias)
+    return 0;
+  return (cfg->mlp == FS_MLP_SWIGLU ? 2.0 : 1.0) * ffn + (double)cfg->hidden;
+}
+
+void fs_transformer_params(const FsTransformerConfig *cfg, FsTransformerParams *p)
+{
+  memset(p, 0, sizeof *p);
+  double h = cfg->hidden, d = fs_transformer_head_dim(cfg);
+  double a = cfg->heads, g = kv_heads(cfg), V = cfg->vocab;
+  double qkv_out = (a + 2 * g) * d;
+  double attn_matrices = h * qkv_out + a * d * h;
+  p->attention = attn_matrices + (cfg->bias ? qkv_out + h : 0);
+  p->mlp = mlp_matrices(cfg, cfg->ffn_hidden) + mlp_biases(cfg, cfg->ffn_hidden);
+  double expert = mlp_matrices(cfg, moe_ffn(cfg)) + mlp_biases(cfg, moe_ffn(cfg));
+  double router = cfg->experts > 1 ? h * cfg->experts : 0;
+  if (cfg->experts > 1) {
+    p->moe = cfg->experts * expert + router;
+    p->moe_active = cfg->top_k * expert + router;
+  }
+  p->norms = (cfg->norm == FS_NORM_LAYERNORM ? 4.0 : 2.0) * h;
+  p->final_norm = (cfg->norm == FS_NORM_LAYERNORM ? 2.0 : 1.0) * h;
+  p->embedding = V * h;
+  p->positions = cfg->position == FS_POSITION_LEARNED
+                   ? (double)(cfg->max_positions ? cfg->max_positions : cfg->seq_len) * h
+                   : 0;
+  p->output = cfg->tied_embeddings ? 0 : V * h;
+  double moe_layers = fs_transformer_moe_layers(cfg);
+  double dense_layers = (double)cfg->layers - moe_layers;
+  p->layers_total = cfg->layers * (p->attention + p->norms) + dense_layers * p->mlp + moe_layers * p->moe;
+  double rest = p->embedding + p->positions + p->output + p->final_norm;
+  p->total = p->layers_total + rest;
+  p->active = p->total - moe_layers * (p->moe - p->moe_active);
+  p->matmul = cfg->layers * attn_matrices + dense_layers * mlp_matrices(cfg, cfg->ffn_hidden) +
+              moe_layers * (cfg->top_k * mlp_matrices(cfg, moe_ffn(cfg)) + router) + V * h;
+}
+
+double fs_transformer_flops_per_token(const FsTransformerConfig *cfg, gboolean causal_half)
+{
+  FsTransformerParams p;
+  fs_transformer_params(cfg, &p);
+  double attn = 12.0 * cfg->layers * (double)cfg->heads * fs_transformer_head_dim(cfg) * cfg->seq_len;
+  return 6.0 * p.matmul + (causal_half ? 0.5 : 1.0) * attn;
+}
+
+/* ---- kernels ------------------------------------------------------------- */
+
+/* Names of each forward kernel and of its backward kernels (static). */
+typedef struct {
+  const char *fwd, *dgrad, *wgrad, *bwd;
+} KName;
+
+#define GEMM_NAME(n) {n, n ".dgrad", n ".wgrad", NULL}
+#define MEM_NAME(n) {n, NULL, NULL, n ".bwd"}
+
+static const KName kernel_names[] = {
+  MEM_NAME("input_norm"),     GEMM_NAME("qkv"),          MEM_NAME("rotary"),
+  {"attention", NULL, NULL, "attention.bwd"},
+  GEMM_NAME("attn_scores"),   MEM_NAME("softmax"),       MEM_NAME("attn_dropout"),
+  GEMM_NAME("attn_values"),   GEMM_NAME("out_proj"),     MEM_NAME("attn_residual"),
+  MEM_NAME("post_attn_norm"), GEMM_NAME("mlp_fc1"),      MEM_NAME("gelu"),
+  GEMM_NAME("mlp_fc2"),       GEMM_NAME("mlp_gate"),     GEMM_NAME("mlp_up"),
+  MEM_NAME("swiglu"),         GEMM_NAME("mlp_down"),     GEMM_NAME("router"),
+  MEM_NAME("router_topk"),    MEM_NAME("moe_permute"),   GEMM_NAME("expert_fc1"),
+  MEM_NAME("expert_gelu"),    GEMM_NAME("expert_fc2"),   GEMM_NAME("expert_gate"),
+  GEMM_NAME("expert_up"),     MEM_NAME("expert_swiglu"), GEMM_NAME("expert_down"),
+  MEM_NAME("moe_unpermute"),  MEM_NAME("mlp_residual"),  MEM_NAME("embedding"),
+  MEM_NAME("final_norm"),     GEMM_NAME("logits"),       MEM_NAME("loss"),
+};
+
+static const KName *names_of(const char *fwd)
+{
+  for (guint i = 0; i < G_N_ELEMENTS(kernel_names); i++)
+    if (strcmp(kernel_names[i].fwd, fwd) == 0)
+      return &kernel_names[i];
+  g_error("compute: no backward names for kernel \"%s\"", fwd);
+}
+
+/* Per-rank sizes shared by the kernel builders. */
+typedef struct {
+  const FsTransformerConfig *cfg;
+  const FsTransformerRun *run;
+  FsKernelPass pass;      /* FORWARD or RECOMPUTE for builders */
+  FsDtype gemm_dtype;
+  FsDtype act_dtype;      /* activations: bf16, or fp32 for fp32/tf32 runs */
+  double e;               /* bytes per activation element */
+  double T;               /* tokens in GEMMs: b·s/c */
+  double Tn;              /* tokens in norms/elementwise: T/t with SP, else T */
+  double replicated;      /* 1/t when norms etc. run on every TP rank, else 1 */
+  double h, d, a_t, g_t, s_local, s;
+} Dims;
+
+static void dims_init(Dims *D, const FsTransformerConfig *cfg, const FsTransformerRun *run,
+                      FsKernelPass pass)
+{
+  memset(D, 0, sizeof *D);
+  D->cfg = cfg;
+  D->run = run;
+  D->pass = pass;
+  D->gemm_dtype = run->dtype;
+  gboolean wide = run->dtype == FS_DTYPE_FP32 || run->dtype == FS_DTYPE_TF32 || run->dtype == FS_DTYPE_FP64;
+  D->act_dtype = wide ? FS_DTYPE_FP32 : (run->dtype == FS_DTYPE_FP16 ? FS_DTYPE_FP16 : FS_DTYPE_BF16);
+  D->e = fs_dtype_bytes(D->act_dtype);
+  double t = run->tp, c = run->cp;
+  D->s = cfg->seq_len;
+  D->s_local = (double)cfg->seq_len / c;
+  D->T = (double)run->micro_batch * D->s_local;
+  D->Tn = run->sequence_parallel ? D->T / t : D->T;
+  D->replicated = run->sequence_parallel ? 1.0 : 1.0 / t;
+  D->h = cfg->hidden;
+  D->d = fs_transformer_head_dim(cfg);
+  D->a_t = (double)cfg->heads / t;
+  D->g_t = (double)kv_heads(cfg) / t;
+}
+
+static void add_gemm(GArray *out, const Dims *D, const char *name, double m, double n, double k,
+                     double batch, double model_scale)
+{
+  FsKernel kn = fs_kernel_gemm(name, D->pass, D->gemm_dtype, (uint64_t)llround(m),
+                               (uint64_t)llround(n), (uint64_t)llround(k), (uint64_t)llround(batch));
+  kn.model_flops *= model_scale;
+  g_array_append_val(out, kn);
+}
+
+static void add_mem(GArray *out, const Dims *D, const char *name, double bytes, double flops)
+{
+  FsKernel kn = fs_kernel_memory(name, D->pass, D->act_dtype, bytes, flops);
+  g_array_append_val(out, kn);
+}
+
+static void add_norm(GArray *out, const Dims *D, const char *name)
+{
+  double elems = D->Tn * D->h;
+  add_mem(out, D, name, 2 * elems * D->e, NORM_FLOPS * elems);
+}
+
+/* Bias-dropout-add after a row-parallel GEMM. */
+static void add_residual(GArray *out, const Dims *D, const char *name)
+{
+  double elems = D->Tn * D->h;
+  double bytes = 3 * elems * D->e + (D->cfg->dropout ? elems : 0);
+  add_mem(out, D, name, bytes, (D->cfg->dropout ? 2.0 : 1.0) * elems);
+}
+
+/* The attention core: one fused kernel, or the unfused sequence. */
+static void add_attention_core(GArray *out, const Dims *D)
+{
+  const FsTransformerConfig *cfg = D->cfg;
+  double b = D->run->micro_batch;
+  double bh = b * D->a_t;
+  if (cfg->flash_attention) {
+    FsKernel kn = fs_kernel_attention("attention", D->pass, D->act_dtype, (uint64_t)llround(bh),
+                                      (uint64_t)llround(D->s_local), (uint64_t)llround(D->s),
+                                      (uint64_t)llround(D->d), cfg->heads / kv_heads(cfg),
+                                      cfg->causal, FALSE);
+    g_array_append_val(out, kn);
+    return;
+  }
+  /* Unfused: the GEMMs compute the whole score matrix; with a causal mask
+   * only half of it counts as model FLOPs. */
+  double half = cfg->causal ? 0.5 : 1.0;
+  double scores = bh * D->s_local * D->s;
+  add_gemm(out, D, "attn_scores", D->s_local, D->s, D->d, bh, half);
+  add_mem(out, D, "softmax", 2 * scores * D->e, SOFTMAX_FLOPS * scores);
+  if (cfg->dropout)
+    add_mem(out, D, "attn_dropout", scores * (2 * D->e + 1), scores);
+  add_gemm(out, D, "attn_values", D->s_local, D->d, D->s, bh, half);
+}
+
+static void add_dense_mlp(GArray *out, const Dims *D)
+{
+  double F_t = (double)D->cfg->ffn_hidden / D->run->tp;
+  double elems = D->T * F_t;
+  if (D->cfg->mlp == FS_MLP_SWIGLU) {
+    add_gemm(out, D, "mlp_gate", D->T, F_t, D->h, 1, 1);
+    add_gemm(out, D, "mlp_up", D->T, F_t, D->h, 1, 1);
+    add_mem(out, D, "swiglu", 3 * elems * D->e, SWIGLU_FLOPS * elems);
+    add_gemm(out, D, "mlp_down", D->T, D->h, F_t, 1, 1);
+  } else {
+    add_gemm(out, D, "mlp_fc1", D->T, F_t, D->h, 1, 1);
+    add_mem(out, D, "gelu", 2 * elems * D->e, GELU_FLOPS * elems);
+    add_gemm(out, D, "mlp_fc2", D->T, D->h, F_t, 1, 1);
+  }
+}
+
+/* An MoE MLP: router, dispatch, experts (this rank's E/ep experts, each
+ * TP-split like a dense MLP, on T·top_k tokens padded by the capacity
+ * factor), combine.  The all-to-all is the executor's. */
+static void add_moe_mlp(GArray *out, const Dims *D)
+{
+  const FsTransformerConfig *cfg = D->cfg;
+  double E = cfg->experts, E_loc = E / D->run->ep;
+  double F_t = (double)moe_ffn(cfg) / D->run->tp;
+  double cf = cfg->capacity_factor > 1 ? cfg->capacity_factor : 1.0;
+  double routed = D->T * cfg->top_k;                /* token-expert pairs on this rank */
+  double rows = ceil(routed * cf / E_loc);          /* per local expert, padded */
+  double useful = routed / (rows * E_loc);          /* model share of the padded rows */
+  add_gemm(out, D, "router", D->Tn, E, D->h, 1, D->replicated);
+  add_mem(out, D, "router_topk", 2 * D->Tn * E * 4, SOFTMAX_FLOPS * D->Tn * E);
+  add_mem(out, D, "moe_permute", 2 * routed * D->h * D->e, 0);
+  double elems = rows * E_loc * F_t;
+  if (cfg->mlp == FS_MLP_SWIGLU) {
+    add_gemm(out, D, "expert_gate", rows, F_t, D->h, E_loc, useful);
+    add_gemm(out, D, "expert_up", rows, F_t, D->h, E_loc, useful);
+    add_mem(out, D, "expert_swiglu", 3 * elems * D->e, SWIGLU_FLOPS * elems);
+    add_gemm(out, D, "expert_down", rows, D->h, F_t, E_loc, useful);
+  } else {
+    add_gemm(out, D, "expert_fc1", rows, F_t, D->h, E_loc, useful);
+    add_mem(out, D, "expert_gelu", 2 * elems * D->e, GELU_FLOPS * elems);
+    add_gemm(out, D, "expert_fc2", rows, D->h, F_t, E_loc, useful);
+  }
+  add_mem(out, D, "moe_unpermute", 2 * routed * D->h * D->e + D->T * D->h * D->e,
+          routed * D->h);
+}
+
+/* The forward kernels of one layer, with pass FORWARD or RECOMPUTE. */
+static void layer_forward(GArray *out, const FsTransformerConfig *cfg, const FsTransformerRun *run,
+                          guint layer, FsKernelPass pass)
+{
+  Dims D;
+  dims_init(&D, cfg, run, pass);
+  add_norm(out, &D, "input_norm");
+  add_gemm(out, &D, "qkv", D.T, (D.a_t + 2 * D.g_t) * D.d, D.h, 1, 1);
+  if (cfg->position == FS_POSITION_ROPE) {
+    double elems = D.T * (D.a_t + D.g_t) * D.d;
+    add_mem(out, &D, "rotary", 2 * elems * D.e, ROPE_FLOPS * elems);
+  }
+  add_attention_core(out, &D);
+  add_gemm(out, &D, "out_proj", D.T, D.h, D.a_t * D.d, 1, 1);
+  add_residual(out, &D, "attn_residual");
+  add_norm(out, &D, "post_attn_norm");
+  if (fs_transformer_layer_is_moe(cfg, layer))
+    add_moe_mlp(out, &D);
+  else
+    add_dense_mlp(out, &D);
+  add_residual(out, &D, "mlp_residual");
+}
+
+/* The backward kernels of a forward list, in reverse order: a GEMM
+ * (m, n, k) gives a dgrad (m, k, n) and a wgrad (k, n, m); attention its
+ * backward kernel; a memory-bound kernel one that moves and computes twice
+ * as much. */
+static void backward_of(GArray *out, const GArray *fwd)
+{
+  for (guint i = fwd->len; i-- > 0;) {
+    const FsKernel *f = &g_array_index(fwd, FsKernel, i);
+    const KName *nm = names_of(f->name);
+    double scale = f->flops > 0 ? f->model_flops / f->flops : 0;
+    if (f->cls == FS_KERNEL_GEMM) {
+      FsKernel dg = fs_kernel_gemm(nm->dgrad, FS_PASS_BACKWARD, f->dtype, f->m, f->k, f->n, f->batch);
+      FsKernel wg = fs_kernel_gemm(nm->wgrad, FS_PASS_BACKWARD, f->dtype, f->k, f->n, f->m, f->batch);
+      dg.model_flops *= scale;
+      wg.model_flops *= scale;
+      g_array_append_val(out, dg);
+      g_array_append_val(out, wg);
+    } else if (f->cls == FS_KERNEL_ATTENTION) {
+      FsKernel b = fs_kernel_attention(nm->bwd, FS_PASS_BACKWARD, f->dtype, f->batch, f->m, f->n,
+                                       f->k, f->group, f->causal, TRUE);
+      g_array_append_val(out, b);
+    } else {
+      FsKernel b = fs_kernel_memory(nm->bwd, FS_PASS_BACKWARD, f->dtype, 2 * f->bytes, 2 * f->flops);
+      g_array_append_val(out, b);
+    }
+  }
+}
+
+GArray *fs_transformer_layer_kernels(const FsTransformerConfig *cfg, const FsTransformerRun *run,
+                                     guint layer, FsKernelPass pass)
+{
+  g_return_val_if_fail(cfg != NULL && run != NULL, NULL);
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(FsKernel));
+  switch (pass) {
+  case FS_PASS_FORWARD:
+    layer_forward(out, cfg, run, layer, FS_PASS_FORWARD);
+    break;
+  case FS_PASS_BACKWARD: {
+    g_autoptr(GArray) fwd = g_array_new(FALSE, TRUE, sizeof(FsKernel));
+    layer_forward(fwd, cfg, run, layer, FS_PASS_FORWARD);
+    backward_of(out, fwd);
+    break;
+  }
+  case FS_PASS_RECOMPUTE:
+    if (run->recompute == FS_RECOMPUTE_FULL) {
+      layer_forward(out, cfg, run, layer, FS_PASS_RECOMPUTE);
+    } else if (run->recompute == FS_RECOMPUTE_SELECTIVE && !cfg->flash_attention) {
+      Dims D;
+      dims_init(&D, cfg, run, FS_PASS_RECOMPUTE);
+      add_attention_core(out, &D);
+    }
+    break;
+  default:
+    g_return_val_if_reached(out);
+  }
+  return out;
+}
+
+static void embedding_forward(GArray *out, const Dims *D)
+{
+  /* Vocab-parallel lookup: each rank writes a T×h block (rows outside its
+   * shard are zero) that the TP all-reduce or reduce-scatter combines. */
+  double elems = D->T * D->h;
+  double bytes = 2 * elems * D->e;
+  if (D->cfg->position == FS_POSITION_LEARNED)
+    bytes += 3 * elems * D->e;
+  if (D->cfg->dropout)
+    bytes += 2 * elems * D->e + elems;
+  add_mem(out, D, "embedding", bytes, elems);
+}
+
+GArray *fs_transformer_embedding_kernels(const FsTransformerConfig *cfg,
+                                         const FsTransformerRun *run, FsKernelPass pass)
+{
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(FsKernel));
+  Dims D;
+  dims_init(&D, cfg, run, FS_PASS_FORWARD);
+  if (pass == FS_PASS_FORWARD) {
+    embedding_forward(out, &D);
+  } else if (pass == FS_PASS_BACKWARD) {
+    g_autoptr(GArray) fwd = g_array_new(FALSE, TRUE, sizeof(FsKernel));
+    embedding_forward(fwd, &D);
+    backward_of(out, fwd);
+  }
+  return out;
+}
+
+static void head_forward(GArray *out, const Dims *D)
+{
+  /* A vocabulary that tp does not divide is padded to the next multiple
+   * (Megatron pads further, to 128·tp); padding is executed, not counted. */
+  double V = D->cfg->vocab, V_t = ceil(V / D->run->tp);
+  add_norm(out, D, "final_norm");
+  add_gemm(out, D, "logits", D->T, V_t, D->h, 1, V / (V_t * D->run->tp));
+  /* Vocab-parallel cross-entropy: read the logits, keep fp32 softmax for
+   * the backward. */
+  double elems = D->T * V_t;
+  add_mem(out, D, "loss", elems * (D->e + 4), LOSS_FLOPS * elems);
+}
+
+GArray *fs_transformer_head_kernels(const FsTransformerConfig *cfg, const FsTransformerRun *run,
+                                    FsKernelPass pass)
+{
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(FsKernel));
+  Dims D;
+  dims_init(&D, cfg, run, FS_PASS_FORWARD);
+  if (pass == FS_PASS_FORWARD) {
+    head_forward(out, &D);
+  } else if (pass == FS_PASS_BACKWARD) {
+    g_autoptr(GArray) fwd = g_array_new(FALSE, TRUE, sizeof(FsKernel));
+    head_forward(fwd, &D);
+    backward_of(out, fwd);
+  }
+  return out;
+}
+
+GArray *fs_optimizer_kernels(double params, FsOptimizer opt, gboolean master_fp32,
+                             double grad_bytes)
+{
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(FsKernel));
+  double states = opt == FS_OPTIMIZER_ADAM ? 2 : 1;   /* m, v — or momentum */
+  double rw = 4 + 4 * states;                          /* fp32 weights + states */
+  double bytes_per = rw + grad_bytes + rw + (master_fp32 ? 2 : 0);
+  double flops_per = opt == FS_OPTIMIZER_ADAM ? 12 : 3;
+  FsKernel kn = fs_kernel_memory(opt == FS_OPTIMIZER_ADAM ? "adam" : "sgd", FS_PASS_OPTIMIZER,
+                                 FS_DTYPE_FP32, params * bytes_per, params * flops_per);
+  g_array_append_val(out, kn);
+  return out;
+}
+
+double fs_kernels_flops(const GArray *kernels)
+{
+  double s = 0;
+  for (guint i = 0; i < kernels->len; i++)
+    s += g_array_index(kernels, FsKernel, i).flops;
+  return s;
+}
+
+double fs_kernels_model_flops(const GArray *kernels)
+{
+  double s = 0;
+  for (guint i = 0; i < kernels->len; i++)
+    s += g_array_index(kernels, FsKernel, i).model_flops;
+  return s;
+}
+
+double fs_kernels_bytes(const GArray *kernels)
+{
+  double s = 0;
+  for (guint i = 0; i < kernels->len; i++)
+    s += g_array_index(kernels, FsKernel, i).bytes;
+  return s;
+}
+
+double fs_kernels_class_model_flops(const GArray *kernels, FsKernelClass cls)
+{
+  double s = 0;
+  for (guint i = 0; i < kernels->len; i++) {
+    const FsKernel *k = &g_array_index(kernels, FsKernel, i);
+    if (k->cls == cls)
+      s += k->model_flops;
+  }
+  return s;
+}
+
+double fs_kernels_class_flops(const GArray *kernels, FsKernelClass cls)
+{
+  double s = 0;
+  for (guint i = 0; i < kernels->len; i++) {
+    const FsKernel *k = &g_array_index(kernels, FsKernel, i);
+    if (k->cls == cls)
+      s += k->flops;
+  }
+  return s;
+}

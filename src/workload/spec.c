@@ -1,0 +1,782 @@
+/* spec.c — the workload YAML loader and validation (see spec.h and
+ * workloads/README.md).  The field table and overrides are in
+ * spec-fields.c; views for the compute module in spec-views.c. */
+#include "workload/spec.h"
+
+#include <string.h>
+
+#include "util/error.h"
+#include "util/strutil.h"
+#include "util/yaml.h"
+#include "workload/spec-fields.h"
+
+G_DEFINE_QUARK(fs-workload-error-quark, fs_workload_error)
+
+#define MAX_PRESET_DEPTH 8
+#define DEFAULT_ORDER "tp-cp-ep-dp-pp"
+
+/* ---- construction -------------------------------------------------------- */
+
+static FsWorkload *workload_new(const char *file)
+{
+  FsWorkload *w = g_new0(FsWorkload, 1);
+  w->priv = g_new0(struct FsWorkloadPriv, 1);
+  w->priv->files = g_string_chunk_new(256);
+  w->file = g_strdup(file);
+  fs_transformer_config_init(&w->model);
+  w->form = FS_MODEL_FORM_TRANSFORMER;
+  w->micro_batch = 1;
+  w->dtype = FS_DTYPE_BF16;
+  w->optimizer = FS_OPTIMIZER_ADAM;
+  w->recompute = FS_RECOMPUTE_NONE;
+  w->tp = w->pp = w->cp = w->ep = w->vp = 1;
+  w->schedule = FS_PP_1F1B;
+  w->overlap_dp_grads = TRUE;
+  w->overlap_param_gather = TRUE;
+  w->order = g_strdup(DEFAULT_ORDER);
+  return w;
+}
+
+void fs_workload_free(FsWorkload *w)
+{
+  if (w == NULL)
+    return;
+  g_free(w->name);
+  g_free(w->description);
+  g_free(w->source);
+  g_free(w->file);
+  g_free(w->preset);
+  g_free(w->model_name);
+  for (guint i = 0; i < w->n_layers; i++) {
+    g_free(w->layers[i].name);
+    g_free(w->layers[i].bwd_names[0]);
+    g_free(w->layers[i].bwd_names[1]);
+  }
+  g_free(w->layers);
+  g_free(w->order);
+  g_free(w->rank_map);
+  for (guint i = 0; i < F_N; i++)
+    g_free(w->priv->pos[i].override);
+  g_string_chunk_free(w->priv->files);
+  g_free(w->priv);
+  g_free(w);
+}
+
+/* ---- positions and messages -------------------------------------------- */
+
+static void mark_node(FsWorkload *w, FieldPos *p, const FsYamlNode *node)
+{
+  p->file = g_string_chunk_insert_const(w->priv->files, node->file);
+  p->line = node->line;
+  p->col = node->col;
+  g_clear_pointer(&p->override, g_free);
+  p->given = TRUE;
+}
+
+static void mark(FsWorkload *w, FieldId id, const FsYamlNode *node)
+{
+  mark_node(w, &w->priv->pos[id], node);
+}
+
+/* Fails with the position of field id: "file:line:col: " when it came from
+ * a file, "override --tp=3: " when from an override, else the position of
+ * its section (or the file). */
+static gboolean fail_at(const FsWorkload *w, FieldId id, GError **error, const char *format, ...)
+  G_GNUC_PRINTF(4, 5);
+static gboolean fail_at(const FsWorkload *w, FieldId id, GError **error, const char *format, ...)
+{
+  va_list ap;
+  va_start(ap, format);
+  g_autofree char *msg = g_strdup_vprintf(format, ap);
+  va_end(ap);
+  const FieldPos *p = &w->priv->pos[id];
+  if (p->override != NULL) {
+    g_set_error(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, "override %s: %s", p->override, msg);
+    return FALSE;
+  }
+  if (!p->given) {
+    const char *path = fs_workload_field(id)->path;
+    p = g_str_has_prefix(path, "model.")      ? &w->priv->model_pos
+        : g_str_has_prefix(path, "training.") ? &w->priv->training_pos
+        : g_str_has_prefix(path, "parallel.") ? &w->priv->parallel_pos
+                                              : &w->priv->top_pos;
+    if (p->line == 0)
+      p = &w->priv->top_pos;
+  }
+  fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, p->file ? p->file : w->file,
+                  p->line, p->col, "%s", msg);
+  return FALSE;
+}
+
+/* ---- YAML fields ----------------------------------------------------------- */
+
+static const char *section_of(const char *path, char *buf, gsize len)
+{
+  const char *dot = strrchr(path, '.');
+  if (dot == NULL)
+    return "";
+  g_strlcpy(buf, path, MIN(len, (gsize)(dot - path) + 1));
+  return buf;
+}
+
+static gboolean parse_field(FsWorkload *w, const Field *f, const FsYamlNode *node, GError **error)
+{
+  char *base = (char *)w;
+  const char *key = strrchr(f->path, '.') ? strrchr(f->path, '.') + 1 : f->path;
+  switch (f->type) {
+  case FT_UINT: {
+    int64_t v;
+    if (!fs_yaml_get_int(node, f->min, f->max, &v, error))
+      return FALSE;
+    *(guint *)(base + f->offset) = (guint)v;
+    break;
+  }
+  case FT_BOOL: {
+    gboolean v;
+    if (!fs_yaml_get_bool(node, &v, error))
+      return FALSE;
+    if (f->id == F_FSDP)
+      w->priv->fsdp = v;
+    else
+      *(gboolean *)(base + f->offset) = v;
+    break;
+  }
+  case FT_DOUBLE: {
+    double v;
+    if (!fs_yaml_get_double(node, 0, 1e9, &v, error))
+      return FALSE;
+    *(double *)(base + f->offset) = v;
+    break;
+  }
+  case FT_SIZE: {
+    uint64_t v;
+    if (!fs_yaml_get_size(node, &v, error))
+      return FALSE;
+    *(uint64_t *)(base + f->offset) = v;
+    break;
+  }
+  case FT_ENUM: {
+    const char *s;
+    if (!fs_yaml_get_string(node, &s, error))
+      return FALSE;
+    guint i;
+    for (i = 0; f->names[i]; i++)
+      if (strcmp(f->names[i], s) == 0)
+        break;
+    if (f->names[i] == NULL) {
+      g_autofree char *list = g_strjoinv(", ", (char **)f->names);
+      const char *near = fs_did_you_mean(s, f->names, -1);
+      if (near)
+        fs_yaml_error(error, node, "unknown %s \"%s\"; did you mean \"%s\"? (one of %s)", key, s, near, list);
+      else
+        fs_yaml_error(error, node, "unknown %s \"%s\"; expected one of %s", key, s, list);
+      return FALSE;
+    }
+    *(int *)(base + f->offset) = f->values ? f->values[i] : (int)i;
+    break;
+  }
+  }
+  mark(w, f->id, node);
+  return TRUE;
+}
+
+/* Checks the keys of a section mapping (the table's fields of that
+ * section plus extra) and parses every field present. */
+static gboolean parse_section(FsWorkload *w, const FsYamlNode *map, const char *section,
+                              const char *const *extra, GError **error)
+{
+  if (!fs_yaml_require_map(map, error))
+    return FALSE;
+  g_autoptr(GPtrArray) allowed = g_ptr_array_new();
+  char buf[64];
+  for (guint i = 0; i < F_N; i++) {
+    const Field *f = fs_workload_field(i);
+    if (f->offset != (size_t)-1 || i == F_FSDP)
+      if (strcmp(section_of(f->path, buf, sizeof buf), section) == 0)
+        g_ptr_array_add(allowed, (gpointer)(strrchr(f->path, '.') + 1));
+  }
+  for (guint i = 0; extra && extra[i]; i++)
+    g_ptr_array_add(allowed, (gpointer)extra[i]);
+  g_ptr_array_add(allowed, NULL);
+  if (!fs_yaml_check_keys(map, (const char *const *)allowed->pdata, section, error))
+    return FALSE;
+  for (guint i = 0; i < F_N; i++) {
+    const Field *f = fs_workload_field(i);
+    if ((f->offset == (size_t)-1 && i != F_FSDP) ||
+        strcmp(section_of(f->path, buf, sizeof buf), section) != 0)
+      continue;
+    const FsYamlNode *v = fs_yaml_map_get(map, strrchr(f->path, '.') + 1);
+    if (v != NULL && !parse_field(w, f, v, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean opt_dup_string(const FsYamlNode *map, const char *key, char **out, GError **error)
+{
+  const char *s = NULL;
+  if (!fs_yaml_opt_string(map, key, &s, error))
+    return FALSE;
+  if (s != NULL) {
+    g_free(*out);
+    *out = g_strdup(s);
+  }
+  return TRUE;
+}
+
+/* ---- model: presets and layer lists ---------------------------------------- */
+
+static gboolean parse_model(FsWorkload *w, const FsYamlNode *node, const char *dir, guint depth,
+                            GError **error);
+
+static int compare_strings(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Preset names (file base names) in dir, appended to names. */
+static void list_presets(const char *dir, GPtrArray *names)
+{
+  g_autoptr(GDir) d = dir ? g_dir_open(dir, 0, NULL) : NULL;
+  const char *n;
+  while (d && (n = g_dir_read_name(d)) != NULL)
+    if (g_str_has_suffix(n, ".yaml"))
+      g_ptr_array_add(names, g_strndup(n, strlen(n) - 5));
+}
+
+static gboolean load_preset(FsWorkload *w, const char *name, const FsYamlNode *at, const char *dir,
+                            guint depth, GError **error)
+{
+  if (depth > MAX_PRESET_DEPTH) {
+    fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_PRESET, at->file, at->line, at->col,
+                    "presets nest deeper than %d (does preset \"%s\" refer to itself?)",
+                    MAX_PRESET_DEPTH, name);
+    return FALSE;
+  }
+  gboolean plain = name[0] != '\0' && name[0] != '.';
+  for (const char *c = name; *c; c++)
+    plain &= g_ascii_isalnum(*c) || *c == '-' || *c == '_' || *c == '.';
+  g_autofree char *path = NULL;
+  const char *dirs[] = {dir, fs_workload_default_dir()};
+  for (guint i = 0; plain && path == NULL && i < G_N_ELEMENTS(dirs); i++) {
+    if (dirs[i] == NULL)
+      continue;
+    g_autofree char *file = g_strconcat(name, ".yaml", NULL);
+    g_autofree char *p = g_build_filename(dirs[i], file, NULL);
+    if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
+      path = g_steal_pointer(&p);
+  }
+  if (path == NULL) {
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    list_presets(dir, names);
+    list_presets(fs_workload_default_dir(), names);
+    g_ptr_array_sort(names, compare_strings);
+    g_ptr_array_add(names, NULL);
+    const char *near = fs_did_you_mean(name, (const char *const *)names->pdata, -1);
+    if (near)
+      fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_PRESET, at->file, at->line, at->col,
+                      "unknown model preset \"%s\"; did you mean \"%s\"?", name, near);
+    else
+      fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_PRESET, at->file, at->line, at->col,
+                      "unknown model preset \"%s\" (no %s.yaml beside the workload or in %s)", name,
+                      name, fs_workload_default_dir());
+    return FALSE;
+  }
+  g_autoptr(FsYamlDoc) doc = fs_yaml_load_file(path, error);
+  if (doc == NULL)
+    return FALSE;
+  FsYamlNode *root = fs_yaml_doc_root(doc);
+  if (root == NULL || root->kind != FS_YAML_MAP) {
+    fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_PRESET, path, 1, 1,
+                    "preset \"%s\" is not a workload mapping", name);
+    return FALSE;
+  }
+  FsYamlNode *model = fs_yaml_require_key(root, "model", "workload", error);
+  if (model == NULL)
+    return FALSE;
+  g_autofree char *pdir = g_path_get_dirname(path);
+  return parse_model(w, model, pdir, depth + 1, error);
+}
+
+static const char *const layer_keys[] = {"name", "params", "flops", "activations", "kind", "repeat", NULL};
+
+static gboolean parse_layers(FsWorkload *w, const FsYamlNode *list, GError **error)
+{
+  if (!fs_yaml_require_seq(list, error))
+    return FALSE;
+  if (list->n == 0) {
+    fs_yaml_error(error, list, "a layer-list model needs at least one layer");
+    return FALSE;
+  }
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(FsLayerSpec));
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < list->n; i++) {
+    const FsYamlNode *n = list->values[i];
+    const char *name = NULL, *kind = "gemm";
+    double params = 0, flops = 0;
+    uint64_t acts = 0;
+    int64_t repeat = 1;
+    FsYamlNode *pn, *fn;
+    ok = fs_yaml_require_map(n, error) && fs_yaml_check_keys(n, layer_keys, "layer", error) &&
+         (pn = fs_yaml_require_key(n, "params", "layer", error)) != NULL &&
+         (fn = fs_yaml_require_key(n, "flops", "layer", error)) != NULL &&
+         fs_yaml_opt_string(n, "name", &name, error) &&
+         fs_yaml_get_double(pn, 0, 1e15, &params, error) &&
+         fs_yaml_get_double(fn, 0, 1e18, &flops, error) &&
+         fs_yaml_opt_size(n, "activations", &acts, error) &&
+         fs_yaml_opt_int(n, "repeat", 1, 100000, &repeat, error) &&
+         fs_yaml_opt_string(n, "kind", &kind, error);
+    if (!ok)
+      break;
+    FsKernelClass cls;
+    if (strcmp(kind, "gemm") == 0) {
+      cls = FS_KERNEL_GEMM;
+    } else if (strcmp(kind, "memory") == 0) {
+      cls = FS_KERNEL_MEMORY;
+    } else {
+      fs_yaml_error(error, fs_yaml_map_get(n, "kind"), "unknown layer kind \"%s\"; expected gemm or memory", kind);
+      ok = FALSE;
+      break;
+    }
+    for (int64_t r = 0; r < repeat; r++) {
+      FsLayerSpec L = {0};
+      L.name = repeat > 1 ? g_strdup_printf("%s.%" G_GINT64_FORMAT, name ? name : "layer", r)
+                          : g_strdup(name ? name : "layer");
+      L.bwd_names[0] = g_strconcat(L.name, ".dgrad", NULL);
+      L.bwd_names[1] = g_strconcat(L.name, ".wgrad", NULL);
+      L.params = params;
+      L.flops = flops;
+      L.activations = (double)acts;
+      L.cls = cls;
+      g_array_append_val(out, L);
+    }
+  }
+  /* Replace (a preset may have given layers already). */
+  for (guint i = 0; i < w->n_layers; i++) {
+    g_free(w->layers[i].name);
+    g_free(w->layers[i].bwd_names[0]);
+    g_free(w->layers[i].bwd_names[1]);
+  }
+  g_free(w->layers);
+  w->n_layers = out->len;
+  w->layers = (FsLayerSpec *)g_array_free(out, FALSE);
+  return ok;
+}
+
+static const char *const model_extra[] = {"preset", "kind", "name", "source", "description", NULL};
+static const char *const layers_form_keys[] = {"preset", "kind", "name", "source", "description",
+                                               "layers", NULL};
+
+static gboolean parse_model(FsWorkload *w, const FsYamlNode *node, const char *dir, guint depth,
+                            GError **error)
+{
+  if (depth == 0)
+    mark_node(w, &w->priv->model_pos, node);
+  if (node->kind == FS_YAML_SCALAR) {
+    const char *name;
+    if (!fs_yaml_get_string(node, &name, error) || !load_preset(w, name, node, dir, depth, error))
+      return FALSE;
+    if (depth == 0) {
+      g_free(w->preset);
+      w->preset = g_strdup(name);
+    }
+    return TRUE;
+  }
+  if (!fs_yaml_require_map(node, error))
+    return FALSE;
+  const FsYamlNode *pn = fs_yaml_map_get(node, "preset");
+  if (pn != NULL) {
+    const char *name;
+    if (!fs_yaml_get_string(pn, &name, error) || !load_preset(w, name, pn, dir, depth, error))
+      return FALSE;
+    if (depth == 0) {
+      g_free(w->preset);
+      w->preset = g_strdup(name);
+    }
+  }
+  const FsYamlNode *kn = fs_yaml_map_get(node, "kind");
+  if (kn != NULL) {
+    const char *kind;
+    if (!fs_yaml_get_string(kn, &kind, error))
+      return FALSE;
+    if (strcmp(kind, "transformer") == 0) {
+      w->form = FS_MODEL_FORM_TRANSFORMER;
+    } else if (strcmp(kind, "layers") == 0) {
+      w->form = FS_MODEL_FORM_LAYERS;
+    } else {
+      fs_yaml_error(error, kn, "unknown model kind \"%s\"; expected transformer or layers", kind);
+      return FALSE;
+    }
+  }
+  if (!opt_dup_string(node, "name", &w->model_name, error) ||
+      !opt_dup_string(node, "source", &w->source, error) ||
+      !opt_dup_string(node, "description", &w->description, error))
+    return FALSE;
+  if (w->form == FS_MODEL_FORM_LAYERS) {
+    if (!fs_yaml_check_keys(node, layers_form_keys, "model", error))
+      return FALSE;
+    const FsYamlNode *ln = fs_yaml_map_get(node, "layers");
+    if (ln == NULL && w->n_layers == 0) {
+      fs_yaml_error(error, node, "a layer-list model (kind: layers) needs \"layers\"");
+      return FALSE;
+    }
+    return ln == NULL || parse_layers(w, ln, error);
+  }
+  return parse_section(w, node, "model", model_extra, error);
+}
+
+/* ---- the document ------------------------------------------------------------ */
+
+static const char *const top_keys[] = {"name", "description", "source", "gpus", "model", "training",
+                                       "parallel", "placement", "offload", NULL};
+static const char *const parallel_extra[] = {"overlap", NULL};
+static const char *const placement_keys[] = {"order", "ranks", NULL};
+
+static gboolean parse_placement(FsWorkload *w, const FsYamlNode *node, GError **error)
+{
+  if (!fs_yaml_require_map(node, error) || !fs_yaml_check_keys(node, placement_keys, "placement", error))
+    return FALSE;
+  const FsYamlNode *on = fs_yaml_map_get(node, "order");
+  if (on != NULL) {
+    const char *s;
+    if (!fs_yaml_get_string(on, &s, error))
+      return FALSE;
+    g_free(w->order);
+    w->order = g_strdup(s);
+    mark(w, F_ORDER, on);
+  }
+  const FsYamlNode *rn = fs_yaml_map_get(node, "ranks");
+  if (rn != NULL) {
+    if (!fs_yaml_require_seq(rn, error))
+      return FALSE;
+    g_free(w->rank_map);
+    w->rank_map = g_new0(guint, MAX(rn->n, 1));
+    w->n_rank_map = rn->n;
+    for (guint i = 0; i < rn->n; i++) {
+      int64_t v;
+      if (!fs_yaml_get_int(rn->values[i], 0, (1 << 24) - 1, &v, error))
+        return FALSE;
+      w->rank_map[i] = (guint)v;
+    }
+    mark(w, F_RANKS, rn);
+  }
+  return TRUE;
+}
+
+static FsWorkload *load_doc(FsYamlDoc *doc, const char *file, const char *dir, GError **error)
+{
+  g_autoptr(FsWorkload) w = workload_new(file);
+  const FsYamlNode *root = fs_yaml_doc_root(doc);
+  if (root == NULL) {
+    fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, file, 1, 1,
+                    "empty workload; expected a mapping with model, training and parallel");
+    return NULL;
+  }
+  mark_node(w, &w->priv->top_pos, root);
+  w->priv->top_pos.given = FALSE;
+  if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top_keys, "workload", error))
+    return NULL;
+  if (!opt_dup_string(root, "name", &w->name, error) ||
+      !opt_dup_string(root, "description", &w->description, error))
+    return NULL;
+  const FsYamlNode *gn = fs_yaml_map_get(root, "gpus");
+  if (gn != NULL && !parse_field(w, fs_workload_field(F_GPUS), gn, error))
+    return NULL;
+  const FsYamlNode *mn = fs_yaml_require_key(root, "model", "workload", error);
+  if (mn == NULL || !parse_model(w, mn, dir, 0, error))
+    return NULL;
+  /* The workload's own source wins over the model's. */
+  if (!opt_dup_string(root, "source", &w->source, error))
+    return NULL;
+  const FsYamlNode *tn = fs_yaml_map_get(root, "training");
+  if (tn != NULL) {
+    mark_node(w, &w->priv->training_pos, tn);
+    if (!parse_section(w, tn, "training", NULL, error))
+      return NULL;
+  }
+  const FsYamlNode *pn = fs_yaml_map_get(root, "parallel");
+  if (pn != NULL) {
+    mark_node(w, &w->priv->parallel_pos, pn);
+    if (!parse_section(w, pn, "parallel", parallel_extra, error))
+      return NULL;
+    const FsYamlNode *ov = fs_yaml_map_get(pn, "overlap");
+    if (ov != NULL && !parse_section(w, ov, "parallel.overlap", NULL, error))
+      return NULL;
+  }
+  const FsYamlNode *pl = fs_yaml_map_get(root, "placement");
+  if (pl != NULL && !parse_placement(w, pl, error))
+    return NULL;
+  const FsYamlNode *of = fs_yaml_map_get(root, "offload");
+  if (of != NULL && !parse_section(w, of, "offload", NULL, error))
+    return NULL;
+  if (w->name == NULL) {
+    g_autofree char *base = g_path_get_basename(file);
+    w->name = g_str_has_suffix(base, ".yaml") ? g_strndup(base, strlen(base) - 5) : g_strdup(base);
+  }
+  return g_steal_pointer(&w);
+}
+
+FsWorkload *fs_workload_load_string(const char *text, const char *name, const char *dir,
+                                    const char *const *overrides, GError **error)
+{
+  g_autoptr(FsYamlDoc) doc = fs_yaml_load_string(text, -1, name ? name : "<string>", error);
+  if (doc == NULL)
+    return NULL;
+  g_autoptr(FsWorkload) w = load_doc(doc, name ? name : "<string>", dir, error);
+  if (w == NULL || !fs_workload_apply_overrides(w, overrides, error) || !fs_workload_resolve(w, 0, error))
+    return NULL;
+  return g_steal_pointer(&w);
+}
+
+FsWorkload *fs_workload_load_file(const char *path, const char *const *overrides, GError **error)
+{
+  g_autoptr(FsYamlDoc) doc = fs_yaml_load_file(path, error);
+  if (doc == NULL)
+    return NULL;
+  g_autofree char *dir = g_path_get_dirname(path);
+  g_autoptr(FsWorkload) w = load_doc(doc, path, dir, error);
+  if (w == NULL || !fs_workload_apply_overrides(w, overrides, error) || !fs_workload_resolve(w, 0, error))
+    return NULL;
+  return g_steal_pointer(&w);
+}
+
+static gpointer find_default_dir(gpointer unused)
+{
+  (void)unused;
+  const char *env = g_getenv("FABRICSIM_WORKLOADS");
+  if (env != NULL && env[0] != '\0')
+    return g_strdup(env);
+  /* Beside the models folder: the source tree first, then the installed data. */
+  g_autofree char *src_root = g_path_get_dirname(FS_SOURCE_MODELS_DIR);
+  char *src = g_build_filename(src_root, "workloads", NULL);
+  if (g_file_test(src, G_FILE_TEST_IS_DIR))
+    return src;
+  g_free(src);
+  g_autofree char *inst_root = g_path_get_dirname(FS_INSTALLED_MODELS_DIR);
+  return g_build_filename(inst_root, "workloads", NULL);
+}
+
+const char *fs_workload_default_dir(void)
+{
+  static GOnce once = G_ONCE_INIT;
+  return g_once(&once, find_default_dir, NULL);
+}
+
+/* ---- validation ---------------------------------------------------------------- */
+
+static gboolean given(const FsWorkload *w, FieldId id)
+{
+  return w->priv->pos[id].given;
+}
+
+static gboolean resolve_model(FsWorkload *w, GError **error)
+{
+  FsTransformerConfig *m = &w->model;
+  if (w->form == FS_MODEL_FORM_LAYERS) {
+    if (w->tp > 1)
+      return fail_at(w, F_TP, error, "a layer-list model runs without tensor parallelism (tp = 1), got tp = %u", w->tp);
+    if (w->cp > 1)
+      return fail_at(w, F_CP, error, "a layer-list model runs without context parallelism (cp = 1), got cp = %u", w->cp);
+    if (w->ep > 1)
+      return fail_at(w, F_EP, error, "a layer-list model has no experts (ep = 1), got ep = %u", w->ep);
+    if (w->n_layers < w->pp * w->vp)
+      return fail_at(w, F_PP, error, "%u layers cannot fill pp × virtual stages = %u × %u", w->n_layers,
+                     w->pp, w->vp);
+    return TRUE;
+  }
+  static const FieldId required[] = {F_LAYERS, F_HIDDEN, F_FFN, F_HEADS, F_VOCAB, F_SEQ};
+  for (guint i = 0; i < G_N_ELEMENTS(required); i++)
+    if (*(guint *)((char *)w + fs_workload_field(required[i])->offset) == 0)
+      return fail_at(w, required[i], error, "the model needs \"%s\" (or a preset that gives it)",
+                     strrchr(fs_workload_field(required[i])->path, '.') + 1);
+  guint kv = m->kv_heads ? m->kv_heads : m->heads;
+  if (kv > m->heads)
+    return fail_at(w, F_KV_HEADS, error, "kv_heads (%u) exceeds heads (%u)", kv, m->heads);
+  if (m->heads % kv)
+    return fail_at(w, F_KV_HEADS, error, "heads (%u) is not divisible by kv_heads (%u)", m->heads, kv);
+  if (m->head_dim == 0 && m->hidden % m->heads)
+    return fail_at(w, F_HEADS, error, "hidden (%u) is not divisible by heads (%u); give head_dim",
+                   m->hidden, m->heads);
+  if (m->position == FS_POSITION_LEARNED && m->max_positions && m->max_positions < m->seq_len)
+    return fail_at(w, F_SEQ, error, "seq_length (%u) exceeds max_positions (%u)", m->seq_len, m->max_positions);
+  if (m->experts > 1) {
+    if (m->top_k == 0)
+      return fail_at(w, F_EXPERTS, error, "a mixture of experts needs top_k");
+    if (m->top_k > m->experts)
+      return fail_at(w, F_TOPK, error, "top_k (%u) exceeds experts (%u)", m->top_k, m->experts);
+    if (m->moe_every > m->layers)
+      return fail_at(w, F_MOE_EVERY, error, "moe_every (%u) exceeds layers (%u)", m->moe_every, m->layers);
+  }
+  /* Tensor parallelism splits heads, KV heads and FFN columns. */
+  if (m->heads % w->tp)
+    return fail_at(w, F_TP, error, "heads (%u) is not divisible by tp (%u)", m->heads, w->tp);
+  if (kv % w->tp)
+    return fail_at(w, F_TP, error, "kv_heads (%u) is not divisible by tp (%u)", kv, w->tp);
+  if (m->ffn_hidden % w->tp)
+    return fail_at(w, F_TP, error, "ffn_hidden (%u) is not divisible by tp (%u)", m->ffn_hidden, w->tp);
+  if (m->experts > 1 && m->moe_ffn_hidden && m->moe_ffn_hidden % w->tp)
+    return fail_at(w, F_TP, error, "moe_ffn_hidden (%u) is not divisible by tp (%u)", m->moe_ffn_hidden, w->tp);
+  if (m->seq_len % w->cp)
+    return fail_at(w, F_CP, error, "seq_length (%u) is not divisible by cp (%u)", m->seq_len, w->cp);
+  if (w->cp > 1 && m->seq_len % (2 * w->cp) && m->causal)
+    return fail_at(w, F_CP, error,
+                   "seq_length (%u) is not divisible by 2 × cp (%u): causal context parallelism "
+                   "splits each sequence into 2·cp chunks", m->seq_len, 2 * w->cp);
+  if (w->sequence_parallel && w->tp > 1 && (m->seq_len / w->cp) % w->tp)
+    return fail_at(w, F_SP, error, "sequence parallel needs seq_length / cp (%u) divisible by tp (%u)",
+                   m->seq_len / w->cp, w->tp);
+  if (w->ep > 1 && m->experts <= 1)
+    return fail_at(w, F_EP, error, "ep (%u) needs a mixture-of-experts model (experts > 1)", w->ep);
+  if (m->experts > 1 && m->experts % w->ep)
+    return fail_at(w, F_EP, error, "experts (%u) is not divisible by ep (%u)", m->experts, w->ep);
+  if (m->layers % (w->pp * w->vp))
+    return fail_at(w, w->vp > 1 ? F_VP : F_PP, error,
+                   "layers (%u) is not divisible by pp × virtual stages (%u × %u)", m->layers, w->pp, w->vp);
+  return TRUE;
+}
+
+static gboolean resolve_schedule(FsWorkload *w, GError **error)
+{
+  if (w->vp > 1 && w->schedule != FS_PP_INTERLEAVED) {
+    if (given(w, F_SCHEDULE))
+      return fail_at(w, F_SCHEDULE, error, "virtual_stages (%u) needs schedule: interleaved, got %s",
+                     w->vp, fs_pp_schedule_name(w->schedule));
+    w->schedule = FS_PP_INTERLEAVED;
+  }
+  if (w->schedule == FS_PP_INTERLEAVED) {
+    if (w->vp < 2)
+      return fail_at(w, F_SCHEDULE, error, "the interleaved schedule needs virtual_stages of 2 or more");
+    if (w->pp < 2)
+      return fail_at(w, F_SCHEDULE, error, "the interleaved schedule needs pp of 2 or more, got pp = %u", w->pp);
+  }
+  if (w->priv->fsdp) {
+    if (given(w, F_ZERO) && w->zero_stage != 3)
+      return fail_at(w, F_FSDP, error, "fsdp shards everything (ZeRO stage 3), but zero_stage is %u",
+                     w->zero_stage);
+    w->zero_stage = 3;
+  }
+  return TRUE;
+}
+
+static gboolean resolve_gpus(FsWorkload *w, guint gpus, GError **error)
+{
+  guint64 inner = (guint64)w->tp * w->pp * w->cp;
+  gboolean from_topology = gpus > 0;
+  if (gpus == 0)
+    gpus = w->gpus;
+  if (gpus > 0) {
+    if (given(w, F_DP)) {
+      guint64 total = inner * w->dp;
+      if (total != gpus) {
+        if (from_topology || !given(w, F_GPUS))
+          return fail_at(w, F_DP, error,
+                         "tp × pp × dp × cp = %u × %u × %u × %u = %" G_GUINT64_FORMAT
+                         " does not equal the GPU count (%u)", w->tp, w->pp, w->dp, w->cp, total, gpus);
+        return fail_at(w, F_GPUS, error,
+                       "gpus (%u) does not equal tp × pp × dp × cp = %u × %u × %u × %u = %" G_GUINT64_FORMAT,
+                       gpus, w->tp, w->pp, w->dp, w->cp, total);
+      }
+    } else {
+      if (gpus % inner) {
+        FieldId at = from_topology ? F_TP : F_GPUS;
+        return fail_at(w, at, error,
+                       "the GPU count (%u) is not divisible by tp × pp × cp = %u × %u × %u = %" G_GUINT64_FORMAT,
+                       gpus, w->tp, w->pp, w->cp, inner);
+      }
+      w->dp = (guint)(gpus / inner);
+    }
+    w->gpus = gpus;
+  } else {
+    if (w->dp == 0)
+      w->dp = 1;
+    guint64 total = inner * w->dp;
+    if (total > (1u << 24))
+      return fail_at(w, F_DP, error, "tp × pp × dp × cp = %" G_GUINT64_FORMAT " GPUs is too many", total);
+    w->gpus = (guint)total;
+  }
+  if (w->ep > 1 && ((guint64)w->dp * w->cp) % w->ep)
+    return fail_at(w, F_EP, error, "ep (%u) must divide dp × cp (%u × %u): experts are spread over "
+                   "the data-parallel ranks", w->ep, w->dp, w->cp);
+  return TRUE;
+}
+
+static gboolean resolve_batch(FsWorkload *w, GError **error)
+{
+  guint64 per_step = (guint64)w->micro_batch * w->dp;
+  if (!given(w, F_GLOBAL)) {
+    if (given(w, F_GRAD_ACCUM)) {
+      guint64 g = per_step * w->grad_accum;
+      if (g > G_MAXUINT)
+        return fail_at(w, F_GRAD_ACCUM, error, "the global batch would overflow");
+      w->global_batch = (guint)g;
+    } else if (w->global_batch == 0) {
+      return fail_at(w, F_GLOBAL, error, "training needs global_batch (or gradient_accumulation)");
+    }
+  }
+  if (w->global_batch % per_step)
+    return fail_at(w, F_GLOBAL, error,
+                   "global_batch (%u) is not divisible by micro_batch × dp (%u × %u = %" G_GUINT64_FORMAT ")",
+                   w->global_batch, w->micro_batch, w->dp, per_step);
+  guint ga = (guint)(w->global_batch / per_step);
+  if (given(w, F_GRAD_ACCUM) && given(w, F_GLOBAL) && w->grad_accum != ga)
+    return fail_at(w, F_GRAD_ACCUM, error,
+                   "gradient_accumulation (%u) disagrees with global_batch / (micro_batch × dp) = %u",
+                   w->grad_accum, ga);
+  w->grad_accum = ga;
+  if (w->schedule == FS_PP_INTERLEAVED && ga % w->pp)
+    return fail_at(w, F_GLOBAL, error,
+                   "the interleaved schedule needs the micro-batches per step (%u) to be a multiple of pp (%u)",
+                   ga, w->pp);
+  return TRUE;
+}
+
+static gboolean resolve_placement(FsWorkload *w, GError **error)
+{
+  static const char *const dims[] = {"tp", "cp", "ep", "dp", "pp"};
+  g_auto(GStrv) parts = g_strsplit(w->order, "-", -1);
+  guint seen = 0, n = g_strv_length(parts);
+  for (guint i = 0; i < n; i++) {
+    guint j;
+    for (j = 0; j < G_N_ELEMENTS(dims); j++)
+      if (strcmp(parts[i], dims[j]) == 0)
+        break;
+    if (j == G_N_ELEMENTS(dims))
+      return fail_at(w, F_ORDER, error, "unknown parallel dimension \"%s\" in order \"%s\"; expected "
+                     "tp, cp, ep, dp and pp joined by \"-\" (e.g. \"" DEFAULT_ORDER "\")", parts[i], w->order);
+    if (seen & (1u << j))
+      return fail_at(w, F_ORDER, error, "\"%s\" appears twice in order \"%s\"", parts[i], w->order);
+    seen |= 1u << j;
+  }
+  if (seen != 0x1f)
+    return fail_at(w, F_ORDER, error, "order \"%s\" must name each of tp, cp, ep, dp and pp once", w->order);
+  if (w->rank_map != NULL) {
+    if (w->n_rank_map != w->gpus)
+      return fail_at(w, F_RANKS, error, "ranks lists %u GPUs, but the layout has %u (tp × pp × dp × cp)",
+                     w->n_rank_map, w->gpus);
+    g_autofree guint *at = g_new0(guint, w->gpus);
+    for (guint i = 0; i < w->n_rank_map; i++) {
+      guint g = w->rank_map[i];
+      if (g >= w->gpus)
+        return fail_at(w, F_RANKS, error, "ranks entry %u is GPU %u, outside 0..%u", i + 1, g, w->gpus - 1);
+      if (at[g])
+        return fail_at(w, F_RANKS, error, "GPU %u appears twice in ranks (entries %u and %u)", g, at[g], i + 1);
+      at[g] = i + 1;
+    }
+  }
+  return TRUE;
+}
+
+gboolean fs_workload_resolve(FsWorkload *w, guint gpus, GError **error)
+{
+  g_return_val_if_fail(w != NULL, FALSE);
+  if (!resolve_schedule(w, error) || !resolve_model(w, error) || !resolve_gpus(w, gpus, error) ||
+      !resolve_batch(w, error) || !resolve_placement(w, error))
+    return FALSE;
+  if (!given(w, F_BUCKET)) {
+    /* Megatron-LM's default bucket: max(40M, 1M × dp) parameters of
+     * gradients (DistributedDataParallelConfig.bucket_size). */
+    double params = MAX(40e6, 1e6 * w->dp);
+    w->bucket_size = (uint64_t)(params * (w->grad_fp32 || w->dtype == FS_DTYPE_FP32 ? 4 : 2));
+  }
+  return TRUE;
+}

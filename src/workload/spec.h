@@ -1,0 +1,196 @@
+/* spec.h — the workload job spec: a workload YAML (format in
+ * workloads/README.md) loaded into a checked, resolved FsWorkload.
+ *
+ * A workload is a model (a transformer given by its sizes or by a preset
+ * name, or a plain layer list with parameter counts and FLOPs), training
+ * settings (batch sizes, datatype, optimizer, recomputation), a parallel
+ * layout (TP, sequence parallel, PP with GPipe/1F1B/interleaved, DP, CP,
+ * EP, ZeRO/FSDP, gradient buckets, overlap switches), a placement (order
+ * of the parallel dimensions, TP innermost by default, or an explicit rank
+ * map) and CPU offload of the optimizer state.
+ *
+ * Presets: `model: llama2-7b` (or `model: {preset: llama2-7b, …}` with
+ * fields that override the preset's) takes the model section of
+ * llama2-7b.yaml, looked up beside the workload file first, then in
+ * fs_workload_default_dir().
+ *
+ * Overrides use Megatron-LM's flag names (--tensor-model-parallel-size,
+ * --pipeline-model-parallel-size, --micro-batch-size, --global-batch-size,
+ * --num-layers, --hidden-size, --seq-length, --context-parallel-size,
+ * --expert-model-parallel-size, --sequence-parallel,
+ * --recompute-granularity, …), short forms (--tp --pp --dp --cp --ep --vp)
+ * or the YAML path (parallel.tp); fs_workload_override_names() lists them.
+ *
+ * Errors are in FS_WORKLOAD_ERROR (or FS_YAML_ERROR) and start with
+ * file:line:col of the offending field — or "override --tp=3: " when an
+ * override set it.  Validation (fs_workload_resolve) checks tp×pp×dp×cp
+ * against the GPU count, heads and KV heads and FFN size divisible by tp,
+ * layers by pp × virtual stages, the global batch by micro batch × dp, the
+ * experts by ep, the sequence by cp, the rank map, and more.
+ *
+ * Rank coordinates and communication groups: placement.h.
+ *
+ * Ownership: FsWorkload owns its strings and arrays; fs_workload_free.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "compute/memory.h"
+#include "compute/transformer.h"
+
+G_BEGIN_DECLS
+
+#define FS_WORKLOAD_ERROR (fs_workload_error_quark())
+GQuark fs_workload_error_quark(void);
+
+typedef enum {
+  FS_WORKLOAD_ERROR_INVALID,  /* a value or a combination of values is wrong */
+  FS_WORKLOAD_ERROR_OVERRIDE, /* an override's name or value is wrong */
+  FS_WORKLOAD_ERROR_PRESET,   /* a preset cannot be found or loops */
+} FsWorkloadError;
+
+#define FS_MODEL_FORMS(X)         \
+  X(TRANSFORMER, "transformer")   \
+  X(LAYERS, "layers")
+
+typedef enum {
+#define X(id, str) FS_MODEL_FORM_##id,
+  FS_MODEL_FORMS(X)
+#undef X
+  FS_MODEL_FORM_N
+} FsModelForm;
+
+/* One layer of a layer-list model (repeat already expanded). */
+typedef struct {
+  char *name;
+  double params;        /* parameters */
+  double flops;         /* forward FLOPs per sample */
+  double activations;   /* bytes kept for the backward, per sample */
+  FsKernelClass cls;    /* gemm (convolutions, linear layers) or memory */
+  char *bwd_names[2];   /* "<name>.dgrad", "<name>.wgrad" (kernel names) */
+} FsLayerSpec;
+
+typedef struct {
+  char *name;           /* `name:`, else the file's base name */
+  char *description;
+  char *source;         /* where the model's architecture comes from */
+  char *file;           /* the workload file ("<string>" when from text) */
+  char *preset;         /* the preset the model came from, or NULL */
+
+  /* Model. */
+  FsModelForm form;
+  char *model_name;     /* the model's own name (e.g. "llama2-7b") */
+  FsTransformerConfig model;
+  FsLayerSpec *layers;  /* layer-list form */
+  guint n_layers;
+
+  /* Training. */
+  guint global_batch;   /* sequences (samples) per step */
+  guint micro_batch;
+  guint grad_accum;     /* derived: global / (micro × dp) */
+  FsDtype dtype;
+  FsOptimizer optimizer;
+  FsRecompute recompute;
+  gboolean grad_fp32;
+  uint64_t memory_reserve;
+
+  /* Parallel layout. */
+  guint gpus;           /* 0 when neither the file nor resolve gave it */
+  guint tp, pp, dp, cp, ep, vp;
+  gboolean sequence_parallel;
+  FsPpSchedule schedule;
+  guint zero_stage;     /* FSDP = 3 */
+  uint64_t bucket_size;
+  gboolean overlap_dp_grads;
+  gboolean overlap_tp_comm;
+  gboolean overlap_param_gather;
+
+  /* Placement. */
+  char *order;          /* parallel dimensions innermost first, "tp-cp-ep-dp-pp" */
+  guint *rank_map;      /* rank i runs on GPU rank_map[i]; NULL: identity */
+  guint n_rank_map;
+
+  gboolean offload_optimizer;
+
+  struct FsWorkloadPriv *priv; /* field positions, for messages */
+} FsWorkload;
+
+/* Loads a workload file, applies overrides (NULL-terminated strings of the
+ * form "--name=value", "--flag", "name=value"; NULL for none) and resolves
+ * it with the file's own GPU count (fs_workload_resolve(w, 0)).  NULL on
+ * error. */
+FsWorkload *fs_workload_load_file(const char *path, const char *const *overrides, GError **error);
+
+/* The same from text; name is used in messages and dir (nullable) is where
+ * presets are looked up first. */
+FsWorkload *fs_workload_load_string(const char *text, const char *name, const char *dir,
+                                    const char *const *overrides, GError **error);
+
+void fs_workload_free(FsWorkload *w);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsWorkload, fs_workload_free)
+
+/* Sets one field by override name (see the header comment) to value
+ * (NULL for a flag: --sequence-parallel, --bf16, --use-distributed-optimizer).
+ * Does not re-validate: call fs_workload_resolve after the last one. */
+gboolean fs_workload_apply_override(FsWorkload *w, const char *name, const char *value,
+                                    GError **error);
+
+/* Applies "--name=value" / "--flag" / "name=value" strings in order; a
+ * name followed by a separate value ("--tp", "8") is also accepted. */
+gboolean fs_workload_apply_overrides(FsWorkload *w, const char *const *args, GError **error);
+
+/* The accepted override names (Megatron's, short forms and YAML paths),
+ * NULL-terminated, static. */
+const char *const *fs_workload_override_names(void);
+
+/* Derives and checks: with gpus > 0 (the topology's GPU count) dp is
+ * derived when not given and tp×pp×dp×cp must equal gpus; with gpus = 0
+ * the file's `gpus:` is used, else dp (default 1) fixes the count.  Then
+ * grad_accum = global / (micro × dp) and every rule of the header comment.
+ * May be called again after more overrides. */
+gboolean fs_workload_resolve(FsWorkload *w, guint gpus, GError **error);
+
+/* The folder of the presets: $FABRICSIM_WORKLOADS if set, else the source
+ * tree's workloads/, else the installed copy.  Borrowed. */
+const char *fs_workload_default_dir(void);
+
+/* Views of a resolved workload for the compute module. */
+void fs_workload_transformer_run(const FsWorkload *w, FsTransformerRun *run);
+void fs_workload_memory_layout(const FsWorkload *w, FsMemoryLayout *layout);
+
+/* Total parameters (either form). */
+double fs_workload_params(const FsWorkload *w);
+
+/* Model FLOPs of one step (forward + backward over the global batch;
+ * transformers: 6N + 12·L·a·d·s per token with the causal half). */
+double fs_workload_step_model_flops(const FsWorkload *w);
+
+/* Kernels of layer i of a layer-list model for one micro-batch: FORWARD
+ * (flops × micro batch), BACKWARD (a dgrad and a wgrad, each of the
+ * forward FLOPs).  Kernel names are borrowed from w.  Caller frees. */
+GArray *fs_workload_layer_kernels(const FsWorkload *w, guint i, FsKernelPass pass);
+
+/* Model chunks: pp × virtual stages.  Chunk c holds an even share of the
+ * layers in order (the first chunks one more when a layer list does not
+ * divide) and runs on pipeline stage c mod pp. */
+guint fs_workload_chunks(const FsWorkload *w);
+
+/* The kernels of one micro-batch through model chunk `chunk` on one rank,
+ * in execution order: FORWARD (the embedding first on chunk 0, the head
+ * last on the last chunk), BACKWARD (head, layers in reverse, embedding),
+ * RECOMPUTE (what the recomputation policy re-runs before the backward).
+ * Caller frees. */
+GArray *fs_workload_chunk_kernels(const FsWorkload *w, guint chunk, FsKernelPass pass);
+
+/* The optimizer step on one rank of pipeline stage `stage` (its share of
+ * the parameters: 1/dp of them with ZeRO-1 and up).  NULL and error when
+ * the stage does not exist.  Caller frees. */
+GArray *fs_workload_optimizer_kernels(const FsWorkload *w, guint stage, GError **error);
+
+/* The memory footprint of the worst pipeline stage (either form). */
+gboolean fs_workload_memory_estimate(const FsWorkload *w, const FsGpuModel *gpu,
+                                     FsMemoryBreakdown *out, GError **error);
+
+G_END_DECLS

@@ -2,21 +2,29 @@
  * and validate it, list it, print the GPU × GPU path matrix the way
  * `nvidia-smi topo -m` does, or write Graphviz.  Every form takes -D
  * parameter overrides, --models and --json.  A bad file exits 2 with
- * "file:line:col: sentence". */
+ * "file:line:col: sentence".
+ *
+ * `topo import-smi|import-nccl FILE [-o OUT]` turn `nvidia-smi topo -m`
+ * text or an NCCL topology dump into topology YAML (src/topo/import.h),
+ * written atomically to OUT or to stdout; --gpu/--cpu/--nic name models. */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "catalog/catalog.h"
 #include "cli/commands.h"
+#include "topo/import.h"
 #include "topo/paths.h"
 #include "topo/topo.h"
 #include "util/error.h"
+#include "util/strutil.h"
 #include "util/units.h"
 
 static char **opt_defines = NULL;
 static char *opt_models = NULL;
 static gboolean opt_json = FALSE;
+static char *opt_output = NULL;
+static char *opt_gpu = NULL, *opt_nic = NULL, *opt_cpu = NULL;
 
 static const GOptionEntry entries[] = {
   {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
@@ -24,6 +32,11 @@ static const GOptionEntry entries[] = {
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
    "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON instead of text", NULL},
+  {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
+   "import-*: write the YAML to FILE (atomically) instead of stdout", "FILE"},
+  {"gpu", 0, 0, G_OPTION_ARG_STRING, &opt_gpu, "import-*: GPU model (default: guessed)", "MODEL"},
+  {"nic", 0, 0, G_OPTION_ARG_STRING, &opt_nic, "import-*: NIC model (default: guessed)", "MODEL"},
+  {"cpu", 0, 0, G_OPTION_ARG_STRING, &opt_cpu, "import-*: CPU model (default: guessed)", "MODEL"},
   {NULL},
 };
 
@@ -288,10 +301,36 @@ static int do_dot(const FsTopo *t)
   return 0;
 }
 
+/* ---- import-smi, import-nccl ------------------------------------------------ */
+
+static int do_import(const char *action, const char *file)
+{
+  GError *error = NULL;
+  if (opt_json || opt_defines != NULL)
+    return fs_cli_usage("topo", "%s takes no --json or -D", action);
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  if (!g_file_get_contents(file, &text, &len, &error))
+    return fs_cli_fail("topo", error);
+  g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
+  if (cat == NULL)
+    return fs_cli_fail("topo", error);
+  FsImportOptions opt = {opt_gpu, opt_nic, opt_cpu};
+  g_autofree char *yaml = strcmp(action, "import-smi") == 0
+                            ? fs_import_smi(text, len, file, cat, &opt, &error)
+                            : fs_import_nccl(text, len, file, cat, &opt, &error);
+  if (yaml == NULL)
+    return fs_cli_fail("topo", error);
+  if (!fs_write_file_atomic(opt_output != NULL ? opt_output : "-", yaml, strlen(yaml), &error))
+    return fs_cli_fail("topo", error);
+  return 0;
+}
+
 int fs_cmd_topo(int argc, char **argv)
 {
   g_autoptr(GOptionContext) ctx =
-    g_option_context_new("check|show|paths|dot FILE - validate, list, classify or draw a topology");
+    g_option_context_new("check|show|paths|dot|import-smi|import-nccl FILE - validate, list, "
+                         "classify, draw or import a topology");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
     "Actions:\n"
@@ -301,6 +340,9 @@ int fs_cmd_topo(int argc, char **argv)
     "  paths   the GPU x GPU matrix like `nvidia-smi topo -m` (NV#, PIX, PXB,\n"
     "          PHB, NODE, SYS, NET)\n"
     "  dot     Graphviz text (render with `dot -Tsvg`)\n"
+    "  import-smi   topology YAML from the text of `nvidia-smi topo -m`\n"
+    "  import-nccl  topology YAML from an NCCL_TOPO_DUMP_FILE XML dump\n"
+    "          (-o OUT, --gpu/--cpu/--nic MODEL; rules in topologies/README.md)\n"
     "\n"
     "The format is documented in topologies/README.md.  A bad file exits 2\n"
     "with file:line:col and a sentence.\n"
@@ -308,12 +350,20 @@ int fs_cmd_topo(int argc, char **argv)
     "Examples:\n"
     "  fabricsim topo check topologies/dgx-h100.yaml\n"
     "  fabricsim topo paths topologies/dgx-1-v100.yaml\n"
-    "  fabricsim topo check topologies/dgx-h100-ib-ndr.yaml -D nodes=32 --json\n");
+    "  fabricsim topo check topologies/dgx-h100-ib-ndr.yaml -D nodes=32 --json\n"
+    "  nvidia-smi topo -m > box.txt && fabricsim topo import-smi box.txt -o box.yaml\n"
+    "  fabricsim topo import-nccl nccl-topo.xml --nic connectx-7 -o box.yaml\n");
   if (!fs_cli_parse(ctx, &argc, &argv, "topo"))
     return 2;
   if (argc != 3)
-    return fs_cli_usage("topo", "expected an action (check, show, paths, dot) and one FILE");
+    return fs_cli_usage("topo", "expected an action (check, show, paths, dot, import-smi, "
+                        "import-nccl) and one FILE");
   const char *action = argv[1], *file = argv[2];
+  if (strcmp(action, "import-smi") == 0 || strcmp(action, "import-nccl") == 0)
+    return do_import(action, file);
+  if (opt_output != NULL || opt_gpu != NULL || opt_nic != NULL || opt_cpu != NULL)
+    return fs_cli_usage("topo", "-o, --gpu, --nic and --cpu apply to import-smi and "
+                        "import-nccl only");
   int (*run)(const FsTopo *) = NULL;
   if (strcmp(action, "check") == 0)
     run = do_check;
@@ -324,7 +374,8 @@ int fs_cmd_topo(int argc, char **argv)
   else if (strcmp(action, "dot") == 0)
     run = do_dot;
   else
-    return fs_cli_usage("topo", "unknown action \"%s\"; expected check, show, paths or dot",
+    return fs_cli_usage("topo", "unknown action \"%s\"; expected check, show, paths, dot, import-smi or "
+                        "import-nccl",
                         action);
   GError *error = NULL;
   g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);

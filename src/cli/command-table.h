@@ -4,3 +4,5 @@
 FS_CMD(units, "convert and check quantities: bandwidths, times, sizes")
 FS_CMD(models, "list the hardware catalog or show one model and its arithmetic")
 FS_CMD(topo, "check, list, classify (nvidia-smi topo -m) or draw a topology")
+FS_CMD(p2p, "GPU-to-GPU and host-device bandwidth and latency matrices, simulated")
+FS_CMD(flows, "replay a list of transfers (CSV/JSON) on a topology: finish times, rates, bottlenecks")

@@ -150,7 +150,7 @@ void fs_eventq_free(FsEventQueue *q)
 void fs_eventq_set_seq_limit(FsEventQueue *q, uint32_t limit)
 {
   g_return_if_fail(q != NULL);
-  g_return_if_fail(limit >= 2 && limit <= UINT32_MAX);
+  g_return_if_fail(limit >= 2);
   q->seq_limit = limit;
 }
 

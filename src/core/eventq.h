@@ -84,7 +84,8 @@ gboolean fs_eventq_check(const FsEventQueue *q);
 /* Sequence numbers are 32 bits wide per epoch: when `limit` numbers have been
  * handed out, the pending events are renumbered in order (O(n log n)) and a
  * new epoch begins, invisibly to callers (FsEvent.seq keeps growing).  The
- * default limit is 2^32 - 1; tests lower it (>= 2) to exercise renumbering. */
+ * default limit is 2^32 - 1; tests lower it to exercise renumbering (it must
+ * stay above the largest number of events pending at once). */
 void fs_eventq_set_seq_limit(FsEventQueue *q, uint32_t limit);
 
 G_END_DECLS

@@ -1,0 +1,336 @@
+/* fill.c — which flows a change affects, and their max-min fair rates.
+ *
+ * A recomputation starts from seeds: flows that just started, and the flows
+ * whose bottleneck is a channel that a drained flow just left.  This is the
+ * affected set A.  Every other flow keeps its rate as a fixed consumption of
+ * the channels it shares with A.  Progressive filling gives A its rates over
+ * what is left; then expand() checks max-min fairness at the boundary and
+ * adds the outside flows whose limit moved (a flow bottlenecked where A's
+ * total changed or where a flow of A overtook it; a flow faster than the
+ * level at which its channel froze flows of A).  The fill is redone until A
+ * stops growing.  A is at most the connected component of the seeds in the
+ * flow/channel graph, and usually far smaller: in a loaded fat-tree a
+ * change moves a handful of rates while the component spans every flow.
+ * fs_flownet_set_global_recompute puts every running flow in A (a full
+ * recomputation, for tests).
+ *
+ * Progressive filling with per-flow caps, on a min-heap of "levels":
+ *   - a channel's level is its fair share: (capacity - rates already frozen
+ *     or fixed on it) / (flows of A on it not yet frozen);
+ *   - a capped flow's level is its cap.
+ * Popping the lowest level L freezes either every unfrozen flow of A on that
+ * channel at L (the channel is their bottleneck) or the one capped flow at
+ * its cap; the channels those flows cross get a new share, pushed once per
+ * filling step (stale heap entries are skipped by a version number).  The
+ * pop order is the total order (level, kind, index), channels before caps on
+ * a tie; every flow frozen in one step adds the same L to each channel it
+ * crosses, so the sums do not depend on list order.  Rounding can make a new
+ * share come out a hair below the level just frozen; levels are clamped to
+ * be non-decreasing, as they are in exact arithmetic, which also keeps
+ * every rate positive.  Results agree with a full recomputation to rounding
+ * (1e-12 relative tolerances in expand()).
+ *
+ * Cost: O(R * E_A log E_A) for E_A flow-channel incidences of A and R fill
+ * rounds (usually 1-3), plus a scan of the flows on A's channels; the
+ * scratch arrays are kept in the network and reused.
+ */
+#include "net/flow-private.h"
+
+#include <math.h>
+
+static gboolean entry_less(const FsFillEntry *a, const FsFillEntry *b)
+{
+  return a->level < b->level || (a->level == b->level && a->tag < b->tag);
+}
+
+static void heap_push(FsFlowNet *net, FsFillEntry e)
+{
+  if (net->heap_n == net->heap_cap) {
+    net->heap_cap = net->heap_cap ? 2 * net->heap_cap : 256;
+    net->heap = g_renew(FsFillEntry, net->heap, net->heap_cap);
+  }
+  FsFillEntry *h = net->heap;
+  guint i = net->heap_n++;
+  while (i > 0) {
+    guint p = (i - 1) / 2;
+    if (!entry_less(&e, &h[p]))
+      break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = e;
+}
+
+static FsFillEntry heap_pop(FsFlowNet *net)
+{
+  FsFillEntry *h = net->heap;
+  FsFillEntry top = h[0];
+  guint n = --net->heap_n;
+  if (n == 0)
+    return top;
+  FsFillEntry e = h[n];
+  guint i = 0;
+  for (;;) {
+    guint c = 2 * i + 1;
+    if (c >= n)
+      break;
+    if (c + 1 < n && entry_less(&h[c + 1], &h[c]))
+      c++;
+    if (!entry_less(&h[c], &e))
+      break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = e;
+  return top;
+}
+
+static void push_share(FsFlowNet *net, uint32_t ci)
+{
+  FsChan *c = &net->chans[ci];
+  double share = (c->capacity - c->frozen_sum) / (double)c->unfrozen;
+  heap_push(net, (FsFillEntry){share, (FS_FILL_CHAN << 32) | ci, c->ver});
+}
+
+/* Freezes flow `slot` at `level`, updating the channels it crosses. */
+static void freeze(FsFlowNet *net, uint32_t slot, double level, int64_t bneck)
+{
+  FsFlow *f = &net->flows[slot];
+  f->frozen = net->epoch;
+  f->new_rate = level;
+  f->new_bneck = bneck;
+  for (uint32_t h = 0; h < f->n_hops; h++) {
+    uint32_t ci = f->hops[h].chan;
+    FsChan *c = &net->chans[ci];
+    c->frozen_sum += level;
+    c->unfrozen--;
+    c->ver++;
+    if (c->touched != net->step) {
+      c->touched = net->step;
+      fs_u32vec_push(&net->step_chans, ci);
+    }
+  }
+}
+
+/* Ends a filling step: one new heap entry per channel it touched. */
+static void end_step(FsFlowNet *net)
+{
+  for (guint i = 0; i < net->step_chans.n; i++) {
+    uint32_t ci = net->step_chans.v[i];
+    if (net->chans[ci].unfrozen > 0)
+      push_share(net, ci);
+  }
+  net->step_chans.n = 0;
+}
+
+static void next_step(FsFlowNet *net)
+{
+  if (++net->step == 0) {
+    for (uint32_t c = 0; c < net->n_chans; c++)
+      net->chans[c].touched = 0;
+    net->step = 1;
+  }
+}
+
+static void next_epoch(FsFlowNet *net)
+{
+  if (++net->epoch == 0) {
+    for (uint32_t c = 0; c < net->n_chans; c++)
+      net->chans[c].mark = 0;
+    for (uint32_t s = 0; s < net->n_flows; s++)
+      net->flows[s].mark = net->flows[s].frozen = 0;
+    net->epoch = 1;
+  }
+}
+
+static void visit_chan(FsFlowNet *net, uint32_t ci)
+{
+  FsChan *c = &net->chans[ci];
+  if (c->mark != net->epoch) {
+    c->mark = net->epoch;
+    fs_u32vec_push(&net->comp_chans, ci);
+  }
+}
+
+/* Adds a flow to the affected set, and its channels to the touched set. */
+static void add_flow(FsFlowNet *net, uint32_t slot)
+{
+  FsFlow *f = &net->flows[slot];
+  if (f->mark == net->epoch)
+    return;
+  f->mark = net->epoch;
+  fs_u32vec_push(&net->comp_flows, slot);
+  for (uint32_t h = 0; h < f->n_hops; h++)
+    visit_chan(net, f->hops[h].chan);
+}
+
+/* Starts the affected set from the seeds (or every running flow) and
+ * clears the seeds: new flows, and the flows whose bottleneck is a channel
+ * a drained flow left (no other flow there was limited by that channel). */
+static void collect_seeds(FsFlowNet *net)
+{
+  net->comp_flows.n = 0;
+  net->comp_chans.n = 0;
+  for (guint i = 0; i < net->seed_flows->len; i++) {
+    uint32_t s = g_array_index(net->seed_flows, uint32_t, i);
+    net->flows[s].dirty = 0;
+    if (net->flows[s].state == FS_FLOW_RUNNING)
+      add_flow(net, s);
+  }
+  for (guint i = 0; i < net->seed_chans->len; i++) {
+    uint32_t ci = g_array_index(net->seed_chans, uint32_t, i);
+    FsChan *c = &net->chans[ci];
+    c->dirty = FALSE;
+    if (c->n_bneck == 0)
+      continue;
+    for (uint32_t k = 0; k < c->n_inc; k++)
+      if (net->flows[c->inc[k].flow].bneck == ci)
+        add_flow(net, c->inc[k].flow);
+  }
+  g_array_set_size(net->seed_flows, 0);
+  g_array_set_size(net->seed_chans, 0);
+  if (net->global)
+    for (uint32_t i = 0; i < net->n_active; i++)
+      add_flow(net, net->active[i]);
+}
+
+/* Progressive filling over the component, with the boundary channels'
+ * outside flows as fixed consumption. */
+static void fill(FsFlowNet *net)
+{
+  net->heap_n = 0;
+  for (guint i = 0; i < net->comp_chans.n; i++) {
+    uint32_t ci = net->comp_chans.v[i];
+    FsChan *c = &net->chans[ci];
+    c->unfrozen = 0;
+    c->frozen_sum = c->load; /* minus A's current rates, below */
+    c->froze = 0;
+    c->ver++;
+  }
+  /* What the outside flows use is the load less A's rates: O(A's hops), not
+   * a scan of every flow on A's channels. */
+  for (guint i = 0; i < net->comp_flows.n; i++) {
+    const FsFlow *f = &net->flows[net->comp_flows.v[i]];
+    for (uint32_t h = 0; h < f->n_hops; h++) {
+      FsChan *c = &net->chans[f->hops[h].chan];
+      c->unfrozen++;
+      c->frozen_sum -= f->rate;
+    }
+  }
+  for (guint i = 0; i < net->comp_chans.n; i++) {
+    uint32_t ci = net->comp_chans.v[i];
+    FsChan *c = &net->chans[ci];
+    if (c->unfrozen == c->n_inc || c->frozen_sum < 0)
+      c->frozen_sum = 0; /* no outside flow (exactly), or rounding */
+    if (c->unfrozen > 0)
+      push_share(net, ci);
+  }
+  for (guint i = 0; i < net->comp_flows.n; i++) {
+    uint32_t s = net->comp_flows.v[i];
+    if (isfinite(net->flows[s].cap))
+      heap_push(net, (FsFillEntry){net->flows[s].cap, (FS_FILL_CAP << 32) | s, 0});
+  }
+  double level = 0;
+  while (net->heap_n > 0) {
+    FsFillEntry e = heap_pop(net);
+    uint32_t idx = (uint32_t)e.tag;
+    if ((e.tag >> 32) == FS_FILL_CAP) {
+      if (net->flows[idx].frozen == net->epoch)
+        continue;
+      level = MAX(level, e.level);
+      next_step(net);
+      freeze(net, idx, level, FS_CHANNEL_NONE);
+    } else {
+      FsChan *c = &net->chans[idx];
+      if (e.ver != c->ver || c->unfrozen == 0)
+        continue;
+      level = MAX(level, e.level);
+      next_step(net);
+      c->froze = net->epoch;
+      c->froze_level = level;
+      for (uint32_t k = 0; k < c->n_inc; k++) {
+        const FsFlow *f = &net->flows[c->inc[k].flow];
+        if (f->mark == net->epoch && f->frozen != net->epoch)
+          freeze(net, c->inc[k].flow, level, idx);
+      }
+    }
+    end_step(net);
+  }
+}
+
+/* After a fill of the affected set A, checks that the whole allocation is
+ * max-min fair, and adds to A the outside flows for which it is not:
+ *   - a flow bottlenecked at a channel where A's total rate changed, or
+ *     where a flow of A now runs faster than it (its limit moved);
+ *   - a flow faster than the level at which that channel froze flows of A
+ *     (the channel became their bottleneck; it must slow down to share).
+ * Every other outside flow keeps a valid bottleneck, and every flow of A has
+ * one (a cap, or a channel where it is the fastest), which characterises
+ * the max-min fair allocation.  Returns TRUE if A grew. */
+static gboolean expand(FsFlowNet *net)
+{
+  for (guint i = 0; i < net->comp_chans.n; i++) {
+    FsChan *c = &net->chans[net->comp_chans.v[i]];
+    c->old_sum = c->new_sum = c->max_new = 0;
+  }
+  for (guint i = 0; i < net->comp_flows.n; i++) {
+    const FsFlow *f = &net->flows[net->comp_flows.v[i]];
+    for (uint32_t h = 0; h < f->n_hops; h++) {
+      FsChan *c = &net->chans[f->hops[h].chan];
+      c->old_sum += f->rate;
+      c->new_sum += f->new_rate;
+      c->max_new = MAX(c->max_new, f->new_rate);
+    }
+  }
+  gboolean grew = FALSE;
+  guint n = net->comp_chans.n;
+  for (guint i = 0; i < n; i++) {
+    uint32_t ci = net->comp_chans.v[i];
+    FsChan *c = &net->chans[ci];
+    if (c->n_inc == c->unfrozen)
+      continue; /* no outside flow */
+    gboolean changed = fabs(c->new_sum - c->old_sum) > 1e-12 * c->capacity;
+    gboolean froze = c->froze == net->epoch;
+    if (!froze && c->n_bneck == 0)
+      continue; /* no outside flow can be affected: none is limited here */
+    for (uint32_t k = 0; k < c->n_inc; k++) {
+      uint32_t s = c->inc[k].flow;
+      const FsFlow *o = &net->flows[s];
+      if (o->mark == net->epoch)
+        continue;
+      if ((o->bneck == ci && (changed || c->max_new > o->rate * (1 + 1e-12))) ||
+          (froze && o->rate > c->froze_level * (1 + 1e-12))) {
+        add_flow(net, s);
+        grew = TRUE;
+      }
+    }
+  }
+  return grew;
+}
+
+void fs_flownet_recompute(FsFlowNet *net)
+{
+  next_epoch(net);
+  collect_seeds(net);
+  do {
+    /* A fill that is redone starts afresh: new frozen marks. */
+    for (guint i = 0; i < net->comp_flows.n; i++)
+      net->flows[net->comp_flows.v[i]].frozen = 0;
+    fill(net);
+  } while (expand(net));
+  for (guint i = 0; i < net->comp_chans.n; i++) {
+    FsChan *c = &net->chans[net->comp_chans.v[i]];
+    g_assert(c->unfrozen == 0);
+    fs_flownet_settle_channel(net, c);
+    c->load = c->frozen_sum;
+  }
+  for (guint i = 0; i < net->comp_flows.n; i++) {
+    uint32_t s = net->comp_flows.v[i];
+    FsFlow *f = &net->flows[s];
+    g_assert(f->frozen == net->epoch);
+    fs_flownet_apply_rate(net, s, f->new_rate, f->new_bneck);
+  }
+  net->stats.recomputations++;
+  net->stats.recomputed_flows += net->comp_flows.n;
+  net->stats.max_component = MAX(net->stats.max_component, net->comp_flows.n);
+}

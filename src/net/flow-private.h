@@ -1,0 +1,148 @@
+/* flow-private.h — the flow network's internal records, shared by flow.c
+ * (flow lifecycle, events, counters) and fill.c (which flows a change
+ * affects, and their max-min fair rates).  Not installed; not for callers.
+ */
+#pragma once
+
+#include "net/flow.h"
+
+G_BEGIN_DECLS
+
+/* One hop of a flow: the channel, and the flow's position in that channel's
+ * incidence list (so a drained flow leaves the list in O(1)). */
+typedef struct {
+  uint32_t chan;
+  uint32_t pos;
+} FsHop;
+
+/* One entry of a channel's incidence list: which flow, at which of its hops. */
+typedef struct {
+  uint32_t flow;
+  uint32_t hop;
+} FsInc;
+
+typedef struct {
+  double capacity;
+  FsTime latency;
+  FsInc *inc;           /* the flows on this channel (unordered) */
+  uint32_t n_inc, inc_cap;
+  /* Counters. */
+  uint64_t bytes, flows_done;
+  FsTime busy, busy_since;
+  uint32_t peak;
+  double load;          /* sum of current rates */
+  double volume;        /* integral of load up to vol_time */
+  FsTime vol_time;
+  /* Scratch of one recomputation. */
+  uint32_t mark;        /* == net->epoch: in the component */
+  uint32_t touched;     /* == net->step: touched in the current filling step */
+  uint32_t unfrozen;    /* incidences of flows not yet frozen */
+  uint32_t ver;         /* bumped when `unfrozen`/`frozen_sum` change */
+  uint32_t froze;       /* == net->epoch: it was the bottleneck of a filling step */
+  double froze_level;   /* the level of that step */
+  double frozen_sum;    /* sum of the frozen (or fixed) flows' rates */
+  double old_sum, new_sum, max_new; /* the affected flows' rates on it */
+  uint32_t n_bneck;     /* running flows whose current bottleneck it is */
+  gboolean dirty;       /* a seed of the next recomputation */
+} FsChan;
+
+typedef enum {
+  FS_FLOW_FREE,
+  FS_FLOW_PENDING,      /* start event scheduled */
+  FS_FLOW_RUNNING,      /* on its channels */
+  FS_FLOW_DRAINED,      /* off its channels, waiting for its last byte to land */
+} FsFlowState;
+
+typedef struct {
+  /* Hot: rate computation. */
+  double rate;          /* current rate, B/s (0 before the first computation) */
+  double cap;           /* INFINITY when uncapped */
+  double bytes_left;    /* at t_upd */
+  FsTime t_upd;
+  FsTime drain_at;      /* scheduled drain time (valid when ev is pending) */
+  FsEventId ev;         /* the start, drain or delivery event */
+  FsHop *hops;
+  uint32_t n_hops, hops_cap;
+  uint32_t mark;        /* == net->epoch: in the component */
+  uint32_t frozen;      /* == net->epoch: its new rate is set */
+  uint32_t gen;
+  uint32_t active_pos;  /* index in net->active */
+  double new_rate;
+  int64_t new_bneck;
+  uint8_t state;
+  uint8_t dirty;        /* a seed of the next recomputation */
+  /* Cold: bookkeeping and the caller's data. */
+  int64_t bneck, best_bneck;
+  FsTime bneck_since, best_dur;
+  FsTime start, latency, drained;
+  uint64_t bytes;
+  int32_t src, dst;
+  FsFlowDoneFn done;
+  void *ctx, *user;
+  uint32_t next_free;
+} FsFlow;
+
+/* A heap entry of the progressive filling: a channel's fair share or a
+ * flow's cap.  Ordered by (level, tag); tag = kind << 32 | index. */
+typedef struct {
+  double level;
+  uint64_t tag;
+  uint32_t ver;
+} FsFillEntry;
+
+#define FS_FILL_CHAN ((uint64_t)0)
+#define FS_FILL_CAP ((uint64_t)1)
+
+/* A growable array of uint32 (the scratch lists of a recomputation: kept
+ * as plain arrays, they are on the hottest path). */
+typedef struct {
+  uint32_t *v;
+  guint n, cap;
+} FsU32Vec;
+
+static inline void fs_u32vec_push(FsU32Vec *a, uint32_t x)
+{
+  if (a->n == a->cap) {
+    a->cap = a->cap ? 2 * a->cap : 64;
+    a->v = g_renew(uint32_t, a->v, a->cap);
+  }
+  a->v[a->n++] = x;
+}
+
+struct FsFlowNet {
+  FsSim *sim;
+  FsNetModel model;
+  FsChan *chans;
+  uint32_t n_chans, chans_cap;
+  FsFlow *flows;
+  uint32_t n_flows, flows_cap;   /* slots ever used, allocated */
+  uint32_t free_head;            /* free slot list, UINT32_MAX = empty */
+  uint32_t *active;              /* running flows (for global mode and checks) */
+  uint32_t n_active, active_cap;
+  /* Seeds of the pending recomputation. */
+  GArray *seed_flows;            /* uint32 slots */
+  GArray *seed_chans;            /* uint32 channel ids */
+  FsEventId recompute_ev;
+  /* Scratch of the recomputation (reused). */
+  FsU32Vec comp_flows, comp_chans, step_chans;
+  FsFillEntry *heap;             /* the filling heap (a plain array: hot) */
+  guint heap_n, heap_cap;
+  uint32_t epoch, step;
+  gboolean check, global;
+  FsFlowNetStats stats;
+  uint64_t hop_bytes;            /* sum over drained flows of bytes * hops */
+};
+
+/* fill.c: recomputes the rates of the components reached from the seeds,
+ * applying them to the flows (settling bytes, rescheduling drains) through
+ * fs_flownet_apply_rate.  Clears the seeds. */
+void fs_flownet_recompute(FsFlowNet *net);
+
+/* flow.c: gives flow `slot` its new rate at the current time (settles its
+ * bytes, reschedules its drain when the drain time changed). */
+void fs_flownet_apply_rate(FsFlowNet *net, uint32_t slot, double rate, int64_t bneck);
+
+/* flow.c: settles a channel's volume integral up to now. */
+void fs_flownet_settle_channel(FsFlowNet *net, FsChan *c);
+
+G_END_DECLS

@@ -1,0 +1,124 @@
+/* p2p.c — simulated p2pBandwidthLatencyTest / nvbandwidth.  Contract in
+ * p2p.h. */
+#include "net/p2p.h"
+
+#include "core/sim.h"
+
+typedef struct {
+  FsSim *sim;
+  FsRouter *router;
+  FsTime last_finish;
+  guint done;
+} Bench;
+
+static void on_done(void *ctx, const FsFlowInfo *info)
+{
+  Bench *b = ctx;
+  b->last_finish = MAX(b->last_finish, info->finish);
+  b->done++;
+}
+
+/* Runs transfers src[i] → dst[i] of bytes each, all from now, to the end.
+ * Returns the time until the last byte landed, or -1 without a route. */
+static FsTime measure(Bench *b, const guint *src, const guint *dst, guint n, uint64_t bytes)
+{
+  FsTime t0 = fs_sim_now(b->sim);
+  b->last_finish = t0;
+  b->done = 0;
+  for (guint i = 0; i < n; i++)
+    if (!fs_router_transfer(b->router, src[i], dst[i], bytes, t0, 0, i, on_done, b, NULL, NULL)) {
+      /* Let the transfers already started finish, so the next measurement
+       * finds an empty network. */
+      fs_sim_run(b->sim, NULL);
+      return -1;
+    }
+  gboolean ok = fs_sim_run(b->sim, NULL);
+  g_assert(ok && b->done == n);
+  return b->last_finish - t0;
+}
+
+static double gbps(uint64_t bytes, FsTime t)
+{
+  return t < 0 ? -1 : t > 0 ? (double)bytes * 1e12 / (double)t / 1e9 : 0;
+}
+
+FsP2pResult *fs_p2p_measure(const FsTopo *topo, FsNetModel model, const FsRouteOptions *opt,
+                            uint64_t bytes, guint max_gpus)
+{
+  g_return_val_if_fail(bytes > 0, NULL);
+  guint ng;
+  const guint *gpus = fs_topo_gpus(topo, &ng);
+  if (max_gpus > 0)
+    ng = MIN(ng, max_gpus);
+  FsP2pResult *r = g_new0(FsP2pResult, 1);
+  r->n = ng;
+  r->gpus = g_memdup2(gpus, sizeof(guint) * MAX(ng, 1));
+  guint nn = MAX(ng * ng, 1);
+  r->uni_gbps = g_new(double, nn);
+  r->bi_gbps = g_new(double, nn);
+  r->latency_us = g_new(double, nn);
+  r->kind = g_new0(FsRouteKind, nn);
+  r->routed = g_new0(gboolean, nn);
+  r->cpu = g_new(int, MAX(ng, 1));
+  r->h2d_gbps = g_new(double, MAX(ng, 1));
+  r->d2h_gbps = g_new(double, MAX(ng, 1));
+
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, opt);
+  Bench b = {sim, router, 0, 0};
+  FsRoute route;
+  fs_route_init(&route);
+  for (guint i = 0; i < ng; i++)
+    for (guint j = 0; j < ng; j++) {
+      guint k = i * ng + j;
+      r->uni_gbps[k] = r->bi_gbps[k] = r->latency_us[k] = -1;
+      if (i == j || !fs_router_route(router, gpus[i], gpus[j], 0, &route, NULL))
+        continue;
+      r->routed[k] = TRUE;
+      r->kind[k] = route.kind;
+      guint s[2] = {gpus[i], gpus[j]}, d[2] = {gpus[j], gpus[i]};
+      r->uni_gbps[k] = gbps(bytes, measure(&b, s, d, 1, bytes));
+      r->bi_gbps[k] = gbps(2 * bytes, measure(&b, s, d, 2, bytes));
+      FsTime tl = measure(&b, s, d, 1, 4);
+      r->latency_us[k] = tl < 0 ? -1 : fs_time_to_us(tl);
+    }
+  fs_route_clear(&route);
+
+  g_autofree guint *src = g_new(guint, MAX(ng, 1));
+  g_autofree guint *dst = g_new(guint, MAX(ng, 1));
+  guint n_host = 0;
+  for (guint i = 0; i < ng; i++) {
+    r->cpu[i] = fs_router_nearest_cpu(router, gpus[i]);
+    r->h2d_gbps[i] = r->d2h_gbps[i] = -1;
+    if (r->cpu[i] < 0)
+      continue;
+    guint c = (guint)r->cpu[i];
+    r->h2d_gbps[i] = gbps(bytes, measure(&b, &c, &gpus[i], 1, bytes));
+    r->d2h_gbps[i] = gbps(bytes, measure(&b, &gpus[i], &c, 1, bytes));
+    if (r->h2d_gbps[i] >= 0) {
+      src[n_host] = c;
+      dst[n_host++] = gpus[i];
+    }
+  }
+  r->h2d_all_gpus = n_host;
+  r->h2d_all_gbps = n_host > 0 ? gbps((uint64_t)n_host * bytes, measure(&b, src, dst, n_host, bytes))
+                               : -1;
+  return r;
+}
+
+void fs_p2p_result_free(FsP2pResult *r)
+{
+  if (r == NULL)
+    return;
+  g_free(r->gpus);
+  g_free(r->uni_gbps);
+  g_free(r->bi_gbps);
+  g_free(r->latency_us);
+  g_free(r->kind);
+  g_free(r->routed);
+  g_free(r->cpu);
+  g_free(r->h2d_gbps);
+  g_free(r->d2h_gbps);
+  g_free(r);
+}

@@ -1,0 +1,795 @@
+/* route.c — transports and shortest paths on the topology graph.
+ * Contract in route.h.
+ *
+ * Three subgraphs, each a set of link families and of nodes a path may
+ * cross (endpoints may be anything):
+ *   NVLINK  NVLink links, through NVSwitches;
+ *   PCIE    PCIe, inter-socket and NVLink-C2C links (and NVLinks that end at
+ *           a CPU), through PCIe switches and CPUs;
+ *   FABRIC  InfiniBand and Ethernet links, through IB/Ethernet switches.
+ * An edge u→v weighs the latency of its channel (the link's plus v's
+ * entry latency).  NVLink and PCIe searches are local to a host or rack:
+ * local_dist() runs a Dijkstra from the destination over the part of the
+ * subgraph it reaches, in one dense array reset through a touched list.
+ * Fabric searches are per anchor (the switch the destination NIC hangs
+ * from) over the fabric's switches only, in compact arrays cached LRU
+ * (fabric_dist).  walk() / walk_fabric() follow a shortest path from the
+ * source, choosing among equal next hops by hash; spray() enumerates all
+ * of them (NVLink).
+ */
+#include "net/route.h"
+
+#include <string.h>
+
+#include "core/rng.h"
+
+typedef enum { SUB_NVLINK, SUB_PCIE, SUB_FABRIC } Sub;
+
+#define INF_DIST INT64_MAX
+#define MAX_SPRAY 64
+
+typedef struct {
+  guint dst;
+  Sub sub;
+  uint64_t stamp;  /* 0 = empty */
+  FsTime *dist;
+} CacheEntry;
+
+typedef struct {
+  FsTime d;
+  guint node;
+} HeapItem;
+
+/* A transfer split over several flows, until its last flow lands. */
+typedef struct Transfer Transfer;
+struct Transfer {
+  guint left;
+  FsFlowInfo agg;
+  FsFlowDoneFn done;
+  void *ctx;
+  FsRouter *router;
+  Transfer *prev, *next;   /* the router's list of transfers in flight */
+};
+
+struct FsRouter {
+  const FsTopo *topo;
+  FsFlowNet *net;
+  FsRouteOptions opt;
+  guint n_nodes;
+  FsTime *node_lat;        /* latency of entering each node */
+  /* Local searches (PCIe, NVLink): one dense array, reset through the list
+   * of the nodes the last search touched. */
+  FsTime *sdist;
+  GArray *touched;         /* guint */
+  /* Fabric searches: distances over the fabric switches only (fidx maps a
+   * node to its index among them, or -1), cached per anchor switch. */
+  int *fidx;
+  guint n_fab;
+  CacheEntry *cache;
+  GHashTable *cache_index;  /* anchor node → CacheEntry* */
+  uint64_t clock;
+  int *near_cpu, *near_nic; /* -2 = not computed yet */
+  GArray *heap;            /* HeapItem */
+  FsRoute scratch;         /* for fs_router_transfer */
+  Transfer *live;      /* transfers in flight (freed with the router) */
+  GArray *stack;           /* spray: channels of the current path */
+};
+
+static const char *const kind_names[] = {
+#define X(id, str) str,
+  FS_ROUTE_KINDS(X)
+#undef X
+};
+
+const char *fs_route_kind_name(FsRouteKind k)
+{
+  g_return_val_if_fail(k < FS_ROUTE_N_KINDS, "?");
+  return kind_names[k];
+}
+
+void fs_route_options_init(FsRouteOptions *opt)
+{
+  memset(opt, 0, sizeof *opt);
+  opt->p2p_level = FS_P2P_LEVEL_AUTO;
+  opt->cache_size = 1024;
+}
+
+gboolean fs_route_p2p_level_from_name(const char *s, FsPathType *out)
+{
+  static const struct {
+    const char *name;
+    FsPathType level;
+  } names[] = {{"LOC", FS_PATH_SELF}, {"0", FS_PATH_SELF}, {"NVL", FS_PATH_NV},
+               {"PIX", FS_PATH_PIX},  {"PXB", FS_PATH_PXB}, {"PHB", FS_PATH_PHB},
+               {"NODE", FS_PATH_NODE}, {"SYS", FS_PATH_SYS}};
+  for (guint i = 0; i < G_N_ELEMENTS(names); i++)
+    if (g_ascii_strcasecmp(s, names[i].name) == 0) {
+      *out = names[i].level;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+void fs_route_init(FsRoute *route)
+{
+  memset(route, 0, sizeof *route);
+  route->hops = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  route->starts = g_array_new(FALSE, FALSE, sizeof(guint));
+  route->weights = g_array_new(FALSE, FALSE, sizeof(double));
+}
+
+void fs_route_clear(FsRoute *route)
+{
+  g_clear_pointer(&route->hops, g_array_unref);
+  g_clear_pointer(&route->starts, g_array_unref);
+  g_clear_pointer(&route->weights, g_array_unref);
+}
+
+static void route_reset(FsRoute *r)
+{
+  r->n_paths = 0;
+  g_array_set_size(r->hops, 0);
+  g_array_set_size(r->weights, 0);
+  g_array_set_size(r->starts, 1);
+  g_array_index(r->starts, guint, 0) = 0;
+}
+
+/* Closes the path made of the hops appended since the last one. */
+static void route_end_path(FsRoute *r, double weight)
+{
+  guint end = r->hops->len;
+  g_array_append_val(r->starts, end);
+  g_array_append_val(r->weights, weight);
+  r->n_paths++;
+}
+
+/* ---- the subgraphs ---- */
+
+static gboolean link_in(const FsTopo *t, guint link, Sub sub)
+{
+  const FsTopoLink *l = fs_topo_link(t, link);
+  FsLinkFamily f = l->model->u.link.family;
+  switch (sub) {
+  case SUB_NVLINK:
+    return f == FS_LINK_NVLINK;
+  case SUB_PCIE:
+    return f == FS_LINK_PCIE || f == FS_LINK_INTERSOCKET || f == FS_LINK_C2C ||
+           (f == FS_LINK_NVLINK && (fs_topo_node(t, l->a)->kind == FS_NODE_CPU ||
+                                    fs_topo_node(t, l->b)->kind == FS_NODE_CPU));
+  case SUB_FABRIC:
+    return f == FS_LINK_INFINIBAND || f == FS_LINK_ETHERNET;
+  }
+  return FALSE;
+}
+
+static gboolean transit_in(const FsTopo *t, guint node, Sub sub)
+{
+  const FsTopoNode *n = fs_topo_node(t, node);
+  FsSwitchKind sk = n->kind == FS_NODE_SWITCH ? n->model->u.sw.kind : FS_SWITCH_N_KINDS;
+  switch (sub) {
+  case SUB_NVLINK:
+    return sk == FS_SWITCH_NVSWITCH;
+  case SUB_PCIE:
+    return n->kind == FS_NODE_CPU || sk == FS_SWITCH_PCIE;
+  case SUB_FABRIC:
+    return sk == FS_SWITCH_INFINIBAND || sk == FS_SWITCH_ETHERNET;
+  }
+  return FALSE;
+}
+
+FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions *opt)
+{
+  g_return_val_if_fail(topo != NULL && net != NULL, NULL);
+  g_return_val_if_fail(fs_flownet_n_channels(net) == 0, NULL);
+  FsRouter *r = g_new0(FsRouter, 1);
+  r->topo = topo;
+  r->net = net;
+  if (opt)
+    r->opt = *opt;
+  else
+    fs_route_options_init(&r->opt);
+  r->opt.cache_size = MAX(r->opt.cache_size, 1);
+  r->n_nodes = fs_topo_n_nodes(topo);
+  r->node_lat = g_new(FsTime, MAX(r->n_nodes, 1));
+  r->near_cpu = g_new(int, MAX(r->n_nodes, 1));
+  r->near_nic = g_new(int, MAX(r->n_nodes, 1));
+  for (guint i = 0; i < r->n_nodes; i++) {
+    const FsTopoNode *n = fs_topo_node(topo, i);
+    r->node_lat[i] = fs_topo_node_latency(topo, i) +
+                     (n->kind == FS_NODE_CPU ? n->model->u.cpu.root_latency : 0);
+    r->near_cpu[i] = r->near_nic[i] = -2;
+  }
+  for (guint l = 0; l < fs_topo_n_links(topo); l++) {
+    const FsTopoLink *link = fs_topo_link(topo, l);
+    fs_flownet_add_channel(net, link->bandwidth, link->latency + r->node_lat[link->b]);
+    fs_flownet_add_channel(net, link->bandwidth, link->latency + r->node_lat[link->a]);
+  }
+  r->sdist = g_new(FsTime, MAX(r->n_nodes, 1));
+  r->fidx = g_new(int, MAX(r->n_nodes, 1));
+  for (guint i = 0; i < r->n_nodes; i++) {
+    r->sdist[i] = INF_DIST;
+    r->fidx[i] = transit_in(topo, i, SUB_FABRIC) ? (int)r->n_fab++ : -1;
+  }
+  r->touched = g_array_new(FALSE, FALSE, sizeof(guint));
+  r->cache = g_new0(CacheEntry, r->opt.cache_size);
+  r->cache_index = g_hash_table_new(g_direct_hash, g_direct_equal);
+  r->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
+  r->stack = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  fs_route_init(&r->scratch);
+  return r;
+}
+
+void fs_router_free(FsRouter *r)
+{
+  if (r == NULL)
+    return;
+  while (r->live != NULL) {
+    Transfer *t = r->live;
+    r->live = t->next;
+    g_free(t);
+  }
+  for (guint i = 0; i < r->opt.cache_size; i++)
+    g_free(r->cache[i].dist);
+  g_free(r->cache);
+  g_hash_table_unref(r->cache_index);
+  g_free(r->sdist);
+  g_free(r->fidx);
+  g_array_unref(r->touched);
+  g_free(r->node_lat);
+  g_free(r->near_cpu);
+  g_free(r->near_nic);
+  g_array_unref(r->heap);
+  g_array_unref(r->stack);
+  fs_route_clear(&r->scratch);
+  g_free(r);
+}
+
+const FsTopo *fs_router_topo(const FsRouter *r) { return r->topo; }
+FsFlowNet *fs_router_net(const FsRouter *r) { return r->net; }
+
+/* Latency of the channel leaving `from` over `link`. */
+static FsTime hop_latency(const FsRouter *r, guint link, guint to)
+{
+  return fs_topo_link(r->topo, link)->latency + r->node_lat[to];
+}
+
+static void heap_push(GArray *h, HeapItem it)
+{
+  g_array_append_val(h, it);
+  HeapItem *a = (HeapItem *)h->data;
+  guint i = h->len - 1;
+  while (i > 0 && (a[(i - 1) / 2].d > it.d ||
+                   (a[(i - 1) / 2].d == it.d && a[(i - 1) / 2].node > it.node))) {
+    a[i] = a[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  a[i] = it;
+}
+
+static HeapItem heap_pop(GArray *h)
+{
+  HeapItem *a = (HeapItem *)h->data;
+  HeapItem top = a[0], last = a[h->len - 1];
+  guint n = h->len - 1, i = 0;
+  g_array_set_size(h, n);
+  while (n > 0) {
+    guint c = 2 * i + 1;
+    if (c >= n)
+      break;
+    if (c + 1 < n && (a[c + 1].d < a[c].d || (a[c + 1].d == a[c].d && a[c + 1].node < a[c].node)))
+      c++;
+    if (a[c].d > last.d || (a[c].d == last.d && a[c].node > last.node))
+      break;
+    a[i] = a[c];
+    i = c;
+  }
+  if (n > 0)
+    a[i] = last;
+  return top;
+}
+
+/* Distances to dst over a local subgraph (PCIe or NVLink) from every node
+ * it reaches (INF_DIST elsewhere).  The array is the router's: valid until
+ * the next local_dist call.  Cost: the part of the subgraph reached. */
+static const FsTime *local_dist(FsRouter *r, guint dst, Sub sub)
+{
+  FsTime *dist = r->sdist;
+  for (guint i = 0; i < r->touched->len; i++)
+    dist[g_array_index(r->touched, guint, i)] = INF_DIST;
+  g_array_set_size(r->touched, 0);
+  dist[dst] = 0;
+  g_array_append_val(r->touched, dst);
+  g_array_set_size(r->heap, 0);
+  heap_push(r->heap, (HeapItem){0, dst});
+  while (r->heap->len > 0) {
+    HeapItem it = heap_pop(r->heap);
+    if (it.d > dist[it.node])
+      continue;
+    if (it.node != dst && !transit_in(r->topo, it.node, sub))
+      continue;
+    guint n;
+    const FsTopoAdj *adj = fs_topo_adj(r->topo, it.node, &n);
+    for (guint k = 0; k < n; k++) {
+      if (!link_in(r->topo, adj[k].link, sub))
+        continue;
+      /* The edge peer → it.node enters it.node. */
+      FsTime nd = it.d + hop_latency(r, adj[k].link, it.node);
+      if (nd < dist[adj[k].peer]) {
+        if (dist[adj[k].peer] == INF_DIST)
+          g_array_append_val(r->touched, adj[k].peer);
+        dist[adj[k].peer] = nd;
+        heap_push(r->heap, (HeapItem){nd, adj[k].peer});
+      }
+    }
+  }
+  return dist;
+}
+
+/* Distances to the fabric switch `anchor` from every fabric switch, by
+ * fabric index (INF_DIST when unreachable), over switches only.  Borrowed
+ * from the LRU cache: valid until the next fabric_dist call.  Cost on a
+ * miss: a Dijkstra over the fabric's switches. */
+static const FsTime *fabric_dist(FsRouter *r, guint anchor)
+{
+  CacheEntry *hit = g_hash_table_lookup(r->cache_index, GUINT_TO_POINTER(anchor + 1));
+  if (hit != NULL) {
+    hit->stamp = ++r->clock;
+    return hit->dist;
+  }
+  /* A miss: evict the least recently used entry (a scan, on misses only). */
+  CacheEntry *victim = &r->cache[0];
+  for (guint i = 0; i < r->opt.cache_size; i++)
+    if (r->cache[i].stamp < victim->stamp)
+      victim = &r->cache[i];
+  if (victim->stamp != 0)
+    g_hash_table_remove(r->cache_index, GUINT_TO_POINTER(victim->dst + 1));
+  g_hash_table_insert(r->cache_index, GUINT_TO_POINTER(anchor + 1), victim);
+  if (victim->dist == NULL)
+    victim->dist = g_new(FsTime, MAX(r->n_fab, 1));
+  victim->dst = anchor;
+  victim->sub = SUB_FABRIC;
+  victim->stamp = ++r->clock;
+  FsTime *dist = victim->dist;
+  for (guint i = 0; i < r->n_fab; i++)
+    dist[i] = INF_DIST;
+  dist[r->fidx[anchor]] = 0;
+  g_array_set_size(r->heap, 0);
+  heap_push(r->heap, (HeapItem){0, anchor});
+  while (r->heap->len > 0) {
+    HeapItem it = heap_pop(r->heap);
+    if (it.d > dist[r->fidx[it.node]])
+      continue;
+    guint n;
+    const FsTopoAdj *adj = fs_topo_adj(r->topo, it.node, &n);
+    for (guint k = 0; k < n; k++) {
+      int p = r->fidx[adj[k].peer];
+      if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC))
+        continue;
+      FsTime nd = it.d + hop_latency(r, adj[k].link, it.node);
+      if (nd < dist[p]) {
+        dist[p] = nd;
+        heap_push(r->heap, (HeapItem){nd, adj[k].peer});
+      }
+    }
+  }
+  return dist;
+}
+
+/* The fabric switch a fabric endpoint hangs from (its first fabric link's
+ * far end, by link order), or -1. */
+static int attach_switch(const FsRouter *r, guint ep, guint *link)
+{
+  guint n;
+  const FsTopoAdj *adj = fs_topo_adj(r->topo, ep, &n);
+  for (guint k = 0; k < n; k++)
+    if (r->fidx[adj[k].peer] >= 0 && link_in(r->topo, adj[k].link, SUB_FABRIC)) {
+      *link = adj[k].link;
+      return (int)adj[k].peer;
+    }
+  return -1;
+}
+
+/* Appends a shortest fabric path from endpoint src to endpoint dst (NICs,
+ * or GPUs wired to the fabric), ECMP by key: toward dst's switch, then the
+ * last hop.  FALSE (nothing appended) when there is none. */
+static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GArray *hops)
+{
+  guint last_link;
+  int anchor = attach_switch(r, dst, &last_link);
+  if (anchor < 0)
+    return FALSE;
+  const FsTime *dist = fabric_dist(r, (guint)anchor);
+  guint mark = hops->len;
+  guint u = src;
+  for (guint steps = 0; u != (guint)anchor; steps++) {
+    if (steps > r->n_fab + 1) {
+      g_array_set_size(hops, mark);
+      return FALSE;
+    }
+    /* Candidates: fabric switches next to u on a shortest path. */
+    guint n, cand = 0;
+    FsTime best = INF_DIST;
+    const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
+    for (int pass = 0; pass < 2; pass++)
+      for (guint k = 0; k < n; k++) {
+        int p = r->fidx[adj[k].peer];
+        if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC) || dist[p] == INF_DIST)
+          continue;
+        FsTime via = dist[p] + hop_latency(r, adj[k].link, adj[k].peer);
+        if (pass == 0)
+          best = MIN(best, via);
+        else
+          cand += via == best;
+      }
+    if (cand == 0) {
+      g_array_set_size(hops, mark);
+      return FALSE;
+    }
+    guint pick = cand == 1 ? 0 : (guint)(fs_hash64(key ^ fs_hash64(u + 1)) % cand);
+    for (guint k = 0; k < n; k++) {
+      int p = r->fidx[adj[k].peer];
+      if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC) || dist[p] == INF_DIST ||
+          dist[p] + hop_latency(r, adj[k].link, adj[k].peer) != best)
+        continue;
+      if (pick-- == 0) {
+        FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
+        g_array_append_val(hops, ch);
+        u = adj[k].peer;
+        break;
+      }
+    }
+  }
+  FsChannelId ch = fs_topo_channel_from(r->topo, last_link, (guint)anchor);
+  g_array_append_val(hops, ch);
+  return TRUE;
+}
+
+/* TRUE when adj entry k of u is a shortest next hop toward dst. */
+static gboolean is_next(const FsRouter *r, const FsTime *dist, guint u, const FsTopoAdj *a,
+                        guint dst, Sub sub)
+{
+  if (!link_in(r->topo, a->link, sub))
+    return FALSE;
+  if (a->peer != dst && !transit_in(r->topo, a->peer, sub))
+    return FALSE;
+  return dist[a->peer] != INF_DIST && dist[a->peer] + hop_latency(r, a->link, a->peer) == dist[u];
+}
+
+/* Appends to hops a shortest path src → dst over sub, ECMP by key.
+ * FALSE (nothing appended) when there is none. */
+static gboolean walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, GArray *hops)
+{
+  if (src == dst)
+    return TRUE;
+  const FsTime *dist = local_dist(r, dst, sub);
+  if (dist[src] == INF_DIST)
+    return FALSE;
+  guint u = src;
+  for (guint steps = 0; u != dst; steps++) {
+    g_assert(steps < r->n_nodes);
+    guint n, cand = 0;
+    const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
+    for (guint k = 0; k < n; k++)
+      cand += is_next(r, dist, u, &adj[k], dst, sub);
+    g_assert(cand > 0);
+    guint pick = cand == 1 ? 0 : (guint)(fs_hash64(key ^ fs_hash64(u + 1)) % cand);
+    for (guint k = 0; k < n; k++) {
+      if (!is_next(r, dist, u, &adj[k], dst, sub))
+        continue;
+      if (pick-- == 0) {
+        FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
+        g_array_append_val(hops, ch);
+        u = adj[k].peer;
+        break;
+      }
+    }
+  }
+  return TRUE;
+}
+
+/* Spray: every shortest path u → dst (depth first, at most MAX_SPRAY),
+ * each weighted by its bottleneck bandwidth (normalised by the caller). */
+static void spray_from(FsRouter *r, const FsTime *dist, guint u, guint dst, double bw,
+                       FsRoute *out)
+{
+  if (out->n_paths >= MAX_SPRAY)
+    return;
+  if (u == dst) {
+    g_array_append_vals(out->hops, r->stack->data, r->stack->len);
+    route_end_path(out, bw);
+    return;
+  }
+  guint n;
+  const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
+  for (guint k = 0; k < n; k++) {
+    if (!is_next(r, dist, u, &adj[k], dst, SUB_NVLINK))
+      continue;
+    FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
+    g_array_append_val(r->stack, ch);
+    spray_from(r, dist, adj[k].peer, dst, MIN(bw, fs_topo_link(r->topo, adj[k].link)->bandwidth),
+               out);
+    g_array_set_size(r->stack, r->stack->len - 1);
+  }
+}
+
+static gboolean spray_nvlink(FsRouter *r, guint src, guint dst, FsRoute *out)
+{
+  const FsTime *dist = local_dist(r, dst, SUB_NVLINK);
+  if (dist[src] == INF_DIST)
+    return FALSE;
+  g_array_set_size(r->stack, 0);
+  spray_from(r, dist, src, dst, G_MAXDOUBLE, out);
+  double sum = 0;
+  for (guint i = 0; i < out->n_paths; i++)
+    sum += g_array_index(out->weights, double, i);
+  for (guint i = 0; i < out->n_paths; i++)
+    g_array_index(out->weights, double, i) /= sum;
+  return out->n_paths > 0;
+}
+
+/* The node of `kind` in node's host closest over PCIe: ties go to the same
+ * local index, then the lowest node index.  -1 if none. */
+static int nearest(FsRouter *r, guint node, FsNodeKind kind)
+{
+  const FsTopoNode *me = fs_topo_node(r->topo, node);
+  if (me->kind == kind)
+    return (int)node;
+  if (me->host < 0)
+    return -1;
+  const FsTime *dist = local_dist(r, node, SUB_PCIE);
+  guint n;
+  const guint *nodes = fs_topo_host_nodes(r->topo, (guint)me->host, &n);
+  int best = -1;
+  for (guint i = 0; i < n; i++) {
+    const FsTopoNode *c = fs_topo_node(r->topo, nodes[i]);
+    if (c->kind != kind || dist[nodes[i]] == INF_DIST)
+      continue;
+    if (best < 0) {
+      best = (int)nodes[i];
+      continue;
+    }
+    const FsTopoNode *b = fs_topo_node(r->topo, (guint)best);
+    FsTime db = dist[best], dc = dist[nodes[i]];
+    gboolean cl = c->local == me->local, bl = b->local == me->local;
+    if (dc < db || (dc == db && ((cl && !bl) || (cl == bl && nodes[i] < (guint)best))))
+      best = (int)nodes[i];
+  }
+  return best;
+}
+
+int fs_router_nearest_cpu(FsRouter *r, guint node)
+{
+  g_return_val_if_fail(node < r->n_nodes, -1);
+  if (r->near_cpu[node] == -2)
+    r->near_cpu[node] = nearest(r, node, FS_NODE_CPU);
+  return r->near_cpu[node];
+}
+
+int fs_router_nearest_nic(FsRouter *r, guint node)
+{
+  g_return_val_if_fail(node < r->n_nodes, -1);
+  if (r->near_nic[node] == -2) {
+    /* An endpoint wired to the fabric itself (a fabric of GPUs) is its own NIC. */
+    guint n;
+    const FsTopoAdj *adj = fs_topo_adj(r->topo, node, &n);
+    r->near_nic[node] = -1;
+    for (guint k = 0; k < n && r->near_nic[node] < 0; k++)
+      if (link_in(r->topo, adj[k].link, SUB_FABRIC))
+        r->near_nic[node] = (int)node;
+    if (r->near_nic[node] < 0)
+      r->near_nic[node] = nearest(r, node, FS_NODE_NIC);
+  }
+  return r->near_nic[node];
+}
+
+/* Rank of a path type for comparison with the P2P level (NODE = PHB). */
+static int rank(FsPathType t)
+{
+  return t <= FS_PATH_PHB ? (int)t : (int)t - 1;
+}
+
+static FsPathType p2p_level(const FsRouter *r, guint gpu)
+{
+  if (r->opt.p2p_level != FS_P2P_LEVEL_AUTO)
+    return r->opt.p2p_level;
+  const FsTopoNode *g = fs_topo_node(r->topo, gpu);
+  if (g->host >= 0) {
+    guint n;
+    const guint *nodes = fs_topo_host_nodes(r->topo, (guint)g->host, &n);
+    for (guint i = 0; i < n; i++) {
+      const FsTopoNode *c = fs_topo_node(r->topo, nodes[i]);
+      if (c->kind == FS_NODE_CPU)
+        return c->model->u.cpu.vendor == FS_VENDOR_INTEL ||
+                       c->model->u.cpu.vendor == FS_VENDOR_NVIDIA
+                   ? FS_PATH_PXB
+                   : FS_PATH_SYS;
+    }
+  }
+  return FS_PATH_SYS;
+}
+
+/* Appends the leg between an endpoint and its NIC (either direction):
+ * directly over PCIe when no CPU is crossed and the NIC can do GPUDirect
+ * RDMA (or the endpoint is host memory), else through the endpoint's
+ * nearest CPU.  *gdr tells which.  FALSE if no path. */
+static gboolean nic_leg(FsRouter *r, guint ep, guint nic, gboolean to_nic, uint64_t key,
+                        GArray *hops, gboolean *gdr)
+{
+  guint mark = hops->len;
+  guint a = to_nic ? ep : nic, b = to_nic ? nic : ep;
+  if (ep == nic) {
+    *gdr = TRUE;
+    return TRUE;
+  }
+  const FsTopoNode *e = fs_topo_node(r->topo, ep);
+  if (!walk(r, a, b, SUB_PCIE, key, hops))
+    return FALSE;
+  gboolean via_cpu = FALSE;
+  for (guint i = mark; i < hops->len; i++) {
+    guint to = fs_topo_channel_dst(r->topo, g_array_index(hops, FsChannelId, i));
+    via_cpu |= to != b && fs_topo_node(r->topo, to)->kind == FS_NODE_CPU;
+  }
+  *gdr = e->kind != FS_NODE_GPU ||
+         (!via_cpu && fs_topo_node(r->topo, nic)->model->u.nic.gpudirect);
+  if (*gdr || e->kind != FS_NODE_GPU)
+    return TRUE;
+  g_array_set_size(hops, mark);
+  int cpu = fs_router_nearest_cpu(r, ep);
+  if (cpu < 0)
+    return FALSE;
+  if (to_nic)
+    return walk(r, ep, (guint)cpu, SUB_PCIE, key, hops) &&
+           walk(r, (guint)cpu, nic, SUB_PCIE, key, hops);
+  return walk(r, nic, (guint)cpu, SUB_PCIE, key, hops) &&
+         walk(r, (guint)cpu, ep, SUB_PCIE, key, hops);
+}
+
+static gboolean no_route(FsRouter *r, guint src, guint dst, const char *why, GError **error)
+{
+  g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no route from %s to %s: %s",
+              fs_topo_node(r->topo, src)->name, fs_topo_node(r->topo, dst)->name, why);
+  return FALSE;
+}
+
+gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRoute *out,
+                         GError **error)
+{
+  g_return_val_if_fail(src < r->n_nodes && dst < r->n_nodes, FALSE);
+  route_reset(out);
+  const FsTopoNode *s = fs_topo_node(r->topo, src), *d = fs_topo_node(r->topo, dst);
+  if ((s->kind != FS_NODE_GPU && s->kind != FS_NODE_CPU) ||
+      (d->kind != FS_NODE_GPU && d->kind != FS_NODE_CPU))
+    return no_route(r, src, dst, "endpoints must be GPUs or CPUs (host memory)", error);
+  if (src == dst) {
+    out->kind = FS_ROUTE_LOCAL;
+    route_end_path(out, 1);
+    return TRUE;
+  }
+  gboolean gpus = s->kind == FS_NODE_GPU && d->kind == FS_NODE_GPU;
+  if (gpus && !r->opt.p2p_disable && spray_nvlink(r, src, dst, out)) {
+    out->kind = FS_ROUTE_NVLINK;
+    return TRUE;
+  }
+  route_reset(out);
+  if (s->host >= 0 && s->host == d->host) {
+    if (!gpus) {
+      out->kind = FS_ROUTE_PCIE;
+      if (!walk(r, src, dst, SUB_PCIE, key, out->hops))
+        return no_route(r, src, dst, "no PCIe path in the host", error);
+    } else {
+      FsPathType type = fs_topo_path_type(r->topo, src, dst, NULL);
+      if (!r->opt.p2p_disable && rank(type) <= rank(p2p_level(r, src)) &&
+          walk(r, src, dst, SUB_PCIE, key, out->hops)) {
+        out->kind = FS_ROUTE_PCIE_P2P;
+      } else {
+        int cpu = fs_router_nearest_cpu(r, src);
+        out->kind = FS_ROUTE_HOST;
+        if (cpu < 0 || !walk(r, src, (guint)cpu, SUB_PCIE, key, out->hops) ||
+            !walk(r, (guint)cpu, dst, SUB_PCIE, key, out->hops))
+          return no_route(r, src, dst, "no PCIe path through host memory", error);
+      }
+    }
+    route_end_path(out, 1);
+    return TRUE;
+  }
+  if (r->opt.ib_disable)
+    return no_route(r, src, dst, "different hosts and the network is disabled", error);
+  int ns = fs_router_nearest_nic(r, src), nd = fs_router_nearest_nic(r, dst);
+  if (ns < 0 || nd < 0)
+    return no_route(r, src, dst, "a host without a NIC on PCIe", error);
+  gboolean gdr_s, gdr_d;
+  if (!nic_leg(r, src, (guint)ns, TRUE, key, out->hops, &gdr_s) ||
+      !walk_fabric(r, (guint)ns, (guint)nd, key, out->hops) ||
+      !nic_leg(r, dst, (guint)nd, FALSE, key, out->hops, &gdr_d))
+    return no_route(r, src, dst, "no path through the network", error);
+  out->kind = gdr_s && gdr_d ? FS_ROUTE_NET_GDR : FS_ROUTE_NET_STAGED;
+  route_end_path(out, 1);
+  return TRUE;
+}
+
+/* ---- transfers over several paths ---- */
+
+
+static void part_done(void *ctx, const FsFlowInfo *info)
+{
+  Transfer *t = ctx;
+  if (info->drained >= t->agg.drained) {
+    t->agg.drained = info->drained;
+    t->agg.bottleneck = info->bottleneck;
+    t->agg.rate = info->rate;
+  }
+  t->agg.finish = MAX(t->agg.finish, info->finish);
+  t->agg.latency = MAX(t->agg.latency, info->latency);
+  if (t->agg.id == FS_FLOW_NONE)
+    t->agg.id = info->id;
+  if (--t->left > 0)
+    return;
+  t->agg.mean_rate = t->agg.drained > t->agg.start
+                       ? (double)t->agg.bytes * 1e12 / (double)(t->agg.drained - t->agg.start)
+                       : 0;
+  if (t->prev)
+    t->prev->next = t->next;
+  else
+    t->router->live = t->next;
+  if (t->next)
+    t->next->prev = t->prev;
+  if (t->done)
+    t->done(t->ctx, &t->agg);
+  g_free(t);
+}
+
+gboolean fs_router_transfer(FsRouter *r, guint src, guint dst, uint64_t bytes, FsTime start,
+                            double rate_cap, uint64_t key, FsFlowDoneFn done, void *ctx,
+                            void *user, GError **error)
+{
+  FsRoute *route = &r->scratch;
+  if (!fs_router_route(r, src, dst, key, route, error))
+    return FALSE;
+  Transfer *t = g_new0(Transfer, 1);
+  t->router = r;
+  t->next = r->live;
+  if (r->live)
+    r->live->prev = t;
+  r->live = t;
+  t->done = done;
+  t->ctx = ctx;
+  t->agg.src = (int32_t)src;
+  t->agg.dst = (int32_t)dst;
+  t->agg.bytes = bytes;
+  t->agg.start = start;
+  t->agg.user = user;
+  t->agg.bottleneck = FS_CHANNEL_NONE;
+  /* Split the bytes; paths that get none are skipped (but one flow always
+   * runs, so a zero-byte transfer still completes after its latency). */
+  uint64_t given = 0;
+  guint last = route->n_paths - 1;
+  uint64_t part[MAX_SPRAY];
+  for (guint i = 0; i < route->n_paths; i++) {
+    double w = g_array_index(route->weights, double, i);
+    part[i] = i == last ? bytes - given : MIN((uint64_t)((double)bytes * w), bytes - given);
+    given += part[i];
+    t->left += part[i] > 0 || (bytes == 0 && i == 0);
+  }
+  t->agg.path_len = t->left;
+  for (guint i = 0; i < route->n_paths; i++) {
+    if (!(part[i] > 0 || (bytes == 0 && i == 0)))
+      continue;
+    guint len;
+    const FsChannelId *path = fs_route_path(route, i, &len);
+    FsFlowSpec spec = {
+      .src = (int32_t)src, .dst = (int32_t)dst, .path = path, .path_len = len,
+      .bytes = part[i], .start = start, .done = part_done, .ctx = t, .user = user,
+      .rate_cap = rate_cap * g_array_index(route->weights, double, i),
+    };
+    fs_flownet_start(r->net, &spec);
+  }
+  return TRUE;
+}
+
+char *fs_router_channel_name(const FsRouter *r, FsChannelId ch)
+{
+  if (ch >= fs_topo_n_channels(r->topo))
+    return g_strdup_printf("channel %u", ch);
+  return g_strdup_printf("%s -> %s", fs_topo_node(r->topo, fs_topo_channel_src(r->topo, ch))->name,
+                         fs_topo_node(r->topo, fs_topo_channel_dst(r->topo, ch))->name);
+}

@@ -1,0 +1,411 @@
+/* import-smi.c — `nvidia-smi topo -m` text to topology YAML.
+ *
+ * Reading.  The header is the first line whose first word is GPU0 and
+ * whose second is not X: device columns (GPUn; NICn or a device name such
+ * as mlx5_0 for NICs) followed by the affinity columns (CPU Affinity, NUMA
+ * Affinity, GPU NUMA ID).  Rows follow, one per device, each with one cell
+ * per device column and then the affinity values; a blank line, the
+ * "Legend:" block or any line that does not start with a device name ends
+ * the matrix.  The "NIC Legend:" block ("NIC0: mlx5_0") names the NICs.
+ * ANSI colour codes, carriage returns, tabs and runs of spaces are all
+ * accepted; positions in messages are those of the original text.
+ *
+ * The inference is in import-smi-build.c.  Cost: linear in the text plus
+ * O(n^2) cells for n devices (n <= FS_IMPORT_MAX_DEVICES).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/import-private.h"
+#include "topo/import-smi-private.h"
+#include "topo/import.h"
+#include "topo/paths.h"
+#include "topo/topo.h"
+#include "util/error.h"
+#include "util/strutil.h"
+
+const char *const fs_smi_level_names[] = {"NV", "PIX", "PXB", "PHB", "NODE", "SYS"};
+
+static void smi_clear(Smi *s)
+{
+  if (s->devs != NULL) {
+    for (guint i = 0; i < s->devs->len; i++) {
+      Dev *d = g_ptr_array_index(s->devs, i);
+      g_free(d->label), g_free(d->alias), g_free(d->cpu_aff), g_free(d->numa_aff);
+      g_free(d);
+    }
+    g_ptr_array_free(s->devs, TRUE);
+  }
+  g_free(s->m);
+}
+
+/* ---- lines and tokens ------------------------------------------------------ */
+
+/* One line with colour codes and carriage returns removed; cols[k] is the
+ * 1-based column in the original line of clean[k]. */
+typedef struct {
+  GString *clean;
+  GArray *cols;
+} Line;
+
+static void clean_line(const char *p, gsize len, Line *out)
+{
+  g_string_truncate(out->clean, 0);
+  g_array_set_size(out->cols, 0);
+  for (gsize i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)p[i];
+    if (c == 0x1b) {          /* ESC [ parameters final-byte */
+      if (i + 1 < len && p[i + 1] == '[') {
+        i += 2;
+        while (i < len && !((unsigned char)p[i] >= 0x40 && (unsigned char)p[i] <= 0x7e))
+          i++;
+      }
+      continue;
+    }
+    if (c == '\r')
+      continue;
+    int col = (int)i + 1;
+    g_string_append_c(out->clean, c == '\t' || c == '\v' || c == '\f' ? ' ' : (char)c);
+    g_array_append_val(out->cols, col);
+  }
+}
+
+/* Splits a cleaned line into words; returns the count (at most max). */
+static guint tokenize(const Line *l, Tok *toks, guint max)
+{
+  guint n = 0;
+  const char *s = l->clean->str;
+  gsize len = l->clean->len, i = 0;
+  while (i < len && n < max) {
+    while (i < len && (s[i] == ' ' || s[i] == '\0'))
+      i++;
+    if (i >= len)
+      break;
+    gsize j = i;
+    while (j < len && s[j] != ' ' && s[j] != '\0')
+      j++;
+    toks[n].start = s + i;
+    toks[n].len = (int)(j - i);
+    toks[n].col = g_array_index(l->cols, int, i);
+    n++;
+    i = j;
+  }
+  return n;
+}
+
+static gboolean tok_is(const Tok *t, const char *word)
+{
+  return (gsize)t->len == strlen(word) && strncmp(t->start, word, (gsize)t->len) == 0;
+}
+
+static char *tok_dup(const Tok *t)
+{
+  return g_strndup(t->start, (gsize)t->len);
+}
+
+/* Quoted, control characters escaped, for messages. */
+static char *tok_show(const Tok *t)
+{
+  g_autofree char *raw = tok_dup(t);
+  return fs_escape_controls(raw);
+}
+
+static gboolean is_gpu_label(const char *s)
+{
+  if (strncmp(s, "GPU", 3) != 0 || s[3] == '\0')
+    return FALSE;
+  for (const char *p = s + 3; *p; p++)
+    if (!g_ascii_isdigit(*p))
+      return FALSE;
+  return TRUE;
+}
+
+/* Parses a cell word into *c.  FALSE for an unknown code. */
+static gboolean parse_code(const Tok *t, Cell *c)
+{
+  static const char *const codes[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
+  if (tok_is(t, "X")) {
+    c->code = C_X;
+    return TRUE;
+  }
+  for (int k = 0; k < 5; k++)
+    if (tok_is(t, codes[k])) {
+      c->code = (gint8)(C_PIX + k);
+      return TRUE;
+    }
+  if (t->len >= 3 && t->len <= 5 && strncmp(t->start, "NV", 2) == 0) {
+    int v = 0;
+    for (int k = 2; k < t->len; k++) {
+      if (!g_ascii_isdigit(t->start[k]))
+        return FALSE;
+      v = v * 10 + (t->start[k] - '0');
+    }
+    if (v < 1 || v > 255)
+      return FALSE;
+    c->code = C_NV;
+    c->nv = (guint8)v;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* ---- parsing ------------------------------------------------------------- */
+
+enum { AFF_CPU, AFF_NUMA, AFF_GPU_NUMA };
+#define MAX_TOKS (FS_IMPORT_MAX_DEVICES + 16)
+
+static int find_label(const Smi *s, const Tok *t)
+{
+  for (guint i = 0; i < s->n; i++)
+    if (tok_is(t, dev(s, i)->label))
+      return (int)i;
+  return -1;
+}
+
+/* Reads the header at line lno (tokens t[0..nt)); sets s->devs and the
+ * affinity column kinds in aff (count *naff). */
+static gboolean parse_header(Smi *s, int lno, const Tok *t, guint nt, int *aff, guint *naff,
+                             GError **error)
+{
+  guint i = 0;
+  *naff = 0;
+  for (; i < nt; i++) {
+    g_autofree char *w = tok_dup(&t[i]);
+    if (strcmp(w, "CPU") == 0 || strcmp(w, "NUMA") == 0 || strcmp(w, "GPU") == 0)
+      break;
+    if (s->devs->len >= FS_IMPORT_MAX_DEVICES) {
+      fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT, s->name, lno, t[i].col,
+                      "more than %d device columns", FS_IMPORT_MAX_DEVICES);
+      return FALSE;
+    }
+    for (guint k = 0; k < s->devs->len; k++)
+      if (strcmp(dev(s, k)->label, w) == 0) {
+        g_autofree char *q = tok_show(&t[i]);
+        fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_DUPLICATE, s->name, lno, t[i].col,
+                        "column \"%s\" appears twice in the header", q);
+        return FALSE;
+      }
+    Dev *d = g_new0(Dev, 1);
+    d->gpu = is_gpu_label(w);
+    d->label = g_steal_pointer(&w);
+    d->line = lno, d->col = t[i].col;
+    g_ptr_array_add(s->devs, d);
+  }
+  s->n = s->devs->len;
+  while (i < nt) {
+    if (i + 1 < nt && tok_is(&t[i], "CPU") && tok_is(&t[i + 1], "Affinity"))
+      aff[(*naff)++] = AFF_CPU, i += 2;
+    else if (i + 1 < nt && tok_is(&t[i], "NUMA") && tok_is(&t[i + 1], "Affinity"))
+      aff[(*naff)++] = AFF_NUMA, i += 2, s->has_numa = TRUE;
+    else if (i + 2 < nt && tok_is(&t[i], "GPU") && tok_is(&t[i + 1], "NUMA") &&
+             tok_is(&t[i + 2], "ID"))
+      aff[(*naff)++] = AFF_GPU_NUMA, i += 3;
+    else {
+      g_autofree char *q = tok_show(&t[i]);
+      fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, lno, t[i].col,
+                      "unknown header column starting with \"%s\"; after the device columns "
+                      "expected CPU Affinity, NUMA Affinity or GPU NUMA ID", q);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* Reads one row (t[0] is its device label, index r). */
+static gboolean parse_row(Smi *s, int lno, guint r, const Tok *t, guint nt, const int *aff,
+                          guint naff, int line_end_col, GError **error)
+{
+  Dev *d = dev(s, r);
+  if (d->row_line != 0) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_DUPLICATE, s->name, lno, t[0].col,
+                    "a second row for %s (the first is on line %d)", d->label, d->row_line);
+    return FALSE;
+  }
+  d->row_line = lno;
+  if (nt - 1 < s->n) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, lno, line_end_col,
+                    "row %s has %u cells; the header has %u device columns", d->label, nt - 1,
+                    s->n);
+    return FALSE;
+  }
+  if (nt - 1 > s->n + naff) {
+    const Tok *x = &t[1 + s->n + naff];
+    g_autofree char *q = tok_show(x);
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, lno, x->col,
+                    "unexpected \"%s\" at the end of row %s: the header has %u device "
+                    "columns and %u affinity columns", q, d->label, s->n, naff);
+    return FALSE;
+  }
+  for (guint j = 0; j < s->n; j++) {
+    const Tok *x = &t[1 + j];
+    Cell *c = &s->m[r * s->n + j];
+    c->line = lno, c->col = x->col;
+    if (!parse_code(x, c)) {
+      g_autofree char *q = tok_show(x);
+      fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, lno, x->col,
+                      "unknown connection code \"%s\" in row %s, column %s; expected X, NV#, "
+                      "PIX, PXB, PHB, NODE or SYS", q, d->label, dev(s, j)->label);
+      return FALSE;
+    }
+    if ((c->code == C_X) != (j == r)) {
+      fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, lno, x->col,
+                      j == r ? "row %s, column %s: a device's own cell must be X"
+                             : "row %s, column %s: X marks a device's own cell only",
+                      d->label, dev(s, j)->label);
+      return FALSE;
+    }
+    if (c->code == C_NV && !(d->gpu && dev(s, j)->gpu)) {
+      fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, lno, x->col,
+                      "row %s, column %s: NVLink (NV#) joins two GPUs only", d->label,
+                      dev(s, j)->label);
+      return FALSE;
+    }
+  }
+  for (guint k = 0; k < naff && 1 + s->n + k < nt; k++) {
+    char *v = tok_dup(&t[1 + s->n + k]);
+    if (aff[k] == AFF_CPU && d->cpu_aff == NULL)
+      d->cpu_aff = v;
+    else if (aff[k] == AFF_NUMA && d->numa_aff == NULL)
+      d->numa_aff = v;
+    else
+      g_free(v);
+  }
+  return TRUE;
+}
+
+/* "  NIC0: mlx5_0" lines of the NIC legend. */
+static void parse_legend(Smi *s, const Tok *t, guint nt)
+{
+  if (nt != 2 || t[0].len < 2 || t[0].start[t[0].len - 1] != ':')
+    return;
+  for (guint i = 0; i < s->n; i++) {
+    Dev *d = dev(s, i);
+    if (!d->gpu && strlen(d->label) == (gsize)t[0].len - 1 &&
+        strncmp(d->label, t[0].start, (gsize)t[0].len - 1) == 0 && d->alias == NULL)
+      d->alias = tok_dup(&t[1]);
+  }
+}
+
+static gboolean parse(Smi *s, const char *text, gsize len, GError **error)
+{
+  Line l = {g_string_new(NULL), g_array_new(FALSE, FALSE, sizeof(int))};
+  Tok *t = g_new(Tok, MAX_TOKS);
+  int aff[MAX_TOKS];
+  guint naff = 0;
+  enum { BEFORE, MATRIX, AFTER } state = BEFORE;
+  gboolean ok = TRUE;
+  int lno = 0, header_line = 0, header_col = 0;
+  gsize pos = 0;
+  while (ok && pos < len) {
+    gsize end = pos;
+    while (end < len && text[end] != '\n')
+      end++;
+    lno++;
+    clean_line(text + pos, end - pos, &l);
+    int end_col = (int)(end - pos) + 1;
+    pos = end + 1;
+    guint nt = tokenize(&l, t, MAX_TOKS);
+    if (state == BEFORE) {
+      if (nt >= 1 && tok_is(&t[0], "GPU0") && !(nt >= 2 && tok_is(&t[1], "X"))) {
+        header_line = lno, header_col = t[0].col;
+        ok = parse_header(s, lno, t, nt, aff, &naff, error);
+        if (ok)
+          s->m = g_new0(Cell, (gsize)s->n * s->n);
+        for (guint k = 0; ok && k < (gsize)s->n * s->n; k++)
+          s->m[k].code = C_UNSET;
+        state = MATRIX;
+      } else if (nt >= 2 && tok_is(&t[0], "GPU0") && tok_is(&t[1], "X")) {
+        fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, lno, t[0].col,
+                        "a matrix row before the header line (GPU0 GPU1 ... CPU Affinity)");
+        ok = FALSE;
+      }
+      continue;
+    }
+    if (state == MATRIX) {
+      int r = nt > 0 ? find_label(s, &t[0]) : -1;
+      if (r >= 0) {
+        ok = parse_row(s, lno, (guint)r, t, nt, aff, naff, end_col, error);
+        continue;
+      }
+      g_autofree char *first = nt > 0 ? tok_dup(&t[0]) : NULL;
+      if (first != NULL && is_gpu_label(first)) {
+        g_autofree char *q = tok_show(&t[0]);
+        fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, lno, t[0].col,
+                        "row %s has no column in the header", q);
+        ok = FALSE;
+        continue;
+      }
+      state = AFTER;
+    }
+    parse_legend(s, t, nt);
+  }
+  g_string_free(l.clean, TRUE);
+  g_array_free(l.cols, TRUE);
+  g_free(t);
+  if (!ok)
+    return FALSE;
+  if (state == BEFORE) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, lno > 0 ? 1 : 0, 1,
+                    "no `nvidia-smi topo -m` matrix: expected a header line starting with GPU0");
+    return FALSE;
+  }
+  guint ngpu = 0, nrows = 0;
+  for (guint i = 0; i < s->n; i++) {
+    ngpu += dev(s, i)->gpu;
+    nrows += dev(s, i)->gpu && dev(s, i)->row_line != 0;
+  }
+  if (ngpu == 0 || nrows == 0) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, header_line,
+                    header_col, ngpu == 0 ? "the header names no GPU column"
+                                          : "no GPU rows after the header line");
+    return FALSE;
+  }
+  for (guint i = 0; i < s->n; i++)
+    if (dev(s, i)->gpu && dev(s, i)->row_line == 0) {
+      fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, dev(s, i)->line,
+                      dev(s, i)->col, "%s has a column but no row", dev(s, i)->label);
+      return FALSE;
+    }
+  /* Symmetry, and cells of rows that are missing (NIC rows) from columns. */
+  for (guint i = 0; i < s->n; i++)
+    for (guint j = i + 1; j < s->n; j++) {
+      Cell *a = &s->m[i * s->n + j], *b = &s->m[j * s->n + i];
+      if (a->code == C_UNSET)
+        *a = *b;
+      else if (b->code == C_UNSET)
+        *b = *a;
+      else if (a->code != b->code || a->nv != b->nv) {
+        const Cell *later = a->line > b->line || (a->line == b->line && a->col > b->col) ? a : b;
+        const Cell *first = later == a ? b : a;
+        guint lr = later == a ? i : j, lc = later == a ? j : i;
+        g_autofree char *x = smi_cell_label(later), *y = smi_cell_label(first);
+        fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, s->name, later->line,
+                        later->col, "the matrix is not symmetric: %s/%s is %s but %s/%s is %s "
+                        "(line %d)", dev(s, lr)->label, dev(s, lc)->label, x,
+                        dev(s, lc)->label, dev(s, lr)->label, y, first->line);
+        return FALSE;
+      }
+    }
+  return TRUE;
+}
+
+char *smi_cell_label(const Cell *c)
+{
+  if (c->code == C_X)
+    return g_strdup("X");
+  if (c->code == C_NV)
+    return g_strdup_printf("NV%u", c->nv);
+  return g_strdup(fs_smi_level_names[c->code]);
+}
+
+char *fs_import_smi(const char *text, gsize len, const char *name, const FsCatalog *cat,
+                    const FsImportOptions *opt, GError **error)
+{
+  g_return_val_if_fail(text != NULL && name != NULL && cat != NULL, NULL);
+  Smi s = {.name = name, .devs = g_ptr_array_new()};
+  char *yaml = NULL;
+  if (parse(&s, text, len, error))
+    yaml = smi_build(&s, cat, opt, error);
+  smi_clear(&s);
+  return yaml;
+}

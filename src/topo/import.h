@@ -1,0 +1,54 @@
+/* import.h — importers that turn what a real machine reports about itself
+ * into topology YAML (the format of topologies/README.md):
+ *
+ *   fs_import_smi   the text of `nvidia-smi topo -m`
+ *   fs_import_nccl  the XML NCCL writes to NCCL_TOPO_DUMP_FILE
+ *
+ * Both return the YAML as a new string (caller frees) that starts with a
+ * comment naming the importer, the input and every model choice, and that
+ * `fabricsim topo` loads.  The smi importer's output reproduces the input
+ * matrix: `topo paths` on it prints the same class for every GPU pair
+ * (fs_import_smi checks this itself before returning); both importers
+ * load their output before returning it, so a model choice that breaks a
+ * port budget is reported here.  The inference
+ * rules are documented in topologies/README.md, "Importing a machine".
+ *
+ * Model choices come from FsImportOptions (catalog names; NULL = guess);
+ * guesses are named in the output's header.  The catalog is borrowed and
+ * only read; link models are derived from the chosen devices (a GPU's
+ * `pcie` and `nvlink`, a CPU's `intersocket`, a switch's `port_link`).
+ *
+ * Errors: FS_TOPO_ERROR.  Input errors start with "name:line:col: " (name
+ * is the caller's name for the input); an unknown model given in the
+ * options is FS_TOPO_ERROR_MODEL without a position.  Cost: O(n^2) in the
+ * number of devices for smi (n <= FS_IMPORT_MAX_DEVICES), linear in the
+ * XML size for nccl.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "catalog/catalog.h"
+
+G_BEGIN_DECLS
+
+/* The most GPUs + NICs one `nvidia-smi topo -m` matrix may have. */
+#define FS_IMPORT_MAX_DEVICES 1024
+
+typedef struct {
+  const char *gpu;   /* GPU model name, or NULL to guess */
+  const char *nic;   /* NIC model name, or NULL to guess */
+  const char *cpu;   /* CPU model name, or NULL to guess */
+} FsImportOptions;
+
+/* Reads `nvidia-smi topo -m` text (len bytes, need not be NUL-terminated)
+ * and returns topology YAML (caller frees), or NULL with error. */
+char *fs_import_smi(const char *text, gsize len, const char *name, const FsCatalog *cat,
+                    const FsImportOptions *opt, GError **error);
+
+/* Reads an NCCL topology dump (XML, len bytes) and returns topology YAML
+ * (caller frees), or NULL with error. */
+char *fs_import_nccl(const char *text, gsize len, const char *name, const FsCatalog *cat,
+                     const FsImportOptions *opt, GError **error);
+
+G_END_DECLS

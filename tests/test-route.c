@@ -1,0 +1,463 @@
+/* test-route.c — routing on the topology graph (src/net/route.h): NCCL's
+ * transport order, NVLink spraying, nearest NIC, ECMP, knobs, the route
+ * cache, and the bandwidths that follow on the ready topologies. */
+#include <math.h>
+#include <string.h>
+
+#include "catalog/catalog.h"
+#include "core/sim.h"
+#include "net/route.h"
+#include "testutil.h"
+#include "topo/topo.h"
+
+static FsCatalog *catalog(void)
+{
+  static FsCatalog *cat = NULL;
+  if (cat == NULL) {
+    GError *error = NULL;
+    cat = fs_catalog_load_default(NULL, &error);
+    fs_assert_no_error(error);
+  }
+  return cat;
+}
+
+static FsTopo *load(const char *file)
+{
+  g_autofree char *path = g_build_filename("topologies", file, NULL);
+  g_autofree char *full = fs_test_source_path(path);
+  GError *error = NULL;
+  FsTopo *t = fs_topo_load_file(full, catalog(), NULL, &error);
+  fs_assert_no_error(error);
+  return t;
+}
+
+static FsTopo *load_string(const char *text)
+{
+  GError *error = NULL;
+  FsTopo *t = fs_topo_load_string(text, "test.yaml", catalog(), NULL, &error);
+  fs_assert_no_error(error);
+  return t;
+}
+
+static guint node(const FsTopo *t, const char *name)
+{
+  int i = fs_topo_find(t, name);
+  ck_assert_msg(i >= 0, "no node %s", name);
+  return (guint)i;
+}
+
+static double link_bw(const char *model)
+{
+  const FsModel *m = fs_catalog_get(catalog(), model);
+  ck_assert_msg(m != NULL, "no model %s", model);
+  return m->u.link.bandwidth;
+}
+
+/* Sum of the counts of the links joining a and b directly. */
+static guint links_between(const FsTopo *t, guint a, guint b)
+{
+  guint n, c = 0;
+  const FsTopoAdj *adj = fs_topo_adj(t, a, &n);
+  for (guint k = 0; k < n; k++)
+    if (adj[k].peer == b)
+      c += fs_topo_link(t, adj[k].link)->count;
+  return c;
+}
+
+typedef struct {
+  FsFlowInfo info[64];
+  guint n;
+} Done;
+
+static void on_done(void *ctx, const FsFlowInfo *info)
+{
+  Done *d = ctx;
+  ck_assert_uint_lt(d->n, G_N_ELEMENTS(d->info));
+  d->info[d->n++] = *info;
+}
+
+/* Runs transfers (src[i] → dst[i], bytes each) together from t = 0; returns
+ * the aggregate rate: all bytes / the last drain time. */
+static double run_transfers(const FsTopo *t, const FsRouteOptions *opt, const guint *src,
+                            const guint *dst, guint n, uint64_t bytes, Done *done)
+{
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  fs_flownet_set_check(net, TRUE);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, opt);
+  memset(done, 0, sizeof *done);
+  for (guint i = 0; i < n; i++) {
+    GError *error = NULL;
+    ck_assert(fs_router_transfer(r, src[i], dst[i], bytes, 0, 0, i, on_done, done, NULL, &error));
+    fs_assert_no_error(error);
+  }
+  GError *error = NULL;
+  ck_assert(fs_sim_run(sim, &error));
+  ck_assert_uint_eq(done->n, n);
+  FsTime last = 0;
+  for (guint i = 0; i < n; i++)
+    last = MAX(last, done->info[i].drained);
+  return (double)bytes * n * 1e12 / (double)last;
+}
+
+static FsRouteKind route_kind(FsRouter *r, guint a, guint b, guint *n_paths)
+{
+  FsRoute route;
+  fs_route_init(&route);
+  GError *error = NULL;
+  ck_assert(fs_router_route(r, a, b, 7, &route, &error));
+  fs_assert_no_error(error);
+  FsRouteKind k = route.kind;
+  if (n_paths)
+    *n_paths = route.n_paths;
+  fs_route_clear(&route);
+  return k;
+}
+
+#define GB ((uint64_t)1000000000)
+
+START_TEST(test_route_dgx_h100_single_peer_gets_all_planes)
+{
+  g_autoptr(FsTopo) t = load("dgx-h100.yaml");
+  guint src = node(t, "gpu0"), dst = node(t, "gpu5");
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+  guint paths;
+  ck_assert_int_eq(route_kind(r, src, dst, &paths), FS_ROUTE_NVLINK);
+  ck_assert_uint_eq(paths, 4); /* one per NVSwitch */
+  Done d;
+  double rate = run_transfers(t, NULL, &src, &dst, 1, GB, &d);
+  /* 18 NVLink4 links (5+4+4+5) per direction: 18 × 25 GB/s raw, times the
+   * catalog's efficiency (0.824: 370.8 GB/s). */
+  double want = 18 * link_bw("nvlink4");
+  ck_assert_msg(fabs(rate - want) < 1e-6 * want, "rate %.6g, want %.6g", rate, want);
+  ck_assert(want > 370e9 && want < 377e9);
+}
+END_TEST
+
+START_TEST(test_route_full_mesh_pair_gets_only_its_links)
+{
+  g_autoptr(FsTopo) t = load("h100-fullmesh-nvlink.yaml");
+  guint n;
+  const guint *gpus = fs_topo_gpus(t, &n);
+  ck_assert_uint_eq(n, 8);
+  gboolean saw[4] = {FALSE};
+  for (guint j = 1; j < n; j++) {
+    guint c = links_between(t, gpus[0], gpus[j]);
+    ck_assert(c == 2 || c == 3);
+    saw[c] = TRUE;
+    Done d;
+    double rate = run_transfers(t, NULL, &gpus[0], &gpus[j], 1, GB, &d);
+    double want = c * link_bw("nvlink4");
+    ck_assert_msg(fabs(rate - want) < 1e-6 * want, "gpu0->%u: %.6g, want %.6g", j, rate, want);
+  }
+  ck_assert(saw[2] && saw[3]);
+}
+END_TEST
+
+START_TEST(test_route_pcie_gen4_host_limited_by_root_links)
+{
+  g_autoptr(FsTopo) t = load("pcie-gen4-8gpu.yaml");
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+  guint n;
+  const guint *gpus = fs_topo_gpus(t, &n);
+  guint src[8], dst[8];
+  for (guint i = 0; i < n; i++) {
+    src[i] = (guint)fs_router_nearest_cpu(r, gpus[i]);
+    dst[i] = gpus[i];
+    ck_assert_int_eq(route_kind(r, src[i], dst[i], NULL), FS_ROUTE_PCIE);
+  }
+  double x16 = link_bw("pcie-gen4-x16");
+  Done d;
+  /* One GPU alone: its own x16 link. */
+  double one = run_transfers(t, NULL, src, dst, 1, GB, &d);
+  ck_assert(fabs(one - x16) < 1e-6 * x16);
+  /* All eight at once: four GPUs share each socket's single x16 uplink. */
+  double all = run_transfers(t, NULL, src, dst, 8, GB, &d);
+  ck_assert_msg(fabs(all - 2 * x16) < 1e-6 * x16, "all %.6g, want %.6g", all, 2 * x16);
+}
+END_TEST
+
+START_TEST(test_route_p2p_level_and_disable)
+{
+  g_autoptr(FsTopo) t = load("pcie-gen4-8gpu.yaml");
+  guint n;
+  const guint *g = fs_topo_gpus(t, &n);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  FsRouteOptions opt;
+  fs_route_options_init(&opt);
+  /* AMD host: auto level is SYS, so even the cross-socket pair is P2P. */
+  {
+    g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+    g_autoptr(FsRouter) r = fs_router_new(t, net, &opt);
+    ck_assert_int_eq(route_kind(r, g[0], g[1], NULL), FS_ROUTE_PCIE_P2P);
+    ck_assert_int_eq(route_kind(r, g[0], g[7], NULL), FS_ROUTE_PCIE_P2P);
+  }
+  ck_assert(fs_route_p2p_level_from_name("pix", &opt.p2p_level));
+  {
+    g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+    g_autoptr(FsRouter) r = fs_router_new(t, net, &opt);
+    ck_assert_int_eq(route_kind(r, g[0], g[1], NULL), FS_ROUTE_PCIE_P2P); /* same switch */
+    ck_assert_int_eq(route_kind(r, g[0], g[2], NULL), FS_ROUTE_HOST);     /* PXB > PIX */
+  }
+  fs_route_options_init(&opt);
+  opt.p2p_disable = TRUE;
+  {
+    g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+    g_autoptr(FsRouter) r = fs_router_new(t, net, &opt);
+    ck_assert_int_eq(route_kind(r, g[0], g[1], NULL), FS_ROUTE_HOST);
+  }
+  FsPathType lv;
+  ck_assert(!fs_route_p2p_level_from_name("fast", &lv));
+  ck_assert(fs_route_p2p_level_from_name("SYS", &lv) && lv == FS_PATH_SYS);
+}
+END_TEST
+
+START_TEST(test_route_dgx_h100_p2p_disabled_goes_through_host)
+{
+  g_autoptr(FsTopo) t = load("dgx-h100.yaml");
+  FsRouteOptions opt;
+  fs_route_options_init(&opt);
+  opt.p2p_disable = TRUE;
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, &opt);
+  guint a = node(t, "gpu0"), b = node(t, "gpu7");
+  ck_assert_int_eq(route_kind(r, a, b, NULL), FS_ROUTE_HOST);
+  Done d;
+  double rate = run_transfers(t, &opt, &a, &b, 1, GB, &d);
+  ck_assert(fabs(rate - link_bw("pcie-gen5-x16")) < 1e-6 * rate);
+}
+END_TEST
+
+START_TEST(test_route_multi_node_uses_nearest_nic)
+{
+  g_autoptr(FsTopo) t = load("dgx-h100-ib-ndr.yaml");
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+  for (int g = 0; g < 8; g++) {
+    g_autofree char *gpu = g_strdup_printf("node0/gpu%d", g);
+    g_autofree char *nic = g_strdup_printf("node0/nic%d", g);
+    ck_assert_int_eq(fs_router_nearest_nic(r, node(t, gpu)), (int)node(t, nic));
+  }
+  guint a = node(t, "node0/gpu3"), b = node(t, "node1/gpu3");
+  ck_assert_int_eq(route_kind(r, a, b, NULL), FS_ROUTE_NET_GDR);
+  /* The route starts on node0/gpu3's PCIe switch and nic3, ends at gpu3. */
+  FsRoute route;
+  fs_route_init(&route);
+  GError *error = NULL;
+  ck_assert(fs_router_route(r, a, b, 1, &route, &error));
+  guint len;
+  const FsChannelId *p = fs_route_path(&route, 0, &len);
+  ck_assert_uint_ge(len, 5);
+  ck_assert_uint_eq(fs_topo_channel_src(t, p[0]), a);
+  ck_assert_uint_eq(fs_topo_channel_dst(t, p[len - 1]), b);
+  gboolean via_nic3 = FALSE;
+  for (guint i = 0; i < len; i++)
+    via_nic3 |= fs_topo_channel_dst(t, p[i]) == node(t, "node0/nic3");
+  ck_assert(via_nic3);
+  fs_route_clear(&route);
+  Done d;
+  double rate = run_transfers(t, NULL, &a, &b, 1, GB, &d);
+  ck_assert(fabs(rate - link_bw("ib-ndr")) < 1e-6 * rate);
+  /* Within a node NVLink still wins. */
+  ck_assert_int_eq(route_kind(r, a, node(t, "node0/gpu4"), NULL), FS_ROUTE_NVLINK);
+}
+END_TEST
+
+START_TEST(test_route_ib_disable)
+{
+  g_autoptr(FsTopo) t = load("dgx-h100-ib-ndr.yaml");
+  FsRouteOptions opt;
+  fs_route_options_init(&opt);
+  opt.ib_disable = TRUE;
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, &opt);
+  FsRoute route;
+  fs_route_init(&route);
+  GError *error = NULL;
+  ck_assert(!fs_router_route(r, node(t, "node0/gpu0"), node(t, "node1/gpu0"), 1, &route, &error));
+  fs_assert_error(error, FS_NET_ERROR, "network is disabled");
+  ck_assert(!fs_router_route(r, node(t, "node0/nic0"), node(t, "node1/gpu0"), 1, &route, &error));
+  fs_assert_error(error, FS_NET_ERROR, "must be GPUs or CPUs");
+  fs_route_clear(&route);
+}
+END_TEST
+
+/* 2·k hosts, one GPU and one NIC each, on a two-leaf fat-tree. */
+static char *fat_tree_yaml(int hosts, const char *oversub)
+{
+  return g_strdup_printf(
+    "name: ft\n"
+    "templates:\n"
+    "  box:\n"
+    "    nodes:\n"
+    "      - {name: cpu0, model: epyc-7742}\n"
+    "      - {name: gpu0, model: h100-sxm}\n"
+    "      - {name: nic0, model: connectx-7}\n"
+    "    links:\n"
+    "      - {a: gpu0, b: cpu0, model: pcie-gen5-x16}\n"
+    "      - {a: nic0, b: cpu0, model: pcie-gen5-x16}\n"
+    "hosts:\n"
+    "  - {template: box, name: \"h[0-%d]\"}\n"
+    "generators:\n"
+    "  - {type: fat-tree, name: ib, endpoints: \"h[0-%d]/nic0\", switch: quantum-2-ndr,\n"
+    "     link: ib-ndr, levels: 2, oversubscription: \"%s\"}\n",
+    hosts - 1, hosts - 1, oversub);
+}
+
+/* Every host of the first leaf sends to one of the second, 8 flows each
+ * (8 ECMP keys); returns the aggregate rate across the spines at t = 0. */
+static double cross_leaf_rate(int per_leaf, const char *oversub)
+{
+  g_autofree char *yaml = fat_tree_yaml(2 * per_leaf, oversub);
+  g_autoptr(FsTopo) t = load_string(yaml);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+  FsRoute route;
+  fs_route_init(&route);
+  GArray *ids = g_array_new(FALSE, FALSE, sizeof(FsFlowId));
+  for (int h = 0; h < per_leaf; h++) {
+    g_autofree char *a = g_strdup_printf("h%d/gpu0", h);
+    g_autofree char *b = g_strdup_printf("h%d/gpu0", h + per_leaf);
+    for (uint64_t k = 0; k < 8; k++) {
+      GError *error = NULL;
+      ck_assert(fs_router_route(r, node(t, a), node(t, b), (uint64_t)h * 8 + k, &route, &error));
+      guint len;
+      const FsChannelId *p = fs_route_path(&route, 0, &len);
+      FsFlowSpec spec = {.path = p, .path_len = len, .bytes = GB};
+      FsFlowId id = fs_flownet_start(net, &spec);
+      g_array_append_val(ids, id);
+    }
+  }
+  fs_flownet_flush(net);
+  double sum = 0;
+  for (guint i = 0; i < ids->len; i++) {
+    FsFlowInfo info;
+    ck_assert(fs_flownet_get_flow(net, g_array_index(ids, FsFlowId, i), &info));
+    sum += info.rate;
+  }
+  GError *error = NULL;
+  ck_assert(fs_flownet_check(net, &error));
+  g_array_unref(ids);
+  fs_route_clear(&route);
+  return sum;
+}
+
+START_TEST(test_route_oversubscribed_fat_tree_drops_by_the_ratio)
+{
+  /* 64-port switches.  1:1: 32 hosts per leaf, 32 uplinks: full rate.
+   * 2:1: 42 hosts per leaf, 22 uplinks: the leaf's cross traffic is capped
+   * at 22 links, 0.52 of its hosts' demand. */
+  double ndr = link_bw("ib-ndr");
+  double full = cross_leaf_rate(32, "1:1");
+  double over = cross_leaf_rate(42, "2:1");
+  ck_assert_msg(fabs(full - 32 * ndr) < 1e-6 * full, "1:1 %.6g, want %.6g", full, 32 * ndr);
+  ck_assert_msg(over <= 22 * ndr * (1 + 1e-9) && over >= 0.85 * 22 * ndr,
+                "2:1 %.6g, uplinks %.6g", over, 22 * ndr);
+  double per_host_full = full / 32, per_host_over = over / 42;
+  ck_assert(per_host_over / per_host_full < 0.56);
+}
+END_TEST
+
+START_TEST(test_route_ecmp_is_deterministic_and_spreads)
+{
+  g_autofree char *yaml = fat_tree_yaml(512, "1:1"); /* 16 leaves, 8 spines */
+  g_autoptr(FsTopo) t = load_string(yaml);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  FsRouteOptions opt;
+  fs_route_options_init(&opt);
+  opt.cache_size = 1; /* every call recomputes: the answer must not change */
+  g_autoptr(FsRouter) r = fs_router_new(t, net, &opt);
+  FsRoute a, b;
+  fs_route_init(&a);
+  fs_route_init(&b);
+  guint src = node(t, "h0/gpu0"), dst = node(t, "h400/gpu0");
+  GHashTable *spines = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (uint64_t k = 0; k < 64; k++) {
+    GError *error = NULL;
+    ck_assert(fs_router_route(r, src, dst, k, &a, &error));
+    ck_assert(fs_router_route(r, node(t, "h1/gpu0"), dst, k, &b, &error));
+    ck_assert(fs_router_route(r, src, dst, k, &b, &error));
+    ck_assert_uint_eq(a.hops->len, b.hops->len);
+    ck_assert(memcmp(a.hops->data, b.hops->data, a.hops->len * sizeof(FsChannelId)) == 0);
+    guint len;
+    const FsChannelId *p = fs_route_path(&a, 0, &len);
+    for (guint i = 0; i < len; i++) {
+      const char *name = fs_topo_node(t, fs_topo_channel_dst(t, p[i]))->name;
+      if (strstr(name, "spine"))
+        g_hash_table_add(spines, GUINT_TO_POINTER(fs_topo_channel_dst(t, p[i])));
+    }
+  }
+  ck_assert_uint_ge(g_hash_table_size(spines), 6);
+  g_hash_table_unref(spines);
+  fs_route_clear(&a);
+  fs_route_clear(&b);
+}
+END_TEST
+
+START_TEST(test_route_channels_match_topology)
+{
+  g_autoptr(FsTopo) t = load("dgx-h100.yaml");
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+  ck_assert_uint_eq(fs_flownet_n_channels(net), fs_topo_n_channels(t));
+  for (guint l = 0; l < fs_topo_n_links(t); l++) {
+    const FsTopoLink *link = fs_topo_link(t, l);
+    ck_assert(fs_flownet_channel_capacity(net, 2 * l) == link->bandwidth);
+    ck_assert(fs_flownet_channel_latency(net, 2 * l) ==
+              link->latency + fs_topo_node_latency(t, link->b) +
+                (fs_topo_node(t, link->b)->kind == FS_NODE_CPU
+                   ? fs_topo_node(t, link->b)->model->u.cpu.root_latency : 0));
+  }
+  g_autofree char *name = fs_router_channel_name(r, 0);
+  ck_assert(strstr(name, " -> ") != NULL);
+  ck_assert_str_eq(fs_route_kind_name(FS_ROUTE_NET_GDR), "net-gdr");
+  guint g = node(t, "gpu2");
+  ck_assert_int_eq(route_kind(r, g, g, NULL), FS_ROUTE_LOCAL);
+}
+END_TEST
+
+START_TEST(test_route_free_with_transfers_in_flight)
+{
+  /* Freeing the router (then the network) mid-run releases the transfers'
+   * bookkeeping: the sanitizer build checks nothing leaks. */
+  g_autoptr(FsTopo) t = load("dgx-h100.yaml");
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+  Done d = {0};
+  GError *error = NULL;
+  ck_assert(fs_router_transfer(r, node(t, "gpu0"), node(t, "gpu1"), GB, 0, 0, 1, on_done, &d,
+                               NULL, &error));
+  ck_assert(fs_router_transfer(r, node(t, "gpu0"), node(t, "cpu1"), GB, 0, 0, 2, on_done, &d,
+                               NULL, &error));
+  ck_assert(fs_sim_run_until(sim, 100 * FS_US, &error));
+  ck_assert_uint_eq(d.n, 0);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("route");
+  FS_ADD_TEST(s, test_route_dgx_h100_single_peer_gets_all_planes);
+  FS_ADD_TEST(s, test_route_full_mesh_pair_gets_only_its_links);
+  FS_ADD_TEST(s, test_route_pcie_gen4_host_limited_by_root_links);
+  FS_ADD_TEST(s, test_route_p2p_level_and_disable);
+  FS_ADD_TEST(s, test_route_dgx_h100_p2p_disabled_goes_through_host);
+  FS_ADD_TEST(s, test_route_multi_node_uses_nearest_nic);
+  FS_ADD_TEST(s, test_route_ib_disable);
+  FS_ADD_TEST(s, test_route_oversubscribed_fat_tree_drops_by_the_ratio);
+  FS_ADD_TEST(s, test_route_ecmp_is_deterministic_and_spreads);
+  FS_ADD_TEST(s, test_route_channels_match_topology);
+  FS_ADD_TEST(s, test_route_free_with_transfers_in_flight);
+  return fs_test_run_suite(s);
+}

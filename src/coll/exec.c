@@ -14,6 +14,7 @@ struct FsCollRun {
   FsFlowNet *net;
   FsSim *sim;
   const FsCollPlan *plan;
+  const FsCollStep *steps; /* the plan's steps, contiguous (NULL when empty) */
   FsCollExecParams params;
   FsCollTransferFn xfer;
   void *xfer_ctx;
@@ -88,10 +89,10 @@ static void end_event(void *ctx, uint64_t arg)
  * j (j == G_MAXUINT: the caller's buffer). */
 static FsTime edge_latency(const FsCollRun *run, guint i, guint j)
 {
-  const FsCollStep *a = fs_coll_plan_step(run->plan, i);
+  const FsCollStep *a = &run->steps[i];
   if (a->kind != FS_STEP_XFER)
     return 0;
-  if (j != G_MAXUINT && fs_coll_step_same_conn(a, fs_coll_plan_step(run->plan, j)))
+  if (j != G_MAXUINT && fs_coll_step_same_conn(a, &run->steps[j]))
     return 0;
   return run->params.step_latency[a->inter ? 1 : 0];
 }
@@ -163,7 +164,7 @@ static void start_step(FsCollRun *run, guint i)
 {
   if (run->error != NULL)
     return;
-  const FsCollStep *s = fs_coll_plan_step(run->plan, i);
+  const FsCollStep *s = &run->steps[i];
   if (s->kind == FS_STEP_REDUCE) {
     FsTime d = 0;
     if (run->params.reduce_bw > 0)
@@ -222,6 +223,8 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   run->done_ctx = done_ctx;
   run->n = fs_coll_plan_n_steps(plan);
   run->remaining = run->n;
+  /* Steps live in one array (plan.h), so index it directly in the loop. */
+  run->steps = run->n ? fs_coll_plan_step(plan, 0) : NULL;
   run->pending = g_new0(guint, run->n + 1);
   run->ready_at = g_new0(FsTime, run->n + 1);
   run->queue = g_array_new(FALSE, FALSE, sizeof(guint));

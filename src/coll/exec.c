@@ -31,8 +31,8 @@ struct FsCollRun {
   /* Steps ready to start now.  The flow engine may complete a flow inside
    * fs_flownet_start (an empty flow on a zero-latency path), so starts go
    * through this queue instead of recursing. */
-  GArray *queue;
-  guint queue_head;
+  guint *queue;        /* n + 1 slots: a step is queued at most once */
+  guint queue_len, queue_head;
   gboolean draining;
   FsTime start, end;
   gboolean finished;
@@ -48,11 +48,11 @@ static void drain(FsCollRun *run)
   if (run->draining)
     return;
   run->draining = TRUE;
-  while (run->queue_head < run->queue->len) {
-    guint s = g_array_index(run->queue, guint, run->queue_head++);
+  while (run->queue_head < run->queue_len) {
+    guint s = run->queue[run->queue_head++];
     start_step(run, s);
   }
-  g_array_set_size(run->queue, 0);
+  run->queue_len = 0;
   run->queue_head = 0;
   run->draining = FALSE;
 }
@@ -60,7 +60,8 @@ static void drain(FsCollRun *run)
 /* Starts step i now, through the queue (see FsCollRun.queue). */
 static void start_now(FsCollRun *run, guint i)
 {
-  g_array_append_val(run->queue, i);
+  g_assert(run->queue_len <= run->n);
+  run->queue[run->queue_len++] = i;
   drain(run);
 }
 
@@ -201,7 +202,7 @@ static void kickoff(void *ctx, uint64_t arg)
    * at once and bring other steps' pending counts to zero. */
   for (guint i = 0; i < run->n; i++)
     if (run->pending[i] == 0)
-      g_array_append_val(run->queue, i);
+      run->queue[run->queue_len++] = i;
   drain(run);
 }
 
@@ -227,7 +228,7 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   run->steps = run->n ? fs_coll_plan_step(plan, 0) : NULL;
   run->pending = g_new0(guint, run->n + 1);
   run->ready_at = g_new0(FsTime, run->n + 1);
-  run->queue = g_array_new(FALSE, FALSE, sizeof(guint));
+  run->queue = g_new(guint, run->n + 1);
   run->succ_off = g_new0(guint, run->n + 2);
   guint total = 0;
   for (guint i = 0; i < run->n; i++) {
@@ -288,7 +289,7 @@ void fs_coll_run_free(FsCollRun *run)
     return;
   g_free(run->pending);
   g_free(run->ready_at);
-  g_array_unref(run->queue);
+  g_free(run->queue);
   g_free(run->succ_off);
   g_free(run->succ);
   g_clear_error(&run->error);

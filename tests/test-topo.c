@@ -421,6 +421,36 @@ START_TEST(test_topo_load_string_include)
 }
 END_TEST
 
+/* The loader's limits can be lowered and raised at run time (added with the
+ * fuzz driver, which keeps inputs small this way). */
+START_TEST(test_topo_limits_override)
+{
+  const FsTopoLimits saved = *fs_topo_limits();
+  ck_assert_uint_eq(saved.names, FS_TOPO_MAX_NAMES);
+  ck_assert_uint_eq(saved.nodes, FS_TOPO_MAX_NODES);
+  GError *err = NULL;
+  const char *four = "nodes:\n  - name: g[0-3]\n    model: h100-sxm\n"
+                     "  - name: sw\n    model: nvswitch-gen3\n"
+                     "links:\n  - {a: \"g[0-3]\", b: sw, model: nvlink4, count: 16}\n";
+  fs_topo_set_limits(&(FsTopoLimits){3, saved.nodes, saved.links});
+  ck_assert_ptr_null(load_text(four, &err));
+  fs_assert_error(err, FS_TOPO_ERROR,
+                  "test.yaml:2:11: name range \"g[0-3]\" expands to 4 names; the limit is 3 "
+                  "(FABRICSIM_MAX_NAMES raises it)");
+  fs_topo_set_limits(&(FsTopoLimits){saved.names, 4, saved.links});
+  ck_assert_ptr_null(load_text(four, &err));
+  fs_assert_error(err, FS_TOPO_ERROR, "test.yaml:4:11: more than 4 nodes");
+  fs_topo_set_limits(&(FsTopoLimits){saved.names, saved.nodes, 3});
+  ck_assert_ptr_null(load_text(four, &err));
+  fs_assert_error(err, FS_TOPO_ERROR, "test.yaml:7:5: more than 3 links");
+  fs_topo_set_limits(&(FsTopoLimits){4, 5, 4});
+  g_autoptr(FsTopo) t = load_text(four, &err);
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(fs_topo_n_nodes(t), 5);
+  fs_topo_set_limits(&saved);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("topo");
@@ -439,6 +469,7 @@ int main(void)
     {"test_topo_pairings", test_topo_pairings},
     {"test_topo_bisection", test_topo_bisection},
     {"test_topo_load_string_include", test_topo_load_string_include},
+    {"test_topo_limits_override", test_topo_limits_override},
   };
   for (guint i = 0; i < G_N_ELEMENTS(tests); i++) {
     TCase *tc = tcase_create(tests[i].name);

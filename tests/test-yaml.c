@@ -648,6 +648,25 @@ START_TEST(test_yaml_optional_fields)
 }
 END_TEST
 
+/* Found by tests/fuzz/fuzz-yaml.c: a quoted scalar may hold a newline, and
+ * messages that quote it must still be one line (control characters are
+ * escaped by fs_set_error_at). */
+START_TEST(test_yaml_messages_are_one_line)
+{
+  g_autoptr(FsYamlDoc) doc = load_ok("a: \"one\\ntwo\"\nb: \"tab\\there\\x01\"\n");
+  FsYamlNode *m = fs_yaml_doc_root(doc);
+  GError *err = NULL;
+  gboolean b;
+  FsTime t;
+  ck_assert(!fs_yaml_get_bool(fs_yaml_map_get(m, "a"), &b, &err));
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:1:4: expected true or false, got the quoted string \"one\\ntwo\"");
+  ck_assert(!fs_yaml_get_time(fs_yaml_map_get(m, "b"), &t, &err));
+  fs_assert_error(err, FS_YAML_ERROR, "got \"tab\\there\\x01\"");
+  load_bad("\"x\\ny\": 1\n\"x\\ny\": 2\n", -1, FS_YAML_ERROR_SYNTAX,
+           "t.yaml:2:1: duplicate key \"x\\ny\" (first defined at line 1, column 1)");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("yaml");
@@ -669,5 +688,6 @@ int main(void)
   FS_ADD_TEST(s, test_yaml_bool_spellings);
   FS_ADD_TEST(s, test_yaml_map_access_and_keys);
   FS_ADD_TEST(s, test_yaml_optional_fields);
+  FS_ADD_TEST(s, test_yaml_messages_are_one_line);
   return fs_test_run_suite(s);
 }

@@ -195,6 +195,12 @@ typedef struct {
   double price;             /* US dollars, 0 if unknown */
   FsTime launch_latency;    /* kernel launch overhead */
   guint sms;                /* streaming multiprocessors */
+  /* Added with calibration (not in the YAML; see fs_catalog_set_*):
+   * the fraction of memory_bandwidth that streaming kernels reach (1 until
+   * calibrated) and the fixed cost of one host<->device copy (0 until
+   * calibrated). */
+  double memory_efficiency;
+  FsTime copy_latency;
 } FsGpuModel;
 
 typedef struct {
@@ -230,6 +236,9 @@ struct FsModel {
   const char *source;       /* where the figures come from (required) */
   const char *file;         /* the YAML file and position that defined it */
   int line, col;
+  /* Figures replaced by a calibration, "field: provenance" joined by "; ",
+   * or NULL when none was (see fs_catalog_set_link_efficiency). */
+  const char *calibration;
   union {
     FsLinkModel link;
     FsSwitchModel sw;
@@ -302,6 +311,34 @@ char *fs_link_model_explain(const FsModel *link);
  * links; for switches ports × port rate; for NICs ports × port rate and
  * the host link.  Caller frees. */
 char *fs_model_explain(const FsModel *m);
+
+/* ---- Calibration overrides (src/catalog/override.c) --------------------
+ *
+ * A calibration (src/calib) replaces measured figures in a loaded catalog
+ * through these setters, and only through them.  Each sets one field of the
+ * named model, recomputes what is derived from it (a link's effective
+ * bandwidth), and appends "field: note" to the model's `calibration`
+ * string, which `fabricsim models` prints next to `source` (the peak
+ * figures stay from the source; see validation/README.md); a NULL note
+ * records nothing (for a fitter that tries values).  Errors:
+ * FS_CATALOG_ERROR_UNKNOWN for a name that is not a model of the expected
+ * kind, FS_CATALOG_ERROR_INVALID for a value out of range.  Pointers held
+ * to the model stay valid (it is changed in place).  Cost: one lookup. */
+
+/* Sets a link's protocol efficiency (0 < efficiency <= 1), replacing the
+ * TLP-derived figure (max_payload and tlp_overhead are cleared), and
+ * recomputes bandwidth = raw_bandwidth × efficiency. */
+gboolean fs_catalog_set_link_efficiency(FsCatalog *cat, const char *link, double efficiency,
+                                        const char *note, GError **error);
+/* Sets a GPU's launch_latency (0 <= t <= 1 s). */
+gboolean fs_catalog_set_gpu_launch_latency(FsCatalog *cat, const char *gpu, FsTime t,
+                                           const char *note, GError **error);
+/* Sets a GPU's memory_efficiency (0 < efficiency <= 1). */
+gboolean fs_catalog_set_gpu_memory_efficiency(FsCatalog *cat, const char *gpu, double efficiency,
+                                              const char *note, GError **error);
+/* Sets a GPU's copy_latency (0 <= t <= 1 s). */
+gboolean fs_catalog_set_gpu_copy_latency(FsCatalog *cat, const char *gpu, FsTime t,
+                                         const char *note, GError **error);
 
 /* A short label of a link ("PCIe Gen4 x16", "NVLink4", "InfiniBand NDR").
  * Caller frees. */

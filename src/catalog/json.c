@@ -61,6 +61,8 @@ static void gpu_fields(json_t *o, const FsGpuModel *g)
   set(o, "price", json_real(g->price));
   set(o, "launch_latency_ps", json_integer(g->launch_latency));
   set(o, "sms", json_integer(g->sms));
+  set(o, "memory_efficiency", json_real(g->memory_efficiency));
+  set(o, "copy_latency_ps", json_integer(g->copy_latency));
 }
 
 static void cpu_fields(json_t *o, const FsCpuModel *c)
@@ -100,6 +102,8 @@ json_t *fs_model_to_json(const FsModel *m)
   set(o, "source", json_string(m->source ? m->source : ""));
   set(o, "file", m->file ? json_string(m->file) : json_null());
   set(o, "line", json_integer(m->line));
+  if (m->calibration != NULL)
+    set(o, "calibration", json_string(m->calibration));
   switch (m->kind) {
   case FS_MODEL_LINK: link_fields(o, &m->u.link); break;
   case FS_MODEL_SWITCH: switch_fields(o, &m->u.sw); break;

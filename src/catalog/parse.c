@@ -545,6 +545,7 @@ static gboolean parse_gpu(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *m
       !req_time(map, "launch_latency", "gpu model", &g->launch_latency, error))
     return FALSE;
   n = fs_yaml_require_key(map, "sms", "gpu model", error);
+  g->memory_efficiency = 1; /* until a calibration says otherwise */
   return n != NULL && get_count(n, 1, 100000, &g->sms, error);
 }
 

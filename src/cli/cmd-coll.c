@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "calib/calibration.h"
 #include "cli/commands.h"
 #include "coll/bench.h"
 #include "coll/coll-topo.h"
@@ -25,6 +26,7 @@ static gint opt_root = 0;
 static char *opt_algo = NULL, *opt_proto = NULL;
 static gint opt_channels = 0;
 static gboolean opt_json = FALSE, opt_list = FALSE, opt_explain = FALSE;
+static char *opt_calibration = NULL;
 static char *opt_models = NULL, *opt_params = NULL;
 static char **opt_defines = NULL;
 static gint opt_iters = 20, opt_warmup = 1, opt_check = 0;
@@ -58,6 +60,8 @@ static const GOptionEntry entries[] = {
    "NCCL constants file (default models/nccl/nccl.yaml)", "FILE"},
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
   {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines, "Override a topology parameter", "NAME=VALUE"},
+  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
+   "Lay a calibration file (tools/calibrate-gpu, fabricsim calibrate) over the catalog", "FILE"},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -224,7 +228,7 @@ static int run(const char *topo_path)
     return fs_cli_usage("coll", "the step must grow the size: -f N with N >= 2, or -i SIZE with SIZE >= 1");
   sw.step_factor = (uint64_t)opt_factor;
 
-  g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
+  g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, NULL, &error);
   if (cat == NULL)
     return fs_cli_fail("coll", error);
   g_autoptr(FsTopo) topo = fs_topo_load_file(topo_path, cat, (const char *const *)opt_defines, &error);

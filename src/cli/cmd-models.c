@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "calib/calibration.h"
 #include "catalog/catalog-json.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
@@ -13,6 +14,7 @@
 static char *opt_kind = NULL;
 static gboolean opt_json = FALSE;
 static char *opt_models = NULL;
+static char *opt_calibration = NULL;
 
 static const GOptionEntry entries[] = {
   {"kind", 'k', 0, G_OPTION_ARG_STRING, &opt_kind,
@@ -20,7 +22,9 @@ static const GOptionEntry entries[] = {
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (schema in models/README.md)", NULL},
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
    "Catalog folder (default: $FABRICSIM_MODELS, else the built-in models/)", "DIR"},
-  {NULL},
+  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
+   "Apply a calibration file (validation/README.md) and show each figure it changes", "FILE"},
+  {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
 /* ---- formatting helpers ------------------------------------------------ */
@@ -176,6 +180,8 @@ static void show_gpu(const FsGpuModel *g)
   field_take("price", g->price > 0 ? fmt_money(g->price) : g_strdup("-"));
   field_take("launch_latency", fmt_time(g->launch_latency));
   field_uint("sms", g->sms);
+  field_take("memory_efficiency", g_strdup_printf("%.4f", g->memory_efficiency));
+  field_take("copy_latency", fmt_time(g->copy_latency));
 }
 
 static void show_cpu(const FsCpuModel *c)
@@ -220,10 +226,34 @@ static void show(const FsModel *m)
   default: g_assert_not_reached();
   }
   field("source", m->source);
+  if (m->calibration != NULL)
+    field("calibrated", m->calibration);
   field_take("defined at", g_strdup_printf("%s:%d:%d", m->file, m->line, m->col));
   g_autofree char *arith = fs_model_explain(m);
   if (arith[0] != '\0')
     printf("arithmetic:\n%s", arith);
+}
+
+/* The overrides of a calibration, "before -> after" per figure; only those
+ * of model `name` when it is non-NULL (figures outside the catalog, model
+ * "compute" and "nccl", go with the matched GPU). */
+static void print_changes(const FsCalibration *cal, const char *name)
+{
+  if (cal->gpu_model != NULL)
+    printf("calibration %s: %s matched to %s\n", cal->file, cal->device_name, cal->gpu_model);
+  else
+    printf("calibration %s: fitted link figures\n", cal->file);
+  for (guint i = 0; i < cal->changes->len; i++) {
+    const FsCalibChange *c = g_ptr_array_index(cal->changes, i);
+    gboolean outside = strcmp(c->model, "compute") == 0 || strcmp(c->model, "nccl") == 0;
+    if (name != NULL && strcmp(c->model, name) != 0 &&
+        !(outside && g_strcmp0(name, cal->gpu_model) == 0))
+      continue;
+    g_autofree char *key = g_strdup_printf("%s.%s", c->model, c->field);
+    printf("  %-36s %s -> %s%s\n      %s\n", key, c->before, c->after,
+           c->applied ? "" : "  (not applied)", c->rule);
+  }
+  printf("\n");
 }
 
 static int print_json(json_t *j)
@@ -249,7 +279,8 @@ int fs_cmd_models(int argc, char **argv)
     "Examples:\n"
     "  fabricsim models --kind gpu\n"
     "  fabricsim models pcie-gen4-x16\n"
-    "  fabricsim models h100-sxm --json\n");
+    "  fabricsim models h100-sxm --json\n"
+    "  fabricsim models --calibration validation/results/h100-2026-11-23.json h100-sxm\n");
   if (!fs_cli_parse(ctx, &argc, &argv, "models"))
     return 2;
   if (argc > 2)
@@ -274,9 +305,14 @@ int fs_cmd_models(int argc, char **argv)
   }
 
   GError *error = NULL;
-  g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
+  g_autoptr(FsCalibration) cal = NULL;
+  g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, &cal, &error);
   if (cat == NULL)
     return fs_cli_fail("models", error);
+  if (cal != NULL)
+    for (guint i = 0; i < cal->warnings->len; i++)
+      fprintf(stderr, "fabricsim models: warning: %s\n",
+              (const char *)g_ptr_array_index(cal->warnings, i));
 
   if (argc == 2) {
     const FsModel *m = kind >= 0 ? fs_catalog_require(cat, argv[1], (FsModelKind)kind, &error)
@@ -285,11 +321,15 @@ int fs_cmd_models(int argc, char **argv)
       return fs_cli_fail("models", error);
     if (opt_json)
       return print_json(fs_model_to_json(m));
+    if (cal != NULL)
+      print_changes(cal, m->name);
     show(m);
     return 0;
   }
   if (opt_json)
     return print_json(fs_catalog_to_json(cat, kind));
+  if (cal != NULL)
+    print_changes(cal, NULL);
   print_list(cat, kind);
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "calib/calibration.h"
 #include "cli/commands.h"
 #include "net/flow.h"
 #include "net/p2p.h"
@@ -19,6 +20,7 @@
 #define MAX_GPUS 256
 
 static char **opt_defines = NULL;
+static char *opt_calibration = NULL;
 static char *opt_models = NULL;
 static gboolean opt_json = FALSE;
 static char *opt_size = NULL;
@@ -47,6 +49,8 @@ static const GOptionEntry entries[] = {
    "Override a topology parameter (repeatable)", "NAME=VALUE"},
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
    "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
+  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
+   "Lay a calibration file (tools/calibrate-gpu, fabricsim calibrate) over the catalog", "FILE"},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -114,7 +118,7 @@ int fs_cmd_p2p(int argc, char **argv)
     return fs_cli_usage("p2p", "unknown --p2p-level \"%s\"; expected LOC, NVL, PIX, PXB, PHB, "
                         "NODE or SYS", opt_p2p_level);
 
-  g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
+  g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, NULL, &error);
   if (cat == NULL)
     return fs_cli_fail("p2p", error);
   g_autoptr(FsTopo) t = fs_topo_load_file(argv[1], cat, (const char *const *)opt_defines, &error);

@@ -249,8 +249,9 @@ gboolean fs_topo_gen_dragonfly(FsTopo *t, const guint *ep, guint n, const FsDrag
                     "%u routers × %u global links per group cannot reach the other %u groups; "
                     "raise global_per_router to at least %u", a, h, g - 1,
                     (g - 1 + a - 1) / a);
-  if ((guint64)g * a > FS_TOPO_MAX_NAMES)
-    return gen_fail(error, &s->pos, "%u × %u routers is too many", g, a);
+  if ((guint64)g * a > fs_topo_limits()->names)
+    return gen_fail(error, &s->pos, "%u × %u routers is too many (the limit is %" G_GUINT64_FORMAT
+                    "; FABRICSIM_MAX_NAMES raises it)", g, a, fs_topo_limits()->names);
   guint p = s->endpoints_per_router ? s->endpoints_per_router : (n + g * a - 1) / (g * a);
   if ((guint64)p * g * a < n)
     return gen_fail(error, &s->pos, "%u endpoints do not fit on %u routers × %u endpoints",

@@ -76,6 +76,10 @@ static void tag_start(const Reader *r, int *line, int *col)
   const char *p = r->text + ls;
   for (int c = 1; c < *col && p < r->text + le; c++)
     p = g_utf8_next_char(p);
+  /* A stray lead byte (0xF0-0xFF) jumps up to 6 bytes: never past the line
+   * (found by tests/fuzz/fuzz-nccl-xml.c: a heap-buffer-overflow read). */
+  if (p > r->text + le)
+    p = r->text + le;
   if (p > r->text)
     p--;          /* the position is just past the tag's '>' */
   while (p > r->text && *p != '<')

@@ -402,6 +402,23 @@ char *fs_import_smi(const char *text, gsize len, const char *name, const FsCatal
                     const FsImportOptions *opt, GError **error)
 {
   g_return_val_if_fail(text != NULL && name != NULL && cat != NULL, NULL);
+  /* Device names are copied into the YAML: bytes that are not UTF-8 would
+   * make output that does not load (found by tests/fuzz/fuzz-smi.c). */
+  const char *bad;
+  if (!g_utf8_validate_len(text, len, &bad)) {
+    int line = 1;
+    const char *ls = text;
+    for (const char *q = text; q < bad; q++)
+      if (*q == '\n') {
+        line++;
+        ls = q + 1;
+      }
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, name, line,
+                    (int)g_utf8_strlen(ls, bad - ls) + 1,
+                    "byte 0x%02X is not UTF-8 text; expected the output of nvidia-smi topo -m",
+                    (guchar)*bad);
+    return NULL;
+  }
   Smi s = {.name = name, .devs = g_ptr_array_new()};
   char *yaml = NULL;
   if (parse(&s, text, len, error))

@@ -270,7 +270,7 @@ static gboolean read_doc(Loader *L, FsYamlDoc *doc, const char *path, GError **e
 {
   const FsYamlNode *root = fs_yaml_doc_root(doc);
   if (root == NULL) {
-    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, path, 0, 0,
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, path, 1, 1,
                     "empty topology file; expected a mapping with nodes: and links:");
     return FALSE;
   }
@@ -493,11 +493,12 @@ static gboolean add_links(Loader *L, const FsYamlNode *e, const char *prefix, GE
         return FALSE;
     return TRUE;
   }
-  if ((guint64)na * nb > FS_TOPO_MAX_NAMES) {
+  if ((guint64)na * nb > fs_topo_limits()->names) {
     fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT, e->file, e->line, e->col,
                     "every pair of %u a names and %u b names is %" G_GUINT64_FORMAT
-                    " links, more than %d; use a generator or smaller ranges", na, nb,
-                    (guint64)na * nb, FS_TOPO_MAX_NAMES);
+                    " links, more than %" G_GUINT64_FORMAT "; use a generator or smaller "
+                    "ranges (FABRICSIM_MAX_NAMES raises the limit)", na, nb,
+                    (guint64)na * nb, fs_topo_limits()->names);
     return FALSE;
   }
   /* Every pair; when both sides are one list (a mesh), each pair once. */

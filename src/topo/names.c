@@ -297,18 +297,19 @@ static gboolean parse_bracket(const char *pattern, const char *in, Piece *piece,
       return range_fail(error, pattern, "expected integers like [0-7] or [0,2,4-6]");
     if (hi < lo)
       return range_fail(error, pattern, "a range must go up, like [0-7]");
-    if (hi - lo >= FS_TOPO_MAX_NAMES) {
+    if ((guint64)(hi - lo) >= fs_topo_limits()->names) {
       g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT,
-                  "name range \"%s\" expands to %" G_GINT64_FORMAT " names; the limit is %d",
-                  pattern, hi - lo + 1, FS_TOPO_MAX_NAMES);
+                  "name range \"%s\" expands to %" G_GINT64_FORMAT " names; the limit is %"
+                  G_GUINT64_FORMAT " (FABRICSIM_MAX_NAMES raises it)",
+                  pattern, hi - lo + 1, fs_topo_limits()->names);
       return FALSE;
     }
     for (gint64 v = lo; v <= hi; v++)
       g_array_append_val(piece->values, v);
-    if (piece->values->len > FS_TOPO_MAX_NAMES) {
+    if (piece->values->len > fs_topo_limits()->names) {
       g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT,
-                  "name range \"%s\" expands to more than %d names", pattern,
-                  FS_TOPO_MAX_NAMES);
+                  "name range \"%s\" expands to more than %" G_GUINT64_FORMAT " names "
+                  "(FABRICSIM_MAX_NAMES raises the limit)", pattern, fs_topo_limits()->names);
       return FALSE;
     }
   }
@@ -349,10 +350,11 @@ gboolean fs_topo_expand(const char *pattern, GPtrArray *out, GError **error)
     if (!ok)
       return FALSE;
     total *= br.values->len;
-    if (total > FS_TOPO_MAX_NAMES) {
+    if (total > fs_topo_limits()->names) {
       g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT,
-                  "name range \"%s\" expands to more than %d names; split the topology or "
-                  "use a generator", pattern, FS_TOPO_MAX_NAMES);
+                  "name range \"%s\" expands to more than %" G_GUINT64_FORMAT " names; split "
+                  "the topology or use a generator (FABRICSIM_MAX_NAMES raises the limit)",
+                  pattern, fs_topo_limits()->names);
       return FALSE;
     }
     p = close + 1;

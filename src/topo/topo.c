@@ -8,6 +8,48 @@
 
 G_DEFINE_QUARK(fs-topo-error-quark, fs_topo_error)
 
+/* Limits --------------------------------------------------------------- */
+
+#define LIMIT_CEILING ((guint64)1 << 31)
+
+static FsTopoLimits limits;
+static gsize limits_ready;
+
+/* The value of environment variable var as a limit, or fallback. */
+static guint64 env_limit(const char *var, guint64 fallback)
+{
+  const char *s = g_getenv(var);
+  if (s == NULL || *s == '\0')
+    return fallback;
+  guint64 v;
+  if (!g_ascii_string_to_unsigned(s, 10, 1, LIMIT_CEILING, &v, NULL)) {
+    g_printerr("fabricsim: ignoring %s=\"%s\": expected an integer from 1 to %" G_GUINT64_FORMAT
+               "\n", var, s, LIMIT_CEILING);
+    return fallback;
+  }
+  return v;
+}
+
+const FsTopoLimits *fs_topo_limits(void)
+{
+  if (g_once_init_enter(&limits_ready)) {
+    limits.names = env_limit("FABRICSIM_MAX_NAMES", FS_TOPO_MAX_NAMES);
+    limits.nodes = env_limit("FABRICSIM_MAX_NODES", FS_TOPO_MAX_NODES);
+    limits.links = env_limit("FABRICSIM_MAX_LINKS", FS_TOPO_MAX_LINKS);
+    g_once_init_leave(&limits_ready, 1);
+  }
+  return &limits;
+}
+
+void fs_topo_set_limits(const FsTopoLimits *l)
+{
+  g_return_if_fail(l != NULL && l->names >= 1 && l->nodes >= 1 && l->links >= 1);
+  fs_topo_limits();
+  limits.names = MIN(l->names, LIMIT_CEILING);
+  limits.nodes = MIN(l->nodes, LIMIT_CEILING);
+  limits.links = MIN(l->links, LIMIT_CEILING);
+}
+
 static const char *const node_kind_names[] = {
 #define X(id, str) str,
   FS_NODE_KINDS(X)
@@ -98,10 +140,10 @@ gboolean fs_topo_add_node(FsTopo *t, const char *name, const FsModel *model, int
                     "switch or nic model", name, model->name, fs_model_kind_name(model->kind));
     return FALSE;
   }
-  if (t->nodes->len >= FS_TOPO_MAX_NODES) {
+  if (t->nodes->len >= fs_topo_limits()->nodes) {
     fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT, file, line, col,
-                    "more than %d nodes; fabricsim topologies are limited to that",
-                    FS_TOPO_MAX_NODES);
+                    "more than %" G_GUINT64_FORMAT " nodes; fabricsim topologies are limited "
+                    "to that (FABRICSIM_MAX_NODES raises it)", fs_topo_limits()->nodes);
     return FALSE;
   }
   gpointer old;
@@ -156,10 +198,10 @@ gboolean fs_topo_add_link(FsTopo *t, guint a, guint b, const FsModel *model, gui
                     "link from \"%s\" to itself; a link joins two different nodes", na->name);
     return FALSE;
   }
-  if (t->links->len >= FS_TOPO_MAX_LINKS) {
+  if (t->links->len >= fs_topo_limits()->links) {
     fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT, file, line, col,
-                    "more than %d links; fabricsim topologies are limited to that",
-                    FS_TOPO_MAX_LINKS);
+                    "more than %" G_GUINT64_FORMAT " links; fabricsim topologies are limited "
+                    "to that (FABRICSIM_MAX_LINKS raises it)", fs_topo_limits()->links);
     return FALSE;
   }
   if (count == 0) {

@@ -62,6 +62,23 @@ typedef enum {
 #define FS_TOPO_MAX_NODES 8388608
 #define FS_TOPO_MAX_LINKS 16777216
 
+/* The limits in force, checked by the loader, the generators and the
+ * builder (FS_TOPO_ERROR_LIMIT, with the position and the variable that
+ * raises the limit).  They start at the FS_TOPO_MAX_* values above, unless
+ * the environment sets FABRICSIM_MAX_NAMES, FABRICSIM_MAX_NODES or
+ * FABRICSIM_MAX_LINKS to a positive integer (read at the first use; a
+ * value that is not one is ignored with a warning on stderr), and
+ * fs_topo_set_limits replaces them for the whole process (tests, fuzzers;
+ * not thread-safe against a load in progress).  Each is at most 2^31. */
+typedef struct {
+  guint64 names; /* names one range or expansion may make; pairs one link entry may make */
+  guint64 nodes; /* nodes in one topology */
+  guint64 links; /* links in one topology */
+} FsTopoLimits;
+
+const FsTopoLimits *fs_topo_limits(void);
+void fs_topo_set_limits(const FsTopoLimits *limits);
+
 /* Node kinds, as printed in JSON and `topo show`.  A node's kind is its
  * model's kind (a GPU model makes a GPU node). */
 #define FS_NODE_KINDS(X) \

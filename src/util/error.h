@@ -28,11 +28,14 @@ int fs_error_exit_status(const GError *error);
 
 /* Sets *error (if error is non-NULL) to "file:line:col: message" in
  * domain/code.  line and col are 1-based; a zero line omits ":line:col",
- * a zero col omits ":col". */
+ * a zero col omits ":col".  The message is always one line: control
+ * characters in it (say, from a quoted multi-line YAML string) are written
+ * as C escapes ("\n", "\t", "\x01"). */
 void fs_set_error_at(GError **error, GQuark domain, int code, const char *file,
                      int line, int col, const char *format, ...) G_GNUC_PRINTF(7, 8);
 
-/* Prepends "file:line:col: " to an existing error's message, in place. */
+/* Prepends "file:line:col: " to an existing error's message, in place, and
+ * escapes control characters in it as fs_set_error_at does. */
 void fs_error_prefix_at(GError *error, const char *file, int line, int col);
 
 G_END_DECLS

@@ -298,6 +298,24 @@ static gboolean load_preset(FsWorkload *w, const char *name, const FsYamlNode *a
   return parse_model(w, model, pdir, depth + 1, error);
 }
 
+/* FS_WORKLOAD_MAX_LAYERS, or $FABRICSIM_MAX_LAYERS when that is a positive
+ * integer (read once). */
+static guint64 max_layers(void)
+{
+  static gsize ready;
+  static guint64 value;
+  if (g_once_init_enter(&ready)) {
+    const char *s = g_getenv("FABRICSIM_MAX_LAYERS");
+    value = FS_WORKLOAD_MAX_LAYERS;
+    if (s != NULL && *s != '\0' && !g_ascii_string_to_unsigned(s, 10, 1, G_MAXUINT32, &value, NULL)) {
+      g_printerr("fabricsim: ignoring FABRICSIM_MAX_LAYERS=\"%s\": expected a positive integer\n", s);
+      value = FS_WORKLOAD_MAX_LAYERS;
+    }
+    g_once_init_leave(&ready, 1);
+  }
+  return value;
+}
+
 static const char *const layer_keys[] = {"name", "params", "flops", "activations", "kind", "repeat", NULL};
 
 static gboolean parse_layers(FsWorkload *w, const FsYamlNode *list, GError **error)
@@ -335,6 +353,13 @@ static gboolean parse_layers(FsWorkload *w, const FsYamlNode *list, GError **err
       cls = FS_KERNEL_MEMORY;
     } else {
       fs_yaml_error(error, fs_yaml_map_get(n, "kind"), "unknown layer kind \"%s\"; expected gemm or memory", kind);
+      ok = FALSE;
+      break;
+    }
+    if ((guint64)out->len + (guint64)repeat > max_layers()) {
+      fs_yaml_error(error, n, "the layer list expands to more than %" G_GUINT64_FORMAT
+                    " layers (repeats and aliases included) at this entry; "
+                    "FABRICSIM_MAX_LAYERS raises the limit", max_layers());
       ok = FALSE;
       break;
     }

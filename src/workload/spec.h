@@ -51,6 +51,13 @@ typedef enum {
   FS_WORKLOAD_ERROR_PRESET,   /* a preset cannot be found or loops */
 } FsWorkloadError;
 
+/* The most layers a layer-list model may expand to, repeats (and YAML
+ * aliases) included: a guard against a 500-byte file that asks for ten
+ * million layers.  The environment variable FABRICSIM_MAX_LAYERS (a
+ * positive integer, read at the first load) overrides it; the error names
+ * the entry that crosses it and the variable. */
+#define FS_WORKLOAD_MAX_LAYERS 100000
+
 #define FS_MODEL_FORMS(X)         \
   X(TRANSFORMER, "transformer")   \
   X(LAYERS, "layers")

@@ -1,0 +1,197 @@
+/* validate-nccl.c — the `nccl-tests` reference kind of `fabricsim
+ * validate`: each row's collective is run on the simulator the way
+ * `fabricsim coll` runs it (tuner's choice unless `algorithm:` forces one,
+ * float, sum) on the first `ranks` GPUs of the table's topology, and its
+ * busbw or time is compared with the measured out-of-place figure.
+ * Built only when the collective layer and routing are (src/calib/
+ * meson.build); registered in validate-kinds.c.
+ *
+ * Header keys: `topology` (a path, relative to the repository root when
+ * not absolute), `collective`, `ranks` (a number; or a `gpus` column),
+ * `algorithm` (`default` or a `fabricsim coll --list` name).  Columns:
+ * `size_bytes`, `oop_time_us`, `oop_busbw_GBps`, optional `gpus`.
+ * Cost: one simulated collective per row; the network of each rank count
+ * is built once per table.
+ */
+#include <string.h>
+
+#include "calib/validate-nccl.h"
+#include "coll/bench.h"
+#include "coll/coll-topo.h"
+#include "net/route.h"
+#include "util/error.h"
+
+typedef struct {
+  guint nranks;
+  FsSim *sim;
+  FsFlowNet *net;
+  FsRouter *router;
+  FsCollTopoNet *tnet;
+  FsComm *comm;
+  FsCollSysInfo sys;
+} Setup;
+
+typedef struct {
+  FsTopo *topo;
+  FsNcclParams *np;
+  FsCollOp op;
+  FsCollPrefs prefs;
+  guint ranks;          /* 0: per row, from the gpus column */
+  int c_gpus, c_size, c_time, c_busbw;
+  GPtrArray *setups;    /* Setup *, one per rank count */
+} Nccl;
+
+static void setup_free(gpointer p)
+{
+  Setup *s = p;
+  fs_comm_free(s->comm);
+  fs_coll_topo_net_free(s->tnet);
+  fs_router_free(s->router);
+  fs_flownet_free(s->net);
+  fs_sim_free(s->sim);
+  g_free(s);
+}
+
+static void nccl_free(void *ctx)
+{
+  Nccl *c = ctx;
+  if (c == NULL)
+    return;
+  g_ptr_array_free(c->setups, TRUE);
+  fs_nccl_params_free(c->np);
+  fs_topo_free(c->topo);
+  g_free(c);
+}
+
+static gboolean fail_key(const FsValTable *t, const char *key, GError **error, const char *fmt,
+                         ...) G_GNUC_PRINTF(4, 5);
+static gboolean fail_key(const FsValTable *t, const char *key, GError **error, const char *fmt,
+                         ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_KIND, t->file, 1, 1, "%s: %s", key, msg);
+  return FALSE;
+}
+
+static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, void **ctx,
+                             GError **error)
+{
+  const char *topo_key = fs_val_table_require(t, "topology", error);
+  const char *coll = topo_key ? fs_val_table_require(t, "collective", error) : NULL;
+  if (coll == NULL)
+    return FALSE;
+  Nccl *c = g_new0(Nccl, 1);
+  c->setups = g_ptr_array_new_with_free_func(setup_free);
+  if (!fs_coll_op_from_name(coll, &c->op)) {
+    nccl_free(c);
+    return fail_key(t, "collective", error, "unknown collective \"%s\"", coll);
+  }
+  fs_coll_prefs_init(&c->prefs);
+  const char *algo = fs_val_table_key(t, "algorithm");
+  if (algo != NULL && !g_str_has_prefix(algo, "default")) {
+    g_autofree char *name = g_strdup(algo);
+    char *sp = strchr(name, ' ');
+    if (sp != NULL)
+      *sp = '\0';
+    if ((c->prefs.algo = fs_coll_algo_find(name)) == NULL) {
+      nccl_free(c);
+      return fail_key(t, "algorithm", error, "unknown algorithm \"%s\" (fabricsim coll --list)",
+                      name);
+    }
+  }
+  c->c_gpus = fs_val_table_col(t, "gpus", NULL);
+  if (c->c_gpus < 0) {
+    const char *r = fs_val_table_require(t, "ranks", error);
+    guint64 v = 0;
+    if (r == NULL || !g_ascii_string_to_unsigned(r, 10, 1, 65536, &v, NULL)) {
+      nccl_free(c);
+      return r == NULL ? FALSE
+                       : fail_key(t, "ranks", error, "expected a rank count, got \"%s\"", r);
+    }
+    c->ranks = (guint)v;
+  }
+  if ((c->c_size = fs_val_table_col(t, "size_bytes", error)) < 0 ||
+      (c->c_time = fs_val_table_col(t, "oop_time_us", error)) < 0 ||
+      (c->c_busbw = fs_val_table_col(t, "oop_busbw_GBps", error)) < 0) {
+    nccl_free(c);
+    return FALSE;
+  }
+  /* Paths are relative to the repository root (the models folder's parent). */
+  g_autofree char *root = g_canonicalize_filename(FS_SOURCE_MODELS_DIR "/..", NULL);
+  g_autofree char *path = g_canonicalize_filename(topo_key, root);
+  GError *e = NULL;
+  if ((c->topo = fs_topo_load_file(path, cat, NULL, &e)) == NULL ||
+      (c->np = fs_nccl_params_load_default(&e)) == NULL) {
+    fs_error_prefix_at(e, t->file, 0, 0);
+    g_propagate_error(error, e);
+    nccl_free(c);
+    return FALSE;
+  }
+  *ctx = c;
+  return TRUE;
+}
+
+/* The network and communicator for n ranks (built on first use). */
+static Setup *setup_for(Nccl *c, guint n, GError **error)
+{
+  for (guint i = 0; i < c->setups->len; i++) {
+    Setup *s = g_ptr_array_index(c->setups, i);
+    if (s->nranks == n)
+      return s;
+  }
+  g_autofree char *count = g_strdup_printf("%u", n);
+  guint ng = 0;
+  g_autofree guint *gpus = fs_coll_parse_gpus(c->topo, count, &ng, error);
+  if (gpus == NULL)
+    return NULL;
+  Setup *s = g_new0(Setup, 1);
+  s->nranks = n;
+  s->sim = fs_sim_new();
+  s->net = fs_flownet_new(s->sim, FS_NET_MAXMIN);
+  s->router = fs_router_new(c->topo, s->net, NULL);
+  s->tnet = fs_coll_topo_net_new(s->router);
+  g_ptr_array_add(c->setups, s);
+  if ((s->comm = fs_coll_comm_from_topo(s->router, gpus, ng, error)) == NULL ||
+      !fs_coll_sysinfo_from_topo(c->np, s->router, s->comm, &s->sys, error))
+    return NULL;
+  return s;
+}
+
+static gboolean nccl_predict(void *ctx, const FsValTable *t, guint row, const char *metric,
+                             double *predicted, double *measured, uint64_t *size, GError **error)
+{
+  Nccl *c = ctx;
+  gboolean busbw = strcmp(metric, "busbw") == 0;
+  if (!busbw && strcmp(metric, "time") != 0)
+    return fail_key(t, "bar", error, "kind nccl-tests predicts busbw or time, not \"%s\"", metric);
+  uint64_t n = c->ranks;
+  if (c->c_gpus >= 0 && !fs_val_table_u64(t, row, c->c_gpus, &n, error))
+    return FALSE;
+  if (!fs_val_table_u64(t, row, c->c_size, size, error) ||
+      !fs_val_table_double(t, row, busbw ? c->c_busbw : c->c_time, measured, error))
+    return FALSE;
+  Setup *s = setup_for(c, (guint)n, error);
+  if (s == NULL)
+    return FALSE;
+  FsCollSweep sw = {.op = c->op, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
+                    .min_bytes = *size, .max_bytes = *size, .step_bytes = 1,
+                    .prefs = c->prefs};
+  g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
+  if (!fs_coll_bench(c->np, &s->sys, s->comm, &sw, s->net, fs_coll_topo_xfer, s->tnet, rows,
+                     error))
+    return FALSE;
+  const FsNcclTestsRow *r = &g_array_index(rows, FsNcclTestsRow, 0);
+  *predicted = busbw ? r->oop_busbw : r->oop_time_us;
+  return TRUE;
+}
+
+const FsValKind fs_val_kind_nccl_tests = {
+  "nccl-tests",
+  "nccl-tests rows: the collective simulated on the table's topology (fabricsim coll)",
+  nccl_prepare,
+  nccl_predict,
+  nccl_free,
+};

@@ -1,0 +1,386 @@
+/* validate.c — reference tables, the runner and its statistics (see
+ * validate.h).  The kinds themselves live in validate-kinds.c. */
+#include "calib/validate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "util/units.h"
+
+G_DEFINE_QUARK(fs-val-error-quark, fs_val_error)
+
+void fs_val_table_free(FsValTable *t)
+{
+  if (t == NULL)
+    return;
+  g_free(t->file);
+  g_free(t->name);
+  g_ptr_array_free(t->keys, TRUE);
+  g_ptr_array_free(t->values, TRUE);
+  g_ptr_array_free(t->key_lines, TRUE);
+  g_strfreev(t->cols);
+  for (guint i = 0; i < t->nrows; i++)
+    g_strfreev(t->cells[i]);
+  g_free(t->cells);
+  g_free(t->row_lines);
+  g_free(t->bar_metric);
+  g_free(t);
+}
+
+/* Splits a CSV line on commas (no quoting: reference tables hold numbers
+ * and short words), trimming blanks. */
+static char **split_csv(const char *line)
+{
+  char **f = g_strsplit(line, ",", -1);
+  for (guint i = 0; f[i]; i++)
+    g_strstrip(f[i]);
+  return f;
+}
+
+static int key_index(const FsValTable *t, const char *key)
+{
+  for (guint i = 0; i < t->keys->len; i++)
+    if (strcmp(g_ptr_array_index(t->keys, i), key) == 0)
+      return (int)i;
+  return -1;
+}
+
+/* "busbw within 10% for size >= 64MiB" → metric, percent, minimum size. */
+static gboolean parse_bar(FsValTable *t, GError **error)
+{
+  int ki = key_index(t, "bar");
+  if (ki < 0) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, 1, 1,
+                    "missing \"# bar: METRIC within N%% [for size >= SIZE]\" header");
+    return FALSE;
+  }
+  const char *bar = g_ptr_array_index(t->values, ki);
+  int line = GPOINTER_TO_INT(g_ptr_array_index(t->key_lines, ki));
+  g_auto(GStrv) w = g_strsplit_set(bar, " \t", -1);
+  GPtrArray *words = g_ptr_array_new();
+  for (guint i = 0; w[i]; i++)
+    if (w[i][0] != '\0')
+      g_ptr_array_add(words, w[i]);
+  guint n = words->len;
+  gboolean ok = n >= 3 && strcmp(g_ptr_array_index(words, 1), "within") == 0;
+  char *end = NULL;
+  double pct = 0;
+  if (ok) {
+    const char *p = g_ptr_array_index(words, 2);
+    pct = g_ascii_strtod(p, &end);
+    ok = end != p && strcmp(end, "%") == 0 && pct > 0 && pct <= 1000;
+  }
+  uint64_t min_size = 0;
+  if (ok && n > 3) {
+    ok = n == 7 && strcmp(g_ptr_array_index(words, 3), "for") == 0 &&
+         strcmp(g_ptr_array_index(words, 4), "size") == 0 &&
+         strcmp(g_ptr_array_index(words, 5), ">=") == 0;
+    if (ok) {
+      GError *e = NULL;
+      ok = fs_parse_size(g_ptr_array_index(words, 6), &min_size, &e);
+      g_clear_error(&e);
+    }
+  }
+  if (ok)
+    t->bar_metric = g_strdup(g_ptr_array_index(words, 0));
+  g_ptr_array_free(words, TRUE);
+  if (!ok) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, line, 3,
+                    "bar \"%s\": expected \"METRIC within N%% [for size >= SIZE]\"", bar);
+    return FALSE;
+  }
+  t->bar_pct = pct;
+  t->bar_min_size = min_size;
+  return TRUE;
+}
+
+FsValTable *fs_val_table_load(const char *path, GError **error)
+{
+  g_return_val_if_fail(path != NULL, NULL);
+  g_autofree char *text = NULL;
+  GError *e = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &e)) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_IO, path, 0, 0, "cannot read: %s",
+                    e->message);
+    g_error_free(e);
+    return NULL;
+  }
+  g_autoptr(FsValTable) t = g_new0(FsValTable, 1);
+  t->file = g_strdup(path);
+  g_autofree char *base = g_path_get_basename(path);
+  if (g_str_has_suffix(base, ".csv"))
+    base[strlen(base) - 4] = '\0';
+  t->name = g_strdup(base);
+  t->keys = g_ptr_array_new_with_free_func(g_free);
+  t->values = g_ptr_array_new_with_free_func(g_free);
+  t->key_lines = g_ptr_array_new();
+  GPtrArray *rows = g_ptr_array_new();
+  GArray *lines = g_array_new(FALSE, FALSE, sizeof(int));
+  g_auto(GStrv) all = g_strsplit(text, "\n", -1);
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && all[i]; i++) {
+    char *l = all[i];
+    gsize len = strlen(l);
+    if (len > 0 && l[len - 1] == '\r')
+      l[len - 1] = '\0';
+    int line = (int)i + 1;
+    if (l[0] == '#') {
+      /* "# key: value" where key is a lower-case word; other comments are prose. */
+      const char *p = l + 1;
+      while (*p == ' ')
+        p++;
+      const char *k = p;
+      while (g_ascii_islower(*p) || *p == '_')
+        p++;
+      if (p > k && *p == ':') {
+        g_autofree char *key = g_strndup(k, (gsize)(p - k));
+        g_autofree char *val = g_strstrip(g_strdup(p + 1));
+        int ki = key_index(t, key);
+        if (ki >= 0) {
+          char *joined = g_strdup_printf("%s %s", (char *)g_ptr_array_index(t->values, ki), val);
+          g_free(g_ptr_array_index(t->values, ki));
+          g_ptr_array_index(t->values, ki) = joined;
+        } else {
+          g_ptr_array_add(t->keys, g_steal_pointer(&key));
+          g_ptr_array_add(t->values, g_steal_pointer(&val));
+          g_ptr_array_add(t->key_lines, GINT_TO_POINTER(line));
+        }
+      }
+      continue;
+    }
+    if (g_strstrip(l)[0] == '\0')
+      continue;
+    char **f = split_csv(l);
+    if (t->cols == NULL) {
+      t->cols = f;
+      t->ncols = g_strv_length(f);
+      t->header_line = line;
+      continue;
+    }
+    if (g_strv_length(f) != t->ncols) {
+      fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, path, line, 1,
+                      "row has %u fields; the header (line %d) names %u", g_strv_length(f),
+                      t->header_line, t->ncols);
+      g_strfreev(f);
+      ok = FALSE;
+      break;
+    }
+    g_ptr_array_add(rows, f);
+    g_array_append_val(lines, line);
+  }
+  t->nrows = rows->len;
+  t->cells = (char ***)g_ptr_array_free(rows, FALSE);
+  t->row_lines = (int *)(void *)g_array_free(lines, FALSE);
+  if (!ok)
+    return NULL;
+  if (t->cols == NULL || t->nrows == 0) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, path, 1, 1,
+                    "no table: expected a header line of column names and at least one row");
+    return NULL;
+  }
+  if (fs_val_table_require(t, "source", error) == NULL ||
+      fs_val_table_require(t, "kind", error) == NULL || !parse_bar(t, error))
+    return NULL;
+  return g_steal_pointer(&t);
+}
+
+const char *fs_val_table_key(const FsValTable *t, const char *key)
+{
+  int i = key_index(t, key);
+  return i < 0 ? NULL : g_ptr_array_index(t->values, i);
+}
+
+const char *fs_val_table_require(const FsValTable *t, const char *key, GError **error)
+{
+  const char *v = fs_val_table_key(t, key);
+  if (v == NULL || v[0] == '\0')
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_KIND, t->file, 1, 1,
+                    "missing \"# %s: ...\" header", key);
+  return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+int fs_val_table_col(const FsValTable *t, const char *name, GError **error)
+{
+  for (guint i = 0; i < t->ncols; i++)
+    if (strcmp(t->cols[i], name) == 0)
+      return (int)i;
+  if (error != NULL)
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_KIND, t->file, t->header_line, 1,
+                    "no column \"%s\"", name);
+  return -1;
+}
+
+/* Column (1-based) where field col of a row starts, for messages. */
+static int cell_col(const FsValTable *t, guint row, int col)
+{
+  int c = 1;
+  for (int i = 0; i < col; i++)
+    c += (int)strlen(t->cells[row][i]) + 1;
+  return c;
+}
+
+gboolean fs_val_table_u64(const FsValTable *t, guint row, int col, uint64_t *out, GError **error)
+{
+  const char *s = t->cells[row][col];
+  char *end;
+  errno = 0;
+  guint64 v = g_ascii_strtoull(s, &end, 10);
+  if (!g_ascii_isdigit(s[0]) || *end != '\0' || errno == ERANGE) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row],
+                    cell_col(t, row, col), "column \"%s\": expected an integer, got \"%s\"",
+                    t->cols[col], s);
+    return FALSE;
+  }
+  *out = v;
+  return TRUE;
+}
+
+gboolean fs_val_table_double(const FsValTable *t, guint row, int col, double *out, GError **error)
+{
+  const char *s = t->cells[row][col];
+  char *end;
+  double v = g_ascii_strtod(s, &end);
+  if (end == s || *end != '\0' || !isfinite(v)) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row],
+                    cell_col(t, row, col), "column \"%s\": expected a number, got \"%s\"",
+                    t->cols[col], s);
+    return FALSE;
+  }
+  *out = v;
+  return TRUE;
+}
+
+const FsValKind *fs_val_kind_find(const char *name)
+{
+  for (guint i = 0; fs_val_kinds[i]; i++)
+    if (strcmp(fs_val_kinds[i]->name, name) == 0)
+      return fs_val_kinds[i];
+  return NULL;
+}
+
+void fs_val_result_free(FsValResult *r)
+{
+  if (r == NULL)
+    return;
+  g_free(r->table);
+  g_free(r->file);
+  g_free(r->kind);
+  g_free(r->source);
+  g_free(r->bar);
+  g_array_free(r->rows, TRUE);
+  g_free(r);
+}
+
+FsValResult *fs_val_run(const FsValTable *t, const FsCatalog *cat, GError **error)
+{
+  g_return_val_if_fail(t != NULL && cat != NULL, NULL);
+  g_autoptr(FsValResult) r = g_new0(FsValResult, 1);
+  r->table = g_strdup(t->name);
+  r->file = g_strdup(t->file);
+  r->kind = g_strdup(fs_val_table_key(t, "kind"));
+  r->source = g_strdup(fs_val_table_key(t, "source"));
+  r->bar = g_strdup(fs_val_table_key(t, "bar"));
+  r->rows = g_array_new(FALSE, TRUE, sizeof(FsValRow));
+  const FsValKind *k = fs_val_kind_find(r->kind);
+  r->pass = TRUE;
+  if (k == NULL)
+    return g_steal_pointer(&r);
+  void *ctx = NULL;
+  if (!k->prepare(t, cat, &ctx, error))
+    return NULL;
+  r->ran = TRUE;
+  double sum = 0;
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < t->nrows; i++) {
+    FsValRow row = {.row = i, .line = t->row_lines[i]};
+    ok = k->predict(ctx, t, i, t->bar_metric, &row.predicted, &row.measured, &row.size, error);
+    if (!ok)
+      break;
+    row.error_pct = row.measured != 0 ? 100 * (row.predicted - row.measured) / row.measured : NAN;
+    row.in_scope = row.size >= t->bar_min_size && isfinite(row.error_pct);
+    if (row.in_scope) {
+      r->in_scope++;
+      sum += fabs(row.error_pct);
+      r->max_abs_pct = MAX(r->max_abs_pct, fabs(row.error_pct));
+    }
+    g_array_append_val(r->rows, row);
+  }
+  if (k->free_ctx != NULL)
+    k->free_ctx(ctx);
+  if (!ok)
+    return NULL;
+  r->mape = r->in_scope > 0 ? sum / r->in_scope : 0;
+  r->pass = r->in_scope > 0 && r->mape <= t->bar_pct;
+  return g_steal_pointer(&r);
+}
+
+static gint cmp_str(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+GPtrArray *fs_val_list_tables(const char *dir, GError **error)
+{
+  GError *e = NULL;
+  g_autoptr(GDir) d = g_dir_open(dir, 0, &e);
+  if (d == NULL) {
+    g_set_error(error, FS_VAL_ERROR, FS_VAL_ERROR_IO, "cannot open reference folder: %s",
+                e->message);
+    g_error_free(e);
+    return NULL;
+  }
+  GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+  for (const char *n; (n = g_dir_read_name(d)) != NULL;)
+    if (g_str_has_suffix(n, ".csv") && n[0] != '.')
+      g_ptr_array_add(files, g_build_filename(dir, n, NULL));
+  g_ptr_array_sort(files, cmp_str);
+  return files;
+}
+
+const char *fs_val_default_dir(void)
+{
+  const char *env = g_getenv("FABRICSIM_VALIDATION");
+  if (env != NULL && env[0] != '\0')
+    return env;
+  static char *dir = NULL;
+  if (g_once_init_enter(&dir)) {
+    char *d = g_canonicalize_filename(FS_SOURCE_MODELS_DIR "/../validation/reference", NULL);
+    g_once_init_leave(&dir, d);
+  }
+  return dir;
+}
+
+static void set(json_t *o, const char *k, json_t *v) { json_object_set_new(o, k, v); }
+
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+json_t *fs_val_result_json(const FsValResult *r)
+{
+  json_t *o = json_object();
+  set(o, "table", json_string(r->table));
+  set(o, "file", json_string(r->file));
+  set(o, "kind", json_string(r->kind));
+  set(o, "source", json_string(r->source));
+  set(o, "bar", json_string(r->bar));
+  set(o, "ran", json_boolean(r->ran));
+  set(o, "pass", json_boolean(r->pass));
+  set(o, "rows_in_scope", json_integer(r->in_scope));
+  set(o, "mape_pct", r->ran ? num(r->mape) : json_null());
+  set(o, "max_abs_pct", r->ran ? num(r->max_abs_pct) : json_null());
+  json_t *rows = json_array();
+  for (guint i = 0; i < r->rows->len; i++) {
+    const FsValRow *row = &g_array_index(r->rows, FsValRow, i);
+    json_t *ro = json_object();
+    set(ro, "line", json_integer(row->line));
+    set(ro, "size_bytes", json_integer((json_int_t)row->size));
+    set(ro, "predicted", num(row->predicted));
+    set(ro, "measured", num(row->measured));
+    set(ro, "error_pct", num(row->error_pct));
+    set(ro, "in_scope", json_boolean(row->in_scope));
+    json_array_append_new(rows, ro);
+  }
+  set(o, "rows", rows);
+  return o;
+}

@@ -1,0 +1,140 @@
+/* validate.h — `fabricsim validate`: published and measured reference
+ * tables (the CSV files of validation/reference, format in validation/reference/
+ * README.md), the simulator's prediction for every row, the error per row
+ * and the mean absolute percentage error (MAPE) per table against the
+ * table's error bar.
+ *
+ * A table is a CSV file whose leading `# key: value` comments say where
+ * it comes from (`source`, required), which runner predicts it (`kind`,
+ * required), what the prediction must achieve (`bar`, required:
+ * "METRIC within N% [for size >= SIZE]") and whatever the kind needs
+ * (`gpu`, `topology`, `collective`, …).  The first other line names the
+ * columns; then one row per line.
+ *
+ * Runners register by kind in a table of callbacks (fs_val_kinds): a kind
+ * prepares a context from the table's header (loading a topology, a
+ * model), then predicts each row's metric and reads its measured value.
+ * Other modules add kinds by adding an entry to that table (validate-
+ * kinds.c).  A table whose kind has no runner in this build is reported
+ * as not run and does not fail the run.
+ *
+ * The bar holds when the MAPE over the rows in its scope is at most N %.
+ *
+ * Ownership: FsValTable owns its strings; results own theirs.  Errors:
+ * FS_VAL_ERROR with "file:line:col: sentence" for a malformed table.
+ */
+#pragma once
+
+#include <glib.h>
+#include <jansson.h>
+#include <stdint.h>
+
+#include "catalog/catalog.h"
+
+G_BEGIN_DECLS
+
+#define FS_VAL_ERROR (fs_val_error_quark())
+GQuark fs_val_error_quark(void);
+
+typedef enum {
+  FS_VAL_ERROR_PARSE,   /* a malformed table or header */
+  FS_VAL_ERROR_KIND,    /* a kind's own requirement (a missing key, column) */
+  FS_VAL_ERROR_IO,
+} FsValError;
+
+typedef struct {
+  char *file;
+  char *name;             /* file name without folder and .csv */
+  GPtrArray *keys;        /* char *, header comment keys in file order */
+  GPtrArray *values;      /* char *, their values (repeated keys: joined by " ") */
+  GPtrArray *key_lines;   /* GINT_TO_POINTER(line) of each key */
+  guint ncols;
+  char **cols;            /* column names */
+  int header_line;
+  guint nrows;
+  char ***cells;          /* nrows × ncols strings */
+  int *row_lines;
+  /* The parsed bar. */
+  char *bar_metric;
+  double bar_pct;
+  uint64_t bar_min_size;  /* 0: every row */
+} FsValTable;
+
+FsValTable *fs_val_table_load(const char *path, GError **error);
+void fs_val_table_free(FsValTable *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsValTable, fs_val_table_free)
+
+/* The value of a header key, or NULL. */
+const char *fs_val_table_key(const FsValTable *t, const char *key);
+/* The same, or an error naming the table and the key when absent. */
+const char *fs_val_table_require(const FsValTable *t, const char *key, GError **error);
+/* Column index by name, or -1 (with an error when error is non-NULL). */
+int fs_val_table_col(const FsValTable *t, const char *name, GError **error);
+/* Typed cells with file:line:col errors. */
+gboolean fs_val_table_u64(const FsValTable *t, guint row, int col, uint64_t *out, GError **error);
+gboolean fs_val_table_double(const FsValTable *t, guint row, int col, double *out,
+                             GError **error);
+
+/* ---- kinds ------------------------------------------------------------------ */
+
+typedef struct {
+  const char *name;      /* `kind:` value */
+  const char *summary;   /* one line for --list-kinds */
+  /* Reads the header and builds the context (cat borrowed, outlives ctx). */
+  gboolean (*prepare)(const FsValTable *t, const FsCatalog *cat, void **ctx, GError **error);
+  /* Predicted and measured value of metric for row; *size the row's size
+   * in bytes for the bar's scope (0 when the row has none).  FALSE with an
+   * error for a metric the kind does not predict or a bad cell. */
+  gboolean (*predict)(void *ctx, const FsValTable *t, guint row, const char *metric,
+                      double *predicted, double *measured, uint64_t *size, GError **error);
+  void (*free_ctx)(void *ctx);
+} FsValKind;
+
+/* NULL-terminated, in listing order. */
+extern const FsValKind *const fs_val_kinds[];
+const FsValKind *fs_val_kind_find(const char *name);
+
+/* ---- running ------------------------------------------------------------------ */
+
+typedef struct {
+  guint row;
+  int line;
+  uint64_t size;
+  double predicted, measured;
+  double error_pct;       /* 100 × (predicted − measured) / measured */
+  gboolean in_scope;      /* counted by the bar */
+} FsValRow;
+
+typedef struct {
+  char *table;            /* name */
+  char *file;
+  char *kind;
+  char *source;
+  char *bar;              /* as written */
+  gboolean ran;           /* FALSE: no runner for the kind in this build */
+  GArray *rows;           /* FsValRow */
+  guint in_scope;
+  double mape;            /* over rows in scope, % */
+  double max_abs_pct;     /* over rows in scope */
+  gboolean pass;          /* ran and mape <= bar (TRUE when not run) */
+} FsValResult;
+
+void fs_val_result_free(FsValResult *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsValResult, fs_val_result_free)
+
+/* Runs one table against cat.  NULL with error for a malformed table or a
+ * kind's error; a kind without a runner gives a result with ran = FALSE. */
+FsValResult *fs_val_run(const FsValTable *t, const FsCatalog *cat, GError **error);
+
+/* The *.csv files of dir, sorted by name (caller frees the array). */
+GPtrArray *fs_val_list_tables(const char *dir, GError **error);
+
+/* The reference folder: $FABRICSIM_VALIDATION if set, else the source
+ * tree's validation/reference.  Borrowed. */
+const char *fs_val_default_dir(void);
+
+/* JSON of a result (table, file, kind, source, bar, ran, pass, mape_pct,
+ * max_abs_pct, rows[]).  New reference. */
+json_t *fs_val_result_json(const FsValResult *r);
+
+G_END_DECLS

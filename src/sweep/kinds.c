@@ -1,0 +1,501 @@
+/* kinds.c — the sweep's shared environment (catalog, compute curves,
+ * NCCL constants, topologies loaded once and read by every thread) and
+ * the table of point kinds: train (one step of a workload), coll (one
+ * collective at one size), p2p (one GPU-to-GPU transfer).  Adding a kind
+ * is one entry in fs_sweep_kinds[]. */
+#include <math.h>
+#include <string.h>
+
+#include "coll/bench.h"
+#include "coll/coll-topo.h"
+#include "coll/plan.h"
+#include "core/sim.h"
+#include "net/flow.h"
+#include "net/p2p.h"
+#include "net/route.h"
+#include "sweep/sweep.h"
+#include "util/error.h"
+#include "util/units.h"
+#include "workload/executor.h"
+#include "workload/spec.h"
+
+#define MAX_SETTINGS 256
+
+/* ---- environment ---- */
+
+typedef struct {
+  FsTopo *topo;
+  char *error;  /* the load's message when topo is NULL */
+} TopoEntry;
+
+struct FsSweepEnv {
+  FsCatalog *cat;
+  FsEfficiency *eff;
+  FsNcclParams *nccl;
+  GHashTable *topos;  /* key (path + defines) → TopoEntry*; lookups only */
+};
+
+static void topo_entry_free(TopoEntry *e)
+{
+  fs_topo_free(e->topo);
+  g_free(e->error);
+  g_free(e);
+}
+
+FsSweepEnv *fs_sweep_env_new(const char *models_dir, GError **error)
+{
+  g_autoptr(FsSweepEnv) env = g_new0(FsSweepEnv, 1);
+  env->topos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                     (GDestroyNotify)topo_entry_free);
+  if ((env->cat = fs_catalog_load_default(models_dir, error)) == NULL)
+    return NULL;
+  g_autofree char *cdir = models_dir ? g_build_filename(models_dir, "compute", NULL) : NULL;
+  if ((env->eff = fs_efficiency_load_default(cdir, error)) == NULL)
+    return NULL;
+  if ((env->nccl = fs_nccl_params_load_default(error)) == NULL)
+    return NULL;
+  return g_steal_pointer(&env);
+}
+
+void fs_sweep_env_free(FsSweepEnv *env)
+{
+  if (env == NULL)
+    return;
+  g_hash_table_unref(env->topos);
+  fs_nccl_params_free(env->nccl);
+  fs_efficiency_free(env->eff);
+  fs_catalog_free(env->cat);
+  g_free(env);
+}
+
+const FsCatalog *fs_sweep_env_catalog(const FsSweepEnv *env) { return env->cat; }
+const FsEfficiency *fs_sweep_env_efficiency(const FsSweepEnv *env) { return env->eff; }
+const FsNcclParams *fs_sweep_env_nccl(const FsSweepEnv *env) { return env->nccl; }
+
+/* The point's topology key and its -D list (defines: NULL-terminated,
+ * strings borrowed from the spec, in setting order). */
+static char *topo_key(const FsSweepSpec *s, guint point, GPtrArray *defines)
+{
+  const char *keys[MAX_SETTINGS], *vals[MAX_SETTINGS];
+  guint n = fs_sweep_point_settings(s, point, keys, vals, MAX_SETTINGS - 1);
+  g_autofree char *path = fs_sweep_point_path(s, point, "topology");
+  if (path == NULL)
+    return NULL;
+  GString *k = g_string_new(path);
+  for (guint i = 0; i < n; i++)
+    if (g_str_has_prefix(keys[i], "D.")) {
+      g_string_append_printf(k, "\n%s=%s", keys[i] + 2, vals[i]);
+      if (defines != NULL)
+        g_ptr_array_add(defines, g_strdup_printf("%s=%s", keys[i] + 2, vals[i]));
+    }
+  return g_string_free(k, FALSE);
+}
+
+void fs_sweep_env_prepare(FsSweepEnv *env, const FsSweepSpec *s, guint first, guint stride)
+{
+  for (guint p = first; p < fs_sweep_spec_n_points(s); p += MAX(stride, 1u)) {
+    g_autoptr(GPtrArray) defs = g_ptr_array_new_with_free_func(g_free);
+    g_autofree char *key = topo_key(s, p, defs);
+    if (key == NULL || g_hash_table_contains(env->topos, key))
+      continue;
+    g_ptr_array_add(defs, NULL);
+    g_autofree char *path = fs_sweep_point_path(s, p, "topology");
+    GError *error = NULL;
+    TopoEntry *e = g_new0(TopoEntry, 1);
+    e->topo = fs_topo_load_file(path, env->cat, (const char *const *)defs->pdata, &error);
+    if (e->topo == NULL) {
+      e->error = g_strdup(error->message);
+      g_error_free(error);
+    }
+    g_hash_table_insert(env->topos, g_steal_pointer(&key), e);
+  }
+}
+
+const FsTopo *fs_sweep_env_topo(const FsSweepEnv *env, const FsSweepSpec *s, guint point,
+                                GError **error)
+{
+  g_autofree char *key = topo_key(s, point, NULL);
+  if (key == NULL) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC,
+                "point %u has no topology (set `topology:`)", point);
+    return NULL;
+  }
+  const TopoEntry *e = g_hash_table_lookup(env->topos, key);
+  if (e == NULL) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC,
+                "point %u: its topology was not prepared (fs_sweep_env_prepare)", point);
+    return NULL;
+  }
+  if (e->topo == NULL) {
+    g_set_error_literal(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, e->error);
+    return NULL;
+  }
+  return e->topo;
+}
+
+static gboolean point_model(const FsSweepSpec *s, guint point, FsNetModel *m, GError **error)
+{
+  const char *name = fs_sweep_point_get(s, point, "model");
+  *m = FS_NET_MAXMIN;
+  if (name != NULL && !fs_net_model_from_name(name, m)) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC,
+                "unknown flow model \"%s\" (maxmin or analytic)", name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean is_common(const char *key)
+{
+  return strcmp(key, "topology") == 0 || strcmp(key, "workload") == 0 ||
+         strcmp(key, "model") == 0 || g_str_has_prefix(key, "D.");
+}
+
+static char *num(double v)
+{
+  if (!isfinite(v))
+    v = 0;
+  return g_strdup_printf("%.9g", v);
+}
+
+/* ---- train ---- */
+
+/* The workload override a sweep key names: the key itself, --key,
+ * --key with '_' as '-', parallel.key or training.key. */
+static const char *train_override(const char *key, char *buf, gsize len)
+{
+  const char *const *names = fs_workload_override_names();
+  g_autofree char *dashed = g_strdelimit(g_strdup(key), "_", '-');
+  const char *forms[] = { "%s", "--%s", "--%s", "parallel.%s", "training.%s" };
+  for (guint f = 0; f < G_N_ELEMENTS(forms); f++) {
+    g_snprintf(buf, len, forms[f], f == 2 ? dashed : key);
+    for (guint i = 0; names[i] != NULL; i++)
+      if (strcmp(names[i], buf) == 0)
+        return buf;
+  }
+  return NULL;
+}
+
+static gboolean train_accepts(const char *key)
+{
+  char buf[128];
+  return train_override(key, buf, sizeof buf) != NULL;
+}
+
+static const FsSweepColumn train_columns[] = {
+  {"gpus", FS_COL_NUM}, {"gpu", FS_COL_STR}, {"tp", FS_COL_NUM}, {"pp", FS_COL_NUM},
+  {"dp", FS_COL_NUM}, {"cp", FS_COL_NUM}, {"ep", FS_COL_NUM}, {"zero_stage", FS_COL_NUM},
+  {"micro_batch", FS_COL_NUM}, {"microbatches", FS_COL_NUM}, {"step_time_s", FS_COL_NUM},
+  {"tokens_per_s", FS_COL_NUM}, {"model_tflops_per_gpu", FS_COL_NUM}, {"mfu", FS_COL_NUM},
+  {"exposed_comm_s", FS_COL_NUM}, {"bubble_s", FS_COL_NUM}, {"memory_gib", FS_COL_NUM},
+  {"fits", FS_COL_NUM}, {"energy_j", FS_COL_NUM}, {NULL, 0},
+};
+
+static gboolean train_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point, char **v,
+                          GError **error)
+{
+  const FsTopo *topo = fs_sweep_env_topo(env, s, point, error);
+  if (topo == NULL)
+    return FALSE;
+  g_autofree char *wpath = fs_sweep_point_path(s, point, "workload");
+  if (wpath == NULL) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "a train point needs `workload:`");
+    return FALSE;
+  }
+  FsTrainOptions opt;
+  fs_train_options_init(&opt);
+  if (!point_model(s, point, &opt.net_model, error))
+    return FALSE;
+  g_autoptr(FsWorkload) w = fs_workload_load_file(wpath, NULL, error);
+  if (w == NULL)
+    return FALSE;
+  const char *keys[MAX_SETTINGS], *vals[MAX_SETTINGS];
+  guint n = fs_sweep_point_settings(s, point, keys, vals, MAX_SETTINGS - 1);
+  for (guint i = 0; i < n; i++) {
+    char buf[128];
+    if (is_common(keys[i]))
+      continue;
+    const char *name = train_override(keys[i], buf, sizeof buf);
+    if (!fs_workload_apply_override(w, name, vals[i], error))
+      return FALSE;
+  }
+  guint ngpus;
+  fs_topo_gpus(topo, &ngpus);
+  if (!fs_workload_resolve(w, ngpus, error))
+    return FALSE;
+  g_autoptr(FsTrain) t = fs_train_new(topo, w, env->eff, env->nccl, &opt, error);
+  if (t == NULL || !fs_train_run(t, error))
+    return FALSE;
+  const FsTrainResult *r = fs_train_result(t);
+  FsMemoryBreakdown mem;
+  if (!fs_workload_memory_estimate(w, r->gpu, &mem, error))
+    return FALSE;
+  FsTime exposed = 0, bubble = 0;
+  for (guint i = 0; i < r->classes->len; i++) {
+    const FsTrainClass *c = &g_array_index(r->classes, FsTrainClass, i);
+    FsTime e = 0;
+    for (guint k = 0; k < FS_CAT_N; k++)
+      if (fs_op_cat_is_comm(k))
+        e += c->time.exposed[k];
+    exposed = MAX(exposed, e);
+    bubble = MAX(bubble, c->time.bubble);
+  }
+  guint k = 0;
+  v[k++] = g_strdup_printf("%u", r->gpus);
+  v[k++] = g_strdup(r->gpu_name);
+  v[k++] = g_strdup_printf("%u", w->tp);
+  v[k++] = g_strdup_printf("%u", w->pp);
+  v[k++] = g_strdup_printf("%u", w->dp);
+  v[k++] = g_strdup_printf("%u", w->cp);
+  v[k++] = g_strdup_printf("%u", w->ep);
+  v[k++] = g_strdup_printf("%u", w->zero_stage);
+  v[k++] = g_strdup_printf("%u", w->micro_batch);
+  v[k++] = g_strdup_printf("%u", r->microbatches);
+  v[k++] = num(fs_time_to_s(r->step_time));
+  v[k++] = num(r->tokens_per_s);
+  v[k++] = num(r->tflops_per_gpu);
+  v[k++] = num(r->mfu);
+  v[k++] = num(fs_time_to_s(exposed));
+  v[k++] = num(fs_time_to_s(bubble));
+  v[k++] = num(mem.total / 1073741824.0);
+  v[k++] = g_strdup(mem.fits ? "1" : "0");
+  v[k++] = num(r->energy_j);
+  return TRUE;
+}
+
+/* ---- coll ---- */
+
+static gboolean coll_accepts(const char *key)
+{
+  static const char *const keys[] = { "op", "size", "gpus", "dtype", "algo", "proto",
+                                      "channels", NULL };
+  return g_strv_contains(keys, key);
+}
+
+static const FsSweepColumn coll_columns[] = {
+  {"nranks", FS_COL_NUM}, {"bytes", FS_COL_NUM}, {"time_us", FS_COL_NUM},
+  {"algbw_GBps", FS_COL_NUM}, {"busbw_GBps", FS_COL_NUM}, {"algo", FS_COL_STR},
+  {"proto", FS_COL_STR}, {"channels", FS_COL_NUM}, {NULL, 0},
+};
+
+static gboolean coll_prefs(const FsSweepSpec *s, guint point, FsCollSweep *sw, GError **error)
+{
+  fs_coll_prefs_init(&sw->prefs);
+  const char *v;
+  sw->op = FS_COLL_ALL_REDUCE;
+  if ((v = fs_sweep_point_get(s, point, "op")) != NULL && !fs_coll_op_from_name(v, &sw->op)) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "unknown collective \"%s\"", v);
+    return FALSE;
+  }
+  sw->dtype = FS_COLL_DT_FLOAT;
+  if ((v = fs_sweep_point_get(s, point, "dtype")) != NULL && !fs_coll_dtype_from_name(v, &sw->dtype)) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "unknown data type \"%s\"", v);
+    return FALSE;
+  }
+  sw->redop = FS_COLL_REDOP_SUM;
+  uint64_t bytes = 128u << 20;
+  if ((v = fs_sweep_point_get(s, point, "size")) != NULL && !fs_parse_size(v, &bytes, error))
+    return FALSE;
+  sw->min_bytes = sw->max_bytes = bytes;
+  sw->step_factor = 2;
+  if ((v = fs_sweep_point_get(s, point, "algo")) != NULL &&
+      (sw->prefs.algo = fs_coll_algo_find(v)) == NULL) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "unknown algorithm \"%s\"", v);
+    return FALSE;
+  }
+  if ((v = fs_sweep_point_get(s, point, "proto")) != NULL) {
+    FsCollProto p;
+    if (!fs_coll_proto_from_name(v, &p)) {
+      g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC,
+                  "unknown protocol \"%s\"; expected LL, LL128 or Simple", v);
+      return FALSE;
+    }
+    sw->prefs.proto = (int)p;
+  }
+  if ((v = fs_sweep_point_get(s, point, "channels")) != NULL) {
+    char *end;
+    guint64 c = g_ascii_strtoull(v, &end, 10);
+    if (*end != '\0' || c < 1 || c > 64) {
+      g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "channels must be 1 to 64, not \"%s\"", v);
+      return FALSE;
+    }
+    sw->prefs.channels = (guint)c;
+  }
+  return TRUE;
+}
+
+static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point, char **v,
+                         GError **error)
+{
+  const FsTopo *topo = fs_sweep_env_topo(env, s, point, error);
+  if (topo == NULL)
+    return FALSE;
+  FsCollSweep sw = {0};
+  FsNetModel model;
+  if (!coll_prefs(s, point, &sw, error) || !point_model(s, point, &model, error))
+    return FALSE;
+  const char *gtext = fs_sweep_point_get(s, point, "gpus");
+  guint n = 0;
+  g_autofree guint *gpus = fs_coll_parse_gpus(topo, gtext ? gtext : "all", &n, error);
+  if (gpus == NULL)
+    return FALSE;
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
+  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, error);
+  if (comm == NULL)
+    return FALSE;
+  FsCollSysInfo sys;
+  if (!fs_coll_sysinfo_from_topo(env->nccl, router, comm, &sys, error))
+    return FALSE;
+  g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
+  if (!fs_coll_bench(env->nccl, &sys, comm, &sw, net, fs_coll_topo_xfer, tnet, rows, error))
+    return FALSE;
+  const FsNcclTestsRow *r = &g_array_index(rows, FsNcclTestsRow, 0);
+  guint k = 0;
+  v[k++] = g_strdup_printf("%u", n);
+  v[k++] = g_strdup_printf("%" G_GUINT64_FORMAT, r->sizes.size);
+  v[k++] = num(r->oop_time_us);
+  v[k++] = num(r->oop_algbw);
+  v[k++] = num(r->oop_busbw);
+  v[k++] = g_strdup(r->algo ? r->algo : "");
+  v[k++] = g_strdup(r->proto ? r->proto : "");
+  v[k++] = g_strdup_printf("%u", r->channels);
+  return TRUE;
+}
+
+/* ---- p2p ---- */
+
+static gboolean p2p_accepts(const char *key)
+{
+  static const char *const keys[] = { "src", "dst", "size", NULL };
+  return g_strv_contains(keys, key);
+}
+
+static const FsSweepColumn p2p_columns[] = {
+  {"src_gpu", FS_COL_NUM}, {"dst_gpu", FS_COL_NUM}, {"bytes", FS_COL_NUM}, {"uni_GBps", FS_COL_NUM},
+  {"bi_GBps", FS_COL_NUM}, {"latency_us", FS_COL_NUM}, {"transport", FS_COL_STR},
+  {"h2d_GBps", FS_COL_NUM}, {NULL, 0},
+};
+
+static gboolean gpu_index(const char *v, guint n, guint *out, GError **error)
+{
+  char *end;
+  guint64 i = g_ascii_strtoull(v, &end, 10);
+  if (*v == '\0' || *end != '\0' || i >= n) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC,
+                "GPU \"%s\" is not an index of the topology's %u GPUs (placement order)", v, n);
+    return FALSE;
+  }
+  *out = (guint)i;
+  return TRUE;
+}
+
+/* One GPU pair (src, dst: indices in placement order, default 0 and 1). */
+static gboolean p2p_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point, char **v,
+                        GError **error)
+{
+  const FsTopo *topo = fs_sweep_env_topo(env, s, point, error);
+  if (topo == NULL)
+    return FALSE;
+  FsNetModel model;
+  if (!point_model(s, point, &model, error))
+    return FALSE;
+  guint n, src = 0, dst = 1;
+  fs_topo_gpus(topo, &n);
+  const char *t;
+  if ((t = fs_sweep_point_get(s, point, "src")) != NULL && !gpu_index(t, n, &src, error))
+    return FALSE;
+  if ((t = fs_sweep_point_get(s, point, "dst")) != NULL && !gpu_index(t, n, &dst, error))
+    return FALSE;
+  if (dst >= n || src == dst) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "p2p needs two different GPUs");
+    return FALSE;
+  }
+  uint64_t bytes = 64u << 20;
+  if ((t = fs_sweep_point_get(s, point, "size")) != NULL && !fs_parse_size(t, &bytes, error))
+    return FALSE;
+  if (bytes == 0) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "size must be > 0");
+    return FALSE;
+  }
+  g_autoptr(FsP2pResult) r = fs_p2p_measure(topo, model, NULL, bytes, MAX(src, dst) + 1);
+  guint k = src * r->n + dst;
+  if (!r->routed[k]) {
+    g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "no route from GPU %u to GPU %u", src, dst);
+    return FALSE;
+  }
+  guint c = 0;
+  v[c++] = g_strdup_printf("%u", src);
+  v[c++] = g_strdup_printf("%u", dst);
+  v[c++] = g_strdup_printf("%" G_GUINT64_FORMAT, bytes);
+  v[c++] = num(r->uni_gbps[k]);
+  v[c++] = num(r->bi_gbps[k]);
+  v[c++] = num(r->latency_us[k]);
+  v[c++] = g_strdup(fs_route_kind_name(r->kind[k]));
+  v[c++] = num(r->h2d_gbps[src]);
+  return TRUE;
+}
+
+/* ---- table ---- */
+
+static const FsSweepKind kind_train = {
+  "train", "one training step of `workload` on `topology` (overrides: tp, pp, micro_batch, …)",
+  train_columns, train_accepts, train_run,
+};
+static const FsSweepKind kind_coll = {
+  "coll", "one collective (op, size, gpus, dtype, algo, proto, channels) on `topology`",
+  coll_columns, coll_accepts, coll_run,
+};
+
+static const FsSweepKind kind_p2p = {
+  "p2p", "one GPU-to-GPU transfer (src, dst, size) on `topology`: bandwidth, latency, transport",
+  p2p_columns, p2p_accepts, p2p_run,
+};
+
+const FsSweepKind *const fs_sweep_kinds[] = { &kind_train, &kind_coll, &kind_p2p, NULL };
+
+const FsSweepKind *fs_sweep_kind_find(const char *name)
+{
+  for (guint i = 0; fs_sweep_kinds[i] != NULL; i++)
+    if (strcmp(fs_sweep_kinds[i]->name, name) == 0)
+      return fs_sweep_kinds[i];
+  return NULL;
+}
+
+guint fs_sweep_kind_n_columns(const FsSweepKind *k)
+{
+  guint n = 0;
+  while (k->columns[n].name != NULL)
+    n++;
+  return n;
+}
+
+void fs_sweep_result_clear(FsSweepResult *r)
+{
+  g_clear_pointer(&r->error, g_free);
+  g_clear_pointer(&r->values, g_strfreev);
+}
+
+void fs_sweep_point_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point, FsSweepResult *r)
+{
+  const FsSweepKind *k = fs_sweep_spec_kind(s);
+  guint nc = fs_sweep_kind_n_columns(k);
+  char **v = g_new0(char *, nc + 1);
+  GError *error = NULL;
+  r->index = point;
+  r->ok = k->run(env, s, point, v, &error);
+  if (r->ok) {
+    r->values = v;
+    r->error = NULL;
+  } else {
+    g_strfreev(v);
+    r->values = NULL;
+    r->error = g_strdup(error ? error->message : "failed");
+    for (char *c = r->error; *c; c++)
+      if (*c == '\n' || *c == '\r')
+        *c = ' ';
+    g_clear_error(&error);
+  }
+}

@@ -1,0 +1,56 @@
+/* run.c — running a sweep's points on a GThreadPool.  Each worker runs
+ * whole points (fs_sweep_point_run: its own simulator, network, router and
+ * workload; the environment is shared read-only) and hands the result to
+ * the calling thread through a GAsyncQueue; the calling thread delivers
+ * results (completion order) and polls for results from elsewhere. */
+#include "sweep/sweep.h"
+
+typedef struct {
+  const FsSweepEnv *env;
+  const FsSweepSpec *spec;
+  GAsyncQueue *done;
+} Job;
+
+static void worker(gpointer data, gpointer user)
+{
+  Job *job = user;
+  FsSweepResult *r = g_new0(FsSweepResult, 1);
+  fs_sweep_point_run(job->env, job->spec, GPOINTER_TO_UINT(data) - 1, r);
+  g_async_queue_push(job->done, r);
+}
+
+gboolean fs_sweep_run(const FsSweepEnv *env, const FsSweepSpec *s, guint first, guint stride,
+                      guint threads, FsSweepResultFn on_result, FsSweepPollFn poll, void *ud,
+                      GError **error)
+{
+  stride = MAX(stride, 1u);
+  guint n = fs_sweep_spec_n_points(s);
+  guint todo = first < n ? (n - first + stride - 1) / stride : 0;
+  if (threads == 0)
+    threads = MAX(g_get_num_processors(), 1u);
+  threads = MIN(threads, MAX(todo, 1u));
+  Job job = { env, s, g_async_queue_new() };
+  GThreadPool *pool = g_thread_pool_new(worker, &job, (gint)threads, TRUE, error);
+  if (pool == NULL) {
+    g_async_queue_unref(job.done);
+    return FALSE;
+  }
+  /* Pushed in point order: the pool starts them in that order, which keeps
+   * the writer's buffer of out-of-order results small. */
+  for (guint p = first; p < n; p += stride)
+    g_thread_pool_push(pool, GUINT_TO_POINTER(p + 1), NULL);
+  for (guint got = 0; got < todo;) {
+    FsSweepResult *r = g_async_queue_timeout_pop(job.done, 20000);
+    if (poll != NULL)
+      poll(ud);
+    if (r == NULL)
+      continue;
+    on_result(r, ud);
+    fs_sweep_result_clear(r);
+    g_free(r);
+    got++;
+  }
+  g_thread_pool_free(pool, FALSE, TRUE);
+  g_async_queue_unref(job.done);
+  return TRUE;
+}

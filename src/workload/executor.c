@@ -1,0 +1,830 @@
+/* executor.c — builds and runs the op graph of one training step (see
+ * executor.h). */
+#include "workload/executor.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "compute/kernel.h"
+#include "compute/transformer.h"
+#include "util/error.h"
+#include "workload/placement.h"
+#include "workload/schedule.h"
+
+/* A simulated rank: one (stage, tp index) of replica dp = 0, cp = 0. */
+typedef struct {
+  guint rank, stage, tpi;
+  int gpu;
+  guint s_compute, s_pp, s_dp, s_fsdp, s_aux;
+  guint dp_comm;             /* gradient-reduction communicator (dp × cp group), or G_MAXUINT */
+  guint dp_size;
+  guint *dp_nodes;           /* the dp × cp group's GPU nodes */
+  GArray *comm_ops;          /* guint32: this rank's communication ops and incoming transfers */
+  double model_flops;
+} SimRank;
+
+/* A measured collective (DELAY ops): op, size and the first GPU of the group. */
+typedef struct {
+  FsCollOp op;
+  uint64_t unit;
+  guint first, n;
+  FsTime time;
+} Measure;
+
+/* Per-layer costs on one rank. */
+typedef struct {
+  FsTime fwd, bwd, recomp;
+  double mf_fwd, mf_bwd;
+  FsTime tp_fwd, tp_bwd;     /* measured TP collectives of the pass */
+  FsTime ep_fwd, ep_bwd;
+  FsTime cp_fwd, cp_bwd;
+  double params;             /* parameters held by the rank */
+} LayerCost;
+
+/* A gradient bucket of a model chunk, closed after `close_item` in the
+ * backward's order (a layer index, or -1 for the embedding, -2 for the head). */
+typedef struct {
+  guint chunk;
+  int close_item;
+  double params;
+} Bucket;
+
+struct FsTrain {
+  const FsTopo *topo;
+  const FsWorkload *w;
+  const FsEfficiency *eff;
+  const FsNcclParams *nccl;
+  FsTrainOptions opt;
+  FsSim *sim;
+  FsFlowNet *net;
+  FsRouter *router;
+  FsCollTopoNet *tnet;
+  /* A private network for measuring collectives alone. */
+  FsSim *isim;
+  FsFlowNet *inet;
+  FsRouter *irouter;
+  FsCollTopoNet *itnet;
+  FsOpGraph *g;
+  GArray *ranks;             /* SimRank */
+  GArray *measures;          /* Measure */
+  guint nj;                  /* TP ranks simulated per stage */
+  guint p, v, m;
+  GError *error;             /* the first error met while building ops */
+  FsTrainResult res;
+};
+
+void fs_train_options_init(FsTrainOptions *opt)
+{
+  opt->net_model = FS_NET_MAXMIN;
+  opt->full_tp_limit = 256;
+  opt->dp_isolated = FALSE;
+}
+
+static int gpu_node(const FsTrain *t, guint rank)
+{
+  guint n;
+  const guint *gpus = fs_topo_gpus(t->topo, &n);
+  return (int)gpus[fs_workload_gpu_of_rank(t->w, rank)];
+}
+
+/* The GPU nodes of rank's group along dim (caller frees); count in *n. */
+static guint *group_nodes(const FsTrain *t, FsParallelDim dim, guint rank, guint *n)
+{
+  *n = fs_workload_group_size(t->w, dim);
+  guint *r = g_new(guint, *n);
+  fs_workload_group(t->w, dim, rank, r);
+  for (guint i = 0; i < *n; i++)
+    r[i] = (guint)gpu_node(t, r[i]);
+  return r;
+}
+
+/* The time of op on the group (nodes), measured alone once per (op, size,
+ * group). */
+static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, uint64_t unit,
+                        FsTime *out, GError **error)
+{
+  *out = 0;
+  if (n < 2 || unit == 0)
+    return TRUE;
+  for (guint i = 0; i < t->measures->len; i++) {
+    const Measure *me = &g_array_index(t->measures, Measure, i);
+    if (me->op == op && me->unit == unit && me->first == nodes[0] && me->n == n) {
+      *out = me->time;
+      return TRUE;
+    }
+  }
+  if (t->isim == NULL) {
+    t->isim = fs_sim_new();
+    t->inet = fs_flownet_new(t->isim, t->opt.net_model);
+    t->irouter = fs_router_new(t->topo, t->inet, NULL);
+    t->itnet = fs_coll_topo_net_new(t->irouter);
+  }
+  FsOpEnv env = { t->isim, t->inet, t->irouter, t->itnet, t->nccl };
+  if (!fs_opgraph_measure_coll(&env, nodes, n, op, unit, out, error))
+    return FALSE;
+  Measure me = { op, unit, nodes[0], n, *out };
+  g_array_append_val(t->measures, me);
+  return TRUE;
+}
+
+static FsTime kernels_time(const FsTrain *t, GArray *k, const FsGpuModel *gpu, double *mf)
+{
+  FsTime d = fs_kernel_list_time((const FsKernel *)k->data, k->len, gpu, t->eff);
+  if (mf != NULL)
+    *mf = fs_kernels_model_flops(k);
+  g_array_unref(k);
+  return d;
+}
+
+/* Activation bytes of one micro-batch at a stage boundary, per TP rank. */
+static uint64_t boundary_bytes(const FsWorkload *w, guint last_layer)
+{
+  if (w->form == FS_MODEL_FORM_LAYERS)
+    return (uint64_t)(w->layers[last_layer].activations * w->micro_batch);
+  double b = (double)w->micro_batch * w->model.seq_len / w->cp * w->model.hidden * 2.0;
+  if (w->sequence_parallel)
+    b /= w->tp;
+  return (uint64_t)b;
+}
+
+/* Costs of layer l on the rank with GPU gpu and TP group tp_nodes. */
+static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const guint *tp_nodes,
+                           guint ntp, const guint *ep_nodes, guint nep, const guint *cp_nodes,
+                           guint ncp, LayerCost *c, GError **error)
+{
+  const FsWorkload *w = t->w;
+  memset(c, 0, sizeof *c);
+  if (w->form == FS_MODEL_FORM_LAYERS) {
+    c->fwd = kernels_time(t, fs_workload_layer_kernels(w, l, FS_PASS_FORWARD), gpu, &c->mf_fwd);
+    c->bwd = kernels_time(t, fs_workload_layer_kernels(w, l, FS_PASS_BACKWARD), gpu, &c->mf_bwd);
+    c->params = w->layers[l].params;
+    return TRUE;
+  }
+  FsTransformerRun run;
+  fs_workload_transformer_run(w, &run);
+  const FsTransformerConfig *cfg = &w->model;
+  c->fwd = kernels_time(t, fs_transformer_layer_kernels(cfg, &run, l, FS_PASS_FORWARD), gpu, &c->mf_fwd);
+  c->bwd = kernels_time(t, fs_transformer_layer_kernels(cfg, &run, l, FS_PASS_BACKWARD), gpu, &c->mf_bwd);
+  c->recomp = kernels_time(t, fs_transformer_layer_kernels(cfg, &run, l, FS_PASS_RECOMPUTE), gpu, NULL);
+  FsTransformerParams pp;
+  fs_transformer_params(cfg, &pp);
+  gboolean moe = fs_transformer_layer_is_moe(cfg, l);
+  c->params = (pp.attention + pp.norms) / w->tp + (moe ? pp.moe / ((double)w->tp * w->ep)
+                                                       : pp.mlp / w->tp);
+  /* TP: per layer two collectives in each pass (after attention and after
+   * the MLP): all-reduce, or with sequence parallelism an all-gather before
+   * and a reduce-scatter after each block (Korthikanti et al. 2022, §4.2.2). */
+  uint64_t act = (uint64_t)((double)w->micro_batch * cfg->seq_len / w->cp * cfg->hidden * 2.0);
+  if (ntp > 1) {
+    FsTime ar, ag, rs;
+    if (w->sequence_parallel) {
+      if (!measure(t, tp_nodes, ntp, FS_COLL_ALL_GATHER, act / ntp, &ag, error) ||
+          !measure(t, tp_nodes, ntp, FS_COLL_REDUCE_SCATTER, act / ntp, &rs, error))
+        return FALSE;
+      c->tp_fwd = c->tp_bwd = 2 * (ag + rs);
+    } else {
+      if (!measure(t, tp_nodes, ntp, FS_COLL_ALL_REDUCE, act, &ar, error))
+        return FALSE;
+      c->tp_fwd = c->tp_bwd = 2 * ar;
+    }
+    if (w->recompute == FS_RECOMPUTE_FULL)
+      c->tp_bwd += c->tp_fwd;
+  }
+  /* EP: dispatch and combine all-to-alls of the routed tokens (top_k copies)
+   * in each pass. */
+  if (moe && nep > 1) {
+    double tokens = (double)w->micro_batch * cfg->seq_len / w->cp / (w->sequence_parallel ? w->tp : 1);
+    uint64_t block = (uint64_t)(tokens * MAX(cfg->top_k, 1u) * cfg->hidden * 2.0 / nep);
+    FsTime a2a;
+    if (!measure(t, ep_nodes, nep, FS_COLL_ALLTOALL, block, &a2a, error))
+      return FALSE;
+    c->ep_fwd = c->ep_bwd = 2 * a2a;
+  }
+  /* CP: the ring exchange of K and V (an all-gather of the rank's KV
+   * block) in the forward, and of their gradients (a reduce-scatter) in the
+   * backward. */
+  if (ncp > 1) {
+    uint64_t kv = (uint64_t)(2.0 * w->micro_batch * cfg->seq_len / w->cp * cfg->kv_heads / w->tp *
+                             fs_transformer_head_dim(cfg) * 2.0);
+    if (!measure(t, cp_nodes, ncp, FS_COLL_ALL_GATHER, kv, &c->cp_fwd, error) ||
+        !measure(t, cp_nodes, ncp, FS_COLL_REDUCE_SCATTER, kv, &c->cp_bwd, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- building ------------------------------------------------------------ */
+
+typedef struct {
+  FsTrain *t;
+  SimRank *r;
+  const FsGpuModel *gpu;
+  LayerCost *lc;             /* per layer of the model (only this stage's filled) */
+  FsTime emb_fwd, emb_bwd, head_fwd, head_bwd;
+  double emb_mf[2], head_mf[2];
+  FsTime emb_tp, head_tp_fwd, head_tp_bwd;
+  double emb_params, head_params;
+  GArray *buckets;           /* Bucket */
+  guint next_bucket;
+  guint32 *last_b_mb;        /* per chunk: micro-batch of its last backward */
+  double grad_bytes;
+  GArray *dp_ops;            /* guint32: this rank's gradient collectives */
+  GArray *pending_buckets;   /* guint: buckets to launch after the backward (no overlap) */
+  guint32 *param_ag;         /* per chunk: last param all-gather (overlap), or NONE */
+  guint32 fsdp_consumers[2]; /* ZeRO-3 prefetch window */
+  guint fsdp_k;
+} Builder;
+
+/* Cross-stage links, filled while building and connected at the end. */
+typedef struct {
+  guint32 *f_first, *f_out, *b_first, *b_out; /* [(j·V + g)·m + mb] */
+} Links;
+
+static guint32 add_op(FsOpGraph *g, guint stream, FsOpKind kind, FsOpCat cat, const char *name,
+                      FsTime dur, int mb, int layer, double mf, const guint32 *deps, guint n)
+{
+  FsOp o = { .kind = kind, .cat = cat, .name = name, .dur = dur, .mb = mb, .layer = layer,
+             .model_flops = mf };
+  return fs_opgraph_add(g, stream, &o, deps, n);
+}
+
+static guint32 add_coll(Builder *b, guint stream, FsCollOp op, uint64_t unit, FsOpCat cat,
+                        const char *name, int layer, const guint32 *deps, guint n)
+{
+  FsOpGraph *g = b->t->g;
+  if (b->t->opt.dp_isolated) {
+    FsTime d = 0;
+    GError *err = NULL;
+    if (!measure(b->t, b->r->dp_nodes, b->r->dp_size, op, unit, &d, &err)) {
+      if (b->t->error == NULL)
+        b->t->error = err;
+      else
+        g_error_free(err);
+    }
+    guint32 id = add_op(g, stream, FS_OP_DELAY, cat, name, d, -1, layer, 0, deps, n);
+    g_array_append_val(b->r->comm_ops, id);
+    return id;
+  }
+  guint c = fs_opgraph_add_coll(g, b->r->dp_comm, op, unit);
+  FsOp o = { .kind = FS_OP_COLL, .cat = cat, .name = name, .coll = c, .bytes = unit, .mb = -1,
+             .layer = layer };
+  guint32 id = fs_opgraph_add(g, stream, &o, deps, n);
+  g_array_append_val(b->r->comm_ops, id);
+  return id;
+}
+
+/* Launches the gradient collective of bucket i after op `after`. */
+static void launch_bucket(Builder *b, guint i, guint32 after)
+{
+  const Bucket *bk = &g_array_index(b->buckets, Bucket, i);
+  uint64_t bytes = (uint64_t)(bk->params * b->grad_bytes);
+  guint32 id;
+  char name[64];
+  g_snprintf(name, sizeof name, "grad bucket %u", i);
+  if (b->t->w->zero_stage >= 1)
+    id = add_coll(b, b->r->s_dp, FS_COLL_REDUCE_SCATTER, bytes / b->r->dp_size, FS_CAT_DP, name,
+                  -1, &after, 1);
+  else
+    id = add_coll(b, b->r->s_dp, FS_COLL_ALL_REDUCE, bytes, FS_CAT_DP, name, -1, &after, 1);
+  g_array_append_val(b->dp_ops, id);
+}
+
+/* A backward item of the chunk's last micro-batch finished at op `op`: the
+ * buckets it closes go out (now with overlap, else after the backward). */
+static void item_done(Builder *b, guint chunk, int item, guint32 op)
+{
+  while (b->next_bucket < b->buckets->len) {
+    const Bucket *bk = &g_array_index(b->buckets, Bucket, b->next_bucket);
+    if (bk->chunk != chunk || bk->close_item != item)
+      break;
+    if (b->r->dp_size < 2)
+      ; /* nothing to reduce */
+    else if (b->t->w->overlap_dp_grads)
+      launch_bucket(b, b->next_bucket, op);
+    else
+      g_array_append_val(b->pending_buckets, b->next_bucket);
+    b->next_bucket++;
+  }
+}
+
+/* ZeRO-3: gathers layer l's parameters ahead of use (at most two layers
+ * ahead of the compute that consumes them); returns the gather op. */
+static guint32 fsdp_gather(Builder *b, guint l, int mb)
+{
+  uint64_t unit = (uint64_t)(b->lc[l].params * 2.0 / b->r->dp_size);
+  guint32 window = b->fsdp_consumers[b->fsdp_k % 2];
+  (void)mb;
+  return add_coll(b, b->r->s_fsdp, FS_COLL_ALL_GATHER, unit, FS_CAT_DP, "param gather", (int)l,
+                  &window, window == FS_OP_NONE ? 0 : 1);
+}
+
+static void fsdp_consumed(Builder *b, guint32 op)
+{
+  b->fsdp_consumers[b->fsdp_k++ % 2] = op;
+}
+
+/* A layer's pass on the compute stream, with its TP/EP/CP communication. */
+static guint32 layer_pass(Builder *b, guint l, int mb, gboolean backward)
+{
+  FsTrain *t = b->t;
+  FsOpGraph *g = t->g;
+  const LayerCost *c = &b->lc[l];
+  SimRank *r = b->r;
+  char name[64];
+  guint32 ag = FS_OP_NONE;
+  if (t->w->zero_stage >= 3 && r->dp_size > 1)
+    ag = fsdp_gather(b, l, mb);
+  guint32 before = fs_opgraph_stream(g, r->s_compute)->last;
+  guint32 op;
+  if (backward && c->recomp > 0) {
+    g_snprintf(name, sizeof name, "layer %u recompute", l);
+    op = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_RECOMPUTE, name, c->recomp, mb, (int)l, 0,
+                &ag, 1);
+    ag = FS_OP_NONE;
+  }
+  g_snprintf(name, sizeof name, backward ? "layer %u backward" : "layer %u forward", l);
+  op = add_op(g, r->s_compute, FS_OP_COMPUTE, backward ? FS_CAT_BACKWARD : FS_CAT_FORWARD, name,
+              backward ? c->bwd : c->fwd, mb, (int)l, backward ? c->mf_bwd : c->mf_fwd, &ag, 1);
+  r->model_flops += backward ? c->mf_bwd : c->mf_fwd;
+  if (t->w->zero_stage >= 3 && r->dp_size > 1)
+    fsdp_consumed(b, op);
+  FsTime tp = backward ? c->tp_bwd : c->tp_fwd;
+  FsTime ep = backward ? c->ep_bwd : c->ep_fwd;
+  FsTime cp = backward ? c->cp_bwd : c->cp_fwd;
+  guint32 joins[2] = { FS_OP_NONE, FS_OP_NONE };
+  if (tp > 0) {
+    g_snprintf(name, sizeof name, "layer %u tp", l);
+    if (t->w->overlap_tp_comm) /* overlapped with the layer's GEMMs */
+      joins[0] = add_op(g, r->s_aux, FS_OP_DELAY, FS_CAT_TP, name, tp, mb, (int)l, 0, &before,
+                        before == FS_OP_NONE ? 0 : 1);
+    else
+      op = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, name, tp, mb, (int)l, 0, NULL, 0);
+  }
+  if (cp > 0) { /* ring attention overlaps the exchange with the attention kernels */
+    g_snprintf(name, sizeof name, "layer %u cp", l);
+    joins[1] = add_op(g, r->s_aux, FS_OP_DELAY, FS_CAT_CP, name, cp, mb, (int)l, 0, &before,
+                      before == FS_OP_NONE ? 0 : 1);
+  }
+  for (guint i = 0; i < 2; i++)
+    if (joins[i] != FS_OP_NONE)
+      g_array_append_val(r->comm_ops, joins[i]);
+  if (ep > 0) {
+    g_snprintf(name, sizeof name, "layer %u ep all-to-all", l);
+    op = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_EP, name, ep, mb, (int)l, 0, joins, 2);
+  } else if (joins[0] != FS_OP_NONE || joins[1] != FS_OP_NONE) {
+    /* The next op waits for the overlapped communication too. */
+    op = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_OTHER, "sync", 0, mb, (int)l, 0, joins, 2);
+  }
+  return op;
+}
+
+static void layer_range(const FsTrain *t, guint vstage, guint *lo, guint *hi)
+{
+  guint L = t->w->form == FS_MODEL_FORM_LAYERS ? t->w->n_layers : t->w->model.layers;
+  guint nv = t->p * t->v;
+  *lo = (guint)((uint64_t)L * vstage / nv);
+  *hi = (guint)((uint64_t)L * (vstage + 1) / nv);
+}
+
+static guint link_index(const FsTrain *t, guint j, guint g, guint mb)
+{
+  return (j * t->p * t->v + g) * t->m + mb;
+}
+
+static SimRank *rank_of(FsTrain *t, guint stage, guint j)
+{
+  return &g_array_index(t->ranks, SimRank, stage * t->nj + j);
+}
+
+static void forward(Builder *b, Links *lk, guint mb, guint chunk)
+{
+  FsTrain *t = b->t;
+  FsOpGraph *g = t->g;
+  SimRank *r = b->r;
+  guint vs = chunk * t->p + r->stage, nv = t->p * t->v;
+  guint32 deps[1] = { b->param_ag != NULL && mb == 0 ? b->param_ag[chunk] : FS_OP_NONE };
+  guint32 first = FS_OP_NONE, op;
+  /* A zero-length marker starts the pass, so that the activation from the
+   * previous stage can be waited for. */
+  first = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_OTHER, "recv activations", 0, (int)mb, -1,
+                 0, deps, 1);
+  if (vs == 0 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
+    op = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_FORWARD, "embedding forward", b->emb_fwd,
+                (int)mb, -1, b->emb_mf[0], NULL, 0);
+    r->model_flops += b->emb_mf[0];
+    if (b->emb_tp > 0)
+      add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "embedding tp", b->emb_tp, (int)mb, -1, 0,
+             NULL, 0);
+  }
+  guint lo, hi;
+  layer_range(t, vs, &lo, &hi);
+  for (guint l = lo; l < hi; l++)
+    op = layer_pass(b, l, (int)mb, FALSE);
+  if (vs == nv - 1 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
+    if (b->head_tp_fwd > 0)
+      add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "head tp", b->head_tp_fwd, (int)mb, -1, 0,
+             NULL, 0);
+    add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_FORWARD, "head forward", b->head_fwd, (int)mb,
+           -1, b->head_mf[0], NULL, 0);
+    r->model_flops += b->head_mf[0];
+  }
+  op = fs_opgraph_stream(g, r->s_compute)->last;
+  guint32 out = op;
+  if (vs + 1 < nv) {
+    SimRank *to = rank_of(t, (vs + 1) % t->p, r->tpi);
+    FsOp x = { .kind = FS_OP_XFER, .cat = FS_CAT_PP, .name = "send activations",
+               .bytes = boundary_bytes(t->w, hi - 1), .src = r->gpu, .dst = to->gpu,
+               .mb = (int)mb, .layer = -1 };
+    out = fs_opgraph_add(g, r->s_pp, &x, &op, 1);
+    g_array_append_val(r->comm_ops, out);
+    g_array_append_val(to->comm_ops, out);
+  }
+  lk->f_first[link_index(t, r->tpi, vs, mb)] = first;
+  lk->f_out[link_index(t, r->tpi, vs, mb)] = out;
+}
+
+static void backward(Builder *b, Links *lk, guint mb, guint chunk)
+{
+  FsTrain *t = b->t;
+  FsOpGraph *g = t->g;
+  SimRank *r = b->r;
+  guint vs = chunk * t->p + r->stage, nv = t->p * t->v;
+  gboolean last_mb = b->last_b_mb[chunk] == mb;
+  guint32 first = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_OTHER, "recv gradients", 0,
+                         (int)mb, -1, 0, NULL, 0);
+  guint32 op = first;
+  if (vs == nv - 1 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
+    op = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_BACKWARD, "head backward", b->head_bwd,
+                (int)mb, -1, b->head_mf[1], NULL, 0);
+    r->model_flops += b->head_mf[1];
+    if (b->head_tp_bwd > 0)
+      op = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "head tp", b->head_tp_bwd, (int)mb, -1,
+                  0, NULL, 0);
+    if (last_mb)
+      item_done(b, chunk, -2, op);
+  }
+  guint lo, hi;
+  layer_range(t, vs, &lo, &hi);
+  for (guint l = hi; l-- > lo;) {
+    op = layer_pass(b, l, (int)mb, TRUE);
+    if (last_mb && t->w->zero_stage >= 3 && r->dp_size > 1) {
+      uint64_t unit = (uint64_t)(b->lc[l].params * b->grad_bytes / r->dp_size);
+      guint32 rs = add_coll(b, r->s_dp, FS_COLL_REDUCE_SCATTER, unit, FS_CAT_DP, "grad reduce-scatter",
+                            (int)l, &op, 1);
+      g_array_append_val(b->dp_ops, rs);
+    } else if (last_mb) {
+      item_done(b, chunk, (int)l, op);
+    }
+  }
+  if (vs == 0 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
+    op = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_BACKWARD, "embedding backward", b->emb_bwd,
+                (int)mb, -1, b->emb_mf[1], NULL, 0);
+    r->model_flops += b->emb_mf[1];
+  }
+  if (last_mb)
+    item_done(b, chunk, -1, op);
+  guint32 out = op;
+  if (vs > 0) {
+    SimRank *to = rank_of(t, (vs - 1) % t->p, r->tpi);
+    FsOp x = { .kind = FS_OP_XFER, .cat = FS_CAT_PP, .name = "send gradients",
+               .bytes = boundary_bytes(t->w, lo > 0 ? lo - 1 : 0), .src = r->gpu, .dst = to->gpu,
+               .mb = (int)mb, .layer = -1 };
+    out = fs_opgraph_add(g, r->s_pp, &x, &op, 1);
+    g_array_append_val(r->comm_ops, out);
+    g_array_append_val(to->comm_ops, out);
+  }
+  lk->b_first[link_index(t, r->tpi, vs, mb)] = first;
+  lk->b_out[link_index(t, r->tpi, vs, mb)] = out;
+}
+
+/* Splits this rank's chunks into gradient buckets in backward order. */
+static void plan_buckets(Builder *b)
+{
+  FsTrain *t = b->t;
+  const FsWorkload *w = t->w;
+  guint nv = t->p * t->v;
+  double limit = w->bucket_size > 0 ? (double)w->bucket_size / b->grad_bytes : INFINITY;
+  gboolean tf = w->form == FS_MODEL_FORM_TRANSFORMER;
+  for (guint c = t->v; c-- > 0;) {
+    guint vs = c * t->p + b->r->stage;
+    double acc = 0;
+    int last_item = 0;
+    guint lo, hi;
+    layer_range(t, vs, &lo, &hi);
+    /* Items in backward order: head, layers high to low, embedding. */
+    GArray *items = g_array_new(FALSE, FALSE, sizeof(int));
+    GArray *params = g_array_new(FALSE, FALSE, sizeof(double));
+    if (vs == nv - 1 && tf) {
+      int it = -2;
+      g_array_append_val(items, it);
+      g_array_append_val(params, b->head_params);
+    }
+    for (guint l = hi; l-- > lo;) {
+      int it = (int)l;
+      g_array_append_val(items, it);
+      g_array_append_val(params, b->lc[l].params);
+    }
+    if (vs == 0 && tf) {
+      int it = -1;
+      g_array_append_val(items, it);
+      g_array_append_val(params, b->emb_params);
+    }
+    for (guint i = 0; i < items->len; i++) {
+      acc += g_array_index(params, double, i);
+      last_item = g_array_index(items, int, i);
+      if (acc >= limit || i + 1 == items->len) {
+        if (acc > 0) {
+          Bucket bk = { c, last_item, acc };
+          g_array_append_val(b->buckets, bk);
+        }
+        acc = 0;
+      }
+    }
+    g_array_unref(items);
+    g_array_unref(params);
+  }
+}
+
+static gboolean build_rank(FsTrain *t, Links *lk, SimRank *r, GError **error)
+{
+  const FsWorkload *w = t->w;
+  FsOpGraph *g = t->g;
+  const FsTopoNode *node = fs_topo_node(t->topo, (guint)r->gpu);
+  const FsGpuModel *gpu = &node->model->u.gpu;
+  guint L = w->form == FS_MODEL_FORM_LAYERS ? w->n_layers : w->model.layers;
+  Builder b = { .t = t, .r = r, .gpu = gpu };
+  b.lc = g_new0(LayerCost, L);
+  b.buckets = g_array_new(FALSE, FALSE, sizeof(Bucket));
+  b.dp_ops = g_array_new(FALSE, FALSE, sizeof(guint32));
+  b.pending_buckets = g_array_new(FALSE, FALSE, sizeof(guint));
+  b.last_b_mb = g_new0(guint32, t->v);
+  b.fsdp_consumers[0] = b.fsdp_consumers[1] = FS_OP_NONE;
+  b.grad_bytes = w->grad_fp32 || w->dtype == FS_DTYPE_FP32 || w->dtype == FS_DTYPE_TF32 ? 4.0 : 2.0;
+  gboolean ok = TRUE;
+  guint ntp, nep, ncp;
+  g_autofree guint *tpn = group_nodes(t, FS_DIM_TP, r->rank, &ntp);
+  g_autofree guint *epn = group_nodes(t, FS_DIM_EP, r->rank, &nep);
+  g_autofree guint *cpn = group_nodes(t, FS_DIM_CP, r->rank, &ncp);
+  for (guint c = 0; c < t->v && ok; c++) {
+    guint lo, hi;
+    layer_range(t, c * t->p + r->stage, &lo, &hi);
+    for (guint l = lo; l < hi && ok; l++) {
+      /* Identical layers (same kind) cost the same: reuse the first. */
+      gboolean found = FALSE;
+      if (w->form == FS_MODEL_FORM_TRANSFORMER)
+        for (guint k = lo; k < l && !found; k++)
+          if (fs_transformer_layer_is_moe(&w->model, k) == fs_transformer_layer_is_moe(&w->model, l)) {
+            b.lc[l] = b.lc[k];
+            found = TRUE;
+          }
+      if (!found)
+        ok = layer_cost(t, l, gpu, tpn, ntp, epn, nep, cpn, ncp, &b.lc[l], error);
+    }
+  }
+  if (ok && w->form == FS_MODEL_FORM_TRANSFORMER) {
+    FsTransformerRun run;
+    fs_workload_transformer_run(w, &run);
+    const FsTransformerConfig *cfg = &w->model;
+    b.emb_fwd = kernels_time(t, fs_transformer_embedding_kernels(cfg, &run, FS_PASS_FORWARD), gpu, &b.emb_mf[0]);
+    b.emb_bwd = kernels_time(t, fs_transformer_embedding_kernels(cfg, &run, FS_PASS_BACKWARD), gpu, &b.emb_mf[1]);
+    b.head_fwd = kernels_time(t, fs_transformer_head_kernels(cfg, &run, FS_PASS_FORWARD), gpu, &b.head_mf[0]);
+    b.head_bwd = kernels_time(t, fs_transformer_head_kernels(cfg, &run, FS_PASS_BACKWARD), gpu, &b.head_mf[1]);
+    FsTransformerParams pp;
+    fs_transformer_params(cfg, &pp);
+    b.emb_params = (pp.embedding + pp.positions) / w->tp;
+    b.head_params = pp.output / w->tp + pp.final_norm;
+    if (ntp > 1) {
+      uint64_t act = (uint64_t)((double)w->micro_batch * cfg->seq_len / w->cp * cfg->hidden * 2.0);
+      FsCollOp op = w->sequence_parallel ? FS_COLL_REDUCE_SCATTER : FS_COLL_ALL_REDUCE;
+      ok = measure(t, tpn, ntp, op, w->sequence_parallel ? act / ntp : act, &b.emb_tp, error);
+      if (ok && w->sequence_parallel) {
+        ok = measure(t, tpn, ntp, FS_COLL_ALL_GATHER, act / ntp, &b.head_tp_fwd, error) &&
+             measure(t, tpn, ntp, FS_COLL_REDUCE_SCATTER, act / ntp, &b.head_tp_bwd, error);
+      } else if (ok) {
+        ok = measure(t, tpn, ntp, FS_COLL_ALL_REDUCE, act, &b.head_tp_bwd, error);
+      }
+    }
+  }
+  if (ok) {
+    GArray *order = g_array_new(FALSE, FALSE, sizeof(FsSchedItem));
+    const FsSchedule *sched = fs_schedule_get(w->schedule);
+    sched->order(t->p, t->m, t->v, r->stage, order);
+    for (guint i = 0; i < order->len; i++) {
+      const FsSchedItem *it = &g_array_index(order, FsSchedItem, i);
+      if (it->backward)
+        b.last_b_mb[it->chunk] = it->mb;
+    }
+    plan_buckets(&b);
+    /* Parameters updated by the previous step's optimizer are gathered
+     * ahead of each chunk's first forward (ZeRO-1/2 with overlap). */
+    gboolean sharded = w->zero_stage >= 1 && w->zero_stage < 3 && r->dp_size > 1;
+    if (sharded && w->overlap_param_gather) {
+      b.param_ag = g_new(guint32, t->v);
+      for (guint c = 0; c < t->v; c++)
+        b.param_ag[c] = FS_OP_NONE;
+      for (guint k = b.buckets->len; k-- > 0;) {
+        const Bucket *bk = &g_array_index(b.buckets, Bucket, k);
+        b.param_ag[bk->chunk] = add_coll(&b, r->s_dp, FS_COLL_ALL_GATHER,
+                                         (uint64_t)(bk->params * 2.0 / r->dp_size), FS_CAT_DP,
+                                         "param all-gather", -1, NULL, 0);
+      }
+    }
+    for (guint i = 0; i < order->len; i++) {
+      const FsSchedItem *it = &g_array_index(order, FsSchedItem, i);
+      if (it->backward)
+        backward(&b, lk, it->mb, it->chunk);
+      else
+        forward(&b, lk, it->mb, it->chunk);
+    }
+    g_array_unref(order);
+    guint32 end_bwd = fs_opgraph_stream(g, r->s_compute)->last;
+    if (r->dp_size > 1)
+      for (guint k = 0; k < b.pending_buckets->len; k++)
+        launch_bucket(&b, g_array_index(b.pending_buckets, guint, k), end_bwd);
+    /* The optimizer step over this rank's shard, after every gradient
+     * collective. */
+    double held = 0;
+    for (guint c = 0; c < b.buckets->len; c++)
+      held += g_array_index(b.buckets, Bucket, c).params;
+    if (w->zero_stage >= 3)
+      for (guint l = 0; l < L; l++)
+        held += b.lc[l].params;
+    double shard = w->zero_stage >= 1 ? held / r->dp_size : held;
+    gboolean mixed = w->dtype != FS_DTYPE_FP32 && w->dtype != FS_DTYPE_TF32;
+    FsTime opt_t = w->offload_optimizer ? 0 :
+      kernels_time(t, fs_optimizer_kernels(shard, w->optimizer, mixed, b.grad_bytes), gpu, NULL);
+    guint32 opt = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_OPTIMIZER, "optimizer step",
+                         opt_t, -1, -1, 0, (const guint32 *)b.dp_ops->data, b.dp_ops->len);
+    if (sharded && !w->overlap_param_gather)
+      for (guint k = b.buckets->len; k-- > 0;)
+        add_coll(&b, r->s_dp, FS_COLL_ALL_GATHER,
+                 (uint64_t)(g_array_index(b.buckets, Bucket, k).params * 2.0 / r->dp_size),
+                 FS_CAT_DP, "param all-gather", -1, &opt, 1);
+  }
+  g_free(b.lc);
+  g_free(b.last_b_mb);
+  g_free(b.param_ag);
+  g_array_unref(b.buckets);
+  g_array_unref(b.dp_ops);
+  g_array_unref(b.pending_buckets);
+  return ok;
+}
+
+FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficiency *eff,
+                      const FsNcclParams *nccl, const FsTrainOptions *opt, GError **error)
+{
+  guint ngpus;
+  fs_topo_gpus(topo, &ngpus);
+  if (w->gpus != ngpus) {
+    g_set_error(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID,
+                "the workload runs on %u GPUs but the topology has %u", w->gpus, ngpus);
+    return NULL;
+  }
+  const FsSchedule *sched = fs_schedule_get(w->schedule);
+  guint v = MAX(w->vp, 1u);
+  if (!fs_schedule_check(sched, w->pp, w->grad_accum, v, error))
+    return NULL;
+  FsTrain *t = g_new0(FsTrain, 1);
+  t->topo = topo;
+  t->w = w;
+  t->eff = eff;
+  t->nccl = nccl;
+  if (opt != NULL)
+    t->opt = *opt;
+  else
+    fs_train_options_init(&t->opt);
+  t->sim = fs_sim_new();
+  t->net = fs_flownet_new(t->sim, t->opt.net_model);
+  t->router = fs_router_new(topo, t->net, NULL);
+  t->tnet = fs_coll_topo_net_new(t->router);
+  t->g = fs_opgraph_new();
+  t->ranks = g_array_new(FALSE, TRUE, sizeof(SimRank));
+  t->measures = g_array_new(FALSE, FALSE, sizeof(Measure));
+  t->p = w->pp;
+  t->v = v;
+  t->m = w->grad_accum;
+  t->nj = w->gpus <= t->opt.full_tp_limit ? w->tp : 1;
+  /* Simulated ranks and their streams. */
+  for (guint s = 0; s < t->p; s++)
+    for (guint j = 0; j < t->nj; j++) {
+      FsRankCoords c = { .tp = j, .cp = 0, .dp = 0, .pp = s };
+      SimRank r = { .rank = fs_workload_rank_at(w, &c), .stage = s, .tpi = j };
+      r.gpu = gpu_node(t, r.rank);
+      r.s_compute = fs_opgraph_add_stream(t->g, "compute", r.rank, r.gpu, TRUE);
+      r.s_pp = fs_opgraph_add_stream(t->g, "pp", r.rank, r.gpu, FALSE);
+      r.s_dp = fs_opgraph_add_stream(t->g, "dp", r.rank, r.gpu, FALSE);
+      r.s_fsdp = fs_opgraph_add_stream(t->g, "param-gather", r.rank, r.gpu, FALSE);
+      r.s_aux = fs_opgraph_add_stream(t->g, "tp-cp", r.rank, r.gpu, FALSE);
+      r.comm_ops = g_array_new(FALSE, FALSE, sizeof(guint32));
+      guint n;
+      guint *dpn = group_nodes(t, FS_DIM_DP_CP, r.rank, &n);
+      r.dp_size = n;
+      r.dp_nodes = dpn;
+      char name[64];
+      g_snprintf(name, sizeof name, "dp(stage %u, tp %u)", s, j);
+      r.dp_comm = fs_opgraph_add_comm(t->g, name, dpn, n);
+      g_array_append_val(t->ranks, r);
+    }
+  guint nlink = t->nj * t->p * t->v * t->m;
+  Links lk = { g_new(guint32, nlink), g_new(guint32, nlink), g_new(guint32, nlink),
+               g_new(guint32, nlink) };
+  gboolean ok = TRUE;
+  for (guint i = 0; i < t->ranks->len && ok; i++)
+    ok = build_rank(t, &lk, &g_array_index(t->ranks, SimRank, i), error);
+  if (ok && t->error != NULL) {
+    g_propagate_error(error, g_steal_pointer(&t->error));
+    ok = FALSE;
+  }
+  /* Pipeline dependencies: a forward waits for the previous virtual
+   * stage's activations, a backward for the next one's gradients. */
+  guint nv = t->p * t->v;
+  for (guint j = 0; j < t->nj && ok; j++)
+    for (guint gs = 0; gs < nv; gs++)
+      for (guint mb = 0; mb < t->m; mb++) {
+        guint i = link_index(t, j, gs, mb);
+        if (gs > 0)
+          fs_opgraph_add_dep(t->g, lk.f_first[i], lk.f_out[link_index(t, j, gs - 1, mb)]);
+        if (gs + 1 < nv)
+          fs_opgraph_add_dep(t->g, lk.b_first[i], lk.b_out[link_index(t, j, gs + 1, mb)]);
+      }
+  g_free(lk.f_first); g_free(lk.f_out); g_free(lk.b_first); g_free(lk.b_out);
+  if (!ok) {
+    fs_train_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+void fs_train_free(FsTrain *t)
+{
+  if (t == NULL)
+    return;
+  for (guint i = 0; i < t->ranks->len; i++) {
+    g_array_unref(g_array_index(t->ranks, SimRank, i).comm_ops);
+    g_free(g_array_index(t->ranks, SimRank, i).dp_nodes);
+  }
+  g_clear_error(&t->error);
+  g_array_unref(t->ranks);
+  g_array_unref(t->measures);
+  if (t->res.classes)
+    g_array_unref(t->res.classes);
+  fs_opgraph_free(t->g);
+  fs_coll_topo_net_free(t->tnet);
+  fs_router_free(t->router);
+  fs_flownet_free(t->net);
+  fs_sim_free(t->sim);
+  fs_coll_topo_net_free(t->itnet);
+  fs_router_free(t->irouter);
+  fs_flownet_free(t->inet);
+  fs_sim_free(t->isim);
+  g_free(t);
+}
+
+gboolean fs_train_run(FsTrain *t, GError **error)
+{
+  FsOpEnv env = { t->sim, t->net, t->router, t->tnet, t->nccl };
+  if (!fs_opgraph_run(t->g, &env, error))
+    return FALSE;
+  const FsWorkload *w = t->w;
+  FsTrainResult *res = &t->res;
+  res->step_time = fs_opgraph_end(t->g);
+  res->gpus = w->gpus;
+  res->microbatches = t->m;
+  res->simulated_ranks = t->ranks->len;
+  res->n_ops = fs_opgraph_n_ops(t->g);
+  const SimRank *r0 = &g_array_index(t->ranks, SimRank, 0);
+  const FsTopoNode *node = fs_topo_node(t->topo, (guint)r0->gpu);
+  res->gpu = &node->model->u.gpu;
+  res->gpu_name = node->model->name;
+  double secs = fs_time_to_s(res->step_time);
+  res->tokens = (double)w->global_batch *
+                (w->form == FS_MODEL_FORM_TRANSFORMER ? w->model.seq_len : 1);
+  res->tokens_per_s = secs > 0 ? res->tokens / secs : 0;
+  res->model_flops = fs_workload_step_model_flops(w);
+  res->tflops_per_gpu = secs > 0 ? res->model_flops / secs / w->gpus / 1e12 : 0;
+  /* The peak the GEMMs run at: the dtype's, or the next wider type the GPU
+   * has (bf16 on a V100 runs at the fp16 peak), as the kernel model says. */
+  FsKernel probe = fs_kernel_gemm("peak", FS_PASS_FORWARD, w->dtype, 1, 1, 1, 1);
+  FsKernelTiming kt;
+  fs_kernel_time(&probe, res->gpu, NULL, &kt);
+  res->peak_flops = kt.peak;
+  res->peak_dtype = kt.peak_dtype;
+  res->mfu = res->peak_flops > 0 && secs > 0 ? res->model_flops / (res->peak_flops * w->gpus * secs) : 0;
+  res->energy_j = res->gpu->tdp * w->gpus * secs;
+  if (res->classes)
+    g_array_unref(res->classes);
+  res->classes = g_array_new(FALSE, TRUE, sizeof(FsTrainClass));
+  for (guint s = 0; s < t->p; s++) {
+    const SimRank *r = &g_array_index(t->ranks, SimRank, s * t->nj);
+    FsTrainClass c = { .stage = s, .rank = r->rank, .gpu = r->gpu, .model_flops = r->model_flops };
+    fs_opgraph_breakdown(t->g, r->s_compute, (const guint32 *)r->comm_ops->data, r->comm_ops->len,
+                         0, res->step_time, &c.time);
+    g_array_append_val(res->classes, c);
+  }
+  return TRUE;
+}
+
+const FsTrainResult *fs_train_result(const FsTrain *t) { return &t->res; }
+const FsOpGraph *fs_train_graph(const FsTrain *t) { return t->g; }
+FsFlowNet *fs_train_net(const FsTrain *t) { return t->net; }
+FsRouter *fs_train_router(const FsTrain *t) { return t->router; }

@@ -1,0 +1,109 @@
+/* executor.h — one training step of a workload on a topology, run as
+ * events: per-rank op graphs (opgraph.h) built from the workload's layout
+ * and pipeline schedule (schedule.h), timed by the compute model, with
+ * communication on the flow network.
+ *
+ * What is simulated (workloads/README.md, "How a step is simulated"):
+ *   - every pipeline stage of one data-parallel replica (dp = 0, cp = 0),
+ *     with its forward and backward passes per micro-batch in the order of
+ *     the schedule, layer by layer, on one compute stream per rank;
+ *   - pipeline activations and gradients as flows between the stages'
+ *     GPUs (a `pp` stream per rank, asynchronous to compute);
+ *   - data-parallel gradient buckets as real collectives on the flow
+ *     network over the whole dp × cp group (all replicas' GPUs carry the
+ *     traffic), launched as the last micro-batch's backward produces each
+ *     bucket (or after the backward without overlap); ZeRO ≥ 1 reduce-
+ *     scatters and all-gathers the updated parameters (ahead of the first
+ *     forward with param-gather overlap, else after the optimizer);
+ *     ZeRO-3 gathers each layer's parameters ahead of use, every
+ *     micro-batch, and reduce-scatters its gradients;
+ *   - tensor-, context- and expert-parallel collectives as DELAY ops whose
+ *     duration is the collective measured alone on the same topology
+ *     (their GPUs sit in one NVLink domain with the default placement, so
+ *     nothing else would share their links);
+ *   - the optimizer step on each rank's compute stream.
+ * Mirrored (not simulated, identical by symmetry): the other dp × cp
+ * replicas' compute and pipeline traffic, and, above `full_tp_limit` GPUs,
+ * the TP ranks other than tp = 0.  Exactness is discussed in
+ * workloads/README.md.
+ *
+ * Ownership: FsTrain borrows the topology, workload, efficiency curves and
+ * NCCL parameters (all must outlive it) and owns the simulator, network,
+ * router and op graph.  Errors: FS_WORKLOAD_ERROR for a layout the
+ * executor cannot run (schedule constraints, a GPU count that does not
+ * match), FS_NET/FS_COLL errors from routing and tuning,
+ * FS_RUNTIME_ERROR_DEADLOCK if the graph cannot complete (a bug).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "coll/nccl-params.h"
+#include "compute/efficiency.h"
+#include "net/flow.h"
+#include "net/route.h"
+#include "topo/topo.h"
+#include "workload/opgraph.h"
+#include "workload/spec.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  FsNetModel net_model;     /* maxmin (default) or analytic */
+  guint full_tp_limit;      /* simulate every TP rank up to this many GPUs (default 256) */
+  /* Data-parallel collectives as DELAY ops measured alone (no contention
+   * with pipeline traffic or with each other; much faster on large jobs).
+   * Default FALSE: they run on the shared flow network. */
+  gboolean dp_isolated;
+} FsTrainOptions;
+
+void fs_train_options_init(FsTrainOptions *opt);
+
+/* One rank class: a pipeline stage (its tp = 0, dp = 0 rank). */
+typedef struct {
+  guint stage;
+  guint rank;
+  int gpu;                   /* topology node */
+  FsOpBreakdown time;
+  double model_flops;        /* FLOPs of this rank's step that count for MFU */
+} FsTrainClass;
+
+typedef struct {
+  FsTime step_time;
+  double tokens;             /* per step, whole job */
+  double tokens_per_s;
+  double model_flops;        /* per step, whole job (PaLM/Megatron count) */
+  double tflops_per_gpu;     /* model TFLOP/s per GPU */
+  double peak_flops;         /* the GPU's dense peak for the training dtype (or the
+                                next wider one it has) */
+  FsDtype peak_dtype;        /* the dtype of that peak */
+  double mfu;
+  double energy_j;           /* GPUs × TDP × step time */
+  guint gpus;
+  guint microbatches;        /* per replica per step */
+  guint simulated_ranks;
+  guint n_ops;
+  const FsGpuModel *gpu;     /* the GPU model of rank 0 */
+  const char *gpu_name;
+  GArray *classes;           /* FsTrainClass, by stage */
+} FsTrainResult;
+
+typedef struct FsTrain FsTrain;
+
+/* Builds the op graph of one step.  The workload must be resolved for
+ * the topology's GPU count (fs_workload_resolve(w, n_gpus)). */
+FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficiency *eff,
+                      const FsNcclParams *nccl, const FsTrainOptions *opt, GError **error);
+void fs_train_free(FsTrain *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsTrain, fs_train_free)
+
+/* Runs the step and fills the result. */
+gboolean fs_train_run(FsTrain *t, GError **error);
+const FsTrainResult *fs_train_result(const FsTrain *t);
+
+/* For reports (borrowed). */
+const FsOpGraph *fs_train_graph(const FsTrain *t);
+FsFlowNet *fs_train_net(const FsTrain *t);
+FsRouter *fs_train_router(const FsTrain *t);
+
+G_END_DECLS

@@ -1,0 +1,198 @@
+/* opgraph.h — per-rank op graphs of one training step, run as events.
+ *
+ * An op graph is a set of streams (a rank's compute stream, its
+ * communication streams) and of ops on them, with dependencies.  Ops on one
+ * stream run one after another in the order they were added (each op
+ * depends on the previous op of its stream); explicit dependencies link
+ * streams and ranks.  Kinds:
+ *
+ *   COMPUTE  a fixed duration (kernels already timed by the compute model);
+ *   DELAY    a fixed duration of communication measured beforehand (a
+ *            collective whose links nothing else uses; see executor.h);
+ *   XFER     a point-to-point transfer of bytes from one GPU node to
+ *            another, started as flows on the flow network when the op is
+ *            ready — and, when it has a partner RECV op, when that op is
+ *            ready too (a rendezvous);
+ *   RECV     the receiving side of an XFER: done when the transfer is;
+ *   COLL     one rank's part in a collective: the collective starts on the
+ *            flow network (a plan from the tuner, run by the coll executor)
+ *            when the last of the graph's member ops of that collective is
+ *            ready, and every member op completes when it ends.  Members
+ *            that the graph does not simulate (mirrored ranks) are not
+ *            waited for: `expected` counts only the ops added.
+ *
+ * Running: fs_opgraph_run starts every op whose dependencies are met at
+ * the current time of env->sim and runs the simulation until the queue
+ * is empty.  An op that never ran (a cycle of dependencies, a collective
+ * some member never joins, a RECV without its XFER) makes the run fail
+ * with FS_RUNTIME_ERROR_DEADLOCK naming up to eight stuck ops, their ranks
+ * and what each waits for.
+ *
+ * Ownership: the graph owns its streams, ops, names and collectives; names
+ * passed in are copied (interned) once.  The environment (sim, net,
+ * router, NCCL parameters) is borrowed during the run.  Cost: O(ops + deps)
+ * memory; running costs one event per COMPUTE/DELAY op plus the flow
+ * network's work for XFER and COLL ops.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "coll/coll-topo.h"
+#include "coll/nccl-params.h"
+#include "core/sim.h"
+#include "net/route.h"
+
+G_BEGIN_DECLS
+
+#define FS_OP_KINDS(X)     \
+  X(COMPUTE, "compute")    \
+  X(DELAY, "delay")        \
+  X(XFER, "send")          \
+  X(RECV, "recv")          \
+  X(COLL, "collective")
+
+typedef enum {
+#define X(id, str) FS_OP_##id,
+  FS_OP_KINDS(X)
+#undef X
+  FS_OP_N_KINDS
+} FsOpKind;
+
+/* What an op's time counts as in the breakdown. */
+#define FS_OP_CATS(X)            \
+  X(FORWARD, "forward")          \
+  X(BACKWARD, "backward")        \
+  X(RECOMPUTE, "recompute")      \
+  X(OPTIMIZER, "optimizer")      \
+  X(TP, "tp")                    \
+  X(CP, "cp")                    \
+  X(EP, "ep")                    \
+  X(PP, "pp")                    \
+  X(DP, "dp")                    \
+  X(COMM, "comm")                \
+  X(OTHER, "other")
+
+typedef enum {
+#define X(id, str) FS_CAT_##id,
+  FS_OP_CATS(X)
+#undef X
+  FS_CAT_N
+} FsOpCat;
+
+const char *fs_op_kind_name(FsOpKind k);
+const char *fs_op_cat_name(FsOpCat c);
+/* TRUE for the categories that are communication (tp … comm). */
+gboolean fs_op_cat_is_comm(FsOpCat c);
+
+#define FS_OP_NONE UINT32_MAX
+
+typedef struct {
+  FsOpKind kind;
+  FsOpCat cat;
+  guint32 stream;
+  const char *name;      /* interned */
+  FsTime dur;            /* COMPUTE, DELAY */
+  uint64_t bytes;        /* XFER payload; COLL unit bytes */
+  int32_t src, dst;      /* XFER: topology nodes */
+  guint32 partner;       /* XFER ↔ RECV, or FS_OP_NONE */
+  guint32 coll;          /* COLL: collective index */
+  gint32 mb;             /* micro-batch, or -1 */
+  gint32 layer;          /* layer, or -1 */
+  double model_flops;    /* COMPUTE: FLOPs that count for MFU */
+  guint32 dep_off, n_deps;
+  /* Filled by the run. */
+  guint32 pending;
+  FsTime start, end;     /* end < 0 until done */
+  gboolean ready;        /* dependencies met */
+} FsOp;
+
+typedef struct {
+  char *name;            /* "compute", "dp", "pp-send", … */
+  guint rank;            /* the rank whose stream it is */
+  int gpu;               /* its GPU's topology node */
+  gboolean compute;      /* a compute stream (the bubble is measured here) */
+  guint32 last;          /* last op added, or FS_OP_NONE */
+} FsStream;
+
+typedef struct FsOpGraph FsOpGraph;
+
+FsOpGraph *fs_opgraph_new(void);
+void fs_opgraph_free(FsOpGraph *g);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsOpGraph, fs_opgraph_free)
+
+/* Adds a stream; returns its index. */
+guint fs_opgraph_add_stream(FsOpGraph *g, const char *name, guint rank, int gpu,
+                            gboolean compute);
+guint fs_opgraph_n_streams(const FsOpGraph *g);
+const FsStream *fs_opgraph_stream(const FsOpGraph *g, guint i);
+
+/* Adds a communicator over n GPU nodes (copied); returns its index. */
+guint fs_opgraph_add_comm(FsOpGraph *g, const char *name, const guint *gpus, guint n);
+/* Adds a collective on comm of op with unit_bytes per rank (as
+ * FsCollSizes.unit_bytes); members join with COLL ops.  Returns its index. */
+guint fs_opgraph_add_coll(FsOpGraph *g, guint comm, FsCollOp op, uint64_t unit_bytes);
+
+/* Sets how many member ops the collective waits for (default: as many as
+ * are added).  A replay sets the communicator's size, so that a member
+ * that never calls the collective is a deadlock, not a smaller collective. */
+void fs_opgraph_set_coll_expected(FsOpGraph *g, guint coll, guint expected);
+
+/* Adds an op on stream (after the stream's previous op) with deps
+ * (n entries; FS_OP_NONE entries are skipped).  Returns the op's index.
+ * The op record is filled from tmpl (kind, cat, name, dur, bytes, src,
+ * dst, coll, mb, layer, model_flops); the rest is set here. */
+guint32 fs_opgraph_add(FsOpGraph *g, guint stream, const FsOp *tmpl, const guint32 *deps,
+                       guint n);
+/* Adds one more dependency to op (before the run). */
+void fs_opgraph_add_dep(FsOpGraph *g, guint32 op, guint32 dep);
+/* Pairs an XFER with its RECV. */
+void fs_opgraph_pair(FsOpGraph *g, guint32 xfer, guint32 recv);
+
+guint fs_opgraph_n_ops(const FsOpGraph *g);
+const FsOp *fs_opgraph_op(const FsOpGraph *g, guint32 i);
+const uint32_t *fs_opgraph_deps(const FsOpGraph *g, guint32 i, guint *n);
+/* The interned copy of s (owned by the graph). */
+const char *fs_opgraph_intern(FsOpGraph *g, const char *s);
+
+/* What the run needs; all borrowed. */
+typedef struct {
+  FsSim *sim;
+  FsFlowNet *net;
+  FsRouter *router;
+  FsCollTopoNet *tnet;
+  const FsNcclParams *nccl;
+} FsOpEnv;
+
+/* Runs the graph from now to completion (see the header comment). */
+gboolean fs_opgraph_run(FsOpGraph *g, const FsOpEnv *env, GError **error);
+
+/* Time of the last op's end (after a run). */
+FsTime fs_opgraph_end(const FsOpGraph *g);
+
+/* Measures a collective alone: op on the GPU nodes gpus (n), unit_bytes
+ * per rank, tuned as NCCL would, run from now on env, whose simulator must
+ * have nothing else to do (a private one: nothing else shares its links).
+ * Used for DELAY ops.  Cost: one plan and one isolated run. */
+gboolean fs_opgraph_measure_coll(const FsOpEnv *env, const guint *gpus, guint n, FsCollOp op,
+                                 uint64_t unit_bytes, FsTime *elapsed, GError **error);
+
+/* Where one rank's time went between from and to. */
+typedef struct {
+  FsTime total;
+  FsTime busy[FS_CAT_N];     /* compute-stream time by compute category */
+  FsTime exposed[FS_CAT_N];  /* communication the compute stream waited for, by kind */
+  FsTime bubble;             /* compute stream idle with no communication of its own active */
+} FsOpBreakdown;
+
+/* Measures a rank after a run: its compute stream's busy time by
+ * category; communication ops on that stream count as exposed; each idle
+ * stretch of the compute stream counts as exposed communication of the
+ * first active kind among comm_ops (the rank's other streams' ops and the
+ * transfers it receives; priority dp, pp, cp, ep, tp), else as bubble.
+ * Cost: O(ops log ops). */
+void fs_opgraph_breakdown(const FsOpGraph *g, guint compute_stream, const guint32 *comm_ops,
+                          guint n_comm, FsTime from, FsTime to, FsOpBreakdown *out);
+
+G_END_DECLS

@@ -1,0 +1,463 @@
+/* replay.c — trace files into op graphs (see replay.h). */
+#include "workload/replay.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "compute/kernel.h"
+#include "util/error.h"
+#include "util/units.h"
+#include "workload/spec.h"
+
+typedef struct {
+  const char *file;
+  const FsTopo *topo;
+  const FsEfficiency *eff;
+  FsReplay *r;
+  guint *gpu;              /* rank → topology node */
+  GHashTable *streams;     /* "rank/stream" → index + 1 (lookup only) */
+  GHashTable *ids;         /* op id → op index + 1 (lookup only) */
+  GHashTable *comms;       /* name → comm index + 1 (lookup only) */
+  GArray *comm_size;       /* guint per comm */
+  GArray *comm_calls;      /* GArray(guint coll) per comm: collectives in call order */
+  GArray *comm_ranks;      /* GArray(guint) per comm: members */
+  GHashTable *pair_sends, *pair_recvs; /* "a>b" → GArray of op ids (lookup only) */
+  GArray *coll_info;       /* CollInfo per collective */
+} Loader;
+
+typedef struct {
+  FsCollOp op;
+  uint64_t bytes;
+} CollInfo;
+
+static gboolean bad(GError **error, const Loader *ld, int i, const char *id, const char *fmt, ...)
+  G_GNUC_PRINTF(5, 6);
+
+static gboolean bad(GError **error, const Loader *ld, int i, const char *id, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (i >= 0)
+    g_set_error(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, "%s: ops[%d]%s%s%s: %s",
+                ld->file, i, id ? " (id \"" : "", id ? id : "", id ? "\")" : "", msg);
+  else
+    g_set_error(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, "%s: %s", ld->file, msg);
+  return FALSE;
+}
+
+/* A size: a number of bytes or a string with a unit ("64M"). */
+static gboolean get_size(json_t *v, uint64_t *out, GError **error)
+{
+  if (json_is_integer(v) && json_integer_value(v) >= 0) {
+    *out = (uint64_t)json_integer_value(v);
+    return TRUE;
+  }
+  if (json_is_string(v))
+    return fs_parse_size(json_string_value(v), out, error);
+  g_set_error(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID,
+              "expected a size (bytes, or a string such as \"64M\")");
+  return FALSE;
+}
+
+static int gpu_of(const Loader *ld, json_t *v)
+{
+  guint n;
+  const guint *gpus = fs_topo_gpus(ld->topo, &n);
+  if (json_is_integer(v)) {
+    json_int_t i = json_integer_value(v);
+    return i >= 0 && (guint64)i < n ? (int)gpus[i] : -1;
+  }
+  if (json_is_string(v)) {
+    int node = fs_topo_find(ld->topo, json_string_value(v));
+    if (node >= 0 && fs_topo_node(ld->topo, (guint)node)->kind == FS_NODE_GPU)
+      return node;
+  }
+  return -1;
+}
+
+static guint stream_of(Loader *ld, guint rank, const char *name, gboolean compute)
+{
+  g_autofree char *key = g_strdup_printf("%u/%s", rank, name);
+  gpointer v = g_hash_table_lookup(ld->streams, key);
+  if (v != NULL)
+    return GPOINTER_TO_UINT(v) - 1;
+  guint s = fs_opgraph_add_stream(ld->r->graph, name, rank, (int)ld->gpu[rank], compute);
+  g_hash_table_insert(ld->streams, g_steal_pointer(&key), GUINT_TO_POINTER(s + 1));
+  if (compute && ld->r->compute_stream[rank] == G_MAXUINT)
+    ld->r->compute_stream[rank] = s;
+  return s;
+}
+
+static void rank_op(Loader *ld, guint rank, guint32 op)
+{
+  g_array_append_val(g_ptr_array_index(ld->r->rank_ops, rank), op);
+}
+
+static gboolean load_ranks(Loader *ld, json_t *root, GError **error)
+{
+  guint ngpu;
+  fs_topo_gpus(ld->topo, &ngpu);
+  json_t *ranks = json_object_get(root, "ranks");
+  guint n = 0;
+  if (json_is_integer(json_object_get(root, "nranks")))
+    n = (guint)json_integer_value(json_object_get(root, "nranks"));
+  else if (json_is_array(ranks))
+    n = (guint)json_array_size(ranks);
+  if (n == 0 || n > ngpu)
+    return bad(error, ld, -1, NULL, "expected \"ranks\" (a list of {\"rank\", \"gpu\"}) or "
+               "\"nranks\" (1 to the topology's %u GPUs)", ngpu);
+  ld->r->n_ranks = n;
+  ld->gpu = g_new(guint, n);
+  const guint *gpus = fs_topo_gpus(ld->topo, &ngpu);
+  for (guint i = 0; i < n; i++)
+    ld->gpu[i] = gpus[i];
+  if (json_is_array(ranks)) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(ranks, i, e) {
+      json_t *rk = json_object_get(e, "rank");
+      if (!json_is_integer(rk) || json_integer_value(rk) < 0 || json_integer_value(rk) >= n)
+        return bad(error, ld, -1, NULL, "ranks[%zu]: expected \"rank\" from 0 to %u", i, n - 1);
+      json_t *gv = json_object_get(e, "gpu");
+      if (gv != NULL) {
+        int node = gpu_of(ld, gv);
+        if (node < 0)
+          return bad(error, ld, -1, NULL, "ranks[%zu]: \"gpu\" is not a GPU of the topology "
+                     "(a GPU name such as \"node0/gpu1\" or an index)", i);
+        ld->gpu[json_integer_value(rk)] = (guint)node;
+      }
+    }
+  }
+  ld->r->compute_stream = g_new(guint, n);
+  ld->r->rank_ops = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+  for (guint i = 0; i < n; i++) {
+    ld->r->compute_stream[i] = G_MAXUINT;
+    g_ptr_array_add(ld->r->rank_ops, g_array_new(FALSE, FALSE, sizeof(guint32)));
+  }
+  return TRUE;
+}
+
+static gboolean load_comms(Loader *ld, json_t *root, GError **error)
+{
+  json_t *comms = json_object_get(root, "communicators");
+  if (comms != NULL && !json_is_array(comms))
+    return bad(error, ld, -1, NULL, "\"communicators\" must be a list of {\"name\", \"ranks\"}");
+  size_t i;
+  json_t *e;
+  json_array_foreach(comms, i, e) {
+    const char *name = json_string_value(json_object_get(e, "name"));
+    json_t *rk = json_object_get(e, "ranks");
+    if (name == NULL || !json_is_array(rk) || json_array_size(rk) == 0)
+      return bad(error, ld, -1, NULL, "communicators[%zu]: expected \"name\" and a non-empty \"ranks\" list", i);
+    if (g_hash_table_contains(ld->comms, name))
+      return bad(error, ld, -1, NULL, "communicators[%zu]: \"%s\" is defined twice", i, name);
+    guint n = (guint)json_array_size(rk);
+    g_autofree guint *nodes = g_new(guint, n);
+    GArray *members = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint k = 0; k < n; k++) {
+      json_t *x = json_array_get(rk, k);
+      if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) >= ld->r->n_ranks) {
+        g_array_unref(members);
+        return bad(error, ld, -1, NULL, "communicators[%zu]: ranks[%u] is not a rank (0 to %u)",
+                   i, k, ld->r->n_ranks - 1);
+      }
+      guint r = (guint)json_integer_value(x);
+      for (guint q = 0; q < members->len; q++)
+        if (g_array_index(members, guint, q) == r) {
+          g_array_unref(members);
+          return bad(error, ld, -1, NULL, "communicators[%zu]: rank %u is listed twice", i, r);
+        }
+      g_array_append_val(members, r);
+      nodes[k] = ld->gpu[r];
+    }
+    guint c = fs_opgraph_add_comm(ld->r->graph, name, nodes, n);
+    g_hash_table_insert(ld->comms, g_strdup(name), GUINT_TO_POINTER(c + 1));
+    g_array_append_val(ld->comm_size, n);
+    GArray *calls = g_array_new(FALSE, FALSE, sizeof(guint));
+    g_array_append_val(ld->comm_calls, calls);
+    g_array_append_val(ld->comm_ranks, members);
+  }
+  return TRUE;
+}
+
+static FsTime flops_time(const Loader *ld, guint rank, double flops, FsDtype dt)
+{
+  const FsGpuModel *gpu = &fs_topo_node(ld->topo, ld->gpu[rank])->model->u.gpu;
+  uint64_t side = (uint64_t)MAX(1.0, round(cbrt(flops / 2.0)));
+  FsKernel k = fs_kernel_gemm("compute", FS_PASS_FORWARD, dt, side, side, side, 1);
+  k.flops = k.model_flops = flops;
+  return fs_kernel_time(&k, gpu, ld->eff, NULL);
+}
+
+/* The k-th collective call of `rank` on comm: the collective it joins. */
+static gboolean coll_for(Loader *ld, int i, const char *id, guint comm, guint rank, FsCollOp op,
+                         uint64_t bytes, GHashTable *calls_by_rank, guint *out, GError **error)
+{
+  g_autofree char *key = g_strdup_printf("%u/%u", comm, rank);
+  guint k = GPOINTER_TO_UINT(g_hash_table_lookup(calls_by_rank, key));
+  g_hash_table_replace(calls_by_rank, g_steal_pointer(&key), GUINT_TO_POINTER(k + 1));
+  GArray *calls = g_array_index(ld->comm_calls, GArray *, comm);
+  if (k < calls->len) {
+    guint c = g_array_index(calls, guint, k);
+    const CollInfo *ci = &g_array_index(ld->coll_info, CollInfo, c);
+    FsCollOp have = ci->op;
+    uint64_t have_bytes = ci->bytes;
+    if (have != op || have_bytes != bytes)
+      return bad(error, ld, i, id, "collective call %u on this communicator is %s of %" G_GUINT64_FORMAT
+                 " bytes on another rank but %s of %" G_GUINT64_FORMAT " bytes here", k + 1,
+                 fs_coll_op_name(have), have_bytes, fs_coll_op_name(op), bytes);
+    *out = c;
+    return TRUE;
+  }
+  guint c = fs_opgraph_add_coll(ld->r->graph, comm, op, bytes);
+  fs_opgraph_set_coll_expected(ld->r->graph, c, g_array_index(ld->comm_size, guint, comm));
+  g_array_append_val(calls, c);
+  CollInfo ci = { op, bytes };
+  g_array_append_val(ld->coll_info, ci);
+  *out = c;
+  return TRUE;
+}
+
+static gboolean in_comm(const Loader *ld, guint comm, guint rank)
+{
+  GArray *m = g_array_index(ld->comm_ranks, GArray *, comm);
+  for (guint i = 0; i < m->len; i++)
+    if (g_array_index(m, guint, i) == rank)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean load_ops(Loader *ld, json_t *root, GError **error)
+{
+  json_t *ops = json_object_get(root, "ops");
+  if (!json_is_array(ops) || json_array_size(ops) == 0)
+    return bad(error, ld, -1, NULL, "expected \"ops\": a non-empty list of ops");
+  FsOpGraph *g = ld->r->graph;
+  g_autoptr(GHashTable) calls_by_rank = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GArray) op_of = g_array_new(FALSE, FALSE, sizeof(guint32));
+  size_t n = json_array_size(ops);
+  /* First pass: create the ops; dependencies by id come in the second. */
+  for (size_t i = 0; i < n; i++) {
+    json_t *e = json_array_get(ops, i);
+    const char *id = json_string_value(json_object_get(e, "id"));
+    const char *kind = json_string_value(json_object_get(e, "kind"));
+    json_t *rk = json_object_get(e, "rank");
+    if (!json_is_object(e) || kind == NULL)
+      return bad(error, ld, (int)i, id, "expected an object with \"kind\" (compute, send, recv or a "
+                 "collective such as all_reduce)");
+    if (!json_is_integer(rk) || json_integer_value(rk) < 0 || json_integer_value(rk) >= ld->r->n_ranks)
+      return bad(error, ld, (int)i, id, "expected \"rank\" from 0 to %u", ld->r->n_ranks - 1);
+    guint rank = (guint)json_integer_value(rk);
+    if (id != NULL && g_hash_table_contains(ld->ids, id))
+      return bad(error, ld, (int)i, id, "the id is used twice");
+    const char *sname = json_string_value(json_object_get(e, "stream"));
+    const char *label = json_string_value(json_object_get(e, "name"));
+    FsOp o = { .mb = -1, .layer = -1, .name = label ? label : (id ? id : kind) };
+    guint stream;
+    GError *sub = NULL;
+    if (strcmp(kind, "compute") == 0) {
+      json_t *dur = json_object_get(e, "duration"), *fl = json_object_get(e, "flops");
+      o.kind = FS_OP_COMPUTE;
+      o.cat = FS_CAT_FORWARD;
+      if (json_is_string(dur)) {
+        if (!fs_parse_time(json_string_value(dur), &o.dur, &sub) || o.dur < 0) {
+          bad(error, ld, (int)i, id, "\"duration\": %s", sub ? sub->message : "must not be negative");
+          g_clear_error(&sub);
+          return FALSE;
+        }
+      } else if (json_is_number(fl) && json_number_value(fl) >= 0) {
+        FsDtype dt = FS_DTYPE_BF16;
+        const char *dts = json_string_value(json_object_get(e, "dtype"));
+        if (dts != NULL && !fs_dtype_from_name(dts, &dt))
+          return bad(error, ld, (int)i, id, "unknown \"dtype\" \"%s\"", dts);
+        o.dur = flops_time(ld, rank, json_number_value(fl), dt);
+        o.model_flops = json_number_value(fl);
+      } else {
+        return bad(error, ld, (int)i, id, "a compute op needs \"duration\" (\"1.5 ms\") or \"flops\" (a number)");
+      }
+      stream = stream_of(ld, rank, sname ? sname : "compute", TRUE);
+    } else if (strcmp(kind, "send") == 0 || strcmp(kind, "recv") == 0) {
+      gboolean send = kind[0] == 's';
+      json_t *peer = json_object_get(e, "peer");
+      if (!json_is_integer(peer) || json_integer_value(peer) < 0 || json_integer_value(peer) >= ld->r->n_ranks ||
+          (guint)json_integer_value(peer) == rank)
+        return bad(error, ld, (int)i, id, "expected \"peer\": another rank (0 to %u)", ld->r->n_ranks - 1);
+      guint p = (guint)json_integer_value(peer);
+      o.kind = send ? FS_OP_XFER : FS_OP_RECV;
+      o.cat = FS_CAT_COMM;
+      if (send) {
+        if (!get_size(json_object_get(e, "bytes"), &o.bytes, &sub)) {
+          bad(error, ld, (int)i, id, "\"bytes\": %s", sub->message);
+          g_clear_error(&sub);
+          return FALSE;
+        }
+        o.src = (int32_t)ld->gpu[rank];
+        o.dst = (int32_t)ld->gpu[p];
+      }
+      stream = stream_of(ld, rank, sname ? sname : (send ? "send" : "recv"), FALSE);
+      guint32 op = fs_opgraph_add(g, stream, &o, NULL, 0);
+      rank_op(ld, rank, op);
+      g_autofree char *key = send ? g_strdup_printf("%u>%u", rank, p) : g_strdup_printf("%u>%u", p, rank);
+      GHashTable *mine = send ? ld->pair_sends : ld->pair_recvs;
+      GHashTable *theirs = send ? ld->pair_recvs : ld->pair_sends;
+      GArray *q = g_hash_table_lookup(mine, key);
+      if (q == NULL) {
+        q = g_array_new(FALSE, FALSE, sizeof(guint32));
+        g_hash_table_insert(mine, g_strdup(key), q);
+      }
+      g_array_append_val(q, op);
+      GArray *other = g_hash_table_lookup(theirs, key);
+      if (other != NULL && other->len >= q->len) {
+        guint32 x = g_array_index(other, guint32, q->len - 1);
+        if (send)
+          fs_opgraph_pair(g, op, x);
+        else
+          fs_opgraph_pair(g, x, op);
+      }
+      g_array_append_val(op_of, op);
+      if (id != NULL)
+        g_hash_table_insert(ld->ids, g_strdup(id), GUINT_TO_POINTER(op + 1));
+      continue;
+    } else {
+      FsCollOp cop;
+      if (!fs_coll_op_from_name(kind, &cop) || cop == FS_COLL_SENDRECV)
+        return bad(error, ld, (int)i, id, "unknown kind \"%s\" (compute, send, recv, all_reduce, "
+                   "all_gather, reduce_scatter, broadcast, reduce, alltoall, …)", kind);
+      const char *cname = json_string_value(json_object_get(e, "comm"));
+      gpointer cv = cname ? g_hash_table_lookup(ld->comms, cname) : NULL;
+      if (cv == NULL)
+        return bad(error, ld, (int)i, id, "expected \"comm\": the name of a communicator");
+      guint comm = GPOINTER_TO_UINT(cv) - 1;
+      if (!in_comm(ld, comm, rank))
+        return bad(error, ld, (int)i, id, "rank %u is not a member of communicator \"%s\"", rank, cname);
+      if (!get_size(json_object_get(e, "bytes"), &o.bytes, &sub)) {
+        bad(error, ld, (int)i, id, "\"bytes\": %s", sub->message);
+        g_clear_error(&sub);
+        return FALSE;
+      }
+      guint c = 0;
+      if (!coll_for(ld, (int)i, id, comm, rank, cop, o.bytes, calls_by_rank, &c, error))
+        return FALSE;
+      o.kind = FS_OP_COLL;
+      o.cat = FS_CAT_COMM;
+      o.coll = c;
+      stream = stream_of(ld, rank, sname ? sname : "comm", FALSE);
+    }
+    guint32 op = fs_opgraph_add(g, stream, &o, NULL, 0);
+    if (o.kind != FS_OP_COMPUTE)
+      rank_op(ld, rank, op);
+    g_array_append_val(op_of, op);
+    if (id != NULL)
+      g_hash_table_insert(ld->ids, g_strdup(id), GUINT_TO_POINTER(op + 1));
+  }
+  /* Incoming transfers count for the receiver's breakdown. */
+  for (guint32 o = 0; o < fs_opgraph_n_ops(g); o++) {
+    const FsOp *x = fs_opgraph_op(g, o);
+    if (x->kind == FS_OP_XFER && x->partner != FS_OP_NONE)
+      rank_op(ld, fs_opgraph_stream(g, fs_opgraph_op(g, x->partner)->stream)->rank, o);
+  }
+  for (size_t i = 0; i < n; i++) {
+    json_t *e = json_array_get(ops, i);
+    json_t *deps = json_object_get(e, "deps");
+    const char *id = json_string_value(json_object_get(e, "id"));
+    if (deps == NULL)
+      continue;
+    if (!json_is_array(deps))
+      return bad(error, ld, (int)i, id, "\"deps\" must be a list of op ids");
+    size_t k;
+    json_t *d;
+    json_array_foreach(deps, k, d) {
+      gpointer v = json_is_string(d) ? g_hash_table_lookup(ld->ids, json_string_value(d)) : NULL;
+      if (v == NULL)
+        return bad(error, ld, (int)i, id, "deps[%zu] is not the id of an op", k);
+      fs_opgraph_add_dep(g, g_array_index(op_of, guint32, i), GPOINTER_TO_UINT(v) - 1);
+    }
+  }
+  return TRUE;
+}
+
+static FsReplay *load(json_t *root, const char *name, const FsTopo *topo, const FsEfficiency *eff,
+                      GError **error)
+{
+  Loader ld = { .file = name, .topo = topo, .eff = eff };
+  FsReplay *r = g_new0(FsReplay, 1);
+  r->graph = fs_opgraph_new();
+  ld.r = r;
+  ld.streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  ld.ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  ld.comms = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  ld.pair_sends = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
+  ld.pair_recvs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
+  ld.comm_size = g_array_new(FALSE, FALSE, sizeof(guint));
+  ld.coll_info = g_array_new(FALSE, FALSE, sizeof(CollInfo));
+  ld.comm_calls = g_array_new(FALSE, FALSE, sizeof(GArray *));
+  ld.comm_ranks = g_array_new(FALSE, FALSE, sizeof(GArray *));
+  gboolean ok = TRUE;
+  json_t *sv = json_object_get(root, "schema_version");
+  if (!json_is_object(root))
+    ok = bad(error, &ld, -1, NULL, "expected a JSON object with \"ranks\", \"communicators\" and \"ops\"");
+  else if (sv != NULL && (!json_is_integer(sv) || json_integer_value(sv) != FS_REPLAY_SCHEMA_VERSION))
+    ok = bad(error, &ld, -1, NULL, "\"schema_version\" must be %d", FS_REPLAY_SCHEMA_VERSION);
+  ok = ok && load_ranks(&ld, root, error) && load_comms(&ld, root, error) && load_ops(&ld, root, error);
+  const char *nm = json_is_object(root) ? json_string_value(json_object_get(root, "name")) : NULL;
+  r->name = g_strdup(nm ? nm : name);
+  g_free(ld.gpu);
+  g_hash_table_unref(ld.streams);
+  g_hash_table_unref(ld.ids);
+  g_hash_table_unref(ld.comms);
+  g_hash_table_unref(ld.pair_sends);
+  g_hash_table_unref(ld.pair_recvs);
+  for (guint i = 0; i < ld.comm_calls->len; i++) {
+    g_array_unref(g_array_index(ld.comm_calls, GArray *, i));
+    g_array_unref(g_array_index(ld.comm_ranks, GArray *, i));
+  }
+  g_array_unref(ld.comm_size);
+  g_array_unref(ld.coll_info);
+  g_array_unref(ld.comm_calls);
+  g_array_unref(ld.comm_ranks);
+  if (!ok) {
+    fs_replay_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+FsReplay *fs_replay_load_string(const char *text, const char *name, const FsTopo *topo,
+                                const FsEfficiency *eff, GError **error)
+{
+  json_error_t je;
+  json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+  if (root == NULL) {
+    fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, name, je.line, je.column,
+                    "%s", je.text);
+    return NULL;
+  }
+  FsReplay *r = load(root, name, topo, eff, error);
+  json_decref(root);
+  return r;
+}
+
+FsReplay *fs_replay_load_file(const char *path, const FsTopo *topo, const FsEfficiency *eff,
+                              GError **error)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, error))
+    return NULL;
+  return fs_replay_load_string(text, path, topo, eff, error);
+}
+
+void fs_replay_free(FsReplay *r)
+{
+  if (r == NULL)
+    return;
+  g_free(r->name);
+  fs_opgraph_free(r->graph);
+  g_free(r->compute_stream);
+  if (r->rank_ops)
+    g_ptr_array_unref(r->rank_ops);
+  g_free(r);
+}

@@ -1,0 +1,48 @@
+/* replay.h — explicit per-rank op graphs (trace files) loaded for replay.
+ *
+ * A trace is JSON (format and an example in workloads/README.md, files in
+ * workloads/traces/): ranks mapped to GPUs, communicators, and ops per rank
+ * — compute (a duration, or FLOPs timed by the compute model as a square
+ * GEMM on the rank's GPU), send/recv (matched in order per ordered pair of
+ * ranks), collectives on a communicator (matched in call order per
+ * communicator, as NCCL matches them) — with dependencies by op id.  Ops of
+ * one (rank, stream) run in file order.
+ *
+ * Collectives wait for every member of their communicator: a rank that
+ * never calls one, a dependency cycle or a recv without a send is a
+ * deadlock at run time (FS_RUNTIME_ERROR_DEADLOCK, with ranks and ops).
+ * Mismatched calls (different kinds or sizes for the k-th collective of a
+ * communicator) are input errors.
+ *
+ * Ownership: FsReplay owns its graph.  Errors: FS_WORKLOAD_ERROR_INVALID
+ * with "file: ops[i] (id "x"): what was expected"; JSON syntax errors with
+ * file:line:col.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "compute/efficiency.h"
+#include "topo/topo.h"
+#include "workload/opgraph.h"
+
+G_BEGIN_DECLS
+
+#define FS_REPLAY_SCHEMA_VERSION 1
+
+typedef struct {
+  char *name;
+  FsOpGraph *graph;
+  guint n_ranks;
+  guint *compute_stream;   /* per rank: its first compute stream, or G_MAXUINT */
+  GPtrArray *rank_ops;     /* per rank: GArray of guint32, its communication ops and incoming sends */
+} FsReplay;
+
+FsReplay *fs_replay_load_file(const char *path, const FsTopo *topo, const FsEfficiency *eff,
+                              GError **error);
+FsReplay *fs_replay_load_string(const char *text, const char *name, const FsTopo *topo,
+                                const FsEfficiency *eff, GError **error);
+void fs_replay_free(FsReplay *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsReplay, fs_replay_free)
+
+G_END_DECLS

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# test-corpus.sh — every parser corpus under tests/data, through the command.
+#
+# For each format with a command (the table below), every file is run
+# through `fabricsim`:
+#   n_*  must exit exactly 2 with ONE line on stderr that starts with
+#        FILE:LINE:COL: (after the "fabricsim <command>: " prefix; FILE is
+#        the input or, for an error inside an include, a file beside or
+#        below it) and contains the fragment in n_*.err;
+#   y_*  must exit 0;
+#   i_*  must exit 0 or 2 — never a signal, never more than 10 s.
+# Formats without a command (yaml: the tree itself, units) are covered by
+# their unit tests and the fuzz-replay suite.  Not listed yet because some of
+# their n_ messages carry no LINE:COL: flows JSON (jansson gives no value
+# positions) and `topo import-smi` whole-matrix errors.
+#
+# Adding a format is one line: FORMAT|EXT|ARGS, where ARGS is the fabricsim
+# command line with FILE standing for the input, or DIR for a fresh folder
+# that holds only the input (for loaders that read a folder); ROOT/ at the
+# start of a word is the source tree.
+set -euo pipefail
+: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
+: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+
+formats=(
+  "models|yaml|models --models DIR"
+  "topo|yaml|topo check FILE"
+  "flows|csv|flows ROOT/topologies/dgx-h100.yaml FILE"
+  "nccl-xml|xml|topo import-nccl FILE"
+)
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checked=0
+
+# run_case ARGS FILE: runs the command on FILE; sets status, err, shown (the
+# path the command was given, which its messages name).
+run_case() {
+  local spec="$1" file="$2" args=() word
+  local case_dir="$tmp/case.$checked"
+  mkdir -p "$case_dir"
+  shown="$file"
+  for word in $spec; do
+    case "$word" in
+      FILE) args+=("$file") ;;
+      DIR) cp "$file" "$case_dir/"; shown="$case_dir/${file##*/}"; args+=("$case_dir") ;;
+      ROOT/*) args+=("$FS_SOURCE_ROOT/${word#ROOT/}") ;;
+      *) args+=("$word") ;;
+    esac
+  done
+  status=0
+  err=$(timeout 10 "$FABRICSIM" "${args[@]}" 2>&1 >/dev/null) || status=$?
+  rm -rf "$case_dir"
+  checked=$((checked + 1))
+}
+
+for entry in "${formats[@]}"; do
+  IFS='|' read -r format ext spec <<<"$entry"
+  dir="$FS_TEST_DATA/$format"
+  [ -d "$dir" ] || { fail "$format: no folder $dir"; continue; }
+  n=0
+  for file in "$dir"/[yni]_*."$ext"; do
+    [ -e "$file" ] || continue
+    base="${file##*/}"
+    n=$((n + 1))
+    run_case "$spec" "$file"
+    if [ "$status" -eq 124 ]; then
+      fail "$format/$base: took more than 10 s"
+      continue
+    fi
+    if [ "$status" -gt 128 ]; then
+      fail "$format/$base: killed by signal $((status - 128)): $err"
+      continue
+    fi
+    case "$base" in
+      y_*)
+        [ "$status" -eq 0 ] || fail "$format/$base: exit status $status, expected 0: $err" ;;
+      i_*)
+        [ "$status" -eq 0 ] || [ "$status" -eq 2 ] || fail "$format/$base: exit status $status, expected 0 or 2: $err" ;;
+      n_*)
+        sidecar="${file%.*}.err"
+        if [ "$status" -ne 2 ]; then
+          fail "$format/$base: exit status $status, expected 2: $err"
+        elif [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then
+          fail "$format/$base: stderr is not one line: $err"
+        elif ! printf '%s\n' "$err" | grep -Eq "^(fabricsim[a-z -]*: )?${shown%/*}/[^:]+:[0-9]+:[0-9]+: "; then
+          fail "$format/$base: stderr does not start with $shown:LINE:COL: (or an included file's): $err"
+        elif [ ! -f "$sidecar" ]; then
+          fail "$format/$base: no ${sidecar##*/}"
+        else
+          fragment=$(head -n 1 "$sidecar")
+          case "$err" in
+            *"$fragment"*) ;;
+            *) fail "$format/$base: stderr does not contain '$fragment': $err" ;;
+          esac
+        fi ;;
+    esac
+  done
+  [ "$n" -gt 0 ] || fail "$format: no cases in $dir"
+done
+
+[ "$failures" -eq 0 ] || { echo "corpus: $failures of $checked cases failed" >&2; exit 1; }
+echo "corpus: $checked cases ok"

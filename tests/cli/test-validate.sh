@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# test-validate.sh — `fabricsim validate`: the committed tables, one table by
+# name, --json, --calibration, --list-kinds, exit 1 on a missed bar, 2 on a
+# malformed table, and tools/validate-report's output.
+set -euo pipefail
+: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
+: "${FS_SOURCE_ROOT:?}"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ref="$FS_SOURCE_ROOT/validation/reference"
+cal="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"
+
+# Exit 0, or 1 when a table misses its bar (the nccl-tests tables, once the
+# collective layer runs them, are the simulator's report card, not this test's).
+set +e
+out=$("$FABRICSIM" validate)
+st=$?
+set -e
+[ "$st" -le 1 ] || fail "validate exited $st"
+contains "$out" "h100_pcie_gen5_host_copies_fabricsim_probe (host-copy): bar time within 10% for size >= 64MiB" "validate"
+contains "$out" "time MAPE 5.92 % over 6 rows" "validate"
+contains "$out" "h100_dgx_allreduce_8gpu_nvidia_dgxc (nccl-tests)" "validate"
+contains "$out" "summary:" "validate"
+
+out=$("$FABRICSIM" validate --calibration "$cal" h100_pcie_gen5_host_copies_fabricsim_probe) \
+  || fail "validate --calibration exited $?"
+contains "$out" "time MAPE 1.61 % over 6 rows" "validate --calibration"
+contains "$out" "summary: 1 passed, 0 failed, 0 not run" "validate one table"
+
+"$FABRICSIM" validate --json > "$tmp/a.json" || [ $? -eq 1 ] || fail "validate --json failed"
+"$FABRICSIM" validate --json > "$tmp/b.json" || true
+cmp -s "$tmp/a.json" "$tmp/b.json" || fail "validate --json differs between runs"
+python3 - "$tmp/a.json" <<'PY' || fail "validate --json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [t["table"] for t in d["tables"]]
+assert names == sorted(names), names
+hc = [t for t in d["tables"] if t["kind"] == "host-copy"][0]
+assert hc["ran"] and hc["pass"] and abs(hc["mape_pct"] - 5.92) < 0.01, hc["mape_pct"]
+assert all(r["in_scope"] == (r["size_bytes"] >= 64 << 20) for r in hc["rows"])
+PY
+
+"$FABRICSIM" validate --list-kinds | grep -q "^host-copy " || fail "--list-kinds"
+
+# A table that misses its bar: exit 1.
+sed 's/time within 10%/time within 1%/' "$ref/h100_pcie_gen5_host_copies_fabricsim_probe.csv" > "$tmp/tight.csv"
+set +e
+out=$("$FABRICSIM" validate "$tmp/tight.csv")
+st=$?
+set -e
+[ "$st" -eq 1 ] || fail "missed bar: exit $st, expected 1"
+contains "$out" "FAIL" "missed bar"
+
+# A malformed table: exit 2 with file:line:col.
+printf '# source: x\n# kind: host-copy\n# bar: time within lots\nsize_bytes\n1\n' > "$tmp/bad.csv"
+set +e
+err=$("$FABRICSIM" validate "$tmp/bad.csv" 2>&1 >/dev/null)
+st=$?
+set -e
+[ "$st" -eq 2 ] || fail "bad table: exit $st, expected 2"
+contains "$err" "bad.csv:3:3: bar \"time within lots\"" "bad table"
+set +e
+"$FABRICSIM" validate no_such_table > /dev/null 2>&1
+st=$?
+set -e
+[ "$st" -eq 2 ] || fail "unknown table: exit $st, expected 2"
+
+# tools/validate-report writes REPORT.md with the same figures (into a copy of the tree).
+mkdir -p "$tmp/tree/tools" "$tmp/tree/validation" "$tmp/tree/build/src/cli"
+cp "$FS_SOURCE_ROOT/tools/validate-report" "$tmp/tree/tools/"
+cp -r "$FS_SOURCE_ROOT/validation/reference" "$FS_SOURCE_ROOT/validation/results" "$tmp/tree/validation/"
+ln -s "$FABRICSIM" "$tmp/tree/build/src/cli/fabricsim"
+FABRICSIM_VALIDATION="$tmp/tree/validation/reference" "$tmp/tree/tools/validate-report" > /dev/null \
+  || fail "validate-report exited $?"
+report=$(cat "$tmp/tree/validation/REPORT.md")
+contains "$report" "| \`h100_pcie_gen5_host_copies_fabricsim_probe\` | host-copy | time within 10% for size >= 64MiB | 5.92 | 1.61 | pass / pass |" "REPORT.md"
+
+echo "cli validate: ok"

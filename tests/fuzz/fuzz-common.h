@@ -1,0 +1,70 @@
+/* fuzz-common.h — what every fuzz driver checks besides "no crash".
+ *
+ * A driver is one function, LLVMFuzzerTestOneInput(data, size), that hands
+ * the bytes to one parser through its load-from-string API and then checks
+ * the parser's promises with fs_fuzz_check_*; a broken promise calls
+ * abort(), which libFuzzer reports as a crash (and the replay runner,
+ * fuzz-replay.c, as a failed test).  Drivers are built twice: against
+ * libFuzzer with ASan+UBSan (clang, -Dfuzz=enabled) and as plain programs
+ * that replay the corpora (tests/meson.build, suite fuzz-replay).
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The file name every driver passes to the parser, so that error messages
+ * can be checked for their "file:line:col: " prefix. */
+#define FS_FUZZ_NAME "fuzz.yaml"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Reports a broken promise and stops (libFuzzer saves the input). */
+G_GNUC_NORETURN G_GNUC_PRINTF(1, 2) static inline void fs_fuzz_fail(const char *format, ...)
+{
+  va_list ap;
+  va_start(ap, format);
+  fputs("fuzz: broken promise: ", stderr);
+  vfprintf(stderr, format, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  abort();
+}
+
+/* A set error must be a single non-empty line. */
+static inline void fs_fuzz_check_one_line(const GError *error)
+{
+  if (error == NULL)
+    fs_fuzz_fail("the call failed without setting an error");
+  if (error->message == NULL || error->message[0] == '\0')
+    fs_fuzz_fail("empty error message");
+  if (strchr(error->message, '\n') != NULL || strchr(error->message, '\r') != NULL)
+    fs_fuzz_fail("error message spans several lines: %s", error->message);
+}
+
+/* An input error must name the file and a position: "NAME:LINE:COL: " with
+ * LINE, COL >= 1, or "NAME: " for errors about the whole file. */
+static inline void fs_fuzz_check_input_error(const GError *error, const char *name)
+{
+  fs_fuzz_check_one_line(error);
+  size_t n = strlen(name);
+  const char *m = error->message;
+  if (strncmp(m, name, n) != 0 || (m[n] != ':'))
+    fs_fuzz_fail("error message does not start with \"%s:\": %s", name, m);
+  const char *p = m + n + 1;
+  if (*p == ' ')
+    return;
+  char *end;
+  long line = strtol(p, &end, 10);
+  if (end == p || line < 1 || *end != ':')
+    fs_fuzz_fail("error message has no valid line after the file name: %s", m);
+  p = end + 1;
+  if (*p == ' ')
+    return;
+  long col = strtol(p, &end, 10);
+  if (end == p || col < 1 || strncmp(end, ": ", 2) != 0)
+    fs_fuzz_fail("error message has no valid column after the line: %s", m);
+}

@@ -1,0 +1,224 @@
+/* test-executor.c — training steps on real topologies: the executor runs,
+ * overlap hides data-parallel communication, results are deterministic,
+ * the op graph reports deadlocks with ranks and ops. */
+#include <check.h>
+#include <string.h>
+
+#include "catalog/catalog.h"
+#include "coll/nccl-params.h"
+#include "compute/efficiency.h"
+#include "testutil.h"
+#include "topo/topo.h"
+#include "util/error.h"
+#include "workload/executor.h"
+
+static FsCatalog *cat;
+static FsEfficiency *eff;
+static FsNcclParams *np;
+
+static void setup(void)
+{
+  GError *err = NULL;
+  cat = fs_catalog_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  eff = fs_efficiency_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  np = fs_nccl_params_load_default(&err);
+  fs_assert_no_error(err);
+}
+
+static void teardown(void)
+{
+  fs_nccl_params_free(np);
+  fs_efficiency_free(eff);
+  fs_catalog_free(cat);
+}
+
+static FsTopo *load_topo(const char *name, const char *const *defines)
+{
+  g_autofree char *rel = g_strdup_printf("topologies/%s", name);
+  g_autofree char *path = fs_test_source_path(rel);
+  GError *err = NULL;
+  FsTopo *t = fs_topo_load_file(path, cat, defines, &err);
+  fs_assert_no_error(err);
+  return t;
+}
+
+/* A small GPT (8 layers, h 1024) with the given parallel section. */
+static FsWorkload *small_gpt(const char *parallel, const char *const *overrides)
+{
+  g_autofree char *text = g_strdup_printf(
+    "name: toy\n"
+    "model:\n  layers: 8\n  hidden: 1024\n  ffn_hidden: 4096\n  heads: 16\n  vocab: 32000\n"
+    "  seq_length: 1024\n"
+    "training:\n  global_batch: 64\n  micro_batch: 2\n  dtype: bf16\n"
+    "parallel:\n%s", parallel);
+  GError *err = NULL;
+  FsWorkload *w = fs_workload_load_string(text, "toy.yaml", NULL, overrides, &err);
+  fs_assert_no_error(err);
+  return w;
+}
+
+static FsTrain *run(const FsTopo *topo, FsWorkload *w)
+{
+  guint n;
+  fs_topo_gpus(topo, &n);
+  GError *err = NULL;
+  ck_assert(fs_workload_resolve(w, n, &err));
+  fs_assert_no_error(err);
+  FsTrain *t = fs_train_new(topo, w, eff, np, NULL, &err);
+  fs_assert_no_error(err);
+  ck_assert(fs_train_run(t, &err));
+  fs_assert_no_error(err);
+  return t;
+}
+
+START_TEST(test_executor_runs_a_step)
+{
+  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsWorkload) w = small_gpt("  tp: 2\n  pp: 2\n  sequence_parallel: true\n", NULL);
+  g_autoptr(FsTrain) t = run(topo, w);
+  const FsTrainResult *r = fs_train_result(t);
+  ck_assert_int_gt(r->step_time, 0);
+  ck_assert_uint_eq(r->gpus, 8);
+  ck_assert_uint_eq(r->microbatches, 64 / (2 * 2));
+  ck_assert(r->mfu > 0 && r->mfu < 1);
+  ck_assert_uint_eq(r->classes->len, 2);
+  for (guint i = 0; i < 2; i++) {
+    const FsTrainClass *c = &g_array_index(r->classes, FsTrainClass, i);
+    ck_assert_int_gt(c->time.busy[FS_CAT_FORWARD], 0);
+    ck_assert_int_gt(c->time.busy[FS_CAT_BACKWARD], c->time.busy[FS_CAT_FORWARD]);
+    ck_assert_int_gt(c->time.exposed[FS_CAT_TP], 0);
+    /* Every picosecond of the step is accounted for once. */
+    FsTime sum = c->time.bubble;
+    for (guint k = 0; k < FS_CAT_N; k++)
+      sum += c->time.busy[k] + c->time.exposed[k];
+    ck_assert_int_eq(sum, r->step_time);
+  }
+  /* The model FLOPs of the simulated ranks: two stages of one TP rank hold
+   * 1/(tp) of the work of one replica. */
+  double mf = 0;
+  for (guint i = 0; i < 2; i++)
+    mf += g_array_index(r->classes, FsTrainClass, i).model_flops;
+  double per_replica = r->model_flops / w->dp;
+  ck_assert_double_eq_tol(mf * w->tp / per_replica, 1.0, 0.02);
+}
+END_TEST
+
+START_TEST(test_executor_overlap_hides_dp)
+{
+  g_autoptr(FsTopo) topo = load_topo("pcie-gen4-8gpu.yaml", NULL);
+  g_autoptr(FsWorkload) a = small_gpt("  tp: 1\n  zero_stage: 0\n  bucket_size: 8 MB\n"
+                                      "  overlap:\n    dp_grads: true\n", NULL);
+  g_autoptr(FsWorkload) b = small_gpt("  tp: 1\n  zero_stage: 0\n  bucket_size: 8 MB\n"
+                                      "  overlap:\n    dp_grads: false\n", NULL);
+  g_autoptr(FsTrain) ta = run(topo, a);
+  g_autoptr(FsTrain) tb = run(topo, b);
+  const FsTrainClass *ca = &g_array_index(fs_train_result(ta)->classes, FsTrainClass, 0);
+  const FsTrainClass *cb = &g_array_index(fs_train_result(tb)->classes, FsTrainClass, 0);
+  ck_assert_int_gt(cb->time.exposed[FS_CAT_DP], 0);
+  ck_assert_int_lt(ca->time.exposed[FS_CAT_DP], cb->time.exposed[FS_CAT_DP]);
+  ck_assert_int_lt(fs_train_result(ta)->step_time, fs_train_result(tb)->step_time);
+}
+END_TEST
+
+START_TEST(test_executor_deterministic)
+{
+  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsWorkload) w = small_gpt("  tp: 2\n  pp: 2\n  zero_stage: 1\n", NULL);
+  g_autoptr(FsTrain) t1 = run(topo, w);
+  g_autoptr(FsTrain) t2 = run(topo, w);
+  ck_assert_int_eq(fs_train_result(t1)->step_time, fs_train_result(t2)->step_time);
+  const FsOpGraph *g1 = fs_train_graph(t1), *g2 = fs_train_graph(t2);
+  ck_assert_uint_eq(fs_opgraph_n_ops(g1), fs_opgraph_n_ops(g2));
+  for (guint i = 0; i < fs_opgraph_n_ops(g1); i++)
+    ck_assert_int_eq(fs_opgraph_op(g1, i)->end, fs_opgraph_op(g2, i)->end);
+}
+END_TEST
+
+START_TEST(test_executor_schedules_order)
+{
+  /* With the same layout, GPipe and 1F1B take the same time when stage
+   * times are equal; interleaving takes less. */
+  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  const char *gp[] = { "parallel.schedule=gpipe", NULL };
+  const char *il[] = { "parallel.schedule=interleaved", "parallel.virtual_stages=2", NULL };
+  g_autoptr(FsWorkload) a = small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", NULL);
+  g_autoptr(FsWorkload) b = small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", gp);
+  g_autoptr(FsWorkload) c = small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", il);
+  g_autoptr(FsTrain) ta = run(topo, a);
+  g_autoptr(FsTrain) tb = run(topo, b);
+  g_autoptr(FsTrain) tc = run(topo, c);
+  FsTime bub_a = g_array_index(fs_train_result(ta)->classes, FsTrainClass, 1).time.bubble;
+  FsTime bub_c = g_array_index(fs_train_result(tc)->classes, FsTrainClass, 1).time.bubble;
+  ck_assert_int_lt(bub_c, bub_a);
+  ck_assert_int_gt(fs_train_result(tb)->step_time, 0);
+}
+END_TEST
+
+START_TEST(test_executor_gpu_count_mismatch)
+{
+  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsWorkload) w = small_gpt("  tp: 2\n", NULL);
+  GError *err = NULL;
+  ck_assert(fs_workload_resolve(w, 4, &err));
+  g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, NULL, &err);
+  ck_assert_ptr_null(t);
+  fs_assert_error(err, FS_WORKLOAD_ERROR, "topology has 8");
+}
+END_TEST
+
+START_TEST(test_opgraph_cycle_is_deadlock)
+{
+  g_autoptr(FsOpGraph) g = fs_opgraph_new();
+  guint s0 = fs_opgraph_add_stream(g, "compute", 0, -1, TRUE);
+  guint s1 = fs_opgraph_add_stream(g, "compute", 1, -1, TRUE);
+  FsOp o = { .kind = FS_OP_COMPUTE, .cat = FS_CAT_FORWARD, .name = "a", .dur = 10, .mb = -1, .layer = -1 };
+  guint32 a = fs_opgraph_add(g, s0, &o, NULL, 0);
+  o.name = "b";
+  guint32 b = fs_opgraph_add(g, s1, &o, &a, 1);
+  fs_opgraph_add_dep(g, a, b);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  FsOpEnv env = { .sim = sim };
+  GError *err = NULL;
+  ck_assert(!fs_opgraph_run(g, &env, &err));
+  ck_assert_int_eq(err->code, FS_RUNTIME_ERROR_DEADLOCK);
+  ck_assert_ptr_nonnull(strstr(err->message, "rank 1 compute op 1 \"b\" waits for rank 0"));
+  fs_assert_error(err, FS_RUNTIME_ERROR, "2 of 2 ops never ran");
+}
+END_TEST
+
+START_TEST(test_opgraph_collective_not_joined)
+{
+  g_autoptr(FsOpGraph) g = fs_opgraph_new();
+  guint gpus[2] = { 0, 1 };
+  guint comm = fs_opgraph_add_comm(g, "world", gpus, 2);
+  guint coll = fs_opgraph_add_coll(g, comm, FS_COLL_ALL_REDUCE, 1024);
+  fs_opgraph_set_coll_expected(g, coll, 2);
+  guint s0 = fs_opgraph_add_stream(g, "compute", 0, 0, TRUE);
+  FsOp o = { .kind = FS_OP_COLL, .cat = FS_CAT_COMM, .name = "ar", .coll = coll, .mb = -1, .layer = -1 };
+  fs_opgraph_add(g, s0, &o, NULL, 0);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  FsOpEnv env = { .sim = sim };
+  GError *err = NULL;
+  ck_assert(!fs_opgraph_run(g, &env, &err));
+  fs_assert_error(err, FS_RUNTIME_ERROR, "all_reduce on communicator world: 1 of 2 members joined");
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("executor");
+  TCase *tc = tcase_create("executor");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_executor_runs_a_step);
+  tcase_add_test(tc, test_executor_overlap_hides_dp);
+  tcase_add_test(tc, test_executor_deterministic);
+  tcase_add_test(tc, test_executor_schedules_order);
+  tcase_add_test(tc, test_executor_gpu_count_mismatch);
+  suite_add_tcase(s, tc);
+  FS_ADD_TEST(s, test_opgraph_cycle_is_deadlock);
+  FS_ADD_TEST(s, test_opgraph_collective_not_joined);
+  return fs_test_run_suite(s);
+}

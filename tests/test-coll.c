@@ -274,6 +274,51 @@ START_TEST(test_plan_every_algorithm_builds)
 }
 END_TEST
 
+/* Every transfer depends on the previous transfer on its connection
+ * (channel, lane, src, dst), found by a backward scan of the plan, for
+ * every algorithm and op on a 2-host × 4 communicator. */
+START_TEST(test_plan_fifo_per_connection)
+{
+  g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
+  int sw0 = 100, sw1 = 101;
+  fs_comm_set_nvls_switch(c, 0, &sw0, 1);
+  fs_comm_set_nvls_switch(c, 1, &sw1, 1);
+  int cn = 200;
+  fs_comm_set_collnet_switches(c, &cn, 1);
+  guint checked = 0;
+  for (guint a = 0; fs_coll_algos[a]; a++)
+    for (guint op = 0; op < FS_COLL_N_OPS; op++) {
+      if (fs_coll_algos[a]->unsupported(c, op) != NULL)
+        continue;
+      FsCollRequest req = req_of(op, 65536, 2, 8192);
+      g_autoptr(FsCollPlan) p = plan_of(c, fs_coll_algos[a]->name, &req);
+      guint n = fs_coll_plan_n_steps(p);
+      for (guint i = 0; i < n; i++) {
+        const FsCollStep *s = fs_coll_plan_step(p, i);
+        if (s->kind != FS_STEP_XFER)
+          continue;
+        guint prev = G_MAXUINT;
+        for (guint j = i; j-- > 0;)
+          if (fs_coll_step_same_conn(fs_coll_plan_step(p, j), s)) {
+            prev = j;
+            break;
+          }
+        if (prev == G_MAXUINT)
+          continue;
+        guint nd;
+        const uint32_t *d = fs_coll_plan_deps(p, i, &nd);
+        gboolean has_prev = FALSE;
+        for (guint j = 0; j < nd; j++)
+          has_prev |= d[j] == prev;
+        ck_assert_msg(has_prev, "%s op %u: step %u lacks FIFO dep on %u", fs_coll_algos[a]->name,
+                        op, i, prev);
+        checked++;
+      }
+    }
+  ck_assert_uint_gt(checked, 1000);
+}
+END_TEST
+
 START_TEST(test_plan_volumes)
 {
   g_autoptr(FsComm) c = fs_comm_new(8);
@@ -447,6 +492,7 @@ int main(void)
   FS_ADD_TEST(s, test_btree_shape);
   FS_ADD_TEST(s, test_plan_tree_depth_log_n);
   FS_ADD_TEST(s, test_plan_every_algorithm_builds);
+  FS_ADD_TEST(s, test_plan_fifo_per_connection);
   FS_ADD_TEST(s, test_plan_volumes);
   FS_ADD_TEST(s, test_plan_unsupported_reasons);
   FS_ADD_TEST(s, test_plan_step_limit);

@@ -14,6 +14,7 @@ struct FsCollRun {
   FsFlowNet *net;
   FsSim *sim;
   const FsCollPlan *plan;
+  const FsCollStep *steps; /* the plan's steps, contiguous (NULL when empty) */
   FsCollExecParams params;
   FsCollTransferFn xfer;
   void *xfer_ctx;
@@ -30,8 +31,8 @@ struct FsCollRun {
   /* Steps ready to start now.  The flow engine may complete a flow inside
    * fs_flownet_start (an empty flow on a zero-latency path), so starts go
    * through this queue instead of recursing. */
-  GArray *queue;
-  guint queue_head;
+  guint *queue;        /* n + 1 slots: a step is queued at most once */
+  guint queue_len, queue_head;
   gboolean draining;
   FsTime start, end;
   gboolean finished;
@@ -47,11 +48,11 @@ static void drain(FsCollRun *run)
   if (run->draining)
     return;
   run->draining = TRUE;
-  while (run->queue_head < run->queue->len) {
-    guint s = g_array_index(run->queue, guint, run->queue_head++);
+  while (run->queue_head < run->queue_len) {
+    guint s = run->queue[run->queue_head++];
     start_step(run, s);
   }
-  g_array_set_size(run->queue, 0);
+  run->queue_len = 0;
   run->queue_head = 0;
   run->draining = FALSE;
 }
@@ -59,7 +60,8 @@ static void drain(FsCollRun *run)
 /* Starts step i now, through the queue (see FsCollRun.queue). */
 static void start_now(FsCollRun *run, guint i)
 {
-  g_array_append_val(run->queue, i);
+  g_assert(run->queue_len <= run->n);
+  run->queue[run->queue_len++] = i;
   drain(run);
 }
 
@@ -88,10 +90,10 @@ static void end_event(void *ctx, uint64_t arg)
  * j (j == G_MAXUINT: the caller's buffer). */
 static FsTime edge_latency(const FsCollRun *run, guint i, guint j)
 {
-  const FsCollStep *a = fs_coll_plan_step(run->plan, i);
+  const FsCollStep *a = &run->steps[i];
   if (a->kind != FS_STEP_XFER)
     return 0;
-  if (j != G_MAXUINT && fs_coll_step_same_conn(a, fs_coll_plan_step(run->plan, j)))
+  if (j != G_MAXUINT && fs_coll_step_same_conn(a, &run->steps[j]))
     return 0;
   return run->params.step_latency[a->inter ? 1 : 0];
 }
@@ -163,7 +165,7 @@ static void start_step(FsCollRun *run, guint i)
 {
   if (run->error != NULL)
     return;
-  const FsCollStep *s = fs_coll_plan_step(run->plan, i);
+  const FsCollStep *s = &run->steps[i];
   if (s->kind == FS_STEP_REDUCE) {
     FsTime d = 0;
     if (run->params.reduce_bw > 0)
@@ -200,7 +202,7 @@ static void kickoff(void *ctx, uint64_t arg)
    * at once and bring other steps' pending counts to zero. */
   for (guint i = 0; i < run->n; i++)
     if (run->pending[i] == 0)
-      g_array_append_val(run->queue, i);
+      run->queue[run->queue_len++] = i;
   drain(run);
 }
 
@@ -222,9 +224,11 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   run->done_ctx = done_ctx;
   run->n = fs_coll_plan_n_steps(plan);
   run->remaining = run->n;
+  /* Steps live in one array (plan.h), so index it directly in the loop. */
+  run->steps = run->n ? fs_coll_plan_step(plan, 0) : NULL;
   run->pending = g_new0(guint, run->n + 1);
   run->ready_at = g_new0(FsTime, run->n + 1);
-  run->queue = g_array_new(FALSE, FALSE, sizeof(guint));
+  run->queue = g_new(guint, run->n + 1);
   run->succ_off = g_new0(guint, run->n + 2);
   guint total = 0;
   for (guint i = 0; i < run->n; i++) {
@@ -285,7 +289,7 @@ void fs_coll_run_free(FsCollRun *run)
     return;
   g_free(run->pending);
   g_free(run->ready_at);
-  g_array_unref(run->queue);
+  g_free(run->queue);
   g_free(run->succ_off);
   g_free(run->succ);
   g_clear_error(&run->error);

@@ -22,10 +22,18 @@ typedef struct {
   uint32_t src, dst, channel, lane;
 } ConnKey;
 
+/* A connection's table entry: the key (first, so that the entry is its own
+ * hash key) and its last transfer.  One allocation per connection, updated
+ * in place by later transfers on it. */
+typedef struct {
+  ConnKey key;
+  uint32_t last;
+} ConnEntry;
+
 struct FsPlanBuilder {
   FsCollPlan *plan;
   gboolean overflow;  /* past FS_COLL_PLAN_MAX_STEPS: further steps are dropped */
-  GHashTable *conns; /* ConnKey* → last transfer id + 1 (as a pointer) */
+  GHashTable *conns; /* set of ConnEntry*, keyed by their ConnKey */
 };
 
 static const char *const nccl_algo_names[FS_NCCL_ALGO_N] = {
@@ -155,15 +163,17 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
   s.inter = hs == G_MAXUINT || hd == G_MAXUINT || hs != hd;
   /* FIFO: after the previous transfer on the same connection. */
   ConnKey key = {src, dst, channel, lane};
-  gpointer last = g_hash_table_lookup(b->conns, &key);
-  uint32_t fifo = last ? (uint32_t)(GPOINTER_TO_SIZE(last) - 1) : FS_STEP_NONE;
+  ConnEntry *conn = g_hash_table_lookup(b->conns, &key);
+  uint32_t fifo = conn ? conn->last : FS_STEP_NONE;
   uint32_t id = add_step(b, &s, deps, n, fifo);
   if (id == FS_STEP_NONE)
     return id;
-  if (last)
-    g_hash_table_replace(b->conns, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)id + 1));
-  else
-    g_hash_table_insert(b->conns, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)id + 1));
+  if (conn == NULL) {
+    conn = g_new(ConnEntry, 1);
+    conn->key = key;
+    g_hash_table_add(b->conns, conn);
+  }
+  conn->last = id;
   p->n_xfers++;
   p->xfer_bytes += bytes;
   return id;
@@ -279,6 +289,19 @@ const FsCollStep *fs_coll_plan_step(const FsCollPlan *p, guint i)
   return &g_array_index(p->steps, FsCollStep, i);
 }
 
+/* Unchecked accessors for the loops below (i < n_steps by construction). */
+static inline const FsCollStep *step_at(const FsCollPlan *p, guint i)
+{
+  return &g_array_index(p->steps, FsCollStep, i);
+}
+
+static inline const uint32_t *deps_at(const FsCollPlan *p, guint i, guint *n)
+{
+  const FsCollStep *s = step_at(p, i);
+  *n = s->n_deps;
+  return s->n_deps ? &g_array_index(p->deps, uint32_t, s->dep_off) : NULL;
+}
+
 gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b)
 {
   return a->kind == FS_STEP_XFER && b->kind == FS_STEP_XFER && a->src == b->src &&
@@ -310,7 +333,7 @@ guint fs_coll_plan_depth(const FsCollPlan *p)
   g_autofree guint *depth = g_new0(guint, n ? n : 1);
   for (guint i = 0; i < n; i++) {
     guint nd, d = 0;
-    const uint32_t *deps = fs_coll_plan_deps(p, i, &nd);
+    const uint32_t *deps = deps_at(p, i, &nd);
     for (guint j = 0; j < nd; j++)
       d = MAX(d, depth[deps[j]]);
     depth[i] = d + 1;
@@ -324,11 +347,11 @@ guint fs_coll_plan_latency_depth(const FsCollPlan *p)
   guint n = p->steps->len, best = 0;
   g_autofree guint *depth = g_new0(guint, n ? n : 1);
   for (guint i = 0; i < n; i++) {
-    const FsCollStep *s = fs_coll_plan_step(p, i);
+    const FsCollStep *s = step_at(p, i);
     guint nd, d = 0;
-    const uint32_t *deps = fs_coll_plan_deps(p, i, &nd);
+    const uint32_t *deps = deps_at(p, i, &nd);
     for (guint j = 0; j < nd; j++) {
-      const FsCollStep *a = fs_coll_plan_step(p, deps[j]);
+      const FsCollStep *a = step_at(p, deps[j]);
       guint w = a->kind == FS_STEP_XFER && !fs_coll_step_same_conn(a, s) ? 1 : 0;
       d = MAX(d, depth[deps[j]] + w);
     }

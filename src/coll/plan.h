@@ -145,6 +145,8 @@ const FsCollRequest *fs_coll_plan_request(const FsCollPlan *plan);
 const FsCollAlgo *fs_coll_plan_algo(const FsCollPlan *plan);
 const FsComm *fs_coll_plan_comm(const FsCollPlan *plan);
 guint fs_coll_plan_n_steps(const FsCollPlan *plan);
+/* The steps are stored contiguously in id order: &fs_coll_plan_step(p, 0)[i]
+ * is step i for every i < n_steps (the executor indexes them so). */
 const FsCollStep *fs_coll_plan_step(const FsCollPlan *plan, guint i);
 /* TRUE when steps a and b are transfers on the same connection (channel,
  * lane, src, dst): a dependency between them is FIFO order, not data. */

@@ -17,14 +17,8 @@ static const char *unsupported(const FsComm *comm, FsCollOp op)
     return "the communicator has no CollNet (SHARP) switch";
   if (fs_comm_n_hosts(comm) < 2)
     return "CollNet needs at least two hosts";
-  guint nh = fs_comm_n_hosts(comm), n0;
-  fs_comm_host_ranks(comm, 0, &n0);
-  for (guint h = 1; h < nh; h++) {
-    guint m;
-    fs_comm_host_ranks(comm, h, &m);
-    if (m != n0)
-      return "CollNet needs the same number of ranks on every host";
-  }
+  if (!fs_comm_hosts_uniform(comm))
+    return "CollNet needs the same number of ranks on every host";
   return NULL;
 }
 

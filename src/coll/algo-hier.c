@@ -9,14 +9,8 @@ static const char *unsupported(const FsComm *comm, FsCollOp op)
 {
   if (op != FS_COLL_ALL_REDUCE)
     return "the hierarchical algorithm runs all_reduce only";
-  guint nh = fs_comm_n_hosts(comm), n0;
-  fs_comm_host_ranks(comm, 0, &n0);
-  for (guint h = 1; h < nh; h++) {
-    guint m;
-    fs_comm_host_ranks(comm, h, &m);
-    if (m != n0)
-      return "the hierarchical algorithm needs the same number of ranks on every host";
-  }
+  if (!fs_comm_hosts_uniform(comm))
+    return "the hierarchical algorithm needs the same number of ranks on every host";
   return NULL;
 }
 

@@ -150,6 +150,15 @@ const guint *fs_comm_host_ranks(const FsComm *c, guint h, guint *n)
   return c->host_members + c->host_start[h];
 }
 
+gboolean fs_comm_hosts_uniform(const FsComm *c)
+{
+  refresh((FsComm *)c);
+  for (guint h = 1; h < c->n_hosts; h++)
+    if (c->host_start[h + 1] - c->host_start[h] != c->host_start[1] - c->host_start[0])
+      return FALSE;
+  return TRUE;
+}
+
 guint fs_comm_local_rank(const FsComm *c, guint rank)
 {
   g_return_val_if_fail(rank < c->n, 0);

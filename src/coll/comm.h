@@ -60,6 +60,9 @@ guint fs_comm_n_hosts(const FsComm *comm);
 guint fs_comm_host_index(const FsComm *comm, guint rank);
 /* Ranks on host index h, in rank order (borrowed), count in *n. */
 const guint *fs_comm_host_ranks(const FsComm *comm, guint h, guint *n);
+/* TRUE when every host holds the same number of ranks (the two-level
+ * algorithms need it).  O(hosts). */
+gboolean fs_comm_hosts_uniform(const FsComm *comm);
 /* Position of rank among its host's ranks. */
 guint fs_comm_local_rank(const FsComm *comm, guint rank);
 /* The largest number of ranks on one host (NCCL's ppn). */

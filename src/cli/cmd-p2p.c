@@ -111,12 +111,8 @@ int fs_cmd_p2p(int argc, char **argv)
   if (opt_model != NULL && !fs_net_model_from_name(opt_model, &model))
     return fs_cli_usage("p2p", "unknown --model \"%s\"; expected maxmin or analytic", opt_model);
   FsRouteOptions ropt;
-  fs_route_options_init(&ropt);
-  ropt.p2p_disable = opt_p2p_disable;
-  ropt.ib_disable = opt_ib_disable;
-  if (opt_p2p_level != NULL && !fs_route_p2p_level_from_name(opt_p2p_level, &ropt.p2p_level))
-    return fs_cli_usage("p2p", "unknown --p2p-level \"%s\"; expected LOC, NVL, PIX, PXB, PHB, "
-                        "NODE or SYS", opt_p2p_level);
+  if (fs_cli_route_options("p2p", opt_p2p_level, opt_p2p_disable, opt_ib_disable, &ropt) != 0)
+    return 2;
 
   g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, NULL, &error);
   if (cat == NULL)

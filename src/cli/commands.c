@@ -52,3 +52,15 @@ int fs_cli_usage(const char *cmd, const char *format, ...)
   fprintf(stderr, "fabricsim %s: %s (see 'fabricsim %s --help')\n", cmd, msg, cmd);
   return 2;
 }
+
+int fs_cli_route_options(const char *cmd, const char *p2p_level, gboolean p2p_disable,
+                         gboolean ib_disable, FsRouteOptions *ropt)
+{
+  fs_route_options_init(ropt);
+  ropt->p2p_disable = p2p_disable;
+  ropt->ib_disable = ib_disable;
+  if (p2p_level != NULL && !fs_route_p2p_level_from_name(p2p_level, &ropt->p2p_level))
+    return fs_cli_usage(cmd, "unknown --p2p-level \"%s\"; expected LOC, NVL, PIX, PXB, PHB, "
+                        "NODE or SYS", p2p_level);
+  return 0;
+}

@@ -9,6 +9,8 @@
 
 #include <glib.h>
 
+#include "net/route.h"
+
 typedef int (*FsCommandFn)(int argc, char **argv);
 
 typedef struct {
@@ -34,3 +36,9 @@ int fs_cli_fail(const char *cmd, GError *error);
 
 /* Prints a usage error and returns 2. */
 int fs_cli_usage(const char *cmd, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+/* Fills *ropt from the NCCL-like routing flags shared by p2p and flows
+ * (--p2p-level NAME or NULL, --p2p-disable, --ib-disable).  Returns 0, or
+ * prints a usage error for an unknown level and returns 2. */
+int fs_cli_route_options(const char *cmd, const char *p2p_level, gboolean p2p_disable,
+                         gboolean ib_disable, FsRouteOptions *ropt);

@@ -127,18 +127,21 @@ static void print_text(FsTrain *t, const FsWorkload *w, const FsTopo *topo,
   printf("  energy/step  %.4g kJ (%u GPUs × %.0f W TDP × step time)\n", r->energy_j / 1e3, r->gpus,
          r->gpu->tdp);
   printf("\nTime per rank class (ms; stage s = its tp 0, dp 0 rank):\n");
-  printf("  %-5s %-6s %9s %9s %9s %9s | %8s %8s %8s %8s %8s | %9s\n", "stage", "rank", "forward",
-         "backward", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp", "bubble");
+  printf("  %-5s %-6s %9s %9s %9s %9s | %8s %8s %8s %8s %8s %8s | %9s\n", "stage", "rank",
+         "forward", "backward", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp", "emb",
+         "bubble");
   for (guint i = 0; i < r->classes->len; i++) {
     const FsTrainClass *c = &g_array_index(r->classes, FsTrainClass, i);
-    printf("  %-5u %-6u %9.2f %9.2f %9.2f %9.2f | %8.2f %8.2f %8.2f %8.2f %8.2f | %9.2f\n", c->stage,
-           c->rank, ms(c->time.busy[FS_CAT_FORWARD]), ms(c->time.busy[FS_CAT_BACKWARD]),
+    printf("  %-5u %-6u %9.2f %9.2f %9.2f %9.2f | %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f | %9.2f\n",
+           c->stage, c->rank, ms(c->time.busy[FS_CAT_FORWARD]), ms(c->time.busy[FS_CAT_BACKWARD]),
            ms(c->time.busy[FS_CAT_RECOMPUTE]), ms(c->time.busy[FS_CAT_OPTIMIZER]),
            ms(c->time.exposed[FS_CAT_TP]), ms(c->time.exposed[FS_CAT_CP]),
            ms(c->time.exposed[FS_CAT_EP]), ms(c->time.exposed[FS_CAT_PP]),
-           ms(c->time.exposed[FS_CAT_DP] + c->time.exposed[FS_CAT_COMM]), ms(c->time.bubble));
+           ms(c->time.exposed[FS_CAT_DP] + c->time.exposed[FS_CAT_COMM]),
+           ms(c->time.exposed[FS_CAT_EMB]), ms(c->time.bubble));
   }
-  printf("  (communication columns are exposed time: the compute stream waited for it)\n");
+  printf("  (communication columns are exposed time: the compute stream waited for it;\n"
+         "   emb: the tied-embedding gradient all-reduce between the first and last stage)\n");
   printf("\nBusiest links (mean utilisation over the step):\n");
   if (nl == 0)
     printf("  none: no traffic crossed a link\n");

@@ -605,9 +605,10 @@ static int edge2_cmp(const void *a, const void *b)
 }
 
 /* Communication categories in the order that wins when several are active
- * during an idle segment: data-parallel first, then pipeline, CP, EP, TP. */
+ * during an idle segment: data-parallel first, then tied embeddings,
+ * pipeline, CP, EP, TP. */
 static const FsOpCat comm_priority[] = {
-  FS_CAT_DP, FS_CAT_PP, FS_CAT_CP, FS_CAT_EP, FS_CAT_TP, FS_CAT_COMM,
+  FS_CAT_DP, FS_CAT_EMB, FS_CAT_PP, FS_CAT_CP, FS_CAT_EP, FS_CAT_TP, FS_CAT_COMM,
 };
 
 void fs_opgraph_breakdown(const FsOpGraph *g, guint compute_stream, const guint32 *comm_ops,

@@ -161,6 +161,14 @@ guint fs_opgraph_add_coll(FsOpGraph *g, guint comm, FsCollOp op, uint64_t unit_b
   return g->colls->len - 1;
 }
 
+guint fs_opgraph_coll_comm_size(const FsOpGraph *g, guint coll)
+{
+  if (coll >= g->colls->len)
+    return 0;
+  guint comm = g_array_index(g->colls, Coll, coll).comm;
+  return g_array_index(g->comms, Comm, comm).n;
+}
+
 void fs_opgraph_set_coll_expected(FsOpGraph *g, guint coll, guint expected)
 {
   g_return_if_fail(coll < g->colls->len);

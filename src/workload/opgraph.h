@@ -137,6 +137,10 @@ guint fs_opgraph_add_comm(FsOpGraph *g, const char *name, const guint *gpus, gui
  * FsCollSizes.unit_bytes); members join with COLL ops.  Returns its index. */
 guint fs_opgraph_add_coll(FsOpGraph *g, guint comm, FsCollOp op, uint64_t unit_bytes);
 
+/* The number of GPUs of the communicator that collective coll runs on
+ * (0 for an unknown index). */
+guint fs_opgraph_coll_comm_size(const FsOpGraph *g, guint coll);
+
 /* Sets how many member ops the collective waits for (default: as many as
  * are added).  A replay sets the communicator's size, so that a member
  * that never calls the collective is a deadlock, not a smaller collective. */

@@ -315,6 +315,35 @@ START_TEST(test_executor_expert_data_parallel)
 }
 END_TEST
 
+START_TEST(test_executor_mixtral_expert_groups)
+{
+  /* The Mixtral 8x7B preset on one DGX H100, tp 1, ep 4: dp 8, so each
+   * expert's gradients reduce over the 2 ranks that hold it (Megatron-Core's
+   * expert DP = dp·cp·tp / (etp·ep) = 8·1·1 / (1·4)) while attention, norms,
+   * router and embeddings reduce over all 8; ZeRO-1 shards them the same
+   * way, so the optimizer step covers 1/2 of the rank's experts. */
+  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autofree char *path = fs_test_source_path("workloads/mixtral-8x7b.yaml");
+  const char *ov[] = { "gpus=8", "--tp=1", "--ep=4", "--global-batch-size=8", NULL };
+  GError *err = NULL;
+  g_autoptr(FsWorkload) w = fs_workload_load_file(path, ov, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsTrain) t = run(topo, w);
+  ck_assert_uint_eq(w->dp, 8);
+  ck_assert_uint_eq(w->zero_stage, 1);
+  FsTransformerParams pp;
+  fs_transformer_params(&w->model, &pp);
+  double experts = 32 * (pp.moe - 4096.0 * 8) / 4;
+  ck_assert_double_eq_tol(experts, 32.0 * 2 * 3 * 4096 * 14336, 1);
+  OpSum e = ops_named(t, "expert grad bucket"), d = ops_named(t, "grad bucket");
+  ck_assert_uint_eq(e.comm_size, 2);
+  ck_assert_uint_eq(d.comm_size, 8);
+  ck_assert_double_eq_tol(e.bytes * 2 / (experts * 2), 1.0, 1e-6);
+  double dense = (pp.total - 32 * (pp.moe - 4096.0 * 8)) + 32 * 4096.0 * 8 * (1.0 / 4 - 1);
+  ck_assert_double_eq_tol(d.bytes * 8 / (dense * 2), 1.0, 1e-3);
+}
+END_TEST
+
 START_TEST(test_opgraph_cycle_is_deadlock)
 {
   g_autoptr(FsOpGraph) g = fs_opgraph_new();
@@ -366,6 +395,7 @@ int main(void)
   tcase_add_test(tc, test_executor_gpu_count_mismatch);
   tcase_add_test(tc, test_executor_tied_embeddings);
   tcase_add_test(tc, test_executor_expert_data_parallel);
+  tcase_add_test(tc, test_executor_mixtral_expert_groups);
   suite_add_tcase(s, tc);
   FS_ADD_TEST(s, test_opgraph_cycle_is_deadlock);
   FS_ADD_TEST(s, test_opgraph_collective_not_joined);

@@ -85,7 +85,8 @@ static guint busiest_links(FsTrain *t, LinkUse *out, guint max)
   }
   g_array_sort(all, link_cmp);
   guint k = MIN(all->len, max);
-  memcpy(out, all->data, k * sizeof(LinkUse));
+  if (k > 0) /* no traffic (e.g. --dp-isolated on one node): all->data may be NULL */
+    memcpy(out, all->data, k * sizeof(LinkUse));
   return k;
 }
 

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "coll/coll-topo.h"
 #include "compute/efficiency.h"
+#include "report/link-sampler.h"
 #include "report/trace-json.h"
 #include "topo/topo.h"
 #include "util/strutil.h"
@@ -83,9 +84,12 @@ int fs_cmd_replay(int argc, char **argv)
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
   FsOpEnv env = { sim, net, router, tnet, np };
+  g_autoptr(FsLinkSampler) sampler = opt_trace ? fs_link_sampler_new(net, 100) : NULL;
   if (!fs_opgraph_run(rp->graph, &env, &error))
     return fs_cli_fail("replay", error);
   FsTime end = fs_opgraph_end(rp->graph);
+  if (sampler != NULL)
+    fs_link_sampler_finish(sampler, end);
   /* Busiest channels. */
   guint nch = fs_flownet_n_channels(net), nl = 0;
   guint top[TOP_LINKS];
@@ -165,8 +169,16 @@ int fs_cmd_replay(int argc, char **argv)
     }
   }
   if (opt_trace != NULL) {
-    g_autofree char *txt = fs_trace_json(rp->graph, topo, rp->name, NULL, 0, end);
-    if (!fs_write_file_atomic(opt_trace, txt, strlen(txt), &error)) {
+    FsTraceLink tl[TOP_LINKS];
+    char *names[TOP_LINKS] = { NULL };
+    for (guint i = 0; i < nl; i++)
+      tl[i] = (FsTraceLink){ names[i] = fs_router_channel_name(router, top[i]), top[i], util[i] };
+    FsTraceOptions to = { rp->name, tl, nl, sampler, end };
+    g_autofree char *txt = fs_trace_json(rp->graph, topo, &to);
+    gboolean ok = fs_write_file_atomic(opt_trace, txt, strlen(txt), &error);
+    for (guint i = 0; i < nl; i++)
+      g_free(names[i]);
+    if (!ok) {
       json_decref(root);
       json_decref(ranks);
       json_decref(links);

@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "compute/efficiency.h"
+#include "report/link-sampler.h"
 #include "report/trace-json.h"
 #include "topo/topo.h"
 #include "util/strutil.h"
@@ -21,6 +22,8 @@
 
 #define TRAIN_SCHEMA_VERSION 1
 #define TOP_LINKS 8
+#define TRACE_LINKS 16  /* counter tracks in --trace */
+#define TRACE_BINS 100  /* utilisation samples per link, at least (link-sampler.h) */
 
 static char **opt_defines = NULL;
 static char *opt_models = NULL;
@@ -274,9 +277,14 @@ int fs_cmd_train(int argc, char **argv)
   if (np == NULL)
     return fs_cli_fail("train", error);
   g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, &topt, &error);
-  if (t == NULL || !fs_train_run(t, &error))
+  if (t == NULL)
+    return fs_cli_fail("train", error);
+  g_autoptr(FsLinkSampler) sampler = opt_trace ? fs_link_sampler_new(fs_train_net(t), TRACE_BINS) : NULL;
+  if (!fs_train_run(t, &error))
     return fs_cli_fail("train", error);
   const FsTrainResult *r = fs_train_result(t);
+  if (sampler != NULL)
+    fs_link_sampler_finish(sampler, r->step_time);
   FsMemoryBreakdown mem;
   if (!fs_workload_memory_estimate(w, r->gpu, &mem, &error))
     return fs_cli_fail("train", error);
@@ -292,17 +300,16 @@ int fs_cmd_train(int argc, char **argv)
             w->name, tot, mem.stage, r->gpu_name, cap);
   }
   if (opt_trace != NULL) {
-    FsTraceLink tl[TOP_LINKS];
-    char *names[TOP_LINKS] = { NULL };
-    for (guint i = 0; i < nl; i++) {
-      names[i] = fs_router_channel_name(fs_train_router(t), links[i].ch);
-      tl[i].name = names[i];
-      tl[i].utilisation = links[i].util;
-    }
+    FsTraceLink tl[TRACE_LINKS];
+    guint ntl = fs_trace_busiest_links(fs_train_net(t), r->step_time, tl, TRACE_LINKS);
+    char *names[TRACE_LINKS] = { NULL };
+    for (guint i = 0; i < ntl; i++)
+      tl[i].name = names[i] = fs_router_channel_name(fs_train_router(t), tl[i].channel);
     g_autofree char *title = g_strdup_printf("%s on %s", w->name, fs_topo_name(topo));
-    g_autofree char *txt = fs_trace_json(fs_train_graph(t), topo, title, tl, nl, r->step_time);
+    FsTraceOptions to = { title, tl, ntl, sampler, r->step_time };
+    g_autofree char *txt = fs_trace_json(fs_train_graph(t), topo, &to);
     gboolean ok = fs_write_file_atomic(opt_trace, txt, strlen(txt), &error);
-    for (guint i = 0; i < nl; i++)
+    for (guint i = 0; i < ntl; i++)
       g_free(names[i]);
     if (!ok)
       return fs_cli_fail("train", error);

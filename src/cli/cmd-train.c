@@ -28,7 +28,7 @@
 static char **opt_defines = NULL;
 static char *opt_models = NULL;
 static char *opt_calibration = NULL;
-static gboolean opt_json = FALSE;
+static gboolean opt_json = FALSE, opt_csv = FALSE;
 static gboolean opt_strict = FALSE;
 static char *opt_trace = NULL;
 static char *opt_model = NULL;
@@ -37,6 +37,8 @@ static gboolean opt_dp_isolated = FALSE;
 
 static const GOptionEntry entries[] = {
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (schema in workloads/README.md)", NULL},
+  {"csv", 0, 0, G_OPTION_ARG_NONE, &opt_csv,
+   "Print CSV: one line per rank class (pipeline stage) with its time breakdown in ms", NULL},
   {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
    "Write a Chrome trace-event JSON of the step (opens in Perfetto)", "FILE"},
   {"strict", 0, 0, G_OPTION_ARG_NONE, &opt_strict,
@@ -248,6 +250,8 @@ int fs_cmd_train(int argc, char **argv)
   }
   if (argc < 3)
     return fs_cli_usage("train", "expected a TOPOLOGY and a WORKLOAD file");
+  if (opt_json && opt_csv)
+    return fs_cli_usage("train", "--json and --csv are exclusive");
   GError *error = NULL;
   FsTrainOptions topt;
   fs_train_options_init(&topt);
@@ -314,7 +318,21 @@ int fs_cmd_train(int argc, char **argv)
     if (!ok)
       return fs_cli_fail("train", error);
   }
-  if (opt_json) {
+  if (opt_csv) {
+    printf("stage,rank,step_time_ms");
+    for (guint k = 0; k < FS_CAT_N; k++)
+      if (k != FS_CAT_OTHER)
+        printf(",%s_ms", fs_op_cat_name(k));
+    printf(",bubble_ms\n");
+    for (guint i = 0; i < r->classes->len; i++) {
+      const FsTrainClass *c = &g_array_index(r->classes, FsTrainClass, i);
+      printf("%u,%u,%.10g", c->stage, c->rank, ms(r->step_time));
+      for (guint k = 0; k < FS_CAT_N; k++)
+        if (k != FS_CAT_OTHER)
+          printf(",%.10g", ms(fs_op_cat_is_comm(k) ? c->time.exposed[k] : c->time.busy[k]));
+      printf(",%.10g\n", ms(c->time.bubble));
+    }
+  } else if (opt_json) {
     json_t *o = result_json(t, w, topo, &mem, links, nl);
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     printf("%s\n", s);

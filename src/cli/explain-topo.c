@@ -119,8 +119,16 @@ static gboolean explain_pair(const FsTopo *topo, const FsRouteOptions *ropt, gui
   g_autofree char *label = fs_path_label(type, nvl);
   printf("%s -> %s: %s\n", na->name, nb->name, label);
   printf("  why %s: %s", label, type_reason(type));
-  if (type == FS_PATH_NV)
-    printf(" (%u in all)", nvl);
+  if (type == FS_PATH_NV) {
+    guint n, direct = 0;
+    const FsTopoAdj *adj = fs_topo_adj(topo, a, &n);
+    for (guint i = 0; i < n; i++) {
+      const FsTopoLink *l = fs_topo_link(topo, adj[i].link);
+      if (adj[i].peer == b && l->model->u.link.family == FS_LINK_NVLINK)
+        direct += l->count;
+    }
+    printf(": here %u direct + %u through shared NVSwitch planes = %u", direct, nvl - MIN(direct, nvl), nvl);
+  }
   printf(".\n");
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);

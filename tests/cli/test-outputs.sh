@@ -106,6 +106,10 @@ for cmd in train replay coll flows; do
   [ ! -e "$tmp/none" ] || fail "$cmd --trace created the folder"
 done
 
+# Sampling link utilisation for the trace changes no result.
+"$FABRICSIM" ${args[train]} --json >"$tmp/a.json"
+"$FABRICSIM" ${args[train]} --json --trace "$tmp/t.json" >"$tmp/b.json"
+cmp -s "$tmp/a.json" "$tmp/b.json" || fail "train --json differs with --trace"
 # The same run twice writes the same trace, byte for byte.
 "$FABRICSIM" ${args[coll]} --trace "$tmp/c1.json" >/dev/null
 "$FABRICSIM" ${args[coll]} --trace "$tmp/c2.json" >/dev/null

@@ -14,6 +14,8 @@
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
+#include "core/sim.h"
+#include "net/flow.h"
 #include "report/link-sampler.h"
 #include "report/trace-json.h"
 #include "testutil.h"
@@ -343,6 +345,53 @@ START_TEST(test_trace_sampler_integrates_to_mean)
 }
 END_TEST
 
+static void nothing(void *ctx, uint64_t arg)
+{
+  (void)ctx;
+  (void)arg;
+}
+
+/* One channel of 1 GB/s busy for exactly 1 ms of a 2 ms run: bins before
+ * 1 ms read 1, bins after read 0, widths double from 100 ns, the bins
+ * integrate to 1 ms, and the bin count stays within [max, 2 max]. */
+START_TEST(test_trace_sampler_bins)
+{
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  FsChannelId ch = fs_flownet_add_channel(net, 1e9, 0);
+  fs_flownet_add_channel(net, 1e9, 0); /* never used */
+  g_autoptr(FsLinkSampler) s = fs_link_sampler_new(net, 10);
+  ck_assert_ptr_nonnull(s);
+  FsFlowSpec spec = { .path = &ch, .path_len = 1, .bytes = 1000000 };
+  fs_flownet_start(net, &spec);
+  fs_sim_at(sim, 2000000000, nothing, NULL, 0);
+  GError *err = NULL;
+  ck_assert(fs_sim_run(sim, &err));
+  fs_link_sampler_finish(s, 2000000000);
+  guint nb = fs_link_sampler_n_bins(s);
+  ck_assert_uint_ge(nb, 10);
+  ck_assert_uint_le(nb, 20);
+  FsTime w = fs_link_sampler_bin_width(s);
+  ck_assert_int_eq(w % 100000, 0);
+  ck_assert((w / 100000 & (w / 100000 - 1)) == 0); /* 100 ns × a power of two */
+  ck_assert_int_eq(fs_link_sampler_bin_start(s, nb), 2000000000);
+  double acc = 0;
+  for (guint b = 0; b < nb; b++) {
+    FsTime a = fs_link_sampler_bin_start(s, b), e = fs_link_sampler_bin_start(s, b + 1);
+    double u = fs_link_sampler_util(s, ch, b);
+    if (e <= 1000000000)
+      ck_assert_msg(fabs(u - 1) < 1e-6, "bin %u [%ld, %ld) reads %g", b, (long)a, (long)e, u);
+    if (a >= 1000000000)
+      ck_assert_msg(u == 0, "bin %u reads %g after the flow", b, u);
+    ck_assert(fs_link_sampler_util(s, ch + 1, b) == 0);
+    acc += u * (double)(e - a);
+  }
+  ck_assert_msg(fabs(acc - 1e9) < 1e3, "integral %g ps", acc);
+  /* Too many channels for the memory bound: no sampler. */
+  ck_assert_ptr_null(fs_link_sampler_new(net, FS_LINK_SAMPLER_MAX_BYTES));
+}
+END_TEST
+
 START_TEST(test_trace_transfers)
 {
   GError *err = NULL;
@@ -412,6 +461,7 @@ int main(void)
 {
   Suite *s = suite_create("trace-schema");
   FS_ADD_TEST(s, test_trace_checker_rejects);
+  FS_ADD_TEST(s, test_trace_sampler_bins);
   FS_ADD_TEST(s, test_trace_transfers);
   FS_ADD_TEST(s, test_trace_sampler_integrates_to_mean);
   FS_ADD_TEST(s, test_trace_train_cli);

@@ -341,6 +341,21 @@ START_TEST(test_trace_sampler_integrates_to_mean)
   Counts k;
   assert_valid(root, &k);
   ck_assert_uint_eq(k.counter_tracks, nl);
+  /* A track per stream, a span per collective that ran, an arrow per
+   * pipeline send (pp 2: every send has a consumer on the other stage). */
+  const FsOpGraph *g = fs_train_graph(t);
+  ck_assert_uint_eq(k.threads, fs_opgraph_n_streams(g));
+  g_autoptr(GHashTable) colls = g_hash_table_new(g_direct_hash, g_direct_equal);
+  guint sends = 0;
+  for (guint i = 0; i < fs_opgraph_n_ops(g); i++) {
+    const FsOp *op = fs_opgraph_op(g, i);
+    if (op->kind == FS_OP_COLL)
+      g_hash_table_add(colls, GUINT_TO_POINTER(op->coll + 1));
+    sends += op->kind == FS_OP_XFER;
+  }
+  ck_assert_uint_gt(sends, 0);
+  ck_assert_uint_eq(k.b, g_hash_table_size(colls));
+  ck_assert_uint_eq(k.s, sends);
   json_decref(root);
 }
 END_TEST

@@ -148,6 +148,8 @@ static gboolean explain_pair(const FsTopo *topo, const FsRouteOptions *ropt, gui
     const FsChannelId *hops = fs_route_path(&route, p, &len);
     if (route.n_paths > 1)
       printf("    path %u (%.1f%% of the bytes)\n", p + 1, 100 * g_array_index(route.weights, double, p));
+    if (len == 0)
+      continue;
     FsChannelId worst = hops[0];
     for (guint h = 0; h < len; h++) {
       print_hop(topo, net, router, hops[h]);
@@ -250,6 +252,9 @@ int fs_explain_topo(int argc, char **argv)
         return fs_cli_usage("explain topo", "\"%s\" is not a GPU of %s (a GPU name such as \"%s\", or an "
                             "index below %u)", a, fs_topo_name(topo), fs_topo_node(topo, gpus[0])->name, ng);
     }
+    if (pair[0] == pair[1])
+      return fs_cli_usage("explain topo", "\"%s\" and \"%s\" are the same GPU; give two different GPUs",
+                          argv[2], argv[3]);
     if (!explain_pair(topo, &ropt, (guint)pair[0], (guint)pair[1], bytes, &error))
       return fs_cli_fail("explain topo", error);
     return 0;

@@ -82,6 +82,8 @@ set +e
 fabricsim explain topo topologies/dgx-h100.yaml gpu0 gpu99 >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] || fail "topo unknown GPU exit $rc"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "topo unknown GPU: not one line"
+fabricsim explain topo topologies/dgx-h100.yaml gpu0 0 >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "topo same GPU exit $rc"
 fabricsim explain topo topologies/dgx-h100.yaml gpu0 >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "topo one GPU exit $rc"
 fabricsim explain overlap topologies/dgx-h100.yaml >/dev/null 2>&1; rc=$?

@@ -302,7 +302,7 @@ static void print_design(const FsPlan *p, guint rank, const FsPlanDesign *d)
     g_autofree char *tt = duration(d->cost.train_s);
     g_autofree char *tu = money(d->cost.train_usd);
     g_autofree char *tk = count_text(s->cost.tokens);
-    printf("    %stokens: %s, %s, %.4g MWh\n", tk, tt, tu, d->cost.train_kwh / 1e3);
+    printf("    %s tokens: %s, %s, %.4g MWh\n", tk, tt, tu, d->cost.train_kwh / 1e3);
   }
   printf("    why: %s\n", d->why);
 }

@@ -298,8 +298,10 @@ static void price(FsPlan *p, FsPlanDesign *d)
     d->metric = INFINITY;
     return;
   }
-  fs_plan_cost_compute(in, d->gpus, sys->it_power_w, sys->capex_usd, d->step_s, d->tokens_per_step,
-                       &d->cost);
+  /* Amortized capex is a rate only when the GPUs themselves are priced. */
+  double capex = sys->gpu->price > 0 ? sys->capex_usd : 0;
+  fs_plan_cost_compute(in, d->gpus, sys->it_power_w, capex, d->step_s, d->tokens_per_step, &d->cost);
+  d->cost.capex_usd = sys->capex_usd;
   d->meets = d->step_s <= fs_plan_target_step_s(&p->spec, d->tokens_per_step) * (1 + 1e-12);
   if (in->budget <= 0)
     d->in_budget = TRUE;

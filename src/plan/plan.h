@@ -31,7 +31,9 @@
  * power is the sum of the catalog's TDP / power of every part of the
  * topology that has one; energy per step = IT power × PUE × step time.
  * $/GPU-hour is the user's figure, or else the capex (catalog prices of
- * every priced part) spread over the GPUs and amortize_years × 8760 h.
+ * every priced part) spread over the GPUs and amortize_years × 8760 h —
+ * only when the GPU model has a price; otherwise cost is unknown (NaN)
+ * and ranking by cost needs the user's rate.
  * $ per step = GPUs × $/GPU-hour × step / 3600 + kWh per step × $/kWh.
  * Parts without a price or power figure are listed (FsPlanSystem), never
  * guessed.

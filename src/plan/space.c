@@ -318,9 +318,9 @@ gboolean fs_plan_prepare(FsPlan *p, GError **error)
   for (guint si = 0; si < p->systems->len; si++) {
     const FsPlanSystem *sys = &g_array_index(p->systems, FsPlanSystem, si);
     guint N = sys->gpus;
-    if (s->cost.gpu_hour_price < 0 && s->rank_by == FS_PLAN_RANK_COST && sys->capex_usd <= 0) {
+    if (s->cost.gpu_hour_price < 0 && s->rank_by == FS_PLAN_RANK_COST && sys->gpu->price <= 0) {
       g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT,
-                  "%s has no priced part in the catalog (%s has no public list price): give "
+                  "%s: the catalog has no price for its GPU (%s; NVIDIA publishes no list price): give "
                   "--gpu-hour-price or rank by gpus, energy or time", sys->fabric, sys->gpu_name);
       return FALSE;
     }

@@ -255,9 +255,9 @@ static void print_header(const FsPlan *p, const FsPlanSpec *s)
            fs_plan_rank_name(s->rank_by));
   printf("searched %u systems (fabric × GPU count), %u layouts: %u break a rule, %u fit no memory "
          "setting, %u cannot reach the target even at peak FLOP/s (%u slower memory settings skipped); "
-         "%u designs simulated in %.1f s, %u meet the target%s\n",
+         "%u designs simulated, %u meet the target%s\n",
          st->systems, st->layouts, st->structure, st->memory, st->bound, st->dominated, st->simulated,
-         st->wall_s, st->meets, s->cost.budget > 0 ? " within budget" : "");
+         st->meets, s->cost.budget > 0 ? " within budget" : "");
   const FsPlanCostInputs *c = &s->cost;
   if (c->gpu_hour_price >= 0)
     printf("cost basis: $%.4g per GPU-hour (given)", c->gpu_hour_price);

@@ -341,29 +341,39 @@ static char *explain(const FsPlan *p, const FsPlanDesign *d, const FsPlanDesign 
                          d->mem_total / 1073741824.0, d->mem_capacity / 1073741824.0, d->zero_stage,
                          fs_recompute_name(d->recompute), 100 * d->mfu);
   if (next != NULL && d->meets && next->ok && next->meets) {
+    /* The margin over the next design, in the ranking's own terms. */
+    double mine, theirs;
+    const char *what;
     switch (p->spec.rank_by) {
     case FS_PLAN_RANK_COST:
-      if (isfinite(d->cost.usd_per_mtok) && isfinite(next->cost.usd_per_mtok) && next->cost.usd_per_mtok > 0)
-        g_string_append_printf(s, "; %.1f %% cheaper per token than the next", 
-                               100 * (1 - d->cost.usd_per_mtok / next->cost.usd_per_mtok));
+      mine = d->cost.usd_per_mtok, theirs = next->cost.usd_per_mtok, what = "cheaper per token";
       break;
     case FS_PLAN_RANK_ENERGY:
-      if (next->cost.kwh_per_mtok > 0)
-        g_string_append_printf(s, "; %.1f %% less energy per token than the next",
-                               100 * (1 - d->cost.kwh_per_mtok / next->cost.kwh_per_mtok));
+      mine = d->cost.kwh_per_mtok, theirs = next->cost.kwh_per_mtok, what = "less energy per token";
       break;
     case FS_PLAN_RANK_GPUS:
-      if (next->gpus > d->gpus)
+      if (next->gpus > d->gpus) {
         g_string_append_printf(s, "; %u fewer GPUs than the next", next->gpus - d->gpus);
-      else if (next->step_s > 0)
-        g_string_append_printf(s, "; %.1f %% faster than the next on as many GPUs",
-                               100 * (1 - d->step_s / next->step_s));
+        mine = theirs = NAN;
+        what = NULL;
+        break;
+      }
+      /* As many GPUs: faster. */
+      mine = d->step_s, theirs = next->step_s, what = "faster than the next on as many GPUs";
       break;
     case FS_PLAN_RANK_TIME:
     default:
-      if (next->step_s > 0)
-        g_string_append_printf(s, "; %.1f %% faster than the next", 100 * (1 - d->step_s / next->step_s));
+      mine = d->step_s, theirs = next->step_s, what = "faster than the next";
       break;
+    }
+    if (what != NULL && isfinite(mine) && isfinite(theirs) && theirs > 0) {
+      double margin = 100 * (1 - mine / theirs);
+      if (margin < 0.05)
+        g_string_append(s, "; within 0.05 % of the next");
+      else if (p->spec.rank_by == FS_PLAN_RANK_COST || p->spec.rank_by == FS_PLAN_RANK_ENERGY)
+        g_string_append_printf(s, "; %.1f %% %s than the next", margin, what);
+      else
+        g_string_append_printf(s, "; %.1f %% %s", margin, what);
     }
   }
   if (!d->meets)

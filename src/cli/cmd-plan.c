@@ -27,7 +27,7 @@ static char *opt_tp = NULL, *opt_pp = NULL, *opt_cp = NULL, *opt_ep = NULL;
 static char *opt_mb = NULL, *opt_zero = NULL, *opt_recompute = NULL;
 static char *opt_budget = NULL, *opt_hour = NULL, *opt_kwh = NULL, *opt_pue = NULL;
 static char *opt_years = NULL, *opt_tokens = NULL, *opt_rank = NULL;
-static int opt_top = 5, opt_jobs = 0, opt_max = 0;
+static int opt_top = 5, opt_jobs = 0, opt_max = 0, opt_max_systems = 0;
 static gboolean opt_json = FALSE, opt_csv = FALSE, opt_quiet = FALSE;
 static char *opt_models = NULL, *opt_calibration = NULL;
 
@@ -64,6 +64,8 @@ static const GOptionEntry entries[] = {
   {"top", 'k', 0, G_OPTION_ARG_INT, &opt_top, "Designs to print (default 5; 0 = all)", "K"},
   {"max-candidates", 0, 0, G_OPTION_ARG_INT, &opt_max,
    "Most designs to simulate (default 2000); a larger search is an error", "N"},
+  {"max-systems", 0, 0, G_OPTION_ARG_INT, &opt_max_systems,
+   "Most fabric × GPU-count systems to build (default 64); a larger search is an error", "N"},
   {"jobs", 'j', 0, G_OPTION_ARG_INT, &opt_jobs, "Threads (default: all cores)", "N"},
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (schema in README.md)", NULL},
   {"csv", 0, 0, G_OPTION_ARG_NONE, &opt_csv, "Print CSV, one line per design", NULL},
@@ -555,8 +557,8 @@ int fs_cmd_plan(int argc, char **argv)
     return fs_cli_usage("plan", "give exactly one of --target-tokens-per-s and --target-step-time");
   if (opt_json && opt_csv)
     return fs_cli_usage("plan", "--json and --csv exclude each other");
-  if (opt_top < 0 || opt_jobs < 0 || opt_max < 0)
-    return fs_cli_usage("plan", "--top, --jobs and --max-candidates must be >= 0");
+  if (opt_top < 0 || opt_jobs < 0 || opt_max < 0 || opt_max_systems < 0)
+    return fs_cli_usage("plan", "--top, --jobs, --max-candidates and --max-systems must be >= 0");
   FsPlanSpec s;
   fs_plan_spec_init(&s);
   s.workload = opt_workload;
@@ -565,6 +567,7 @@ int fs_cmd_plan(int argc, char **argv)
   s.overrides = (const char *const *)opt_sets;
   s.threads = (guint)opt_jobs;
   s.max_candidates = (guint)opt_max;
+  s.max_systems = (guint)opt_max_systems;
   if (opt_tps != NULL) {
     if (!parse_amount("--target-tokens-per-s", opt_tps, &s.target_tokens_per_s))
       return 2;

@@ -20,8 +20,10 @@
  *      dominated and not simulated; a layout with none that fits is pruned;
  *   3. compute bound: a design whose step cannot meet the target even at
  *      the GPU's peak FLOP/s (model FLOPs / (GPUs × peak)) is pruned;
- *   4. size: more than max_candidates simulations left is an error
- *      (FS_RUNTIME_ERROR_LIMIT) naming the count and the option to raise.
+ *   4. size: more than max_systems fabric × GPU-count systems (checked
+ *      before any is loaded) or more than max_candidates simulations left
+ *      is an error (FS_RUNTIME_ERROR_LIMIT) naming the count and the
+ *      option that raises the limit.
  * Ranking: designs that meet the target (and the budget) first, then by
  * the chosen metric, then by a stable key (fabric order, GPUs, tp, cp, pp,
  * ep, micro-batch, recompute, ZeRO: the enumeration order) — so the same
@@ -88,6 +90,9 @@ gboolean fs_plan_rank_from_name(const char *s, FsPlanRank *out);
 
 /* The default bound on simulations (`--max-candidates`). */
 #define FS_PLAN_MAX_CANDIDATES 2000u
+/* The default bound on fabric × GPU-count systems, each one topology
+ * loaded and kept (`--max-systems`). */
+#define FS_PLAN_MAX_SYSTEMS 64u
 /* The most values one search list may hold. */
 #define FS_PLAN_MAX_CHOICES 64u
 
@@ -153,6 +158,7 @@ typedef struct {
   FsPlanCostInputs cost;
   FsPlanRank rank_by;
   guint max_candidates;            /* 0: FS_PLAN_MAX_CANDIDATES */
+  guint max_systems;               /* 0: FS_PLAN_MAX_SYSTEMS */
   guint threads;                   /* 0: all cores */
 } FsPlanSpec;
 

@@ -155,8 +155,43 @@ static gboolean wanted(const FsPlanSpec *s, guint n, guint dflt)
   return n <= dflt;
 }
 
+/* The GPU counts wanted of a fabric of gpn GPUs per node scaled from
+ * nodes0 nodes (nodes0 <= 0: a fixed system of total GPUs). */
+static guint count_wanted(const FsPlanSpec *s, guint total, guint gpn, int64_t nodes0)
+{
+  if (nodes0 <= 0 || gpn == 0 || total != (guint64)nodes0 * gpn)
+    return wanted(s, total, total) ? 1 : 0;
+  guint max_nodes = (guint)nodes0, n = 0;
+  if (s->n_gpus > 0) {
+    max_nodes = 0;
+    for (guint i = 0; i < s->n_gpus; i++)
+      max_nodes = MAX(max_nodes, s->gpus[i] / gpn);
+  } else if (s->gpus_max > 0) {
+    max_nodes = s->gpus_max / gpn;
+  }
+  for (guint k = 1; k <= max_nodes; k++)
+    n += wanted(s, k * gpn, total);
+  return n;
+}
+
 static gboolean load_systems(FsPlan *p, GError **error)
 {
+  /* The size of the search first: one default instance per fabric. */
+  guint limit = p->spec.max_systems ? p->spec.max_systems : FS_PLAN_MAX_SYSTEMS, planned = 0;
+  for (guint f = 0; p->fabrics[f] != NULL; f++) {
+    g_autoptr(FsTopo) base = load_topo(p, p->fabrics[f], 0, error);
+    if (base == NULL)
+      return FALSE;
+    guint total;
+    fs_topo_gpus(base, &total);
+    planned += count_wanted(&p->spec, total, host_gpus(base), topo_param(base, SCALE_PARAM));
+  }
+  if (planned > limit) {
+    g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
+                "the search spans %u fabric × GPU-count systems, above the limit of %u: narrow "
+                "--gpus (a list instead of a range) or raise --max-systems", planned, limit);
+    return FALSE;
+  }
   GString *reach = g_string_new(NULL);
   for (guint f = 0; p->fabrics[f] != NULL; f++) {
     const char *path = p->fabrics[f];

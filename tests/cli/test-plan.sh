@@ -102,6 +102,14 @@ set -e
 [ $rc -eq 1 ] || fail "limit exited $rc"
 grep -q "above the limit of 2.*--max-candidates" "$tmp/err" || fail "limit message: $(cat "$tmp/err")"
 
+set +e
+"$FABRICSIM" plan --workload "$W" --fabric "$T/dgx-h100-ib-ndr.yaml" --target-step-time 5s \
+  --gpus 8-100000 2>"$tmp/err"; rc=$?
+set -e
+[ $rc -eq 1 ] || fail "systems limit exited $rc"
+grep -q "spans 12500 fabric × GPU-count systems, above the limit of 64.*--max-systems" "$tmp/err" \
+  || fail "systems limit message: $(cat "$tmp/err")"
+
 # Bad inputs: exit 2 and one line on stderr.
 bad() {
   local want=$1; shift

@@ -324,7 +324,7 @@ static char *explain(const FsPlan *p, const FsPlanDesign *d, const FsPlanDesign 
     return g_string_free(s, FALSE);
   }
   if (d->tp > 1)
-    g_string_append_printf(s, "TP%u keeps TP traffic inside a node on %s (%.0f %% of the step exposed); ",
+    g_string_append_printf(s, "TP%u keeps TP traffic inside a node on %s, %.0f %% of the step exposed; ",
                            d->tp, sys->intra_path, pct(d->tp_s, d->step_s));
   else
     g_string_append(s, "TP1: no tensor-parallel traffic; ");

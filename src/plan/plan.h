@@ -174,7 +174,7 @@ typedef struct {
   guint gpus_per_node;
   const FsGpuModel *gpu;
   char *gpu_name;
-  char *intra_path;        /* GPU 0 ↔ GPU 1 of one node: "NV18", "PIX", … */
+  char *intra_path;        /* GPU 0 ↔ GPU 1 of one node: "NVSwitch (NV18)", "a PCIe switch (PIX)", … */
   double it_power_w;       /* parts with a power figure */
   double capex_usd;        /* parts with a price */
   guint n_parts;           /* GPUs, CPUs, NICs and switches */

@@ -117,6 +117,26 @@ static FsTopo *load_topo(FsPlan *p, const char *path, guint nodes, GError **erro
   return fs_topo_load_file(path, p->cat, (const char *const *)defs->pdata, error);
 }
 
+/* What carries traffic between two GPUs of a node, in words: NVSwitch
+ * when the GPU's NVLinks go to an NVSwitch, else NVLink, a PCIe switch,
+ * or PCIe through the CPU. */
+static const char *intra_medium(const FsTopo *topo, guint gpu, FsPathType t)
+{
+  if (t == FS_PATH_NV) {
+    guint n;
+    const FsTopoAdj *adj = fs_topo_adj(topo, gpu, &n);
+    for (guint i = 0; i < n; i++) {
+      const FsTopoNode *peer = fs_topo_node(topo, adj[i].peer);
+      if (peer->kind == FS_NODE_SWITCH && peer->model->u.sw.kind == FS_SWITCH_NVSWITCH)
+        return "NVSwitch";
+    }
+    return "NVLink";
+  }
+  if (t == FS_PATH_PIX || t == FS_PATH_PXB)
+    return "a PCIe switch";
+  return "PCIe through the CPU";
+}
+
 static void add_system(FsPlan *p, FsTopo *topo, const char *path, guint fabric, guint nodes,
                        guint gpn)
 {
@@ -135,7 +155,8 @@ static void add_system(FsPlan *p, FsTopo *topo, const char *path, guint fabric, 
   if (gpn >= 2) {
     guint nv = 0;
     FsPathType t = fs_topo_path_type(topo, gpus[0], gpus[1], &nv);
-    sys.intra_path = fs_path_label(t, nv);
+    g_autofree char *label = fs_path_label(t, nv);
+    sys.intra_path = g_strdup_printf("%s (%s)", intra_medium(topo, gpus[0], t), label);
   } else {
     sys.intra_path = g_strdup("-");
   }

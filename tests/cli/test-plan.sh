@@ -31,7 +31,7 @@ contains "$out" "no list price in the catalog for connectx-7 ×16" "unpriced par
 contains "$out" "100 G tokens:" "time to train"
 [ "$(grep -c '^#[0-9]' "$tmp/out")" -eq 5 ] || fail "expected the top 5 designs"
 # TP8 designs say where their traffic goes.
-grep -q "TP8 keeps TP traffic inside a node on NV18" "$tmp/out" || fail "TP8 reason"
+grep -q "TP8 keeps TP traffic inside a node on NVSwitch (NV18)" "$tmp/out" || fail "TP8 reason"
 
 plan --target-step-time 5s --json -k 0 >"$tmp/a.json" || fail "json run"
 python3 - "$tmp/a.json" <<'PY' || fail "json checks"

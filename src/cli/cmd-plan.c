@@ -217,7 +217,9 @@ static char *money(double v)
     return g_strdup_printf("$%.0f", v);
   if (v >= 1)
     return g_strdup_printf("$%.2f", v);
-  return g_strdup_printf("$%.4f", v);
+  if (v >= 0.01)
+    return g_strdup_printf("$%.4f", v);
+  return g_strdup_printf("$%.3g", v);
 }
 
 static char *duration(double s)
@@ -515,7 +517,10 @@ static void explain_failure(const FsPlan *p)
   if (s->cost.budget > 0)
     g_string_append(m, " within the budget");
   if (st->simulated == 0) {
-    if (st->best_bound_gpus > 0)
+    if (st->layouts == 0)
+      g_string_append(m, ": no layout to try (tp must divide the GPUs per node, cp and pp the GPU "
+                      "count; check --tp, --pp, --cp, --ep)");
+    else if (st->best_bound_gpus > 0)
       g_string_append_printf(m, ": even at peak FLOP/s the best layout that fits needs %.4g s per "
                              "step (%u GPUs); more GPUs or a faster GPU are needed",
                              st->best_bound_s, st->best_bound_gpus);

@@ -337,8 +337,9 @@ static char *explain(const FsPlan *p, const FsPlanDesign *d, const FsPlanDesign 
     g_string_append_printf(s, "EP%u %.0f %% exposed; ", d->ep, pct(d->ep_s, d->step_s));
   if (d->dp > 1)
     g_string_append_printf(s, "DP%u gradients %.0f %% exposed; ", d->dp, pct(d->dp_s, d->step_s));
-  g_string_append_printf(s, "fits %.0f of %.0f GiB (ZeRO-%u, recompute %s); MFU %.0f %%",
-                         d->mem_total / 1073741824.0, d->mem_capacity / 1073741824.0, d->zero_stage,
+  double gib = d->mem_total / 1073741824.0;
+  g_string_append_printf(s, "fits %.*f of %.0f GiB (ZeRO-%u, recompute %s); MFU %.0f %%",
+                         gib < 10 ? 1 : 0, gib, d->mem_capacity / 1073741824.0, d->zero_stage,
                          fs_recompute_name(d->recompute), 100 * d->mfu);
   if (next != NULL && d->meets && next->ok && next->meets) {
     /* The margin over the next design, in the ranking's own terms. */

@@ -253,6 +253,33 @@ START_TEST(test_plan_prune_bound)
 }
 END_TEST
 
+/* Llama 2 70B cannot fit on 8 × 80 GiB whatever the setting (16 bytes of
+ * model state per parameter, 70e9 × 16 / 8 = 140 GB even fully sharded):
+ * every layout is pruned for memory, the smallest footprint is named, and
+ * nothing is simulated. */
+START_TEST(test_plan_prune_memory)
+{
+  GError *error = NULL;
+  Setup s;
+  small_spec(&s, 1e6);
+  g_free(s.workload);
+  s.workload = fs_test_source_path("workloads/llama2-70b.yaml");
+  s.spec.workload = s.workload;
+  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, cat, eff, nccl, &error);
+  fs_assert_no_error(error);
+  ck_assert(fs_plan_prepare(p, &error));
+  fs_assert_no_error(error);
+  const FsPlanStats *st = fs_plan_stats(p);
+  ck_assert_uint_eq(fs_plan_n_designs(p), 0);
+  ck_assert_uint_gt(st->memory, 0);
+  ck_assert_uint_eq(st->memory + st->structure, st->layouts);
+  ck_assert_uint_eq(st->dominated, 0);
+  ck_assert_ptr_nonnull(strstr(st->memory_example, "recompute full needs"));
+  ck_assert_ptr_nonnull(strstr(st->memory_example, "of 80 GiB"));
+  small_free(&s);
+}
+END_TEST
+
 START_TEST(test_plan_limit_and_errors)
 {
   GError *error = NULL;
@@ -365,6 +392,7 @@ int main(void)
   tcase_add_test(tc, test_plan_system_costs);
   tcase_add_test(tc, test_plan_prune_structure_and_memory);
   tcase_add_test(tc, test_plan_prune_bound);
+  tcase_add_test(tc, test_plan_prune_memory);
   tcase_add_test(tc, test_plan_limit_and_errors);
   tcase_add_test(tc, test_plan_run_threads_do_not_change_ranking);
   tcase_set_timeout(tc, 300);

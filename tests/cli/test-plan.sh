@@ -81,6 +81,27 @@ head -1 "$tmp/d.csv" | grep -q "^rank,fabric,gpus,gpu,nodes,tp,pp,dp" || fail "c
 [ "$(wc -l <"$tmp/d.csv")" -eq 4 ] || fail "csv rows"
 sed -n 2p "$tmp/d.csv" | grep -q "^1,dgx-h100-ib-ndr,16,h100-sxm,2,1,1,16," || fail "csv first row: $(sed -n 2p "$tmp/d.csv")"
 
+# Other rankings: kWh per million tokens, then fewest GPUs, never decrease.
+plan --target-step-time 5s --json -k 0 --rank-by energy >"$tmp/e.json"
+plan --target-step-time 5s --json -k 0 --rank-by gpus >"$tmp/g.json"
+python3 - "$tmp/e.json" "$tmp/g.json" <<'PY' || fail "rank-by checks"
+import json, sys
+e = [x for x in json.load(open(sys.argv[1]))["designs"] if x["meets_target"]]
+k = [x["cost"]["kwh_per_mtok"] for x in e]
+assert k == sorted(k), k
+g = [x for x in json.load(open(sys.argv[2]))["designs"] if x["meets_target"]]
+assert [x["gpus"] for x in g] == sorted(x["gpus"] for x in g)
+PY
+
+# A budget nobody meets: the cost of training 100 G tokens is far above $1.
+set +e
+plan --target-step-time 5s --budget 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
+set -e
+[ $rc -eq 1 ] || fail "budget exited $rc"
+grep -q "No design meets the target within budget" "$tmp/out" || fail "budget header"
+grep -q "no design meets the target within the budget" "$tmp/err" || fail "budget message: $(cat "$tmp/err")"
+grep -q "over budget" "$tmp/out" || fail "budget reason"
+
 # Nothing meets 3 s: exit 1, the closest designs on stdout, the reason on stderr.
 set +e
 plan --target-step-time 3s >"$tmp/out" 2>"$tmp/err"; rc=$?

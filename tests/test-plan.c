@@ -253,6 +253,42 @@ START_TEST(test_plan_prune_bound)
 }
 END_TEST
 
+/* Schedules are a search dimension only when pp > 1: tp 2 on 8 GPUs has
+ * pp 1 (1F1B only), pp 2 and pp 4 (1F1B and interleaved ×2 each). */
+START_TEST(test_plan_schedules)
+{
+  GError *error = NULL;
+  Setup s;
+  small_spec(&s, 1000);
+  s.spec.tp[0] = 2;
+  s.spec.n_tp = 1;
+  s.spec.micro_batch[0] = 1;
+  s.spec.n_micro_batch = 1;
+  s.spec.schedule[0] = FS_PP_1F1B;
+  s.spec.schedule[1] = FS_PP_INTERLEAVED;
+  s.spec.n_schedule = 2;
+  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, cat, eff, nccl, &error);
+  fs_assert_no_error(error);
+  ck_assert(fs_plan_prepare(p, &error));
+  fs_assert_no_error(error);
+  ck_assert_uint_eq(fs_plan_stats(p)->layouts, 5);
+  ck_assert_uint_eq(fs_plan_n_designs(p), 5);
+  static const guint pps[] = { 1, 2, 2, 4, 4 };
+  for (guint i = 0; i < 5; i++) {
+    const FsPlanDesign *d = fs_plan_design(p, i);
+    ck_assert_uint_eq(d->pp, pps[i]);
+    gboolean inter = d->pp > 1 && (i % 2) == 0;
+    ck_assert_int_eq(d->schedule, inter ? FS_PP_INTERLEAVED : FS_PP_1F1B);
+    ck_assert_uint_eq(d->vp, inter ? 2 : 1);
+  }
+  /* One virtual stage is not interleaving. */
+  s.spec.vp = 1;
+  ck_assert_ptr_null(fs_plan_new(&s.spec, cat, eff, nccl, &error));
+  fs_assert_error(error, FS_PLAN_ERROR, "virtual stages");
+  small_free(&s);
+}
+END_TEST
+
 /* Llama 2 70B cannot fit on 8 × 80 GiB whatever the setting (16 bytes of
  * model state per parameter, 70e9 × 16 / 8 = 140 GB even fully sharded):
  * every layout is pruned for memory, the smallest footprint is named, and
@@ -393,6 +429,7 @@ int main(void)
   tcase_add_test(tc, test_plan_prune_structure_and_memory);
   tcase_add_test(tc, test_plan_prune_bound);
   tcase_add_test(tc, test_plan_prune_memory);
+  tcase_add_test(tc, test_plan_schedules);
   tcase_add_test(tc, test_plan_limit_and_errors);
   tcase_add_test(tc, test_plan_run_threads_do_not_change_ranking);
   tcase_set_timeout(tc, 300);

@@ -24,7 +24,8 @@ static char **opt_sets = NULL;
 static char **opt_defines = NULL;
 static char *opt_tps = NULL, *opt_step = NULL, *opt_gpus = NULL;
 static char *opt_tp = NULL, *opt_pp = NULL, *opt_cp = NULL, *opt_ep = NULL;
-static char *opt_mb = NULL, *opt_zero = NULL, *opt_recompute = NULL;
+static char *opt_mb = NULL, *opt_zero = NULL, *opt_recompute = NULL, *opt_schedule = NULL;
+static int opt_vp = 0;
 static char *opt_budget = NULL, *opt_hour = NULL, *opt_kwh = NULL, *opt_pue = NULL;
 static char *opt_years = NULL, *opt_tokens = NULL, *opt_rank = NULL;
 static int opt_top = 5, opt_jobs = 0, opt_max = 0, opt_max_systems = 0;
@@ -52,6 +53,9 @@ static const GOptionEntry entries[] = {
   {"zero", 0, 0, G_OPTION_ARG_STRING, &opt_zero, "ZeRO stages, cheapest first (default 1,2,3)", "LIST"},
   {"recompute", 0, 0, G_OPTION_ARG_STRING, &opt_recompute,
    "Recompute policies, cheapest first (default none,selective,full)", "LIST"},
+  {"schedule", 0, 0, G_OPTION_ARG_STRING, &opt_schedule,
+   "Pipeline schedules to try when pp > 1: gpipe, 1f1b, interleaved (default 1f1b)", "LIST"},
+  {"vp", 0, 0, G_OPTION_ARG_INT, &opt_vp, "Virtual stages of the interleaved schedule (default 2)", "N"},
   {"budget", 0, 0, G_OPTION_ARG_STRING, &opt_budget,
    "US dollars: the cost of training --tokens when given, else the capex", "$"},
   {"gpu-hour-price", 0, 0, G_OPTION_ARG_STRING, &opt_hour,
@@ -152,6 +156,20 @@ static gboolean parse_recompute(const char *text, FsPlanSpec *s)
   return TRUE;
 }
 
+static gboolean parse_schedules(const char *text, FsPlanSpec *s)
+{
+  g_auto(GStrv) parts = g_strsplit(text, ",", -1);
+  for (guint i = 0; parts[i] != NULL; i++) {
+    FsPpSchedule v;
+    if (s->n_schedule >= FS_PLAN_MAX_CHOICES || !fs_pp_schedule_from_name(g_strstrip(parts[i]), &v)) {
+      fs_cli_usage("plan", "--schedule expects gpipe, 1f1b or interleaved (comma-separated), not \"%s\"", text);
+      return FALSE;
+    }
+    s->schedule[s->n_schedule++] = v;
+  }
+  return TRUE;
+}
+
 static gboolean parse_step(const char *text, double *out)
 {
   double v;
@@ -243,9 +261,14 @@ static char *count_text(double v)
 
 static void layout_text(const FsPlanDesign *d, char *buf, gsize len)
 {
-  g_snprintf(buf, len, "tp %u%s, pp %u, dp %u, cp %u, ep %u, micro-batch %u, ZeRO-%u, recompute %s",
-             d->tp, d->sequence_parallel ? "+SP" : "", d->pp, d->dp, d->cp, d->ep, d->micro_batch,
-             d->zero_stage, fs_recompute_name(d->recompute));
+  char sched[48] = "";
+  if (d->pp > 1 && d->schedule == FS_PP_INTERLEAVED)
+    g_snprintf(sched, sizeof sched, " (interleaved ×%u)", d->vp);
+  else if (d->pp > 1)
+    g_snprintf(sched, sizeof sched, " (%s)", fs_pp_schedule_name(d->schedule));
+  g_snprintf(buf, len, "tp %u%s, pp %u%s, dp %u, cp %u, ep %u, micro-batch %u, ZeRO-%u, recompute %s",
+             d->tp, d->sequence_parallel ? "+SP" : "", d->pp, sched, d->dp, d->cp, d->ep,
+             d->micro_batch, d->zero_stage, fs_recompute_name(d->recompute));
 }
 
 static void print_header(const FsPlan *p, const FsPlanSpec *s)
@@ -365,7 +388,8 @@ static json_t *design_json(const FsPlan *p, guint rank, const FsPlanDesign *d)
   json_object_set_new(l, "cp", json_integer(d->cp));
   json_object_set_new(l, "ep", json_integer(d->ep));
   json_object_set_new(l, "sequence_parallel", json_boolean(d->sequence_parallel));
-  json_object_set_new(l, "schedule", json_string("1f1b"));
+  json_object_set_new(l, "schedule", json_string(fs_pp_schedule_name(d->schedule)));
+  json_object_set_new(l, "virtual_stages", json_integer(MAX(d->vp, 1u)));
   json_object_set_new(l, "micro_batch", json_integer(d->micro_batch));
   json_object_set_new(l, "microbatches", json_integer(d->microbatches));
   json_object_set_new(l, "zero_stage", json_integer(d->zero_stage));
@@ -474,8 +498,8 @@ static void csv_num(GString *s, double v)
 
 static void print_csv(const FsPlan *p, guint top)
 {
-  GString *s = g_string_new("rank,fabric,gpus,gpu,nodes,tp,pp,dp,cp,ep,sequence_parallel,micro_batch,"
-                            "zero_stage,recompute,status,meets_target,in_budget,step_time_s,"
+  GString *s = g_string_new("rank,fabric,gpus,gpu,nodes,tp,pp,dp,cp,ep,sequence_parallel,schedule,"
+                            "virtual_stages,micro_batch,zero_stage,recompute,status,meets_target,in_budget,step_time_s,"
                             "tokens_per_s,mfu,memory_gib,usd_per_gpu_hour,usd_per_step,usd_per_mtok,"
                             "kwh_per_mtok,train_s,train_usd,train_kwh,capex_usd,why\n");
   guint n = fs_plan_n_designs(p), k = top ? MIN(top, n) : n;
@@ -487,8 +511,9 @@ static void print_csv(const FsPlan *p, guint top)
     csv_str(s, sys->fabric);
     g_string_append_printf(s, ",%u,", d->gpus);
     csv_str(s, sys->gpu_name);
-    g_string_append_printf(s, ",%u,%u,%u,%u,%u,%u,%d,%u,%u,%s,%s,%d,%d,", sys->nodes, d->tp, d->pp,
-                           d->dp, d->cp, d->ep, d->sequence_parallel, d->micro_batch, d->zero_stage,
+    g_string_append_printf(s, ",%u,%u,%u,%u,%u,%u,%d,%s,%u,%u,%u,%s,%s,%d,%d,", sys->nodes, d->tp,
+                           d->pp, d->dp, d->cp, d->ep, d->sequence_parallel,
+                           fs_pp_schedule_name(d->schedule), MAX(d->vp, 1u), d->micro_batch, d->zero_stage,
                            fs_recompute_name(d->recompute), d->ok ? "ok" : "error", d->meets,
                            d->in_budget);
     double v[] = { d->step_s, d->tokens_per_s, d->mfu, d->mem_total / 1073741824.0,
@@ -588,8 +613,12 @@ int fs_cmd_plan(int argc, char **argv)
       (opt_ep && !parse_list("--ep", opt_ep, s.ep, &s.n_ep)) ||
       (opt_mb && !parse_list("--micro-batch", opt_mb, s.micro_batch, &s.n_micro_batch)) ||
       (opt_zero && !parse_list("--zero", opt_zero, s.zero, &s.n_zero)) ||
-      (opt_recompute && !parse_recompute(opt_recompute, &s)))
+      (opt_recompute && !parse_recompute(opt_recompute, &s)) ||
+      (opt_schedule && !parse_schedules(opt_schedule, &s)))
     return 2;
+  if (opt_vp < 0 || opt_vp == 1)
+    return fs_cli_usage("plan", "--vp must be 2 or more");
+  s.vp = (guint)opt_vp;
   if ((opt_budget && !parse_amount("--budget", opt_budget, &s.cost.budget)) ||
       (opt_hour && !parse_amount("--gpu-hour-price", opt_hour, &s.cost.gpu_hour_price)) ||
       (opt_kwh && !parse_amount("--kwh-price", opt_kwh, &s.cost.kwh_price)) ||

@@ -82,6 +82,11 @@ FsPlan *fs_plan_new(const FsPlanSpec *spec, const FsCatalog *cat, const FsEffici
       !check_list(spec->micro_batch, spec->n_micro_batch, 1, 1u << 20, "micro-batch", error) ||
       !check_list(spec->zero, spec->n_zero, 0, 3, "a ZeRO stage", error))
     return NULL;
+  if (spec->vp == 1 || spec->vp > 1024) {
+    g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT,
+                "virtual stages of the interleaved schedule must be 2 to 1024, not %u", spec->vp);
+    return NULL;
+  }
   for (guint i = 0; spec->defines && spec->defines[i]; i++)
     if (g_str_has_prefix(spec->defines[i], "nodes=")) {
       g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT,
@@ -108,6 +113,12 @@ FsPlan *fs_plan_new(const FsPlanSpec *spec, const FsCatalog *cat, const FsEffici
     memcpy(p->spec.zero, default_zero, sizeof default_zero);
     p->spec.n_zero = G_N_ELEMENTS(default_zero);
   }
+  if (p->spec.n_schedule == 0) {
+    p->spec.schedule[0] = FS_PP_1F1B;
+    p->spec.n_schedule = 1;
+  }
+  if (p->spec.vp == 0)
+    p->spec.vp = 2;
   if (p->spec.n_recompute == 0) {
     p->spec.recompute[0] = FS_RECOMPUTE_NONE;
     p->spec.recompute[1] = FS_RECOMPUTE_SELECTIVE;
@@ -328,9 +339,13 @@ static char *explain(const FsPlan *p, const FsPlanDesign *d, const FsPlanDesign 
                            d->tp, sys->intra_path, pct(d->tp_s, d->step_s));
   else
     g_string_append(s, "TP1: no tensor-parallel traffic; ");
-  if (d->pp > 1)
-    g_string_append_printf(s, "PP%u bubble %.0f %% over %u micro-batches; ", d->pp,
-                           pct(d->bubble_s, d->step_s), d->microbatches);
+  if (d->pp > 1 && d->schedule == FS_PP_INTERLEAVED)
+    g_string_append_printf(s, "PP%u interleaved ×%u bubble %.0f %% over %u micro-batches; ", d->pp,
+                           d->vp, pct(d->bubble_s, d->step_s), d->microbatches);
+  else if (d->pp > 1)
+    g_string_append_printf(s, "PP%u %s bubble %.0f %% over %u micro-batches; ", d->pp,
+                           fs_pp_schedule_name(d->schedule), pct(d->bubble_s, d->step_s),
+                           d->microbatches);
   if (d->cp > 1)
     g_string_append_printf(s, "CP%u %.0f %% exposed; ", d->cp, pct(d->cp_s, d->step_s));
   if (d->ep > 1)

@@ -4,8 +4,9 @@
  * Contract.  Given a workload file, one or more topology files (scaled to
  * a GPU count through their `nodes` parameter) and a target (tokens/s or
  * step time), fs_plan_run enumerates designs — GPU count × TP × CP × PP ×
- * EP × micro-batch, with sequence parallelism on whenever tp > 1 and the
- * 1F1B schedule — prunes them, simulates the survivors with the training
+ * EP × micro-batch × pipeline schedule (1F1B by default; with pp = 1 the
+ * schedule does not matter and only 1F1B is tried), with sequence
+ * parallelism on whenever tp > 1 — prunes them, simulates the survivors with the training
  * executor in its fast mode (analytic flows, data-parallel collectives
  * timed alone) on the sweep module's thread pool, prices them and ranks
  * them.  Pruning, in order (each step counted in FsPlanStats):
@@ -26,7 +27,7 @@
  *      option that raises the limit.
  * Ranking: designs that meet the target (and the budget) first, then by
  * the chosen metric, then by a stable key (fabric order, GPUs, tp, cp, pp,
- * ep, micro-batch, recompute, ZeRO: the enumeration order) — so the same
+ * ep, micro-batch, schedule, recompute, ZeRO: the enumeration order) — so the same
  * inputs give the same order on any thread count.
  *
  * Cost and energy (fs_plan_cost_compute, pure arithmetic): a system's IT
@@ -58,6 +59,7 @@
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
+#include "compute/memory.h"
 #include "compute/transformer.h"
 #include "topo/topo.h"
 
@@ -155,6 +157,9 @@ typedef struct {
   guint zero[FS_PLAN_MAX_CHOICES], n_zero;
   FsRecompute recompute[FS_PLAN_MAX_CHOICES];
   guint n_recompute;
+  FsPpSchedule schedule[FS_PLAN_MAX_CHOICES]; /* [1f1b]; used when pp > 1 */
+  guint n_schedule;
+  guint vp;                        /* virtual stages of `interleaved` (0: 2) */
   FsPlanCostInputs cost;
   FsPlanRank rank_by;
   guint max_candidates;            /* 0: FS_PLAN_MAX_CANDIDATES */
@@ -187,6 +192,8 @@ typedef struct {
   guint system;            /* index of its FsPlanSystem */
   guint gpus, tp, pp, dp, cp, ep, micro_batch, zero_stage;
   gboolean sequence_parallel;
+  FsPpSchedule schedule;
+  guint vp;                /* virtual stages (1 unless interleaved) */
   FsRecompute recompute;
   guint microbatches;      /* per replica per step */
   uint64_t mem_total, mem_capacity;

@@ -67,8 +67,8 @@ gboolean fs_plan_apply_layout(FsWorkload *w, const FsPlanDesign *d, GError **err
   g_snprintf(buf[k++], 64, "parallel.cp=%u", d->cp);
   g_snprintf(buf[k++], 64, "parallel.ep=%u", d->ep);
   g_snprintf(buf[k++], 64, "parallel.sequence_parallel=%s", d->sequence_parallel ? "true" : "false");
-  g_snprintf(buf[k++], 64, "parallel.schedule=1f1b");
-  g_snprintf(buf[k++], 64, "parallel.virtual_stages=1");
+  g_snprintf(buf[k++], 64, "parallel.schedule=%s", fs_pp_schedule_name(d->schedule));
+  g_snprintf(buf[k++], 64, "parallel.virtual_stages=%u", MAX(d->vp, 1u));
   g_snprintf(buf[k++], 64, "training.micro_batch=%u", d->micro_batch);
   g_snprintf(buf[k++], 64, "training.recompute=%s", fs_recompute_name(d->recompute));
   g_snprintf(buf[k++], 64, "parallel.zero_stage=%u", d->zero_stage);
@@ -416,21 +416,26 @@ gboolean fs_plan_prepare(FsPlan *p, GError **error)
           } else {
             eps[nep++] = 1;
           }
+          /* With one stage the schedule does not matter: 1F1B only. */
+          guint nsched = pp > 1 ? s->n_schedule : 1;
           for (guint x = 0; x < nep; x++)
-            for (guint m = 0; m < s->n_micro_batch; m++) {
-              FsPlanDesign d = {0};
-              d.system = si;
-              d.gpus = N;
-              d.tp = tp;
-              d.pp = pp;
-              d.dp = dp;
-              d.cp = cp;
-              d.ep = eps[x];
-              d.micro_batch = s->micro_batch[m];
-              d.sequence_parallel = tp > 1;
-              if (!try_layout(&e, sys, &d, error))
-                return FALSE;
-            }
+            for (guint m = 0; m < s->n_micro_batch; m++)
+              for (guint h = 0; h < nsched; h++) {
+                FsPlanDesign d = {0};
+                d.system = si;
+                d.gpus = N;
+                d.tp = tp;
+                d.pp = pp;
+                d.dp = dp;
+                d.cp = cp;
+                d.ep = eps[x];
+                d.micro_batch = s->micro_batch[m];
+                d.sequence_parallel = tp > 1;
+                d.schedule = pp > 1 ? s->schedule[h] : FS_PP_1F1B;
+                d.vp = d.schedule == FS_PP_INTERLEAVED ? s->vp : 1;
+                if (!try_layout(&e, sys, &d, error))
+                  return FALSE;
+              }
         }
       }
     }

@@ -81,6 +81,15 @@ head -1 "$tmp/d.csv" | grep -q "^rank,fabric,gpus,gpu,nodes,tp,pp,dp" || fail "c
 [ "$(wc -l <"$tmp/d.csv")" -eq 4 ] || fail "csv rows"
 sed -n 2p "$tmp/d.csv" | grep -q "^1,dgx-h100-ib-ndr,16,h100-sxm,2,1,1,16," || fail "csv first row: $(sed -n 2p "$tmp/d.csv")"
 
+# Pipeline schedules are searched when asked: GPipe needs full recompute
+# to fit here and loses; interleaving shrinks the bubble.
+"$FABRICSIM" plan --workload "$W" --fabric "$T/dgx-h100.yaml" --target-step-time 100 --tp 2 --pp 4 \
+  --micro-batch 1 --schedule 1f1b,interleaved,gpipe --set training.global_batch=64 --rank-by time -q \
+  >"$tmp/out" || fail "schedules run"
+grep -q "^#1 .*pp 4 (interleaved ×2)" "$tmp/out" || fail "interleaved wins: $(grep '^#' "$tmp/out")"
+grep -q "^#3 .*pp 4 (gpipe).*recompute full" "$tmp/out" || fail "gpipe last: $(grep '^#' "$tmp/out")"
+grep -q "PP4 interleaved ×2 bubble" "$tmp/out" || fail "interleaved reason"
+
 # Other rankings: kWh per million tokens, then fewest GPUs, never decrease.
 plan --target-step-time 5s --json -k 0 --rank-by energy >"$tmp/e.json"
 plan --target-step-time 5s --json -k 0 --rank-by gpus >"$tmp/g.json"
@@ -155,6 +164,8 @@ bad "PUE 1 to 10" --workload "$W" --fabric "$F" --target-step-time 5s --pue 0.5
 bad "plan sets \`nodes\` itself" --workload "$W" --fabric "$F" --target-step-time 5s -D nodes=2
 bad "multiples of 8 GPUs" --workload "$W" --fabric "$F" --target-step-time 5s --gpus 12
 bad "8 GPUs only" --workload "$W" --fabric "$T/dgx-h100.yaml" --target-step-time 5s --gpus 16
+bad "--schedule expects" --workload "$W" --fabric "$F" --target-step-time 5s --schedule zigzag
+bad "--vp must be" --workload "$W" --fabric "$F" --target-step-time 5s --vp 1
 bad "unexpected argument" --workload "$W" --fabric "$F" --target-step-time 5s --tp=2 extra
 # No price for a V100: ranking by cost needs --gpu-hour-price.
 bad "give --gpu-hour-price" --workload "$W" --fabric "$T/dgx-1-v100.yaml" --target-step-time 5s

@@ -130,7 +130,10 @@ void fs_sweep_point_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point
  * calling thread, in completion order (not point order); poll (may be
  * NULL) is called from the same thread at least every 20 ms while waiting
  * and may feed results from elsewhere (MPI).  The points run are
- * first, first + stride, … below n_points.  threads 0 = all cores. */
+ * first, first + stride, … below n_points.  threads 0 = all cores.
+ * After fs_sim_request_interrupt no point starts and points cut short are
+ * not delivered; if any point was left out, FALSE with
+ * FS_RUNTIME_ERROR_INTERRUPTED (the delivered ones stand). */
 typedef void (*FsSweepResultFn)(FsSweepResult *r, void *ud);  /* takes r's contents */
 typedef void (*FsSweepPollFn)(void *ud);
 gboolean fs_sweep_run(const FsSweepEnv *env, const FsSweepSpec *s, guint first, guint stride,

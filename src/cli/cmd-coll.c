@@ -248,7 +248,7 @@ static int run(const char *topo_path)
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, &error);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, np->max_channels, &error);
   if (comm == NULL)
     return fs_cli_fail("coll", error);
   if (fs_coll_op_rooted(sel.op) && (opt_root < 0 || (guint)opt_root >= n))

@@ -204,7 +204,7 @@ static int explain_coll(int argc, char **argv)
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
-  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, &error);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, np->max_channels, &error);
   if (comm == NULL)
     return fs_cli_fail("explain coll", error);
   FsCollSysInfo sys;
@@ -219,8 +219,9 @@ static int explain_coll(int argc, char **argv)
   if (!fs_coll_tune(np, &sys, comm, op, nbytes, &prefs, &choice, &error))
     return fs_cli_fail("explain coll", error);
   g_autofree char *text = fs_coll_explain(np, &sys, comm, op, nbytes, &choice);
-  printf("%s %s on %u GPUs of %s\n%s", fs_coll_op_name(op), opt_size ? opt_size : "128M", n,
-         fs_topo_name(topo), text);
+  g_autofree char *rings = fs_coll_describe_rings(topo, comm);
+  printf("%s %s on %u GPUs of %s\n%s%s", fs_coll_op_name(op), opt_size ? opt_size : "128M", n,
+         fs_topo_name(topo), rings, text);
   return 0;
 }
 

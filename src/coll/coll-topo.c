@@ -2,6 +2,8 @@
  * topology.  See coll-topo.h. */
 #include "coll/coll-topo.h"
 
+#include "coll/ring-search.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +36,17 @@ static int nearest_reducing_switch(const FsTopo *topo, guint from)
   return -1;
 }
 
-FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, GError **error)
+static guint gcd(guint a, guint b)
+{
+  while (b != 0) {
+    guint t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, guint max_rings,
+                               GError **error)
 {
   const FsTopo *topo = fs_router_topo(router);
   if (n == 0 || n > FS_COMM_MAX_RANKS) {
@@ -93,32 +105,67 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, GEr
       fs_comm_set_nvls_switch(c, h, v, sw->len);
     }
   }
-  /* Rings across hosts: ring r enters every host at local rank r and
-   * leaves it from local rank r-1, so channels spread their host-to-host
-   * hops over every GPU's NIC (NCCL's rings do the same on multi-rail
-   * systems).  Channel c uses ring c mod ppn. */
+  /* Rings: an NCCL-like search over the first host's GPUs (ring-search.h)
+   * gives R Hamiltonian cycles that together use every link; every host
+   * (hosts are alike: same template) uses the same cycles by local rank.
+   * One host: ring r is cycle r.  Several hosts of equal size L: ring r
+   * follows cycle r mod R through every host, entering each host at local
+   * rank r mod L and leaving it from that rank's predecessor on the cycle,
+   * so the rings' host-to-host hops spread over every GPU's NIC (NCCL's
+   * rings do the same on multi-rail systems); there are lcm(R, L) rings
+   * (max(R, L) when that exceeds max_rings).  Without a cycle (no search,
+   * or none found) the cycle is local rank order. */
   guint L0;
-  fs_comm_host_ranks(c, 0, &L0);
-  gboolean uniform = TRUE;
-  for (guint h = 1; h < nh; h++) {
-    guint m;
-    fs_comm_host_ranks(c, h, &m);
-    uniform = uniform && m == L0;
+  const guint *h0 = fs_comm_host_ranks(c, 0, &L0);
+  FsRingSet rs;
+  {
+    g_autofree guint *h0gpus = g_new(guint, L0);
+    for (guint i = 0; i < L0; i++)
+      h0gpus[i] = (guint)fs_comm_gpu(c, h0[i]);
+    if (!fs_coll_ring_search(router, h0gpus, L0, MAX(max_rings, 1), &rs, error))
+      return NULL;
   }
-  if (nh > 1 && uniform) {
+  gboolean uniform = fs_comm_hosts_uniform(c);
+  guint R = rs.n_rings;
+  g_autofree guint *identity = g_new(guint, L0);
+  for (guint i = 0; i < L0; i++)
+    identity[i] = i;
+  if (nh == 1 && R > 0) {
     g_autofree guint *order = g_new(guint, n);
-    for (guint r = 0; r < L0; r++) {
+    for (guint r = 0; r < R; r++) {
+      for (guint i = 0; i < n; i++)
+        order[i] = h0[rs.order[r * L0 + i]];
+      if (!fs_comm_set_ring(c, r, order, error)) {
+        fs_ring_set_clear(&rs);
+        return NULL;
+      }
+    }
+  } else if (nh > 1 && uniform) {
+    guint cycles = MAX(R, 1), nrings = cycles / gcd(cycles, L0) * L0;
+    if (nrings > MAX(max_rings, 1))
+      nrings = MAX(cycles, L0);
+    g_autofree guint *order = g_new(guint, n);
+    for (guint r = 0; r < nrings; r++) {
+      const guint *cyc = R > 0 ? rs.order + (r % R) * L0 : identity;
+      guint entry = r % L0, start = 0;
+      while (cyc[start] != entry)
+        start++;
       guint k = 0;
       for (guint h = 0; h < nh; h++) {
         guint m;
         const guint *hr = fs_comm_host_ranks(c, h, &m);
         for (guint i = 0; i < m; i++)
-          order[k++] = hr[(r + i) % m];
+          order[k++] = hr[cyc[(start + i) % m]];
       }
-      if (!fs_comm_set_ring(c, r, order, error))
+      if (!fs_comm_set_ring(c, r, order, error)) {
+        fs_ring_set_clear(&rs);
         return NULL;
+      }
     }
   }
+  if (R > 0 && (nh == 1 || uniform))
+    fs_comm_set_ring_graph(c, rs.speed * R, R);
+  fs_ring_set_clear(&rs);
   /* CollNet: for shard j, the reducing network switch nearest to local
    * rank j of the first host (its rail's leaf on a rail-optimized fabric),
    * when every host has as many ranks. */
@@ -136,6 +183,33 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, GEr
       fs_comm_set_collnet_switches(c, sw, L);
   }
   return g_steal_pointer(&c);
+}
+
+char *fs_coll_describe_rings(const FsTopo *topo, const FsComm *comm)
+{
+  GString *s = g_string_new(NULL);
+  guint nr = fs_comm_n_rings(comm), hr = fs_comm_host_rings(comm);
+  guint L;
+  const guint *h0 = fs_comm_host_ranks(comm, 0, &L);
+  if (hr > 0)
+    g_string_append_printf(s, "rings: %u per host from the search, %.2f GB/s each, %.2f GB/s per GPU in all; %u ring%s over %u host%s\n",
+                           hr, fs_comm_ring_bw(comm) / hr / 1e9, fs_comm_ring_bw(comm) / 1e9, MAX(nr, 1),
+                           MAX(nr, 1) == 1 ? "" : "s", fs_comm_n_hosts(comm), fs_comm_n_hosts(comm) == 1 ? "" : "s");
+  else
+    g_string_append_printf(s, "rings: %u (no search: GPU order within a host)\n", MAX(nr, 1));
+  for (guint r = 0; r < MAX(nr, 1) && r < 8; r++) {
+    const guint *order = fs_comm_ring(comm, r);
+    g_string_append_printf(s, "  ring %u:", r);
+    for (guint i = 0, k = 0; i < fs_comm_size(comm) && k < L; i++)
+      if (fs_comm_host_index(comm, order[i]) == fs_comm_host_index(comm, h0[0])) {
+        g_string_append_printf(s, " %s", fs_topo_node(topo, (guint)fs_comm_gpu(comm, order[i]))->name);
+        k++;
+      }
+    g_string_append_c(s, '\n');
+  }
+  if (nr > 8)
+    g_string_append_printf(s, "  … %u more\n", nr - 8);
+  return g_string_free(s, FALSE);
 }
 
 guint *fs_coll_parse_gpus(const FsTopo *topo, const char *text, guint *n, GError **error)
@@ -224,7 +298,12 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
   }
   out->arch = row;
   out->cpu = FS_NCCL_CPU_INTEL;
+  /* Channels: a multiple of the rings, so that every ring carries as
+   * many channels (NCCL duplicates its rings up to MAXCHANNELS). */
+  guint nrings = fs_comm_n_rings(comm);
   out->max_channels = p->max_channels;
+  if (nrings > 0 && nrings <= p->max_channels)
+    out->max_channels = nrings * (p->max_channels / nrings);
   out->intra_hw = FS_NCCL_HW_PCI;
   /* Inside a host: rank 0 to the next rank of its host on ring 0. */
   const guint *ring = fs_comm_ring(comm, 0);
@@ -237,6 +316,9 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
       return FALSE;
     if (kind == FS_ROUTE_NVLINK)
       out->intra_hw = FS_NCCL_HW_NVLINK;
+    /* What the searched rings carry together, when a search ran. */
+    if (fs_comm_ring_bw(comm) > 0)
+      intra = fs_comm_ring_bw(comm);
   }
   /* Across hosts: the first rank of host 0 to the first rank of host 1. */
   if (fs_comm_n_hosts(comm) > 1) {

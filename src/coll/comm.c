@@ -23,6 +23,9 @@ struct FsComm {
   /* NVLS switches per host index, CollNet switch. */
   GPtrArray *nvls;    /* GArray of int per host index (NULL: none) */
   GArray *collnet;    /* int per shard (mod length) */
+  /* Ring graph found on the topology (0: none). */
+  double ring_bw;
+  guint host_rings;
 };
 
 FsComm *fs_comm_new(guint nranks)
@@ -266,4 +269,21 @@ const guint *fs_comm_ring(const FsComm *c, guint channel)
     return g_ptr_array_index(c->rings, channel % c->rings->len);
   refresh((FsComm *)c);
   return c->default_ring;
+}
+
+void fs_comm_set_ring_graph(FsComm *c, double bw, guint host_rings)
+{
+  g_return_if_fail(bw >= 0);
+  c->ring_bw = bw;
+  c->host_rings = host_rings;
+}
+
+double fs_comm_ring_bw(const FsComm *c)
+{
+  return c->ring_bw;
+}
+
+guint fs_comm_host_rings(const FsComm *c)
+{
+  return c->host_rings;
 }

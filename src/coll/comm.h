@@ -13,7 +13,13 @@
  *
  * Ring orders: channel c uses ring c mod (number of rings set); with none
  * set, every channel uses the default order (ranks sorted by host, then
- * rank).  A ring order is a permutation of the ranks.
+ * rank).  A ring order is a permutation of the ranks.  On a topology,
+ * fs_coll_comm_from_topo sets them from an NCCL-like search of each
+ * host's links (ring-search.h: Hamiltonian cycles over the host's GPUs,
+ * the fastest path type first, as many rings as the links hold, so that
+ * the channels together use every NVLink), and gives the channel count a
+ * multiple of the number of rings so that every ring carries as many
+ * channels (NCCL's nChannels, duplicated up to MAXCHANNELS).
  *
  * Ownership: FsComm owns its arrays; pointers it returns are borrowed and
  * valid until the next setter call or fs_comm_free.  Errors (a ring that
@@ -94,5 +100,14 @@ gboolean fs_comm_set_ring(FsComm *comm, guint ring, const guint *order, GError *
 guint fs_comm_n_rings(const FsComm *comm);
 /* Ring order used by channel (borrowed, fs_comm_size entries). */
 const guint *fs_comm_ring(const FsComm *comm, guint channel);
+
+/* The ring graph's bandwidth inside a host: bytes/s that the rings of one
+ * host carry together out of each GPU (the ring search's rings × per-ring
+ * speed; src/coll/ring-search.h), and how many distinct rings a host has.
+ * 0 when no search ran: the NCCL view then falls back to the route between
+ * two ring neighbours (coll-topo.h). */
+void fs_comm_set_ring_graph(FsComm *comm, double bw, guint host_rings);
+double fs_comm_ring_bw(const FsComm *comm);
+guint fs_comm_host_rings(const FsComm *comm);
 
 G_END_DECLS

@@ -26,9 +26,11 @@ typedef struct {
   double *cap;     /* per dense channel */
   double *rem;     /* per dense channel, during a search */
   guint nch;
-  /* Out and in capacity of each GPU (first and last channels of its
-   * routes), for the bound on the number of rings. */
-  double *out_cap, *in_cap;
+  /* Per dense channel: the first hop of a route from GPU first[c], the
+   * last hop of a route to GPU last[c] (-1: neither), and the best (lowest)
+   * path type of those routes; for the bound on the number of rings. */
+  int *first, *last;
+  FsRouteKind *first_kind, *last_kind;
   /* Search state. */
   FsRouteKind kmax;
   double speed;
@@ -38,7 +40,7 @@ typedef struct {
   guint *best;
   guint best_n;
   gboolean *used;  /* GPUs on the ring being built */
-  guint *cand;     /* m × m: candidate lists per depth */
+  guint *cand;     /* max_rings × m × m: candidate lists per ring and depth */
   guint64 work, budget;
 } Search;
 
@@ -135,7 +137,7 @@ static gboolean dfs(Search *s, guint depth)
     return FALSE;
   }
   guint a = ring[depth - 1];
-  guint *cand = s->cand + (gsize)depth * m;
+  guint *cand = s->cand + ((gsize)s->nr * m + depth) * m;
   guint nc = candidates(s, a, cand);
   for (guint i = 0; i < nc; i++) {
     guint b = cand[i];
@@ -188,6 +190,8 @@ static gboolean build_hops(Search *s, FsRouter *router, const guint *gpus, GErro
   /* first[c] / last[c]: the GPU whose routes leave by (arrive on) c, or -1. */
   g_autoptr(GArray) first = g_array_new(FALSE, FALSE, sizeof(int));
   g_autoptr(GArray) last = g_array_new(FALSE, FALSE, sizeof(int));
+  g_autoptr(GArray) fkind = g_array_new(FALSE, FALSE, sizeof(FsRouteKind));
+  g_autoptr(GArray) lkind = g_array_new(FALSE, FALSE, sizeof(FsRouteKind));
   FsRoute r;
   fs_route_init(&r);
   s->hop = g_new0(Hop, (gsize)m * m);
@@ -215,15 +219,24 @@ static gboolean build_hops(Search *s, FsRouter *router, const guint *gpus, GErro
             d = caps->len;
             double c = fs_flownet_channel_capacity(net, path[i]);
             int none = -1;
+            FsRouteKind worst = FS_ROUTE_N_KINDS;
             g_array_append_val(caps, c);
             g_array_append_val(first, none);
             g_array_append_val(last, none);
+            g_array_append_val(fkind, worst);
+            g_array_append_val(lkind, worst);
             g_hash_table_insert(dense, GUINT_TO_POINTER(path[i] + 1), GUINT_TO_POINTER(d));
           }
-          if (i == 0)
+          if (i == 0) {
             g_array_index(first, int, d) = (int)a;
-          if (i + 1 == len)
+            FsRouteKind *fk = &g_array_index(fkind, FsRouteKind, d);
+            *fk = MIN(*fk, r.kind);
+          }
+          if (i + 1 == len) {
             g_array_index(last, int, d) = (int)b;
+            FsRouteKind *lk = &g_array_index(lkind, FsRouteKind, d);
+            *lk = MIN(*lk, r.kind);
+          }
           /* One channel twice on a route (two paths share it) adds up. */
           guint j = h->off;
           while (j < uses->len && g_array_index(uses, Use, j).ch != d)
@@ -243,15 +256,10 @@ static gboolean build_hops(Search *s, FsRouter *router, const guint *gpus, GErro
   s->cap = (double *)g_array_free(g_steal_pointer(&caps), FALSE);
   s->uses = (Use *)g_array_free(g_steal_pointer(&uses), FALSE);
   s->rem = g_new(double, MAX(s->nch, 1));
-  s->out_cap = g_new0(double, m);
-  s->in_cap = g_new0(double, m);
-  for (guint c = 0; c < s->nch; c++) {
-    int f = g_array_index(first, int, c), l = g_array_index(last, int, c);
-    if (f >= 0)
-      s->out_cap[f] += s->cap[c];
-    if (l >= 0)
-      s->in_cap[l] += s->cap[c];
-  }
+  s->first = (int *)g_array_free(g_steal_pointer(&first), FALSE);
+  s->last = (int *)g_array_free(g_steal_pointer(&last), FALSE);
+  s->first_kind = (FsRouteKind *)g_array_free(g_steal_pointer(&fkind), FALSE);
+  s->last_kind = (FsRouteKind *)g_array_free(g_steal_pointer(&lkind), FALSE);
   for (guint i = 0; i < m * m; i++) {
     Hop *h = &s->hop[i];
     h->cap = h->n > 0 ? INFINITY : 0;
@@ -263,14 +271,35 @@ static gboolean build_hops(Search *s, FsRouter *router, const guint *gpus, GErro
   return TRUE;
 }
 
+/* The most a ring set on hops of types up to kmax can carry per GPU: the
+ * smallest, over GPUs, of what the channels its routes leave by (arrive
+ * on) carry.  O(channels + m). */
+static double io_bound(const Search *s, FsRouteKind kmax)
+{
+  g_autofree double *out = g_new0(double, s->m);
+  g_autofree double *in = g_new0(double, s->m);
+  for (guint c = 0; c < s->nch; c++) {
+    if (s->first[c] >= 0 && s->first_kind[c] <= kmax)
+      out[s->first[c]] += s->cap[c];
+    if (s->last[c] >= 0 && s->last_kind[c] <= kmax)
+      in[s->last[c]] += s->cap[c];
+  }
+  double bound = INFINITY;
+  for (guint a = 0; a < s->m; a++)
+    bound = MIN(bound, MIN(out[a], in[a]));
+  return bound;
+}
+
 static void search_free(Search *s)
 {
   g_free(s->hop);
   g_free(s->uses);
   g_free(s->cap);
   g_free(s->rem);
-  g_free(s->out_cap);
-  g_free(s->in_cap);
+  g_free(s->first);
+  g_free(s->last);
+  g_free(s->first_kind);
+  g_free(s->last_kind);
   g_free(s->cur);
   g_free(s->best);
   g_free(s->used);
@@ -292,7 +321,7 @@ gboolean fs_coll_ring_search(FsRouter *router, const guint *gpus, guint m, guint
   s.cur = g_new(guint, (gsize)max_rings * m);
   s.best = g_new(guint, (gsize)max_rings * m);
   s.used = g_new(gboolean, m);
-  s.cand = g_new(guint, (gsize)m * m);
+  s.cand = g_new(guint, (gsize)max_rings * m * m);
   double best_total = 0;
   /* Path types, best first: the first under which a ring exists wins. */
   for (int k = FS_ROUTE_NVLINK; k < FS_ROUTE_N_KINDS && out->n_rings == 0; k++) {
@@ -302,10 +331,9 @@ gboolean fs_coll_ring_search(FsRouter *router, const guint *gpus, guint m, guint
       any = any || (i / m != i % m && s.hop[i].kind == kmax);
     if (!any)
       continue;
-    /* Bound: a GPU cannot send (receive) more than its channels carry. */
-    double bound = INFINITY;
-    for (guint a = 0; a < m; a++)
-      bound = MIN(bound, MIN(s.out_cap[a], s.in_cap[a]));
+    /* Bound: a GPU cannot send (receive) more than the channels its hops
+     * of these types leave (arrive) by carry. */
+    double bound = io_bound(&s, kmax);
     /* Speeds: every distinct hop capacity / 1..max_rings, highest first. */
     g_autoptr(GArray) speeds = g_array_new(FALSE, FALSE, sizeof(double));
     for (guint i = 0; i < m * m; i++) {
@@ -322,7 +350,8 @@ gboolean fs_coll_ring_search(FsRouter *router, const guint *gpus, guint m, guint
     }
     g_array_sort(speeds, cmp_desc);
     double prev = INFINITY;
-    for (guint i = 0; i < speeds->len; i++) {
+    guint misses = 0;
+    for (guint i = 0; i < speeds->len && misses < FS_RING_SEARCH_PATIENCE; i++) {
       double v = g_array_index(speeds, double, i);
       if (v >= prev * (1 - EPS))
         continue;
@@ -333,13 +362,19 @@ gboolean fs_coll_ring_search(FsRouter *router, const guint *gpus, guint m, guint
         continue;
       search_at(&s, v, kmax, target);
       out->work += s.work;
+      misses = s.best_n > 0 && s.best_n * v > best_total * 1.001 ? 0 : misses + (best_total > 0);
       if (s.best_n > 0 && s.best_n * v > best_total * 1.001) {
         best_total = s.best_n * v;
         out->n_rings = s.best_n;
         out->speed = v;
-        out->kind = kmax;
         g_free(out->order);
         out->order = g_memdup2(s.best, sizeof(guint) * s.best_n * m);
+        out->kind = FS_ROUTE_LOCAL;
+        for (guint r = 0; r < s.best_n; r++)
+          for (guint p = 0; p < m; p++) {
+            const guint *o = out->order + r * m;
+            out->kind = MAX(out->kind, s.hop[o[p] * m + o[(p + 1) % m]].kind);
+          }
       }
     }
   }

@@ -24,7 +24,9 @@
  *     depth-first search with backtracking (across rings too) looks for
  *     as many rings as the GPUs' outgoing and incoming capacity could
  *     hold, within a work budget; the speed whose rings carry the most in
- *     total (rings × S) wins, ties to the higher speed (fewer rings);
+ *     total (rings × S) wins, ties to the higher speed (fewer rings); the
+ *     search stops lowering S when the rings reach that bound, or after
+ *     FS_RING_SEARCH_PATIENCE speeds in a row bring nothing better;
  *   - candidate next hops are tried by path type, then by the capacity
  *     left on the hop (largest first: spreads the rings over all links),
  *     then by GPU index, so the result is deterministic.
@@ -52,7 +54,10 @@ G_BEGIN_DECLS
 
 /* Hop attempts one speed's search may make before it settles for the most
  * rings it found (NCCL bounds its search by time, NCCL_SEARCH_TIMEOUT). */
-#define FS_RING_SEARCH_BUDGET 200000u
+#define FS_RING_SEARCH_BUDGET 50000u
+/* Speeds tried in a row without a better total before the search stops
+ * lowering the speed (once it has some rings). */
+#define FS_RING_SEARCH_PATIENCE 2u
 /* Hosts with more GPUs keep GPU order (m² routes would dominate). */
 #define FS_RING_SEARCH_MAX_GPUS 64u
 

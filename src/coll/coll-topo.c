@@ -7,6 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+static gboolean is_reducing_net_switch(const FsTopoNode *node)
+{
+  return node->kind == FS_NODE_SWITCH && node->model->u.sw.reduction &&
+         (node->model->u.sw.kind == FS_SWITCH_INFINIBAND || node->model->u.sw.kind == FS_SWITCH_ETHERNET);
+}
+
 /* The reducing IB/Ethernet switch fewest hops from node (breadth-first,
  * not through GPUs; ties by adjacency order), or -1. */
 static int nearest_reducing_switch(const FsTopo *topo, guint from)
@@ -20,8 +26,7 @@ static int nearest_reducing_switch(const FsTopo *topo, guint from)
   while (head < tail) {
     guint u = queue[head++];
     const FsTopoNode *node = fs_topo_node(topo, u);
-    if (node->kind == FS_NODE_SWITCH && node->model->u.sw.reduction &&
-        (node->model->u.sw.kind == FS_SWITCH_INFINIBAND || node->model->u.sw.kind == FS_SWITCH_ETHERNET))
+    if (is_reducing_net_switch(node))
       return (int)u;
     if (u != from && node->kind == FS_NODE_GPU)
       continue;
@@ -34,6 +39,108 @@ static int nearest_reducing_switch(const FsTopo *topo, guint from)
       }
   }
   return -1;
+}
+
+/* The reducing network switch above leaves[0..n) (node indices): the one
+ * whose largest hop count from them, through switches only, is smallest
+ * (then the smallest total), the pick-th (mod ties) in node order among
+ * equals so that shards spread over the spines.  -1 when none reaches
+ * them all.  O(n × (nodes + links)). */
+static int root_switch(const FsTopo *topo, const int *leaves, guint n, guint pick)
+{
+  guint nn = fs_topo_n_nodes(topo);
+  g_autofree guint *worst = g_new0(guint, nn);
+  g_autofree guint *total = g_new0(guint, nn);
+  g_autofree guint *dist = g_new(guint, nn);
+  g_autofree guint *queue = g_new(guint, nn);
+  for (guint i = 0; i < n; i++) {
+    for (guint v = 0; v < nn; v++)
+      dist[v] = G_MAXUINT;
+    guint head = 0, tail = 0;
+    queue[tail++] = (guint)leaves[i];
+    dist[leaves[i]] = 0;
+    while (head < tail) {
+      guint u = queue[head++];
+      guint na;
+      const FsTopoAdj *adj = fs_topo_adj(topo, u, &na);
+      for (guint k = 0; k < na; k++)
+        if (dist[adj[k].peer] == G_MAXUINT && fs_topo_node(topo, adj[k].peer)->kind == FS_NODE_SWITCH) {
+          dist[adj[k].peer] = dist[u] + 1;
+          queue[tail++] = adj[k].peer;
+        }
+    }
+    for (guint v = 0; v < nn; v++) {
+      worst[v] = dist[v] == G_MAXUINT || worst[v] == G_MAXUINT ? G_MAXUINT : MAX(worst[v], dist[v]);
+      total[v] = worst[v] == G_MAXUINT ? G_MAXUINT : total[v] + dist[v];
+    }
+  }
+  guint best_w = G_MAXUINT, best_t = G_MAXUINT, ties = 0;
+  for (guint v = 0; v < nn; v++) {
+    if (worst[v] == G_MAXUINT || !is_reducing_net_switch(fs_topo_node(topo, v)))
+      continue;
+    if (worst[v] < best_w || (worst[v] == best_w && total[v] < best_t))
+      best_w = worst[v], best_t = total[v], ties = 0;
+    if (worst[v] == best_w && total[v] == best_t)
+      ties++;
+  }
+  if (ties == 0)
+    return -1;
+  guint want = pick % ties;
+  for (guint v = 0; v < nn; v++)
+    if (worst[v] == best_w && total[v] == best_t && is_reducing_net_switch(fs_topo_node(topo, v)) &&
+        want-- == 0)
+      return (int)v;
+  return -1;
+}
+
+/* Sets comm's CollNet switches (and groups) for nh hosts of L ranks;
+ * FALSE when some rank has no reducing switch within reach. */
+static gboolean collnet_from_topo(FsRouter *router, FsComm *c, guint nh, guint L)
+{
+  const FsTopo *topo = fs_router_topo(router);
+  g_autofree int *leaf = g_new(int, (gsize)nh * L);
+  for (guint h = 0; h < nh; h++) {
+    guint m;
+    const guint *ranks = fs_comm_host_ranks(c, h, &m);
+    for (guint j = 0; j < L; j++) {
+      int nic = fs_router_nearest_nic(router, (guint)fs_comm_gpu(c, ranks[j]));
+      leaf[h * L + j] = nic < 0 ? -1 : nearest_reducing_switch(topo, (guint)nic);
+      if (leaf[h * L + j] < 0)
+        return FALSE;
+    }
+  }
+  /* Groups: hosts with the same leaves, numbered by first appearance. */
+  g_autofree guint *group = g_new(guint, nh);
+  g_autoptr(GArray) first = g_array_new(FALSE, FALSE, sizeof(guint)); /* a host of each group */
+  for (guint h = 0; h < nh; h++) {
+    guint g = 0;
+    while (g < first->len &&
+           memcmp(leaf + g_array_index(first, guint, g) * L, leaf + h * L, sizeof(int) * L) != 0)
+      g++;
+    if (g == first->len)
+      g_array_append_val(first, h);
+    group[h] = g;
+  }
+  guint G = first->len;
+  g_autofree int *gleaf = g_new(int, (gsize)G * L);
+  for (guint g = 0; g < G; g++)
+    memcpy(gleaf + g * L, leaf + g_array_index(first, guint, g) * L, sizeof(int) * L);
+  g_autofree int *root = g_new(int, L);
+  g_autofree int *col = g_new(int, G);
+  for (guint j = 0; j < L; j++) {
+    if (G == 1) {
+      root[j] = gleaf[j];
+      continue;
+    }
+    for (guint g = 0; g < G; g++)
+      col[g] = gleaf[g * L + j];
+    root[j] = root_switch(topo, col, G, j);
+    if (root[j] < 0)
+      return FALSE;
+  }
+  fs_comm_set_collnet_switches(c, root, L);
+  fs_comm_set_collnet_groups(c, G, L, group, gleaf);
+  return TRUE;
 }
 
 static guint gcd(guint a, guint b)
@@ -166,22 +273,14 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
   if (R > 0 && (nh == 1 || uniform))
     fs_comm_set_ring_graph(c, rs.speed * R, R);
   fs_ring_set_clear(&rs);
-  /* CollNet: for shard j, the reducing network switch nearest to local
-   * rank j of the first host (its rail's leaf on a rail-optimized fabric),
-   * when every host has as many ranks. */
-  if (nh > 1) {
-    guint L;
-    const guint *ranks = fs_comm_host_ranks(c, 0, &L);
-    g_autofree int *sw = g_new(int, L);
-    guint found = 0;
-    for (guint j = 0; j < L; j++) {
-      int nic = fs_router_nearest_nic(router, (guint)fs_comm_gpu(c, ranks[j]));
-      sw[j] = nic < 0 ? -1 : nearest_reducing_switch(topo, (guint)nic);
-      found += sw[j] >= 0;
-    }
-    if (found == L)
-      fs_comm_set_collnet_switches(c, sw, L);
-  }
+  /* CollNet (SHARP): shard j of host h reduces in the reducing network
+   * switch nearest to the NIC of the host's local rank j (its rail's leaf
+   * on a rail-optimized fabric).  Hosts whose leaves are the same form a
+   * group; with one group that leaf is the shard's switch, with several
+   * the groups' leaves reduce into a root switch one level up (SHARP's
+   * aggregation tree), so no leaf uplink carries one stream per host. */
+  if (nh > 1 && uniform && !collnet_from_topo(router, c, nh, L0))
+    fs_comm_set_collnet_switches(c, NULL, 0);
   return g_steal_pointer(&c);
 }
 
@@ -421,10 +520,12 @@ gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double r
   GArray *path = g_hash_table_lookup(t->paths, &k);
   if (path == NULL) {
     gboolean up = fs_topo_node(topo, (guint)src)->kind == FS_NODE_GPU;
+    gboolean both = fs_topo_node(topo, (guint)src)->kind == FS_NODE_SWITCH &&
+                    fs_topo_node(topo, (guint)dst)->kind == FS_NODE_SWITCH;
     guint gpu = (guint)(up ? src : dst), sw = (guint)(up ? dst : src);
-    int nic = fs_topo_node(topo, sw)->model->u.sw.kind == FS_SWITCH_NVSWITCH ? -1
-              : fs_router_nearest_nic(t->router, gpu);
-    if (nic < 0 || fs_topo_node(topo, gpu)->kind != FS_NODE_GPU) {
+    int nic = both || fs_topo_node(topo, sw)->model->u.sw.kind == FS_SWITCH_NVSWITCH
+                ? -1 : fs_router_nearest_nic(t->router, gpu);
+    if (both || nic < 0 || fs_topo_node(topo, gpu)->kind != FS_NODE_GPU) {
       path = bfs_path(topo, (guint)src, (guint)dst);
     } else {
       GArray *a = bfs_path(topo, up ? gpu : sw, (guint)nic);

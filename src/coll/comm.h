@@ -90,8 +90,29 @@ gboolean fs_comm_has_nvls(const FsComm *comm);
  * local rank j's share) goes to switch j mod n, so each rail can reduce
  * in its own switch.  n == 0 removes CollNet. */
 void fs_comm_set_collnet_switches(FsComm *comm, const int *nodes, guint n);
-/* The switch for shard j, or -1 when none. */
+/* The switch for shard j, or -1 when none.  j may also be a leaf index
+ * from fs_comm_collnet_leaf. */
 int fs_comm_collnet_switch(const FsComm *comm, guint j);
+
+/* A two-level SHARP aggregation tree, as on a fat-tree of several leaf
+ * groups (scalable units): host index h belongs to group host_group[h]
+ * (0..ngroups-1); shard j of a host is reduced first in its group's
+ * switch leaves[g * shards + j] (the rail's leaf), and the groups' partial
+ * results of shard j in shard j's switch set by
+ * fs_comm_set_collnet_switches (the root, one level up), which sends the
+ * total back down the same way.  So each leaf-to-root link carries one
+ * stream per shard, not one per host.  ngroups <= 1 removes the tree
+ * (every host reduces in the root directly). */
+void fs_comm_set_collnet_groups(FsComm *comm, guint ngroups, guint shards, const guint *host_group,
+                                const int *leaves);
+/* Number of groups (1 without a tree). */
+guint fs_comm_collnet_n_groups(const FsComm *comm);
+/* Group of host index h (0 without a tree). */
+guint fs_comm_collnet_group(const FsComm *comm, guint h);
+/* The index that names group g's leaf for shard j, for FS_EP_COLLNET and
+ * fs_comm_collnet_switch (a flag bit above any shard number). */
+#define FS_COMM_COLLNET_LEAF 0x20000000u
+guint fs_comm_collnet_leaf(const FsComm *comm, guint g, guint j);
 
 /* Sets the ring order of ring index `ring` (0-based; rings are appended
  * in order, so ring may be at most the current count).  order has

@@ -21,6 +21,10 @@
  * back to every leaf, which returns it to its hosts. */
 #include "coll/algos.h"
 
+/* The fewest chunks collnet_direct splits a channel's share into, when
+ * slices allow (pipeline depth, not a hardware figure). */
+#define MIN_CHUNKS 4
+
 static const char *unsupported(const FsComm *comm, FsCollOp op)
 {
   if (op != FS_COLL_ALL_REDUCE)
@@ -95,8 +99,13 @@ static void build_direct(FsPlanBuilder *b)
   for (guint ch = 0; ch < req->nchannels; ch++) {
     uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
     /* Units of L slices, so that each rank's shard is a whole slice (a
-     * network transfer long enough to hide its path latency). */
+     * network transfer long enough to hide its path latency), halved down
+     * to one slice while the channel would have fewer than MIN_CHUNKS of
+     * them (a pipeline needs a few chunks to overlap the scatter of one
+     * with the network trip and the gather of others). */
     uint64_t unit = req->slice_bytes * L;
+    while (unit > req->slice_bytes && bytes / unit < MIN_CHUNKS)
+      unit /= 2;
     guint64 nchunks = bytes == 0 ? 1 : (bytes + unit - 1) / unit;
     for (guint64 k = 0; k < nchunks; k++) {
       uint64_t c = MIN(unit, bytes - MIN(bytes, k * unit));

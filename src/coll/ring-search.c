@@ -362,20 +362,22 @@ gboolean fs_coll_ring_search(FsRouter *router, const guint *gpus, guint m, guint
         continue;
       search_at(&s, v, kmax, target);
       out->work += s.work;
-      misses = s.best_n > 0 && s.best_n * v > best_total * 1.001 ? 0 : misses + (best_total > 0);
-      if (s.best_n > 0 && s.best_n * v > best_total * 1.001) {
-        best_total = s.best_n * v;
-        out->n_rings = s.best_n;
-        out->speed = v;
-        g_free(out->order);
-        out->order = g_memdup2(s.best, sizeof(guint) * s.best_n * m);
-        out->kind = FS_ROUTE_LOCAL;
-        for (guint r = 0; r < s.best_n; r++)
-          for (guint p = 0; p < m; p++) {
-            const guint *o = out->order + r * m;
-            out->kind = MAX(out->kind, s.hop[o[p] * m + o[(p + 1) % m]].kind);
-          }
+      if (s.best_n == 0 || s.best_n * v <= best_total * 1.001) {
+        misses += best_total > 0;
+        continue;
       }
+      misses = 0;
+      best_total = s.best_n * v;
+      out->n_rings = s.best_n;
+      out->speed = v;
+      g_free(out->order);
+      out->order = g_memdup2(s.best, sizeof(guint) * s.best_n * m);
+      out->kind = FS_ROUTE_LOCAL;
+      for (guint r = 0; r < s.best_n; r++)
+        for (guint p = 0; p < m; p++) {
+          const guint *o = out->order + r * m;
+          out->kind = MAX(out->kind, s.hop[o[p] * m + o[(p + 1) % m]].kind);
+        }
     }
   }
   search_free(&s);

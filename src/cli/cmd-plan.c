@@ -217,12 +217,10 @@ static void progress(guint done, guint total, void *ud)
 
 /* ---- output ---- */
 
-static double num_or_null_check(double v) { return isfinite(v) ? v : NAN; }
-
+/* A JSON number, or null where the value is unknown (NaN, infinite). */
 static json_t *jnum(double v)
 {
-  v = num_or_null_check(v);
-  return isnan(v) ? json_null() : json_real(v);
+  return isfinite(v) ? json_real(v) : json_null();
 }
 
 static char *money(double v)

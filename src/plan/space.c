@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compute/kernel.h"
+#include "core/sim.h"
 #include "plan/plan-private.h"
 #include "topo/paths.h"
 #include "util/error.h"
@@ -376,6 +377,11 @@ gboolean fs_plan_prepare(FsPlan *p, GError **error)
   Enum e = { p, w, fs_workload_step_model_flops(w), fs_plan_tokens_per_step(w), 0, 0 };
   for (guint si = 0; si < p->systems->len; si++) {
     const FsPlanSystem *sys = &g_array_index(p->systems, FsPlanSystem, si);
+    if (fs_sim_interrupt_requested()) {
+      g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
+                  "interrupted while building the search; nothing written");
+      return FALSE;
+    }
     guint N = sys->gpus;
     if (s->cost.gpu_hour_price < 0 && s->rank_by == FS_PLAN_RANK_COST && sys->gpu->price <= 0) {
       g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT,

@@ -303,8 +303,10 @@ static gboolean parse_row(Text *tx, const char *text, int line)
     case COL_SKIP: break;
     case COL_SIZE: ok = parse_u64(t, &r.size); break;
     case COL_COUNT: ok = parse_u64(t, &r.count); break;
-    case COL_TYPE: r.type = g_strdup(t); break;
-    case COL_REDOP: r.redop = g_strdup(t); break;
+    /* A header may repeat these titles (a garbled or concatenated line): the
+     * last column wins. */
+    case COL_TYPE: g_free(r.type); r.type = g_strdup(t); break;
+    case COL_REDOP: g_free(r.redop); r.redop = g_strdup(t); break;
     case COL_ROOT: {
       char *end;
       long root = strtol(t, &end, 10);

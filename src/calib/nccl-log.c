@@ -435,6 +435,9 @@ static gboolean comment_line(Text *tx, const char *line_text, int line)
       t = current(tx, line);
     }
     g_autofree char *bin = g_strstrip(g_strdup(rest + strlen("Collective test starting:")));
+    /* current() may have given it an echoed command line's collective: this
+     * line is more precise. */
+    g_free(t->collective);
     t->collective = fs_nccl_log_collective_from_binary(bin);
     return TRUE;
   }
@@ -480,7 +483,9 @@ static gboolean comment_line(Text *tx, const char *line_text, int line)
     if (tx->cur != NULL && tx->cur->rows->len > 0) {
       char *coll = g_strdup(tx->cur->collective);
       close_test(tx);
-      current(tx, line)->collective = coll;
+      FsNcclLogTest *t = current(tx, line);
+      g_free(t->collective); /* an echoed command line's, replaced as before */
+      t->collective = coll;
     }
     tx->cols = cols;
     tx->have_cols = TRUE;

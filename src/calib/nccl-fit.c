@@ -159,8 +159,8 @@ FsNcclFit *fs_nccl_fit_tests(const FsNcclLogTest *const *tests, const char *cons
   const char *coll = collective != NULL ? collective : tests[0]->collective;
   if (coll == NULL) {
     g_set_error(error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_PARSE,
-                "%s:%d: the log does not name its collective; give it with --op", files[0],
-                tests[0]->line);
+                "%s:%d:1: the log does not name its collective; give it with --op", files[0],
+                MAX(tests[0]->line, 1));
     return NULL;
   }
   for (guint i = 1; i < n; i++)

@@ -58,7 +58,7 @@ START_TEST(test_h100_small_time)
   GError *error = NULL;
   void *ctx = NULL;
   const FsValKind *k = &fs_val_kind_nccl_tests;
-  ck_assert(k->prepare(t, cat, &ctx, &error));
+  ck_assert(k->prepare(t, cat, NULL, &ctx, &error));
   int c_ip = fs_val_table_col(t, "ip_time_us", &error);
   fs_assert_no_error(error);
   guint checked = 0, failed = 0;

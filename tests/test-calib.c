@@ -216,10 +216,10 @@ START_TEST(test_calib_apply_nccl)
   g_autoptr(FsNcclParams) ref = fs_nccl_params_load_default(&error);
   g_autoptr(FsNcclParams) p = fs_nccl_params_load_default(&error);
   fs_assert_no_error(error);
-  ck_assert_uint_eq(fs_calibration_apply_nccl(NULL, p, NULL), 0);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(NULL, NULL, p, NULL), 0);
   g_autoptr(FsCalibration) cal = load_h100();
   g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
-  ck_assert_uint_eq(fs_calibration_apply_nccl(cal, p, notes), 1);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(cal, NULL, p, notes), 1);
   ck_assert_uint_eq(notes->len, 1);
   double floor = cal->nccl[FS_CALIB_NCCL_ALL_REDUCE].latency_floor_us;
   assert_close(p->base_lat[FS_NCCL_ALGO_RING][FS_PROTO_LL], floor, 1e-12);
@@ -247,8 +247,8 @@ START_TEST(test_calib_apply_nccl)
   assert_close(c1->link_fits[0].hw_latency_scale, 2.5, 1e-12);
   ck_assert(c2->link_fits[0].hw_latency_scale == 0);
   g_autoptr(FsNcclParams) q = fs_nccl_params_load_default(&error);
-  ck_assert_uint_eq(fs_calibration_apply_nccl(c1, q, NULL), 1);
-  ck_assert_uint_eq(fs_calibration_apply_nccl(c2, q, NULL), 1);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(c1, NULL, q, NULL), 1);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(c2, NULL, q, NULL), 1);
   for (int a = 0; a < FS_NCCL_ALGO_N; a++)
     for (int r = 0; r < FS_PROTO_N; r++) {
       assert_close(q->hw_lat[FS_NCCL_HW_NVLINK][a][r] + 1e-30, ref->hw_lat[FS_NCCL_HW_NVLINK][a][r] * 2.5 + 1e-30, 1e-12);
@@ -257,6 +257,22 @@ START_TEST(test_calib_apply_nccl)
       ck_assert(q->hw_lat[FS_NCCL_HW_PCI][a][r] == ref->hw_lat[FS_NCCL_HW_PCI][a][r]);
       ck_assert(q->base_lat[a][r] == ref->base_lat[a][r]);
     }
+  /* Figures of one machine: the H100 floor and an nvlink4 fit leave an A100
+   * system alone (listed), and apply to an H100 one. */
+  g_autoptr(FsCatalog) cat = load_catalog();
+  ck_assert(fs_calibration_apply(cal, cat, &error));
+  fs_assert_no_error(error);
+  const FsModel *a100 = fs_catalog_get(cat, "a100-sxm4-40gb"), *h100 = fs_catalog_get(cat, "h100-sxm");
+  ck_assert(a100 != NULL && h100 != NULL);
+  g_autoptr(FsNcclParams) r = fs_nccl_params_load_default(&error);
+  g_ptr_array_set_size(notes, 0);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(cal, a100, r, notes), 0);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(c1, a100, r, notes), 0);
+  ck_assert_uint_eq(notes->len, 2);
+  ck_assert_ptr_nonnull(strstr(g_ptr_array_index(notes, 0), "measured on h100-sxm"));
+  ck_assert(r->base_lat[FS_NCCL_ALGO_RING][FS_PROTO_LL] == ref->base_lat[FS_NCCL_ALGO_RING][FS_PROTO_LL]);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(cal, h100, r, NULL), 1);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(c1, h100, r, NULL), 1);
   g_unlink(f1);
   g_unlink(f2);
   g_rmdir(dir);

@@ -2,6 +2,8 @@
  * nccl-apply.h. */
 #include "calib/nccl-apply.h"
 
+#include <string.h>
+
 static void note(GPtrArray *notes, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 static void note(GPtrArray *notes, const char *fmt, ...)
 {
@@ -19,14 +21,42 @@ static FsNcclHw hw_of(FsLinkFamily f)
   return f == FS_LINK_NVLINK ? FS_NCCL_HW_NVLINK : f == FS_LINK_PCIE ? FS_NCCL_HW_PCI : FS_NCCL_HW_NET;
 }
 
-guint fs_calibration_apply_nccl(const FsCalibration *cal, FsNcclParams *p, GPtrArray *notes)
+const FsModel *fs_calibration_topo_gpu(const FsTopo *topo)
+{
+  guint n = 0;
+  const guint *gpus = fs_topo_gpus(topo, &n);
+  return n > 0 ? fs_topo_node(topo, gpus[0])->model : NULL;
+}
+
+/* Whether a fit over family with these link models describes gpu's links. */
+static gboolean fit_matches(const FsCalibLinkFit *f, const FsModel *gpu)
+{
+  if (gpu == NULL || gpu->kind != FS_MODEL_GPU)
+    return TRUE;
+  const FsModel *link = f->family == FS_LINK_NVLINK ? gpu->u.gpu.nvlink
+                        : f->family == FS_LINK_PCIE ? gpu->u.gpu.pcie
+                                                    : NULL;
+  if (f->family != FS_LINK_NVLINK && f->family != FS_LINK_PCIE)
+    return TRUE;
+  for (guint m = 0; link != NULL && f->models[m]; m++)
+    if (strcmp(f->models[m], link->name) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+guint fs_calibration_apply_nccl(const FsCalibration *cal, const FsModel *gpu, FsNcclParams *p,
+                                GPtrArray *notes)
 {
   g_return_val_if_fail(p != NULL, 0);
   if (cal == NULL)
     return 0;
   guint changed = 0;
   const FsCalibNccl *ar = &cal->nccl[FS_CALIB_NCCL_ALL_REDUCE];
-  if (ar->present && ar->ranks == 1 && ar->latency_floor_us > 0) {
+  gboolean same_gpu = gpu == NULL || cal->gpu_model == NULL || strcmp(gpu->name, cal->gpu_model) == 0;
+  if (ar->present && ar->ranks == 1 && ar->latency_floor_us > 0 && !same_gpu)
+    note(notes, "nccl base latencies not changed: the one-rank floor was measured on %s, the "
+                "system has %s", cal->gpu_model, gpu->name);
+  else if (ar->present && ar->ranks == 1 && ar->latency_floor_us > 0) {
     double ref = p->base_lat[FS_NCCL_ALGO_RING][FS_PROTO_LL];
     double delta = ar->latency_floor_us - ref;
     for (int a = 0; a < FS_NCCL_ALGO_N; a++)
@@ -49,6 +79,11 @@ guint fs_calibration_apply_nccl(const FsCalibration *cal, FsNcclParams *p, GPtrA
      * the first one listed decides. */
     if (scale <= 0 || hw_done[hw])
       continue;
+    if (!fit_matches(f, gpu)) {
+      note(notes, "nccl %s hardware latencies not changed: the %s fit is of other link models "
+                  "than %s's", fs_nccl_hw_name(hw), fs_link_family_name(f->family), gpu->name);
+      continue;
+    }
     hw_done[hw] = TRUE;
     for (int a = 0; a < FS_NCCL_ALGO_N; a++)
       for (int q = 0; q < FS_PROTO_N; q++)

@@ -21,6 +21,12 @@
  *   smallest sizes, which NCCL runs with LL).  A factor of 0 (no latency
  *   fitted) changes nothing.
  *
+ * Both are figures of one machine: given the GPU model of the system being
+ * simulated (gpu, non-NULL), the base latency applies only when it is the
+ * GPU the probe file was matched to, and an NVLink (PCIe) fit only when the
+ * GPU's NVLink (host PCIe) model is among the fit's models; network fits
+ * apply to any GPU.  Skipped rules are listed in notes with the reason.
+ *
  * Ownership: p is changed in place; cal is read only.  Each change is
  * appended to notes (char *, one line each, caller owns) when notes is
  * non-NULL.  Cost: constant.
@@ -31,11 +37,18 @@
 
 #include "calib/calibration.h"
 #include "coll/nccl-params.h"
+#include "topo/topo.h"
 
 G_BEGIN_DECLS
 
-/* Applies cal's NCCL figures to p (see above).  A NULL cal changes
- * nothing.  Returns the number of tables changed (0, 1 or 2). */
-guint fs_calibration_apply_nccl(const FsCalibration *cal, FsNcclParams *p, GPtrArray *notes);
+/* Applies cal's NCCL figures to p (see above) for a system of gpu (NULL:
+ * no check).  A NULL cal changes nothing.  Returns the number of rules
+ * applied (the base latency, one per latency class). */
+guint fs_calibration_apply_nccl(const FsCalibration *cal, const FsModel *gpu, FsNcclParams *p,
+                                GPtrArray *notes);
+
+/* The GPU model of topo's first GPU (what fs_calibration_apply_nccl checks
+ * against), or NULL when it has none. */
+const FsModel *fs_calibration_topo_gpu(const FsTopo *topo);
 
 G_END_DECLS

@@ -134,7 +134,7 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
   }
   /* NCCL's latencies from the calibration (models/nccl is not in the
    * catalog, so --calibration reaches it here). */
-  fs_calibration_apply_nccl(cal, c->np, NULL);
+  fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(c->topo), c->np, NULL);
   *ctx = c;
   return TRUE;
 }

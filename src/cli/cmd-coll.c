@@ -240,7 +240,7 @@ static int run(const char *topo_path)
                                           : fs_nccl_params_load_default(&error);
   if (np == NULL)
     return fs_cli_fail("coll", error);
-  fs_calibration_apply_nccl(cal, np, NULL);
+  fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(topo), np, NULL);
   if (opt_gpus != NULL && opt_ngpus != NULL)
     return fs_cli_usage("coll", "give -g N or --gpus LIST, not both");
   guint n = 0;

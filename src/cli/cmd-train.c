@@ -274,7 +274,7 @@ int fs_cmd_train(int argc, char **argv)
   g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&error);
   if (np == NULL)
     return fs_cli_fail("train", error);
-  fs_calibration_apply_nccl(cal, np, NULL);
+  fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(topo), np, NULL);
   g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, &topt, &error);
   if (t == NULL || !fs_train_run(t, &error))
     return fs_cli_fail("train", error);

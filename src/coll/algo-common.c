@@ -96,7 +96,7 @@ void fs_algo_ring_phase(FsPlanBuilder *b, guint channel, FsRingKind kind, const 
      * That local copy is a reduction step of the block's bytes, timed by
      * the executor's reduce bandwidth. */
     for (guint p = 0; p < m; p++)
-      gate[p] = last[p] == FS_STEP_NONE ? FS_STEP_NONE
+      gate[p] = last[p] == FS_STEP_NONE ? gate[p] /* m == 1: nothing moved */
                                          : fs_plan_reduce(b, ranks[p], blocks[p], &last[p], 1);
   }
   if (done)

@@ -411,6 +411,12 @@ gboolean fs_flow_list_replay(FsFlowList *list, const FsTopo *topo, FsNetModel mo
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, opt);
+  return fs_flow_list_replay_on(list, router, error);
+}
+
+gboolean fs_flow_list_replay_on(FsFlowList *list, FsRouter *router, GError **error)
+{
+  FsSim *sim = fs_flownet_sim(fs_router_net(router));
   guint n = list->records->len;
   Replay rp = {list, router, sim, g_new0(guint, MAX(n, 1)),
                g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref), NULL};

@@ -51,5 +51,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsFlowList, fs_flow_list_free)
  * pair has no route (or the run fails). */
 gboolean fs_flow_list_replay(FsFlowList *list, const FsTopo *topo, FsNetModel model,
                              const FsRouteOptions *opt, GError **error);
+/* The same on the caller's router (its flow network and simulator, which
+ * must be idle), from the simulator's current time, so that the caller
+ * can observe the network (link statistics, a link sampler). */
+gboolean fs_flow_list_replay_on(FsFlowList *list, FsRouter *router, GError **error);
 
 G_END_DECLS

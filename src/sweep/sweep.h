@@ -137,4 +137,15 @@ gboolean fs_sweep_run(const FsSweepEnv *env, const FsSweepSpec *s, guint first, 
                       guint threads, FsSweepResultFn on_result, FsSweepPollFn poll, void *ud,
                       GError **error);
 
+/* The same pool for any list of independent tasks (the planner's
+ * candidate designs): run(task, ud) runs on a worker thread and returns
+ * its result (owned by the caller of run_tasks until done takes it);
+ * done(task, result, ud) is called in the calling thread, in completion
+ * order; poll as above.  Tasks first, first + stride, … below n run;
+ * threads 0 = all cores.  Errors: only a pool that cannot start. */
+typedef void *(*FsSweepTaskFn)(guint task, void *ud);
+typedef void (*FsSweepTaskDoneFn)(guint task, void *result, void *ud);
+gboolean fs_sweep_run_tasks(guint first, guint stride, guint n, guint threads, FsSweepTaskFn run,
+                            FsSweepTaskDoneFn done, FsSweepPollFn poll, void *ud, GError **error);
+
 G_END_DECLS

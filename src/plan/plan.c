@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/sim.h"
 #include "plan/plan-private.h"
 #include "sweep/sweep.h"
 #include "util/units.h"
@@ -228,6 +229,11 @@ static void *sim_task(guint i, void *ud)
   SimOut *o = g_new0(SimOut, 1);
   GError *error = NULL;
   o->ok = simulate(c->p, &g_array_index(c->p->designs, FsPlanDesign, i), o, &error);
+  if (!o->ok && fs_sim_interrupt_requested()) { /* cut short: dropped, the run fails */
+    g_clear_error(&error);
+    g_free(o);
+    return NULL;
+  }
   if (!o->ok) {
     o->error = g_strdup(error ? error->message : "failed");
     g_clear_error(&error);

@@ -3,8 +3,17 @@
  * fs_sweep_point_run: its own simulator, network, router and workload; the
  * environment is shared read-only) and hands the result to the calling
  * thread through a GAsyncQueue; the calling thread delivers results
- * (completion order) and polls for results from elsewhere. */
+ * (completion order) and polls for results from elsewhere.
+ *
+ * After an interrupt (fs_sim_request_interrupt) no new task starts, and a
+ * task whose run returned NULL (a sweep point that failed while the request
+ * stood: its simulation was cut short) is dropped rather than delivered;
+ * tasks that finished are delivered.  When any task was dropped the run
+ * fails with FS_RUNTIME_ERROR_INTERRUPTED. */
 #include "sweep/sweep.h"
+
+#include "core/sim.h"
+#include "util/error.h"
 
 typedef struct {
   FsSweepTaskFn run;
@@ -14,7 +23,7 @@ typedef struct {
 
 typedef struct {
   guint task;
-  void *result;
+  void *result; /* NULL: dropped by an interrupt */
 } Done;
 
 static void worker(gpointer data, gpointer user)
@@ -22,7 +31,7 @@ static void worker(gpointer data, gpointer user)
   Job *job = user;
   Done *d = g_new(Done, 1);
   d->task = GPOINTER_TO_UINT(data) - 1;
-  d->result = job->run(d->task, job->ud);
+  d->result = fs_sim_interrupt_requested() ? NULL : job->run(d->task, job->ud);
   g_async_queue_push(job->done, d);
 }
 
@@ -44,18 +53,27 @@ gboolean fs_sweep_run_tasks(guint first, guint stride, guint n, guint threads, F
    * a writer's buffer of out-of-order results small. */
   for (guint p = first; p < n; p += stride)
     g_thread_pool_push(pool, GUINT_TO_POINTER(p + 1), NULL);
+  guint n_dropped = 0;
   for (guint got = 0; got < todo;) {
     Done *d = g_async_queue_timeout_pop(job.done, 20000);
     if (poll != NULL)
       poll(ud);
     if (d == NULL)
       continue;
-    done(d->task, d->result, ud);
-    g_free(d);
     got++;
+    if (d->result == NULL)
+      n_dropped++;
+    else
+      done(d->task, d->result, ud);
+    g_free(d);
   }
   g_thread_pool_free(pool, FALSE, TRUE);
   g_async_queue_unref(job.done);
+  if (n_dropped > 0) {
+    g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
+                "interrupted; the tasks that finished are kept");
+    return FALSE;
+  }
   return TRUE;
 }
 
@@ -74,6 +92,11 @@ static void *point_task(guint point, void *user)
   PointJob *job = user;
   FsSweepResult *r = g_new0(FsSweepResult, 1);
   fs_sweep_point_run(job->env, job->spec, point, r);
+  if (!r->ok && fs_sim_interrupt_requested()) {
+    fs_sweep_result_clear(r);
+    g_free(r);
+    return NULL;
+  }
   return r;
 }
 

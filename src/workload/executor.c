@@ -72,6 +72,7 @@ void fs_train_options_init(FsTrainOptions *opt)
   opt->net_model = FS_NET_MAXMIN;
   opt->full_tp_limit = 256;
   opt->dp_isolated = FALSE;
+  opt->dp_flows = FALSE;
   opt->memo = NULL;
 }
 
@@ -692,7 +693,7 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
   t->memo = t->opt.memo;
   if (t->memo == NULL)
     t->memo = t->own_memo = fs_coll_memo_new();
-  t->dp_alone = t->opt.dp_isolated || t->opt.net_model == FS_NET_ANALYTIC;
+  t->dp_alone = t->opt.dp_isolated || (t->opt.net_model == FS_NET_ANALYTIC && !t->opt.dp_flows);
   t->p = w->pp;
   t->v = v;
   t->m = w->grad_accum;

@@ -61,6 +61,10 @@ typedef struct {
    * with pipeline traffic or with each other; much faster on large jobs).
    * Default FALSE: they run on the shared flow network. */
   gboolean dp_isolated;
+  /* In the analytic flow model DP collectives are timed alone (the same
+   * result: nothing shares a channel there).  TRUE runs them as flows on
+   * the shared network anyway — slower; for checking that equality. */
+  gboolean dp_flows;
   /* Collective times measured alone, shared between steps (sweeps: one
    * per sweep; borrowed, thread-safe; collmemo.h).  NULL: the step keeps
    * a private one. */

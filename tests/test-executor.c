@@ -60,6 +60,33 @@ static FsWorkload *small_gpt(const char *parallel, const char *const *overrides)
   return w;
 }
 
+static FsTrain *run_opt(const FsTopo *topo, FsWorkload *w, const FsTrainOptions *opt)
+{
+  guint n;
+  fs_topo_gpus(topo, &n);
+  GError *err = NULL;
+  ck_assert(fs_workload_resolve(w, n, &err));
+  fs_assert_no_error(err);
+  FsTrain *t = fs_train_new(topo, w, eff, np, opt, &err);
+  fs_assert_no_error(err);
+  ck_assert(fs_train_run(t, &err));
+  fs_assert_no_error(err);
+  return t;
+}
+
+/* Two results are the same to the picosecond, stage by stage. */
+static void assert_same_result(FsTrain *a, FsTrain *b)
+{
+  const FsTrainResult *ra = fs_train_result(a), *rb = fs_train_result(b);
+  ck_assert_int_eq(ra->step_time, rb->step_time);
+  ck_assert_uint_eq(ra->classes->len, rb->classes->len);
+  for (guint i = 0; i < ra->classes->len; i++) {
+    const FsTrainClass *ca = &g_array_index(ra->classes, FsTrainClass, i);
+    const FsTrainClass *cb = &g_array_index(rb->classes, FsTrainClass, i);
+    ck_assert(memcmp(&ca->time, &cb->time, sizeof ca->time) == 0);
+  }
+}
+
 static FsTrain *run(const FsTopo *topo, FsWorkload *w)
 {
   guint n;
@@ -415,6 +442,95 @@ START_TEST(test_opgraph_collective_not_joined)
 }
 END_TEST
 
+/* The analytic model times data-parallel collectives alone (DELAY ops,
+ * each distinct one once): the same step, stage by stage, as running them
+ * as flows on the shared network, on one node and across nodes (ZeRO-1
+ * reduce-scatters and all-gathers, ZeRO-0 all-reduces, ZeRO-3 gathers). */
+START_TEST(test_executor_analytic_dp_alone_is_exact)
+{
+  const char *defs[] = { "nodes=2", NULL };
+  g_autoptr(FsTopo) one = load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsTopo) two = load_topo("dgx-h100-ib-ndr.yaml", defs);
+  const char *layouts[] = {
+    "  tp: 2\n  pp: 2\n  zero_stage: 1\n  bucket_size: 4 MB\n",
+    "  tp: 1\n  zero_stage: 0\n  overlap:\n    dp_grads: false\n",
+    "  tp: 2\n  zero_stage: 3\n",
+  };
+  const FsTopo *topos[] = { one, two };
+  for (guint ti = 0; ti < 2; ti++)
+    for (guint li = 0; li < G_N_ELEMENTS(layouts); li++) {
+      g_autoptr(FsWorkload) wa = small_gpt(layouts[li], NULL);
+      g_autoptr(FsWorkload) wb = small_gpt(layouts[li], NULL);
+      FsTrainOptions oa, ob;
+      fs_train_options_init(&oa);
+      oa.net_model = FS_NET_ANALYTIC;
+      ob = oa;
+      ob.dp_flows = TRUE;
+      g_autoptr(FsTrain) ta = run_opt(topos[ti], wa, &oa);
+      g_autoptr(FsTrain) tb = run_opt(topos[ti], wb, &ob);
+      assert_same_result(ta, tb);
+      ck_assert_int_gt(g_array_index(fs_train_result(ta)->classes, FsTrainClass, 0)
+                         .time.exposed[FS_CAT_DP], 0);
+    }
+}
+END_TEST
+
+/* A shared memo of collective times: the second step measures nothing
+ * (every collective hits) and gives the same result as a fresh one; keys
+ * differ by node list, op, bytes and flow model. */
+START_TEST(test_executor_memo_hit_is_identical)
+{
+  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsCollMemo) memo = fs_coll_memo_new();
+  FsTrainOptions opt;
+  fs_train_options_init(&opt);
+  opt.net_model = FS_NET_ANALYTIC;
+  g_autoptr(FsWorkload) w0 = small_gpt("  tp: 2\n  zero_stage: 1\n", NULL);
+  g_autoptr(FsTrain) fresh = run_opt(topo, w0, &opt);
+  opt.memo = memo;
+  g_autoptr(FsWorkload) w1 = small_gpt("  tp: 2\n  zero_stage: 1\n", NULL);
+  g_autoptr(FsTrain) first = run_opt(topo, w1, &opt);
+  guint64 hits0;
+  guint entries0;
+  fs_coll_memo_stats(memo, &hits0, &entries0);
+  ck_assert_uint_gt(entries0, 2);
+  g_autoptr(FsWorkload) w2 = small_gpt("  tp: 2\n  zero_stage: 1\n", NULL);
+  g_autoptr(FsTrain) second = run_opt(topo, w2, &opt);
+  guint64 hits1;
+  guint entries1;
+  fs_coll_memo_stats(memo, &hits1, &entries1);
+  ck_assert_uint_eq(entries1, entries0);
+  ck_assert_uint_gt(hits1, hits0);
+  assert_same_result(fresh, first);
+  assert_same_result(first, second);
+  /* What makes a key. */
+  guint a[] = { 1, 2, 3 }, b[] = { 1, 3, 2 };
+  FsCollMemoKey k = { topo, np, FS_NET_MAXMIN, FS_COLL_ALL_REDUCE, 1024, a, 3 };
+  fs_coll_memo_store(memo, &k, 77);
+  FsTime got = 0;
+  ck_assert(fs_coll_memo_lookup(memo, &k, &got));
+  ck_assert_int_eq(got, 77);
+  fs_coll_memo_store(memo, &k, 99); /* the first store stays */
+  ck_assert(fs_coll_memo_lookup(memo, &k, &got));
+  ck_assert_int_eq(got, 77);
+  FsCollMemoKey k2 = k;
+  k2.nodes = b;
+  ck_assert(!fs_coll_memo_lookup(memo, &k2, &got));
+  k2 = k;
+  k2.unit = 2048;
+  ck_assert(!fs_coll_memo_lookup(memo, &k2, &got));
+  k2 = k;
+  k2.op = FS_COLL_ALL_GATHER;
+  ck_assert(!fs_coll_memo_lookup(memo, &k2, &got));
+  k2 = k;
+  k2.model = FS_NET_ANALYTIC;
+  ck_assert(!fs_coll_memo_lookup(memo, &k2, &got));
+  k2 = k;
+  k2.n = 2;
+  ck_assert(!fs_coll_memo_lookup(memo, &k2, &got));
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("executor");
@@ -426,6 +542,8 @@ int main(void)
   tcase_add_test(tc, test_executor_deterministic);
   tcase_add_test(tc, test_executor_schedules_order);
   tcase_add_test(tc, test_executor_gpu_count_mismatch);
+  tcase_add_test(tc, test_executor_analytic_dp_alone_is_exact);
+  tcase_add_test(tc, test_executor_memo_hit_is_identical);
   tcase_add_test(tc, test_executor_tied_embeddings);
   tcase_add_test(tc, test_executor_expert_data_parallel);
   tcase_add_test(tc, test_executor_mixtral_expert_groups);

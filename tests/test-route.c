@@ -403,6 +403,72 @@ START_TEST(test_route_ecmp_is_deterministic_and_spreads)
 }
 END_TEST
 
+/* The route of (src, dst, key) from a router that has seen nothing. */
+static void fresh_route(const FsTopo *t, const FsRouteOptions *opt, guint src, guint dst,
+                        uint64_t key, FsRoute *out)
+{
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, opt);
+  GError *error = NULL;
+  ck_assert(fs_router_route(r, src, dst, key, out, &error));
+}
+
+static void assert_same_route(const FsRoute *a, const FsRoute *b)
+{
+  ck_assert_int_eq(a->kind, b->kind);
+  ck_assert_uint_eq(a->n_paths, b->n_paths);
+  ck_assert_uint_eq(a->hops->len, b->hops->len);
+  ck_assert(memcmp(a->hops->data, b->hops->data, a->hops->len * sizeof(FsChannelId)) == 0);
+  ck_assert(memcmp(a->starts->data, b->starts->data, (a->n_paths + 1) * sizeof(guint)) == 0);
+  ck_assert(memcmp(a->weights->data, b->weights->data, a->n_paths * sizeof(double)) == 0);
+}
+
+/* Memoised routes (a second request for a pair, or a PCIe leg seen
+ * before) are the routes a fresh router computes, for every transport and
+ * for ECMP routes under any key. */
+START_TEST(test_route_memo_hit_is_identical)
+{
+  g_autofree char *yaml = fat_tree_yaml(64, "1:1");
+  FsTopo *topos[3] = { load_string(yaml), load("pcie-gen3-8gpu.yaml"), load("dgx-h100.yaml") };
+  for (guint ti = 0; ti < 3; ti++) {
+    FsTopo *t = topos[ti];
+    for (int disable = 0; disable < 2; disable++) {
+      FsRouteOptions opt;
+      fs_route_options_init(&opt);
+      opt.p2p_disable = disable;
+      g_autoptr(FsSim) sim = fs_sim_new();
+      g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+      g_autoptr(FsRouter) r = fs_router_new(t, net, &opt);
+      guint ng;
+      const guint *gpus = fs_topo_gpus(t, &ng);
+      FsRoute a, b;
+      fs_route_init(&a);
+      fs_route_init(&b);
+      for (guint round = 0; round < 2; round++)
+        for (guint i = 0; i < MIN(ng, 24u); i++) {
+          guint src = gpus[i], dst = gpus[(i * 7 + 5) % ng];
+          int cpu = fs_router_nearest_cpu(r, dst);
+          uint64_t key = round * 1000 + i;
+          GError *error = NULL;
+          ck_assert(fs_router_route(r, src, dst, key, &a, &error));
+          fresh_route(t, &opt, src, dst, key, &b);
+          assert_same_route(&a, &b);
+          if (cpu >= 0 && fs_topo_node(t, src)->host == fs_topo_node(t, (guint)cpu)->host) {
+            ck_assert(fs_router_route(r, src, (guint)cpu, key, &a, &error));
+            fresh_route(t, &opt, src, (guint)cpu, key, &b);
+            assert_same_route(&a, &b);
+          }
+        }
+      fs_route_clear(&a);
+      fs_route_clear(&b);
+    }
+  }
+  for (guint ti = 0; ti < 3; ti++)
+    fs_topo_free(topos[ti]);
+}
+END_TEST
+
 START_TEST(test_route_channels_match_topology)
 {
   g_autoptr(FsTopo) t = load("dgx-h100.yaml");
@@ -458,6 +524,7 @@ int main(void)
   FS_ADD_TEST(s, test_route_oversubscribed_fat_tree_drops_by_the_ratio);
   FS_ADD_TEST(s, test_route_ecmp_is_deterministic_and_spreads);
   FS_ADD_TEST(s, test_route_channels_match_topology);
+  FS_ADD_TEST(s, test_route_memo_hit_is_identical);
   FS_ADD_TEST(s, test_route_free_with_transfers_in_flight);
   return fs_test_run_suite(s);
 }

@@ -73,7 +73,30 @@ struct FsRouter {
   FsRoute scratch;         /* for fs_router_transfer */
   Transfer *live;      /* transfers in flight (freed with the router) */
   GArray *stack;           /* spray: channels of the current path */
+  /* Memoised routes (see route.h, "Memoisation"): whole routes per (src,
+   * dst) and PCIe walks per (src, dst), each kept only when no equal-cost
+   * choice was made, so that the key could not have changed it. */
+  GHashTable *memo;        /* pair key → Memo* (lookups only; never iterated) */
+  GHashTable *walk_memo;   /* walk key → Memo* */
+  guint ecmp;              /* equal-cost choices made so far (a counter) */
 };
+
+/* A memoised route (or walk): its paths, or for a route that depends on
+ * the key only the fact that NVLink does not reach (no_nvlink). */
+typedef struct {
+  uint64_t key;            /* (src << 32 | dst), or the walk's key */
+  gboolean keyed;          /* the route depends on the key: only no_nvlink is valid */
+  gboolean no_nvlink;      /* NVLink spraying found no path */
+  FsRouteKind kind;
+  guint n_paths, n_hops;
+  FsChannelId *hops;
+  guint *starts;           /* n_paths + 1 */
+  double *weights;
+} Memo;
+
+/* Entries kept per table before it is emptied (memory bound: a few
+ * hundred bytes per entry). */
+#define MEMO_MAX (1u << 18)
 
 static const char *const kind_names[] = {
 #define X(id, str) str,
@@ -177,6 +200,23 @@ static gboolean transit_in(const FsTopo *t, guint node, Sub sub)
   return FALSE;
 }
 
+static void memo_free(gpointer p)
+{
+  Memo *m = p;
+  g_free(m->hops);
+  g_free(m->starts);
+  g_free(m->weights);
+  g_free(m);
+}
+
+/* Stores m under its key in table, emptying the table first when full. */
+static void memo_put(GHashTable *table, Memo *m)
+{
+  if (g_hash_table_size(table) >= MEMO_MAX)
+    g_hash_table_remove_all(table);
+  g_hash_table_replace(table, &m->key, m);
+}
+
 FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions *opt)
 {
   g_return_val_if_fail(topo != NULL && net != NULL, NULL);
@@ -215,6 +255,8 @@ FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions
   r->cache_index = g_hash_table_new(g_direct_hash, g_direct_equal);
   r->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
   r->stack = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  r->memo = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, memo_free);
+  r->walk_memo = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, memo_free);
   fs_route_init(&r->scratch);
   return r;
 }
@@ -240,6 +282,8 @@ void fs_router_free(FsRouter *r)
   g_free(r->near_nic);
   g_array_unref(r->heap);
   g_array_unref(r->stack);
+  g_hash_table_unref(r->memo);
+  g_hash_table_unref(r->walk_memo);
   fs_route_clear(&r->scratch);
   g_free(r);
 }
@@ -425,6 +469,7 @@ static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GAr
       g_array_set_size(hops, mark);
       return FALSE;
     }
+    r->ecmp += cand > 1;
     guint pick = cand == 1 ? 0 : (guint)(fs_hash64(key ^ fs_hash64(u + 1)) % cand);
     for (guint k = 0; k < n; k++) {
       int p = r->fidx[adj[k].peer];
@@ -457,10 +502,9 @@ static gboolean is_next(const FsRouter *r, const FsTime *dist, guint u, const Fs
 
 /* Appends to hops a shortest path src → dst over sub, ECMP by key.
  * FALSE (nothing appended) when there is none. */
-static gboolean walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, GArray *hops)
+static gboolean walk_search(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key,
+                            GArray *hops)
 {
-  if (src == dst)
-    return TRUE;
   const FsTime *dist = local_dist(r, dst, sub);
   if (dist[src] == INF_DIST)
     return FALSE;
@@ -472,6 +516,7 @@ static gboolean walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, G
     for (guint k = 0; k < n; k++)
       cand += is_next(r, dist, u, &adj[k], dst, sub);
     g_assert(cand > 0);
+    r->ecmp += cand > 1;
     guint pick = cand == 1 ? 0 : (guint)(fs_hash64(key ^ fs_hash64(u + 1)) % cand);
     for (guint k = 0; k < n; k++) {
       if (!is_next(r, dist, u, &adj[k], dst, sub))
@@ -483,6 +528,31 @@ static gboolean walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, G
         break;
       }
     }
+  }
+  return TRUE;
+}
+
+/* walk_search, memoised per (src, dst, sub) when it made no equal-cost
+ * choice (then the key cannot change it).  A failed walk is not kept. */
+static gboolean walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, GArray *hops)
+{
+  if (src == dst)
+    return TRUE;
+  uint64_t mk = ((uint64_t)src << 34) | ((uint64_t)dst << 2) | (uint64_t)sub;
+  const Memo *m = g_hash_table_lookup(r->walk_memo, &mk);
+  if (m != NULL) {
+    g_array_append_vals(hops, m->hops, m->n_hops);
+    return TRUE;
+  }
+  guint mark = hops->len, before = r->ecmp;
+  if (!walk_search(r, src, dst, sub, key, hops))
+    return FALSE;
+  if (r->ecmp == before) {
+    Memo *nm = g_new0(Memo, 1);
+    nm->key = mk;
+    nm->n_hops = hops->len - mark;
+    nm->hops = g_memdup2(&g_array_index(hops, FsChannelId, mark), nm->n_hops * sizeof(FsChannelId));
+    memo_put(r->walk_memo, nm);
   }
   return TRUE;
 }
@@ -651,10 +721,9 @@ static gboolean no_route(FsRouter *r, guint src, guint dst, const char *why, GEr
   return FALSE;
 }
 
-gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRoute *out,
-                         GError **error)
+static gboolean route_search(FsRouter *r, guint src, guint dst, uint64_t key, gboolean no_nvlink,
+                             FsRoute *out, GError **error)
 {
-  g_return_val_if_fail(src < r->n_nodes && dst < r->n_nodes, FALSE);
   route_reset(out);
   const FsTopoNode *s = fs_topo_node(r->topo, src), *d = fs_topo_node(r->topo, dst);
   if ((s->kind != FS_NODE_GPU && s->kind != FS_NODE_CPU) ||
@@ -666,7 +735,7 @@ gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRout
     return TRUE;
   }
   gboolean gpus = s->kind == FS_NODE_GPU && d->kind == FS_NODE_GPU;
-  if (gpus && !r->opt.p2p_disable && spray_nvlink(r, src, dst, out)) {
+  if (gpus && !r->opt.p2p_disable && !no_nvlink && spray_nvlink(r, src, dst, out)) {
     out->kind = FS_ROUTE_NVLINK;
     return TRUE;
   }
@@ -704,6 +773,43 @@ gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRout
     return no_route(r, src, dst, "no path through the network", error);
   out->kind = gdr_s && gdr_d ? FS_ROUTE_NET_GDR : FS_ROUTE_NET_STAGED;
   route_end_path(out, 1);
+  return TRUE;
+}
+
+gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRoute *out,
+                         GError **error)
+{
+  g_return_val_if_fail(src < r->n_nodes && dst < r->n_nodes, FALSE);
+  uint64_t mk = ((uint64_t)src << 32) | dst;
+  Memo *m = g_hash_table_lookup(r->memo, &mk);
+  if (m != NULL && !m->keyed) {
+    route_reset(out);
+    out->kind = m->kind;
+    out->n_paths = m->n_paths;
+    g_array_append_vals(out->hops, m->hops, m->n_hops);
+    g_array_set_size(out->starts, 0);
+    g_array_append_vals(out->starts, m->starts, m->n_paths + 1);
+    g_array_append_vals(out->weights, m->weights, m->n_paths);
+    return TRUE;
+  }
+  guint before = r->ecmp;
+  if (!route_search(r, src, dst, key, m != NULL && m->no_nvlink, out, error))
+    return FALSE;
+  if (m != NULL)
+    return TRUE;
+  m = g_new0(Memo, 1);
+  m->key = mk;
+  m->no_nvlink = out->kind != FS_ROUTE_NVLINK;
+  m->keyed = r->ecmp != before;
+  if (!m->keyed) {
+    m->kind = out->kind;
+    m->n_paths = out->n_paths;
+    m->n_hops = out->hops->len;
+    m->hops = g_memdup2(out->hops->data, m->n_hops * sizeof(FsChannelId));
+    m->starts = g_memdup2(out->starts->data, (m->n_paths + 1) * sizeof(guint));
+    m->weights = g_memdup2(out->weights->data, m->n_paths * sizeof(double));
+  }
+  memo_put(r->memo, m);
   return TRUE;
 }
 

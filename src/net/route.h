@@ -49,6 +49,15 @@
  * costs O(path × degree) plus, on a cache miss, one Dijkstra over the
  * fabric switches.  Nearest CPU and NIC per node are cached (O(nodes)).
  *
+ * Memoisation.  A route that made no equal-cost choice on its way (so the
+ * key could not have changed it: NVLink sprays, paths inside a host, a
+ * fabric path under one leaf switch) is kept per (src, dst) and copied on
+ * the next request; for a route that did, the router remembers that
+ * NVLink does not reach and keeps each PCIe leg that made no choice.  The
+ * result is the same as without the memo (the topology and options never
+ * change); each table holds at most 2^18 entries (it is emptied when
+ * full), a few hundred bytes each.
+ *
  * Ownership: the router borrows the topology and the flow network, which
  * must outlive it.  It owns the bookkeeping of transfers in flight: free it
  * after they completed, or free it and then the network without running

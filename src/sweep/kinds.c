@@ -1,5 +1,6 @@
 /* kinds.c — the sweep's shared environment (catalog, compute curves,
- * NCCL constants, topologies loaded once and read by every thread) and
+ * NCCL constants, topologies loaded once and read by every thread, and a
+ * memo of collective times that train points share: collmemo.h) and
  * the table of point kinds: train (one step of a workload), coll (one
  * collective at one size), p2p (one GPU-to-GPU transfer).  Adding a kind
  * is one entry in fs_sweep_kinds[]. */
@@ -33,6 +34,7 @@ struct FsSweepEnv {
   FsEfficiency *eff;
   FsNcclParams *nccl;
   GHashTable *topos;  /* key (path + defines) → TopoEntry*; lookups only */
+  FsCollMemo *memo;   /* collective times measured alone, shared by train points */
 };
 
 static void topo_entry_free(TopoEntry *e)
@@ -54,6 +56,7 @@ FsSweepEnv *fs_sweep_env_new(const char *models_dir, GError **error)
     return NULL;
   if ((env->nccl = fs_nccl_params_load_default(error)) == NULL)
     return NULL;
+  env->memo = fs_coll_memo_new();
   return g_steal_pointer(&env);
 }
 
@@ -62,6 +65,7 @@ void fs_sweep_env_free(FsSweepEnv *env)
   if (env == NULL)
     return;
   g_hash_table_unref(env->topos);
+  fs_coll_memo_free(env->memo);
   fs_nccl_params_free(env->nccl);
   fs_efficiency_free(env->eff);
   fs_catalog_free(env->cat);
@@ -204,6 +208,7 @@ static gboolean train_run(const FsSweepEnv *env, const FsSweepSpec *s, guint poi
   }
   FsTrainOptions opt;
   fs_train_options_init(&opt);
+  opt.memo = env->memo;
   if (!point_model(s, point, &opt.net_model, error))
     return FALSE;
   g_autoptr(FsWorkload) w = fs_workload_load_file(wpath, NULL, error);

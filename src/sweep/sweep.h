@@ -42,7 +42,11 @@ typedef struct FsSweepSpec FsSweepSpec;
 
 /* Shared, read-only inputs of every point: the catalog, the compute
  * model's curves, NCCL's constants and the topologies already loaded
- * (a cache filled before points run, by fs_sweep_env_prepare). */
+ * (a cache filled before points run, by fs_sweep_env_prepare); and a
+ * thread-safe memo of collectives timed alone (workload/collmemo.h), so
+ * that points measure each distinct collective once — a hit returns
+ * exactly what a new measurement would, so results do not depend on the
+ * order points run in. */
 typedef struct FsSweepEnv FsSweepEnv;
 
 /* One point's outcome.  values[i] is column i of the kind's columns

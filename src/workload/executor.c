@@ -28,14 +28,6 @@ typedef struct {
   double model_flops;
 } SimRank;
 
-/* A measured collective (DELAY ops): op, size and the first GPU of the group. */
-typedef struct {
-  FsCollOp op;
-  uint64_t unit;
-  guint first, n;
-  FsTime time;
-} Measure;
-
 /* Per-layer costs on one rank. */
 typedef struct {
   FsTime fwd, bwd, recomp;
@@ -73,7 +65,9 @@ struct FsTrain {
   FsCollTopoNet *itnet;
   FsOpGraph *g;
   GArray *ranks;             /* SimRank */
-  GArray *measures;          /* Measure */
+  FsCollMemo *memo;          /* collective times measured alone (maybe borrowed) */
+  FsCollMemo *own_memo;      /* the private one, when none was given */
+  gboolean dp_alone;         /* DP collectives as measured DELAY ops */
   guint nj;                  /* TP ranks simulated per stage */
   guint p, v, m;
   uint64_t emb_bytes;        /* tied-embedding gradient all-reduced per TP rank, or 0 */
@@ -86,6 +80,8 @@ void fs_train_options_init(FsTrainOptions *opt)
   opt->net_model = FS_NET_MAXMIN;
   opt->full_tp_limit = 256;
   opt->dp_isolated = FALSE;
+  opt->dp_flows = FALSE;
+  opt->memo = NULL;
 }
 
 static int gpu_node(const FsTrain *t, guint rank)
@@ -107,20 +103,16 @@ static guint *group_nodes(const FsTrain *t, FsParallelDim dim, guint rank, guint
 }
 
 /* The time of op on the group (nodes), measured alone once per (op, size,
- * group). */
+ * GPU list) and flow model (the memo). */
 static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, uint64_t unit,
                         FsTime *out, GError **error)
 {
   *out = 0;
   if (n < 2 || unit == 0)
     return TRUE;
-  for (guint i = 0; i < t->measures->len; i++) {
-    const Measure *me = &g_array_index(t->measures, Measure, i);
-    if (me->op == op && me->unit == unit && me->first == nodes[0] && me->n == n) {
-      *out = me->time;
-      return TRUE;
-    }
-  }
+  FsCollMemoKey key = { t->topo, t->nccl, t->opt.net_model, op, unit, nodes, n };
+  if (fs_coll_memo_lookup(t->memo, &key, out))
+    return TRUE;
   if (t->isim == NULL) {
     t->isim = fs_sim_new();
     t->inet = fs_flownet_new(t->isim, t->opt.net_model);
@@ -130,8 +122,7 @@ static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, ui
   FsOpEnv env = { t->isim, t->inet, t->irouter, t->itnet, t->nccl };
   if (!fs_opgraph_measure_coll(&env, nodes, n, op, unit, out, error))
     return FALSE;
-  Measure me = { op, unit, nodes[0], n, *out };
-  g_array_append_val(t->measures, me);
+  fs_coll_memo_store(t->memo, &key, *out);
   return TRUE;
 }
 
@@ -268,7 +259,7 @@ static guint32 add_coll_on(Builder *b, gboolean expert, guint stream, FsCollOp o
 {
   FsOpGraph *g = b->t->g;
   const SimRank *r = b->r;
-  if (b->t->opt.dp_isolated) {
+  if (b->t->dp_alone) {
     FsTime d = 0;
     GError *err = NULL;
     if (!measure(b->t, expert ? r->edp_nodes : r->dp_nodes, expert ? r->edp_size : r->dp_size, op,
@@ -813,7 +804,10 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
   t->tnet = fs_coll_topo_net_new(t->router);
   t->g = fs_opgraph_new();
   t->ranks = g_array_new(FALSE, TRUE, sizeof(SimRank));
-  t->measures = g_array_new(FALSE, FALSE, sizeof(Measure));
+  t->memo = t->opt.memo;
+  if (t->memo == NULL)
+    t->memo = t->own_memo = fs_coll_memo_new();
+  t->dp_alone = t->opt.dp_isolated || (t->opt.net_model == FS_NET_ANALYTIC && !t->opt.dp_flows);
   t->p = w->pp;
   t->v = v;
   t->m = w->grad_accum;
@@ -909,7 +903,7 @@ void fs_train_free(FsTrain *t)
   }
   g_clear_error(&t->error);
   g_array_unref(t->ranks);
-  g_array_unref(t->measures);
+  fs_coll_memo_free(t->own_memo);
   if (t->res.classes)
     g_array_unref(t->res.classes);
   fs_opgraph_free(t->g);

@@ -28,6 +28,11 @@
  *     (their GPUs sit in one NVLink domain with the default placement, so
  *     nothing else would share their links);
  *   - the optimizer step on each rank's compute stream.
+ * In the analytic flow model no two flows share a channel, so a
+ * collective takes the same time wherever it runs: data-parallel
+ * collectives are then DELAY ops too, each distinct one (op, bytes, GPUs)
+ * measured once (FsTrainOptions.memo) — the same step time as running
+ * them on the shared network, for far less work.
  * Mirrored (not simulated, identical by symmetry): the other dp × cp
  * replicas' compute and pipeline traffic, and, above `full_tp_limit` GPUs,
  * the TP ranks other than tp = 0.  Exactness is discussed in
@@ -49,6 +54,7 @@
 #include "net/flow.h"
 #include "net/route.h"
 #include "topo/topo.h"
+#include "workload/collmemo.h"
 #include "workload/opgraph.h"
 #include "workload/spec.h"
 
@@ -61,6 +67,14 @@ typedef struct {
    * with pipeline traffic or with each other; much faster on large jobs).
    * Default FALSE: they run on the shared flow network. */
   gboolean dp_isolated;
+  /* In the analytic flow model DP collectives are timed alone (the same
+   * result: nothing shares a channel there).  TRUE runs them as flows on
+   * the shared network anyway — slower; for checking that equality. */
+  gboolean dp_flows;
+  /* Collective times measured alone, shared between steps (sweeps: one
+   * per sweep; borrowed, thread-safe; collmemo.h).  NULL: the step keeps
+   * a private one. */
+  FsCollMemo *memo;
 } FsTrainOptions;
 
 void fs_train_options_init(FsTrainOptions *opt);

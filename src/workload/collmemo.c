@@ -1,0 +1,116 @@
+/* collmemo.c — the memo of collective times measured alone (see
+ * collmemo.h). */
+#include "workload/collmemo.h"
+
+#include <string.h>
+
+typedef struct {
+  const FsTopo *topo;
+  const FsNcclParams *nccl;
+  FsNetModel model;
+  FsCollOp op;
+  uint64_t unit;
+  guint n;
+  guint *nodes;
+  guint hash;
+  FsTime time;
+} Entry;
+
+struct FsCollMemo {
+  GMutex lock;
+  GHashTable *table;  /* Entry* → Entry* (a set; lookups only) */
+  guint64 hits;
+};
+
+static guint key_hash(const FsCollMemoKey *k)
+{
+  guint h = g_direct_hash(k->topo) * 31u + g_direct_hash(k->nccl);
+  h = h * 31u + (guint)k->model;
+  h = h * 31u + (guint)k->op;
+  h = h * 31u + (guint)(k->unit ^ (k->unit >> 32));
+  h = h * 31u + k->n;
+  for (guint i = 0; i < k->n; i++)
+    h = h * 1000003u + k->nodes[i];
+  return h;
+}
+
+static guint entry_hash(gconstpointer p)
+{
+  return ((const Entry *)p)->hash;
+}
+
+static gboolean entry_equal(gconstpointer pa, gconstpointer pb)
+{
+  const Entry *a = pa, *b = pb;
+  return a->hash == b->hash && a->topo == b->topo && a->nccl == b->nccl && a->model == b->model &&
+         a->op == b->op && a->unit == b->unit && a->n == b->n &&
+         memcmp(a->nodes, b->nodes, a->n * sizeof(guint)) == 0;
+}
+
+static void entry_free(gpointer p)
+{
+  Entry *e = p;
+  g_free(e->nodes);
+  g_free(e);
+}
+
+FsCollMemo *fs_coll_memo_new(void)
+{
+  FsCollMemo *m = g_new0(FsCollMemo, 1);
+  g_mutex_init(&m->lock);
+  m->table = g_hash_table_new_full(entry_hash, entry_equal, entry_free, NULL);
+  return m;
+}
+
+void fs_coll_memo_free(FsCollMemo *m)
+{
+  if (m == NULL)
+    return;
+  g_hash_table_unref(m->table);
+  g_mutex_clear(&m->lock);
+  g_free(m);
+}
+
+/* A probe entry that borrows the key's node list. */
+static Entry probe(const FsCollMemoKey *k)
+{
+  Entry e = { k->topo, k->nccl, k->model, k->op, k->unit, k->n, (guint *)k->nodes, key_hash(k), 0 };
+  return e;
+}
+
+gboolean fs_coll_memo_lookup(FsCollMemo *m, const FsCollMemoKey *key, FsTime *out)
+{
+  Entry p = probe(key);
+  g_mutex_lock(&m->lock);
+  const Entry *e = g_hash_table_lookup(m->table, &p);
+  if (e != NULL) {
+    *out = e->time;
+    m->hits++;
+  }
+  g_mutex_unlock(&m->lock);
+  return e != NULL;
+}
+
+void fs_coll_memo_store(FsCollMemo *m, const FsCollMemoKey *key, FsTime t)
+{
+  Entry p = probe(key);
+  g_mutex_lock(&m->lock);
+  if (!g_hash_table_contains(m->table, &p)) {
+    Entry *e = g_new(Entry, 1);
+    *e = p;
+    e->nodes = g_memdup2(key->nodes, key->n * sizeof(guint));
+    e->time = t;
+    g_hash_table_add(m->table, e);
+  }
+  g_mutex_unlock(&m->lock);
+}
+
+void fs_coll_memo_stats(FsCollMemo *m, guint64 *hits, guint *entries)
+{
+  g_mutex_lock(&m->lock);
+  if (hits != NULL)
+    *hits = m->hits;
+  if (entries != NULL)
+    *entries = g_hash_table_size(m->table);
+  g_mutex_unlock(&m->lock);
+}

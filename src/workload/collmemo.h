@@ -1,0 +1,59 @@
+/* collmemo.h — a memo of collective times measured alone (the DELAY ops of
+ * a training step: TP/CP/EP collectives, and data-parallel ones when they
+ * are timed alone), shared by every step that runs on the same inputs.
+ *
+ * A collective measured alone on a private simulator takes a time that
+ * depends only on the topology, the NCCL constants, the flow model, the
+ * operation, the bytes per rank and the exact list of GPU nodes (in rank
+ * order): NCCL's tuner picks the same algorithm, protocol and channels,
+ * and nothing else shares the links.  The memo is keyed by all of them
+ * (the topology and NCCL constants by address: they must stay alive and
+ * unchanged while the memo is used), so a hit returns exactly the time a
+ * new measurement would.  Sweeps share one memo between their points:
+ * layouts that differ only in micro-batch size or schedule measure each
+ * gradient bucket's collective once.
+ *
+ * Thread safety: every call may run on many threads at once (a mutex).
+ * Two threads that miss on the same key both measure it; the results are
+ * equal, and the first stored stays.  Ownership: the memo copies the node
+ * lists; it never iterates its table for output (order cannot leak).
+ * Cost: one hash of the node list per lookup; memory O(entries × n).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "coll/coll.h"
+#include "coll/nccl-params.h"
+#include "core/sim.h"
+#include "net/flow.h"
+#include "topo/topo.h"
+
+G_BEGIN_DECLS
+
+typedef struct FsCollMemo FsCollMemo;
+
+/* What identifies a measurement (all borrowed). */
+typedef struct {
+  const FsTopo *topo;
+  const FsNcclParams *nccl;
+  FsNetModel model;
+  FsCollOp op;
+  uint64_t unit;             /* bytes per rank, as fs_opgraph_measure_coll takes */
+  const guint *nodes;        /* GPU nodes in rank order */
+  guint n;
+} FsCollMemoKey;
+
+FsCollMemo *fs_coll_memo_new(void);
+void fs_coll_memo_free(FsCollMemo *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollMemo, fs_coll_memo_free)
+
+/* TRUE and the stored time when key was measured before. */
+gboolean fs_coll_memo_lookup(FsCollMemo *m, const FsCollMemoKey *key, FsTime *out);
+/* Stores key's time (the first store of a key wins). */
+void fs_coll_memo_store(FsCollMemo *m, const FsCollMemoKey *key, FsTime t);
+
+/* Lookups that hit and entries stored, for tests and benchmarks. */
+void fs_coll_memo_stats(FsCollMemo *m, guint64 *hits, guint *entries);
+
+G_END_DECLS

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "calib/calibration.h"
+#include "calib/nccl-apply.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "compute/efficiency.h"
@@ -284,6 +285,7 @@ int fs_cmd_train(int argc, char **argv)
   g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&error);
   if (np == NULL)
     return fs_cli_fail("train", error);
+  fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(topo), np, NULL);
   g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, &topt, &error);
   if (t == NULL)
     return fs_cli_fail("train", error);

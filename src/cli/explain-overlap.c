@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "calib/calibration.h"
+#include "calib/nccl-apply.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/explain.h"
@@ -227,6 +228,7 @@ int fs_explain_overlap(int argc, char **argv)
   g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&error);
   if (np == NULL)
     return fs_cli_fail("explain overlap", error);
+  fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(topo), np, NULL);
   gboolean own[3] = { w->overlap_dp_grads, w->overlap_tp_comm, w->overlap_param_gather };
   Run off, on;
   if (!run_step(topo, w, eff, np, FALSE, &off, &error) || !run_step(topo, w, eff, np, TRUE, &on, &error))

@@ -167,9 +167,9 @@ static gboolean build_prefs(FsCollPrefs *prefs, GError **error)
 {
   fs_coll_prefs_init(prefs);
   const char *env_algo = g_getenv("NCCL_ALGO"), *env_proto = g_getenv("NCCL_PROTO");
-  if (env_algo && env_algo[0] && !fs_coll_parse_nccl_algo(env_algo, &prefs->algo_mask, error))
+  if (env_algo && env_algo[0] && !fs_coll_prefs_set_nccl_algo(prefs, env_algo, error))
     return FALSE;
-  if (env_proto && env_proto[0] && !fs_coll_parse_nccl_proto(env_proto, &prefs->proto_mask, error))
+  if (env_proto && env_proto[0] && !fs_coll_prefs_set_nccl_proto(prefs, env_proto, error))
     return FALSE;
   if (opt_algo != NULL && (prefs->algo = fs_coll_algo_find(opt_algo)) == NULL) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -310,7 +310,7 @@ static int run(const char *topo_path)
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, &error);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, np->max_channels, &error);
   if (comm == NULL)
     return fs_cli_fail("coll", error);
   if (fs_coll_op_rooted(sel.op) && (opt_root < 0 || (guint)opt_root >= n))
@@ -405,7 +405,8 @@ int fs_cmd_coll(int argc, char **argv)
     "table (size, count, type, redop, root, time, algbw, busbw), a note of the\n"
     "algorithm/protocol/channels that ran, and the average bus bandwidth.  The\n"
     "tuner follows NCCL's cost model (models/nccl/nccl.yaml); NCCL_ALGO and\n"
-    "NCCL_PROTO restrict it as in NCCL (\"Ring,Tree\", \"^NVLS\"); CollNet (SHARP)\n"
+    "NCCL_PROTO restrict it as in NCCL (\"Ring,Tree\", \"^NVLS\", or per collective as\n"
+    "in NCCL 2.24+: \"ring;allreduce:tree,ring;allgather:^nvls\"); CollNet (SHARP)\n"
     "is considered only with NCCL_COLLNET_ENABLE=1 or --algo collnet_direct|collnet_chain.\n"
     "\n"
     "Examples:\n"

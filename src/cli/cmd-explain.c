@@ -296,12 +296,14 @@ static int explain_schedule(int argc, char **argv)
 
 
 static char *opt_op = NULL, *opt_size = NULL, *opt_gpus = NULL, *opt_models = NULL;
+static char **opt_defines = NULL;
 
 static const GOptionEntry coll_entries[] = {
   {"op", 'o', 0, G_OPTION_ARG_STRING, &opt_op, "Collective (default all_reduce)", "OP"},
   {"size", 's', 0, G_OPTION_ARG_STRING, &opt_size, "Buffer size, nccl-tests units (default 128M)", "SIZE"},
   {"gpus", 'g', 0, G_OPTION_ARG_STRING, &opt_gpus, "GPUs: all, a count or a list (default all)", "GPUS"},
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
+  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines, "Override a topology parameter", "NAME=VALUE"},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -309,7 +311,12 @@ static int explain_coll(int argc, char **argv)
 {
   g_autoptr(GOptionContext) ctx = g_option_context_new("TOPOLOGY - the arithmetic of one collective");
   g_option_context_add_main_entries(ctx, coll_entries, NULL);
-  g_option_context_set_description(ctx, "Example:\n  fabricsim explain coll topologies/dgx-h100.yaml -o all_reduce -s 1G\n");
+  g_option_context_set_description(ctx,
+    "Prints the rings the search found in the topology (per host: how many, what\n"
+    "each carries, their GPU order), the tuner's choice and NCCL's alpha-beta\n"
+    "arithmetic for it.  NCCL_ALGO, NCCL_PROTO and NCCL_COLLNET_ENABLE act as in\n"
+    "`fabricsim coll`.\n\n"
+    "Example:\n  fabricsim explain coll topologies/dgx-h100.yaml -o all_reduce -s 1G\n");
   if (!fs_cli_parse(ctx, &argc, &argv, "explain coll"))
     return 2;
   if (argc != 2)
@@ -324,7 +331,7 @@ static int explain_coll(int argc, char **argv)
   g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
   if (cat == NULL)
     return fs_cli_fail("explain coll", error);
-  g_autoptr(FsTopo) topo = fs_topo_load_file(argv[1], cat, NULL, &error);
+  g_autoptr(FsTopo) topo = fs_topo_load_file(argv[1], cat, (const char *const *)opt_defines, &error);
   if (topo == NULL)
     return fs_cli_fail("explain coll", error);
   g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&error);
@@ -337,7 +344,7 @@ static int explain_coll(int argc, char **argv)
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
-  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, &error);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, np->max_channels, &error);
   if (comm == NULL)
     return fs_cli_fail("explain coll", error);
   FsCollSysInfo sys;
@@ -346,14 +353,24 @@ static int explain_coll(int argc, char **argv)
   FsCollSizes sizes;
   fs_coll_sizes(op, bytes, FS_COLL_DT_FLOAT, n, &sizes);
   uint64_t nbytes = fs_coll_nccl_bytes(op, &sizes, n);
+  /* As `coll`: NCCL_ALGO / NCCL_PROTO restrict the tuner, and CollNet
+   * (SHARP) counts only with NCCL_COLLNET_ENABLE=1. */
   FsCollPrefs prefs;
   fs_coll_prefs_init(&prefs);
+  const char *env_algo = g_getenv("NCCL_ALGO"), *env_proto = g_getenv("NCCL_PROTO");
+  const char *cn = g_getenv("NCCL_COLLNET_ENABLE");
+  if ((env_algo && env_algo[0] && !fs_coll_prefs_set_nccl_algo(&prefs, env_algo, &error)) ||
+      (env_proto && env_proto[0] && !fs_coll_prefs_set_nccl_proto(&prefs, env_proto, &error)))
+    return fs_cli_fail("explain coll", error);
+  if (!(cn != NULL && strcmp(cn, "1") == 0))
+    sys.collnet = FALSE;
   FsCollChoice choice;
   if (!fs_coll_tune(np, &sys, comm, op, nbytes, &prefs, &choice, &error))
     return fs_cli_fail("explain coll", error);
   g_autofree char *text = fs_coll_explain(np, &sys, comm, op, nbytes, &choice);
-  printf("%s %s on %u GPUs of %s\n%s", fs_coll_op_name(op), opt_size ? opt_size : "128M", n,
-         fs_topo_name(topo), text);
+  g_autofree char *rings = fs_coll_describe_rings(topo, comm);
+  printf("%s %s on %u GPUs of %s\n%s%s", fs_coll_op_name(op), opt_size ? opt_size : "128M", n,
+         fs_topo_name(topo), rings, text);
   return 0;
 }
 

@@ -347,7 +347,7 @@ static Comm *comm_ready(FsOpGraph *g, guint i, GError **error)
   Comm *c = &g_array_index(g->comms, Comm, i);
   if (c->comm != NULL)
     return c;
-  c->comm = fs_coll_comm_from_topo(g->env->router, c->gpus, c->n, error);
+  c->comm = fs_coll_comm_from_topo(g->env->router, c->gpus, c->n, g->env->nccl->max_channels, error);
   if (c->comm == NULL)
     return NULL;
   if (!fs_coll_sysinfo_from_topo(g->env->nccl, g->env->router, c->comm, &c->sys, error)) {

@@ -81,6 +81,21 @@ void fs_nccl_log_free(FsNcclLog *log)
   g_free(log);
 }
 
+FsNcclLog *fs_nccl_log_new(const char *name)
+{
+  FsNcclLog *log = g_new0(FsNcclLog, 1);
+  log->file = g_strdup(name);
+  log->tests = g_ptr_array_new_with_free_func(test_free);
+  return log;
+}
+
+FsNcclLogTest *fs_nccl_log_add_test(FsNcclLog *log, int line)
+{
+  FsNcclLogTest *t = test_new(line);
+  g_ptr_array_add(log->tests, t);
+  return t;
+}
+
 static FsNcclLog *log_new(const char *name, gboolean json)
 {
   FsNcclLog *log = g_new0(FsNcclLog, 1);

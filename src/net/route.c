@@ -73,6 +73,7 @@ struct FsRouter {
   FsRoute scratch;         /* for fs_router_transfer */
   Transfer *live;      /* transfers in flight (freed with the router) */
   GArray *stack;           /* spray: channels of the current path */
+  guint choices;           /* ECMP picks among several next hops in the last route */
 };
 
 static const char *const kind_names[] = {
@@ -425,6 +426,7 @@ static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GAr
       g_array_set_size(hops, mark);
       return FALSE;
     }
+    r->choices += cand > 1;
     guint pick = cand == 1 ? 0 : (guint)(fs_hash64(key ^ fs_hash64(u + 1)) % cand);
     for (guint k = 0; k < n; k++) {
       int p = r->fidx[adj[k].peer];
@@ -472,6 +474,7 @@ static gboolean walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, G
     for (guint k = 0; k < n; k++)
       cand += is_next(r, dist, u, &adj[k], dst, sub);
     g_assert(cand > 0);
+    r->choices += cand > 1;
     guint pick = cand == 1 ? 0 : (guint)(fs_hash64(key ^ fs_hash64(u + 1)) % cand);
     for (guint k = 0; k < n; k++) {
       if (!is_next(r, dist, u, &adj[k], dst, sub))
@@ -651,11 +654,17 @@ static gboolean no_route(FsRouter *r, guint src, guint dst, const char *why, GEr
   return FALSE;
 }
 
+guint fs_router_last_choices(const FsRouter *r)
+{
+  return r->choices;
+}
+
 gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRoute *out,
                          GError **error)
 {
   g_return_val_if_fail(src < r->n_nodes && dst < r->n_nodes, FALSE);
   route_reset(out);
+  r->choices = 0;
   const FsTopoNode *s = fs_topo_node(r->topo, src), *d = fs_topo_node(r->topo, dst);
   if ((s->kind != FS_NODE_GPU && s->kind != FS_NODE_CPU) ||
       (d->kind != FS_NODE_GPU && d->kind != FS_NODE_CPU))

@@ -2,6 +2,8 @@
  * extrapolation around the executor.  See alone.h. */
 #include "coll/alone.h"
 
+#include <math.h>
+
 #include "coll/bench.h"
 
 /* Runs plan (folded when opts allow) with params; adds to stats. */
@@ -30,30 +32,35 @@ static guint64 whole_loops(const FsCollRequest *req, uint64_t q)
   return f;
 }
 
-/* Tries the extrapolation from N whole loops; FALSE in *done when the
- * differences disagree (then nothing is set but stats). */
+/* Simulates the plans of n[0] < n[1] < n[2] whole loops (the rest of the
+ * plan unchanged), all with the full plan's executor parameters, and
+ * extrapolates to F loops when the time per loop of the two intervals
+ * agrees within tol (relative).  *done tells whether it did. */
 static gboolean try_extrapolate(const FsNcclParams *p, const FsCollSysInfo *sys,
                                 const FsComm *comm, uint64_t nbytes, const FsCollChoice *choice,
                                 const FsCollRequest *req, uint64_t key, uint64_t q, guint64 F,
-                                guint64 N, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                                const guint64 n[3], double tol, FsFlowNet *net,
+                                FsCollTransferFn xfer, void *xfer_ctx,
                                 const FsCollAloneOpts *opts, FsCollAloneStats *stats,
                                 gboolean *done, GError **error)
 {
   *done = FALSE;
   FsCollPlan *pl[3] = {NULL, NULL, NULL};
-  guint depth[3];
+  gint64 depth[3];
   gboolean ok = TRUE;
   for (guint i = 0; i < 3 && ok; i++) {
     FsCollRequest r = *req;
-    r.bytes = req->bytes - (F - (N + i)) * q * req->nchannels;
+    r.bytes = req->bytes - (F - n[i]) * q * req->nchannels;
     pl[i] = fs_coll_plan_new(comm, choice->algo, &r, error);
     ok = pl[i] != NULL;
     if (ok)
       depth[i] = fs_coll_plan_latency_depth(pl[i]);
   }
-  /* The latency depth must grow by the same count per loop too. */
-  if (ok && depth[2] - depth[1] == depth[1] - depth[0] && depth[1] >= depth[0]) {
-    guint64 full_depth = depth[0] + (F - N) * (guint64)(depth[1] - depth[0]);
+  /* The latency depth must grow by the same whole count per loop too. */
+  gint64 a = (gint64)(n[1] - n[0]), b = (gint64)(n[2] - n[1]);
+  gint64 dd = ok ? depth[1] - depth[0] : 0;
+  if (ok && dd >= 0 && dd % a == 0 && (depth[2] - depth[1]) * a == dd * b) {
+    guint64 full_depth = (guint64)depth[0] + (F - n[0]) * (guint64)(dd / a);
     FsCollExecParams ep;
     fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice,
                               (guint)MIN(full_depth, G_MAXUINT), &ep);
@@ -62,12 +69,11 @@ static gboolean try_extrapolate(const FsNcclParams *p, const FsCollSysInfo *sys,
     for (guint i = 0; i < 3 && ok; i++)
       ok = run_plan(pl[i], &ep, net, xfer, xfer_ctx, opts, stats, &t[i], error);
     if (ok) {
-      FsTime d1 = t[1] - t[0], d2 = t[2] - t[1];
-      FsTime diff = d2 > d1 ? d2 - d1 : d1 - d2;
-      if (d1 > 0 && (double)diff <= 1e-6 * (double)d1) {
-        stats->time = t[2] + (FsTime)(F - N - 2) * d2;
-        stats->period = d2;
-        stats->sim_loops = N + 2;
+      double s1 = (double)(t[1] - t[0]) / (double)a, s2 = (double)(t[2] - t[1]) / (double)b;
+      if (s1 > 0 && fabs(s2 - s1) <= tol * s1) {
+        stats->time = t[2] + (FsTime)llround((double)(F - n[2]) * s2);
+        stats->period = (FsTime)llround(s2);
+        stats->sim_loops = n[2];
         *done = TRUE;
       }
     }
@@ -95,11 +101,32 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   if (q > 0) {
     guint64 F = whole_loops(req, q);
     stats->loops = stats->sim_loops = F;
-    /* Extrapolate while three short runs cost less than the full one. */
-    for (guint64 N = opts->min_loops ? opts->min_loops : 4; !opts->exact && 3 * N + 3 < F; N *= 2) {
+    guint64 N0 = opts->min_loops ? opts->min_loops : 4;
+    if (!opts->exact && 3 * N0 + 3 < F && !opts->min_loops) {
+      /* The transient lasts until the pipeline is full: a loop's data
+       * crosses depth hops, one loop keeps a connection busy for its
+       * transfers on it.  Start past depth / transfers loops. */
+      FsCollRequest r = *req;
+      r.bytes = req->bytes - (F - 1) * q * req->nchannels;
+      g_autoptr(FsCollPlan) one = fs_coll_plan_new(comm, choice->algo, &r, error);
+      if (one == NULL)
+        return FALSE;
+      guint c = MAX(fs_coll_plan_max_conn_xfers(one), 1);
+      N0 = MAX(N0, (fs_coll_plan_latency_depth(one) + c - 1) / c);
+    }
+    /* Extrapolate while the short runs cost less than the full one: first
+     * from consecutive loop counts (exact when the regime is periodic),
+     * then from the mean pace over windows of N loops (a regime that
+     * wavers from loop to loop but holds its average). */
+    for (guint64 N = N0; !opts->exact && 3 * N + 3 < F; N *= 2) {
+      const guint64 strict[3] = {N, N + 1, N + 2}, window[3] = {N, 2 * N, 3 * N};
       gboolean done;
-      if (!try_extrapolate(p, sys, comm, nbytes, choice, req, key, q, F, N, net, xfer, xfer_ctx,
-                           opts, stats, &done, error))
+      if (!try_extrapolate(p, sys, comm, nbytes, choice, req, key, q, F, strict, 1e-6, net, xfer,
+                           xfer_ctx, opts, stats, &done, error))
+        return FALSE;
+      if (!done && 6 * N < F &&
+          !try_extrapolate(p, sys, comm, nbytes, choice, req, key, q, F, window, 2e-3, net, xfer,
+                           xfer_ctx, opts, stats, &done, error))
         return FALSE;
       if (done)
         return TRUE;

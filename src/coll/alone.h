@@ -20,7 +20,12 @@
  *   whole loops (every other part of the plan unchanged, the last partial
  *   loop included) are simulated; when the two differences agree (to
  *   1e-6 relative), the time of the full plan of F loops is
- *   T(N+2) + (F − N − 2) × (T(N+2) − T(N+1)).  Otherwise N doubles; when
+ *   T(N+2) + (F − N − 2) × (T(N+2) − T(N+1)).  N starts at 4 or at the
+ *   pipeline's length in loops (the latency depth of a one-loop plan over
+ *   its most transfers on one connection), whichever is larger: before the
+ *   pipeline is full the loops can follow each other at a steady but
+ *   shorter pace (a chain of 8 ranks: 2 % off at N = 4, exact from N = 8).
+ *   Otherwise N doubles; when
  *   simulating 3N+3 loops would not be cheaper than F, the full plan runs.
  *   The executor's per-step latency depends on the plan's latency depth
  *   (bench.h), which grows by a fixed count per loop after the first: it is
@@ -54,7 +59,8 @@ typedef struct {
   gboolean exact;                 /* TRUE: every loop of every channel, no shortcut */
   FsCollRouteFixedFn route_fixed; /* folding needs it (fs_coll_topo_route_fixed); NULL: none */
   void *route_ctx;
-  guint min_loops;                /* N to start from; 0 = 4 */
+  guint min_loops;                /* N to start from; 0 = at least 4 and the pipeline's
+                                     length (below) */
 } FsCollAloneOpts;
 
 typedef struct {

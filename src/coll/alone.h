@@ -16,17 +16,21 @@
  *   algorithm's loop_bytes, plan.h): a ring's chunk loops, a tree's or a
  *   switch's slices.  Started alone, the run settles after a transient
  *   into a periodic regime in which every further loop adds the same time
- *   (a max-plus system of a periodic DAG).  The plans with N, N+1 and N+2
- *   whole loops (every other part of the plan unchanged, the last partial
- *   loop included) are simulated; when the two differences agree (to
- *   1e-6 relative), the time of the full plan of F loops is
- *   T(N+2) + (F − N − 2) × (T(N+2) − T(N+1)).  N starts at 4 or at the
+ *   (a max-plus system of a periodic DAG).  The plans with N, N+1, N+2 and
+ *   2N+2 whole loops (every other part of the plan unchanged, the last
+ *   partial loop included) are simulated; when the time per loop agrees
+ *   (to 1e-6 relative) from N to N+1, N+1 to N+2 and over N+2 to 2N+2,
+ *   the time of the full plan of F loops is
+ *   T(2N+2) + (F − 2N − 2) × (T(N+2) − T(N+1)).  The check at two scales
+ *   catches regimes that repeat exactly for a while and then drift (the
+ *   NVLS tree across NDR nodes, whose two lanes drift apart: loops 8..10
+ *   repeat to 1e-8, the full run is 0.45 % longer); such a plan runs whole.  N starts at 4 or at the
  *   pipeline's length in loops (the latency depth of a one-loop plan over
  *   its most transfers on one connection), whichever is larger: before the
  *   pipeline is full the loops can follow each other at a steady but
  *   shorter pace (a chain of 8 ranks: 2 % off at N = 4, exact from N = 8).
- *   Otherwise N doubles; when
- *   simulating 3N+3 loops would not be cheaper than F, the full plan runs.
+ *   When the differences disagree N doubles; when simulating 5N+5 loops
+ *   would not be cheaper than F, the full plan runs.
  *   The executor's per-step latency depends on the plan's latency depth
  *   (bench.h), which grows by a fixed count per loop after the first: it is
  *   extrapolated the same way (checked on the three plans) so that the
@@ -42,7 +46,7 @@
  * trade-off offered there.
  *
  * Ownership: borrows everything.  Errors: those of fs_coll_plan_new and
- * fs_coll_run_alone.  Cost: three runs of about N+2 loops (N = 4 unless
+ * fs_coll_run_alone.  Cost: four runs of 5N+5 loops in all (N = 4 unless
  * the transient is longer) instead of one of F loops; a folded run
  * simulates 1/k of the flows.
  */

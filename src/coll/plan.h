@@ -24,6 +24,12 @@
  * the CLI lists them from the table.  Each says which ops it supports on a
  * communicator, and builds the steps through the builder below.
  *
+ * Speed (alone.h): channels that are identical can be folded into one of
+ * width k (fs_coll_plan_fold); an algorithm that is a repetition of loops
+ * says how many request bytes one loop takes (loop_bytes), so that a run
+ * alone on the network can simulate a few loops and extrapolate; a run that
+ * shares the network can ask for coarser slices (max_slices_per_conn).
+ *
  * Ownership: a plan owns its steps and dependency arrays; the algorithm
  * and communicator it names are borrowed (the comm must outlive the plan).
  * Errors: FS_COLL_ERROR_UNSUPPORTED when an algorithm cannot run the op on

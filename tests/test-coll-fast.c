@@ -55,7 +55,7 @@ static void sys_open(Sys *s, const char *name, const char *define)
   guint n = 0;
   g_autofree guint *gpus = fs_coll_parse_gpus(s->topo, "all", &n, &err);
   fs_assert_no_error(err);
-  s->comm = fs_coll_comm_from_topo(s->router, gpus, n, &err);
+  s->comm = fs_coll_comm_from_topo(s->router, gpus, n, s->np->max_channels, &err);
   fs_assert_no_error(err);
   ck_assert(fs_coll_sysinfo_from_topo(s->np, s->router, s->comm, &s->sys, &err));
   fs_assert_no_error(err);

@@ -7,6 +7,7 @@
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
+#include "compute/transformer.h"
 #include "testutil.h"
 #include "topo/topo.h"
 #include "util/error.h"
@@ -168,6 +169,181 @@ START_TEST(test_executor_gpu_count_mismatch)
 }
 END_TEST
 
+/* The ops of a step whose name starts with prefix: count, bytes, and the
+ * size of the communicator each collective runs on (all must agree). */
+typedef struct {
+  guint n;
+  double bytes;
+  guint comm_size;
+} OpSum;
+
+static OpSum ops_named(const FsTrain *t, const char *prefix)
+{
+  const FsOpGraph *g = fs_train_graph(t);
+  OpSum s = { 0, 0, 0 };
+  for (guint i = 0; i < fs_opgraph_n_ops(g); i++) {
+    const FsOp *op = fs_opgraph_op(g, i);
+    if (!g_str_has_prefix(op->name, prefix))
+      continue;
+    s.n++;
+    s.bytes += (double)op->bytes;
+    if (op->kind == FS_OP_COLL) {
+      guint size = fs_opgraph_coll_comm_size(g, op->coll);
+      ck_assert_msg(s.comm_size == 0 || s.comm_size == size, "%s: communicators of %u and %u GPUs",
+                    prefix, s.comm_size, size);
+      s.comm_size = size;
+    }
+  }
+  return s;
+}
+
+/* The end of the last op named name on rank's streams. */
+static FsTime op_end_on_rank(const FsTrain *t, const char *name, guint rank, FsTime *start)
+{
+  const FsOpGraph *g = fs_train_graph(t);
+  FsTime end = -1;
+  for (guint i = 0; i < fs_opgraph_n_ops(g); i++) {
+    const FsOp *op = fs_opgraph_op(g, i);
+    if (strcmp(op->name, name) == 0 && fs_opgraph_stream(g, op->stream)->rank == rank) {
+      end = op->end;
+      if (start != NULL)
+        *start = op->start;
+    }
+  }
+  return end;
+}
+
+START_TEST(test_executor_tied_embeddings)
+{
+  /* GPT-style tied embeddings over 4 stages: the first and the last stage
+   * all-reduce the word embedding's gradient (vocab × hidden, bf16) before
+   * their optimizer step; the middle stages take no part. */
+  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  const char *tied[] = { "model.tied_embeddings=true", NULL };
+  g_autoptr(FsWorkload) w = small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", tied);
+  g_autoptr(FsTrain) t = run(topo, w);
+  OpSum e = ops_named(t, "embedding grad all-reduce");
+  ck_assert_uint_eq(e.n, 2);
+  ck_assert_uint_eq(e.comm_size, 2);
+  ck_assert_double_eq_tol(e.bytes, 2.0 * 32000 * 1024 * 2, 1);
+  const FsTrainResult *r = fs_train_result(t);
+  for (guint s = 0; s < 4; s++) {
+    const FsTrainClass *c = &g_array_index(r->classes, FsTrainClass, s);
+    if (s == 0 || s == 3) {
+      ck_assert_int_gt(c->time.exposed[FS_CAT_EMB], 0);
+      FsTime ar_end = op_end_on_rank(t, "embedding grad all-reduce", c->rank, NULL), opt_start = 0;
+      ck_assert_int_ge(op_end_on_rank(t, "optimizer step", c->rank, &opt_start), 0);
+      ck_assert_int_ge(opt_start, ar_end);
+    } else {
+      ck_assert_int_eq(c->time.exposed[FS_CAT_EMB], 0);
+    }
+  }
+  /* With tp 2 each TP index has its own pair, each of half the gradient. */
+  g_autoptr(FsWorkload) w2 = small_gpt("  tp: 2\n  pp: 2\n", tied);
+  g_autoptr(FsTrain) t2 = run(topo, w2);
+  e = ops_named(t2, "embedding grad all-reduce");
+  ck_assert_uint_eq(e.n, 4);
+  ck_assert_uint_eq(e.comm_size, 2);
+  ck_assert_double_eq_tol(e.bytes, 4.0 * 32000 * 1024 / 2 * 2, 1);
+  /* Megatron's --untie-embeddings-and-output-weights, and one stage: none. */
+  const char *untie[] = { "model.tied_embeddings=true", "--untie-embeddings-and-output-weights",
+                          NULL };
+  g_autoptr(FsWorkload) u = small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", untie);
+  ck_assert(!u->model.tied_embeddings);
+  g_autoptr(FsTrain) tu = run(topo, u);
+  ck_assert_uint_eq(ops_named(tu, "embedding grad all-reduce").n, 0);
+  ck_assert_int_eq(g_array_index(fs_train_result(tu)->classes, FsTrainClass, 0).time.exposed[FS_CAT_EMB], 0);
+  g_autoptr(FsWorkload) one = small_gpt("  tp: 1\n  pp: 1\n", tied);
+  g_autoptr(FsTrain) t1 = run(topo, one);
+  ck_assert_uint_eq(ops_named(t1, "embedding grad all-reduce").n, 0);
+}
+END_TEST
+
+/* A small MoE (8 layers, 4 experts, top-2) with the given parallel section. */
+static FsWorkload *small_moe(const char *parallel)
+{
+  g_autofree char *text = g_strdup_printf(
+    "name: toy-moe\ngpus: 8\n"
+    "model:\n  layers: 8\n  hidden: 1024\n  ffn_hidden: 2048\n  heads: 16\n  vocab: 32000\n"
+    "  seq_length: 1024\n  experts: 4\n  top_k: 2\n  mlp: swiglu\n"
+    "training:\n  global_batch: 64\n  micro_batch: 2\n  dtype: bf16\n"
+    "parallel:\n%s", parallel);
+  GError *err = NULL;
+  FsWorkload *w = fs_workload_load_string(text, "toy-moe.yaml", NULL, NULL, &err);
+  fs_assert_no_error(err);
+  return w;
+}
+
+START_TEST(test_executor_expert_data_parallel)
+{
+  /* ep 2 of dp 8: expert gradients reduce over the 4 ranks that hold the
+   * same experts (Megatron-Core's expert-data-parallel group), the rest over
+   * all 8. */
+  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsWorkload) w = small_moe("  tp: 1\n  ep: 2\n  zero_stage: 0\n");
+  g_autoptr(FsTrain) t = run(topo, w);
+  FsTransformerParams pp;
+  fs_transformer_params(&w->model, &pp);
+  double experts = 8 * (pp.moe - 1024.0 * 4) / 2; /* per rank: 2 of the 4 experts */
+  OpSum e = ops_named(t, "expert grad bucket"), d = ops_named(t, "grad bucket");
+  ck_assert_uint_gt(e.n, 0);
+  ck_assert_uint_eq(e.comm_size, 4);
+  ck_assert_uint_eq(d.comm_size, 8);
+  ck_assert_double_eq_tol(e.bytes / (experts * 2), 1.0, 1e-6); /* all-reduce: the whole buffer */
+  /* ZeRO-1: a reduce-scatter leaves 1/4 of the expert gradients per rank,
+   * and the expert parameters come back by an all-gather over the same 4. */
+  g_autoptr(FsWorkload) z = small_moe("  tp: 1\n  ep: 2\n  zero_stage: 1\n");
+  g_autoptr(FsTrain) tz = run(topo, z);
+  e = ops_named(tz, "expert grad bucket");
+  ck_assert_uint_eq(e.comm_size, 4);
+  ck_assert_double_eq_tol(e.bytes * 4 / (experts * 2), 1.0, 1e-6);
+  /* ep = dp: every rank holds its own expert, nothing to reduce. */
+  g_autoptr(FsWorkload) a = small_moe("  tp: 1\n  ep: 4\n  dp: 4\n  pp: 2\n  zero_stage: 1\n");
+  g_autoptr(FsWorkload) b = small_moe("  tp: 1\n  ep: 4\n  dp: 4\n  pp: 2\n  zero_stage: 3\n");
+  g_autoptr(FsTrain) ta = run(topo, a);
+  g_autoptr(FsTrain) tb = run(topo, b);
+  ck_assert_uint_eq(ops_named(ta, "expert").n, 0);
+  ck_assert_uint_eq(ops_named(tb, "expert").n, 0);
+  /* ZeRO-3 with ep 2: per layer an expert gather and reduce-scatter over 4. */
+  g_autoptr(FsWorkload) f = small_moe("  tp: 1\n  ep: 2\n  zero_stage: 3\n");
+  g_autoptr(FsTrain) tf = run(topo, f);
+  OpSum rs = ops_named(tf, "expert grad reduce-scatter");
+  ck_assert_uint_eq(rs.n, 8);
+  ck_assert_uint_eq(rs.comm_size, 4);
+  ck_assert_double_eq_tol(rs.bytes * 4 / (experts * 2), 1.0, 1e-6);
+  ck_assert_uint_eq(ops_named(tf, "expert param gather").comm_size, 4);
+}
+END_TEST
+
+START_TEST(test_executor_mixtral_expert_groups)
+{
+  /* The Mixtral 8x7B preset on one DGX H100, tp 1, ep 4: dp 8, so each
+   * expert's gradients reduce over the 2 ranks that hold it (Megatron-Core's
+   * expert DP = dp·cp·tp / (etp·ep) = 8·1·1 / (1·4)) while attention, norms,
+   * router and embeddings reduce over all 8; ZeRO-1 shards them the same
+   * way, so the optimizer step covers 1/2 of the rank's experts. */
+  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autofree char *path = fs_test_source_path("workloads/mixtral-8x7b.yaml");
+  const char *ov[] = { "gpus=8", "--tp=1", "--ep=4", "--global-batch-size=8", NULL };
+  GError *err = NULL;
+  g_autoptr(FsWorkload) w = fs_workload_load_file(path, ov, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsTrain) t = run(topo, w);
+  ck_assert_uint_eq(w->dp, 8);
+  ck_assert_uint_eq(w->zero_stage, 1);
+  FsTransformerParams pp;
+  fs_transformer_params(&w->model, &pp);
+  double experts = 32 * (pp.moe - 4096.0 * 8) / 4;
+  ck_assert_double_eq_tol(experts, 32.0 * 2 * 3 * 4096 * 14336, 1);
+  OpSum e = ops_named(t, "expert grad bucket"), d = ops_named(t, "grad bucket");
+  ck_assert_uint_eq(e.comm_size, 2);
+  ck_assert_uint_eq(d.comm_size, 8);
+  ck_assert_double_eq_tol(e.bytes * 2 / (experts * 2), 1.0, 1e-6);
+  double dense = (pp.total - 32 * (pp.moe - 4096.0 * 8)) + 32 * 4096.0 * 8 * (1.0 / 4 - 1);
+  ck_assert_double_eq_tol(d.bytes * 8 / (dense * 2), 1.0, 1e-3);
+}
+END_TEST
+
 START_TEST(test_opgraph_cycle_is_deadlock)
 {
   g_autoptr(FsOpGraph) g = fs_opgraph_new();
@@ -217,6 +393,9 @@ int main(void)
   tcase_add_test(tc, test_executor_deterministic);
   tcase_add_test(tc, test_executor_schedules_order);
   tcase_add_test(tc, test_executor_gpu_count_mismatch);
+  tcase_add_test(tc, test_executor_tied_embeddings);
+  tcase_add_test(tc, test_executor_expert_data_parallel);
+  tcase_add_test(tc, test_executor_mixtral_expert_groups);
   suite_add_tcase(s, tc);
   FS_ADD_TEST(s, test_opgraph_cycle_is_deadlock);
   FS_ADD_TEST(s, test_opgraph_collective_not_joined);

@@ -240,6 +240,23 @@ START_TEST(test_memory_estimate_errors_and_moe)
   ck_assert(fs_memory_estimate(&moe, &e, 0, NULL, &m8, &err));
   double experts = 32.0 * 8 * 3 * 4096 * 14336;
   ck_assert_rel(m1.params - m8.params, experts * 7 / 8);
+  /* ZeRO-1 shards the fp32 master copy over dp × cp for dense parameters and
+   * over the expert-data-parallel group dp × cp / ep for experts: doubling
+   * cp halves both. */
+  e.zero_stage = 1;
+  FsMemoryBreakdown c1, c2;
+  ck_assert(fs_memory_estimate(&moe, &e, 0, NULL, &c1, &err));
+  e.cp = 2;
+  ck_assert(fs_memory_estimate(&moe, &e, 0, NULL, &c2, &err));
+  ck_assert_rel((double)c1.master, 2.0 * (double)c2.master);
+  /* ep 8 of dp 8: each expert lives on one rank, its states are not
+   * sharded; dense states are, 8 ways. */
+  e.cp = 1;
+  FsTransformerParams tp;
+  fs_transformer_params(&moe, &tp);
+  double expert_all = 32.0 * (tp.moe - 4096.0 * 8); /* the router is dense */
+  double dense = tp.total - expert_all;               /* pp 1: the one stage holds it all */
+  ck_assert_rel((double)c1.master, 4.0 * dense / 8 + 4.0 * expert_all / 8);
 }
 END_TEST
 

@@ -202,6 +202,44 @@ START_TEST(test_sim_event_limit_error)
 }
 END_TEST
 
+/* An event that asks for an interrupt after its 100th run, as the SIGINT
+ * handler would in the middle of a run. */
+static void interrupt_at_100(void *ctx, uint64_t arg)
+{
+  FsSim *sim = ctx;
+  if (fs_sim_events_run(sim) == 100)
+    fs_sim_request_interrupt();
+  fs_sim_after(sim, FS_NS, interrupt_at_100, sim, arg);
+}
+
+START_TEST(test_sim_interrupt)
+{
+  g_autoptr(FsSim) sim = fs_sim_new();
+  ck_assert_uint_eq(fs_sim_default_event_limit(), FS_SIM_MAX_EVENTS);
+  fs_sim_at(sim, 0, interrupt_at_100, sim, 0);
+  g_autoptr(GError) error = NULL;
+  ck_assert(!fs_sim_interrupt_requested());
+  ck_assert(!fs_sim_run(sim, &error));
+  ck_assert(fs_sim_interrupt_requested());
+  ck_assert(error != NULL && error->code == FS_RUNTIME_ERROR_INTERRUPTED);
+  ck_assert_int_eq(fs_error_exit_status(error), FS_EXIT_INTERRUPTED);
+  fs_assert_error(error, FS_RUNTIME_ERROR, "interrupted at simulated time 99.000 ns after 100 "
+                  "events; partial results not written");
+  /* Stopped at an event boundary: the next event is pending, the clock at
+   * the last event run; every run loop refuses until the request is
+   * cleared. */
+  ck_assert_uint_eq(fs_sim_pending(sim), 1);
+  ck_assert_int_eq(fs_sim_now(sim), 99 * FS_NS);
+  ck_assert(!fs_sim_run_until(sim, FS_US, &error));
+  ck_assert_uint_eq(fs_sim_events_run(sim), 100);
+  g_clear_error(&error);
+  fs_sim_clear_interrupt();
+  ck_assert(fs_sim_run_until(sim, 150 * FS_NS, &error));
+  fs_assert_no_error(error);
+  ck_assert_uint_eq(fs_sim_events_run(sim), 151);
+}
+END_TEST
+
 static void noop(void *ctx, uint64_t arg)
 {
   (void)ctx;
@@ -282,6 +320,7 @@ int main(void)
   FS_ADD_TEST(s, test_sim_stop);
   FS_ADD_TEST(s, test_sim_cancel_and_reschedule);
   FS_ADD_TEST(s, test_sim_event_limit_error);
+  FS_ADD_TEST(s, test_sim_interrupt);
   FS_ADD_TEST(s, test_sim_event_in_the_past_aborts);
   FS_ADD_TEST(s, test_sim_reschedule_in_the_past_aborts);
   return fs_test_run_suite(s);

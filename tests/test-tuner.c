@@ -249,6 +249,58 @@ START_TEST(test_tuner_respects_prefs)
 }
 END_TEST
 
+/* NCCL >= 2.24's per-collective NCCL_ALGO / NCCL_PROTO: a plain first
+ * entry for every collective, "collective:list" entries replacing one
+ * collective's set, '^' per entry, and the tuner following each. */
+START_TEST(test_nccl_algo_per_collective)
+{
+  g_autoptr(FsNcclParams) p = params();
+  FsCollSysInfo s = hopper_box();
+  g_autoptr(FsComm) c = fs_comm_new(8);
+  FsCollPrefs prefs;
+  FsCollChoice ch;
+  GError *err = NULL;
+  fs_coll_prefs_init(&prefs);
+  ck_assert(fs_coll_prefs_set_nccl_algo(&prefs, "ring;allreduce:tree;AllGather:^tree", &err));
+  fs_assert_no_error(err);
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 1 << 30, &prefs, &ch, &err));
+  ck_assert_str_eq(ch.algo->name, "tree");
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_REDUCE_SCATTER, 1 << 30, &prefs, &ch, &err));
+  ck_assert_str_eq(ch.algo->name, "ring");
+  /* all_gather: everything but tree, so NVLS may win on this NVLS box. */
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_GATHER, 1 << 30, &prefs, &ch, &err));
+  ck_assert_str_ne(ch.algo->name, "tree");
+  /* Without the plain entry, the other collectives keep every algorithm;
+   * names as fabricsim spells them work too. */
+  fs_coll_prefs_init(&prefs);
+  ck_assert(fs_coll_prefs_set_nccl_algo(&prefs, "all_reduce:ring", &err));
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 1 << 30, &prefs, &ch, &err));
+  ck_assert_str_eq(ch.algo->name, "ring");
+  ck_assert(prefs.op_algo_mask[FS_COLL_ALL_GATHER] == ~(guint64)0);
+  /* NCCL's own example: everything but LL128, and only LL128 for allreduce. */
+  fs_coll_prefs_init(&prefs);
+  ck_assert(fs_coll_prefs_set_nccl_proto(&prefs, "^LL128;allreduce:LL128", &err));
+  ck_assert_uint_eq(prefs.op_proto_mask[FS_COLL_ALL_REDUCE], 1u << FS_PROTO_LL128);
+  ck_assert_uint_eq(prefs.op_proto_mask[FS_COLL_BROADCAST], (1u << FS_PROTO_LL) | (1u << FS_PROTO_SIMPLE));
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 1 << 30, &prefs, &ch, &err));
+  ck_assert_uint_eq(ch.proto, FS_PROTO_LL128);
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_BROADCAST, 1 << 30, &prefs, &ch, &err));
+  ck_assert_uint_ne(ch.proto, FS_PROTO_LL128);
+  /* Errors: a later entry without a collective, an unknown collective, an
+   * empty list; prefs are left as they were. */
+  fs_coll_prefs_init(&prefs);
+  ck_assert(!fs_coll_prefs_set_nccl_algo(&prefs, "ring;tree", &err));
+  fs_assert_error(err, FS_COLL_ERROR, "has no collective");
+  ck_assert(!fs_coll_prefs_set_nccl_algo(&prefs, "allreduce:ring;alltoeverything:tree", &err));
+  fs_assert_error(err, FS_COLL_ERROR, "unknown collective \"alltoeverything\"");
+  ck_assert(prefs.op_algo_mask[FS_COLL_ALL_REDUCE] == ~(guint64)0);
+  ck_assert(!fs_coll_prefs_set_nccl_algo(&prefs, "allreduce:", &err));
+  fs_assert_error(err, FS_COLL_ERROR, "empty list");
+  ck_assert(!fs_coll_prefs_set_nccl_proto(&prefs, "allreduce:LL256", &err));
+  fs_assert_error(err, FS_COLL_ERROR, "unknown name \"LL256\"");
+}
+END_TEST
+
 START_TEST(test_explain_arithmetic)
 {
   g_autoptr(FsNcclParams) p = params();
@@ -281,6 +333,7 @@ int main(void)
   FS_ADD_TEST(s, test_tuner_time_decreases_with_channels_for_large);
   FS_ADD_TEST(s, test_nccl_algo_parsing);
   FS_ADD_TEST(s, test_tuner_respects_prefs);
+  FS_ADD_TEST(s, test_nccl_algo_per_collective);
   FS_ADD_TEST(s, test_explain_arithmetic);
   return fs_test_run_suite(s);
 }

@@ -190,6 +190,14 @@ START_TEST(test_workload_overrides)
   g_autoptr(FsWorkload) b = load_preset("llama2-7b", bad, &err);
   ck_assert_ptr_null(b);
   fs_assert_error(err, FS_WORKLOAD_ERROR, "override --tp=3: heads (32) is not divisible by tp (3)");
+  /* Megatron's flag that unties GPT's output layer from the embedding. */
+  const char *const untie[] = {"--untie-embeddings-and-output-weights", NULL};
+  g_autoptr(FsWorkload) u = load_preset("gpt3-13b", untie, &err);
+  fs_assert_no_error(err);
+  ck_assert(!u->model.tied_embeddings);
+  g_autoptr(FsWorkload) tied = load_preset("gpt3-13b", NULL, &err);
+  fs_assert_no_error(err);
+  ck_assert(tied->model.tied_embeddings);
   const char *const ep[] = {"--expert-model-parallel-size=3", NULL};
   g_autoptr(FsWorkload) e = load_preset("mixtral-8x7b", ep, &err);
   ck_assert_ptr_null(e);
@@ -289,6 +297,9 @@ START_TEST(test_workload_placement_groups)
   static const struct { FsParallelDim dim; guint n; guint ranks[4]; } cases[] = {
     {FS_DIM_TP, 2, {12, 13}},        {FS_DIM_CP, 2, {13, 15}},  {FS_DIM_DP, 2, {9, 13}},
     {FS_DIM_PP, 2, {5, 13}},         {FS_DIM_EP, 2, {13, 15}},  {FS_DIM_DP_CP, 4, {9, 11, 13, 15}},
+    /* Expert data parallel: the same expert index (ep 0), every edp index;
+     * together with the EP group it tiles the dp × cp group. */
+    {FS_DIM_EDP, 2, {9, 13}},
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     ck_assert_uint_eq(fs_workload_group(w, cases[i].dim, 13, g), cases[i].n);

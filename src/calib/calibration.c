@@ -550,14 +550,10 @@ static void change_free(gpointer p)
   g_free(c);
 }
 
-FsCalibration *fs_calibration_load(const char *path, GError **error)
+static FsCalibration *from_doc(const FsJsonDoc *doc, GError **error)
 {
-  g_return_val_if_fail(path != NULL, NULL);
-  g_autoptr(FsJsonDoc) doc = fs_json_doc_load(path, error);
-  if (doc == NULL)
-    return NULL;
   FsCalibration *cal = g_new0(FsCalibration, 1);
-  cal->file = g_strdup(path);
+  cal->file = g_strdup(fs_json_doc_name(doc));
   cal->changes = g_ptr_array_new_with_free_func(change_free);
   cal->warnings = g_ptr_array_new_with_free_func(g_free);
   Rd rd = {doc, error};
@@ -567,6 +563,21 @@ FsCalibration *fs_calibration_load(const char *path, GError **error)
   }
   cal->n_load_warnings = cal->warnings->len;
   return cal;
+}
+
+FsCalibration *fs_calibration_load(const char *path, GError **error)
+{
+  g_return_val_if_fail(path != NULL, NULL);
+  g_autoptr(FsJsonDoc) doc = fs_json_doc_load(path, error);
+  return doc != NULL ? from_doc(doc, error) : NULL;
+}
+
+FsCalibration *fs_calibration_load_string(const char *text, gsize len, const char *name,
+                                          GError **error)
+{
+  g_return_val_if_fail(text != NULL && name != NULL, NULL);
+  g_autoptr(FsJsonDoc) doc = fs_json_doc_parse(text, len, name, error);
+  return doc != NULL ? from_doc(doc, error) : NULL;
 }
 
 void fs_calibration_free(FsCalibration *cal)

@@ -153,6 +153,9 @@ typedef struct {
  * rules use, with the right types.  Unknown members, probes and GEMM
  * datatypes are ignored (a warning for GEMM datatypes). */
 FsCalibration *fs_calibration_load(const char *path, GError **error);
+/* The same from len bytes of text; name stands for the file in messages. */
+FsCalibration *fs_calibration_load_string(const char *text, gsize len, const char *name,
+                                          GError **error);
 void fs_calibration_free(FsCalibration *cal);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCalibration, fs_calibration_free)
 

@@ -510,8 +510,16 @@ static FsNcclLog *parse_text(const char *text, gsize len, const char *name, GErr
   Text tx = {.file = name, .log = log, .error = error};
   g_autofree char *copy = g_strndup(text, len);
   if (strlen(copy) != len) {
-    fs_set_error_at(error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_PARSE, name, 0, 0,
-                    "contains a NUL byte; expected nccl-tests text output");
+    /* The position of the first NUL byte. */
+    int nline = 1;
+    const char *bol = copy, *nul = copy + strlen(copy);
+    for (const char *q = copy; q < nul; q++)
+      if (*q == '\n') {
+        nline++;
+        bol = q + 1;
+      }
+    fs_set_error_at(error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_PARSE, name, nline,
+                    (int)(nul - bol) + 1, "NUL byte; expected nccl-tests text output");
     return NULL;
   }
   gboolean ok = TRUE;
@@ -549,8 +557,7 @@ static FsNcclLog *parse_text(const char *text, gsize len, const char *name, GErr
   }
   if (log->tests->len == 0) {
     fs_set_error_at(error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_EMPTY, name, line > 0 ? line : 1,
-                    0,
-                    "no nccl-tests result table found (expected a \"#  size  count  type …\" "
+                    1, "no nccl-tests result table found (expected a \"#  size  count  type …\" "
                     "header followed by rows)");
     return NULL;
   }

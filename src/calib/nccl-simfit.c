@@ -43,7 +43,7 @@ static gboolean predict(void *ctx, const double *p, const uint64_t *sizes, guint
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, ng, error);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, ng, np.max_channels, error);
   FsCollSysInfo sys;
   if (comm == NULL || !fs_coll_sysinfo_from_topo(&np, router, comm, &sys, error))
     return FALSE;

@@ -154,7 +154,7 @@ static Setup *setup_for(Nccl *c, guint n, GError **error)
   s->router = fs_router_new(c->topo, s->net, NULL);
   s->tnet = fs_coll_topo_net_new(s->router);
   g_ptr_array_add(c->setups, s);
-  if ((s->comm = fs_coll_comm_from_topo(s->router, gpus, ng, error)) == NULL ||
+  if ((s->comm = fs_coll_comm_from_topo(s->router, gpus, ng, c->np->max_channels, error)) == NULL ||
       !fs_coll_sysinfo_from_topo(c->np, s->router, s->comm, &s->sys, error))
     return NULL;
   return s;

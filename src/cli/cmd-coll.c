@@ -15,9 +15,16 @@
 #include "coll/coll-topo.h"
 #include "coll/ncclt-format.h"
 #include "net/route.h"
+#include "report/link-sampler.h"
+#include "report/trace-json.h"
 #include "topo/topo.h"
 #include "util/error.h"
+#include "util/strutil.h"
 #include "util/units.h"
+#include "workload/opgraph.h"
+
+#define COLL_SCHEMA_VERSION 1
+#define TRACE_LINKS 16
 
 static char *opt_op = NULL, *opt_min = NULL, *opt_max = NULL, *opt_step = NULL;
 static gint64 opt_factor = 0;
@@ -25,7 +32,9 @@ static char *opt_gpus = NULL, *opt_ngpus = NULL, *opt_dtype = NULL, *opt_redop =
 static gint opt_root = 0;
 static char *opt_algo = NULL, *opt_proto = NULL;
 static gint opt_channels = 0;
-static gboolean opt_json = FALSE, opt_list = FALSE, opt_explain = FALSE, opt_exact = FALSE;
+static gboolean opt_json = FALSE, opt_csv = FALSE, opt_list = FALSE, opt_explain = FALSE;
+static gboolean opt_exact = FALSE;
+static char *opt_trace = NULL;
 static char *opt_calibration = NULL;
 static char *opt_models = NULL, *opt_params = NULL;
 static char **opt_defines = NULL;
@@ -53,6 +62,10 @@ static const GOptionEntry entries[] = {
   {"warmup_iters", 'w', 0, G_OPTION_ARG_INT, &opt_warmup, "Warmup iterations (printed only)", "N"},
   {"check", 'c', 0, G_OPTION_ARG_INT, &opt_check, "Accepted for nccl-tests compatibility; no data is checked", "N"},
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON instead of the nccl-tests table", NULL},
+  {"csv", 0, 0, G_OPTION_ARG_NONE, &opt_csv, "Print CSV instead of the nccl-tests table", NULL},
+  {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
+   "Write a Chrome trace-event JSON of the sweep's sizes run back to back, each as the tuner "
+   "picks it (ignores --algo/--proto/--channels)", "FILE"},
   {"list", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the algorithms and protocols and exit", NULL},
   {"exact", 0, 0, G_OPTION_ARG_NONE, &opt_exact,
    "Simulate every transfer: no channel folding, no loop extrapolation (slower, same results "
@@ -158,9 +171,9 @@ static gboolean build_prefs(FsCollPrefs *prefs, GError **error)
 {
   fs_coll_prefs_init(prefs);
   const char *env_algo = g_getenv("NCCL_ALGO"), *env_proto = g_getenv("NCCL_PROTO");
-  if (env_algo && env_algo[0] && !fs_coll_parse_nccl_algo(env_algo, &prefs->algo_mask, error))
+  if (env_algo && env_algo[0] && !fs_coll_prefs_set_nccl_algo(prefs, env_algo, error))
     return FALSE;
-  if (env_proto && env_proto[0] && !fs_coll_parse_nccl_proto(env_proto, &prefs->proto_mask, error))
+  if (env_proto && env_proto[0] && !fs_coll_prefs_set_nccl_proto(prefs, env_proto, error))
     return FALSE;
   if (opt_algo != NULL && (prefs->algo = fs_coll_algo_find(opt_algo)) == NULL) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -211,6 +224,56 @@ static gboolean explain_sizes(GString *out, const FsNcclParams *np, const FsColl
   return TRUE;
 }
 
+/* Runs each size of the sweep (the first datatype and redop) once more,
+ * back to back, as collectives of an op graph (one stream per rank, tuned
+ * as NCCL would), sampling link utilisation, and writes the trace. */
+static gboolean write_trace(const FsTopo *topo, const FsNcclParams *np, const guint *gpus, guint n,
+                            FsCollOp op, const GArray *rows, const char *path, GError **error)
+{
+  g_autoptr(FsOpGraph) g = fs_opgraph_new();
+  guint comm = fs_opgraph_add_comm(g, "world", gpus, n);
+  g_autofree guint *streams = g_new(guint, n);
+  for (guint r = 0; r < n; r++)
+    streams[r] = fs_opgraph_add_stream(g, "coll", r, (int)gpus[r], TRUE);
+  const char *first_type = rows->len ? g_array_index(rows, FsNcclTestsRow, 0).type_name : NULL;
+  const char *first_redop = rows->len ? g_array_index(rows, FsNcclTestsRow, 0).redop_label : NULL;
+  for (guint i = 0; i < rows->len; i++) {
+    const FsNcclTestsRow *row = &g_array_index(rows, FsNcclTestsRow, i);
+    if (strcmp(row->type_name, first_type) != 0 || strcmp(row->redop_label, first_redop) != 0)
+      continue;
+    guint c = fs_opgraph_add_coll(g, comm, op, row->sizes.unit_bytes);
+    g_autofree char *sz = fs_format_size(row->sizes.size);
+    g_autofree char *name = g_strdup_printf("%s %s", fs_coll_op_name(op), sz);
+    for (guint r = 0; r < n; r++) {
+      FsOp o = { .kind = FS_OP_COLL, .cat = FS_CAT_COMM, .name = name, .bytes = row->sizes.unit_bytes,
+                 .coll = c, .mb = -1, .layer = -1 };
+      fs_opgraph_add(g, streams[r], &o, NULL, 0);
+    }
+  }
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
+  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
+  FsOpEnv env = { sim, net, router, tnet, np };
+  g_autoptr(FsLinkSampler) sampler = fs_link_sampler_new(net, 100);
+  if (!fs_opgraph_run(g, &env, error))
+    return FALSE;
+  FsTime end = fs_opgraph_end(g);
+  if (sampler != NULL)
+    fs_link_sampler_finish(sampler, end);
+  FsTraceLink tl[TRACE_LINKS];
+  guint nl = fs_trace_busiest_links(net, end, tl, TRACE_LINKS);
+  char *names[TRACE_LINKS] = { NULL };
+  for (guint i = 0; i < nl; i++)
+    tl[i].name = names[i] = fs_router_channel_name(router, tl[i].channel);
+  g_autofree char *title = g_strdup_printf("%s on %u GPUs of %s", fs_coll_op_name(op), n, fs_topo_name(topo));
+  FsTraceOptions to = { title, tl, nl, sampler, end };
+  g_autofree char *txt = fs_trace_json(g, topo, &to);
+  for (guint i = 0; i < nl; i++)
+    g_free(names[i]);
+  return fs_write_file_atomic(path, txt, strlen(txt), error);
+}
+
 static int run(const char *topo_path)
 {
   GError *error = NULL;
@@ -251,7 +314,7 @@ static int run(const char *topo_path)
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, &error);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, np->max_channels, &error);
   if (comm == NULL)
     return fs_cli_fail("coll", error);
   if (fs_coll_op_rooted(sel.op) && (opt_root < 0 || (guint)opt_root >= n))
@@ -292,9 +355,22 @@ static int run(const char *topo_path)
       }
   }
   double avg = fs_coll_bench_avg_busbw(rows);
+  if (opt_trace != NULL && !write_trace(topo, np, gpus, n, sel.op, rows, opt_trace, &error))
+    return fs_cli_fail("coll", error);
 
+  if (opt_csv) {
+    printf("size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo,proto,channels\n");
+    for (guint i = 0; i < rows->len; i++) {
+      const FsNcclTestsRow *r = &g_array_index(rows, FsNcclTestsRow, i);
+      printf("%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%s,%d,%.10g,%.10g,%.10g,%s,%s,%u\n",
+             r->sizes.size, r->sizes.count, r->type_name, r->redop_label, r->root, r->oop_time_us,
+             r->oop_algbw, r->oop_busbw, r->algo, r->proto, r->channels);
+    }
+    return 0;
+  }
   if (opt_json) {
     json_t *root = json_object();
+    json_object_set_new(root, "schema_version", json_integer(COLL_SCHEMA_VERSION));
     json_object_set_new(root, "collective", json_string(fs_coll_op_name(sel.op)));
     json_object_set_new(root, "topology", json_string(fs_topo_name(topo)));
     json_object_set_new(root, "nranks", json_integer(n));
@@ -346,7 +422,8 @@ int fs_cmd_coll(int argc, char **argv)
     "table (size, count, type, redop, root, time, algbw, busbw), a note of the\n"
     "algorithm/protocol/channels that ran, and the average bus bandwidth.  The\n"
     "tuner follows NCCL's cost model (models/nccl/nccl.yaml); NCCL_ALGO and\n"
-    "NCCL_PROTO restrict it as in NCCL (\"Ring,Tree\", \"^NVLS\"); CollNet (SHARP)\n"
+    "NCCL_PROTO restrict it as in NCCL (\"Ring,Tree\", \"^NVLS\", or per collective as\n"
+    "in NCCL 2.24+: \"ring;allreduce:tree,ring;allgather:^nvls\"); CollNet (SHARP)\n"
     "is considered only with NCCL_COLLNET_ENABLE=1 or --algo collnet_direct|collnet_chain.\n"
     "\n"
     "Examples:\n"
@@ -360,5 +437,7 @@ int fs_cmd_coll(int argc, char **argv)
   }
   if (argc != 2)
     return fs_cli_usage("coll", "expected one TOPOLOGY file");
+  if (opt_json && opt_csv)
+    return fs_cli_usage("coll", "--json and --csv are exclusive");
   return run(argv[1]);
 }

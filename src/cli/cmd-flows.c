@@ -11,14 +11,21 @@
 #include "cli/commands.h"
 #include "net/flowfile.h"
 #include "net/route.h"
+#include "report/link-sampler.h"
+#include "report/trace-json.h"
 #include "topo/topo.h"
+#include "util/strutil.h"
 #include "util/units.h"
+
+#define FLOWS_SCHEMA_VERSION 1
+#define TRACE_LINKS 16
 
 static char **opt_defines = NULL;
 static char *opt_calibration = NULL;
 static char *opt_models = NULL;
 static gboolean opt_json = FALSE;
 static gboolean opt_csv = FALSE;
+static char *opt_trace = NULL;
 static char *opt_model = NULL;
 static char *opt_p2p_level = NULL;
 static gboolean opt_p2p_disable = FALSE;
@@ -27,6 +34,9 @@ static gboolean opt_ib_disable = FALSE;
 static const GOptionEntry entries[] = {
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON", NULL},
   {"csv", 0, 0, G_OPTION_ARG_NONE, &opt_csv, "Print CSV (times in ps, rates in B/s)", NULL},
+  {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
+   "Write a Chrome trace-event JSON of the transfers and link utilisation (opens in Perfetto)",
+   "FILE"},
   {"model", 0, 0, G_OPTION_ARG_STRING, &opt_model,
    "Flow model: maxmin (default, bandwidth shared max-min fairly) or analytic (alpha-beta, "
    "no sharing)", "MODEL"},
@@ -51,6 +61,31 @@ static char *bottleneck_name(const FsTopo *t, int64_t ch)
     return g_strdup("-");
   return g_strdup_printf("%s->%s", fs_topo_node(t, fs_topo_channel_src(t, (guint)ch))->name,
                          fs_topo_node(t, fs_topo_channel_dst(t, (guint)ch))->name);
+}
+
+/* The trace of the replayed transfers (trace-json.h). */
+static gboolean write_trace(const FsTopo *t, FsFlowNet *net, FsRouter *router, FsLinkSampler *sampler,
+                            GPtrArray *recs, FsTime makespan, const char *name, GError **error)
+{
+  if (sampler != NULL)
+    fs_link_sampler_finish(sampler, makespan);
+  g_autofree FsTraceTransfer *xs = g_new0(FsTraceTransfer, MAX(recs->len, 1u));
+  for (guint i = 0; i < recs->len; i++) {
+    FsFlowRecord *r = g_ptr_array_index(recs, i);
+    xs[i] = (FsTraceTransfer){ r->id, (guint)r->src, (guint)r->dst, r->bytes,
+                               fs_route_kind_name(r->kind), r->info.start, r->info.finish };
+  }
+  FsTraceLink tl[TRACE_LINKS];
+  guint nl = fs_trace_busiest_links(net, makespan, tl, TRACE_LINKS);
+  char *names[TRACE_LINKS] = { NULL };
+  for (guint i = 0; i < nl; i++)
+    tl[i].name = names[i] = fs_router_channel_name(router, tl[i].channel);
+  g_autofree char *title = g_strdup_printf("%s on %s", name, fs_topo_name(t));
+  FsTraceOptions to = { title, tl, nl, sampler, makespan };
+  g_autofree char *txt = fs_trace_json_transfers(t, xs, recs->len, &to);
+  for (guint i = 0; i < nl; i++)
+    g_free(names[i]);
+  return fs_write_file_atomic(opt_trace, txt, strlen(txt), error);
 }
 
 int fs_cmd_flows(int argc, char **argv)
@@ -89,7 +124,11 @@ int fs_cmd_flows(int argc, char **argv)
   g_autoptr(FsFlowList) list = fs_flow_list_load(argv[2], t, &error);
   if (list == NULL)
     return fs_cli_fail("flows", error);
-  if (!fs_flow_list_replay(list, t, model, &ropt, &error))
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
+  g_autoptr(FsRouter) router = fs_router_new(t, net, &ropt);
+  g_autoptr(FsLinkSampler) sampler = opt_trace ? fs_link_sampler_new(net, 100) : NULL;
+  if (!fs_flow_list_replay_on(list, router, &error))
     return fs_cli_fail("flows", error);
 
   GPtrArray *recs = list->records;
@@ -100,8 +139,11 @@ int fs_cmd_flows(int argc, char **argv)
     makespan = MAX(makespan, r->info.finish);
     total += r->bytes;
   }
+  if (opt_trace != NULL && !write_trace(t, net, router, sampler, recs, makespan, argv[2], &error))
+    return fs_cli_fail("flows", error);
   if (opt_json) {
     json_t *o = json_object();
+    json_object_set_new(o, "schema_version", json_integer(FLOWS_SCHEMA_VERSION));
     json_object_set_new(o, "topology", json_string(fs_topo_name(t)));
     json_object_set_new(o, "model", json_string(fs_net_model_name(model)));
     json_t *arr = json_array();

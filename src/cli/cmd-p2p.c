@@ -18,11 +18,12 @@
 #include "util/units.h"
 
 #define MAX_GPUS 256
+#define P2P_SCHEMA_VERSION 1
 
 static char **opt_defines = NULL;
 static char *opt_calibration = NULL;
 static char *opt_models = NULL;
-static gboolean opt_json = FALSE;
+static gboolean opt_json = FALSE, opt_csv = FALSE;
 static char *opt_size = NULL;
 static char *opt_model = NULL;
 static char *opt_p2p_level = NULL;
@@ -32,6 +33,8 @@ static gint opt_gpus = 0;
 
 static const GOptionEntry entries[] = {
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON instead of text", NULL},
+  {"csv", 0, 0, G_OPTION_ARG_NONE, &opt_csv,
+   "Print CSV instead of text: one line per ordered GPU pair", NULL},
   {"size", 's', 0, G_OPTION_ARG_STRING, &opt_size,
    "Bytes per bandwidth transfer (default 256M; K/M/G are powers of 1024)", "SIZE"},
   {"model", 0, 0, G_OPTION_ARG_STRING, &opt_model, "Flow model: maxmin (default) or analytic",
@@ -101,6 +104,8 @@ int fs_cmd_p2p(int argc, char **argv)
     return 2;
   if (argc != 2)
     return fs_cli_usage("p2p", "expected one topology FILE");
+  if (opt_json && opt_csv)
+    return fs_cli_usage("p2p", "--json and --csv are exclusive");
   GError *error = NULL;
   uint64_t bytes = 256u << 20;
   if (opt_size != NULL && !fs_parse_size(opt_size, &bytes, &error))
@@ -143,6 +148,7 @@ int fs_cmd_p2p(int argc, char **argv)
 
   if (opt_json) {
     json_t *o = json_object();
+    json_object_set_new(o, "schema_version", json_integer(P2P_SCHEMA_VERSION));
     json_object_set_new(o, "topology", json_string(fs_topo_name(t)));
     json_object_set_new(o, "model", json_string(fs_net_model_name(model)));
     json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
@@ -193,6 +199,25 @@ int fs_cmd_p2p(int argc, char **argv)
     return 0;
   }
 
+  if (opt_csv) {
+    /* Empty fields where a value does not exist (no route, no host path). */
+    printf("src_gpu,dst_gpu,bytes,transport,uni_GBps,bi_GBps,latency_us,src_h2d_GBps,src_d2h_GBps\n");
+    for (guint i = 0; i < ng; i++)
+      for (guint j = 0; j < ng; j++) {
+        guint k = i * ng + j;
+        printf("%s,%s,%" G_GUINT64_FORMAT ",%s", fs_topo_node(t, gpus[i])->name,
+               fs_topo_node(t, gpus[j])->name, bytes,
+               i == j ? "local" : routed[k] ? fs_route_kind_name(kind[k]) : "none");
+        const double v[] = { uni[k], bi[k], lat[k], h2d[i], d2h[i] };
+        for (guint c = 0; c < G_N_ELEMENTS(v); c++)
+          if (v[c] < 0)
+            printf(",");
+          else
+            printf(",%.10g", v[c]);
+        printf("\n");
+      }
+    return 0;
+  }
   g_autofree char *size = fs_format_size(bytes);
   printf("# p2p: %s, %u GPUs, transfers of %s, %s flow model\n", fs_topo_name(t), ng, size,
          fs_net_model_name(model));

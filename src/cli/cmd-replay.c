@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "coll/coll-topo.h"
 #include "compute/efficiency.h"
+#include "report/link-sampler.h"
 #include "report/trace-json.h"
 #include "topo/topo.h"
 #include "util/strutil.h"
@@ -23,12 +24,14 @@
 static char **opt_defines = NULL;
 static char *opt_models = NULL;
 static char *opt_calibration = NULL;
-static gboolean opt_json = FALSE;
+static gboolean opt_json = FALSE, opt_csv = FALSE;
 static char *opt_trace = NULL;
 static char *opt_model = NULL;
 
 static const GOptionEntry entries[] = {
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (schema in workloads/README.md)", NULL},
+  {"csv", 0, 0, G_OPTION_ARG_NONE, &opt_csv,
+   "Print CSV: one line per rank (compute, exposed communication and idle ms)", NULL},
   {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
    "Write a Chrome trace-event JSON of the run (opens in Perfetto)", "FILE"},
   {"model", 0, 0, G_OPTION_ARG_STRING, &opt_model, "Flow model: maxmin (default) or analytic", "MODEL"},
@@ -57,6 +60,8 @@ int fs_cmd_replay(int argc, char **argv)
     return 2;
   if (argc != 3)
     return fs_cli_usage("replay", "expected a TOPOLOGY and a TRACE file");
+  if (opt_json && opt_csv)
+    return fs_cli_usage("replay", "--json and --csv are exclusive");
   FsNetModel model = FS_NET_MAXMIN;
   if (opt_model != NULL && !fs_net_model_from_name(opt_model, &model))
     return fs_cli_usage("replay", "unknown flow model \"%s\" (maxmin or analytic)", opt_model);
@@ -83,9 +88,12 @@ int fs_cmd_replay(int argc, char **argv)
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
   FsOpEnv env = { sim, net, router, tnet, np };
+  g_autoptr(FsLinkSampler) sampler = opt_trace ? fs_link_sampler_new(net, 100) : NULL;
   if (!fs_opgraph_run(rp->graph, &env, &error))
     return fs_cli_fail("replay", error);
   FsTime end = fs_opgraph_end(rp->graph);
+  if (sampler != NULL)
+    fs_link_sampler_finish(sampler, end);
   /* Busiest channels. */
   guint nch = fs_flownet_n_channels(net), nl = 0;
   guint top[TOP_LINKS];
@@ -111,7 +119,9 @@ int fs_cmd_replay(int argc, char **argv)
   }
   json_t *root = json_object();
   json_t *ranks = json_array();
-  if (!opt_json) {
+  if (opt_csv) {
+    printf("rank,gpu,compute_ms,exposed_comm_ms,idle_ms,makespan_ms\n");
+  } else if (!opt_json) {
     printf("%s on %s: %u ranks, %u ops\n", rp->name, fs_topo_name(topo), rp->n_ranks,
            fs_opgraph_n_ops(rp->graph));
     printf("  makespan %.3f ms\n\n", ms(end));
@@ -146,12 +156,14 @@ int fs_cmd_replay(int argc, char **argv)
       json_object_set_new(o, "exposed_comm_ms", json_real(ms(exposed)));
       json_object_set_new(o, "idle_ms", json_real(ms(bd.bubble)));
       json_array_append_new(ranks, o);
+    } else if (opt_csv) {
+      printf("%u,%s,%.10g,%.10g,%.10g,%.10g\n", r, gname, ms(compute), ms(exposed), ms(bd.bubble), ms(end));
     } else {
       printf("  %-5u %-16s %10.3f %10.3f %10.3f\n", r, gname, ms(compute), ms(exposed), ms(bd.bubble));
     }
   }
   json_t *links = json_array();
-  if (!opt_json)
+  if (!opt_json && !opt_csv)
     printf("\nBusiest links (mean utilisation):\n");
   for (guint i = 0; i < nl; i++) {
     g_autofree char *name = fs_router_channel_name(router, top[i]);
@@ -160,13 +172,21 @@ int fs_cmd_replay(int argc, char **argv)
       json_object_set_new(o, "channel", json_string(name));
       json_object_set_new(o, "utilisation", json_real(util[i]));
       json_array_append_new(links, o);
-    } else {
+    } else if (!opt_csv) {
       printf("  %-44s %5.1f%%\n", name, 100 * util[i]);
     }
   }
   if (opt_trace != NULL) {
-    g_autofree char *txt = fs_trace_json(rp->graph, topo, rp->name, NULL, 0, end);
-    if (!fs_write_file_atomic(opt_trace, txt, strlen(txt), &error)) {
+    FsTraceLink tl[TOP_LINKS];
+    char *names[TOP_LINKS] = { NULL };
+    for (guint i = 0; i < nl; i++)
+      tl[i] = (FsTraceLink){ names[i] = fs_router_channel_name(router, top[i]), top[i], util[i] };
+    FsTraceOptions to = { rp->name, tl, nl, sampler, end };
+    g_autofree char *txt = fs_trace_json(rp->graph, topo, &to);
+    gboolean ok = fs_write_file_atomic(opt_trace, txt, strlen(txt), &error);
+    for (guint i = 0; i < nl; i++)
+      g_free(names[i]);
+    if (!ok) {
       json_decref(root);
       json_decref(ranks);
       json_decref(links);

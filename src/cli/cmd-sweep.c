@@ -230,6 +230,20 @@ static int run(const char *spec_path)
 #endif
   if (!fs_sweep_run(env, spec, done + (guint)c.rank, (guint)c.size, (guint)MAX(opt_jobs, 0), cb,
                     poll, &c, &error)) {
+    if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED) && c.rank == 0) {
+      /* The rows in point order so far are in OUT.partial; OUT is not written. */
+      progress(&c, TRUE);
+      g_clear_error(&error);
+      guint kept = fs_sweep_writer_done(w);
+      if (opt_out != NULL)
+        g_set_error(&error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
+                    "interrupted: %u of %u points done; re-run with --resume to finish %s",
+                    kept, c.total, opt_out);
+      else
+        g_set_error(&error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
+                    "interrupted: %u of %u points done (rows above); use -o FILE to be able to "
+                    "resume", kept, c.total);
+    }
     status = fs_cli_fail("sweep", error);
     goto out;
   }

@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "compute/efficiency.h"
+#include "report/link-sampler.h"
 #include "report/trace-json.h"
 #include "topo/topo.h"
 #include "util/strutil.h"
@@ -21,11 +22,13 @@
 
 #define TRAIN_SCHEMA_VERSION 1
 #define TOP_LINKS 8
+#define TRACE_LINKS 16  /* counter tracks in --trace */
+#define TRACE_BINS 100  /* utilisation samples per link, at least (link-sampler.h) */
 
 static char **opt_defines = NULL;
 static char *opt_models = NULL;
 static char *opt_calibration = NULL;
-static gboolean opt_json = FALSE;
+static gboolean opt_json = FALSE, opt_csv = FALSE;
 static gboolean opt_strict = FALSE;
 static char *opt_trace = NULL;
 static char *opt_model = NULL;
@@ -34,6 +37,8 @@ static gboolean opt_dp_isolated = FALSE;
 
 static const GOptionEntry entries[] = {
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (schema in workloads/README.md)", NULL},
+  {"csv", 0, 0, G_OPTION_ARG_NONE, &opt_csv,
+   "Print CSV: one line per rank class (pipeline stage) with its time breakdown in ms", NULL},
   {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
    "Write a Chrome trace-event JSON of the step (opens in Perfetto)", "FILE"},
   {"strict", 0, 0, G_OPTION_ARG_NONE, &opt_strict,
@@ -127,18 +132,21 @@ static void print_text(FsTrain *t, const FsWorkload *w, const FsTopo *topo,
   printf("  energy/step  %.4g kJ (%u GPUs × %.0f W TDP × step time)\n", r->energy_j / 1e3, r->gpus,
          r->gpu->tdp);
   printf("\nTime per rank class (ms; stage s = its tp 0, dp 0 rank):\n");
-  printf("  %-5s %-6s %9s %9s %9s %9s | %8s %8s %8s %8s %8s | %9s\n", "stage", "rank", "forward",
-         "backward", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp", "bubble");
+  printf("  %-5s %-6s %9s %9s %9s %9s | %8s %8s %8s %8s %8s %8s | %9s\n", "stage", "rank",
+         "forward", "backward", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp", "emb",
+         "bubble");
   for (guint i = 0; i < r->classes->len; i++) {
     const FsTrainClass *c = &g_array_index(r->classes, FsTrainClass, i);
-    printf("  %-5u %-6u %9.2f %9.2f %9.2f %9.2f | %8.2f %8.2f %8.2f %8.2f %8.2f | %9.2f\n", c->stage,
-           c->rank, ms(c->time.busy[FS_CAT_FORWARD]), ms(c->time.busy[FS_CAT_BACKWARD]),
+    printf("  %-5u %-6u %9.2f %9.2f %9.2f %9.2f | %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f | %9.2f\n",
+           c->stage, c->rank, ms(c->time.busy[FS_CAT_FORWARD]), ms(c->time.busy[FS_CAT_BACKWARD]),
            ms(c->time.busy[FS_CAT_RECOMPUTE]), ms(c->time.busy[FS_CAT_OPTIMIZER]),
            ms(c->time.exposed[FS_CAT_TP]), ms(c->time.exposed[FS_CAT_CP]),
            ms(c->time.exposed[FS_CAT_EP]), ms(c->time.exposed[FS_CAT_PP]),
-           ms(c->time.exposed[FS_CAT_DP] + c->time.exposed[FS_CAT_COMM]), ms(c->time.bubble));
+           ms(c->time.exposed[FS_CAT_DP] + c->time.exposed[FS_CAT_COMM]),
+           ms(c->time.exposed[FS_CAT_EMB]), ms(c->time.bubble));
   }
-  printf("  (communication columns are exposed time: the compute stream waited for it)\n");
+  printf("  (communication columns are exposed time: the compute stream waited for it;\n"
+         "   emb: the tied-embedding gradient all-reduce between the first and last stage)\n");
   printf("\nBusiest links (mean utilisation over the step):\n");
   if (nl == 0)
     printf("  none: no traffic crossed a link\n");
@@ -245,6 +253,8 @@ int fs_cmd_train(int argc, char **argv)
   }
   if (argc < 3)
     return fs_cli_usage("train", "expected a TOPOLOGY and a WORKLOAD file");
+  if (opt_json && opt_csv)
+    return fs_cli_usage("train", "--json and --csv are exclusive");
   GError *error = NULL;
   FsTrainOptions topt;
   fs_train_options_init(&topt);
@@ -274,9 +284,14 @@ int fs_cmd_train(int argc, char **argv)
   if (np == NULL)
     return fs_cli_fail("train", error);
   g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, &topt, &error);
-  if (t == NULL || !fs_train_run(t, &error))
+  if (t == NULL)
+    return fs_cli_fail("train", error);
+  g_autoptr(FsLinkSampler) sampler = opt_trace ? fs_link_sampler_new(fs_train_net(t), TRACE_BINS) : NULL;
+  if (!fs_train_run(t, &error))
     return fs_cli_fail("train", error);
   const FsTrainResult *r = fs_train_result(t);
+  if (sampler != NULL)
+    fs_link_sampler_finish(sampler, r->step_time);
   FsMemoryBreakdown mem;
   if (!fs_workload_memory_estimate(w, r->gpu, &mem, &error))
     return fs_cli_fail("train", error);
@@ -292,22 +307,35 @@ int fs_cmd_train(int argc, char **argv)
             w->name, tot, mem.stage, r->gpu_name, cap);
   }
   if (opt_trace != NULL) {
-    FsTraceLink tl[TOP_LINKS];
-    char *names[TOP_LINKS] = { NULL };
-    for (guint i = 0; i < nl; i++) {
-      names[i] = fs_router_channel_name(fs_train_router(t), links[i].ch);
-      tl[i].name = names[i];
-      tl[i].utilisation = links[i].util;
-    }
+    FsTraceLink tl[TRACE_LINKS];
+    guint ntl = fs_trace_busiest_links(fs_train_net(t), r->step_time, tl, TRACE_LINKS);
+    char *names[TRACE_LINKS] = { NULL };
+    for (guint i = 0; i < ntl; i++)
+      tl[i].name = names[i] = fs_router_channel_name(fs_train_router(t), tl[i].channel);
     g_autofree char *title = g_strdup_printf("%s on %s", w->name, fs_topo_name(topo));
-    g_autofree char *txt = fs_trace_json(fs_train_graph(t), topo, title, tl, nl, r->step_time);
+    FsTraceOptions to = { title, tl, ntl, sampler, r->step_time };
+    g_autofree char *txt = fs_trace_json(fs_train_graph(t), topo, &to);
     gboolean ok = fs_write_file_atomic(opt_trace, txt, strlen(txt), &error);
-    for (guint i = 0; i < nl; i++)
+    for (guint i = 0; i < ntl; i++)
       g_free(names[i]);
     if (!ok)
       return fs_cli_fail("train", error);
   }
-  if (opt_json) {
+  if (opt_csv) {
+    printf("stage,rank,step_time_ms");
+    for (guint k = 0; k < FS_CAT_N; k++)
+      if (k != FS_CAT_OTHER)
+        printf(",%s_ms", fs_op_cat_name(k));
+    printf(",bubble_ms\n");
+    for (guint i = 0; i < r->classes->len; i++) {
+      const FsTrainClass *c = &g_array_index(r->classes, FsTrainClass, i);
+      printf("%u,%u,%.10g", c->stage, c->rank, ms(r->step_time));
+      for (guint k = 0; k < FS_CAT_N; k++)
+        if (k != FS_CAT_OTHER)
+          printf(",%.10g", ms(fs_op_cat_is_comm(k) ? c->time.exposed[k] : c->time.busy[k]));
+      printf(",%.10g\n", ms(c->time.bubble));
+    }
+  } else if (opt_json) {
     json_t *o = result_json(t, w, topo, &mem, links, nl);
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     printf("%s\n", s);

@@ -12,4 +12,5 @@ FS_CMD(validate, "compare predictions with published measurements (validation/re
 FS_CMD(train, "simulate one training step: step time, MFU, breakdown, busiest links, memory")
 FS_CMD(replay, "run an explicit per-rank op graph (JSON trace) on a topology; reports deadlocks")
 FS_CMD(sweep, "run a what-if sweep (grid or list of points) on all cores or MPI ranks; CSV/JSON")
-FS_CMD(explain, "teaching views: pipeline schedules with their bubble; the arithmetic of a collective")
+FS_CMD(explain, "teaching views: pipeline schedules, a collective's arithmetic, GPU pair paths, overlap")
+FS_CMD(plan, "capacity planning: fabrics, GPU counts and layouts that meet a target, with cost and energy")

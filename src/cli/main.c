@@ -1,13 +1,20 @@
 /* main.c — `fabricsim <subcommand> [options]`: dispatch, help, version.
  *
- * Exit status: 0 ok, 1 runtime failure, 2 bad input or usage.  Errors go to
- * stderr, one line each.
+ * Exit status: 0 ok, 1 runtime failure, 2 bad input or usage, 130 when
+ * interrupted.  Errors go to stderr, one line each.
+ *
+ * Ctrl-C (SIGINT) asks the simulation to stop at its next event boundary
+ * (fs_sim_request_interrupt): the command reports where it stopped, writes
+ * no partial output and exits 130.  A second Ctrl-C kills the process at
+ * once (the handler is reset after the first).
  */
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "core/sim.h"
 
 static void print_usage(FILE *out)
 {
@@ -59,6 +66,22 @@ static int run_help(int argc, char **argv)
   return c->run(2, help_argv);
 }
 
+static void on_sigint(int sig)
+{
+  (void)sig;
+  fs_sim_request_interrupt();
+}
+
+static void catch_sigint(void)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
   /* Numbers are printed and parsed the same way everywhere. */
@@ -84,5 +107,6 @@ int main(int argc, char **argv)
   const FsCommand *c = fs_command_find(name);
   if (c == NULL)
     return unknown_command(name);
+  catch_sigint();
   return c->run(argc - 1, argv + 1);
 }

@@ -1,13 +1,29 @@
-/* algo-collnet.c — CollNet (SHARP): the network switch reduces across
- * hosts.  Modelled with the CollNet switch as an endpoint:
- *   collnet_direct (all_reduce), per chunk c on hosts of L ranks: an
+/* algo-collnet.c — CollNet (SHARP): the network switches reduce across
+ * hosts.  Modelled with the CollNet switches as endpoints:
+ *   collnet_direct (all_reduce), per chunk on hosts of L ranks: an
  *   intra-host direct reduce-scatter (rank j gathers shard j from its L-1
- *   peers), rank j sends its shard to the switch, the switch returns the
- *   shard reduced over all hosts, and rank j sends it to its L-1 peers;
+ *   peers), rank j sends its shard up the aggregation tree, the tree
+ *   returns the shard reduced over all hosts, and rank j sends it to its
+ *   L-1 peers.  The scatter and the gather run on separate FIFO lanes
+ *   (NCCL's CollNetDirect uses separate warps for them), so the next
+ *   chunk's scatter does not wait behind the previous chunk's round trip
+ *   through the network.
  *   collnet_chain (all_reduce): a chain inside each host reduces the chunk
- *   to the host's first rank, which sends it to the switch; the switch
- *   returns the total and the chain broadcasts it back. */
+ *   to the channel's head rank (local rank channel mod L, so channels use
+ *   every NIC), which sends it up the tree (shard = the head's local
+ *   rank); the tree returns the total and the chain broadcasts it back
+ *   (on its own lane).
+ * The tree (comm.h, fs_comm_set_collnet_groups): with one group, every
+ * host sends shard j to shard j's switch, which returns the total once
+ * every host's part arrived; with several groups (leaf switches), a host
+ * sends to its group's leaf, each leaf sends the group's partial result
+ * to the root when its hosts' parts arrived, and the root sends the total
+ * back to every leaf, which returns it to its hosts. */
 #include "coll/algos.h"
+
+/* The fewest chunks collnet_direct splits a channel's share into, when
+ * slices allow (pipeline depth, not a hardware figure). */
+#define MIN_CHUNKS 4
 
 static const char *unsupported(const FsComm *comm, FsCollOp op)
 {
@@ -22,19 +38,74 @@ static const char *unsupported(const FsComm *comm, FsCollOp op)
   return NULL;
 }
 
+/* One shard's trip through the aggregation tree on channel ch: up[h] is
+ * host h's send of the shard to its switch (already added, with its
+ * endpoint given by sw_of(h)); adds the tree's transfers and returns in
+ * back_dep[h] the step after which host h's switch may send the total
+ * back, and in from[h] that switch's endpoint.  grp_up (G entries) and
+ * grp_down (G entries) are scratch. */
+static void tree_trip(FsPlanBuilder *b, guint ch, guint shard, uint64_t bytes, const uint32_t *up,
+                      uint32_t *grp_up, uint32_t *deps, uint32_t *back_dep, FsCollEp *from)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  guint nh = fs_comm_n_hosts(comm), G = fs_comm_collnet_n_groups(comm);
+  if (G <= 1) {
+    /* The shard's switch returns the total to each host once all arrived:
+     * the return waits for every host's part (deps = up, all hosts). */
+    for (guint h = 0; h < nh; h++)
+      from[h] = FS_EP_COLLNET(shard);
+    return;
+  }
+  for (guint g = 0; g < G; g++) {
+    guint nd = 0;
+    for (guint h = 0; h < nh; h++)
+      if (fs_comm_collnet_group(comm, h) == g)
+        deps[nd++] = up[h];
+    grp_up[g] = fs_plan_xfer(b, ch, FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard)),
+                             FS_EP_COLLNET(shard), bytes, deps, nd);
+  }
+  for (guint g = 0; g < G; g++) {
+    uint32_t down = fs_plan_xfer(b, ch, FS_EP_COLLNET(shard),
+                                 FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard)), bytes, grp_up, G);
+    for (guint h = 0; h < nh; h++)
+      if (fs_comm_collnet_group(comm, h) == g) {
+        back_dep[h] = down;
+        from[h] = FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard));
+      }
+  }
+}
+
+/* The endpoint host index h sends shard j to. */
+static FsCollEp up_switch(const FsComm *comm, guint h, guint j)
+{
+  if (fs_comm_collnet_n_groups(comm) <= 1)
+    return FS_EP_COLLNET(j);
+  return FS_EP_COLLNET(fs_comm_collnet_leaf(comm, fs_comm_collnet_group(comm, h), j));
+}
+
 static void build_direct(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
   const FsCollRequest *req = fs_plan_req(b);
-  guint nh = fs_comm_n_hosts(comm), L;
+  guint nh = fs_comm_n_hosts(comm), L, G = fs_comm_collnet_n_groups(comm);
   fs_comm_host_ranks(comm, 0, &L);
+  gboolean tree = G > 1;
   g_autofree uint32_t *in = g_new(uint32_t, MAX(L, nh));
-  g_autofree uint32_t *toswitch = g_new(uint32_t, nh * L);
+  g_autofree uint32_t *toswitch = g_new(uint32_t, (gsize)nh * L);
+  g_autofree uint32_t *up = g_new(uint32_t, nh);
+  g_autofree uint32_t *grp = g_new(uint32_t, G);
+  g_autofree uint32_t *back_dep = g_new(uint32_t, nh);
+  g_autofree FsCollEp *from = g_new(FsCollEp, nh);
   for (guint ch = 0; ch < req->nchannels; ch++) {
     uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
     /* Units of L slices, so that each rank's shard is a whole slice (a
-     * network transfer long enough to hide its path latency). */
+     * network transfer long enough to hide its path latency), halved down
+     * to one slice while the channel would have fewer than MIN_CHUNKS of
+     * them (a pipeline needs a few chunks to overlap the scatter of one
+     * with the network trip and the gather of others). */
     uint64_t unit = req->slice_bytes * L;
+    while (unit > req->slice_bytes && bytes / unit < MIN_CHUNKS)
+      unit /= 2;
     guint64 nchunks = bytes == 0 ? 1 : (bytes + unit - 1) / unit;
     for (guint64 k = 0; k < nchunks; k++) {
       uint64_t c = MIN(unit, bytes - MIN(bytes, k * unit));
@@ -47,19 +118,23 @@ static void build_direct(FsPlanBuilder *b)
           for (guint i = 1; i < L; i++)
             in[nin++] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[(j + i) % L]), FS_EP_RANK(ranks[j]),
                                      shard, NULL, 0);
-          toswitch[h * L + j] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_COLLNET(j), shard, in, nin);
+          toswitch[h * L + j] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), up_switch(comm, h, j),
+                                             shard, in, nin);
         }
       }
       for (guint j = 0; j < L; j++) {
         uint64_t shard = fs_plan_split(b, c, L, j);
         for (guint h = 0; h < nh; h++)
-          in[h] = toswitch[h * L + j];
+          up[h] = toswitch[h * L + j];
+        tree_trip(b, ch, j, shard, up, grp, in, back_dep, from);
         for (guint h = 0; h < nh; h++) {
           guint m;
           const guint *ranks = fs_comm_host_ranks(comm, h, &m);
-          uint32_t back = fs_plan_xfer(b, ch, FS_EP_COLLNET(j), FS_EP_RANK(ranks[j]), shard, in, nh);
+          uint32_t back = tree ? fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[j]), shard, &back_dep[h], 1)
+                               : fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[j]), shard, up, nh);
           for (guint i = 1; i < L; i++)
-            fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_RANK(ranks[(j + i) % L]), shard, &back, 1);
+            fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(ranks[j]), FS_EP_RANK(ranks[(j + i) % L]), shard,
+                              &back, 1);
         }
       }
     }
@@ -70,12 +145,20 @@ static void build_chain(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
   const FsCollRequest *req = fs_plan_req(b);
-  guint nh = fs_comm_n_hosts(comm), L;
+  guint nh = fs_comm_n_hosts(comm), L, G = fs_comm_collnet_n_groups(comm);
   fs_comm_host_ranks(comm, 0, &L);
+  gboolean tree = G > 1;
   g_autofree uint32_t *toswitch = g_new(uint32_t, nh);
+  g_autofree uint32_t *grp = g_new(uint32_t, G);
+  g_autofree uint32_t *deps = g_new(uint32_t, nh);
+  g_autofree uint32_t *back_dep = g_new(uint32_t, nh);
+  g_autofree FsCollEp *from = g_new(FsCollEp, nh);
   for (guint ch = 0; ch < req->nchannels; ch++) {
     uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
     guint64 nchunks = fs_algo_n_chunks(b, bytes);
+    /* Channel ch's chain ends at local rank ch mod L (NCCL spreads the
+     * channels' heads over the GPUs, so over every NIC). */
+    guint head = ch % L;
     for (guint64 k = 0; k < nchunks; k++) {
       uint64_t c = fs_algo_chunk(b, bytes, k);
       for (guint h = 0; h < nh; h++) {
@@ -83,15 +166,19 @@ static void build_chain(FsPlanBuilder *b)
         const guint *ranks = fs_comm_host_ranks(comm, h, &m);
         uint32_t prev = FS_STEP_NONE;
         for (guint j = L - 1; j >= 1; j--)
-          prev = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_RANK(ranks[j - 1]), c, &prev, 1);
-        toswitch[h] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[0]), FS_EP_COLLNET(0), c, &prev, 1);
+          prev = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[(head + j) % L]),
+                              FS_EP_RANK(ranks[(head + j - 1) % L]), c, &prev, 1);
+        toswitch[h] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[head]), up_switch(comm, h, head), c, &prev, 1);
       }
+      tree_trip(b, ch, head, c, toswitch, grp, deps, back_dep, from);
       for (guint h = 0; h < nh; h++) {
         guint m;
         const guint *ranks = fs_comm_host_ranks(comm, h, &m);
-        uint32_t prev = fs_plan_xfer(b, ch, FS_EP_COLLNET(0), FS_EP_RANK(ranks[0]), c, toswitch, nh);
+        uint32_t prev = tree ? fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[head]), c, &back_dep[h], 1)
+                             : fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[head]), c, toswitch, nh);
         for (guint j = 0; j + 1 < L; j++)
-          prev = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_RANK(ranks[j + 1]), c, &prev, 1);
+          prev = fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(ranks[(head + j) % L]),
+                                   FS_EP_RANK(ranks[(head + j + 1) % L]), c, &prev, 1);
       }
     }
   }
@@ -108,7 +195,7 @@ const FsCollAlgo fs_coll_algo_collnet_direct = {
 const FsCollAlgo fs_coll_algo_collnet_chain = {
   .name = "collnet_chain",
   .nccl = FS_NCCL_ALGO_COLLNET_CHAIN,
-  .summary = "SHARP: intra-host chain to the host's first rank, switch reduction, chain back",
+  .summary = "SHARP: intra-host chain to the channel's head rank, switch reduction, chain back",
   .unsupported = unsupported,
   .build = build_chain,
 };

@@ -2,8 +2,16 @@
  * topology.  See coll-topo.h. */
 #include "coll/coll-topo.h"
 
+#include "coll/ring-search.h"
+
 #include <stdlib.h>
 #include <string.h>
+
+static gboolean is_reducing_net_switch(const FsTopoNode *node)
+{
+  return node->kind == FS_NODE_SWITCH && node->model->u.sw.reduction &&
+         (node->model->u.sw.kind == FS_SWITCH_INFINIBAND || node->model->u.sw.kind == FS_SWITCH_ETHERNET);
+}
 
 /* The reducing IB/Ethernet switch fewest hops from node (breadth-first,
  * not through GPUs; ties by adjacency order), or -1. */
@@ -18,8 +26,7 @@ static int nearest_reducing_switch(const FsTopo *topo, guint from)
   while (head < tail) {
     guint u = queue[head++];
     const FsTopoNode *node = fs_topo_node(topo, u);
-    if (node->kind == FS_NODE_SWITCH && node->model->u.sw.reduction &&
-        (node->model->u.sw.kind == FS_SWITCH_INFINIBAND || node->model->u.sw.kind == FS_SWITCH_ETHERNET))
+    if (is_reducing_net_switch(node))
       return (int)u;
     if (u != from && node->kind == FS_NODE_GPU)
       continue;
@@ -34,7 +41,119 @@ static int nearest_reducing_switch(const FsTopo *topo, guint from)
   return -1;
 }
 
-FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, GError **error)
+/* The reducing network switch above leaves[0..n) (node indices): the one
+ * whose largest hop count from them, through switches only, is smallest
+ * (then the smallest total), the pick-th (mod ties) in node order among
+ * equals so that shards spread over the spines.  -1 when none reaches
+ * them all.  O(n × (nodes + links)). */
+static int root_switch(const FsTopo *topo, const int *leaves, guint n, guint pick)
+{
+  guint nn = fs_topo_n_nodes(topo);
+  g_autofree guint *worst = g_new0(guint, nn);
+  g_autofree guint *total = g_new0(guint, nn);
+  g_autofree guint *dist = g_new(guint, nn);
+  g_autofree guint *queue = g_new(guint, nn);
+  for (guint i = 0; i < n; i++) {
+    for (guint v = 0; v < nn; v++)
+      dist[v] = G_MAXUINT;
+    guint head = 0, tail = 0;
+    queue[tail++] = (guint)leaves[i];
+    dist[leaves[i]] = 0;
+    while (head < tail) {
+      guint u = queue[head++];
+      guint na;
+      const FsTopoAdj *adj = fs_topo_adj(topo, u, &na);
+      for (guint k = 0; k < na; k++)
+        if (dist[adj[k].peer] == G_MAXUINT && fs_topo_node(topo, adj[k].peer)->kind == FS_NODE_SWITCH) {
+          dist[adj[k].peer] = dist[u] + 1;
+          queue[tail++] = adj[k].peer;
+        }
+    }
+    for (guint v = 0; v < nn; v++) {
+      worst[v] = dist[v] == G_MAXUINT || worst[v] == G_MAXUINT ? G_MAXUINT : MAX(worst[v], dist[v]);
+      total[v] = worst[v] == G_MAXUINT ? G_MAXUINT : total[v] + dist[v];
+    }
+  }
+  guint best_w = G_MAXUINT, best_t = G_MAXUINT, ties = 0;
+  for (guint v = 0; v < nn; v++) {
+    if (worst[v] == G_MAXUINT || !is_reducing_net_switch(fs_topo_node(topo, v)))
+      continue;
+    if (worst[v] < best_w || (worst[v] == best_w && total[v] < best_t))
+      best_w = worst[v], best_t = total[v], ties = 0;
+    if (worst[v] == best_w && total[v] == best_t)
+      ties++;
+  }
+  if (ties == 0)
+    return -1;
+  guint want = pick % ties;
+  for (guint v = 0; v < nn; v++)
+    if (worst[v] == best_w && total[v] == best_t && is_reducing_net_switch(fs_topo_node(topo, v)) &&
+        want-- == 0)
+      return (int)v;
+  return -1;
+}
+
+/* Sets comm's CollNet switches (and groups) for nh hosts of L ranks;
+ * FALSE when some rank has no reducing switch within reach. */
+static gboolean collnet_from_topo(FsRouter *router, FsComm *c, guint nh, guint L)
+{
+  const FsTopo *topo = fs_router_topo(router);
+  g_autofree int *leaf = g_new(int, (gsize)nh * L);
+  for (guint h = 0; h < nh; h++) {
+    guint m;
+    const guint *ranks = fs_comm_host_ranks(c, h, &m);
+    for (guint j = 0; j < L; j++) {
+      int nic = fs_router_nearest_nic(router, (guint)fs_comm_gpu(c, ranks[j]));
+      leaf[h * L + j] = nic < 0 ? -1 : nearest_reducing_switch(topo, (guint)nic);
+      if (leaf[h * L + j] < 0)
+        return FALSE;
+    }
+  }
+  /* Groups: hosts with the same leaves, numbered by first appearance. */
+  g_autofree guint *group = g_new(guint, nh);
+  g_autoptr(GArray) first = g_array_new(FALSE, FALSE, sizeof(guint)); /* a host of each group */
+  for (guint h = 0; h < nh; h++) {
+    guint g = 0;
+    while (g < first->len &&
+           memcmp(leaf + g_array_index(first, guint, g) * L, leaf + h * L, sizeof(int) * L) != 0)
+      g++;
+    if (g == first->len)
+      g_array_append_val(first, h);
+    group[h] = g;
+  }
+  guint G = first->len;
+  g_autofree int *gleaf = g_new(int, (gsize)G * L);
+  for (guint g = 0; g < G; g++)
+    memcpy(gleaf + g * L, leaf + g_array_index(first, guint, g) * L, sizeof(int) * L);
+  g_autofree int *root = g_new(int, L);
+  g_autofree int *col = g_new(int, G);
+  for (guint j = 0; j < L; j++) {
+    if (G == 1) {
+      root[j] = gleaf[j];
+      continue;
+    }
+    for (guint g = 0; g < G; g++)
+      col[g] = gleaf[g * L + j];
+    root[j] = root_switch(topo, col, G, j);
+    if (root[j] < 0)
+      return FALSE;
+  }
+  fs_comm_set_collnet_switches(c, root, L);
+  fs_comm_set_collnet_groups(c, G, L, group, gleaf);
+  return TRUE;
+}
+
+static guint gcd(guint a, guint b)
+{
+  while (b != 0) {
+    guint t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, guint max_rings,
+                               GError **error)
 {
   const FsTopo *topo = fs_router_topo(router);
   if (n == 0 || n > FS_COMM_MAX_RANKS) {
@@ -93,49 +212,103 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, GEr
       fs_comm_set_nvls_switch(c, h, v, sw->len);
     }
   }
-  /* Rings across hosts: ring r enters every host at local rank r and
-   * leaves it from local rank r-1, so channels spread their host-to-host
-   * hops over every GPU's NIC (NCCL's rings do the same on multi-rail
-   * systems).  Channel c uses ring c mod ppn. */
+  /* Rings: an NCCL-like search over the first host's GPUs (ring-search.h)
+   * gives R Hamiltonian cycles that together use every link; every host
+   * (hosts are alike: same template) uses the same cycles by local rank.
+   * One host: ring r is cycle r.  Several hosts of equal size L: ring r
+   * follows cycle r mod R through every host, entering each host at local
+   * rank r mod L and leaving it from that rank's predecessor on the cycle,
+   * so the rings' host-to-host hops spread over every GPU's NIC (NCCL's
+   * rings do the same on multi-rail systems); there are lcm(R, L) rings
+   * (max(R, L) when that exceeds max_rings).  Without a cycle (no search,
+   * or none found) the cycle is local rank order. */
   guint L0;
-  fs_comm_host_ranks(c, 0, &L0);
-  gboolean uniform = TRUE;
-  for (guint h = 1; h < nh; h++) {
-    guint m;
-    fs_comm_host_ranks(c, h, &m);
-    uniform = uniform && m == L0;
+  const guint *h0 = fs_comm_host_ranks(c, 0, &L0);
+  FsRingSet rs;
+  {
+    g_autofree guint *h0gpus = g_new(guint, L0);
+    for (guint i = 0; i < L0; i++)
+      h0gpus[i] = (guint)fs_comm_gpu(c, h0[i]);
+    if (!fs_coll_ring_search(router, h0gpus, L0, MAX(max_rings, 1), &rs, error))
+      return NULL;
   }
-  if (nh > 1 && uniform) {
+  gboolean uniform = fs_comm_hosts_uniform(c);
+  guint R = rs.n_rings;
+  g_autofree guint *identity = g_new(guint, L0);
+  for (guint i = 0; i < L0; i++)
+    identity[i] = i;
+  if (nh == 1 && R > 0) {
     g_autofree guint *order = g_new(guint, n);
-    for (guint r = 0; r < L0; r++) {
+    for (guint r = 0; r < R; r++) {
+      for (guint i = 0; i < n; i++)
+        order[i] = h0[rs.order[r * L0 + i]];
+      if (!fs_comm_set_ring(c, r, order, error)) {
+        fs_ring_set_clear(&rs);
+        return NULL;
+      }
+    }
+  } else if (nh > 1 && uniform) {
+    guint cycles = MAX(R, 1), nrings = cycles / gcd(cycles, L0) * L0;
+    if (nrings > MAX(max_rings, 1))
+      nrings = MAX(cycles, L0);
+    g_autofree guint *order = g_new(guint, n);
+    for (guint r = 0; r < nrings; r++) {
+      const guint *cyc = R > 0 ? rs.order + (r % R) * L0 : identity;
+      guint entry = r % L0, start = 0;
+      while (cyc[start] != entry)
+        start++;
       guint k = 0;
       for (guint h = 0; h < nh; h++) {
         guint m;
         const guint *hr = fs_comm_host_ranks(c, h, &m);
         for (guint i = 0; i < m; i++)
-          order[k++] = hr[(r + i) % m];
+          order[k++] = hr[cyc[(start + i) % m]];
       }
-      if (!fs_comm_set_ring(c, r, order, error))
+      if (!fs_comm_set_ring(c, r, order, error)) {
+        fs_ring_set_clear(&rs);
         return NULL;
+      }
     }
   }
-  /* CollNet: for shard j, the reducing network switch nearest to local
-   * rank j of the first host (its rail's leaf on a rail-optimized fabric),
-   * when every host has as many ranks. */
-  if (nh > 1) {
-    guint L;
-    const guint *ranks = fs_comm_host_ranks(c, 0, &L);
-    g_autofree int *sw = g_new(int, L);
-    guint found = 0;
-    for (guint j = 0; j < L; j++) {
-      int nic = fs_router_nearest_nic(router, (guint)fs_comm_gpu(c, ranks[j]));
-      sw[j] = nic < 0 ? -1 : nearest_reducing_switch(topo, (guint)nic);
-      found += sw[j] >= 0;
-    }
-    if (found == L)
-      fs_comm_set_collnet_switches(c, sw, L);
-  }
+  if (R > 0 && (nh == 1 || uniform))
+    fs_comm_set_ring_graph(c, rs.speed * R, R);
+  fs_ring_set_clear(&rs);
+  /* CollNet (SHARP): shard j of host h reduces in the reducing network
+   * switch nearest to the NIC of the host's local rank j (its rail's leaf
+   * on a rail-optimized fabric).  Hosts whose leaves are the same form a
+   * group; with one group that leaf is the shard's switch, with several
+   * the groups' leaves reduce into a root switch one level up (SHARP's
+   * aggregation tree), so no leaf uplink carries one stream per host. */
+  if (nh > 1 && uniform && !collnet_from_topo(router, c, nh, L0))
+    fs_comm_set_collnet_switches(c, NULL, 0);
   return g_steal_pointer(&c);
+}
+
+char *fs_coll_describe_rings(const FsTopo *topo, const FsComm *comm)
+{
+  GString *s = g_string_new(NULL);
+  guint nr = fs_comm_n_rings(comm), hr = fs_comm_host_rings(comm);
+  guint L;
+  const guint *h0 = fs_comm_host_ranks(comm, 0, &L);
+  if (hr > 0)
+    g_string_append_printf(s, "rings: %u per host from the search, %.2f GB/s each, %.2f GB/s per GPU in all; %u ring%s over %u host%s\n",
+                           hr, fs_comm_ring_bw(comm) / hr / 1e9, fs_comm_ring_bw(comm) / 1e9, MAX(nr, 1),
+                           MAX(nr, 1) == 1 ? "" : "s", fs_comm_n_hosts(comm), fs_comm_n_hosts(comm) == 1 ? "" : "s");
+  else
+    g_string_append_printf(s, "rings: %u (no search: GPU order within a host)\n", MAX(nr, 1));
+  for (guint r = 0; r < MAX(nr, 1) && r < 8; r++) {
+    const guint *order = fs_comm_ring(comm, r);
+    g_string_append_printf(s, "  ring %u:", r);
+    for (guint i = 0, k = 0; i < fs_comm_size(comm) && k < L; i++)
+      if (fs_comm_host_index(comm, order[i]) == fs_comm_host_index(comm, h0[0])) {
+        g_string_append_printf(s, " %s", fs_topo_node(topo, (guint)fs_comm_gpu(comm, order[i]))->name);
+        k++;
+      }
+    g_string_append_c(s, '\n');
+  }
+  if (nr > 8)
+    g_string_append_printf(s, "  … %u more\n", nr - 8);
+  return g_string_free(s, FALSE);
 }
 
 guint *fs_coll_parse_gpus(const FsTopo *topo, const char *text, guint *n, GError **error)
@@ -224,7 +397,12 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
   }
   out->arch = row;
   out->cpu = FS_NCCL_CPU_INTEL;
+  /* Channels: a multiple of the rings, so that every ring carries as
+   * many channels (NCCL duplicates its rings up to MAXCHANNELS). */
+  guint nrings = fs_comm_n_rings(comm);
   out->max_channels = p->max_channels;
+  if (nrings > 0 && nrings <= p->max_channels)
+    out->max_channels = nrings * (p->max_channels / nrings);
   out->intra_hw = FS_NCCL_HW_PCI;
   /* Inside a host: rank 0 to the next rank of its host on ring 0. */
   const guint *ring = fs_comm_ring(comm, 0);
@@ -237,6 +415,9 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
       return FALSE;
     if (kind == FS_ROUTE_NVLINK)
       out->intra_hw = FS_NCCL_HW_NVLINK;
+    /* What the searched rings carry together, when a search ran. */
+    if (fs_comm_ring_bw(comm) > 0)
+      intra = fs_comm_ring_bw(comm);
   }
   /* Across hosts: the first rank of host 0 to the first rank of host 1. */
   if (fs_comm_n_hosts(comm) > 1) {
@@ -339,10 +520,12 @@ gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double r
   GArray *path = g_hash_table_lookup(t->paths, &k);
   if (path == NULL) {
     gboolean up = fs_topo_node(topo, (guint)src)->kind == FS_NODE_GPU;
+    gboolean both = fs_topo_node(topo, (guint)src)->kind == FS_NODE_SWITCH &&
+                    fs_topo_node(topo, (guint)dst)->kind == FS_NODE_SWITCH;
     guint gpu = (guint)(up ? src : dst), sw = (guint)(up ? dst : src);
-    int nic = fs_topo_node(topo, sw)->model->u.sw.kind == FS_SWITCH_NVSWITCH ? -1
-              : fs_router_nearest_nic(t->router, gpu);
-    if (nic < 0 || fs_topo_node(topo, gpu)->kind != FS_NODE_GPU) {
+    int nic = both || fs_topo_node(topo, sw)->model->u.sw.kind == FS_SWITCH_NVSWITCH
+                ? -1 : fs_router_nearest_nic(t->router, gpu);
+    if (both || nic < 0 || fs_topo_node(topo, gpu)->kind != FS_NODE_GPU) {
       path = bfs_path(topo, (guint)src, (guint)dst);
     } else {
       GArray *a = bfs_path(topo, up ? gpu : sw, (guint)nic);

@@ -22,12 +22,28 @@ G_BEGIN_DECLS
  * own host).  The host's NVLS switches are the NVSwitch nodes with
  * in-switch reduction that its GPUs link to; with two or more hosts,
  * shard j's CollNet switch is the reducing network switch nearest to the
- * NIC of the first host's local rank j (its rail's leaf).  With several
- * hosts of equal size, ring r enters each host at local rank r (one ring
- * per local rank; channels take them in turn) so host-to-host hops use
- * every NIC.  NULL with error for a node that is not a GPU or a
- * GPU listed twice. */
-FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, GError **error);
+ * NIC of the first host's local rank j (its rail's leaf).
+ *
+ * Rings come from an NCCL-like search of the first host's links
+ * (ring-search.h; at most max_rings, NCCL's MAXCHANNELS): R Hamiltonian
+ * cycles over its GPUs on the fastest path type, as many as the links
+ * hold (DGX-1: six NVLink rings; an NVLink full mesh: one per link;
+ * behind NVSwitches: GPU order).  Every host uses the same cycles by
+ * local rank (hosts are alike).  With one host, ring r is cycle r.  With
+ * several hosts of equal size L, ring r follows cycle r mod R through
+ * every host, entering each host at local rank r mod L, so host-to-host
+ * hops use every NIC; there are lcm(R, L) rings (max(R, L) past
+ * max_rings).  The rings' total bandwidth is recorded on the communicator
+ * (fs_comm_set_ring_graph).  NULL with error for a node that is not a
+ * GPU, a GPU listed twice, or GPUs of a host with no route between them. */
+FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, guint max_rings,
+                               GError **error);
+
+/* The rings of comm in words, for `explain`: how many, what they carry,
+ * and the order of each ring (up to 8 rings) through the first host's
+ * GPUs by name, e.g. "ring 0: gpu0 gpu3 gpu2 gpu1 gpu5 gpu6 gpu7 gpu4"
+ * (caller frees). */
+char *fs_coll_describe_rings(const FsTopo *topo, const FsComm *comm);
 
 /* Parses a GPU list: "all", a count "N" (the first N GPUs in placement
  * order), or comma-separated GPU names or node indices ("node0/gpu1,3").
@@ -35,11 +51,14 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, GEr
 guint *fs_coll_parse_gpus(const FsTopo *topo, const char *text, guint *n, GError **error);
 
 /* NCCL's view of the system for comm: architecture row (from the first
- * rank's GPU model), intra-host transport (NVLINK when rank 0 reaches a
- * host neighbour over NVLink, else PCI), per-channel bandwidths (the
- * route capacity between ring neighbours inside a host and across hosts,
- * divided by p->max_channels), channel counts, NVLS/CollNet availability,
- * LL128 when NVLink.  The CPU vendor is taken as Intel. */
+ * rank's GPU model), intra-host transport (NVLINK when rank 0 reaches its
+ * ring neighbour over NVLink, else PCI), channels (p->max_channels, or the
+ * largest multiple of the communicator's ring count not above it),
+ * per-channel bandwidths (inside a host: what the searched rings carry
+ * together, or else the route capacity between ring neighbours; across
+ * hosts: the route capacity between the first ranks of two hosts; each
+ * divided by the channels), NVLS/CollNet availability, LL128 when NVLink.
+ * The CPU vendor is taken as Intel. */
 gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, const FsComm *comm,
                                    FsCollSysInfo *out, GError **error);
 

@@ -23,6 +23,14 @@ struct FsComm {
   /* NVLS switches per host index, CollNet switch. */
   GPtrArray *nvls;    /* GArray of int per host index (NULL: none) */
   GArray *collnet;    /* int per shard (mod length) */
+  /* Two-level CollNet tree (cn_groups > 1). */
+  guint cn_groups, cn_shards;
+  guint *cn_host_group;  /* per host index */
+  guint cn_n_hosts;
+  int *cn_leaves;        /* cn_groups × cn_shards */
+  /* Ring graph found on the topology (0: none). */
+  double ring_bw;
+  guint host_rings;
 };
 
 FsComm *fs_comm_new(guint nranks)
@@ -69,6 +77,8 @@ void fs_comm_free(FsComm *c)
   g_free(c->host_members);
   g_ptr_array_unref(c->nvls);
   g_array_unref(c->collnet);
+  g_free(c->cn_host_group);
+  g_free(c->cn_leaves);
   g_free(c);
 }
 
@@ -224,7 +234,46 @@ int fs_comm_collnet_switch(const FsComm *c, guint j)
 {
   if (c->collnet->len == 0)
     return -1;
+  if (j & FS_COMM_COLLNET_LEAF) {
+    guint k = j & ~FS_COMM_COLLNET_LEAF;
+    return c->cn_groups > 1 && k < c->cn_groups * c->cn_shards ? c->cn_leaves[k] : -1;
+  }
   return g_array_index(c->collnet, int, j % c->collnet->len);
+}
+
+void fs_comm_set_collnet_groups(FsComm *c, guint ngroups, guint shards, const guint *host_group,
+                                const int *leaves)
+{
+  g_clear_pointer(&c->cn_host_group, g_free);
+  g_clear_pointer(&c->cn_leaves, g_free);
+  c->cn_groups = 0;
+  if (ngroups <= 1)
+    return;
+  g_return_if_fail(shards >= 1 && host_group != NULL && leaves != NULL);
+  guint nh = fs_comm_n_hosts(c);
+  for (guint h = 0; h < nh; h++)
+    g_return_if_fail(host_group[h] < ngroups);
+  c->cn_groups = ngroups;
+  c->cn_shards = shards;
+  c->cn_n_hosts = nh;
+  c->cn_host_group = g_memdup2(host_group, sizeof(guint) * nh);
+  c->cn_leaves = g_memdup2(leaves, sizeof(int) * ngroups * shards);
+}
+
+guint fs_comm_collnet_n_groups(const FsComm *c)
+{
+  return c->cn_groups > 1 ? c->cn_groups : 1;
+}
+
+guint fs_comm_collnet_group(const FsComm *c, guint h)
+{
+  return c->cn_groups > 1 && h < c->cn_n_hosts ? c->cn_host_group[h] : 0;
+}
+
+guint fs_comm_collnet_leaf(const FsComm *c, guint g, guint j)
+{
+  g_return_val_if_fail(c->cn_groups > 1 && g < c->cn_groups, 0);
+  return FS_COMM_COLLNET_LEAF | (g * c->cn_shards + j % c->cn_shards);
 }
 
 gboolean fs_comm_set_ring(FsComm *c, guint ring, const guint *order, GError **error)
@@ -266,4 +315,21 @@ const guint *fs_comm_ring(const FsComm *c, guint channel)
     return g_ptr_array_index(c->rings, channel % c->rings->len);
   refresh((FsComm *)c);
   return c->default_ring;
+}
+
+void fs_comm_set_ring_graph(FsComm *c, double bw, guint host_rings)
+{
+  g_return_if_fail(bw >= 0);
+  c->ring_bw = bw;
+  c->host_rings = host_rings;
+}
+
+double fs_comm_ring_bw(const FsComm *c)
+{
+  return c->ring_bw;
+}
+
+guint fs_comm_host_rings(const FsComm *c)
+{
+  return c->host_rings;
 }

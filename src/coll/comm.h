@@ -13,7 +13,13 @@
  *
  * Ring orders: channel c uses ring c mod (number of rings set); with none
  * set, every channel uses the default order (ranks sorted by host, then
- * rank).  A ring order is a permutation of the ranks.
+ * rank).  A ring order is a permutation of the ranks.  On a topology,
+ * fs_coll_comm_from_topo sets them from an NCCL-like search of each
+ * host's links (ring-search.h: Hamiltonian cycles over the host's GPUs,
+ * the fastest path type first, as many rings as the links hold, so that
+ * the channels together use every NVLink), and gives the channel count a
+ * multiple of the number of rings so that every ring carries as many
+ * channels (NCCL's nChannels, duplicated up to MAXCHANNELS).
  *
  * Ownership: FsComm owns its arrays; pointers it returns are borrowed and
  * valid until the next setter call or fs_comm_free.  Errors (a ring that
@@ -84,8 +90,29 @@ gboolean fs_comm_has_nvls(const FsComm *comm);
  * local rank j's share) goes to switch j mod n, so each rail can reduce
  * in its own switch.  n == 0 removes CollNet. */
 void fs_comm_set_collnet_switches(FsComm *comm, const int *nodes, guint n);
-/* The switch for shard j, or -1 when none. */
+/* The switch for shard j, or -1 when none.  j may also be a leaf index
+ * from fs_comm_collnet_leaf. */
 int fs_comm_collnet_switch(const FsComm *comm, guint j);
+
+/* A two-level SHARP aggregation tree, as on a fat-tree of several leaf
+ * groups (scalable units): host index h belongs to group host_group[h]
+ * (0..ngroups-1); shard j of a host is reduced first in its group's
+ * switch leaves[g * shards + j] (the rail's leaf), and the groups' partial
+ * results of shard j in shard j's switch set by
+ * fs_comm_set_collnet_switches (the root, one level up), which sends the
+ * total back down the same way.  So each leaf-to-root link carries one
+ * stream per shard, not one per host.  ngroups <= 1 removes the tree
+ * (every host reduces in the root directly). */
+void fs_comm_set_collnet_groups(FsComm *comm, guint ngroups, guint shards, const guint *host_group,
+                                const int *leaves);
+/* Number of groups (1 without a tree). */
+guint fs_comm_collnet_n_groups(const FsComm *comm);
+/* Group of host index h (0 without a tree). */
+guint fs_comm_collnet_group(const FsComm *comm, guint h);
+/* The index that names group g's leaf for shard j, for FS_EP_COLLNET and
+ * fs_comm_collnet_switch (a flag bit above any shard number). */
+#define FS_COMM_COLLNET_LEAF 0x20000000u
+guint fs_comm_collnet_leaf(const FsComm *comm, guint g, guint j);
 
 /* Sets the ring order of ring index `ring` (0-based; rings are appended
  * in order, so ring may be at most the current count).  order has
@@ -94,5 +121,14 @@ gboolean fs_comm_set_ring(FsComm *comm, guint ring, const guint *order, GError *
 guint fs_comm_n_rings(const FsComm *comm);
 /* Ring order used by channel (borrowed, fs_comm_size entries). */
 const guint *fs_comm_ring(const FsComm *comm, guint channel);
+
+/* The ring graph's bandwidth inside a host: bytes/s that the rings of one
+ * host carry together out of each GPU (the ring search's rings × per-ring
+ * speed; src/coll/ring-search.h), and how many distinct rings a host has.
+ * 0 when no search ran: the NCCL view then falls back to the route between
+ * two ring neighbours (coll-topo.h). */
+void fs_comm_set_ring_graph(FsComm *comm, double bw, guint host_rings);
+double fs_comm_ring_bw(const FsComm *comm);
+guint fs_comm_host_rings(const FsComm *comm);
 
 G_END_DECLS

@@ -353,11 +353,8 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   return TRUE;
 }
 
-FsNcclParams *fs_nccl_params_load(const char *path, GError **error)
+static FsNcclParams *from_doc(FsYamlDoc *doc, const char *path, GError **error)
 {
-  g_autoptr(FsYamlDoc) doc = fs_yaml_load_file(path, error);
-  if (doc == NULL)
-    return NULL;
   const FsYamlNode *root = fs_yaml_doc_root(doc);
   if (root == NULL) {
     fs_set_error_at(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE, path, 1, 1,
@@ -371,6 +368,19 @@ FsNcclParams *fs_nccl_params_load(const char *path, GError **error)
     return NULL;
   }
   return p;
+}
+
+FsNcclParams *fs_nccl_params_load(const char *path, GError **error)
+{
+  g_autoptr(FsYamlDoc) doc = fs_yaml_load_file(path, error);
+  return doc != NULL ? from_doc(doc, path, error) : NULL;
+}
+
+FsNcclParams *fs_nccl_params_load_string(const char *text, gssize len, const char *name,
+                                         GError **error)
+{
+  g_autoptr(FsYamlDoc) doc = fs_yaml_load_string(text, len, name, error);
+  return doc != NULL ? from_doc(doc, name, error) : NULL;
 }
 
 char *fs_nccl_params_default_path(void)

@@ -95,6 +95,10 @@ typedef struct {
  * a missing table or row, a row of the wrong length, a negative number,
  * an unknown key, a table without `source:`. */
 FsNcclParams *fs_nccl_params_load(const char *path, GError **error);
+/* The same from len bytes of text (-1: NUL-terminated); name stands for
+ * the file in messages. */
+FsNcclParams *fs_nccl_params_load_string(const char *text, gssize len, const char *name,
+                                         GError **error);
 /* Loads <models dir>/nccl/nccl.yaml (models dir as the catalog finds it:
  * $FABRICSIM_MODELS, then the source tree, then the installed copy). */
 FsNcclParams *fs_nccl_params_load_default(GError **error);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #define ALGO_BIT(i) ((guint64)1 << (i))
+#define ALGO_NAMES "Ring, Tree, CollNetDirect, CollNetChain, CollNet, NVLS, NVLSTree, PAT, rhd, direct, hier"
 
 static guint log2i(guint64 x)
 {
@@ -332,14 +333,18 @@ void fs_coll_prefs_init(FsCollPrefs *prefs)
   memset(prefs, 0, sizeof *prefs);
   prefs->algo_mask = ~(guint64)0;
   prefs->proto_mask = (1u << FS_PROTO_N) - 1;
+  for (guint op = 0; op < FS_COLL_N_OPS; op++) {
+    prefs->op_algo_mask[op] = ~(guint64)0;
+    prefs->op_proto_mask[op] = (1u << FS_PROTO_N) - 1;
+  }
   prefs->proto = -1;
 }
 
 /* Splits an NCCL-style list: optional leading '^', names separated by
  * commas.  Calls match(name) → bits for each; unknown names fail. */
-static gboolean parse_list(const char *text, const char *what, guint64 all,
-                           guint64 (*match)(const char *name), const char *known, guint64 *mask,
-                           GError **error)
+static gboolean parse_list_in(const char *text, const char *full, const char *what, guint64 all,
+                              guint64 (*match)(const char *name), const char *known, guint64 *mask,
+                              GError **error)
 {
   gboolean exclude = FALSE;
   const char *s = text;
@@ -347,26 +352,40 @@ static gboolean parse_list(const char *text, const char *what, guint64 all,
     s++;
   if (*s == '^')
     exclude = TRUE, s++;
+  while (*s == ' ')
+    s++;
+  if (*s == '\0') {
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE, "%s \"%s\": an empty list; expected names like %s",
+                what, full, known);
+    return FALSE;
+  }
   guint64 bits = 0;
   g_auto(GStrv) parts = g_strsplit(s, ",", -1);
   for (guint i = 0; parts[i]; i++) {
     char *name = g_strstrip(parts[i]);
     if (name[0] == '\0') {
       g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
-                  "%s \"%s\": empty name in the list; expected names like %s", what, text, known);
+                  "%s \"%s\": empty name in the list; expected names like %s", what, full, known);
       return FALSE;
     }
     guint64 b = match(name);
     if (b == 0) {
       g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
                   "%s \"%s\": unknown name \"%s\"; expected %s, optionally after ^ to exclude",
-                  what, text, name, known);
+                  what, full, name, known);
       return FALSE;
     }
     bits |= b;
   }
   *mask = exclude ? (all & ~bits) : bits;
   return TRUE;
+}
+
+static gboolean parse_list(const char *text, const char *what, guint64 all,
+                           guint64 (*match)(const char *name), const char *known, guint64 *mask,
+                           GError **error)
+{
+  return parse_list_in(text, text, what, all, match, known, mask, error);
 }
 
 static guint64 match_algo(const char *name)
@@ -383,6 +402,14 @@ static guint64 match_algo(const char *name)
   return bits;
 }
 
+static guint n_algos(void)
+{
+  guint n = 0;
+  while (fs_coll_algos[n])
+    n++;
+  return n;
+}
+
 static guint64 match_proto(const char *name)
 {
   FsCollProto p;
@@ -391,12 +418,8 @@ static guint64 match_proto(const char *name)
 
 gboolean fs_coll_parse_nccl_algo(const char *text, guint64 *mask, GError **error)
 {
-  guint n = 0;
-  while (fs_coll_algos[n])
-    n++;
-  return parse_list(text, "NCCL_ALGO", (((guint64)1) << n) - 1, match_algo,
-                    "Ring, Tree, CollNetDirect, CollNetChain, CollNet, NVLS, NVLSTree, PAT, rhd, direct, hier",
-                    mask, error);
+  return parse_list(text, "NCCL_ALGO", (((guint64)1) << n_algos()) - 1, match_algo, ALGO_NAMES, mask,
+                    error);
 }
 
 gboolean fs_coll_parse_nccl_proto(const char *text, guint *mask, GError **error)
@@ -405,6 +428,70 @@ gboolean fs_coll_parse_nccl_proto(const char *text, guint *mask, GError **error)
   if (!parse_list(text, "NCCL_PROTO", (1u << FS_PROTO_N) - 1, match_proto, "LL, LL128, Simple", &m, error))
     return FALSE;
   *mask = (guint)m;
+  return TRUE;
+}
+
+/* NCCL's parseList: ';'-separated entries, the first optionally without
+ * a collective prefix (then it applies to every collective), the others
+ * "collective:list"; each replaces the sets of the collectives it names.
+ * masks[op] gets the result (bits of `all`). */
+static gboolean parse_map(const char *text, const char *what, guint64 all,
+                          guint64 (*match)(const char *name), const char *known,
+                          guint64 masks[FS_COLL_N_OPS], GError **error)
+{
+  g_auto(GStrv) entries = g_strsplit(text, ";", -1);
+  for (guint e = 0; entries[e]; e++) {
+    char *entry = g_strstrip(entries[e]);
+    const char *colon = strchr(entry, ':');
+    if (colon == NULL && e > 0) {
+      g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
+                  "%s \"%s\": entry \"%s\" has no collective; every entry after the first must "
+                  "name one, as in \"allreduce:%s\"", what, text, entry, entry);
+      return FALSE;
+    }
+    int only = -1;
+    const char *list = entry;
+    if (colon != NULL) {
+      g_autofree char *name = g_strstrip(g_strndup(entry, (gsize)(colon - entry)));
+      FsCollOp op;
+      if (!fs_coll_op_from_name(name, &op)) {
+        g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
+                    "%s \"%s\": unknown collective \"%s\" before ':'; expected allreduce, allgather, "
+                    "reducescatter, broadcast, reduce, …", what, text, name);
+        return FALSE;
+      }
+      only = (int)op;
+      list = colon + 1;
+    }
+    guint64 m;
+    if (!parse_list_in(list, text, what, all, match, known, &m, error))
+      return FALSE;
+    for (guint op = 0; op < FS_COLL_N_OPS; op++)
+      if (only < 0 || (guint)only == op)
+        masks[op] = m;
+  }
+  return TRUE;
+}
+
+gboolean fs_coll_prefs_set_nccl_algo(FsCollPrefs *prefs, const char *text, GError **error)
+{
+  guint64 m[FS_COLL_N_OPS];
+  memcpy(m, prefs->op_algo_mask, sizeof m);
+  if (!parse_map(text, "NCCL_ALGO", (((guint64)1) << n_algos()) - 1, match_algo, ALGO_NAMES, m, error))
+    return FALSE;
+  memcpy(prefs->op_algo_mask, m, sizeof m);
+  return TRUE;
+}
+
+gboolean fs_coll_prefs_set_nccl_proto(FsCollPrefs *prefs, const char *text, GError **error)
+{
+  guint64 m[FS_COLL_N_OPS];
+  for (guint op = 0; op < FS_COLL_N_OPS; op++)
+    m[op] = prefs->op_proto_mask[op];
+  if (!parse_map(text, "NCCL_PROTO", (1u << FS_PROTO_N) - 1, match_proto, "LL, LL128, Simple", m, error))
+    return FALSE;
+  for (guint op = 0; op < FS_COLL_N_OPS; op++)
+    prefs->op_proto_mask[op] = (guint)m[op];
   return TRUE;
 }
 
@@ -436,13 +523,15 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   guint maxch = MAX(sys->max_channels, 1);
   gboolean found = FALSE;
   double best = INFINITY;
+  guint64 algo_mask = prefs->algo_mask & prefs->op_algo_mask[op];
+  guint proto_mask = prefs->proto_mask & prefs->op_proto_mask[op];
   if (is_p2p(op) && prefs->algo == NULL) {
     /* Not in NCCL's tuning table: send/recv (direct), or the recursive
      * exchanges for hypercube and barrier. */
     const FsCollAlgo *a = fs_coll_algo_find(op == FS_COLL_HYPERCUBE || op == FS_COLL_BARRIER ? "rhd" : "direct");
     uint64_t per_peer = op == FS_COLL_SENDRECV ? nbytes : nbytes / n;
     FsCollProto pr = prefs->proto >= 0 ? (FsCollProto)prefs->proto
-                     : per_peer <= p->p2p_ll_threshold && (prefs->proto_mask & (1u << FS_PROTO_LL))
+                     : per_peer <= p->p2p_ll_threshold && (proto_mask & (1u << FS_PROTO_LL))
                        ? FS_PROTO_LL : FS_PROTO_SIMPLE;
     guint nch = prefs->channels ? prefs->channels : fit_channels(p, a, pr, maxch, n, nbytes);
     if (a->unsupported(comm, op) != NULL) {
@@ -460,13 +549,13 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   }
   for (guint i = 0; fs_coll_algos[i]; i++) {
     const FsCollAlgo *a = fs_coll_algos[i];
-    if (prefs->algo ? a != prefs->algo : !(prefs->algo_mask & ALGO_BIT(i)))
+    if (prefs->algo ? a != prefs->algo : !(algo_mask & ALGO_BIT(i)))
       continue;
     /* The tuner, like NCCL, only weighs NCCL's algorithms unless told. */
     if (prefs->algo == NULL && a->nccl == FS_NCCL_ALGO_NONE)
       continue;
     for (guint pr = 0; pr < FS_PROTO_N; pr++) {
-      if (prefs->proto >= 0 ? (int)pr != prefs->proto : !(prefs->proto_mask & (1u << pr)))
+      if (prefs->proto >= 0 ? (int)pr != prefs->proto : !(proto_mask & (1u << pr)))
         continue;
       guint nch = prefs->channels ? prefs->channels
                   : (a->nccl == FS_NCCL_ALGO_NVLS || a->nccl == FS_NCCL_ALGO_NVLS_TREE) ? sys->nvls_channels

@@ -72,11 +72,16 @@ gboolean fs_coll_cost(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
                       uint64_t nbytes, FsCollCost *out);
 
 /* Candidate sets: bit i of algo_mask is fs_coll_algos[i]; bit p of
- * proto_mask is protocol p.  Forced values (non-NULL algo, proto >= 0,
- * channels > 0) win over the masks. */
+ * proto_mask is protocol p.  An op's candidates are algo_mask &
+ * op_algo_mask[op] (and likewise for protocols): the first applies to
+ * every collective, the second is per collective (NCCL >= 2.24's
+ * "allreduce:tree,ring" entries).  Forced values (non-NULL algo, proto >=
+ * 0, channels > 0) win over the masks. */
 typedef struct {
   guint64 algo_mask;
   guint proto_mask;
+  guint64 op_algo_mask[FS_COLL_N_OPS];
+  guint op_proto_mask[FS_COLL_N_OPS];
   const FsCollAlgo *algo;
   int proto;
   guint channels;
@@ -84,10 +89,22 @@ typedef struct {
 
 /* All algorithms and protocols, nothing forced. */
 void fs_coll_prefs_init(FsCollPrefs *prefs);
-/* Parses an NCCL_ALGO value into prefs->algo_mask. */
+/* Parses a plain NCCL_ALGO list ("Ring,Tree", "^NVLS") into *mask. */
 gboolean fs_coll_parse_nccl_algo(const char *text, guint64 *mask, GError **error);
-/* Parses an NCCL_PROTO value into a protocol mask. */
+/* Parses a plain NCCL_PROTO list into a protocol mask. */
 gboolean fs_coll_parse_nccl_proto(const char *text, guint *mask, GError **error);
+/* Parse NCCL_ALGO / NCCL_PROTO in NCCL >= 2.24's full syntax into prefs'
+ * per-collective masks (src/graph/tuning.cc parseList): entries separated
+ * by ';'; the first may be a plain list, which applies to every
+ * collective; every other entry is "collective:list" (collective names as
+ * NCCL's functions or fabricsim's: allreduce, AllGather, reduce_scatter,
+ * broadcast, reduce, …; case and separators ignored) and replaces that
+ * collective's set.  A list names the ones to enable, or after '^' the
+ * ones to disable.  Example: "ring;allreduce:tree,ring;allgather:^nvls".
+ * FS_COLL_ERROR_PARSE for an unknown name or collective, an empty list, or
+ * an entry after the first without a collective. */
+gboolean fs_coll_prefs_set_nccl_algo(FsCollPrefs *prefs, const char *text, GError **error);
+gboolean fs_coll_prefs_set_nccl_proto(FsCollPrefs *prefs, const char *text, GError **error);
 
 /* The tuner's answer: what to run, and the model's estimate of it. */
 typedef struct {

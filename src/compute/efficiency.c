@@ -343,13 +343,9 @@ static FsEffCurve *parse_curve(const FsYamlNode *node, GError **error)
   return g_steal_pointer(&c);
 }
 
-gboolean fs_efficiency_load_file(FsEfficiency *eff, const char *path, gboolean replace,
-                                 GError **error)
+static gboolean load_doc(FsEfficiency *eff, FsYamlDoc *doc, const char *path,
+                         gboolean replace, GError **error)
 {
-  g_return_val_if_fail(eff != NULL && path != NULL, FALSE);
-  g_autoptr(FsYamlDoc) doc = fs_yaml_load_file(path, error);
-  if (doc == NULL)
-    return FALSE;
   FsYamlNode *root = fs_yaml_doc_root(doc);
   if (root == NULL) {
     fs_set_error_at(error, FS_EFFICIENCY_ERROR, FS_EFFICIENCY_ERROR_INVALID, path, 1, 1,
@@ -396,6 +392,22 @@ gboolean fs_efficiency_load_file(FsEfficiency *eff, const char *path, gboolean r
   g_ptr_array_free(eff->curves, TRUE);
   eff->curves = g_steal_pointer(&staged);
   return TRUE;
+}
+
+gboolean fs_efficiency_load_file(FsEfficiency *eff, const char *path, gboolean replace,
+                                 GError **error)
+{
+  g_return_val_if_fail(eff != NULL && path != NULL, FALSE);
+  g_autoptr(FsYamlDoc) doc = fs_yaml_load_file(path, error);
+  return doc != NULL && load_doc(eff, doc, path, replace, error);
+}
+
+gboolean fs_efficiency_load_string(FsEfficiency *eff, const char *text, gssize len,
+                                   const char *name, gboolean replace, GError **error)
+{
+  g_return_val_if_fail(eff != NULL && text != NULL && name != NULL, FALSE);
+  g_autoptr(FsYamlDoc) doc = fs_yaml_load_string(text, len, name, error);
+  return doc != NULL && load_doc(eff, doc, name, replace, error);
 }
 
 static int compare_names(gconstpointer a, gconstpointer b)

@@ -108,6 +108,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsEfficiency, fs_efficiency_free)
  * replaces the earlier one.  On error eff is unchanged. */
 gboolean fs_efficiency_load_file(FsEfficiency *eff, const char *path, gboolean replace,
                                  GError **error);
+/* The same from len bytes of text (-1: NUL-terminated); name stands for
+ * the file in messages. */
+gboolean fs_efficiency_load_string(FsEfficiency *eff, const char *text, gssize len,
+                                   const char *name, gboolean replace, GError **error);
 
 /* Loads every *.yaml in dir, sorted by name (duplicates are errors). */
 FsEfficiency *fs_efficiency_load_dir(const char *dir, GError **error);

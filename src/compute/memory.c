@@ -227,7 +227,10 @@ gboolean fs_memory_estimate(const FsTransformerConfig *cfg, const FsMemoryLayout
   stage_params(cfg, l, stage, stage * per_stage, per_stage, &dense, &expert, &layer_max);
   out->params = dense + expert;
   FsModelStates sd, se;
-  double dp = MAX(l->dp, 1);
+  /* ZeRO shards over the gradient-reduction group, dp × cp (Megatron-Core's
+   * data-parallel group with context parallelism); expert states over the
+   * expert-data-parallel group, dp × cp / ep. */
+  double dp = (double)MAX(l->dp, 1) * MAX(l->cp, 1);
   states_sharded(dense, l, dp, &sd);
   states_sharded(expert, l, MAX(dp / MAX(l->ep, 1), 1), &se);
   out->weights = (uint64_t)llround(sd.weights + se.weights);

@@ -7,7 +7,9 @@
  * + 4 (fp32 master) + 4 + 4 (Adam m, v).  Gradients kept in fp32 (Megatron's
  * main_grad) are 4 bytes.  SGD keeps one momentum.  An fp32 run has no
  * master copy: 4 + 4 + states.  ZeRO-1 divides the master and optimizer
- * states by dp, ZeRO-2 also the gradients, ZeRO-3 (FSDP) also the weights.
+ * states by dp × cp (the gradient-reduction group), ZeRO-2 also the
+ * gradients, ZeRO-3 (FSDP) also the weights; MoE expert states divide by
+ * the expert-data-parallel size dp × cp / ep instead.
  * Offloading the optimizer puts master and states in host memory.
  *
  * Activations per layer per micro-batch follow Korthikanti et al.,

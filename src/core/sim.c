@@ -8,9 +8,17 @@
  */
 #include "core/sim.h"
 
+#include <signal.h>
+#include <string.h>
+
 #include <inttypes.h>
 
 #include "util/error.h"
+#include "util/units.h"
+
+/* Set by fs_sim_request_interrupt (from a signal handler), read by every
+ * run loop. */
+static volatile sig_atomic_t interrupt_requested;
 
 struct FsSim {
   FsEventQueue *q;
@@ -24,6 +32,7 @@ FsSim *fs_sim_new(void)
 {
   FsSim *sim = g_new0(FsSim, 1);
   sim->q = fs_eventq_new();
+  sim->event_limit = fs_sim_default_event_limit();
   return sim;
 }
 
@@ -78,6 +87,33 @@ void fs_sim_set_event_limit(FsSim *sim, uint64_t max_events)
   sim->event_limit = max_events;
 }
 
+uint64_t fs_sim_default_event_limit(void)
+{
+  static gsize once;
+  static uint64_t limit;
+  if (g_once_init_enter(&once)) {
+    limit = FS_SIM_MAX_EVENTS;
+    const char *s = g_getenv("FABRICSIM_MAX_EVENTS");
+    if (s != NULL && s[0] != '\0') {
+      char *end;
+      guint64 v = g_ascii_strtoull(s, &end, 10);
+      if (strcmp(s, "unlimited") == 0)
+        limit = 0;
+      else if (end != s && *end == '\0')
+        limit = v;
+      else
+        g_printerr("fabricsim: ignoring FABRICSIM_MAX_EVENTS=\"%s\": expected a number of "
+                   "events (0 or \"unlimited\" for none)\n", s);
+    }
+    g_once_init_leave(&once, 1);
+  }
+  return limit;
+}
+
+void fs_sim_request_interrupt(void) { interrupt_requested = 1; }
+gboolean fs_sim_interrupt_requested(void) { return interrupt_requested != 0; }
+void fs_sim_clear_interrupt(void) { interrupt_requested = 0; }
+
 /* Runs due events: those with time <= until, while pred (if any) holds.
  * Returns TRUE when the loop ended normally (queue drained or no event due,
  * predicate false, or a stop); *drained tells whether it ended because no
@@ -92,12 +128,20 @@ static gboolean run_loop(FsSim *sim, FsTime until, gboolean (*pred)(void *data),
   for (;;) {
     if (pred != NULL && !pred(data))
       return TRUE;
+    if (G_UNLIKELY(interrupt_requested) && fs_eventq_size(q) > 0) {
+      g_autofree char *at = fs_format_time(sim->now);
+      g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
+                  "interrupted at simulated time %s after %" PRIu64 " events; partial results "
+                  "not written", at, sim->events_run);
+      return FALSE;
+    }
     if (G_UNLIKELY(sim->event_limit != 0 && sim->events_run >= sim->event_limit) &&
         fs_eventq_size(q) > 0 && fs_eventq_peek_time(q) <= until) {
       g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
                   "the simulation reached its limit of %" PRIu64 " events at t=%" PRId64
-                  " ps with %u events still pending; raise the event limit if a run this "
-                  "long is expected, otherwise look for events that reschedule themselves forever",
+                  " ps with %u events still pending; raise the limit (FABRICSIM_MAX_EVENTS=N, or "
+                  "unlimited) if a run this long is expected, otherwise look for events that "
+                  "reschedule themselves forever",
                   sim->event_limit, sim->now, fs_eventq_size(q));
       return FALSE;
     }

@@ -7,9 +7,17 @@
  * file:line (the FS_SIM_AT macro passes them).
  *
  * The simulator knows nothing of networks or GPUs.  It also counts the
- * events it ran and enforces an optional event budget (a resource guard:
- * when exceeded, fs_sim_run* stop and return FALSE with
- * FS_RUNTIME_ERROR_LIMIT).
+ * events it ran and enforces an event budget (a resource guard: when
+ * exceeded, fs_sim_run* stop and return FALSE with FS_RUNTIME_ERROR_LIMIT).
+ * A new simulator's budget is FS_SIM_MAX_EVENTS, or $FABRICSIM_MAX_EVENTS
+ * when that is a positive integer (0 or "unlimited" lifts it).
+ *
+ * Interrupts: fs_sim_request_interrupt (async-signal-safe: it only sets a
+ * volatile sig_atomic_t; the command's SIGINT handler calls it) makes every
+ * run loop, in every thread, return FALSE before its next event with
+ * FS_RUNTIME_ERROR_INTERRUPTED ("interrupted at simulated time T after N
+ * events; partial results not written"), the event left pending.  The
+ * request stays until fs_sim_clear_interrupt.
  */
 #pragma once
 
@@ -40,8 +48,23 @@ gboolean fs_sim_cancel(FsSim *sim, FsEventId id);
 FsEventId fs_sim_reschedule_loc(FsSim *sim, FsEventId id, FsTime t, const char *file, int line);
 #define fs_sim_reschedule(sim, id, t) fs_sim_reschedule_loc((sim), (id), (t), __FILE__, __LINE__)
 
-/* Sets the event budget (0 = unlimited, the default). */
+/* The default event budget: 10^11 events (hours of simulation; a run that
+ * long is almost surely an event that reschedules itself forever). */
+#define FS_SIM_MAX_EVENTS UINT64_C(100000000000)
+
+/* Sets the event budget (0 = unlimited). */
 void fs_sim_set_event_limit(FsSim *sim, uint64_t max_events);
+/* The budget a new simulator gets: $FABRICSIM_MAX_EVENTS (a positive
+ * integer; 0 or "unlimited" for none) or FS_SIM_MAX_EVENTS. */
+uint64_t fs_sim_default_event_limit(void);
+
+/* Asks every run loop to stop before its next event (see the header
+ * comment).  Async-signal-safe. */
+void fs_sim_request_interrupt(void);
+/* Whether an interrupt was requested (and not cleared). */
+gboolean fs_sim_interrupt_requested(void);
+/* Forgets the request (tests; a command never clears it). */
+void fs_sim_clear_interrupt(void);
 
 /* Runs until the queue is empty. */
 gboolean fs_sim_run(FsSim *sim, GError **error);

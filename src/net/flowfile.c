@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "calib/json-pos.h"
 #include "core/sim.h"
 #include "util/error.h"
 #include "util/units.h"
@@ -90,7 +91,7 @@ static gboolean parse_bytes(const char *text, uint64_t *out, const char *file, i
 /* Dependencies are kept as names until every id is known. */
 typedef struct {
   GPtrArray *names; /* per record: GStrv of dependency ids */
-  GArray *cols;     /* per record: the column of the deps field (CSV) */
+  GArray *pos;      /* per record: line and column (two ints) of its deps */
 } Pending;
 
 static gboolean link_deps(FsFlowList *l, Pending *p, const char *file, GError **error)
@@ -101,11 +102,8 @@ static gboolean link_deps(FsFlowList *l, Pending *p, const char *file, GError **
     if (g_hash_table_contains(ids, r->id)) {
       FsFlowRecord *o = g_ptr_array_index(l->records,
                                           GPOINTER_TO_UINT(g_hash_table_lookup(ids, r->id)) - 1);
-      if (r->line > 0)
-        input_error(error, file, r->line, 1, "duplicate id \"%s\" (first at line %d)", r->id,
-                    o->line);
-      else
-        input_error(error, file, 0, 0, "flow %u: duplicate id \"%s\"", i + 1, r->id);
+      input_error(error, file, r->line, r->col, "duplicate id \"%s\" (first at line %d)", r->id,
+                  o->line);
       return FALSE;
     }
     g_hash_table_insert(ids, r->id, GUINT_TO_POINTER(i + 1));
@@ -119,12 +117,9 @@ static gboolean link_deps(FsFlowList *l, Pending *p, const char *file, GError **
       gpointer v = g_hash_table_lookup(ids, names[k]);
       if (v == NULL || GPOINTER_TO_UINT(v) - 1 == i) {
         const char *why = v == NULL ? "unknown" : "its own";
-        if (r->line > 0)
-          input_error(error, file, r->line, g_array_index(p->cols, int, i),
-                      "dependency \"%s\" is %s id; expected the id of another flow", names[k], why);
-        else
-          input_error(error, file, 0, 0, "flow %u (%s): dependency \"%s\" is %s id", i + 1, r->id,
-                      names[k], why);
+        const int *at = &g_array_index(p->pos, int, 2 * i);
+        input_error(error, file, at[0], at[1],
+                    "dependency \"%s\" is %s id; expected the id of another flow", names[k], why);
         return FALSE;
       }
       r->deps[k] = GPOINTER_TO_UINT(v) - 1;
@@ -157,7 +152,7 @@ static gboolean link_deps(FsFlowList *l, Pending *p, const char *file, GError **
     for (guint i = 0; i < n; i++)
       if (indeg[i] > 0) {
         FsFlowRecord *r = g_ptr_array_index(l->records, i);
-        input_error(error, file, r->line, r->line > 0 ? 1 : 0,
+        input_error(error, file, r->line, r->col,
                     "flow \"%s\" depends on itself through a cycle of dependencies", r->id);
         return FALSE;
       }
@@ -168,7 +163,7 @@ static gboolean link_deps(FsFlowList *l, Pending *p, const char *file, GError **
 static void pending_clear(Pending *p)
 {
   g_ptr_array_unref(p->names);
-  g_array_unref(p->cols);
+  g_array_unref(p->pos);
 }
 
 static FsFlowList *load_csv(const char *path, const char *text, const FsTopo *t, GError **error)
@@ -182,16 +177,18 @@ static FsFlowList *load_csv(const char *path, const char *text, const FsTopo *t,
   int where[NCOL] = {-1, -1, -1, -1, -1, -1};
   gboolean header = FALSE, ok = TRUE;
   for (int ln = 0; lines[ln] != NULL && ok; ln++) {
+    int lead = 0;
+    while (g_ascii_isspace(lines[ln][lead]))
+      lead++;
     char *line = g_strstrip(lines[ln]);
     int lineno = ln + 1;
     if (line[0] == '\0' || line[0] == '#')
       continue;
     g_auto(GStrv) f = g_strsplit(line, ",", -1);
     guint nf = g_strv_length(f);
-    /* Column of each field (1-based, in the stripped line: good enough for
-     * lines without leading blanks, which is what the format shows). */
+    /* Column of each field (1-based, counting the blanks stripped). */
     int col[64];
-    for (guint k = 0, c = 1; k < nf && k < 64; k++) {
+    for (guint k = 0, c = (guint)lead + 1; k < nf && k < 64; k++) {
       col[k] = (int)c;
       c += (guint)strlen(f[k]) + 1;
       g_strstrip(f[k]);
@@ -221,14 +218,21 @@ static FsFlowList *load_csv(const char *path, const char *text, const FsTopo *t,
       continue;
     }
     if (nf > 64 || (nf != 5 + (where[DEPS] >= 0) && !(where[DEPS] >= 0 && nf == 5))) {
-      input_error(error, path, lineno, 1, "%u fields; expected %d (id, start, src, dst, bytes%s)",
+      input_error(error, path, lineno, lead + 1, "%u fields; expected %d (id, start, src, dst, bytes%s)",
                   nf, 5 + (where[DEPS] >= 0), where[DEPS] >= 0 ? ", deps" : "");
+      ok = FALSE;
+      break;
+    }
+    if (l->records->len >= fs_flow_list_max_flows()) {
+      input_error(error, path, lineno, 1, "more than %u flows; raise FABRICSIM_MAX_FLOWS to "
+                  "read more", fs_flow_list_max_flows());
       ok = FALSE;
       break;
     }
     FsFlowRecord *r = g_new0(FsFlowRecord, 1);
     g_ptr_array_add(l->records, r);
     r->line = lineno;
+    r->col = 1;
     r->id = g_strdup(f[where[ID]]);
     if (r->id[0] == '\0') {
       input_error(error, path, lineno, col[where[ID]], "empty id; expected a name");
@@ -255,10 +259,11 @@ static FsFlowList *load_csv(const char *path, const char *text, const FsTopo *t,
       dcol = col[where[DEPS]];
     }
     g_ptr_array_add(p.names, deps);
-    g_array_append_val(p.cols, dcol);
+    int at[2] = {lineno, dcol};
+    g_array_append_vals(p.pos, at, 2);
   }
   if (ok && !header) {
-    input_error(error, path, 0, 0, "no header line; expected \"id,start,src,dst,bytes,deps\"");
+    input_error(error, path, 1, 1, "no header line; expected \"id,start,src,dst,bytes,deps\"");
     ok = FALSE;
   }
   ok = ok && link_deps(l, &p, path, error);
@@ -266,27 +271,58 @@ static FsFlowList *load_csv(const char *path, const char *text, const FsTopo *t,
   return ok ? g_steal_pointer(&l) : NULL;
 }
 
-static FsFlowList *load_json(const char *path, const char *text, const FsTopo *t, GError **error)
+/* A semantic error in a JSON flow list: "file:line:col: $.path: message",
+ * in this module's domain, at the value's position. */
+static void json_error(const FsJsonDoc *doc, GError **error, const char *path, const char *fmt, ...)
+  G_GNUC_PRINTF(4, 5);
+static void json_error(const FsJsonDoc *doc, GError **error, const char *path, const char *fmt, ...)
 {
-  json_error_t je;
-  g_autoptr(FsFlowList) l = list_new();
-  json_t *root = json_loads(text, 0, &je);
-  if (root == NULL) {
-    input_error(error, path, je.line, je.column, "%s", je.text);
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  fs_json_doc_error(doc, error, FS_NET_ERROR, FS_NET_ERROR_INPUT, path, "%s", msg);
+}
+
+/* Wraps a units error about the value at path. */
+static gboolean json_units(const FsJsonDoc *doc, const char *path, const char *what, GError *e,
+                           GError **error)
+{
+  json_error(doc, error, path, "%s: %s", what, e->message);
+  g_error_free(e);
+  return FALSE;
+}
+
+static FsFlowList *load_json(const char *name, const char *text, gsize len, const FsTopo *t,
+                             GError **error)
+{
+  GError *e = NULL;
+  g_autoptr(FsJsonDoc) doc = fs_json_doc_parse(text, len, name, &e);
+  if (doc == NULL) {
+    /* The same "file:line:col: " message, in this module's domain. */
+    g_set_error_literal(error, FS_NET_ERROR, FS_NET_ERROR_INPUT, e->message);
+    g_error_free(e);
     return NULL;
   }
+  json_t *root = fs_json_doc_root(doc);
+  const char *base = json_is_object(root) ? "$.flows" : "$";
   json_t *flows = json_is_object(root) ? json_object_get(root, "flows") : root;
   if (!json_is_array(flows)) {
-    input_error(error, path, 0, 0, "expected an array of flows, or an object with \"flows\"");
-    json_decref(root);
+    json_error(doc, error, base, "expected an array of flows, or an object with \"flows\"");
     return NULL;
   }
+  if (json_array_size(flows) > fs_flow_list_max_flows()) {
+    json_error(doc, error, base, "%zu flows; at most %u are allowed (raise FABRICSIM_MAX_FLOWS to read more)",
+               json_array_size(flows), fs_flow_list_max_flows());
+    return NULL;
+  }
+  g_autoptr(FsFlowList) l = list_new();
   Pending p = {g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev),
                g_array_new(FALSE, FALSE, sizeof(int))};
   gboolean ok = TRUE;
   for (size_t i = 0; i < json_array_size(flows) && ok; i++) {
     json_t *o = json_array_get(flows, i);
-    guint n = (guint)i + 1;
+    g_autofree char *at = fs_json_path_index(base, i);
     const char *id = json_string_value(json_object_get(o, "id"));
     const char *start = json_string_value(json_object_get(o, "start"));
     const char *src = json_string_value(json_object_get(o, "src"));
@@ -296,26 +332,44 @@ static FsFlowList *load_json(const char *path, const char *text, const FsTopo *t
     if (!json_is_object(o) || id == NULL || src == NULL || dst == NULL || bytes == NULL ||
         (json_object_get(o, "start") != NULL && start == NULL) ||
         (deps != NULL && !json_is_array(deps))) {
-      input_error(error, path, 0, 0, "flow %u: expected an object with string \"id\", \"src\", "
-                  "\"dst\", \"start\" (a time such as \"1.5 us\"; default 0), \"bytes\" (an "
-                  "integer or a size such as \"64M\") and optional \"deps\" (an array of ids)", n);
+      json_error(doc, error, at, "flow %zu: expected an object with string \"id\", \"src\", "
+                 "\"dst\", \"start\" (a time such as \"1.5 us\"; default 0), \"bytes\" (an "
+                 "integer or a size such as \"64M\") and optional \"deps\" (an array of ids)",
+                 i + 1);
       ok = FALSE;
       break;
     }
     FsFlowRecord *r = g_new0(FsFlowRecord, 1);
     g_ptr_array_add(l->records, r);
     r->id = g_strdup(id);
-    g_autofree char *pfx = g_strdup_printf("%s: flow %u (%s)", path, n, id);
-    if (start != NULL)
-      ok = parse_start(start, &r->start, pfx, 0, 0, error);
-    ok = ok && endpoint(t, src, &r->src, pfx, 0, 0, "src", error) &&
-         endpoint(t, dst, &r->dst, pfx, 0, 0, "dst", error);
+    if (r->id[0] == '\0') {
+      g_autofree char *ap = fs_json_path_member(at, "id");
+      json_error(doc, error, ap, "empty id; expected a name");
+      ok = FALSE;
+      break;
+    }
+    g_autofree char *sp = fs_json_path_member(at, "start");
+    g_autofree char *srcp = fs_json_path_member(at, "src");
+    g_autofree char *dstp = fs_json_path_member(at, "dst");
+    g_autofree char *bp = fs_json_path_member(at, "bytes");
+    int line, col;
+    if (start != NULL && !fs_parse_time(start, &r->start, &e))
+      ok = json_units(doc, sp, "start", e, error);
+    if (ok) {
+      fs_json_doc_position(doc, srcp, &line, &col);
+      ok = endpoint(t, src, &r->src, name, line, col, "src", error);
+    }
+    if (ok) {
+      fs_json_doc_position(doc, dstp, &line, &col);
+      ok = endpoint(t, dst, &r->dst, name, line, col, "dst", error);
+    }
     if (ok && json_is_integer(bytes) && json_integer_value(bytes) >= 0)
       r->bytes = (uint64_t)json_integer_value(bytes);
-    else if (ok && json_is_string(bytes))
-      ok = parse_bytes(json_string_value(bytes), &r->bytes, pfx, 0, 0, error);
-    else if (ok) {
-      input_error(error, pfx, 0, 0, "bytes: expected a non-negative integer or a size string");
+    else if (ok && json_is_string(bytes)) {
+      if (!fs_parse_size(json_string_value(bytes), &r->bytes, &e))
+        ok = json_units(doc, bp, "bytes", e, error);
+    } else if (ok) {
+      json_error(doc, error, bp, "expected a non-negative integer or a size string");
       ok = FALSE;
     }
     char **names = NULL;
@@ -324,38 +378,80 @@ static FsFlowList *load_json(const char *path, const char *text, const FsTopo *t
       for (size_t k = 0; k < json_array_size(deps); k++) {
         const char *d = json_string_value(json_array_get(deps, k));
         if (d == NULL) {
-          input_error(error, pfx, 0, 0, "deps: expected an array of id strings");
+          g_autofree char *dp = fs_json_path_member(at, "deps");
+          g_autofree char *dk = fs_json_path_index(dp, k);
+          json_error(doc, error, dk, "expected an id string");
           ok = FALSE;
           break;
         }
         names[k] = g_strdup(d);
       }
     }
-    int zero = 0;
+    /* Positions for link_deps: the line and column of the flow object. */
+    fs_json_doc_position(doc, at, &line, &col);
+    r->line = line;
+    r->col = col;
     g_ptr_array_add(p.names, names);
-    g_array_append_val(p.cols, zero);
+    int dpos[2] = {line, col};
+    if (deps != NULL) {
+      g_autofree char *dp = fs_json_path_member(at, "deps");
+      fs_json_doc_position(doc, dp, &dpos[0], &dpos[1]);
+    }
+    g_array_append_vals(p.pos, dpos, 2);
   }
-  json_decref(root);
-  ok = ok && link_deps(l, &p, path, error);
+  ok = ok && link_deps(l, &p, name, error);
   pending_clear(&p);
   return ok ? g_steal_pointer(&l) : NULL;
+}
+
+guint fs_flow_list_max_flows(void)
+{
+  const char *env = g_getenv("FABRICSIM_MAX_FLOWS");
+  if (env != NULL && env[0] != '\0') {
+    guint64 v = g_ascii_strtoull(env, NULL, 10);
+    if (v > 0 && v <= G_MAXUINT)
+      return (guint)v;
+  }
+  return FS_FLOW_LIST_MAX_FLOWS;
+}
+
+FsFlowList *fs_flow_list_load_string(const char *text, gsize len, const char *name,
+                                     const FsTopo *topo, GError **error)
+{
+  g_return_val_if_fail(text != NULL && name != NULL && topo != NULL, NULL);
+  const char *nul = memchr(text, '\0', len);
+  if (nul != NULL) {
+    int line = 1;
+    const char *bol = text;
+    for (const char *q = text; q < nul; q++)
+      if (*q == '\n') {
+        line++;
+        bol = q + 1;
+      }
+    input_error(error, name, line, (int)(nul - bol) + 1,
+                "NUL byte; expected CSV or JSON text");
+    return NULL;
+  }
+  g_autofree char *copy = g_strndup(text, len);
+  const char *p = copy;
+  while (g_ascii_isspace(*p))
+    p++;
+  if (g_str_has_suffix(name, ".json") || *p == '{' || *p == '[')
+    return load_json(name, copy, len, topo, error);
+  return load_csv(name, copy, topo, error);
 }
 
 FsFlowList *fs_flow_list_load(const char *path, const FsTopo *topo, GError **error)
 {
   g_autofree char *text = NULL;
+  gsize len = 0;
   GError *e = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &e)) {
+  if (!g_file_get_contents(path, &text, &len, &e)) {
     input_error(error, path, 0, 0, "%s", e->message);
     g_error_free(e);
     return NULL;
   }
-  const char *p = text;
-  while (g_ascii_isspace(*p))
-    p++;
-  if (g_str_has_suffix(path, ".json") || *p == '{' || *p == '[')
-    return load_json(path, text, topo, error);
-  return load_csv(path, text, topo, error);
+  return fs_flow_list_load_string(text, len, path, topo, error);
 }
 
 /* ---- replay ---- */
@@ -411,6 +507,12 @@ gboolean fs_flow_list_replay(FsFlowList *list, const FsTopo *topo, FsNetModel mo
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, opt);
+  return fs_flow_list_replay_on(list, router, error);
+}
+
+gboolean fs_flow_list_replay_on(FsFlowList *list, FsRouter *router, GError **error)
+{
+  FsSim *sim = fs_flownet_sim(fs_router_net(router));
   guint n = list->records->len;
   Replay rp = {list, router, sim, g_new0(guint, MAX(n, 1)),
                g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref), NULL};

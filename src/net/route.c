@@ -591,7 +591,7 @@ static int rank(FsPathType t)
   return t <= FS_PATH_PHB ? (int)t : (int)t - 1;
 }
 
-static FsPathType p2p_level(const FsRouter *r, guint gpu)
+FsPathType fs_router_p2p_level(const FsRouter *r, guint gpu)
 {
   if (r->opt.p2p_level != FS_P2P_LEVEL_AUTO)
     return r->opt.p2p_level;
@@ -687,7 +687,7 @@ gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRout
         return no_route(r, src, dst, "no PCIe path in the host", error);
     } else {
       FsPathType type = fs_topo_path_type(r->topo, src, dst, NULL);
-      if (!r->opt.p2p_disable && rank(type) <= rank(p2p_level(r, src)) &&
+      if (!r->opt.p2p_disable && rank(type) <= rank(fs_router_p2p_level(r, src)) &&
           walk(r, src, dst, SUB_PCIE, key, out->hops)) {
         out->kind = FS_ROUTE_PCIE_P2P;
       } else {

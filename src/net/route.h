@@ -157,6 +157,10 @@ gboolean fs_router_transfer(FsRouter *router, guint src, guint dst, uint64_t byt
                             FsTime start, double rate_cap, uint64_t key, FsFlowDoneFn done,
                             void *ctx, void *user, GError **error);
 
+/* The P2P level that applies to a GPU: the option, or with "auto" PXB
+ * when its host's CPUs are Intel (or NVIDIA Grace), else SYS. */
+FsPathType fs_router_p2p_level(const FsRouter *router, guint gpu);
+
 /* "gpu3 -> nvswitch1" for channel ch (caller frees). */
 char *fs_router_channel_name(const FsRouter *router, FsChannelId ch);
 

@@ -343,7 +343,7 @@ static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint poin
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, error);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, env->nccl->max_channels, error);
   if (comm == NULL)
     return FALSE;
   FsCollSysInfo sys;

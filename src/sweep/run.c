@@ -1,56 +1,127 @@
-/* run.c — running a sweep's points on a GThreadPool.  Each worker runs
- * whole points (fs_sweep_point_run: its own simulator, network, router and
- * workload; the environment is shared read-only) and hands the result to
- * the calling thread through a GAsyncQueue; the calling thread delivers
- * results (completion order) and polls for results from elsewhere. */
+/* run.c — running a sweep's points (or any list of independent tasks) on
+ * a GThreadPool.  Each worker runs whole tasks (for a sweep point,
+ * fs_sweep_point_run: its own simulator, network, router and workload; the
+ * environment is shared read-only) and hands the result to the calling
+ * thread through a GAsyncQueue; the calling thread delivers results
+ * (completion order) and polls for results from elsewhere.
+ *
+ * After an interrupt (fs_sim_request_interrupt) no new task starts, and a
+ * task whose run returned NULL (a sweep point that failed while the request
+ * stood: its simulation was cut short) is dropped rather than delivered;
+ * tasks that finished are delivered.  When any task was dropped the run
+ * fails with FS_RUNTIME_ERROR_INTERRUPTED. */
 #include "sweep/sweep.h"
 
+#include "core/sim.h"
+#include "util/error.h"
+
 typedef struct {
-  const FsSweepEnv *env;
-  const FsSweepSpec *spec;
+  FsSweepTaskFn run;
+  void *ud;
   GAsyncQueue *done;
 } Job;
+
+typedef struct {
+  guint task;
+  void *result; /* NULL: dropped by an interrupt */
+} Done;
 
 static void worker(gpointer data, gpointer user)
 {
   Job *job = user;
+  Done *d = g_new(Done, 1);
+  d->task = GPOINTER_TO_UINT(data) - 1;
+  d->result = fs_sim_interrupt_requested() ? NULL : job->run(d->task, job->ud);
+  g_async_queue_push(job->done, d);
+}
+
+gboolean fs_sweep_run_tasks(guint first, guint stride, guint n, guint threads, FsSweepTaskFn run,
+                            FsSweepTaskDoneFn done, FsSweepPollFn poll, void *ud, GError **error)
+{
+  stride = MAX(stride, 1u);
+  guint todo = first < n ? (n - first + stride - 1) / stride : 0;
+  if (threads == 0)
+    threads = MAX(g_get_num_processors(), 1u);
+  threads = MIN(threads, MAX(todo, 1u));
+  Job job = { run, ud, g_async_queue_new() };
+  GThreadPool *pool = g_thread_pool_new(worker, &job, (gint)threads, TRUE, error);
+  if (pool == NULL) {
+    g_async_queue_unref(job.done);
+    return FALSE;
+  }
+  /* Pushed in task order: the pool starts them in that order, which keeps
+   * a writer's buffer of out-of-order results small. */
+  for (guint p = first; p < n; p += stride)
+    g_thread_pool_push(pool, GUINT_TO_POINTER(p + 1), NULL);
+  guint n_dropped = 0;
+  for (guint got = 0; got < todo;) {
+    Done *d = g_async_queue_timeout_pop(job.done, 20000);
+    if (poll != NULL)
+      poll(ud);
+    if (d == NULL)
+      continue;
+    got++;
+    if (d->result == NULL)
+      n_dropped++;
+    else
+      done(d->task, d->result, ud);
+    g_free(d);
+  }
+  g_thread_pool_free(pool, FALSE, TRUE);
+  g_async_queue_unref(job.done);
+  if (n_dropped > 0) {
+    g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
+                "interrupted; the tasks that finished are kept");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- sweep points as tasks ---- */
+
+typedef struct {
+  const FsSweepEnv *env;
+  const FsSweepSpec *spec;
+  FsSweepResultFn on_result;
+  FsSweepPollFn poll;
+  void *ud;
+} PointJob;
+
+static void *point_task(guint point, void *user)
+{
+  PointJob *job = user;
   FsSweepResult *r = g_new0(FsSweepResult, 1);
-  fs_sweep_point_run(job->env, job->spec, GPOINTER_TO_UINT(data) - 1, r);
-  g_async_queue_push(job->done, r);
+  fs_sweep_point_run(job->env, job->spec, point, r);
+  if (!r->ok && fs_sim_interrupt_requested()) {
+    fs_sweep_result_clear(r);
+    g_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+static void point_done(guint point, void *result, void *user)
+{
+  (void)point;
+  PointJob *job = user;
+  FsSweepResult *r = result;
+  job->on_result(r, job->ud);
+  fs_sweep_result_clear(r);
+  g_free(r);
+}
+
+static void point_poll(void *user)
+{
+  PointJob *job = user;
+  if (job->poll != NULL)
+    job->poll(job->ud);
 }
 
 gboolean fs_sweep_run(const FsSweepEnv *env, const FsSweepSpec *s, guint first, guint stride,
                       guint threads, FsSweepResultFn on_result, FsSweepPollFn poll, void *ud,
                       GError **error)
 {
-  stride = MAX(stride, 1u);
-  guint n = fs_sweep_spec_n_points(s);
-  guint todo = first < n ? (n - first + stride - 1) / stride : 0;
-  if (threads == 0)
-    threads = MAX(g_get_num_processors(), 1u);
-  threads = MIN(threads, MAX(todo, 1u));
-  Job job = { env, s, g_async_queue_new() };
-  GThreadPool *pool = g_thread_pool_new(worker, &job, (gint)threads, TRUE, error);
-  if (pool == NULL) {
-    g_async_queue_unref(job.done);
-    return FALSE;
-  }
-  /* Pushed in point order: the pool starts them in that order, which keeps
-   * the writer's buffer of out-of-order results small. */
-  for (guint p = first; p < n; p += stride)
-    g_thread_pool_push(pool, GUINT_TO_POINTER(p + 1), NULL);
-  for (guint got = 0; got < todo;) {
-    FsSweepResult *r = g_async_queue_timeout_pop(job.done, 20000);
-    if (poll != NULL)
-      poll(ud);
-    if (r == NULL)
-      continue;
-    on_result(r, ud);
-    fs_sweep_result_clear(r);
-    g_free(r);
-    got++;
-  }
-  g_thread_pool_free(pool, FALSE, TRUE);
-  g_async_queue_unref(job.done);
-  return TRUE;
+  PointJob job = { env, s, on_result, poll, ud };
+  return fs_sweep_run_tasks(first, stride, fs_sweep_spec_n_points(s), threads, point_task,
+                            point_done, point_poll, &job, error);
 }

@@ -130,11 +130,28 @@ void fs_sweep_point_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point
  * calling thread, in completion order (not point order); poll (may be
  * NULL) is called from the same thread at least every 20 ms while waiting
  * and may feed results from elsewhere (MPI).  The points run are
- * first, first + stride, … below n_points.  threads 0 = all cores. */
+ * first, first + stride, … below n_points.  threads 0 = all cores.
+ * After fs_sim_request_interrupt no point starts and points cut short are
+ * not delivered; if any point was left out, FALSE with
+ * FS_RUNTIME_ERROR_INTERRUPTED (the delivered ones stand). */
 typedef void (*FsSweepResultFn)(FsSweepResult *r, void *ud);  /* takes r's contents */
 typedef void (*FsSweepPollFn)(void *ud);
 gboolean fs_sweep_run(const FsSweepEnv *env, const FsSweepSpec *s, guint first, guint stride,
                       guint threads, FsSweepResultFn on_result, FsSweepPollFn poll, void *ud,
                       GError **error);
+
+/* The same pool for any list of independent tasks (the planner's
+ * candidate designs): run(task, ud) runs on a worker thread and returns
+ * its result (owned by the caller of run_tasks until done takes it);
+ * done(task, result, ud) is called in the calling thread, in completion
+ * order; poll as above.  Tasks first, first + stride, … below n run;
+ * threads 0 = all cores.  A run that returns NULL was cut short by an
+ * interrupt (fs_sim_request_interrupt); after an interrupt no new task
+ * starts.  Errors: a pool that cannot start; FS_RUNTIME_ERROR_INTERRUPTED
+ * when any task was dropped (the finished ones were delivered). */
+typedef void *(*FsSweepTaskFn)(guint task, void *ud);
+typedef void (*FsSweepTaskDoneFn)(guint task, void *result, void *ud);
+gboolean fs_sweep_run_tasks(guint first, guint stride, guint n, guint threads, FsSweepTaskFn run,
+                            FsSweepTaskDoneFn done, FsSweepPollFn poll, void *ud, GError **error);
 
 G_END_DECLS

@@ -8,7 +8,7 @@ G_DEFINE_QUARK(fs-runtime-error-quark, fs_runtime_error)
 int fs_error_exit_status(const GError *error)
 {
   if (error != NULL && error->domain == FS_RUNTIME_ERROR)
-    return 1;
+    return error->code == FS_RUNTIME_ERROR_INTERRUPTED ? FS_EXIT_INTERRUPTED : 1;
   return 2;
 }
 

@@ -21,9 +21,16 @@ typedef enum {
   FS_RUNTIME_ERROR_DEADLOCK, /* the simulation cannot make progress */
   FS_RUNTIME_ERROR_IO,       /* writing an output failed */
   FS_RUNTIME_ERROR_DEVICE,   /* no GPU or a CUDA/NCCL failure in a probe */
+  FS_RUNTIME_ERROR_INTERRUPTED, /* SIGINT: the run stopped at an event boundary */
 } FsRuntimeError;
 
-/* Exit status for an error: 1 for FS_RUNTIME_ERROR, 2 for everything else. */
+/* The exit status of an interrupted command (128 + SIGINT, as a shell
+ * reports a process killed by Ctrl-C). */
+#define FS_EXIT_INTERRUPTED 130
+
+/* Exit status for an error: FS_EXIT_INTERRUPTED for
+ * FS_RUNTIME_ERROR_INTERRUPTED, 1 for other FS_RUNTIME_ERROR, 2 for
+ * everything else. */
 int fs_error_exit_status(const GError *error);
 
 /* Sets *error (if error is non-NULL) to "file:line:col: message" in

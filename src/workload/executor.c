@@ -19,6 +19,11 @@ typedef struct {
   guint dp_comm;             /* gradient-reduction communicator (dp × cp group), or G_MAXUINT */
   guint dp_size;
   guint *dp_nodes;           /* the dp × cp group's GPU nodes */
+  /* Expert gradients (ep > 1): the expert-data-parallel group, dp × cp / ep
+   * ranks; the dp fields when ep = 1. */
+  guint edp_comm, edp_size;
+  guint *edp_nodes;          /* owned only when ep > 1 */
+  guint emb_coll;            /* tied-embedding all-reduce (first and last stage), or G_MAXUINT */
   GArray *comm_ops;          /* guint32: this rank's communication ops and incoming transfers */
   double model_flops;
 } SimRank;
@@ -39,6 +44,7 @@ typedef struct {
   FsTime ep_fwd, ep_bwd;
   FsTime cp_fwd, cp_bwd;
   double params;             /* parameters held by the rank */
+  double eparams;            /* of which expert parameters reduced over the edp group (ep > 1) */
 } LayerCost;
 
 /* A gradient bucket of a model chunk, closed after `close_item` in the
@@ -47,6 +53,7 @@ typedef struct {
   guint chunk;
   int close_item;
   double params;
+  gboolean expert;           /* expert parameters: reduced over the edp group */
 } Bucket;
 
 struct FsTrain {
@@ -69,6 +76,7 @@ struct FsTrain {
   GArray *measures;          /* Measure */
   guint nj;                  /* TP ranks simulated per stage */
   guint p, v, m;
+  uint64_t emb_bytes;        /* tied-embedding gradient all-reduced per TP rank, or 0 */
   GError *error;             /* the first error met while building ops */
   FsTrainResult res;
 };
@@ -171,6 +179,10 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
   gboolean moe = fs_transformer_layer_is_moe(cfg, l);
   c->params = (pp.attention + pp.norms) / w->tp + (moe ? pp.moe / ((double)w->tp * w->ep)
                                                        : pp.mlp / w->tp);
+  /* Megatron-Core keeps expert parameters in their own gradient buffer,
+   * reduced over the expert-data-parallel group (the router stays dense). */
+  if (moe && w->ep > 1)
+    c->eparams = (pp.moe - (double)cfg->hidden * cfg->experts) / ((double)w->tp * w->ep);
   /* TP: per layer two collectives in each pass (after attention and after
    * the MLP): all-reduce, or with sequence parallelism an all-gather before
    * and a reduce-scatter after each block (Korthikanti et al. 2022, §4.2.2). */
@@ -248,14 +260,18 @@ static guint32 add_op(FsOpGraph *g, guint stream, FsOpKind kind, FsOpCat cat, co
   return fs_opgraph_add(g, stream, &o, deps, n);
 }
 
-static guint32 add_coll(Builder *b, guint stream, FsCollOp op, uint64_t unit, FsOpCat cat,
-                        const char *name, int layer, const guint32 *deps, guint n)
+/* A gradient or parameter collective of this rank over its dp × cp group,
+ * or over its expert-data-parallel group when `expert`. */
+static guint32 add_coll_on(Builder *b, gboolean expert, guint stream, FsCollOp op, uint64_t unit,
+                           FsOpCat cat, const char *name, int layer, const guint32 *deps, guint n)
 {
   FsOpGraph *g = b->t->g;
+  const SimRank *r = b->r;
   if (b->t->opt.dp_isolated) {
     FsTime d = 0;
     GError *err = NULL;
-    if (!measure(b->t, b->r->dp_nodes, b->r->dp_size, op, unit, &d, &err)) {
+    if (!measure(b->t, expert ? r->edp_nodes : r->dp_nodes, expert ? r->edp_size : r->dp_size, op,
+                 unit, &d, &err)) {
       if (b->t->error == NULL)
         b->t->error = err;
       else
@@ -265,12 +281,24 @@ static guint32 add_coll(Builder *b, guint stream, FsCollOp op, uint64_t unit, Fs
     g_array_append_val(b->r->comm_ops, id);
     return id;
   }
-  guint c = fs_opgraph_add_coll(g, b->r->dp_comm, op, unit);
+  guint c = fs_opgraph_add_coll(g, expert ? r->edp_comm : r->dp_comm, op, unit);
   FsOp o = { .kind = FS_OP_COLL, .cat = cat, .name = name, .coll = c, .bytes = unit, .mb = -1,
              .layer = layer };
   guint32 id = fs_opgraph_add(g, stream, &o, deps, n);
   g_array_append_val(b->r->comm_ops, id);
   return id;
+}
+
+static guint32 add_coll(Builder *b, guint stream, FsCollOp op, uint64_t unit, FsOpCat cat,
+                        const char *name, int layer, const guint32 *deps, guint n)
+{
+  return add_coll_on(b, FALSE, stream, op, unit, cat, name, layer, deps, n);
+}
+
+/* The size of the group that reduces bucket bk's gradients. */
+static guint bucket_group(const Builder *b, const Bucket *bk)
+{
+  return bk->expert ? b->r->edp_size : b->r->dp_size;
 }
 
 /* Launches the gradient collective of bucket i after op `after`. */
@@ -280,12 +308,13 @@ static void launch_bucket(Builder *b, guint i, guint32 after)
   uint64_t bytes = (uint64_t)(bk->params * b->grad_bytes);
   guint32 id;
   char name[64];
-  g_snprintf(name, sizeof name, "grad bucket %u", i);
+  g_snprintf(name, sizeof name, bk->expert ? "expert grad bucket %u" : "grad bucket %u", i);
   if (b->t->w->zero_stage >= 1)
-    id = add_coll(b, b->r->s_dp, FS_COLL_REDUCE_SCATTER, bytes / b->r->dp_size, FS_CAT_DP, name,
-                  -1, &after, 1);
+    id = add_coll_on(b, bk->expert, b->r->s_dp, FS_COLL_REDUCE_SCATTER,
+                     bytes / bucket_group(b, bk), FS_CAT_DP, name, -1, &after, 1);
   else
-    id = add_coll(b, b->r->s_dp, FS_COLL_ALL_REDUCE, bytes, FS_CAT_DP, name, -1, &after, 1);
+    id = add_coll_on(b, bk->expert, b->r->s_dp, FS_COLL_ALL_REDUCE, bytes, FS_CAT_DP, name, -1,
+                     &after, 1);
   g_array_append_val(b->dp_ops, id);
 }
 
@@ -297,7 +326,7 @@ static void item_done(Builder *b, guint chunk, int item, guint32 op)
     const Bucket *bk = &g_array_index(b->buckets, Bucket, b->next_bucket);
     if (bk->chunk != chunk || bk->close_item != item)
       break;
-    if (b->r->dp_size < 2)
+    if (bucket_group(b, bk) < 2)
       ; /* nothing to reduce */
     else if (b->t->w->overlap_dp_grads)
       launch_bucket(b, b->next_bucket, op);
@@ -311,11 +340,19 @@ static void item_done(Builder *b, guint chunk, int item, guint32 op)
  * ahead of the compute that consumes them); returns the gather op. */
 static guint32 fsdp_gather(Builder *b, guint l, int mb)
 {
-  uint64_t unit = (uint64_t)(b->lc[l].params * 2.0 / b->r->dp_size);
+  const LayerCost *c = &b->lc[l];
+  uint64_t unit = (uint64_t)((c->params - c->eparams) * 2.0 / b->r->dp_size);
   guint32 window = b->fsdp_consumers[b->fsdp_k % 2];
   (void)mb;
-  return add_coll(b, b->r->s_fsdp, FS_COLL_ALL_GATHER, unit, FS_CAT_DP, "param gather", (int)l,
-                  &window, window == FS_OP_NONE ? 0 : 1);
+  guint32 ag = add_coll(b, b->r->s_fsdp, FS_COLL_ALL_GATHER, unit, FS_CAT_DP, "param gather",
+                        (int)l, &window, window == FS_OP_NONE ? 0 : 1);
+  /* Expert parameters are sharded over the expert-data-parallel group; the
+   * stream orders this gather after the dense one. */
+  if (c->eparams > 0 && b->r->edp_size > 1)
+    ag = add_coll_on(b, TRUE, b->r->s_fsdp, FS_COLL_ALL_GATHER,
+                     (uint64_t)(c->eparams * 2.0 / b->r->edp_size), FS_CAT_DP,
+                     "expert param gather", (int)l, NULL, 0);
+  return ag;
 }
 
 static void fsdp_consumed(Builder *b, guint32 op)
@@ -468,10 +505,17 @@ static void backward(Builder *b, Links *lk, guint mb, guint chunk)
   for (guint l = hi; l-- > lo;) {
     op = layer_pass(b, l, (int)mb, TRUE);
     if (last_mb && t->w->zero_stage >= 3 && r->dp_size > 1) {
-      uint64_t unit = (uint64_t)(b->lc[l].params * b->grad_bytes / r->dp_size);
+      const LayerCost *lc = &b->lc[l];
+      uint64_t unit = (uint64_t)((lc->params - lc->eparams) * b->grad_bytes / r->dp_size);
       guint32 rs = add_coll(b, r->s_dp, FS_COLL_REDUCE_SCATTER, unit, FS_CAT_DP, "grad reduce-scatter",
                             (int)l, &op, 1);
       g_array_append_val(b->dp_ops, rs);
+      if (lc->eparams > 0 && r->edp_size > 1) {
+        rs = add_coll_on(b, TRUE, r->s_dp, FS_COLL_REDUCE_SCATTER,
+                         (uint64_t)(lc->eparams * b->grad_bytes / r->edp_size), FS_CAT_DP,
+                         "expert grad reduce-scatter", (int)l, &op, 1);
+        g_array_append_val(b->dp_ops, rs);
+      }
     } else if (last_mb) {
       item_done(b, chunk, (int)l, op);
     }
@@ -507,37 +551,45 @@ static void plan_buckets(Builder *b)
   gboolean tf = w->form == FS_MODEL_FORM_TRANSFORMER;
   for (guint c = t->v; c-- > 0;) {
     guint vs = c * t->p + b->r->stage;
-    double acc = 0;
-    int last_item = 0;
+    double acc[2] = { 0, 0 };
     guint lo, hi;
     layer_range(t, vs, &lo, &hi);
-    /* Items in backward order: head, layers high to low, embedding. */
+    /* Items in backward order: head, layers high to low, embedding; each
+     * with its dense and expert parameters (two gradient buffers, as in
+     * Megatron-Core: expert buckets reduce over the edp group). */
     GArray *items = g_array_new(FALSE, FALSE, sizeof(int));
-    GArray *params = g_array_new(FALSE, FALSE, sizeof(double));
+    GArray *params = g_array_new(FALSE, FALSE, 2 * sizeof(double));
     if (vs == nv - 1 && tf) {
       int it = -2;
+      double p[2] = { b->head_params, 0 };
       g_array_append_val(items, it);
-      g_array_append_val(params, b->head_params);
+      g_array_append_val(params, p);
     }
-    for (guint l = hi; l-- > lo;) {
+    /* ZeRO-3 reduce-scatters each layer's gradients on its own (backward()). */
+    for (guint l = hi; l-- > lo && w->zero_stage < 3;) {
       int it = (int)l;
+      double p[2] = { b->lc[l].params - b->lc[l].eparams, b->lc[l].eparams };
       g_array_append_val(items, it);
-      g_array_append_val(params, b->lc[l].params);
+      g_array_append_val(params, p);
     }
     if (vs == 0 && tf) {
       int it = -1;
+      double p[2] = { b->emb_params, 0 };
       g_array_append_val(items, it);
-      g_array_append_val(params, b->emb_params);
+      g_array_append_val(params, p);
     }
     for (guint i = 0; i < items->len; i++) {
-      acc += g_array_index(params, double, i);
-      last_item = g_array_index(items, int, i);
-      if (acc >= limit || i + 1 == items->len) {
-        if (acc > 0) {
-          Bucket bk = { c, last_item, acc };
-          g_array_append_val(b->buckets, bk);
+      const double *p = (const double *)params->data + 2 * i;
+      int item = g_array_index(items, int, i);
+      for (guint k = 0; k < 2; k++) {
+        acc[k] += p[k];
+        if (acc[k] >= limit || i + 1 == items->len) {
+          if (acc[k] > 0) {
+            Bucket bk = { c, item, acc[k], k == 1 };
+            g_array_append_val(b->buckets, bk);
+          }
+          acc[k] = 0;
         }
-        acc = 0;
       }
     }
     g_array_unref(items);
@@ -593,6 +645,11 @@ static gboolean build_rank(FsTrain *t, Links *lk, SimRank *r, GError **error)
     fs_transformer_params(cfg, &pp);
     b.emb_params = (pp.embedding + pp.positions) / w->tp;
     b.head_params = pp.output / w->tp + pp.final_norm;
+    /* Tied embeddings across stages: the last stage holds a copy of the
+     * word embedding as its output layer (Megatron-LM), a parameter like
+     * any other of the stage. */
+    if (cfg->tied_embeddings && t->p * t->v > 1)
+      b.head_params += pp.embedding / w->tp;
     if (ntp > 1) {
       uint64_t act = (uint64_t)((double)w->micro_batch * cfg->seq_len / w->cp * cfg->hidden * 2.0);
       FsCollOp op = w->sequence_parallel ? FS_COLL_REDUCE_SCATTER : FS_COLL_ALL_REDUCE;
@@ -624,9 +681,11 @@ static gboolean build_rank(FsTrain *t, Links *lk, SimRank *r, GError **error)
         b.param_ag[c] = FS_OP_NONE;
       for (guint k = b.buckets->len; k-- > 0;) {
         const Bucket *bk = &g_array_index(b.buckets, Bucket, k);
-        b.param_ag[bk->chunk] = add_coll(&b, r->s_dp, FS_COLL_ALL_GATHER,
-                                         (uint64_t)(bk->params * 2.0 / r->dp_size), FS_CAT_DP,
-                                         "param all-gather", -1, NULL, 0);
+        guint n = bucket_group(&b, bk);
+        if (n > 1)
+          b.param_ag[bk->chunk] = add_coll_on(&b, bk->expert, r->s_dp, FS_COLL_ALL_GATHER,
+                                              (uint64_t)(bk->params * 2.0 / n), FS_CAT_DP,
+                                              "param all-gather", -1, NULL, 0);
       }
     }
     for (guint i = 0; i < order->len; i++) {
@@ -641,25 +700,44 @@ static gboolean build_rank(FsTrain *t, Links *lk, SimRank *r, GError **error)
     if (r->dp_size > 1)
       for (guint k = 0; k < b.pending_buckets->len; k++)
         launch_bucket(&b, g_array_index(b.pending_buckets, guint, k), end_bwd);
+    /* Tied embeddings: after the data-parallel gradient reduction, the
+     * first and the last stage all-reduce the word embedding's gradient
+     * (Megatron-LM's finalize_model_grads, the embedding group); the
+     * optimizer waits for it. */
+    if (r->emb_coll != G_MAXUINT) {
+      FsOp o = { .kind = FS_OP_COLL, .cat = FS_CAT_EMB, .name = "embedding grad all-reduce",
+                 .coll = r->emb_coll, .bytes = t->emb_bytes, .mb = -1, .layer = -1 };
+      guint32 id = fs_opgraph_add(g, r->s_dp, &o, &end_bwd, 1);
+      g_array_append_val(r->comm_ops, id);
+      g_array_append_val(b.dp_ops, id);
+    }
     /* The optimizer step over this rank's shard, after every gradient
      * collective. */
-    double held = 0;
-    for (guint c = 0; c < b.buckets->len; c++)
-      held += g_array_index(b.buckets, Bucket, c).params;
+    double held[2] = { 0, 0 }; /* dense, expert */
+    for (guint c = 0; c < b.buckets->len; c++) {
+      const Bucket *bk = &g_array_index(b.buckets, Bucket, c);
+      held[bk->expert ? 1 : 0] += bk->params;
+    }
     if (w->zero_stage >= 3)
-      for (guint l = 0; l < L; l++)
-        held += b.lc[l].params;
-    double shard = w->zero_stage >= 1 ? held / r->dp_size : held;
+      for (guint l = 0; l < L; l++) {
+        held[0] += b.lc[l].params - b.lc[l].eparams;
+        held[1] += b.lc[l].eparams;
+      }
+    double shard = w->zero_stage >= 1 ? held[0] / r->dp_size + held[1] / r->edp_size
+                                      : held[0] + held[1];
     gboolean mixed = w->dtype != FS_DTYPE_FP32 && w->dtype != FS_DTYPE_TF32;
     FsTime opt_t = w->offload_optimizer ? 0 :
       kernels_time(t, fs_optimizer_kernels(shard, w->optimizer, mixed, b.grad_bytes), gpu, NULL);
     guint32 opt = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_OPTIMIZER, "optimizer step",
                          opt_t, -1, -1, 0, (const guint32 *)b.dp_ops->data, b.dp_ops->len);
     if (sharded && !w->overlap_param_gather)
-      for (guint k = b.buckets->len; k-- > 0;)
-        add_coll(&b, r->s_dp, FS_COLL_ALL_GATHER,
-                 (uint64_t)(g_array_index(b.buckets, Bucket, k).params * 2.0 / r->dp_size),
-                 FS_CAT_DP, "param all-gather", -1, &opt, 1);
+      for (guint k = b.buckets->len; k-- > 0;) {
+        const Bucket *bk = &g_array_index(b.buckets, Bucket, k);
+        guint n = bucket_group(&b, bk);
+        if (n > 1)
+          add_coll_on(&b, bk->expert, r->s_dp, FS_COLL_ALL_GATHER,
+                      (uint64_t)(bk->params * 2.0 / n), FS_CAT_DP, "param all-gather", -1, &opt, 1);
+      }
   }
   g_free(b.lc);
   g_free(b.last_b_mb);
@@ -723,8 +801,35 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
       char name[64];
       g_snprintf(name, sizeof name, "dp(stage %u, tp %u)", s, j);
       r.dp_comm = fs_opgraph_add_comm(t->g, name, dpn, n);
+      r.edp_comm = r.dp_comm;
+      r.edp_size = r.dp_size;
+      r.edp_nodes = r.dp_nodes;
+      if (w->ep > 1) {
+        r.edp_nodes = group_nodes(t, FS_DIM_EDP, r.rank, &r.edp_size);
+        g_snprintf(name, sizeof name, "edp(stage %u, tp %u)", s, j);
+        r.edp_comm = fs_opgraph_add_comm(t->g, name, r.edp_nodes, r.edp_size);
+      }
+      r.emb_coll = G_MAXUINT;
       g_array_append_val(t->ranks, r);
     }
+  /* Tied embeddings over more than one stage: one all-reduce per TP index
+   * between the first and the last stage's GPUs (Megatron's embedding
+   * group), of the word embedding's gradient (vocab × hidden / tp). */
+  if (w->form == FS_MODEL_FORM_TRANSFORMER && w->model.tied_embeddings && t->p > 1) {
+    FsTransformerParams pp;
+    fs_transformer_params(&w->model, &pp);
+    double gb = w->grad_fp32 || w->dtype == FS_DTYPE_FP32 || w->dtype == FS_DTYPE_TF32 ? 4.0 : 2.0;
+    t->emb_bytes = (uint64_t)(pp.embedding / w->tp * gb);
+    for (guint j = 0; j < t->nj; j++) {
+      SimRank *first = rank_of(t, 0, j), *last = rank_of(t, t->p - 1, j);
+      guint nodes[2] = { (guint)first->gpu, (guint)last->gpu };
+      char name[64];
+      g_snprintf(name, sizeof name, "embedding(tp %u)", j);
+      guint comm = fs_opgraph_add_comm(t->g, name, nodes, 2);
+      first->emb_coll = last->emb_coll = fs_opgraph_add_coll(t->g, comm, FS_COLL_ALL_REDUCE,
+                                                             t->emb_bytes);
+    }
+  }
   guint nlink = t->nj * t->p * t->v * t->m;
   Links lk = { g_new(guint32, nlink), g_new(guint32, nlink), g_new(guint32, nlink),
                g_new(guint32, nlink) };
@@ -760,8 +865,11 @@ void fs_train_free(FsTrain *t)
   if (t == NULL)
     return;
   for (guint i = 0; i < t->ranks->len; i++) {
-    g_array_unref(g_array_index(t->ranks, SimRank, i).comm_ops);
-    g_free(g_array_index(t->ranks, SimRank, i).dp_nodes);
+    SimRank *r = &g_array_index(t->ranks, SimRank, i);
+    g_array_unref(r->comm_ops);
+    if (r->edp_nodes != r->dp_nodes)
+      g_free(r->edp_nodes);
+    g_free(r->dp_nodes);
   }
   g_clear_error(&t->error);
   g_array_unref(t->ranks);

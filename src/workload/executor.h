@@ -17,6 +17,11 @@
  *     forward with param-gather overlap, else after the optimizer);
  *     ZeRO-3 gathers each layer's parameters ahead of use, every
  *     micro-batch, and reduce-scatters its gradients;
+ *     MoE expert gradients (ep > 1) in buckets of their own, reduced over
+ *     the expert-data-parallel group (dp × cp / ep ranks, placement.h);
+ *   - with tied embeddings over several stages, the all-reduce of the word
+ *     embedding's gradient between the first and the last stage (one
+ *     2-GPU collective per TP index, category EMB) before the optimizer;
  *   - tensor-, context- and expert-parallel collectives as DELAY ops whose
  *     duration is the collective measured alone on the same topology
  *     (their GPUs sit in one NVLink domain with the default placement, so

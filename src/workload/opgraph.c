@@ -161,6 +161,14 @@ guint fs_opgraph_add_coll(FsOpGraph *g, guint comm, FsCollOp op, uint64_t unit_b
   return g->colls->len - 1;
 }
 
+guint fs_opgraph_coll_comm_size(const FsOpGraph *g, guint coll)
+{
+  if (coll >= g->colls->len)
+    return 0;
+  guint comm = g_array_index(g->colls, Coll, coll).comm;
+  return g_array_index(g->comms, Comm, comm).n;
+}
+
 void fs_opgraph_set_coll_expected(FsOpGraph *g, guint coll, guint expected)
 {
   g_return_if_fail(coll < g->colls->len);
@@ -339,7 +347,7 @@ static Comm *comm_ready(FsOpGraph *g, guint i, GError **error)
   Comm *c = &g_array_index(g->comms, Comm, i);
   if (c->comm != NULL)
     return c;
-  c->comm = fs_coll_comm_from_topo(g->env->router, c->gpus, c->n, error);
+  c->comm = fs_coll_comm_from_topo(g->env->router, c->gpus, c->n, g->env->nccl->max_channels, error);
   if (c->comm == NULL)
     return NULL;
   if (!fs_coll_sysinfo_from_topo(g->env->nccl, g->env->router, c->comm, &c->sys, error)) {
@@ -605,9 +613,10 @@ static int edge2_cmp(const void *a, const void *b)
 }
 
 /* Communication categories in the order that wins when several are active
- * during an idle segment: data-parallel first, then pipeline, CP, EP, TP. */
+ * during an idle segment: data-parallel first, then tied embeddings,
+ * pipeline, CP, EP, TP. */
 static const FsOpCat comm_priority[] = {
-  FS_CAT_DP, FS_CAT_PP, FS_CAT_CP, FS_CAT_EP, FS_CAT_TP, FS_CAT_COMM,
+  FS_CAT_DP, FS_CAT_EMB, FS_CAT_PP, FS_CAT_CP, FS_CAT_EP, FS_CAT_TP, FS_CAT_COMM,
 };
 
 void fs_opgraph_breakdown(const FsOpGraph *g, guint compute_stream, const guint32 *comm_ops,

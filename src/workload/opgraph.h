@@ -71,6 +71,7 @@ typedef enum {
   X(EP, "ep")                    \
   X(PP, "pp")                    \
   X(DP, "dp")                    \
+  X(EMB, "emb")                  \
   X(COMM, "comm")                \
   X(OTHER, "other")
 
@@ -83,7 +84,9 @@ typedef enum {
 
 const char *fs_op_kind_name(FsOpKind k);
 const char *fs_op_cat_name(FsOpCat c);
-/* TRUE for the categories that are communication (tp … comm). */
+/* TRUE for the categories that are communication (tp … comm).  EMB is the
+ * all-reduce of tied embedding gradients between the first and the last
+ * pipeline stage. */
 gboolean fs_op_cat_is_comm(FsOpCat c);
 
 #define FS_OP_NONE UINT32_MAX
@@ -133,6 +136,10 @@ guint fs_opgraph_add_comm(FsOpGraph *g, const char *name, const guint *gpus, gui
 /* Adds a collective on comm of op with unit_bytes per rank (as
  * FsCollSizes.unit_bytes); members join with COLL ops.  Returns its index. */
 guint fs_opgraph_add_coll(FsOpGraph *g, guint comm, FsCollOp op, uint64_t unit_bytes);
+
+/* The number of GPUs of the communicator that collective coll runs on
+ * (0 for an unknown index). */
+guint fs_opgraph_coll_comm_size(const FsOpGraph *g, guint coll);
 
 /* Sets how many member ops the collective waits for (default: as many as
  * are added).  A replay sets the communicator's size, so that a member
@@ -190,7 +197,7 @@ typedef struct {
  * category; communication ops on that stream count as exposed; each idle
  * stretch of the compute stream counts as exposed communication of the
  * first active kind among comm_ops (the rank's other streams' ops and the
- * transfers it receives; priority dp, pp, cp, ep, tp), else as bubble.
+ * transfers it receives; priority dp, emb, pp, cp, ep, tp), else as bubble.
  * Cost: O(ops log ops). */
 void fs_opgraph_breakdown(const FsOpGraph *g, guint compute_stream, const guint32 *comm_ops,
                           guint n_comm, FsTime from, FsTime to, FsOpBreakdown *out);

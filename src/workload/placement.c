@@ -110,6 +110,8 @@ guint fs_workload_group_size(const FsWorkload *w, FsParallelDim dim)
     return MAX(w->pp, 1);
   case FS_DIM_DP_CP:
     return MAX(w->dp, 1) * MAX(w->cp, 1);
+  case FS_DIM_EDP:
+    return MAX(MAX(w->dp, 1) * MAX(w->cp, 1) / MAX(w->ep, 1), 1);
   default:
     g_return_val_if_reached(1);
   }
@@ -134,6 +136,13 @@ guint fs_workload_group(const FsWorkload *w, FsParallelDim dim, guint rank, guin
       m.cp = i % cp;
       m.dp = i / cp;
       break;
+    case FS_DIM_EDP: {
+      /* Same expert-parallel index, every expert-data-parallel index. */
+      guint f = i * ep + c.ep;
+      m.cp = f % cp;
+      m.dp = f / cp;
+      break;
+    }
     default:
       *coord_ref(&m, dim) = i;
     }

@@ -29,7 +29,8 @@ G_BEGIN_DECLS
   X(EP, "ep")                 \
   X(DP, "dp")                 \
   X(PP, "pp")                 \
-  X(DP_CP, "dp-cp")
+  X(DP_CP, "dp-cp")           \
+  X(EDP, "edp")
 
 typedef enum {
 #define X(id, str) FS_DIM_##id,
@@ -54,8 +55,10 @@ guint fs_workload_rank_at(const FsWorkload *w, const FsRankCoords *c);
 /* The GPU (index in the topology's GPU order) that runs rank. */
 guint fs_workload_gpu_of_rank(const FsWorkload *w, guint rank);
 
-/* The size of rank's group along dim (tp, cp, ep, dp, pp, or dp × cp: the
- * gradient-reduction group). */
+/* The size of rank's group along dim (tp, cp, ep, dp, pp, dp × cp: the
+ * gradient-reduction group, or edp: the expert-data-parallel group, the
+ * dp × cp / ep ranks that hold the same experts and reduce their gradients —
+ * Megatron-Core's DP·CP·TP / (ETP·EP) with the expert TP size equal to tp). */
 guint fs_workload_group_size(const FsWorkload *w, FsParallelDim dim);
 
 /* Writes the ranks of rank's group along dim into out (which holds

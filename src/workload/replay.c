@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "calib/json-pos.h"
 #include "coll/coll.h"
 #include "compute/kernel.h"
 #include "util/error.h"
@@ -13,6 +14,7 @@
 
 typedef struct {
   const char *file;
+  const FsJsonDoc *doc;    /* positions of the values, for messages */
   const FsTopo *topo;
   const FsEfficiency *eff;
   FsReplay *r;
@@ -41,11 +43,28 @@ static gboolean bad(GError **error, const Loader *ld, int i, const char *id, con
   va_start(ap, fmt);
   g_autofree char *msg = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  if (i >= 0)
-    g_set_error(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, "%s: ops[%d]%s%s%s: %s",
-                ld->file, i, id ? " (id \"" : "", id ? id : "", id ? "\")" : "", msg);
-  else
-    g_set_error(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, "%s: %s", ld->file, msg);
+  g_autofree char *path = g_strdup_printf("$.ops[%d]", i);
+  int line, col;
+  fs_json_doc_position(ld->doc, path, &line, &col);
+  fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, ld->file, line, col,
+                  "ops[%d]%s%s%s: %s", i, id ? " (id \"" : "", id ? id : "", id ? "\")" : "", msg);
+  return FALSE;
+}
+
+/* An error about the value at path ("$.ranks[2]"), at its position. */
+static gboolean bad_at(GError **error, const Loader *ld, const char *path, const char *fmt, ...)
+  G_GNUC_PRINTF(4, 5);
+
+static gboolean bad_at(GError **error, const Loader *ld, const char *path, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  int line, col;
+  fs_json_doc_position(ld->doc, path, &line, &col);
+  fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, ld->file, line, col, "%s",
+                  msg);
   return FALSE;
 }
 
@@ -103,12 +122,15 @@ static gboolean load_ranks(Loader *ld, json_t *root, GError **error)
   fs_topo_gpus(ld->topo, &ngpu);
   json_t *ranks = json_object_get(root, "ranks");
   guint n = 0;
-  if (json_is_integer(json_object_get(root, "nranks")))
-    n = (guint)json_integer_value(json_object_get(root, "nranks"));
+  json_t *nr = json_object_get(root, "nranks");
+  if (json_is_integer(nr))
+    n = json_integer_value(nr) > 0 && json_integer_value(nr) <= ngpu
+          ? (guint)json_integer_value(nr) : 0;
   else if (json_is_array(ranks))
     n = (guint)json_array_size(ranks);
   if (n == 0 || n > ngpu)
-    return bad(error, ld, -1, NULL, "expected \"ranks\" (a list of {\"rank\", \"gpu\"}) or "
+    return bad_at(error, ld, json_object_get(root, "nranks") ? "$.nranks" : "$.ranks",
+               "expected \"ranks\" (a list of {\"rank\", \"gpu\"}) or "
                "\"nranks\" (1 to the topology's %u GPUs)", ngpu);
   ld->r->n_ranks = n;
   ld->gpu = g_new(guint, n);
@@ -120,13 +142,14 @@ static gboolean load_ranks(Loader *ld, json_t *root, GError **error)
     json_t *e;
     json_array_foreach(ranks, i, e) {
       json_t *rk = json_object_get(e, "rank");
+      g_autofree char *at = g_strdup_printf("$.ranks[%zu]", i);
       if (!json_is_integer(rk) || json_integer_value(rk) < 0 || json_integer_value(rk) >= n)
-        return bad(error, ld, -1, NULL, "ranks[%zu]: expected \"rank\" from 0 to %u", i, n - 1);
+        return bad_at(error, ld, at, "ranks[%zu]: expected \"rank\" from 0 to %u", i, n - 1);
       json_t *gv = json_object_get(e, "gpu");
       if (gv != NULL) {
         int node = gpu_of(ld, gv);
         if (node < 0)
-          return bad(error, ld, -1, NULL, "ranks[%zu]: \"gpu\" is not a GPU of the topology "
+          return bad_at(error, ld, at, "ranks[%zu]: \"gpu\" is not a GPU of the topology "
                      "(a GPU name such as \"node0/gpu1\" or an index)", i);
         ld->gpu[json_integer_value(rk)] = (guint)node;
       }
@@ -145,31 +168,33 @@ static gboolean load_comms(Loader *ld, json_t *root, GError **error)
 {
   json_t *comms = json_object_get(root, "communicators");
   if (comms != NULL && !json_is_array(comms))
-    return bad(error, ld, -1, NULL, "\"communicators\" must be a list of {\"name\", \"ranks\"}");
+    return bad_at(error, ld, "$.communicators", "\"communicators\" must be a list of {\"name\", \"ranks\"}");
   size_t i;
   json_t *e;
   json_array_foreach(comms, i, e) {
     const char *name = json_string_value(json_object_get(e, "name"));
     json_t *rk = json_object_get(e, "ranks");
+    g_autofree char *at = g_strdup_printf("$.communicators[%zu]", i);
     if (name == NULL || !json_is_array(rk) || json_array_size(rk) == 0)
-      return bad(error, ld, -1, NULL, "communicators[%zu]: expected \"name\" and a non-empty \"ranks\" list", i);
+      return bad_at(error, ld, at, "communicators[%zu]: expected \"name\" and a non-empty \"ranks\" list", i);
     if (g_hash_table_contains(ld->comms, name))
-      return bad(error, ld, -1, NULL, "communicators[%zu]: \"%s\" is defined twice", i, name);
+      return bad_at(error, ld, at, "communicators[%zu]: \"%s\" is defined twice", i, name);
     guint n = (guint)json_array_size(rk);
     g_autofree guint *nodes = g_new(guint, n);
     GArray *members = g_array_new(FALSE, FALSE, sizeof(guint));
     for (guint k = 0; k < n; k++) {
       json_t *x = json_array_get(rk, k);
+      g_autofree char *xat = g_strdup_printf("%s.ranks[%u]", at, k);
       if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) >= ld->r->n_ranks) {
         g_array_unref(members);
-        return bad(error, ld, -1, NULL, "communicators[%zu]: ranks[%u] is not a rank (0 to %u)",
+        return bad_at(error, ld, xat, "communicators[%zu]: ranks[%u] is not a rank (0 to %u)",
                    i, k, ld->r->n_ranks - 1);
       }
       guint r = (guint)json_integer_value(x);
       for (guint q = 0; q < members->len; q++)
         if (g_array_index(members, guint, q) == r) {
           g_array_unref(members);
-          return bad(error, ld, -1, NULL, "communicators[%zu]: rank %u is listed twice", i, r);
+          return bad_at(error, ld, xat, "communicators[%zu]: rank %u is listed twice", i, r);
         }
       g_array_append_val(members, r);
       nodes[k] = ld->gpu[r];
@@ -235,7 +260,7 @@ static gboolean load_ops(Loader *ld, json_t *root, GError **error)
 {
   json_t *ops = json_object_get(root, "ops");
   if (!json_is_array(ops) || json_array_size(ops) == 0)
-    return bad(error, ld, -1, NULL, "expected \"ops\": a non-empty list of ops");
+    return bad_at(error, ld, "$.ops", "expected \"ops\": a non-empty list of ops");
   FsOpGraph *g = ld->r->graph;
   g_autoptr(GHashTable) calls_by_rank = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr(GArray) op_of = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -380,10 +405,11 @@ static gboolean load_ops(Loader *ld, json_t *root, GError **error)
   return TRUE;
 }
 
-static FsReplay *load(json_t *root, const char *name, const FsTopo *topo, const FsEfficiency *eff,
-                      GError **error)
+static FsReplay *load(const FsJsonDoc *doc, const char *name, const FsTopo *topo,
+                      const FsEfficiency *eff, GError **error)
 {
-  Loader ld = { .file = name, .topo = topo, .eff = eff };
+  json_t *root = fs_json_doc_root(doc);
+  Loader ld = { .file = name, .doc = doc, .topo = topo, .eff = eff };
   FsReplay *r = g_new0(FsReplay, 1);
   r->graph = fs_opgraph_new();
   ld.r = r;
@@ -399,9 +425,9 @@ static FsReplay *load(json_t *root, const char *name, const FsTopo *topo, const 
   gboolean ok = TRUE;
   json_t *sv = json_object_get(root, "schema_version");
   if (!json_is_object(root))
-    ok = bad(error, &ld, -1, NULL, "expected a JSON object with \"ranks\", \"communicators\" and \"ops\"");
+    ok = bad_at(error, &ld, "$", "expected a JSON object with \"ranks\", \"communicators\" and \"ops\"");
   else if (sv != NULL && (!json_is_integer(sv) || json_integer_value(sv) != FS_REPLAY_SCHEMA_VERSION))
-    ok = bad(error, &ld, -1, NULL, "\"schema_version\" must be %d", FS_REPLAY_SCHEMA_VERSION);
+    ok = bad_at(error, &ld, "$.schema_version", "\"schema_version\" must be %d", FS_REPLAY_SCHEMA_VERSION);
   ok = ok && load_ranks(&ld, root, error) && load_comms(&ld, root, error) && load_ops(&ld, root, error);
   const char *nm = json_is_object(root) ? json_string_value(json_object_get(root, "name")) : NULL;
   r->name = g_strdup(nm ? nm : name);
@@ -429,16 +455,15 @@ static FsReplay *load(json_t *root, const char *name, const FsTopo *topo, const 
 FsReplay *fs_replay_load_string(const char *text, const char *name, const FsTopo *topo,
                                 const FsEfficiency *eff, GError **error)
 {
-  json_error_t je;
-  json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
-  if (root == NULL) {
-    fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, name, je.line, je.column,
-                    "%s", je.text);
+  GError *e = NULL;
+  g_autoptr(FsJsonDoc) doc = fs_json_doc_parse(text, strlen(text), name, &e);
+  if (doc == NULL) {
+    /* The same "file:line:col: " message, in this module's domain. */
+    g_set_error_literal(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, e->message);
+    g_error_free(e);
     return NULL;
   }
-  FsReplay *r = load(root, name, topo, eff, error);
-  json_decref(root);
-  return r;
+  return load(doc, name, topo, eff, error);
 }
 
 FsReplay *fs_replay_load_file(const char *path, const FsTopo *topo, const FsEfficiency *eff,

@@ -15,8 +15,8 @@
  * communicator) are input errors.
  *
  * Ownership: FsReplay owns its graph.  Errors: FS_WORKLOAD_ERROR_INVALID
- * with "file: ops[i] (id "x"): what was expected"; JSON syntax errors with
- * file:line:col.
+ * with "file:line:col: ops[i] (id "x"): what was expected", at the value's
+ * position (calib/json-pos.h), JSON syntax errors alike.
  */
 #pragma once
 

@@ -88,6 +88,7 @@ static const struct {
   {"--fp8-format", F_DTYPE, "fp8"},
   {"--use-distributed-optimizer", F_ZERO, "1"},
   {"--recompute-activations", F_RECOMPUTE, "selective"},
+  {"--untie-embeddings-and-output-weights", F_TIED, "false"},
 };
 
 const Field *fs_workload_field(FieldId id)

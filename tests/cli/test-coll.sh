@@ -71,6 +71,11 @@ out=$(NCCL_ALGO=Ring NCCL_PROTO=Simple "$FABRICSIM" coll "$T/dgx-h100.yaml" -b 8
 contains "$out" "# ring/Simple/" "NCCL_ALGO/NCCL_PROTO"
 out=$(NCCL_ALGO=^NVLS "$FABRICSIM" coll "$T/dgx-h100.yaml" -b 1G -e 1G)
 case "$out" in *"# nvls/"*) fail "NCCL_ALGO=^NVLS still picked NVLS" ;; esac
+# NCCL 2.24+ per-collective entries: tree for all_reduce, ring elsewhere.
+out=$(NCCL_ALGO="ring;allreduce:tree" "$FABRICSIM" coll "$T/dgx-h100.yaml" -b 1G -e 1G)
+contains "$out" "# tree/" "NCCL_ALGO=ring;allreduce:tree (all_reduce)"
+out=$(NCCL_ALGO="ring;allreduce:tree" "$FABRICSIM" coll "$T/dgx-h100.yaml" -o all_gather -b 1G -e 1G)
+contains "$out" "# ring/" "NCCL_ALGO=ring;allreduce:tree (all_gather)"
 out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -o all_reduce -d half -o max -b 1M -e 1M -g 4)
 contains "$out" "     1048576        524288      half     max      -1" "-d half -o max -g 4"
 "$FABRICSIM" coll --list | grep -q "nvls_tree" || fail "--list lacks nvls_tree"
@@ -99,6 +104,8 @@ check_bad() {
 check_bad "unknown collective or reduction op" "$T/dgx-h100.yaml" -o allreduced
 check_bad "unknown algorithm" "$T/dgx-h100.yaml" --algo bogus
 NCCL_ALGO=Ring,Bogus check_bad 'NCCL_ALGO "Ring,Bogus": unknown name "Bogus"' "$T/dgx-h100.yaml"
+NCCL_ALGO="ring;tree" check_bad 'entry "tree" has no collective' "$T/dgx-h100.yaml"
+NCCL_ALGO="allgaher:ring" check_bad 'unknown collective "allgaher"' "$T/dgx-h100.yaml"
 check_bad "unknown datatype" "$T/dgx-h100.yaml" -d float17
 check_bad "not a GPU of the topology" "$T/dgx-h100.yaml" --gpus dgx-h100/gpu0,nosuch
 check_bad "asked for 9 GPUs" "$T/dgx-h100.yaml" -g 9

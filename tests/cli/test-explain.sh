@@ -2,7 +2,8 @@
 # test-explain.sh — runs every ```sh block of workloads/teaching/README.md
 # (with `fabricsim` as the built binary) and checks that each exits 0 and
 # prints something; then `explain schedule`'s bubble against the formula
-# and its usage errors.
+# and its usage errors; explain topo's transports per pair type, explain
+# overlap's hidden/exposed arithmetic, and their usage errors.
 set -euo pipefail
 : "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
 : "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
@@ -15,24 +16,80 @@ export PATH="$tmp/bin:$PATH"
 cd "$FS_SOURCE_ROOT"
 
 n=0
+# Each sh block, and the output block after it when the command is an
+# `explain schedule|topo|overlap` (deterministic, no paths): that output must
+# be what the command prints today.
 python3 - "$FS_SOURCE_ROOT/workloads/teaching/README.md" "$tmp" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
-for i, b in enumerate(blocks):
+pairs = re.findall(r"```sh\n(.*?)```(?:\s*\n```\n(.*?)```)?", text, re.S)
+for i, (b, shown) in enumerate(pairs):
     open(f"{sys.argv[2]}/block{i}.sh", "w").write("set -eo pipefail\n" + b)
+    if re.match(r"fabricsim explain (schedule|topo|overlap)", b):
+        open(f"{sys.argv[2]}/block{i}.want", "w").write(shown)
 PY
 for f in "$tmp"/block*.sh; do
   out=$(bash "$f") || fail "$(cat "$f"): exit $?"
   [ -n "$out" ] || fail "$(cat "$f"): no output"
+  if [ -f "${f%.sh}.want" ]; then
+    [ "$out" = "$(cat "${f%.sh}.want")" ] ||
+      fail "$(tail -n +2 "$f"): the README shows another output; got:
+$out"
+  fi
   n=$((n + 1))
 done
-[ $n -ge 4 ] || fail "expected at least 4 sh blocks, found $n"
+[ $n -ge 8 ] || fail "expected at least 8 sh blocks, found $n"
 
 # GPipe and 1F1B: (p-1)/(m+p-1) = 3/11; interleaved v=2: 3/19.
 out=$(fabricsim explain schedule --pp 4 --microbatches 8)
 case "$out" in *"bubble 27.3%"*"bubble 27.3%"*"bubble 15.8%"*) ;; *) fail "bubbles: $out" ;; esac
+# explain topo: the path type, the route and NCCL's transport per pair.
+out=$(fabricsim explain topo topologies/pcie-gen3-8gpu.yaml gpu0 gpu4)
+case "$out" in *"gpu0 -> gpu4: SYS"*"route: host-staged"*"cpu0 -> cpu1"*"NCCL: SHM"*"NCCL_P2P_LEVEL=PXB"*) ;;
+  *) fail "topo SYS pair: $out" ;; esac
+out=$(fabricsim explain topo topologies/pcie-gen3-8gpu.yaml gpu0 gpu4 --p2p-level SYS)
+case "$out" in *"route: pcie-p2p"*"NCCL: P2P transport over PCIe"*) ;; *) fail "topo --p2p-level SYS: $out" ;; esac
+out=$(fabricsim explain topo topologies/dgx-h100.yaml 0 1)
+case "$out" in *"NV18"*"0 direct + 18"*"4 paths"*"370.8 GB/s"*"P2P transport over NVLink"*) ;;
+  *) fail "topo NV18 pair: $out" ;; esac
+out=$(fabricsim explain topo topologies/dgx-h100-ib-ndr.yaml -D nodes=2 node0/gpu0 node1/gpu0)
+case "$out" in *": NET"*"ib-ndr"*"bottleneck 49.7 GB/s"*"NET transport with GPUDirect RDMA"*) ;;
+  *) fail "topo NET pair: $out" ;; esac
+out=$(fabricsim explain topo topologies/pcie-gen4-8gpu.yaml)
+for t in PIX PXB SYS; do
+  case "$out" in *": $t"*) ;; *) fail "topo examples: no $t pair: $out" ;; esac
+done
+
+# explain overlap: overlap hides DP gradients and never makes a kind worse
+# than it was without overlap by more than rounding.
+fabricsim explain overlap topologies/dgx-h100.yaml workloads/llama2-7b.yaml --tp=2 --pp=2 \
+  --num-layers=8 --global-batch-size=16 >"$tmp/ov" || fail "explain overlap"
+python3 - "$tmp/ov" <<'PY' || fail "explain overlap: $(cat "$tmp/ov")"
+import re, sys
+rows = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"  (dp gradients|param all-gather|tp|pp|step time)\s+\|(.*)", line)
+    if m:
+        rows[m.group(1)] = [float(x) for x in re.findall(r"-?\d+\.\d+", m.group(2))]
+off, on = rows["dp gradients"][:3], rows["dp gradients"][3:6]
+assert abs(off[0] - off[1] - off[2]) < 2e-3 and abs(on[0] - on[1] - on[2]) < 2e-3, rows
+assert on[2] < off[2], ("dp not hidden", rows)
+assert rows["tp"][5] < rows["tp"][2], ("tp not hidden", rows)
+assert rows["step time"][1] < rows["step time"][0], rows
+PY
+
 set +e
+fabricsim explain topo topologies/dgx-h100.yaml gpu0 gpu99 >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "topo unknown GPU exit $rc"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "topo unknown GPU: not one line"
+fabricsim explain topo topologies/dgx-h100.yaml gpu0 0 >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "topo same GPU exit $rc"
+fabricsim explain topo topologies/dgx-h100.yaml gpu0 >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "topo one GPU exit $rc"
+fabricsim explain overlap topologies/dgx-h100.yaml >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "overlap without a workload exit $rc"
+fabricsim explain schedule --svg "$tmp/no/such/dir/x.svg" >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "schedule --svg into a missing folder exit $rc"
 fabricsim explain schedule --pp 0 >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "--pp 0 exit $rc"
 fabricsim explain nothing >/dev/null 2>&1; rc=$?

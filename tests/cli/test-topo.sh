@@ -42,6 +42,11 @@ contains "$out" "GPU0  X     NV1   NV1   NV2   NV2   SYS   SYS   SYS   gpu0" "pa
 contains "$out" "Legend:" "paths dgx-1-v100"
 out=$("$FABRICSIM" topo paths "$T/pcie-gen4-8gpu.yaml")
 contains "$out" "GPU0  X     PIX   PXB   PXB   SYS" "paths pcie-gen4"
+# The 4-GPU pair of the ResNet-50 seed: the same chassis, PCIe switch or NVLink.
+out=$("$FABRICSIM" topo paths "$T/pcie-gen3-4gpu.yaml")
+contains "$out" "GPU3  PIX   PIX   PIX   X     gpu3" "paths pcie-gen3-4gpu"
+out=$("$FABRICSIM" topo paths "$T/v100-nvlink-4gpu.yaml")
+contains "$out" "GPU3  NV2   NV2   NV2   X     gpu3" "paths v100-nvlink-4gpu"
 "$FABRICSIM" topo paths --json "$T/dgx-h100.yaml" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)

@@ -89,6 +89,39 @@ if [ -f "$cal" ]; then
     "$tmp/a.json" "$tmp/cal.json" || fail "--calibration changed nothing"
 fi
 
+# Seed: ResNet-50 on 4 GPUs, PCIe switch vs NVLink mesh (same chassis):
+# NVLink exposes less gradient reduction and gives a shorter step.
+TP="$FS_SOURCE_ROOT/topologies"
+for box in pcie-gen3-4gpu v100-nvlink-4gpu; do
+  "$FABRICSIM" train "$TP/$box.yaml" "$W/resnet50-dp.yaml" --global-batch-size=128 --json \
+    >"$tmp/$box.json" || fail "resnet50 on $box"
+done
+python3 - "$tmp/pcie-gen3-4gpu.json" "$tmp/v100-nvlink-4gpu.json" <<'PY' || fail "resnet50 4-GPU seed"
+import json, sys
+p, n = (json.load(open(f)) for f in sys.argv[1:3])
+assert p["gpus"] == n["gpus"] == 4 and p["layout"]["microbatches"] == 1
+dp = lambda d: d["rank_classes"][0]["exposed_comm_ms"]["dp"]
+assert 0 < dp(n) < dp(p), (dp(n), dp(p))
+assert n["step_time_s"] < p["step_time_s"]
+PY
+
+# Tied embeddings across stages: the emb column and JSON key; Megatron's
+# --untie-embeddings-and-output-weights removes the all-reduce.
+"$FABRICSIM" train "$T" "$W/gpt3-13b.yaml" --pp=2 --global-batch-size=16 >"$tmp/out" 2>/dev/null \
+  || fail "gpt3-13b pp 2"
+grep -q " emb " "$tmp/out" || fail "no emb column: $(cat "$tmp/out")"
+for flag in "" --untie-embeddings-and-output-weights; do
+  "$FABRICSIM" train "$T" "$W/gpt3-13b.yaml" --pp=2 --global-batch-size=16 $flag --json \
+    >"$tmp/tie$flag.json" 2>/dev/null || fail "gpt3-13b pp 2 $flag"
+done
+python3 - "$tmp/tie.json" "$tmp/tie--untie-embeddings-and-output-weights.json" <<'PY' || fail "tied embeddings"
+import json, sys
+t, u = (json.load(open(f)) for f in sys.argv[1:3])
+emb = lambda d: [c["exposed_comm_ms"]["emb"] for c in d["rank_classes"]]
+assert all(e > 0 for e in emb(t)), emb(t)
+assert all(e == 0 for e in emb(u)), emb(u)
+PY
+
 # The schedule table is listed.
 "$FABRICSIM" train --list-schedules | grep -q "interleaved" || fail "--list-schedules"
 echo "ok"

@@ -68,3 +68,26 @@ static inline void fs_fuzz_check_input_error(const GError *error, const char *na
   if (end == p || col < 1 || strncmp(end, ": ", 2) != 0)
     fs_fuzz_fail("error message has no valid column after the line: %s", m);
 }
+
+/* Like fs_fuzz_check_input_error, for the formats whose every rejection
+ * carries a position: "NAME:LINE:COL: " with LINE, COL >= 1. */
+static inline void fs_fuzz_check_error_at(const GError *error, const char *name)
+{
+  fs_fuzz_check_input_error(error, name);
+  const char *p = error->message + strlen(name) + 1;
+  if (*p == ' ')
+    fs_fuzz_fail("error message has no LINE:COL: %s", error->message);
+  p = strchr(p, ':') + 1;
+  if (*p == ' ')
+    fs_fuzz_fail("error message has no column: %s", error->message);
+}
+
+/* A NUL-terminated copy of the fuzzer's bytes (they are not terminated). */
+static inline char *fs_fuzz_text(const uint8_t *data, size_t size)
+{
+  char *text = g_malloc(size + 1);
+  if (size > 0)
+    memcpy(text, data, size);
+  text[size] = '\0';
+  return text;
+}

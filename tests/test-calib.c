@@ -9,6 +9,7 @@
 #include "calib/calibration.h"
 #include "calib/fit.h"
 #include "calib/json-pos.h"
+#include "calib/nccl-apply.h"
 #include "testutil.h"
 
 #define H100_FILE "validation/results/h100-2026-11-23.json"
@@ -203,6 +204,78 @@ START_TEST(test_calib_nccl_step_latency)
   assert_close(fs_calib_nccl_step_latency(&n, FS_CALIB_NCCL_ALL_GATHER, 6), 14.0 / 7, 1e-12);
   n.ranks = 1;
   ck_assert(fs_calib_nccl_step_latency(&n, FS_CALIB_NCCL_ALL_REDUCE, 6) == 0);
+}
+END_TEST
+
+/* The NCCL hook: the H100 file's one-rank floor moves every non-zero base
+ * latency by floor − Ring/LL; a fitted file scales the hardware latencies
+ * of its family's class by hw_latency_scale, or else by step / Ring-LL. */
+START_TEST(test_calib_apply_nccl)
+{
+  GError *error = NULL;
+  g_autoptr(FsNcclParams) ref = fs_nccl_params_load_default(&error);
+  g_autoptr(FsNcclParams) p = fs_nccl_params_load_default(&error);
+  fs_assert_no_error(error);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(NULL, NULL, p, NULL), 0);
+  g_autoptr(FsCalibration) cal = load_h100();
+  g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(cal, NULL, p, notes), 1);
+  ck_assert_uint_eq(notes->len, 1);
+  double floor = cal->nccl[FS_CALIB_NCCL_ALL_REDUCE].latency_floor_us;
+  assert_close(p->base_lat[FS_NCCL_ALGO_RING][FS_PROTO_LL], floor, 1e-12);
+  double d = floor - ref->base_lat[FS_NCCL_ALGO_RING][FS_PROTO_LL];
+  assert_close(p->base_lat[FS_NCCL_ALGO_TREE][FS_PROTO_LL128], 14.0 + d, 1e-12);
+  ck_assert(p->base_lat[FS_NCCL_ALGO_NVLS][FS_PROTO_SIMPLE] == 0); /* zero stays zero */
+  ck_assert(p->hw_lat[FS_NCCL_HW_NVLINK][FS_NCCL_ALGO_RING][FS_PROTO_LL] ==
+            ref->hw_lat[FS_NCCL_HW_NVLINK][FS_NCCL_ALGO_RING][FS_PROTO_LL]);
+
+  g_autofree char *dir = g_dir_make_tmp("fs-calib-XXXXXX", &error);
+  fs_assert_no_error(error);
+  g_autofree char *f1 = g_build_filename(dir, "scale.json", NULL);
+  g_autofree char *f2 = g_build_filename(dir, "step.json", NULL);
+  ck_assert(g_file_set_contents(f1,
+      "{\"schema_version\": 1, \"mode\": \"fitted\", \"fitted\": {\"links\": {\"nvlink\": "
+      "{\"efficiency\": 0.8, \"step_latency_us\": 3.0, \"hw_latency_scale\": 2.5, "
+      "\"models\": [\"nvlink4\"]}}}}", -1, NULL));
+  ck_assert(g_file_set_contents(f2,
+      "{\"schema_version\": 1, \"mode\": \"fitted\", \"fitted\": {\"links\": {\"infiniband\": "
+      "{\"efficiency\": 0.9, \"step_latency_us\": 5.4, \"models\": [\"ib-ndr\"]}}}}", -1, NULL));
+  g_autoptr(FsCalibration) c1 = fs_calibration_load(f1, &error);
+  fs_assert_no_error(error);
+  g_autoptr(FsCalibration) c2 = fs_calibration_load(f2, &error);
+  fs_assert_no_error(error);
+  assert_close(c1->link_fits[0].hw_latency_scale, 2.5, 1e-12);
+  ck_assert(c2->link_fits[0].hw_latency_scale == 0);
+  g_autoptr(FsNcclParams) q = fs_nccl_params_load_default(&error);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(c1, NULL, q, NULL), 1);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(c2, NULL, q, NULL), 1);
+  for (int a = 0; a < FS_NCCL_ALGO_N; a++)
+    for (int r = 0; r < FS_PROTO_N; r++) {
+      assert_close(q->hw_lat[FS_NCCL_HW_NVLINK][a][r] + 1e-30, ref->hw_lat[FS_NCCL_HW_NVLINK][a][r] * 2.5 + 1e-30, 1e-12);
+      /* NET Ring/LL is 2.7 us: step 5.4 us doubles the class. */
+      assert_close(q->hw_lat[FS_NCCL_HW_NET][a][r] + 1e-30, ref->hw_lat[FS_NCCL_HW_NET][a][r] * 2.0 + 1e-30, 1e-12);
+      ck_assert(q->hw_lat[FS_NCCL_HW_PCI][a][r] == ref->hw_lat[FS_NCCL_HW_PCI][a][r]);
+      ck_assert(q->base_lat[a][r] == ref->base_lat[a][r]);
+    }
+  /* Figures of one machine: the H100 floor and an nvlink4 fit leave an A100
+   * system alone (listed), and apply to an H100 one. */
+  g_autoptr(FsCatalog) cat = load_catalog();
+  ck_assert(fs_calibration_apply(cal, cat, &error));
+  fs_assert_no_error(error);
+  const FsModel *a100 = fs_catalog_get(cat, "a100-sxm4-40gb"), *h100 = fs_catalog_get(cat, "h100-sxm");
+  ck_assert(a100 != NULL && h100 != NULL);
+  g_autoptr(FsNcclParams) r = fs_nccl_params_load_default(&error);
+  g_ptr_array_set_size(notes, 0);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(cal, a100, r, notes), 0);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(c1, a100, r, notes), 0);
+  ck_assert_uint_eq(notes->len, 2);
+  ck_assert_ptr_nonnull(strstr(g_ptr_array_index(notes, 0), "measured on h100-sxm"));
+  ck_assert(r->base_lat[FS_NCCL_ALGO_RING][FS_PROTO_LL] == ref->base_lat[FS_NCCL_ALGO_RING][FS_PROTO_LL]);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(cal, h100, r, NULL), 1);
+  ck_assert_uint_eq(fs_calibration_apply_nccl(c1, h100, r, NULL), 1);
+  g_unlink(f1);
+  g_unlink(f2);
+  g_rmdir(dir);
 }
 END_TEST
 
@@ -431,6 +504,7 @@ int main(void)
 {
   Suite *s = suite_create("calib");
   FS_ADD_TEST(s, test_calib_reads_h100_file);
+  FS_ADD_TEST(s, test_calib_apply_nccl);
   FS_ADD_TEST(s, test_calib_overrides_as_documented);
   FS_ADD_TEST(s, test_calib_gemm_interpolates_in_log_volume);
   FS_ADD_TEST(s, test_calib_nccl_step_latency);

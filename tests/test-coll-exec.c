@@ -140,6 +140,38 @@ START_TEST(test_exec_ring_reaches_link_bandwidth)
 }
 END_TEST
 
+START_TEST(test_exec_ring_local_copy)
+{
+  /* The ring kernel's local copy per loop (a reduction step of the chunk,
+   * timed at reduce_bw): with the copy at half the link rate, each loop
+   * takes 2(n-1) link steps plus the time of 2 link steps, so busbw ≈
+   * B · 2(n-1) / (2(n-1) + 2): 0.5 B on 2 GPUs, 0.875 B on 8.  Free (0),
+   * both reach the link rate. */
+  const double B = 100e9;
+  const uint64_t S = 256u << 20;
+  const guint ns[2] = {2, 8};
+  for (guint k = 0; k < 2; k++) {
+    guint n = ns[k];
+    double want = (double)(2 * (n - 1)) / (2 * (n - 1) + 2);
+    for (int copy = 0; copy < 2; copy++) {
+      Graph g;
+      graph_init(&g, n, B, FALSE);
+      g_autoptr(FsComm) c = comm_on(n, FALSE);
+      g_autoptr(FsCollPlan) p = plan(c, "ring", FS_COLL_ALL_REDUCE, S, 1, 2 << 20, 1 << 20);
+      FsCollExecParams ep = simple_params;
+      ep.reduce_bw = copy ? B / 2 : 0;
+      double busbw = (double)S / (run_alone_us(&g, p, &ep) * 1e-6) * 2 * (n - 1) / n;
+      double f = busbw / B;
+      if (copy)
+        ck_assert_msg(fabs(f - want) < 0.05 * want, "%u GPUs, copy at B/2: busbw %.3f B, want %.3f B", n, f, want);
+      else
+        ck_assert_msg(f > 0.95 && f <= 1.0001, "%u GPUs, free copy: busbw %.3f B", n, f);
+      graph_free(&g);
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_exec_latency_floor_matches_protocol)
 {
   /* 8 bytes, LL: base 6.6 µs + 14 steps × 0.6 µs; the bytes are noise. */
@@ -329,6 +361,7 @@ int main(void)
 {
   Suite *s = suite_create("coll-exec");
   FS_ADD_TEST(s, test_exec_ring_reaches_link_bandwidth);
+  FS_ADD_TEST(s, test_exec_ring_local_copy);
   FS_ADD_TEST(s, test_exec_latency_floor_matches_protocol);
   FS_ADD_TEST(s, test_exec_concurrent_collectives_share_links);
   FS_ADD_TEST(s, test_exec_nvls_beats_ring_through_switch);

@@ -127,13 +127,15 @@ END_TEST
 
 START_TEST(test_plan_ring_all_reduce_steps)
 {
-  /* One chunk per rank block: 2(n-1) ring steps, n transfers each. */
+  /* One chunk per rank block: 2(n-1) ring steps, n transfers each, then
+   * each rank's local copy (NCCL's ring kernel's last primitive). */
   for (guint n = 2; n <= 9; n++) {
     g_autoptr(FsComm) c = fs_comm_new(n);
     FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 4096 * n, 1, 1 << 20);
     g_autoptr(FsCollPlan) p = plan_of(c, "ring", &req);
     ck_assert_uint_eq(fs_coll_plan_n_xfers(p), n * 2 * (n - 1));
-    ck_assert_uint_eq(fs_coll_plan_depth(p), 2 * (n - 1));
+    ck_assert_uint_eq(fs_coll_plan_depth(p), 2 * (n - 1) + 1);
+    ck_assert_uint_eq(fs_coll_plan_n_steps(p) - fs_coll_plan_n_xfers(p), n);
     /* Each rank sends 2(n-1)/n of the buffer. */
     ck_assert_uint_eq(fs_coll_plan_xfer_bytes(p), (uint64_t)2 * (n - 1) * 4096 * n);
   }
@@ -156,7 +158,7 @@ START_TEST(test_plan_ring_other_ops)
   ck_assert_uint_eq(fs_coll_plan_xfer_bytes(ag), 8 * 7 * 4096);
   req.op = FS_COLL_REDUCE_SCATTER;
   g_autoptr(FsCollPlan) rs = plan_of(c, "ring", &req);
-  ck_assert_uint_eq(fs_coll_plan_depth(rs), 7);
+  ck_assert_uint_eq(fs_coll_plan_depth(rs), 7 + 1);
   req.op = FS_COLL_BROADCAST;
   req.root = 3;
   g_autoptr(FsCollPlan) bc = plan_of(c, "ring", &req);
@@ -378,17 +380,18 @@ END_TEST
 
 START_TEST(test_plan_step_limit)
 {
-  /* 64 ranks × 8 channels of ring all_reduce: 8 × 126 × 64 steps, over a
-   * guard of 50,000 (the default guard is FS_COLL_PLAN_MAX_STEPS). */
+  /* 64 ranks × 8 channels of ring all_reduce: 8 × (126 × 64 transfers +
+   * 64 local copies) steps, over a guard of 50,000 (the default guard is
+   * FS_COLL_PLAN_MAX_STEPS). */
   g_autoptr(FsComm) c = fs_comm_new(64);
   FsCollRequest req = req_of(FS_COLL_ALL_REDUCE, 1u << 24, 8, 1u << 20);
   req.max_steps = 50000;
   GError *err = NULL;
   ck_assert_ptr_null(fs_coll_plan_new(c, fs_coll_algo_find("ring"), &req, &err));
   fs_assert_error(err, FS_RUNTIME_ERROR, "more than 50000 steps");
-  req.max_steps = 8 * 126 * 64;
+  req.max_steps = 8 * 127 * 64;
   g_autoptr(FsCollPlan) p = plan_of(c, "ring", &req);
-  ck_assert_uint_eq(fs_coll_plan_n_steps(p), 8 * 126 * 64);
+  ck_assert_uint_eq(fs_coll_plan_n_steps(p), 8 * 127 * 64);
 }
 END_TEST
 

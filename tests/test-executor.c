@@ -344,6 +344,39 @@ START_TEST(test_executor_mixtral_expert_groups)
 }
 END_TEST
 
+START_TEST(test_executor_param_gather_per_bucket)
+{
+  /* ZeRO-1 with overlapped parameter all-gathers: the forward starts when
+   * the first bucket's parameters are in (the embedding's), not when every
+   * bucket's are; each layer's first forward waits for its own bucket. */
+  g_autoptr(FsTopo) topo = load_topo("pcie-gen4-8gpu.yaml", NULL);
+  g_autoptr(FsWorkload) w = small_gpt("  tp: 1\n  zero_stage: 1\n  bucket_size: 8 MB\n", NULL);
+  g_autoptr(FsTrain) t = run(topo, w);
+  const FsOpGraph *g = fs_train_graph(t);
+  FsTime first_fwd = -1, last_ag = -1, first_ag = -1;
+  guint n_ag = 0;
+  for (guint i = 0; i < fs_opgraph_n_ops(g); i++) {
+    const FsOp *op = fs_opgraph_op(g, i);
+    if (fs_opgraph_stream(g, op->stream)->rank != 0)
+      continue;
+    if (strcmp(op->name, "param all-gather") == 0) {
+      n_ag++;
+      if (first_ag < 0)
+        first_ag = op->end;
+      last_ag = MAX(last_ag, op->end);
+    }
+    if (strcmp(op->name, "embedding forward") == 0 && op->mb == 0)
+      first_fwd = op->start;
+    /* A layer's first forward starts after some gather, never before the first. */
+    if (op->kind == FS_OP_COMPUTE && op->cat == FS_CAT_FORWARD && op->mb == 0)
+      ck_assert_int_ge(op->start, first_ag);
+  }
+  ck_assert_uint_gt(n_ag, 2);
+  ck_assert_int_ge(first_fwd, first_ag);
+  ck_assert_int_lt(first_fwd, last_ag);
+}
+END_TEST
+
 START_TEST(test_opgraph_cycle_is_deadlock)
 {
   g_autoptr(FsOpGraph) g = fs_opgraph_new();
@@ -396,6 +429,7 @@ int main(void)
   tcase_add_test(tc, test_executor_tied_embeddings);
   tcase_add_test(tc, test_executor_expert_data_parallel);
   tcase_add_test(tc, test_executor_mixtral_expert_groups);
+  tcase_add_test(tc, test_executor_param_gather_per_bucket);
   suite_add_tcase(s, tc);
   FS_ADD_TEST(s, test_opgraph_cycle_is_deadlock);
   FS_ADD_TEST(s, test_opgraph_collective_not_joined);

@@ -36,6 +36,7 @@ START_TEST(test_params_default_values)
   ck_assert_double_eq_tol(p->base_lat[FS_NCCL_ALGO_RING][FS_PROTO_LL], 6.6, 1e-12);
   ck_assert_double_eq_tol(p->hw_lat[FS_NCCL_HW_NET][FS_NCCL_ALGO_NVLS_TREE][FS_PROTO_SIMPLE], 20.9, 1e-12);
   ck_assert_double_eq_tol(p->tree_corr[FS_PROTO_SIMPLE][0], 0.9, 1e-12);
+  ck_assert_double_eq_tol(p->ring_copy_sm_share, 1.0, 1e-12);
   /* Chunks: LL 512 KiB / 8 steps × 50 % payload; Simple 4 steps of 512 KiB
    * in slices of 2 steps. */
   ck_assert_uint_eq(fs_nccl_params_chunk_bytes(p, FS_PROTO_LL), 32768);

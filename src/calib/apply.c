@@ -370,7 +370,16 @@ static gboolean apply_link_fits(FsCalibration *cal, FsCatalog *cat, GError **err
     }
     g_autofree char *field = g_strdup_printf("step_latency.%s", fam);
     add_change(cal, "nccl", field, NULL, g_strdup_printf("%.3f us", f->step_latency_us),
-               g_strdup("fitted: (alpha of the smallest sizes - base) / nsteps"), TRUE);
+               g_strdup("fitted: (alpha of the smallest sizes - base) / nsteps; NCCL's hw "
+                        "latencies of the class x step / Ring-LL (src/calib/nccl-apply.h)"),
+               f->hw_latency_scale <= 0);
+    if (f->hw_latency_scale > 0) {
+      g_autofree char *sf = g_strdup_printf("hw_latency_scale.%s", fam);
+      add_change(cal, "nccl", sf, NULL, fmt_num("%.4f", f->hw_latency_scale),
+                 g_strdup("fitted through the simulator: NCCL's hw latencies of the class x "
+                          "this factor (src/calib/nccl-apply.h)"),
+                 TRUE);
+    }
   }
   return TRUE;
 }

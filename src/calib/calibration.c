@@ -473,6 +473,9 @@ static gboolean read_fitted(Rd *rd, const json_t *fitted, FsCalibration *cal)
     if (!get_positive(rd, o, p, "efficiency", &f->efficiency) ||
         !get_number(rd, o, p, "step_latency_us", 0, &f->step_latency_us))
       return FALSE;
+    if (json_object_get(o, "hw_latency_scale") != NULL &&
+        !get_positive(rd, o, p, "hw_latency_scale", &f->hw_latency_scale))
+      return FALSE;
     g_autofree char *mp = NULL;
     json_t *models = member(o, p, "models", &mp);
     if (models == NULL || !json_is_array(models))

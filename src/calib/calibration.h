@@ -107,6 +107,8 @@ typedef struct {
   FsLinkFamily family;
   double efficiency;        /* link efficiency to set on every model below */
   double step_latency_us;   /* NCCL latency per step over this family (for coll) */
+  double hw_latency_scale;  /* factor on NCCL's hw latencies of the family's class,
+                               fitted through the simulator; 0 = not fitted */
   char **models;            /* catalog link models, NULL-terminated */
 } FsCalibLinkFit;
 

@@ -159,8 +159,8 @@ FsNcclFit *fs_nccl_fit_tests(const FsNcclLogTest *const *tests, const char *cons
   const char *coll = collective != NULL ? collective : tests[0]->collective;
   if (coll == NULL) {
     g_set_error(error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_PARSE,
-                "%s:%d: the log does not name its collective; give it with --op", files[0],
-                tests[0]->line);
+                "%s:%d:1: the log does not name its collective; give it with --op", files[0],
+                MAX(tests[0]->line, 1));
     return NULL;
   }
   for (guint i = 1; i < n; i++)
@@ -327,9 +327,9 @@ json_t *fs_nccl_fit_section(FsNcclFit *const *fits, guint n, const char *topolog
   set(o, "tests", tests);
   /* Per family, in enum order (deterministic): medians over its tests. */
   json_t *links = json_object();
-  double *eff = g_new(double, n + 1), *lat = g_new(double, n + 1);
+  double *eff = g_new(double, n + 1), *lat = g_new(double, n + 1), *scl = g_new(double, n + 1);
   for (int fam = 0; fam < FS_LINK_N_FAMILIES; fam++) {
-    guint k = 0;
+    guint k = 0, ks = 0;
     json_t *models = json_array();
     for (guint i = 0; i < n; i++) {
       if ((int)fits[i]->family != fam || fits[i]->peak_busbw <= 0)
@@ -339,6 +339,8 @@ json_t *fs_nccl_fit_section(FsNcclFit *const *fits, guint n, const char *topolog
       eff[k] = fits[i]->has_sim ? fits[i]->sim_efficiency : fits[i]->efficiency;
       lat[k] = fits[i]->step_latency_us;
       k++;
+      if (fits[i]->has_sim)
+        scl[ks++] = fits[i]->sim_latency_scale;
       for (guint m = 0; fits[i]->models[m]; m++) {
         gboolean seen = FALSE;
         for (size_t j = 0; j < json_array_size(models); j++)
@@ -354,12 +356,15 @@ json_t *fs_nccl_fit_section(FsNcclFit *const *fits, guint n, const char *topolog
     json_t *fo = json_object();
     set(fo, "efficiency", json_real(median(eff, k)));
     set(fo, "step_latency_us", json_real(median(lat, k)));
+    if (ks > 0)
+      set(fo, "hw_latency_scale", json_real(median(scl, ks)));
     set(fo, "models", models);
     set(fo, "tests", json_integer(k));
     set(links, fs_link_family_name((FsLinkFamily)fam), fo);
   }
   g_free(eff);
   g_free(lat);
+  g_free(scl);
   set(o, "links", links);
   return o;
 }

@@ -97,7 +97,8 @@ FsNcclFit *fs_nccl_fit_tests(const FsNcclLogTest *const *tests, const char *cons
 
 /* The `fitted` section of a calibration file for fits (n of them):
  * {"method": "nccl-tests", "topology": NAME, "tests": [...], "links":
- * {FAMILY: {"efficiency", "step_latency_us", "models": [...], "tests"}}},
+ * {FAMILY: {"efficiency", "step_latency_us", "hw_latency_scale" (median of the
+ * simulator fits, only when some test has one), "models": [...], "tests"}}},
  * where a family's figures are the medians over its tests.  New reference. */
 json_t *fs_nccl_fit_section(FsNcclFit *const *fits, guint n, const char *topology);
 

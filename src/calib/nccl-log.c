@@ -81,6 +81,21 @@ void fs_nccl_log_free(FsNcclLog *log)
   g_free(log);
 }
 
+FsNcclLog *fs_nccl_log_new(const char *name)
+{
+  FsNcclLog *log = g_new0(FsNcclLog, 1);
+  log->file = g_strdup(name);
+  log->tests = g_ptr_array_new_with_free_func(test_free);
+  return log;
+}
+
+FsNcclLogTest *fs_nccl_log_add_test(FsNcclLog *log, int line)
+{
+  FsNcclLogTest *t = test_new(line);
+  g_ptr_array_add(log->tests, t);
+  return t;
+}
+
 static FsNcclLog *log_new(const char *name, gboolean json)
 {
   FsNcclLog *log = g_new0(FsNcclLog, 1);
@@ -303,8 +318,10 @@ static gboolean parse_row(Text *tx, const char *text, int line)
     case COL_SKIP: break;
     case COL_SIZE: ok = parse_u64(t, &r.size); break;
     case COL_COUNT: ok = parse_u64(t, &r.count); break;
-    case COL_TYPE: r.type = g_strdup(t); break;
-    case COL_REDOP: r.redop = g_strdup(t); break;
+    /* A header may repeat these titles (a garbled or concatenated line): the
+     * last column wins. */
+    case COL_TYPE: g_free(r.type); r.type = g_strdup(t); break;
+    case COL_REDOP: g_free(r.redop); r.redop = g_strdup(t); break;
     case COL_ROOT: {
       char *end;
       long root = strtol(t, &end, 10);
@@ -433,6 +450,9 @@ static gboolean comment_line(Text *tx, const char *line_text, int line)
       t = current(tx, line);
     }
     g_autofree char *bin = g_strstrip(g_strdup(rest + strlen("Collective test starting:")));
+    /* current() may have given it an echoed command line's collective: this
+     * line is more precise. */
+    g_free(t->collective);
     t->collective = fs_nccl_log_collective_from_binary(bin);
     return TRUE;
   }
@@ -478,7 +498,9 @@ static gboolean comment_line(Text *tx, const char *line_text, int line)
     if (tx->cur != NULL && tx->cur->rows->len > 0) {
       char *coll = g_strdup(tx->cur->collective);
       close_test(tx);
-      current(tx, line)->collective = coll;
+      FsNcclLogTest *t = current(tx, line);
+      g_free(t->collective); /* an echoed command line's, replaced as before */
+      t->collective = coll;
     }
     tx->cols = cols;
     tx->have_cols = TRUE;

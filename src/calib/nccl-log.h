@@ -92,6 +92,21 @@ FsNcclLog *fs_nccl_log_parse(const char *text, gsize len, const char *name, GErr
 void fs_nccl_log_free(FsNcclLog *log);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsNcclLog, fs_nccl_log_free)
 
+/* Building a log from another source (fs_nccl_log_load_table): an empty
+ * log named name, and a new empty test appended to it (owned by the log;
+ * rows' type and redop strings are freed with it). */
+FsNcclLog *fs_nccl_log_new(const char *name);
+FsNcclLogTest *fs_nccl_log_add_test(FsNcclLog *log, int line);
+
+/* Reads a reference table of kind nccl-tests (validation/reference/
+ * README.md: `# collective:`, `# ranks:` or a `gpus` column, columns
+ * size_bytes, oop_time_us, oop_busbw_GBps and optionally ip_time_us,
+ * ip_busbw_GBps) as a log: one test per rank count, in the table's order,
+ * float rows (count = size / 4).  Errors: FS_VAL_ERROR from the table
+ * reader, FS_NCCL_LOG_ERROR_PARSE for another kind or a bad cell
+ * (file:line:col).  Implemented in nccl-table.c. */
+FsNcclLog *fs_nccl_log_load_table(const char *path, GError **error);
+
 /* "all_reduce" from "all_reduce_perf", "./build/all_reduce_perf_mpi",
  * "all_reduce"; NULL when the name is not an nccl-tests binary.  Caller
  * frees. */

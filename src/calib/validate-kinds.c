@@ -24,9 +24,11 @@ typedef struct {
   int c_dir, c_size, c_time;
 } HostCopy;
 
-static gboolean host_copy_prepare(const FsValTable *t, const FsCatalog *cat, void **ctx,
+static gboolean host_copy_prepare(const FsValTable *t, const FsCatalog *cat,
+                                  const FsCalibration *cal, void **ctx,
                                   GError **error)
 {
+  (void)cal; /* the host link and copy latency were laid over the catalog */
   const char *name = fs_val_table_require(t, "gpu", error);
   if (name == NULL)
     return FALSE;

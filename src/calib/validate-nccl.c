@@ -15,6 +15,7 @@
  */
 #include <string.h>
 
+#include "calib/nccl-apply.h"
 #include "calib/validate-nccl.h"
 #include "coll/bench.h"
 #include "coll/coll-topo.h"
@@ -76,7 +77,8 @@ static gboolean fail_key(const FsValTable *t, const char *key, GError **error, c
   return FALSE;
 }
 
-static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, void **ctx,
+static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
+                             void **ctx,
                              GError **error)
 {
   const char *topo_key = fs_val_table_require(t, "topology", error);
@@ -130,6 +132,9 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, void **c
     nccl_free(c);
     return FALSE;
   }
+  /* NCCL's latencies from the calibration (models/nccl is not in the
+   * catalog, so --calibration reaches it here). */
+  fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(c->topo), c->np, NULL);
   *ctx = c;
   return TRUE;
 }

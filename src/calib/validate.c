@@ -275,6 +275,12 @@ void fs_val_result_free(FsValResult *r)
 
 FsValResult *fs_val_run(const FsValTable *t, const FsCatalog *cat, GError **error)
 {
+  return fs_val_run_calibrated(t, cat, NULL, error);
+}
+
+FsValResult *fs_val_run_calibrated(const FsValTable *t, const FsCatalog *cat,
+                                   const FsCalibration *cal, GError **error)
+{
   g_return_val_if_fail(t != NULL && cat != NULL, NULL);
   g_autoptr(FsValResult) r = g_new0(FsValResult, 1);
   r->table = g_strdup(t->name);
@@ -288,7 +294,7 @@ FsValResult *fs_val_run(const FsValTable *t, const FsCatalog *cat, GError **erro
   if (k == NULL)
     return g_steal_pointer(&r);
   void *ctx = NULL;
-  if (!k->prepare(t, cat, &ctx, error))
+  if (!k->prepare(t, cat, cal, &ctx, error))
     return NULL;
   r->ran = TRUE;
   double sum = 0;

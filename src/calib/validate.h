@@ -29,6 +29,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "calib/calibration.h"
 #include "catalog/catalog.h"
 
 G_BEGIN_DECLS
@@ -80,8 +81,11 @@ gboolean fs_val_table_double(const FsValTable *t, guint row, int col, double *ou
 typedef struct {
   const char *name;      /* `kind:` value */
   const char *summary;   /* one line for --list-kinds */
-  /* Reads the header and builds the context (cat borrowed, outlives ctx). */
-  gboolean (*prepare)(const FsValTable *t, const FsCatalog *cat, void **ctx, GError **error);
+  /* Reads the header and builds the context (cat and cal borrowed, outlive
+   * ctx; cal is the applied calibration or NULL, for what the catalog does
+   * not hold, e.g. NCCL's constants). */
+  gboolean (*prepare)(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
+                      void **ctx, GError **error);
   /* Predicted and measured value of metric for row; *size the row's size
    * in bytes for the bar's scope (0 when the row has none).  FALSE with an
    * error for a metric the kind does not predict or a bad cell. */
@@ -125,6 +129,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsValResult, fs_val_result_free)
 /* Runs one table against cat.  NULL with error for a malformed table or a
  * kind's error; a kind without a runner gives a result with ran = FALSE. */
 FsValResult *fs_val_run(const FsValTable *t, const FsCatalog *cat, GError **error);
+/* The same with the calibration that was applied to cat (NULL: none), for
+ * the figures kinds take from it outside the catalog. */
+FsValResult *fs_val_run_calibrated(const FsValTable *t, const FsCatalog *cat,
+                                   const FsCalibration *cal, GError **error);
 
 /* The *.csv files of dir, sorted by name (caller frees the array). */
 GPtrArray *fs_val_list_tables(const char *dir, GError **error);

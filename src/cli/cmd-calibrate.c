@@ -210,7 +210,9 @@ int fs_cmd_calibrate(int argc, char **argv)
       g_option_context_new("nccl-tests --topo TOPO LOG... - fit link figures to nccl-tests logs");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
-    "Reads nccl-tests output (text of any version, or -J JSON), fits each collective's\n"
+    "Reads nccl-tests output (text of any version, or -J JSON; a LOG ending in .csv is\n"
+    "a reference table of kind nccl-tests, validation/reference/README.md, one test per\n"
+    "GPU count), fits each collective's\n"
     "time per size with robust alpha-beta lines per protocol regime, derives the\n"
     "efficiency and per-step latency of the link family the collective runs over on\n"
     "TOPO, prints the fit error per size, and writes a calibration file with a\n"
@@ -218,6 +220,8 @@ int fs_cmd_calibrate(int argc, char **argv)
     "\n"
     "Examples:\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-h100.yaml all_reduce.log\n"
+    "  fabricsim calibrate nccl-tests --topo topologies/dgx-a100.yaml --simulate \\\n"
+    "      validation/reference/a100_allreduce_2to8gpu_vtrain_lut.csv -o a100-fit.json\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-a100.yaml --op all_reduce \\\n"
     "      --calibration validation/results/h100-2026-11-23.json run*.log -o fitted.json\n");
   if (!fs_cli_parse(ctx, &argc, &argv, "calibrate"))
@@ -245,7 +249,8 @@ int fs_cmd_calibrate(int argc, char **argv)
     return fs_cli_fail("calibrate", error);
   g_autoptr(GPtrArray) logs = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_log_free);
   for (int i = 2; i < argc; i++) {
-    FsNcclLog *log = fs_nccl_log_load(argv[i], &error);
+    FsNcclLog *log = g_str_has_suffix(argv[i], ".csv") ? fs_nccl_log_load_table(argv[i], &error)
+                                                      : fs_nccl_log_load(argv[i], &error);
     if (log == NULL)
       return fs_cli_fail("calibrate", error);
     g_ptr_array_add(logs, log);

@@ -10,6 +10,7 @@
 
 #include "catalog/catalog.h"
 #include "calib/calibration.h"
+#include "calib/nccl-apply.h"
 #include "cli/commands.h"
 #include "coll/bench.h"
 #include "coll/coll-topo.h"
@@ -294,7 +295,8 @@ static int run(const char *topo_path)
     return fs_cli_usage("coll", "the step must grow the size: -f N with N >= 2, or -i SIZE with SIZE >= 1");
   sw.step_factor = (uint64_t)opt_factor;
 
-  g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, NULL, &error);
+  g_autoptr(FsCalibration) cal = NULL;
+  g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, &cal, &error);
   if (cat == NULL)
     return fs_cli_fail("coll", error);
   g_autoptr(FsTopo) topo = fs_topo_load_file(topo_path, cat, (const char *const *)opt_defines, &error);
@@ -304,6 +306,7 @@ static int run(const char *topo_path)
                                           : fs_nccl_params_load_default(&error);
   if (np == NULL)
     return fs_cli_fail("coll", error);
+  fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(topo), np, NULL);
   if (opt_gpus != NULL && opt_ngpus != NULL)
     return fs_cli_usage("coll", "give -g N or --gpus LIST, not both");
   guint n = 0;

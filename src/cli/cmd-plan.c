@@ -191,11 +191,14 @@ static gboolean parse_step(const char *text, double *out)
 typedef struct {
   gboolean tty;
   gint64 t0, last;
+  guint done, total;
 } Progress;
 
 static void progress(guint done, guint total, void *ud)
 {
   Progress *pr = ud;
+  pr->done = done;
+  pr->total = total;
   if (!pr->tty)
     return;
   gint64 now = g_get_monotonic_time();
@@ -217,12 +220,10 @@ static void progress(guint done, guint total, void *ud)
 
 /* ---- output ---- */
 
-static double num_or_null_check(double v) { return isfinite(v) ? v : NAN; }
-
+/* A JSON number, or null where the value is unknown (NaN, infinite). */
 static json_t *jnum(double v)
 {
-  v = num_or_null_check(v);
-  return isnan(v) ? json_null() : json_real(v);
+  return isfinite(v) ? json_real(v) : json_null();
 }
 
 static char *money(double v)
@@ -643,9 +644,18 @@ int fs_cmd_plan(int argc, char **argv)
   g_autoptr(FsPlan) p = fs_plan_new(&s, cat, eff, np, &error);
   if (p == NULL || !fs_plan_prepare(p, &error))
     return fs_cli_fail("plan", error);
-  Progress pr = { !opt_quiet && isatty(STDERR_FILENO), g_get_monotonic_time(), 0 };
-  if (!fs_plan_run(p, progress, &pr, &error))
+  Progress pr = { !opt_quiet && isatty(STDERR_FILENO), g_get_monotonic_time(), 0, 0, 0 };
+  if (!fs_plan_run(p, progress, &pr, &error)) {
+    if (pr.tty)
+      fputc('\n', stderr); /* end the progress line */
+    if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED)) {
+      /* A ranking of some designs would mislead: nothing is printed. */
+      g_free(error->message);
+      error->message = g_strdup_printf("interrupted after %u of %u designs; nothing written",
+                                       pr.done, fs_plan_n_designs(p));
+    }
     return fs_cli_fail("plan", error);
+  }
   if (opt_json)
     print_json(p, (guint)opt_top);
   else if (opt_csv)

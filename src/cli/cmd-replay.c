@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calib/calibration.h"
+#include "calib/nccl-apply.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "coll/coll-topo.h"
@@ -80,6 +81,7 @@ int fs_cmd_replay(int argc, char **argv)
   g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&error);
   if (np == NULL)
     return fs_cli_fail("replay", error);
+  fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(topo), np, NULL);
   g_autoptr(FsReplay) rp = fs_replay_load_file(argv[2], topo, eff, &error);
   if (rp == NULL)
     return fs_cli_fail("replay", error);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "calib/calibration.h"
+#include "calib/nccl-apply.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "compute/efficiency.h"
@@ -90,7 +91,8 @@ static guint busiest_links(FsTrain *t, LinkUse *out, guint max)
   }
   g_array_sort(all, link_cmp);
   guint k = MIN(all->len, max);
-  memcpy(out, all->data, k * sizeof(LinkUse));
+  if (k > 0) /* no traffic (e.g. --dp-isolated on one node): all->data may be NULL */
+    memcpy(out, all->data, k * sizeof(LinkUse));
   return k;
 }
 
@@ -283,6 +285,7 @@ int fs_cmd_train(int argc, char **argv)
   g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&error);
   if (np == NULL)
     return fs_cli_fail("train", error);
+  fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(topo), np, NULL);
   g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, &topt, &error);
   if (t == NULL)
     return fs_cli_fail("train", error);

@@ -117,7 +117,7 @@ int fs_cmd_validate(int argc, char **argv)
       json_decref(all);
       return fs_cli_fail("validate", error);
     }
-    g_autoptr(FsValResult) r = fs_val_run(t, cat, &error);
+    g_autoptr(FsValResult) r = fs_val_run_calibrated(t, cat, cal, &error);
     if (r == NULL) {
       json_decref(all);
       return fs_cli_fail("validate", error);

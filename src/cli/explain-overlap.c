@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "calib/calibration.h"
+#include "calib/nccl-apply.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/explain.h"
@@ -49,16 +50,17 @@ static const GOptionEntry entries[] = {
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
-enum { K_DP, K_PARAM, K_TP, K_CP, K_EP, K_PP, K_N };
+enum { K_DP, K_PARAM, K_EMB, K_TP, K_CP, K_EP, K_PP, K_N };
 static const char *const kind_names[K_N] = {
-  "dp gradients", "param all-gather", "tp", "cp", "ep", "pp",
+  "dp gradients", "param all-gather", "tied embedding", "tp", "cp", "ep", "pp",
 };
 
 /* The kind of a communication op, or -1. */
 static int kind_of(const FsOp *op)
 {
   switch (op->cat) {
-  case FS_CAT_DP: return g_str_has_prefix(op->name, "param") ? K_PARAM : K_DP;
+  case FS_CAT_DP: return strstr(op->name, "param") != NULL ? K_PARAM : K_DP;
+  case FS_CAT_EMB: return K_EMB;
   case FS_CAT_TP: return K_TP;
   case FS_CAT_CP: return K_CP;
   case FS_CAT_EP: return K_EP;
@@ -226,6 +228,7 @@ int fs_explain_overlap(int argc, char **argv)
   g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&error);
   if (np == NULL)
     return fs_cli_fail("explain overlap", error);
+  fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(topo), np, NULL);
   gboolean own[3] = { w->overlap_dp_grads, w->overlap_tp_comm, w->overlap_param_gather };
   Run off, on;
   if (!run_step(topo, w, eff, np, FALSE, &off, &error) || !run_step(topo, w, eff, np, TRUE, &on, &error))
@@ -262,6 +265,6 @@ int fs_explain_overlap(int argc, char **argv)
   printf("\ncomm: some op of the kind in flight for the rank; hidden: while its compute stream ran\n"
          "forward, backward, recompute or optimizer work; exposed = comm - hidden.  Kinds may be in\n"
          "flight together, so exposed times can add up to more than the breakdown, which gives\n"
-         "each idle moment to one kind (dp, pp, cp, ep, tp in that order).\n");
+         "each idle moment to one kind (dp, emb, pp, cp, ep, tp in that order).\n");
   return 0;
 }

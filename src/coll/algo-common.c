@@ -79,10 +79,26 @@ void fs_algo_ring_phase(FsPlanBuilder *b, guint channel, FsRingKind kind, const 
   uint64_t loop = chunk * m;
   guint64 nloops = total == 0 ? 1 : (total + loop - 1) / loop;
   g_autofree uint64_t *blocks = g_new(uint64_t, m);
+  g_autofree uint32_t *gate = g_new(uint32_t, m);
+  g_autofree uint32_t *last = g_new(uint32_t, m);
+  for (guint p = 0; p < m; p++)
+    gate[p] = ready ? ready[p] : FS_STEP_NONE;
   for (guint64 l = 0; l < nloops; l++) {
     uint64_t bytes = MIN(loop, total - MIN(total, l * loop));
     for (guint p = 0; p < m; p++)
       blocks[p] = fs_plan_split(b, bytes, m, p);
-    fs_algo_ring_loop(b, channel, kind, ranks, m, blocks, ready, done);
+    fs_algo_ring_loop(b, channel, kind, ranks, m, blocks, gate, last);
+    /* NCCL's ring kernel (src/device/all_reduce.h, reduce_scatter.h,
+     * all_gather.h: runRing) is one thread block per channel running the
+     * loop's primitives in order; one of them per loop moves its block
+     * only inside the GPU (the final recv into the user buffer, or the
+     * first copy of the input), and the next loop's sends start after it.
+     * That local copy is a reduction step of the block's bytes, timed by
+     * the executor's reduce bandwidth. */
+    for (guint p = 0; p < m; p++)
+      gate[p] = last[p] == FS_STEP_NONE ? gate[p] /* m == 1: nothing moved */
+                                         : fs_plan_reduce(b, ranks[p], blocks[p], &last[p], 1);
   }
+  if (done)
+    memcpy(done, gate, sizeof(uint32_t) * m);
 }

@@ -34,8 +34,12 @@ void fs_algo_ring_loop(FsPlanBuilder *b, guint channel, FsRingKind kind, const g
 
 /* Runs a whole ring phase for `total` bytes of a channel: per-rank blocks of
  * total/m, in loops of m chunks (each block at most the request's chunk
- * size), one fs_algo_ring_loop per loop.  ready/done as above, for the
- * whole phase (done: the last loop's last arrival). */
+ * size), one fs_algo_ring_loop per loop, each followed by every rank's
+ * local copy of its block (a reduction step after the loop's last arrival
+ * into the rank; NCCL's ring kernel runs one primitive per loop that moves
+ * data only inside the GPU, and the next loop's sends wait for it).
+ * ready as above, for the first loop; done[p] (if non-NULL) is position
+ * p's last local copy (ready[p] when m == 1). */
 void fs_algo_ring_phase(FsPlanBuilder *b, guint channel, FsRingKind kind, const guint *ranks,
                         guint m, uint64_t total, const uint32_t *ready, uint32_t *done);
 

@@ -28,6 +28,10 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
   out->step_latency[0] = fs_time_from_s(MAX(step_us - sys->path_lat_intra, 0) * 1e-6);
   out->step_latency[1] = fs_time_from_s(MAX(step_us - sys->path_lat_inter, 0) * 1e-6);
   out->payload = p->proto[choice->proto].payload;
+  /* Plans built of ring phases have one local copy per loop and rank;
+   * nothing else in them is a reduction step. */
+  if (choice->algo->nccl == FS_NCCL_ALGO_RING || strcmp(choice->algo->name, "hier") == 0)
+    out->reduce_bw = sys->local_copy_bw;
   if (choice->proto == FS_PROTO_LL128) {
     guint nh = fs_comm_n_hosts(comm), col = nh == 1 ? 0 : nh == 2 ? 1 : 2;
     double cap = choice->algo->nccl == FS_NCCL_ALGO_TREE ? p->tree_ll128_bw[sys->arch][col]

@@ -438,6 +438,9 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
   out->nvls_channels = fs_comm_has_nvls(comm) ? p->nvls_channels : 0;
   out->collnet = fs_comm_collnet_switch(comm, 0) >= 0;
   out->ll128 = out->intra_hw == FS_NCCL_HW_NVLINK;
+  const FsGpuModel *gm = &g0->model->u.gpu;
+  if (gm->sms > 0)
+    out->local_copy_bw = p->ring_copy_sm_share * gm->memory_bandwidth * gm->memory_efficiency / gm->sms;
   return TRUE;
 }
 

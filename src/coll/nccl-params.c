@@ -165,7 +165,7 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   static const char *const top[] = {
     "nccl_version", "steps", "protocols", "base_latency_us", "hw_latency_us", "arch_rows",
     "ll_max_bw_gbps", "per_channel_max_bw_gbps", "nvls_efficiency", "tree_correction",
-    "net_overhead_us", "bandwidth_factors", "channels", "p2p", NULL,
+    "net_overhead_us", "bandwidth_factors", "channels", "p2p", "ring_kernel", NULL,
   };
   if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top, "NCCL parameters", error))
     return FALSE;
@@ -349,6 +349,14 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   if (p->p2p_nvl_chunk == 0 || p->p2p_net_chunk == 0) {
     fs_yaml_error(error, t, "p2p chunk sizes must be at least 1 byte");
     return FALSE;
+  }
+
+  /* Optional: files written before it keep loading (copy cost 0). */
+  if (fs_yaml_map_get(root, "ring_kernel") != NULL) {
+    static const char *const rk_keys[] = {"local_copy_sm_share", NULL};
+    t = get_table(root, "ring_kernel", rk_keys, 1, NULL, error);
+    if (t == NULL || !get_number(t, "local_copy_sm_share", "ring_kernel", 1e3, &p->ring_copy_sm_share, error))
+      return FALSE;
   }
   return TRUE;
 }

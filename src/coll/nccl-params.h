@@ -89,6 +89,10 @@ typedef struct {
   guint max_channels, nvls_channels;
   /* Point to point. */
   uint64_t p2p_nvl_chunk, p2p_net_chunk, p2p_ll_threshold;
+  /* ring_kernel (optional table; 0 when absent): the per-loop local copy
+   * of NCCL's ring kernel runs at this fraction of one SM's share of the
+   * GPU's memory bandwidth (memory_bandwidth × efficiency / SMs). */
+  double ring_copy_sm_share;
 } FsNcclParams;
 
 /* Loads a params file.  NULL with error (file:line:col) on any problem:

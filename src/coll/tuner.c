@@ -619,5 +619,9 @@ char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   double f = fs_coll_busbw_factor(op, n);
   double alg = c.time_us > 0 ? (double)nbytes / 1e3 / c.time_us : 0;
   g_string_append_printf(s, "nccl-tests: algbw = %.2f GB/s, busbw = algbw × %.4f = %.2f GB/s\n", alg, f, alg * f);
+  if (sys->local_copy_bw > 0 && (ch->algo->nccl == FS_NCCL_ALGO_RING || strcmp(ch->algo->name, "hier") == 0))
+    g_string_append_printf(s, "simulated, not in NCCL's model: after each loop every rank copies its chunk "
+                           "inside the GPU at %.1f GB/s (ring_kernel.local_copy_sm_share)\n",
+                           sys->local_copy_bw / 1e9);
   return g_string_free(s, FALSE);
 }

@@ -49,6 +49,11 @@ typedef struct {
    * across hosts (µs).  NCCL's hwLatencies include it, so the executor
    * charges only the rest per step. */
   double path_lat_intra, path_lat_inter;
+  /* Bytes/s at which one channel's thread block copies a block inside its
+   * GPU: the ring kernel's local step once per loop (algos.h
+   * fs_algo_ring_phase).  NCCL's ring_kernel.local_copy_sm_share × the
+   * GPU's memory bandwidth × memory efficiency / its SMs; 0 = free. */
+  double local_copy_bw;
 } FsCollSysInfo;
 
 /* One (algorithm, protocol, channels) estimate. */

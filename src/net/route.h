@@ -116,7 +116,8 @@ static inline const FsChannelId *fs_route_path(const FsRoute *r, guint i, guint 
 {
   guint a = g_array_index(r->starts, guint, i), b = g_array_index(r->starts, guint, i + 1);
   *len = b - a;
-  return &g_array_index(r->hops, FsChannelId, a);
+  /* An empty path (a transfer to itself) may have no hop storage at all. */
+  return b > a ? &g_array_index(r->hops, FsChannelId, a) : NULL;
 }
 
 typedef struct FsRouter FsRouter;

@@ -217,7 +217,9 @@ static gboolean simulate(const FsPlan *p, const FsPlanDesign *d, SimOut *o, GErr
     o->cp_s = MAX(o->cp_s, fs_time_to_s(c->time.exposed[FS_CAT_CP]));
     o->ep_s = MAX(o->ep_s, fs_time_to_s(c->time.exposed[FS_CAT_EP]));
     o->pp_s = MAX(o->pp_s, fs_time_to_s(c->time.exposed[FS_CAT_PP]));
-    o->dp_s = MAX(o->dp_s, fs_time_to_s(c->time.exposed[FS_CAT_DP] + c->time.exposed[FS_CAT_COMM]));
+    /* Gradient synchronisation: DP buckets and the tied-embedding all-reduce. */
+    o->dp_s = MAX(o->dp_s, fs_time_to_s(c->time.exposed[FS_CAT_DP] + c->time.exposed[FS_CAT_EMB] +
+                                        c->time.exposed[FS_CAT_COMM]));
     o->bubble_s = MAX(o->bubble_s, fs_time_to_s(c->time.bubble));
   }
   return TRUE;

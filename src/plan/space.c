@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compute/kernel.h"
+#include "core/sim.h"
 #include "plan/plan-private.h"
 #include "topo/paths.h"
 #include "util/error.h"
@@ -176,33 +177,50 @@ static gboolean wanted(const FsPlanSpec *s, guint n, guint dflt)
   return n <= dflt;
 }
 
-/* The GPU counts wanted of a fabric of gpn GPUs per node scaled from
- * nodes0 nodes (nodes0 <= 0: a fixed system of total GPUs). */
+/* Whether a fabric scales through `nodes`: nodes0 nodes of gpn GPUs make
+ * all of its total GPUs. */
+static gboolean scalable(guint total, guint gpn, int64_t nodes0)
+{
+  return nodes0 > 0 && gpn > 0 && total == (guint64)nodes0 * gpn;
+}
+
+/* The most nodes any wanted GPU count needs. */
+static guint max_nodes_of(const FsPlanSpec *s, guint nodes0, guint gpn)
+{
+  guint m = nodes0;
+  if (s->n_gpus > 0) {
+    m = 0;
+    for (guint i = 0; i < s->n_gpus; i++)
+      m = MAX(m, s->gpus[i] / gpn);
+  } else if (s->gpus_max > 0) {
+    m = s->gpus_max / gpn;
+  }
+  return m;
+}
+
+/* How many systems a fabric will give (before any is built). */
 static guint count_wanted(const FsPlanSpec *s, guint total, guint gpn, int64_t nodes0)
 {
-  if (nodes0 <= 0 || gpn == 0 || total != (guint64)nodes0 * gpn)
+  if (!scalable(total, gpn, nodes0))
     return wanted(s, total, total) ? 1 : 0;
-  guint max_nodes = (guint)nodes0, n = 0;
-  if (s->n_gpus > 0) {
-    max_nodes = 0;
-    for (guint i = 0; i < s->n_gpus; i++)
-      max_nodes = MAX(max_nodes, s->gpus[i] / gpn);
-  } else if (s->gpus_max > 0) {
-    max_nodes = s->gpus_max / gpn;
-  }
-  for (guint k = 1; k <= max_nodes; k++)
+  guint n = 0, m = max_nodes_of(s, (guint)nodes0, gpn);
+  for (guint k = 1; k <= m; k++)
     n += wanted(s, k * gpn, total);
   return n;
 }
 
+/* Builds the systems in order (fabric, then GPU count).  Each fabric's
+ * default instance is loaded once: it sizes the search, and is reused
+ * when its GPU count is wanted.  Cost: one topology load per system. */
 static gboolean load_systems(FsPlan *p, GError **error)
 {
-  /* The size of the search first: one default instance per fabric. */
+  g_autoptr(GPtrArray) bases = g_ptr_array_new_with_free_func((GDestroyNotify)fs_topo_free);
   guint limit = p->spec.max_systems ? p->spec.max_systems : FS_PLAN_MAX_SYSTEMS, planned = 0;
   for (guint f = 0; p->fabrics[f] != NULL; f++) {
-    g_autoptr(FsTopo) base = load_topo(p, p->fabrics[f], 0, error);
+    FsTopo *base = load_topo(p, p->fabrics[f], 0, error);
     if (base == NULL)
       return FALSE;
+    g_ptr_array_add(bases, base);
     guint total;
     fs_topo_gpus(base, &total);
     planned += count_wanted(&p->spec, total, host_gpus(base), topo_param(base, SCALE_PARAM));
@@ -213,19 +231,17 @@ static gboolean load_systems(FsPlan *p, GError **error)
                 "--gpus (a list instead of a range) or raise --max-systems", planned, limit);
     return FALSE;
   }
-  GString *reach = g_string_new(NULL);
-  for (guint f = 0; p->fabrics[f] != NULL; f++) {
+  g_autoptr(GString) reach = g_string_new(NULL);
+  for (guint f = 0; f < bases->len; f++) {
     const char *path = p->fabrics[f];
-    g_autoptr(FsTopo) base = load_topo(p, path, 0, error);
-    if (base == NULL) {
-      g_string_free(reach, TRUE);
-      return FALSE;
-    }
+    /* Taken from the array: added to the plan, or freed here. */
+    g_autoptr(FsTopo) base = g_ptr_array_index(bases, f);
+    g_ptr_array_index(bases, f) = NULL;
     guint total;
     fs_topo_gpus(base, &total);
     guint gpn = host_gpus(base);
     int64_t nodes0 = topo_param(base, SCALE_PARAM);
-    if (nodes0 <= 0 || gpn == 0 || total != (guint64)nodes0 * gpn) {
+    if (!scalable(total, gpn, nodes0)) {
       /* A fixed system: only its own GPU count. */
       g_string_append_printf(reach, "%s%s: %u GPUs only", reach->len ? "; " : "",
                              fs_topo_name(base), total);
@@ -235,24 +251,14 @@ static gboolean load_systems(FsPlan *p, GError **error)
     }
     g_string_append_printf(reach, "%s%s: multiples of %u GPUs", reach->len ? "; " : "",
                            fs_topo_name(base), gpn);
-    /* Counts in increasing order; the default instance is reused. */
-    guint max_nodes = (guint)nodes0;
-    if (p->spec.n_gpus > 0) {
-      max_nodes = 0;
-      for (guint i = 0; i < p->spec.n_gpus; i++)
-        max_nodes = MAX(max_nodes, p->spec.gpus[i] / gpn);
-    } else if (p->spec.gpus_max > 0) {
-      max_nodes = p->spec.gpus_max / gpn;
-    }
-    for (guint k = 1; k <= max_nodes; k++) {
+    guint m = max_nodes_of(&p->spec, (guint)nodes0, gpn);
+    for (guint k = 1; k <= m; k++) {
       guint n = k * gpn;
       if (!wanted(&p->spec, n, total))
         continue;
       FsTopo *t = k == (guint)nodes0 ? g_steal_pointer(&base) : load_topo(p, path, k, error);
-      if (t == NULL) {
-        g_string_free(reach, TRUE);
+      if (t == NULL)
         return FALSE;
-      }
       guint got;
       fs_topo_gpus(t, &got);
       if (got != n) {
@@ -265,10 +271,8 @@ static gboolean load_systems(FsPlan *p, GError **error)
   if (p->systems->len == 0) {
     g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_NO_SYSTEM,
                 "no fabric can be built with the GPU counts asked for (%s)", reach->str);
-    g_string_free(reach, TRUE);
     return FALSE;
   }
-  g_string_free(reach, TRUE);
   return TRUE;
 }
 
@@ -373,6 +377,11 @@ gboolean fs_plan_prepare(FsPlan *p, GError **error)
   Enum e = { p, w, fs_workload_step_model_flops(w), fs_plan_tokens_per_step(w), 0, 0 };
   for (guint si = 0; si < p->systems->len; si++) {
     const FsPlanSystem *sys = &g_array_index(p->systems, FsPlanSystem, si);
+    if (fs_sim_interrupt_requested()) {
+      g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
+                  "interrupted while building the search; nothing written");
+      return FALSE;
+    }
     guint N = sys->gpus;
     if (s->cost.gpu_hour_price < 0 && s->rank_by == FS_PLAN_RANK_COST && sys->gpu->price <= 0) {
       g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT,

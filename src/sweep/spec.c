@@ -156,7 +156,7 @@ static FsSweepSpec *spec_from_doc(FsYamlDoc *doc, const char *dir, GError **erro
 {
   const FsYamlNode *root = fs_yaml_doc_root(doc);
   if (root == NULL) {
-    fs_set_error_at(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, fs_yaml_doc_name(doc), 0, 0,
+    fs_set_error_at(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, fs_yaml_doc_name(doc), 1, 1,
                     "the sweep spec is empty (expected name, kind and grid or list)");
     return NULL;
   }

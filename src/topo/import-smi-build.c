@@ -251,9 +251,12 @@ static gboolean choose_models(const Smi *s, const NvFacts *f, const FsCatalog *c
       }
     }
     if (md->gpu == NULL) {
-      g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_MODEL,
-                  "%s: no GPU model in the catalog has the %u NVLinks the matrix needs; name "
-                  "one with --gpu", s->name, most);
+      /* A whole-matrix error: at the header's first device. */
+      const Dev *d0 = s->devs->len > 0 ? g_ptr_array_index(s->devs, 0) : NULL;
+      fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_MODEL, s->name,
+                      d0 != NULL ? MAX(d0->line, 1) : 1, d0 != NULL ? MAX(d0->col, 1) : 1,
+                      "no GPU model in the catalog has the %u NVLinks the "
+                      "matrix needs; name one with --gpu", most);
       return FALSE;
     }
     if (picked_card)

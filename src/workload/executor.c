@@ -242,7 +242,8 @@ typedef struct {
   double grad_bytes;
   GArray *dp_ops;            /* guint32: this rank's gradient collectives */
   GArray *pending_buckets;   /* guint: buckets to launch after the backward (no overlap) */
-  guint32 *param_ag;         /* per chunk: last param all-gather (overlap), or NONE */
+  guint32 *bucket_ag;        /* per bucket: its param all-gather (ZeRO-1/2 overlap), or NONE */
+  guint *item_bucket;        /* per (item, dense|expert): the bucket holding it, or G_MAXUINT */
   guint32 fsdp_consumers[2]; /* ZeRO-3 prefetch window */
   guint fsdp_k;
 } Builder;
@@ -336,6 +337,29 @@ static void item_done(Builder *b, guint chunk, int item, guint32 op)
   }
 }
 
+/* The slot of item (a layer, -1 the embedding, -2 the head) and buffer k
+ * (0 dense, 1 expert) in Builder.item_bucket. */
+static guint item_slot(const Builder *b, int item, guint k)
+{
+  guint L = b->t->w->form == FS_MODEL_FORM_LAYERS ? b->t->w->n_layers : b->t->w->model.layers;
+  guint i = item >= 0 ? (guint)item : item == -1 ? L : L + 1;
+  return 2 * i + k;
+}
+
+/* ZeRO-1/2 with param-gather overlap: the first forward of an item waits
+ * for the all-gathers of the buckets that hold its parameters (as
+ * Megatron's overlap_param_gather, bucket by bucket), not for all of them. */
+static void wait_params(Builder *b, guint32 op, int item)
+{
+  if (b->bucket_ag == NULL)
+    return;
+  for (guint k = 0; k < 2; k++) {
+    guint bi = b->item_bucket[item_slot(b, item, k)];
+    if (bi != G_MAXUINT && b->bucket_ag[bi] != FS_OP_NONE)
+      fs_opgraph_add_dep(b->t->g, op, b->bucket_ag[bi]);
+  }
+}
+
 /* ZeRO-3: gathers layer l's parameters ahead of use (at most two layers
  * ahead of the compute that consumes them); returns the gather op. */
 static guint32 fsdp_gather(Builder *b, guint l, int mb)
@@ -383,6 +407,8 @@ static guint32 layer_pass(Builder *b, guint l, int mb, gboolean backward)
   op = add_op(g, r->s_compute, FS_OP_COMPUTE, backward ? FS_CAT_BACKWARD : FS_CAT_FORWARD, name,
               backward ? c->bwd : c->fwd, mb, (int)l, backward ? c->mf_bwd : c->mf_fwd, &ag, 1);
   r->model_flops += backward ? c->mf_bwd : c->mf_fwd;
+  if (!backward && mb == 0)
+    wait_params(b, op, (int)l);
   if (t->w->zero_stage >= 3 && r->dp_size > 1)
     fsdp_consumed(b, op);
   FsTime tp = backward ? c->tp_bwd : c->tp_fwd;
@@ -439,15 +465,16 @@ static void forward(Builder *b, Links *lk, guint mb, guint chunk)
   FsOpGraph *g = t->g;
   SimRank *r = b->r;
   guint vs = chunk * t->p + r->stage, nv = t->p * t->v;
-  guint32 deps[1] = { b->param_ag != NULL && mb == 0 ? b->param_ag[chunk] : FS_OP_NONE };
   guint32 first = FS_OP_NONE, op;
   /* A zero-length marker starts the pass, so that the activation from the
    * previous stage can be waited for. */
   first = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_OTHER, "recv activations", 0, (int)mb, -1,
-                 0, deps, 1);
+                 0, NULL, 0);
   if (vs == 0 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
     op = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_FORWARD, "embedding forward", b->emb_fwd,
                 (int)mb, -1, b->emb_mf[0], NULL, 0);
+    if (mb == 0)
+      wait_params(b, op, -1);
     r->model_flops += b->emb_mf[0];
     if (b->emb_tp > 0)
       add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "embedding tp", b->emb_tp, (int)mb, -1, 0,
@@ -461,8 +488,10 @@ static void forward(Builder *b, Links *lk, guint mb, guint chunk)
     if (b->head_tp_fwd > 0)
       add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "head tp", b->head_tp_fwd, (int)mb, -1, 0,
              NULL, 0);
-    add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_FORWARD, "head forward", b->head_fwd, (int)mb,
-           -1, b->head_mf[0], NULL, 0);
+    op = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_FORWARD, "head forward", b->head_fwd,
+                (int)mb, -1, b->head_mf[0], NULL, 0);
+    if (mb == 0)
+      wait_params(b, op, -2);
     r->model_flops += b->head_mf[0];
   }
   op = fs_opgraph_stream(g, r->s_compute)->last;
@@ -578,6 +607,7 @@ static void plan_buckets(Builder *b)
       g_array_append_val(items, it);
       g_array_append_val(params, p);
     }
+    guint open[2] = { 0, 0 }; /* first item of each buffer's open bucket */
     for (guint i = 0; i < items->len; i++) {
       const double *p = (const double *)params->data + 2 * i;
       int item = g_array_index(items, int, i);
@@ -585,10 +615,14 @@ static void plan_buckets(Builder *b)
         acc[k] += p[k];
         if (acc[k] >= limit || i + 1 == items->len) {
           if (acc[k] > 0) {
+            for (guint j = open[k]; j <= i; j++)
+              if (((const double *)params->data)[2 * j + k] > 0)
+                b->item_bucket[item_slot(b, g_array_index(items, int, j), k)] = b->buckets->len;
             Bucket bk = { c, item, acc[k], k == 1 };
             g_array_append_val(b->buckets, bk);
           }
           acc[k] = 0;
+          open[k] = i + 1;
         }
       }
     }
@@ -671,21 +705,22 @@ static gboolean build_rank(FsTrain *t, Links *lk, SimRank *r, GError **error)
       if (it->backward)
         b.last_b_mb[it->chunk] = it->mb;
     }
+    b.item_bucket = g_new(guint, 2 * (L + 2));
+    for (guint i = 0; i < 2 * (L + 2); i++)
+      b.item_bucket[i] = G_MAXUINT;
     plan_buckets(&b);
     /* Parameters updated by the previous step's optimizer are gathered
-     * ahead of each chunk's first forward (ZeRO-1/2 with overlap). */
+     * bucket by bucket in forward order, each layer's first forward waiting
+     * for its own buckets (ZeRO-1/2 with overlap). */
     gboolean sharded = w->zero_stage >= 1 && w->zero_stage < 3 && r->dp_size > 1;
     if (sharded && w->overlap_param_gather) {
-      b.param_ag = g_new(guint32, t->v);
-      for (guint c = 0; c < t->v; c++)
-        b.param_ag[c] = FS_OP_NONE;
+      b.bucket_ag = g_new(guint32, MAX(b.buckets->len, 1u));
       for (guint k = b.buckets->len; k-- > 0;) {
         const Bucket *bk = &g_array_index(b.buckets, Bucket, k);
         guint n = bucket_group(&b, bk);
-        if (n > 1)
-          b.param_ag[bk->chunk] = add_coll_on(&b, bk->expert, r->s_dp, FS_COLL_ALL_GATHER,
-                                              (uint64_t)(bk->params * 2.0 / n), FS_CAT_DP,
-                                              "param all-gather", -1, NULL, 0);
+        b.bucket_ag[k] = n < 2 ? FS_OP_NONE :
+          add_coll_on(&b, bk->expert, r->s_dp, FS_COLL_ALL_GATHER, (uint64_t)(bk->params * 2.0 / n),
+                      FS_CAT_DP, "param all-gather", -1, NULL, 0);
       }
     }
     for (guint i = 0; i < order->len; i++) {
@@ -741,7 +776,8 @@ static gboolean build_rank(FsTrain *t, Links *lk, SimRank *r, GError **error)
   }
   g_free(b.lc);
   g_free(b.last_b_mb);
-  g_free(b.param_ag);
+  g_free(b.bucket_ag);
+  g_free(b.item_bucket);
   g_array_unref(b.buckets);
   g_array_unref(b.dp_ops);
   g_array_unref(b.pending_buckets);

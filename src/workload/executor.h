@@ -13,8 +13,9 @@
  *     network over the whole dp × cp group (all replicas' GPUs carry the
  *     traffic), launched as the last micro-batch's backward produces each
  *     bucket (or after the backward without overlap); ZeRO ≥ 1 reduce-
- *     scatters and all-gathers the updated parameters (ahead of the first
- *     forward with param-gather overlap, else after the optimizer);
+ *     scatters and all-gathers the updated parameters (with param-gather
+ *     overlap bucket by bucket, each layer's first forward waiting for its
+ *     own bucket; else after the optimizer);
  *     ZeRO-3 gathers each layer's parameters ahead of use, every
  *     micro-batch, and reduce-scatters its gradients;
  *     MoE expert gradients (ep > 1) in buckets of their own, reduced over

@@ -49,6 +49,8 @@ typedef struct {
   gboolean fixed;        /* expected set by fs_opgraph_set_coll_expected */
   GArray *members;       /* guint32 op ids */
   FsCollRun *run;
+  void *done_ctx;        /* the run's CollCtx until coll_done frees it (an interrupted
+                            run never calls it: fs_opgraph_free does) */
 } Coll;
 
 typedef struct {
@@ -95,6 +97,7 @@ void fs_opgraph_free(FsOpGraph *g)
     Coll *c = &g_array_index(g->colls, Coll, i);
     g_array_unref(c->members);
     fs_coll_run_free(c->run);
+    g_free(c->done_ctx);
   }
   for (guint i = 0; i < g->comms->len; i++) {
     Comm *c = &g_array_index(g->comms, Comm, i);
@@ -424,6 +427,7 @@ static void coll_done(void *ctx, FsCollRun *run)
   CollCtx *cc = ctx;
   FsOpGraph *g = cc->g;
   guint ci = cc->coll;
+  g_array_index(g->colls, Coll, ci).done_ctx = NULL;
   g_free(cc);
   /* The run is freed by a later event: it is still on the stack here. */
   fs_sim_after(g->env->sim, 0, coll_free_later, g, ci);
@@ -455,6 +459,7 @@ static void start_coll(FsOpGraph *g, guint ci)
   CollCtx *cc = g_new(CollCtx, 1);
   cc->g = g;
   cc->coll = ci;
+  c->done_ctx = cc;
   c->run = fs_coll_run_start(g->env->net, p->plan, &params, fs_coll_topo_xfer, g->env->tnet,
                              fs_sim_now(sim), coll_done, cc);
 }

@@ -23,7 +23,7 @@ contains "$out" "3.000 us -> 4.156 us" "models --calibration"
 contains "$out" "nccl.base_latency.all_reduce" "models --calibration"
 contains "$out" "calibrated" "models --calibration"
 out=$("$FABRICSIM" models --calibration "$h100" pcie-gen5-x16) || fail "pcie-gen5-x16 exited $?"
-contains "$out" "0.9143 (57.6 GB/s) -> 0.8656 (54.5 GB/s)" "host link override"
+contains "$out" "0.8700 (54.8 GB/s) -> 0.8656 (54.5 GB/s)" "host link override"
 contains "$out" "× 0.866 efficiency = 54.5 GB/s" "host link arithmetic"
 "$FABRICSIM" models --calibration "$h100" h100-sxm --json > "$tmp/m.json"
 python3 - "$tmp/m.json" <<'PY' || fail "models --calibration --json"
@@ -124,13 +124,14 @@ PY
 fi
 
 # --calibration on a simulating command: the measured H100 host link (54.5 GB/s
-# pinned H2D) replaces the catalog's TLP-only 57.6 GB/s in p2p's host column.
+# pinned H2D, the min of H2D and D2H) replaces the catalog's 0.87 of raw
+# (54.8 GB/s, the mean of the same file's two directions) in p2p's host column.
 cal="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"
 h2d() { "$FABRICSIM" p2p "$topo/dgx-h100.yaml" --json "$@" |
   python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["host"][0]["h2d_gbps"])'; }
 plain=$(h2d) || fail "p2p without calibration"
 calibrated=$(h2d --calibration "$cal") || fail "p2p --calibration exited $?"
-[ "$plain" = "57.61" ] || fail "p2p host link without calibration: $plain"
+[ "$plain" = "54.82" ] || fail "p2p host link without calibration: $plain"
 [ "$calibrated" = "54.54" ] || fail "p2p host link with calibration: $calibrated"
 if "$FABRICSIM" p2p "$topo/dgx-h100.yaml" --calibration /nonexistent.json 2>/dev/null; then
   fail "p2p with a missing calibration file succeeded"

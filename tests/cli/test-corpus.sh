@@ -10,9 +10,9 @@
 #   y_*  must exit 0;
 #   i_*  must exit 0 or 2 — never a signal, never more than 10 s.
 # Formats without a command (yaml: the tree itself, units) are covered by
-# their unit tests and the fuzz-replay suite.  Not listed yet because some of
-# their n_ messages carry no LINE:COL: flows JSON (jansson gives no value
-# positions) and `topo import-smi` whole-matrix errors.
+# their unit tests and the fuzz-replay suite, as are nccl-tests logs (whose
+# y_ files need other topologies and --op) and efficiency curves (read from
+# a models folder): tests/test-nccl-log.c, tests/test-corpus.c.
 #
 # Adding a format is one line: FORMAT|EXT|ARGS, where ARGS is the fabricsim
 # command line with FILE standing for the input, or DIR for a fresh folder
@@ -27,7 +27,13 @@ formats=(
   "models|yaml|models --models DIR"
   "topo|yaml|topo check FILE"
   "flows|csv|flows ROOT/topologies/dgx-h100.yaml FILE"
+  "flows|json|flows ROOT/topologies/dgx-h100.yaml FILE"
   "nccl-xml|xml|topo import-nccl FILE"
+  "smi|txt|topo import-smi FILE"
+  "replay|json|replay ROOT/topologies/dgx-h100.yaml FILE"
+  "calibration|json|models --calibration FILE"
+  "nccl-params|yaml|coll ROOT/topologies/dgx-h100.yaml --nccl-params FILE -b 1M -e 1M"
+  "sweep|yaml|sweep -q -j 1 FILE"
 )
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }

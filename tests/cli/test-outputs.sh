@@ -25,6 +25,7 @@ declare -A args=(
   [train]="train $T $W --tp=2 --pp=2 --num-layers=4 --global-batch-size=16"
   [replay]="replay $T $TR"
 )
+args[plan]="plan --workload $W --fabric $T --target-step-time 100 --tp 2 --pp 4 --micro-batch 1 --set training.global_batch=64 -q"
 cat >"$tmp/sweep.yaml" <<YAML
 name: tiny
 kind: coll
@@ -68,7 +69,7 @@ assert any(e["ph"] == "C" for e in ev), "no link counters"
 PY
 }
 
-for cmd in p2p flows coll train replay sweep; do
+for cmd in p2p flows coll train replay plan sweep; do
   read -r -a a <<<"${args[$cmd]}"
   "$FABRICSIM" "${a[@]}" >"$tmp/$cmd.txt" 2>"$tmp/err" || fail "$cmd: exit $? $(cat "$tmp/err")"
   [ -s "$tmp/$cmd.txt" ] || fail "$cmd: no summary"

@@ -4,7 +4,7 @@
 # JSON schema and its arithmetic ($ per step from $/GPU-hour, the search
 # counts adding up), CSV, the same bytes on 1 and 2 threads, exit 1 with
 # the closest designs or the peak-FLOP/s bound when nothing meets the
-# target, the search-size limit, and bad inputs exiting 2.
+# target, the search-size limits, Ctrl-C, and bad inputs exiting 2.
 set -euo pipefail
 : "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
 : "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
@@ -139,6 +139,21 @@ set -e
 [ $rc -eq 1 ] || fail "systems limit exited $rc"
 grep -q "spans 12500 fabric × GPU-count systems, above the limit of 64.*--max-systems" "$tmp/err" \
   || fail "systems limit message: $(cat "$tmp/err")"
+
+# Ctrl-C: exit 130, nothing on stdout, one line saying how far it got.
+# (One signal to the process: `timeout` also signals its process group, and
+# a second SIGINT after the first was handled kills at once, by design.)
+rc=0
+"$FABRICSIM" plan --workload "$W" --fabric "$T/dgx-h100-ib-ndr.yaml" \
+  --gpus 8-32 --target-step-time 20s -q >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid || rc=$?
+[ $rc -eq 130 ] || fail "SIGINT exited $rc: $(cat "$tmp/err")"
+[ ! -s "$tmp/out" ] || fail "an interrupted plan printed a ranking"
+grep -Eq "^fabricsim plan: interrupted after [0-9]+ of [0-9]+ designs; nothing written$" "$tmp/err" \
+  || fail "SIGINT message: $(cat "$tmp/err")"
 
 # Bad inputs: exit 2 and one line on stderr.
 bad() {

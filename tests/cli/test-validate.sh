@@ -13,15 +13,16 @@ trap 'rm -rf "$tmp"' EXIT
 ref="$FS_SOURCE_ROOT/validation/reference"
 cal="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"
 
-# Exit 0, or 1 when a table misses its bar (the nccl-tests tables, once the
-# collective layer runs them, are the simulator's report card, not this test's).
+# Every committed table within its bar: exit 0 (1 would name the table that
+# missed; tests/test-coll-accuracy.c explains the nccl-tests tables' figures).
 set +e
 out=$("$FABRICSIM" validate)
 st=$?
 set -e
-[ "$st" -le 1 ] || fail "validate exited $st"
+[ "$st" -eq 0 ] || fail "validate exited $st (a table missed its bar?): $out"
+contains "$out" "summary: 3 passed, 0 failed, 0 not run" "validate"
 contains "$out" "h100_pcie_gen5_host_copies_fabricsim_probe (host-copy): bar time within 10% for size >= 64MiB" "validate"
-contains "$out" "time MAPE 5.92 % over 6 rows" "validate"
+contains "$out" "time MAPE 1.49 % over 6 rows" "validate"
 contains "$out" "h100_dgx_allreduce_8gpu_nvidia_dgxc (nccl-tests)" "validate"
 contains "$out" "summary:" "validate"
 
@@ -39,7 +40,7 @@ d = json.load(open(sys.argv[1]))
 names = [t["table"] for t in d["tables"]]
 assert names == sorted(names), names
 hc = [t for t in d["tables"] if t["kind"] == "host-copy"][0]
-assert hc["ran"] and hc["pass"] and abs(hc["mape_pct"] - 5.92) < 0.01, hc["mape_pct"]
+assert hc["ran"] and hc["pass"] and abs(hc["mape_pct"] - 1.49) < 0.01, hc["mape_pct"]
 assert all(r["in_scope"] == (r["size_bytes"] >= 64 << 20) for r in hc["rows"])
 PY
 
@@ -76,6 +77,6 @@ ln -s "$FABRICSIM" "$tmp/tree/build/src/cli/fabricsim"
 FABRICSIM_VALIDATION="$tmp/tree/validation/reference" "$tmp/tree/tools/validate-report" > /dev/null \
   || fail "validate-report exited $?"
 report=$(cat "$tmp/tree/validation/REPORT.md")
-contains "$report" "| \`h100_pcie_gen5_host_copies_fabricsim_probe\` | host-copy | time within 10% for size >= 64MiB | 5.92 | 1.61 | pass / pass |" "REPORT.md"
+contains "$report" "| \`h100_pcie_gen5_host_copies_fabricsim_probe\` | host-copy | time within 10% for size >= 64MiB | 1.49 | 1.61 | - | pass / pass |" "REPORT.md"
 
 echo "cli validate: ok"

@@ -50,7 +50,8 @@ static gboolean predict(void *ctx, const double *p, const uint64_t *sizes, guint
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   for (guint i = 0; i < n; i++) {
     FsCollSweep sw = {.op = s->op, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
-                      .min_bytes = sizes[i], .max_bytes = sizes[i], .step_bytes = 1};
+                      .min_bytes = sizes[i], .max_bytes = sizes[i], .step_bytes = 1,
+                      .alone = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = tnet}};
     fs_coll_prefs_init(&sw.prefs);
     g_array_set_size(rows, 0);
     if (!fs_coll_bench(&np, &sys, comm, &sw, net, fs_coll_topo_xfer, tnet, rows, error))

@@ -183,7 +183,8 @@ static gboolean nccl_predict(void *ctx, const FsValTable *t, guint row, const ch
     return FALSE;
   FsCollSweep sw = {.op = c->op, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
                     .min_bytes = *size, .max_bytes = *size, .step_bytes = 1,
-                    .prefs = c->prefs};
+                    .prefs = c->prefs,
+                    .alone = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s->tnet}};
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   if (!fs_coll_bench(c->np, &s->sys, s->comm, &sw, s->net, fs_coll_topo_xfer, s->tnet, rows,
                      error))

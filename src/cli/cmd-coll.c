@@ -34,6 +34,7 @@ static gint opt_root = 0;
 static char *opt_algo = NULL, *opt_proto = NULL;
 static gint opt_channels = 0;
 static gboolean opt_json = FALSE, opt_csv = FALSE, opt_list = FALSE, opt_explain = FALSE;
+static gboolean opt_exact = FALSE;
 static char *opt_trace = NULL;
 static char *opt_calibration = NULL;
 static char *opt_models = NULL, *opt_params = NULL;
@@ -67,6 +68,9 @@ static const GOptionEntry entries[] = {
    "Write a Chrome trace-event JSON of the sweep's sizes run back to back, each as the tuner "
    "picks it (ignores --algo/--proto/--channels)", "FILE"},
   {"list", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the algorithms and protocols and exit", NULL},
+  {"exact", 0, 0, G_OPTION_ARG_NONE, &opt_exact,
+   "Simulate every transfer: no channel folding, no loop extrapolation (slower, same results "
+   "within 0.5 %)", NULL},
   {"explain", 0, 0, G_OPTION_ARG_NONE, &opt_explain,
    "After the table, the cost model's arithmetic for each size (as # lines)", NULL},
   {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_params,
@@ -333,13 +337,26 @@ static int run(const char *topo_path)
 
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   sw.op = sel.op;
-  for (guint d = 0; d < sel.n_dtypes; d++)
-    for (guint r = 0; r < sel.n_redops; r++) {
-      sw.dtype = sel.dtypes[d];
-      sw.redop = sel.redops[r];
-      if (!fs_coll_bench(np, &sys, comm, &sw, net, fs_coll_topo_xfer, tnet, rows, &error))
-        return fs_cli_fail("coll", error);
-    }
+  sw.alone.exact = opt_exact;
+  sw.alone.route_fixed = fs_coll_topo_route_fixed;
+  sw.alone.route_ctx = tnet;
+  for (guint d = 0; d < sel.n_dtypes; d++) {
+    guint first = rows->len;
+    sw.dtype = sel.dtypes[d];
+    sw.redop = sel.redops[0];
+    if (!fs_coll_bench(np, &sys, comm, &sw, net, fs_coll_topo_xfer, tnet, rows, &error))
+      return fs_cli_fail("coll", error);
+    /* The model's time does not depend on the reduction op (the same plan,
+     * the same bytes): the other redops repeat the first one's rows under
+     * their own label, as nccl-tests prints one sweep per redop. */
+    guint len = rows->len;
+    for (guint r = 1; r < sel.n_redops; r++)
+      for (guint i = first; i < len; i++) {
+        FsNcclTestsRow row = g_array_index(rows, FsNcclTestsRow, i);
+        row.redop_label = fs_coll_op_redop_label(sel.op, sel.redops[r]);
+        g_array_append_val(rows, row);
+      }
+  }
   double avg = fs_coll_bench_avg_busbw(rows);
   if (opt_trace != NULL && !write_trace(topo, np, gpus, n, sel.op, rows, opt_trace, &error))
     return fs_cli_fail("coll", error);

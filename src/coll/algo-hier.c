@@ -53,10 +53,24 @@ static void build(FsPlanBuilder *b)
   }
 }
 
+/* One loop: a chunk per rank of every host and every shard, so that the
+ * intra-host phases lose n_hosts loops and each inter-host ring one. */
+static uint64_t loop_bytes(const FsComm *comm, const FsCollRequest *req)
+{
+  guint L;
+  fs_comm_host_ranks(comm, 0, &L);
+  uint64_t v = req->chunk_bytes * L * fs_comm_n_hosts(comm);
+  guint w = fs_coll_dtype_size(req->dtype);
+  if (v == 0 || req->chunk_bytes % w != 0 || req->slice_bytes % w != 0)
+    return 0;
+  return v;
+}
+
 const FsCollAlgo fs_coll_algo_hier = {
   .name = "hier",
   .nccl = FS_NCCL_ALGO_NONE,
   .summary = "hierarchical: intra-host reduce-scatter, inter-host all-reduce, intra-host all-gather",
   .unsupported = unsupported,
   .build = build,
+  .loop_bytes = loop_bytes,
 };

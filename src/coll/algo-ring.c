@@ -70,10 +70,35 @@ static void build(FsPlanBuilder *b)
   }
 }
 
+/* One loop of a channel: a chunk per rank (all_reduce: per rank block of
+ * the buffer; reduce_scatter, all_gather: of the per-rank unit), or one
+ * slice of a chain. */
+static uint64_t loop_bytes(const FsComm *comm, const FsCollRequest *req)
+{
+  uint64_t v;
+  switch (req->op) {
+  case FS_COLL_ALL_REDUCE:
+    v = req->chunk_bytes * fs_comm_size(comm);
+    break;
+  case FS_COLL_REDUCE_SCATTER:
+  case FS_COLL_ALL_GATHER:
+    v = req->chunk_bytes;
+    break;
+  default:
+    v = req->slice_bytes;
+    break;
+  }
+  guint w = fs_coll_dtype_size(req->dtype);
+  if (v == 0 || req->chunk_bytes % w != 0 || req->slice_bytes % w != 0)
+    return 0;
+  return v;
+}
+
 const FsCollAlgo fs_coll_algo_ring = {
   .name = "ring",
   .nccl = FS_NCCL_ALGO_RING,
   .summary = "rings over all ranks, one per channel; all_reduce = reduce-scatter + all-gather",
   .unsupported = unsupported,
   .build = build,
+  .loop_bytes = loop_bytes,
 };

@@ -7,6 +7,13 @@ void fs_coll_exec_params(const FsNcclParams *p, const FsCollSysInfo *sys, const 
                          FsCollOp op, uint64_t nbytes, const FsCollChoice *choice,
                          const FsCollPlan *plan, FsCollExecParams *out)
 {
+  fs_coll_exec_params_depth(p, sys, comm, op, nbytes, choice, fs_coll_plan_latency_depth(plan), out);
+}
+
+void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                               FsCollOp op, uint64_t nbytes, const FsCollChoice *choice,
+                               guint depth, FsCollExecParams *out)
+{
   memset(out, 0, sizeof *out);
   FsNcclAlgo a = choice->algo->nccl == FS_NCCL_ALGO_NONE ? FS_NCCL_ALGO_RING : choice->algo->nccl;
   FsCollCost c;
@@ -15,7 +22,6 @@ void fs_coll_exec_params(const FsNcclParams *p, const FsCollSysInfo *sys, const 
     base_us = MIN(c.base_us, c.lat_us);
     lat_us = c.lat_us;
   }
-  guint depth = fs_coll_plan_latency_depth(plan);
   double step_us = depth > 0 ? (lat_us - base_us) / depth : 0;
   out->base_latency = fs_time_from_s(base_us * 1e-6);
   /* The flows pay the network's own latency; the step pays the rest. */
@@ -66,15 +72,11 @@ gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const Fs
       .root = sw->root, .proto = ch.proto, .nchannels = ch.nchannels,
       .chunk_bytes = ch.chunk_bytes, .slice_bytes = ch.slice_bytes,
     };
-    g_autoptr(FsCollPlan) plan = fs_coll_plan_new(comm, ch.algo, &req, error);
-    if (plan == NULL)
+    FsCollAloneStats st;
+    if (!fs_coll_time_alone(p, sys, comm, nbytes, &ch, &req, key++, net, xfer, xfer_ctx, &sw->alone,
+                            &st, error))
       return FALSE;
-    FsCollExecParams ep;
-    fs_coll_exec_params(p, sys, comm, sw->op, nbytes, &ch, plan, &ep);
-    ep.key = key++;
-    FsTime t;
-    if (!fs_coll_run_alone(net, plan, &ep, xfer, xfer_ctx, &t, error))
-      return FALSE;
+    FsTime t = st.time;
     FsNcclTestsRow row = {
       .sizes = sizes,
       .type_name = fs_coll_dtype_name(sw->dtype),

@@ -1,6 +1,7 @@
 /* bench.h — nccl-tests on the simulator: a sweep of sizes of one
  * collective, each tuned (or forced), planned, run alone on the flow
- * network, and reported as nccl-tests rows.
+ * network (fs_coll_time_alone: loop extrapolation, and channel folding when
+ * the sweep allows it), and reported as nccl-tests rows.
  *
  * The executor's latencies come from the same NCCL model the tuner uses:
  * the collective's base latency is NCCL's baseLatencies[algo][proto], and
@@ -20,6 +21,7 @@
 
 #include <glib.h>
 
+#include "coll/alone.h"
 #include "coll/exec.h"
 #include "coll/ncclt-format.h"
 #include "coll/tuner.h"
@@ -35,6 +37,10 @@ typedef struct {
   uint64_t step_factor;  /* > 1: multiply; else add step_bytes (>= 1) */
   uint64_t step_bytes;
   FsCollPrefs prefs;
+  /* How each size is timed (alone.h): zero = loop extrapolation, no
+   * folding; set alone.route_fixed to fold identical channels, alone.exact
+   * to simulate every transfer. */
+  FsCollAloneOpts alone;
 } FsCollSweep;
 
 /* Executor parameters for running choice's plan of op (nbytes as
@@ -42,6 +48,10 @@ typedef struct {
 void fs_coll_exec_params(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                          FsCollOp op, uint64_t nbytes, const FsCollChoice *choice,
                          const FsCollPlan *plan, FsCollExecParams *out);
+/* The same for a plan of the given latency depth (fs_coll_plan_latency_depth). */
+void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                               FsCollOp op, uint64_t nbytes, const FsCollChoice *choice,
+                               guint depth, FsCollExecParams *out);
 
 /* Runs the sweep on net (all runs alone, one after another) and appends
  * one row per size to rows (GArray of FsNcclTestsRow).  The in-place

@@ -556,3 +556,19 @@ gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double r
   fs_flownet_start(net, &spec);
   return TRUE;
 }
+
+gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)
+{
+  FsCollTopoNet *t = ctx;
+  const FsTopo *topo = fs_router_topo(t->router);
+  /* Paths to and from a reducing switch take no key (see fs_coll_topo_xfer). */
+  if (fs_topo_node(topo, (guint)src)->kind == FS_NODE_SWITCH ||
+      fs_topo_node(topo, (guint)dst)->kind == FS_NODE_SWITCH)
+    return TRUE;
+  FsRoute route;
+  fs_route_init(&route);
+  gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, 0, &route, NULL) &&
+                fs_router_last_choices(t->router) == 0;
+  fs_route_clear(&route);
+  return ok;
+}

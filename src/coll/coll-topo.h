@@ -76,4 +76,9 @@ gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double r
                            uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
                            GError **error);
 
+/* FsCollRouteFixedFn over an FsCollTopoNet (ctx): TRUE when transfers
+ * from node src to node dst take the same paths whatever their key (no
+ * ECMP choice on the way), so that identical channels can be folded. */
+gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst);
+
 G_END_DECLS

@@ -183,8 +183,11 @@ static void start_step(FsCollRun *run, guint i)
     return;
   }
   GError *err = NULL;
-  uint64_t wire = (uint64_t)ceil((double)s->bytes / run->params.payload);
-  if (!run->xfer(run->xfer_ctx, src, dst, wire, run->params.rate_cap, run->key_base + i, flow_done,
+  /* A folded step stands for `width` identical flows (plan.h): one flow of
+   * their bytes at their summed cap. */
+  guint width = MAX(s->width, 1);
+  uint64_t wire = (uint64_t)ceil((double)s->bytes / run->params.payload) * width;
+  if (!run->xfer(run->xfer_ctx, src, dst, wire, run->params.rate_cap * width, run->key_base + i, flow_done,
                  run, GSIZE_TO_POINTER((gsize)i), &err))
     fail(run, err);
 }

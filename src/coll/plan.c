@@ -15,6 +15,8 @@ struct FsCollPlan {
   GArray *deps;   /* uint32_t */
   guint n_xfers;
   uint64_t xfer_bytes;
+  guint width;     /* channels each step stands for (fs_coll_plan_fold) */
+  guint max_conn;  /* most transfers on one connection */
 };
 
 /* A connection: its last transfer is kept for the FIFO dependency. */
@@ -28,12 +30,14 @@ typedef struct {
 typedef struct {
   ConnKey key;
   uint32_t last;
+  uint32_t count;  /* transfers on the connection */
 } ConnEntry;
 
 struct FsPlanBuilder {
   FsCollPlan *plan;
   gboolean overflow;  /* past FS_COLL_PLAN_MAX_STEPS: further steps are dropped */
   GHashTable *conns; /* set of ConnEntry*, keyed by their ConnKey */
+  guint cur_channel; /* channel of the last transfer (for reductions) */
 };
 
 static const char *const nccl_algo_names[FS_NCCL_ALGO_N] = {
@@ -125,6 +129,7 @@ static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32
     return FS_STEP_NONE;
   }
   FsCollStep s = *proto;
+  s.width = 1;
   s.dep_off = p->deps->len;
   s.n_deps = 0;
   for (guint i = 0; i < n; i++)
@@ -169,11 +174,13 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
   if (id == FS_STEP_NONE)
     return id;
   if (conn == NULL) {
-    conn = g_new(ConnEntry, 1);
+    conn = g_new0(ConnEntry, 1);
     conn->key = key;
     g_hash_table_add(b->conns, conn);
   }
   conn->last = id;
+  p->max_conn = MAX(p->max_conn, ++conn->count);
+  b->cur_channel = channel;
   p->n_xfers++;
   p->xfer_bytes += bytes;
   return id;
@@ -184,20 +191,56 @@ uint32_t fs_plan_reduce(FsPlanBuilder *b, guint rank, uint64_t bytes, const uint
 {
   FsCollStep s = {
     .kind = FS_STEP_REDUCE, .src = FS_EP_RANK(rank), .dst = FS_EP_RANK(rank), .bytes = bytes,
+    .channel = (uint16_t)b->cur_channel,
   };
   return add_step(b, &s, deps, n, FS_STEP_NONE);
 }
 
-uint64_t fs_plan_split(const FsPlanBuilder *b, uint64_t total, guint parts, guint i)
+uint64_t fs_coll_channel_bytes(uint64_t total, FsCollDtype dtype, guint parts, guint i)
 {
   g_assert(parts > 0 && i < parts);
-  uint64_t w = fs_coll_dtype_size(b->plan->req.dtype);
+  uint64_t w = fs_coll_dtype_size(dtype);
   uint64_t elems = total / w;
   uint64_t lo = elems * i / parts, hi = elems * (i + 1) / parts;
   uint64_t bytes = (hi - lo) * w;
   if (i == parts - 1)
     bytes += total % w;
   return bytes;
+}
+
+uint64_t fs_plan_split(const FsPlanBuilder *b, uint64_t total, guint parts, guint i)
+{
+  return fs_coll_channel_bytes(total, b->plan->req.dtype, parts, i);
+}
+
+/* Builds the plan of a checked request r (slice <= chunk, max_steps set). */
+static FsCollPlan *build_plan(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *r,
+                              GError **error)
+{
+  FsCollPlan *p = g_new0(FsCollPlan, 1);
+  p->req = *r;
+  p->algo = algo;
+  p->comm = comm;
+  p->width = 1;
+  p->steps = g_array_new(FALSE, FALSE, sizeof(FsCollStep));
+  p->deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  FsPlanBuilder b = {
+    .plan = p,
+    .conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL),
+  };
+  if (fs_comm_size(comm) > 1)
+    algo->build(&b);
+  g_hash_table_destroy(b.conns);
+  if (b.overflow) {
+    g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
+                "the %s plan of %s on %u ranks × %u channels needs more than %u steps; "
+                "use fewer channels, a larger chunk or another algorithm",
+                algo->name, fs_coll_op_name(r->op), fs_comm_size(comm), r->nchannels,
+                p->req.max_steps);
+    fs_coll_plan_free(p);
+    return NULL;
+  }
+  return p;
 }
 
 FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
@@ -225,33 +268,27 @@ FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
                 algo->name, fs_coll_op_name(req->op), why);
     return NULL;
   }
-  FsCollPlan *p = g_new0(FsCollPlan, 1);
-  p->req = *req;
-  if (p->req.max_steps == 0)
-    p->req.max_steps = FS_COLL_PLAN_MAX_STEPS;
-  if (p->req.slice_bytes == 0 || p->req.slice_bytes > p->req.chunk_bytes)
-    p->req.slice_bytes = p->req.chunk_bytes;
-  p->algo = algo;
-  p->comm = comm;
-  p->steps = g_array_new(FALSE, FALSE, sizeof(FsCollStep));
-  p->deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  FsPlanBuilder b = {
-    .plan = p,
-    .conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL),
-  };
-  if (fs_comm_size(comm) > 1)
-    algo->build(&b);
-  g_hash_table_destroy(b.conns);
-  if (b.overflow) {
-    g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
-                "the %s plan of %s on %u ranks × %u channels needs more than %u steps; "
-                "use fewer channels, a larger chunk or another algorithm",
-                algo->name, fs_coll_op_name(req->op), fs_comm_size(comm), req->nchannels,
-                p->req.max_steps);
+  FsCollRequest r = *req;
+  if (r.max_steps == 0)
+    r.max_steps = FS_COLL_PLAN_MAX_STEPS;
+  if (r.slice_bytes == 0 || r.slice_bytes > r.chunk_bytes)
+    r.slice_bytes = r.chunk_bytes;
+  /* Coarsening: the whole buffer in one chunk is as coarse as it gets. */
+  uint64_t whole = MAX(req->bytes * fs_comm_size(comm), 1);
+  for (;;) {
+    FsCollPlan *p = build_plan(comm, algo, &r, error);
+    if (p == NULL || r.max_slices_per_conn == 0 || p->max_conn <= r.max_slices_per_conn ||
+        r.chunk_bytes >= whole)
+      return p;
+    /* Transfers per connection fall about in proportion to the slice size:
+     * grow chunk and slice by the next power of two above the excess. */
+    guint64 f = 2;
+    while (f * r.max_slices_per_conn < p->max_conn)
+      f *= 2;
     fs_coll_plan_free(p);
-    return NULL;
+    r.chunk_bytes = r.chunk_bytes > G_MAXUINT64 / f ? G_MAXUINT64 : r.chunk_bytes * f;
+    r.slice_bytes = r.slice_bytes > G_MAXUINT64 / f ? G_MAXUINT64 : r.slice_bytes * f;
   }
-  return p;
 }
 
 void fs_coll_plan_free(FsCollPlan *p)
@@ -313,6 +350,16 @@ const uint32_t *fs_coll_plan_deps(const FsCollPlan *p, guint i, guint *n)
   const FsCollStep *s = fs_coll_plan_step(p, i);
   *n = s->n_deps;
   return s->n_deps ? &g_array_index(p->deps, uint32_t, s->dep_off) : NULL;
+}
+
+guint fs_coll_plan_width(const FsCollPlan *p)
+{
+  return p->width;
+}
+
+guint fs_coll_plan_max_conn_xfers(const FsCollPlan *p)
+{
+  return p->max_conn;
 }
 
 guint fs_coll_plan_n_xfers(const FsCollPlan *p)
@@ -424,4 +471,170 @@ void fs_coll_btree(guint n, guint tree, guint node, int *parent, int *child0, in
     *parent = MAP(p), *child0 = MAP(a), *child1 = MAP(c);
 #undef MAP
   }
+}
+
+/* ---- Channel folding ---------------------------------------------------- */
+
+/* The topology node of endpoint ep on channel ch (as the executor maps it). */
+static int fold_node(const FsComm *comm, FsCollEp ep, guint ch)
+{
+  switch (FS_EP_KIND(ep)) {
+  case FS_EP_RANK_KIND:
+    return fs_comm_gpu(comm, FS_EP_INDEX(ep));
+  case FS_EP_NVLS_KIND:
+    return fs_comm_nvls_switch(comm, FS_EP_INDEX(ep), ch);
+  case FS_EP_COLLNET_KIND:
+    return fs_comm_collnet_switch(comm, FS_EP_INDEX(ep));
+  default:
+    return -1;
+  }
+}
+
+/* Steps of each channel in step order (CSR: idx[off[c] .. off[c+1])) and
+ * each step's position in its channel. */
+typedef struct {
+  guint *off, *idx, *pos;
+} ChannelSteps;
+
+/* TRUE when channels a and b of p are identical step for step (see
+ * fs_coll_plan_fold).  Dependencies must stay inside the channel. */
+static gboolean channels_equal(const FsCollPlan *p, const ChannelSteps *cs, guint a, guint b)
+{
+  guint na = cs->off[a + 1] - cs->off[a];
+  if (na != cs->off[b + 1] - cs->off[b])
+    return FALSE;
+  for (guint k = 0; k < na; k++) {
+    const FsCollStep *x = step_at(p, cs->idx[cs->off[a] + k]);
+    const FsCollStep *y = step_at(p, cs->idx[cs->off[b] + k]);
+    if (x->kind != y->kind || x->src != y->src || x->dst != y->dst || x->bytes != y->bytes ||
+        x->lane != y->lane || x->inter != y->inter || x->n_deps != y->n_deps)
+      return FALSE;
+    if (x->kind == FS_STEP_XFER &&
+        (fold_node(p->comm, x->src, a) != fold_node(p->comm, y->src, b) ||
+         fold_node(p->comm, x->dst, a) != fold_node(p->comm, y->dst, b)))
+      return FALSE;
+    const uint32_t *dx = &g_array_index(p->deps, uint32_t, x->dep_off);
+    const uint32_t *dy = &g_array_index(p->deps, uint32_t, y->dep_off);
+    for (guint j = 0; j < x->n_deps; j++)
+      if (step_at(p, dx[j])->channel != a || step_at(p, dy[j])->channel != b ||
+          cs->pos[dx[j]] != cs->pos[dy[j]])
+        return FALSE;
+  }
+  return TRUE;
+}
+
+static guint gcd(guint a, guint b)
+{
+  while (b) {
+    guint t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+/* TRUE when every transfer of p goes between nodes whose route is fixed. */
+static gboolean routes_fixed(const FsCollPlan *p, FsCollRouteFixedFn fixed, void *ctx)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  for (guint i = 0; i < p->steps->len; i++) {
+    const FsCollStep *s = step_at(p, i);
+    if (s->kind != FS_STEP_XFER)
+      continue;
+    int a = fold_node(p->comm, s->src, s->channel), b = fold_node(p->comm, s->dst, s->channel);
+    if (a < 0 || b < 0)
+      return FALSE;
+    gint64 k = ((gint64)a << 32) | (guint)b;
+    if (g_hash_table_contains(seen, &k))
+      continue;
+    if (!fixed(ctx, a, b))
+      return FALSE;
+    g_hash_table_add(seen, g_memdup2(&k, sizeof k));
+  }
+  return TRUE;
+}
+
+FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixed, void *ctx)
+{
+  g_return_val_if_fail(p != NULL, NULL);
+  guint nch = p->req.nchannels, n = p->steps->len;
+  if (nch < 2 || route_fixed == NULL || p->width != 1 || n == 0)
+    return NULL;
+  ChannelSteps cs = {g_new0(guint, nch + 1), g_new(guint, n), g_new(guint, n)};
+  g_autofree guint *cls = g_new(guint, nch);   /* class representative of each channel */
+  g_autofree guint *size = g_new0(guint, nch); /* class size, at the representative */
+  g_autofree guint *kept = g_new0(guint, nch); /* members kept so far, at the representative */
+  g_autofree uint32_t *map = NULL;
+  FsCollPlan *f = NULL;
+  guint k = 0;
+  for (guint i = 0; i < n; i++) {
+    guint c = step_at(p, i)->channel;
+    if (c >= nch)
+      goto out;
+    cs.off[c + 1]++;
+  }
+  for (guint c = 0; c < nch; c++)
+    cs.off[c + 1] += cs.off[c];
+  {
+    g_autofree guint *fill = g_new0(guint, nch);
+    for (guint i = 0; i < n; i++) {
+      guint c = step_at(p, i)->channel;
+      cs.pos[i] = fill[c];
+      cs.idx[cs.off[c] + fill[c]++] = i;
+    }
+  }
+  /* Classes: each channel joins the first earlier representative it equals. */
+  for (guint c = 0; c < nch; c++) {
+    cls[c] = c;
+    for (guint r = 0; r < c; r++)
+      if (cls[r] == r && channels_equal(p, &cs, r, c)) {
+        cls[c] = r;
+        break;
+      }
+    if (cls[c] == c && !channels_equal(p, &cs, c, c))
+      goto out; /* a dependency leaves the channel */
+    size[cls[c]]++;
+  }
+  for (guint c = 0; c < nch; c++)
+    if (size[c] > 0)
+      k = gcd(k, size[c]);
+  if (k < 2 || k > G_MAXUINT8 || !routes_fixed(p, route_fixed, ctx))
+    goto out;
+  /* Keep the first size/k members of every class, steps in their order. */
+  gboolean keep[64];
+  for (guint c = 0; c < nch; c++)
+    keep[c] = kept[cls[c]]++ < size[cls[c]] / k;
+  f = g_new0(FsCollPlan, 1);
+  f->req = p->req;
+  f->algo = p->algo;
+  f->comm = p->comm;
+  f->width = k;
+  f->max_conn = p->max_conn;
+  f->steps = g_array_new(FALSE, FALSE, sizeof(FsCollStep));
+  f->deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  map = g_new(uint32_t, n);
+  for (guint i = 0; i < n; i++) {
+    const FsCollStep *s = step_at(p, i);
+    map[i] = FS_STEP_NONE;
+    if (!keep[s->channel])
+      continue;
+    FsCollStep t = *s;
+    t.width = (uint8_t)k;
+    t.dep_off = f->deps->len;
+    const uint32_t *d = &g_array_index(p->deps, uint32_t, s->dep_off);
+    for (guint j = 0; j < s->n_deps; j++) {
+      g_assert(map[d[j]] != FS_STEP_NONE);
+      g_array_append_val(f->deps, map[d[j]]);
+    }
+    map[i] = f->steps->len;
+    g_array_append_val(f->steps, t);
+    if (s->kind == FS_STEP_XFER) {
+      f->n_xfers++;
+      f->xfer_bytes += s->bytes * k;
+    }
+  }
+out:
+  g_free(cs.off);
+  g_free(cs.idx);
+  g_free(cs.pos);
+  return f;
 }

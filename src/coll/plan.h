@@ -24,6 +24,12 @@
  * the CLI lists them from the table.  Each says which ops it supports on a
  * communicator, and builds the steps through the builder below.
  *
+ * Speed (alone.h): channels that are identical can be folded into one of
+ * width k (fs_coll_plan_fold); an algorithm that is a repetition of loops
+ * says how many request bytes one loop takes (loop_bytes), so that a run
+ * alone on the network can simulate a few loops and extrapolate; a run that
+ * shares the network can ask for coarser slices (max_slices_per_conn).
+ *
  * Ownership: a plan owns its steps and dependency arrays; the algorithm
  * and communicator it names are borrowed (the comm must outlive the plan).
  * Errors: FS_COLL_ERROR_UNSUPPORTED when an algorithm cannot run the op on
@@ -74,6 +80,9 @@ typedef struct {
   uint64_t bytes;     /* payload bytes (the protocol's wire overhead is the executor's) */
   uint16_t channel;
   uint8_t lane;       /* FIFO lane within the connection (see fs_plan_xfer_lane) */
+  uint8_t width;      /* identical channels this step stands for (1; more in a folded
+                         plan, see fs_coll_plan_fold): the executor moves width × bytes
+                         at width × the per-flow rate cap */
   gboolean inter;     /* crosses hosts (network latency class) */
   uint32_t dep_off;   /* dependencies: deps[dep_off .. dep_off + n_deps) */
   uint32_t n_deps;
@@ -91,9 +100,24 @@ typedef struct {
   uint64_t chunk_bytes; /* payload per pipelined chunk (per rank block per loop), >= 1 */
   uint64_t slice_bytes; /* payload per transfer inside a chunk; 0 = chunk_bytes */
   guint max_steps;      /* resource guard; 0 = FS_COLL_PLAN_MAX_STEPS */
+  /* Slice coarsening, for collectives that share the network with others
+   * (where loop extrapolation cannot apply, see alone.h): 0 = exact NCCL
+   * slicing; N > 0 = chunk and slice sizes are multiplied by the smallest
+   * power of two that leaves no connection more than N transfers (or as
+   * few as one chunk per channel allows).  Fewer, larger flows simulate
+   * faster; the cost is accuracy of the pipeline: filling and draining it
+   * takes a larger slice per hop, so a collective whose data is a few
+   * slices deep runs longer than exact (measured in tests/test-coll-fast.c
+   * and tests/bench/RESULTS.md).  The plan's request records the sizes
+   * used. */
+  guint max_slices_per_conn;
 } FsCollRequest;
 
 typedef struct FsCollPlan FsCollPlan;
+
+/* TRUE when transfers between topology nodes src and dst take the same
+ * paths whatever their ECMP key (fs_coll_topo_route_fixed). */
+typedef gboolean (*FsCollRouteFixedFn)(void *ctx, int src, int dst);
 typedef struct FsCollAlgo FsCollAlgo;
 typedef struct FsPlanBuilder FsPlanBuilder;
 
@@ -126,6 +150,14 @@ struct FsCollAlgo {
   const char *(*unsupported)(const FsComm *comm, FsCollOp op);
   /* Adds the steps of one collective. */
   void (*build)(FsPlanBuilder *b);
+  /* Loop structure, for loop extrapolation (alone.h); NULL when the plan
+   * is not a repetition of identical loops.  The request bytes one loop of
+   * one channel consumes: removing k × this from every channel's share of
+   * req->bytes (fs_coll_channel_bytes) removes exactly k whole loops from
+   * every channel and leaves the rest of the plan (the last, partial loop
+   * included) as it was.  0 when it cannot (e.g. not a multiple of the
+   * datatype size). */
+  uint64_t (*loop_bytes)(const FsComm *comm, const FsCollRequest *req);
 };
 
 /* The algorithm table, in listing order, NULL-terminated. */
@@ -139,6 +171,30 @@ const FsCollAlgo *fs_coll_algo_for_nccl(FsNcclAlgo a);
 FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
                              const FsCollRequest *req, GError **error);
 void fs_coll_plan_free(FsCollPlan *plan);
+
+/* Channel folding.  Channels whose steps are identical (same transfers
+ * between the same topology nodes with the same bytes and the same
+ * dependencies, channel for channel) behave identically when the
+ * collective runs alone: under max-min sharing, multiplying every flow of
+ * the network by the same count k (k copies, same paths) multiplies every
+ * rate by k and leaves every time unchanged, so k copies can run as one
+ * flow of k × bytes capped at k × the cap.  This returns a plan that keeps
+ * 1/k of each class of identical channels with width k, where k is the
+ * greatest common divisor of the class sizes (every flow must stand for
+ * the same count), or NULL when k would be 1, when a dependency crosses
+ * channels, or when a transfer's route may depend on its ECMP key
+ * (route_fixed says no for a pair of nodes; the copies could then take
+ * different paths).  Exact only for a collective alone on the network.
+ * Cost: O(steps + deps) plus one route_fixed call per distinct node pair. */
+FsCollPlan *fs_coll_plan_fold(const FsCollPlan *plan, FsCollRouteFixedFn route_fixed, void *ctx);
+/* The width of a folded plan's steps (1 for a plan that is not folded). */
+guint fs_coll_plan_width(const FsCollPlan *plan);
+/* The most transfers any connection (channel, lane, src, dst) carries. */
+guint fs_coll_plan_max_conn_xfers(const FsCollPlan *plan);
+/* Channel ch's share of bytes split over nchannels (what fs_plan_split
+ * gives the algorithms: whole elements of dtype, the remainder to the last
+ * channel). */
+uint64_t fs_coll_channel_bytes(uint64_t bytes, FsCollDtype dtype, guint nchannels, guint ch);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollPlan, fs_coll_plan_free)
 
 const FsCollRequest *fs_coll_plan_request(const FsCollPlan *plan);
@@ -180,7 +236,8 @@ uint32_t fs_plan_xfer(FsPlanBuilder *b, guint channel, FsCollEp src, FsCollEp ds
  * warps, e.g. NVLS's reduce-scatter and all-gather halves). */
 uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src,
                            FsCollEp dst, uint64_t bytes, const uint32_t *deps, guint n);
-/* Adds a local reduction of bytes at rank. */
+/* Adds a local reduction of bytes at rank (on the channel of the last
+ * transfer added, for folding). */
 uint32_t fs_plan_reduce(FsPlanBuilder *b, guint rank, uint64_t bytes, const uint32_t *deps,
                         guint n);
 /* Part i of total split into parts pieces (sizes differ by at most one

@@ -79,6 +79,7 @@ struct FsRouter {
   GHashTable *memo;        /* pair key → Memo* (lookups only; never iterated) */
   GHashTable *walk_memo;   /* walk key → Memo* */
   guint ecmp;              /* equal-cost choices made so far (a counter) */
+  guint last_choices;      /* of them, made by the last fs_router_route (0 on a memo hit) */
 };
 
 /* A memoised route (or walk): its paths, or for a route that depends on
@@ -721,6 +722,11 @@ static gboolean no_route(FsRouter *r, guint src, guint dst, const char *why, GEr
   return FALSE;
 }
 
+guint fs_router_last_choices(const FsRouter *r)
+{
+  return r->last_choices;
+}
+
 static gboolean route_search(FsRouter *r, guint src, guint dst, uint64_t key, gboolean no_nvlink,
                              FsRoute *out, GError **error)
 {
@@ -782,6 +788,7 @@ gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRout
   g_return_val_if_fail(src < r->n_nodes && dst < r->n_nodes, FALSE);
   uint64_t mk = ((uint64_t)src << 32) | dst;
   Memo *m = g_hash_table_lookup(r->memo, &mk);
+  r->last_choices = 0;
   if (m != NULL && !m->keyed) {
     route_reset(out);
     out->kind = m->kind;
@@ -795,6 +802,7 @@ gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRout
   guint before = r->ecmp;
   if (!route_search(r, src, dst, key, m != NULL && m->no_nvlink, out, error))
     return FALSE;
+  r->last_choices = r->ecmp - before;
   if (m != NULL)
     return TRUE;
   m = g_new0(Memo, 1);

@@ -146,6 +146,11 @@ FsFlowNet *fs_router_net(const FsRouter *router);
 gboolean fs_router_route(FsRouter *router, guint src, guint dst, uint64_t key, FsRoute *out,
                          GError **error);
 
+/* The ECMP decisions of the last fs_router_route call: how many times a
+ * next hop was picked by the key among several equal ones.  0 means that
+ * route is the same for every key. */
+guint fs_router_last_choices(const FsRouter *router);
+
 /* The nearest CPU (host memory) of a node in its host, or -1. */
 int fs_router_nearest_cpu(FsRouter *router, guint node);
 /* The NIC a GPU (or CPU) uses, or -1 when its host has none. */

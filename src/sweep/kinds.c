@@ -354,6 +354,8 @@ static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint poin
   FsCollSysInfo sys;
   if (!fs_coll_sysinfo_from_topo(env->nccl, router, comm, &sys, error))
     return FALSE;
+  sw.alone.route_fixed = fs_coll_topo_route_fixed;
+  sw.alone.route_ctx = tnet;
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   if (!fs_coll_bench(env->nccl, &sys, comm, &sw, net, fs_coll_topo_xfer, tnet, rows, error))
     return FALSE;

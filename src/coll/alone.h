@@ -1,0 +1,90 @@
+/* alone.h — the time of one collective running alone on the network,
+ * simulated quickly without giving up accuracy.
+ *
+ * Contract: the network carries nothing else while the collective runs
+ * (fabricsim coll, the nccl-tests sweep, validation, a collective timed in
+ * isolation for a training step).  Under that condition two shortcuts are
+ * exact or checked, and both are used unless opts->exact:
+ *
+ *   Channel folding (fs_coll_plan_fold): k identical channels run as one
+ *   flow set of k × the bytes at k × the rate cap.  Exact under max-min
+ *   sharing when every flow stands for the same k and the copies would take
+ *   the same paths (opts->route_fixed says so for every node pair; without
+ *   it nothing is folded).
+ *
+ *   Loop extrapolation: a plan is a sequence of identical loops (the
+ *   algorithm's loop_bytes, plan.h): a ring's chunk loops, a tree's or a
+ *   switch's slices.  Started alone, the run settles after a transient
+ *   into a periodic regime in which every further loop adds the same time
+ *   (a max-plus system of a periodic DAG).  The plans with N, N+1, N+2 and
+ *   2N+2 whole loops (every other part of the plan unchanged, the last
+ *   partial loop included) are simulated; when the time per loop agrees
+ *   (to 1e-6 relative) from N to N+1, N+1 to N+2 and over N+2 to 2N+2,
+ *   the time of the full plan of F loops is
+ *   T(2N+2) + (F − 2N − 2) × (T(N+2) − T(N+1)).  The check at two scales
+ *   catches regimes that repeat exactly for a while and then drift (the
+ *   NVLS tree across NDR nodes, whose two lanes drift apart: loops 8..10
+ *   repeat to 1e-8, the full run is 0.45 % longer); such a plan runs whole.  N starts at 4 or at the
+ *   pipeline's length in loops (the latency depth of a one-loop plan over
+ *   its most transfers on one connection), whichever is larger: before the
+ *   pipeline is full the loops can follow each other at a steady but
+ *   shorter pace (a chain of 8 ranks: 2 % off at N = 4, exact from N = 8).
+ *   When the differences disagree N doubles; when simulating 5N+5 loops
+ *   would not be cheaper than F, the full plan runs.
+ *   The executor's per-step latency depends on the plan's latency depth
+ *   (bench.h), which grows by a fixed count per loop after the first: it is
+ *   extrapolated the same way (checked on the three plans) so that the
+ *   truncated plans run with the full plan's parameters.
+ *
+ * With ECMP in the fabric a transfer's path is hashed from its step number,
+ * so a truncated plan draws its paths as a smaller collective would: the
+ * period it measures is that of another draw of the same hashing, not of
+ * the full plan's draw (folding is refused there, see above).
+ *
+ * A collective that shares the network with others cannot use either:
+ * coarser slices (FsCollRequest.max_slices_per_conn, plan.h) are the
+ * trade-off offered there.
+ *
+ * Ownership: borrows everything.  Errors: those of fs_coll_plan_new and
+ * fs_coll_run_alone.  Cost: four runs of 5N+5 loops in all (N = 4 unless
+ * the transient is longer) instead of one of F loops; a folded run
+ * simulates 1/k of the flows.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "coll/exec.h"
+#include "coll/tuner.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  gboolean exact;                 /* TRUE: every loop of every channel, no shortcut */
+  FsCollRouteFixedFn route_fixed; /* folding needs it (fs_coll_topo_route_fixed); NULL: none */
+  void *route_ctx;
+  guint min_loops;                /* N to start from; 0 = at least 4 and the pipeline's
+                                     length (below) */
+} FsCollAloneOpts;
+
+typedef struct {
+  FsTime time;         /* the collective's duration */
+  guint64 loops;       /* whole loops per channel of the full plan (0: no loop structure) */
+  guint64 sim_loops;   /* whole loops of the largest plan simulated (== loops: no extrapolation) */
+  FsTime period;       /* time per loop when extrapolated, else 0 */
+  guint width;         /* channels per simulated channel in the last run (1: not folded) */
+  guint runs;          /* simulations run */
+  guint64 sim_steps;   /* steps simulated over all runs */
+} FsCollAloneStats;
+
+/* Times the collective req (built with choice->algo; nbytes as
+ * fs_coll_cost, for the executor's latencies) alone on net, starting now;
+ * the simulation advances by the runs' durations.  key: the runs' ECMP key
+ * (FsCollExecParams.key).  opts NULL = defaults (extrapolation, no folding).
+ * stats may be NULL. */
+gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                            uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
+                            uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                            const FsCollAloneOpts *opts, FsCollAloneStats *stats, GError **error);
+
+G_END_DECLS

@@ -301,18 +301,13 @@ static void timed_done(void *ctx, uint64_t arg)
   op_done(ctx, (guint32)arg);
 }
 
-typedef struct {
-  FsOpGraph *g;
-  guint32 xfer;
-} XferCtx;
-
+/* A transfer's flow carries its op id (+1) as the flow's user pointer and
+ * the graph as its context: nothing is allocated per transfer, so a run
+ * interrupted with flows in flight leaks nothing. */
 static void xfer_done(void *ctx, const FsFlowInfo *info)
 {
-  (void)info;
-  XferCtx *x = ctx;
-  FsOpGraph *g = x->g;
-  guint32 id = x->xfer;
-  g_free(x);
+  FsOpGraph *g = ctx;
+  guint32 id = (guint32)(GPOINTER_TO_UINT(info->user) - 1);
   FsOp *op = &g_array_index(g->ops, FsOp, id);
   guint32 partner = op->partner;
   op_done(g, id);
@@ -327,21 +322,18 @@ static void start_xfer(FsOpGraph *g, guint32 id)
   op->start = fs_sim_now(sim);
   if (op->partner != FS_OP_NONE)
     g_array_index(g->ops, FsOp, op->partner).start = op->start;
-  XferCtx *x = g_new(XferCtx, 1);
-  x->g = g;
-  x->xfer = id;
+  void *user = GUINT_TO_POINTER(id + 1);
   GError *err = NULL;
   if (op->src == op->dst || op->bytes == 0) {
     /* Nothing crosses a link: done now. */
     FsFlowInfo info = { 0 };
-    xfer_done(x, &info);
+    info.user = user;
+    xfer_done(g, &info);
     return;
   }
   if (!fs_router_transfer(g->env->router, (guint)op->src, (guint)op->dst, op->bytes, op->start, 0,
-                          g->key++, xfer_done, x, NULL, &err)) {
-    g_free(x);
+                          g->key++, xfer_done, g, user, &err))
     fail(g, err);
-  }
 }
 
 /* Builds (once) the FsComm and NCCL's view for communicator i. */

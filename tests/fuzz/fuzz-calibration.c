@@ -76,10 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   GError *error = NULL;
   FsCalibration *cal = fs_calibration_load_string((const char *)data, size, INPUT_NAME, &error);
   if (cal == NULL) {
-    fs_fuzz_check_error_at(error, INPUT_NAME);
-    if (error->domain != FS_CALIB_ERROR && error->domain != FS_JSON_ERROR)
-      fs_fuzz_fail("calibration error in another domain: %s", error->message);
-    g_error_free(error);
+    fs_fuzz_rejected(error, INPUT_NAME, FS_CALIB_ERROR, FS_JSON_ERROR, "calibration");
     return 0;
   }
   if (error != NULL)

@@ -82,6 +82,17 @@ static inline void fs_fuzz_check_error_at(const GError *error, const char *name)
     fs_fuzz_fail("error message has no column: %s", error->message);
 }
 
+/* A rejected input: the error names the input with LINE:COL, is in domain
+ * or other (0: none), and is freed.  what names the format in the message. */
+static inline void fs_fuzz_rejected(GError *error, const char *name, GQuark domain, GQuark other,
+                                    const char *what)
+{
+  fs_fuzz_check_error_at(error, name);
+  if (error->domain != domain && (other == 0 || error->domain != other))
+    fs_fuzz_fail("%s error in another domain: %s", what, error->message);
+  g_error_free(error);
+}
+
 /* A NUL-terminated copy of the fuzzer's bytes (they are not terminated). */
 static inline char *fs_fuzz_text(const uint8_t *data, size_t size)
 {

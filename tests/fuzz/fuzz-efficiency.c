@@ -20,10 +20,7 @@
 
 static void check_error(GError *error)
 {
-  fs_fuzz_check_error_at(error, INPUT_NAME);
-  if (error->domain != FS_EFFICIENCY_ERROR && error->domain != FS_YAML_ERROR)
-    fs_fuzz_fail("efficiency error in another domain: %s", error->message);
-  g_error_free(error);
+  fs_fuzz_rejected(error, INPUT_NAME, FS_EFFICIENCY_ERROR, FS_YAML_ERROR, "efficiency");
 }
 
 static void check_curve(const FsEffCurve *c)

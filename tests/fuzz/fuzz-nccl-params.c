@@ -50,10 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   g_autofree char *text = fs_fuzz_text(data, size);
   FsNcclParams *p = fs_nccl_params_load_string(text, (gssize)size, INPUT_NAME, &error);
   if (p == NULL) {
-    fs_fuzz_check_error_at(error, INPUT_NAME);
-    if (error->domain != FS_COLL_ERROR && error->domain != FS_YAML_ERROR)
-      fs_fuzz_fail("NCCL parameters error in another domain: %s", error->message);
-    g_error_free(error);
+    fs_fuzz_rejected(error, INPUT_NAME, FS_COLL_ERROR, FS_YAML_ERROR, "NCCL parameters");
     return 0;
   }
   if (error != NULL)

@@ -57,10 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   GError *error = NULL;
   FsNcclLog *log = fs_nccl_log_parse((const char *)data, size, INPUT_NAME, &error);
   if (log == NULL) {
-    fs_fuzz_check_error_at(error, INPUT_NAME);
-    if (error->domain != FS_NCCL_LOG_ERROR && error->domain != FS_JSON_ERROR)
-      fs_fuzz_fail("nccl-tests log error in another domain: %s", error->message);
-    g_error_free(error);
+    fs_fuzz_rejected(error, INPUT_NAME, FS_NCCL_LOG_ERROR, FS_JSON_ERROR, "nccl-tests log");
     return 0;
   }
   if (error != NULL)

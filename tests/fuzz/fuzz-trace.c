@@ -79,10 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   GError *error = NULL;
   FsReplay *rp = fs_replay_load_string(text, INPUT_NAME, topo, eff, &error);
   if (rp == NULL) {
-    fs_fuzz_check_error_at(error, INPUT_NAME);
-    if (error->domain != FS_WORKLOAD_ERROR)
-      fs_fuzz_fail("trace error in another domain: %s", error->message);
-    g_error_free(error);
+    fs_fuzz_rejected(error, INPUT_NAME, FS_WORKLOAD_ERROR, 0, "trace");
     return 0;
   }
   if (error != NULL)

@@ -11,7 +11,8 @@ typedef struct {
   FsCollOp op;
   uint64_t unit;
   guint n;
-  guint *nodes;
+  guint *nodes;              /* NULL for a class entry */
+  guint8 digest[FS_COLL_CLASS_DIGEST];
   guint hash;
   FsTime time;
 } Entry;
@@ -20,6 +21,8 @@ struct FsCollMemo {
   GMutex lock;
   GHashTable *table;  /* Entry* → Entry* (a set; lookups only) */
   guint64 hits;
+  guint64 class_hits;
+  guint class_entries;
 };
 
 static guint key_hash(const FsCollMemoKey *k)
@@ -29,6 +32,11 @@ static guint key_hash(const FsCollMemoKey *k)
   h = h * 31u + (guint)k->op;
   h = h * 31u + (guint)(k->unit ^ (k->unit >> 32));
   h = h * 31u + k->n;
+  if (k->class_digest != NULL) {
+    for (guint i = 0; i < FS_COLL_CLASS_DIGEST; i++)
+      h = h * 31u + k->class_digest[i];
+    return h ^ 0x5bd1e995u;
+  }
   for (guint i = 0; i < k->n; i++)
     h = h * 1000003u + k->nodes[i];
   return h;
@@ -44,7 +52,9 @@ static gboolean entry_equal(gconstpointer pa, gconstpointer pb)
   const Entry *a = pa, *b = pb;
   return a->hash == b->hash && a->topo == b->topo && a->nccl == b->nccl && a->model == b->model &&
          a->op == b->op && a->unit == b->unit && a->n == b->n &&
-         memcmp(a->nodes, b->nodes, a->n * sizeof(guint)) == 0;
+         (a->nodes == NULL) == (b->nodes == NULL) &&
+         (a->nodes == NULL ? memcmp(a->digest, b->digest, FS_COLL_CLASS_DIGEST) == 0
+                           : memcmp(a->nodes, b->nodes, a->n * sizeof(guint)) == 0);
 }
 
 static void entry_free(gpointer p)
@@ -74,7 +84,10 @@ void fs_coll_memo_free(FsCollMemo *m)
 /* A probe entry that borrows the key's node list. */
 static Entry probe(const FsCollMemoKey *k)
 {
-  Entry e = { k->topo, k->nccl, k->model, k->op, k->unit, k->n, (guint *)k->nodes, key_hash(k), 0 };
+  Entry e = { k->topo, k->nccl, k->model, k->op, k->unit, k->n,
+              k->class_digest != NULL ? NULL : (guint *)k->nodes, { 0 }, key_hash(k), 0 };
+  if (k->class_digest != NULL)
+    memcpy(e.digest, k->class_digest, FS_COLL_CLASS_DIGEST);
   return e;
 }
 
@@ -86,6 +99,8 @@ gboolean fs_coll_memo_lookup(FsCollMemo *m, const FsCollMemoKey *key, FsTime *ou
   if (e != NULL) {
     *out = e->time;
     m->hits++;
+    if (key->class_digest != NULL)
+      m->class_hits++;
   }
   g_mutex_unlock(&m->lock);
   return e != NULL;
@@ -98,7 +113,10 @@ void fs_coll_memo_store(FsCollMemo *m, const FsCollMemoKey *key, FsTime t)
   if (!g_hash_table_contains(m->table, &p)) {
     Entry *e = g_new(Entry, 1);
     *e = p;
-    e->nodes = g_memdup2(key->nodes, key->n * sizeof(guint));
+    if (key->class_digest == NULL)
+      e->nodes = g_memdup2(key->nodes, key->n * sizeof(guint));
+    else
+      m->class_entries++;
     e->time = t;
     g_hash_table_add(m->table, e);
   }
@@ -112,5 +130,15 @@ void fs_coll_memo_stats(FsCollMemo *m, guint64 *hits, guint *entries)
     *hits = m->hits;
   if (entries != NULL)
     *entries = g_hash_table_size(m->table);
+  g_mutex_unlock(&m->lock);
+}
+
+void fs_coll_memo_class_stats(FsCollMemo *m, guint64 *hits, guint *entries)
+{
+  g_mutex_lock(&m->lock);
+  if (hits != NULL)
+    *hits = m->class_hits;
+  if (entries != NULL)
+    *entries = m->class_entries;
   g_mutex_unlock(&m->lock);
 }

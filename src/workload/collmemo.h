@@ -13,6 +13,12 @@
  * layouts that differ only in micro-batch size or schedule measure each
  * gradient bucket's collective once.
  *
+ * A key may instead name a congruence class of GPU groups (collclass.h:
+ * the SHA-256 of a signature that translates of one group share); such
+ * entries are stored beside the exact ones and counted apart.  Whether a
+ * class entry returns exactly what a new measurement would is the
+ * caller's choice of when to use classes (collclass.h, executor.h).
+ *
  * Thread safety: every call may run on many threads at once (a mutex).
  * Two threads that miss on the same key both measure it; the results are
  * equal, and the first stored stays.  Ownership: the memo copies the node
@@ -28,6 +34,7 @@
 #include "core/sim.h"
 #include "net/flow.h"
 #include "topo/topo.h"
+#include "workload/collclass.h"
 
 G_BEGIN_DECLS
 
@@ -42,6 +49,9 @@ typedef struct {
   uint64_t unit;             /* bytes per rank, as fs_opgraph_measure_coll takes */
   const guint *nodes;        /* GPU nodes in rank order */
   guint n;
+  /* Non-NULL: the key is this congruence class (FS_COLL_CLASS_DIGEST
+   * bytes, collclass.h) of n ranks instead of the node list. */
+  const guint8 *class_digest;
 } FsCollMemoKey;
 
 FsCollMemo *fs_coll_memo_new(void);
@@ -53,7 +63,9 @@ gboolean fs_coll_memo_lookup(FsCollMemo *m, const FsCollMemoKey *key, FsTime *ou
 /* Stores key's time (the first store of a key wins). */
 void fs_coll_memo_store(FsCollMemo *m, const FsCollMemoKey *key, FsTime t);
 
-/* Lookups that hit and entries stored, for tests and benchmarks. */
+/* Lookups that hit and entries stored, for tests and benchmarks; of
+ * them, hits on class keys and class entries (either pointer may be NULL). */
 void fs_coll_memo_stats(FsCollMemo *m, guint64 *hits, guint *entries);
+void fs_coll_memo_class_stats(FsCollMemo *m, guint64 *hits, guint *entries);
 
 G_END_DECLS

@@ -67,6 +67,7 @@ struct FsTrain {
   GArray *ranks;             /* SimRank */
   FsCollMemo *memo;          /* collective times measured alone (maybe borrowed) */
   FsCollMemo *own_memo;      /* the private one, when none was given */
+  GHashTable *classes;       /* GBytes (node list) → GroupClass*: each group's class, once */
   gboolean dp_alone;         /* DP collectives as measured DELAY ops */
   guint nj;                  /* TP ranks simulated per stage */
   guint p, v, m;
@@ -82,6 +83,28 @@ void fs_train_options_init(FsTrainOptions *opt)
   opt->dp_isolated = FALSE;
   opt->dp_flows = FALSE;
   opt->memo = NULL;
+  opt->coll_classes = FS_COLL_CLASSES_AUTO;
+}
+
+static const char *const class_names[] = {
+#define X(id, str) str,
+  FS_COLL_CLASSES(X)
+#undef X
+};
+
+const char *fs_coll_classes_name(FsCollClasses c)
+{
+  return c < FS_COLL_CLASSES_N ? class_names[c] : "?";
+}
+
+gboolean fs_coll_classes_from_name(const char *name, FsCollClasses *out)
+{
+  for (guint i = 0; i < FS_COLL_CLASSES_N; i++)
+    if (g_ascii_strcasecmp(name, class_names[i]) == 0) {
+      *out = (FsCollClasses)i;
+      return TRUE;
+    }
+  return FALSE;
 }
 
 static int gpu_node(const FsTrain *t, guint rank)
@@ -102,27 +125,78 @@ static guint *group_nodes(const FsTrain *t, FsParallelDim dim, guint rank, guint
   return r;
 }
 
-/* The time of op on the group (nodes), measured alone once per (op, size,
- * GPU list) and flow model (the memo). */
-static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, uint64_t unit,
-                        FsTime *out, GError **error)
+/* A group's congruence class (collclass.h), computed once per group. */
+typedef struct {
+  gboolean has_class, ecmp;
+  guint8 digest[FS_COLL_CLASS_DIGEST];
+} GroupClass;
+
+/* The class of the group nodes[0..n) (borrowed from t->classes), or NULL
+ * with error. */
+static const GroupClass *group_class(FsTrain *t, const guint *nodes, guint n, GError **error)
 {
-  *out = 0;
-  if (n < 2 || unit == 0)
-    return TRUE;
-  FsCollMemoKey key = { t->topo, t->nccl, t->opt.net_model, op, unit, nodes, n };
-  if (fs_coll_memo_lookup(t->memo, &key, out))
-    return TRUE;
+  if (t->classes == NULL)
+    t->classes = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
+                                       g_free);
+  g_autoptr(GBytes) k = g_bytes_new(nodes, n * sizeof(guint));
+  GroupClass *c = g_hash_table_lookup(t->classes, k);
+  if (c != NULL)
+    return c;
+  c = g_new0(GroupClass, 1);
+  if (!fs_coll_class_digest(t->irouter, t->nccl, nodes, n, c->digest, &c->has_class, &c->ecmp,
+                            error)) {
+    g_free(c);
+    return NULL;
+  }
+  g_hash_table_insert(t->classes, g_steal_pointer(&k), c);
+  return c;
+}
+
+/* The private network collectives are measured alone on. */
+static void ensure_private_net(FsTrain *t)
+{
   if (t->isim == NULL) {
     t->isim = fs_sim_new();
     t->inet = fs_flownet_new(t->isim, t->opt.net_model);
     t->irouter = fs_router_new(t->topo, t->inet, NULL);
     t->itnet = fs_coll_topo_net_new(t->irouter);
   }
+}
+
+/* The time of op on the group (nodes), measured alone once per (op, size,
+ * GPU list) and flow model (the memo), or once per congruence class of
+ * the group (collclass.h) where FsTrainOptions.coll_classes allows. */
+static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, uint64_t unit,
+                        FsTime *out, GError **error)
+{
+  *out = 0;
+  if (n < 2 || unit == 0)
+    return TRUE;
+  FsCollMemoKey key = { t->topo, t->nccl, t->opt.net_model, op, unit, nodes, n, NULL };
+  if (fs_coll_memo_lookup(t->memo, &key, out))
+    return TRUE;
+  ensure_private_net(t);
+  FsCollMemoKey ckey = key;
+  if (t->opt.coll_classes != FS_COLL_CLASSES_OFF) {
+    const GroupClass *gc = group_class(t, nodes, n, error);
+    if (gc == NULL)
+      return FALSE;
+    /* Exact under max-min only without ECMP choices (collclass.h). */
+    gboolean exact = t->opt.net_model == FS_NET_ANALYTIC || !gc->ecmp;
+    if (gc->has_class && (exact || t->opt.coll_classes == FS_COLL_CLASSES_ON)) {
+      ckey.class_digest = gc->digest;
+      if (fs_coll_memo_lookup(t->memo, &ckey, out)) {
+        fs_coll_memo_store(t->memo, &key, *out);
+        return TRUE;
+      }
+    }
+  }
   FsOpEnv env = { t->isim, t->inet, t->irouter, t->itnet, t->nccl };
   if (!fs_opgraph_measure_coll(&env, nodes, n, op, unit, out, error))
     return FALSE;
   fs_coll_memo_store(t->memo, &key, *out);
+  if (ckey.class_digest != NULL)
+    fs_coll_memo_store(t->memo, &ckey, *out);
   return TRUE;
 }
 
@@ -904,6 +978,8 @@ void fs_train_free(FsTrain *t)
   g_clear_error(&t->error);
   g_array_unref(t->ranks);
   fs_coll_memo_free(t->own_memo);
+  if (t->classes != NULL)
+    g_hash_table_unref(t->classes);
   if (t->res.classes)
     g_array_unref(t->res.classes);
   fs_opgraph_free(t->g);

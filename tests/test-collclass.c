@@ -326,6 +326,59 @@ START_TEST(test_collclass_step_matches_exact_memo)
 }
 END_TEST
 
+/* Claims: a second thread that wants a key being measured waits for the
+ * time instead of measuring it again; a released claim passes to it. */
+typedef struct {
+  FsCollMemo *memo;
+  const FsCollMemoKey *key;
+  gboolean hit;
+  FsTime got;
+} Claimer;
+
+static gpointer claim_thread(gpointer p)
+{
+  Claimer *c = p;
+  c->hit = fs_coll_memo_claim(c->memo, c->key, &c->got);
+  if (!c->hit)
+    fs_coll_memo_store(c->memo, c->key, 5);
+  return NULL;
+}
+
+START_TEST(test_collclass_memo_claim_waits)
+{
+  g_autoptr(FsCollMemo) memo = fs_coll_memo_new();
+  guint nodes[] = { 4, 5 };
+  guint8 digest[FS_COLL_CLASS_DIGEST] = { 1, 2, 3 };
+  FsCollMemoKey exact = { NULL, NULL, FS_NET_MAXMIN, FS_COLL_ALL_REDUCE, 64, nodes, 2, NULL };
+  FsCollMemoKey cls = exact;
+  cls.class_digest = digest;
+  for (int release = 0; release < 2; release++) {
+    FsCollMemoKey k = release ? cls : exact;
+    FsTime t = 0;
+    ck_assert(!fs_coll_memo_claim(memo, &k, &t));        /* ours to measure */
+    ck_assert(!fs_coll_memo_lookup(memo, &k, &t));       /* pending: not a hit */
+    Claimer c = { memo, &k, FALSE, 0 };
+    GThread *th = g_thread_new("claimer", claim_thread, &c);
+    g_usleep(20000);
+    if (release)
+      fs_coll_memo_release(memo, &k);
+    else
+      fs_coll_memo_store(memo, &k, 42);
+    g_thread_join(th);
+    ck_assert(c.hit == !release);
+    ck_assert(fs_coll_memo_lookup(memo, &k, &t));
+    ck_assert_int_eq(t, release ? 5 : 42);
+  }
+  /* The exact key and the class key are different entries. */
+  guint64 hits;
+  guint entries;
+  fs_coll_memo_class_stats(memo, &hits, &entries);
+  ck_assert_uint_eq(entries, 1);
+  fs_coll_memo_stats(memo, &hits, &entries);
+  ck_assert_uint_eq(entries, 2);
+}
+END_TEST
+
 /* Option names round-trip. */
 START_TEST(test_collclass_option_names)
 {
@@ -354,6 +407,7 @@ int main(void)
   tcase_add_test(tc, test_collclass_reports_ecmp);
   tcase_add_test(tc, test_collclass_step_matches_exact_memo);
   tcase_add_test(tc, test_collclass_option_names);
+  tcase_add_test(tc, test_collclass_memo_claim_waits);
   suite_add_tcase(s, tc);
   return fs_test_run_suite(s);
 }

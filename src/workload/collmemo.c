@@ -15,10 +15,12 @@ typedef struct {
   guint8 digest[FS_COLL_CLASS_DIGEST];
   guint hash;
   FsTime time;
+  gboolean pending;          /* claimed: a thread is measuring it */
 } Entry;
 
 struct FsCollMemo {
   GMutex lock;
+  GCond done;         /* a pending entry was stored or released */
   GHashTable *table;  /* Entry* → Entry* (a set; lookups only) */
   guint64 hits;
   guint64 class_hits;
@@ -68,6 +70,7 @@ FsCollMemo *fs_coll_memo_new(void)
 {
   FsCollMemo *m = g_new0(FsCollMemo, 1);
   g_mutex_init(&m->lock);
+  g_cond_init(&m->done);
   m->table = g_hash_table_new_full(entry_hash, entry_equal, entry_free, NULL);
   return m;
 }
@@ -77,6 +80,7 @@ void fs_coll_memo_free(FsCollMemo *m)
   if (m == NULL)
     return;
   g_hash_table_unref(m->table);
+  g_cond_clear(&m->done);
   g_mutex_clear(&m->lock);
   g_free(m);
 }
@@ -85,10 +89,18 @@ void fs_coll_memo_free(FsCollMemo *m)
 static Entry probe(const FsCollMemoKey *k)
 {
   Entry e = { k->topo, k->nccl, k->model, k->op, k->unit, k->n,
-              k->class_digest != NULL ? NULL : (guint *)k->nodes, { 0 }, key_hash(k), 0 };
+              k->class_digest != NULL ? NULL : (guint *)k->nodes, { 0 }, key_hash(k), 0, FALSE };
   if (k->class_digest != NULL)
     memcpy(e.digest, k->class_digest, FS_COLL_CLASS_DIGEST);
   return e;
+}
+
+/* A hit under the lock: counts it. */
+static void count_hit(FsCollMemo *m, const FsCollMemoKey *key)
+{
+  m->hits++;
+  if (key->class_digest != NULL)
+    m->class_hits++;
 }
 
 gboolean fs_coll_memo_lookup(FsCollMemo *m, const FsCollMemoKey *key, FsTime *out)
@@ -96,29 +108,77 @@ gboolean fs_coll_memo_lookup(FsCollMemo *m, const FsCollMemoKey *key, FsTime *ou
   Entry p = probe(key);
   g_mutex_lock(&m->lock);
   const Entry *e = g_hash_table_lookup(m->table, &p);
-  if (e != NULL) {
+  gboolean hit = e != NULL && !e->pending;
+  if (hit) {
     *out = e->time;
-    m->hits++;
-    if (key->class_digest != NULL)
-      m->class_hits++;
+    count_hit(m, key);
   }
   g_mutex_unlock(&m->lock);
-  return e != NULL;
+  return hit;
+}
+
+/* A new entry for key (copies the node list). */
+static Entry *entry_new(FsCollMemo *m, const FsCollMemoKey *key, const Entry *p)
+{
+  Entry *e = g_new(Entry, 1);
+  *e = *p;
+  if (key->class_digest == NULL)
+    e->nodes = g_memdup2(key->nodes, key->n * sizeof(guint));
+  else
+    m->class_entries++;
+  return e;
+}
+
+gboolean fs_coll_memo_claim(FsCollMemo *m, const FsCollMemoKey *key, FsTime *out)
+{
+  Entry p = probe(key);
+  g_mutex_lock(&m->lock);
+  for (;;) {
+    const Entry *e = g_hash_table_lookup(m->table, &p);
+    if (e == NULL) {
+      Entry *n = entry_new(m, key, &p);
+      n->pending = TRUE;
+      g_hash_table_add(m->table, n);
+      g_mutex_unlock(&m->lock);
+      return FALSE;
+    }
+    if (!e->pending) {
+      *out = e->time;
+      count_hit(m, key);
+      g_mutex_unlock(&m->lock);
+      return TRUE;
+    }
+    g_cond_wait(&m->done, &m->lock);
+  }
+}
+
+void fs_coll_memo_release(FsCollMemo *m, const FsCollMemoKey *key)
+{
+  Entry p = probe(key);
+  g_mutex_lock(&m->lock);
+  Entry *e = g_hash_table_lookup(m->table, &p);
+  if (e != NULL && e->pending) {
+    if (e->nodes == NULL)
+      m->class_entries--;
+    g_hash_table_remove(m->table, e);
+    g_cond_broadcast(&m->done);
+  }
+  g_mutex_unlock(&m->lock);
 }
 
 void fs_coll_memo_store(FsCollMemo *m, const FsCollMemoKey *key, FsTime t)
 {
   Entry p = probe(key);
   g_mutex_lock(&m->lock);
-  if (!g_hash_table_contains(m->table, &p)) {
-    Entry *e = g_new(Entry, 1);
-    *e = p;
-    if (key->class_digest == NULL)
-      e->nodes = g_memdup2(key->nodes, key->n * sizeof(guint));
-    else
-      m->class_entries++;
+  Entry *e = g_hash_table_lookup(m->table, &p);
+  if (e == NULL) {
+    e = entry_new(m, key, &p);
     e->time = t;
     g_hash_table_add(m->table, e);
+  } else if (e->pending) {
+    e->time = t;
+    e->pending = FALSE;
+    g_cond_broadcast(&m->done);
   }
   g_mutex_unlock(&m->lock);
 }

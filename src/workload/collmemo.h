@@ -20,7 +20,14 @@
  * caller's choice of when to use classes (collclass.h, executor.h).
  *
  * Thread safety: every call may run on many threads at once (a mutex).
- * Two threads that miss on the same key both measure it; the results are
+ * A thread that is going to measure a key claims it first
+ * (fs_coll_memo_claim): another thread that wants the same key then waits
+ * for that result instead of measuring it again (sweeps on several
+ * threads would otherwise measure a big collective once per thread).  The
+ * claimer stores the time, or releases the claim if the measurement
+ * failed, and must hold at most one claim while it claims (or waits):
+ * then no two threads wait on each other.  With plain lookups and stores
+ * two threads that miss on the same key both measure it; the results are
  * equal, and the first stored stays.  Ownership: the memo copies the node
  * lists; it never iterates its table for output (order cannot leak).
  * Cost: one hash of the node list per lookup; memory O(entries × n).
@@ -58,9 +65,17 @@ FsCollMemo *fs_coll_memo_new(void);
 void fs_coll_memo_free(FsCollMemo *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollMemo, fs_coll_memo_free)
 
-/* TRUE and the stored time when key was measured before. */
+/* TRUE and the stored time when key was measured before (a key being
+ * measured by another thread is a miss; nothing waits). */
 gboolean fs_coll_memo_lookup(FsCollMemo *m, const FsCollMemoKey *key, FsTime *out);
-/* Stores key's time (the first store of a key wins). */
+/* TRUE and the stored time when key was measured before, waiting first if
+ * another thread is measuring it; FALSE when the caller now holds the
+ * claim to measure it (then store or release). */
+gboolean fs_coll_memo_claim(FsCollMemo *m, const FsCollMemoKey *key, FsTime *out);
+/* Gives up a claim without a time (the measurement failed): a waiting
+ * thread then claims the key itself. */
+void fs_coll_memo_release(FsCollMemo *m, const FsCollMemoKey *key);
+/* Stores key's time (the first store of a key wins) and ends a claim on it. */
 void fs_coll_memo_store(FsCollMemo *m, const FsCollMemoKey *key, FsTime t);
 
 /* Lookups that hit and entries stored, for tests and benchmarks; of

@@ -176,6 +176,8 @@ static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, ui
   if (fs_coll_memo_lookup(t->memo, &key, out))
     return TRUE;
   ensure_private_net(t);
+  /* The key this thread measures under: the group's class where allowed,
+   * else its exact GPU list (claimed: another thread waits for it). */
   FsCollMemoKey ckey = key;
   if (t->opt.coll_classes != FS_COLL_CLASSES_OFF) {
     const GroupClass *gc = group_class(t, nodes, n, error);
@@ -183,20 +185,22 @@ static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, ui
       return FALSE;
     /* Exact under max-min only without ECMP choices (collclass.h). */
     gboolean exact = t->opt.net_model == FS_NET_ANALYTIC || !gc->ecmp;
-    if (gc->has_class && (exact || t->opt.coll_classes == FS_COLL_CLASSES_ON)) {
+    if (gc->has_class && (exact || t->opt.coll_classes == FS_COLL_CLASSES_ON))
       ckey.class_digest = gc->digest;
-      if (fs_coll_memo_lookup(t->memo, &ckey, out)) {
-        fs_coll_memo_store(t->memo, &key, *out);
-        return TRUE;
-      }
-    }
+  }
+  if (fs_coll_memo_claim(t->memo, &ckey, out)) {
+    if (ckey.class_digest != NULL)
+      fs_coll_memo_store(t->memo, &key, *out);
+    return TRUE;
   }
   FsOpEnv env = { t->isim, t->inet, t->irouter, t->itnet, t->nccl };
-  if (!fs_opgraph_measure_coll(&env, nodes, n, op, unit, out, error))
+  if (!fs_opgraph_measure_coll(&env, nodes, n, op, unit, out, error)) {
+    fs_coll_memo_release(t->memo, &ckey);
     return FALSE;
-  fs_coll_memo_store(t->memo, &key, *out);
+  }
+  fs_coll_memo_store(t->memo, &ckey, *out);
   if (ckey.class_digest != NULL)
-    fs_coll_memo_store(t->memo, &ckey, *out);
+    fs_coll_memo_store(t->memo, &key, *out);
   return TRUE;
 }
 

@@ -98,16 +98,23 @@ typedef struct {
   guint8 d[FS_COLL_CLASS_DIGEST];
 } Cls;
 
-static Cls classify(Net *net, const FsTopo *topo, const char *names)
+static Cls classify_mode(Net *net, const FsTopo *topo, const char *names, FsCollClassMode mode)
 {
   guint n;
   g_autofree guint *g = group(topo, names, &n);
   Cls c;
   GError *err = NULL;
-  gboolean ok = fs_coll_class_digest(net->router, np, g, n, c.d, &c.has_class, &c.ecmp, &err);
+  gboolean ok = fs_coll_class_digest(net->router, np, mode, g, n, c.d, &c.has_class, &c.ecmp, &err);
   fs_assert_no_error(err);
   ck_assert(ok);
   return c;
+}
+
+/* The mode the executor uses for the network's flow model by default. */
+static Cls classify(Net *net, const FsTopo *topo, const char *names)
+{
+  return classify_mode(net, topo, names, fs_flownet_model(net->net) == FS_NET_ANALYTIC
+                                             ? FS_COLL_CLASS_PROFILE : FS_COLL_CLASS_STRICT);
 }
 
 static FsTime measure(Net *net, const FsTopo *topo, const char *names, FsCollOp op, uint64_t unit)
@@ -229,24 +236,33 @@ START_TEST(test_collclass_link_speed_matters)
 }
 END_TEST
 
-/* Across leaves the routes make ECMP choices: the class says so (max-min
- * then uses it only with coll_classes = ON). */
+/* Across leaves the routes make ECMP choices: the strict class says it is
+ * approximate (max-min then uses it only with coll_classes = ON); the
+ * analytic profile class is exact, and translates share it. */
 START_TEST(test_collclass_reports_ecmp)
 {
   const char *defs[] = { "nodes=64", NULL };
   g_autoptr(FsTopo) topo = load_topo("dgx-h100-ib-ndr.yaml", defs);
   Net net;
   net_init(&net, topo, FS_NET_ANALYTIC);
-  Cls in = classify(&net, topo, "node0/gpu0,node1/gpu0");
-  Cls across = classify(&net, topo, "node0/gpu0,node40/gpu0");
-  Cls across2 = classify(&net, topo, "node1/gpu0,node41/gpu0");
+  Cls in = classify_mode(&net, topo, "node0/gpu0,node1/gpu0", FS_COLL_CLASS_STRICT);
+  Cls across = classify_mode(&net, topo, "node0/gpu0,node40/gpu0", FS_COLL_CLASS_STRICT);
   ck_assert(!in.ecmp);
   ck_assert(across.ecmp);
   ck_assert(!same_class(&in, &across));
-  ck_assert(same_class(&across, &across2));
+  Cls p1 = classify(&net, topo, "node0/gpu0,node40/gpu0");
+  Cls p2 = classify(&net, topo, "node1/gpu0,node41/gpu0");
+  Cls pin = classify(&net, topo, "node0/gpu0,node1/gpu0");
+  ck_assert(!p1.ecmp);
+  ck_assert(same_class(&p1, &p2));
+  ck_assert(!same_class(&p1, &pin)); /* through a spine: other latency */
   /* Analytic: the same time, as the class claims. */
   ck_assert_int_eq(measure(&net, topo, "node0/gpu0,node40/gpu0", FS_COLL_ALL_GATHER, 4u << 20),
                    measure(&net, topo, "node1/gpu0,node41/gpu0", FS_COLL_ALL_GATHER, 4u << 20));
+  /* Loose: spines do not count, the class is approximate. */
+  Cls l1 = classify_mode(&net, topo, "node0/gpu0,node40/gpu0", FS_COLL_CLASS_LOOSE);
+  Cls l2 = classify_mode(&net, topo, "node1/gpu0,node41/gpu0", FS_COLL_CLASS_LOOSE);
+  ck_assert(l1.ecmp && same_class(&l1, &l2));
   net_clear(&net);
 }
 END_TEST

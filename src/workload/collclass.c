@@ -21,6 +21,7 @@ typedef struct {
   GHashTable *nodes;
   guint *chans;
   guint n_nodes_seen, n_chans_seen;
+  FsCollClassMode mode;
 } Sig;
 
 static void put(Sig *s, guint64 w)
@@ -107,11 +108,27 @@ static gboolean route_has(const FsRoute *r, FsChannelId ch)
   return FALSE;
 }
 
+static gboolean is_fabric_switch(const FsTopo *topo, guint node)
+{
+  const FsTopoNode *n = fs_topo_node(topo, node);
+  return n->kind == FS_NODE_SWITCH && (n->model->u.sw.kind == FS_SWITCH_INFINIBAND ||
+                                       n->model->u.sw.kind == FS_SWITCH_ETHERNET);
+}
+
+/* A hop written by its figures only, not by identity. */
+static void put_figures(Sig *s, const FsFlowNet *net, FsChannelId ch)
+{
+  put(s, 2);
+  put(s, dbits(fs_flownet_channel_capacity(net, ch)));
+  put(s, (guint64)fs_flownet_channel_latency(net, ch));
+}
+
 /* The words of the route src → dst; FALSE in *ok when its profile depends
  * on the key. */
 static gboolean put_route(Sig *s, FsRouter *router, guint src, guint dst, FsRoute *rt,
-                          FsRoute *alt, gboolean *ok, gboolean *ecmp, GError **error)
+                          FsRoute *alt, gboolean *ok, gboolean *approx, GError **error)
 {
+  const FsTopo *topo = fs_router_topo(router);
   const FsFlowNet *net = fs_router_net(router);
   if (!fs_router_route(router, src, dst, 0, &rt[0], error))
     return FALSE;
@@ -120,7 +137,8 @@ static gboolean put_route(Sig *s, FsRouter *router, guint src, guint dst, FsRout
   put(s, rt[0].n_paths);
   put(s, keyed);
   if (keyed) {
-    *ecmp = TRUE;
+    if (s->mode != FS_COLL_CLASS_PROFILE)
+      *approx = TRUE;
     for (guint k = 1; k < N_KEYS; k++) {
       /* Keys far apart, as the executor's transfers draw them. */
       if (!fs_router_route(router, src, dst, 0x9e3779b97f4a7c15ull * k, &alt[k - 1], error))
@@ -140,13 +158,15 @@ static gboolean put_route(Sig *s, FsRouter *router, guint src, guint dst, FsRout
       gboolean fixed = TRUE;
       for (guint k = 1; k < N_KEYS && keyed && fixed; k++)
         fixed = route_has(&alt[k - 1], p[h]);
-      if (fixed) {
-        put_chan(s, net, p[h]);
-      } else {
-        put(s, 2);
-        put(s, dbits(fs_flownet_channel_capacity(net, p[h])));
-        put(s, (guint64)fs_flownet_channel_latency(net, p[h]));
+      if (s->mode == FS_COLL_CLASS_LOOSE && fixed && is_fabric_switch(topo, fs_topo_channel_src(topo, p[h])) &&
+          is_fabric_switch(topo, fs_topo_channel_dst(topo, p[h]))) {
+        fixed = FALSE; /* which spine does not count */
+        *approx = TRUE;
       }
+      if (fixed && s->mode != FS_COLL_CLASS_PROFILE)
+        put_chan(s, net, p[h]);
+      else
+        put_figures(s, net, p[h]);
     }
   }
   return TRUE;
@@ -201,9 +221,9 @@ static gboolean put_comm(Sig *s, FsRouter *router, const FsNcclParams *nccl, con
   return TRUE;
 }
 
-gboolean fs_coll_class_digest(FsRouter *router, const FsNcclParams *nccl, const guint *nodes,
-                              guint n, guint8 digest[FS_COLL_CLASS_DIGEST], gboolean *has_class,
-                              gboolean *ecmp, GError **error)
+gboolean fs_coll_class_digest(FsRouter *router, const FsNcclParams *nccl, FsCollClassMode mode,
+                              const guint *nodes, guint n, guint8 digest[FS_COLL_CLASS_DIGEST],
+                              gboolean *has_class, gboolean *approx, GError **error)
 {
   const FsTopo *topo = fs_router_topo(router);
   const FsFlowNet *net = fs_router_net(router);
@@ -211,8 +231,10 @@ gboolean fs_coll_class_digest(FsRouter *router, const FsNcclParams *nccl, const 
   s.sum = g_checksum_new(G_CHECKSUM_SHA256);
   s.nodes = g_hash_table_new(g_direct_hash, g_direct_equal);
   s.chans = g_new0(guint, fs_flownet_n_channels(net));
+  s.mode = mode;
+  put(&s, mode);
   *has_class = TRUE;
-  *ecmp = FALSE;
+  *approx = FALSE;
   gboolean ok = TRUE;
   /* Ranks: host (renamed), local index, GPU model. */
   put(&s, n);
@@ -237,7 +259,7 @@ gboolean fs_coll_class_digest(FsRouter *router, const FsNcclParams *nccl, const 
   for (guint i = 0; i < n && ok && *has_class; i++)
     for (guint j = 0; j < n && ok && *has_class; j++)
       if (i != j)
-        ok = put_route(&s, router, nodes[i], nodes[j], &rt, alt, has_class, ecmp, error);
+        ok = put_route(&s, router, nodes[i], nodes[j], &rt, alt, has_class, approx, error);
   fs_route_clear(&rt);
   for (guint k = 0; k + 1 < N_KEYS; k++)
     fs_route_clear(&alt[k]);

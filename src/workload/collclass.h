@@ -16,26 +16,35 @@
  *     switches, leaves and groups (renamed nodes, with their models), and
  *     the system figures the tuner reads (fs_coll_sysinfo_from_topo);
  *   - per ordered pair of ranks: the route's kind, its paths' weights, and
- *     each hop: a channel that the route takes whatever its ECMP key
- *     (renamed, with its capacity and latency at first appearance), or,
- *     for a hop that depends on the key, only its capacity and latency.
- *     A route that made ECMP choices is routed with four keys; their
- *     paths must agree in number, hop count, latency sum and bottleneck
- *     capacity, else the group has no class (the exact GPU list is then
- *     the only key).
+ *     each hop, written by the mode:
+ *       STRICT   a channel that the route takes whatever its ECMP key is
+ *                renamed (with its capacity and latency at first
+ *                appearance); a hop that depends on the key is written by
+ *                its capacity and latency only, and makes the class
+ *                approximate;
+ *       PROFILE  every hop by its capacity and latency only (the analytic
+ *                flow model, where no two flows share a channel);
+ *       LOOSE    as STRICT, but a hop from one fabric switch to another
+ *                (leaf to spine, spine to leaf) by its figures only, which
+ *                makes the class approximate: translates whose routes take
+ *                other spines (ECMP by key, or switches that route by
+ *                destination) then share a class.
+ *     A route with ECMP choices is drawn with four keys; their paths must
+ *     agree in number, hop count, latency sum and bottleneck capacity,
+ *     else the group has no class (its exact GPU list is then the key).
  *
  * When equal signatures give equal times (workloads/README.md, "What is
- * simulated ..."): with no ECMP choice on any pair, the channels the
+ * simulated ..."): STRICT and not approximate — the channels the
  * collective can use are isomorphic between the groups (same capacities,
  * latencies and sharing), the plan is the same in rank terms, and the
- * flow engine sees the same network: exact.  In the analytic flow model a
- * transfer's time depends only on its path's latency and bottleneck
- * capacity, which the four keys agreed on: exact when every equal-cost
- * path has the same bottleneck (true on the generated fat trees, where a
- * tier's links share one model; checked on four keys, not proven).
- * Under max-min sharing with ECMP choices it is an approximation: the key
- * hash mixes in node ids, so translated groups draw other spine paths and
- * other collisions (*ecmp tells the caller).
+ * flow engine sees the same network: exact.  PROFILE in the analytic flow
+ * model — a transfer's time depends only on its path's latency and
+ * bottleneck capacity, which the four keys agreed on: exact when every
+ * equal-cost path has the same bottleneck (true on the generated fat
+ * trees, where a tier's links share one model; checked on four keys, not
+ * proven).  An approximate class under max-min sharing: translated groups
+ * take other spine paths and meet other collisions between their own
+ * flows (the ECMP hash mixes in node ids).
  * Reducing switches (NVLS, CollNet) are compared by identity pattern and
  * model; the fewest-hop paths to them are not written down (they are
  * isomorphic when the hosts come from one template and the fabric from one
@@ -60,13 +69,19 @@ G_BEGIN_DECLS
 
 #define FS_COLL_CLASS_DIGEST 32
 
-/* Fills digest with the SHA-256 of the class signature of the GPU group
- * nodes[0..n) (rank order) and sets *ecmp when some pair's route made
- * ECMP choices.  *has_class is FALSE when the group has no class (its
- * routes' profiles depend on the ECMP key).  FALSE with error when the
- * communicator or a route cannot be built. */
-gboolean fs_coll_class_digest(FsRouter *router, const FsNcclParams *nccl, const guint *nodes,
-                              guint n, guint8 digest[FS_COLL_CLASS_DIGEST], gboolean *has_class,
-                              gboolean *ecmp, GError **error);
+typedef enum {
+  FS_COLL_CLASS_STRICT,
+  FS_COLL_CLASS_PROFILE,
+  FS_COLL_CLASS_LOOSE,
+} FsCollClassMode;
+
+/* Fills digest with the SHA-256 of the class signature (in mode) of the
+ * GPU group nodes[0..n) (rank order) and sets *approx when the class is
+ * an approximation (above).  *has_class is FALSE when the group has no
+ * class (its routes' profiles depend on the ECMP key).  FALSE with error
+ * when the communicator or a route cannot be built. */
+gboolean fs_coll_class_digest(FsRouter *router, const FsNcclParams *nccl, FsCollClassMode mode,
+                              const guint *nodes, guint n, guint8 digest[FS_COLL_CLASS_DIGEST],
+                              gboolean *has_class, gboolean *approx, GError **error);
 
 G_END_DECLS

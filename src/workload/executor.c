@@ -127,7 +127,7 @@ static guint *group_nodes(const FsTrain *t, FsParallelDim dim, guint rank, guint
 
 /* A group's congruence class (collclass.h), computed once per group. */
 typedef struct {
-  gboolean has_class, ecmp;
+  gboolean has_class, approx;
   guint8 digest[FS_COLL_CLASS_DIGEST];
 } GroupClass;
 
@@ -143,8 +143,13 @@ static const GroupClass *group_class(FsTrain *t, const guint *nodes, guint n, GE
   if (c != NULL)
     return c;
   c = g_new0(GroupClass, 1);
-  if (!fs_coll_class_digest(t->irouter, t->nccl, nodes, n, c->digest, &c->has_class, &c->ecmp,
-                            error)) {
+  /* Analytic: only the paths' figures matter; max-min with classes "on":
+   * which spine does not count (approximate); else the strict signature. */
+  FsCollClassMode mode = t->opt.net_model == FS_NET_ANALYTIC ? FS_COLL_CLASS_PROFILE :
+                         t->opt.coll_classes == FS_COLL_CLASSES_ON ? FS_COLL_CLASS_LOOSE :
+                         FS_COLL_CLASS_STRICT;
+  if (!fs_coll_class_digest(t->irouter, t->nccl, mode, nodes, n, c->digest, &c->has_class,
+                            &c->approx, error)) {
     g_free(c);
     return NULL;
   }
@@ -183,9 +188,8 @@ static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, ui
     const GroupClass *gc = group_class(t, nodes, n, error);
     if (gc == NULL)
       return FALSE;
-    /* Exact under max-min only without ECMP choices (collclass.h). */
-    gboolean exact = t->opt.net_model == FS_NET_ANALYTIC || !gc->ecmp;
-    if (gc->has_class && (exact || t->opt.coll_classes == FS_COLL_CLASSES_ON))
+    /* Approximate classes only with "on" (collclass.h). */
+    if (gc->has_class && (!gc->approx || t->opt.coll_classes == FS_COLL_CLASSES_ON))
       ckey.class_digest = gc->digest;
   }
   if (fs_coll_memo_claim(t->memo, &ckey, out)) {

@@ -22,6 +22,7 @@ struct FsCollMemo {
   GMutex lock;
   GCond done;         /* a pending entry was stored or released */
   GHashTable *table;  /* Entry* → Entry* (a set; lookups only) */
+  GHashTable *groups; /* group Entry* (op, unit 0; mode in op) → FsCollMemoClass* */
   guint64 hits;
   guint64 class_hits;
   guint class_entries;
@@ -72,6 +73,7 @@ FsCollMemo *fs_coll_memo_new(void)
   g_mutex_init(&m->lock);
   g_cond_init(&m->done);
   m->table = g_hash_table_new_full(entry_hash, entry_equal, entry_free, NULL);
+  m->groups = g_hash_table_new_full(entry_hash, entry_equal, entry_free, g_free);
   return m;
 }
 
@@ -80,6 +82,7 @@ void fs_coll_memo_free(FsCollMemo *m)
   if (m == NULL)
     return;
   g_hash_table_unref(m->table);
+  g_hash_table_unref(m->groups);
   g_cond_clear(&m->done);
   g_mutex_clear(&m->lock);
   g_free(m);
@@ -200,5 +203,42 @@ void fs_coll_memo_class_stats(FsCollMemo *m, guint64 *hits, guint *entries)
     *hits = m->class_hits;
   if (entries != NULL)
     *entries = m->class_entries;
+  g_mutex_unlock(&m->lock);
+}
+
+/* The probe of a group's class: its exact key with the mode for the
+ * operation and no size. */
+static Entry group_probe(const FsCollMemoKey *key, FsCollClassMode mode)
+{
+  FsCollMemoKey g = *key;
+  g.op = (FsCollOp)mode;
+  g.unit = 0;
+  g.class_digest = NULL;
+  return probe(&g);
+}
+
+gboolean fs_coll_memo_get_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClassMode mode,
+                                FsCollMemoClass *out)
+{
+  Entry p = group_probe(key, mode);
+  g_mutex_lock(&m->lock);
+  const FsCollMemoClass *c = g_hash_table_lookup(m->groups, &p);
+  if (c != NULL)
+    *out = *c;
+  g_mutex_unlock(&m->lock);
+  return c != NULL;
+}
+
+void fs_coll_memo_put_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClassMode mode,
+                            const FsCollMemoClass *c)
+{
+  Entry p = group_probe(key, mode);
+  g_mutex_lock(&m->lock);
+  if (!g_hash_table_contains(m->groups, &p)) {
+    Entry *e = g_new(Entry, 1);
+    *e = p;
+    e->nodes = g_memdup2(key->nodes, key->n * sizeof(guint));
+    g_hash_table_insert(m->groups, e, g_memdup2(c, sizeof *c));
+  }
   g_mutex_unlock(&m->lock);
 }

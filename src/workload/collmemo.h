@@ -78,6 +78,22 @@ void fs_coll_memo_release(FsCollMemo *m, const FsCollMemoKey *key);
 /* Stores key's time (the first store of a key wins) and ends a claim on it. */
 void fs_coll_memo_store(FsCollMemo *m, const FsCollMemoKey *key, FsTime t);
 
+/* A group's congruence class (collclass.h), kept beside the times so that
+ * every step and thread sharing the memo computes a group's signature
+ * once.  Keyed by key's topology, NCCL constants, flow model and node list
+ * (op and unit ignored) and the signature mode. */
+typedef struct {
+  gboolean has_class, approx;
+  guint8 digest[FS_COLL_CLASS_DIGEST];
+} FsCollMemoClass;
+
+/* TRUE and the group's class when it was stored before. */
+gboolean fs_coll_memo_get_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClassMode mode,
+                                FsCollMemoClass *out);
+/* Stores the group's class (the first store wins). */
+void fs_coll_memo_put_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClassMode mode,
+                            const FsCollMemoClass *c);
+
 /* Lookups that hit and entries stored, for tests and benchmarks; of
  * them, hits on class keys and class entries (either pointer may be NULL). */
 void fs_coll_memo_stats(FsCollMemo *m, guint64 *hits, guint *entries);

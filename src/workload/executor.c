@@ -67,7 +67,6 @@ struct FsTrain {
   GArray *ranks;             /* SimRank */
   FsCollMemo *memo;          /* collective times measured alone (maybe borrowed) */
   FsCollMemo *own_memo;      /* the private one, when none was given */
-  GHashTable *classes;       /* GBytes (node list) → GroupClass*: each group's class, once */
   gboolean dp_alone;         /* DP collectives as measured DELAY ops */
   guint nj;                  /* TP ranks simulated per stage */
   guint p, v, m;
@@ -125,36 +124,23 @@ static guint *group_nodes(const FsTrain *t, FsParallelDim dim, guint rank, guint
   return r;
 }
 
-/* A group's congruence class (collclass.h), computed once per group. */
-typedef struct {
-  gboolean has_class, approx;
-  guint8 digest[FS_COLL_CLASS_DIGEST];
-} GroupClass;
-
-/* The class of the group nodes[0..n) (borrowed from t->classes), or NULL
- * with error. */
-static const GroupClass *group_class(FsTrain *t, const guint *nodes, guint n, GError **error)
+/* The congruence class of key's group (collclass.h), computed once per
+ * group and memo (shared by the steps of a sweep). */
+static gboolean group_class(FsTrain *t, const FsCollMemoKey *key, FsCollMemoClass *c,
+                            GError **error)
 {
-  if (t->classes == NULL)
-    t->classes = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
-                                       g_free);
-  g_autoptr(GBytes) k = g_bytes_new(nodes, n * sizeof(guint));
-  GroupClass *c = g_hash_table_lookup(t->classes, k);
-  if (c != NULL)
-    return c;
-  c = g_new0(GroupClass, 1);
   /* Analytic: only the paths' figures matter; max-min with classes "on":
    * which spine does not count (approximate); else the strict signature. */
   FsCollClassMode mode = t->opt.net_model == FS_NET_ANALYTIC ? FS_COLL_CLASS_PROFILE :
                          t->opt.coll_classes == FS_COLL_CLASSES_ON ? FS_COLL_CLASS_LOOSE :
                          FS_COLL_CLASS_STRICT;
-  if (!fs_coll_class_digest(t->irouter, t->nccl, mode, nodes, n, c->digest, &c->has_class,
-                            &c->approx, error)) {
-    g_free(c);
-    return NULL;
-  }
-  g_hash_table_insert(t->classes, g_steal_pointer(&k), c);
-  return c;
+  if (fs_coll_memo_get_class(t->memo, key, mode, c))
+    return TRUE;
+  if (!fs_coll_class_digest(t->irouter, t->nccl, mode, key->nodes, key->n, c->digest,
+                            &c->has_class, &c->approx, error))
+    return FALSE;
+  fs_coll_memo_put_class(t->memo, key, mode, c);
+  return TRUE;
 }
 
 /* The private network collectives are measured alone on. */
@@ -184,13 +170,13 @@ static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, ui
   /* The key this thread measures under: the group's class where allowed,
    * else its exact GPU list (claimed: another thread waits for it). */
   FsCollMemoKey ckey = key;
+  FsCollMemoClass gc; /* ckey may point into it */
   if (t->opt.coll_classes != FS_COLL_CLASSES_OFF) {
-    const GroupClass *gc = group_class(t, nodes, n, error);
-    if (gc == NULL)
+    if (!group_class(t, &key, &gc, error))
       return FALSE;
     /* Approximate classes only with "on" (collclass.h). */
-    if (gc->has_class && (!gc->approx || t->opt.coll_classes == FS_COLL_CLASSES_ON))
-      ckey.class_digest = gc->digest;
+    if (gc.has_class && (!gc.approx || t->opt.coll_classes == FS_COLL_CLASSES_ON))
+      ckey.class_digest = gc.digest;
   }
   if (fs_coll_memo_claim(t->memo, &ckey, out)) {
     if (ckey.class_digest != NULL)
@@ -986,8 +972,6 @@ void fs_train_free(FsTrain *t)
   g_clear_error(&t->error);
   g_array_unref(t->ranks);
   fs_coll_memo_free(t->own_memo);
-  if (t->classes != NULL)
-    g_hash_table_unref(t->classes);
   if (t->res.classes)
     g_array_unref(t->res.classes);
   fs_opgraph_free(t->g);

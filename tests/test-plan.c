@@ -129,6 +129,23 @@ START_TEST(test_plan_cost_amortized)
 }
 END_TEST
 
+/* A topology file of the source tree, loaded with the default catalog. */
+static FsTopo *load_topo(const char *rel)
+{
+  GError *error = NULL;
+  g_autofree char *path = fs_test_source_path(rel);
+  FsTopo *topo = fs_topo_load_file(path, cat, NULL, &error);
+  fs_assert_no_error(error);
+  return topo;
+}
+
+static void system_clear(FsPlanSystem *sys)
+{
+  g_free(sys->unpriced);
+  g_free(sys->unpowered);
+  g_free(sys->parts);
+}
+
 /* A DGX H100 from the catalog: 8 × 700 W H100 ($30,000 each, a
  * street-price estimate), 2 × 350 W Xeon 8480C (no price), 8 × ConnectX-7
  * (24.9 W typical, $2,188 reseller price); NVSwitches and PCIe switches
@@ -137,10 +154,7 @@ END_TEST
  *   capex = 8 × 30000 + 8 × 2188       = 257504 USD */
 START_TEST(test_plan_system_costs)
 {
-  GError *error = NULL;
-  g_autofree char *path = fs_test_source_path("topologies/dgx-h100.yaml");
-  g_autoptr(FsTopo) topo = fs_topo_load_file(path, cat, NULL, &error);
-  fs_assert_no_error(error);
+  g_autoptr(FsTopo) topo = load_topo("topologies/dgx-h100.yaml");
   FsPlanSystem sys = {0};
   fs_plan_system_costs(topo, FS_PLAN_SHARE_WHOLE, &sys);
   CLOSE(sys.it_power_w, 6499.2);
@@ -168,9 +182,7 @@ START_TEST(test_plan_system_costs)
   /* Calling again replaces the lists (no leak under ASan). */
   fs_plan_system_costs(topo, FS_PLAN_SHARE_PORTS, &sys);
   CLOSE(sys.it_power_w, 6499.2);
-  g_free(sys.unpriced);
-  g_free(sys.unpowered);
-  g_free(sys.parts);
+  system_clear(&sys);
 }
 END_TEST
 
@@ -184,10 +196,7 @@ END_TEST
  * capex is the hosts' 4 × 257504 = 1030016 USD. */
 START_TEST(test_plan_switch_share)
 {
-  GError *error = NULL;
-  g_autofree char *path = fs_test_source_path("topologies/dgx-h100-ib-ndr.yaml");
-  g_autoptr(FsTopo) topo = fs_topo_load_file(path, cat, NULL, &error);
-  fs_assert_no_error(error);
+  g_autoptr(FsTopo) topo = load_topo("topologies/dgx-h100-ib-ndr.yaml");
   int leaf = fs_topo_find(topo, "ib/leaf0"), spine = fs_topo_find(topo, "ib/spine0");
   ck_assert_int_ge(leaf, 0);
   ck_assert_int_ge(spine, 0);
@@ -214,9 +223,7 @@ START_TEST(test_plan_switch_share)
   /* In-host switches are whole. */
   ck_assert_str_eq(sys.parts[2].model->name, "nvswitch-gen3");
   CLOSE(sys.parts[2].units, 16);
-  g_free(sys.unpriced);
-  g_free(sys.unpowered);
-  g_free(sys.parts);
+  system_clear(&sys);
 }
 END_TEST
 

@@ -16,19 +16,54 @@ static const char *const rank_names[] = {
 #undef X
 };
 
+static const char *const share_names[] = {
+#define X(id, str) str,
+  FS_PLAN_SHARES(X)
+#undef X
+};
+
+/* names[i] for i < n, else "?"; and the index of s in names (any case). */
+static const char *name_at(const char *const *names, guint n, guint i)
+{
+  return i < n ? names[i] : "?";
+}
+
+static gboolean index_of(const char *const *names, guint n, const char *s, guint *out)
+{
+  for (guint i = 0; i < n; i++)
+    if (g_ascii_strcasecmp(s, names[i]) == 0) {
+      *out = i;
+      return TRUE;
+    }
+  return FALSE;
+}
+
 const char *fs_plan_rank_name(FsPlanRank r)
 {
-  return (guint)r < FS_PLAN_RANK_N ? rank_names[r] : "?";
+  return name_at(rank_names, FS_PLAN_RANK_N, (guint)r);
 }
 
 gboolean fs_plan_rank_from_name(const char *s, FsPlanRank *out)
 {
-  for (guint i = 0; i < FS_PLAN_RANK_N; i++)
-    if (g_ascii_strcasecmp(s, rank_names[i]) == 0) {
-      *out = (FsPlanRank)i;
-      return TRUE;
-    }
-  return FALSE;
+  guint i;
+  if (!index_of(rank_names, FS_PLAN_RANK_N, s, &i))
+    return FALSE;
+  *out = (FsPlanRank)i;
+  return TRUE;
+}
+
+const char *fs_plan_share_name(FsPlanShare sh)
+{
+  return name_at(share_names, FS_PLAN_SHARE_N, (guint)sh);
+}
+
+gboolean fs_plan_share_from_name(const char *s, FsPlanShare *out)
+{
+  guint i;
+  if (!index_of(share_names, FS_PLAN_SHARE_N, s, &i))
+    return FALSE;
+  *out = (FsPlanShare)i;
+  return TRUE;
 }
 
 void fs_plan_cost_inputs_init(FsPlanCostInputs *in)
@@ -65,27 +100,6 @@ void fs_plan_cost_compute(const FsPlanCostInputs *in, guint gpus, double it_powe
     out->train_usd = steps * out->usd_per_step;
     out->train_kwh = steps * kwh_step;
   }
-}
-
-static const char *const share_names[] = {
-#define X(id, str) str,
-  FS_PLAN_SHARES(X)
-#undef X
-};
-
-const char *fs_plan_share_name(FsPlanShare s)
-{
-  return (guint)s < FS_PLAN_SHARE_N ? share_names[s] : "?";
-}
-
-gboolean fs_plan_share_from_name(const char *s, FsPlanShare *out)
-{
-  for (guint i = 0; i < FS_PLAN_SHARE_N; i++)
-    if (g_ascii_strcasecmp(s, share_names[i]) == 0) {
-      *out = (FsPlanShare)i;
-      return TRUE;
-    }
-  return FALSE;
 }
 
 static int part_cmp(const void *a, const void *b)

@@ -230,16 +230,28 @@ START_TEST(test_fold_route_fixed)
   sys_close(&s);
   sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=64");
   guint n = fs_comm_size(s.comm);
-  gboolean some_fixed = FALSE, some_not = FALSE;
-  for (guint r = 8; r < n; r += 8) {
-    gboolean f = fs_coll_topo_route_fixed(s.tnet, fs_comm_gpu(s.comm, 0), fs_comm_gpu(s.comm, r));
-    some_fixed |= f;
-    some_not |= !f;
+  /* InfiniBand routes by destination (route.h, FsRouteOptions.ecmp auto):
+   * every pair is fixed.  Hashing every flow (ecmp flow, as Ethernet
+   * does) makes the pairs across leaves depend on the key. */
+  FsRouteOptions ro;
+  fs_route_options_init(&ro);
+  ro.ecmp = FS_ROUTE_ECMP_FLOW;
+  FsFlowNet *fnet = fs_flownet_new(s.sim, FS_NET_MAXMIN);
+  FsRouter *frouter = fs_router_new(s.topo, fnet, &ro);
+  FsCollTopoNet *ftnet = fs_coll_topo_net_new(frouter);
+  guint fixed = 0, flow_fixed = 0, pairs = 0;
+  for (guint r = 8; r < n; r += 8, pairs++) {
+    fixed += fs_coll_topo_route_fixed(s.tnet, fs_comm_gpu(s.comm, 0), fs_comm_gpu(s.comm, r));
+    flow_fixed += fs_coll_topo_route_fixed(ftnet, fs_comm_gpu(s.comm, 0), fs_comm_gpu(s.comm, r));
   }
-  printf("64 NDR nodes, GPU 0 to local rank 0 of the other hosts: %s fixed, %s not\n",
-         some_fixed ? "some" : "none", some_not ? "some" : "none");
+  printf("64 NDR nodes, GPU 0 to local rank 0 of the %u other hosts: %u fixed by destination, "
+         "%u fixed with per-flow ECMP\n", pairs, fixed, flow_fixed);
   fflush(stdout);
-  ck_assert(some_not);
+  ck_assert_uint_eq(fixed, pairs);
+  ck_assert_uint_lt(flow_fixed, pairs);
+  fs_coll_topo_net_free(ftnet);
+  fs_router_free(frouter);
+  fs_flownet_free(fnet);
   sys_close(&s);
 }
 END_TEST

@@ -71,6 +71,7 @@ gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const Fs
       .op = sw->op, .bytes = sizes.unit_bytes, .dtype = sw->dtype, .redop = sw->redop,
       .root = sw->root, .proto = ch.proto, .nchannels = ch.nchannels,
       .chunk_bytes = ch.chunk_bytes, .slice_bytes = ch.slice_bytes,
+      .conn_slots = ch.conn_slots,
     };
     FsCollAloneStats st;
     if (!fs_coll_time_alone(p, sys, comm, nbytes, &ch, &req, key++, net, xfer, xfer_ctx, &sw->alone,

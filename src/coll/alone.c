@@ -32,14 +32,30 @@ static guint64 whole_loops(const FsCollRequest *req, uint64_t q)
   return f;
 }
 
-/* Simulates the plans of n[0] < n[1] < n[2] < n[3] whole loops (the rest
- * of the plan unchanged), all with the full plan's executor parameters,
- * and extrapolates to F loops when the time per loop of the three
- * intervals agrees within tol (relative).  *done tells whether it did. */
+/* What a truncated plan shortens: whole loops (its bytes) or the ring
+ * steps of every loop (FsCollRequest.max_ring_steps). */
+typedef enum { DIM_LOOPS, DIM_STEPS } Dim;
+
+/* The request of req with x instead of F loops (or ring steps per loop). */
+static void truncate_req(const FsCollRequest *req, Dim dim, uint64_t q, guint64 F, guint64 x,
+                         FsCollRequest *r)
+{
+  *r = *req;
+  if (dim == DIM_LOOPS)
+    r->bytes = req->bytes - (F - x) * q * req->nchannels;
+  else
+    r->max_ring_steps = (guint)x;
+}
+
+/* Simulates the plans of n[0] < n[1] < n[2] < n[3] whole loops (or ring
+ * steps per loop; the rest of the plan unchanged), all with the full
+ * plan's executor parameters, and extrapolates to F when the time per
+ * unit of the three intervals agrees within tol (relative).  *done tells
+ * whether it did. */
 static gboolean try_extrapolate(const FsNcclParams *p, const FsCollSysInfo *sys,
                                 const FsComm *comm, uint64_t nbytes, const FsCollChoice *choice,
-                                const FsCollRequest *req, uint64_t key, uint64_t q, guint64 F,
-                                const guint64 n[3], double tol, FsFlowNet *net,
+                                const FsCollRequest *req, uint64_t key, Dim dim, uint64_t q,
+                                guint64 F, const guint64 n[4], double tol, FsFlowNet *net,
                                 FsCollTransferFn xfer, void *xfer_ctx,
                                 const FsCollAloneOpts *opts, FsCollAloneStats *stats,
                                 gboolean *done, GError **error)
@@ -49,14 +65,14 @@ static gboolean try_extrapolate(const FsNcclParams *p, const FsCollSysInfo *sys,
   gint64 depth[4];
   gboolean ok = TRUE;
   for (guint i = 0; i < 4 && ok; i++) {
-    FsCollRequest r = *req;
-    r.bytes = req->bytes - (F - n[i]) * q * req->nchannels;
+    FsCollRequest r;
+    truncate_req(req, dim, q, F, n[i], &r);
     pl[i] = fs_coll_plan_new(comm, choice->algo, &r, error);
     ok = pl[i] != NULL;
     if (ok)
       depth[i] = fs_coll_plan_latency_depth(pl[i]);
   }
-  /* The latency depth must grow by the same whole count per loop too. */
+  /* The latency depth must grow by the same whole count per unit too. */
   gint64 a = (gint64)(n[1] - n[0]), b = (gint64)(n[2] - n[1]), c = (gint64)(n[3] - n[2]);
   gint64 dd = ok ? depth[1] - depth[0] : 0;
   if (ok && dd >= 0 && dd % a == 0 && (depth[2] - depth[1]) * a == dd * b &&
@@ -75,7 +91,10 @@ static gboolean try_extrapolate(const FsNcclParams *p, const FsCollSysInfo *sys,
       if (s1 > 0 && fabs(s2 - s1) <= tol * s1 && fabs(s3 - s2) <= tol * s2) {
         stats->time = t[2] + (FsTime)llround((double)(F - n[2]) * s2);
         stats->period = (FsTime)llround(s2);
-        stats->sim_loops = n[2];
+        if (dim == DIM_LOOPS)
+          stats->sim_loops = n[2];
+        else
+          stats->sim_ring_steps = (guint)n[3];
         *done = TRUE;
       }
     }
@@ -125,12 +144,28 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
     for (guint64 N = N0; !opts->exact && 5 * N + 5 < F; N *= 2) {
       const guint64 n[4] = {N, N + 1, N + 2, 2 * N + 2};
       gboolean done;
-      if (!try_extrapolate(p, sys, comm, nbytes, choice, req, key, q, F, n, 1e-6, net, xfer,
-                           xfer_ctx, opts, stats, &done, error))
+      if (!try_extrapolate(p, sys, comm, nbytes, choice, req, key, DIM_LOOPS, q, F, n, 1e-6,
+                           net, xfer, xfer_ctx, opts, stats, &done, error))
         return FALSE;
       if (done)
         return TRUE;
     }
+  }
+  /* Step extrapolation: every loop's ring steps are alike, so the plan
+   * with K ring steps per loop grows by the same time per step once the
+   * slices of a step stream through the ring (checked on K, K+1, K+2,
+   * 2K+2 as above). */
+  guint S = choice->algo->ring_steps && fs_comm_size(comm) > 1
+              ? choice->algo->ring_steps(comm, req) : 0;
+  stats->ring_steps = stats->sim_ring_steps = S;
+  for (guint64 K = MAX(opts->min_steps, 4); !opts->exact && 5 * K + 5 < S; K *= 2) {
+    const guint64 n[4] = {K, K + 1, K + 2, 2 * K + 2};
+    gboolean done;
+    if (!try_extrapolate(p, sys, comm, nbytes, choice, req, key, DIM_STEPS, 0, S, n, 1e-6, net,
+                         xfer, xfer_ctx, opts, stats, &done, error))
+      return FALSE;
+    if (done)
+      return TRUE;
   }
   g_autoptr(FsCollPlan) plan = fs_coll_plan_new(comm, choice->algo, req, error);
   if (plan == NULL)

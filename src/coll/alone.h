@@ -65,6 +65,7 @@ typedef struct {
   void *route_ctx;
   guint min_loops;                /* N to start from; 0 = at least 4 and the pipeline's
                                      length (below) */
+  guint min_steps;                /* K to start step extrapolation from; 0 = 4 */
 } FsCollAloneOpts;
 
 typedef struct {
@@ -73,6 +74,9 @@ typedef struct {
   guint64 sim_loops;   /* whole loops of the largest plan simulated (== loops: no extrapolation) */
   FsTime period;       /* time per loop when extrapolated, else 0 */
   guint width;         /* channels per simulated channel in the last run (1: not folded) */
+  guint ring_steps;    /* ring steps per loop of the full plan (0: none) */
+  guint sim_ring_steps; /* ring steps per loop of the largest plan simulated (== ring_steps:
+                           no step extrapolation) */
   guint runs;          /* simulations run */
   guint64 sim_steps;   /* steps simulated over all runs */
 } FsCollAloneStats;

@@ -127,6 +127,10 @@ typedef struct {
    * A transfer whose data nothing consumes (a final delivery) frees its
    * slot at once. */
   guint conn_slots;
+  /* For timing only (alone.h, step extrapolation): ring phases stop after
+   * this many ring steps per loop (0 = all of them).  The plan is then not
+   * a whole collective, only its first steps. */
+  guint max_ring_steps;
 } FsCollRequest;
 
 typedef struct FsCollPlan FsCollPlan;
@@ -174,6 +178,11 @@ struct FsCollAlgo {
    * included) as it was.  0 when it cannot (e.g. not a multiple of the
    * datatype size). */
   uint64_t (*loop_bytes)(const FsComm *comm, const FsCollRequest *req);
+  /* Step structure, for step extrapolation (alone.h); NULL when none: the
+   * ring steps in every loop of every channel (2(n-1) for a ring
+   * all_reduce), all alike, which FsCollRequest.max_ring_steps truncates.
+   * 0 when the plan has no such steps. */
+  guint (*ring_steps)(const FsComm *comm, const FsCollRequest *req);
 };
 
 /* The algorithm table, in listing order, NULL-terminated. */

@@ -27,8 +27,15 @@
  * Speed (alone.h): channels that are identical can be folded into one of
  * width k (fs_coll_plan_fold); an algorithm that is a repetition of loops
  * says how many request bytes one loop takes (loop_bytes), so that a run
- * alone on the network can simulate a few loops and extrapolate; a run that
- * shares the network can ask for coarser slices (max_slices_per_conn).
+ * alone on the network can simulate a few loops and extrapolate; one whose
+ * loops are alike ring steps says how many (ring_steps), and a request can
+ * cut them (max_ring_steps) for step extrapolation; a run that shares the
+ * network can ask for coarser slices (max_slices_per_conn).
+ *
+ * Flow control (conn_slots): NCCL's connection buffers hold NCCL_STEPS
+ * buffer steps, so a sender runs at most that many slices ahead of what
+ * its receiver has consumed; the builder adds those waits as credits
+ * (FsCollStep.n_credits) after building the data dependencies.
  *
  * Ownership: a plan owns its steps and dependency arrays; the algorithm
  * and communicator it names are borrowed (the comm must outlive the plan).

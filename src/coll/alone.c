@@ -3,8 +3,108 @@
 #include "coll/alone.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "coll/bench.h"
+
+/* ---- The memo of whole plans (window extrapolation, alone.h) ---------- */
+
+/* A family: everything of a request but its bytes, and the executor
+ * parameters of its runs. */
+typedef struct {
+  const FsComm *comm;
+  const FsCollAlgo *algo;
+  FsCollOp op;
+  FsCollDtype dtype;
+  FsCollProto proto;
+  guint nchannels, conn_slots, max_slices, root;
+  uint64_t chunk, slice, q;
+  FsCollExecParams ep; /* key zeroed */
+} Family;
+
+typedef struct {
+  Family fam;
+  guint64 loops;
+  FsTime time;
+} MemoEntry;
+
+struct FsCollAloneMemo {
+  GArray *entries; /* MemoEntry, in insertion order (searched linearly: a sweep
+                      stores a few dozen) */
+};
+
+FsCollAloneMemo *fs_coll_alone_memo_new(void)
+{
+  FsCollAloneMemo *m = g_new0(FsCollAloneMemo, 1);
+  m->entries = g_array_new(FALSE, FALSE, sizeof(MemoEntry));
+  return m;
+}
+
+void fs_coll_alone_memo_free(FsCollAloneMemo *m)
+{
+  if (m == NULL)
+    return;
+  g_array_unref(m->entries);
+  g_free(m);
+}
+
+static void family_of(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
+                      uint64_t q, const FsCollExecParams *ep, Family *f)
+{
+  memset(f, 0, sizeof *f); /* padding too: families are compared with memcmp */
+  f->comm = comm, f->algo = algo, f->op = req->op, f->dtype = req->dtype, f->proto = req->proto;
+  f->nchannels = req->nchannels, f->conn_slots = req->conn_slots;
+  f->max_slices = req->max_slices_per_conn, f->root = req->root;
+  f->chunk = req->chunk_bytes, f->slice = req->slice_bytes, f->q = q;
+  f->ep.base_latency = ep->base_latency;
+  f->ep.step_latency[0] = ep->step_latency[0];
+  f->ep.step_latency[1] = ep->step_latency[1];
+  f->ep.payload = ep->payload;
+  f->ep.rate_cap = ep->rate_cap;
+  f->ep.reduce_bw = ep->reduce_bw;
+}
+
+static const MemoEntry *memo_find(const FsCollAloneMemo *m, const Family *f, guint64 loops)
+{
+  for (guint i = 0; i < m->entries->len; i++) {
+    const MemoEntry *e = &g_array_index(m->entries, MemoEntry, i);
+    if (e->loops == loops && memcmp(&e->fam, f, sizeof *f) == 0)
+      return e;
+  }
+  return NULL;
+}
+
+/* TRUE when every channel's share of req is exactly F loops of q bytes. */
+static gboolean pure_loops(const FsCollRequest *req, uint64_t q, guint64 F)
+{
+  for (guint c = 0; c < req->nchannels; c++)
+    if (fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, c) != F * q)
+      return FALSE;
+  return TRUE;
+}
+
+/* Window extrapolation (alone.h) from the memo: the largest L3 < F with
+ * L2 = L3/2 and L1 = L3/4 (>= 8) measured.  FALSE when none applies. */
+static gboolean memo_window(const FsCollAloneMemo *m, const Family *f, guint64 F,
+                            FsCollAloneStats *stats)
+{
+  for (guint64 L3 = F / 2; L3 >= 32; L3 /= 2) {
+    const MemoEntry *a = memo_find(m, f, L3 / 4), *b = memo_find(m, f, L3 / 2),
+                    *c = memo_find(m, f, L3);
+    if (a == NULL || b == NULL || c == NULL || L3 % 4 != 0)
+      continue;
+    double s1 = (double)(b->time - a->time) / (double)(L3 / 4);
+    double s2 = (double)(c->time - b->time) / (double)(L3 / 2);
+    if (s1 <= 0 || fabs(s2 - s1) > 0.01 * s2)
+      return FALSE;
+    stats->time = c->time + (FsTime)llround((double)(F - L3) * s2);
+    stats->period = (FsTime)llround(s2);
+    stats->sim_loops = 0;
+    stats->window = TRUE;
+    return TRUE;
+  }
+  return FALSE;
+}
 
 /* Runs plan (folded when opts allow) with params; adds to stats. */
 static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params, FsFlowNet *net,
@@ -119,6 +219,33 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   uint64_t q = choice->algo->loop_bytes && req->nchannels >= 1 && fs_comm_size(comm) > 1
                  ? choice->algo->loop_bytes(comm, req)
                  : 0;
+  /* Window extrapolation first (alone.h): it applies only to the families
+   * whose smaller sizes had to run whole. */
+  gboolean remember = FALSE;
+  Family fam;
+  if (q > 0 && !opts->exact && opts->memo != NULL && whole_loops(req, q) >= 8 &&
+      pure_loops(req, q, whole_loops(req, q))) {
+    guint64 F = whole_loops(req, q);
+    /* The executor parameters of the F plan: its latency depth from the
+     * one-loop and two-loop plans (it must not grow with the loops). */
+    FsCollRequest r1 = *req, r2 = *req;
+    r1.bytes = q * req->nchannels, r2.bytes = 2 * q * req->nchannels;
+    g_autoptr(FsCollPlan) p1 = fs_coll_plan_new(comm, choice->algo, &r1, error);
+    if (p1 == NULL)
+      return FALSE;
+    g_autoptr(FsCollPlan) p2 = fs_coll_plan_new(comm, choice->algo, &r2, error);
+    if (p2 == NULL)
+      return FALSE;
+    if (fs_coll_plan_latency_depth(p1) == fs_coll_plan_latency_depth(p2)) {
+      FsCollExecParams ep;
+      fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, p1, &ep);
+      family_of(comm, choice->algo, req, q, &ep, &fam);
+      remember = TRUE;
+      stats->loops = F;
+      if (F >= 64 && memo_window(opts->memo, &fam, F, stats))
+        return TRUE;
+    }
+  }
   if (q > 0) {
     guint64 F = whole_loops(req, q);
     stats->loops = stats->sim_loops = F;
@@ -173,5 +300,13 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   FsCollExecParams ep;
   fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, plan, &ep);
   ep.key = key;
-  return run_plan(plan, &ep, net, xfer, xfer_ctx, opts, stats, &stats->time, error);
+  if (!run_plan(plan, &ep, net, xfer, xfer_ctx, opts, stats, &stats->time, error))
+    return FALSE;
+  /* A whole run of a folded family joins the memo (folding says its routes
+   * do not depend on the keys, which differ from size to size). */
+  if (remember && stats->width > 1 && memo_find(opts->memo, &fam, stats->loops) == NULL) {
+    MemoEntry e = {.fam = fam, .loops = stats->loops, .time = stats->time};
+    g_array_append_val(opts->memo->entries, e);
+  }
+  return TRUE;
 }

@@ -54,6 +54,17 @@
  *   128 single-GPU nodes across 4 scalable units: −3.5e-4; 40 such nodes:
  *   refused by the check, run whole; tests/bench/RESULTS.md).
  *
+ *   Window extrapolation (opts->memo; a sweep's sizes ×2 apart): where no
+ *   periodic regime exists (the NVLS tree across many nodes), a plan of F
+ *   ≥ 64 whole loops and nothing else takes its time from whole plans of
+ *   the same family (algorithm, protocol, channels, chunk, slice, slots,
+ *   op, datatype, executor parameters, folded) measured before with L1 ≥
+ *   8, L2 = 2 L1, L3 = 2 L2 < F loops: when the time per loop over
+ *   [L1, L2] and [L2, L3] agrees within 1 %, T(F) = T(L3) + (F − L3) ×
+ *   the second.  Not exact: the error is that of the time per loop
+ *   (measured against whole runs in tests/bench/RESULTS.md).  Whole runs of
+ *   such plans are recorded in the memo.
+ *
  * A transfer's ECMP key is its connection's (exec.h), so a truncated plan
  * draws the same paths as the full plan where the fabric hashes flows
  * (Ethernet); folding is still refused there (route_fixed).
@@ -62,7 +73,7 @@
  * for every tuned collective; they do not make the NVLS tree across many
  * nodes periodic (128 NDR nodes: the time per loop over windows of 8 loops
  * still differs by 2.5 %), so those plans fail the 1e-6 check and run
- * whole.
+ * whole, or take a window extrapolation (above) in a sweep.
  *
  * A collective that shares the network with others cannot use either:
  * coarser slices (FsCollRequest.max_slices_per_conn, plan.h) are the
@@ -83,8 +94,17 @@
 
 G_BEGIN_DECLS
 
+/* Whole-plan times measured by earlier calls (a sweep's smaller sizes), for
+ * the window extrapolation below.  Owned by the caller; one per
+ * communicator and network (fs_coll_bench makes one per sweep). */
+typedef struct FsCollAloneMemo FsCollAloneMemo;
+FsCollAloneMemo *fs_coll_alone_memo_new(void);
+void fs_coll_alone_memo_free(FsCollAloneMemo *memo);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollAloneMemo, fs_coll_alone_memo_free)
+
 typedef struct {
   gboolean exact;                 /* TRUE: every loop of every channel, no shortcut */
+  FsCollAloneMemo *memo;          /* window extrapolation (below); NULL: none */
   FsCollRouteFixedFn route_fixed; /* folding needs it (fs_coll_topo_route_fixed); NULL: none */
   void *route_ctx;
   guint min_loops;                /* N to start from; 0 = at least 4 and the pipeline's
@@ -101,6 +121,7 @@ typedef struct {
   guint ring_steps;    /* ring steps per loop of the full plan (0: none) */
   guint sim_ring_steps; /* ring steps per loop of the largest plan simulated (== ring_steps:
                            no step extrapolation) */
+  gboolean window;     /* TRUE: window extrapolation from the memo (not exact) */
   guint runs;          /* simulations run */
   guint64 sim_steps;   /* steps simulated over all runs */
 } FsCollAloneStats;

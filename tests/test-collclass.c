@@ -59,12 +59,20 @@ typedef struct {
   FsCollTopoNet *tnet;
 } Net;
 
-static void net_init(Net *n, const FsTopo *topo, FsNetModel model)
+static void net_init_ecmp(Net *n, const FsTopo *topo, FsNetModel model, FsRouteEcmp ecmp)
 {
+  FsRouteOptions ro;
+  fs_route_options_init(&ro);
+  ro.ecmp = ecmp;
   n->sim = fs_sim_new();
   n->net = fs_flownet_new(n->sim, model);
-  n->router = fs_router_new(topo, n->net, NULL);
+  n->router = fs_router_new(topo, n->net, &ro);
   n->tnet = fs_coll_topo_net_new(n->router);
+}
+
+static void net_init(Net *n, const FsTopo *topo, FsNetModel model)
+{
+  net_init_ecmp(n, topo, model, FS_ROUTE_ECMP_AUTO);
 }
 
 static void net_clear(Net *n)
@@ -236,15 +244,17 @@ START_TEST(test_collclass_link_speed_matters)
 }
 END_TEST
 
-/* Across leaves the routes make ECMP choices: the strict class says it is
- * approximate (max-min then uses it only with coll_classes = ON); the
- * analytic profile class is exact, and translates share it. */
+/* Across leaves, with ECMP by flow key, the routes make ECMP choices: the
+ * strict class says it is approximate (max-min then uses it only with
+ * coll_classes = ON); the analytic profile class is exact, and translates
+ * share it.  With the default (InfiniBand switches route by destination)
+ * the routes are fixed: the strict class is exact. */
 START_TEST(test_collclass_reports_ecmp)
 {
   const char *defs[] = { "nodes=64", NULL };
   g_autoptr(FsTopo) topo = load_topo("dgx-h100-ib-ndr.yaml", defs);
   Net net;
-  net_init(&net, topo, FS_NET_ANALYTIC);
+  net_init_ecmp(&net, topo, FS_NET_ANALYTIC, FS_ROUTE_ECMP_FLOW);
   Cls in = classify_mode(&net, topo, "node0/gpu0,node1/gpu0", FS_COLL_CLASS_STRICT);
   Cls across = classify_mode(&net, topo, "node0/gpu0,node40/gpu0", FS_COLL_CLASS_STRICT);
   ck_assert(!in.ecmp);
@@ -263,6 +273,11 @@ START_TEST(test_collclass_reports_ecmp)
   Cls l1 = classify_mode(&net, topo, "node0/gpu0,node40/gpu0", FS_COLL_CLASS_LOOSE);
   Cls l2 = classify_mode(&net, topo, "node1/gpu0,node41/gpu0", FS_COLL_CLASS_LOOSE);
   ck_assert(l1.ecmp && same_class(&l1, &l2));
+  net_clear(&net);
+  /* By destination: fixed routes, an exact strict class. */
+  net_init(&net, topo, FS_NET_MAXMIN);
+  Cls d = classify_mode(&net, topo, "node0/gpu0,node40/gpu0", FS_COLL_CLASS_STRICT);
+  ck_assert(d.has_class && !d.ecmp);
   net_clear(&net);
 }
 END_TEST

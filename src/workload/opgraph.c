@@ -353,6 +353,31 @@ static Comm *comm_ready(FsOpGraph *g, guint i, GError **error)
   return c;
 }
 
+/* NCCL's choice for op with unit bytes per rank (or the buffer) on comm of
+ * n ranks, bf16, and the plan request it gives (with NCCL's bounded
+ * connection buffers); *nbytes as fs_coll_cost. */
+static gboolean tune(const FsNcclParams *np, const FsCollSysInfo *sys, const FsComm *comm, guint n,
+                     FsCollOp op, uint64_t unit, FsCollChoice *ch, FsCollRequest *req,
+                     uint64_t *nbytes, GError **error)
+{
+  gboolean per_rank = op == FS_COLL_ALL_GATHER || op == FS_COLL_REDUCE_SCATTER ||
+                      op == FS_COLL_ALLTOALL || op == FS_COLL_GATHER || op == FS_COLL_SCATTER;
+  uint64_t requested = per_rank ? unit * n : unit;
+  FsCollSizes sizes;
+  fs_coll_sizes(op, requested, FS_COLL_DT_BFLOAT16, n, &sizes);
+  *nbytes = fs_coll_nccl_bytes(op, &sizes, n);
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  if (!fs_coll_tune(np, sys, comm, op, *nbytes, &prefs, ch, error))
+    return FALSE;
+  *req = (FsCollRequest){
+    .op = op, .bytes = sizes.unit_bytes, .dtype = FS_COLL_DT_BFLOAT16, .redop = FS_COLL_REDOP_SUM,
+    .root = 0, .proto = ch->proto, .nchannels = ch->nchannels, .chunk_bytes = ch->chunk_bytes,
+    .slice_bytes = ch->slice_bytes, .conn_slots = ch->conn_slots,
+  };
+  return TRUE;
+}
+
 /* The plan (built once per op and size on a communicator) and executor
  * parameters of a collective, tuned as NCCL would. */
 static CachedPlan *plan_for(FsOpGraph *g, Comm *c, FsCollOp op, uint64_t unit, GError **error)
@@ -363,23 +388,11 @@ static CachedPlan *plan_for(FsOpGraph *g, Comm *c, FsCollOp op, uint64_t unit, G
       return p;
   }
   const FsNcclParams *np = g->env->nccl;
-  guint n = c->n;
-  gboolean per_rank = op == FS_COLL_ALL_GATHER || op == FS_COLL_REDUCE_SCATTER ||
-                      op == FS_COLL_ALLTOALL || op == FS_COLL_GATHER || op == FS_COLL_SCATTER;
-  uint64_t requested = per_rank ? unit * n : unit;
-  FsCollSizes sizes;
-  fs_coll_sizes(op, requested, FS_COLL_DT_BFLOAT16, n, &sizes);
-  uint64_t nbytes = fs_coll_nccl_bytes(op, &sizes, n);
-  FsCollPrefs prefs;
-  fs_coll_prefs_init(&prefs);
   FsCollChoice ch;
-  if (!fs_coll_tune(np, &c->sys, c->comm, op, nbytes, &prefs, &ch, error))
+  FsCollRequest req;
+  uint64_t nbytes;
+  if (!tune(np, &c->sys, c->comm, c->n, op, unit, &ch, &req, &nbytes, error))
     return NULL;
-  FsCollRequest req = {
-    .op = op, .bytes = sizes.unit_bytes, .dtype = FS_COLL_DT_BFLOAT16, .redop = FS_COLL_REDOP_SUM,
-    .root = 0, .proto = ch.proto, .nchannels = ch.nchannels, .chunk_bytes = ch.chunk_bytes,
-    .slice_bytes = ch.slice_bytes,
-  };
   FsCollPlan *plan = fs_coll_plan_new(c->comm, ch.algo, &req, error);
   if (plan == NULL)
     return NULL;
@@ -579,16 +592,24 @@ gboolean fs_opgraph_measure_coll(const FsOpEnv *env, const guint *gpus, guint n,
   *elapsed = 0;
   if (n < 2)
     return TRUE;
-  g_autoptr(FsOpGraph) g = fs_opgraph_new();
-  guint comm = fs_opgraph_add_comm(g, "measure", gpus, n);
-  guint coll = fs_opgraph_add_coll(g, comm, op, unit_bytes);
-  guint s = fs_opgraph_add_stream(g, "measure", 0, (int)gpus[0], FALSE);
-  FsOp t = { .kind = FS_OP_COLL, .cat = FS_CAT_COMM, .coll = coll, .mb = -1, .layer = -1 };
-  fs_opgraph_add(g, s, &t, NULL, 0);
-  FsTime t0 = fs_sim_now(env->sim);
-  if (!fs_opgraph_run(g, env, error))
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(env->router, gpus, n, env->nccl->max_channels,
+                                                  error);
+  FsCollSysInfo sys;
+  if (comm == NULL || !fs_coll_sysinfo_from_topo(env->nccl, env->router, comm, &sys, error))
     return FALSE;
-  *elapsed = fs_opgraph_end(g) - t0;
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nbytes;
+  if (!tune(env->nccl, &sys, comm, n, op, unit_bytes, &ch, &req, &nbytes, error))
+    return FALSE;
+  /* Alone on the network: the shortcuts of alone.h apply (channel
+   * folding, loop and step extrapolation, each checked as it runs). */
+  FsCollAloneOpts opts = { .route_fixed = fs_coll_topo_route_fixed, .route_ctx = env->tnet };
+  FsCollAloneStats st;
+  if (!fs_coll_time_alone(env->nccl, &sys, comm, nbytes, &ch, &req, 0, env->net,
+                          fs_coll_topo_xfer, env->tnet, &opts, &st, error))
+    return FALSE;
+  *elapsed = st.time;
   return TRUE;
 }
 

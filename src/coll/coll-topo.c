@@ -3,6 +3,7 @@
 #include "coll/coll-topo.h"
 
 #include "coll/ring-search.h"
+#include "core/rng.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -453,7 +454,7 @@ FsCollTopoNet *fs_coll_topo_net_new(FsRouter *router)
 {
   FsCollTopoNet *t = g_new0(FsCollTopoNet, 1);
   t->router = router;
-  t->paths = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+  t->paths = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
   return t;
 }
 

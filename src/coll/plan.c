@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "coll/algos.h"
+#include "core/rng.h"
 #include "util/error.h"
 
 struct FsCollPlan {
@@ -597,7 +598,7 @@ static guint gcd(guint a, guint b)
 /* TRUE when every transfer of p goes between nodes whose route is fixed. */
 static gboolean routes_fixed(const FsCollPlan *p, FsCollRouteFixedFn fixed, void *ctx)
 {
-  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, NULL);
   for (guint i = 0; i < p->steps->len; i++) {
     const FsCollStep *s = step_at(p, i);
     if (s->kind != FS_STEP_XFER)

@@ -19,6 +19,11 @@ uint64_t fs_hash64(uint64_t x)
   return x ^ (x >> 31);
 }
 
+guint fs_hash64_key(gconstpointer key)
+{
+  return (guint)fs_hash64(*(const uint64_t *)key);
+}
+
 /* One step of splitmix64: advance the state by the golden gamma, mix it. */
 static uint64_t splitmix64(uint64_t *state)
 {

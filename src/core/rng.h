@@ -28,5 +28,10 @@ double fs_rng_exp(FsRng *rng, double mean);
 
 /* 64-bit mixing hash (splitmix64 finaliser); used for deterministic ECMP. */
 uint64_t fs_hash64(uint64_t x);
+/* GHashFunc for keys that point to a uint64_t, with g_int64_equal: a full
+ * mix of the 64 bits.  g_int64_hash XORs the two halves, so keys that pack
+ * two 32-bit ids (a node pair) collide whenever a ^ b is the same: on a
+ * cluster's regular numbering, thousands of pairs share a bucket. */
+guint fs_hash64_key(gconstpointer key);
 
 G_END_DECLS

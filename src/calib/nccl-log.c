@@ -157,6 +157,10 @@ static char **split_blanks(const char *s)
  * stripped) and fills cols; FALSE when the line is not one. */
 static gboolean parse_columns(const char *rest, Columns *cols)
 {
+  /* Most comment lines are not titles: skip them before splitting. */
+  const char *s = rest + strspn(rest, " \t");
+  if (strncmp(s, "size", 4) != 0)
+    return FALSE;
   g_auto(GStrv) tok = split_blanks(rest);
   guint n = g_strv_length(tok);
   if (n < 4 || strcmp(tok[0], "size") != 0 || strcmp(tok[1], "count") != 0)
@@ -513,6 +517,9 @@ static gboolean comment_line(Text *tx, const char *line_text, int line)
  * the collective for the next test. */
 static void command_line(Text *tx, const char *line_text)
 {
+  /* Any line may land here: split only the ones that can name a binary. */
+  if (strstr(line_text, "_perf") == NULL)
+    return;
   g_auto(GStrv) tok = split_blanks(line_text);
   for (guint i = 0; tok[i]; i++) {
     if (strstr(tok[i], "_perf") == NULL)

@@ -6,7 +6,9 @@
  * Ctrl-C (SIGINT) asks the simulation to stop at its next event boundary
  * (fs_sim_request_interrupt): the command reports where it stopped, writes
  * no partial output and exits 130.  A second Ctrl-C kills the process at
- * once (the handler is reset after the first).
+ * once (the handler is reset after the first).  SIGTERM is handled the
+ * same way: it is what mpirun sends every rank when the user presses
+ * Ctrl-C on it, and what batch schedulers send before a kill.
  */
 #include <locale.h>
 #include <signal.h>
@@ -66,20 +68,21 @@ static int run_help(int argc, char **argv)
   return c->run(2, help_argv);
 }
 
-static void on_sigint(int sig)
+static void on_stop_signal(int sig)
 {
   (void)sig;
   fs_sim_request_interrupt();
 }
 
-static void catch_sigint(void)
+static void catch_stop_signals(void)
 {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
+  sa.sa_handler = on_stop_signal;
   sa.sa_flags = SA_RESETHAND | SA_RESTART;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
 }
 
 int main(int argc, char **argv)
@@ -107,6 +110,6 @@ int main(int argc, char **argv)
   const FsCommand *c = fs_command_find(name);
   if (c == NULL)
     return unknown_command(name);
-  catch_sigint();
+  catch_stop_signals();
   return c->run(argc - 1, argv + 1);
 }

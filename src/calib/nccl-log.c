@@ -487,9 +487,9 @@ static gboolean comment_line(Text *tx, const char *line_text, int line)
       if (sp != NULL)
         *sp = '\0';
     }
-    if (num == NULL || !parse_double(num, &v))
+    if (num == NULL || !parse_double(num, &v) || v < 0)
       return fail_at(tx, line, (int)(rest - line_text) + 1,
-                     "\"Avg bus bandwidth\": expected \": <GB/s>\"");
+                     "\"Avg bus bandwidth\": expected \": <GB/s>\" (a number >= 0)");
     if (tx->cur != NULL) {
       tx->cur->has_avg_busbw = TRUE;
       tx->cur->avg_busbw = v;
@@ -786,6 +786,10 @@ static FsNcclLog *parse_json(const char *text, gsize len, const char *name, GErr
   json_t *avg = json_object_get(root, "average_bus_bandwidth");
   if (avg != NULL && json_is_object(avg) && (v = json_object_get(avg, "bandwidth")) != NULL &&
       json_is_number(v)) {
+    if (json_number_value(v) < 0) {
+      js_fail(&js, "$.average_bus_bandwidth.bandwidth", "expected a non-negative number");
+      return NULL;
+    }
     t->has_avg_busbw = TRUE;
     t->avg_busbw = json_number_value(v);
   }

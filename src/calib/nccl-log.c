@@ -157,6 +157,10 @@ static char **split_blanks(const char *s)
  * stripped) and fills cols; FALSE when the line is not one. */
 static gboolean parse_columns(const char *rest, Columns *cols)
 {
+  /* Most comment lines are not titles: skip them before splitting. */
+  const char *s = rest + strspn(rest, " \t");
+  if (strncmp(s, "size", 4) != 0)
+    return FALSE;
   g_auto(GStrv) tok = split_blanks(rest);
   guint n = g_strv_length(tok);
   if (n < 4 || strcmp(tok[0], "size") != 0 || strcmp(tok[1], "count") != 0)
@@ -483,9 +487,9 @@ static gboolean comment_line(Text *tx, const char *line_text, int line)
       if (sp != NULL)
         *sp = '\0';
     }
-    if (num == NULL || !parse_double(num, &v))
+    if (num == NULL || !parse_double(num, &v) || v < 0)
       return fail_at(tx, line, (int)(rest - line_text) + 1,
-                     "\"Avg bus bandwidth\": expected \": <GB/s>\"");
+                     "\"Avg bus bandwidth\": expected \": <GB/s>\" (a number >= 0)");
     if (tx->cur != NULL) {
       tx->cur->has_avg_busbw = TRUE;
       tx->cur->avg_busbw = v;
@@ -513,6 +517,9 @@ static gboolean comment_line(Text *tx, const char *line_text, int line)
  * the collective for the next test. */
 static void command_line(Text *tx, const char *line_text)
 {
+  /* Any line may land here: split only the ones that can name a binary. */
+  if (strstr(line_text, "_perf") == NULL)
+    return;
   g_auto(GStrv) tok = split_blanks(line_text);
   for (guint i = 0; tok[i]; i++) {
     if (strstr(tok[i], "_perf") == NULL)
@@ -779,6 +786,10 @@ static FsNcclLog *parse_json(const char *text, gsize len, const char *name, GErr
   json_t *avg = json_object_get(root, "average_bus_bandwidth");
   if (avg != NULL && json_is_object(avg) && (v = json_object_get(avg, "bandwidth")) != NULL &&
       json_is_number(v)) {
+    if (json_number_value(v) < 0) {
+      js_fail(&js, "$.average_bus_bandwidth.bandwidth", "expected a non-negative number");
+      return NULL;
+    }
     t->has_avg_busbw = TRUE;
     t->avg_busbw = json_number_value(v);
   }

@@ -525,8 +525,11 @@ gboolean fs_flow_list_replay_on(FsFlowList *list, FsRouter *router, GError **err
     for (guint k = 0; k < r->n_deps; k++)
       g_array_append_val(g_ptr_array_index(rp.users, r->deps[k]), i);
   }
+  /* Start the flows without dependencies.  Not `waiting[i] == 0`: a flow
+   * that ends at once (src = dst: no network) starts its dependents inside
+   * start_record, and their counters reach 0 before this loop gets there. */
   for (guint i = 0; i < n && rp.error == NULL; i++)
-    if (rp.waiting[i] == 0)
+    if (((FsFlowRecord *)g_ptr_array_index(list->records, i))->n_deps == 0)
       start_record(&rp, i);
   if (rp.error == NULL) {
     GError *e = NULL;

@@ -867,6 +867,8 @@ gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRout
 /* ---- transfers over several paths ---- */
 
 
+static void transfer_release(Transfer *t);
+
 static void part_done(void *ctx, const FsFlowInfo *info)
 {
   Transfer *t = ctx;
@@ -879,6 +881,13 @@ static void part_done(void *ctx, const FsFlowInfo *info)
   t->agg.latency = MAX(t->agg.latency, info->latency);
   if (t->agg.id == FS_FLOW_NONE)
     t->agg.id = info->id;
+  transfer_release(t);
+}
+
+/* One part (or the start loop's hold) is over; the last one reports the
+ * transfer and frees it. */
+static void transfer_release(Transfer *t)
+{
   if (--t->left > 0)
     return;
   t->agg.mean_rate = t->agg.drained > t->agg.start
@@ -928,6 +937,11 @@ gboolean fs_router_transfer(FsRouter *r, guint src, guint dst, uint64_t bytes, F
     t->left += part[i] > 0 || (bytes == 0 && i == 0);
   }
   t->agg.path_len = t->left;
+  /* A zero-byte part with no latency lands inside fs_flownet_start.  Hold
+   * the transfer until every part has started, so that its done callback,
+   * which may start another transfer (reusing r->scratch), runs only after
+   * this loop is finished with the route. */
+  t->left++;
   for (guint i = 0; i < route->n_paths; i++) {
     if (!(part[i] > 0 || (bytes == 0 && i == 0)))
       continue;
@@ -940,6 +954,7 @@ gboolean fs_router_transfer(FsRouter *r, guint src, guint dst, uint64_t bytes, F
     };
     fs_flownet_start(r->net, &spec);
   }
+  transfer_release(t);
   return TRUE;
 }
 

@@ -193,7 +193,10 @@ int fs_router_nearest_nic(FsRouter *router, guint node);
  * byte of the last flow has landed, with an FsFlowInfo for the whole
  * transfer: start, drained and finish of the last flow, all the bytes,
  * mean_rate = bytes / (drained - start), the bottleneck of the last flow to
- * drain, path_len = the number of flows.  FALSE with error if no route. */
+ * drain, path_len = the number of flows.  A transfer that lands at once
+ * (zero bytes, no latency: src = dst) calls done before returning, after
+ * every part has started; done may start other transfers.  FALSE with
+ * error if no route. */
 gboolean fs_router_transfer(FsRouter *router, guint src, guint dst, uint64_t bytes,
                             FsTime start, double rate_cap, uint64_t key, FsFlowDoneFn done,
                             void *ctx, void *user, GError **error);

@@ -479,6 +479,14 @@ static void op_ready(FsOpGraph *g, guint32 id)
   case FS_OP_COMPUTE:
   case FS_OP_DELAY:
     op->start = fs_sim_now(sim);
+    /* Each duration is below FS_TIME_MAX, but a chain of them can pass it. */
+    if (op->dur > FS_TIME_MAX - op->start) {
+      const FsStream *s = &g_array_index(g->streams, FsStream, op->stream);
+      fail(g, g_error_new(FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
+                          "rank %u op %u would end past the simulated clock's range (9223372 s, "
+                          "about 106 days)", s->rank, id));
+      break;
+    }
     fs_sim_after(sim, op->dur, timed_done, g, id);
     break;
   case FS_OP_XFER:

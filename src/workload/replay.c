@@ -12,6 +12,9 @@
 #include "util/units.h"
 #include "workload/spec.h"
 
+/* FS_TIME_MAX in words, for messages. */
+#define CLOCK_RANGE "9223372 s, about 106 days"
+
 typedef struct {
   const char *file;
   const FsJsonDoc *doc;    /* positions of the values, for messages */
@@ -212,7 +215,10 @@ static gboolean load_comms(Loader *ld, json_t *root, GError **error)
 static FsTime flops_time(const Loader *ld, guint rank, double flops, FsDtype dt)
 {
   const FsGpuModel *gpu = &fs_topo_node(ld->topo, ld->gpu[rank])->model->u.gpu;
-  uint64_t side = (uint64_t)MAX(1.0, round(cbrt(flops / 2.0)));
+  /* The square GEMM of these FLOPs only picks the efficiency curve's
+   * point; past 2^30 per side every curve is flat, and the cap keeps the
+   * conversion to an integer defined for any finite count. */
+  uint64_t side = (uint64_t)CLAMP(round(cbrt(flops / 2.0)), 1.0, (double)(1u << 30));
   FsKernel k = fs_kernel_gemm("compute", FS_PASS_FORWARD, dt, side, side, side, 1);
   k.flops = k.model_flops = flops;
   return fs_kernel_time(&k, gpu, ld->eff, NULL);
@@ -294,6 +300,9 @@ static gboolean load_ops(Loader *ld, json_t *root, GError **error)
           g_clear_error(&sub);
           return FALSE;
         }
+        if (o.dur >= FS_TIME_MAX)
+          return bad(error, ld, (int)i, id, "\"duration\": %s is the whole of the simulated clock's "
+                     "range (%s); expected less", json_string_value(dur), CLOCK_RANGE);
       } else if (json_is_number(fl) && json_number_value(fl) >= 0) {
         FsDtype dt = FS_DTYPE_BF16;
         const char *dts = json_string_value(json_object_get(e, "dtype"));
@@ -301,6 +310,11 @@ static gboolean load_ops(Loader *ld, json_t *root, GError **error)
           return bad(error, ld, (int)i, id, "unknown \"dtype\" \"%s\"", dts);
         o.dur = flops_time(ld, rank, json_number_value(fl), dt);
         o.model_flops = json_number_value(fl);
+        /* A kernel time saturates at FS_TIME_MAX: the op could never end. */
+        if (o.dur >= FS_TIME_MAX)
+          return bad(error, ld, (int)i, id, "\"flops\": %g FLOPs take longer than the simulated "
+                     "clock's range (%s) on rank %u's GPU; expected fewer", o.model_flops,
+                     CLOCK_RANGE, rank);
       } else {
         return bad(error, ld, (int)i, id, "a compute op needs \"duration\" (\"1.5 ms\") or \"flops\" (a number)");
       }

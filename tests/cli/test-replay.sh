@@ -43,6 +43,21 @@ J
 "$FABRICSIM" replay "$T" "$tmp/one.json" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["makespan_ps"] == 1500000000, d' \
   || fail "single op makespan"
 
+# Each op fits the clock but the chain does not: a one-line limit error
+# (exit 1), not an overflowed clock.
+cat >"$tmp/long.json" <<'J'
+{"schema_version": 1, "nranks": 1, "ops": [
+ {"id": "a", "rank": 0, "kind": "compute", "duration": "5000000 s"},
+ {"id": "b", "rank": 0, "kind": "compute", "duration": "5000000 s"}]}
+J
+set +e
+"$FABRICSIM" replay "$T" "$tmp/long.json" >/dev/null 2>"$tmp/err"; rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "a trace past the clock's range exited $rc, want 1: $(cat "$tmp/err")"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "past the clock: not one line: $(cat "$tmp/err")"
+grep -q "rank 0 op 1 would end past the simulated clock's range" "$tmp/err" \
+  || fail "past the clock: '$(cat "$tmp/err")'"
+
 n=0
 for f in "$D"/n_*.json; do
   want=$(cat "${f%.json}.err")

@@ -7,9 +7,10 @@
  * At most MAX_ARGS arguments of at most MAX_ARG_LEN bytes each; a longer
  * input is skipped.  Corpus: tests/data/cli/ (README.md there).
  *
- * Every run starts in a scratch folder holding links to the source tree's
+ * The driver works in a scratch folder holding links to the source tree's
  * topologies/, workloads/, models/, validation/ and tests/, so that corpus
- * paths such as topologies/dgx-h100.yaml load, and an empty folder out/
+ * paths such as topologies/dgx-h100.yaml load, links to everything else in
+ * the folder it started in (libFuzzer's relative paths), and an empty out/
  * where commands may write (--trace out/t.json, -o out/s.csv).  Writing
  * anywhere else fails as a permission error would: fs_write_file_atomic and
  * fs_sweep_writer_open are wrapped at link time (-Wl,--wrap, see
@@ -29,8 +30,9 @@
  * a "fabricsim" warning or a progress line.  `fabricsim` alone prints its
  * usage on stderr and exits 2 (tests/cli/test-help.sh).  GLib warnings and
  * criticals abort.  With FS_FUZZ_CLI_VERBOSE set, each run's exit status
- * and first stderr line are printed.  libFuzzer adds: no crash, leak (every option and
- * result is freed by the time fs_cli_main returns), UB or hang.
+ * and first stderr line are printed.  libFuzzer adds: no crash, leak
+ * (every option and result is freed by the time fs_cli_main returns), UB
+ * or hang.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -117,18 +119,63 @@ static void empty_out_dir(void)
   g_dir_close(d);
 }
 
+/* Removes the scratch folder: its links, out/ and itself. */
 static void remove_scratch(void)
 {
-  static const char *const links[] = {"topologies", "workloads", "models", "validation", "tests"};
   if (scratch == NULL)
     return;
   empty_out_dir();
   g_rmdir(out_dir);
-  for (guint i = 0; i < G_N_ELEMENTS(links); i++) {
-    g_autofree char *p = g_build_filename(scratch, links[i], NULL);
-    g_unlink(p);
+  GDir *d = g_dir_open(scratch, 0, NULL);
+  if (d != NULL) {
+    for (const char *n; (n = g_dir_read_name(d)) != NULL;) {
+      g_autofree char *p = g_build_filename(scratch, n, NULL);
+      if (g_file_test(p, G_FILE_TEST_IS_SYMLINK))
+        g_unlink(p);
+    }
+    g_dir_close(d);
   }
   g_rmdir(scratch);
+}
+
+static void link_into_scratch(const char *target, const char *name)
+{
+  g_autofree char *link = g_build_filename(scratch, name, NULL);
+  if (symlink(target, link) != 0 && errno != EEXIST)
+    fs_fuzz_fail("cannot link %s: %s", link, g_strerror(errno));
+}
+
+/* The scratch folder, made the working directory: links to the source
+ * tree's input folders, then to every other entry of the starting folder
+ * (so that libFuzzer's relative corpus and artifact paths still resolve,
+ * also when a crash happens inside a command), and out/. */
+static void enter_scratch(void)
+{
+  static const char *const inputs[] = {"topologies", "workloads", "models", "validation", "tests"};
+  GError *error = NULL;
+  scratch = g_dir_make_tmp("fabricsim-fuzz-cli-XXXXXX", &error);
+  if (scratch == NULL)
+    fs_fuzz_fail("cannot make a scratch folder: %s", error->message);
+  atexit(remove_scratch);
+  g_autofree char *root = g_canonicalize_filename(FS_SOURCE_MODELS_DIR "/..", NULL);
+  for (guint i = 0; i < G_N_ELEMENTS(inputs); i++) {
+    g_autofree char *target = g_build_filename(root, inputs[i], NULL);
+    link_into_scratch(target, inputs[i]);
+  }
+  g_autofree char *home = g_get_current_dir();
+  GDir *d = g_dir_open(home, 0, NULL);
+  if (d != NULL) {
+    for (const char *n; (n = g_dir_read_name(d)) != NULL;) {
+      if (strcmp(n, OUT_DIR) == 0)
+        continue;
+      g_autofree char *target = g_build_filename(home, n, NULL);
+      link_into_scratch(target, n); /* the source folders above win */
+    }
+    g_dir_close(d);
+  }
+  out_dir = g_build_filename(scratch, OUT_DIR, NULL);
+  if (g_mkdir(out_dir, 0700) != 0 || chdir(scratch) != 0)
+    fs_fuzz_fail("cannot prepare %s: %s", scratch, g_strerror(errno));
 }
 
 /* GLib warnings and criticals are programmer errors: report and stop. */
@@ -163,23 +210,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                                       "PMIX_RANK"};
   for (guint i = 0; i < G_N_ELEMENTS(unset); i++)
     g_unsetenv(unset[i]);
-
-  GError *error = NULL;
-  scratch = g_dir_make_tmp("fabricsim-fuzz-cli-XXXXXX", &error);
-  if (scratch == NULL)
-    fs_fuzz_fail("cannot make a scratch folder: %s", error->message);
-  g_autofree char *root = g_canonicalize_filename(FS_SOURCE_MODELS_DIR "/..", NULL);
-  static const char *const links[] = {"topologies", "workloads", "models", "validation", "tests"};
-  for (guint i = 0; i < G_N_ELEMENTS(links); i++) {
-    g_autofree char *target = g_build_filename(root, links[i], NULL);
-    g_autofree char *link = g_build_filename(scratch, links[i], NULL);
-    if (symlink(target, link) != 0)
-      fs_fuzz_fail("cannot link %s: %s", link, g_strerror(errno));
-  }
-  out_dir = g_build_filename(scratch, OUT_DIR, NULL);
-  if (g_mkdir(out_dir, 0700) != 0 || chdir(scratch) != 0)
-    fs_fuzz_fail("cannot prepare %s: %s", scratch, g_strerror(errno));
-  atexit(remove_scratch);
+  enter_scratch();
 
   /* stdin empty; stdout goes to /dev/null while a command runs. */
   int null_in = open("/dev/null", O_RDONLY);

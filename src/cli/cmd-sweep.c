@@ -14,6 +14,7 @@
 #endif
 
 #include "cli/commands.h"
+#include "core/sim.h"
 #include "sweep/output.h"
 #include "sweep/sweep.h"
 #include "util/error.h"
@@ -48,6 +49,8 @@ typedef struct {
   gboolean tty;
   GError *error;      /* the first write error */
   int rank, size;     /* MPI (0, 1 without) */
+  int ranks_done;     /* MPI rank 0: other ranks that said they are done */
+  gboolean stop_sent; /* MPI rank 0: TAG_STOP sent to the others */
 } Ctx;
 
 static void progress(Ctx *c, gboolean final)
@@ -81,7 +84,16 @@ static void deliver(Ctx *c, FsSweepResult *r)
 }
 
 #ifdef FS_HAVE_MPI
+/* Rank 0 and the others.  Each other rank sends its results (TAG_RESULT,
+ * as JSON text) and then one TAG_DONE, however its run ended; rank 0
+ * receives until every other rank is done, so it never waits for a result
+ * that will not come.  When rank 0 is interrupted it sends each other rank
+ * a TAG_STOP, which the others' poll turns into an interrupt of their own
+ * (mpirun usually signals every rank anyway).  Messages from one rank
+ * arrive in the order sent, so a rank's results precede its TAG_DONE. */
 #define TAG_RESULT 17
+#define TAG_DONE 18
+#define TAG_STOP 19
 
 static char *result_to_text(const FsSweepResult *r)
 {
@@ -116,17 +128,26 @@ static void text_to_result(const char *text, FsSweepResult *r)
   json_decref(o);
 }
 
-/* Receives one result from another rank (blocking when wait). */
+/* Rank 0: receives one message from another rank (blocking when wait): a
+ * result, delivered, or a rank's TAG_DONE, counted. */
 static gboolean mpi_receive(Ctx *c, gboolean wait)
 {
   MPI_Status st;
   int flag = 1;
   if (!wait)
-    MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &st);
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
   else
-    MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st);
+    MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
   if (!flag)
     return FALSE;
+  if (st.MPI_TAG == TAG_DONE) {
+    int peer_status;
+    MPI_Recv(&peer_status, 1, MPI_INT, st.MPI_SOURCE, TAG_DONE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    c->ranks_done++;
+    if (peer_status == FS_EXIT_INTERRUPTED)
+      fs_sim_request_interrupt(); /* one rank stopped: the sweep stops */
+    return TRUE;
+  }
   int len;
   MPI_Get_count(&st, MPI_CHAR, &len);
   g_autofree char *buf = g_malloc(len + 1);
@@ -138,11 +159,34 @@ static gboolean mpi_receive(Ctx *c, gboolean wait)
   return TRUE;
 }
 
+/* Rank 0's poll: takes what has arrived; on its own interrupt, asks the
+ * other ranks (once) to stop too. */
 static void poll_mpi(void *ud)
 {
   Ctx *c = ud;
   while (mpi_receive(c, FALSE))
     ;
+  if (fs_sim_interrupt_requested() && !c->stop_sent) {
+    c->stop_sent = TRUE;
+    for (int r = 1; r < c->size; r++) {
+      int nothing = 0;
+      MPI_Send(&nothing, 1, MPI_INT, r, TAG_STOP, MPI_COMM_WORLD);
+    }
+  }
+}
+
+/* The other ranks' poll: a TAG_STOP from rank 0 interrupts this rank. */
+static void poll_stop(void *ud)
+{
+  (void)ud;
+  int flag = 0;
+  MPI_Status st;
+  MPI_Iprobe(0, TAG_STOP, MPI_COMM_WORLD, &flag, &st);
+  if (flag) {
+    int nothing;
+    MPI_Recv(&nothing, 1, MPI_INT, 0, TAG_STOP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    fs_sim_request_interrupt();
+  }
 }
 
 static void send_result(FsSweepResult *r, void *ud)
@@ -223,13 +267,41 @@ static int run(const char *spec_path)
   FsSweepResultFn cb = on_result;
   FsSweepPollFn poll = NULL;
 #ifdef FS_HAVE_MPI
-  if (mpi && c.rank != 0)
+  if (mpi && c.rank != 0) {
     cb = send_result;
+    poll = poll_stop;
+  }
   if (mpi && c.rank == 0)
     poll = poll_mpi;
 #endif
-  if (!fs_sweep_run(env, spec, done + (guint)c.rank, (guint)c.size, (guint)MAX(opt_jobs, 0), cb,
-                    poll, &c, &error)) {
+  gboolean ran = fs_sweep_run(env, spec, done + (guint)c.rank, (guint)c.size,
+                              (guint)MAX(opt_jobs, 0), cb, poll, &c, &error);
+#ifdef FS_HAVE_MPI
+  if (mpi && c.rank != 0) {
+    int st = ran ? 0
+             : g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED) ? FS_EXIT_INTERRUPTED
+                                                                                    : 1;
+    MPI_Send(&st, 1, MPI_INT, 0, TAG_DONE, MPI_COMM_WORLD);
+  }
+  if (mpi && c.rank == 0) {
+    if (!ran)
+      poll_mpi(&c); /* tells the others to stop when interrupted */
+    while (c.ranks_done < c.size - 1)
+      mpi_receive(&c, TRUE);
+    if (ran && fs_sim_interrupt_requested()) {
+      /* Another rank was interrupted after this one had finished. */
+      ran = FALSE;
+      g_set_error(&error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED, "interrupted");
+    }
+  }
+#endif
+  if (!ran) {
+    if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED) && c.rank != 0) {
+      /* Rank 0 reports the interrupt for all. */
+      g_clear_error(&error);
+      status = FS_EXIT_INTERRUPTED;
+      goto out;
+    }
     if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED) && c.rank == 0) {
       /* The rows in point order so far are in OUT.partial; OUT is not written. */
       progress(&c, TRUE);
@@ -247,10 +319,6 @@ static int run(const char *spec_path)
     status = fs_cli_fail("sweep", error);
     goto out;
   }
-#ifdef FS_HAVE_MPI
-  while (mpi && c.rank == 0 && c.start_done + c.got < c.total)
-    mpi_receive(&c, TRUE);
-#endif
   if (c.rank == 0) {
     progress(&c, TRUE);
     if (c.error != NULL)

@@ -1,4 +1,4 @@
-/* main.c — the fabricsim process: C locale, Ctrl-C, then fs_cli_main (commands.c).
+/* main.c — the fabricsim process: C locale, stop signals, then fs_cli_main (commands.c).
  *
  * Exit status: 0 ok, 1 runtime failure, 2 bad input or usage, 130 when
  * interrupted.  Errors go to stderr, one line each.
@@ -6,7 +6,9 @@
  * Ctrl-C (SIGINT) asks the simulation to stop at its next event boundary
  * (fs_sim_request_interrupt): the command reports where it stopped, writes
  * no partial output and exits 130.  A second Ctrl-C kills the process at
- * once (the handler is reset after the first).
+ * once (the handler is reset after the first).  SIGTERM is handled the
+ * same way: it is what mpirun sends every rank when the user presses
+ * Ctrl-C on it, and what batch schedulers send before a kill.
  */
 #include <locale.h>
 #include <signal.h>
@@ -16,26 +18,27 @@
 #include "cli/commands.h"
 #include "core/sim.h"
 
-static void on_sigint(int sig)
+static void on_stop_signal(int sig)
 {
   (void)sig;
   fs_sim_request_interrupt();
 }
 
-static void catch_sigint(void)
+static void catch_stop_signals(void)
 {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
+  sa.sa_handler = on_stop_signal;
   sa.sa_flags = SA_RESETHAND | SA_RESTART;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
 }
 
 int main(int argc, char **argv)
 {
   /* Numbers are printed and parsed the same way everywhere. */
   setlocale(LC_ALL, "C");
-  catch_sigint();
+  catch_stop_signals();
   return fs_cli_main(argc, argv);
 }

@@ -92,6 +92,35 @@ cp "$out.partial" "$tmp/kept"
 [ "$(head -n $((done_n + 1)) "$out")" = "$(cat "$tmp/kept")" ] || fail "sweep: resume changed kept rows"
 [ "$(tail -n +2 "$out" | cut -d, -f3 | sort -u)" = "ok" ] || fail "sweep: not every point ok after resume: $(cat "$out")"
 
+# MPI: a signal to one rank (SIGTERM, as a batch scheduler sends) stops
+# every rank; rank 0 reports, the kept rows resume without MPI.
+if command -v mpirun >/dev/null 2>&1; then
+  out="$tmp/mpi.csv"
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" mpirun -x ASAN_OPTIONS --oversubscribe \
+    --allow-run-as-root -n 2 "$FABRICSIM" sweep "$tmp/spec.yaml" -o "$out" -j 1 -q \
+    >/dev/null 2>"$tmp/err" &
+  pid=$!
+  for _ in $(seq 600); do
+    [ -f "$out.partial" ] && [ "$(wc -l <"$out.partial")" -ge 2 ] && break
+    sleep 0.1
+  done
+  for p in $(pgrep -f "sweep $tmp/spec.yaml -o $out" || true); do
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+      kill -TERM "$p"
+    fi
+  done
+  rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 130 ] || fail "mpi sweep: exit status $rc after SIGTERM to rank 1, expected 130: $(cat "$tmp/err")"
+  grep -Eq "^fabricsim sweep: interrupted: [0-9]+ of 8 points done; re-run with --resume to finish $out$" \
+    "$tmp/err" || fail "mpi sweep: unexpected message: $(cat "$tmp/err")"
+  [ ! -e "$out" ] || fail "mpi sweep: $out written by an interrupted run"
+  "$FABRICSIM" sweep "$tmp/spec.yaml" -o "$out" -j 1 -q --resume || fail "mpi sweep --resume failed"
+  [ "$(wc -l <"$out")" -eq 9 ] || fail "mpi sweep: resumed output has $(wc -l <"$out") lines, expected 9"
+else
+  echo "mpirun absent: MPI interrupt skipped"
+fi
+
 # Resource guards.
 rc=0
 FABRICSIM_MAX_EVENTS=1000 "$FABRICSIM" flows "$T" "$tmp/flows.csv" >/dev/null 2>"$tmp/err" || rc=$?

@@ -25,10 +25,10 @@
  * Promises checked (stderr is captured): the exit status is 0, 1 or 2;
  * with status 2 stderr is exactly one line starting "fabricsim: " or
  * "fabricsim CMD: " (CMD the subcommand, and the topic for explain), and
- * when what follows names an existing file it goes on "FILE:LINE:COL: " or
- * "FILE: "; with status 1 the first line has that prefix and only a
- * deadlock report spans several lines; with status 0 every stderr line is
- * a "fabricsim" warning or a progress line.  `fabricsim` alone prints its
+ * when what follows is an argument naming an existing file and a colon, it
+ * goes on "FILE:LINE:COL: " or "FILE: "; with status 1 the first line has
+ * that prefix and only a deadlock report spans several lines; with
+ * status 0 every stderr line is a "fabricsim" warning or a progress line.  `fabricsim` alone prints its
  * usage on stderr and exits 2 (tests/cli/test-help.sh).  GLib warnings and
  * criticals abort.  With FS_FUZZ_CLI_VERBOSE set, each run's exit status
  * and first stderr line are printed.  libFuzzer adds: no crash, leak
@@ -287,17 +287,37 @@ static const char *after_prefix(const char *line, char **argv, int argc)
   return strncmp(p, ": ", 2) == 0 ? p + 2 : NULL;
 }
 
-/* When message starts with the name of an existing file and a colon, it
- * is an input error: "FILE:LINE:COL: " or "FILE: ". */
-static void check_file_position(const char *message, const char *line)
+/* The longest argument (or value of --opt=value) that names an existing
+ * file and that message starts with, followed by a colon; NULL if none.
+ * A name is taken whole: "a.yaml::" is not "a.yaml". */
+static const char *file_named(const char *message, char **argv, int argc)
 {
-  const char *colon = strchr(message, ':');
-  if (colon == NULL || colon == message)
+  const char *best = NULL;
+  size_t best_len = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *eq = strchr(argv[i], '=');
+    const char *cands[2] = {argv[i], eq ? eq + 1 : NULL};
+    for (guint k = 0; k < 2; k++) {
+      const char *c = cands[k];
+      size_t n = c ? strlen(c) : 0;
+      if (n == 0 || n <= best_len || strncmp(message, c, n) != 0 || message[n] != ':' ||
+          !g_file_test(c, G_FILE_TEST_IS_REGULAR))
+        continue;
+      best = c;
+      best_len = n;
+    }
+  }
+  return best;
+}
+
+/* When message is about a file named on the command line, it is an input
+ * error at a position: "FILE:LINE:COL: " or "FILE: ". */
+static void check_file_position(const char *message, const char *line, char **argv, int argc)
+{
+  const char *name = file_named(message, argv, argc);
+  if (name == NULL)
     return;
-  g_autofree char *name = g_strndup(message, (gsize)(colon - message));
-  if (!g_file_test(name, G_FILE_TEST_IS_REGULAR))
-    return;
-  const char *p = colon + 1;
+  const char *p = message + strlen(name) + 1;
   if (*p == ' ')
     return;
   char *end;
@@ -346,7 +366,7 @@ static void check_output(int status, const char *err, size_t err_len, char **arg
   if (n_lines > 1 && (status == 2 || strstr(err, "deadlock") == NULL))
     fs_fuzz_fail("exit status %d with %u lines on stderr: %s", status, n_lines, err);
   if (status == 2)
-    check_file_position(message, lines[0]);
+    check_file_position(message, lines[0], argv, argc);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -10,6 +10,11 @@
  *     H100 and on 2 NDR nodes (exact to a few ps: the regime is periodic);
  *     plans whose regime drifts (NVLS with few channels, trees across
  *     nodes) fail the periodicity check and are simulated whole;
+ *   step extrapolation (ring steps per loop): exact where the ring's steps
+ *     repeat at once, refused where they drift within the steps checked;
+ *   bounded buffers (conn_slots): the credits are the consumers of the
+ *     transfer conn_slots earlier on the connection;
+ *   window extrapolation (a sweep's memo): within 1 % of the whole run;
  *   slice coarsening (max_slices_per_conn): the transfer bound holds, and
  *     the error against exact slicing is printed and bounded. */
 #include <math.h>
@@ -35,7 +40,14 @@ typedef struct {
   FsCollSysInfo sys;
 } Sys;
 
+static void sys_open_gpus(Sys *s, const char *name, const char *define, const char *gpu_list);
+
 static void sys_open(Sys *s, const char *name, const char *define)
+{
+  sys_open_gpus(s, name, define, "all");
+}
+
+static void sys_open_gpus(Sys *s, const char *name, const char *define, const char *gpu_list)
 {
   GError *err = NULL;
   memset(s, 0, sizeof *s);
@@ -53,7 +65,7 @@ static void sys_open(Sys *s, const char *name, const char *define)
   s->router = fs_router_new(s->topo, s->net, NULL);
   s->tnet = fs_coll_topo_net_new(s->router);
   guint n = 0;
-  g_autofree guint *gpus = fs_coll_parse_gpus(s->topo, "all", &n, &err);
+  g_autofree guint *gpus = fs_coll_parse_gpus(s->topo, gpu_list, &n, &err);
   fs_assert_no_error(err);
   s->comm = fs_coll_comm_from_topo(s->router, gpus, n, s->np->max_channels, &err);
   fs_assert_no_error(err);
@@ -95,7 +107,7 @@ static void choose(Sys *s, FsCollOp op, uint64_t size, const char *algo, int pro
   *req = (FsCollRequest){
     .op = op, .bytes = sizes.unit_bytes, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
     .proto = ch->proto, .nchannels = ch->nchannels, .chunk_bytes = ch->chunk_bytes,
-    .slice_bytes = ch->slice_bytes,
+    .slice_bytes = ch->slice_bytes, .conn_slots = ch->conn_slots,
   };
 }
 
@@ -230,16 +242,28 @@ START_TEST(test_fold_route_fixed)
   sys_close(&s);
   sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=64");
   guint n = fs_comm_size(s.comm);
-  gboolean some_fixed = FALSE, some_not = FALSE;
-  for (guint r = 8; r < n; r += 8) {
-    gboolean f = fs_coll_topo_route_fixed(s.tnet, fs_comm_gpu(s.comm, 0), fs_comm_gpu(s.comm, r));
-    some_fixed |= f;
-    some_not |= !f;
+  /* InfiniBand routes by destination (route.h, FsRouteOptions.ecmp auto):
+   * every pair is fixed.  Hashing every flow (ecmp flow, as Ethernet
+   * does) makes the pairs across leaves depend on the key. */
+  FsRouteOptions ro;
+  fs_route_options_init(&ro);
+  ro.ecmp = FS_ROUTE_ECMP_FLOW;
+  FsFlowNet *fnet = fs_flownet_new(s.sim, FS_NET_MAXMIN);
+  FsRouter *frouter = fs_router_new(s.topo, fnet, &ro);
+  FsCollTopoNet *ftnet = fs_coll_topo_net_new(frouter);
+  guint fixed = 0, flow_fixed = 0, pairs = 0;
+  for (guint r = 8; r < n; r += 8, pairs++) {
+    fixed += fs_coll_topo_route_fixed(s.tnet, fs_comm_gpu(s.comm, 0), fs_comm_gpu(s.comm, r));
+    flow_fixed += fs_coll_topo_route_fixed(ftnet, fs_comm_gpu(s.comm, 0), fs_comm_gpu(s.comm, r));
   }
-  printf("64 NDR nodes, GPU 0 to local rank 0 of the other hosts: %s fixed, %s not\n",
-         some_fixed ? "some" : "none", some_not ? "some" : "none");
+  printf("64 NDR nodes, GPU 0 to local rank 0 of the %u other hosts: %u fixed by destination, "
+         "%u fixed with per-flow ECMP\n", pairs, fixed, flow_fixed);
   fflush(stdout);
-  ck_assert(some_not);
+  ck_assert_uint_eq(fixed, pairs);
+  ck_assert_uint_lt(flow_fixed, pairs);
+  fs_coll_topo_net_free(ftnet);
+  fs_router_free(frouter);
+  fs_flownet_free(fnet);
   sys_close(&s);
 }
 END_TEST
@@ -349,6 +373,184 @@ START_TEST(test_extrapolate_small_runs_full)
 }
 END_TEST
 
+/* ---- Bounded connection buffers ---------------------------------------- */
+
+START_TEST(test_conn_slots_credits)
+{
+  /* With conn_slots = S, transfer k of a connection waits (credits) for
+   * exactly the steps that consume transfer k - S of it; folding keeps
+   * them; the run completes (no credit cycle).  The bound binds here: the
+   * tree runs 3 % longer; the NVLS tree 0.2 % shorter (less run-ahead,
+   * less sharing of the NICs between loops: under max-min sharing that can
+   * help). */
+  Sys s;
+  sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=2");
+  GError *err = NULL;
+  const char *algos[] = {"tree", "nvls_tree", "ring"};
+  guint binds = 0;
+  for (guint a = 0; a < G_N_ELEMENTS(algos); a++) {
+    FsCollRequest req = {
+      .op = FS_COLL_ALL_REDUCE, .bytes = 64u << 20, .dtype = FS_COLL_DT_FLOAT,
+      .proto = FS_PROTO_SIMPLE, .nchannels = 4, .chunk_bytes = 2u << 20,
+      .slice_bytes = 1u << 20, .conn_slots = 2,
+    };
+    g_autoptr(FsCollPlan) p = fs_coll_plan_new(s.comm, fs_coll_algo_find(algos[a]), &req, &err);
+    fs_assert_no_error(err);
+    guint n = fs_coll_plan_n_steps(p), with_credits = 0;
+    /* Per step: the transfer two before it on its connection. */
+    g_autofree uint32_t *prev = g_new(uint32_t, n);
+    for (guint i = 0; i < n; i++) {
+      guint nd;
+      const uint32_t *d = fs_coll_plan_deps(p, i, &nd);
+      prev[i] = FS_STEP_NONE;
+      for (guint j = 0; j < nd; j++)
+        if (fs_coll_step_same_conn(fs_coll_plan_step(p, d[j]), fs_coll_plan_step(p, i)))
+          prev[i] = d[j];
+    }
+    for (guint i = 0; i < n; i++) {
+      guint nc;
+      const uint32_t *c = fs_coll_plan_credits(p, i, &nc);
+      uint32_t k2 = prev[i] == FS_STEP_NONE ? FS_STEP_NONE : prev[prev[i]];
+      if (k2 == FS_STEP_NONE) {
+        ck_assert_uint_eq(nc, 0);
+        continue;
+      }
+      /* Every credit consumes k2's data; every consumer of k2 is a credit. */
+      guint consumers = 0;
+      for (guint x = 0; x < n; x++) {
+        guint nd;
+        const uint32_t *d = fs_coll_plan_deps(p, x, &nd);
+        for (guint j = 0; j < nd; j++)
+          if (d[j] == k2 && prev[x] != k2) {
+            consumers++;
+            gboolean found = FALSE;
+            for (guint y = 0; y < nc; y++)
+              found |= c[y] == x;
+            ck_assert_msg(found, "%s: step %u misses credit %u", algos[a], i, x);
+          }
+      }
+      ck_assert_uint_eq(nc, consumers);
+      with_credits += nc > 0;
+    }
+    ck_assert_uint_gt(with_credits, 0);
+    FsCollChoice ch = {.algo = fs_coll_algo_find(algos[a]), .proto = FS_PROTO_SIMPLE,
+                       .nchannels = 4, .chunk_bytes = 2u << 20, .slice_bytes = 1u << 20};
+    uint64_t nb = 64u << 20;
+    FsTime bounded = time_it(&s, &ch, &req, nb, &exact_opts).time;
+    FsCollAloneOpts f = fold_only(&s);
+    FsTime folded = time_it(&s, &ch, &req, nb, &f).time;
+    req.conn_slots = 0;
+    FsTime free_run = time_it(&s, &ch, &req, nb, &exact_opts).time;
+    printf("%s 64 MiB 4 ch, 2 slots: %.3f us (folded %.3f), unbounded %.3f us\n", algos[a],
+           fs_time_to_us(bounded), fs_time_to_us(folded), fs_time_to_us(free_run));
+    fflush(stdout);
+    ck_assert_double_le(rel(folded, bounded), 1e-3);
+    binds += bounded != free_run;
+  }
+  ck_assert_uint_ge(binds, 2);
+  sys_close(&s);
+}
+END_TEST
+
+/* ---- Window extrapolation ---------------------------------------------- */
+
+START_TEST(test_window_extrapolation)
+{
+  /* The NVLS tree across 8 NDR nodes has no regime periodic to 1e-6, so
+   * its sizes run whole; with a memo, 128, 256 and 512 MiB (8, 16, 32
+   * loops per channel) measured whole give 1 GiB (64 loops) by the time
+   * per loop over [16, 32]: compared with the whole run of 1 GiB. */
+  Sys s;
+  sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=8");
+  g_autoptr(FsCollAloneMemo) memo = fs_coll_alone_memo_new();
+  FsCollAloneOpts with_memo = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet,
+                               .memo = memo};
+  FsCollAloneOpts without = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet};
+  const uint64_t sizes[] = {128u << 20, 256u << 20, 512u << 20, 1u << 30};
+  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    FsCollChoice ch;
+    FsCollRequest req;
+    uint64_t nb;
+    choose(&s, FS_COLL_ALL_REDUCE, sizes[i], "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+    req.conn_slots = ch.conn_slots;
+    FsCollAloneStats a = time_it(&s, &ch, &req, nb, &with_memo);
+    if (i + 1 < G_N_ELEMENTS(sizes)) {
+      ck_assert(!a.window);
+      continue;
+    }
+    FsCollAloneStats b = time_it(&s, &ch, &req, nb, &without);
+    double e = rel(a.time, b.time);
+    printf("nvls_tree 8 nodes 1 GiB: window %.3f us (period %.3f us, %u runs), whole %.3f us "
+           "(%" G_GUINT64_FORMAT " loops, %u runs), error %.2e\n", fs_time_to_us(a.time),
+           fs_time_to_us(a.period), a.runs, fs_time_to_us(b.time), b.sim_loops, b.runs, e);
+    fflush(stdout);
+    ck_assert(a.window);
+    ck_assert(!b.window);
+    ck_assert_uint_eq(a.runs, 0);
+    ck_assert_double_le(e, 0.01);
+  }
+  sys_close(&s);
+}
+END_TEST
+
+/* ---- Step extrapolation ------------------------------------------------ */
+
+/* Ring op of size on s (channels nch, 0 = the tuner's) timed exact and
+ * fast: step extrapolated (fewer ring steps simulated than the loop has)
+ * and within tol of the full simulation.  Returns the error. */
+static double check_ring_steps(Sys *s, const char *what, FsCollOp op, uint64_t size, guint nch,
+                               double tol)
+{
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  choose(s, op, size, "ring", -1, nch, &ch, &req, &nb);
+  FsCollAloneOpts fast = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s->tnet};
+  FsCollAloneStats a = time_it(s, &ch, &req, nb, &exact_opts);
+  FsCollAloneStats b = time_it(s, &ch, &req, nb, &fast);
+  double e = rel(b.time, a.time);
+  printf("%s: ring %s %" G_GUINT64_FORMAT " B %s/%u, %u ranks: exact %.3f us (%" G_GUINT64_FORMAT
+         " steps), fast %.3f us (%u of %u ring steps, width %u, %u runs, %" G_GUINT64_FORMAT
+         " steps), error %.2e\n", what, fs_coll_op_name(op), size, fs_coll_proto_name(ch.proto),
+         ch.nchannels, fs_comm_size(s->comm), fs_time_to_us(a.time), a.sim_steps,
+         fs_time_to_us(b.time), b.sim_ring_steps, b.ring_steps, b.width, b.runs, b.sim_steps, e);
+  fflush(stdout);
+  ck_assert_uint_eq(a.sim_ring_steps, a.ring_steps);
+  if (tol < 0) {
+    /* Expected to fail the periodicity check and run whole. */
+    ck_assert_uint_eq(b.sim_ring_steps, b.ring_steps);
+    ck_assert_int_eq(b.time, a.time);
+    return e;
+  }
+  ck_assert_msg(b.sim_ring_steps < b.ring_steps, "%s: not step extrapolated", what);
+  ck_assert_msg(e <= tol, "%s: error %.2e", what, e);
+  return e;
+}
+
+START_TEST(test_extrapolate_ring_steps)
+{
+  /* 8 NDR nodes, 64 ranks, one partial loop: the ring's steps repeat
+   * exactly (the hosts sit under one leaf per rail). */
+  Sys s;
+  sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=8");
+  double w = check_ring_steps(&s, "8 nodes", FS_COLL_ALL_REDUCE, 64u << 20, 0, 1e-6);
+  w = MAX(w, check_ring_steps(&s, "8 nodes", FS_COLL_ALL_GATHER, 16u << 20, 0, 1e-6));
+  sys_close(&s);
+  /* 40 nodes, one GPU each (rail 0): the ring crosses two scalable units
+   * (32 nodes per leaf); the longer hops through the spines take about a
+   * ring's length in steps to settle, and here that shows within the steps
+   * checked: refused, run whole.  (With 128 such nodes it does not show
+   * there: extrapolated 3.5e-4 short, tests/bench/RESULTS.md.) */
+  g_autoptr(GString) g = g_string_new(NULL);
+  for (guint h = 0; h < 40; h++)
+    g_string_append_printf(g, "%snode%u/gpu0", h ? "," : "", h);
+  sys_open_gpus(&s, "dgx-h100-ib-ndr.yaml", "nodes=40", g->str);
+  w = MAX(w, check_ring_steps(&s, "40 nodes x 1", FS_COLL_ALL_REDUCE, 100u << 20, 0, -1));
+  sys_close(&s);
+  printf("step extrapolation: worst error %.2e\n", w);
+}
+END_TEST
+
 /* ---- Slice coarsening -------------------------------------------------- */
 
 START_TEST(test_coarsen_bounds_transfers)
@@ -404,6 +606,9 @@ int main(void)
   FS_ADD_TEST(s, test_extrapolate_dgx_h100);
   FS_ADD_TEST(s, test_extrapolate_ndr_2_nodes);
   FS_ADD_TEST(s, test_extrapolate_small_runs_full);
+  FS_ADD_TEST(s, test_extrapolate_ring_steps);
+  FS_ADD_TEST(s, test_conn_slots_credits);
+  FS_ADD_TEST(s, test_window_extrapolation);
   FS_ADD_TEST(s, test_coarsen_bounds_transfers);
   return fs_test_run_suite(s);
 }

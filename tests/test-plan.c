@@ -129,28 +129,129 @@ START_TEST(test_plan_cost_amortized)
 }
 END_TEST
 
-/* A DGX H100: 8 × 700 W H100 and 2 × 350 W Xeon 8480C have power
- * figures, the GPUs a price ($30,000 each, a street-price estimate); NICs,
- * NVSwitches and PCIe switches are listed, not guessed. */
-START_TEST(test_plan_system_costs)
+/* A topology file of the source tree, loaded with the default catalog. */
+static FsTopo *load_topo(const char *rel)
 {
   GError *error = NULL;
-  g_autofree char *path = fs_test_source_path("topologies/dgx-h100.yaml");
-  g_autoptr(FsTopo) topo = fs_topo_load_file(path, cat, NULL, &error);
+  g_autofree char *path = fs_test_source_path(rel);
+  FsTopo *topo = fs_topo_load_file(path, cat, NULL, &error);
   fs_assert_no_error(error);
+  return topo;
+}
+
+static void system_clear(FsPlanSystem *sys)
+{
+  g_free(sys->unpriced);
+  g_free(sys->unpowered);
+  g_free(sys->parts);
+}
+
+/* A DGX H100 from the catalog: 8 × 700 W H100 ($30,000 each, a
+ * street-price estimate), 2 × 350 W Xeon 8480C (no price), 8 × ConnectX-7
+ * (24.9 W typical, $2,188 reseller price); NVSwitches and PCIe switches
+ * are listed, not guessed:
+ *   power = 8 × 700 + 2 × 350 + 8 × 24.9 = 6499.2 W
+ *   capex = 8 × 30000 + 8 × 2188       = 257504 USD */
+START_TEST(test_plan_system_costs)
+{
+  g_autoptr(FsTopo) topo = load_topo("topologies/dgx-h100.yaml");
   FsPlanSystem sys = {0};
-  fs_plan_system_costs(topo, &sys);
-  CLOSE(sys.it_power_w, 8 * 700 + 2 * 350);
-  CLOSE(sys.capex_usd, 8 * 30000);
-  ck_assert_ptr_nonnull(strstr(sys.unpriced, "connectx-7 ×8"));
+  fs_plan_system_costs(topo, FS_PLAN_SHARE_WHOLE, &sys);
+  CLOSE(sys.it_power_w, 6499.2);
+  CLOSE(sys.capex_usd, 257504);
+  ck_assert_uint_eq(sys.n_parts, 8 + 2 + 8 + 4 + 4);
   ck_assert_ptr_nonnull(strstr(sys.unpriced, "xeon-platinum-8480c ×2"));
+  ck_assert_ptr_null(strstr(sys.unpriced, "connectx-7"));
   ck_assert_ptr_null(strstr(sys.unpriced, "h100"));
   ck_assert_ptr_nonnull(strstr(sys.unpowered, "nvswitch-gen3 ×4"));
   ck_assert_ptr_null(strstr(sys.unpowered, "xeon"));
+  ck_assert_ptr_null(strstr(sys.unpowered, "connectx-7"));
   /* Sorted by model name. */
-  ck_assert(strstr(sys.unpriced, "connectx-7") < strstr(sys.unpriced, "nvswitch-gen3"));
-  g_free(sys.unpriced);
-  g_free(sys.unpowered);
+  ck_assert(strstr(sys.unpriced, "nvswitch-gen3") < strstr(sys.unpriced, "xeon"));
+  /* One entry per model, by name, with its share of the totals. */
+  ck_assert_uint_eq(sys.n_models, 5);
+  const char *names[] = {"connectx-7", "h100-sxm", "nvswitch-gen3", "pex89144", "xeon-platinum-8480c"};
+  for (guint i = 0; i < 5; i++)
+    ck_assert_str_eq(sys.parts[i].model->name, names[i]);
+  ck_assert_uint_eq(sys.parts[0].count, 8);
+  CLOSE(sys.parts[0].power_w, 199.2);
+  CLOSE(sys.parts[0].price_usd, 17504);
+  CLOSE(sys.parts[1].price_usd, 240000);
+  CLOSE(sys.parts[2].price_usd, 0);
+  ck_assert(!sys.parts[2].fabric);
+  /* Calling again replaces the lists (no leak under ASan). */
+  fs_plan_system_costs(topo, FS_PLAN_SHARE_PORTS, &sys);
+  CLOSE(sys.it_power_w, 6499.2);
+  system_clear(&sys);
+}
+END_TEST
+
+/* Four DGX H100 on the rail-optimized NDR fabric (the file's default):
+ * 8 leaves (one per rail) and 4 spines, Quantum-2 QM9700 with 64 ports at
+ * 747 W typical and no price.  Each leaf carries 4 host links and 32
+ * uplinks (8 to each spine): 36 of 64 ports; each spine 8 × 8 = 64.
+ *   whole: 4 × 6499.2 + 12 × 747                    = 34960.8 W
+ *   ports: 4 × 6499.2 + (8 × 36/64 + 4) × 747 = 25996.8 + 8.5 × 747 = 32346.3 W
+ * The NVSwitch and PCIe switches inside the hosts count whole either way;
+ * capex is the hosts' 4 × 257504 = 1030016 USD. */
+START_TEST(test_plan_switch_share)
+{
+  g_autoptr(FsTopo) topo = load_topo("topologies/dgx-h100-ib-ndr.yaml");
+  int leaf = fs_topo_find(topo, "ib/leaf0"), spine = fs_topo_find(topo, "ib/spine0");
+  ck_assert_int_ge(leaf, 0);
+  ck_assert_int_ge(spine, 0);
+  CLOSE(fs_plan_port_share(topo, (guint)leaf), 36.0 / 64);
+  CLOSE(fs_plan_port_share(topo, (guint)spine), 1);
+  CLOSE(fs_plan_port_share(topo, (guint)fs_topo_find(topo, "node0/gpu0")), 1);
+  FsPlanSystem sys = {0};
+  fs_plan_system_costs(topo, FS_PLAN_SHARE_WHOLE, &sys);
+  CLOSE(sys.it_power_w, 34960.8);
+  CLOSE(sys.capex_usd, 1030016);
+  ck_assert_ptr_nonnull(strstr(sys.unpriced, "quantum-2-ndr ×12"));
+  ck_assert_ptr_null(strstr(sys.unpowered ? sys.unpowered : "", "quantum"));
+  const FsPlanPart *q = &sys.parts[sys.n_models - 2];
+  ck_assert_str_eq(q->model->name, "quantum-2-ndr");
+  ck_assert(q->fabric);
+  CLOSE(q->units, 12);
+  fs_plan_system_costs(topo, FS_PLAN_SHARE_PORTS, &sys);
+  CLOSE(sys.it_power_w, 32346.3);
+  CLOSE(sys.capex_usd, 1030016);
+  q = &sys.parts[sys.n_models - 2];
+  ck_assert_uint_eq(q->count, 12);
+  CLOSE(q->units, 8.5);
+  CLOSE(q->power_w, 6349.5);
+  /* In-host switches are whole. */
+  ck_assert_str_eq(sys.parts[2].model->name, "nvswitch-gen3");
+  CLOSE(sys.parts[2].units, 16);
+  system_clear(&sys);
+}
+END_TEST
+
+/* The cost of one design from those catalog figures: the 32 GPUs of the
+ * four-node system above, PUE 1.3, $0.10 per kWh, 10 s per step of
+ * 4,194,304 tokens, no hourly rate (so the capex sets it, over 4 years):
+ *   rate        = 1030016 / 32 / (4 × 8760)        = 0.918607 $/GPU-hour
+ *   energy/step = 34960.8 × 1.3 × 10               = 454490.4 J = 0.126247 kWh
+ *   $/step      = 32 × 0.918607 × 10/3600 + 0.126247 × 0.1 = 0.0942787
+ *   kWh / Mtok  = 0.126247 × 1e6 / 4194304         = 0.0300997
+ * With the port share the energy drops to 32346.3 × 1.3 × 10 = 420501.9 J. */
+START_TEST(test_plan_cost_from_catalog)
+{
+  FsPlanCostInputs in;
+  fs_plan_cost_inputs_init(&in);
+  in.pue = 1.3;
+  in.kwh_price = 0.1;
+  FsPlanCost c;
+  fs_plan_cost_compute(&in, 32, 34960.8, 1030016, 10.0, 4194304, &c);
+  ck_assert(c.rate_from_capex);
+  CLOSE(c.gpu_hour_price, 1030016.0 / 32 / (4 * 8760));
+  ck_assert(fabs(c.gpu_hour_price - 0.918607) < 5e-7);
+  CLOSE(c.energy_j_per_step, 454490.4);
+  CLOSE(c.usd_per_step, 32 * (1030016.0 / 32 / 35040) * 10 / 3600 + 454490.4 / 3.6e6 * 0.1);
+  ck_assert(fabs(c.usd_per_step - 0.0942787) < 5e-7);
+  ck_assert(fabs(c.kwh_per_mtok - 0.0300997) < 5e-7);
+  fs_plan_cost_compute(&in, 32, 32346.3, 1030016, 10.0, 4194304, &c);
+  CLOSE(c.energy_j_per_step, 420501.9);
 }
 END_TEST
 
@@ -422,10 +523,12 @@ int main(void)
   FS_ADD_TEST(s, test_plan_divisors);
   FS_ADD_TEST(s, test_plan_cost_arithmetic);
   FS_ADD_TEST(s, test_plan_cost_amortized);
+  FS_ADD_TEST(s, test_plan_cost_from_catalog);
   FS_ADD_TEST(s, test_plan_rank_order);
   TCase *tc = tcase_create("catalog");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_plan_system_costs);
+  tcase_add_test(tc, test_plan_switch_share);
   tcase_add_test(tc, test_plan_prune_structure_and_memory);
   tcase_add_test(tc, test_plan_prune_bound);
   tcase_add_test(tc, test_plan_prune_memory);

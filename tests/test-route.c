@@ -366,6 +366,51 @@ START_TEST(test_route_oversubscribed_fat_tree_drops_by_the_ratio)
 }
 END_TEST
 
+START_TEST(test_route_ecmp_by_destination)
+{
+  /* InfiniBand switches (the default, auto) route by destination: every key
+   * takes one path to a destination, no pick depends on the key (so the
+   * route is memoised), and different destinations spread over the spines. */
+  g_autofree char *yaml = fat_tree_yaml(512, "1:1"); /* 16 leaves, 8 spines */
+  g_autoptr(FsTopo) t = load_string(yaml);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+  FsRoute a, b;
+  fs_route_init(&a);
+  fs_route_init(&b);
+  GHashTable *spines = g_hash_table_new(g_direct_hash, g_direct_equal);
+  guint src = node(t, "h0/gpu0");
+  for (guint d = 0; d < 32; d++) {
+    g_autofree char *name = g_strdup_printf("h%u/gpu0", 256 + d);
+    guint dst = node(t, name);
+    GError *error = NULL;
+    ck_assert(fs_router_route(r, src, dst, 0, &a, &error));
+    ck_assert_uint_eq(fs_router_last_choices(r), 0);
+    for (uint64_t k = 1; k < 8; k++) {
+      ck_assert(fs_router_route(r, src, dst, k * 7919, &b, &error));
+      ck_assert_uint_eq(a.hops->len, b.hops->len);
+      ck_assert(memcmp(a.hops->data, b.hops->data, a.hops->len * sizeof(FsChannelId)) == 0);
+    }
+    guint len;
+    const FsChannelId *p = fs_route_path(&a, 0, &len);
+    for (guint i = 0; i < len; i++) {
+      const char *nm = fs_topo_node(t, fs_topo_channel_dst(t, p[i]))->name;
+      if (strstr(nm, "spine"))
+        g_hash_table_add(spines, GUINT_TO_POINTER(fs_topo_channel_dst(t, p[i])));
+    }
+  }
+  ck_assert_uint_ge(g_hash_table_size(spines), 6);
+  g_hash_table_unref(spines);
+  FsRouteEcmp e;
+  ck_assert(fs_route_ecmp_from_name("Destination", &e) && e == FS_ROUTE_ECMP_DESTINATION);
+  ck_assert(!fs_route_ecmp_from_name("random", &e));
+  ck_assert_str_eq(fs_route_ecmp_name(FS_ROUTE_ECMP_FLOW), "flow");
+  fs_route_clear(&a);
+  fs_route_clear(&b);
+}
+END_TEST
+
 START_TEST(test_route_ecmp_is_deterministic_and_spreads)
 {
   g_autofree char *yaml = fat_tree_yaml(512, "1:1"); /* 16 leaves, 8 spines */
@@ -375,6 +420,7 @@ START_TEST(test_route_ecmp_is_deterministic_and_spreads)
   FsRouteOptions opt;
   fs_route_options_init(&opt);
   opt.cache_size = 1; /* every call recomputes: the answer must not change */
+  opt.ecmp = FS_ROUTE_ECMP_FLOW; /* InfiniBand would route by destination */
   g_autoptr(FsRouter) r = fs_router_new(t, net, &opt);
   FsRoute a, b;
   fs_route_init(&a);
@@ -523,6 +569,7 @@ int main(void)
   FS_ADD_TEST(s, test_route_ib_disable);
   FS_ADD_TEST(s, test_route_oversubscribed_fat_tree_drops_by_the_ratio);
   FS_ADD_TEST(s, test_route_ecmp_is_deterministic_and_spreads);
+  FS_ADD_TEST(s, test_route_ecmp_by_destination);
   FS_ADD_TEST(s, test_route_channels_match_topology);
   FS_ADD_TEST(s, test_route_memo_hit_is_identical);
   FS_ADD_TEST(s, test_route_free_with_transfers_in_flight);

@@ -69,8 +69,8 @@ static const GOptionEntry entries[] = {
    "picks it (ignores --algo/--proto/--channels)", "FILE"},
   {"list", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the algorithms and protocols and exit", NULL},
   {"exact", 0, 0, G_OPTION_ARG_NONE, &opt_exact,
-   "Simulate every transfer: no channel folding, no loop extrapolation (slower, same results "
-   "within 0.5 %)", NULL},
+   "Simulate every transfer: no channel folding, no loop, step or window extrapolation (slower; "
+   "the shortcuts are within 1 %, most rows identical)", NULL},
   {"explain", 0, 0, G_OPTION_ARG_NONE, &opt_explain,
    "After the table, the cost model's arithmetic for each size (as # lines)", NULL},
   {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_params,

@@ -158,7 +158,7 @@ static void show_switch(const FsSwitchModel *s)
   if (s->reduction_bandwidth > 0)
     field_take("reduction_bandwidth", fmt_bw(s->reduction_bandwidth));
   if (s->power > 0)
-    field_take("power", g_strdup_printf("%.0f W", s->power));
+    field_take("power", g_strdup_printf("%.4g W", s->power));
   if (s->price > 0)
     field_take("price", fmt_money(s->price));
 }
@@ -208,7 +208,7 @@ static void show_nic(const FsNicModel *n)
   field("pcie", ref_name(n->pcie));
   field_take("latency", fmt_time(n->latency));
   field("gpudirect", n->gpudirect ? "yes" : "no");
-  field_take("power", n->power > 0 ? g_strdup_printf("%.0f W", n->power) : g_strdup("-"));
+  field_take("power", n->power > 0 ? g_strdup_printf("%.4g W", n->power) : g_strdup("-"));
   field_take("price", n->price > 0 ? fmt_money(n->price) : g_strdup("-"));
 }
 

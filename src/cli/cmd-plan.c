@@ -27,7 +27,7 @@ static char *opt_tp = NULL, *opt_pp = NULL, *opt_cp = NULL, *opt_ep = NULL;
 static char *opt_mb = NULL, *opt_zero = NULL, *opt_recompute = NULL, *opt_schedule = NULL;
 static int opt_vp = 0;
 static char *opt_budget = NULL, *opt_hour = NULL, *opt_kwh = NULL, *opt_pue = NULL;
-static char *opt_years = NULL, *opt_tokens = NULL, *opt_rank = NULL;
+static char *opt_years = NULL, *opt_tokens = NULL, *opt_rank = NULL, *opt_share = NULL;
 static int opt_top = 5, opt_jobs = 0, opt_max = 0, opt_max_systems = 0;
 static gboolean opt_json = FALSE, opt_csv = FALSE, opt_quiet = FALSE;
 static char *opt_models = NULL, *opt_calibration = NULL;
@@ -64,6 +64,9 @@ static const GOptionEntry entries[] = {
   {"pue", 0, 0, G_OPTION_ARG_STRING, &opt_pue, "Power usage effectiveness of the data centre (default 1.0)", "P"},
   {"amortize-years", 0, 0, G_OPTION_ARG_STRING, &opt_years, "Write-off period of the capex (default 4)", "Y"},
   {"tokens", 0, 0, G_OPTION_ARG_STRING, &opt_tokens, "Tokens to train, for time and cost to train (2T, 300G)", "N"},
+  {"switch-share", 0, 0, G_OPTION_ARG_STRING, &opt_share,
+   "Fabric switches: whole (default: every switch the topology builds) or ports (the share of "
+   "their port bandwidth in use)", "whole|ports"},
   {"rank-by", 0, 0, G_OPTION_ARG_STRING, &opt_rank, "cost (default), gpus, energy or time", "METRIC"},
   {"top", 'k', 0, G_OPTION_ARG_INT, &opt_top, "Designs to print (default 5; 0 = all)", "K"},
   {"max-candidates", 0, 0, G_OPTION_ARG_INT, &opt_max,
@@ -291,7 +294,9 @@ static void print_header(const FsPlan *p, const FsPlanSpec *s)
     printf("cost basis: $%.4g per GPU-hour (given)", c->gpu_hour_price);
   else
     printf("cost basis: catalog capex amortized over %.4g years", c->amortize_years);
-  printf(", $%.4g per kWh, PUE %.3g; energy = catalog TDP/power of every part × PUE\n", c->kwh_price, c->pue);
+  printf(", $%.4g per kWh, PUE %.3g; energy = catalog TDP/power of every part × PUE; "
+         "fabric switches %s\n", c->kwh_price, c->pue,
+         c->switch_share == FS_PLAN_SHARE_PORTS ? "by the share of their ports in use" : "whole");
 }
 
 static void print_system(const FsPlan *p, const FsPlanSystem *sys)
@@ -305,6 +310,22 @@ static void print_system(const FsPlan *p, const FsPlanSystem *sys)
     printf("; no list price in the catalog for %s", sys->unpriced);
   if (sys->unpowered)
     printf("; no power figure for %s", sys->unpowered);
+  printf("\n    parts:");
+  for (guint i = 0; i < sys->n_models; i++) {
+    const FsPlanPart *pt = &sys->parts[i];
+    printf("%s %s ×%u", i ? ";" : "", pt->model->name, pt->count);
+    if (pt->units != pt->count)
+      printf(" (%.2f by ports in use)", pt->units);
+    g_autofree char *price = money(pt->price_usd);
+    if (pt->unit_price > 0)
+      printf(" %s", price);
+    else
+      printf(" no price");
+    if (pt->unit_power_w > 0)
+      printf(", %.3g kW", pt->power_w / 1e3);
+    else
+      printf(", no power");
+  }
   printf("\n");
 }
 
@@ -372,6 +393,21 @@ static json_t *system_json(const FsPlanSystem *sys)
   json_object_set_new(o, "capex_usd", sys->capex_usd > 0 ? json_real(sys->capex_usd) : json_null());
   json_object_set_new(o, "unpriced", sys->unpriced ? json_string(sys->unpriced) : json_null());
   json_object_set_new(o, "unpowered", sys->unpowered ? json_string(sys->unpowered) : json_null());
+  json_t *parts = json_array();
+  for (guint i = 0; i < sys->n_models; i++) {
+    const FsPlanPart *pt = &sys->parts[i];
+    json_t *q = json_object();
+    json_object_set_new(q, "model", json_string(pt->model->name));
+    json_object_set_new(q, "count", json_integer(pt->count));
+    json_object_set_new(q, "units", json_real(pt->units));
+    json_object_set_new(q, "fabric_switch", json_boolean(pt->fabric));
+    json_object_set_new(q, "unit_price_usd", pt->unit_price > 0 ? json_real(pt->unit_price) : json_null());
+    json_object_set_new(q, "unit_power_w", pt->unit_power_w > 0 ? json_real(pt->unit_power_w) : json_null());
+    json_object_set_new(q, "price_usd", pt->unit_price > 0 ? json_real(pt->price_usd) : json_null());
+    json_object_set_new(q, "power_w", pt->unit_power_w > 0 ? json_real(pt->power_w) : json_null());
+    json_array_append_new(parts, q);
+  }
+  json_object_set_new(o, "parts", parts);
   return o;
 }
 
@@ -447,6 +483,7 @@ static void print_json(const FsPlan *p, guint top)
   json_object_set_new(c, "kwh_price", json_real(s->cost.kwh_price));
   json_object_set_new(c, "pue", json_real(s->cost.pue));
   json_object_set_new(c, "amortize_years", json_real(s->cost.amortize_years));
+  json_object_set_new(c, "switch_share", json_string(fs_plan_share_name(s->cost.switch_share)));
   json_object_set_new(c, "tokens", s->cost.tokens > 0 ? json_real(s->cost.tokens) : json_null());
   json_object_set_new(c, "budget", s->cost.budget > 0 ? json_real(s->cost.budget) : json_null());
   json_object_set_new(o, "cost_inputs", c);
@@ -629,6 +666,8 @@ int fs_cmd_plan(int argc, char **argv)
       (opt_years && !parse_amount("--amortize-years", opt_years, &s.cost.amortize_years)) ||
       (opt_tokens && !parse_amount("--tokens", opt_tokens, &s.cost.tokens)))
     return 2;
+  if (opt_share && !fs_plan_share_from_name(opt_share, &s.cost.switch_share))
+    return fs_cli_usage("plan", "--switch-share expects whole or ports, not \"%s\"", opt_share);
   if (opt_rank && !fs_plan_rank_from_name(opt_rank, &s.rank_by))
     return fs_cli_usage("plan", "--rank-by expects cost, gpus, energy or time, not \"%s\"", opt_rank);
   GError *error = NULL;

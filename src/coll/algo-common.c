@@ -29,6 +29,9 @@ void fs_algo_ring_loop(FsPlanBuilder *b, guint channel, FsRingKind kind, const g
   if (m <= 1)
     return;
   guint nsteps = kind == FS_RING_ALL_REDUCE ? 2 * (m - 1) : m - 1;
+  guint limit = fs_plan_req(b)->max_ring_steps;
+  if (limit > 0)
+    nsteps = MIN(nsteps, limit); /* timing only (plan.h) */
   guint shift = kind == FS_RING_REDUCE_SCATTER ? 1 : 0;
   /* Blocks move in slices; slice j of a block at step s waits for slice j
    * of the same block from upstream at step s-1, so slices stream through

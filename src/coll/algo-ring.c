@@ -94,6 +94,22 @@ static uint64_t loop_bytes(const FsComm *comm, const FsCollRequest *req)
   return v;
 }
 
+/* Ring steps per loop: all_reduce 2(n-1), reduce_scatter and all_gather
+ * n-1; the chains of broadcast and reduce have none. */
+static guint ring_steps(const FsComm *comm, const FsCollRequest *req)
+{
+  guint n = fs_comm_size(comm);
+  switch (req->op) {
+  case FS_COLL_ALL_REDUCE:
+    return 2 * (n - 1);
+  case FS_COLL_REDUCE_SCATTER:
+  case FS_COLL_ALL_GATHER:
+    return n - 1;
+  default:
+    return 0;
+  }
+}
+
 const FsCollAlgo fs_coll_algo_ring = {
   .name = "ring",
   .nccl = FS_NCCL_ALGO_RING,
@@ -101,4 +117,5 @@ const FsCollAlgo fs_coll_algo_ring = {
   .unsupported = unsupported,
   .build = build,
   .loop_bytes = loop_bytes,
+  .ring_steps = ring_steps,
 };

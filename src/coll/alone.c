@@ -3,8 +3,108 @@
 #include "coll/alone.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "coll/bench.h"
+
+/* ---- The memo of whole plans (window extrapolation, alone.h) ---------- */
+
+/* A family: everything of a request but its bytes, and the executor
+ * parameters of its runs. */
+typedef struct {
+  const FsComm *comm;
+  const FsCollAlgo *algo;
+  FsCollOp op;
+  FsCollDtype dtype;
+  FsCollProto proto;
+  guint nchannels, conn_slots, max_slices, root;
+  uint64_t chunk, slice, q;
+  FsCollExecParams ep; /* key zeroed */
+} Family;
+
+typedef struct {
+  Family fam;
+  guint64 loops;
+  FsTime time;
+} MemoEntry;
+
+struct FsCollAloneMemo {
+  GArray *entries; /* MemoEntry, in insertion order (searched linearly: a sweep
+                      stores a few dozen) */
+};
+
+FsCollAloneMemo *fs_coll_alone_memo_new(void)
+{
+  FsCollAloneMemo *m = g_new0(FsCollAloneMemo, 1);
+  m->entries = g_array_new(FALSE, FALSE, sizeof(MemoEntry));
+  return m;
+}
+
+void fs_coll_alone_memo_free(FsCollAloneMemo *m)
+{
+  if (m == NULL)
+    return;
+  g_array_unref(m->entries);
+  g_free(m);
+}
+
+static void family_of(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
+                      uint64_t q, const FsCollExecParams *ep, Family *f)
+{
+  memset(f, 0, sizeof *f); /* padding too: families are compared with memcmp */
+  f->comm = comm, f->algo = algo, f->op = req->op, f->dtype = req->dtype, f->proto = req->proto;
+  f->nchannels = req->nchannels, f->conn_slots = req->conn_slots;
+  f->max_slices = req->max_slices_per_conn, f->root = req->root;
+  f->chunk = req->chunk_bytes, f->slice = req->slice_bytes, f->q = q;
+  f->ep.base_latency = ep->base_latency;
+  f->ep.step_latency[0] = ep->step_latency[0];
+  f->ep.step_latency[1] = ep->step_latency[1];
+  f->ep.payload = ep->payload;
+  f->ep.rate_cap = ep->rate_cap;
+  f->ep.reduce_bw = ep->reduce_bw;
+}
+
+static const MemoEntry *memo_find(const FsCollAloneMemo *m, const Family *f, guint64 loops)
+{
+  for (guint i = 0; i < m->entries->len; i++) {
+    const MemoEntry *e = &g_array_index(m->entries, MemoEntry, i);
+    if (e->loops == loops && memcmp(&e->fam, f, sizeof *f) == 0)
+      return e;
+  }
+  return NULL;
+}
+
+/* TRUE when every channel's share of req is exactly F loops of q bytes. */
+static gboolean pure_loops(const FsCollRequest *req, uint64_t q, guint64 F)
+{
+  for (guint c = 0; c < req->nchannels; c++)
+    if (fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, c) != F * q)
+      return FALSE;
+  return TRUE;
+}
+
+/* Window extrapolation (alone.h) from the memo: the largest L3 < F with
+ * L2 = L3/2 and L1 = L3/4 (>= 8) measured.  FALSE when none applies. */
+static gboolean memo_window(const FsCollAloneMemo *m, const Family *f, guint64 F,
+                            FsCollAloneStats *stats)
+{
+  for (guint64 L3 = F / 2; L3 >= 32; L3 /= 2) {
+    const MemoEntry *a = memo_find(m, f, L3 / 4), *b = memo_find(m, f, L3 / 2),
+                    *c = memo_find(m, f, L3);
+    if (a == NULL || b == NULL || c == NULL || L3 % 4 != 0)
+      continue;
+    double s1 = (double)(b->time - a->time) / (double)(L3 / 4);
+    double s2 = (double)(c->time - b->time) / (double)(L3 / 2);
+    if (s1 <= 0 || fabs(s2 - s1) > 0.01 * s2)
+      return FALSE;
+    stats->time = c->time + (FsTime)llround((double)(F - L3) * s2);
+    stats->period = (FsTime)llround(s2);
+    stats->sim_loops = 0;
+    stats->window = TRUE;
+    return TRUE;
+  }
+  return FALSE;
+}
 
 /* Runs plan (folded when opts allow) with params; adds to stats. */
 static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params, FsFlowNet *net,
@@ -32,14 +132,30 @@ static guint64 whole_loops(const FsCollRequest *req, uint64_t q)
   return f;
 }
 
-/* Simulates the plans of n[0] < n[1] < n[2] < n[3] whole loops (the rest
- * of the plan unchanged), all with the full plan's executor parameters,
- * and extrapolates to F loops when the time per loop of the three
- * intervals agrees within tol (relative).  *done tells whether it did. */
+/* What a truncated plan shortens: whole loops (its bytes) or the ring
+ * steps of every loop (FsCollRequest.max_ring_steps). */
+typedef enum { DIM_LOOPS, DIM_STEPS } Dim;
+
+/* The request of req with x instead of F loops (or ring steps per loop). */
+static void truncate_req(const FsCollRequest *req, Dim dim, uint64_t q, guint64 F, guint64 x,
+                         FsCollRequest *r)
+{
+  *r = *req;
+  if (dim == DIM_LOOPS)
+    r->bytes = req->bytes - (F - x) * q * req->nchannels;
+  else
+    r->max_ring_steps = (guint)x;
+}
+
+/* Simulates the plans of n[0] < n[1] < n[2] < n[3] whole loops (or ring
+ * steps per loop; the rest of the plan unchanged), all with the full
+ * plan's executor parameters, and extrapolates to F when the time per
+ * unit of the three intervals agrees within tol (relative).  *done tells
+ * whether it did. */
 static gboolean try_extrapolate(const FsNcclParams *p, const FsCollSysInfo *sys,
                                 const FsComm *comm, uint64_t nbytes, const FsCollChoice *choice,
-                                const FsCollRequest *req, uint64_t key, uint64_t q, guint64 F,
-                                const guint64 n[3], double tol, FsFlowNet *net,
+                                const FsCollRequest *req, uint64_t key, Dim dim, uint64_t q,
+                                guint64 F, const guint64 n[4], double tol, FsFlowNet *net,
                                 FsCollTransferFn xfer, void *xfer_ctx,
                                 const FsCollAloneOpts *opts, FsCollAloneStats *stats,
                                 gboolean *done, GError **error)
@@ -49,14 +165,14 @@ static gboolean try_extrapolate(const FsNcclParams *p, const FsCollSysInfo *sys,
   gint64 depth[4];
   gboolean ok = TRUE;
   for (guint i = 0; i < 4 && ok; i++) {
-    FsCollRequest r = *req;
-    r.bytes = req->bytes - (F - n[i]) * q * req->nchannels;
+    FsCollRequest r;
+    truncate_req(req, dim, q, F, n[i], &r);
     pl[i] = fs_coll_plan_new(comm, choice->algo, &r, error);
     ok = pl[i] != NULL;
     if (ok)
       depth[i] = fs_coll_plan_latency_depth(pl[i]);
   }
-  /* The latency depth must grow by the same whole count per loop too. */
+  /* The latency depth must grow by the same whole count per unit too. */
   gint64 a = (gint64)(n[1] - n[0]), b = (gint64)(n[2] - n[1]), c = (gint64)(n[3] - n[2]);
   gint64 dd = ok ? depth[1] - depth[0] : 0;
   if (ok && dd >= 0 && dd % a == 0 && (depth[2] - depth[1]) * a == dd * b &&
@@ -75,7 +191,10 @@ static gboolean try_extrapolate(const FsNcclParams *p, const FsCollSysInfo *sys,
       if (s1 > 0 && fabs(s2 - s1) <= tol * s1 && fabs(s3 - s2) <= tol * s2) {
         stats->time = t[2] + (FsTime)llround((double)(F - n[2]) * s2);
         stats->period = (FsTime)llround(s2);
-        stats->sim_loops = n[2];
+        if (dim == DIM_LOOPS)
+          stats->sim_loops = n[2];
+        else
+          stats->sim_ring_steps = (guint)n[3];
         *done = TRUE;
       }
     }
@@ -100,6 +219,33 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   uint64_t q = choice->algo->loop_bytes && req->nchannels >= 1 && fs_comm_size(comm) > 1
                  ? choice->algo->loop_bytes(comm, req)
                  : 0;
+  /* Window extrapolation first (alone.h): it applies only to the families
+   * whose smaller sizes had to run whole. */
+  gboolean remember = FALSE;
+  Family fam;
+  if (q > 0 && !opts->exact && opts->memo != NULL && whole_loops(req, q) >= 8 &&
+      pure_loops(req, q, whole_loops(req, q))) {
+    guint64 F = whole_loops(req, q);
+    /* The executor parameters of the F plan: its latency depth from the
+     * one-loop and two-loop plans (it must not grow with the loops). */
+    FsCollRequest r1 = *req, r2 = *req;
+    r1.bytes = q * req->nchannels, r2.bytes = 2 * q * req->nchannels;
+    g_autoptr(FsCollPlan) p1 = fs_coll_plan_new(comm, choice->algo, &r1, error);
+    if (p1 == NULL)
+      return FALSE;
+    g_autoptr(FsCollPlan) p2 = fs_coll_plan_new(comm, choice->algo, &r2, error);
+    if (p2 == NULL)
+      return FALSE;
+    if (fs_coll_plan_latency_depth(p1) == fs_coll_plan_latency_depth(p2)) {
+      FsCollExecParams ep;
+      fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, p1, &ep);
+      family_of(comm, choice->algo, req, q, &ep, &fam);
+      remember = TRUE;
+      stats->loops = F;
+      if (F >= 64 && memo_window(opts->memo, &fam, F, stats))
+        return TRUE;
+    }
+  }
   if (q > 0) {
     guint64 F = whole_loops(req, q);
     stats->loops = stats->sim_loops = F;
@@ -125,12 +271,28 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
     for (guint64 N = N0; !opts->exact && 5 * N + 5 < F; N *= 2) {
       const guint64 n[4] = {N, N + 1, N + 2, 2 * N + 2};
       gboolean done;
-      if (!try_extrapolate(p, sys, comm, nbytes, choice, req, key, q, F, n, 1e-6, net, xfer,
-                           xfer_ctx, opts, stats, &done, error))
+      if (!try_extrapolate(p, sys, comm, nbytes, choice, req, key, DIM_LOOPS, q, F, n, 1e-6,
+                           net, xfer, xfer_ctx, opts, stats, &done, error))
         return FALSE;
       if (done)
         return TRUE;
     }
+  }
+  /* Step extrapolation: every loop's ring steps are alike, so the plan
+   * with K ring steps per loop grows by the same time per step once the
+   * slices of a step stream through the ring (checked on K, K+1, K+2,
+   * 2K+2 as above). */
+  guint S = choice->algo->ring_steps && fs_comm_size(comm) > 1
+              ? choice->algo->ring_steps(comm, req) : 0;
+  stats->ring_steps = stats->sim_ring_steps = S;
+  for (guint64 K = MAX(opts->min_steps, 4); !opts->exact && 5 * K + 5 < S; K *= 2) {
+    const guint64 n[4] = {K, K + 1, K + 2, 2 * K + 2};
+    gboolean done;
+    if (!try_extrapolate(p, sys, comm, nbytes, choice, req, key, DIM_STEPS, 0, S, n, 1e-6, net,
+                         xfer, xfer_ctx, opts, stats, &done, error))
+      return FALSE;
+    if (done)
+      return TRUE;
   }
   g_autoptr(FsCollPlan) plan = fs_coll_plan_new(comm, choice->algo, req, error);
   if (plan == NULL)
@@ -138,5 +300,13 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   FsCollExecParams ep;
   fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, plan, &ep);
   ep.key = key;
-  return run_plan(plan, &ep, net, xfer, xfer_ctx, opts, stats, &stats->time, error);
+  if (!run_plan(plan, &ep, net, xfer, xfer_ctx, opts, stats, &stats->time, error))
+    return FALSE;
+  /* A whole run of a folded family joins the memo (folding says its routes
+   * do not depend on the keys, which differ from size to size). */
+  if (remember && stats->width > 1 && memo_find(opts->memo, &fam, stats->loops) == NULL) {
+    MemoEntry e = {.fam = fam, .loops = stats->loops, .time = stats->time};
+    g_array_append_val(opts->memo->entries, e);
+  }
+  return TRUE;
 }

@@ -3,14 +3,17 @@
  *
  * Contract: the network carries nothing else while the collective runs
  * (fabricsim coll, the nccl-tests sweep, validation, a collective timed in
- * isolation for a training step).  Under that condition two shortcuts are
- * exact or checked, and both are used unless opts->exact:
+ * isolation for a training step).  Under that condition three shortcuts
+ * are exact or checked, and all are used unless opts->exact:
  *
  *   Channel folding (fs_coll_plan_fold): k identical channels run as one
  *   flow set of k × the bytes at k × the rate cap.  Exact under max-min
  *   sharing when every flow stands for the same k and the copies would take
  *   the same paths (opts->route_fixed says so for every node pair; without
- *   it nothing is folded).
+ *   it nothing is folded).  On InfiniBand the router picks equal-cost paths
+ *   by destination (route.h, FsRouteOptions.ecmp), so every pair is fixed
+ *   and channels fold across a fat tree too (128 DGX H100 nodes: the NVLS
+ *   tree's 16 channels fold to 4, a one-GPU-per-node ring's 32 to 1).
  *
  *   Loop extrapolation: a plan is a sequence of identical loops (the
  *   algorithm's loop_bytes, plan.h): a ring's chunk loops, a tree's or a
@@ -36,10 +39,41 @@
  *   extrapolated the same way (checked on the three plans) so that the
  *   truncated plans run with the full plan's parameters.
  *
- * With ECMP in the fabric a transfer's path is hashed from its step number,
- * so a truncated plan draws its paths as a smaller collective would: the
- * period it measures is that of another draw of the same hashing, not of
- * the full plan's draw (folding is refused there, see above).
+ *   Step extrapolation (when loop extrapolation does not apply: too few
+ *   loops, or no periodic regime): a ring phase is 2(n−1) (or n−1) alike
+ *   ring steps per loop (FsCollAlgo.ring_steps), so plans cut to K, K+1,
+ *   K+2 and 2K+2 ring steps per loop (FsCollRequest.max_ring_steps, every
+ *   loop cut alike, everything else unchanged) are simulated and checked
+ *   the same way (1e-6, two scales, latency depth extrapolated); K starts
+ *   at 4 (opts->min_steps) and doubles while 5K+5 is below the steps.  A
+ *   128-rank ring all_reduce (one partial loop of 254 steps) runs 25 steps
+ *   instead of 254.  Caveat, measured: a ring whose hops differ (NVLink
+ *   and NIC hops, or some through the spines) takes about its length in
+ *   steps to settle; when that does not show within 2K+2 steps the result
+ *   is slightly short (16 DGX H100 nodes, 1 GiB ring/Simple/32: −8e-4;
+ *   128 single-GPU nodes across 4 scalable units: −3.5e-4; 40 such nodes:
+ *   refused by the check, run whole; tests/bench/RESULTS.md).
+ *
+ *   Window extrapolation (opts->memo; a sweep's sizes ×2 apart): where no
+ *   periodic regime exists (the NVLS tree across many nodes), a plan of F
+ *   ≥ 64 whole loops and nothing else takes its time from whole plans of
+ *   the same family (algorithm, protocol, channels, chunk, slice, slots,
+ *   op, datatype, executor parameters, folded) measured before with L1 ≥
+ *   8, L2 = 2 L1, L3 = 2 L2 < F loops: when the time per loop over
+ *   [L1, L2] and [L2, L3] agrees within 1 %, T(F) = T(L3) + (F − L3) ×
+ *   the second.  Not exact: the error is that of the time per loop
+ *   (measured against whole runs in tests/bench/RESULTS.md).  Whole runs of
+ *   such plans are recorded in the memo.
+ *
+ * A transfer's ECMP key is its connection's (exec.h), so a truncated plan
+ * draws the same paths as the full plan where the fabric hashes flows
+ * (Ethernet); folding is still refused there (route_fixed).
+ *
+ * Bounded buffers (FsCollRequest.conn_slots, plan.h) are NCCL's and are on
+ * for every tuned collective; they do not make the NVLS tree across many
+ * nodes periodic (128 NDR nodes: the time per loop over windows of 8 loops
+ * still differs by 2.5 %), so those plans fail the 1e-6 check and run
+ * whole, or take a window extrapolation (above) in a sweep.
  *
  * A collective that shares the network with others cannot use either:
  * coarser slices (FsCollRequest.max_slices_per_conn, plan.h) are the
@@ -47,8 +81,9 @@
  *
  * Ownership: borrows everything.  Errors: those of fs_coll_plan_new and
  * fs_coll_run_alone.  Cost: four runs of 5N+5 loops in all (N = 4 unless
- * the transient is longer) instead of one of F loops; a folded run
- * simulates 1/k of the flows.
+ * the transient is longer) instead of one of F loops, or of 5K+5 ring
+ * steps per loop instead of all; a folded run simulates 1/k of the flows;
+ * a refused check costs its runs on top of the whole plan.
  */
 #pragma once
 
@@ -59,12 +94,22 @@
 
 G_BEGIN_DECLS
 
+/* Whole-plan times measured by earlier calls (a sweep's smaller sizes), for
+ * the window extrapolation below.  Owned by the caller; one per
+ * communicator and network (fs_coll_bench makes one per sweep). */
+typedef struct FsCollAloneMemo FsCollAloneMemo;
+FsCollAloneMemo *fs_coll_alone_memo_new(void);
+void fs_coll_alone_memo_free(FsCollAloneMemo *memo);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollAloneMemo, fs_coll_alone_memo_free)
+
 typedef struct {
   gboolean exact;                 /* TRUE: every loop of every channel, no shortcut */
+  FsCollAloneMemo *memo;          /* window extrapolation (below); NULL: none */
   FsCollRouteFixedFn route_fixed; /* folding needs it (fs_coll_topo_route_fixed); NULL: none */
   void *route_ctx;
   guint min_loops;                /* N to start from; 0 = at least 4 and the pipeline's
                                      length (below) */
+  guint min_steps;                /* K to start step extrapolation from; 0 = 4 */
 } FsCollAloneOpts;
 
 typedef struct {
@@ -73,6 +118,10 @@ typedef struct {
   guint64 sim_loops;   /* whole loops of the largest plan simulated (== loops: no extrapolation) */
   FsTime period;       /* time per loop when extrapolated, else 0 */
   guint width;         /* channels per simulated channel in the last run (1: not folded) */
+  guint ring_steps;    /* ring steps per loop of the full plan (0: none) */
+  guint sim_ring_steps; /* ring steps per loop of the largest plan simulated (== ring_steps:
+                           no step extrapolation) */
+  gboolean window;     /* TRUE: window extrapolation from the memo (not exact) */
   guint runs;          /* simulations run */
   guint64 sim_steps;   /* steps simulated over all runs */
 } FsCollAloneStats;

@@ -59,6 +59,12 @@ gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const Fs
   g_return_val_if_fail(sw->step_factor > 1 || sw->step_bytes >= 1, FALSE);
   guint n = fs_comm_size(comm);
   uint64_t key = 0;
+  /* The sweep's sizes share a memo of whole plans (alone.h, window
+   * extrapolation) unless the caller brought one. */
+  g_autoptr(FsCollAloneMemo) memo = NULL;
+  FsCollAloneOpts alone = sw->alone;
+  if (alone.memo == NULL && !alone.exact)
+    alone.memo = memo = fs_coll_alone_memo_new();
   for (uint64_t size = sw->min_bytes; size <= sw->max_bytes;
        size = sw->step_factor > 1 ? size * sw->step_factor : size + sw->step_bytes) {
     FsCollSizes sizes;
@@ -71,9 +77,10 @@ gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const Fs
       .op = sw->op, .bytes = sizes.unit_bytes, .dtype = sw->dtype, .redop = sw->redop,
       .root = sw->root, .proto = ch.proto, .nchannels = ch.nchannels,
       .chunk_bytes = ch.chunk_bytes, .slice_bytes = ch.slice_bytes,
+      .conn_slots = ch.conn_slots,
     };
     FsCollAloneStats st;
-    if (!fs_coll_time_alone(p, sys, comm, nbytes, &ch, &req, key++, net, xfer, xfer_ctx, &sw->alone,
+    if (!fs_coll_time_alone(p, sys, comm, nbytes, &ch, &req, key++, net, xfer, xfer_ctx, &alone,
                             &st, error))
       return FALSE;
     FsTime t = st.time;

@@ -1,7 +1,9 @@
 /* bench.h — nccl-tests on the simulator: a sweep of sizes of one
  * collective, each tuned (or forced), planned, run alone on the flow
- * network (fs_coll_time_alone: loop extrapolation, and channel folding when
- * the sweep allows it), and reported as nccl-tests rows.
+ * network (fs_coll_time_alone: loop and step extrapolation, channel
+ * folding when the sweep allows it, and window extrapolation from the
+ * sweep's own smaller sizes through a memo the sweep keeps unless
+ * alone.exact or the caller brings one), and reported as nccl-tests rows.
  *
  * The executor's latencies come from the same NCCL model the tuner uses:
  * the collective's base latency is NCCL's baseLatencies[algo][proto], and

@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "core/rng.h"
 #include "util/error.h"
 
 struct FsCollRun {
@@ -18,7 +19,7 @@ struct FsCollRun {
   FsCollExecParams params;
   FsCollTransferFn xfer;
   void *xfer_ctx;
-  uint64_t key_base;   /* transfer keys: key_base + step */
+  uint64_t key_base;   /* transfer keys: key_base + a hash of the connection */
   FsCollRunDoneFn done;
   void *done_ctx;
   guint n;
@@ -26,6 +27,7 @@ struct FsCollRun {
   FsTime *ready_at;    /* latest dependency completion (+ latency) per step */
   FsTime last;         /* latest sink completion (+ latency) */
   guint *succ_off;     /* n + 1 */
+  gboolean *has_data_succ; /* a data dependency (not only credits) waits for the step */
   uint32_t *succ;
   guint remaining;     /* steps not yet completed */
   /* Steps ready to start now.  The flow engine may complete a flow inside
@@ -40,6 +42,9 @@ struct FsCollRun {
 };
 
 static void start_step(FsCollRun *run, guint i);
+
+/* Marks a credit edge in the successor lists (steps < 2^24, plan.h). */
+#define CREDIT_EDGE 0x80000000u
 
 /* Starts the queued steps in order, unless a caller up the stack is
  * already doing so. */
@@ -105,12 +110,13 @@ static void complete_step(FsCollRun *run, guint i)
   if (run->error != NULL)
     return;
   FsTime now = fs_sim_now(run->sim);
-  if (run->succ_off[i] == run->succ_off[i + 1])
+  if (!run->has_data_succ[i])
     run->last = MAX(run->last, now + edge_latency(run, i, G_MAXUINT));
   for (guint k = run->succ_off[i]; k < run->succ_off[i + 1]; k++) {
-    uint32_t s = run->succ[k];
+    uint32_t s = run->succ[k] & ~CREDIT_EDGE;
     g_assert(run->pending[s] > 0);
-    run->ready_at[s] = MAX(run->ready_at[s], now + edge_latency(run, i, s));
+    FsTime lat = run->succ[k] & CREDIT_EDGE ? 0 : edge_latency(run, i, s);
+    run->ready_at[s] = MAX(run->ready_at[s], now + lat);
     if (--run->pending[s] == 0) {
       if (run->ready_at[s] <= now)
         start_now(run, s);
@@ -161,6 +167,17 @@ static int ep_node(const FsComm *comm, FsCollEp ep, guint ch)
   }
 }
 
+/* The ECMP key of a transfer: its run's key and its connection (channel,
+ * lane, endpoints), not its step — NCCL keeps a connection's queue pairs
+ * for the whole collective, so a flow-hashing fabric (RoCE ECMP on the
+ * 5-tuple) sends every transfer of a connection along one path (exec.h). */
+static uint64_t conn_key(const FsCollRun *run, const FsCollStep *s)
+{
+  uint64_t c = fs_hash64(((uint64_t)s->src << 32 | s->dst) ^
+                         fs_hash64(((uint64_t)s->channel << 8 | s->lane) + 1));
+  return run->key_base + (c & 0xffffffffu);
+}
+
 static void start_step(FsCollRun *run, guint i)
 {
   if (run->error != NULL)
@@ -187,7 +204,7 @@ static void start_step(FsCollRun *run, guint i)
    * their bytes at their summed cap. */
   guint width = MAX(s->width, 1);
   uint64_t wire = (uint64_t)ceil((double)s->bytes / run->params.payload) * width;
-  if (!run->xfer(run->xfer_ctx, src, dst, wire, run->params.rate_cap * width, run->key_base + i, flow_done,
+  if (!run->xfer(run->xfer_ctx, src, dst, wire, run->params.rate_cap * width, conn_key(run, s), flow_done,
                  run, GSIZE_TO_POINTER((gsize)i), &err))
     fail(run, err);
 }
@@ -233,24 +250,35 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   run->ready_at = g_new0(FsTime, run->n + 1);
   run->queue = g_new(guint, run->n + 1);
   run->succ_off = g_new0(guint, run->n + 2);
+  run->has_data_succ = g_new0(gboolean, run->n + 1);
+  /* Data dependencies and credits (plan.h) alike; a credit edge carries
+   * CREDIT_EDGE in its successor entry (no step latency). */
   guint total = 0;
   for (guint i = 0; i < run->n; i++) {
-    guint nd;
+    guint nd, nc;
     const uint32_t *deps = fs_coll_plan_deps(plan, i, &nd);
-    run->pending[i] = nd;
-    total += nd;
-    for (guint j = 0; j < nd; j++)
+    const uint32_t *cred = fs_coll_plan_credits(plan, i, &nc);
+    run->pending[i] = nd + nc;
+    total += nd + nc;
+    for (guint j = 0; j < nd; j++) {
       run->succ_off[deps[j] + 1]++;
+      run->has_data_succ[deps[j]] = TRUE;
+    }
+    for (guint j = 0; j < nc; j++)
+      run->succ_off[cred[j] + 1]++;
   }
   for (guint i = 0; i < run->n; i++)
     run->succ_off[i + 1] += run->succ_off[i];
   run->succ = g_new(uint32_t, total + 1);
   g_autofree guint *fill = g_new0(guint, run->n + 1);
   for (guint i = 0; i < run->n; i++) {
-    guint nd;
+    guint nd, nc;
     const uint32_t *deps = fs_coll_plan_deps(plan, i, &nd);
+    const uint32_t *cred = fs_coll_plan_credits(plan, i, &nc);
     for (guint j = 0; j < nd; j++)
       run->succ[run->succ_off[deps[j]] + fill[deps[j]]++] = i;
+    for (guint j = 0; j < nc; j++)
+      run->succ[run->succ_off[cred[j]] + fill[cred[j]]++] = i | CREDIT_EDGE;
   }
   run->start = at;
   fs_sim_at(run->sim, at + params->base_latency, kickoff, run, 0);
@@ -294,6 +322,7 @@ void fs_coll_run_free(FsCollRun *run)
   g_free(run->ready_at);
   g_free(run->queue);
   g_free(run->succ_off);
+  g_free(run->has_data_succ);
   g_free(run->succ);
   g_clear_error(&run->error);
   g_free(run);

@@ -56,8 +56,10 @@ typedef struct {
   double payload;            /* payload bytes per wire byte (0 < payload <= 1) */
   double rate_cap;           /* per flow, bytes/s; 0 = none */
   double reduce_bw;          /* bytes/s of a local reduction; 0 = instantaneous */
-  uint64_t key;              /* transfer keys are key << 32 | step (ECMP choice); give
-                                concurrent runs different keys */
+  uint64_t key;              /* transfer keys are key << 32 | a 32-bit hash of the
+                                step's connection (channel, lane, src, dst): one
+                                ECMP path per connection, as NCCL keeps its queue
+                                pairs; give concurrent runs different keys */
 } FsCollExecParams;
 
 typedef struct FsCollRun FsCollRun;

@@ -35,6 +35,7 @@ typedef struct {
 
 struct FsPlanBuilder {
   FsCollPlan *plan;
+  GArray *fifo_prev; /* uint32_t per step: the previous transfer on its connection */
   gboolean overflow;  /* past FS_COLL_PLAN_MAX_STEPS: further steps are dropped */
   GHashTable *conns; /* set of ConnEntry*, keyed by their ConnKey */
   guint cur_channel; /* channel of the last transfer (for reductions) */
@@ -142,7 +143,9 @@ static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32
     g_array_append_val(p->deps, fifo);
     s.n_deps++;
   }
+  s.n_credits = 0;
   g_array_append_val(p->steps, s);
+  g_array_append_val(b->fifo_prev, fifo);
   return p->steps->len - 1;
 }
 
@@ -213,6 +216,53 @@ uint64_t fs_plan_split(const FsPlanBuilder *b, uint64_t total, guint parts, guin
   return fs_coll_channel_bytes(total, b->plan->req.dtype, parts, i);
 }
 
+/* Adds the flow-control waits of FsCollRequest.conn_slots (plan.h): every
+ * transfer k of a connection waits for the consumers of transfer k − slots
+ * on it, i.e. the steps that depend on that transfer's data (not its FIFO
+ * successor).  Rebuilds the dependency array with each step's credits after
+ * its deps.  O(steps + deps × slots). */
+static void add_credits(FsCollPlan *p, const uint32_t *fifo_prev, guint slots)
+{
+  guint n = p->steps->len;
+  FsCollStep *st = (FsCollStep *)p->steps->data;
+  const uint32_t *deps = (const uint32_t *)p->deps->data;
+  /* Data successors (CSR). */
+  g_autofree guint *off = g_new0(guint, n + 2);
+  for (guint i = 0; i < n; i++)
+    for (guint k = 0; k < st[i].n_deps; k++) {
+      uint32_t d = deps[st[i].dep_off + k];
+      if (!fs_coll_step_same_conn(&st[d], &st[i]))
+        off[d + 1]++;
+    }
+  for (guint i = 0; i < n; i++)
+    off[i + 1] += off[i];
+  g_autofree uint32_t *succ = g_new(uint32_t, off[n] + 1);
+  g_autofree guint *fill = g_new0(guint, n + 1);
+  for (guint i = 0; i < n; i++)
+    for (guint k = 0; k < st[i].n_deps; k++) {
+      uint32_t d = deps[st[i].dep_off + k];
+      if (!fs_coll_step_same_conn(&st[d], &st[i]))
+        succ[off[d] + fill[d]++] = i;
+    }
+  GArray *nd = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), p->deps->len + n);
+  for (guint i = 0; i < n; i++) {
+    guint from = st[i].dep_off;
+    st[i].dep_off = nd->len;
+    g_array_append_vals(nd, deps + from, st[i].n_deps);
+    if (st[i].kind != FS_STEP_XFER)
+      continue;
+    uint32_t j = i;
+    for (guint t = 0; t < slots && j != FS_STEP_NONE; t++)
+      j = fifo_prev[j];
+    if (j == FS_STEP_NONE)
+      continue;
+    g_array_append_vals(nd, succ + off[j], off[j + 1] - off[j]);
+    st[i].n_credits = off[j + 1] - off[j];
+  }
+  g_array_unref(p->deps);
+  p->deps = nd;
+}
+
 /* Builds the plan of a checked request r (slice <= chunk, max_steps set). */
 static FsCollPlan *build_plan(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *r,
                               GError **error)
@@ -227,10 +277,14 @@ static FsCollPlan *build_plan(const FsComm *comm, const FsCollAlgo *algo, const 
   FsPlanBuilder b = {
     .plan = p,
     .conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL),
+    .fifo_prev = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
   };
   if (fs_comm_size(comm) > 1)
     algo->build(&b);
   g_hash_table_destroy(b.conns);
+  if (!b.overflow && r->conn_slots > 0)
+    add_credits(p, (const uint32_t *)b.fifo_prev->data, r->conn_slots);
+  g_array_unref(b.fifo_prev);
   if (b.overflow) {
     g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
                 "the %s plan of %s on %u ranks × %u channels needs more than %u steps; "
@@ -350,6 +404,13 @@ const uint32_t *fs_coll_plan_deps(const FsCollPlan *p, guint i, guint *n)
   const FsCollStep *s = fs_coll_plan_step(p, i);
   *n = s->n_deps;
   return s->n_deps ? &g_array_index(p->deps, uint32_t, s->dep_off) : NULL;
+}
+
+const uint32_t *fs_coll_plan_credits(const FsCollPlan *p, guint i, guint *n)
+{
+  const FsCollStep *s = fs_coll_plan_step(p, i);
+  *n = s->n_credits;
+  return s->n_credits ? &g_array_index(p->deps, uint32_t, s->dep_off + s->n_deps) : NULL;
 }
 
 guint fs_coll_plan_width(const FsCollPlan *p)
@@ -507,7 +568,8 @@ static gboolean channels_equal(const FsCollPlan *p, const ChannelSteps *cs, guin
     const FsCollStep *x = step_at(p, cs->idx[cs->off[a] + k]);
     const FsCollStep *y = step_at(p, cs->idx[cs->off[b] + k]);
     if (x->kind != y->kind || x->src != y->src || x->dst != y->dst || x->bytes != y->bytes ||
-        x->lane != y->lane || x->inter != y->inter || x->n_deps != y->n_deps)
+        x->lane != y->lane || x->inter != y->inter || x->n_deps != y->n_deps ||
+        x->n_credits != y->n_credits)
       return FALSE;
     if (x->kind == FS_STEP_XFER &&
         (fold_node(p->comm, x->src, a) != fold_node(p->comm, y->src, b) ||
@@ -515,7 +577,7 @@ static gboolean channels_equal(const FsCollPlan *p, const ChannelSteps *cs, guin
       return FALSE;
     const uint32_t *dx = &g_array_index(p->deps, uint32_t, x->dep_off);
     const uint32_t *dy = &g_array_index(p->deps, uint32_t, y->dep_off);
-    for (guint j = 0; j < x->n_deps; j++)
+    for (guint j = 0; j < x->n_deps + x->n_credits; j++)
       if (step_at(p, dx[j])->channel != a || step_at(p, dy[j])->channel != b ||
           cs->pos[dx[j]] != cs->pos[dy[j]])
         return FALSE;
@@ -612,20 +674,22 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
   f->steps = g_array_new(FALSE, FALSE, sizeof(FsCollStep));
   f->deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   map = g_new(uint32_t, n);
+  /* The kept steps' new ids first: credits may point forward. */
+  for (guint i = 0, m = 0; i < n; i++)
+    map[i] = keep[step_at(p, i)->channel] ? m++ : FS_STEP_NONE;
   for (guint i = 0; i < n; i++) {
     const FsCollStep *s = step_at(p, i);
-    map[i] = FS_STEP_NONE;
     if (!keep[s->channel])
       continue;
     FsCollStep t = *s;
     t.width = (uint8_t)k;
     t.dep_off = f->deps->len;
     const uint32_t *d = &g_array_index(p->deps, uint32_t, s->dep_off);
-    for (guint j = 0; j < s->n_deps; j++) {
+    for (guint j = 0; j < s->n_deps + s->n_credits; j++) {
       g_assert(map[d[j]] != FS_STEP_NONE);
       g_array_append_val(f->deps, map[d[j]]);
     }
-    map[i] = f->steps->len;
+    g_assert(map[i] == f->steps->len);
     g_array_append_val(f->steps, t);
     if (s->kind == FS_STEP_XFER) {
       f->n_xfers++;

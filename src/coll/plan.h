@@ -27,8 +27,15 @@
  * Speed (alone.h): channels that are identical can be folded into one of
  * width k (fs_coll_plan_fold); an algorithm that is a repetition of loops
  * says how many request bytes one loop takes (loop_bytes), so that a run
- * alone on the network can simulate a few loops and extrapolate; a run that
- * shares the network can ask for coarser slices (max_slices_per_conn).
+ * alone on the network can simulate a few loops and extrapolate; one whose
+ * loops are alike ring steps says how many (ring_steps), and a request can
+ * cut them (max_ring_steps) for step extrapolation; a run that shares the
+ * network can ask for coarser slices (max_slices_per_conn).
+ *
+ * Flow control (conn_slots): NCCL's connection buffers hold NCCL_STEPS
+ * buffer steps, so a sender runs at most that many slices ahead of what
+ * its receiver has consumed; the builder adds those waits as credits
+ * (FsCollStep.n_credits) after building the data dependencies.
  *
  * Ownership: a plan owns its steps and dependency arrays; the algorithm
  * and communicator it names are borrowed (the comm must outlive the plan).
@@ -86,6 +93,9 @@ typedef struct {
   gboolean inter;     /* crosses hosts (network latency class) */
   uint32_t dep_off;   /* dependencies: deps[dep_off .. dep_off + n_deps) */
   uint32_t n_deps;
+  uint32_t n_credits; /* then flow-control waits: deps[dep_off + n_deps ..
+                         + n_credits) (FsCollRequest.conn_slots); they may
+                         point to later steps */
 } FsCollStep;
 
 /* What to build. */
@@ -111,6 +121,23 @@ typedef struct {
    * and tests/bench/RESULTS.md).  The plan's request records the sizes
    * used. */
   guint max_slices_per_conn;
+  /* NCCL's bounded connection buffers: a connection holds NCCL_STEPS buffer
+   * steps, i.e. conn_slots = steps / slice_steps transfers (Simple 4,
+   * LL and LL128 8: models/nccl/nccl.yaml; the tuner sets it in
+   * FsCollChoice).  Transfer k of a connection then waits until every step
+   * at the receiver that consumes transfer k − conn_slots (forwards or
+   * reduces its data) has completed: the sender cannot run more than the
+   * buffer ahead of the receiver.  Without it (0 = unbounded) the lanes of
+   * a tree or NVLS tree drift apart and never settle into a periodic
+   * regime (alone.h).  These waits are credits, not data: the executor
+   * charges no step latency for them and the latency depth ignores them.
+   * A transfer whose data nothing consumes (a final delivery) frees its
+   * slot at once. */
+  guint conn_slots;
+  /* For timing only (alone.h, step extrapolation): ring phases stop after
+   * this many ring steps per loop (0 = all of them).  The plan is then not
+   * a whole collective, only its first steps. */
+  guint max_ring_steps;
 } FsCollRequest;
 
 typedef struct FsCollPlan FsCollPlan;
@@ -158,6 +185,11 @@ struct FsCollAlgo {
    * included) as it was.  0 when it cannot (e.g. not a multiple of the
    * datatype size). */
   uint64_t (*loop_bytes)(const FsComm *comm, const FsCollRequest *req);
+  /* Step structure, for step extrapolation (alone.h); NULL when none: the
+   * ring steps in every loop of every channel (2(n-1) for a ring
+   * all_reduce), all alike, which FsCollRequest.max_ring_steps truncates.
+   * 0 when the plan has no such steps. */
+  guint (*ring_steps)(const FsComm *comm, const FsCollRequest *req);
 };
 
 /* The algorithm table, in listing order, NULL-terminated. */
@@ -207,8 +239,13 @@ const FsCollStep *fs_coll_plan_step(const FsCollPlan *plan, guint i);
 /* TRUE when steps a and b are transfers on the same connection (channel,
  * lane, src, dst): a dependency between them is FIFO order, not data. */
 gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b);
-/* Dependencies of step i (borrowed), count in *n. */
+/* Dependencies of step i (borrowed), count in *n.  Data and FIFO order
+ * only: they always point to earlier steps. */
 const uint32_t *fs_coll_plan_deps(const FsCollPlan *plan, guint i, guint *n);
+/* Flow-control waits of step i (FsCollRequest.conn_slots; borrowed), count
+ * in *n: steps that must complete before it starts, earlier or later in
+ * step order. */
+const uint32_t *fs_coll_plan_credits(const FsCollPlan *plan, guint i, guint *n);
 /* Counts: transfers, reductions, payload bytes sent by transfers. */
 guint fs_coll_plan_n_xfers(const FsCollPlan *plan);
 uint64_t fs_coll_plan_xfer_bytes(const FsCollPlan *plan);

@@ -594,6 +594,8 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   }
   out->chunk_bytes = fs_nccl_params_chunk_bytes(p, out->proto);
   out->slice_bytes = fs_nccl_params_slice_bytes(p, out->proto);
+  out->conn_slots = p->proto[out->proto].slice_steps > 0
+                      ? MAX(p->steps / p->proto[out->proto].slice_steps, 1u) : 0;
   return TRUE;
 }
 

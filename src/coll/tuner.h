@@ -118,6 +118,8 @@ typedef struct {
   guint nchannels;
   uint64_t chunk_bytes;  /* pipelined chunk payload (per rank block per loop) */
   uint64_t slice_bytes;  /* payload of one transfer inside a chunk */
+  guint conn_slots;      /* slices a connection's buffer holds (NCCL_STEPS /
+                            slice steps; FsCollRequest.conn_slots), 0 = unbounded */
   FsCollCost cost;       /* at nchannels */
 } FsCollChoice;
 

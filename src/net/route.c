@@ -111,6 +111,28 @@ const char *fs_route_kind_name(FsRouteKind k)
   return kind_names[k];
 }
 
+static const char *const ecmp_names[] = {
+#define X(id, str) str,
+  FS_ROUTE_ECMP_MODES(X)
+#undef X
+};
+
+const char *fs_route_ecmp_name(FsRouteEcmp e)
+{
+  g_return_val_if_fail(e < FS_ROUTE_ECMP_N, "?");
+  return ecmp_names[e];
+}
+
+gboolean fs_route_ecmp_from_name(const char *s, FsRouteEcmp *out)
+{
+  for (guint i = 0; i < FS_ROUTE_ECMP_N; i++)
+    if (g_ascii_strcasecmp(s, ecmp_names[i]) == 0) {
+      *out = (FsRouteEcmp)i;
+      return TRUE;
+    }
+  return FALSE;
+}
+
 void fs_route_options_init(FsRouteOptions *opt)
 {
   memset(opt, 0, sizeof *opt);
@@ -434,6 +456,22 @@ static int attach_switch(const FsRouter *r, guint ep, guint *link)
   return -1;
 }
 
+/* TRUE when fabric node u picks among equal next hops by destination
+ * (FsRouteOptions.ecmp). */
+static gboolean by_destination(const FsRouter *r, guint u)
+{
+  switch (r->opt.ecmp) {
+  case FS_ROUTE_ECMP_FLOW:
+    return FALSE;
+  case FS_ROUTE_ECMP_DESTINATION:
+    return TRUE;
+  default: {
+    const FsTopoNode *node = fs_topo_node(r->topo, u);
+    return node->kind == FS_NODE_SWITCH && node->model->u.sw.kind == FS_SWITCH_INFINIBAND;
+  }
+  }
+}
+
 /* Appends a shortest fabric path from endpoint src to endpoint dst (NICs,
  * or GPUs wired to the fabric), ECMP by key: toward dst's switch, then the
  * last hop.  FALSE (nothing appended) when there is none. */
@@ -470,8 +508,12 @@ static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GAr
       g_array_set_size(hops, mark);
       return FALSE;
     }
-    r->ecmp += cand > 1;
-    guint pick = cand == 1 ? 0 : (guint)(fs_hash64(key ^ fs_hash64(u + 1)) % cand);
+    /* A switch that routes by destination ignores the key (route.h). */
+    gboolean by_dst = cand > 1 && by_destination(r, u);
+    r->ecmp += cand > 1 && !by_dst;
+    uint64_t h = by_dst ? fs_hash64(((uint64_t)dst << 32) ^ fs_hash64(u + 1))
+                        : fs_hash64(key ^ fs_hash64(u + 1));
+    guint pick = cand == 1 ? 0 : (guint)(h % cand);
     for (guint k = 0; k < n; k++) {
       int p = r->fidx[adj[k].peer];
       if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC) || dist[p] == INF_DIST ||

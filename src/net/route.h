@@ -28,7 +28,14 @@
  *   NET_STAGED  the same where a side must go through its CPU's memory.
  * Within one subgraph the path is a shortest path by latency; among equal
  * ones (ECMP) the next hop is chosen by fs_hash64 of (flow key, node), so a
- * flow key always takes the same path and different keys spread.  A GPU
+ * flow key always takes the same path and different keys spread, except
+ * at a fabric switch that routes by destination (FsRouteOptions.ecmp):
+ * there the pick hashes (destination endpoint, switch) and ignores the key,
+ * as the linear forwarding table an InfiniBand subnet manager programs
+ * (one output port per destination LID: IBTA spec vol. 1 §18.2.4.3;
+ * OpenSM's minhop/updn/ftree engines fill it) — so every transfer between
+ * two endpoints takes one path whatever its key.  Ethernet (RoCE) switches
+ * hash a flow's 5-tuple (per queue pair, so per key).  A GPU
  * uses its nearest NIC (multi-rail: ties go to the NIC with the GPU's local
  * index, then the lowest node).
  *
@@ -95,15 +102,39 @@ const char *fs_route_kind_name(FsRouteKind k);
 /* The P2P level's "auto" value: decided per host from its CPU vendor. */
 #define FS_P2P_LEVEL_AUTO FS_PATH_N_TYPES
 
+/* How a fabric switch picks among equal-cost next hops.  AUTO (the
+ * default, 0): by destination at InfiniBand switches (static forwarding
+ * tables from the subnet manager, as above; adaptive routing is not
+ * modelled), by flow key at every other switch (Ethernet ECMP hashes the
+ * 5-tuple).  FLOW: by key everywhere (each transfer key draws its own
+ * path: the behaviour before the knob existed).  DESTINATION: by
+ * destination everywhere. */
+#define FS_ROUTE_ECMP_MODES(X)           \
+  X(AUTO, "auto")                        \
+  X(FLOW, "flow")                        \
+  X(DESTINATION, "destination")
+
+typedef enum {
+#define X(id, str) FS_ROUTE_ECMP_##id,
+  FS_ROUTE_ECMP_MODES(X)
+#undef X
+  FS_ROUTE_ECMP_N
+} FsRouteEcmp;
+
+const char *fs_route_ecmp_name(FsRouteEcmp e);
+/* Parses an ECMP mode name (auto, flow, destination).  FALSE if unknown. */
+gboolean fs_route_ecmp_from_name(const char *s, FsRouteEcmp *out);
+
 typedef struct {
   FsPathType p2p_level;  /* FS_PATH_PIX … FS_PATH_SYS, or FS_P2P_LEVEL_AUTO */
   gboolean p2p_disable;
   gboolean ib_disable;
   guint cache_size;      /* distance arrays kept (>= 1) */
+  FsRouteEcmp ecmp;      /* equal-cost picks at fabric switches (above) */
 } FsRouteOptions;
 
 /* The defaults: auto P2P level, nothing disabled, 1024 cached fabric
- * destinations. */
+ * destinations, ECMP auto (by destination on InfiniBand). */
 void fs_route_options_init(FsRouteOptions *opt);
 /* Parses a P2P level name (NVL, PIX, PXB, PHB, NODE, SYS, or LOC/0 for none,
  * case-insensitive) as NCCL_P2P_LEVEL does.  FALSE if unknown. */

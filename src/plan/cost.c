@@ -1,6 +1,7 @@
 /* cost.c — the planner's money and energy: a topology's power and price
  * from the catalog (every part that has a figure; the rest listed by
- * model), and the per-design arithmetic of plan.h's header comment. */
+ * model; fabric switches whole or by the share of their ports in use),
+ * and the per-design arithmetic of plan.h's header comment. */
 #include <math.h>
 #include <string.h>
 
@@ -15,19 +16,54 @@ static const char *const rank_names[] = {
 #undef X
 };
 
+static const char *const share_names[] = {
+#define X(id, str) str,
+  FS_PLAN_SHARES(X)
+#undef X
+};
+
+/* names[i] for i < n, else "?"; and the index of s in names (any case). */
+static const char *name_at(const char *const *names, guint n, guint i)
+{
+  return i < n ? names[i] : "?";
+}
+
+static gboolean index_of(const char *const *names, guint n, const char *s, guint *out)
+{
+  for (guint i = 0; i < n; i++)
+    if (g_ascii_strcasecmp(s, names[i]) == 0) {
+      *out = i;
+      return TRUE;
+    }
+  return FALSE;
+}
+
 const char *fs_plan_rank_name(FsPlanRank r)
 {
-  return (guint)r < FS_PLAN_RANK_N ? rank_names[r] : "?";
+  return name_at(rank_names, FS_PLAN_RANK_N, (guint)r);
 }
 
 gboolean fs_plan_rank_from_name(const char *s, FsPlanRank *out)
 {
-  for (guint i = 0; i < FS_PLAN_RANK_N; i++)
-    if (g_ascii_strcasecmp(s, rank_names[i]) == 0) {
-      *out = (FsPlanRank)i;
-      return TRUE;
-    }
-  return FALSE;
+  guint i;
+  if (!index_of(rank_names, FS_PLAN_RANK_N, s, &i))
+    return FALSE;
+  *out = (FsPlanRank)i;
+  return TRUE;
+}
+
+const char *fs_plan_share_name(FsPlanShare sh)
+{
+  return name_at(share_names, FS_PLAN_SHARE_N, (guint)sh);
+}
+
+gboolean fs_plan_share_from_name(const char *s, FsPlanShare *out)
+{
+  guint i;
+  if (!index_of(share_names, FS_PLAN_SHARE_N, s, &i))
+    return FALSE;
+  *out = (FsPlanShare)i;
+  return TRUE;
 }
 
 void fs_plan_cost_inputs_init(FsPlanCostInputs *in)
@@ -66,15 +102,9 @@ void fs_plan_cost_compute(const FsPlanCostInputs *in, guint gpus, double it_powe
   }
 }
 
-/* Per model: how many parts of it the topology has. */
-typedef struct {
-  const FsModel *model;
-  guint count;
-} PartCount;
-
 static int part_cmp(const void *a, const void *b)
 {
-  const PartCount *x = a, *y = b;
+  const FsPlanPart *x = a, *y = b;
   return strcmp(x->model->name, y->model->name);
 }
 
@@ -103,13 +133,11 @@ static void part_power_price(const FsModel *m, double *power, double *price)
   }
 }
 
-static char *part_list(const PartCount *parts, guint n, gboolean want_price)
+static char *part_list(const FsPlanPart *parts, guint n, gboolean want_price)
 {
   GString *s = NULL;
   for (guint i = 0; i < n; i++) {
-    double power, price;
-    part_power_price(parts[i].model, &power, &price);
-    if ((want_price ? price : power) > 0)
+    if ((want_price ? parts[i].unit_price : parts[i].unit_power_w) > 0)
       continue;
     if (s == NULL)
       s = g_string_new(NULL);
@@ -120,32 +148,67 @@ static char *part_list(const PartCount *parts, guint n, gboolean want_price)
   return s ? g_string_free(s, FALSE) : NULL;
 }
 
-void fs_plan_system_costs(const FsTopo *topo, FsPlanSystem *sys)
+double fs_plan_port_share(const FsTopo *topo, guint node)
+{
+  const FsModel *m = fs_topo_node(topo, node)->model;
+  if (m->kind != FS_MODEL_SWITCH || m->u.sw.port_link == NULL || m->u.sw.ports == 0)
+    return 1;
+  double capacity = m->u.sw.ports * m->u.sw.port_link->u.link.bandwidth;
+  guint n;
+  const FsTopoAdj *adj = fs_topo_adj(topo, node, &n);
+  double used = 0;
+  for (guint e = 0; e < n; e++)
+    used += fs_topo_link(topo, adj[e].link)->bandwidth;
+  if (!(capacity > 0) || used <= 0)
+    return 1;
+  return MIN(1.0, used / capacity);
+}
+
+void fs_plan_system_costs(const FsTopo *topo, FsPlanShare share, FsPlanSystem *sys)
 {
   g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-  g_autoptr(GArray) parts = g_array_new(FALSE, FALSE, sizeof(PartCount));
-  sys->it_power_w = sys->capex_usd = 0;
+  g_autoptr(GArray) parts = g_array_new(FALSE, TRUE, sizeof(FsPlanPart));
   sys->n_parts = 0;
   for (guint i = 0; i < fs_topo_n_nodes(topo); i++) {
     const FsTopoNode *n = fs_topo_node(topo, i);
     double power, price;
     part_power_price(n->model, &power, &price);
-    sys->it_power_w += power;
-    sys->capex_usd += price;
+    if (n->model->kind != FS_MODEL_GPU && n->model->kind != FS_MODEL_CPU &&
+        n->model->kind != FS_MODEL_SWITCH && n->model->kind != FS_MODEL_NIC)
+      continue;
+    gboolean fabric = n->model->kind == FS_MODEL_SWITCH && n->host < 0;
+    double units = fabric && share == FS_PLAN_SHARE_PORTS ? fs_plan_port_share(topo, i) : 1;
     sys->n_parts++;
     /* Lookups only; the list is sorted by name below. */
     gpointer at = g_hash_table_lookup(seen, n->model);
+    FsPlanPart *pp;
     if (at == NULL) {
-      PartCount pc = { n->model, 1 };
-      g_array_append_val(parts, pc);
+      FsPlanPart part = { .model = n->model, .unit_price = price, .unit_power_w = power };
+      g_array_append_val(parts, part);
       g_hash_table_insert(seen, (gpointer)n->model, GUINT_TO_POINTER(parts->len));
+      pp = &g_array_index(parts, FsPlanPart, parts->len - 1);
     } else {
-      g_array_index(parts, PartCount, GPOINTER_TO_UINT(at) - 1).count++;
+      pp = &g_array_index(parts, FsPlanPart, GPOINTER_TO_UINT(at) - 1);
     }
+    pp->count++;
+    pp->units += units;
+    pp->fabric = pp->fabric || fabric;
   }
   g_array_sort(parts, part_cmp);
+  /* Totals in name order, so that the sums are the same on every run. */
+  sys->it_power_w = sys->capex_usd = 0;
+  for (guint i = 0; i < parts->len; i++) {
+    FsPlanPart *pp = &g_array_index(parts, FsPlanPart, i);
+    pp->price_usd = pp->units * pp->unit_price;
+    pp->power_w = pp->units * pp->unit_power_w;
+    sys->it_power_w += pp->power_w;
+    sys->capex_usd += pp->price_usd;
+  }
   g_free(sys->unpriced);
   g_free(sys->unpowered);
-  sys->unpriced = part_list((PartCount *)parts->data, parts->len, TRUE);
-  sys->unpowered = part_list((PartCount *)parts->data, parts->len, FALSE);
+  g_free(sys->parts);
+  sys->unpriced = part_list((FsPlanPart *)parts->data, parts->len, TRUE);
+  sys->unpowered = part_list((FsPlanPart *)parts->data, parts->len, FALSE);
+  sys->n_models = parts->len;
+  sys->parts = (FsPlanPart *)g_array_free(g_steal_pointer(&parts), FALSE);
 }

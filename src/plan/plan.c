@@ -28,6 +28,7 @@ static void system_clear(FsPlanSystem *s)
   g_free(s->intra_path);
   g_free(s->unpriced);
   g_free(s->unpowered);
+  g_free(s->parts);
 }
 
 static void design_clear(FsPlanDesign *d)
@@ -64,10 +65,11 @@ FsPlan *fs_plan_new(const FsPlanSpec *spec, const FsCatalog *cat, const FsEffici
   }
   if (!(c->pue >= 1 && c->pue <= 10) || c->kwh_price < 0 || c->tokens < 0 || c->budget < 0 ||
       !(c->amortize_years > 0) || !isfinite(c->gpu_hour_price) || !isfinite(c->kwh_price) ||
-      !isfinite(c->tokens) || !isfinite(c->budget) || !isfinite(c->amortize_years)) {
+      !isfinite(c->tokens) || !isfinite(c->budget) || !isfinite(c->amortize_years) ||
+      (guint)c->switch_share >= FS_PLAN_SHARE_N) {
     g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT,
                 "cost inputs out of range: PUE 1 to 10, prices, tokens and budget >= 0, "
-                "amortization > 0 years");
+                "amortization > 0 years, a known switch share");
     return NULL;
   }
   if (spec->n_gpus == 0 && spec->gpus_max > 0 && spec->gpus_min > spec->gpus_max) {

@@ -32,14 +32,19 @@
  *
  * Cost and energy (fs_plan_cost_compute, pure arithmetic): a system's IT
  * power is the sum of the catalog's TDP / power of every part of the
- * topology that has one; energy per step = IT power × PUE × step time.
- * $/GPU-hour is the user's figure, or else the capex (catalog prices of
- * every priced part) spread over the GPUs and amortize_years × 8760 h —
- * only when the GPU model has a price; otherwise cost is unknown (NaN)
- * and ranking by cost needs the user's rate.
+ * topology that has one (GPUs, CPUs, NICs, NVSwitch and PCIe switches,
+ * fabric switches); energy per step = IT power × PUE × step time.
+ * $/GPU-hour is the user's figure (taken as all-in: network included), or
+ * else the capex (catalog prices of every priced part) spread over the
+ * GPUs and amortize_years × 8760 h — only when the GPU model has a price;
+ * otherwise cost is unknown (NaN) and ranking by cost needs the user's rate.
  * $ per step = GPUs × $/GPU-hour × step / 3600 + kWh per step × $/kWh.
- * Parts without a price or power figure are listed (FsPlanSystem), never
- * guessed.
+ * Fabric switches (those outside every host: leaves, spines, NVLink Switch
+ * systems) count whole, as many as the topology builds, or with
+ * switch_share = ports as the fraction of their port bandwidth the
+ * topology uses (a share of a larger fabric); switches inside a host
+ * (NVSwitch chips, PCIe switches) always count whole.  Parts without a
+ * price or power figure are listed (FsPlanSystem), never guessed.
  *
  * Ownership: FsPlan copies the spec's strings and lists; it borrows the
  * catalog, efficiency curves and NCCL parameters (they must outlive it).
@@ -98,6 +103,21 @@ gboolean fs_plan_rank_from_name(const char *s, FsPlanRank *out);
 /* The most values one search list may hold. */
 #define FS_PLAN_MAX_CHOICES 64u
 
+/* How fabric switches are counted (`--switch-share`). */
+#define FS_PLAN_SHARES(X) \
+  X(WHOLE, "whole")       \
+  X(PORTS, "ports")
+
+typedef enum {
+#define X(id, str) FS_PLAN_SHARE_##id,
+  FS_PLAN_SHARES(X)
+#undef X
+  FS_PLAN_SHARE_N
+} FsPlanShare;
+
+const char *fs_plan_share_name(FsPlanShare s);
+gboolean fs_plan_share_from_name(const char *s, FsPlanShare *out);
+
 /* Money and energy inputs.  Negative gpu_hour_price: not given. */
 typedef struct {
   double gpu_hour_price;   /* $ per GPU-hour (rental, or all-in internal rate) */
@@ -106,6 +126,7 @@ typedef struct {
   double amortize_years;   /* capex write-off when no gpu_hour_price */
   double tokens;           /* tokens to train, for time-to-train; 0: none */
   double budget;           /* $: cost of training `tokens` when given, else capex; 0: none */
+  FsPlanShare switch_share;/* fabric switches whole (default) or by ports in use */
 } FsPlanCostInputs;
 
 void fs_plan_cost_inputs_init(FsPlanCostInputs *in);
@@ -169,6 +190,19 @@ typedef struct {
 
 void fs_plan_spec_init(FsPlanSpec *spec);
 
+/* One model's parts in a system, with what the catalog knows of them. */
+typedef struct {
+  const FsModel *model;
+  guint count;             /* parts of this model in the topology */
+  double units;            /* what is paid for and powered: count, or the summed
+                            * port shares of fabric switches (switch_share = ports) */
+  gboolean fabric;         /* switches outside every host */
+  double unit_price;       /* US dollars, 0: no price in the catalog */
+  double unit_power_w;     /* watts, 0: no power figure */
+  double price_usd;        /* units × unit_price */
+  double power_w;          /* units × unit_power_w */
+} FsPlanPart;
+
 /* One fabric at one GPU count. */
 typedef struct {
   char *fabric;            /* the topology's name */
@@ -183,6 +217,8 @@ typedef struct {
   double it_power_w;       /* parts with a power figure */
   double capex_usd;        /* parts with a price */
   guint n_parts;           /* GPUs, CPUs, NICs and switches */
+  FsPlanPart *parts;       /* one per model, sorted by name */
+  guint n_models;
   char *unpriced;          /* "connectx-7 ×32, quantum-2-ndr ×4" or NULL */
   char *unpowered;         /* the same for parts without a power figure */
 } FsPlanSystem;
@@ -265,8 +301,14 @@ double fs_plan_target_step_s(const FsPlanSpec *spec, double tokens_per_step);
 guint fs_plan_divisors(guint n, guint max, guint *out);
 
 /* Power, price and part lists of a loaded topology into sys (fills
- * it_power_w, capex_usd, n_parts, unpriced, unpowered). */
-void fs_plan_system_costs(const FsTopo *topo, FsPlanSystem *sys);
+ * it_power_w, capex_usd, n_parts, parts, n_models, unpriced, unpowered;
+ * replaces what they held).  share: how fabric switches count. */
+void fs_plan_system_costs(const FsTopo *topo, FsPlanShare share, FsPlanSystem *sys);
+
+/* The fraction of switch node's port bandwidth that its links use, in
+ * (0, 1]: Σ link bandwidth ÷ (ports × port link bandwidth); 1 for a node
+ * that is not a switch or has no links. */
+double fs_plan_port_share(const FsTopo *topo, guint node);
 
 /* Orders designs: meeting (and in budget) first, simulated before failed,
  * then metric, then key.  qsort-compatible on FsPlanDesign. */

@@ -161,7 +161,7 @@ static void add_system(FsPlan *p, FsTopo *topo, const char *path, guint fabric, 
   } else {
     sys.intra_path = g_strdup("-");
   }
-  fs_plan_system_costs(topo, &sys);
+  fs_plan_system_costs(topo, p->spec.cost.switch_share, &sys);
   g_array_append_val(p->systems, sys);
   g_ptr_array_add(p->topos, topo);
 }

@@ -27,7 +27,13 @@ plan --target-step-time 5s >"$tmp/out" 2>"$tmp/err" || fail "plan exited $?: $(c
 out=$(cat "$tmp/out")
 contains "$out" "#1  dgx-h100-ib-ndr, 16 × h100-sxm (2 nodes): tp 1, pp 1, dp 16" "winner"
 contains "$out" "why: TP1" "reason"
-contains "$out" "no list price in the catalog for connectx-7 ×16" "unpriced parts"
+contains "$out" "no list price in the catalog for nvswitch-gen3 ×8" "unpriced parts"
+# Every part with what it costs and draws: NICs priced and powered, the
+# InfiniBand switches powered only, NVSwitch chips neither.
+contains "$out" "parts: connectx-7 ×16 \$35008, 0.398 kW; h100-sxm ×16 \$480000, 11.2 kW;" "parts line"
+contains "$out" "quantum-2-ndr ×12 no price, 8.96 kW" "switch power"
+contains "$out" "nvswitch-gen3 ×8 no price, no power" "unknown parts"
+contains "$out" "fabric switches whole" "switch share in the cost basis"
 contains "$out" "100 G tokens:" "time to train"
 [ "$(grep -c '^#[0-9]' "$tmp/out")" -eq 5 ] || fail "expected the top 5 designs"
 # TP8 designs say where their traffic goes.
@@ -65,7 +71,38 @@ assert d["designs"][0]["meets_target"] and d["designs"][0]["fabric"] == "dgx-h10
 # Meeting designs come before those that miss.
 m = [x["meets_target"] for x in d["designs"]]
 assert m == sorted(m, reverse=True), m
+# The parts add up to the system's power and capex.
+assert d["cost_inputs"]["switch_share"] == "whole"
+for sy in d["systems"]:
+    ps = sy["parts"]
+    assert [p["model"] for p in ps] == sorted(p["model"] for p in ps)
+    assert abs(sum(p["power_w"] or 0 for p in ps) - sy["it_power_w"]) < 1e-6 * sy["it_power_w"]
+    assert abs(sum(p["price_usd"] or 0 for p in ps) - sy["capex_usd"]) < 1e-6 * sy["capex_usd"]
+    nic = [p for p in ps if p["model"] == "connectx-7"][0]
+    assert nic["count"] == sy["gpus"] and nic["unit_power_w"] == 24.9 and nic["unit_price_usd"] == 2188
+    sw = [p for p in ps if p["fabric_switch"]]
+    assert sw and all(p["units"] == p["count"] for p in sw)
 PY
+
+# --switch-share ports: fabric switches count the share of their port
+# bandwidth in use, so a small system draws less; hosts are unchanged.
+plan --target-step-time 5s --json -k 0 --switch-share ports >"$tmp/p.json" || fail "ports run"
+python3 - "$tmp/a.json" "$tmp/p.json" <<'PY' || fail "switch share checks"
+import json, sys
+a, p = (json.load(open(f)) for f in sys.argv[1:])
+assert p["cost_inputs"]["switch_share"] == "ports"
+for sa, sp in zip(a["systems"], p["systems"]):
+    assert sa["fabric"] == sp["fabric"] and sa["gpus"] == sp["gpus"]
+    assert sp["it_power_w"] < sa["it_power_w"], (sa, sp)
+    for qa, qp in zip(sa["parts"], sp["parts"]):
+        if qa["fabric_switch"]:
+            assert 0 < qp["units"] < qa["units"], (qa, qp)
+            assert abs(qp["power_w"] - qp["units"] * qp["unit_power_w"]) < 1e-9 * qp["power_w"]
+        else:
+            assert qp == qa
+PY
+grep -q "fabric switches by the share of their ports in use" <(plan --target-step-time 5s --switch-share ports) \
+  || fail "ports cost basis line"
 
 # Threads never change the output.
 plan --target-step-time 5s --json -k 0 -j 1 >"$tmp/b.json"
@@ -173,6 +210,7 @@ bad "exactly one of" --workload "$W" --fabric "$F" --target-step-time 5s --targe
 bad "--target-step-time expects a time" --workload "$W" --fabric "$F" --target-step-time fast
 bad "--gpus expects a list" --workload "$W" --fabric "$F" --target-step-time 5s --gpus 16-8
 bad "--rank-by expects" --workload "$W" --fabric "$F" --target-step-time 5s --rank-by speed
+bad "--switch-share expects whole or ports" --workload "$W" --fabric "$F" --target-step-time 5s --switch-share half
 bad "--recompute expects" --workload "$W" --fabric "$F" --target-step-time 5s --recompute some
 bad "--pue" --workload "$W" --fabric "$F" --target-step-time 5s --pue x
 bad "PUE 1 to 10" --workload "$W" --fabric "$F" --target-step-time 5s --pue 0.5

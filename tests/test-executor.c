@@ -505,7 +505,7 @@ START_TEST(test_executor_memo_hit_is_identical)
   assert_same_result(first, second);
   /* What makes a key. */
   guint a[] = { 1, 2, 3 }, b[] = { 1, 3, 2 };
-  FsCollMemoKey k = { topo, np, FS_NET_MAXMIN, FS_COLL_ALL_REDUCE, 1024, a, 3 };
+  FsCollMemoKey k = { topo, np, FS_NET_MAXMIN, FS_COLL_ALL_REDUCE, 1024, a, 3, NULL };
   fs_coll_memo_store(memo, &k, 77);
   FsTime got = 0;
   ck_assert(fs_coll_memo_lookup(memo, &k, &got));

@@ -35,6 +35,7 @@ static char *opt_trace = NULL;
 static char *opt_model = NULL;
 static gboolean opt_list = FALSE;
 static gboolean opt_dp_isolated = FALSE;
+static char *opt_coll_classes = NULL;
 
 static const GOptionEntry entries[] = {
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (schema in workloads/README.md)", NULL},
@@ -55,6 +56,9 @@ static const GOptionEntry entries[] = {
    "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
   {"dp-isolated", 0, 0, G_OPTION_ARG_NONE, &opt_dp_isolated,
    "Time data-parallel collectives alone (no contention; faster on large jobs)", NULL},
+  {"coll-classes", 0, 0, G_OPTION_ARG_STRING, &opt_coll_classes,
+   "Collectives timed alone on congruent GPU groups share one measurement: auto (where exact, "
+   "the default), on (also under max-min with ECMP: approximate), off", "MODE"},
   {"list-schedules", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the pipeline schedules", NULL},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -263,6 +267,8 @@ int fs_cmd_train(int argc, char **argv)
   FsTrainOptions topt;
   fs_train_options_init(&topt);
   topt.dp_isolated = opt_dp_isolated;
+  if (opt_coll_classes != NULL && !fs_coll_classes_from_name(opt_coll_classes, &topt.coll_classes))
+    return fs_cli_usage("train", "unknown --coll-classes \"%s\" (auto, on or off)", opt_coll_classes);
   if (opt_model != NULL && !fs_net_model_from_name(opt_model, &topt.net_model))
     return fs_cli_usage("train", "unknown flow model \"%s\" (maxmin or analytic)", opt_model);
   g_autoptr(FsCalibration) cal = NULL;

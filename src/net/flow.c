@@ -112,6 +112,14 @@ FsChannelId fs_flownet_add_channel(FsFlowNet *net, double capacity, FsTime laten
   return net->n_chans++;
 }
 
+void fs_flownet_reserve_channels(FsFlowNet *net, guint n)
+{
+  if (n > net->chans_cap) {
+    net->chans_cap = n;
+    net->chans = g_renew(FsChan, net->chans, net->chans_cap);
+  }
+}
+
 guint fs_flownet_n_channels(const FsFlowNet *net) { return net->n_chans; }
 
 double fs_flownet_channel_capacity(const FsFlowNet *net, FsChannelId ch)

@@ -184,6 +184,10 @@ FsSim *fs_flownet_sim(const FsFlowNet *net);
 /* Adds a channel (capacity > 0 bytes/s, latency >= 0); returns its id, the
  * number of channels before the call.  Amortised O(1). */
 FsChannelId fs_flownet_add_channel(FsFlowNet *net, double capacity, FsTime latency);
+/* Makes room for n channels in all, so that adding them copies nothing (a
+ * router adds two per link: without it a big topology's channel array is
+ * copied at every doubling, the largest part of setting up a small run). */
+void fs_flownet_reserve_channels(FsFlowNet *net, guint n);
 guint fs_flownet_n_channels(const FsFlowNet *net);
 double fs_flownet_channel_capacity(const FsFlowNet *net, FsChannelId ch);
 FsTime fs_flownet_channel_latency(const FsFlowNet *net, FsChannelId ch);

@@ -232,6 +232,15 @@ static void memo_free(gpointer p)
   g_free(m);
 }
 
+/* The memo tables' hash: the keys pack (src, dst) into one 64-bit word, on
+ * which g_int64_hash (the two halves XORed) gives every pair with the same
+ * src ^ dst one bucket — on a cluster of regular node numbers thousands of
+ * pairs, and the lookups degrade to list walks.  A full 64-bit mix instead. */
+static guint memo_hash(gconstpointer p)
+{
+  return (guint)fs_hash64(*(const uint64_t *)p);
+}
+
 /* Stores m under its key in table, emptying the table first when full. */
 static void memo_put(GHashTable *table, Memo *m)
 {
@@ -262,6 +271,7 @@ FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions
                      (n->kind == FS_NODE_CPU ? n->model->u.cpu.root_latency : 0);
     r->near_cpu[i] = r->near_nic[i] = -2;
   }
+  fs_flownet_reserve_channels(net, 2 * fs_topo_n_links(topo));
   for (guint l = 0; l < fs_topo_n_links(topo); l++) {
     const FsTopoLink *link = fs_topo_link(topo, l);
     fs_flownet_add_channel(net, link->bandwidth, link->latency + r->node_lat[link->b]);
@@ -278,8 +288,8 @@ FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions
   r->cache_index = g_hash_table_new(g_direct_hash, g_direct_equal);
   r->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
   r->stack = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
-  r->memo = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, memo_free);
-  r->walk_memo = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, memo_free);
+  r->memo = g_hash_table_new_full(memo_hash, g_int64_equal, NULL, memo_free);
+  r->walk_memo = g_hash_table_new_full(memo_hash, g_int64_equal, NULL, memo_free);
   fs_route_init(&r->scratch);
   return r;
 }

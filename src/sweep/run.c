@@ -12,6 +12,10 @@
  * fails with FS_RUNTIME_ERROR_INTERRUPTED. */
 #include "sweep/sweep.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "core/sim.h"
 #include "util/error.h"
 
@@ -35,9 +39,30 @@ static void worker(gpointer data, gpointer user)
   g_async_queue_push(job->done, d);
 }
 
+/* Every task builds and frees its own simulator, flow network, router and
+ * op graph: a few MiB, in blocks of up to a few MiB.  With glibc's defaults
+ * the freed memory goes back to the kernel (blocks above the mmap threshold
+ * are unmapped, the heap's top is trimmed) and the next task faults it in
+ * again, zero-filled page by page: 1,000 equal GPT-3 points spent about
+ * 40 % of their CPU in the kernel.  Keeping freed memory for the next task
+ * (blocks below 32 MiB from the heap, trimming only above 256 MiB free)
+ * removes that; the peak resident size is that of the largest task, as
+ * before.  Process-wide, set once. */
+static gpointer keep_freed_memory(gpointer data)
+{
+  (void)data;
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
+  return NULL;
+}
+
 gboolean fs_sweep_run_tasks(guint first, guint stride, guint n, guint threads, FsSweepTaskFn run,
                             FsSweepTaskDoneFn done, FsSweepPollFn poll, void *ud, GError **error)
 {
+  static GOnce once = G_ONCE_INIT;
+  g_once(&once, keep_freed_memory, NULL);
   stride = MAX(stride, 1u);
   guint todo = first < n ? (n - first + stride - 1) / stride : 0;
   if (threads == 0)

@@ -82,6 +82,28 @@ void fs_train_options_init(FsTrainOptions *opt)
   opt->dp_isolated = FALSE;
   opt->dp_flows = FALSE;
   opt->memo = NULL;
+  opt->coll_classes = FS_COLL_CLASSES_AUTO;
+}
+
+static const char *const class_names[] = {
+#define X(id, str) str,
+  FS_COLL_CLASSES(X)
+#undef X
+};
+
+const char *fs_coll_classes_name(FsCollClasses c)
+{
+  return c < FS_COLL_CLASSES_N ? class_names[c] : "?";
+}
+
+gboolean fs_coll_classes_from_name(const char *name, FsCollClasses *out)
+{
+  for (guint i = 0; i < FS_COLL_CLASSES_N; i++)
+    if (g_ascii_strcasecmp(name, class_names[i]) == 0) {
+      *out = (FsCollClasses)i;
+      return TRUE;
+    }
+  return FALSE;
 }
 
 static int gpu_node(const FsTrain *t, guint rank)
@@ -102,27 +124,73 @@ static guint *group_nodes(const FsTrain *t, FsParallelDim dim, guint rank, guint
   return r;
 }
 
-/* The time of op on the group (nodes), measured alone once per (op, size,
- * GPU list) and flow model (the memo). */
-static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, uint64_t unit,
-                        FsTime *out, GError **error)
+/* The congruence class of key's group (collclass.h), computed once per
+ * group and memo (shared by the steps of a sweep). */
+static gboolean group_class(FsTrain *t, const FsCollMemoKey *key, FsCollMemoClass *c,
+                            GError **error)
 {
-  *out = 0;
-  if (n < 2 || unit == 0)
+  /* Analytic: only the paths' figures matter; max-min with classes "on":
+   * which spine does not count (approximate); else the strict signature. */
+  FsCollClassMode mode = t->opt.net_model == FS_NET_ANALYTIC ? FS_COLL_CLASS_PROFILE :
+                         t->opt.coll_classes == FS_COLL_CLASSES_ON ? FS_COLL_CLASS_LOOSE :
+                         FS_COLL_CLASS_STRICT;
+  if (fs_coll_memo_get_class(t->memo, key, mode, c))
     return TRUE;
-  FsCollMemoKey key = { t->topo, t->nccl, t->opt.net_model, op, unit, nodes, n };
-  if (fs_coll_memo_lookup(t->memo, &key, out))
-    return TRUE;
+  if (!fs_coll_class_digest(t->irouter, t->nccl, mode, key->nodes, key->n, c->digest,
+                            &c->has_class, &c->approx, error))
+    return FALSE;
+  fs_coll_memo_put_class(t->memo, key, mode, c);
+  return TRUE;
+}
+
+/* The private network collectives are measured alone on. */
+static void ensure_private_net(FsTrain *t)
+{
   if (t->isim == NULL) {
     t->isim = fs_sim_new();
     t->inet = fs_flownet_new(t->isim, t->opt.net_model);
     t->irouter = fs_router_new(t->topo, t->inet, NULL);
     t->itnet = fs_coll_topo_net_new(t->irouter);
   }
+}
+
+/* The time of op on the group (nodes), measured alone once per (op, size,
+ * GPU list) and flow model (the memo), or once per congruence class of
+ * the group (collclass.h) where FsTrainOptions.coll_classes allows. */
+static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, uint64_t unit,
+                        FsTime *out, GError **error)
+{
+  *out = 0;
+  if (n < 2 || unit == 0)
+    return TRUE;
+  FsCollMemoKey key = { t->topo, t->nccl, t->opt.net_model, op, unit, nodes, n, NULL };
+  if (fs_coll_memo_lookup(t->memo, &key, out))
+    return TRUE;
+  ensure_private_net(t);
+  /* The key this thread measures under: the group's class where allowed,
+   * else its exact GPU list (claimed: another thread waits for it). */
+  FsCollMemoKey ckey = key;
+  FsCollMemoClass gc; /* ckey may point into it */
+  if (t->opt.coll_classes != FS_COLL_CLASSES_OFF) {
+    if (!group_class(t, &key, &gc, error))
+      return FALSE;
+    /* Approximate classes only with "on" (collclass.h). */
+    if (gc.has_class && (!gc.approx || t->opt.coll_classes == FS_COLL_CLASSES_ON))
+      ckey.class_digest = gc.digest;
+  }
+  if (fs_coll_memo_claim(t->memo, &ckey, out)) {
+    if (ckey.class_digest != NULL)
+      fs_coll_memo_store(t->memo, &key, *out);
+    return TRUE;
+  }
   FsOpEnv env = { t->isim, t->inet, t->irouter, t->itnet, t->nccl };
-  if (!fs_opgraph_measure_coll(&env, nodes, n, op, unit, out, error))
+  if (!fs_opgraph_measure_coll(&env, nodes, n, op, unit, out, error)) {
+    fs_coll_memo_release(t->memo, &ckey);
     return FALSE;
-  fs_coll_memo_store(t->memo, &key, *out);
+  }
+  fs_coll_memo_store(t->memo, &ckey, *out);
+  if (ckey.class_digest != NULL)
+    fs_coll_memo_store(t->memo, &key, *out);
   return TRUE;
 }
 

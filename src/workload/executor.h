@@ -60,6 +60,25 @@
 
 G_BEGIN_DECLS
 
+/* When a collective timed alone may reuse the time of a congruent group
+ * (collclass.h: same signature, e.g. the same collective one pipeline
+ * stage over, on a rail-optimized fabric). */
+#define FS_COLL_CLASSES(X)                                                              \
+  X(AUTO, "auto")  /* where that is exact: analytic model, or no ECMP choice on the group */ \
+  X(ON, "on")      /* also under max-min with ECMP choices (approximate: other spine draws) */ \
+  X(OFF, "off")    /* exact GPU lists only */
+
+typedef enum {
+#define X(id, str) FS_COLL_CLASSES_##id,
+  FS_COLL_CLASSES(X)
+#undef X
+  FS_COLL_CLASSES_N
+} FsCollClasses;
+
+const char *fs_coll_classes_name(FsCollClasses c);
+/* FALSE when name is none of auto, on, off. */
+gboolean fs_coll_classes_from_name(const char *name, FsCollClasses *out);
+
 typedef struct {
   FsNetModel net_model;     /* maxmin (default) or analytic */
   guint full_tp_limit;      /* simulate every TP rank up to this many GPUs (default 256) */
@@ -75,6 +94,8 @@ typedef struct {
    * per sweep; borrowed, thread-safe; collmemo.h).  NULL: the step keeps
    * a private one. */
   FsCollMemo *memo;
+  /* Congruent groups share a measurement (default AUTO: only where exact). */
+  FsCollClasses coll_classes;
 } FsTrainOptions;
 
 void fs_train_options_init(FsTrainOptions *opt);

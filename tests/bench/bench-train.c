@@ -8,9 +8,13 @@
  *                TP 8 PP 16 DP 128, 1F1B, 128 layers (Meta ran 126 on 16
  *                uneven stages; fabricsim splits layers evenly).  Target: < 60 s, < 8 GiB.
  *     small      Llama 2 7B on one DGX H100 (a quick check).
+ *   Options after the scenario: --dp-isolated (data-parallel collectives
+ *   timed alone), --analytic (the analytic flow model), --coll-classes=MODE
+ *   (auto, on, off: congruent groups share a measurement, executor.h).
  *
- * Prints one line: scenario, gpus, step time (simulated), ops, wall
- * seconds (load, build, run), peak RSS MiB.  Exits 1 if a run fails.
+ * Prints one line: scenario, mode, gpus, step time (simulated), ops,
+ * the memo of collectives timed alone (entries, of them congruence
+ * classes; hits, of them on classes), CPU seconds, wall seconds (load, build, run), peak RSS MiB.  Exits 1 if a run fails.
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +37,19 @@ static double peak_rss_mib(void)
 int main(int argc, char **argv)
 {
   const char *sc = argc > 1 ? argv[1] : "gpt3-1k";
+  FsTrainOptions opt;
+  fs_train_options_init(&opt);
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--dp-isolated") == 0)
+      opt.dp_isolated = TRUE;
+    else if (strcmp(argv[i], "--analytic") == 0)
+      opt.net_model = FS_NET_ANALYTIC;
+    else if (!g_str_has_prefix(argv[i], "--coll-classes=") ||
+             !fs_coll_classes_from_name(argv[i] + strlen("--coll-classes="), &opt.coll_classes)) {
+      fprintf(stderr, "bench-train: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
   const char *topo_file, *wl_file, *nodes;
   const char *ov[8] = { NULL };
   if (strcmp(sc, "gpt3-1k") == 0) {
@@ -75,17 +92,31 @@ int main(int argc, char **argv)
     return 1;
   }
   gint64 t1 = g_get_monotonic_time();
-  g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, NULL, &err);
+  g_autoptr(FsCollMemo) memo = fs_coll_memo_new();
+  opt.memo = memo;
+  g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, &opt, &err);
   gint64 t2 = g_get_monotonic_time();
   if (t == NULL || !fs_train_run(t, &err)) {
     fprintf(stderr, "bench-train: %s\n", err->message);
     return 1;
   }
   gint64 t3 = g_get_monotonic_time();
+  guint64 hits, chits;
+  guint entries, centries;
+  fs_coll_memo_stats(memo, &hits, &entries);
+  fs_coll_memo_class_stats(memo, &chits, &centries);
   const FsTrainResult *r = fs_train_result(t);
-  printf("scenario=%s gpus=%u step_s=%.4f mfu=%.3f ops=%u ranks_simulated=%u "
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("scenario=%s model=%s dp=%s classes=%s gpus=%u step_s=%.4f step_ps=%" G_GINT64_FORMAT
+         " mfu=%.3f ops=%u ranks_simulated=%u memo_entries=%u class_entries=%u memo_hits=%" G_GUINT64_FORMAT
+         " class_hits=%" G_GUINT64_FORMAT " user_s=%.2f sys_s=%.2f "
          "load_s=%.2f build_s=%.2f run_s=%.2f wall_s=%.2f rss_mib=%.0f\n",
-         sc, ngpus, fs_time_to_s(r->step_time), r->mfu, r->n_ops, r->simulated_ranks,
+         sc, opt.net_model == FS_NET_ANALYTIC ? "analytic" : "maxmin",
+         opt.dp_isolated ? "isolated" : "flows", fs_coll_classes_name(opt.coll_classes), ngpus,
+         fs_time_to_s(r->step_time), (gint64)r->step_time, r->mfu, r->n_ops, r->simulated_ranks,
+         entries, centries, hits, chits,
+         ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
          (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t3 - t0) / 1e6, peak_rss_mib());
   return 0;
 }

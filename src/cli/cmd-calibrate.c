@@ -206,6 +206,7 @@ static int run(GPtrArray *logs, const FsTopo *topo, FsCatalog *cat, const FsCali
 
 int fs_cmd_calibrate(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx =
       g_option_context_new("nccl-tests --topo TOPO LOG... - fit link figures to nccl-tests logs");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -224,8 +225,9 @@ int fs_cmd_calibrate(int argc, char **argv)
     "      validation/reference/a100_allreduce_2to8gpu_vtrain_lut.csv -o a100-fit.json\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-a100.yaml --op all_reduce \\\n"
     "      --calibration validation/results/h100-2026-11-23.json run*.log -o fitted.json\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "calibrate"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "calibrate");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc < 2 || strcmp(argv[1], "nccl-tests") != 0)
     return fs_cli_usage("calibrate", "expected the kind of input first: nccl-tests");
   if (argc < 3)

@@ -418,6 +418,7 @@ static int run(const char *topo_path)
 
 int fs_cmd_coll(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx = g_option_context_new("TOPOLOGY - nccl-tests on the simulator");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
@@ -432,8 +433,9 @@ int fs_cmd_coll(int argc, char **argv)
     "Examples:\n"
     "  fabricsim coll topologies/dgx-h100.yaml -o all_reduce -b 8 -e 8G -f 2\n"
     "  NCCL_ALGO=Ring fabricsim coll topologies/dgx-h100.yaml -o all_gather -b 1M -e 1G -f 4 --json\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "coll"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "coll");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (opt_list) {
     list_algos();
     return 0;

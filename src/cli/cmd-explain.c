@@ -246,6 +246,7 @@ static void schedule_csv(const Drawn *d, guint nd, guint p)
 
 static int explain_schedule(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(sched_entries);
   g_autoptr(GOptionContext) ctx = g_option_context_new("- pipeline schedules as a timeline");
   g_option_context_add_main_entries(ctx, sched_entries, NULL);
   g_option_context_set_description(ctx,
@@ -257,8 +258,9 @@ static int explain_schedule(int argc, char **argv)
     "instead of the text (tools/plot pipeline draws it).\n\n"
     "Examples:\n  fabricsim explain schedule --pp 4 --microbatches 8\n"
     "  fabricsim explain schedule --pp 4 --microbatches 8 --svg schedules.svg\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "explain schedule"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "explain schedule");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc != 1)
     return fs_cli_usage("explain schedule", "unexpected argument \"%s\"", argv[1]);
   if (opt_pp < 1 || opt_pp > 64 || opt_mb < 1 || opt_mb > 256 || opt_vp < 1 || opt_vp > 8)
@@ -309,6 +311,7 @@ static const GOptionEntry coll_entries[] = {
 
 static int explain_coll(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(coll_entries);
   g_autoptr(GOptionContext) ctx = g_option_context_new("TOPOLOGY - the arithmetic of one collective");
   g_option_context_add_main_entries(ctx, coll_entries, NULL);
   g_option_context_set_description(ctx,
@@ -317,8 +320,9 @@ static int explain_coll(int argc, char **argv)
     "arithmetic for it.  NCCL_ALGO, NCCL_PROTO and NCCL_COLLNET_ENABLE act as in\n"
     "`fabricsim coll`.\n\n"
     "Example:\n  fabricsim explain coll topologies/dgx-h100.yaml -o all_reduce -s 1G\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "explain coll"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "explain coll");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc != 2)
     return fs_cli_usage("explain coll", "expected one TOPOLOGY file");
   GError *error = NULL;

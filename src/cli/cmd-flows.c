@@ -90,6 +90,7 @@ static gboolean write_trace(const FsTopo *t, FsFlowNet *net, FsRouter *router, F
 
 int fs_cmd_flows(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx =
     g_option_context_new("TOPO FLOWS - replay a list of transfers on a topology");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -102,8 +103,9 @@ int fs_cmd_flows(int argc, char **argv)
     "\n"
     "Example:\n"
     "  fabricsim flows topologies/dgx-h100.yaml tests/data/flows/y_dgx_h100_basic.csv\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "flows"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "flows");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc != 3)
     return fs_cli_usage("flows", "expected a topology FILE and a FLOWS file");
   if (opt_json && opt_csv)

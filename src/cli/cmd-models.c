@@ -269,6 +269,7 @@ static int print_json(json_t *j)
 
 int fs_cmd_models(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx = g_option_context_new("[NAME] - list the hardware catalog or show one model");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
@@ -281,8 +282,9 @@ int fs_cmd_models(int argc, char **argv)
     "  fabricsim models pcie-gen4-x16\n"
     "  fabricsim models h100-sxm --json\n"
     "  fabricsim models --calibration validation/results/h100-2026-11-23.json h100-sxm\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "models"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "models");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc > 2)
     return fs_cli_usage("models", "expected at most one NAME, got %d", argc - 1);
 

@@ -86,6 +86,7 @@ static void G_GNUC_PRINTF(4, 0) print_matrix(const char *title, guint n, const d
 
 int fs_cmd_p2p(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx =
     g_option_context_new("TOPO - GPU-to-GPU and host-device bandwidth and latency matrices");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -100,8 +101,9 @@ int fs_cmd_p2p(int argc, char **argv)
     "Examples:\n"
     "  fabricsim p2p topologies/dgx-h100.yaml\n"
     "  fabricsim p2p topologies/pcie-gen4-8gpu.yaml --p2p-disable --json\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "p2p"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "p2p");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc != 2)
     return fs_cli_usage("p2p", "expected one topology FILE");
   if (opt_json && opt_csv)

@@ -602,6 +602,7 @@ static void explain_failure(const FsPlan *p)
 
 int fs_cmd_plan(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx = g_option_context_new("- capacity planning: fabrics, GPU counts and layouts that meet a target");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
@@ -613,8 +614,9 @@ int fs_cmd_plan(int argc, char **argv)
     "\nExample:\n"
     "  fabricsim plan --workload workloads/llama2-7b.yaml --fabric topologies/dgx-h100-ib-ndr.yaml \\\n"
     "      --gpus 8-32 --target-step-time 20s --gpu-hour-price 2.5 --pue 1.2 --tokens 2T\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "plan"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "plan");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc > 1)
     return fs_cli_usage("plan", "unexpected argument \"%s\" (workload overrides go in --set)", argv[1]);
   if (opt_workload == NULL)

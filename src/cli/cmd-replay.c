@@ -50,6 +50,7 @@ static double ms(FsTime t) { return fs_time_to_s(t) * 1e3; }
 
 int fs_cmd_replay(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx = g_option_context_new("TOPO TRACE - replay a per-rank op graph");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
@@ -57,8 +58,9 @@ int fs_cmd_replay(int argc, char **argv)
     "with dependencies; format in workloads/README.md.\n"
     "\nExample:\n"
     "  fabricsim replay topologies/dgx-h100.yaml workloads/traces/pipeline-2stage.json\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "replay"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "replay");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc != 3)
     return fs_cli_usage("replay", "expected a TOPOLOGY and a TRACE file");
   if (opt_json && opt_csv)

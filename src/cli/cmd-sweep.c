@@ -339,6 +339,7 @@ out:
 
 int fs_cmd_sweep(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx = g_option_context_new("SPEC.yaml - run a what-if sweep");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
@@ -352,8 +353,9 @@ int fs_cmd_sweep(int argc, char **argv)
     "  fabricsim sweep workloads/sweeps/gpt3-175b-layouts.yaml -o layouts.csv\n"
     "  fabricsim sweep workloads/sweeps/allreduce-fabrics.yaml -o ar.json -j 2 --resume\n"
     "  mpirun -n 4 fabricsim sweep workloads/sweeps/gpt3-175b-layouts.yaml -o layouts.csv\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "sweep"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "sweep");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (opt_list) {
     for (guint i = 0; fs_sweep_kinds[i] != NULL; i++) {
       const FsSweepKind *k = fs_sweep_kinds[i];

@@ -328,6 +328,7 @@ static int do_import(const char *action, const char *file)
 
 int fs_cmd_topo(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx =
     g_option_context_new("check|show|paths|dot|import-smi|import-nccl FILE - validate, list, "
                          "classify, draw or import a topology");
@@ -353,8 +354,9 @@ int fs_cmd_topo(int argc, char **argv)
     "  fabricsim topo check topologies/dgx-h100-ib-ndr.yaml -D nodes=32 --json\n"
     "  nvidia-smi topo -m > box.txt && fabricsim topo import-smi box.txt -o box.yaml\n"
     "  fabricsim topo import-nccl nccl-topo.xml --nic connectx-7 -o box.yaml\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "topo"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "topo");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc != 3)
     return fs_cli_usage("topo", "expected an action (check, show, paths, dot, import-smi, "
                         "import-nccl) and one FILE");

@@ -239,6 +239,7 @@ static json_t *result_json(FsTrain *t, const FsWorkload *w, const FsTopo *topo,
 
 int fs_cmd_train(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx =
     g_option_context_new("TOPO WORKLOAD [OVERRIDE…] - simulate one training step");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -250,8 +251,9 @@ int fs_cmd_train(int argc, char **argv)
     "  fabricsim train topologies/dgx-h100.yaml workloads/llama2-7b.yaml\n"
     "  fabricsim train topologies/dgx-h100-ib-ndr.yaml workloads/gpt3-175b.yaml --tp=8 --pp=8 \\\n"
     "      --trace step.json\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "train"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "train");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (opt_list) {
     for (guint i = 0; fs_schedules[i] != NULL; i++)
       printf("  %-12s %s\n", fs_schedules[i]->name, fs_schedules[i]->summary);

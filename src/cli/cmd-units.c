@@ -103,6 +103,7 @@ static gboolean print_guess(const char *text, GError **error)
 
 int fs_cmd_units(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx = g_option_context_new("QUANTITY... - parse quantities into SI units");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
@@ -113,8 +114,9 @@ int fs_cmd_units(int argc, char **argv)
     "Example:\n"
     "  fabricsim units \"900 GB/s\" \"400 Gb/s\" \"1.5 us\" 16G \"32 GT/s\"\n"
     "  fabricsim units --kind time -- \"-5 ns\"    (an error: times are never negative)\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "units"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "units");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc < 2 || (argc == 2 && strcmp(argv[1], "--") == 0))
     return fs_cli_usage("units", "expected at least one QUANTITY");
   gboolean dashdash = FALSE;

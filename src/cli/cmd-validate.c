@@ -72,6 +72,7 @@ static char *table_path(const char *dir, const char *arg)
 
 int fs_cmd_validate(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx =
       g_option_context_new("[TABLE...] - compare predictions with published measurements");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -86,8 +87,9 @@ int fs_cmd_validate(int argc, char **argv)
     "  fabricsim validate --calibration validation/results/h100-2026-11-23.json \\\n"
     "      h100_pcie_gen5_host_copies_fabricsim_probe\n"
     "  fabricsim validate --json > results.json\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "validate"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "validate");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (opt_list) {
     for (guint i = 0; fs_val_kinds[i]; i++)
       printf("%-16s %s\n", fs_val_kinds[i]->name, fs_val_kinds[i]->summary);

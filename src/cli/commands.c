@@ -1,10 +1,12 @@
-/* commands.c — the subcommand table and the plumbing subcommands share. */
+/* commands.c — the subcommand table, the dispatcher (fs_cli_main) and the
+ * plumbing subcommands share (option parsing is in options.c). */
 #include "cli/commands.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "util/error.h"
+#include "util/strutil.h"
 
 /* Declarations of every fs_cmd_<name>, then the table, from one list. */
 #define FS_CMD(name, summary) int fs_cmd_##name(int argc, char **argv);
@@ -18,6 +20,83 @@ const FsCommand fs_commands[] = {
   {NULL, NULL, NULL},
 };
 
+static void print_usage(FILE *out)
+{
+  fprintf(out,
+          "Usage: fabricsim <command> [options]\n"
+          "\n"
+          "A discrete-event simulator of GPU interconnects and training steps.\n"
+          "\n"
+          "Commands:\n");
+  for (const FsCommand *c = fs_commands; c->name != NULL; c++)
+    fprintf(out, "  %-10s %s\n", c->name, c->summary);
+  fprintf(out,
+          "  %-10s %s\n"
+          "\n"
+          "Options:\n"
+          "  -h, --help     show this help\n"
+          "  --version      print the version\n"
+          "\n"
+          "Run 'fabricsim <command> --help' for a command's options and an example.\n",
+          "help", "show this list, or 'help <command>' for one command");
+}
+
+static char *command_names(void)
+{
+  GString *s = g_string_new(NULL);
+  for (const FsCommand *c = fs_commands; c->name != NULL; c++)
+    g_string_append_printf(s, "%s%s", s->len ? ", " : "", c->name);
+  g_string_append(s, ", help");
+  return g_string_free(s, FALSE);
+}
+
+static int unknown_command(const char *name)
+{
+  g_autofree char *names = command_names();
+  g_autofree char *shown = fs_escape_controls(name);
+  fprintf(stderr, "fabricsim: unknown command '%s'; commands are: %s\n", shown, names);
+  return 2;
+}
+
+static int run_help(int argc, char **argv)
+{
+  if (argc < 2) {
+    print_usage(stdout);
+    return 0;
+  }
+  const FsCommand *c = fs_command_find(argv[1]);
+  if (c == NULL)
+    return unknown_command(argv[1]);
+  char *help_argv[] = {(char *)c->name, (char *)"--help", NULL};
+  return c->run(2, help_argv);
+}
+
+int fs_cli_main(int argc, char **argv)
+{
+  if (argc < 2) {
+    print_usage(stderr);
+    return 2;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+    return run_help(1, argv + 1);
+  if (strcmp(name, "help") == 0)
+    return run_help(argc - 1, argv + 1);
+  if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+    printf("fabricsim %s\n", FS_VERSION);
+    return 0;
+  }
+  if (name[0] == '-') {
+    g_autofree char *shown = fs_escape_controls(name);
+    fprintf(stderr, "fabricsim: unknown option '%s' (see 'fabricsim --help')\n", shown);
+    return 2;
+  }
+  const FsCommand *c = fs_command_find(name);
+  if (c == NULL)
+    return unknown_command(name);
+  return c->run(argc - 1, argv + 1);
+}
+
 const FsCommand *fs_command_find(const char *name)
 {
   for (const FsCommand *c = fs_commands; c->name != NULL; c++)
@@ -26,31 +105,19 @@ const FsCommand *fs_command_find(const char *name)
   return NULL;
 }
 
-gboolean fs_cli_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd)
-{
-  g_autoptr(GError) error = NULL;
-  if (g_option_context_parse(ctx, argc, argv, &error))
-    return TRUE;
-  fprintf(stderr, "fabricsim %s: %s (see 'fabricsim %s --help')\n", cmd, error->message, cmd);
-  return FALSE;
-}
-
 int fs_cli_fail(const char *cmd, GError *error)
 {
   int status = fs_error_exit_status(error);
-  fprintf(stderr, "fabricsim %s: %s\n", cmd, error->message);
+  /* One line, whatever the arguments quoted in the message hold; only a
+   * deadlock report lists its stuck ops one per line. */
+  if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_DEADLOCK)) {
+    fprintf(stderr, "fabricsim %s: %s\n", cmd, error->message);
+  } else {
+    g_autofree char *shown = fs_escape_controls(error->message);
+    fprintf(stderr, "fabricsim %s: %s\n", cmd, shown);
+  }
   g_error_free(error);
   return status;
-}
-
-int fs_cli_usage(const char *cmd, const char *format, ...)
-{
-  va_list ap;
-  va_start(ap, format);
-  g_autofree char *msg = g_strdup_vprintf(format, ap);
-  va_end(ap);
-  fprintf(stderr, "fabricsim %s: %s (see 'fabricsim %s --help')\n", cmd, msg, cmd);
-  return 2;
 }
 
 int fs_cli_route_options(const char *cmd, const char *p2p_level, gboolean p2p_disable,

@@ -189,6 +189,7 @@ static gboolean run_step(const FsTopo *topo, FsWorkload *w, const FsEfficiency *
 
 int fs_explain_overlap(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx =
     g_option_context_new("TOPOLOGY WORKLOAD [OVERRIDE…] - exposed vs hidden communication per kind");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -200,8 +201,9 @@ int fs_explain_overlap(int argc, char **argv)
     "Example:\n"
     "  fabricsim explain overlap topologies/dgx-h100.yaml workloads/llama2-7b.yaml --tp=2 --pp=2 \\\n"
     "      --num-layers=8 --global-batch-size=32\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "explain overlap"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "explain overlap");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc < 3)
     return fs_cli_usage("explain overlap", "expected a TOPOLOGY and a WORKLOAD file");
   GError *error = NULL;

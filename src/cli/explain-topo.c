@@ -209,6 +209,7 @@ static gboolean explain_pair(const FsTopo *topo, const FsRouteOptions *ropt, gui
 
 int fs_explain_topo(int argc, char **argv)
 {
+  FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx =
     g_option_context_new("TOPOLOGY [GPU GPU] - why a GPU pair is NV#, PIX, PXB, PHB, NODE, SYS or NET");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -218,8 +219,9 @@ int fs_explain_topo(int argc, char **argv)
     "Examples:\n"
     "  fabricsim explain topo topologies/dgx-h100.yaml gpu0 gpu1\n"
     "  fabricsim explain topo topologies/pcie-gen4-8gpu.yaml\n");
-  if (!fs_cli_parse(ctx, &argc, &argv, "explain topo"))
-    return 2;
+  int done = fs_cli_options_parse(ctx, &argc, &argv, "explain topo");
+  if (done != FS_CLI_GO_ON)
+    return done;
   if (argc != 2 && argc != 4)
     return fs_cli_usage("explain topo", "expected a TOPOLOGY file and optionally two GPUs");
   GError *error = NULL;

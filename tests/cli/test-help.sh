@@ -23,6 +23,16 @@ for cmd in $("$FABRICSIM" help | sed -n '/^Commands:/,/^$/p' | awk 'NR>1 && NF {
   case "$out" in *"Example"*) ;; *) fail "$cmd --help shows no example" ;; esac
 done
 
+# The command-line fuzzer's dictionary names every option of every command.
+dict="${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT}/tests/fuzz/cli.dict"
+for cmd in units models topo p2p flows coll calibrate validate train replay sweep plan \
+           "explain schedule" "explain coll" "explain topo" "explain overlap"; do
+  # shellcheck disable=SC2086 # "explain TOPIC" is two words
+  for opt in $("$FABRICSIM" $cmd --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z0-9-]+' | tr -d ','); do
+    grep -qxF "\"$opt\"" "$dict" || fail "tests/fuzz/cli.dict lacks \"$opt\" of $cmd"
+  done
+done
+
 out=$("$FABRICSIM" units --help) || fail "units --help exited $?"
 case "$out" in *"Example:"*"fabricsim units "*) ;; *) fail "units --help shows no example: $out" ;; esac
 out=$("$FABRICSIM" help units) || fail "help units exited $?"

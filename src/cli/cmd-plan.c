@@ -626,7 +626,7 @@ int fs_cmd_plan(int argc, char **argv)
   if ((opt_tps != NULL) == (opt_step != NULL))
     return fs_cli_usage("plan", "give exactly one of --target-tokens-per-s and --target-step-time");
   if (opt_json && opt_csv)
-    return fs_cli_usage("plan", "--json and --csv exclude each other");
+    return fs_cli_usage("plan", "--json and --csv are exclusive");
   if (opt_top < 0 || opt_jobs < 0 || opt_max < 0 || opt_max_systems < 0)
     return fs_cli_usage("plan", "--top, --jobs, --max-candidates and --max-systems must be >= 0");
   FsPlanSpec s;

@@ -105,3 +105,17 @@ void fs_algo_ring_phase(FsPlanBuilder *b, guint channel, FsRingKind kind, const 
   if (done)
     memcpy(done, gate, sizeof(uint32_t) * m);
 }
+
+uint64_t fs_algo_loop_bytes(const FsCollRequest *req, uint64_t v)
+{
+  guint w = fs_coll_dtype_size(req->dtype);
+  if (v == 0 || req->chunk_bytes % w != 0 || req->slice_bytes % w != 0)
+    return 0;
+  return v;
+}
+
+uint64_t fs_algo_slice_loop_bytes(const FsComm *comm, const FsCollRequest *req)
+{
+  (void)comm;
+  return fs_algo_loop_bytes(req, req->slice_bytes);
+}

@@ -60,10 +60,7 @@ static uint64_t loop_bytes(const FsComm *comm, const FsCollRequest *req)
   guint L;
   fs_comm_host_ranks(comm, 0, &L);
   uint64_t v = req->chunk_bytes * L * fs_comm_n_hosts(comm);
-  guint w = fs_coll_dtype_size(req->dtype);
-  if (v == 0 || req->chunk_bytes % w != 0 || req->slice_bytes % w != 0)
-    return 0;
-  return v;
+  return fs_algo_loop_bytes(req, v);
 }
 
 const FsCollAlgo fs_coll_algo_hier = {

@@ -174,24 +174,13 @@ static void build_tree(FsPlanBuilder *b)
   }
 }
 
-/* One loop: one slice through the switch (and the tree of hosts). */
-static uint64_t loop_bytes(const FsComm *comm, const FsCollRequest *req)
-{
-  (void)comm;
-  uint64_t v = req->slice_bytes;
-  guint w = fs_coll_dtype_size(req->dtype);
-  if (v == 0 || req->chunk_bytes % w != 0 || req->slice_bytes % w != 0)
-    return 0;
-  return v;
-}
-
 const FsCollAlgo fs_coll_algo_nvls = {
   .name = "nvls",
   .nccl = FS_NCCL_ALGO_NVLS,
   .summary = "in-switch reduction on NVSwitch (multimem): data crosses each NVLink once each way",
   .unsupported = unsupported,
   .build = build,
-  .loop_bytes = loop_bytes,
+  .loop_bytes = fs_algo_slice_loop_bytes, /* one loop: one slice */
 };
 
 const FsCollAlgo fs_coll_algo_nvls_tree = {
@@ -200,5 +189,5 @@ const FsCollAlgo fs_coll_algo_nvls_tree = {
   .summary = "NVLS within hosts, binary tree of shards across hosts; all_reduce",
   .unsupported = unsupported_tree,
   .build = build_tree,
-  .loop_bytes = loop_bytes,
+  .loop_bytes = fs_algo_slice_loop_bytes, /* one loop: one slice */
 };

@@ -88,10 +88,7 @@ static uint64_t loop_bytes(const FsComm *comm, const FsCollRequest *req)
     v = req->slice_bytes;
     break;
   }
-  guint w = fs_coll_dtype_size(req->dtype);
-  if (v == 0 || req->chunk_bytes % w != 0 || req->slice_bytes % w != 0)
-    return 0;
-  return v;
+  return fs_algo_loop_bytes(req, v);
 }
 
 /* Ring steps per loop: all_reduce 2(n-1), reduce_scatter and all_gather

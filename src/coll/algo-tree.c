@@ -129,22 +129,11 @@ static void build(FsPlanBuilder *b)
   }
 }
 
-/* One loop: one slice up and down the tree. */
-static uint64_t loop_bytes(const FsComm *comm, const FsCollRequest *req)
-{
-  (void)comm;
-  uint64_t v = req->slice_bytes;
-  guint w = fs_coll_dtype_size(req->dtype);
-  if (v == 0 || req->chunk_bytes % w != 0 || req->slice_bytes % w != 0)
-    return 0;
-  return v;
-}
-
 const FsCollAlgo fs_coll_algo_tree = {
   .name = "tree",
   .nccl = FS_NCCL_ALGO_TREE,
   .summary = "double binary tree over hosts, chains within a host; all_reduce only",
   .unsupported = unsupported,
   .build = build,
-  .loop_bytes = loop_bytes,
+  .loop_bytes = fs_algo_slice_loop_bytes, /* one loop: one slice */
 };

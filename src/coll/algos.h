@@ -17,6 +17,13 @@ extern const FsCollAlgo fs_coll_algo_rhd;
 extern const FsCollAlgo fs_coll_algo_direct;
 extern const FsCollAlgo fs_coll_algo_hier;
 
+/* Loop bytes (FsCollAlgo.loop_bytes) as an algorithm computed them: v,
+ * or 0 when v is 0 or the request's chunk or slice is not a whole number
+ * of elements (then removing loops would not leave the rest unchanged). */
+uint64_t fs_algo_loop_bytes(const FsCollRequest *req, uint64_t v);
+/* The loop_bytes of an algorithm whose loop is one slice (trees, NVLS). */
+uint64_t fs_algo_slice_loop_bytes(const FsComm *comm, const FsCollRequest *req);
+
 /* Ring phases over a subset of ranks. */
 typedef enum {
   FS_RING_ALL_REDUCE,     /* 2(m-1) steps: reduce-scatter then all-gather */

@@ -152,21 +152,6 @@ static void fail(FsCollRun *run, GError *error)
   finish_run(run);
 }
 
-/* The topology node of an endpoint for a step on channel ch; -1 if none. */
-static int ep_node(const FsComm *comm, FsCollEp ep, guint ch)
-{
-  switch (FS_EP_KIND(ep)) {
-  case FS_EP_RANK_KIND:
-    return fs_comm_gpu(comm, FS_EP_INDEX(ep));
-  case FS_EP_NVLS_KIND:
-    return fs_comm_nvls_switch(comm, FS_EP_INDEX(ep), ch);
-  case FS_EP_COLLNET_KIND:
-    return fs_comm_collnet_switch(comm, FS_EP_INDEX(ep));
-  default:
-    return -1;
-  }
-}
-
 /* The ECMP key of a transfer: its run's key and its connection (channel,
  * lane, endpoints), not its step — NCCL keeps a connection's queue pairs
  * for the whole collective, so a flow-hashing fabric (RoCE ECMP on the
@@ -191,7 +176,8 @@ static void start_step(FsCollRun *run, guint i)
     return;
   }
   const FsComm *comm = fs_coll_plan_comm(run->plan);
-  int src = ep_node(comm, s->src, s->channel), dst = ep_node(comm, s->dst, s->channel);
+  int src = fs_coll_ep_node(comm, s->src, s->channel);
+  int dst = fs_coll_ep_node(comm, s->dst, s->channel);
   if (src < 0 || dst < 0) {
     fail(run, g_error_new(FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
                           "step %u: endpoint %s has no topology node (bind ranks with fs_comm_set_gpu, "

@@ -537,8 +537,7 @@ void fs_coll_btree(guint n, guint tree, guint node, int *parent, int *child0, in
 
 /* ---- Channel folding ---------------------------------------------------- */
 
-/* The topology node of endpoint ep on channel ch (as the executor maps it). */
-static int fold_node(const FsComm *comm, FsCollEp ep, guint ch)
+int fs_coll_ep_node(const FsComm *comm, FsCollEp ep, guint ch)
 {
   switch (FS_EP_KIND(ep)) {
   case FS_EP_RANK_KIND:
@@ -573,8 +572,8 @@ static gboolean channels_equal(const FsCollPlan *p, const ChannelSteps *cs, guin
         x->n_credits != y->n_credits)
       return FALSE;
     if (x->kind == FS_STEP_XFER &&
-        (fold_node(p->comm, x->src, a) != fold_node(p->comm, y->src, b) ||
-         fold_node(p->comm, x->dst, a) != fold_node(p->comm, y->dst, b)))
+        (fs_coll_ep_node(p->comm, x->src, a) != fs_coll_ep_node(p->comm, y->src, b) ||
+         fs_coll_ep_node(p->comm, x->dst, a) != fs_coll_ep_node(p->comm, y->dst, b)))
       return FALSE;
     const uint32_t *dx = &g_array_index(p->deps, uint32_t, x->dep_off);
     const uint32_t *dy = &g_array_index(p->deps, uint32_t, y->dep_off);
@@ -603,7 +602,8 @@ static gboolean routes_fixed(const FsCollPlan *p, FsCollRouteFixedFn fixed, void
     const FsCollStep *s = step_at(p, i);
     if (s->kind != FS_STEP_XFER)
       continue;
-    int a = fold_node(p->comm, s->src, s->channel), b = fold_node(p->comm, s->dst, s->channel);
+    int a = fs_coll_ep_node(p->comm, s->src, s->channel);
+    int b = fs_coll_ep_node(p->comm, s->dst, s->channel);
     if (a < 0 || b < 0)
       return FALSE;
     gint64 k = ((gint64)a << 32) | (guint)b;

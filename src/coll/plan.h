@@ -239,6 +239,10 @@ const FsCollStep *fs_coll_plan_step(const FsCollPlan *plan, guint i);
 /* TRUE when steps a and b are transfers on the same connection (channel,
  * lane, src, dst): a dependency between them is FIFO order, not data. */
 gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b);
+/* The topology node of endpoint ep for a step on channel ch (a rank's
+ * GPU, a host's NVLS switch for that channel, a shard's CollNet switch);
+ * -1 if none. */
+int fs_coll_ep_node(const FsComm *comm, FsCollEp ep, guint ch);
 /* Dependencies of step i (borrowed), count in *n.  Data and FIFO order
  * only: they always point to earlier steps. */
 const uint32_t *fs_coll_plan_deps(const FsCollPlan *plan, guint i, guint *n);

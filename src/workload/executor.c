@@ -1,8 +1,11 @@
 /* executor.c — builds and runs the op graph of one training step (see
- * executor.h). */
-#include "workload/executor.h"
+ * executor.h): the simulated ranks and their streams, per-layer costs and
+ * TP/EP/CP collectives timed alone, the forward and backward passes in
+ * the schedule's order, the pipeline links, and the result.  The
+ * data-parallel part of each rank's schedule (gradient buckets, ZeRO
+ * gathers, the optimizer's shard) is in dp-sched.c. */
+#include "workload/executor-private.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "compute/kernel.h"
@@ -10,70 +13,6 @@
 #include "util/error.h"
 #include "workload/placement.h"
 #include "workload/schedule.h"
-
-/* A simulated rank: one (stage, tp index) of replica dp = 0, cp = 0. */
-typedef struct {
-  guint rank, stage, tpi;
-  int gpu;
-  guint s_compute, s_pp, s_dp, s_fsdp, s_aux;
-  guint dp_comm;             /* gradient-reduction communicator (dp × cp group), or G_MAXUINT */
-  guint dp_size;
-  guint *dp_nodes;           /* the dp × cp group's GPU nodes */
-  /* Expert gradients (ep > 1): the expert-data-parallel group, dp × cp / ep
-   * ranks; the dp fields when ep = 1. */
-  guint edp_comm, edp_size;
-  guint *edp_nodes;          /* owned only when ep > 1 */
-  guint emb_coll;            /* tied-embedding all-reduce (first and last stage), or G_MAXUINT */
-  GArray *comm_ops;          /* guint32: this rank's communication ops and incoming transfers */
-  double model_flops;
-} SimRank;
-
-/* Per-layer costs on one rank. */
-typedef struct {
-  FsTime fwd, bwd, recomp;
-  double mf_fwd, mf_bwd;
-  FsTime tp_fwd, tp_bwd;     /* measured TP collectives of the pass */
-  FsTime ep_fwd, ep_bwd;
-  FsTime cp_fwd, cp_bwd;
-  double params;             /* parameters held by the rank */
-  double eparams;            /* of which expert parameters reduced over the edp group (ep > 1) */
-} LayerCost;
-
-/* A gradient bucket of a model chunk, closed after `close_item` in the
- * backward's order (a layer index, or -1 for the embedding, -2 for the head). */
-typedef struct {
-  guint chunk;
-  int close_item;
-  double params;
-  gboolean expert;           /* expert parameters: reduced over the edp group */
-} Bucket;
-
-struct FsTrain {
-  const FsTopo *topo;
-  const FsWorkload *w;
-  const FsEfficiency *eff;
-  const FsNcclParams *nccl;
-  FsTrainOptions opt;
-  FsSim *sim;
-  FsFlowNet *net;
-  FsRouter *router;
-  FsCollTopoNet *tnet;
-  /* A private network for measuring collectives alone. */
-  FsSim *isim;
-  FsFlowNet *inet;
-  FsRouter *irouter;
-  FsCollTopoNet *itnet;
-  FsOpGraph *g;
-  GArray *ranks;             /* SimRank */
-  FsCollMemo *memo;          /* collective times measured alone (maybe borrowed) */
-  FsCollMemo *own_memo;      /* the private one, when none was given */
-  gboolean dp_alone;         /* DP collectives as measured DELAY ops */
-  guint nj;                  /* TP ranks simulated per stage */
-  guint p, v, m;
-  uint64_t emb_bytes;        /* tied-embedding gradient all-reduced per TP rank, or 0 */
-  GError *error;             /* the first error met while building ops */
-  FsTrainResult res;
-};
 
 void fs_train_options_init(FsTrainOptions *opt)
 {
@@ -156,9 +95,10 @@ static void ensure_private_net(FsTrain *t)
 
 /* The time of op on the group (nodes), measured alone once per (op, size,
  * GPU list) and flow model (the memo), or once per congruence class of
- * the group (collclass.h) where FsTrainOptions.coll_classes allows. */
-static gboolean measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, uint64_t unit,
-                        FsTime *out, GError **error)
+ * the group (collclass.h) where FsTrainOptions.coll_classes allows
+ * (executor-private.h). */
+gboolean fs_train_measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, uint64_t unit,
+                          FsTime *out, GError **error)
 {
   *out = 0;
   if (n < 2 || unit == 0)
@@ -217,7 +157,7 @@ static uint64_t boundary_bytes(const FsWorkload *w, guint last_layer)
 /* Costs of layer l on the rank with GPU gpu and TP group tp_nodes. */
 static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const guint *tp_nodes,
                            guint ntp, const guint *ep_nodes, guint nep, const guint *cp_nodes,
-                           guint ncp, LayerCost *c, GError **error)
+                           guint ncp, FsLayerCost *c, GError **error)
 {
   const FsWorkload *w = t->w;
   memset(c, 0, sizeof *c);
@@ -249,12 +189,12 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
   if (ntp > 1) {
     FsTime ar, ag, rs;
     if (w->sequence_parallel) {
-      if (!measure(t, tp_nodes, ntp, FS_COLL_ALL_GATHER, act / ntp, &ag, error) ||
-          !measure(t, tp_nodes, ntp, FS_COLL_REDUCE_SCATTER, act / ntp, &rs, error))
+      if (!fs_train_measure(t, tp_nodes, ntp, FS_COLL_ALL_GATHER, act / ntp, &ag, error) ||
+          !fs_train_measure(t, tp_nodes, ntp, FS_COLL_REDUCE_SCATTER, act / ntp, &rs, error))
         return FALSE;
       c->tp_fwd = c->tp_bwd = 2 * (ag + rs);
     } else {
-      if (!measure(t, tp_nodes, ntp, FS_COLL_ALL_REDUCE, act, &ar, error))
+      if (!fs_train_measure(t, tp_nodes, ntp, FS_COLL_ALL_REDUCE, act, &ar, error))
         return FALSE;
       c->tp_fwd = c->tp_bwd = 2 * ar;
     }
@@ -267,7 +207,7 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
     double tokens = (double)w->micro_batch * cfg->seq_len / w->cp / (w->sequence_parallel ? w->tp : 1);
     uint64_t block = (uint64_t)(tokens * MAX(cfg->top_k, 1u) * cfg->hidden * 2.0 / nep);
     FsTime a2a;
-    if (!measure(t, ep_nodes, nep, FS_COLL_ALLTOALL, block, &a2a, error))
+    if (!fs_train_measure(t, ep_nodes, nep, FS_COLL_ALLTOALL, block, &a2a, error))
       return FALSE;
     c->ep_fwd = c->ep_bwd = 2 * a2a;
   }
@@ -277,8 +217,8 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
   if (ncp > 1) {
     uint64_t kv = (uint64_t)(2.0 * w->micro_batch * cfg->seq_len / w->cp * cfg->kv_heads / w->tp *
                              fs_transformer_head_dim(cfg) * 2.0);
-    if (!measure(t, cp_nodes, ncp, FS_COLL_ALL_GATHER, kv, &c->cp_fwd, error) ||
-        !measure(t, cp_nodes, ncp, FS_COLL_REDUCE_SCATTER, kv, &c->cp_bwd, error))
+    if (!fs_train_measure(t, cp_nodes, ncp, FS_COLL_ALL_GATHER, kv, &c->cp_fwd, error) ||
+        !fs_train_measure(t, cp_nodes, ncp, FS_COLL_REDUCE_SCATTER, kv, &c->cp_bwd, error))
       return FALSE;
   }
   return TRUE;
@@ -286,190 +226,44 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
 
 /* ---- building ------------------------------------------------------------ */
 
-typedef struct {
-  FsTrain *t;
-  SimRank *r;
-  const FsGpuModel *gpu;
-  LayerCost *lc;             /* per layer of the model (only this stage's filled) */
-  FsTime emb_fwd, emb_bwd, head_fwd, head_bwd;
-  double emb_mf[2], head_mf[2];
-  FsTime emb_tp, head_tp_fwd, head_tp_bwd;
-  double emb_params, head_params;
-  GArray *buckets;           /* Bucket */
-  guint next_bucket;
-  guint32 *last_b_mb;        /* per chunk: micro-batch of its last backward */
-  double grad_bytes;
-  GArray *dp_ops;            /* guint32: this rank's gradient collectives */
-  GArray *pending_buckets;   /* guint: buckets to launch after the backward (no overlap) */
-  guint32 *bucket_ag;        /* per bucket: its param all-gather (ZeRO-1/2 overlap), or NONE */
-  guint *item_bucket;        /* per (item, dense|expert): the bucket holding it, or G_MAXUINT */
-  guint32 fsdp_consumers[2]; /* ZeRO-3 prefetch window */
-  guint fsdp_k;
-} Builder;
-
 /* Cross-stage links, filled while building and connected at the end. */
 typedef struct {
   guint32 *f_first, *f_out, *b_first, *b_out; /* [(j·V + g)·m + mb] */
 } Links;
 
-static guint32 add_op(FsOpGraph *g, guint stream, FsOpKind kind, FsOpCat cat, const char *name,
-                      FsTime dur, int mb, int layer, double mf, const guint32 *deps, guint n)
+guint32 fs_train_add_op(FsOpGraph *g, guint stream, FsOpKind kind, FsOpCat cat, const char *name,
+                        FsTime dur, int mb, int layer, double mf, const guint32 *deps, guint n)
 {
   FsOp o = { .kind = kind, .cat = cat, .name = name, .dur = dur, .mb = mb, .layer = layer,
              .model_flops = mf };
   return fs_opgraph_add(g, stream, &o, deps, n);
 }
 
-/* A gradient or parameter collective of this rank over its dp × cp group,
- * or over its expert-data-parallel group when `expert`. */
-static guint32 add_coll_on(Builder *b, gboolean expert, guint stream, FsCollOp op, uint64_t unit,
-                           FsOpCat cat, const char *name, int layer, const guint32 *deps, guint n)
-{
-  FsOpGraph *g = b->t->g;
-  const SimRank *r = b->r;
-  if (b->t->dp_alone) {
-    FsTime d = 0;
-    GError *err = NULL;
-    if (!measure(b->t, expert ? r->edp_nodes : r->dp_nodes, expert ? r->edp_size : r->dp_size, op,
-                 unit, &d, &err)) {
-      if (b->t->error == NULL)
-        b->t->error = err;
-      else
-        g_error_free(err);
-    }
-    guint32 id = add_op(g, stream, FS_OP_DELAY, cat, name, d, -1, layer, 0, deps, n);
-    g_array_append_val(b->r->comm_ops, id);
-    return id;
-  }
-  guint c = fs_opgraph_add_coll(g, expert ? r->edp_comm : r->dp_comm, op, unit);
-  FsOp o = { .kind = FS_OP_COLL, .cat = cat, .name = name, .coll = c, .bytes = unit, .mb = -1,
-             .layer = layer };
-  guint32 id = fs_opgraph_add(g, stream, &o, deps, n);
-  g_array_append_val(b->r->comm_ops, id);
-  return id;
-}
-
-static guint32 add_coll(Builder *b, guint stream, FsCollOp op, uint64_t unit, FsOpCat cat,
-                        const char *name, int layer, const guint32 *deps, guint n)
-{
-  return add_coll_on(b, FALSE, stream, op, unit, cat, name, layer, deps, n);
-}
-
-/* The size of the group that reduces bucket bk's gradients. */
-static guint bucket_group(const Builder *b, const Bucket *bk)
-{
-  return bk->expert ? b->r->edp_size : b->r->dp_size;
-}
-
-/* Launches the gradient collective of bucket i after op `after`. */
-static void launch_bucket(Builder *b, guint i, guint32 after)
-{
-  const Bucket *bk = &g_array_index(b->buckets, Bucket, i);
-  uint64_t bytes = (uint64_t)(bk->params * b->grad_bytes);
-  guint32 id;
-  char name[64];
-  g_snprintf(name, sizeof name, bk->expert ? "expert grad bucket %u" : "grad bucket %u", i);
-  if (b->t->w->zero_stage >= 1)
-    id = add_coll_on(b, bk->expert, b->r->s_dp, FS_COLL_REDUCE_SCATTER,
-                     bytes / bucket_group(b, bk), FS_CAT_DP, name, -1, &after, 1);
-  else
-    id = add_coll_on(b, bk->expert, b->r->s_dp, FS_COLL_ALL_REDUCE, bytes, FS_CAT_DP, name, -1,
-                     &after, 1);
-  g_array_append_val(b->dp_ops, id);
-}
-
-/* A backward item of the chunk's last micro-batch finished at op `op`: the
- * buckets it closes go out (now with overlap, else after the backward). */
-static void item_done(Builder *b, guint chunk, int item, guint32 op)
-{
-  while (b->next_bucket < b->buckets->len) {
-    const Bucket *bk = &g_array_index(b->buckets, Bucket, b->next_bucket);
-    if (bk->chunk != chunk || bk->close_item != item)
-      break;
-    if (bucket_group(b, bk) < 2)
-      ; /* nothing to reduce */
-    else if (b->t->w->overlap_dp_grads)
-      launch_bucket(b, b->next_bucket, op);
-    else
-      g_array_append_val(b->pending_buckets, b->next_bucket);
-    b->next_bucket++;
-  }
-}
-
-/* The slot of item (a layer, -1 the embedding, -2 the head) and buffer k
- * (0 dense, 1 expert) in Builder.item_bucket. */
-static guint item_slot(const Builder *b, int item, guint k)
-{
-  guint L = b->t->w->form == FS_MODEL_FORM_LAYERS ? b->t->w->n_layers : b->t->w->model.layers;
-  guint i = item >= 0 ? (guint)item : item == -1 ? L : L + 1;
-  return 2 * i + k;
-}
-
-/* ZeRO-1/2 with param-gather overlap: the first forward of an item waits
- * for the all-gathers of the buckets that hold its parameters (as
- * Megatron's overlap_param_gather, bucket by bucket), not for all of them. */
-static void wait_params(Builder *b, guint32 op, int item)
-{
-  if (b->bucket_ag == NULL)
-    return;
-  for (guint k = 0; k < 2; k++) {
-    guint bi = b->item_bucket[item_slot(b, item, k)];
-    if (bi != G_MAXUINT && b->bucket_ag[bi] != FS_OP_NONE)
-      fs_opgraph_add_dep(b->t->g, op, b->bucket_ag[bi]);
-  }
-}
-
-/* ZeRO-3: gathers layer l's parameters ahead of use (at most two layers
- * ahead of the compute that consumes them); returns the gather op. */
-static guint32 fsdp_gather(Builder *b, guint l, int mb)
-{
-  const LayerCost *c = &b->lc[l];
-  uint64_t unit = (uint64_t)((c->params - c->eparams) * 2.0 / b->r->dp_size);
-  guint32 window = b->fsdp_consumers[b->fsdp_k % 2];
-  (void)mb;
-  guint32 ag = add_coll(b, b->r->s_fsdp, FS_COLL_ALL_GATHER, unit, FS_CAT_DP, "param gather",
-                        (int)l, &window, window == FS_OP_NONE ? 0 : 1);
-  /* Expert parameters are sharded over the expert-data-parallel group; the
-   * stream orders this gather after the dense one. */
-  if (c->eparams > 0 && b->r->edp_size > 1)
-    ag = add_coll_on(b, TRUE, b->r->s_fsdp, FS_COLL_ALL_GATHER,
-                     (uint64_t)(c->eparams * 2.0 / b->r->edp_size), FS_CAT_DP,
-                     "expert param gather", (int)l, NULL, 0);
-  return ag;
-}
-
-static void fsdp_consumed(Builder *b, guint32 op)
-{
-  b->fsdp_consumers[b->fsdp_k++ % 2] = op;
-}
-
 /* A layer's pass on the compute stream, with its TP/EP/CP communication. */
-static guint32 layer_pass(Builder *b, guint l, int mb, gboolean backward)
+static guint32 layer_pass(FsRankBuilder *b, guint l, int mb, gboolean backward)
 {
   FsTrain *t = b->t;
   FsOpGraph *g = t->g;
-  const LayerCost *c = &b->lc[l];
-  SimRank *r = b->r;
+  const FsLayerCost *c = &b->lc[l];
+  FsSimRank *r = b->r;
   char name[64];
-  guint32 ag = FS_OP_NONE;
-  if (t->w->zero_stage >= 3 && r->dp_size > 1)
-    ag = fsdp_gather(b, l, mb);
+  guint32 ag = fs_train_dp_layer_gather(b, l);
   guint32 before = fs_opgraph_stream(g, r->s_compute)->last;
   guint32 op;
   if (backward && c->recomp > 0) {
     g_snprintf(name, sizeof name, "layer %u recompute", l);
-    op = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_RECOMPUTE, name, c->recomp, mb, (int)l, 0,
-                &ag, 1);
+    op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_RECOMPUTE, name, c->recomp, mb,
+                         (int)l, 0, &ag, 1);
     ag = FS_OP_NONE;
   }
   g_snprintf(name, sizeof name, backward ? "layer %u backward" : "layer %u forward", l);
-  op = add_op(g, r->s_compute, FS_OP_COMPUTE, backward ? FS_CAT_BACKWARD : FS_CAT_FORWARD, name,
-              backward ? c->bwd : c->fwd, mb, (int)l, backward ? c->mf_bwd : c->mf_fwd, &ag, 1);
+  op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, backward ? FS_CAT_BACKWARD : FS_CAT_FORWARD,
+                       name, backward ? c->bwd : c->fwd, mb, (int)l,
+                       backward ? c->mf_bwd : c->mf_fwd, &ag, 1);
   r->model_flops += backward ? c->mf_bwd : c->mf_fwd;
   if (!backward && mb == 0)
-    wait_params(b, op, (int)l);
-  if (t->w->zero_stage >= 3 && r->dp_size > 1)
-    fsdp_consumed(b, op);
+    fs_train_dp_wait_params(b, op, (int)l);
+  fs_train_dp_layer_consumed(b, op);
   FsTime tp = backward ? c->tp_bwd : c->tp_fwd;
   FsTime ep = backward ? c->ep_bwd : c->ep_fwd;
   FsTime cp = backward ? c->cp_bwd : c->cp_fwd;
@@ -477,32 +271,38 @@ static guint32 layer_pass(Builder *b, guint l, int mb, gboolean backward)
   if (tp > 0) {
     g_snprintf(name, sizeof name, "layer %u tp", l);
     if (t->w->overlap_tp_comm) /* overlapped with the layer's GEMMs */
-      joins[0] = add_op(g, r->s_aux, FS_OP_DELAY, FS_CAT_TP, name, tp, mb, (int)l, 0, &before,
-                        before == FS_OP_NONE ? 0 : 1);
+      joins[0] = fs_train_add_op(g, r->s_aux, FS_OP_DELAY, FS_CAT_TP, name, tp, mb, (int)l, 0,
+                                 &before, before == FS_OP_NONE ? 0 : 1);
     else
-      op = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, name, tp, mb, (int)l, 0, NULL, 0);
+      op = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, name, tp, mb, (int)l, 0, NULL, 0);
   }
   if (cp > 0) { /* ring attention overlaps the exchange with the attention kernels */
     g_snprintf(name, sizeof name, "layer %u cp", l);
-    joins[1] = add_op(g, r->s_aux, FS_OP_DELAY, FS_CAT_CP, name, cp, mb, (int)l, 0, &before,
-                      before == FS_OP_NONE ? 0 : 1);
+    joins[1] = fs_train_add_op(g, r->s_aux, FS_OP_DELAY, FS_CAT_CP, name, cp, mb, (int)l, 0,
+                               &before, before == FS_OP_NONE ? 0 : 1);
   }
   for (guint i = 0; i < 2; i++)
     if (joins[i] != FS_OP_NONE)
       g_array_append_val(r->comm_ops, joins[i]);
   if (ep > 0) {
     g_snprintf(name, sizeof name, "layer %u ep all-to-all", l);
-    op = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_EP, name, ep, mb, (int)l, 0, joins, 2);
+    op = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_EP, name, ep, mb, (int)l, 0, joins, 2);
   } else if (joins[0] != FS_OP_NONE || joins[1] != FS_OP_NONE) {
     /* The next op waits for the overlapped communication too. */
-    op = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_OTHER, "sync", 0, mb, (int)l, 0, joins, 2);
+    op = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_OTHER, "sync", 0, mb, (int)l, 0,
+                         joins, 2);
   }
   return op;
 }
 
-static void layer_range(const FsTrain *t, guint vstage, guint *lo, guint *hi)
+guint fs_train_n_layers(const FsTrain *t)
 {
-  guint L = t->w->form == FS_MODEL_FORM_LAYERS ? t->w->n_layers : t->w->model.layers;
+  return t->w->form == FS_MODEL_FORM_LAYERS ? t->w->n_layers : t->w->model.layers;
+}
+
+void fs_train_layer_range(const FsTrain *t, guint vstage, guint *lo, guint *hi)
+{
+  guint L = fs_train_n_layers(t);
   guint nv = t->p * t->v;
   *lo = (guint)((uint64_t)L * vstage / nv);
   *hi = (guint)((uint64_t)L * (vstage + 1) / nv);
@@ -513,50 +313,50 @@ static guint link_index(const FsTrain *t, guint j, guint g, guint mb)
   return (j * t->p * t->v + g) * t->m + mb;
 }
 
-static SimRank *rank_of(FsTrain *t, guint stage, guint j)
+static FsSimRank *rank_of(FsTrain *t, guint stage, guint j)
 {
-  return &g_array_index(t->ranks, SimRank, stage * t->nj + j);
+  return &g_array_index(t->ranks, FsSimRank, stage * t->nj + j);
 }
 
-static void forward(Builder *b, Links *lk, guint mb, guint chunk)
+static void forward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
 {
   FsTrain *t = b->t;
   FsOpGraph *g = t->g;
-  SimRank *r = b->r;
+  FsSimRank *r = b->r;
   guint vs = chunk * t->p + r->stage, nv = t->p * t->v;
   guint32 first = FS_OP_NONE, op;
   /* A zero-length marker starts the pass, so that the activation from the
    * previous stage can be waited for. */
-  first = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_OTHER, "recv activations", 0, (int)mb, -1,
-                 0, NULL, 0);
+  first = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_OTHER, "recv activations", 0,
+                          (int)mb, -1, 0, NULL, 0);
   if (vs == 0 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
-    op = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_FORWARD, "embedding forward", b->emb_fwd,
-                (int)mb, -1, b->emb_mf[0], NULL, 0);
+    op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_FORWARD, "embedding forward",
+                         b->emb_fwd, (int)mb, -1, b->emb_mf[0], NULL, 0);
     if (mb == 0)
-      wait_params(b, op, -1);
+      fs_train_dp_wait_params(b, op, -1);
     r->model_flops += b->emb_mf[0];
     if (b->emb_tp > 0)
-      add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "embedding tp", b->emb_tp, (int)mb, -1, 0,
-             NULL, 0);
+      fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "embedding tp", b->emb_tp, (int)mb,
+                      -1, 0, NULL, 0);
   }
   guint lo, hi;
-  layer_range(t, vs, &lo, &hi);
+  fs_train_layer_range(t, vs, &lo, &hi);
   for (guint l = lo; l < hi; l++)
     op = layer_pass(b, l, (int)mb, FALSE);
   if (vs == nv - 1 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
     if (b->head_tp_fwd > 0)
-      add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "head tp", b->head_tp_fwd, (int)mb, -1, 0,
-             NULL, 0);
-    op = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_FORWARD, "head forward", b->head_fwd,
-                (int)mb, -1, b->head_mf[0], NULL, 0);
+      fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "head tp", b->head_tp_fwd, (int)mb,
+                      -1, 0, NULL, 0);
+    op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_FORWARD, "head forward", b->head_fwd,
+                         (int)mb, -1, b->head_mf[0], NULL, 0);
     if (mb == 0)
-      wait_params(b, op, -2);
+      fs_train_dp_wait_params(b, op, -2);
     r->model_flops += b->head_mf[0];
   }
   op = fs_opgraph_stream(g, r->s_compute)->last;
   guint32 out = op;
   if (vs + 1 < nv) {
-    SimRank *to = rank_of(t, (vs + 1) % t->p, r->tpi);
+    FsSimRank *to = rank_of(t, (vs + 1) % t->p, r->tpi);
     FsOp x = { .kind = FS_OP_XFER, .cat = FS_CAT_PP, .name = "send activations",
                .bytes = boundary_bytes(t->w, hi - 1), .src = r->gpu, .dst = to->gpu,
                .mb = (int)mb, .layer = -1 };
@@ -568,56 +368,43 @@ static void forward(Builder *b, Links *lk, guint mb, guint chunk)
   lk->f_out[link_index(t, r->tpi, vs, mb)] = out;
 }
 
-static void backward(Builder *b, Links *lk, guint mb, guint chunk)
+static void backward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
 {
   FsTrain *t = b->t;
   FsOpGraph *g = t->g;
-  SimRank *r = b->r;
+  FsSimRank *r = b->r;
   guint vs = chunk * t->p + r->stage, nv = t->p * t->v;
   gboolean last_mb = b->last_b_mb[chunk] == mb;
-  guint32 first = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_OTHER, "recv gradients", 0,
-                         (int)mb, -1, 0, NULL, 0);
+  guint32 first = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_OTHER, "recv gradients", 0,
+                                  (int)mb, -1, 0, NULL, 0);
   guint32 op = first;
   if (vs == nv - 1 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
-    op = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_BACKWARD, "head backward", b->head_bwd,
-                (int)mb, -1, b->head_mf[1], NULL, 0);
+    op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_BACKWARD, "head backward",
+                         b->head_bwd, (int)mb, -1, b->head_mf[1], NULL, 0);
     r->model_flops += b->head_mf[1];
     if (b->head_tp_bwd > 0)
-      op = add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "head tp", b->head_tp_bwd, (int)mb, -1,
-                  0, NULL, 0);
+      op = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "head tp", b->head_tp_bwd,
+                           (int)mb, -1, 0, NULL, 0);
     if (last_mb)
-      item_done(b, chunk, -2, op);
+      fs_train_dp_grads_ready(b, chunk, -2, op);
   }
   guint lo, hi;
-  layer_range(t, vs, &lo, &hi);
+  fs_train_layer_range(t, vs, &lo, &hi);
   for (guint l = hi; l-- > lo;) {
     op = layer_pass(b, l, (int)mb, TRUE);
-    if (last_mb && t->w->zero_stage >= 3 && r->dp_size > 1) {
-      const LayerCost *lc = &b->lc[l];
-      uint64_t unit = (uint64_t)((lc->params - lc->eparams) * b->grad_bytes / r->dp_size);
-      guint32 rs = add_coll(b, r->s_dp, FS_COLL_REDUCE_SCATTER, unit, FS_CAT_DP, "grad reduce-scatter",
-                            (int)l, &op, 1);
-      g_array_append_val(b->dp_ops, rs);
-      if (lc->eparams > 0 && r->edp_size > 1) {
-        rs = add_coll_on(b, TRUE, r->s_dp, FS_COLL_REDUCE_SCATTER,
-                         (uint64_t)(lc->eparams * b->grad_bytes / r->edp_size), FS_CAT_DP,
-                         "expert grad reduce-scatter", (int)l, &op, 1);
-        g_array_append_val(b->dp_ops, rs);
-      }
-    } else if (last_mb) {
-      item_done(b, chunk, (int)l, op);
-    }
+    if (last_mb)
+      fs_train_dp_grads_ready(b, chunk, (int)l, op);
   }
   if (vs == 0 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
-    op = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_BACKWARD, "embedding backward", b->emb_bwd,
-                (int)mb, -1, b->emb_mf[1], NULL, 0);
+    op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_BACKWARD, "embedding backward",
+                         b->emb_bwd, (int)mb, -1, b->emb_mf[1], NULL, 0);
     r->model_flops += b->emb_mf[1];
   }
   if (last_mb)
-    item_done(b, chunk, -1, op);
+    fs_train_dp_grads_ready(b, chunk, -1, op);
   guint32 out = op;
   if (vs > 0) {
-    SimRank *to = rank_of(t, (vs - 1) % t->p, r->tpi);
+    FsSimRank *to = rank_of(t, (vs - 1) % t->p, r->tpi);
     FsOp x = { .kind = FS_OP_XFER, .cat = FS_CAT_PP, .name = "send gradients",
                .bytes = boundary_bytes(t->w, lo > 0 ? lo - 1 : 0), .src = r->gpu, .dst = to->gpu,
                .mb = (int)mb, .layer = -1 };
@@ -629,81 +416,17 @@ static void backward(Builder *b, Links *lk, guint mb, guint chunk)
   lk->b_out[link_index(t, r->tpi, vs, mb)] = out;
 }
 
-/* Splits this rank's chunks into gradient buckets in backward order. */
-static void plan_buckets(Builder *b)
-{
-  FsTrain *t = b->t;
-  const FsWorkload *w = t->w;
-  guint nv = t->p * t->v;
-  double limit = w->bucket_size > 0 ? (double)w->bucket_size / b->grad_bytes : INFINITY;
-  gboolean tf = w->form == FS_MODEL_FORM_TRANSFORMER;
-  for (guint c = t->v; c-- > 0;) {
-    guint vs = c * t->p + b->r->stage;
-    double acc[2] = { 0, 0 };
-    guint lo, hi;
-    layer_range(t, vs, &lo, &hi);
-    /* Items in backward order: head, layers high to low, embedding; each
-     * with its dense and expert parameters (two gradient buffers, as in
-     * Megatron-Core: expert buckets reduce over the edp group). */
-    GArray *items = g_array_new(FALSE, FALSE, sizeof(int));
-    GArray *params = g_array_new(FALSE, FALSE, 2 * sizeof(double));
-    if (vs == nv - 1 && tf) {
-      int it = -2;
-      double p[2] = { b->head_params, 0 };
-      g_array_append_val(items, it);
-      g_array_append_val(params, p);
-    }
-    /* ZeRO-3 reduce-scatters each layer's gradients on its own (backward()). */
-    for (guint l = hi; l-- > lo && w->zero_stage < 3;) {
-      int it = (int)l;
-      double p[2] = { b->lc[l].params - b->lc[l].eparams, b->lc[l].eparams };
-      g_array_append_val(items, it);
-      g_array_append_val(params, p);
-    }
-    if (vs == 0 && tf) {
-      int it = -1;
-      double p[2] = { b->emb_params, 0 };
-      g_array_append_val(items, it);
-      g_array_append_val(params, p);
-    }
-    guint open[2] = { 0, 0 }; /* first item of each buffer's open bucket */
-    for (guint i = 0; i < items->len; i++) {
-      const double *p = (const double *)params->data + 2 * i;
-      int item = g_array_index(items, int, i);
-      for (guint k = 0; k < 2; k++) {
-        acc[k] += p[k];
-        if (acc[k] >= limit || i + 1 == items->len) {
-          if (acc[k] > 0) {
-            for (guint j = open[k]; j <= i; j++)
-              if (((const double *)params->data)[2 * j + k] > 0)
-                b->item_bucket[item_slot(b, g_array_index(items, int, j), k)] = b->buckets->len;
-            Bucket bk = { c, item, acc[k], k == 1 };
-            g_array_append_val(b->buckets, bk);
-          }
-          acc[k] = 0;
-          open[k] = i + 1;
-        }
-      }
-    }
-    g_array_unref(items);
-    g_array_unref(params);
-  }
-}
-
-static gboolean build_rank(FsTrain *t, Links *lk, SimRank *r, GError **error)
+static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
 {
   const FsWorkload *w = t->w;
   FsOpGraph *g = t->g;
   const FsTopoNode *node = fs_topo_node(t->topo, (guint)r->gpu);
   const FsGpuModel *gpu = &node->model->u.gpu;
-  guint L = w->form == FS_MODEL_FORM_LAYERS ? w->n_layers : w->model.layers;
-  Builder b = { .t = t, .r = r, .gpu = gpu };
-  b.lc = g_new0(LayerCost, L);
-  b.buckets = g_array_new(FALSE, FALSE, sizeof(Bucket));
-  b.dp_ops = g_array_new(FALSE, FALSE, sizeof(guint32));
-  b.pending_buckets = g_array_new(FALSE, FALSE, sizeof(guint));
+  guint L = fs_train_n_layers(t);
+  FsRankBuilder b = { .t = t, .r = r, .gpu = gpu };
+  b.lc = g_new0(FsLayerCost, L);
   b.last_b_mb = g_new0(guint32, t->v);
-  b.fsdp_consumers[0] = b.fsdp_consumers[1] = FS_OP_NONE;
+  fs_train_dp_init(&b);
   b.grad_bytes = w->grad_fp32 || w->dtype == FS_DTYPE_FP32 || w->dtype == FS_DTYPE_TF32 ? 4.0 : 2.0;
   gboolean ok = TRUE;
   guint ntp, nep, ncp;
@@ -712,7 +435,7 @@ static gboolean build_rank(FsTrain *t, Links *lk, SimRank *r, GError **error)
   g_autofree guint *cpn = group_nodes(t, FS_DIM_CP, r->rank, &ncp);
   for (guint c = 0; c < t->v && ok; c++) {
     guint lo, hi;
-    layer_range(t, c * t->p + r->stage, &lo, &hi);
+    fs_train_layer_range(t, c * t->p + r->stage, &lo, &hi);
     for (guint l = lo; l < hi && ok; l++) {
       /* Identical layers (same kind) cost the same: reuse the first. */
       gboolean found = FALSE;
@@ -746,12 +469,12 @@ static gboolean build_rank(FsTrain *t, Links *lk, SimRank *r, GError **error)
     if (ntp > 1) {
       uint64_t act = (uint64_t)((double)w->micro_batch * cfg->seq_len / w->cp * cfg->hidden * 2.0);
       FsCollOp op = w->sequence_parallel ? FS_COLL_REDUCE_SCATTER : FS_COLL_ALL_REDUCE;
-      ok = measure(t, tpn, ntp, op, w->sequence_parallel ? act / ntp : act, &b.emb_tp, error);
+      ok = fs_train_measure(t, tpn, ntp, op, w->sequence_parallel ? act / ntp : act, &b.emb_tp, error);
       if (ok && w->sequence_parallel) {
-        ok = measure(t, tpn, ntp, FS_COLL_ALL_GATHER, act / ntp, &b.head_tp_fwd, error) &&
-             measure(t, tpn, ntp, FS_COLL_REDUCE_SCATTER, act / ntp, &b.head_tp_bwd, error);
+        ok = fs_train_measure(t, tpn, ntp, FS_COLL_ALL_GATHER, act / ntp, &b.head_tp_fwd, error) &&
+             fs_train_measure(t, tpn, ntp, FS_COLL_REDUCE_SCATTER, act / ntp, &b.head_tp_bwd, error);
       } else if (ok) {
-        ok = measure(t, tpn, ntp, FS_COLL_ALL_REDUCE, act, &b.head_tp_bwd, error);
+        ok = fs_train_measure(t, tpn, ntp, FS_COLL_ALL_REDUCE, act, &b.head_tp_bwd, error);
       }
     }
   }
@@ -764,24 +487,7 @@ static gboolean build_rank(FsTrain *t, Links *lk, SimRank *r, GError **error)
       if (it->backward)
         b.last_b_mb[it->chunk] = it->mb;
     }
-    b.item_bucket = g_new(guint, 2 * (L + 2));
-    for (guint i = 0; i < 2 * (L + 2); i++)
-      b.item_bucket[i] = G_MAXUINT;
-    plan_buckets(&b);
-    /* Parameters updated by the previous step's optimizer are gathered
-     * bucket by bucket in forward order, each layer's first forward waiting
-     * for its own buckets (ZeRO-1/2 with overlap). */
-    gboolean sharded = w->zero_stage >= 1 && w->zero_stage < 3 && r->dp_size > 1;
-    if (sharded && w->overlap_param_gather) {
-      b.bucket_ag = g_new(guint32, MAX(b.buckets->len, 1u));
-      for (guint k = b.buckets->len; k-- > 0;) {
-        const Bucket *bk = &g_array_index(b.buckets, Bucket, k);
-        guint n = bucket_group(&b, bk);
-        b.bucket_ag[k] = n < 2 ? FS_OP_NONE :
-          add_coll_on(&b, bk->expert, r->s_dp, FS_COLL_ALL_GATHER, (uint64_t)(bk->params * 2.0 / n),
-                      FS_CAT_DP, "param all-gather", -1, NULL, 0);
-      }
-    }
+    fs_train_dp_plan(&b);
     for (guint i = 0; i < order->len; i++) {
       const FsSchedItem *it = &g_array_index(order, FsSchedItem, i);
       if (it->backward)
@@ -791,55 +497,21 @@ static gboolean build_rank(FsTrain *t, Links *lk, SimRank *r, GError **error)
     }
     g_array_unref(order);
     guint32 end_bwd = fs_opgraph_stream(g, r->s_compute)->last;
-    if (r->dp_size > 1)
-      for (guint k = 0; k < b.pending_buckets->len; k++)
-        launch_bucket(&b, g_array_index(b.pending_buckets, guint, k), end_bwd);
-    /* Tied embeddings: after the data-parallel gradient reduction, the
-     * first and the last stage all-reduce the word embedding's gradient
-     * (Megatron-LM's finalize_model_grads, the embedding group); the
-     * optimizer waits for it. */
-    if (r->emb_coll != G_MAXUINT) {
-      FsOp o = { .kind = FS_OP_COLL, .cat = FS_CAT_EMB, .name = "embedding grad all-reduce",
-                 .coll = r->emb_coll, .bytes = t->emb_bytes, .mb = -1, .layer = -1 };
-      guint32 id = fs_opgraph_add(g, r->s_dp, &o, &end_bwd, 1);
-      g_array_append_val(r->comm_ops, id);
-      g_array_append_val(b.dp_ops, id);
-    }
+    fs_train_dp_after_backward(&b, end_bwd);
     /* The optimizer step over this rank's shard, after every gradient
      * collective. */
-    double held[2] = { 0, 0 }; /* dense, expert */
-    for (guint c = 0; c < b.buckets->len; c++) {
-      const Bucket *bk = &g_array_index(b.buckets, Bucket, c);
-      held[bk->expert ? 1 : 0] += bk->params;
-    }
-    if (w->zero_stage >= 3)
-      for (guint l = 0; l < L; l++) {
-        held[0] += b.lc[l].params - b.lc[l].eparams;
-        held[1] += b.lc[l].eparams;
-      }
-    double shard = w->zero_stage >= 1 ? held[0] / r->dp_size + held[1] / r->edp_size
-                                      : held[0] + held[1];
+    double shard = fs_train_dp_shard(&b);
     gboolean mixed = w->dtype != FS_DTYPE_FP32 && w->dtype != FS_DTYPE_TF32;
     FsTime opt_t = w->offload_optimizer ? 0 :
       kernels_time(t, fs_optimizer_kernels(shard, w->optimizer, mixed, b.grad_bytes), gpu, NULL);
-    guint32 opt = add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_OPTIMIZER, "optimizer step",
-                         opt_t, -1, -1, 0, (const guint32 *)b.dp_ops->data, b.dp_ops->len);
-    if (sharded && !w->overlap_param_gather)
-      for (guint k = b.buckets->len; k-- > 0;) {
-        const Bucket *bk = &g_array_index(b.buckets, Bucket, k);
-        guint n = bucket_group(&b, bk);
-        if (n > 1)
-          add_coll_on(&b, bk->expert, r->s_dp, FS_COLL_ALL_GATHER,
-                      (uint64_t)(bk->params * 2.0 / n), FS_CAT_DP, "param all-gather", -1, &opt, 1);
-      }
+    guint32 opt = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_OPTIMIZER,
+                                  "optimizer step", opt_t, -1, -1, 0,
+                                  (const guint32 *)b.dp.ops->data, b.dp.ops->len);
+    fs_train_dp_after_optimizer(&b, opt);
   }
   g_free(b.lc);
   g_free(b.last_b_mb);
-  g_free(b.bucket_ag);
-  g_free(b.item_bucket);
-  g_array_unref(b.buckets);
-  g_array_unref(b.dp_ops);
-  g_array_unref(b.pending_buckets);
+  fs_train_dp_clear(&b);
   return ok;
 }
 
@@ -871,7 +543,7 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
   t->router = fs_router_new(topo, t->net, NULL);
   t->tnet = fs_coll_topo_net_new(t->router);
   t->g = fs_opgraph_new();
-  t->ranks = g_array_new(FALSE, TRUE, sizeof(SimRank));
+  t->ranks = g_array_new(FALSE, TRUE, sizeof(FsSimRank));
   t->memo = t->opt.memo;
   if (t->memo == NULL)
     t->memo = t->own_memo = fs_coll_memo_new();
@@ -884,7 +556,7 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
   for (guint s = 0; s < t->p; s++)
     for (guint j = 0; j < t->nj; j++) {
       FsRankCoords c = { .tp = j, .cp = 0, .dp = 0, .pp = s };
-      SimRank r = { .rank = fs_workload_rank_at(w, &c), .stage = s, .tpi = j };
+      FsSimRank r = { .rank = fs_workload_rank_at(w, &c), .stage = s, .tpi = j };
       r.gpu = gpu_node(t, r.rank);
       r.s_compute = fs_opgraph_add_stream(t->g, "compute", r.rank, r.gpu, TRUE);
       r.s_pp = fs_opgraph_add_stream(t->g, "pp", r.rank, r.gpu, FALSE);
@@ -919,7 +591,7 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
     double gb = w->grad_fp32 || w->dtype == FS_DTYPE_FP32 || w->dtype == FS_DTYPE_TF32 ? 4.0 : 2.0;
     t->emb_bytes = (uint64_t)(pp.embedding / w->tp * gb);
     for (guint j = 0; j < t->nj; j++) {
-      SimRank *first = rank_of(t, 0, j), *last = rank_of(t, t->p - 1, j);
+      FsSimRank *first = rank_of(t, 0, j), *last = rank_of(t, t->p - 1, j);
       guint nodes[2] = { (guint)first->gpu, (guint)last->gpu };
       char name[64];
       g_snprintf(name, sizeof name, "embedding(tp %u)", j);
@@ -933,7 +605,7 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
                g_new(guint32, nlink) };
   gboolean ok = TRUE;
   for (guint i = 0; i < t->ranks->len && ok; i++)
-    ok = build_rank(t, &lk, &g_array_index(t->ranks, SimRank, i), error);
+    ok = build_rank(t, &lk, &g_array_index(t->ranks, FsSimRank, i), error);
   if (ok && t->error != NULL) {
     g_propagate_error(error, g_steal_pointer(&t->error));
     ok = FALSE;
@@ -963,7 +635,7 @@ void fs_train_free(FsTrain *t)
   if (t == NULL)
     return;
   for (guint i = 0; i < t->ranks->len; i++) {
-    SimRank *r = &g_array_index(t->ranks, SimRank, i);
+    FsSimRank *r = &g_array_index(t->ranks, FsSimRank, i);
     g_array_unref(r->comm_ops);
     if (r->edp_nodes != r->dp_nodes)
       g_free(r->edp_nodes);
@@ -998,7 +670,7 @@ gboolean fs_train_run(FsTrain *t, GError **error)
   res->microbatches = t->m;
   res->simulated_ranks = t->ranks->len;
   res->n_ops = fs_opgraph_n_ops(t->g);
-  const SimRank *r0 = &g_array_index(t->ranks, SimRank, 0);
+  const FsSimRank *r0 = &g_array_index(t->ranks, FsSimRank, 0);
   const FsTopoNode *node = fs_topo_node(t->topo, (guint)r0->gpu);
   res->gpu = &node->model->u.gpu;
   res->gpu_name = node->model->name;
@@ -1021,7 +693,7 @@ gboolean fs_train_run(FsTrain *t, GError **error)
     g_array_unref(res->classes);
   res->classes = g_array_new(FALSE, TRUE, sizeof(FsTrainClass));
   for (guint s = 0; s < t->p; s++) {
-    const SimRank *r = &g_array_index(t->ranks, SimRank, s * t->nj);
+    const FsSimRank *r = &g_array_index(t->ranks, FsSimRank, s * t->nj);
     FsTrainClass c = { .stage = s, .rank = r->rank, .gpu = r->gpu, .model_flops = r->model_flops };
     fs_opgraph_breakdown(t->g, r->s_compute, (const guint32 *)r->comm_ops->data, r->comm_ops->len,
                          0, res->step_time, &c.time);

@@ -1,0 +1,162 @@
+/* executor-private.h — the step executor's internal records, shared by
+ * executor.c (ranks, layer costs, the forward and backward passes, the
+ * pipeline links, running the step) and dp-sched.c (data-parallel
+ * gradient buckets, ZeRO parameter gathers and gradient reduce-scatters,
+ * the tied-embedding all-reduce, the optimizer's shard).  Not installed;
+ * not for callers of executor.h.
+ *
+ * Ownership: an FsRankBuilder lives on build_rank's stack while one
+ * simulated rank's ops are added; it borrows the FsTrain and the rank,
+ * and owns its arrays (fs_train_dp_init / fs_train_dp_clear for the
+ * data-parallel part).
+ */
+#pragma once
+
+#include "workload/executor.h"
+
+G_BEGIN_DECLS
+
+/* A simulated rank: one (stage, tp index) of replica dp = 0, cp = 0. */
+typedef struct {
+  guint rank, stage, tpi;
+  int gpu;
+  guint s_compute, s_pp, s_dp, s_fsdp, s_aux;
+  guint dp_comm;             /* gradient-reduction communicator (dp × cp group), or G_MAXUINT */
+  guint dp_size;
+  guint *dp_nodes;           /* the dp × cp group's GPU nodes */
+  /* Expert gradients (ep > 1): the expert-data-parallel group, dp × cp / ep
+   * ranks; the dp fields when ep = 1. */
+  guint edp_comm, edp_size;
+  guint *edp_nodes;          /* owned only when ep > 1 */
+  guint emb_coll;            /* tied-embedding all-reduce (first and last stage), or G_MAXUINT */
+  GArray *comm_ops;          /* guint32: this rank's communication ops and incoming transfers */
+  double model_flops;
+} FsSimRank;
+
+/* Per-layer costs on one rank. */
+typedef struct {
+  FsTime fwd, bwd, recomp;
+  double mf_fwd, mf_bwd;
+  FsTime tp_fwd, tp_bwd;     /* measured TP collectives of the pass */
+  FsTime ep_fwd, ep_bwd;
+  FsTime cp_fwd, cp_bwd;
+  double params;             /* parameters held by the rank */
+  double eparams;            /* of which expert parameters reduced over the edp group (ep > 1) */
+} FsLayerCost;
+
+struct FsTrain {
+  const FsTopo *topo;
+  const FsWorkload *w;
+  const FsEfficiency *eff;
+  const FsNcclParams *nccl;
+  FsTrainOptions opt;
+  FsSim *sim;
+  FsFlowNet *net;
+  FsRouter *router;
+  FsCollTopoNet *tnet;
+  /* A private network for measuring collectives alone. */
+  FsSim *isim;
+  FsFlowNet *inet;
+  FsRouter *irouter;
+  FsCollTopoNet *itnet;
+  FsOpGraph *g;
+  GArray *ranks;             /* FsSimRank */
+  FsCollMemo *memo;          /* collective times measured alone (maybe borrowed) */
+  FsCollMemo *own_memo;      /* the private one, when none was given */
+  gboolean dp_alone;         /* DP collectives as measured DELAY ops */
+  guint nj;                  /* TP ranks simulated per stage */
+  guint p, v, m;
+  uint64_t emb_bytes;        /* tied-embedding gradient all-reduced per TP rank, or 0 */
+  GError *error;             /* the first error met while building ops */
+  FsTrainResult res;
+};
+
+/* The data-parallel schedule of one rank (dp-sched.c). */
+typedef struct {
+  GArray *buckets;           /* gradient buckets in backward order (dp-sched.c's Bucket) */
+  guint next_bucket;         /* the first bucket not yet closed by the backward */
+  GArray *ops;               /* guint32: the gradient collectives the optimizer waits for */
+  GArray *pending;           /* guint: buckets to launch after the backward (no overlap) */
+  guint32 *bucket_ag;        /* per bucket: its param all-gather (ZeRO-1/2 overlap), or NULL */
+  guint *item_bucket;        /* per (item, dense|expert): the bucket holding it, or G_MAXUINT */
+  guint32 fsdp_consumers[2]; /* ZeRO-3 prefetch window */
+  guint fsdp_k;
+} FsDpSched;
+
+/* The state of building one simulated rank's ops. */
+typedef struct {
+  FsTrain *t;
+  FsSimRank *r;
+  const FsGpuModel *gpu;
+  FsLayerCost *lc;           /* per layer of the model (only this stage's filled) */
+  FsTime emb_fwd, emb_bwd, head_fwd, head_bwd;
+  double emb_mf[2], head_mf[2];
+  FsTime emb_tp, head_tp_fwd, head_tp_bwd;
+  double emb_params, head_params;
+  guint32 *last_b_mb;        /* per chunk: micro-batch of its last backward */
+  double grad_bytes;         /* bytes per gradient element */
+  FsDpSched dp;
+} FsRankBuilder;
+
+/* ---- executor.c ---- */
+
+/* Adds an op of the given kind on stream; returns its id. */
+guint32 fs_train_add_op(FsOpGraph *g, guint stream, FsOpKind kind, FsOpCat cat, const char *name,
+                        FsTime dur, int mb, int layer, double mf, const guint32 *deps, guint n);
+
+/* The time of op on the group (nodes) measured alone, once per (op, size,
+ * GPU list) and flow model, or once per congruence class of the group
+ * where FsTrainOptions.coll_classes allows; 0 for fewer than two GPUs.
+ * Errors: routing and tuning errors (FS_NET, FS_COLL). */
+gboolean fs_train_measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, uint64_t unit,
+                          FsTime *out, GError **error);
+
+/* The layers [*lo, *hi) of virtual stage vstage. */
+void fs_train_layer_range(const FsTrain *t, guint vstage, guint *lo, guint *hi);
+
+/* The number of layers of the model. */
+guint fs_train_n_layers(const FsTrain *t);
+
+/* ---- dp-sched.c: items are layers (>= 0), -1 the embedding, -2 the head ---- */
+
+/* Allocates b->dp (empty); fs_train_dp_clear frees it. */
+void fs_train_dp_init(FsRankBuilder *b);
+void fs_train_dp_clear(FsRankBuilder *b);
+
+/* Splits the rank's chunks into gradient buckets in backward order
+ * (b->lc, emb_params, head_params and grad_bytes must be set), and with
+ * ZeRO-1/2 and param-gather overlap adds each bucket's parameter
+ * all-gather (the first forward of an item waits for its buckets). */
+void fs_train_dp_plan(FsRankBuilder *b);
+
+/* ZeRO-3 (dp > 1): gathers layer l's parameters at most two layers ahead
+ * of the compute that consumes them; returns the gather op, else
+ * FS_OP_NONE. */
+guint32 fs_train_dp_layer_gather(FsRankBuilder *b, guint l);
+
+/* ZeRO-3 (dp > 1): the compute op that consumes the last gather; a no-op
+ * otherwise. */
+void fs_train_dp_layer_consumed(FsRankBuilder *b, guint32 op);
+
+/* ZeRO-1/2 with param-gather overlap: op (the first forward of item)
+ * waits for the all-gathers of the buckets holding its parameters. */
+void fs_train_dp_wait_params(FsRankBuilder *b, guint32 op, int item);
+
+/* The last micro-batch's backward of item (in chunk) finished at op: its
+ * gradients are reduced — ZeRO-3 reduce-scatters a layer's gradients now;
+ * otherwise the buckets the item closes go out (now with overlap, else
+ * after the backward). */
+void fs_train_dp_grads_ready(FsRankBuilder *b, guint chunk, int item, guint32 op);
+
+/* After the backward (op end_bwd): the buckets held back (no overlap) and
+ * the tied-embedding all-reduce. */
+void fs_train_dp_after_backward(FsRankBuilder *b, guint32 end_bwd);
+
+/* The parameters of the rank's optimizer shard (all of them below ZeRO-1). */
+double fs_train_dp_shard(const FsRankBuilder *b);
+
+/* ZeRO-1/2 without param-gather overlap: the buckets' parameter
+ * all-gathers after the optimizer step (op opt). */
+void fs_train_dp_after_optimizer(FsRankBuilder *b, guint32 opt);
+
+G_END_DECLS

@@ -1,4 +1,5 @@
-/* test-strutil.c — edit distance, did-you-mean and atomic writes (src/util/strutil.c). */
+/* test-strutil.c — edit distance, did-you-mean and atomic writes (src/util/strutil.c),
+ * and the enums' name tables (src/util/names.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "testutil.h"
 #include "util/error.h"
+#include "util/names.h"
 #include "util/strutil.h"
 
 START_TEST(test_strutil_edit_distance)
@@ -165,6 +167,26 @@ START_TEST(test_strutil_atomic_write_stdout)
 }
 END_TEST
 
+/* Name tables (util/names.h): exact and ASCII-case-insensitive lookups,
+ * a count or a NULL entry ends the table, NULL names and out may be. */
+START_TEST(test_names_index)
+{
+  static const char *const t[] = { "ring", "tree", "nvls", NULL, "hidden" };
+  guint i = 99;
+  ck_assert(fs_names_index(t, 3, "tree", &i));
+  ck_assert_uint_eq(i, 1);
+  ck_assert(!fs_names_index(t, 3, "Tree", &i));
+  ck_assert_uint_eq(i, 1); /* untouched on a miss */
+  ck_assert(fs_names_index_nocase(t, 3, "NVLS", &i));
+  ck_assert_uint_eq(i, 2);
+  ck_assert(!fs_names_index(t, 2, "nvls", NULL));          /* past n */
+  ck_assert(!fs_names_index(t, G_MAXUINT, "hidden", NULL)); /* past the NULL */
+  ck_assert(fs_names_index(t, G_MAXUINT, "ring", NULL));
+  ck_assert(!fs_names_index(t, 3, NULL, &i));
+  ck_assert(!fs_names_index_nocase(t, 3, "", &i));
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("strutil");
@@ -174,5 +196,6 @@ int main(void)
   FS_ADD_TEST(s, test_strutil_atomic_write_creates_and_replaces);
   FS_ADD_TEST(s, test_strutil_atomic_write_failure_keeps_target);
   FS_ADD_TEST(s, test_strutil_atomic_write_stdout);
+  FS_ADD_TEST(s, test_names_index);
   return fs_test_run_suite(s);
 }

@@ -14,6 +14,3 @@ extern const char *const fs_switch_kind_names[FS_SWITCH_N_KINDS + 1];
 extern const char *const fs_gpu_arch_names[FS_ARCH_N + 1];
 extern const char *const fs_dtype_names[FS_DTYPE_N + 1];
 extern const char *const fs_cpu_vendor_names[FS_VENDOR_N + 1];
-
-/* Index of s in a NULL-terminated table, or -1. */
-int fs_name_index(const char *const *table, const char *s);

@@ -16,6 +16,7 @@
 #include "catalog/catalog-private.h"
 #include "catalog/names.h"
 #include "util/error.h"
+#include "util/names.h"
 #include "util/strutil.h"
 #include "util/units.h"
 
@@ -75,9 +76,9 @@ static gboolean get_enum(const FsYamlNode *node, const char *const *names, const
   const char *s;
   if (!fs_yaml_get_string(node, &s, error))
     return FALSE;
-  int i = fs_name_index(names, s);
-  if (i >= 0) {
-    *out = i;
+  guint i;
+  if (fs_names_index(names, G_MAXUINT, s, &i)) {
+    *out = (int)i;
     return TRUE;
   }
   const char *guess = fs_did_you_mean(s, names, -1);

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "util/names.h"
+
 typedef struct {
   const char *name, *binary, *label;
   gboolean reduces, rooted;
@@ -117,12 +119,12 @@ gboolean fs_coll_dtype_from_name(const char *name, FsCollDtype *out)
     {"bf16", FS_COLL_DT_BFLOAT16}, {"float64", FS_COLL_DT_DOUBLE},
     {"fp64", FS_COLL_DT_DOUBLE},   {"fp8", FS_COLL_DT_F8E4M3},
   };
-  for (guint i = 0; i < FS_COLL_N_DTYPES; i++)
-    if (g_ascii_strcasecmp(name, dtype_names[i]) == 0) {
-      *out = (FsCollDtype)i;
-      return TRUE;
-    }
-  for (guint i = 0; i < G_N_ELEMENTS(aliases); i++)
+  guint i;
+  if (fs_names_index_nocase(dtype_names, FS_COLL_N_DTYPES, name, &i)) {
+    *out = (FsCollDtype)i;
+    return TRUE;
+  }
+  for (i = 0; i < G_N_ELEMENTS(aliases); i++)
     if (g_ascii_strcasecmp(name, aliases[i].alias) == 0) {
       *out = aliases[i].dt;
       return TRUE;
@@ -130,37 +132,8 @@ gboolean fs_coll_dtype_from_name(const char *name, FsCollDtype *out)
   return FALSE;
 }
 
-const char *fs_coll_redop_name(FsCollRedop r)
-{
-  g_return_val_if_fail(r < FS_COLL_N_REDOPS, "?");
-  return redop_names[r];
-}
-
-gboolean fs_coll_redop_from_name(const char *name, FsCollRedop *out)
-{
-  for (guint i = 0; i < FS_COLL_N_REDOPS; i++)
-    if (g_ascii_strcasecmp(name, redop_names[i]) == 0) {
-      *out = (FsCollRedop)i;
-      return TRUE;
-    }
-  return FALSE;
-}
-
-const char *fs_coll_proto_name(FsCollProto p)
-{
-  g_return_val_if_fail(p < FS_PROTO_N, "?");
-  return proto_names[p];
-}
-
-gboolean fs_coll_proto_from_name(const char *name, FsCollProto *out)
-{
-  for (guint i = 0; i < FS_PROTO_N; i++)
-    if (g_ascii_strcasecmp(name, proto_names[i]) == 0) {
-      *out = (FsCollProto)i;
-      return TRUE;
-    }
-  return FALSE;
-}
+FS_NAMES_DEFINE(FsCollRedop, fs_coll_redop, redop_names, FS_COLL_N_REDOPS, fs_names_index_nocase)
+FS_NAMES_DEFINE(FsCollProto, fs_coll_proto, proto_names, FS_PROTO_N, fs_names_index_nocase)
 
 void fs_coll_sizes(FsCollOp op, uint64_t bytes, FsCollDtype dt, guint nranks, FsCollSizes *out)
 {

@@ -8,6 +8,7 @@
 
 #include "coll/comm.h"
 #include "util/error.h"
+#include "util/names.h"
 #include "util/yaml.h"
 
 static const char *const hw_names[FS_NCCL_HW_N + 1] = {
@@ -33,12 +34,11 @@ const char *fs_nccl_row_name(FsNcclRow r)
 
 gboolean fs_nccl_params_arch_row(const FsNcclParams *p, const char *arch, FsNcclRow *out)
 {
-  for (guint i = 0; i < p->n_archs; i++)
-    if (g_ascii_strcasecmp(p->arch_names[i], arch) == 0) {
-      *out = p->arch_rows[i];
-      return TRUE;
-    }
-  return FALSE;
+  guint i;
+  if (!fs_names_index_nocase((const char *const *)p->arch_names, p->n_archs, arch, &i))
+    return FALSE;
+  *out = p->arch_rows[i];
+  return TRUE;
 }
 
 const char *fs_nccl_hw_name(FsNcclHw hw)
@@ -243,10 +243,8 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
       continue;
     if (!fs_yaml_get_string(t->values[i], &row, error))
       return FALSE;
-    guint r = 0;
-    while (r < FS_NCCL_ROW_N && strcmp(row_names[r], row) != 0)
-      r++;
-    if (r == FS_NCCL_ROW_N) {
+    guint r;
+    if (!fs_names_index(row_names, FS_NCCL_ROW_N, row, &r)) {
       fs_yaml_error(error, t->values[i],
                     "expected an architecture row (volta, ampere, hopper, blackwell), got \"%s\"", row);
       return FALSE;

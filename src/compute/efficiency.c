@@ -5,75 +5,23 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/names.h"
 #include "util/yaml.h"
 
 G_DEFINE_QUARK(fs-efficiency-error-quark, fs_efficiency_error)
 
-static const char *const kind_names[] = {
-#define X(id, str) str,
-  FS_EFF_KINDS(X)
-#undef X
-};
+static const char *const kind_names[] = { FS_EFF_KINDS(FS_NAMES_ENTRY) };
 
-static const char *const axis_names[] = {
-#define X(id, str) str,
-  FS_EFF_AXES(X)
-#undef X
-};
+static const char *const axis_names[] = { FS_EFF_AXES(FS_NAMES_ENTRY) };
 
 /* Names from the catalog's X-macro lists, so that this module does not
  * need the catalog's code to parse them. */
-static const char *const arch_names[] = {
-#define X(id, str) str,
-  FS_GPU_ARCHS(X)
-#undef X
-};
+static const char *const arch_names[] = { FS_GPU_ARCHS(FS_NAMES_ENTRY) };
 
-static const char *const dtype_names[] = {
-#define X(id, str) str,
-  FS_DTYPES(X)
-#undef X
-};
+static const char *const dtype_names[] = { FS_DTYPES(FS_NAMES_ENTRY) };
 
-const char *fs_eff_kind_name(FsEffKind k)
-{
-  g_return_val_if_fail((guint)k < FS_EFF_N_KINDS, "?");
-  return kind_names[k];
-}
-
-const char *fs_eff_axis_name(FsEffAxis a)
-{
-  g_return_val_if_fail((guint)a < FS_EFF_N_AXES, "?");
-  return axis_names[a];
-}
-
-static gboolean name_index(const char *const *names, guint n, const char *s, guint *out)
-{
-  for (guint i = 0; i < n; i++)
-    if (strcmp(names[i], s) == 0) {
-      *out = i;
-      return TRUE;
-    }
-  return FALSE;
-}
-
-gboolean fs_eff_kind_from_name(const char *s, FsEffKind *out)
-{
-  guint i;
-  if (!name_index(kind_names, FS_EFF_N_KINDS, s, &i))
-    return FALSE;
-  *out = (FsEffKind)i;
-  return TRUE;
-}
-
-gboolean fs_eff_axis_from_name(const char *s, FsEffAxis *out)
-{
-  guint i;
-  if (!name_index(axis_names, FS_EFF_N_AXES, s, &i))
-    return FALSE;
-  *out = (FsEffAxis)i;
-  return TRUE;
-}
+FS_NAMES_DEFINE(FsEffKind, fs_eff_kind, kind_names, FS_EFF_N_KINDS, fs_names_index)
+FS_NAMES_DEFINE(FsEffAxis, fs_eff_axis, axis_names, FS_EFF_N_AXES, fs_names_index)
 
 struct FsEfficiency {
   GPtrArray *curves; /* FsEffCurve *, load order */
@@ -235,7 +183,7 @@ static gboolean enum_value(const FsYamlNode *node, const char *const *names, gui
   const char *s;
   if (!fs_yaml_get_string(node, &s, error))
     return FALSE;
-  if (name_index(names, n, s, out))
+  if (fs_names_index(names, n, s, out))
     return TRUE;
   g_autoptr(GString) list = g_string_new(NULL);
   for (guint i = 0; i < n; i++)

@@ -4,27 +4,11 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const schedule_names[] = {
-#define X(id, str) str,
-  FS_PP_SCHEDULES(X)
-#undef X
-};
+#include "util/names.h"
 
-const char *fs_pp_schedule_name(FsPpSchedule s)
-{
-  g_return_val_if_fail((guint)s < FS_PP_N, "?");
-  return schedule_names[s];
-}
+static const char *const schedule_names[] = { FS_PP_SCHEDULES(FS_NAMES_ENTRY) };
 
-gboolean fs_pp_schedule_from_name(const char *s, FsPpSchedule *out)
-{
-  for (guint i = 0; s != NULL && i < FS_PP_N; i++)
-    if (strcmp(schedule_names[i], s) == 0) {
-      *out = (FsPpSchedule)i;
-      return TRUE;
-    }
-  return FALSE;
-}
+FS_NAMES_DEFINE(FsPpSchedule, fs_pp_schedule, schedule_names, FS_PP_N, fs_names_index)
 
 void fs_memory_layout_init(FsMemoryLayout *l)
 {

@@ -4,50 +4,23 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/names.h"
+
 G_DEFINE_QUARK(fs-transformer-error-quark, fs_transformer_error)
 
 /* ---- enum names ---------------------------------------------------------- */
 
-#define NAME_TABLE(list, table) \
-  static const char *const table[] = { list(NAME_ENTRY) };
-#define NAME_ENTRY(id, str) str,
-NAME_TABLE(FS_MLP_TYPES, mlp_names)
-NAME_TABLE(FS_NORM_TYPES, norm_names)
-NAME_TABLE(FS_POSITION_TYPES, position_names)
-NAME_TABLE(FS_RECOMPUTE_KINDS, recompute_names)
-NAME_TABLE(FS_OPTIMIZERS, optimizer_names)
-#undef NAME_ENTRY
+static const char *const mlp_names[] = { FS_MLP_TYPES(FS_NAMES_ENTRY) };
+static const char *const norm_names[] = { FS_NORM_TYPES(FS_NAMES_ENTRY) };
+static const char *const position_names[] = { FS_POSITION_TYPES(FS_NAMES_ENTRY) };
+static const char *const recompute_names[] = { FS_RECOMPUTE_KINDS(FS_NAMES_ENTRY) };
+static const char *const optimizer_names[] = { FS_OPTIMIZERS(FS_NAMES_ENTRY) };
 
-static gboolean lookup_name(const char *const *names, guint n, const char *s, guint *out)
-{
-  for (guint i = 0; i < n; i++)
-    if (strcmp(names[i], s) == 0) {
-      *out = i;
-      return TRUE;
-    }
-  return FALSE;
-}
-
-#define ENUM_FUNCS(Type, prefix, table, count)                        \
-  const char *prefix##_name(Type v)                                   \
-  {                                                                   \
-    g_return_val_if_fail((guint)v < (count), "?");                    \
-    return table[v];                                                  \
-  }                                                                   \
-  gboolean prefix##_from_name(const char *s, Type *out)               \
-  {                                                                   \
-    guint i;                                                          \
-    if (s == NULL || !lookup_name(table, (count), s, &i))             \
-      return FALSE;                                                   \
-    *out = (Type)i;                                                   \
-    return TRUE;                                                      \
-  }
-
-ENUM_FUNCS(FsMlpType, fs_mlp_type, mlp_names, FS_MLP_N)
-ENUM_FUNCS(FsNormType, fs_norm_type, norm_names, FS_NORM_N)
-ENUM_FUNCS(FsPositionType, fs_position_type, position_names, FS_POSITION_N)
-ENUM_FUNCS(FsRecompute, fs_recompute, recompute_names, FS_RECOMPUTE_N)
-ENUM_FUNCS(FsOptimizer, fs_optimizer, optimizer_names, FS_OPTIMIZER_N)
+FS_NAMES_DEFINE(FsMlpType, fs_mlp_type, mlp_names, FS_MLP_N, fs_names_index)
+FS_NAMES_DEFINE(FsNormType, fs_norm_type, norm_names, FS_NORM_N, fs_names_index)
+FS_NAMES_DEFINE(FsPositionType, fs_position_type, position_names, FS_POSITION_N, fs_names_index)
+FS_NAMES_DEFINE(FsRecompute, fs_recompute, recompute_names, FS_RECOMPUTE_N, fs_names_index)
+FS_NAMES_DEFINE(FsOptimizer, fs_optimizer, optimizer_names, FS_OPTIMIZER_N, fs_names_index)
 
 /* ---- config -------------------------------------------------------------- */
 

@@ -7,29 +7,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/names.h"
+
 G_DEFINE_QUARK(fs-net-error-quark, fs_net_error)
 
-static const char *const model_names[] = {
-#define X(id, str) str,
-  FS_NET_MODELS(X)
-#undef X
-};
+static const char *const model_names[] = { FS_NET_MODELS(FS_NAMES_ENTRY) };
 
-const char *fs_net_model_name(FsNetModel m)
-{
-  g_return_val_if_fail(m < FS_NET_N_MODELS, "?");
-  return model_names[m];
-}
-
-gboolean fs_net_model_from_name(const char *s, FsNetModel *out)
-{
-  for (guint i = 0; i < FS_NET_N_MODELS; i++)
-    if (strcmp(s, model_names[i]) == 0) {
-      *out = (FsNetModel)i;
-      return TRUE;
-    }
-  return FALSE;
-}
+FS_NAMES_DEFINE(FsNetModel, fs_net_model, model_names, FS_NET_N_MODELS, fs_names_index)
 
 /* Picoseconds to move bytes_left at rate, rounded up, except that a value
  * within 1e-13 relative (+1e-6 ps) of an integer is that integer (flow.h).

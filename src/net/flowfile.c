@@ -7,6 +7,7 @@
 #include "calib/json-pos.h"
 #include "core/sim.h"
 #include "util/error.h"
+#include "util/names.h"
 #include "util/units.h"
 
 static void record_free(gpointer p)
@@ -195,10 +196,8 @@ static FsFlowList *load_csv(const char *path, const char *text, const FsTopo *t,
     }
     if (!header) {
       for (guint k = 0; k < nf; k++) {
-        int which = -1;
-        for (int c = 0; c < NCOL; c++)
-          if (strcmp(f[k], colnames[c]) == 0)
-            which = c;
+        guint c;
+        int which = fs_names_index(colnames, NCOL, f[k], &c) ? (int)c : -1;
         if (which < 0 || where[which] >= 0) {
           input_error(error, path, lineno, k < 64 ? col[k] : 1,
                       "%s column \"%s\"; expected a header of id, start, src, dst, bytes and "

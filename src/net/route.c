@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/rng.h"
+#include "util/names.h"
 
 typedef enum { SUB_NVLINK, SUB_PCIE, SUB_FABRIC } Sub;
 
@@ -99,11 +100,7 @@ typedef struct {
  * hundred bytes per entry). */
 #define MEMO_MAX (1u << 18)
 
-static const char *const kind_names[] = {
-#define X(id, str) str,
-  FS_ROUTE_KINDS(X)
-#undef X
-};
+static const char *const kind_names[] = { FS_ROUTE_KINDS(FS_NAMES_ENTRY) };
 
 const char *fs_route_kind_name(FsRouteKind k)
 {
@@ -111,27 +108,9 @@ const char *fs_route_kind_name(FsRouteKind k)
   return kind_names[k];
 }
 
-static const char *const ecmp_names[] = {
-#define X(id, str) str,
-  FS_ROUTE_ECMP_MODES(X)
-#undef X
-};
+static const char *const ecmp_names[] = { FS_ROUTE_ECMP_MODES(FS_NAMES_ENTRY) };
 
-const char *fs_route_ecmp_name(FsRouteEcmp e)
-{
-  g_return_val_if_fail(e < FS_ROUTE_ECMP_N, "?");
-  return ecmp_names[e];
-}
-
-gboolean fs_route_ecmp_from_name(const char *s, FsRouteEcmp *out)
-{
-  for (guint i = 0; i < FS_ROUTE_ECMP_N; i++)
-    if (g_ascii_strcasecmp(s, ecmp_names[i]) == 0) {
-      *out = (FsRouteEcmp)i;
-      return TRUE;
-    }
-  return FALSE;
-}
+FS_NAMES_DEFINE(FsRouteEcmp, fs_route_ecmp, ecmp_names, FS_ROUTE_ECMP_N, fs_names_index_nocase)
 
 void fs_route_options_init(FsRouteOptions *opt)
 {

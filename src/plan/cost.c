@@ -6,65 +6,17 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "util/names.h"
 
 /* Hours in a year of 365 days: the write-off period's unit. */
 #define HOURS_PER_YEAR 8760.0
 
-static const char *const rank_names[] = {
-#define X(id, str) str,
-  FS_PLAN_RANKS(X)
-#undef X
-};
+static const char *const rank_names[] = { FS_PLAN_RANKS(FS_NAMES_ENTRY) };
 
-static const char *const share_names[] = {
-#define X(id, str) str,
-  FS_PLAN_SHARES(X)
-#undef X
-};
+static const char *const share_names[] = { FS_PLAN_SHARES(FS_NAMES_ENTRY) };
 
-/* names[i] for i < n, else "?"; and the index of s in names (any case). */
-static const char *name_at(const char *const *names, guint n, guint i)
-{
-  return i < n ? names[i] : "?";
-}
-
-static gboolean index_of(const char *const *names, guint n, const char *s, guint *out)
-{
-  for (guint i = 0; i < n; i++)
-    if (g_ascii_strcasecmp(s, names[i]) == 0) {
-      *out = i;
-      return TRUE;
-    }
-  return FALSE;
-}
-
-const char *fs_plan_rank_name(FsPlanRank r)
-{
-  return name_at(rank_names, FS_PLAN_RANK_N, (guint)r);
-}
-
-gboolean fs_plan_rank_from_name(const char *s, FsPlanRank *out)
-{
-  guint i;
-  if (!index_of(rank_names, FS_PLAN_RANK_N, s, &i))
-    return FALSE;
-  *out = (FsPlanRank)i;
-  return TRUE;
-}
-
-const char *fs_plan_share_name(FsPlanShare sh)
-{
-  return name_at(share_names, FS_PLAN_SHARE_N, (guint)sh);
-}
-
-gboolean fs_plan_share_from_name(const char *s, FsPlanShare *out)
-{
-  guint i;
-  if (!index_of(share_names, FS_PLAN_SHARE_N, s, &i))
-    return FALSE;
-  *out = (FsPlanShare)i;
-  return TRUE;
-}
+FS_NAMES_DEFINE(FsPlanRank, fs_plan_rank, rank_names, FS_PLAN_RANK_N, fs_names_index_nocase)
+FS_NAMES_DEFINE(FsPlanShare, fs_plan_share, share_names, FS_PLAN_SHARE_N, fs_names_index_nocase)
 
 void fs_plan_cost_inputs_init(FsPlanCostInputs *in)
 {

@@ -11,6 +11,7 @@
 #include "plan/plan-private.h"
 #include "topo/paths.h"
 #include "util/error.h"
+#include "util/names.h"
 #include "util/units.h"
 
 /* The topology parameter that scales a fabric. */
@@ -86,11 +87,8 @@ static int64_t topo_param(const FsTopo *topo, const char *name)
 {
   const char *const *names;
   const int64_t *values;
-  guint n = fs_topo_params(topo, &names, &values);
-  for (guint i = 0; i < n; i++)
-    if (strcmp(names[i], name) == 0)
-      return values[i];
-  return -1;
+  guint n = fs_topo_params(topo, &names, &values), i;
+  return fs_names_index(names, n, name, &i) ? values[i] : -1;
 }
 
 static guint host_gpus(const FsTopo *topo)

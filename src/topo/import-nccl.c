@@ -34,6 +34,7 @@
 #include "topo/import.h"
 #include "topo/topo.h"
 #include "util/error.h"
+#include "util/names.h"
 #include "util/strutil.h"
 
 /* ---- the element tree ---------------------------------------------------- */
@@ -136,10 +137,8 @@ static void on_end(GMarkupParseContext *ctx, const char *name, gpointer data, GE
 
 static const char *attr(const XNode *x, const char *key)
 {
-  for (guint i = 0; x->keys[i] != NULL; i++)
-    if (strcmp(x->keys[i], key) == 0)
-      return x->vals[i];
-  return NULL;
+  guint i;
+  return fs_names_index((const char *const *)x->keys, G_MAXUINT, key, &i) ? x->vals[i] : NULL;
 }
 
 /* ---- the walk ------------------------------------------------------------- */

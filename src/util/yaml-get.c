@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/names.h"
 #include "util/strutil.h"
 
 /* Errors and access ------------------------------------------------------- */
@@ -92,10 +93,7 @@ gboolean fs_yaml_check_keys(const FsYamlNode *map, const char *const *allowed, c
     return FALSE;
   for (guint i = 0; i < map->n; i++) {
     const FsYamlNode *key = map->keys[i];
-    gboolean known = FALSE;
-    for (const char *const *a = allowed; *a != NULL && !known; a++)
-      known = strcmp(*a, key->value) == 0;
-    if (known)
+    if (fs_names_index(allowed, G_MAXUINT, key->value, NULL))
       continue;
     const char *guess = fs_did_you_mean(key->value, allowed, -1);
     if (guess != NULL) {
@@ -161,15 +159,13 @@ gboolean fs_yaml_get_bool(const FsYamlNode *node, gboolean *out, GError **error)
   if (s == NULL)
     return FALSE;
   if (!node->quoted) {
-    for (guint i = 0; i < G_N_ELEMENTS(yes); i++) {
-      if (g_ascii_strcasecmp(s, yes[i]) == 0) {
-        *out = TRUE;
-        return TRUE;
-      }
-      if (g_ascii_strcasecmp(s, no[i]) == 0) {
-        *out = FALSE;
-        return TRUE;
-      }
+    if (fs_names_index_nocase(yes, G_N_ELEMENTS(yes), s, NULL)) {
+      *out = TRUE;
+      return TRUE;
+    }
+    if (fs_names_index_nocase(no, G_N_ELEMENTS(no), s, NULL)) {
+      *out = FALSE;
+      return TRUE;
     }
     fs_yaml_error(error, node, "expected true or false, got \"%s\"", s);
   } else {

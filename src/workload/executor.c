@@ -11,6 +11,7 @@
 #include "compute/kernel.h"
 #include "compute/transformer.h"
 #include "util/error.h"
+#include "util/names.h"
 #include "workload/placement.h"
 #include "workload/schedule.h"
 
@@ -24,26 +25,10 @@ void fs_train_options_init(FsTrainOptions *opt)
   opt->coll_classes = FS_COLL_CLASSES_AUTO;
 }
 
-static const char *const class_names[] = {
-#define X(id, str) str,
-  FS_COLL_CLASSES(X)
-#undef X
-};
+static const char *const class_names[] = { FS_COLL_CLASSES(FS_NAMES_ENTRY) };
 
-const char *fs_coll_classes_name(FsCollClasses c)
-{
-  return c < FS_COLL_CLASSES_N ? class_names[c] : "?";
-}
-
-gboolean fs_coll_classes_from_name(const char *name, FsCollClasses *out)
-{
-  for (guint i = 0; i < FS_COLL_CLASSES_N; i++)
-    if (g_ascii_strcasecmp(name, class_names[i]) == 0) {
-      *out = (FsCollClasses)i;
-      return TRUE;
-    }
-  return FALSE;
-}
+FS_NAMES_DEFINE(FsCollClasses, fs_coll_classes, class_names, FS_COLL_CLASSES_N,
+                fs_names_index_nocase)
 
 static int gpu_node(const FsTrain *t, guint rank)
 {

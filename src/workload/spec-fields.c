@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "util/names.h"
 #include "util/strutil.h"
 #include "util/units.h"
 
@@ -181,17 +182,16 @@ gboolean fs_workload_field_set_text(FsWorkload *w, const Field *f, const char *t
     *(uint64_t *)(base + f->offset) = v;
     return TRUE;
   }
-  case FT_ENUM:
-    for (guint i = 0; text && f->names && f->names[i]; i++)
-      if (strcmp(f->names[i], text) == 0) {
-        *(int *)(base + f->offset) = f->values ? f->values[i] : (int)i;
-        return TRUE;
-      }
-    {
-      g_autofree char *list = f->names ? g_strjoinv(", ", (char **)f->names) : g_strdup("");
-      g_autofree char *exp = g_strdup_printf("one of %s", list);
-      return bad_value(error, f, text, exp);
+  case FT_ENUM: {
+    guint i;
+    if (f->names != NULL && fs_names_index(f->names, G_MAXUINT, text, &i)) {
+      *(int *)(base + f->offset) = f->values ? f->values[i] : (int)i;
+      return TRUE;
     }
+    g_autofree char *list = f->names ? g_strjoinv(", ", (char **)f->names) : g_strdup("");
+    g_autofree char *exp = g_strdup_printf("one of %s", list);
+    return bad_value(error, f, text, exp);
+  }
   }
   g_return_val_if_reached(FALSE);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/names.h"
 #include "util/strutil.h"
 #include "util/yaml.h"
 #include "workload/spec-fields.h"
@@ -160,10 +161,7 @@ static gboolean parse_field(FsWorkload *w, const Field *f, const FsYamlNode *nod
     if (!fs_yaml_get_string(node, &s, error))
       return FALSE;
     guint i;
-    for (i = 0; f->names[i]; i++)
-      if (strcmp(f->names[i], s) == 0)
-        break;
-    if (f->names[i] == NULL) {
+    if (!fs_names_index(f->names, G_MAXUINT, s, &i)) {
       g_autofree char *list = g_strjoinv(", ", (char **)f->names);
       const char *near = fs_did_you_mean(s, f->names, -1);
       if (near)
@@ -762,10 +760,7 @@ static gboolean resolve_placement(FsWorkload *w, GError **error)
   guint seen = 0, n = g_strv_length(parts);
   for (guint i = 0; i < n; i++) {
     guint j;
-    for (j = 0; j < G_N_ELEMENTS(dims); j++)
-      if (strcmp(parts[i], dims[j]) == 0)
-        break;
-    if (j == G_N_ELEMENTS(dims))
+    if (!fs_names_index(dims, G_N_ELEMENTS(dims), parts[i], &j))
       return fail_at(w, F_ORDER, error, "unknown parallel dimension \"%s\" in order \"%s\"; expected "
                      "tp, cp, ep, dp and pp joined by \"-\" (e.g. \"" DEFAULT_ORDER "\")", parts[i], w->order);
     if (seen & (1u << j))

@@ -19,38 +19,6 @@
 #include "workload/executor.h"
 #include "workload/opgraph.h"
 
-static FsCatalog *cat;
-static FsEfficiency *eff;
-static FsNcclParams *np;
-
-static void setup(void)
-{
-  GError *err = NULL;
-  cat = fs_catalog_load_default(NULL, &err);
-  fs_assert_no_error(err);
-  eff = fs_efficiency_load_default(NULL, &err);
-  fs_assert_no_error(err);
-  np = fs_nccl_params_load_default(&err);
-  fs_assert_no_error(err);
-}
-
-static void teardown(void)
-{
-  fs_nccl_params_free(np);
-  fs_efficiency_free(eff);
-  fs_catalog_free(cat);
-}
-
-static FsTopo *load_topo(const char *name, const char *const *defines)
-{
-  g_autofree char *rel = g_strdup_printf("topologies/%s", name);
-  g_autofree char *path = fs_test_source_path(rel);
-  GError *err = NULL;
-  FsTopo *t = fs_topo_load_file(path, cat, defines, &err);
-  fs_assert_no_error(err);
-  return t;
-}
-
 /* A private network to classify and measure groups on. */
 typedef struct {
   FsSim *sim;
@@ -112,7 +80,8 @@ static Cls classify_mode(Net *net, const FsTopo *topo, const char *names, FsColl
   g_autofree guint *g = group(topo, names, &n);
   Cls c;
   GError *err = NULL;
-  gboolean ok = fs_coll_class_digest(net->router, np, mode, g, n, c.d, &c.has_class, &c.ecmp, &err);
+  gboolean ok = fs_coll_class_digest(net->router, fs_test_nccl, mode, g, n, c.d, &c.has_class,
+                                     &c.ecmp, &err);
   fs_assert_no_error(err);
   ck_assert(ok);
   return c;
@@ -129,7 +98,7 @@ static FsTime measure(Net *net, const FsTopo *topo, const char *names, FsCollOp 
 {
   guint n;
   g_autofree guint *g = group(topo, names, &n);
-  FsOpEnv env = { net->sim, net->net, net->router, net->tnet, np };
+  FsOpEnv env = { net->sim, net->net, net->router, net->tnet, fs_test_nccl };
   FsTime t = 0;
   GError *err = NULL;
   ck_assert(fs_opgraph_measure_coll(&env, g, n, op, unit, &t, &err));
@@ -147,7 +116,7 @@ static gboolean same_class(const Cls *a, const Cls *b)
 START_TEST(test_collclass_translates_share_a_class)
 {
   const char *defs[] = { "nodes=4", NULL };
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100-ib-ndr.yaml", defs);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100-ib-ndr.yaml", defs);
   Net net;
   net_init(&net, topo, FS_NET_MAXMIN);
   Cls a = classify(&net, topo, "node0/gpu0,node1/gpu0");
@@ -178,7 +147,7 @@ END_TEST
 START_TEST(test_collclass_non_congruent_groups_differ)
 {
   const char *defs[] = { "nodes=4", NULL };
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100-ib-ndr.yaml", defs);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100-ib-ndr.yaml", defs);
   Net net;
   net_init(&net, topo, FS_NET_MAXMIN);
   const char *groups[] = {
@@ -224,7 +193,7 @@ START_TEST(test_collclass_link_speed_matters)
     "  - {a: \"n[0-1]/nic0\", b: sw0, model: ib-ndr}\n"
     "  - {a: \"n[2-3]/nic0\", b: sw0, model: ib-hdr}\n";
   GError *err = NULL;
-  g_autoptr(FsTopo) topo = fs_topo_load_string(text, "speeds.yaml", cat, NULL, &err);
+  g_autoptr(FsTopo) topo = fs_topo_load_string(text, "speeds.yaml", fs_test_cat, NULL, &err);
   fs_assert_no_error(err);
   for (int m = 0; m < 2; m++) {
     Net net;
@@ -252,7 +221,7 @@ END_TEST
 START_TEST(test_collclass_reports_ecmp)
 {
   const char *defs[] = { "nodes=64", NULL };
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100-ib-ndr.yaml", defs);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100-ib-ndr.yaml", defs);
   Net net;
   net_init_ecmp(&net, topo, FS_NET_ANALYTIC, FS_ROUTE_ECMP_FLOW);
   Cls in = classify_mode(&net, topo, "node0/gpu0,node1/gpu0", FS_COLL_CLASS_STRICT);
@@ -282,45 +251,13 @@ START_TEST(test_collclass_reports_ecmp)
 }
 END_TEST
 
-/* A small GPT (8 layers, h 1024) with the given parallel section. */
-static FsWorkload *small_gpt(const char *parallel)
-{
-  g_autofree char *text = g_strdup_printf(
-    "name: toy\n"
-    "model:\n  layers: 8\n  hidden: 1024\n  ffn_hidden: 4096\n  heads: 16\n  vocab: 32000\n"
-    "  seq_length: 1024\n"
-    "training:\n  global_batch: 64\n  micro_batch: 2\n  dtype: bf16\n"
-    "parallel:\n%s", parallel);
-  GError *err = NULL;
-  FsWorkload *w = fs_workload_load_string(text, "toy.yaml", NULL, NULL, &err);
-  fs_assert_no_error(err);
-  return w;
-}
-
-static FsTrain *run_opt(const FsTopo *topo, const char *parallel, const FsTrainOptions *opt,
-                        FsWorkload **wout)
-{
-  guint n;
-  fs_topo_gpus(topo, &n);
-  FsWorkload *w = small_gpt(parallel);
-  GError *err = NULL;
-  ck_assert(fs_workload_resolve(w, n, &err));
-  fs_assert_no_error(err);
-  FsTrain *t = fs_train_new(topo, w, eff, np, opt, &err);
-  fs_assert_no_error(err);
-  ck_assert(fs_train_run(t, &err));
-  fs_assert_no_error(err);
-  *wout = w;
-  return t;
-}
-
 /* A step whose stages' groups are translates: with classes (auto) the
  * result is the one measuring every group, to the picosecond, in both flow
  * models, and the class entries were hit. */
 START_TEST(test_collclass_step_matches_exact_memo)
 {
   const char *defs[] = { "nodes=4", NULL };
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100-ib-ndr.yaml", defs);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100-ib-ndr.yaml", defs);
   const char *layouts[] = { "  tp: 8\n  pp: 2\n  zero_stage: 1\n  bucket_size: 8 MB\n",
                             "  tp: 4\n  pp: 4\n  zero_stage: 0\n" };
   for (int m = 0; m < 2; m++)
@@ -334,16 +271,11 @@ START_TEST(test_collclass_step_matches_exact_memo)
       on.coll_classes = FS_COLL_CLASSES_AUTO;
       g_autoptr(FsCollMemo) memo = fs_coll_memo_new();
       on.memo = memo;
-      FsWorkload *wa, *wb;
-      FsTrain *ta = run_opt(topo, layouts[li], &off, &wa);
-      FsTrain *tb = run_opt(topo, layouts[li], &on, &wb);
-      const FsTrainResult *ra = fs_train_result(ta), *rb = fs_train_result(tb);
-      ck_assert_int_eq(ra->step_time, rb->step_time);
-      for (guint s = 0; s < ra->classes->len; s++) {
-        const FsTrainClass *ca = &g_array_index(ra->classes, FsTrainClass, s);
-        const FsTrainClass *cb = &g_array_index(rb->classes, FsTrainClass, s);
-        ck_assert(memcmp(&ca->time, &cb->time, sizeof ca->time) == 0);
-      }
+      FsWorkload *wa = fs_test_small_gpt(layouts[li], NULL);
+      FsWorkload *wb = fs_test_small_gpt(layouts[li], NULL);
+      FsTrain *ta = fs_test_train(topo, wa, &off);
+      FsTrain *tb = fs_test_train(topo, wb, &on);
+      fs_test_assert_same_result(ta, tb);
       guint64 hits;
       guint entries;
       fs_coll_memo_class_stats(memo, &hits, &entries);
@@ -430,7 +362,7 @@ int main(void)
 {
   Suite *s = suite_create("collclass");
   TCase *tc = tcase_create("collclass");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, fs_test_models_setup, fs_test_models_teardown);
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_collclass_translates_share_a_class);
   tcase_add_test(tc, test_collclass_non_congruent_groups_differ);

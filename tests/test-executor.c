@@ -13,99 +13,11 @@
 #include "util/error.h"
 #include "workload/executor.h"
 
-static FsCatalog *cat;
-static FsEfficiency *eff;
-static FsNcclParams *np;
-
-static void setup(void)
-{
-  GError *err = NULL;
-  cat = fs_catalog_load_default(NULL, &err);
-  fs_assert_no_error(err);
-  eff = fs_efficiency_load_default(NULL, &err);
-  fs_assert_no_error(err);
-  np = fs_nccl_params_load_default(&err);
-  fs_assert_no_error(err);
-}
-
-static void teardown(void)
-{
-  fs_nccl_params_free(np);
-  fs_efficiency_free(eff);
-  fs_catalog_free(cat);
-}
-
-static FsTopo *load_topo(const char *name, const char *const *defines)
-{
-  g_autofree char *rel = g_strdup_printf("topologies/%s", name);
-  g_autofree char *path = fs_test_source_path(rel);
-  GError *err = NULL;
-  FsTopo *t = fs_topo_load_file(path, cat, defines, &err);
-  fs_assert_no_error(err);
-  return t;
-}
-
-/* A small GPT (8 layers, h 1024) with the given parallel section. */
-static FsWorkload *small_gpt(const char *parallel, const char *const *overrides)
-{
-  g_autofree char *text = g_strdup_printf(
-    "name: toy\n"
-    "model:\n  layers: 8\n  hidden: 1024\n  ffn_hidden: 4096\n  heads: 16\n  vocab: 32000\n"
-    "  seq_length: 1024\n"
-    "training:\n  global_batch: 64\n  micro_batch: 2\n  dtype: bf16\n"
-    "parallel:\n%s", parallel);
-  GError *err = NULL;
-  FsWorkload *w = fs_workload_load_string(text, "toy.yaml", NULL, overrides, &err);
-  fs_assert_no_error(err);
-  return w;
-}
-
-static FsTrain *run_opt(const FsTopo *topo, FsWorkload *w, const FsTrainOptions *opt)
-{
-  guint n;
-  fs_topo_gpus(topo, &n);
-  GError *err = NULL;
-  ck_assert(fs_workload_resolve(w, n, &err));
-  fs_assert_no_error(err);
-  FsTrain *t = fs_train_new(topo, w, eff, np, opt, &err);
-  fs_assert_no_error(err);
-  ck_assert(fs_train_run(t, &err));
-  fs_assert_no_error(err);
-  return t;
-}
-
-/* Two results are the same to the picosecond, stage by stage. */
-static void assert_same_result(FsTrain *a, FsTrain *b)
-{
-  const FsTrainResult *ra = fs_train_result(a), *rb = fs_train_result(b);
-  ck_assert_int_eq(ra->step_time, rb->step_time);
-  ck_assert_uint_eq(ra->classes->len, rb->classes->len);
-  for (guint i = 0; i < ra->classes->len; i++) {
-    const FsTrainClass *ca = &g_array_index(ra->classes, FsTrainClass, i);
-    const FsTrainClass *cb = &g_array_index(rb->classes, FsTrainClass, i);
-    ck_assert(memcmp(&ca->time, &cb->time, sizeof ca->time) == 0);
-  }
-}
-
-static FsTrain *run(const FsTopo *topo, FsWorkload *w)
-{
-  guint n;
-  fs_topo_gpus(topo, &n);
-  GError *err = NULL;
-  ck_assert(fs_workload_resolve(w, n, &err));
-  fs_assert_no_error(err);
-  FsTrain *t = fs_train_new(topo, w, eff, np, NULL, &err);
-  fs_assert_no_error(err);
-  ck_assert(fs_train_run(t, &err));
-  fs_assert_no_error(err);
-  return t;
-}
-
 START_TEST(test_executor_runs_a_step)
 {
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
-  g_autoptr(FsWorkload) w = small_gpt("  tp: 2\n  pp: 2\n  sequence_parallel: true\n", NULL);
-  g_autoptr(FsTrain) t = run(topo, w);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsWorkload) w = fs_test_small_gpt("  tp: 2\n  pp: 2\n  sequence_parallel: true\n", NULL);
+  g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
   const FsTrainResult *r = fs_train_result(t);
   ck_assert_int_gt(r->step_time, 0);
   ck_assert_uint_eq(r->gpus, 8);
@@ -135,13 +47,13 @@ END_TEST
 
 START_TEST(test_executor_overlap_hides_dp)
 {
-  g_autoptr(FsTopo) topo = load_topo("pcie-gen4-8gpu.yaml", NULL);
-  g_autoptr(FsWorkload) a = small_gpt("  tp: 1\n  zero_stage: 0\n  bucket_size: 8 MB\n"
+  g_autoptr(FsTopo) topo = fs_test_load_topo("pcie-gen4-8gpu.yaml", NULL);
+  g_autoptr(FsWorkload) a = fs_test_small_gpt("  tp: 1\n  zero_stage: 0\n  bucket_size: 8 MB\n"
                                       "  overlap:\n    dp_grads: true\n", NULL);
-  g_autoptr(FsWorkload) b = small_gpt("  tp: 1\n  zero_stage: 0\n  bucket_size: 8 MB\n"
+  g_autoptr(FsWorkload) b = fs_test_small_gpt("  tp: 1\n  zero_stage: 0\n  bucket_size: 8 MB\n"
                                       "  overlap:\n    dp_grads: false\n", NULL);
-  g_autoptr(FsTrain) ta = run(topo, a);
-  g_autoptr(FsTrain) tb = run(topo, b);
+  g_autoptr(FsTrain) ta = fs_test_train(topo, a, NULL);
+  g_autoptr(FsTrain) tb = fs_test_train(topo, b, NULL);
   const FsTrainClass *ca = &g_array_index(fs_train_result(ta)->classes, FsTrainClass, 0);
   const FsTrainClass *cb = &g_array_index(fs_train_result(tb)->classes, FsTrainClass, 0);
   ck_assert_int_gt(cb->time.exposed[FS_CAT_DP], 0);
@@ -152,10 +64,10 @@ END_TEST
 
 START_TEST(test_executor_deterministic)
 {
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
-  g_autoptr(FsWorkload) w = small_gpt("  tp: 2\n  pp: 2\n  zero_stage: 1\n", NULL);
-  g_autoptr(FsTrain) t1 = run(topo, w);
-  g_autoptr(FsTrain) t2 = run(topo, w);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsWorkload) w = fs_test_small_gpt("  tp: 2\n  pp: 2\n  zero_stage: 1\n", NULL);
+  g_autoptr(FsTrain) t1 = fs_test_train(topo, w, NULL);
+  g_autoptr(FsTrain) t2 = fs_test_train(topo, w, NULL);
   ck_assert_int_eq(fs_train_result(t1)->step_time, fs_train_result(t2)->step_time);
   const FsOpGraph *g1 = fs_train_graph(t1), *g2 = fs_train_graph(t2);
   ck_assert_uint_eq(fs_opgraph_n_ops(g1), fs_opgraph_n_ops(g2));
@@ -168,15 +80,15 @@ START_TEST(test_executor_schedules_order)
 {
   /* With the same layout, GPipe and 1F1B take the same time when stage
    * times are equal; interleaving takes less. */
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
   const char *gp[] = { "parallel.schedule=gpipe", NULL };
   const char *il[] = { "parallel.schedule=interleaved", "parallel.virtual_stages=2", NULL };
-  g_autoptr(FsWorkload) a = small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", NULL);
-  g_autoptr(FsWorkload) b = small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", gp);
-  g_autoptr(FsWorkload) c = small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", il);
-  g_autoptr(FsTrain) ta = run(topo, a);
-  g_autoptr(FsTrain) tb = run(topo, b);
-  g_autoptr(FsTrain) tc = run(topo, c);
+  g_autoptr(FsWorkload) a = fs_test_small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", NULL);
+  g_autoptr(FsWorkload) b = fs_test_small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", gp);
+  g_autoptr(FsWorkload) c = fs_test_small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", il);
+  g_autoptr(FsTrain) ta = fs_test_train(topo, a, NULL);
+  g_autoptr(FsTrain) tb = fs_test_train(topo, b, NULL);
+  g_autoptr(FsTrain) tc = fs_test_train(topo, c, NULL);
   FsTime bub_a = g_array_index(fs_train_result(ta)->classes, FsTrainClass, 1).time.bubble;
   FsTime bub_c = g_array_index(fs_train_result(tc)->classes, FsTrainClass, 1).time.bubble;
   ck_assert_int_lt(bub_c, bub_a);
@@ -186,11 +98,11 @@ END_TEST
 
 START_TEST(test_executor_gpu_count_mismatch)
 {
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
-  g_autoptr(FsWorkload) w = small_gpt("  tp: 2\n", NULL);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsWorkload) w = fs_test_small_gpt("  tp: 2\n", NULL);
   GError *err = NULL;
   ck_assert(fs_workload_resolve(w, 4, &err));
-  g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, NULL, &err);
+  g_autoptr(FsTrain) t = fs_train_new(topo, w, fs_test_eff, fs_test_nccl, NULL, &err);
   ck_assert_ptr_null(t);
   fs_assert_error(err, FS_WORKLOAD_ERROR, "topology has 8");
 }
@@ -245,10 +157,10 @@ START_TEST(test_executor_tied_embeddings)
   /* GPT-style tied embeddings over 4 stages: the first and the last stage
    * all-reduce the word embedding's gradient (vocab × hidden, bf16) before
    * their optimizer step; the middle stages take no part. */
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
   const char *tied[] = { "model.tied_embeddings=true", NULL };
-  g_autoptr(FsWorkload) w = small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", tied);
-  g_autoptr(FsTrain) t = run(topo, w);
+  g_autoptr(FsWorkload) w = fs_test_small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", tied);
+  g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
   OpSum e = ops_named(t, "embedding grad all-reduce");
   ck_assert_uint_eq(e.n, 2);
   ck_assert_uint_eq(e.comm_size, 2);
@@ -266,8 +178,8 @@ START_TEST(test_executor_tied_embeddings)
     }
   }
   /* With tp 2 each TP index has its own pair, each of half the gradient. */
-  g_autoptr(FsWorkload) w2 = small_gpt("  tp: 2\n  pp: 2\n", tied);
-  g_autoptr(FsTrain) t2 = run(topo, w2);
+  g_autoptr(FsWorkload) w2 = fs_test_small_gpt("  tp: 2\n  pp: 2\n", tied);
+  g_autoptr(FsTrain) t2 = fs_test_train(topo, w2, NULL);
   e = ops_named(t2, "embedding grad all-reduce");
   ck_assert_uint_eq(e.n, 4);
   ck_assert_uint_eq(e.comm_size, 2);
@@ -275,13 +187,13 @@ START_TEST(test_executor_tied_embeddings)
   /* Megatron's --untie-embeddings-and-output-weights, and one stage: none. */
   const char *untie[] = { "model.tied_embeddings=true", "--untie-embeddings-and-output-weights",
                           NULL };
-  g_autoptr(FsWorkload) u = small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", untie);
+  g_autoptr(FsWorkload) u = fs_test_small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", untie);
   ck_assert(!u->model.tied_embeddings);
-  g_autoptr(FsTrain) tu = run(topo, u);
+  g_autoptr(FsTrain) tu = fs_test_train(topo, u, NULL);
   ck_assert_uint_eq(ops_named(tu, "embedding grad all-reduce").n, 0);
   ck_assert_int_eq(g_array_index(fs_train_result(tu)->classes, FsTrainClass, 0).time.exposed[FS_CAT_EMB], 0);
-  g_autoptr(FsWorkload) one = small_gpt("  tp: 1\n  pp: 1\n", tied);
-  g_autoptr(FsTrain) t1 = run(topo, one);
+  g_autoptr(FsWorkload) one = fs_test_small_gpt("  tp: 1\n  pp: 1\n", tied);
+  g_autoptr(FsTrain) t1 = fs_test_train(topo, one, NULL);
   ck_assert_uint_eq(ops_named(t1, "embedding grad all-reduce").n, 0);
 }
 END_TEST
@@ -306,9 +218,9 @@ START_TEST(test_executor_expert_data_parallel)
   /* ep 2 of dp 8: expert gradients reduce over the 4 ranks that hold the
    * same experts (Megatron-Core's expert-data-parallel group), the rest over
    * all 8. */
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
   g_autoptr(FsWorkload) w = small_moe("  tp: 1\n  ep: 2\n  zero_stage: 0\n");
-  g_autoptr(FsTrain) t = run(topo, w);
+  g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
   FsTransformerParams pp;
   fs_transformer_params(&w->model, &pp);
   double experts = 8 * (pp.moe - 1024.0 * 4) / 2; /* per rank: 2 of the 4 experts */
@@ -320,20 +232,20 @@ START_TEST(test_executor_expert_data_parallel)
   /* ZeRO-1: a reduce-scatter leaves 1/4 of the expert gradients per rank,
    * and the expert parameters come back by an all-gather over the same 4. */
   g_autoptr(FsWorkload) z = small_moe("  tp: 1\n  ep: 2\n  zero_stage: 1\n");
-  g_autoptr(FsTrain) tz = run(topo, z);
+  g_autoptr(FsTrain) tz = fs_test_train(topo, z, NULL);
   e = ops_named(tz, "expert grad bucket");
   ck_assert_uint_eq(e.comm_size, 4);
   ck_assert_double_eq_tol(e.bytes * 4 / (experts * 2), 1.0, 1e-6);
   /* ep = dp: every rank holds its own expert, nothing to reduce. */
   g_autoptr(FsWorkload) a = small_moe("  tp: 1\n  ep: 4\n  dp: 4\n  pp: 2\n  zero_stage: 1\n");
   g_autoptr(FsWorkload) b = small_moe("  tp: 1\n  ep: 4\n  dp: 4\n  pp: 2\n  zero_stage: 3\n");
-  g_autoptr(FsTrain) ta = run(topo, a);
-  g_autoptr(FsTrain) tb = run(topo, b);
+  g_autoptr(FsTrain) ta = fs_test_train(topo, a, NULL);
+  g_autoptr(FsTrain) tb = fs_test_train(topo, b, NULL);
   ck_assert_uint_eq(ops_named(ta, "expert").n, 0);
   ck_assert_uint_eq(ops_named(tb, "expert").n, 0);
   /* ZeRO-3 with ep 2: per layer an expert gather and reduce-scatter over 4. */
   g_autoptr(FsWorkload) f = small_moe("  tp: 1\n  ep: 2\n  zero_stage: 3\n");
-  g_autoptr(FsTrain) tf = run(topo, f);
+  g_autoptr(FsTrain) tf = fs_test_train(topo, f, NULL);
   OpSum rs = ops_named(tf, "expert grad reduce-scatter");
   ck_assert_uint_eq(rs.n, 8);
   ck_assert_uint_eq(rs.comm_size, 4);
@@ -349,13 +261,13 @@ START_TEST(test_executor_mixtral_expert_groups)
    * expert DP = dp·cp·tp / (etp·ep) = 8·1·1 / (1·4)) while attention, norms,
    * router and embeddings reduce over all 8; ZeRO-1 shards them the same
    * way, so the optimizer step covers 1/2 of the rank's experts. */
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
   g_autofree char *path = fs_test_source_path("workloads/mixtral-8x7b.yaml");
   const char *ov[] = { "gpus=8", "--tp=1", "--ep=4", "--global-batch-size=8", NULL };
   GError *err = NULL;
   g_autoptr(FsWorkload) w = fs_workload_load_file(path, ov, &err);
   fs_assert_no_error(err);
-  g_autoptr(FsTrain) t = run(topo, w);
+  g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
   ck_assert_uint_eq(w->dp, 8);
   ck_assert_uint_eq(w->zero_stage, 1);
   FsTransformerParams pp;
@@ -376,9 +288,9 @@ START_TEST(test_executor_param_gather_per_bucket)
   /* ZeRO-1 with overlapped parameter all-gathers: the forward starts when
    * the first bucket's parameters are in (the embedding's), not when every
    * bucket's are; each layer's first forward waits for its own bucket. */
-  g_autoptr(FsTopo) topo = load_topo("pcie-gen4-8gpu.yaml", NULL);
-  g_autoptr(FsWorkload) w = small_gpt("  tp: 1\n  zero_stage: 1\n  bucket_size: 8 MB\n", NULL);
-  g_autoptr(FsTrain) t = run(topo, w);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("pcie-gen4-8gpu.yaml", NULL);
+  g_autoptr(FsWorkload) w = fs_test_small_gpt("  tp: 1\n  zero_stage: 1\n  bucket_size: 8 MB\n", NULL);
+  g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
   const FsOpGraph *g = fs_train_graph(t);
   FsTime first_fwd = -1, last_ag = -1, first_ag = -1;
   guint n_ag = 0;
@@ -449,8 +361,8 @@ END_TEST
 START_TEST(test_executor_analytic_dp_alone_is_exact)
 {
   const char *defs[] = { "nodes=2", NULL };
-  g_autoptr(FsTopo) one = load_topo("dgx-h100.yaml", NULL);
-  g_autoptr(FsTopo) two = load_topo("dgx-h100-ib-ndr.yaml", defs);
+  g_autoptr(FsTopo) one = fs_test_load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsTopo) two = fs_test_load_topo("dgx-h100-ib-ndr.yaml", defs);
   const char *layouts[] = {
     "  tp: 2\n  pp: 2\n  zero_stage: 1\n  bucket_size: 4 MB\n",
     "  tp: 1\n  zero_stage: 0\n  overlap:\n    dp_grads: false\n",
@@ -459,16 +371,16 @@ START_TEST(test_executor_analytic_dp_alone_is_exact)
   const FsTopo *topos[] = { one, two };
   for (guint ti = 0; ti < 2; ti++)
     for (guint li = 0; li < G_N_ELEMENTS(layouts); li++) {
-      g_autoptr(FsWorkload) wa = small_gpt(layouts[li], NULL);
-      g_autoptr(FsWorkload) wb = small_gpt(layouts[li], NULL);
+      g_autoptr(FsWorkload) wa = fs_test_small_gpt(layouts[li], NULL);
+      g_autoptr(FsWorkload) wb = fs_test_small_gpt(layouts[li], NULL);
       FsTrainOptions oa, ob;
       fs_train_options_init(&oa);
       oa.net_model = FS_NET_ANALYTIC;
       ob = oa;
       ob.dp_flows = TRUE;
-      g_autoptr(FsTrain) ta = run_opt(topos[ti], wa, &oa);
-      g_autoptr(FsTrain) tb = run_opt(topos[ti], wb, &ob);
-      assert_same_result(ta, tb);
+      g_autoptr(FsTrain) ta = fs_test_train(topos[ti], wa, &oa);
+      g_autoptr(FsTrain) tb = fs_test_train(topos[ti], wb, &ob);
+      fs_test_assert_same_result(ta, tb);
       ck_assert_int_gt(g_array_index(fs_train_result(ta)->classes, FsTrainClass, 0)
                          .time.exposed[FS_CAT_DP], 0);
     }
@@ -480,32 +392,32 @@ END_TEST
  * differ by node list, op, bytes and flow model. */
 START_TEST(test_executor_memo_hit_is_identical)
 {
-  g_autoptr(FsTopo) topo = load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
   g_autoptr(FsCollMemo) memo = fs_coll_memo_new();
   FsTrainOptions opt;
   fs_train_options_init(&opt);
   opt.net_model = FS_NET_ANALYTIC;
-  g_autoptr(FsWorkload) w0 = small_gpt("  tp: 2\n  zero_stage: 1\n", NULL);
-  g_autoptr(FsTrain) fresh = run_opt(topo, w0, &opt);
+  g_autoptr(FsWorkload) w0 = fs_test_small_gpt("  tp: 2\n  zero_stage: 1\n", NULL);
+  g_autoptr(FsTrain) fresh = fs_test_train(topo, w0, &opt);
   opt.memo = memo;
-  g_autoptr(FsWorkload) w1 = small_gpt("  tp: 2\n  zero_stage: 1\n", NULL);
-  g_autoptr(FsTrain) first = run_opt(topo, w1, &opt);
+  g_autoptr(FsWorkload) w1 = fs_test_small_gpt("  tp: 2\n  zero_stage: 1\n", NULL);
+  g_autoptr(FsTrain) first = fs_test_train(topo, w1, &opt);
   guint64 hits0;
   guint entries0;
   fs_coll_memo_stats(memo, &hits0, &entries0);
   ck_assert_uint_gt(entries0, 2);
-  g_autoptr(FsWorkload) w2 = small_gpt("  tp: 2\n  zero_stage: 1\n", NULL);
-  g_autoptr(FsTrain) second = run_opt(topo, w2, &opt);
+  g_autoptr(FsWorkload) w2 = fs_test_small_gpt("  tp: 2\n  zero_stage: 1\n", NULL);
+  g_autoptr(FsTrain) second = fs_test_train(topo, w2, &opt);
   guint64 hits1;
   guint entries1;
   fs_coll_memo_stats(memo, &hits1, &entries1);
   ck_assert_uint_eq(entries1, entries0);
   ck_assert_uint_gt(hits1, hits0);
-  assert_same_result(fresh, first);
-  assert_same_result(first, second);
+  fs_test_assert_same_result(fresh, first);
+  fs_test_assert_same_result(first, second);
   /* What makes a key. */
   guint a[] = { 1, 2, 3 }, b[] = { 1, 3, 2 };
-  FsCollMemoKey k = { topo, np, FS_NET_MAXMIN, FS_COLL_ALL_REDUCE, 1024, a, 3, NULL };
+  FsCollMemoKey k = { topo, fs_test_nccl, FS_NET_MAXMIN, FS_COLL_ALL_REDUCE, 1024, a, 3, NULL };
   fs_coll_memo_store(memo, &k, 77);
   FsTime got = 0;
   ck_assert(fs_coll_memo_lookup(memo, &k, &got));
@@ -535,7 +447,7 @@ int main(void)
 {
   Suite *s = suite_create("executor");
   TCase *tc = tcase_create("executor");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, fs_test_models_setup, fs_test_models_teardown);
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_executor_runs_a_step);
   tcase_add_test(tc, test_executor_overlap_hides_dp);

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static const char *env_or(const char *name, const char *fallback)
 {
@@ -26,4 +27,81 @@ int fs_test_run_suite(Suite *s)
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* ---- the training-step fixture ------------------------------------------ */
+
+FsCatalog *fs_test_cat;
+FsEfficiency *fs_test_eff;
+FsNcclParams *fs_test_nccl;
+
+void fs_test_models_setup(void)
+{
+  GError *err = NULL;
+  fs_test_cat = fs_catalog_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  fs_test_eff = fs_efficiency_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  fs_test_nccl = fs_nccl_params_load_default(&err);
+  fs_assert_no_error(err);
+}
+
+void fs_test_models_teardown(void)
+{
+  fs_nccl_params_free(fs_test_nccl);
+  fs_efficiency_free(fs_test_eff);
+  fs_catalog_free(fs_test_cat);
+  fs_test_nccl = NULL;
+  fs_test_eff = NULL;
+  fs_test_cat = NULL;
+}
+
+FsTopo *fs_test_load_topo(const char *name, const char *const *defines)
+{
+  g_autofree char *rel = g_strdup_printf("topologies/%s", name);
+  g_autofree char *path = fs_test_source_path(rel);
+  GError *err = NULL;
+  FsTopo *t = fs_topo_load_file(path, fs_test_cat, defines, &err);
+  fs_assert_no_error(err);
+  return t;
+}
+
+FsWorkload *fs_test_small_gpt(const char *parallel, const char *const *overrides)
+{
+  g_autofree char *text = g_strdup_printf(
+    "name: toy\n"
+    "model:\n  layers: 8\n  hidden: 1024\n  ffn_hidden: 4096\n  heads: 16\n  vocab: 32000\n"
+    "  seq_length: 1024\n"
+    "training:\n  global_batch: 64\n  micro_batch: 2\n  dtype: bf16\n"
+    "parallel:\n%s", parallel);
+  GError *err = NULL;
+  FsWorkload *w = fs_workload_load_string(text, "toy.yaml", NULL, overrides, &err);
+  fs_assert_no_error(err);
+  return w;
+}
+
+FsTrain *fs_test_train(const FsTopo *topo, FsWorkload *w, const FsTrainOptions *opt)
+{
+  guint n;
+  fs_topo_gpus(topo, &n);
+  GError *err = NULL;
+  ck_assert(fs_workload_resolve(w, n, &err));
+  fs_assert_no_error(err);
+  FsTrain *t = fs_train_new(topo, w, fs_test_eff, fs_test_nccl, opt, &err);
+  fs_assert_no_error(err);
+  ck_assert(fs_train_run(t, &err));
+  fs_assert_no_error(err);
+  return t;
+}
+
+void fs_test_assert_same_result(const FsTrain *a, const FsTrain *b)
+{
+  const FsTrainResult *ra = fs_train_result(a), *rb = fs_train_result(b);
+  ck_assert_int_eq(ra->step_time, rb->step_time);
+  ck_assert_uint_eq(ra->classes->len, rb->classes->len);
+  for (guint i = 0; i < ra->classes->len; i++) {
+    const FsTrainClass *ca = &g_array_index(ra->classes, FsTrainClass, i);
+    const FsTrainClass *cb = &g_array_index(rb->classes, FsTrainClass, i);
+    ck_assert(memcmp(&ca->time, &cb->time, sizeof ca->time) == 0);
+  }
 }

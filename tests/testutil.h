@@ -4,6 +4,13 @@
 #include <check.h>
 #include <glib.h>
 
+#include "catalog/catalog.h"
+#include "coll/nccl-params.h"
+#include "compute/efficiency.h"
+#include "topo/topo.h"
+#include "workload/executor.h"
+#include "workload/spec.h"
+
 /* Path of a file under tests/data (caller frees). */
 char *fs_test_data_path(const char *relative);
 /* Path of a file under the source root (caller frees). */
@@ -34,3 +41,32 @@ int fs_test_run_suite(Suite *s);
 
 #define fs_assert_no_error(err)                                                     \
   ck_assert_msg((err) == NULL, "unexpected error: %s", (err) ? (err)->message : "")
+
+/* ---- the training-step fixture (test-executor.c, test-collclass.c) ---- */
+
+/* The default catalog, efficiency curves and NCCL parameters (models/ or
+ * $FABRICSIM_MODELS): loaded by fs_test_models_setup, freed by
+ * fs_test_models_teardown (a Check checked fixture's pair). */
+extern FsCatalog *fs_test_cat;
+extern FsEfficiency *fs_test_eff;
+extern FsNcclParams *fs_test_nccl;
+void fs_test_models_setup(void);
+void fs_test_models_teardown(void);
+
+/* topologies/NAME under the source root, with -D defines (NULL-terminated,
+ * or NULL), over fs_test_cat; fails the test on an error.  Caller frees. */
+FsTopo *fs_test_load_topo(const char *name, const char *const *defines);
+
+/* A small GPT (8 layers, hidden 1024, 16 heads, sequences of 1024, 64 per
+ * step in micro-batches of 2, bf16) whose `parallel:` section is the text
+ * parallel (indented lines), with Megatron-style overrides (NULL-terminated,
+ * or NULL).  Caller frees. */
+FsWorkload *fs_test_small_gpt(const char *parallel, const char *const *overrides);
+
+/* Resolves w for topo's GPU count, builds one step with options opt (NULL:
+ * the defaults) and runs it; fails the test on an error.  Caller frees. */
+FsTrain *fs_test_train(const FsTopo *topo, FsWorkload *w, const FsTrainOptions *opt);
+
+/* Asserts two step results are the same to the picosecond: the step time
+ * and every stage's time breakdown. */
+void fs_test_assert_same_result(const FsTrain *a, const FsTrain *b);

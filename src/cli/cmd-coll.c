@@ -104,6 +104,48 @@ static gboolean parse_size(const char *text, uint64_t fallback, uint64_t *out, G
   return fs_parse_size(text, out, error);
 }
 
+/* At most this many sizes in one sweep (-b to -e by -f or -i), unless
+ * $FABRICSIM_MAX_SIZES (a positive integer) says otherwise: a typo such as
+ * "-b 1 -e 16G -i 1" would otherwise run for days. */
+#define MAX_SIZES 10000
+
+/* Whether the sweep runs at most the allowed number of sizes, counted as
+ * bench.c steps through them (a factor stops at 0 or before an overflow;
+ * the count saturates at G_MAXUINT64).  Else *why is a usage message
+ * (caller frees).  Cost: O(log) for a factor, O(1) for a step. */
+static gboolean sizes_within_limit(const FsCollSweep *sw, char **why)
+{
+  uint64_t n;
+  if (sw->step_factor > 1) {
+    n = 1;
+    for (uint64_t size = sw->min_bytes; size != 0 && size <= G_MAXUINT64 / sw->step_factor &&
+                                        size * sw->step_factor <= sw->max_bytes;
+         size *= sw->step_factor)
+      n++;
+  } else {
+    uint64_t q = (sw->max_bytes - sw->min_bytes) / sw->step_bytes;
+    n = q == G_MAXUINT64 ? q : q + 1;
+  }
+  uint64_t limit = MAX_SIZES;
+  const char *env = g_getenv("FABRICSIM_MAX_SIZES");
+  guint64 v;
+  if (env != NULL && env[0] != '\0') {
+    if (g_ascii_string_to_unsigned(env, 10, 1, G_MAXUINT64, &v, NULL))
+      limit = v;
+    else
+      g_printerr("fabricsim: ignoring FABRICSIM_MAX_SIZES=\"%s\": expected a positive integer\n",
+                 env);
+  }
+  if (n <= limit)
+    return TRUE;
+  *why = g_strdup_printf("-b %" G_GUINT64_FORMAT " -e %" G_GUINT64_FORMAT " %s %" G_GUINT64_FORMAT
+                         " is %" G_GUINT64_FORMAT " sizes; at most %" G_GUINT64_FORMAT " are "
+                         "allowed (use a larger -i or -f; FABRICSIM_MAX_SIZES raises the limit)",
+                         sw->min_bytes, sw->max_bytes, sw->step_factor > 1 ? "-f" : "-i",
+                         sw->step_factor > 1 ? sw->step_factor : sw->step_bytes, n, limit);
+  return FALSE;
+}
+
 /* The NCCL version code nccl-tests prints: 2.30.7 → 23007. */
 static guint version_code(const char *v)
 {
@@ -294,6 +336,9 @@ static int run(const char *topo_path)
   if (opt_factor < 0 || (opt_factor <= 1 && sw.step_bytes == 0))
     return fs_cli_usage("coll", "the step must grow the size: -f N with N >= 2, or -i SIZE with SIZE >= 1");
   sw.step_factor = (uint64_t)opt_factor;
+  g_autofree char *too_many = NULL;
+  if (!sizes_within_limit(&sw, &too_many))
+    return fs_cli_usage("coll", "%s", too_many);
 
   g_autoptr(FsCalibration) cal = NULL;
   g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, &cal, &error);

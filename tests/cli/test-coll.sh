@@ -111,4 +111,14 @@ check_bad "not a GPU of the topology" "$T/dgx-h100.yaml" --gpus dgx-h100/gpu0,no
 check_bad "asked for 9 GPUs" "$T/dgx-h100.yaml" -g 9
 check_bad "larger than maxbytes" "$T/dgx-h100.yaml" -b 2M -e 1M
 check_bad "can run alltoall on 8 ranks: the ring runs" "$T/dgx-h100.yaml" -o alltoall --algo ring
+# Too many sizes: refused before anything runs, with the count and the way out.
+check_bad "coll: -b 1 -e 17179869184 -i 1 is 17179869184 sizes; at most 10000 are allowed" \
+  "$T/dgx-h100.yaml" -b 1 -e 16G -i 1
+FABRICSIM_MAX_SIZES=3 check_bad "is 4 sizes; at most 3 are allowed" "$T/dgx-h100.yaml" -b 1K -e 8K -f 2
+out=$(FABRICSIM_MAX_SIZES=4 "$FABRICSIM" coll "$T/dgx-h100.yaml" -b 1K -e 8K -f 2) \
+  || fail "coll with 4 sizes under FABRICSIM_MAX_SIZES=4 exited $?"
+rows=$(printf '%s\n' "$out" | grep -c '^ *[0-9]')
+[ "$rows" -eq 4 ] || fail "expected 4 rows (1K .. 8K by 2), got $rows"
+[ "$("$FABRICSIM" coll "$T/dgx-h100.yaml" -b 0 -e 16G -f 2 | grep -c '^ *[0-9]')" -eq 1 ] \
+  || fail "-b 0 with a factor is one size"
 echo "coll: ok"

@@ -37,8 +37,11 @@ static void catch_stop_signals(void)
 
 int main(int argc, char **argv)
 {
+  /* First of all: until the handler is in place a SIGINT kills the process
+   * without a word (exit 130, nothing on stderr).  A signal that arrives
+   * before any simulation runs is kept, and the first run loop stops. */
+  catch_stop_signals();
   /* Numbers are printed and parsed the same way everywhere. */
   setlocale(LC_ALL, "C");
-  catch_stop_signals();
   return fs_cli_main(argc, argv);
 }

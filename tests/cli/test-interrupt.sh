@@ -17,12 +17,45 @@ W="$FS_SOURCE_ROOT/workloads"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# interrupted NAME OUTFILE CMD...: runs CMD, sends SIGINT after 1 s, and
-# checks the status, the message and that OUTFILE was not written.
+# sigint_ready PID: waits until PID is fabricsim with its SIGINT handler
+# installed (bit 1 of SigCgt in /proc/PID/status): from then on SIGINT is
+# the command's to handle.  Before that, SIGINT kills it outright (exit
+# 130, nothing on stderr), and on a loaded machine starting the process
+# can take longer than any fixed delay.  Fails when PID ends first.
+sigint_ready() {
+  local pid="$1" comm mask
+  while kill -0 "$pid" 2>/dev/null; do
+    comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
+    mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null || true)
+    if [ "$comm" = fabricsim ] && [ -n "$mask" ] && (( (16#$mask >> 1) & 1 )); then
+      return 0
+    fi
+    sleep 0.05
+  done
+  return 1
+}
+
+# wait_rows PID FILE N: waits until FILE holds at least N lines, or fails
+# when PID ends first (no time limit: the test's own timeout bounds it).
+wait_rows() {
+  local pid="$1" file="$2" n="$3"
+  until [ -f "$file" ] && [ "$(wc -l <"$file")" -ge "$n" ]; do
+    kill -0 "$pid" 2>/dev/null || fail "process $pid ended before $file had $n lines"
+    sleep 0.1
+  done
+}
+
+# interrupted NAME OUTFILE CMD...: runs CMD, sends SIGINT once its handler
+# is installed (a long run: it is still setting up or simulating then),
+# and checks the status, the message and that OUTFILE was not written.
 interrupted() {
-  local name="$1" out="$2" rc=0
+  local name="$1" out="$2" rc=0 pid
   shift 2
-  timeout --preserve-status -s INT 1 "$@" >"$tmp/stdout" 2>"$tmp/err" || rc=$?
+  "$@" >"$tmp/stdout" 2>"$tmp/err" &
+  pid=$!
+  sigint_ready "$pid" || fail "$name: the command ended before SIGINT: $(cat "$tmp/err")"
+  kill -INT "$pid" 2>/dev/null || fail "$name: the command ended before SIGINT"
+  wait "$pid" || rc=$?
   [ "$rc" -eq 130 ] || fail "$name: exit status $rc after SIGINT, expected 130: $(cat "$tmp/err")"
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$name: stderr is not one line: $(cat "$tmp/err")"
   grep -Eq "^fabricsim [a-z]+: interrupted at simulated time [0-9.]+ [pnum]?s after [0-9]+ events; partial results not written$" \
@@ -71,10 +104,7 @@ SPEC
 out="$tmp/sweep.csv"
 "$FABRICSIM" sweep "$tmp/spec.yaml" -o "$out" -j 1 -q 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 600); do
-  [ -f "$out.partial" ] && [ "$(wc -l <"$out.partial")" -ge 2 ] && break
-  sleep 0.1
-done
+wait_rows "$pid" "$out.partial" 2
 kill -INT "$pid"
 rc=0
 wait "$pid" || rc=$?
@@ -100,10 +130,7 @@ if [ "${FS_HAVE_MPI:-0}" = 1 ] && command -v mpirun >/dev/null 2>&1; then
     --allow-run-as-root -n 2 "$FABRICSIM" sweep "$tmp/spec.yaml" -o "$out" -j 1 -q \
     >/dev/null 2>"$tmp/err" &
   pid=$!
-  for _ in $(seq 600); do
-    [ -f "$out.partial" ] && [ "$(wc -l <"$out.partial")" -ge 2 ] && break
-    sleep 0.1
-  done
+  wait_rows "$pid" "$out.partial" 2
   for p in $(pgrep -f "sweep $tmp/spec.yaml -o $out" || true); do
     if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
       kill -TERM "$p"

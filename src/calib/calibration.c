@@ -266,7 +266,7 @@ static gboolean read_copies(Rd *rd, const json_t *summary, FsCalibration *cal)
   if (!summary_entry(rd, summary, "bidir_pinned", &o, &p))
     return FALSE;
   if (o != NULL) {
-    double gbps;
+    double gbps = 0;
     if (!get_positive(rd, o, p, "peak_bandwidth_GBps", &gbps))
       return FALSE;
     cal->bidir_peak = gbps * 1e9;

@@ -675,7 +675,7 @@ static gboolean js_devices(Js *js, const json_t *config, FsNcclLogTest *t)
   for (size_t i = 0; i < json_array_size(devs); i++) {
     json_t *d = json_array_get(devs, i);
     g_autofree char *p = fs_json_path_index("$.config.devices", i);
-    uint64_t rank, pid = 0, dev = 0;
+    uint64_t rank = 0, pid = 0, dev = 0;
     if (!json_is_object(d))
       return js_fail(js, p, "expected an object");
     if (!js_uint(js, d, p, "rank", &rank))

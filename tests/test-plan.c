@@ -12,28 +12,6 @@
 #include "testutil.h"
 #include "util/error.h"
 
-static FsCatalog *cat;
-static FsEfficiency *eff;
-static FsNcclParams *nccl;
-
-static void setup(void)
-{
-  GError *error = NULL;
-  cat = fs_catalog_load_default(NULL, &error);
-  fs_assert_no_error(error);
-  eff = fs_efficiency_load_default(NULL, &error);
-  fs_assert_no_error(error);
-  nccl = fs_nccl_params_load_default(&error);
-  fs_assert_no_error(error);
-}
-
-static void teardown(void)
-{
-  fs_nccl_params_free(nccl);
-  fs_efficiency_free(eff);
-  fs_catalog_free(cat);
-}
-
 static void close_to(double a, double b)
 {
   ck_assert_msg(fabs(a - b) <= 1e-9 * fmax(1, fabs(b)), "%.12g != %.12g", a, b);
@@ -129,16 +107,6 @@ START_TEST(test_plan_cost_amortized)
 }
 END_TEST
 
-/* A topology file of the source tree, loaded with the default catalog. */
-static FsTopo *load_topo(const char *rel)
-{
-  GError *error = NULL;
-  g_autofree char *path = fs_test_source_path(rel);
-  FsTopo *topo = fs_topo_load_file(path, cat, NULL, &error);
-  fs_assert_no_error(error);
-  return topo;
-}
-
 static void system_clear(FsPlanSystem *sys)
 {
   g_free(sys->unpriced);
@@ -154,7 +122,7 @@ static void system_clear(FsPlanSystem *sys)
  *   capex = 8 × 30000 + 8 × 2188       = 257504 USD */
 START_TEST(test_plan_system_costs)
 {
-  g_autoptr(FsTopo) topo = load_topo("topologies/dgx-h100.yaml");
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
   FsPlanSystem sys = {0};
   fs_plan_system_costs(topo, FS_PLAN_SHARE_WHOLE, &sys);
   CLOSE(sys.it_power_w, 6499.2);
@@ -196,7 +164,7 @@ END_TEST
  * capex is the hosts' 4 × 257504 = 1030016 USD. */
 START_TEST(test_plan_switch_share)
 {
-  g_autoptr(FsTopo) topo = load_topo("topologies/dgx-h100-ib-ndr.yaml");
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100-ib-ndr.yaml", NULL);
   int leaf = fs_topo_find(topo, "ib/leaf0"), spine = fs_topo_find(topo, "ib/spine0");
   ck_assert_int_ge(leaf, 0);
   ck_assert_int_ge(spine, 0);
@@ -305,7 +273,7 @@ START_TEST(test_plan_prune_structure_and_memory)
   small_spec(&s, 1000);
   const char *ov[] = { "model.layers=30", NULL };
   s.spec.overrides = ov;
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, cat, eff, nccl, &error);
+  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
   ck_assert(fs_plan_prepare(p, &error));
   fs_assert_no_error(error);
@@ -341,7 +309,7 @@ START_TEST(test_plan_prune_bound)
   GError *error = NULL;
   Setup s;
   small_spec(&s, 1.0);
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, cat, eff, nccl, &error);
+  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
   ck_assert(fs_plan_prepare(p, &error));
   const FsPlanStats *st = fs_plan_stats(p);
@@ -368,7 +336,7 @@ START_TEST(test_plan_schedules)
   s.spec.schedule[0] = FS_PP_1F1B;
   s.spec.schedule[1] = FS_PP_INTERLEAVED;
   s.spec.n_schedule = 2;
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, cat, eff, nccl, &error);
+  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
   ck_assert(fs_plan_prepare(p, &error));
   fs_assert_no_error(error);
@@ -384,7 +352,7 @@ START_TEST(test_plan_schedules)
   }
   /* One virtual stage is not interleaving. */
   s.spec.vp = 1;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, cat, eff, nccl, &error));
+  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
   fs_assert_error(error, FS_PLAN_ERROR, "virtual stages");
   small_free(&s);
 }
@@ -402,7 +370,7 @@ START_TEST(test_plan_prune_memory)
   g_free(s.workload);
   s.workload = fs_test_source_path("workloads/llama2-70b.yaml");
   s.spec.workload = s.workload;
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, cat, eff, nccl, &error);
+  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
   ck_assert(fs_plan_prepare(p, &error));
   fs_assert_no_error(error);
@@ -423,7 +391,7 @@ START_TEST(test_plan_limit_and_errors)
   Setup s;
   small_spec(&s, 1000);
   s.spec.max_candidates = 2;
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, cat, eff, nccl, &error);
+  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
   ck_assert(!fs_plan_prepare(p, &error));
   fs_assert_error(error, FS_RUNTIME_ERROR, "--max-candidates");
@@ -431,31 +399,31 @@ START_TEST(test_plan_limit_and_errors)
   s.spec.max_candidates = 0;
   s.spec.gpus[0] = 16;
   s.spec.n_gpus = 1;
-  g_autoptr(FsPlan) q = fs_plan_new(&s.spec, cat, eff, nccl, &error);
+  g_autoptr(FsPlan) q = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   ck_assert(!fs_plan_prepare(q, &error));
   fs_assert_error(error, FS_PLAN_ERROR, "dgx-h100: 8 GPUs only");
   s.spec.n_gpus = 0;
   /* Two targets, none, a bad PUE, -D nodes, a bad ZeRO stage. */
   s.spec.target_tokens_per_s = 1e5;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, cat, eff, nccl, &error));
+  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
   fs_assert_error(error, FS_PLAN_ERROR, "exactly one target");
   s.spec.target_tokens_per_s = 0;
   s.spec.target_step_s = 0;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, cat, eff, nccl, &error));
+  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
   fs_assert_error(error, FS_PLAN_ERROR, "exactly one target");
   s.spec.target_step_s = 10;
   s.spec.cost.pue = 0.5;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, cat, eff, nccl, &error));
+  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
   fs_assert_error(error, FS_PLAN_ERROR, "PUE");
   s.spec.cost.pue = 1.2;
   const char *defs[] = { "nodes=4", NULL };
   s.spec.defines = defs;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, cat, eff, nccl, &error));
+  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
   fs_assert_error(error, FS_PLAN_ERROR, "--gpus");
   s.spec.defines = NULL;
   s.spec.zero[0] = 4;
   s.spec.n_zero = 1;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, cat, eff, nccl, &error));
+  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
   fs_assert_error(error, FS_PLAN_ERROR, "ZeRO");
   small_free(&s);
 }
@@ -479,7 +447,7 @@ static char *ranking(guint threads)
   s.spec.n_micro_batch = 1;
   s.spec.cost.gpu_hour_price = 2.0;
   s.spec.threads = threads;
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, cat, eff, nccl, &error);
+  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
   ck_assert(fs_plan_prepare(p, &error));
   ck_assert(fs_plan_run(p, NULL, NULL, &error));
@@ -526,7 +494,7 @@ int main(void)
   FS_ADD_TEST(s, test_plan_cost_from_catalog);
   FS_ADD_TEST(s, test_plan_rank_order);
   TCase *tc = tcase_create("catalog");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, fs_test_models_setup, fs_test_models_teardown);
   tcase_add_test(tc, test_plan_system_costs);
   tcase_add_test(tc, test_plan_switch_share);
   tcase_add_test(tc, test_plan_prune_structure_and_memory);

@@ -15,6 +15,7 @@
  *   bounded buffers (conn_slots): the credits are the consumers of the
  *     transfer conn_slots earlier on the connection;
  *   window extrapolation (a sweep's memo): within 1 % of the whole run;
+ *   the memo's runs: a plan run again is taken from it, to the ps;
  *   slice coarsening (max_slices_per_conn): the transfer bound holds, and
  *     the error against exact slicing is printed and bounded. */
 #include <math.h>
@@ -493,6 +494,41 @@ START_TEST(test_window_extrapolation)
 }
 END_TEST
 
+START_TEST(test_memo_reuses_runs_exactly)
+{
+  /* The NVLS tree across 4 NDR nodes fails the 1e-6 check, so 512 MiB (32
+   * loops) tries N = 4 (its runs stop at the first failed check) and then
+   * runs whole.  With a memo the runs of the family's plans are kept: the
+   * same size again takes every attempted run from it and simulates only
+   * the whole plan, and the times are those of runs without a memo, to the
+   * picosecond (the same plan with the same parameters, alone). */
+  Sys s;
+  sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=4");
+  g_autoptr(FsCollAloneMemo) memo = fs_coll_alone_memo_new();
+  FsCollAloneOpts with_memo = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet,
+                               .memo = memo};
+  FsCollAloneOpts without = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet};
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  choose(&s, FS_COLL_ALL_REDUCE, 512u << 20, "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+  FsCollAloneStats a = time_it(&s, &ch, &req, nb, &with_memo);
+  FsCollAloneStats b = time_it(&s, &ch, &req, nb, &with_memo);
+  FsCollAloneStats c = time_it(&s, &ch, &req, nb, &without);
+  printf("nvls_tree 4 nodes 512 MiB: %.3f us; runs %u (first, memo), %u (again, memo), %u (no memo)\n",
+         fs_time_to_us(a.time), a.runs, b.runs, c.runs);
+  fflush(stdout);
+  ck_assert_uint_eq(a.loops, 32);
+  ck_assert_uint_eq(a.sim_loops, 32); /* run whole: no periodic regime */
+  ck_assert_int_eq(a.time, c.time);
+  ck_assert_int_eq(b.time, c.time);
+  ck_assert_uint_eq(a.runs, c.runs);
+  ck_assert_uint_ge(a.runs, 3); /* at least N, N+1, N+2, then whole */
+  ck_assert_uint_eq(b.runs, 1);
+  sys_close(&s);
+}
+END_TEST
+
 /* ---- Step extrapolation ------------------------------------------------ */
 
 /* Ring op of size on s (channels nch, 0 = the tuner's) timed exact and
@@ -609,6 +645,7 @@ int main(void)
   FS_ADD_TEST(s, test_extrapolate_ring_steps);
   FS_ADD_TEST(s, test_conn_slots_credits);
   FS_ADD_TEST(s, test_window_extrapolation);
+  FS_ADD_TEST(s, test_memo_reuses_runs_exactly);
   FS_ADD_TEST(s, test_coarsen_bounds_transfers);
   return fs_test_run_suite(s);
 }

@@ -18,6 +18,7 @@ struct FsCollPlan {
   uint64_t xfer_bytes;
   guint width;     /* channels each step stands for (fs_coll_plan_fold) */
   guint max_conn;  /* most transfers on one connection */
+  guint lat_depth; /* fs_coll_plan_latency_depth + 1, once computed (0: not yet) */
 };
 
 /* A connection: its last transfer is kept for the FIFO dependency. */
@@ -134,16 +135,17 @@ static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32
   s.width = 1;
   s.dep_off = p->deps->len;
   s.n_deps = 0;
+  /* Room for every dependency, then the array trimmed to those kept. */
+  g_array_set_size(p->deps, s.dep_off + n + 1);
+  uint32_t *d = &g_array_index(p->deps, uint32_t, s.dep_off);
   for (guint i = 0; i < n; i++)
     if (deps[i] != FS_STEP_NONE) {
       g_assert(deps[i] < p->steps->len);
-      g_array_append_val(p->deps, deps[i]);
-      s.n_deps++;
+      d[s.n_deps++] = deps[i];
     }
-  if (fifo != FS_STEP_NONE) {
-    g_array_append_val(p->deps, fifo);
-    s.n_deps++;
-  }
+  if (fifo != FS_STEP_NONE)
+    d[s.n_deps++] = fifo;
+  g_array_set_size(p->deps, s.dep_off + s.n_deps);
   s.n_credits = 0;
   g_array_append_val(p->steps, s);
   g_array_append_val(b->fifo_prev, fifo);
@@ -394,12 +396,6 @@ static inline const uint32_t *deps_at(const FsCollPlan *p, guint i, guint *n)
   return s->n_deps ? &g_array_index(p->deps, uint32_t, s->dep_off) : NULL;
 }
 
-gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b)
-{
-  return a->kind == FS_STEP_XFER && b->kind == FS_STEP_XFER && a->src == b->src &&
-         a->dst == b->dst && a->channel == b->channel && a->lane == b->lane;
-}
-
 const uint32_t *fs_coll_plan_deps(const FsCollPlan *p, guint i, guint *n)
 {
   const FsCollStep *s = fs_coll_plan_step(p, i);
@@ -451,8 +447,12 @@ guint fs_coll_plan_depth(const FsCollPlan *p)
   return best;
 }
 
-guint fs_coll_plan_latency_depth(const FsCollPlan *p)
+guint fs_coll_plan_latency_depth(const FsCollPlan *cp)
 {
+  /* Computed once: the plan does not change after it is built. */
+  FsCollPlan *p = (FsCollPlan *)cp;
+  if (p->lat_depth > 0)
+    return p->lat_depth - 1;
   guint n = p->steps->len, best = 0;
   g_autofree guint *depth = g_new0(guint, n ? n : 1);
   for (guint i = 0; i < n; i++) {
@@ -468,6 +468,7 @@ guint fs_coll_plan_latency_depth(const FsCollPlan *p)
     /* The final delivery of a transfer counts once more. */
     best = MAX(best, d + (s->kind == FS_STEP_XFER ? 1 : 0));
   }
+  p->lat_depth = best + 1;
   return best;
 }
 
@@ -672,8 +673,8 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
   f->comm = p->comm;
   f->width = k;
   f->max_conn = p->max_conn;
-  f->steps = g_array_new(FALSE, FALSE, sizeof(FsCollStep));
-  f->deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  f->steps = g_array_sized_new(FALSE, FALSE, sizeof(FsCollStep), n);
+  f->deps = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), p->deps->len);
   map = g_new(uint32_t, n);
   /* The kept steps' new ids first: credits may point forward. */
   for (guint i = 0, m = 0; i < n; i++)
@@ -686,9 +687,12 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
     t.width = (uint8_t)k;
     t.dep_off = f->deps->len;
     const uint32_t *d = &g_array_index(p->deps, uint32_t, s->dep_off);
-    for (guint j = 0; j < s->n_deps + s->n_credits; j++) {
+    guint nd = s->n_deps + s->n_credits;
+    g_array_set_size(f->deps, t.dep_off + nd);
+    uint32_t *fd = &g_array_index(f->deps, uint32_t, t.dep_off);
+    for (guint j = 0; j < nd; j++) {
       g_assert(map[d[j]] != FS_STEP_NONE);
-      g_array_append_val(f->deps, map[d[j]]);
+      fd[j] = map[d[j]];
     }
     g_assert(map[i] == f->steps->len);
     g_array_append_val(f->steps, t);

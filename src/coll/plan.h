@@ -238,7 +238,11 @@ guint fs_coll_plan_n_steps(const FsCollPlan *plan);
 const FsCollStep *fs_coll_plan_step(const FsCollPlan *plan, guint i);
 /* TRUE when steps a and b are transfers on the same connection (channel,
  * lane, src, dst): a dependency between them is FIFO order, not data. */
-gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b);
+static inline gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b)
+{
+  return a->kind == FS_STEP_XFER && b->kind == FS_STEP_XFER && a->src == b->src &&
+         a->dst == b->dst && a->channel == b->channel && a->lane == b->lane;
+}
 /* The topology node of endpoint ep for a step on channel ch (a rank's
  * GPU, a host's NVLS switch for that channel, a shard's CollNet switch);
  * -1 if none. */

@@ -144,6 +144,24 @@ static gboolean memo_window(const FsCollAloneMemo *m, const Family *f, guint64 F
   return FALSE;
 }
 
+/* TRUE when runs fold identical channels (alone.h). */
+static gboolean may_fold(const FsCollAloneOpts *opts, const FsFlowNet *net)
+{
+  return !opts->exact && opts->route_fixed != NULL && fs_flownet_model(net) == FS_NET_MAXMIN;
+}
+
+/* The plan of req to run: folded while it is built when runs fold (the
+ * same plan as folding the whole one, fs_coll_plan_new_folded).  Its
+ * latency depth is the whole plan's (a chain stays in its channel, and
+ * every class of channels keeps one). */
+static FsCollPlan *new_plan(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
+                            const FsCollAloneOpts *opts, const FsFlowNet *net, GError **error)
+{
+  if (may_fold(opts, net))
+    return fs_coll_plan_new_folded(comm, algo, req, opts->route_fixed, opts->route_ctx, error);
+  return fs_coll_plan_new(comm, algo, req, error);
+}
+
 /* Runs plan (folded when opts allow) with params; adds to stats. */
 static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params, FsFlowNet *net,
                          FsCollTransferFn xfer, void *xfer_ctx, const FsCollAloneOpts *opts,
@@ -151,8 +169,8 @@ static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params,
 {
   g_autoptr(FsCollPlan) folded = NULL;
   /* Folding relies on max-min sharing (alone.h); the analytic model gives
-   * every flow its path alone. */
-  if (!opts->exact && opts->route_fixed != NULL && fs_flownet_model(net) == FS_NET_MAXMIN)
+   * every flow its path alone.  A plan from new_plan is folded already. */
+  if (fs_coll_plan_width(plan) == 1 && may_fold(opts, net))
     folded = fs_coll_plan_fold(plan, opts->route_fixed, opts->route_ctx);
   const FsCollPlan *run = folded ? folded : plan;
   stats->width = fs_coll_plan_width(run);
@@ -226,7 +244,7 @@ static gboolean attempt_depth(const Attempt *at, guint64 x, FsCollPlan **pl, gin
   }
   FsCollRequest r;
   truncate_req(at->req, at->dim, at->q, at->F, x, &r);
-  if ((*pl = fs_coll_plan_new(at->comm, at->choice->algo, &r, error)) == NULL)
+  if ((*pl = new_plan(at->comm, at->choice->algo, &r, at->opts, at->net, error)) == NULL)
     return FALSE;
   *depth = fs_coll_plan_latency_depth(*pl);
   return TRUE;
@@ -250,7 +268,7 @@ static gboolean attempt_time(const Attempt *at, guint64 x, FsCollPlan **pl, gint
   if (*pl == NULL) {
     FsCollRequest r;
     truncate_req(at->req, at->dim, at->q, at->F, x, &r);
-    if ((*pl = fs_coll_plan_new(at->comm, at->choice->algo, &r, error)) == NULL)
+    if ((*pl = new_plan(at->comm, at->choice->algo, &r, at->opts, at->net, error)) == NULL)
       return FALSE;
   }
   if (!run_plan(*pl, ep, at->net, at->xfer, at->xfer_ctx, at->opts, at->stats, t, error))
@@ -406,7 +424,7 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
     if (done)
       return TRUE;
   }
-  g_autoptr(FsCollPlan) plan = fs_coll_plan_new(comm, choice->algo, req, error);
+  g_autoptr(FsCollPlan) plan = new_plan(comm, choice->algo, req, opts, net, error);
   if (plan == NULL)
     return FALSE;
   FsCollExecParams ep;

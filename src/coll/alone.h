@@ -14,6 +14,8 @@
  *   by destination (route.h, FsRouteOptions.ecmp), so every pair is fixed
  *   and channels fold across a fat tree too (128 DGX H100 nodes: the NVLS
  *   tree's 16 channels fold to 4, a one-GPU-per-node ring's 32 to 1).
+ *   Plans are folded while they are built (fs_coll_plan_new_folded: the
+ *   same plan, without ever holding the whole one).
  *
  *   Loop extrapolation: a plan is a sequence of identical loops (the
  *   algorithm's loop_bytes, plan.h): a ring's chunk loops, a tree's or a

@@ -50,7 +50,9 @@ static void nvls_up(FsPlanBuilder *b, guint ch, guint h, uint64_t c, uint32_t *m
   const FsComm *comm = fs_plan_comm(b);
   guint L;
   const guint *ranks = fs_comm_host_ranks(comm, h, &L);
-  g_autofree uint32_t *up = g_new(uint32_t, L);
+  uint32_t buf[16];
+  g_autofree uint32_t *heap = L > G_N_ELEMENTS(buf) ? g_new(uint32_t, L) : NULL;
+  uint32_t *up = heap ? heap : buf;
   for (guint j = 0; j < L; j++)
     up[j] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_NVLS(h), c, NULL, 0);
   for (guint j = 0; j < L; j++)
@@ -62,7 +64,9 @@ static void nvls_down(FsPlanBuilder *b, guint ch, guint h, uint64_t c, const uin
   const FsComm *comm = fs_plan_comm(b);
   guint L;
   const guint *ranks = fs_comm_host_ranks(comm, h, &L);
-  g_autofree uint32_t *st = g_new(uint32_t, L);
+  uint32_t buf[16];
+  g_autofree uint32_t *heap = L > G_N_ELEMENTS(buf) ? g_new(uint32_t, L) : NULL;
+  uint32_t *st = heap ? heap : buf;
   for (guint j = 0; j < L; j++)
     st[j] = fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(ranks[j]), FS_EP_NVLS(h), fs_plan_split(b, c, L, j),
                               &mid[j], 1);

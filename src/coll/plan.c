@@ -60,7 +60,22 @@ struct FsPlanBuilder {
   GHashTable *conns; /* set of ConnEntry*, keyed by their ConnKey */
   guint cur_channel; /* channel of the last transfer (for reductions) */
   FoldBuild fold;
+  guint steps_cap, deps_cap, fifo_cap; /* elements allocated (see reserve) */
 };
+
+/* Makes room for `need` elements in a (GArray of plain elements, no
+ * clearing) without changing its length, doubling the allocation: the
+ * builder then writes elements and sets a->len itself, one store per step
+ * instead of a GLib call per element. */
+static inline void reserve(GArray *a, guint *cap, guint need)
+{
+  if (need <= *cap)
+    return;
+  guint len = a->len, c = MAX(MAX(need, *cap * 2), 256u);
+  g_array_set_size(a, c);
+  a->len = len;
+  *cap = c;
+}
 
 static void fold_channel_end(FsPlanBuilder *b);
 
@@ -194,24 +209,24 @@ static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32
   s.width = 1;
   s.dep_off = p->deps->len;
   s.n_deps = 0;
-  /* Room for every dependency, then the array trimmed to those kept. */
-  g_array_set_size(p->deps, s.dep_off + n + 1);
-  uint32_t *d = &g_array_index(p->deps, uint32_t, s.dep_off);
+  /* Room for every dependency; the length then counts those kept. */
+  reserve(p->deps, &b->deps_cap, s.dep_off + n + 1);
+  uint32_t *d = (uint32_t *)p->deps->data + s.dep_off;
   for (guint i = 0; i < n; i++)
     if (deps[i] != FS_STEP_NONE)
       d[s.n_deps++] = f->on ? fold_stored(b, deps[i]) : deps[i];
   if (fifo != FS_STEP_NONE)
     d[s.n_deps++] = fifo = f->on ? fold_stored(b, fifo) : fifo;
-  if (f->on && f->failed) {
-    g_array_set_size(p->deps, s.dep_off);
+  if (f->on && f->failed)
     return f->vcount++;
-  }
   for (guint i = 0; i < s.n_deps; i++)
     g_assert(d[i] < p->steps->len);
-  g_array_set_size(p->deps, s.dep_off + s.n_deps);
+  p->deps->len = s.dep_off + s.n_deps;
   s.n_credits = 0;
-  g_array_append_val(p->steps, s);
-  g_array_append_val(b->fifo_prev, fifo);
+  reserve(p->steps, &b->steps_cap, p->steps->len + 1);
+  ((FsCollStep *)p->steps->data)[p->steps->len++] = s;
+  reserve(b->fifo_prev, &b->fifo_cap, b->fifo_prev->len + 1);
+  ((uint32_t *)b->fifo_prev->data)[b->fifo_prev->len++] = fifo;
   if (f->on)
     return f->vcount++;
   return p->steps->len - 1;

@@ -4,6 +4,7 @@
  *     one (to the picosecond for NVLS; within 1e-3 for NVLink rings, whose
  *     router splits every copy's bytes over the NVSwitch planes in whole
  *     bytes), and folding is refused where it would not be exact;
+ *     folding while building gives the plan folding the whole one gives;
  *   loop extrapolation: times within 0.5 % of the full simulation for
  *     ring, tree, NVLS, NVLS tree and hierarchical all_reduce (and ring
  *     all_gather / reduce_scatter / broadcast, NVLS all_gather) on a DGX
@@ -15,6 +16,7 @@
  *   bounded buffers (conn_slots): the credits are the consumers of the
  *     transfer conn_slots earlier on the connection;
  *   window extrapolation (a sweep's memo): within 1 % of the whole run;
+ *   the memo's runs: a plan run again is taken from it, to the ps;
  *   slice coarsening (max_slices_per_conn): the transfer bound holds, and
  *     the error against exact slicing is printed and bounded. */
 #include <math.h>
@@ -268,6 +270,78 @@ START_TEST(test_fold_route_fixed)
 }
 END_TEST
 
+/* Folding while building gives the plan fs_coll_plan_fold gives (or the
+ * whole plan where that gives NULL), step for step. */
+static void check_same_plan(const FsCollPlan *a, const FsCollPlan *b, const char *what)
+{
+  ck_assert_msg(fs_coll_plan_n_steps(a) == fs_coll_plan_n_steps(b), "%s: %u vs %u steps", what,
+                fs_coll_plan_n_steps(a), fs_coll_plan_n_steps(b));
+  ck_assert_uint_eq(fs_coll_plan_width(a), fs_coll_plan_width(b));
+  ck_assert_uint_eq(fs_coll_plan_n_xfers(a), fs_coll_plan_n_xfers(b));
+  ck_assert_uint_eq(fs_coll_plan_xfer_bytes(a), fs_coll_plan_xfer_bytes(b));
+  ck_assert_uint_eq(fs_coll_plan_max_conn_xfers(a), fs_coll_plan_max_conn_xfers(b));
+  ck_assert_uint_eq(fs_coll_plan_latency_depth(a), fs_coll_plan_latency_depth(b));
+  for (guint i = 0; i < fs_coll_plan_n_steps(a); i++) {
+    const FsCollStep *x = fs_coll_plan_step(a, i), *y = fs_coll_plan_step(b, i);
+    ck_assert_msg(x->kind == y->kind && x->src == y->src && x->dst == y->dst &&
+                  x->bytes == y->bytes && x->channel == y->channel && x->lane == y->lane &&
+                  x->width == y->width && x->inter == y->inter, "%s: step %u differs", what, i);
+    guint nx, ny, cx, cy;
+    const uint32_t *dx = fs_coll_plan_deps(a, i, &nx), *dy = fs_coll_plan_deps(b, i, &ny);
+    const uint32_t *kx = fs_coll_plan_credits(a, i, &cx), *ky = fs_coll_plan_credits(b, i, &cy);
+    ck_assert_msg(nx == ny && cx == cy, "%s: step %u deps %u/%u credits %u/%u", what, i, nx, ny, cx, cy);
+    for (guint j = 0; j < nx; j++)
+      ck_assert_uint_eq(dx[j], dy[j]);
+    for (guint j = 0; j < cx; j++)
+      ck_assert_uint_eq(kx[j], ky[j]);
+  }
+}
+
+START_TEST(test_fold_while_building)
+{
+  struct {
+    const char *topo, *define;
+    FsCollOp op;
+    const char *algo;
+    uint64_t size;
+    guint min_width; /* 1: not folded (the whole plan) */
+  } cases[] = {
+    {"dgx-h100.yaml", NULL, FS_COLL_ALL_REDUCE, "nvls", 64u << 20, 4},
+    {"dgx-h100.yaml", NULL, FS_COLL_ALL_GATHER, "nvls", 64u << 20, 4},
+    {"dgx-h100.yaml", NULL, FS_COLL_ALL_REDUCE, "ring", 64u << 20, 2},
+    {"dgx-h100.yaml", NULL, FS_COLL_ALLTOALL, "direct", 16u << 20, 1},
+    {"dgx-h100.yaml", NULL, FS_COLL_ALL_REDUCE, "ring", (64u << 20) + 4, 1}, /* unequal shares */
+    {"dgx-h100-ib-ndr.yaml", "nodes=4", FS_COLL_ALL_REDUCE, "nvls_tree", 64u << 20, 4},
+    {"dgx-h100-ib-ndr.yaml", "nodes=2", FS_COLL_ALL_REDUCE, "tree", 16u << 20, 1},
+    {"dgx-h100-ib-ndr.yaml", "nodes=2", FS_COLL_ALL_REDUCE, "hier", 16u << 20, 1},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    Sys s;
+    sys_open(&s, cases[i].topo, cases[i].define);
+    FsCollChoice ch;
+    FsCollRequest req;
+    uint64_t nb;
+    choose(&s, cases[i].op, cases[i].size, cases[i].algo, FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+    GError *err = NULL;
+    g_autoptr(FsCollPlan) whole = fs_coll_plan_new(s.comm, ch.algo, &req, &err);
+    fs_assert_no_error(err);
+    g_autoptr(FsCollPlan) folded = fs_coll_plan_fold(whole, fs_coll_topo_route_fixed, s.tnet);
+    g_autoptr(FsCollPlan) built = fs_coll_plan_new_folded(s.comm, ch.algo, &req,
+                                                          fs_coll_topo_route_fixed, s.tnet, &err);
+    fs_assert_no_error(err);
+    g_autofree char *what = g_strdup_printf("%s %s %s", cases[i].topo, cases[i].algo,
+                                            fs_coll_op_name(cases[i].op));
+    printf("fold while building, %s: %u of %u steps, width %u\n", what, fs_coll_plan_n_steps(built),
+           fs_coll_plan_n_steps(whole), fs_coll_plan_width(built));
+    fflush(stdout);
+    check_same_plan(built, folded ? folded : whole, what);
+    if (cases[i].min_width > 1)
+      ck_assert_uint_ge(fs_coll_plan_width(built), cases[i].min_width);
+    sys_close(&s);
+  }
+}
+END_TEST
+
 /* ---- Loop extrapolation ------------------------------------------------ */
 
 typedef struct {
@@ -493,6 +567,41 @@ START_TEST(test_window_extrapolation)
 }
 END_TEST
 
+START_TEST(test_memo_reuses_runs_exactly)
+{
+  /* The NVLS tree across 4 NDR nodes fails the 1e-6 check, so 512 MiB (32
+   * loops) tries N = 4 (its runs stop at the first failed check) and then
+   * runs whole.  With a memo the runs of the family's plans are kept: the
+   * same size again takes every attempted run from it and simulates only
+   * the whole plan, and the times are those of runs without a memo, to the
+   * picosecond (the same plan with the same parameters, alone). */
+  Sys s;
+  sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=4");
+  g_autoptr(FsCollAloneMemo) memo = fs_coll_alone_memo_new();
+  FsCollAloneOpts with_memo = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet,
+                               .memo = memo};
+  FsCollAloneOpts without = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet};
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  choose(&s, FS_COLL_ALL_REDUCE, 512u << 20, "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+  FsCollAloneStats a = time_it(&s, &ch, &req, nb, &with_memo);
+  FsCollAloneStats b = time_it(&s, &ch, &req, nb, &with_memo);
+  FsCollAloneStats c = time_it(&s, &ch, &req, nb, &without);
+  printf("nvls_tree 4 nodes 512 MiB: %.3f us; runs %u (first, memo), %u (again, memo), %u (no memo)\n",
+         fs_time_to_us(a.time), a.runs, b.runs, c.runs);
+  fflush(stdout);
+  ck_assert_uint_eq(a.loops, 32);
+  ck_assert_uint_eq(a.sim_loops, 32); /* run whole: no periodic regime */
+  ck_assert_int_eq(a.time, c.time);
+  ck_assert_int_eq(b.time, c.time);
+  ck_assert_uint_eq(a.runs, c.runs);
+  ck_assert_uint_ge(a.runs, 3); /* at least N, N+1, N+2, then whole */
+  ck_assert_uint_eq(b.runs, 1);
+  sys_close(&s);
+}
+END_TEST
+
 /* ---- Step extrapolation ------------------------------------------------ */
 
 /* Ring op of size on s (channels nch, 0 = the tuner's) timed exact and
@@ -603,12 +712,14 @@ int main(void)
   FS_ADD_TEST(s, test_fold_ring_nvlink_close);
   FS_ADD_TEST(s, test_fold_refused);
   FS_ADD_TEST(s, test_fold_route_fixed);
+  FS_ADD_TEST(s, test_fold_while_building);
   FS_ADD_TEST(s, test_extrapolate_dgx_h100);
   FS_ADD_TEST(s, test_extrapolate_ndr_2_nodes);
   FS_ADD_TEST(s, test_extrapolate_small_runs_full);
   FS_ADD_TEST(s, test_extrapolate_ring_steps);
   FS_ADD_TEST(s, test_conn_slots_credits);
   FS_ADD_TEST(s, test_window_extrapolation);
+  FS_ADD_TEST(s, test_memo_reuses_runs_exactly);
   FS_ADD_TEST(s, test_coarsen_bounds_transfers);
   return fs_test_run_suite(s);
 }

@@ -3,7 +3,9 @@
  * the sweep lets the tuner (or the user) pick algorithm, protocol and
  * channels, runs the collective on the flow network, and prints the row
  * the way nccl-tests does (or JSON).  Flags follow nccl-tests: -b -e -f -i
- * -g -d -o -r, plus --algo/--proto/--channels and NCCL_ALGO/NCCL_PROTO. */
+ * -g -d -o -r, plus --algo/--proto/--channels and NCCL_ALGO/NCCL_PROTO;
+ * -o all runs every collective, one nccl-tests block each (--redop all is
+ * every reduction op). */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,7 +26,7 @@
 #include "util/units.h"
 #include "workload/opgraph.h"
 
-#define COLL_SCHEMA_VERSION 1
+#define COLL_SCHEMA_VERSION 2
 #define TRACE_LINKS 16
 
 static char *opt_op = NULL, *opt_min = NULL, *opt_max = NULL, *opt_step = NULL;
@@ -44,8 +46,8 @@ static gint opt_iters = 20, opt_warmup = 1, opt_check = 0;
 static const GOptionEntry entries[] = {
   {"op", 'o', 0, G_OPTION_ARG_STRING, &opt_op,
    "Collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, "
-   "gather, scatter, hypercube, barrier); a reduction op name (sum, prod, max, min, avg) or "
-   "'all' selects the redop as in nccl-tests", "OP"},
+   "gather, scatter, hypercube, barrier), or 'all' for every one of them in that order; a "
+   "reduction op name (sum, prod, max, min, avg) selects the redop of all_reduce as in nccl-tests", "OP"},
   {"redop", 0, 0, G_OPTION_ARG_STRING, &opt_redop, "Reduction op: sum, prod, max, min, avg, all", "OP"},
   {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &opt_min, "Smallest size (default 32M; K/M/G = 1024^n)", "SIZE"},
   {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &opt_max, "Largest size (default 32M)", "SIZE"},
@@ -156,42 +158,49 @@ static guint version_code(const char *v)
 }
 
 typedef struct {
-  FsCollOp op;
-  FsCollRedop redops[FS_COLL_N_REDOPS];
-  guint n_redops;
+  FsCollOp ops[FS_COLL_N_OPS]; /* the collectives, each a block of its own */
+  guint n_ops;
+  const char *redop;           /* NULL (sum), "all", or a reduction op's name */
   FsCollDtype dtypes[FS_COLL_N_DTYPES];
   guint n_dtypes;
 } Selection;
 
-/* -o is the collective when it names one, else the redop (nccl-tests). */
+static void bad_op(GError **error, const char *text)
+{
+  g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+              "unknown collective or reduction op \"%s\"; expected a collective (see --list), all, "
+              "or sum, prod, max, min, avg", text);
+}
+
+/* -o is a collective, "all" (every collective, in the catalog's order), or
+ * else a reduction op as in nccl-tests (-o sum|prod|max|min|avg; --redop
+ * also takes "all"). */
 static gboolean parse_selection(Selection *sel, GError **error)
 {
-  sel->op = FS_COLL_ALL_REDUCE;
-  const char *redop = opt_redop;
-  if (opt_op != NULL && !fs_coll_op_from_name(opt_op, &sel->op)) {
-    if (redop != NULL) {
-      g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                  "unknown collective \"%s\" (see --list)", opt_op);
-      return FALSE;
-    }
-    redop = opt_op;
-  }
-  sel->n_redops = 0;
-  if (redop == NULL || !fs_coll_op_reduces(sel->op)) {
-    sel->redops[sel->n_redops++] = FS_COLL_REDOP_SUM;
-    if (redop != NULL && strcmp(redop, "all") != 0 && !fs_coll_redop_from_name(redop, &sel->redops[0])) {
-      g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                  "unknown collective or reduction op \"%s\"; expected a collective (see --list) or "
-                  "sum, prod, max, min, avg, all", redop);
-      return FALSE;
-    }
-  } else if (strcmp(redop, "all") == 0) {
-    for (guint r = 0; r < FS_COLL_N_REDOPS; r++)
-      sel->redops[sel->n_redops++] = (FsCollRedop)r;
-  } else if (!fs_coll_redop_from_name(redop, &sel->redops[sel->n_redops++])) {
+  sel->n_ops = 0;
+  sel->redop = opt_redop;
+  FsCollRedop r;
+  if (opt_op == NULL) {
+    sel->ops[sel->n_ops++] = FS_COLL_ALL_REDUCE;
+  } else if (strcmp(opt_op, "all") == 0) {
+    for (guint o = 0; o < FS_COLL_N_OPS; o++)
+      sel->ops[sel->n_ops++] = (FsCollOp)o;
+  } else if (fs_coll_op_from_name(opt_op, &sel->ops[0])) {
+    sel->n_ops = 1;
+  } else if (opt_redop != NULL) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                "unknown collective or reduction op \"%s\"; expected a collective (see --list) or "
-                "sum, prod, max, min, avg, all", redop);
+                "unknown collective \"%s\" (see --list)", opt_op);
+    return FALSE;
+  } else if (fs_coll_redop_from_name(opt_op, &r)) {
+    sel->ops[sel->n_ops++] = FS_COLL_ALL_REDUCE;
+    sel->redop = opt_op;
+  } else {
+    bad_op(error, opt_op);
+    return FALSE;
+  }
+  if (sel->redop != NULL && strcmp(sel->redop, "all") != 0 && !fs_coll_redop_from_name(sel->redop, &r)) {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "unknown reduction op \"%s\"; expected sum, prod, max, min, avg or all", sel->redop);
     return FALSE;
   }
   sel->n_dtypes = 0;
@@ -208,6 +217,26 @@ static gboolean parse_selection(Selection *sel, GError **error)
     }
   }
   return TRUE;
+}
+
+/* The redops op runs with: all five for "all" when op reduces, else the
+ * one named (sum by default). */
+static guint op_redops(const Selection *sel, FsCollOp op, FsCollRedop *out)
+{
+  guint n = 0;
+  if (sel->redop != NULL && strcmp(sel->redop, "all") == 0) {
+    if (!fs_coll_op_reduces(op)) {
+      out[0] = FS_COLL_REDOP_SUM;
+      return 1;
+    }
+    for (guint r = 0; r < FS_COLL_N_REDOPS; r++)
+      out[n++] = (FsCollRedop)r;
+    return n;
+  }
+  out[0] = FS_COLL_REDOP_SUM;
+  if (sel->redop != NULL)
+    fs_coll_redop_from_name(sel->redop, &out[0]);
+  return 1;
 }
 
 static gboolean build_prefs(FsCollPrefs *prefs, GError **error)
@@ -267,26 +296,29 @@ static gboolean explain_sizes(GString *out, const FsNcclParams *np, const FsColl
   return TRUE;
 }
 
-/* Runs each size of the sweep (the first datatype and redop) once more,
- * back to back, as collectives of an op graph (one stream per rank, tuned
- * as NCCL would), sampling link utilisation, and writes the trace. */
+/* Runs each size of the sweep (each collective's first datatype and redop)
+ * once more, back to back, as collectives of an op graph (one stream per
+ * rank, tuned as NCCL would), sampling link utilisation, and writes the
+ * trace.  title_op: the collective's name, or "all". */
 static gboolean write_trace(const FsTopo *topo, const FsNcclParams *np, const guint *gpus, guint n,
-                            FsCollOp op, const GArray *rows, const char *path, GError **error)
+                            const char *title_op, const GArray *rows, const char *path,
+                            GError **error)
 {
   g_autoptr(FsOpGraph) g = fs_opgraph_new();
   guint comm = fs_opgraph_add_comm(g, "world", gpus, n);
   g_autofree guint *streams = g_new(guint, n);
   for (guint r = 0; r < n; r++)
     streams[r] = fs_opgraph_add_stream(g, "coll", r, (int)gpus[r], TRUE);
-  const char *first_type = rows->len ? g_array_index(rows, FsNcclTestsRow, 0).type_name : NULL;
-  const char *first_redop = rows->len ? g_array_index(rows, FsNcclTestsRow, 0).redop_label : NULL;
+  const FsNcclTestsRow *first = NULL;
   for (guint i = 0; i < rows->len; i++) {
     const FsNcclTestsRow *row = &g_array_index(rows, FsNcclTestsRow, i);
-    if (strcmp(row->type_name, first_type) != 0 || strcmp(row->redop_label, first_redop) != 0)
+    if (first == NULL || first->op != row->op)
+      first = row;
+    if (strcmp(row->type_name, first->type_name) != 0 || strcmp(row->redop_label, first->redop_label) != 0)
       continue;
-    guint c = fs_opgraph_add_coll(g, comm, op, row->sizes.unit_bytes);
+    guint c = fs_opgraph_add_coll(g, comm, row->op, row->sizes.unit_bytes);
     g_autofree char *sz = fs_format_size(row->sizes.size);
-    g_autofree char *name = g_strdup_printf("%s %s", fs_coll_op_name(op), sz);
+    g_autofree char *name = g_strdup_printf("%s %s", fs_coll_op_name(row->op), sz);
     for (guint r = 0; r < n; r++) {
       FsOp o = { .kind = FS_OP_COLL, .cat = FS_CAT_COMM, .name = name, .bytes = row->sizes.unit_bytes,
                  .coll = c, .mb = -1, .layer = -1 };
@@ -309,13 +341,17 @@ static gboolean write_trace(const FsTopo *topo, const FsNcclParams *np, const gu
   char *names[TRACE_LINKS] = { NULL };
   for (guint i = 0; i < nl; i++)
     tl[i].name = names[i] = fs_router_channel_name(router, tl[i].channel);
-  g_autofree char *title = g_strdup_printf("%s on %u GPUs of %s", fs_coll_op_name(op), n, fs_topo_name(topo));
+  g_autofree char *title = g_strdup_printf("%s on %u GPUs of %s", title_op, n, fs_topo_name(topo));
   FsTraceOptions to = { title, tl, nl, sampler, end };
   g_autofree char *txt = fs_trace_json(g, topo, &to);
   for (guint i = 0; i < nl; i++)
     g_free(names[i]);
   return fs_write_file_atomic(path, txt, strlen(txt), error);
 }
+
+static int emit(const Selection *sel, FsCollSweep *swp, const FsTopo *topo, const FsNcclParams *np,
+                const FsCollSysInfo *sysp, const FsComm *comm, const guint *gpus, guint n,
+                const GArray *rows, const guint *ends, const double *avgs, char *const *skipped);
 
 static int run(const char *topo_path)
 {
@@ -365,8 +401,9 @@ static int run(const char *topo_path)
   g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, np->max_channels, &error);
   if (comm == NULL)
     return fs_cli_fail("coll", error);
-  if (fs_coll_op_rooted(sel.op) && (opt_root < 0 || (guint)opt_root >= n))
-    return fs_cli_usage("coll", "root %d is not a rank of %u GPUs", opt_root, n);
+  for (guint o = 0; o < sel.n_ops; o++)
+    if (fs_coll_op_rooted(sel.ops[o]) && (opt_root < 0 || (guint)opt_root >= n))
+      return fs_cli_usage("coll", "root %d is not a rank of %u GPUs", opt_root, n);
   sw.root = (guint)opt_root;
 
   FsCollSysInfo sys;
@@ -380,46 +417,93 @@ static int run(const char *topo_path)
   if (!forced_cn && !(cn != NULL && strcmp(cn, "1") == 0))
     sys.collnet = FALSE;
 
+  /* One sweep per collective, each row knowing its collective; ends[o] is
+   * the end of collective o's rows. */
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
-  sw.op = sel.op;
+  guint ends[FS_COLL_N_OPS];
+  double avgs[FS_COLL_N_OPS];
+  char *skipped[FS_COLL_N_OPS] = {NULL}; /* why collective o did not run (-o all) */
+  guint n_skipped = 0;
   sw.alone.exact = opt_exact;
   sw.alone.route_fixed = fs_coll_topo_route_fixed;
   sw.alone.route_ctx = tnet;
-  for (guint d = 0; d < sel.n_dtypes; d++) {
-    guint first = rows->len;
-    sw.dtype = sel.dtypes[d];
-    sw.redop = sel.redops[0];
-    if (!fs_coll_bench(np, &sys, comm, &sw, net, fs_coll_topo_xfer, tnet, rows, &error))
-      return fs_cli_fail("coll", error);
-    /* The model's time does not depend on the reduction op (the same plan,
-     * the same bytes): the other redops repeat the first one's rows under
-     * their own label, as nccl-tests prints one sweep per redop. */
-    guint len = rows->len;
-    for (guint r = 1; r < sel.n_redops; r++)
-      for (guint i = first; i < len; i++) {
-        FsNcclTestsRow row = g_array_index(rows, FsNcclTestsRow, i);
-        row.redop_label = fs_coll_op_redop_label(sel.op, sel.redops[r]);
-        g_array_append_val(rows, row);
+  for (guint o = 0; o < sel.n_ops; o++) {
+    guint op_first = rows->len;
+    FsCollRedop redops[FS_COLL_N_REDOPS];
+    guint n_redops = op_redops(&sel, sel.ops[o], redops);
+    sw.op = sel.ops[o];
+    for (guint d = 0; d < sel.n_dtypes; d++) {
+      guint first = rows->len;
+      sw.dtype = sel.dtypes[d];
+      sw.redop = redops[0];
+      if (!fs_coll_bench(np, &sys, comm, &sw, net, fs_coll_topo_xfer, tnet, rows, &error)) {
+        /* -o all leaves out what cannot run on this communicator (a
+         * hypercube on 3 ranks), saying why; unless nothing can. */
+        if (sel.n_ops == 1 || !g_error_matches(error, FS_COLL_ERROR, FS_COLL_ERROR_UNSUPPORTED))
+          return fs_cli_fail("coll", error);
+        skipped[o] = g_strdup(error->message);
+        g_clear_error(&error);
+        g_array_set_size(rows, op_first);
+        n_skipped++;
+        break;
       }
+      /* The model's time does not depend on the reduction op (the same plan,
+       * the same bytes): the other redops repeat the first one's rows under
+       * their own label, as nccl-tests prints one sweep per redop. */
+      guint len = rows->len;
+      for (guint r = 1; r < n_redops; r++)
+        for (guint i = first; i < len; i++) {
+          FsNcclTestsRow row = g_array_index(rows, FsNcclTestsRow, i);
+          row.redop_label = fs_coll_op_redop_label(sw.op, redops[r]);
+          g_array_append_val(rows, row);
+        }
+    }
+    ends[o] = rows->len;
+    if (skipped[o] != NULL) {
+      avgs[o] = 0;
+      continue;
+    }
+    g_autoptr(GArray) mine = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
+    g_array_append_vals(mine, &g_array_index(rows, FsNcclTestsRow, op_first), rows->len - op_first);
+    avgs[o] = fs_coll_bench_avg_busbw(mine);
   }
-  double avg = fs_coll_bench_avg_busbw(rows);
-  if (opt_trace != NULL && !write_trace(topo, np, gpus, n, sel.op, rows, opt_trace, &error))
+  if (n_skipped == sel.n_ops) {
+    int st = fs_cli_fail("coll", g_error_new(FS_COLL_ERROR, FS_COLL_ERROR_UNSUPPORTED, "%s", skipped[0]));
+    for (guint o = 0; o < sel.n_ops; o++)
+      g_free(skipped[o]);
+    return st;
+  }
+  int status = emit(&sel, &sw, topo, np, &sys, comm, gpus, n, rows, ends, avgs, skipped);
+  for (guint o = 0; o < sel.n_ops; o++)
+    g_free(skipped[o]);
+  return status;
+}
+
+/* Prints the rows (text, --json or --csv) and writes the trace. */
+static int emit(const Selection *sel, FsCollSweep *swp, const FsTopo *topo, const FsNcclParams *np,
+                const FsCollSysInfo *sysp, const FsComm *comm, const guint *gpus, guint n,
+                const GArray *rows, const guint *ends, const double *avgs, char *const *skipped)
+{
+  GError *error = NULL;
+  FsCollSweep sw = *swp;
+  const char *collective = sel->n_ops == 1 ? fs_coll_op_name(sel->ops[0]) : "all";
+  if (opt_trace != NULL && !write_trace(topo, np, gpus, n, collective, rows, opt_trace, &error))
     return fs_cli_fail("coll", error);
 
   if (opt_csv) {
-    printf("size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo,proto,channels\n");
+    printf("size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo,proto,channels,op\n");
     for (guint i = 0; i < rows->len; i++) {
       const FsNcclTestsRow *r = &g_array_index(rows, FsNcclTestsRow, i);
-      printf("%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%s,%d,%.10g,%.10g,%.10g,%s,%s,%u\n",
+      printf("%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%s,%d,%.10g,%.10g,%.10g,%s,%s,%u,%s\n",
              r->sizes.size, r->sizes.count, r->type_name, r->redop_label, r->root, r->oop_time_us,
-             r->oop_algbw, r->oop_busbw, r->algo, r->proto, r->channels);
+             r->oop_algbw, r->oop_busbw, r->algo, r->proto, r->channels, fs_coll_op_name(r->op));
     }
     return 0;
   }
   if (opt_json) {
     json_t *root = json_object();
     json_object_set_new(root, "schema_version", json_integer(COLL_SCHEMA_VERSION));
-    json_object_set_new(root, "collective", json_string(fs_coll_op_name(sel.op)));
+    json_object_set_new(root, "collective", json_string(collective));
     json_object_set_new(root, "topology", json_string(fs_topo_name(topo)));
     json_object_set_new(root, "nranks", json_integer(n));
     json_object_set_new(root, "nccl_version", json_string(np->version));
@@ -427,20 +511,27 @@ static int run(const char *topo_path)
     for (guint i = 0; i < rows->len; i++)
       json_array_append_new(res, fs_ncclt_row_json(&g_array_index(rows, FsNcclTestsRow, i)));
     json_object_set_new(root, "results", res);
-    json_object_set_new(root, "avg_busbw_GBps", json_real(avg));
+    json_object_set_new(root, "avg_busbw_GBps", json_real(fs_coll_bench_avg_busbw(rows)));
+    json_t *by_op = json_object();
+    for (guint o = 0; o < sel->n_ops; o++)
+      if (skipped[o] == NULL)
+        json_object_set_new(by_op, fs_coll_op_name(sel->ops[o]), json_real(avgs[o]));
+    json_object_set_new(root, "avg_busbw_by_op", by_op);
+    json_t *skip = json_array();
+    for (guint o = 0; o < sel->n_ops; o++)
+      if (skipped[o] != NULL) {
+        json_t *e = json_object();
+        json_object_set_new(e, "op", json_string(fs_coll_op_name(sel->ops[o])));
+        json_object_set_new(e, "reason", json_string(skipped[o]));
+        json_array_append_new(skip, e);
+      }
+    json_object_set_new(root, "skipped", skip);
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
     printf("%s\n", s);
     free(s);
     json_decref(root);
     return 0;
   }
-  FsNcclTestsHeader h = {
-    .op = sel.op, .version_tag = "fabricsim-" FS_VERSION, .nccl_version_code = version_code(np->version),
-    .nthreads = 1, .ngpus = n, .min_bytes = sw.min_bytes, .max_bytes = sw.max_bytes,
-    .step_factor = sw.step_factor, .step_bytes = sw.step_bytes,
-    .warmup_iters = (guint)MAX(opt_warmup, 0), .iters = (guint)MAX(opt_iters, 0), .agg_iters = 1,
-    .validation = (guint)MAX(opt_check, 0),
-  };
   g_autofree FsNcclTestsDevice *devs = g_new0(FsNcclTestsDevice, n);
   for (guint i = 0; i < n; i++) {
     const FsTopoNode *node = fs_topo_node(topo, gpus[i]);
@@ -449,14 +540,33 @@ static int run(const char *topo_path)
     devs[i].device = node->local >= 0 ? (guint)node->local : 0;
     devs[i].name = node->model->name;
   }
+  /* Each collective is a block of its own, as nccl-tests' programs run one
+   * after another print them. */
   g_autoptr(GString) out = g_string_new(NULL);
-  fs_ncclt_header(out, &h, devs, n);
-  fs_ncclt_table_header(out);
-  for (guint i = 0; i < rows->len; i++)
-    fs_ncclt_row(out, &g_array_index(rows, FsNcclTestsRow, i));
-  fs_ncclt_footer(out, sel.op, avg);
-  if (opt_explain && !explain_sizes(out, np, &sys, comm, &sw, &error))
-    return fs_cli_fail("coll", error);
+  for (guint o = 0; o < sel->n_ops; o++) {
+    FsNcclTestsHeader h = {
+      .op = sel->ops[o], .version_tag = "fabricsim-" FS_VERSION,
+      .nccl_version_code = version_code(np->version),
+      .nthreads = 1, .ngpus = n, .min_bytes = sw.min_bytes, .max_bytes = sw.max_bytes,
+      .step_factor = sw.step_factor, .step_bytes = sw.step_bytes,
+      .warmup_iters = (guint)MAX(opt_warmup, 0), .iters = (guint)MAX(opt_iters, 0), .agg_iters = 1,
+      .validation = (guint)MAX(opt_check, 0),
+    };
+    fs_ncclt_header(out, &h, devs, n);
+    if (skipped[o] != NULL) {
+      g_string_append_printf(out, "#\n# Not run: %s\n#\n# Collective test concluded: %s\n", skipped[o],
+                             fs_coll_op_binary(sel->ops[o]));
+      continue;
+    }
+    fs_ncclt_table_header(out);
+    for (guint i = o ? ends[o - 1] : 0; i < ends[o]; i++)
+      fs_ncclt_row(out, &g_array_index(rows, FsNcclTestsRow, i));
+    fs_ncclt_footer(out, sel->ops[o], avgs[o]);
+    sw.op = sel->ops[o];
+    sw.dtype = sel->dtypes[0];
+    if (opt_explain && !explain_sizes(out, np, sysp, comm, &sw, &error))
+      return fs_cli_fail("coll", error);
+  }
   fputs(out->str, stdout);
   return 0;
 }
@@ -467,9 +577,10 @@ int fs_cmd_coll(int argc, char **argv)
   g_autoptr(GOptionContext) ctx = g_option_context_new("TOPOLOGY - nccl-tests on the simulator");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
-    "Runs a sweep of one collective on the topology's GPUs and prints nccl-tests'\n"
-    "table (size, count, type, redop, root, time, algbw, busbw), a note of the\n"
-    "algorithm/protocol/channels that ran, and the average bus bandwidth.  The\n"
+    "Runs a sweep of one collective (or of each, -o all) on the topology's GPUs and\n"
+    "prints nccl-tests' table (size, count, type, redop, root, time, algbw, busbw), a\n"
+    "note of the algorithm/protocol/channels that ran, and the average bus bandwidth;\n"
+    "-o all prints one such block per collective, as nccl-tests' programs would.  The\n"
     "tuner follows NCCL's cost model (models/nccl/nccl.yaml); NCCL_ALGO and\n"
     "NCCL_PROTO restrict it as in NCCL (\"Ring,Tree\", \"^NVLS\", or per collective as\n"
     "in NCCL 2.24+: \"ring;allreduce:tree,ring;allgather:^nvls\"); CollNet (SHARP)\n"
@@ -477,6 +588,7 @@ int fs_cmd_coll(int argc, char **argv)
     "\n"
     "Examples:\n"
     "  fabricsim coll topologies/dgx-h100.yaml -o all_reduce -b 8 -e 8G -f 2\n"
+    "  fabricsim coll topologies/dgx-h100.yaml -o all -b 8 -e 16G -f 2\n"
     "  NCCL_ALGO=Ring fabricsim coll topologies/dgx-h100.yaml -o all_gather -b 1M -e 1G -f 4 --json\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "coll");
   if (done != FS_CLI_GO_ON)

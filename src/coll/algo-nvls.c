@@ -50,7 +50,9 @@ static void nvls_up(FsPlanBuilder *b, guint ch, guint h, uint64_t c, uint32_t *m
   const FsComm *comm = fs_plan_comm(b);
   guint L;
   const guint *ranks = fs_comm_host_ranks(comm, h, &L);
-  g_autofree uint32_t *up = g_new(uint32_t, L);
+  uint32_t buf[16];
+  g_autofree uint32_t *heap = L > G_N_ELEMENTS(buf) ? g_new(uint32_t, L) : NULL;
+  uint32_t *up = heap ? heap : buf;
   for (guint j = 0; j < L; j++)
     up[j] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_NVLS(h), c, NULL, 0);
   for (guint j = 0; j < L; j++)
@@ -62,7 +64,9 @@ static void nvls_down(FsPlanBuilder *b, guint ch, guint h, uint64_t c, const uin
   const FsComm *comm = fs_plan_comm(b);
   guint L;
   const guint *ranks = fs_comm_host_ranks(comm, h, &L);
-  g_autofree uint32_t *st = g_new(uint32_t, L);
+  uint32_t buf[16];
+  g_autofree uint32_t *heap = L > G_N_ELEMENTS(buf) ? g_new(uint32_t, L) : NULL;
+  uint32_t *st = heap ? heap : buf;
   for (guint j = 0; j < L; j++)
     st[j] = fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(ranks[j]), FS_EP_NVLS(h), fs_plan_split(b, c, L, j),
                               &mid[j], 1);
@@ -98,6 +102,54 @@ static void build(FsPlanBuilder *b)
   }
 }
 
+/* The binary tree over hosts of tree t (fs_coll_btree): parents, children
+ * in host order, and the hosts in BFS order from the root. */
+typedef struct {
+  int *parent;
+  guint *kid_off, *kids; /* CSR: children of h in kids[kid_off[h] .. kid_off[h+1]) */
+  guint *order;
+  guint root;
+} HostTree;
+
+static void host_tree(guint nh, guint t, HostTree *tr)
+{
+  tr->parent = g_new(int, nh);
+  tr->kid_off = g_new0(guint, nh + 1);
+  tr->kids = g_new(guint, nh);
+  tr->order = g_new(guint, nh);
+  tr->root = 0;
+  for (guint h = 0; h < nh; h++) {
+    int c0, c1;
+    fs_coll_btree(nh, t, h, &tr->parent[h], &c0, &c1);
+    if (tr->parent[h] < 0)
+      tr->root = h;
+    else
+      tr->kid_off[tr->parent[h] + 1]++;
+  }
+  for (guint h = 0; h < nh; h++)
+    tr->kid_off[h + 1] += tr->kid_off[h];
+  g_autofree guint *fill = g_new0(guint, nh);
+  for (guint h = 0; h < nh; h++)
+    if (tr->parent[h] >= 0) {
+      guint p = (guint)tr->parent[h];
+      tr->kids[tr->kid_off[p] + fill[p]++] = h;
+    }
+  guint no = 0;
+  tr->order[no++] = tr->root;
+  for (guint i = 0; i < no; i++)
+    for (guint k = tr->kid_off[tr->order[i]]; k < tr->kid_off[tr->order[i] + 1]; k++)
+      tr->order[no++] = tr->kids[k];
+  g_assert(no == nh);
+}
+
+static void host_tree_free(HostTree *tr)
+{
+  g_free(tr->parent);
+  g_free(tr->kid_off);
+  g_free(tr->kids);
+  g_free(tr->order);
+}
+
 static void build_tree(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
@@ -108,9 +160,21 @@ static void build_tree(FsPlanBuilder *b)
   g_autofree uint32_t *mid = g_new(uint32_t, nh * L);
   g_autofree uint32_t *up = g_new(uint32_t, nh);
   g_autofree uint32_t *down = g_new(uint32_t, nh);
+  /* who[j*nh + h]: rank j of host h. */
+  g_autofree guint *who = g_new(guint, L * nh);
+  for (guint h = 0; h < nh; h++) {
+    guint m;
+    const guint *ranks = fs_comm_host_ranks(comm, h, &m);
+    for (guint j = 0; j < L; j++)
+      who[j * nh + h] = ranks[j];
+  }
+  /* Even channels use tree 0, odd ones tree 1 (with two or more). */
+  HostTree trees[2];
+  host_tree(nh, 0, &trees[0]);
+  host_tree(nh, 1, &trees[1]);
   uint32_t deps[3];
   for (guint ch = 0; ch < req->nchannels; ch++) {
-    guint t = req->nchannels >= 2 ? ch % 2 : 0;
+    const HostTree *tr = &trees[req->nchannels >= 2 ? ch % 2 : 0];
     uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
     guint64 nchunks = fs_algo_n_chunks(b, bytes);
     for (guint64 k = 0; k < nchunks; k++) {
@@ -120,50 +184,28 @@ static void build_tree(FsPlanBuilder *b)
       for (guint j = 0; j < L; j++) {
         uint64_t shard = fs_plan_split(b, c, L, j);
         /* Rank j of every host: a binary tree over hosts, up then down. */
-        g_autofree guint *who = g_new(guint, nh);
-        for (guint h = 0; h < nh; h++) {
-          guint m;
-          who[h] = fs_comm_host_ranks(comm, h, &m)[j];
-        }
+        const guint *w = who + j * nh;
         /* Up: deeper hosts first.  btree node ids are host indices; a
          * host's up send waits for its own shard and its children's. */
-        g_autofree guint *order = g_new(guint, nh);
-        g_autofree int *parent = g_new(int, nh);
-        guint no = 0;
-        int root = 0;
-        for (guint h = 0; h < nh; h++) {
-          int c0, c1;
-          fs_coll_btree(nh, t, h, &parent[h], &c0, &c1);
-          if (parent[h] < 0)
-            root = (int)h;
-        }
-        /* BFS order from the root. */
-        order[no++] = (guint)root;
-        for (guint i = 0; i < no; i++)
-          for (guint h = 0; h < nh; h++)
-            if (parent[h] == (int)order[i])
-              order[no++] = h;
         for (guint i = nh; i-- > 1;) {
-          guint h = order[i], nd = 0;
+          guint h = tr->order[i], nd = 0;
           deps[nd++] = mid[h * L + j];
-          for (guint x = 0; x < nh; x++)
-            if (parent[x] == (int)h && nd < 3)
-              deps[nd++] = up[x];
-          up[h] = fs_plan_xfer(b, ch, FS_EP_RANK(who[h]), FS_EP_RANK(who[parent[h]]), shard, deps, nd);
+          for (guint x = tr->kid_off[h]; x < tr->kid_off[h + 1] && nd < 3; x++)
+            deps[nd++] = up[tr->kids[x]];
+          up[h] = fs_plan_xfer(b, ch, FS_EP_RANK(w[h]), FS_EP_RANK(w[tr->parent[h]]), shard, deps, nd);
         }
         for (guint i = 0; i < nh; i++) {
-          guint h = order[i], nd = 0;
-          if ((int)h == root) {
+          guint h = tr->order[i], nd = 0;
+          if (h == tr->root) {
             deps[nd++] = mid[h * L + j];
-            for (guint x = 0; x < nh; x++)
-              if (parent[x] == (int)h && nd < 3)
-                deps[nd++] = up[x];
+            for (guint x = tr->kid_off[h]; x < tr->kid_off[h + 1] && nd < 3; x++)
+              deps[nd++] = up[tr->kids[x]];
             /* The root's shard is final once its children are in. */
-            down[h] = fs_plan_reduce(b, who[h], shard, deps, nd);
+            down[h] = fs_plan_reduce(b, w[h], shard, deps, nd);
           }
-          for (guint x = 0; x < nh; x++)
-            if (parent[x] == (int)h)
-              down[x] = fs_plan_xfer(b, ch, FS_EP_RANK(who[h]), FS_EP_RANK(who[x]), shard, &down[h], 1);
+          for (guint x = tr->kid_off[h]; x < tr->kid_off[h + 1]; x++)
+            down[tr->kids[x]] = fs_plan_xfer(b, ch, FS_EP_RANK(w[h]), FS_EP_RANK(w[tr->kids[x]]), shard,
+                                             &down[h], 1);
         }
         for (guint h = 0; h < nh; h++)
           mid[h * L + j] = down[h];
@@ -172,6 +214,8 @@ static void build_tree(FsPlanBuilder *b)
         nvls_down(b, ch, h, c, mid + h * L);
     }
   }
+  host_tree_free(&trees[0]);
+  host_tree_free(&trees[1]);
 }
 
 const FsCollAlgo fs_coll_algo_nvls = {

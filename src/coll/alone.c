@@ -3,6 +3,7 @@
 #include "coll/alone.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "coll/bench.h"
@@ -10,7 +11,8 @@
 /* ---- The memo of whole plans (window extrapolation, alone.h) ---------- */
 
 /* A family: everything of a request but its bytes, and the executor
- * parameters of its runs. */
+ * parameters of its runs (ep last: entries are also looked up by the rest,
+ * memo_find_any). */
 typedef struct {
   const FsComm *comm;
   const FsCollAlgo *algo;
@@ -22,10 +24,16 @@ typedef struct {
   FsCollExecParams ep; /* key zeroed */
 } Family;
 
+/* A run of the family's plan of `loops` whole loops and nothing else. */
 typedef struct {
   Family fam;
   guint64 loops;
   FsTime time;
+  guint depth;         /* the plan's latency depth */
+  gboolean whole;      /* a size of the sweep run whole (window extrapolation
+                          uses only these, alone.h) */
+  gboolean ran_as_fam; /* fam.ep is the run's own (FALSE: a whole run whose
+                          latency depth differs from the one-loop plan's) */
 } MemoEntry;
 
 struct FsCollAloneMemo {
@@ -48,14 +56,9 @@ void fs_coll_alone_memo_free(FsCollAloneMemo *m)
   g_free(m);
 }
 
-static void family_of(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
-                      uint64_t q, const FsCollExecParams *ep, Family *f)
+static void family_set_ep(Family *f, const FsCollExecParams *ep)
 {
-  memset(f, 0, sizeof *f); /* padding too: families are compared with memcmp */
-  f->comm = comm, f->algo = algo, f->op = req->op, f->dtype = req->dtype, f->proto = req->proto;
-  f->nchannels = req->nchannels, f->conn_slots = req->conn_slots;
-  f->max_slices = req->max_slices_per_conn, f->root = req->root;
-  f->chunk = req->chunk_bytes, f->slice = req->slice_bytes, f->q = q;
+  memset(&f->ep, 0, sizeof f->ep);
   f->ep.base_latency = ep->base_latency;
   f->ep.step_latency[0] = ep->step_latency[0];
   f->ep.step_latency[1] = ep->step_latency[1];
@@ -64,11 +67,46 @@ static void family_of(const FsComm *comm, const FsCollAlgo *algo, const FsCollRe
   f->ep.reduce_bw = ep->reduce_bw;
 }
 
+static void family_of(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
+                      uint64_t q, const FsCollExecParams *ep, Family *f)
+{
+  memset(f, 0, sizeof *f); /* padding too: families are compared with memcmp */
+  f->comm = comm, f->algo = algo, f->op = req->op, f->dtype = req->dtype, f->proto = req->proto;
+  f->nchannels = req->nchannels, f->conn_slots = req->conn_slots;
+  f->max_slices = req->max_slices_per_conn, f->root = req->root;
+  f->chunk = req->chunk_bytes, f->slice = req->slice_bytes, f->q = q;
+  family_set_ep(f, ep);
+}
+
+/* A whole run of f's plan of `loops` loops (window extrapolation). */
 static const MemoEntry *memo_find(const FsCollAloneMemo *m, const Family *f, guint64 loops)
 {
   for (guint i = 0; i < m->entries->len; i++) {
     const MemoEntry *e = &g_array_index(m->entries, MemoEntry, i);
-    if (e->loops == loops && memcmp(&e->fam, f, sizeof *f) == 0)
+    if (e->whole && e->loops == loops && memcmp(&e->fam, f, sizeof *f) == 0)
+      return e;
+  }
+  return NULL;
+}
+
+/* Any run of the plan of `loops` loops of f's family whatever its executor
+ * parameters (for its latency depth; the time only when run as its fam). */
+static const MemoEntry *memo_find_any(const FsCollAloneMemo *m, const Family *f, guint64 loops)
+{
+  for (guint i = 0; i < m->entries->len; i++) {
+    const MemoEntry *e = &g_array_index(m->entries, MemoEntry, i);
+    if (e->loops == loops && e->ran_as_fam && memcmp(&e->fam, f, offsetof(Family, ep)) == 0)
+      return e;
+  }
+  return NULL;
+}
+
+/* The time of a run of f (its ep included) of `loops` loops; NULL if none. */
+static const MemoEntry *memo_find_run(const FsCollAloneMemo *m, const Family *f, guint64 loops)
+{
+  for (guint i = 0; i < m->entries->len; i++) {
+    const MemoEntry *e = &g_array_index(m->entries, MemoEntry, i);
+    if (e->loops == loops && e->ran_as_fam && memcmp(&e->fam, f, sizeof *f) == 0)
       return e;
   }
   return NULL;
@@ -106,6 +144,24 @@ static gboolean memo_window(const FsCollAloneMemo *m, const Family *f, guint64 F
   return FALSE;
 }
 
+/* TRUE when runs fold identical channels (alone.h). */
+static gboolean may_fold(const FsCollAloneOpts *opts, const FsFlowNet *net)
+{
+  return !opts->exact && opts->route_fixed != NULL && fs_flownet_model(net) == FS_NET_MAXMIN;
+}
+
+/* The plan of req to run: folded while it is built when runs fold (the
+ * same plan as folding the whole one, fs_coll_plan_new_folded).  Its
+ * latency depth is the whole plan's (a chain stays in its channel, and
+ * every class of channels keeps one). */
+static FsCollPlan *new_plan(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
+                            const FsCollAloneOpts *opts, const FsFlowNet *net, GError **error)
+{
+  if (may_fold(opts, net))
+    return fs_coll_plan_new_folded(comm, algo, req, opts->route_fixed, opts->route_ctx, error);
+  return fs_coll_plan_new(comm, algo, req, error);
+}
+
 /* Runs plan (folded when opts allow) with params; adds to stats. */
 static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params, FsFlowNet *net,
                          FsCollTransferFn xfer, void *xfer_ctx, const FsCollAloneOpts *opts,
@@ -113,8 +169,8 @@ static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params,
 {
   g_autoptr(FsCollPlan) folded = NULL;
   /* Folding relies on max-min sharing (alone.h); the analytic model gives
-   * every flow its path alone. */
-  if (!opts->exact && opts->route_fixed != NULL && fs_flownet_model(net) == FS_NET_MAXMIN)
+   * every flow its path alone.  A plan from new_plan is folded already. */
+  if (fs_coll_plan_width(plan) == 1 && may_fold(opts, net))
     folded = fs_coll_plan_fold(plan, opts->route_fixed, opts->route_ctx);
   const FsCollPlan *run = folded ? folded : plan;
   stats->width = fs_coll_plan_width(run);
@@ -151,51 +207,123 @@ static void truncate_req(const FsCollRequest *req, Dim dim, uint64_t q, guint64 
  * steps per loop; the rest of the plan unchanged), all with the full
  * plan's executor parameters, and extrapolates to F when the time per
  * unit of the three intervals agrees within tol (relative).  *done tells
- * whether it did. */
-static gboolean try_extrapolate(const FsNcclParams *p, const FsCollSysInfo *sys,
-                                const FsComm *comm, uint64_t nbytes, const FsCollChoice *choice,
-                                const FsCollRequest *req, uint64_t key, Dim dim, uint64_t q,
-                                guint64 F, const guint64 n[4], double tol, FsFlowNet *net,
-                                FsCollTransferFn xfer, void *xfer_ctx,
-                                const FsCollAloneOpts *opts, FsCollAloneStats *stats,
-                                gboolean *done, GError **error)
+ * whether it did.  Lazily: the plans are built and run in order and the
+ * attempt stops at the first check that fails, which gives the same answer
+ * as building and running all four first.  fam (DIM_LOOPS of a pure-loop
+ * request with a memo, else NULL): runs of the family's plans are taken
+ * from the memo and recorded in it (the same plan with the same parameters
+ * alone on the network takes the same time: exact). */
+typedef struct {
+  const FsNcclParams *p;
+  const FsCollSysInfo *sys;
+  const FsComm *comm;
+  uint64_t nbytes;
+  const FsCollChoice *choice;
+  const FsCollRequest *req;
+  uint64_t key;
+  Dim dim;
+  uint64_t q;
+  guint64 F;
+  FsFlowNet *net;
+  FsCollTransferFn xfer;
+  void *xfer_ctx;
+  const FsCollAloneOpts *opts;
+  FsCollAloneStats *stats;
+  const Family *fam;
+} Attempt;
+
+/* The truncated plan of x units: its latency depth, from the memo or by
+ * building it (into *pl). */
+static gboolean attempt_depth(const Attempt *at, guint64 x, FsCollPlan **pl, gint64 *depth,
+                              GError **error)
+{
+  const MemoEntry *e = at->fam ? memo_find_any(at->opts->memo, at->fam, x) : NULL;
+  if (e != NULL) {
+    *depth = e->depth;
+    return TRUE;
+  }
+  FsCollRequest r;
+  truncate_req(at->req, at->dim, at->q, at->F, x, &r);
+  if ((*pl = new_plan(at->comm, at->choice->algo, &r, at->opts, at->net, error)) == NULL)
+    return FALSE;
+  *depth = fs_coll_plan_latency_depth(*pl);
+  return TRUE;
+}
+
+/* The time of the truncated plan of x units with ep: from the memo or by
+ * running it (building it first if attempt_depth did not). */
+static gboolean attempt_time(const Attempt *at, guint64 x, FsCollPlan **pl, gint64 depth,
+                             const FsCollExecParams *ep, FsTime *t, GError **error)
+{
+  Family f;
+  if (at->fam != NULL) {
+    f = *at->fam;
+    family_set_ep(&f, ep);
+    const MemoEntry *e = memo_find_run(at->opts->memo, &f, x);
+    if (e != NULL) {
+      *t = e->time;
+      return TRUE;
+    }
+  }
+  if (*pl == NULL) {
+    FsCollRequest r;
+    truncate_req(at->req, at->dim, at->q, at->F, x, &r);
+    if ((*pl = new_plan(at->comm, at->choice->algo, &r, at->opts, at->net, error)) == NULL)
+      return FALSE;
+  }
+  if (!run_plan(*pl, ep, at->net, at->xfer, at->xfer_ctx, at->opts, at->stats, t, error))
+    return FALSE;
+  /* Folded runs only: folding says their routes do not depend on the keys. */
+  if (at->fam != NULL && at->stats->width > 1) {
+    MemoEntry e = {.fam = f, .loops = x, .time = *t, .depth = (guint)depth, .ran_as_fam = TRUE};
+    g_array_append_val(at->opts->memo->entries, e);
+  }
+  return TRUE;
+}
+
+static gboolean try_extrapolate(const Attempt *at, const guint64 n[4], double tol, gboolean *done,
+                                GError **error)
 {
   *done = FALSE;
   FsCollPlan *pl[4] = {NULL, NULL, NULL, NULL};
   gint64 depth[4];
+  FsTime t[4];
   gboolean ok = TRUE;
-  for (guint i = 0; i < 4 && ok; i++) {
-    FsCollRequest r;
-    truncate_req(req, dim, q, F, n[i], &r);
-    pl[i] = fs_coll_plan_new(comm, choice->algo, &r, error);
-    ok = pl[i] != NULL;
-    if (ok)
-      depth[i] = fs_coll_plan_latency_depth(pl[i]);
-  }
-  /* The latency depth must grow by the same whole count per unit too. */
+  /* The latency depth must grow by the same whole count per unit (checked
+   * on each plan before it runs); the first two give the full plan's. */
   gint64 a = (gint64)(n[1] - n[0]), b = (gint64)(n[2] - n[1]), c = (gint64)(n[3] - n[2]);
+  ok = attempt_depth(at, n[0], &pl[0], &depth[0], error) &&
+       attempt_depth(at, n[1], &pl[1], &depth[1], error);
   gint64 dd = ok ? depth[1] - depth[0] : 0;
-  if (ok && dd >= 0 && dd % a == 0 && (depth[2] - depth[1]) * a == dd * b &&
-      (depth[3] - depth[2]) * a == dd * c) {
-    guint64 full_depth = (guint64)depth[0] + (F - n[0]) * (guint64)(dd / a);
+  if (ok && dd >= 0 && dd % a == 0) {
+    guint64 full_depth = (guint64)depth[0] + (at->F - n[0]) * (guint64)(dd / a);
     FsCollExecParams ep;
-    fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice,
+    fs_coll_exec_params_depth(at->p, at->sys, at->comm, at->req->op, at->nbytes, at->choice,
                               (guint)MIN(full_depth, G_MAXUINT), &ep);
-    ep.key = key;
-    FsTime t[4];
-    for (guint i = 0; i < 4 && ok; i++)
-      ok = run_plan(pl[i], &ep, net, xfer, xfer_ctx, opts, stats, &t[i], error);
-    if (ok) {
-      double s1 = (double)(t[1] - t[0]) / (double)a, s2 = (double)(t[2] - t[1]) / (double)b;
-      double s3 = (double)(t[3] - t[2]) / (double)c;
-      if (s1 > 0 && fabs(s2 - s1) <= tol * s1 && fabs(s3 - s2) <= tol * s2) {
-        stats->time = t[2] + (FsTime)llround((double)(F - n[2]) * s2);
-        stats->period = (FsTime)llround(s2);
-        if (dim == DIM_LOOPS)
-          stats->sim_loops = n[2];
-        else
-          stats->sim_ring_steps = (guint)n[3];
-        *done = TRUE;
+    ep.key = at->key;
+    ok = attempt_depth(at, n[2], &pl[2], &depth[2], error);
+    if (ok && (depth[2] - depth[1]) * a == dd * b) {
+      ok = attempt_time(at, n[0], &pl[0], depth[0], &ep, &t[0], error) &&
+           attempt_time(at, n[1], &pl[1], depth[1], &ep, &t[1], error) &&
+           attempt_time(at, n[2], &pl[2], depth[2], &ep, &t[2], error);
+      double s1 = ok ? (double)(t[1] - t[0]) / (double)a : 0;
+      double s2 = ok ? (double)(t[2] - t[1]) / (double)b : 0;
+      if (ok && s1 > 0 && fabs(s2 - s1) <= tol * s1) {
+        ok = attempt_depth(at, n[3], &pl[3], &depth[3], error);
+        if (ok && (depth[3] - depth[2]) * a == dd * c) {
+          ok = attempt_time(at, n[3], &pl[3], depth[3], &ep, &t[3], error);
+          double s3 = ok ? (double)(t[3] - t[2]) / (double)c : 0;
+          if (ok && fabs(s3 - s2) <= tol * s2) {
+            FsCollAloneStats *stats = at->stats;
+            stats->time = t[2] + (FsTime)llround((double)(at->F - n[2]) * s2);
+            stats->period = (FsTime)llround(s2);
+            if (at->dim == DIM_LOOPS)
+              stats->sim_loops = n[2];
+            else
+              stats->sim_ring_steps = (guint)n[3];
+            *done = TRUE;
+          }
+        }
       }
     }
   }
@@ -270,9 +398,10 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
      * that consecutive loops alone came out 0.45 % short. */
     for (guint64 N = N0; !opts->exact && 5 * N + 5 < F; N *= 2) {
       const guint64 n[4] = {N, N + 1, N + 2, 2 * N + 2};
+      const Attempt at = {p, sys, comm, nbytes, choice, req, key, DIM_LOOPS, q, F, net, xfer,
+                          xfer_ctx, opts, stats, remember ? &fam : NULL};
       gboolean done;
-      if (!try_extrapolate(p, sys, comm, nbytes, choice, req, key, DIM_LOOPS, q, F, n, 1e-6,
-                           net, xfer, xfer_ctx, opts, stats, &done, error))
+      if (!try_extrapolate(&at, n, 1e-6, &done, error))
         return FALSE;
       if (done)
         return TRUE;
@@ -287,14 +416,15 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   stats->ring_steps = stats->sim_ring_steps = S;
   for (guint64 K = MAX(opts->min_steps, 4); !opts->exact && 5 * K + 5 < S; K *= 2) {
     const guint64 n[4] = {K, K + 1, K + 2, 2 * K + 2};
+    const Attempt at = {p, sys, comm, nbytes, choice, req, key, DIM_STEPS, 0, S, net, xfer,
+                        xfer_ctx, opts, stats, NULL};
     gboolean done;
-    if (!try_extrapolate(p, sys, comm, nbytes, choice, req, key, DIM_STEPS, 0, S, n, 1e-6, net,
-                         xfer, xfer_ctx, opts, stats, &done, error))
+    if (!try_extrapolate(&at, n, 1e-6, &done, error))
       return FALSE;
     if (done)
       return TRUE;
   }
-  g_autoptr(FsCollPlan) plan = fs_coll_plan_new(comm, choice->algo, req, error);
+  g_autoptr(FsCollPlan) plan = new_plan(comm, choice->algo, req, opts, net, error);
   if (plan == NULL)
     return FALSE;
   FsCollExecParams ep;
@@ -305,7 +435,11 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   /* A whole run of a folded family joins the memo (folding says its routes
    * do not depend on the keys, which differ from size to size). */
   if (remember && stats->width > 1 && memo_find(opts->memo, &fam, stats->loops) == NULL) {
-    MemoEntry e = {.fam = fam, .loops = stats->loops, .time = stats->time};
+    Family ran = fam;
+    family_set_ep(&ran, &ep);
+    MemoEntry e = {.fam = fam, .loops = stats->loops, .time = stats->time,
+                   .depth = fs_coll_plan_latency_depth(plan), .whole = TRUE,
+                   .ran_as_fam = memcmp(&ran, &fam, sizeof fam) == 0};
     g_array_append_val(opts->memo->entries, e);
   }
   return TRUE;

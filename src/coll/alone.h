@@ -14,6 +14,8 @@
  *   by destination (route.h, FsRouteOptions.ecmp), so every pair is fixed
  *   and channels fold across a fat tree too (128 DGX H100 nodes: the NVLS
  *   tree's 16 channels fold to 4, a one-GPU-per-node ring's 32 to 1).
+ *   Plans are folded while they are built (fs_coll_plan_new_folded: the
+ *   same plan, without ever holding the whole one).
  *
  *   Loop extrapolation: a plan is a sequence of identical loops (the
  *   algorithm's loop_bytes, plan.h): a ring's chunk loops, a tree's or a
@@ -33,7 +35,9 @@
  *   pipeline is full the loops can follow each other at a steady but
  *   shorter pace (a chain of 8 ranks: 2 % off at N = 4, exact from N = 8).
  *   When the differences disagree N doubles; when simulating 5N+5 loops
- *   would not be cheaper than F, the full plan runs.
+ *   would not be cheaper than F, the full plan runs.  The four plans are
+ *   built and run in order and an attempt stops at the first check that
+ *   fails (N+1 against N+2 before 2N+2 runs): the same answer for less.
  *   The executor's per-step latency depends on the plan's latency depth
  *   (bench.h), which grows by a fixed count per loop after the first: it is
  *   extrapolated the same way (checked on the three plans) so that the
@@ -64,6 +68,15 @@
  *   the second.  Not exact: the error is that of the time per loop
  *   (measured against whole runs in tests/bench/RESULTS.md).  Whole runs of
  *   such plans are recorded in the memo.
+ *
+ *   The memo also keeps every folded run of a family's plan of L whole
+ *   loops (the truncated plans of loop extrapolation too) with its
+ *   executor parameters and latency depth; an attempt that needs the same
+ *   plan with the same parameters again (a larger size of the sweep tries
+ *   the same N again) takes its time from the memo instead of building and
+ *   running it.  Exact: a plan alone on the network with the same
+ *   parameters takes the same time (folded runs only, whose routes do not
+ *   depend on the keys; tests/test-coll-fast.c checks it to the ps).
  *
  * A transfer's ECMP key is its connection's (exec.h), so a truncated plan
  * draws the same paths as the full plan where the fabric hashes flows

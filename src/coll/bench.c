@@ -85,6 +85,7 @@ gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const Fs
       return FALSE;
     FsTime t = st.time;
     FsNcclTestsRow row = {
+      .op = sw->op,
       .sizes = sizes,
       .type_name = fs_coll_dtype_name(sw->dtype),
       .redop_label = fs_coll_op_redop_label(sw->op, sw->redop),

@@ -85,6 +85,7 @@ void fs_ncclt_footer(GString *out, FsCollOp op, double avg_busbw)
 json_t *fs_ncclt_row_json(const FsNcclTestsRow *r)
 {
   json_t *o = json_object();
+  json_object_set_new(o, "op", json_string(fs_coll_op_name(r->op)));
   json_object_set_new(o, "size_bytes", json_integer((json_int_t)r->sizes.size));
   json_object_set_new(o, "count", json_integer((json_int_t)r->sizes.count));
   json_object_set_new(o, "type", json_string(r->type_name));

@@ -49,6 +49,7 @@ typedef struct {
 
 /* One table row: both columns of timings, and what ran. */
 typedef struct {
+  FsCollOp op;              /* the collective (fs_coll_bench sets it) */
   FsCollSizes sizes;
   const char *type_name;
   const char *redop_label;
@@ -75,9 +76,9 @@ void fs_ncclt_row(GString *out, const FsNcclTestsRow *row);
  * concluded". avg_busbw is the mean over rows of both busbw columns. */
 void fs_ncclt_footer(GString *out, FsCollOp op, double avg_busbw);
 
-/* The JSON object of a row: size_bytes, count, type, redop, root, time_us,
- * algbw_GBps, busbw_GBps (out-of-place), algo, proto, channels.  New
- * reference. */
+/* The JSON object of a row: op, size_bytes, count, type, redop, root,
+ * time_us, algbw_GBps, busbw_GBps (out-of-place), algo, proto, channels.
+ * New reference. */
 json_t *fs_ncclt_row_json(const FsNcclTestsRow *row);
 
 G_END_DECLS

@@ -18,6 +18,7 @@ struct FsCollPlan {
   uint64_t xfer_bytes;
   guint width;     /* channels each step stands for (fs_coll_plan_fold) */
   guint max_conn;  /* most transfers on one connection */
+  guint lat_depth; /* fs_coll_plan_latency_depth + 1, once computed (0: not yet) */
 };
 
 /* A connection: its last transfer is kept for the FIFO dependency. */
@@ -34,13 +35,49 @@ typedef struct {
   uint32_t count;  /* transfers on the connection */
 } ConnEntry;
 
+/* Folding while building (fs_coll_plan_new_folded): the algorithm still
+ * makes every step, but a channel that turns out identical to an earlier
+ * kept one (compared when it ends; algorithms build channel by channel) is
+ * dropped from the arrays at once.  Step ids given to the algorithm are
+ * then virtual (every step made, in order), stored ids are those kept. */
+typedef struct {
+  gboolean on;
+  gboolean failed;    /* cannot fold this way: the caller builds and folds */
+  guint cur;          /* channel being made (G_MAXUINT: none yet) */
+  uint32_t vcount;    /* steps made */
+  uint32_t vbase[64]; /* virtual id of channel c's first step */
+  uint32_t sbase[64]; /* stored id of channel c's first step (while kept) */
+  guint rep[64];      /* the kept channel c equals (c itself when kept) */
+  guint size[64];     /* channels equal to kept channel c, c included */
+  guint count[64];    /* steps of kept channel c */
+  gboolean seen[64];
+} FoldBuild;
+
 struct FsPlanBuilder {
   FsCollPlan *plan;
   GArray *fifo_prev; /* uint32_t per step: the previous transfer on its connection */
   gboolean overflow;  /* past FS_COLL_PLAN_MAX_STEPS: further steps are dropped */
   GHashTable *conns; /* set of ConnEntry*, keyed by their ConnKey */
   guint cur_channel; /* channel of the last transfer (for reductions) */
+  FoldBuild fold;
+  guint steps_cap, deps_cap, fifo_cap; /* elements allocated (see reserve) */
 };
+
+/* Makes room for `need` elements in a (GArray of plain elements, no
+ * clearing) without changing its length, doubling the allocation: the
+ * builder then writes elements and sets a->len itself, one store per step
+ * instead of a GLib call per element. */
+static inline void reserve(GArray *a, guint *cap, guint need)
+{
+  if (need <= *cap)
+    return;
+  guint len = a->len, c = MAX(MAX(need, *cap * 2), 256u);
+  g_array_set_size(a, c);
+  a->len = len;
+  *cap = c;
+}
+
+static void fold_channel_end(FsPlanBuilder *b);
 
 static const char *const nccl_algo_names[FS_NCCL_ALGO_N] = {
 #define X(id, name) name,
@@ -122,31 +159,76 @@ static guint ep_host(const FsComm *comm, FsCollEp ep)
   }
 }
 
+/* Folding while building: the stored id of virtual id v, which must be a
+ * step of the channel being made (else folding this way fails). */
+static uint32_t fold_stored(FsPlanBuilder *b, uint32_t v)
+{
+  FoldBuild *f = &b->fold;
+  if (v < f->vbase[f->cur]) {
+    f->failed = TRUE; /* a dependency leaves the channel */
+    return 0;
+  }
+  return f->sbase[f->cur] + (v - f->vbase[f->cur]);
+}
+
+/* Folding while building: a step of channel ch is about to be made.  FALSE
+ * when folding this way fails (the step is then not stored). */
+static gboolean fold_step(FsPlanBuilder *b, guint ch)
+{
+  FoldBuild *f = &b->fold;
+  if (f->failed)
+    return FALSE;
+  if (ch == f->cur)
+    return TRUE;
+  /* Channel by channel only: a step of an earlier channel fails. */
+  if (ch >= G_N_ELEMENTS(f->seen) || f->seen[ch] || (f->cur != G_MAXUINT && ch < f->cur)) {
+    f->failed = TRUE;
+    return FALSE;
+  }
+  if (f->cur != G_MAXUINT)
+    fold_channel_end(b);
+  f->cur = ch;
+  f->seen[ch] = TRUE;
+  f->vbase[ch] = f->vcount;
+  f->sbase[ch] = b->plan->steps->len;
+  return TRUE;
+}
+
 static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32_t *deps, guint n,
                          uint32_t fifo)
 {
   FsCollPlan *p = b->plan;
-  if (p->steps->len >= p->req.max_steps) {
+  FoldBuild *f = &b->fold;
+  if ((f->on ? f->vcount : p->steps->len) >= p->req.max_steps) {
     b->overflow = TRUE;
     return FS_STEP_NONE;
   }
+  if (f->on && !fold_step(b, proto->channel))
+    return f->vcount++;
   FsCollStep s = *proto;
   s.width = 1;
   s.dep_off = p->deps->len;
   s.n_deps = 0;
+  /* Room for every dependency; the length then counts those kept. */
+  reserve(p->deps, &b->deps_cap, s.dep_off + n + 1);
+  uint32_t *d = (uint32_t *)p->deps->data + s.dep_off;
   for (guint i = 0; i < n; i++)
-    if (deps[i] != FS_STEP_NONE) {
-      g_assert(deps[i] < p->steps->len);
-      g_array_append_val(p->deps, deps[i]);
-      s.n_deps++;
-    }
-  if (fifo != FS_STEP_NONE) {
-    g_array_append_val(p->deps, fifo);
-    s.n_deps++;
-  }
+    if (deps[i] != FS_STEP_NONE)
+      d[s.n_deps++] = f->on ? fold_stored(b, deps[i]) : deps[i];
+  if (fifo != FS_STEP_NONE)
+    d[s.n_deps++] = fifo = f->on ? fold_stored(b, fifo) : fifo;
+  if (f->on && f->failed)
+    return f->vcount++;
+  for (guint i = 0; i < s.n_deps; i++)
+    g_assert(d[i] < p->steps->len);
+  p->deps->len = s.dep_off + s.n_deps;
   s.n_credits = 0;
-  g_array_append_val(p->steps, s);
-  g_array_append_val(b->fifo_prev, fifo);
+  reserve(p->steps, &b->steps_cap, p->steps->len + 1);
+  ((FsCollStep *)p->steps->data)[p->steps->len++] = s;
+  reserve(b->fifo_prev, &b->fifo_cap, b->fifo_prev->len + 1);
+  ((uint32_t *)b->fifo_prev->data)[b->fifo_prev->len++] = fifo;
+  if (f->on)
+    return f->vcount++;
   return p->steps->len - 1;
 }
 
@@ -264,9 +346,112 @@ static void add_credits(FsCollPlan *p, const uint32_t *fifo_prev, guint slots)
   p->deps = nd;
 }
 
-/* Builds the plan of a checked request r (slice <= chunk, max_steps set). */
+static inline const FsCollStep *step_at(const FsCollPlan *p, guint i);
+static gboolean routes_fixed(const FsCollPlan *p, FsCollRouteFixedFn fixed, void *ctx);
+
+/* TRUE when the channel made last, c, is step for step the kept channel r
+ * (what channels_equal tests on a whole plan; credits come later and
+ * follow from the same dependencies). */
+static gboolean fold_equal(const FsPlanBuilder *b, guint r, guint c, guint nc)
+{
+  const FsCollPlan *p = b->plan;
+  const FoldBuild *f = &b->fold;
+  if (f->count[r] != nc)
+    return FALSE;
+  uint32_t br = f->sbase[r], bc = f->sbase[c];
+  const uint32_t *deps = (const uint32_t *)p->deps->data;
+  for (guint k = 0; k < nc; k++) {
+    const FsCollStep *x = step_at(p, br + k), *y = step_at(p, bc + k);
+    if (x->kind != y->kind || x->src != y->src || x->dst != y->dst || x->bytes != y->bytes ||
+        x->lane != y->lane || x->inter != y->inter || x->n_deps != y->n_deps)
+      return FALSE;
+    if (x->kind == FS_STEP_XFER &&
+        (fs_coll_ep_node(p->comm, x->src, r) != fs_coll_ep_node(p->comm, y->src, c) ||
+         fs_coll_ep_node(p->comm, x->dst, r) != fs_coll_ep_node(p->comm, y->dst, c)))
+      return FALSE;
+    for (guint j = 0; j < x->n_deps; j++)
+      if (deps[x->dep_off + j] - br != deps[y->dep_off + j] - bc)
+        return FALSE;
+  }
+  return TRUE;
+}
+
+/* The channel made last ends: dropped when it equals a kept channel (the
+ * first, as fs_coll_plan_fold picks), else kept. */
+static void fold_channel_end(FsPlanBuilder *b)
+{
+  FsCollPlan *p = b->plan;
+  FoldBuild *f = &b->fold;
+  guint c = f->cur, nc = p->steps->len - f->sbase[c];
+  for (guint r = 0; r < c; r++)
+    if (f->rep[r] == r && f->seen[r] && fold_equal(b, r, c, nc)) {
+      f->rep[c] = r;
+      f->size[r]++;
+      if (nc > 0)
+        g_array_set_size(p->deps, step_at(p, f->sbase[c])->dep_off);
+      g_array_set_size(p->steps, f->sbase[c]);
+      g_array_set_size(b->fifo_prev, f->sbase[c]);
+      return;
+    }
+  f->rep[c] = c;
+  f->size[c] = 1;
+  f->count[c] = nc;
+}
+
+/* Folding while building, once the algorithm is done: TRUE when the plan
+ * kept is what fs_coll_plan_fold gives for the whole plan (every class of
+ * identical channels of the same size k >= 2, so one member of each is
+ * kept, and fixed routes); it is then given width k. */
+static gboolean fold_finish(FsPlanBuilder *b, FsCollRouteFixedFn route_fixed, void *ctx)
+{
+  FsCollPlan *p = b->plan;
+  FoldBuild *f = &b->fold;
+  guint nch = p->req.nchannels, k = 0;
+  if (f->failed || f->cur == G_MAXUINT)
+    return FALSE;
+  fold_channel_end(b);
+  for (guint c = 0; c < nch; c++)
+    if (!f->seen[c])
+      return FALSE;
+  for (guint c = 0; c < nch; c++)
+    if (f->rep[c] == c)
+      k = k == 0 ? f->size[c] : k;
+  for (guint c = 0; c < nch; c++)
+    if (f->rep[c] == c && f->size[c] != k)
+      return FALSE; /* fs_coll_plan_fold would keep several of a class */
+  if (k < 2 || k > G_MAXUINT8 || !routes_fixed(p, route_fixed, ctx))
+    return FALSE;
+  p->width = k;
+  p->n_xfers = 0;
+  p->xfer_bytes = 0;
+  FsCollStep *st = (FsCollStep *)p->steps->data;
+  for (guint i = 0; i < p->steps->len; i++) {
+    st[i].width = (uint8_t)k;
+    if (st[i].kind == FS_STEP_XFER) {
+      p->n_xfers++;
+      p->xfer_bytes += st[i].bytes * k;
+    }
+  }
+  return TRUE;
+}
+
+/* Builds the plan of a checked request r (slice <= chunk, max_steps set).
+ * route_fixed non-NULL: folded while building (see FoldBuild); *unfolded
+ * is then set when that did not work (NULL is returned without an error:
+ * build the whole plan and fold it). */
+static FsCollPlan *build_plan_mode(const FsComm *comm, const FsCollAlgo *algo,
+                                   const FsCollRequest *r, FsCollRouteFixedFn route_fixed,
+                                   void *ctx, gboolean *unfolded, GError **error);
+
 static FsCollPlan *build_plan(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *r,
                               GError **error)
+{
+  return build_plan_mode(comm, algo, r, NULL, NULL, NULL, error);
+}
+
+static FsCollPlan *build_plan_mode(const FsComm *comm, const FsCollAlgo *algo,
+                                   const FsCollRequest *r, FsCollRouteFixedFn route_fixed,
+                                   void *ctx, gboolean *unfolded, GError **error)
 {
   FsCollPlan *p = g_new0(FsCollPlan, 1);
   p->req = *r;
@@ -280,9 +465,19 @@ static FsCollPlan *build_plan(const FsComm *comm, const FsCollAlgo *algo, const 
     .conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL),
     .fifo_prev = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
   };
+  if (route_fixed != NULL) {
+    b.fold.on = TRUE;
+    b.fold.cur = G_MAXUINT;
+  }
   if (fs_comm_size(comm) > 1)
     algo->build(&b);
   g_hash_table_destroy(b.conns);
+  if (route_fixed != NULL && !b.overflow && !fold_finish(&b, route_fixed, ctx)) {
+    *unfolded = TRUE;
+    g_array_unref(b.fifo_prev);
+    fs_coll_plan_free(p);
+    return NULL;
+  }
   if (!b.overflow && r->conn_slots > 0)
     add_credits(p, (const uint32_t *)b.fifo_prev->data, r->conn_slots);
   g_array_unref(b.fifo_prev);
@@ -298,36 +493,46 @@ static FsCollPlan *build_plan(const FsComm *comm, const FsCollAlgo *algo, const 
   return p;
 }
 
-FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
-                             const FsCollRequest *req, GError **error)
+/* Checks req for algo on comm; *r: the request with defaults filled in. */
+static gboolean check_request(const FsComm *comm, const FsCollAlgo *algo,
+                              const FsCollRequest *req, FsCollRequest *r, GError **error)
 {
-  g_return_val_if_fail(comm != NULL && algo != NULL && req != NULL, NULL);
   if (req->op >= FS_COLL_N_OPS || req->dtype >= FS_COLL_N_DTYPES || req->proto >= FS_PROTO_N) {
     g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID, "invalid collective request");
-    return NULL;
+    return FALSE;
   }
   if (req->nchannels < 1 || req->nchannels > 64 || req->chunk_bytes < 1) {
     g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
                 "invalid request: channels must be 1..64 (got %u), the chunk size at least 1 byte",
                 req->nchannels);
-    return NULL;
+    return FALSE;
   }
   if (fs_coll_op_rooted(req->op) && req->root >= fs_comm_size(comm)) {
     g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
                 "root %u is not a rank of a %u-rank communicator", req->root, fs_comm_size(comm));
-    return NULL;
+    return FALSE;
   }
   const char *why = algo->unsupported(comm, req->op);
   if (why != NULL) {
     g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_UNSUPPORTED, "algorithm %s cannot run %s: %s",
                 algo->name, fs_coll_op_name(req->op), why);
-    return NULL;
+    return FALSE;
   }
-  FsCollRequest r = *req;
-  if (r.max_steps == 0)
-    r.max_steps = FS_COLL_PLAN_MAX_STEPS;
-  if (r.slice_bytes == 0 || r.slice_bytes > r.chunk_bytes)
-    r.slice_bytes = r.chunk_bytes;
+  *r = *req;
+  if (r->max_steps == 0)
+    r->max_steps = FS_COLL_PLAN_MAX_STEPS;
+  if (r->slice_bytes == 0 || r->slice_bytes > r->chunk_bytes)
+    r->slice_bytes = r->chunk_bytes;
+  return TRUE;
+}
+
+FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
+                             const FsCollRequest *req, GError **error)
+{
+  g_return_val_if_fail(comm != NULL && algo != NULL && req != NULL, NULL);
+  FsCollRequest r;
+  if (!check_request(comm, algo, req, &r, error))
+    return NULL;
   /* Coarsening: the whole buffer in one chunk is as coarse as it gets. */
   uint64_t whole = MAX(req->bytes * fs_comm_size(comm), 1);
   for (;;) {
@@ -344,6 +549,36 @@ FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
     r.chunk_bytes = r.chunk_bytes > G_MAXUINT64 / f ? G_MAXUINT64 : r.chunk_bytes * f;
     r.slice_bytes = r.slice_bytes > G_MAXUINT64 / f ? G_MAXUINT64 : r.slice_bytes * f;
   }
+}
+
+FsCollPlan *fs_coll_plan_new_folded(const FsComm *comm, const FsCollAlgo *algo,
+                                    const FsCollRequest *req, FsCollRouteFixedFn route_fixed,
+                                    void *ctx, GError **error)
+{
+  g_return_val_if_fail(comm != NULL && algo != NULL && req != NULL, NULL);
+  FsCollRequest r;
+  if (!check_request(comm, algo, req, &r, error))
+    return NULL;
+  /* Only where the channels can be alike: equal shares, exact slicing. */
+  gboolean try = route_fixed != NULL && r.max_slices_per_conn == 0 && r.nchannels >= 2 &&
+                 fs_comm_size(comm) > 1;
+  for (guint c = 1; try && c < r.nchannels; c++)
+    try = fs_coll_channel_bytes(r.bytes, r.dtype, r.nchannels, c) ==
+          fs_coll_channel_bytes(r.bytes, r.dtype, r.nchannels, 0);
+  if (try) {
+    gboolean unfolded = FALSE;
+    FsCollPlan *p = build_plan_mode(comm, algo, &r, route_fixed, ctx, &unfolded, error);
+    if (p != NULL || !unfolded)
+      return p;
+  }
+  FsCollPlan *whole = fs_coll_plan_new(comm, algo, req, error);
+  if (whole == NULL || route_fixed == NULL)
+    return whole;
+  FsCollPlan *f = fs_coll_plan_fold(whole, route_fixed, ctx);
+  if (f == NULL)
+    return whole;
+  fs_coll_plan_free(whole);
+  return f;
 }
 
 void fs_coll_plan_free(FsCollPlan *p)
@@ -392,12 +627,6 @@ static inline const uint32_t *deps_at(const FsCollPlan *p, guint i, guint *n)
   const FsCollStep *s = step_at(p, i);
   *n = s->n_deps;
   return s->n_deps ? &g_array_index(p->deps, uint32_t, s->dep_off) : NULL;
-}
-
-gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b)
-{
-  return a->kind == FS_STEP_XFER && b->kind == FS_STEP_XFER && a->src == b->src &&
-         a->dst == b->dst && a->channel == b->channel && a->lane == b->lane;
 }
 
 const uint32_t *fs_coll_plan_deps(const FsCollPlan *p, guint i, guint *n)
@@ -451,8 +680,12 @@ guint fs_coll_plan_depth(const FsCollPlan *p)
   return best;
 }
 
-guint fs_coll_plan_latency_depth(const FsCollPlan *p)
+guint fs_coll_plan_latency_depth(const FsCollPlan *cp)
 {
+  /* Computed once: the plan does not change after it is built. */
+  FsCollPlan *p = (FsCollPlan *)cp;
+  if (p->lat_depth > 0)
+    return p->lat_depth - 1;
   guint n = p->steps->len, best = 0;
   g_autofree guint *depth = g_new0(guint, n ? n : 1);
   for (guint i = 0; i < n; i++) {
@@ -468,6 +701,7 @@ guint fs_coll_plan_latency_depth(const FsCollPlan *p)
     /* The final delivery of a transfer counts once more. */
     best = MAX(best, d + (s->kind == FS_STEP_XFER ? 1 : 0));
   }
+  p->lat_depth = best + 1;
   return best;
 }
 
@@ -672,8 +906,8 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
   f->comm = p->comm;
   f->width = k;
   f->max_conn = p->max_conn;
-  f->steps = g_array_new(FALSE, FALSE, sizeof(FsCollStep));
-  f->deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  f->steps = g_array_sized_new(FALSE, FALSE, sizeof(FsCollStep), n);
+  f->deps = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), p->deps->len);
   map = g_new(uint32_t, n);
   /* The kept steps' new ids first: credits may point forward. */
   for (guint i = 0, m = 0; i < n; i++)
@@ -686,9 +920,12 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
     t.width = (uint8_t)k;
     t.dep_off = f->deps->len;
     const uint32_t *d = &g_array_index(p->deps, uint32_t, s->dep_off);
-    for (guint j = 0; j < s->n_deps + s->n_credits; j++) {
+    guint nd = s->n_deps + s->n_credits;
+    g_array_set_size(f->deps, t.dep_off + nd);
+    uint32_t *fd = &g_array_index(f->deps, uint32_t, t.dep_off);
+    for (guint j = 0; j < nd; j++) {
       g_assert(map[d[j]] != FS_STEP_NONE);
-      g_array_append_val(f->deps, map[d[j]]);
+      fd[j] = map[d[j]];
     }
     g_assert(map[i] == f->steps->len);
     g_array_append_val(f->steps, t);

@@ -219,6 +219,17 @@ void fs_coll_plan_free(FsCollPlan *plan);
  * different paths).  Exact only for a collective alone on the network.
  * Cost: O(steps + deps) plus one route_fixed call per distinct node pair. */
 FsCollPlan *fs_coll_plan_fold(const FsCollPlan *plan, FsCollRouteFixedFn route_fixed, void *ctx);
+/* The same as fs_coll_plan_fold(fs_coll_plan_new(...)), or the plan of
+ * fs_coll_plan_new when that gives NULL, for less: channel by channel, as
+ * the algorithms build them, a channel identical to an earlier kept one is
+ * dropped when it ends (its steps are made and compared, not kept), so the
+ * whole plan never exists.  Where that does not give the same plan (the
+ * channels' shares differ, a class would keep several members, a step
+ * comes out of channel order, a dependency leaves its channel) it builds
+ * the whole plan and folds it.  Errors: those of fs_coll_plan_new. */
+FsCollPlan *fs_coll_plan_new_folded(const FsComm *comm, const FsCollAlgo *algo,
+                                    const FsCollRequest *req, FsCollRouteFixedFn route_fixed,
+                                    void *ctx, GError **error);
 /* The width of a folded plan's steps (1 for a plan that is not folded). */
 guint fs_coll_plan_width(const FsCollPlan *plan);
 /* The most transfers any connection (channel, lane, src, dst) carries. */
@@ -238,7 +249,11 @@ guint fs_coll_plan_n_steps(const FsCollPlan *plan);
 const FsCollStep *fs_coll_plan_step(const FsCollPlan *plan, guint i);
 /* TRUE when steps a and b are transfers on the same connection (channel,
  * lane, src, dst): a dependency between them is FIFO order, not data. */
-gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b);
+static inline gboolean fs_coll_step_same_conn(const FsCollStep *a, const FsCollStep *b)
+{
+  return a->kind == FS_STEP_XFER && b->kind == FS_STEP_XFER && a->src == b->src &&
+         a->dst == b->dst && a->channel == b->channel && a->lane == b->lane;
+}
 /* The topology node of endpoint ep for a step on channel ch (a rank's
  * GPU, a host's NVLS switch for that channel, a shard's CollNet switch);
  * -1 if none. */

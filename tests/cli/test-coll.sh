@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test-coll.sh — `fabricsim coll`: the nccl-tests table and footer, JSON,
-# NCCL_ALGO / --algo / --proto / --channels, every collective on a DGX H100,
+# NCCL_ALGO / --algo / --proto / --channels, every collective on a DGX H100
+# (one by one and -o all),
 # several hosts, determinism, and bad input exiting 2 with one stderr line.
 set -euo pipefail
 : "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
@@ -47,16 +48,62 @@ for op in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrec
   contains "$(cat "$tmp/$op")" "# Collective test concluded: ${op}_perf" "$op"
 done
 
+# -o all: every collective, one nccl-tests block each, in the catalog's
+# order, each block the same as that collective run alone; the redop
+# meaning of -o stays (-o max), and --redop all repeats reducing ops' rows.
+ops="all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv gather scatter hypercube barrier"
+"$FABRICSIM" coll "$T/dgx-h100.yaml" -o all -b 1K -e 1M -f 32 > "$tmp/all"
+[ "$(grep '^# Collective test starting' "$tmp/all" | awk '{print $NF}' | tr '\n' ' ')" = \
+  "$(for op in $ops; do printf '%s_perf ' "$op"; done)" ] || fail "-o all: blocks $(grep -c starting "$tmp/all")"
+[ "$(grep -c '^# Avg bus bandwidth' "$tmp/all")" -eq 11 ] || fail "-o all: footers"
+[ "$(grep -c '^# Collective test concluded' "$tmp/all")" -eq 11 ] || fail "-o all: concluded"
+awk -v d="$tmp" '/^# nccl-tests version/{n++} {print > (d "/blk" n)}' "$tmp/all"
+i=1
+for op in $ops; do
+  cmp -s "$tmp/blk$i" "$tmp/$op" || fail "-o all: the $op block differs from -o $op"
+  i=$((i + 1))
+done
+out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -o all --redop all -b 1K -e 1K)
+# 1 row each, 5 for all_reduce, reduce_scatter and reduce: 8 + 15 rows.
+[ "$(printf '%s\n' "$out" | grep -c '^ *[0-9]')" -eq 23 ] || fail "-o all --redop all: rows"
+out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -o max -b 1K -e 1K)
+contains "$out" "# Collective test starting: all_reduce_perf" "-o max is all_reduce"
+contains "$out" "     float     max      -1" "-o max is the redop"
+[ "$(printf '%s\n' "$out" | grep -c '^ *[0-9]')" -eq 1 ] || fail "-o max: rows"
+# What cannot run on the communicator is left out, saying why.
+out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -o all -g 3 -b 1K -e 1K)
+contains "$out" "# Not run: hypercube on 3 ranks: needs a power-of-two number of ranks" "-o all -g 3"
+[ "$(printf '%s\n' "$out" | grep -c '^ *[0-9]')" -eq 10 ] || fail "-o all -g 3: rows"
+"$FABRICSIM" coll "$T/dgx-h100.yaml" -o all -g 3 -b 1K -e 4K -f 4 --json > "$tmp/all.json"
+python3 - "$tmp/all.json" <<'PY' || fail "coll -o all --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema_version"] == 2 and d["collective"] == "all" and d["nranks"] == 3
+ops = [x["op"] for x in d["results"]]
+assert ops == [o for o in ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
+                           "alltoall", "sendrecv", "gather", "scatter", "barrier"] for _ in range(2)], ops
+assert d["skipped"] == [{"op": "hypercube",
+                         "reason": "hypercube on 3 ranks: needs a power-of-two number of ranks"}]
+assert "hypercube" not in d["avg_busbw_by_op"] and len(d["avg_busbw_by_op"]) == 10
+r = [x for x in d["results"] if x["op"] == "all_gather"]
+assert abs(d["avg_busbw_by_op"]["all_gather"] - sum(x["busbw_GBps"] for x in r) / 2) < 1e-9
+PY
+"$FABRICSIM" coll "$T/dgx-h100.yaml" -o all -b 1K -e 1K --csv > "$tmp/all.csv"
+[ "$(head -1 "$tmp/all.csv")" = "size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo,proto,channels,op" ] \
+  || fail "-o all --csv header"
+[ "$(tail -n +2 "$tmp/all.csv" | cut -d, -f12 | tr '\n' ' ')" = "$ops " ] || fail "-o all --csv ops"
+
 # JSON per size.
 "$FABRICSIM" coll "$T/dgx-h100.yaml" -o reduce_scatter -b 1M -e 16M -f 2 --json > "$tmp/rs.json"
 python3 - "$tmp/rs.json" <<'PY' || fail "coll --json"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["collective"] == "reduce_scatter" and d["nranks"] == 8
+assert d["collective"] == "reduce_scatter" and d["nranks"] == 8 and d["schema_version"] == 2
 r = d["results"]
 assert [x["size_bytes"] for x in r] == [1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20]
 for x in r:
-    for k in ("size_bytes", "count", "type", "redop", "root", "time_us", "algbw_GBps",
+    assert x["op"] == "reduce_scatter"
+    for k in ("op", "size_bytes", "count", "type", "redop", "root", "time_us", "algbw_GBps",
               "busbw_GBps", "algo", "proto", "channels"):
         assert k in x, k
     assert abs(x["busbw_GBps"] - x["algbw_GBps"] * 7 / 8) < 1e-6 * x["algbw_GBps"]
@@ -107,6 +154,9 @@ NCCL_ALGO=Ring,Bogus check_bad 'NCCL_ALGO "Ring,Bogus": unknown name "Bogus"' "$
 NCCL_ALGO="ring;tree" check_bad 'entry "tree" has no collective' "$T/dgx-h100.yaml"
 NCCL_ALGO="allgaher:ring" check_bad 'unknown collective "allgaher"' "$T/dgx-h100.yaml"
 check_bad "unknown datatype" "$T/dgx-h100.yaml" -d float17
+check_bad "unknown reduction op \"bogus\"" "$T/dgx-h100.yaml" -o all --redop bogus
+check_bad "unknown collective \"bogus\"" "$T/dgx-h100.yaml" -o bogus --redop max
+check_bad "can run all_reduce on 8 ranks: the communicator has no CollNet" "$T/dgx-h100.yaml" -o all --algo collnet_direct
 check_bad "not a GPU of the topology" "$T/dgx-h100.yaml" --gpus dgx-h100/gpu0,nosuch
 check_bad "asked for 9 GPUs" "$T/dgx-h100.yaml" -g 9
 check_bad "larger than maxbytes" "$T/dgx-h100.yaml" -b 2M -e 1M

@@ -371,6 +371,49 @@ START_TEST(test_catalog_json)
 }
 END_TEST
 
+/* A copy lists the same models with the same JSON, owns its strings and
+ * references (each points at the copy's model of that name), and a
+ * calibration of the copy leaves the original as it was. */
+START_TEST(test_catalog_copy)
+{
+  g_autoptr(FsCatalog) cat = load_real();
+  FsCatalog *copy = fs_catalog_copy(cat);
+  ck_assert_uint_eq(fs_catalog_size(copy), fs_catalog_size(cat));
+  for (guint i = 0; i < fs_catalog_size(cat); i++) {
+    const FsModel *a = fs_catalog_nth(cat, i), *b = fs_catalog_nth(copy, i);
+    ck_assert_ptr_ne(a, b);
+    ck_assert_ptr_ne(a->name, b->name);
+    ck_assert_ptr_eq(fs_catalog_get(copy, a->name), b);
+    json_t *ja = fs_model_to_json(a), *jb = fs_model_to_json(b);
+    ck_assert_msg(json_equal(ja, jb), "%s differs in the copy", a->name);
+    json_decref(ja);
+    json_decref(jb);
+    const FsModel *refs[3] = {NULL, NULL, NULL};
+    if (b->kind == FS_MODEL_GPU) {
+      refs[0] = b->u.gpu.nvlink, refs[1] = b->u.gpu.pcie, refs[2] = b->u.gpu.c2c;
+    } else if (b->kind == FS_MODEL_SWITCH) {
+      refs[0] = b->u.sw.port_link;
+    } else if (b->kind == FS_MODEL_CPU) {
+      refs[0] = b->u.cpu.pcie, refs[1] = b->u.cpu.intersocket, refs[2] = b->u.cpu.nvlink;
+    } else if (b->kind == FS_MODEL_NIC) {
+      refs[0] = b->u.nic.port_link, refs[1] = b->u.nic.pcie;
+    }
+    for (guint k = 0; k < 3; k++)
+      if (refs[k] != NULL)
+        ck_assert_msg(fs_catalog_get(copy, refs[k]->name) == refs[k],
+                      "%s refers outside its catalog", b->name);
+  }
+  GError *error = NULL;
+  ck_assert(fs_catalog_set_link_efficiency(copy, "nvlink4", 0.5, "test", &error));
+  fs_assert_no_error(error);
+  const FsModel *h100 = get(copy, "h100-sxm", FS_MODEL_GPU);
+  ck_assert_double_eq(h100->u.gpu.nvlink->u.link.efficiency, 0.5);
+  ck_assert_double_ne(get(cat, "h100-sxm", FS_MODEL_GPU)->u.gpu.nvlink->u.link.efficiency, 0.5);
+  fs_catalog_free(copy); /* the original still works after the copy is gone */
+  ck_assert_str_eq(get(cat, "h100-sxm", FS_MODEL_GPU)->u.gpu.nvlink->name, "nvlink4");
+}
+END_TEST
+
 /* Every corpus file: y_ must load and resolve; n_ must fail with an error
  * whose message starts with "path:line:col: " and contains its .err
  * fragment. */
@@ -435,6 +478,7 @@ int main(void)
   FS_ADD_TEST(s, test_catalog_load_dir_only_top_level_yaml);
   FS_ADD_TEST(s, test_catalog_default_dir_env);
   FS_ADD_TEST(s, test_catalog_json);
+  FS_ADD_TEST(s, test_catalog_copy);
   FS_ADD_TEST(s, test_catalog_corpus);
   return fs_test_run_suite(s);
 }

@@ -263,6 +263,51 @@ FsCatalog *fs_catalog_load_dir(const char *dir, GError **error)
   return g_steal_pointer(&cat);
 }
 
+/* Re-interns an entry's strings into dst's store and re-aims its reference
+ * slots at the copy (each slot lies inside its entry); the targets are
+ * set by fs_catalog_copy once every entry exists. */
+static FsCatalogEntry *copy_entry(FsCatalog *dst, const FsCatalogEntry *src)
+{
+  FsCatalogEntry *e = g_memdup2(src, sizeof *e);
+  FsModel *m = &e->m;
+  m->name = fs_catalog_intern(dst, m->name);
+  m->description = fs_catalog_intern(dst, m->description);
+  m->source = fs_catalog_intern(dst, m->source);
+  m->file = fs_catalog_intern(dst, m->file);
+  m->calibration = fs_catalog_intern(dst, m->calibration);
+  if (m->kind == FS_MODEL_LINK) {
+    m->u.link.generation = fs_catalog_intern(dst, m->u.link.generation);
+    m->u.link.encoding_name = fs_catalog_intern(dst, m->u.link.encoding_name);
+    m->u.link.encoding_ratio = fs_catalog_intern(dst, m->u.link.encoding_ratio);
+  }
+  for (guint j = 0; j < e->n_refs; j++) {
+    FsCatalogRef *r = &e->refs[j];
+    r->target = fs_catalog_intern(dst, r->target);
+    r->file = m->file;
+    r->slot = (const FsModel **)((char *)e + ((const char *)src->refs[j].slot - (const char *)src));
+  }
+  return e;
+}
+
+FsCatalog *fs_catalog_copy(const FsCatalog *src)
+{
+  g_return_val_if_fail(src != NULL, NULL);
+  FsCatalog *dst = fs_catalog_new();
+  for (guint i = 0; i < src->entries->len; i++) {
+    FsCatalogEntry *e = copy_entry(dst, g_ptr_array_index(src->entries, i));
+    g_ptr_array_add(dst->entries, e);
+    g_hash_table_insert(dst->by_name, (gpointer)e->m.name, e);
+  }
+  /* A reference resolved in src points at the copy of its target. */
+  for (guint i = 0; i < dst->entries->len; i++) {
+    FsCatalogEntry *e = g_ptr_array_index(dst->entries, i);
+    for (guint j = 0; j < e->n_refs; j++)
+      if (*e->refs[j].slot != NULL)
+        *e->refs[j].slot = fs_catalog_get(dst, e->refs[j].target);
+  }
+  return dst;
+}
+
 const char *fs_catalog_default_dir(void)
 {
   const char *env = g_getenv("FABRICSIM_MODELS");

@@ -277,6 +277,12 @@ gboolean fs_catalog_load_string(FsCatalog *cat, const char *text, gssize len,
  * ignored) and resolves.  A folder without any *.yaml is an error. */
 FsCatalog *fs_catalog_load_dir(const char *dir, GError **error);
 
+/* A deep copy of src: same models in the same order, every string and
+ * every reference between models inside the copy, so that the copy can be
+ * calibrated (fs_catalog_set_*) and freed independently of src.  Linear in
+ * the catalog; much cheaper than parsing the YAML again. */
+FsCatalog *fs_catalog_copy(const FsCatalog *src);
+
 /* The models directory to use: $FABRICSIM_MODELS if set, else the source
  * tree's models/ (compiled in), else the installed data dir.  Borrowed. */
 const char *fs_catalog_default_dir(void);

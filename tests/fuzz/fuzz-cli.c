@@ -16,6 +16,11 @@
  * fs_sweep_writer_open are wrapped at link time (-Wl,--wrap, see
  * meson.build), so a mutated path never touches the source tree and no
  * run sees another's output.  out/ is emptied after each run.  The
+ * models folders are read once: fs_catalog_load_default is wrapped too and
+ * hands each command a copy (fs_catalog_copy) of the catalog it loaded
+ * first from that folder — the folders the driver reaches do not change
+ * while it runs (out/ is never cached), and parsing the catalog was about a
+ * third of a typical run.  The
  * environment keeps runs small and alike: FABRICSIM_MAX_EVENTS,
  * FABRICSIM_MAX_FLOWS, FABRICSIM_MAX_LAYERS and the topology limits are
  * lowered, FABRICSIM_VALIDATION names a folder with one small reference
@@ -42,6 +47,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "fuzz-common.h"
 #include "sweep/output.h"
@@ -64,6 +70,9 @@ FsSweepWriter *__real_fs_sweep_writer_open(const FsSweepSpec *s, const char *pat
                                            FsSweepFormat fmt, gboolean resume, GError **error);
 FsSweepWriter *__wrap_fs_sweep_writer_open(const FsSweepSpec *s, const char *path,
                                            FsSweepFormat fmt, gboolean resume, GError **error);
+
+FsCatalog *__real_fs_catalog_load_default(const char *dir, GError **error);
+FsCatalog *__wrap_fs_catalog_load_default(const char *dir, GError **error);
 
 static char *scratch;   /* the scratch folder (the working directory) */
 static char *out_dir;   /* scratch/out, absolute */
@@ -106,6 +115,29 @@ FsSweepWriter *__wrap_fs_sweep_writer_open(const FsSweepSpec *s, const char *pat
     return NULL;
   }
   return __real_fs_sweep_writer_open(s, path, fmt, resume, error);
+}
+
+/* Catalogs loaded so far: canonical folder -> FsCatalog (kept for the
+ * process' lifetime, reachable, so not a leak). */
+static GHashTable *catalogs;
+
+FsCatalog *__wrap_fs_catalog_load_default(const char *dir, GError **error)
+{
+  g_autofree char *key =
+      g_canonicalize_filename(dir != NULL ? dir : fs_catalog_default_dir(), scratch);
+  size_t n = strlen(out_dir);
+  if (strncmp(key, out_dir, n) == 0 && (key[n] == '/' || key[n] == '\0'))
+    return __real_fs_catalog_load_default(dir, error);
+  if (catalogs == NULL)
+    catalogs = g_hash_table_new(g_str_hash, g_str_equal);
+  FsCatalog *cat = g_hash_table_lookup(catalogs, key);
+  if (cat == NULL) {
+    /* Errors are not kept: a failing folder fails the same way each time. */
+    if ((cat = __real_fs_catalog_load_default(dir, error)) == NULL)
+      return NULL;
+    g_hash_table_insert(catalogs, g_steal_pointer(&key), cat);
+  }
+  return fs_catalog_copy(cat);
 }
 
 /* Removes every file in out/ (commands write files only). */

@@ -15,8 +15,9 @@
  * path: its share of the bytes, smallest capacity and latency) run
  * identically to the picosecond; the collective ends when its last
  * channel does.  So running one channel of each kind gives the same
- * time, exactly (tests/test-coll-dedup.c compares every algorithm on
- * several fabrics against full runs).  Channel folding (plan.h) is the
+ * time, exactly (tests/test-coll-dedup.c compares ring, tree, NVLS, NVLS
+ * tree and hierarchical plans on four fabrics with full runs, to the
+ * picosecond).  Channel folding (plan.h) is the
  * max-min model's counterpart; it needs identical nodes, this needs only
  * identical figures (the rings of a rail-optimized fabric use other NICs
  * and rails, channel by channel).

@@ -175,8 +175,38 @@ static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params,
   const FsCollPlan *run = folded ? folded : plan;
   stats->width = fs_coll_plan_width(run);
   stats->runs++;
-  stats->sim_steps += fs_coll_plan_n_steps(run);
-  return fs_coll_run_alone(net, run, params, xfer, xfer_ctx, t, error);
+  guint nch = fs_coll_plan_request(run)->nchannels, kinds = 0;
+  /* In the analytic model flows share nothing: one channel of each kind
+   * runs (dedup.h). */
+  FsCollExecParams ep = *params;
+  if (!opts->exact && opts->route_profile != NULL && fs_flownet_model(net) == FS_NET_ANALYTIC)
+    ep.channel_mask = fs_coll_plan_distinct_channels(run, opts->route_profile, opts->route_ctx,
+                                                     &kinds);
+  stats->sim_channels = ep.channel_mask ? kinds : nch / stats->width;
+  if (ep.channel_mask) {
+    for (guint i = 0; i < fs_coll_plan_n_steps(run); i++)
+      stats->sim_steps += ep.channel_mask >> fs_coll_plan_step(run, i)->channel & 1;
+  } else {
+    stats->sim_steps += fs_coll_plan_n_steps(run);
+  }
+  return fs_coll_run_alone(net, run, &ep, xfer, xfer_ctx, t, error);
+}
+
+/* The ring-step period to try when single steps disagree: the ranks per
+ * host when every host has as many (a ring visits them between network
+ * hops), else 1. */
+static guint step_period(const FsComm *comm)
+{
+  guint n = fs_comm_size(comm), h = fs_comm_n_hosts(comm);
+  if (h < 2 || n % h != 0)
+    return 1;
+  g_autofree guint *per = g_new0(guint, h);
+  for (guint r = 0; r < n; r++)
+    per[fs_comm_host_index(comm, r)]++;
+  for (guint i = 0; i < h; i++)
+    if (per[i] != n / h)
+      return 1;
+  return n / h;
 }
 
 /* Whole loops of loop bytes q in the smallest channel share of req. */
@@ -414,6 +444,11 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   guint S = choice->algo->ring_steps && fs_comm_size(comm) > 1
               ? choice->algo->ring_steps(comm, req) : 0;
   stats->ring_steps = stats->sim_ring_steps = S;
+  /* A ring that visits P ranks per host between network hops repeats
+   * every P steps, not every step (alone.h): when the steps disagree, the
+   * plans of B, B+P, B+2P and B+2P+M steps (B ≡ S mod P, M a multiple of
+   * P) are checked the same way. */
+  guint P = step_period(comm);
   for (guint64 K = MAX(opts->min_steps, 4); !opts->exact && 5 * K + 5 < S; K *= 2) {
     const guint64 n[4] = {K, K + 1, K + 2, 2 * K + 2};
     const Attempt at = {p, sys, comm, nbytes, choice, req, key, DIM_STEPS, 0, S, net, xfer,
@@ -423,6 +458,16 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
       return FALSE;
     if (done)
       return TRUE;
+    guint64 B = K + (S - K) % P, M = (K + P - 1) / P * P;
+    const guint64 np[4] = {B, B + P, B + 2 * P, B + 2 * P + M};
+    if (P < 2 || 4 * B + 5 * P + M >= S || opts->period_off)
+      continue;
+    if (!try_extrapolate(&at, np, 1e-6, &done, error))
+      return FALSE;
+    if (done) {
+      stats->step_period = P;
+      return TRUE;
+    }
   }
   g_autoptr(FsCollPlan) plan = new_plan(comm, choice->algo, req, opts, net, error);
   if (plan == NULL)

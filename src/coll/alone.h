@@ -58,6 +58,19 @@
  *   128 single-GPU nodes across 4 scalable units: −3.5e-4; 40 such nodes:
  *   refused by the check, run whole; tests/bench/RESULTS.md).
  *
+ *   Periodic steps: a ring that visits P GPUs of each host between two
+ *   network hops (P = ranks per host, every host alike) repeats every P
+ *   ring steps, not every step (one NIC hop in P), so single steps never
+ *   agree and it used to run whole.  When the check above fails at K, the
+ *   plans of B, B+P, B+2P and B+2P+M steps (B = K + (S − K) mod P, so
+ *   that S − B is whole periods; M = K rounded up to whole periods) are
+ *   checked the same way (1e-6, two scales), period for period
+ *   (stats->step_period).  Measured: equal to the whole run to the
+ *   picosecond for 2 and 4 GPUs per host over 32 and 16 NDR nodes
+ *   (tests/test-coll-dedup.c) and for GPT-3 175B's 128- and 512-rank DP
+ *   groups (tests/bench/RESULTS.md).  opts->period_off (or exact) turns
+ *   it off.
+ *
  *   Window extrapolation (opts->memo; a sweep's sizes ×2 apart): where no
  *   periodic regime exists (the NVLS tree across many nodes), a plan of F
  *   ≥ 64 whole loops and nothing else takes its time from whole plans of
@@ -77,6 +90,13 @@
  *   running it.  Exact: a plan alone on the network with the same
  *   parameters takes the same time (folded runs only, whose routes do not
  *   depend on the keys; tests/test-coll-fast.c checks it to the ps).
+ *
+ *   Channel deduplication (analytic flow model; dedup.h): flows share
+ *   nothing there, so each channel is a closed system; of the channels
+ *   whose steps and route figures agree one for one, one runs
+ *   (FsCollExecParams.channel_mask).  Exact, to the picosecond; it needs
+ *   opts->route_profile (routes whose figures do not depend on the key).
+ *   A 128-rank ring over 16 DGX H100 nodes runs 1 of its 32 channels.
  *
  * A transfer's ECMP key is its connection's (exec.h), so a truncated plan
  * draws the same paths as the full plan where the fabric hashes flows
@@ -102,6 +122,7 @@
 
 #include <glib.h>
 
+#include "coll/dedup.h"
 #include "coll/exec.h"
 #include "coll/tuner.h"
 
@@ -119,10 +140,13 @@ typedef struct {
   gboolean exact;                 /* TRUE: every loop of every channel, no shortcut */
   FsCollAloneMemo *memo;          /* window extrapolation (below); NULL: none */
   FsCollRouteFixedFn route_fixed; /* folding needs it (fs_coll_topo_route_fixed); NULL: none */
-  void *route_ctx;
+  FsCollRouteProfileFn route_profile; /* analytic dedup needs it (fs_coll_topo_route_profile);
+                                         NULL: none */
+  void *route_ctx;                /* of both */
   guint min_loops;                /* N to start from; 0 = at least 4 and the pipeline's
                                      length (below) */
   guint min_steps;                /* K to start step extrapolation from; 0 = 4 */
+  gboolean period_off;            /* TRUE: no periodic step extrapolation (period 1 only) */
 } FsCollAloneOpts;
 
 typedef struct {
@@ -131,10 +155,13 @@ typedef struct {
   guint64 sim_loops;   /* whole loops of the largest plan simulated (== loops: no extrapolation) */
   FsTime period;       /* time per loop when extrapolated, else 0 */
   guint width;         /* channels per simulated channel in the last run (1: not folded) */
+  guint sim_channels;  /* channels simulated in the last run (fewer than the plan's:
+                          folded, or deduplicated in the analytic model) */
   guint ring_steps;    /* ring steps per loop of the full plan (0: none) */
   guint sim_ring_steps; /* ring steps per loop of the largest plan simulated (== ring_steps:
                            no step extrapolation) */
   gboolean window;     /* TRUE: window extrapolation from the memo (not exact) */
+  guint step_period;   /* ring steps per period of a periodic step extrapolation (0: none) */
   guint runs;          /* simulations run */
   guint64 sim_steps;   /* steps simulated over all runs */
 } FsCollAloneStats;

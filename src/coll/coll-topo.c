@@ -5,6 +5,7 @@
 #include "coll/ring-search.h"
 #include "core/rng.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -505,50 +506,63 @@ static GArray *bfs_path(const FsTopo *topo, guint src, guint dst)
   return path;
 }
 
+/* The path to or from a reducing switch (cached): NVLS is next to the GPU;
+ * a network switch is reached through the GPU's NIC (fewest hops to the
+ * NIC, then from the NIC to the switch).  NULL with error when none. */
+static const GArray *switch_path(FsCollTopoNet *t, int src, int dst, GError **error)
+{
+  const FsTopo *topo = fs_router_topo(t->router);
+  gint64 k = ((gint64)src << 32) | (guint)dst;
+  GArray *path = g_hash_table_lookup(t->paths, &k);
+  if (path != NULL)
+    return path;
+  gboolean up = fs_topo_node(topo, (guint)src)->kind == FS_NODE_GPU;
+  gboolean both = fs_topo_node(topo, (guint)src)->kind == FS_NODE_SWITCH &&
+                  fs_topo_node(topo, (guint)dst)->kind == FS_NODE_SWITCH;
+  guint gpu = (guint)(up ? src : dst), sw = (guint)(up ? dst : src);
+  int nic = both || fs_topo_node(topo, sw)->model->u.sw.kind == FS_SWITCH_NVSWITCH
+              ? -1 : fs_router_nearest_nic(t->router, gpu);
+  if (both || nic < 0 || fs_topo_node(topo, gpu)->kind != FS_NODE_GPU) {
+    path = bfs_path(topo, (guint)src, (guint)dst);
+  } else {
+    GArray *a = bfs_path(topo, up ? gpu : sw, (guint)nic);
+    GArray *b = bfs_path(topo, (guint)nic, up ? sw : gpu);
+    if (a && b)
+      g_array_append_vals(a, b->data, b->len);
+    else if (a)
+      g_array_unref(a), a = NULL;
+    if (b)
+      g_array_unref(b);
+    path = a;
+  }
+  if (path == NULL) {
+    g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no path from %s to %s",
+                fs_topo_node(topo, (guint)src)->name, fs_topo_node(topo, (guint)dst)->name);
+    return NULL;
+  }
+  g_hash_table_insert(t->paths, g_memdup2(&k, sizeof k), path);
+  return path;
+}
+
+static gboolean to_switch(const FsTopo *topo, int src, int dst)
+{
+  return fs_topo_node(topo, (guint)src)->kind == FS_NODE_SWITCH ||
+         fs_topo_node(topo, (guint)dst)->kind == FS_NODE_SWITCH;
+}
+
 gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
                            uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
                            GError **error)
 {
   FsCollTopoNet *t = ctx;
-  const FsTopo *topo = fs_router_topo(t->router);
   FsFlowNet *net = fs_router_net(t->router);
   FsSim *sim = fs_flownet_sim(net);
-  if (fs_topo_node(topo, (guint)src)->kind != FS_NODE_SWITCH &&
-      fs_topo_node(topo, (guint)dst)->kind != FS_NODE_SWITCH)
+  if (!to_switch(fs_router_topo(t->router), src, dst))
     return fs_router_transfer(t->router, (guint)src, (guint)dst, bytes, fs_sim_now(sim), rate_cap,
                               key, done, done_ctx, user, error);
-  /* To or from a reducing switch: NVLS is next to the GPU; a network switch
-   * is reached through the GPU's NIC (fewest hops to the NIC, then from
-   * the NIC to the switch). */
-  gint64 k = ((gint64)src << 32) | (guint)dst;
-  GArray *path = g_hash_table_lookup(t->paths, &k);
-  if (path == NULL) {
-    gboolean up = fs_topo_node(topo, (guint)src)->kind == FS_NODE_GPU;
-    gboolean both = fs_topo_node(topo, (guint)src)->kind == FS_NODE_SWITCH &&
-                    fs_topo_node(topo, (guint)dst)->kind == FS_NODE_SWITCH;
-    guint gpu = (guint)(up ? src : dst), sw = (guint)(up ? dst : src);
-    int nic = both || fs_topo_node(topo, sw)->model->u.sw.kind == FS_SWITCH_NVSWITCH
-                ? -1 : fs_router_nearest_nic(t->router, gpu);
-    if (both || nic < 0 || fs_topo_node(topo, gpu)->kind != FS_NODE_GPU) {
-      path = bfs_path(topo, (guint)src, (guint)dst);
-    } else {
-      GArray *a = bfs_path(topo, up ? gpu : sw, (guint)nic);
-      GArray *b = bfs_path(topo, (guint)nic, up ? sw : gpu);
-      if (a && b)
-        g_array_append_vals(a, b->data, b->len);
-      else if (a)
-        g_array_unref(a), a = NULL;
-      if (b)
-        g_array_unref(b);
-      path = a;
-    }
-    if (path == NULL) {
-      g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no path from %s to %s",
-                  fs_topo_node(topo, (guint)src)->name, fs_topo_node(topo, (guint)dst)->name);
-      return FALSE;
-    }
-    g_hash_table_insert(t->paths, g_memdup2(&k, sizeof k), path);
-  }
+  const GArray *path = switch_path(t, src, dst, error);
+  if (path == NULL)
+    return FALSE;
   FsFlowSpec spec = {
     .src = src, .dst = dst, .path = (const FsChannelId *)path->data, .path_len = path->len,
     .bytes = bytes, .rate_cap = rate_cap, .start = fs_sim_now(sim), .done = done,
@@ -558,13 +572,55 @@ gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double r
   return TRUE;
 }
 
+/* Appends one path's analytic figures: its share of the bytes, its
+ * smallest capacity and its latency (flow.h). */
+static void append_path(GByteArray *out, const FsFlowNet *net, double weight,
+                        const FsChannelId *path, guint len)
+{
+  double cap = INFINITY;
+  for (guint i = 0; i < len; i++)
+    cap = MIN(cap, fs_flownet_channel_capacity(net, path[i]));
+  FsTime lat = fs_flownet_path_latency(net, path, len);
+  g_byte_array_append(out, (const guint8 *)&weight, sizeof weight);
+  g_byte_array_append(out, (const guint8 *)&cap, sizeof cap);
+  g_byte_array_append(out, (const guint8 *)&lat, sizeof lat);
+}
+
+gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out)
+{
+  FsCollTopoNet *t = ctx;
+  const FsFlowNet *net = fs_router_net(t->router);
+  if (to_switch(fs_router_topo(t->router), src, dst)) {
+    const GArray *path = switch_path(t, src, dst, NULL);
+    if (path == NULL)
+      return FALSE;
+    guint one = 1;
+    g_byte_array_append(out, (const guint8 *)&one, sizeof one);
+    append_path(out, net, 1.0, (const FsChannelId *)path->data, path->len);
+    return TRUE;
+  }
+  FsRoute route;
+  fs_route_init(&route);
+  gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, 0, &route, NULL) &&
+                fs_router_last_choices(t->router) == 0;
+  if (ok) {
+    g_byte_array_append(out, (const guint8 *)&route.n_paths, sizeof route.n_paths);
+    for (guint i = 0; i < route.n_paths; i++) {
+      guint len;
+      const FsChannelId *path = fs_route_path(&route, i, &len);
+      append_path(out, net, g_array_index(route.weights, double, i), path, len);
+    }
+  }
+  fs_route_clear(&route);
+  return ok;
+}
+
 gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)
 {
   FsCollTopoNet *t = ctx;
   const FsTopo *topo = fs_router_topo(t->router);
   /* Paths to and from a reducing switch take no key (see fs_coll_topo_xfer). */
-  if (fs_topo_node(topo, (guint)src)->kind == FS_NODE_SWITCH ||
-      fs_topo_node(topo, (guint)dst)->kind == FS_NODE_SWITCH)
+  if (to_switch(topo, src, dst))
     return TRUE;
   FsRoute route;
   fs_route_init(&route);

@@ -81,4 +81,10 @@ gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double r
  * ECMP choice on the way), so that identical channels can be folded. */
 gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst);
 
+/* FsCollRouteProfileFn over an FsCollTopoNet (ctx, dedup.h): the analytic
+ * figures of the paths from node src to node dst (per path: its share of
+ * the bytes, smallest capacity, latency); FALSE when the route depends on
+ * the key (as fs_coll_topo_route_fixed) or there is none. */
+gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out);
+
 G_END_DECLS

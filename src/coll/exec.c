@@ -195,19 +195,26 @@ static void start_step(FsCollRun *run, guint i)
     fail(run, err);
 }
 
+/* TRUE when step i's channel runs (FsCollExecParams.channel_mask). */
+static gboolean step_runs(const FsCollRun *run, guint i)
+{
+  guint c = run->steps[i].channel;
+  return run->params.channel_mask == 0 || (c < 64 && (run->params.channel_mask >> c & 1));
+}
+
 /* Starts every step without dependencies: the event at `at`. */
 static void kickoff(void *ctx, uint64_t arg)
 {
   (void)arg;
   FsCollRun *run = ctx;
-  if (run->n == 0) {
+  if (run->remaining == 0) {
     finish_run(run);
     return;
   }
   /* Queue every root before starting any: starting one may complete it
    * at once and bring other steps' pending counts to zero. */
   for (guint i = 0; i < run->n; i++)
-    if (run->pending[i] == 0)
+    if (run->pending[i] == 0 && step_runs(run, i))
       run->queue[run->queue_len++] = i;
   drain(run);
 }
@@ -229,9 +236,11 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   run->done = done;
   run->done_ctx = done_ctx;
   run->n = fs_coll_plan_n_steps(plan);
-  run->remaining = run->n;
   /* Steps live in one array (plan.h), so index it directly in the loop. */
   run->steps = run->n ? fs_coll_plan_step(plan, 0) : NULL;
+  run->remaining = 0;
+  for (guint i = 0; i < run->n; i++)
+    run->remaining += step_runs(run, i);
   run->pending = g_new0(guint, run->n + 1);
   run->ready_at = g_new0(FsTime, run->n + 1);
   run->queue = g_new(guint, run->n + 1);

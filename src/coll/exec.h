@@ -60,6 +60,11 @@ typedef struct {
                                 step's connection (channel, lane, src, dst): one
                                 ECMP path per connection, as NCCL keeps its queue
                                 pairs; give concurrent runs different keys */
+  uint64_t channel_mask;     /* 0: every channel runs; else only the channels whose bit
+                                is set (the others' steps never start and the run ends
+                                with its last kept step): for a run alone in the
+                                analytic model, which runs one channel of each kind
+                                (dedup.h); a kept step must not wait on a skipped one */
 } FsCollExecParams;
 
 typedef struct FsCollRun FsCollRun;

@@ -612,7 +612,8 @@ gboolean fs_opgraph_measure_coll(const FsOpEnv *env, const guint *gpus, guint n,
     return FALSE;
   /* Alone on the network: the shortcuts of alone.h apply (channel
    * folding, loop and step extrapolation, each checked as it runs). */
-  FsCollAloneOpts opts = { .route_fixed = fs_coll_topo_route_fixed, .route_ctx = env->tnet };
+  FsCollAloneOpts opts = { .route_fixed = fs_coll_topo_route_fixed,
+                           .route_profile = fs_coll_topo_route_profile, .route_ctx = env->tnet };
   FsCollAloneStats st;
   if (!fs_coll_time_alone(env->nccl, &sys, comm, nbytes, &ch, &req, 0, env->net,
                           fs_coll_topo_xfer, env->tnet, &opts, &st, error))

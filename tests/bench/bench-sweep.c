@@ -9,8 +9,11 @@
  * ZeRO-1, 1F1B), to time the runner on equal points.
  *
  * Prints points, ok, failed (layouts that do not divide the GPUs or the
- * batch), wall seconds, points/s, peak RSS.  --write-spec writes the spec
- * and exits (for `mpirun -n K fabricsim sweep FILE`). */
+ * batch), wall seconds, user and system CPU seconds (cpu_s, sys_s: the
+ * figures to compare on a loaded machine), points/s, peak RSS, and the
+ * 1-minute load average at the start and the end (what else ran).
+ * --write-spec writes the spec and exits (for `mpirun -n K fabricsim
+ * sweep FILE`). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +81,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench-sweep: %s\n", error->message);
     return 1;
   }
+  double load0[1] = {-1}, load1[1] = {-1};
+  if (getloadavg(load0, 1) < 1)
+    load0[0] = -1;
   gint64 t0 = g_get_monotonic_time();
   fs_sweep_env_prepare(env, spec, 0, 1);
   gint64 t1 = g_get_monotonic_time();
@@ -89,9 +95,13 @@ int main(int argc, char **argv)
   double wall = (g_get_monotonic_time() - t0) / 1e6;
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
+  if (getloadavg(load1, 1) < 1)
+    load1[0] = -1;
   printf("points=%u ok=%u failed=%u threads=%u topo_load_s=%.2f wall_s=%.2f cpu_s=%.2f "
-         "points_per_s=%.2f peak_rss_mib=%.0f\n",
+         "sys_s=%.2f points_per_s=%.2f peak_rss_mib=%.0f load_start=%.2f load_end=%.2f\n",
          points, c.ok, c.failed, threads ? threads : g_get_num_processors(), (t1 - t0) / 1e6, wall,
-         ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6, points / wall, ru.ru_maxrss / 1024.0);
+         ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+         ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, points / wall, ru.ru_maxrss / 1024.0,
+         load0[0], load1[0]);
   return c.ok + c.failed == points ? 0 : 1;
 }

@@ -125,13 +125,18 @@ cp "$out.partial" "$tmp/kept"
 # MPI: a signal to one rank (SIGTERM, as a batch scheduler sends) stops
 # every rank; rank 0 reports, the kept rows resume without MPI.
 if [ "${FS_HAVE_MPI:-0}" = 1 ] && command -v mpirun >/dev/null 2>&1; then
+  # 8 nodes: points long enough (1 GiB and up run whole, seconds each) that
+  # the signal lands before the sweep ends; 4 nodes now take under a second
+  # in all (folding while building), so the run could finish first.
+  sed 's/D.nodes: 4/D.nodes: 8/' "$tmp/spec.yaml" >"$tmp/spec8.yaml"
+  grep -q 'D.nodes: 8' "$tmp/spec8.yaml" || fail "mpi sweep: spec not rewritten"
   out="$tmp/mpi.csv"
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" mpirun -x ASAN_OPTIONS --oversubscribe \
-    --allow-run-as-root -n 2 "$FABRICSIM" sweep "$tmp/spec.yaml" -o "$out" -j 1 -q \
+    --allow-run-as-root -n 2 "$FABRICSIM" sweep "$tmp/spec8.yaml" -o "$out" -j 1 -q \
     >/dev/null 2>"$tmp/err" &
   pid=$!
   wait_rows "$pid" "$out.partial" 2
-  for p in $(pgrep -f "sweep $tmp/spec.yaml -o $out" || true); do
+  for p in $(pgrep -f "sweep $tmp/spec8.yaml -o $out" || true); do
     if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
       kill -TERM "$p"
     fi
@@ -142,7 +147,7 @@ if [ "${FS_HAVE_MPI:-0}" = 1 ] && command -v mpirun >/dev/null 2>&1; then
   grep -Eq "^fabricsim sweep: interrupted: [0-9]+ of 8 points done; re-run with --resume to finish $out$" \
     "$tmp/err" || fail "mpi sweep: unexpected message: $(cat "$tmp/err")"
   [ ! -e "$out" ] || fail "mpi sweep: $out written by an interrupted run"
-  "$FABRICSIM" sweep "$tmp/spec.yaml" -o "$out" -j 1 -q --resume || fail "mpi sweep --resume failed"
+  "$FABRICSIM" sweep "$tmp/spec8.yaml" -o "$out" -j 1 -q --resume || fail "mpi sweep --resume failed"
   [ "$(wc -l <"$out")" -eq 9 ] || fail "mpi sweep: resumed output has $(wc -l <"$out") lines, expected 9"
 else
   echo "no MPI build or no mpirun: MPI interrupt skipped"

@@ -70,7 +70,7 @@ static const GOptionEntry entries[] = {
   {"rank-by", 0, 0, G_OPTION_ARG_STRING, &opt_rank, "cost (default), gpus, energy or time", "METRIC"},
   {"top", 'k', 0, G_OPTION_ARG_INT, &opt_top, "Designs to print (default 5; 0 = all)", "K"},
   {"max-candidates", 0, 0, G_OPTION_ARG_INT, &opt_max,
-   "Most designs to simulate (default 2000); a larger search is an error", "N"},
+   "Most designs to simulate (default 2000, or $FABRICSIM_MAX_CANDIDATES); a larger search is an error", "N"},
   {"max-systems", 0, 0, G_OPTION_ARG_INT, &opt_max_systems,
    "Most fabric × GPU-count systems to build (default 64); a larger search is an error", "N"},
   {"jobs", 'j', 0, G_OPTION_ARG_INT, &opt_jobs, "Threads (default: all cores)", "N"},

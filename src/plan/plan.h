@@ -97,6 +97,10 @@ gboolean fs_plan_rank_from_name(const char *s, FsPlanRank *out);
 
 /* The default bound on simulations (`--max-candidates`). */
 #define FS_PLAN_MAX_CANDIDATES 2000u
+/* The bound that applies when the spec gives none: FABRICSIM_MAX_CANDIDATES
+ * from the environment when it is a positive number (read once; any other
+ * value is ignored with a warning on stderr), else FS_PLAN_MAX_CANDIDATES. */
+guint fs_plan_default_max_candidates(void);
 /* The default bound on fabric × GPU-count systems, each one topology
  * loaded and kept (`--max-systems`). */
 #define FS_PLAN_MAX_SYSTEMS 64u
@@ -183,7 +187,7 @@ typedef struct {
   guint vp;                        /* virtual stages of `interleaved` (0: 2) */
   FsPlanCostInputs cost;
   FsPlanRank rank_by;
-  guint max_candidates;            /* 0: FS_PLAN_MAX_CANDIDATES */
+  guint max_candidates;            /* 0: fs_plan_default_max_candidates() */
   guint max_systems;               /* 0: FS_PLAN_MAX_SYSTEMS */
   guint threads;                   /* 0: all cores */
 } FsPlanSpec;

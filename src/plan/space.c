@@ -26,6 +26,27 @@ guint fs_plan_divisors(guint n, guint max, guint *out)
   return k;
 }
 
+guint fs_plan_default_max_candidates(void)
+{
+  static gsize once;
+  static guint limit;
+  if (g_once_init_enter(&once)) {
+    limit = FS_PLAN_MAX_CANDIDATES;
+    const char *s = g_getenv("FABRICSIM_MAX_CANDIDATES");
+    if (s != NULL && s[0] != '\0') {
+      char *end;
+      guint64 v = g_ascii_strtoull(s, &end, 10);
+      if (g_ascii_isdigit(s[0]) && *end == '\0' && v >= 1 && v <= G_MAXUINT)
+        limit = (guint)v;
+      else
+        g_printerr("fabricsim: ignoring FABRICSIM_MAX_CANDIDATES=\"%s\": expected a number of "
+                   "designs from 1 to %u\n", s, G_MAXUINT);
+    }
+    g_once_init_leave(&once, 1);
+  }
+  return limit;
+}
+
 static gboolean in_list(const guint *list, guint n, guint v)
 {
   for (guint i = 0; i < n; i++)
@@ -447,11 +468,12 @@ gboolean fs_plan_prepare(FsPlan *p, GError **error)
       }
     }
   }
-  guint limit = s->max_candidates ? s->max_candidates : FS_PLAN_MAX_CANDIDATES;
+  guint limit = s->max_candidates ? s->max_candidates : fs_plan_default_max_candidates();
   if (p->designs->len > limit) {
     g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
                 "the search has %u designs to simulate, above the limit of %u: narrow --gpus, "
-                "--tp, --pp or --micro-batch, or raise --max-candidates", p->designs->len, limit);
+                "--tp, --pp or --micro-batch, or raise --max-candidates (or "
+                "FABRICSIM_MAX_CANDIDATES)", p->designs->len, limit);
     return FALSE;
   }
   return TRUE;

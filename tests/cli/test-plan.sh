@@ -168,6 +168,18 @@ plan --target-step-time 5s --max-candidates 2 2>"$tmp/err"; rc=$?
 set -e
 [ $rc -eq 1 ] || fail "limit exited $rc"
 grep -q "above the limit of 2.*--max-candidates" "$tmp/err" || fail "limit message: $(cat "$tmp/err")"
+# The default bound comes from FABRICSIM_MAX_CANDIDATES when set; a value
+# that is not a positive number is ignored with a warning.
+set +e
+FABRICSIM_MAX_CANDIDATES=3 plan --target-step-time 5s 2>"$tmp/err"; rc=$?
+set -e
+[ $rc -eq 1 ] || fail "FABRICSIM_MAX_CANDIDATES=3 exited $rc"
+grep -q "above the limit of 3.*FABRICSIM_MAX_CANDIDATES" "$tmp/err" || fail "env limit: $(cat "$tmp/err")"
+set +e
+FABRICSIM_MAX_CANDIDATES=0x10 plan --target-step-time 5s --max-candidates 2 2>"$tmp/err"; rc=$?
+set -e
+[ $rc -eq 1 ] || fail "bad FABRICSIM_MAX_CANDIDATES exited $rc"
+grep -q 'ignoring FABRICSIM_MAX_CANDIDATES="0x10"' "$tmp/err" || fail "bad env value: $(cat "$tmp/err")"
 
 set +e
 "$FABRICSIM" plan --workload "$W" --fabric "$T/dgx-h100-ib-ndr.yaml" --target-step-time 5s \

@@ -15,7 +15,8 @@
  *     repeat at once, refused where they drift within the steps checked;
  *   bounded buffers (conn_slots): the credits are the consumers of the
  *     transfer conn_slots earlier on the connection;
- *   window extrapolation (a sweep's memo): within 1 % of the whole run;
+ *   window extrapolation (a sweep's memo): within 1 % of the whole run; a
+ *     single size runs its own windows, equal to those of a sweep's sizes;
  *   the memo's runs: a plan run again is taken from it, to the ps;
  *   slice coarsening (max_slices_per_conn): the transfer bound holds, and
  *     the error against exact slicing is printed and bounded. */
@@ -30,61 +31,22 @@
 #include "testutil.h"
 
 /* A topology with its router and a communicator over all its GPUs. */
-typedef struct {
-  FsCatalog *cat;
-  FsTopo *topo;
-  FsSim *sim;
-  FsFlowNet *net;
-  FsRouter *router;
-  FsCollTopoNet *tnet;
-  FsComm *comm;
-  FsNcclParams *np;
-  FsCollSysInfo sys;
-} Sys;
+typedef FsTestColl Sys;
 
-static void sys_open_gpus(Sys *s, const char *name, const char *define, const char *gpu_list);
-
+/* Topology name with define, every GPU or those of gpu_list, max-min. */
 static void sys_open(Sys *s, const char *name, const char *define)
 {
-  sys_open_gpus(s, name, define, "all");
+  fs_test_coll_open(s, name, define, "all", FS_NET_MAXMIN);
 }
 
 static void sys_open_gpus(Sys *s, const char *name, const char *define, const char *gpu_list)
 {
-  GError *err = NULL;
-  memset(s, 0, sizeof *s);
-  s->cat = fs_catalog_load_default(NULL, &err);
-  fs_assert_no_error(err);
-  g_autofree char *rel = g_strdup_printf("topologies/%s", name);
-  g_autofree char *path = fs_test_source_path(rel);
-  const char *defines[] = {define, NULL};
-  s->topo = fs_topo_load_file(path, s->cat, define ? defines : NULL, &err);
-  fs_assert_no_error(err);
-  s->np = fs_nccl_params_load_default(&err);
-  fs_assert_no_error(err);
-  s->sim = fs_sim_new();
-  s->net = fs_flownet_new(s->sim, FS_NET_MAXMIN);
-  s->router = fs_router_new(s->topo, s->net, NULL);
-  s->tnet = fs_coll_topo_net_new(s->router);
-  guint n = 0;
-  g_autofree guint *gpus = fs_coll_parse_gpus(s->topo, gpu_list, &n, &err);
-  fs_assert_no_error(err);
-  s->comm = fs_coll_comm_from_topo(s->router, gpus, n, s->np->max_channels, &err);
-  fs_assert_no_error(err);
-  ck_assert(fs_coll_sysinfo_from_topo(s->np, s->router, s->comm, &s->sys, &err));
-  fs_assert_no_error(err);
+  fs_test_coll_open(s, name, define, gpu_list, FS_NET_MAXMIN);
 }
 
 static void sys_close(Sys *s)
 {
-  fs_comm_free(s->comm);
-  fs_coll_topo_net_free(s->tnet);
-  fs_router_free(s->router);
-  fs_flownet_free(s->net);
-  fs_sim_free(s->sim);
-  fs_nccl_params_free(s->np);
-  fs_topo_free(s->topo);
-  fs_catalog_free(s->cat);
+  fs_test_coll_close(s);
 }
 
 /* The tuner's choice for op of `size` bytes (nccl-tests' size) with algo
@@ -567,6 +529,47 @@ START_TEST(test_window_extrapolation)
 }
 END_TEST
 
+START_TEST(test_window_runs_its_own)
+{
+  /* A single size with no periodic regime and no memo of smaller sizes
+   * (the NVLS tree across 8 NDR nodes, 2 GiB: 128 loops) runs the plans of
+   * 8, 16 and 32 loops for a window instead of the whole plan.  Those are
+   * the plans of a sweep's 128, 256 and 512 MiB, so the window equals the
+   * one the sweep takes from its sizes, to the picosecond. */
+  Sys s;
+  sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=8");
+  g_autoptr(FsCollAloneMemo) own = fs_coll_alone_memo_new();
+  g_autoptr(FsCollAloneMemo) swept = fs_coll_alone_memo_new();
+  FsCollAloneOpts alone = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet,
+                           .memo = own};
+  FsCollAloneOpts sweep = alone;
+  sweep.memo = swept;
+  const uint64_t sizes[] = {128u << 20, 256u << 20, 512u << 20, 2ull << 30};
+  FsCollAloneStats a = {0}, b = {0};
+  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    FsCollChoice ch;
+    FsCollRequest req;
+    uint64_t nb;
+    choose(&s, FS_COLL_ALL_REDUCE, sizes[i], "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+    req.conn_slots = ch.conn_slots;
+    b = time_it(&s, &ch, &req, nb, &sweep);
+    if (i + 1 == G_N_ELEMENTS(sizes))
+      a = time_it(&s, &ch, &req, nb, &alone);
+  }
+  printf("nvls_tree 8 nodes 2 GiB: window of its own runs %.3f us (%u runs, %" G_GUINT64_FORMAT
+         " steps), from the sweep's sizes %.3f us (%u runs)\n", fs_time_to_us(a.time), a.runs,
+         a.sim_steps, fs_time_to_us(b.time), b.runs);
+  fflush(stdout);
+  ck_assert_uint_eq(a.loops, 128);
+  ck_assert(a.window);
+  ck_assert(b.window);
+  ck_assert_uint_eq(b.runs, 0);
+  ck_assert_uint_ge(a.runs, 3);
+  ck_assert_int_eq(a.time, b.time);
+  sys_close(&s);
+}
+END_TEST
+
 START_TEST(test_memo_reuses_runs_exactly)
 {
   /* The NVLS tree across 4 NDR nodes fails the 1e-6 check, so 512 MiB (32
@@ -719,6 +722,7 @@ int main(void)
   FS_ADD_TEST(s, test_extrapolate_ring_steps);
   FS_ADD_TEST(s, test_conn_slots_credits);
   FS_ADD_TEST(s, test_window_extrapolation);
+  FS_ADD_TEST(s, test_window_runs_its_own);
   FS_ADD_TEST(s, test_memo_reuses_runs_exactly);
   FS_ADD_TEST(s, test_coarsen_bounds_transfers);
   return fs_test_run_suite(s);

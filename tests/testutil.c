@@ -105,3 +105,44 @@ void fs_test_assert_same_result(const FsTrain *a, const FsTrain *b)
     ck_assert(memcmp(&ca->time, &cb->time, sizeof ca->time) == 0);
   }
 }
+
+/* ---- the collective fixture ------------------------------------------ */
+
+void fs_test_coll_open(FsTestColl *s, const char *name, const char *define, const char *gpu_list,
+                       FsNetModel model)
+{
+  GError *err = NULL;
+  memset(s, 0, sizeof *s);
+  s->cat = fs_catalog_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  g_autofree char *rel = g_strdup_printf("topologies/%s", name);
+  g_autofree char *path = fs_test_source_path(rel);
+  const char *defines[] = {define, NULL};
+  s->topo = fs_topo_load_file(path, s->cat, define ? defines : NULL, &err);
+  fs_assert_no_error(err);
+  s->np = fs_nccl_params_load_default(&err);
+  fs_assert_no_error(err);
+  s->sim = fs_sim_new();
+  s->net = fs_flownet_new(s->sim, model);
+  s->router = fs_router_new(s->topo, s->net, NULL);
+  s->tnet = fs_coll_topo_net_new(s->router);
+  guint n = 0;
+  g_autofree guint *gpus = fs_coll_parse_gpus(s->topo, gpu_list, &n, &err);
+  fs_assert_no_error(err);
+  s->comm = fs_coll_comm_from_topo(s->router, gpus, n, s->np->max_channels, &err);
+  fs_assert_no_error(err);
+  ck_assert(fs_coll_sysinfo_from_topo(s->np, s->router, s->comm, &s->sys, &err));
+  fs_assert_no_error(err);
+}
+
+void fs_test_coll_close(FsTestColl *s)
+{
+  fs_comm_free(s->comm);
+  fs_coll_topo_net_free(s->tnet);
+  fs_router_free(s->router);
+  fs_flownet_free(s->net);
+  fs_sim_free(s->sim);
+  fs_nccl_params_free(s->np);
+  fs_topo_free(s->topo);
+  fs_catalog_free(s->cat);
+}

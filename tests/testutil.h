@@ -5,7 +5,10 @@
 #include <glib.h>
 
 #include "catalog/catalog.h"
+#include "coll/coll-topo.h"
+#include "coll/comm.h"
 #include "coll/nccl-params.h"
+#include "coll/tuner.h"
 #include "compute/efficiency.h"
 #include "topo/topo.h"
 #include "workload/executor.h"
@@ -70,3 +73,27 @@ FsTrain *fs_test_train(const FsTopo *topo, FsWorkload *w, const FsTrainOptions *
 /* Asserts two step results are the same to the picosecond: the step time
  * and every stage's time breakdown. */
 void fs_test_assert_same_result(const FsTrain *a, const FsTrain *b);
+
+/* ---- the collective fixture (test-coll-fast.c, test-coll-dedup.c) ---- */
+
+/* A communicator on a topology with everything it needs to run collectives
+ * alone: the default catalog and NCCL parameters, a simulator, a flow
+ * network, a router and the collective layer's network view. */
+typedef struct {
+  FsCatalog *cat;
+  FsTopo *topo;
+  FsSim *sim;
+  FsFlowNet *net;
+  FsRouter *router;
+  FsCollTopoNet *tnet;
+  FsComm *comm;
+  FsNcclParams *np;
+  FsCollSysInfo sys;
+} FsTestColl;
+
+/* topologies/NAME with one -D define (NULL: none), a network of model and
+ * a communicator over gpu_list (as `coll --gpus`; "all" for every GPU);
+ * fails the test on an error.  fs_test_coll_close frees it all. */
+void fs_test_coll_open(FsTestColl *s, const char *name, const char *define, const char *gpu_list,
+                       FsNetModel model);
+void fs_test_coll_close(FsTestColl *s);

@@ -121,29 +121,6 @@ static gboolean pure_loops(const FsCollRequest *req, uint64_t q, guint64 F)
   return TRUE;
 }
 
-/* Window extrapolation (alone.h) from the memo: the largest L3 < F with
- * L2 = L3/2 and L1 = L3/4 (>= 8) measured.  FALSE when none applies. */
-static gboolean memo_window(const FsCollAloneMemo *m, const Family *f, guint64 F,
-                            FsCollAloneStats *stats)
-{
-  for (guint64 L3 = F / 2; L3 >= 32; L3 /= 2) {
-    const MemoEntry *a = memo_find(m, f, L3 / 4), *b = memo_find(m, f, L3 / 2),
-                    *c = memo_find(m, f, L3);
-    if (a == NULL || b == NULL || c == NULL || L3 % 4 != 0)
-      continue;
-    double s1 = (double)(b->time - a->time) / (double)(L3 / 4);
-    double s2 = (double)(c->time - b->time) / (double)(L3 / 2);
-    if (s1 <= 0 || fabs(s2 - s1) > 0.01 * s2)
-      return FALSE;
-    stats->time = c->time + (FsTime)llround((double)(F - L3) * s2);
-    stats->period = (FsTime)llround(s2);
-    stats->sim_loops = 0;
-    stats->window = TRUE;
-    return TRUE;
-  }
-  return FALSE;
-}
-
 /* TRUE when runs fold identical channels (alone.h). */
 static gboolean may_fold(const FsCollAloneOpts *opts, const FsFlowNet *net)
 {
@@ -362,6 +339,110 @@ static gboolean try_extrapolate(const Attempt *at, const guint64 n[4], double to
   return ok;
 }
 
+/* ---- Window extrapolation (alone.h) ------------------------------------ */
+
+/* The error a window extrapolation may be expected to make, relative to
+ * the time it gives (alone.h). */
+#define WINDOW_TOL 0.01
+/* Its smallest window: [8, 16, 32] loops (the transient is over by 8). */
+#define WINDOW_MIN_L3 32
+
+/* The time of the family's plan of `loops` whole loops: a size of the sweep
+ * run whole, or the plan run with the family's own parameters. */
+static const MemoEntry *memo_loops(const FsCollAloneMemo *m, const Family *f, guint64 loops)
+{
+  const MemoEntry *e = memo_find(m, f, loops);
+  return e != NULL ? e : memo_find_run(m, f, loops);
+}
+
+/* The window [L3/4, L3/2, L3] of the memo's runs extrapolated to F loops:
+ * TRUE (and stats set) when accepted.  *have tells whether the memo holds
+ * all three runs. */
+static gboolean window_at(const FsCollAloneMemo *m, const Family *f, guint64 L3, guint64 F,
+                          gboolean *have, FsCollAloneStats *stats)
+{
+  const MemoEntry *a = memo_loops(m, f, L3 / 4), *b = memo_loops(m, f, L3 / 2),
+                  *c = memo_loops(m, f, L3);
+  *have = a != NULL && b != NULL && c != NULL && L3 % 4 == 0;
+  if (!*have)
+    return FALSE;
+  double s1 = (double)(b->time - a->time) / (double)(L3 / 4);
+  double s2 = (double)(c->time - b->time) / (double)(L3 / 2);
+  FsTime t = c->time + (FsTime)llround((double)(F - L3) * s2);
+  /* The two windows' times per loop differ by |s2 − s1|; carried over the
+   * F − L3 loops extrapolated, that is the error to expect. */
+  if (s1 <= 0 || s2 <= 0 || fabs(s2 - s1) * (double)(F - L3) > WINDOW_TOL * (double)t)
+    return FALSE;
+  stats->time = t;
+  stats->period = (FsTime)llround(s2);
+  stats->sim_loops = 0;
+  stats->window = TRUE;
+  return TRUE;
+}
+
+/* Runs the family's plan of x whole loops into the memo (attempt_time
+ * records it), unless it is there. */
+static gboolean window_run(const Attempt *at, guint64 x, GError **error)
+{
+  if (memo_loops(at->opts->memo, at->fam, x) != NULL)
+    return TRUE;
+  FsCollPlan *pl = NULL;
+  gint64 depth;
+  FsCollExecParams ep;
+  FsTime t;
+  gboolean ok = attempt_depth(at, x, &pl, &depth, error);
+  if (ok) {
+    fs_coll_exec_params_depth(at->p, at->sys, at->comm, at->req->op, at->nbytes, at->choice,
+                              (guint)MIN(depth, G_MAXUINT), &ep);
+    ep.key = at->key;
+    ok = attempt_time(at, x, &pl, depth, &ep, &t, error);
+  }
+  fs_coll_plan_free(pl);
+  return ok;
+}
+
+/* Window extrapolation of the pure-loop plan of F loops (alone.h): from the
+ * largest window in the memo with L3 <= F/2.  A refused window widens to
+ * [L3/2, L3, 2 L3], running the plan of 2 L3 loops, while that costs at
+ * most F/2 loops.  run_missing (the exact shortcuts have failed): with no
+ * window in the memo, the plans of 8, 16 and 32 loops run first when they
+ * cost at most F/2 loops.  *done tells whether it extrapolated. */
+static gboolean window(const Attempt *at, gboolean run_missing, gboolean *done, GError **error)
+{
+  const FsCollAloneMemo *m = at->opts->memo;
+  guint64 F = at->F, L3 = 0;
+  gboolean have = FALSE;
+  *done = FALSE;
+  for (guint64 x = F / 2; x >= WINDOW_MIN_L3 && !have; x /= 2) {
+    if ((*done = window_at(m, at->fam, x, F, &have, at->stats)))
+      return TRUE;
+    L3 = have ? x : 0;
+  }
+  if (L3 == 0) {
+    if (!run_missing || F / 2 < WINDOW_MIN_L3)
+      return TRUE;
+    guint64 cost = 0;
+    for (guint64 x = WINDOW_MIN_L3 / 4; x <= WINDOW_MIN_L3; x *= 2)
+      cost += memo_loops(m, at->fam, x) ? 0 : x;
+    if (cost > F / 2)
+      return TRUE;
+    for (guint64 x = WINDOW_MIN_L3 / 4; x <= WINDOW_MIN_L3; x *= 2)
+      if (!window_run(at, x, error))
+        return FALSE;
+    L3 = WINDOW_MIN_L3;
+    if ((*done = window_at(m, at->fam, L3, F, &have, at->stats)) || !have)
+      return TRUE;
+  }
+  while (2 * L3 <= F / 2) {
+    if (!window_run(at, 2 * L3, error))
+      return FALSE;
+    L3 *= 2;
+    if ((*done = window_at(m, at->fam, L3, F, &have, at->stats)) || !have)
+      return TRUE;
+  }
+  return TRUE;
+}
+
 gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                             uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
                             uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
@@ -377,13 +458,12 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   uint64_t q = choice->algo->loop_bytes && req->nchannels >= 1 && fs_comm_size(comm) > 1
                  ? choice->algo->loop_bytes(comm, req)
                  : 0;
-  /* Window extrapolation first (alone.h): it applies only to the families
-   * whose smaller sizes had to run whole. */
+  /* A plan of F >= 8 whole loops and nothing else belongs to a family
+   * whose runs the memo keeps (alone.h). */
+  guint64 F = q > 0 ? whole_loops(req, q) : 0;
   gboolean remember = FALSE;
   Family fam;
-  if (q > 0 && !opts->exact && opts->memo != NULL && whole_loops(req, q) >= 8 &&
-      pure_loops(req, q, whole_loops(req, q))) {
-    guint64 F = whole_loops(req, q);
+  if (q > 0 && !opts->exact && opts->memo != NULL && F >= 8 && pure_loops(req, q, F)) {
     /* The executor parameters of the F plan: its latency depth from the
      * one-loop and two-loop plans (it must not grow with the loops). */
     FsCollRequest r1 = *req, r2 = *req;
@@ -399,13 +479,23 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
       fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, p1, &ep);
       family_of(comm, choice->algo, req, q, &ep, &fam);
       remember = TRUE;
-      stats->loops = F;
-      if (F >= 64 && memo_window(opts->memo, &fam, F, stats))
-        return TRUE;
     }
   }
+  const Attempt loops = {p, sys, comm, nbytes, choice, req, key, DIM_LOOPS, q, F, net, xfer,
+                         xfer_ctx, opts, stats, remember ? &fam : NULL};
+  /* Windows need runs in the memo, which keeps folded runs only. */
+  gboolean windows = remember && may_fold(opts, net);
+  /* Window extrapolation first where the memo has a window: a family whose
+   * smaller sizes had to run whole. */
+  if (windows) {
+    stats->loops = F;
+    gboolean done;
+    if (!window(&loops, FALSE, &done, error))
+      return FALSE;
+    if (done)
+      return TRUE;
+  }
   if (q > 0) {
-    guint64 F = whole_loops(req, q);
     stats->loops = stats->sim_loops = F;
     guint64 N0 = opts->min_loops ? opts->min_loops : 4;
     if (!opts->exact && 5 * N0 + 5 < F && !opts->min_loops) {
@@ -428,13 +518,15 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
      * that consecutive loops alone came out 0.45 % short. */
     for (guint64 N = N0; !opts->exact && 5 * N + 5 < F; N *= 2) {
       const guint64 n[4] = {N, N + 1, N + 2, 2 * N + 2};
-      const Attempt at = {p, sys, comm, nbytes, choice, req, key, DIM_LOOPS, q, F, net, xfer,
-                          xfer_ctx, opts, stats, remember ? &fam : NULL};
       gboolean done;
-      if (!try_extrapolate(&at, n, 1e-6, &done, error))
+      if (!try_extrapolate(&loops, n, 1e-6, &done, error))
         return FALSE;
       if (done)
         return TRUE;
+      /* No periodic regime past the pipeline's length: where windows can
+       * be run, doubling N (about 3N loops a try) costs more than they. */
+      if (windows && F / 2 >= WINDOW_MIN_L3 * 2)
+        break;
     }
   }
   /* Step extrapolation: every loop's ring steps are alike, so the plan
@@ -468,6 +560,15 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
       stats->step_period = P;
       return TRUE;
     }
+  }
+  /* No exact shortcut: a window (alone.h) when its runs cost at most half
+   * the plan, else the whole plan. */
+  if (windows) {
+    gboolean done;
+    if (!window(&loops, TRUE, &done, error))
+      return FALSE;
+    if (done)
+      return TRUE;
   }
   g_autoptr(FsCollPlan) plan = new_plan(comm, choice->algo, req, opts, net, error);
   if (plan == NULL)

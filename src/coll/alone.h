@@ -71,16 +71,25 @@
  *   groups (tests/bench/RESULTS.md).  opts->period_off (or exact) turns
  *   it off.
  *
- *   Window extrapolation (opts->memo; a sweep's sizes ×2 apart): where no
- *   periodic regime exists (the NVLS tree across many nodes), a plan of F
- *   ≥ 64 whole loops and nothing else takes its time from whole plans of
- *   the same family (algorithm, protocol, channels, chunk, slice, slots,
- *   op, datatype, executor parameters, folded) measured before with L1 ≥
- *   8, L2 = 2 L1, L3 = 2 L2 < F loops: when the time per loop over
- *   [L1, L2] and [L2, L3] agrees within 1 %, T(F) = T(L3) + (F − L3) ×
- *   the second.  Not exact: the error is that of the time per loop
- *   (measured against whole runs in tests/bench/RESULTS.md).  Whole runs of
- *   such plans are recorded in the memo.
+ *   Window extrapolation (opts->memo): where no periodic regime exists
+ *   (the NVLS tree across many nodes), a plan of F >= 64 whole loops and
+ *   nothing else takes its time from runs of plans of the same family
+ *   (algorithm, protocol, channels, chunk, slice, slots, op, datatype,
+ *   executor parameters, folded) of L1 >= 8, L2 = 2 L1 and L3 = 2 L2 <=
+ *   F/2 whole loops: T(F) = T(L3) + (F − L3) × s2, where s1 and s2 are the
+ *   times per loop over [L1, L2] and [L2, L3].  The two windows disagree by
+ *   |s2 − s1| per loop; over the F − L3 loops extrapolated that is the
+ *   error to expect, and the window is accepted when it is at most 1 % of
+ *   T(F).  Not exact (measured against whole runs in tests/bench/RESULTS.md).
+ *   The runs are taken from the memo first (a sweep's smaller sizes, ×2
+ *   apart, run whole): the largest window there.  A refused window widens
+ *   to [L2, L3, 2 L3] by running the plan of 2 L3 loops, while that costs
+ *   at most F/2 loops.  When the exact shortcuts fail (loop extrapolation,
+ *   tried once past the pipeline's length when windows can run; step
+ *   extrapolation) and runs fold, the plans of 8, 16 and 32 loops are run
+ *   for a window when they cost at most F/2 loops (F >= 112), so that a
+ *   single large size does not run whole.  Whole runs of such plans are
+ *   recorded in the memo.
  *
  *   The memo also keeps every folded run of a family's plan of L whole
  *   loops (the truncated plans of loop extrapolation too) with its
@@ -106,7 +115,7 @@
  * for every tuned collective; they do not make the NVLS tree across many
  * nodes periodic (128 NDR nodes: the time per loop over windows of 8 loops
  * still differs by 2.5 %), so those plans fail the 1e-6 check and run
- * whole, or take a window extrapolation (above) in a sweep.
+ * whole, or take a window extrapolation (above).
  *
  * A collective that shares the network with others cannot use either:
  * coarser slices (FsCollRequest.max_slices_per_conn, plan.h) are the
@@ -128,8 +137,9 @@
 
 G_BEGIN_DECLS
 
-/* Whole-plan times measured by earlier calls (a sweep's smaller sizes), for
- * the window extrapolation below.  Owned by the caller; one per
+/* Whole-plan times measured by earlier calls (a sweep's smaller sizes) and
+ * runs of truncated plans, for the window extrapolation above and to run
+ * no plan twice.  Owned by the caller; one per
  * communicator and network (fs_coll_bench makes one per sweep). */
 typedef struct FsCollAloneMemo FsCollAloneMemo;
 FsCollAloneMemo *fs_coll_alone_memo_new(void);
@@ -160,7 +170,7 @@ typedef struct {
   guint ring_steps;    /* ring steps per loop of the full plan (0: none) */
   guint sim_ring_steps; /* ring steps per loop of the largest plan simulated (== ring_steps:
                            no step extrapolation) */
-  gboolean window;     /* TRUE: window extrapolation from the memo (not exact) */
+  gboolean window;     /* TRUE: window extrapolation (not exact) */
   guint step_period;   /* ring steps per period of a periodic step extrapolation (0: none) */
   guint runs;          /* simulations run */
   guint64 sim_steps;   /* steps simulated over all runs */

@@ -1,5 +1,6 @@
 /* test-strutil.c — edit distance, did-you-mean and atomic writes (src/util/strutil.c),
- * and the enums' name tables (src/util/names.c). */
+ * the enums' name tables (src/util/names.c) and the resource limits read
+ * from the environment (src/util/limits.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,8 +11,28 @@
 
 #include "testutil.h"
 #include "util/error.h"
+#include "util/limits.h"
 #include "util/names.h"
 #include "util/strutil.h"
+
+START_TEST(test_env_limit)
+{
+  /* Unset or empty: the default.  A decimal integer from 1 to the ceiling:
+   * that value.  Anything else: the default (and a warning on stderr). */
+  const char *var = "FABRICSIM_TEST_LIMIT";
+  g_unsetenv(var);
+  ck_assert_uint_eq(fs_env_limit(var, 7, 100), 7);
+  static const struct { const char *text; guint64 want; } cases[] = {
+    {"", 7}, {"1", 1}, {"100", 100}, {"42", 42}, {"0", 7}, {"101", 7}, {"-3", 7},
+    {"12x", 7}, {" 12", 7}, {"0x10", 7}, {"1e3", 7}, {"99999999999999999999999", 7},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_setenv(var, cases[i].text, TRUE);
+    ck_assert_msg(fs_env_limit(var, 7, 100) == cases[i].want, "\"%s\"", cases[i].text);
+  }
+  g_unsetenv(var);
+}
+END_TEST
 
 START_TEST(test_strutil_edit_distance)
 {
@@ -197,5 +218,6 @@ int main(void)
   FS_ADD_TEST(s, test_strutil_atomic_write_failure_keeps_target);
   FS_ADD_TEST(s, test_strutil_atomic_write_stdout);
   FS_ADD_TEST(s, test_names_index);
+  FS_ADD_TEST(s, test_env_limit);
   return fs_test_run_suite(s);
 }

@@ -22,6 +22,7 @@
 #include "report/trace-json.h"
 #include "topo/topo.h"
 #include "util/error.h"
+#include "util/limits.h"
 #include "util/strutil.h"
 #include "util/units.h"
 #include "workload/opgraph.h"
@@ -128,16 +129,7 @@ static gboolean sizes_within_limit(const FsCollSweep *sw, char **why)
     uint64_t q = (sw->max_bytes - sw->min_bytes) / sw->step_bytes;
     n = q == G_MAXUINT64 ? q : q + 1;
   }
-  uint64_t limit = MAX_SIZES;
-  const char *env = g_getenv("FABRICSIM_MAX_SIZES");
-  guint64 v;
-  if (env != NULL && env[0] != '\0') {
-    if (g_ascii_string_to_unsigned(env, 10, 1, G_MAXUINT64, &v, NULL))
-      limit = v;
-    else
-      g_printerr("fabricsim: ignoring FABRICSIM_MAX_SIZES=\"%s\": expected a positive integer\n",
-                 env);
-  }
+  uint64_t limit = fs_env_limit("FABRICSIM_MAX_SIZES", MAX_SIZES, G_MAXUINT64);
   if (n <= limit)
     return TRUE;
   *why = g_strdup_printf("-b %" G_GUINT64_FORMAT " -e %" G_GUINT64_FORMAT " %s %" G_GUINT64_FORMAT

@@ -14,6 +14,7 @@
 #include <inttypes.h>
 
 #include "util/error.h"
+#include "util/limits.h"
 #include "util/units.h"
 
 /* Set by fs_sim_request_interrupt (from a signal handler), read by every
@@ -92,19 +93,12 @@ uint64_t fs_sim_default_event_limit(void)
   static gsize once;
   static uint64_t limit;
   if (g_once_init_enter(&once)) {
-    limit = FS_SIM_MAX_EVENTS;
+    /* 0 or "unlimited": no limit. */
     const char *s = g_getenv("FABRICSIM_MAX_EVENTS");
-    if (s != NULL && s[0] != '\0') {
-      char *end;
-      guint64 v = g_ascii_strtoull(s, &end, 10);
-      if (strcmp(s, "unlimited") == 0)
-        limit = 0;
-      else if (end != s && *end == '\0')
-        limit = v;
-      else
-        g_printerr("fabricsim: ignoring FABRICSIM_MAX_EVENTS=\"%s\": expected a number of "
-                   "events (0 or \"unlimited\" for none)\n", s);
-    }
+    if (s != NULL && (strcmp(s, "0") == 0 || strcmp(s, "unlimited") == 0))
+      limit = 0;
+    else
+      limit = fs_env_limit("FABRICSIM_MAX_EVENTS", FS_SIM_MAX_EVENTS, G_MAXUINT64);
     g_once_init_leave(&once, 1);
   }
   return limit;

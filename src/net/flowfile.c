@@ -7,6 +7,7 @@
 #include "calib/json-pos.h"
 #include "core/sim.h"
 #include "util/error.h"
+#include "util/limits.h"
 #include "util/names.h"
 #include "util/units.h"
 
@@ -405,13 +406,7 @@ static FsFlowList *load_json(const char *name, const char *text, gsize len, cons
 
 guint fs_flow_list_max_flows(void)
 {
-  const char *env = g_getenv("FABRICSIM_MAX_FLOWS");
-  if (env != NULL && env[0] != '\0') {
-    guint64 v = g_ascii_strtoull(env, NULL, 10);
-    if (v > 0 && v <= G_MAXUINT)
-      return (guint)v;
-  }
-  return FS_FLOW_LIST_MAX_FLOWS;
+  return (guint)fs_env_limit("FABRICSIM_MAX_FLOWS", FS_FLOW_LIST_MAX_FLOWS, G_MAXUINT);
 }
 
 FsFlowList *fs_flow_list_load_string(const char *text, gsize len, const char *name,

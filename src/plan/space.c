@@ -11,6 +11,7 @@
 #include "plan/plan-private.h"
 #include "topo/paths.h"
 #include "util/error.h"
+#include "util/limits.h"
 #include "util/names.h"
 #include "util/units.h"
 
@@ -31,17 +32,7 @@ guint fs_plan_default_max_candidates(void)
   static gsize once;
   static guint limit;
   if (g_once_init_enter(&once)) {
-    limit = FS_PLAN_MAX_CANDIDATES;
-    const char *s = g_getenv("FABRICSIM_MAX_CANDIDATES");
-    if (s != NULL && s[0] != '\0') {
-      char *end;
-      guint64 v = g_ascii_strtoull(s, &end, 10);
-      if (g_ascii_isdigit(s[0]) && *end == '\0' && v >= 1 && v <= G_MAXUINT)
-        limit = (guint)v;
-      else
-        g_printerr("fabricsim: ignoring FABRICSIM_MAX_CANDIDATES=\"%s\": expected a number of "
-                   "designs from 1 to %u\n", s, G_MAXUINT);
-    }
+    limit = (guint)fs_env_limit("FABRICSIM_MAX_CANDIDATES", FS_PLAN_MAX_CANDIDATES, G_MAXUINT);
     g_once_init_leave(&once, 1);
   }
   return limit;

@@ -5,6 +5,7 @@
 
 #include "topo/topo-private.h"
 #include "util/error.h"
+#include "util/limits.h"
 
 G_DEFINE_QUARK(fs-topo-error-quark, fs_topo_error)
 
@@ -15,27 +16,13 @@ G_DEFINE_QUARK(fs-topo-error-quark, fs_topo_error)
 static FsTopoLimits limits;
 static gsize limits_ready;
 
-/* The value of environment variable var as a limit, or fallback. */
-static guint64 env_limit(const char *var, guint64 fallback)
-{
-  const char *s = g_getenv(var);
-  if (s == NULL || *s == '\0')
-    return fallback;
-  guint64 v;
-  if (!g_ascii_string_to_unsigned(s, 10, 1, LIMIT_CEILING, &v, NULL)) {
-    g_printerr("fabricsim: ignoring %s=\"%s\": expected an integer from 1 to %" G_GUINT64_FORMAT
-               "\n", var, s, LIMIT_CEILING);
-    return fallback;
-  }
-  return v;
-}
 
 const FsTopoLimits *fs_topo_limits(void)
 {
   if (g_once_init_enter(&limits_ready)) {
-    limits.names = env_limit("FABRICSIM_MAX_NAMES", FS_TOPO_MAX_NAMES);
-    limits.nodes = env_limit("FABRICSIM_MAX_NODES", FS_TOPO_MAX_NODES);
-    limits.links = env_limit("FABRICSIM_MAX_LINKS", FS_TOPO_MAX_LINKS);
+    limits.names = fs_env_limit("FABRICSIM_MAX_NAMES", FS_TOPO_MAX_NAMES, LIMIT_CEILING);
+    limits.nodes = fs_env_limit("FABRICSIM_MAX_NODES", FS_TOPO_MAX_NODES, LIMIT_CEILING);
+    limits.links = fs_env_limit("FABRICSIM_MAX_LINKS", FS_TOPO_MAX_LINKS, LIMIT_CEILING);
     g_once_init_leave(&limits_ready, 1);
   }
   return &limits;

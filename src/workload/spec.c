@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/limits.h"
 #include "util/names.h"
 #include "util/strutil.h"
 #include "util/yaml.h"
@@ -303,12 +304,7 @@ static guint64 max_layers(void)
   static gsize ready;
   static guint64 value;
   if (g_once_init_enter(&ready)) {
-    const char *s = g_getenv("FABRICSIM_MAX_LAYERS");
-    value = FS_WORKLOAD_MAX_LAYERS;
-    if (s != NULL && *s != '\0' && !g_ascii_string_to_unsigned(s, 10, 1, G_MAXUINT32, &value, NULL)) {
-      g_printerr("fabricsim: ignoring FABRICSIM_MAX_LAYERS=\"%s\": expected a positive integer\n", s);
-      value = FS_WORKLOAD_MAX_LAYERS;
-    }
+    value = fs_env_limit("FABRICSIM_MAX_LAYERS", FS_WORKLOAD_MAX_LAYERS, G_MAXUINT32);
     g_once_init_leave(&ready, 1);
   }
   return value;

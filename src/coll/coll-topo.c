@@ -355,6 +355,12 @@ guint *fs_coll_parse_gpus(const FsTopo *topo, const char *text, guint *n, GError
     guint u = (guint)idx;
     g_array_append_val(out, u);
   }
+  if (out->len == 0) { /* "": g_strsplit gives no parts */
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
+                "the GPU list is empty (a count, GPU names like \"%s\", or \"all\")",
+                fs_topo_node(topo, all[0])->name);
+    return NULL;
+  }
   *n = out->len;
   return (guint *)g_array_free(g_steal_pointer(&out), FALSE);
 }

@@ -47,7 +47,9 @@ char *fs_coll_describe_rings(const FsTopo *topo, const FsComm *comm);
 
 /* Parses a GPU list: "all", a count "N" (the first N GPUs in placement
  * order), or comma-separated GPU names or node indices ("node0/gpu1,3").
- * Returns a newly allocated array of node indices (*n entries). */
+ * Returns a newly allocated array of node indices (*n entries), or NULL
+ * with FS_COLL_ERROR_INVALID for an empty list, a count out of range or a
+ * name that is not a GPU. */
 guint *fs_coll_parse_gpus(const FsTopo *topo, const char *text, guint *n, GError **error);
 
 /* NCCL's view of the system for comm: architecture row (from the first

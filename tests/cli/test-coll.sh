@@ -158,6 +158,9 @@ check_bad "unknown reduction op \"bogus\"" "$T/dgx-h100.yaml" -o all --redop bog
 check_bad "unknown collective \"bogus\"" "$T/dgx-h100.yaml" -o bogus --redop max
 check_bad "can run all_reduce on 8 ranks: the communicator has no CollNet" "$T/dgx-h100.yaml" -o all --algo collnet_direct
 check_bad "not a GPU of the topology" "$T/dgx-h100.yaml" --gpus dgx-h100/gpu0,nosuch
+# An empty list (the CLI fuzzer's fifth-session finding: a crash).
+check_bad "the GPU list is empty" "$T/dgx-h100.yaml" -g ""
+check_bad "the GPU list is empty" "$T/dgx-h100.yaml" --gpus ""
 check_bad "asked for 9 GPUs" "$T/dgx-h100.yaml" -g 9
 check_bad "larger than maxbytes" "$T/dgx-h100.yaml" -b 2M -e 1M
 check_bad "can run alltoall on 8 ranks: the ring runs" "$T/dgx-h100.yaml" -o alltoall --algo ring

@@ -85,7 +85,7 @@
  *   apart, run whole): the largest window there.  A refused window widens
  *   to [L2, L3, 2 L3] by running the plan of 2 L3 loops, while that costs
  *   at most F/2 loops.  When the exact shortcuts fail (loop extrapolation,
- *   tried once past the pipeline's length when windows can run; step
+ *   tried at the first N only when windows can run and F >= 128; step
  *   extrapolation) and runs fold, the plans of 8, 16 and 32 loops are run
  *   for a window when they cost at most F/2 loops (F >= 112), so that a
  *   single large size does not run whole.  Whole runs of such plans are

@@ -69,7 +69,11 @@ gboolean fs_sweep_run_tasks(guint first, guint stride, guint n, guint threads, F
     threads = MAX(g_get_num_processors(), 1u);
   threads = MIN(threads, MAX(todo, 1u));
   Job job = { run, ud, g_async_queue_new() };
-  GThreadPool *pool = g_thread_pool_new(worker, &job, (gint)threads, TRUE, error);
+  /* Not exclusive: GLib keeps the threads of a freed pool for the next
+   * one (g_thread_pool_set_max_unused_threads), so a process that runs
+   * many commands (a library user, tests/fuzz/fuzz-cli.c) does not start
+   * and stop threads for each. */
+  GThreadPool *pool = g_thread_pool_new(worker, &job, (gint)threads, FALSE, error);
   if (pool == NULL) {
     g_async_queue_unref(job.done);
     return FALSE;

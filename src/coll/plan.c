@@ -809,9 +809,11 @@ static gboolean channels_equal(const FsCollPlan *p, const ChannelSteps *cs, guin
         (fs_coll_ep_node(p->comm, x->src, a) != fs_coll_ep_node(p->comm, y->src, b) ||
          fs_coll_ep_node(p->comm, x->dst, a) != fs_coll_ep_node(p->comm, y->dst, b)))
       return FALSE;
-    const uint32_t *dx = &g_array_index(p->deps, uint32_t, x->dep_off);
-    const uint32_t *dy = &g_array_index(p->deps, uint32_t, y->dep_off);
-    for (guint j = 0; j < x->n_deps + x->n_credits; j++)
+    guint nd = x->n_deps + x->n_credits;
+    /* A plan with no dependency at all has no deps array (NULL data). */
+    const uint32_t *dx = nd ? &g_array_index(p->deps, uint32_t, x->dep_off) : NULL;
+    const uint32_t *dy = nd ? &g_array_index(p->deps, uint32_t, y->dep_off) : NULL;
+    for (guint j = 0; j < nd; j++)
       if (step_at(p, dx[j])->channel != a || step_at(p, dy[j])->channel != b ||
           cs->pos[dx[j]] != cs->pos[dy[j]])
         return FALSE;
@@ -919,13 +921,15 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
     FsCollStep t = *s;
     t.width = (uint8_t)k;
     t.dep_off = f->deps->len;
-    const uint32_t *d = &g_array_index(p->deps, uint32_t, s->dep_off);
     guint nd = s->n_deps + s->n_credits;
-    g_array_set_size(f->deps, t.dep_off + nd);
-    uint32_t *fd = &g_array_index(f->deps, uint32_t, t.dep_off);
-    for (guint j = 0; j < nd; j++) {
-      g_assert(map[d[j]] != FS_STEP_NONE);
-      fd[j] = map[d[j]];
+    if (nd > 0) { /* a plan with no dependency at all has no deps array */
+      const uint32_t *d = &g_array_index(p->deps, uint32_t, s->dep_off);
+      g_array_set_size(f->deps, t.dep_off + nd);
+      uint32_t *fd = &g_array_index(f->deps, uint32_t, t.dep_off);
+      for (guint j = 0; j < nd; j++) {
+        g_assert(map[d[j]] != FS_STEP_NONE);
+        fd[j] = map[d[j]];
+      }
     }
     g_assert(map[i] == f->steps->len);
     g_array_append_val(f->steps, t);

@@ -490,6 +490,17 @@ END_TEST
 
 /* ---- Window extrapolation ---------------------------------------------- */
 
+/* The NVLS tree all_reduce of `size` bytes (Simple, the tuner's channels)
+ * timed alone with opts. */
+static FsCollAloneStats time_nvls_tree(Sys *s, uint64_t size, const FsCollAloneOpts *opts)
+{
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  choose(s, FS_COLL_ALL_REDUCE, size, "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+  return time_it(s, &ch, &req, nb, opts);
+}
+
 START_TEST(test_window_extrapolation)
 {
   /* The NVLS tree across 8 NDR nodes has no regime periodic to 1e-6, so
@@ -504,17 +515,12 @@ START_TEST(test_window_extrapolation)
   FsCollAloneOpts without = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet};
   const uint64_t sizes[] = {128u << 20, 256u << 20, 512u << 20, 1u << 30};
   for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
-    FsCollChoice ch;
-    FsCollRequest req;
-    uint64_t nb;
-    choose(&s, FS_COLL_ALL_REDUCE, sizes[i], "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
-    req.conn_slots = ch.conn_slots;
-    FsCollAloneStats a = time_it(&s, &ch, &req, nb, &with_memo);
+    FsCollAloneStats a = time_nvls_tree(&s, sizes[i], &with_memo);
     if (i + 1 < G_N_ELEMENTS(sizes)) {
       ck_assert(!a.window);
       continue;
     }
-    FsCollAloneStats b = time_it(&s, &ch, &req, nb, &without);
+    FsCollAloneStats b = time_nvls_tree(&s, sizes[i], &without);
     double e = rel(a.time, b.time);
     printf("nvls_tree 8 nodes 1 GiB: window %.3f us (period %.3f us, %u runs), whole %.3f us "
            "(%" G_GUINT64_FORMAT " loops, %u runs), error %.2e\n", fs_time_to_us(a.time),
@@ -545,17 +551,10 @@ START_TEST(test_window_runs_its_own)
   FsCollAloneOpts sweep = alone;
   sweep.memo = swept;
   const uint64_t sizes[] = {128u << 20, 256u << 20, 512u << 20, 2ull << 30};
-  FsCollAloneStats a = {0}, b = {0};
-  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
-    FsCollChoice ch;
-    FsCollRequest req;
-    uint64_t nb;
-    choose(&s, FS_COLL_ALL_REDUCE, sizes[i], "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
-    req.conn_slots = ch.conn_slots;
-    b = time_it(&s, &ch, &req, nb, &sweep);
-    if (i + 1 == G_N_ELEMENTS(sizes))
-      a = time_it(&s, &ch, &req, nb, &alone);
-  }
+  FsCollAloneStats a, b = {0};
+  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++)
+    b = time_nvls_tree(&s, sizes[i], &sweep);
+  a = time_nvls_tree(&s, sizes[G_N_ELEMENTS(sizes) - 1], &alone);
   printf("nvls_tree 8 nodes 2 GiB: window of its own runs %.3f us (%u runs, %" G_GUINT64_FORMAT
          " steps), from the sweep's sizes %.3f us (%u runs)\n", fs_time_to_us(a.time), a.runs,
          a.sim_steps, fs_time_to_us(b.time), b.runs);
@@ -584,13 +583,9 @@ START_TEST(test_memo_reuses_runs_exactly)
   FsCollAloneOpts with_memo = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet,
                                .memo = memo};
   FsCollAloneOpts without = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet};
-  FsCollChoice ch;
-  FsCollRequest req;
-  uint64_t nb;
-  choose(&s, FS_COLL_ALL_REDUCE, 512u << 20, "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
-  FsCollAloneStats a = time_it(&s, &ch, &req, nb, &with_memo);
-  FsCollAloneStats b = time_it(&s, &ch, &req, nb, &with_memo);
-  FsCollAloneStats c = time_it(&s, &ch, &req, nb, &without);
+  FsCollAloneStats a = time_nvls_tree(&s, 512u << 20, &with_memo);
+  FsCollAloneStats b = time_nvls_tree(&s, 512u << 20, &with_memo);
+  FsCollAloneStats c = time_nvls_tree(&s, 512u << 20, &without);
   printf("nvls_tree 4 nodes 512 MiB: %.3f us; runs %u (first, memo), %u (again, memo), %u (no memo)\n",
          fs_time_to_us(a.time), a.runs, b.runs, c.runs);
   fflush(stdout);

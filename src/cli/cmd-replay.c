@@ -17,6 +17,7 @@
 #include "topo/topo.h"
 #include "util/strutil.h"
 #include "util/units.h"
+#include "workload/chakra/chakra.h"
 #include "workload/replay.h"
 
 #define REPLAY_SCHEMA_VERSION 1
@@ -28,6 +29,7 @@ static char *opt_calibration = NULL;
 static gboolean opt_json = FALSE, opt_csv = FALSE;
 static char *opt_trace = NULL;
 static char *opt_model = NULL;
+static gboolean opt_chakra = FALSE, opt_skip_unknown = FALSE;
 
 static const GOptionEntry entries[] = {
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (schema in workloads/README.md)", NULL},
@@ -36,6 +38,12 @@ static const GOptionEntry entries[] = {
   {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
    "Write a Chrome trace-event JSON of the run (opens in Perfetto)", "FILE"},
   {"model", 0, 0, G_OPTION_ARG_STRING, &opt_model, "Flow model: maxmin (default) or analytic", "MODEL"},
+  {"chakra", 0, 0, G_OPTION_ARG_NONE, &opt_chakra,
+   "The TRACE is MLCommons Chakra execution traces: a folder of PREFIX.RANK.et (or .json) "
+   "files, or the files themselves", NULL},
+  {"skip-unknown", 0, 0, G_OPTION_ARG_NONE, &opt_skip_unknown,
+   "With --chakra: skip nodes of types fabricsim does not simulate (and count them) instead "
+   "of failing", NULL},
   {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
    "Override a topology parameter (repeatable)", "NAME=VALUE"},
   {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
@@ -51,18 +59,27 @@ static double ms(FsTime t) { return fs_time_to_s(t) * 1e3; }
 int fs_cmd_replay(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);
-  g_autoptr(GOptionContext) ctx = g_option_context_new("TOPO TRACE - replay a per-rank op graph");
+  g_autoptr(GOptionContext) ctx =
+    g_option_context_new("TOPO TRACE | TOPO --chakra DIR|FILE… - replay a per-rank op graph");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
     "TRACE is JSON: ranks, communicators and ops (compute, send, recv, collectives)\n"
-    "with dependencies; format in workloads/README.md.\n"
-    "\nExample:\n"
-    "  fabricsim replay topologies/dgx-h100.yaml workloads/traces/pipeline-2stage.json\n");
+    "with dependencies; format in workloads/README.md.  With --chakra, MLCommons\n"
+    "Chakra execution traces (one file per rank, as ASTRA-sim reads them; the\n"
+    "mapping of node types is in tests/data/chakra/README.md): compute nodes take\n"
+    "their duration_micros, else the compute model's time for num_ops/tensor_size;\n"
+    "collectives run on the fabric over their process groups.\n"
+    "\nExamples:\n"
+    "  fabricsim replay topologies/dgx-h100.yaml workloads/traces/pipeline-2stage.json\n"
+    "  fabricsim replay topologies/dgx-h100.yaml --chakra tests/data/chakra/all_reduce_8npus_1MB\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "replay");
   if (done != FS_CLI_GO_ON)
     return done;
-  if (argc != 3)
-    return fs_cli_usage("replay", "expected a TOPOLOGY and a TRACE file");
+  if (argc != 3 && !(opt_chakra && argc > 3))
+    return fs_cli_usage("replay", opt_chakra ? "expected a TOPOLOGY and Chakra traces (a folder or files)"
+                                             : "expected a TOPOLOGY and a TRACE file");
+  if (opt_skip_unknown && !opt_chakra)
+    return fs_cli_usage("replay", "--skip-unknown goes with --chakra");
   if (opt_json && opt_csv)
     return fs_cli_usage("replay", "--json and --csv are exclusive");
   FsNetModel model = FS_NET_MAXMIN;
@@ -84,7 +101,11 @@ int fs_cmd_replay(int argc, char **argv)
   if (np == NULL)
     return fs_cli_fail("replay", error);
   fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(topo), np, NULL);
-  g_autoptr(FsReplay) rp = fs_replay_load_file(argv[2], topo, eff, &error);
+  FsChakraOptions copt = { opt_skip_unknown };
+  FsChakraStats cst = { 0 };
+  g_autoptr(FsReplay) rp = opt_chakra
+    ? fs_chakra_load((const char *const *)argv + 2, (guint)argc - 2, topo, eff, &copt, &cst, &error)
+    : fs_replay_load_file(argv[2], topo, eff, &error);
   if (rp == NULL)
     return fs_cli_fail("replay", error);
   g_autoptr(FsSim) sim = fs_sim_new();
@@ -128,6 +149,12 @@ int fs_cmd_replay(int argc, char **argv)
   } else if (!opt_json) {
     printf("%s on %s: %u ranks, %u ops\n", rp->name, fs_topo_name(topo), rp->n_ranks,
            fs_opgraph_n_ops(rp->graph));
+    if (opt_chakra)
+      printf("  Chakra: %u nodes; compute %u timed by the trace, %u by the compute model, %u "
+             "untimed; %u collective, %u send/recv, %u metadata; %u skipped; %u dependencies on "
+             "absent nodes ignored; ctrl_deps dropped on %u ranks (a cycle)\n", cst.nodes,
+             cst.measured, cst.modelled, cst.untimed, cst.collectives, cst.p2p, cst.metadata,
+             cst.skipped, cst.missing_deps, cst.ctrl_dropped);
     printf("  makespan %.3f ms\n\n", ms(end));
     printf("  %-5s %-16s %10s %10s %10s\n", "rank", "gpu", "compute", "exposed", "idle");
   }
@@ -203,6 +230,20 @@ int fs_cmd_replay(int argc, char **argv)
     json_object_set_new(root, "topology", json_string(fs_topo_name(topo)));
     json_object_set_new(root, "makespan_s", json_real(fs_time_to_s(end)));
     json_object_set_new(root, "makespan_ps", json_integer(end));
+    if (opt_chakra) {
+      json_t *c = json_object();
+      json_object_set_new(c, "nodes", json_integer(cst.nodes));
+      json_object_set_new(c, "compute_timed_by_trace", json_integer(cst.measured));
+      json_object_set_new(c, "compute_timed_by_model", json_integer(cst.modelled));
+      json_object_set_new(c, "compute_untimed", json_integer(cst.untimed));
+      json_object_set_new(c, "collectives", json_integer(cst.collectives));
+      json_object_set_new(c, "send_recv", json_integer(cst.p2p));
+      json_object_set_new(c, "metadata", json_integer(cst.metadata));
+      json_object_set_new(c, "skipped", json_integer(cst.skipped));
+      json_object_set_new(c, "absent_dependencies", json_integer(cst.missing_deps));
+      json_object_set_new(c, "ranks_ctrl_deps_dropped", json_integer(cst.ctrl_dropped));
+      json_object_set_new(root, "chakra", c);
+    }
     json_object_set_new(root, "ranks", ranks);
     json_object_set_new(root, "busiest_links", links);
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));

@@ -17,6 +17,7 @@
 #include "topo/topo.h"
 #include "util/strutil.h"
 #include "util/units.h"
+#include "workload/chakra/chakra.h"
 #include "workload/executor.h"
 #include "workload/schedule.h"
 #include "workload/spec.h"
@@ -36,6 +37,7 @@ static char *opt_model = NULL;
 static gboolean opt_list = FALSE;
 static gboolean opt_dp_isolated = FALSE;
 static char *opt_coll_classes = NULL;
+static char *opt_chakra_out = NULL;
 
 static const GOptionEntry entries[] = {
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (schema in workloads/README.md)", NULL},
@@ -59,6 +61,9 @@ static const GOptionEntry entries[] = {
   {"coll-classes", 0, 0, G_OPTION_ARG_STRING, &opt_coll_classes,
    "Collectives timed alone on congruent GPU groups share one measurement: auto (where exact, "
    "the default), on (also under max-min with ECMP: approximate), off", "MODE"},
+  {"chakra-out", 0, 0, G_OPTION_ARG_FILENAME, &opt_chakra_out,
+   "Write the step as MLCommons Chakra traces DIR/step.RANK.et (as ASTRA-sim reads them; "
+   "fabricsim replay TOPO --chakra DIR runs them again)", "DIR"},
   {"list-schedules", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the pipeline schedules", NULL},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -250,7 +255,9 @@ int fs_cmd_train(int argc, char **argv)
     "\nExample:\n"
     "  fabricsim train topologies/dgx-h100.yaml workloads/llama2-7b.yaml\n"
     "  fabricsim train topologies/dgx-h100-ib-ndr.yaml workloads/gpt3-175b.yaml --tp=8 --pp=8 \\\n"
-    "      --trace step.json\n");
+    "      --trace step.json\n"
+    "  fabricsim train topologies/dgx-h100.yaml workloads/gpt3-1.3b.yaml --tp=1 --pp=8 \\\n"
+    "      --chakra-out step/\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "train");
   if (done != FS_CLI_GO_ON)
     return done;
@@ -332,6 +339,9 @@ int fs_cmd_train(int argc, char **argv)
     if (!ok)
       return fs_cli_fail("train", error);
   }
+  if (opt_chakra_out != NULL &&
+      !fs_chakra_write(fs_train_graph(t), topo, opt_chakra_out, "step", &error))
+    return fs_cli_fail("train", error);
   if (opt_csv) {
     printf("stage,rank,step_time_ms");
     for (guint k = 0; k < FS_CAT_N; k++)

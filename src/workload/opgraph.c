@@ -172,6 +172,24 @@ guint fs_opgraph_coll_comm_size(const FsOpGraph *g, guint coll)
   return g_array_index(g->comms, Comm, comm).n;
 }
 
+gboolean fs_opgraph_coll_info(const FsOpGraph *g, guint coll, FsCollOp *op, uint64_t *unit,
+                              const guint **gpus, guint *n)
+{
+  if (coll >= g->colls->len)
+    return FALSE;
+  const Coll *c = &g_array_index(g->colls, Coll, coll);
+  const Comm *m = &g_array_index(g->comms, Comm, c->comm);
+  if (op != NULL)
+    *op = c->op;
+  if (unit != NULL)
+    *unit = c->unit;
+  if (gpus != NULL)
+    *gpus = m->gpus;
+  if (n != NULL)
+    *n = m->n;
+  return TRUE;
+}
+
 void fs_opgraph_set_coll_expected(FsOpGraph *g, guint coll, guint expected)
 {
   g_return_if_fail(coll < g->colls->len);

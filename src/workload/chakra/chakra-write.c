@@ -94,15 +94,6 @@ static gboolean check(Writer *w, GError **error)
     w->rank_of_stream[s] = trace_rank(w, st->gpu);
     used[w->rank_of_stream[s]] = TRUE;
   }
-  w->n_ranks = 0;
-  while (w->n_ranks < ngpu && used[w->n_ranks])
-    w->n_ranks++;
-  for (guint r = w->n_ranks; r < ngpu; r++)
-    if (used[r])
-      return refuse(error, "the step runs on GPU %u but not on GPU %u of the topology; a "
-                    "Chakra trace's ranks are the first N GPUs", r, w->n_ranks);
-  if (w->n_ranks == 0)
-    return refuse(error, "the step has no op");
   /* Members of each collective, and ops Chakra cannot express. */
   g_autoptr(GArray) members = g_array_new(TRUE, TRUE, sizeof(guint));
   for (guint32 i = 0; i < fs_opgraph_n_ops(g); i++) {
@@ -117,12 +108,9 @@ static gboolean check(Writer *w, GError **error)
         g_array_set_size(members, o->coll + 1);
       g_array_index(members, guint, o->coll)++;
     }
-    if (o->kind == FS_OP_XFER) {
-      const FsTopoNode *dn = fs_topo_node(w->topo, (guint)o->dst);
-      if (dn->gpu_rank < 0 || (guint)dn->gpu_rank >= w->n_ranks)
-        return refuse(error, "op \"%s\" sends to %s, which has no rank in the step", o->name,
-                      dn->name);
-    }
+    if (o->kind == FS_OP_XFER && !used[trace_rank(w, o->dst)])
+      return refuse(error, "op \"%s\" sends to %s, which has no rank in the step", o->name,
+                    fs_topo_node(w->topo, (guint)o->dst)->name);
   }
   for (guint c = 0; c < members->len; c++) {
     guint n;
@@ -132,6 +120,15 @@ static gboolean check(Writer *w, GError **error)
                     "are mirrored by symmetry, and a Chakra trace needs every rank (a layout "
                     "with dp = 1)", n, g_array_index(members, guint, c));
   }
+  w->n_ranks = 0;
+  while (w->n_ranks < ngpu && used[w->n_ranks])
+    w->n_ranks++;
+  for (guint r = w->n_ranks; r < ngpu; r++)
+    if (used[r])
+      return refuse(error, "the step runs on GPU %u but not on GPU %u of the topology; a "
+                    "Chakra trace's ranks are the first N GPUs", r, w->n_ranks);
+  if (w->n_ranks == 0)
+    return refuse(error, "the step has no op");
   return TRUE;
 }
 

@@ -5,10 +5,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "calib/json-pos.h"
 #include "coll/coll.h"
 #include "compute/kernel.h"
 #include "util/error.h"
+#include "util/json-pos.h"
 #include "util/units.h"
 #include "workload/spec.h"
 

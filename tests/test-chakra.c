@@ -6,7 +6,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "coll/coll-topo.h"
+#include "collrun/coll-topo.h"
 #include "core/sim.h"
 #include "net/flow.h"
 #include "net/route.h"

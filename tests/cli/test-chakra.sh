@@ -66,6 +66,16 @@ t = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
 assert t["step_time_ps"] == r["makespan_ps"], (t["step_time_ps"], r["makespan_ps"])
 assert r["chakra"]["compute_timed_by_model"] == 0
 PY
+# Data parallelism: the mirrored replicas are written too.
+"$FABRICSIM" train "$T" "$W" --tp=1 --pp=2 --global-batch-size=16 --chakra-out "$tmp/s4" --json >"$tmp/t4.json"
+[ -f "$tmp/s4/step.7.et" ] || fail "dp 4: no file for rank 7"
+"$FABRICSIM" replay "$T" --chakra "$tmp/s4" --json >"$tmp/r4.json"
+python3 - "$tmp/t4.json" "$tmp/r4.json" <<'PY' || fail "round trip with dp 4"
+import json, sys
+t = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+assert t["step_time_ps"] == r["makespan_ps"], (t["step_time_ps"], r["makespan_ps"])
+assert len(r["ranks"]) == 8
+PY
 set +e
 "$FABRICSIM" train "$T" "$W" --tp=8 --global-batch-size=16 --chakra-out "$tmp/s3" >/dev/null 2>"$tmp/err"; rc=$?
 set -e

@@ -33,7 +33,14 @@ typedef struct {
   GArray **through;          /* per left-out op: the ops its dependents wait for */
   guint32 *recv_of_xfer;     /* XFER → its receive's node index on the destination rank */
   GPtrArray *groups;         /* GArray(guint ranks) per process group; name = index + 1 */
-  GArray *group_of_coll;     /* guint per collective: group index, or G_MAXUINT */
+  /* Data-parallel replicas that the step mirrors by symmetry: written as
+   * copies of the simulated rank.  n_rep = 1 when nothing is mirrored. */
+  guint n_rep, d0;           /* replicas; the simulated ranks' replica index */
+  gint **rep;                /* per simulated trace rank: its replicas' trace ranks, or NULL */
+  guint *template_of;        /* per trace rank: the simulated rank it copies */
+  guint *replica_of;         /* per trace rank: its replica index */
+  guint *members;            /* per collective: member ops in the graph */
+  guint n_colls;
   uint64_t recv_base;
 } Writer;
 
@@ -54,31 +61,35 @@ static guint trace_rank(const Writer *w, int gpu)
   return (guint)fs_topo_node(w->topo, (guint)gpu)->gpu_rank;
 }
 
-/* The process group of collective c (created on first use). */
-static guint group_of(Writer *w, guint c)
+/* Replica d of simulated trace rank t. */
+static guint map_rank(const Writer *w, guint t, guint d)
 {
-  while (w->group_of_coll->len <= c) {
-    guint none = G_MAXUINT;
-    g_array_append_val(w->group_of_coll, none);
-  }
-  guint *slot = &g_array_index(w->group_of_coll, guint, c);
-  if (*slot != G_MAXUINT)
-    return *slot;
+  return w->rep != NULL && w->rep[t] != NULL ? (guint)w->rep[t][d] : t;
+}
+
+/* The process group of collective c as replica d runs it (created on
+ * first use): a mirrored collective (its group spans the replicas) is the
+ * same for all; another is replica d's own, its ranks mapped. */
+static guint group_of(Writer *w, guint c, guint d)
+{
   const guint *gpus;
   guint n;
   fs_opgraph_coll_info(w->g, c, NULL, NULL, &gpus, &n);
+  gboolean mirrored = w->members[c] < n;
   g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(guint));
   for (guint i = 0; i < n; i++) {
     guint r = trace_rank(w, (int)gpus[i]);
+    if (!mirrored)
+      r = map_rank(w, r, d);
     g_array_append_val(ranks, r);
   }
   for (guint k = 0; k < w->groups->len; k++) {
     GArray *have = w->groups->pdata[k];
     if (have->len == n && memcmp(have->data, ranks->data, n * sizeof(guint)) == 0)
-      return *slot = k;
+      return k;
   }
   g_ptr_array_add(w->groups, g_steal_pointer(&ranks));
-  return *slot = w->groups->len - 1;
+  return w->groups->len - 1;
 }
 
 /* Checks what a Chakra trace can say, and maps streams to trace ranks. */
@@ -95,7 +106,11 @@ static gboolean check(Writer *w, GError **error)
     used[w->rank_of_stream[s]] = TRUE;
   }
   /* Members of each collective, and ops Chakra cannot express. */
-  g_autoptr(GArray) members = g_array_new(TRUE, TRUE, sizeof(guint));
+  w->n_colls = 0;
+  for (guint32 i = 0; i < fs_opgraph_n_ops(g); i++)
+    if (fs_opgraph_op(g, i)->kind == FS_OP_COLL)
+      w->n_colls = MAX(w->n_colls, fs_opgraph_op(g, i)->coll + 1);
+  w->members = g_new0(guint, MAX(w->n_colls, 1));
   for (guint32 i = 0; i < fs_opgraph_n_ops(g); i++) {
     const FsOp *o = fs_opgraph_op(g, i);
     if (o->kind == FS_OP_DELAY && o->dur != 0)
@@ -103,28 +118,76 @@ static gboolean check(Writer *w, GError **error)
                     "Chakra trace cannot express; write steps whose communication runs on the "
                     "fabric (tp = cp = ep = 1, the max-min flow model, no --dp-isolated)",
                     o->name, fs_op_cat_name(o->cat), w->rank_of_stream[o->stream]);
-    if (o->kind == FS_OP_COLL) {
-      if (members->len <= o->coll)
-        g_array_set_size(members, o->coll + 1);
-      g_array_index(members, guint, o->coll)++;
-    }
+    if (o->kind == FS_OP_COLL)
+      w->members[o->coll]++;
     if (o->kind == FS_OP_XFER && !used[trace_rank(w, o->dst)])
       return refuse(error, "op \"%s\" sends to %s, which has no rank in the step", o->name,
                     fs_topo_node(w->topo, (guint)o->dst)->name);
   }
-  for (guint c = 0; c < members->len; c++) {
+  /* Mirrored replicas: a collective with fewer member ops than GPUs spans
+   * the data-parallel replicas, the simulated rank at the same place (d0)
+   * of every such group, the others' GPUs simulated by no stream. */
+  w->rep = g_new0(gint *, ngpu);
+  w->n_rep = 1;
+  w->d0 = 0;
+  gboolean any = FALSE;
+  for (guint32 i = 0; i < fs_opgraph_n_ops(g); i++) {
+    const FsOp *o = fs_opgraph_op(g, i);
+    const guint *gpus;
     guint n;
-    fs_opgraph_coll_info(g, c, NULL, NULL, NULL, &n);
-    if (g_array_index(members, guint, c) != 0 && g_array_index(members, guint, c) != n)
-      return refuse(error, "a collective over %u GPUs has %u members in the step: the others "
-                    "are mirrored by symmetry, and a Chakra trace needs every rank (a layout "
-                    "with dp = 1)", n, g_array_index(members, guint, c));
+    if (o->kind != FS_OP_COLL || !fs_opgraph_coll_info(g, o->coll, NULL, NULL, &gpus, &n) ||
+        w->members[o->coll] == n)
+      continue;
+    guint s = w->rank_of_stream[o->stream], at = G_MAXUINT;
+    for (guint k = 0; k < n; k++) {
+      guint t = trace_rank(w, (int)gpus[k]);
+      if (t == s)
+        at = k;
+      else if (used[t])
+        return refuse(error, "a collective over %u GPUs has %u members in the step, two of them "
+                      "simulated: its mirrored replicas cannot be told apart", n, w->members[o->coll]);
+    }
+    if (!any) {
+      w->n_rep = n;
+      w->d0 = at;
+      any = TRUE;
+    }
+    if (n != w->n_rep || at != w->d0)
+      return refuse(error, "the mirrored collectives do not span the same replicas (%u GPUs at "
+                    "place %u, and %u at place %u)", w->n_rep, w->d0, n, at);
+    if (w->rep[s] == NULL) {
+      w->rep[s] = g_new(gint, n);
+      for (guint k = 0; k < n; k++)
+        w->rep[s][k] = trace_rank(w, (int)gpus[k]);
+    } else {
+      for (guint k = 0; k < n; k++)
+        if (w->rep[s][k] != (gint)trace_rank(w, (int)gpus[k]))
+          return refuse(error, "rank %u joins mirrored collectives over two different groups", s);
+    }
+  }
+  g_autofree gboolean *covered = g_new0(gboolean, ngpu);
+  w->template_of = g_new(guint, ngpu);
+  w->replica_of = g_new(guint, ngpu);
+  for (guint t = 0; t < ngpu; t++) {
+    if (!used[t])
+      continue;
+    if (any && w->rep[t] == NULL)
+      return refuse(error, "rank %u has no part in the mirrored collectives, so its replicas "
+                    "are unknown", t);
+    for (guint d = 0; d < w->n_rep; d++) {
+      guint m = map_rank(w, t, d);
+      if (covered[m])
+        return refuse(error, "GPU %u is the replica of two ranks", m);
+      covered[m] = TRUE;
+      w->template_of[m] = t;
+      w->replica_of[m] = any ? d : w->d0;
+    }
   }
   w->n_ranks = 0;
-  while (w->n_ranks < ngpu && used[w->n_ranks])
+  while (w->n_ranks < ngpu && covered[w->n_ranks])
     w->n_ranks++;
   for (guint r = w->n_ranks; r < ngpu; r++)
-    if (used[r])
+    if (covered[r])
       return refuse(error, "the step runs on GPU %u but not on GPU %u of the topology; a "
                     "Chakra trace's ranks are the first N GPUs", r, w->n_ranks);
   if (w->n_ranks == 0)
@@ -339,6 +402,7 @@ static int64_t local_stream(const Writer *w, guint32 stream)
 static gboolean encode_rank(Writer *w, guint rank, GByteArray *out, GError **error)
 {
   const FsOpGraph *g = w->g;
+  guint tmpl = w->template_of[rank], d = w->replica_of[rank];
   ChakraProtoMsg__GlobalMetadata gm = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
   gm.version = (char *)"0.0.4";
   frame(out, &gm.base);
@@ -364,7 +428,7 @@ static gboolean encode_rank(Writer *w, guint rank, GByteArray *out, GError **err
     frame(out, &meta.base);
     g_string_free(pg, TRUE);
   }
-  GArray *nodes = w->nodes[rank];
+  GArray *nodes = w->nodes[tmpl];
   for (guint k = 0; k < nodes->len; k++) {
     const WNode *n = &g_array_index(nodes, WNode, k);
     ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
@@ -381,7 +445,7 @@ static gboolean encode_rank(Writer *w, guint rank, GByteArray *out, GError **err
       const FsOp *x = fs_opgraph_op(g, n->xfer);
       m.name = n->op == FS_OP_NONE ? (char *)x->name : (char *)fs_opgraph_op(g, n->op)->name;
       m.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
-      attr_int(&at, "comm_src", trace_rank(w, x->src));
+      attr_int(&at, "comm_src", map_rank(w, trace_rank(w, x->src), d));
       attr_int(&at, "comm_dst", rank);
       attr_int(&at, "comm_size", (int64_t)x->bytes);
       attr_int(&at, "comm_tag", n->xfer);
@@ -396,7 +460,7 @@ static gboolean encode_rank(Writer *w, guint rank, GByteArray *out, GError **err
       } else if (o->kind == FS_OP_XFER) {
         m.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
         attr_int(&at, "comm_src", rank);
-        attr_int(&at, "comm_dst", trace_rank(w, o->dst));
+        attr_int(&at, "comm_dst", map_rank(w, trace_rank(w, o->dst), d));
         attr_int(&at, "comm_size", (int64_t)o->bytes);
         attr_int(&at, "comm_tag", n->op);
       } else {
@@ -410,7 +474,7 @@ static gboolean encode_rank(Writer *w, guint rank, GByteArray *out, GError **err
         m.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
         attr_int(&at, "comm_type", comm_type(cop));
         attr_int(&at, "comm_size", (int64_t)comm_size(cop, unit, size));
-        pgname = g_strdup_printf("%u", group_of(w, o->coll) + 1);
+        pgname = g_strdup_printf("%u", group_of(w, o->coll, d) + 1);
         attr_str(&at, "pg_name", pgname);
       }
     }
@@ -443,7 +507,16 @@ static void writer_clear(Writer *w)
   g_free(w->recv_of_xfer);
   g_free(w->rank_of_stream);
   g_ptr_array_unref(w->groups);
-  g_array_unref(w->group_of_coll);
+  if (w->rep != NULL) {
+    guint ngpu;
+    fs_topo_gpus(w->topo, &ngpu);
+    for (guint t = 0; t < ngpu; t++)
+      g_free(w->rep[t]);
+    g_free(w->rep);
+  }
+  g_free(w->template_of);
+  g_free(w->replica_of);
+  g_free(w->members);
 }
 
 gboolean fs_chakra_write(const FsOpGraph *g, const FsTopo *topo, const char *dir,
@@ -451,13 +524,15 @@ gboolean fs_chakra_write(const FsOpGraph *g, const FsTopo *topo, const char *dir
 {
   Writer w = { .g = g, .topo = topo };
   w.groups = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-  w.group_of_coll = g_array_new(FALSE, FALSE, sizeof(guint));
   gboolean ok = check(&w, error) && layout(&w, error);
   /* Process groups in the order of the collectives' first ops, before any
    * file is written (every file lists all of them). */
-  for (guint32 i = 0; ok && i < fs_opgraph_n_ops(g); i++)
-    if (fs_opgraph_op(g, i)->kind == FS_OP_COLL)
-      group_of(&w, fs_opgraph_op(g, i)->coll);
+  for (guint k = 0; ok && k < w.n_rep; k++) {
+    guint d = k == 0 ? w.d0 : k <= w.d0 ? k - 1 : k; /* the simulated replica first */
+    for (guint32 i = 0; i < fs_opgraph_n_ops(g); i++)
+      if (fs_opgraph_op(g, i)->kind == FS_OP_COLL)
+        group_of(&w, fs_opgraph_op(g, i)->coll, d);
+  }
   GPtrArray *bufs = g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref);
   for (guint r = 0; ok && r < w.n_ranks; r++) {
     GByteArray *b = g_byte_array_new();

@@ -21,8 +21,10 @@
  *                   from a METADATA_NODE's PyTorch process-group list), the
  *                   k-th call of a group on each rank matched together;
  *   COMM_SEND_NODE, COMM_RECV_NODE  point-to-point transfers between
- *                   `comm_src` and `comm_dst` (trace ranks), matched in order
- *                   per (source, destination, `comm_tag`);
+ *                   `comm_src` and `comm_dst` (trace ranks): a send starts
+ *                   when it is ready (eager, as in ASTRA-sim), the k-th
+ *                   receive of a (source, destination, `comm_tag`) ends when
+ *                   the k-th send has arrived;
  *   METADATA_NODE   read for process groups, no time;
  *   anything else   an error naming the node and its file, or skipped
  *                   (FsChakraOptions.skip_unknown) and counted.
@@ -34,8 +36,10 @@
  * A COMM_COLL_NODE with is_cpu_op is the host side of a collective (CPU
  * time, like a CPU compute node).  Each rank's nodes are
  * put in a topological order (ties by node id, as ASTRA-sim issues them),
- * and its GPU compute, CPU, collective and send streams run one node at a
- * time in that order, as ASTRA-sim's hardware resource does.  Trace rank i
+ * and its streams run one node at a time in that order: the CUDA stream of
+ * the `stream` attribute, else one for GPU kernels, one for collectives and
+ * sends, one per sender for receives; CPU nodes (`is_cpu_op`) on one CPU
+ * stream, as ASTRA-sim's hardware resource runs them.  Trace rank i
  * runs on the topology's i-th GPU.
  *
  * Errors: FS_WORKLOAD_ERROR_INVALID, one line: "FILE: byte N: node K (id
@@ -93,18 +97,23 @@ FsReplay *fs_chakra_load_buffers(const char *const *names, const guint8 *const *
                                  FsChakraStats *stats, GError **error);
 
 /* Writes the op graph of a finished or unrun step as Chakra traces, one
- * per rank of the graph, DIR/<prefix>.<rank>.et (trace rank = the rank's
- * GPU's position in the topology), each written atomically; byte-identical
- * for the same graph.  COMPUTE ops become COMP_NODEs (duration_micros
- * rounded to the microsecond, and the exact `fabricsim_duration_ps`),
- * COLL ops COMM_COLL_NODEs with their process group (listed in a
- * METADATA_NODE as PyTorch's process-group list, which ASTRA-sim reads),
- * XFER/RECV ops COMM_SEND/RECV_NODEs; stream order and dependencies become
- * ctrl_deps.  Zero-time DELAY ops are left out (their dependencies carried
- * through).  Fails (FS_WORKLOAD_ERROR_INVALID) for what a Chakra trace
- * cannot say the same way: a DELAY op of non-zero time (a collective
- * timed alone), or a collective with members the graph does not simulate
- * (mirrored ranks).  I/O errors are FS_RUNTIME_ERROR_IO. */
+ * per GPU, DIR/<prefix>.<rank>.et (trace rank = the GPU's position in the
+ * topology), each written atomically; byte-identical for the same graph.
+ * COMPUTE ops become COMP_NODEs (duration_micros rounded to the
+ * microsecond, and the exact `fabricsim_duration_ps`), COLL ops
+ * COMM_COLL_NODEs with their process group (listed in a METADATA_NODE as
+ * PyTorch's process-group list, which ASTRA-sim reads), XFER/RECV ops
+ * COMM_SEND/RECV_NODEs (a receive is written for a transfer without one);
+ * each op's stream is its `stream` attribute, the stream order ctrl_deps,
+ * other dependencies data_deps.  Zero-time DELAY ops are left out (their
+ * dependencies carried through).  Data-parallel replicas that the step
+ * mirrors (collectives with fewer member ops than GPUs) are written as
+ * copies of the simulated ranks, their transfers and own groups mapped to
+ * the replica.  Fails (FS_WORKLOAD_ERROR_INVALID, nothing written) for what
+ * a Chakra trace cannot say the same way: a DELAY op of non-zero time (a
+ * collective timed alone: tensor, context or expert parallelism,
+ * --dp-isolated, the analytic model), or replicas it cannot tell apart.
+ * I/O errors are FS_RUNTIME_ERROR_IO.  Cost: linear in ops × replicas. */
 gboolean fs_chakra_write(const FsOpGraph *g, const FsTopo *topo, const char *dir,
                          const char *prefix, GError **error);
 

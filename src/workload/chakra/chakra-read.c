@@ -458,9 +458,12 @@ static gboolean parse_json(const char *name, const guint8 *data, gsize len, CkFi
     json_t *o = json_loadb((const char *)data + pos, len - pos,
                            JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &je);
     if (o == NULL) {
-      fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, name,
-                      je.line + line - 1, je.line == 1 ? je.column + col - 1 : je.column,
-                      "%s", je.text);
+      /* jansson counts from the object's start (no position: -1). */
+      int el = je.line >= 1 ? je.line + line - 1 : line;
+      int ec = je.line > 1 && je.column >= 1 ? je.column
+             : je.line == 1 && je.column >= 1 ? je.column + col - 1 : col;
+      fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, name, el, ec, "%s",
+                      je.text);
       return FALSE;
     }
     gsize used = je.position;

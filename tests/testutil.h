@@ -5,10 +5,10 @@
 #include <glib.h>
 
 #include "catalog/catalog.h"
-#include "coll/coll-topo.h"
 #include "coll/comm.h"
 #include "coll/nccl-params.h"
 #include "coll/tuner.h"
+#include "collrun/coll-topo.h"
 #include "compute/efficiency.h"
 #include "topo/topo.h"
 #include "workload/executor.h"

@@ -17,8 +17,8 @@
 
 #include "calib/nccl-apply.h"
 #include "calib/validate-nccl.h"
-#include "coll/bench.h"
-#include "coll/coll-topo.h"
+#include "collrun/bench.h"
+#include "collrun/coll-topo.h"
 #include "net/route.h"
 #include "util/datadir.h"
 #include "util/error.h"

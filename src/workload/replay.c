@@ -5,11 +5,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "calib/json-pos.h"
 #include "coll/coll.h"
 #include "compute/kernel.h"
 #include "util/datadir.h"
 #include "util/error.h"
+#include "util/json-pos.h"
 #include "util/units.h"
 #include "workload/spec.h"
 

@@ -11,7 +11,7 @@
  */
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
-#include "coll/coll-topo.h"
+#include "collrun/coll-topo.h"
 #include "core/sim.h"
 #include "fuzz-common.h"
 #include "net/flow.h"

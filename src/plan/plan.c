@@ -139,6 +139,17 @@ FsPlan *fs_plan_new(const FsPlanSpec *spec, const FsCatalog *cat, const FsEffici
   return p;
 }
 
+FsPlan *fs_plan_new_in(const FsPlanSpec *spec, const FsScenario *sc, GError **error)
+{
+  FsPlan *p = fs_plan_new(spec, fs_scenario_catalog(sc), fs_scenario_efficiency(sc),
+                          fs_scenario_nccl(sc), error);
+  if (p != NULL) {
+    p->prefs = fs_scenario_prefs(sc);
+    p->sc = sc;
+  }
+  return p;
+}
+
 void fs_plan_free(FsPlan *p)
 {
   if (p == NULL)
@@ -146,6 +157,8 @@ void fs_plan_free(FsPlan *p)
   g_array_unref(p->designs);
   g_array_unref(p->systems);
   g_ptr_array_unref(p->topos);
+  if (p->sys_nccl != NULL)
+    g_ptr_array_unref(p->sys_nccl);
   g_free(p->stats.structure_example);
   g_free(p->stats.memory_example);
   g_free(p->workload);
@@ -203,7 +216,10 @@ static gboolean simulate(const FsPlan *p, const FsPlanDesign *d, SimOut *o, GErr
   opt.net_model = FS_NET_ANALYTIC;
   opt.dp_isolated = TRUE;
   const FsTopo *topo = g_ptr_array_index(p->topos, d->system);
-  g_autoptr(FsTrain) t = fs_train_new(topo, w, p->eff, p->nccl, &opt, error);
+  opt.prefs = p->prefs;
+  const FsNcclParams *np = p->sys_nccl != NULL && g_ptr_array_index(p->sys_nccl, d->system) != NULL
+                             ? g_ptr_array_index(p->sys_nccl, d->system) : p->nccl;
+  g_autoptr(FsTrain) t = fs_train_new(topo, w, p->eff, np, &opt, error);
   if (t == NULL || !fs_train_run(t, error))
     return FALSE;
   const FsTrainResult *r = fs_train_result(t);
@@ -414,6 +430,18 @@ gboolean fs_plan_run(FsPlan *p, FsPlanProgressFn progress, void *ud, GError **er
 {
   g_return_val_if_fail(p->prepared && !p->ran, FALSE);
   p->ran = TRUE;
+  /* With a calibration, each system's NCCL constants are calibrated for
+   * its GPU, as a single-topology command's are (scenario.h). */
+  if (p->sc != NULL && fs_scenario_calibration(p->sc) != NULL) {
+    p->sys_nccl = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_params_free);
+    for (guint i = 0; i < p->topos->len; i++) {
+      const FsTopo *topo = g_ptr_array_index(p->topos, i);
+      FsNcclParams *np = topo != NULL ? fs_scenario_nccl_for_topo(p->sc, topo, error) : NULL;
+      if (topo != NULL && np == NULL)
+        return FALSE;
+      g_ptr_array_add(p->sys_nccl, np);
+    }
+  }
   RunCtx c = { p, progress, ud, 0 };
   gint64 t0 = g_get_monotonic_time();
   if (p->designs->len > 0 &&

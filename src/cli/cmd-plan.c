@@ -1,6 +1,6 @@
 /* cmd-plan.c — `fabricsim plan --workload W --fabric TOPO… (--target-
  * tokens-per-s X | --target-step-time T)`: capacity planning.  Parses the
- * options into an FsPlanSpec (src/plan/plan.h), runs the search with a
+ * options into an FsPlannerSpec (src/plan/plan.h), runs the search with a
  * progress bar on a terminal, and prints the best designs with their cost,
  * energy and the reason each wins (text), or JSON / CSV (schemas in
  * README.md, "Output").  Exit 1 when no design meets the target. */
@@ -125,8 +125,8 @@ int fs_cmd_plan(int argc, char **argv)
     return fs_cli_usage("plan", "--json and --csv are exclusive");
   if (opt_top < 0 || opt_jobs < 0 || opt_max < 0 || opt_max_systems < 0)
     return fs_cli_usage("plan", "--top, --jobs, --max-candidates and --max-systems must be >= 0");
-  FsPlanSpec s;
-  fs_plan_spec_init(&s);
+  FsPlannerSpec s;
+  fs_planner_spec_init(&s);
   s.workload = opt_workload;
   s.fabrics = (const char *const *)opt_fabrics;
   s.defines = (const char *const *)opt_defines;
@@ -136,55 +136,55 @@ int fs_cmd_plan(int argc, char **argv)
   s.max_systems = (guint)opt_max_systems;
   GError *error = NULL;
   if (opt_tps != NULL) {
-    if (!fs_plan_parse_amount("--target-tokens-per-s", opt_tps, &s.target_tokens_per_s, &error))
+    if (!fs_planner_parse_amount("--target-tokens-per-s", opt_tps, &s.target_tokens_per_s, &error))
       return fs_cli_fail("plan", error);
     if (s.target_tokens_per_s <= 0)
       return fs_cli_usage("plan", "--target-tokens-per-s must be > 0");
   }
-  if (opt_step && !fs_plan_parse_step(opt_step, &s.target_step_s, &error))
+  if (opt_step && !fs_planner_parse_step(opt_step, &s.target_step_s, &error))
     return fs_cli_fail("plan", error);
-  if ((opt_gpus && !fs_plan_parse_gpus(opt_gpus, &s, &error)) ||
-      (opt_tp && !fs_plan_parse_list("--tp", opt_tp, s.tp, &s.n_tp, &error)) ||
-      (opt_pp && !fs_plan_parse_list("--pp", opt_pp, s.pp, &s.n_pp, &error)) ||
-      (opt_cp && !fs_plan_parse_list("--cp", opt_cp, s.cp, &s.n_cp, &error)) ||
-      (opt_ep && !fs_plan_parse_list("--ep", opt_ep, s.ep, &s.n_ep, &error)) ||
-      (opt_mb && !fs_plan_parse_list("--micro-batch", opt_mb, s.micro_batch, &s.n_micro_batch, &error)) ||
-      (opt_zero && !fs_plan_parse_list("--zero", opt_zero, s.zero, &s.n_zero, &error)) ||
-      (opt_recompute && !fs_plan_parse_recompute(opt_recompute, &s, &error)) ||
-      (opt_schedule && !fs_plan_parse_schedules(opt_schedule, &s, &error)))
+  if ((opt_gpus && !fs_planner_parse_gpus(opt_gpus, &s, &error)) ||
+      (opt_tp && !fs_planner_parse_list("--tp", opt_tp, s.tp, &s.n_tp, &error)) ||
+      (opt_pp && !fs_planner_parse_list("--pp", opt_pp, s.pp, &s.n_pp, &error)) ||
+      (opt_cp && !fs_planner_parse_list("--cp", opt_cp, s.cp, &s.n_cp, &error)) ||
+      (opt_ep && !fs_planner_parse_list("--ep", opt_ep, s.ep, &s.n_ep, &error)) ||
+      (opt_mb && !fs_planner_parse_list("--micro-batch", opt_mb, s.micro_batch, &s.n_micro_batch, &error)) ||
+      (opt_zero && !fs_planner_parse_list("--zero", opt_zero, s.zero, &s.n_zero, &error)) ||
+      (opt_recompute && !fs_planner_parse_recompute(opt_recompute, &s, &error)) ||
+      (opt_schedule && !fs_planner_parse_schedules(opt_schedule, &s, &error)))
     return fs_cli_fail("plan", error);
   if (opt_vp < 0 || opt_vp == 1)
     return fs_cli_usage("plan", "--vp must be 2 or more");
   s.vp = (guint)opt_vp;
-  if ((opt_budget && !fs_plan_parse_amount("--budget", opt_budget, &s.cost.budget, &error)) ||
-      (opt_hour && !fs_plan_parse_amount("--gpu-hour-price", opt_hour, &s.cost.gpu_hour_price, &error)) ||
-      (opt_kwh && !fs_plan_parse_amount("--kwh-price", opt_kwh, &s.cost.kwh_price, &error)) ||
-      (opt_pue && !fs_plan_parse_amount("--pue", opt_pue, &s.cost.pue, &error)) ||
-      (opt_years && !fs_plan_parse_amount("--amortize-years", opt_years, &s.cost.amortize_years, &error)) ||
-      (opt_tokens && !fs_plan_parse_amount("--tokens", opt_tokens, &s.cost.tokens, &error)))
+  if ((opt_budget && !fs_planner_parse_amount("--budget", opt_budget, &s.cost.budget, &error)) ||
+      (opt_hour && !fs_planner_parse_amount("--gpu-hour-price", opt_hour, &s.cost.gpu_hour_price, &error)) ||
+      (opt_kwh && !fs_planner_parse_amount("--kwh-price", opt_kwh, &s.cost.kwh_price, &error)) ||
+      (opt_pue && !fs_planner_parse_amount("--pue", opt_pue, &s.cost.pue, &error)) ||
+      (opt_years && !fs_planner_parse_amount("--amortize-years", opt_years, &s.cost.amortize_years, &error)) ||
+      (opt_tokens && !fs_planner_parse_amount("--tokens", opt_tokens, &s.cost.tokens, &error)))
     return fs_cli_fail("plan", error);
-  if (opt_share && !fs_plan_share_from_name(opt_share, &s.cost.switch_share))
+  if (opt_share && !fs_planner_share_from_name(opt_share, &s.cost.switch_share))
     return fs_cli_usage("plan", "--switch-share expects whole or ports, not \"%s\"", opt_share);
-  if (opt_rank && !fs_plan_rank_from_name(opt_rank, &s.rank_by))
+  if (opt_rank && !fs_planner_rank_from_name(opt_rank, &s.rank_by))
     return fs_cli_usage("plan", "--rank-by expects cost, gpus, energy or time, not \"%s\"", opt_rank);
   FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,
                           .needs = FS_SCENARIO_NEED_NCCL | FS_SCENARIO_NEED_EFFICIENCY };
   g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
   if (sc == NULL)
     return fs_cli_fail("plan", error);
-  g_autoptr(FsPlan) p = fs_plan_new_in(&s, sc, &error);
-  if (p == NULL || !fs_plan_prepare(p, &error))
+  g_autoptr(FsPlanner) p = fs_planner_new_in(&s, sc, &error);
+  if (p == NULL || !fs_planner_prepare(p, &error))
     return fs_cli_fail("plan", error);
   g_autoptr(FsProgress) line = fs_progress_new("plan", opt_quiet);
   Progress pr = { line, 0 };
-  gboolean ran = fs_plan_run(p, progress, &pr, &error);
+  gboolean ran = fs_planner_run(p, progress, &pr, &error);
   g_clear_pointer(&line, fs_progress_free); /* ends the progress line */
   if (!ran) {
     if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED)) {
       /* A ranking of some designs would mislead: nothing is printed. */
       g_free(error->message);
       error->message = g_strdup_printf("interrupted after %u of %u designs; nothing written",
-                                       pr.done, fs_plan_n_designs(p));
+                                       pr.done, fs_planner_n_designs(p));
     }
     return fs_cli_fail("plan", error);
   }
@@ -192,7 +192,7 @@ int fs_cmd_plan(int argc, char **argv)
   fs_report_plan(out, opt_json ? FS_REPORT_JSON : opt_csv ? FS_REPORT_CSV : FS_REPORT_TEXT, p,
                  (guint)opt_top);
   fputs(out->str, stdout);
-  if (fs_plan_stats(p)->meets == 0) {
+  if (fs_planner_stats(p)->meets == 0) {
     g_string_truncate(out, 0);
     fs_report_plan_failure(out, p);
     fprintf(stderr, "fabricsim plan: %s\n", out->str);

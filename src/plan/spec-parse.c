@@ -7,7 +7,7 @@
 #include "util/units.h"
 
 /* A count with an optional decimal suffix: K, M, G (or B), T. */
-gboolean fs_plan_parse_amount(const char *opt, const char *text, double *out, GError **error)
+gboolean fs_planner_parse_amount(const char *opt, const char *text, double *out, GError **error)
 {
   g_autofree char *t = g_strstrip(g_strdup(text));
   const char *s = t[0] == '$' ? t + 1 : t;
@@ -32,16 +32,16 @@ gboolean fs_plan_parse_amount(const char *opt, const char *text, double *out, GE
   return TRUE;
 }
 
-gboolean fs_plan_parse_list(const char *opt, const char *text, guint *out, guint *n, GError **error)
+gboolean fs_planner_parse_list(const char *opt, const char *text, guint *out, guint *n, GError **error)
 {
   g_auto(GStrv) parts = g_strsplit(text, ",", -1);
   *n = 0;
   for (guint i = 0; parts[i] != NULL; i++) {
     int64_t v;
     g_strstrip(parts[i]);
-    if (*n >= FS_PLAN_MAX_CHOICES || !fs_parse_int(parts[i], &v, NULL) || v > G_MAXINT) {
+    if (*n >= FS_PLANNER_MAX_CHOICES || !fs_parse_int(parts[i], &v, NULL) || v > G_MAXINT) {
       g_set_error(error, G_OPTION_ERROR, FS_USAGE_ERROR, "%s expects up to %u comma-separated integers, not \"%s\"", opt,
-                   FS_PLAN_MAX_CHOICES, text);
+                   FS_PLANNER_MAX_CHOICES, text);
       return FALSE;
     }
     out[(*n)++] = (guint)v;
@@ -49,11 +49,11 @@ gboolean fs_plan_parse_list(const char *opt, const char *text, guint *out, guint
   return TRUE;
 }
 
-gboolean fs_plan_parse_gpus(const char *text, FsPlanSpec *s, GError **error)
+gboolean fs_planner_parse_gpus(const char *text, FsPlannerSpec *s, GError **error)
 {
   const char *dash = strchr(text, '-');
   if (dash == NULL)
-    return fs_plan_parse_list("--gpus", text, s->gpus, &s->n_gpus, error);
+    return fs_planner_parse_list("--gpus", text, s->gpus, &s->n_gpus, error);
   g_autofree char *lo = g_strndup(text, dash - text);
   int64_t a, b;
   if (!fs_parse_int(g_strstrip(lo), &a, NULL) || !fs_parse_int(dash + 1, &b, NULL) || a < 1 ||
@@ -66,12 +66,12 @@ gboolean fs_plan_parse_gpus(const char *text, FsPlanSpec *s, GError **error)
   return TRUE;
 }
 
-gboolean fs_plan_parse_recompute(const char *text, FsPlanSpec *s, GError **error)
+gboolean fs_planner_parse_recompute(const char *text, FsPlannerSpec *s, GError **error)
 {
   g_auto(GStrv) parts = g_strsplit(text, ",", -1);
   for (guint i = 0; parts[i] != NULL; i++) {
     FsRecompute r;
-    if (s->n_recompute >= FS_PLAN_MAX_CHOICES || !fs_recompute_from_name(g_strstrip(parts[i]), &r)) {
+    if (s->n_recompute >= FS_PLANNER_MAX_CHOICES || !fs_recompute_from_name(g_strstrip(parts[i]), &r)) {
       g_set_error(error, G_OPTION_ERROR, FS_USAGE_ERROR, "--recompute expects none, selective or full (comma-separated), not \"%s\"", text);
       return FALSE;
     }
@@ -80,12 +80,12 @@ gboolean fs_plan_parse_recompute(const char *text, FsPlanSpec *s, GError **error
   return TRUE;
 }
 
-gboolean fs_plan_parse_schedules(const char *text, FsPlanSpec *s, GError **error)
+gboolean fs_planner_parse_schedules(const char *text, FsPlannerSpec *s, GError **error)
 {
   g_auto(GStrv) parts = g_strsplit(text, ",", -1);
   for (guint i = 0; parts[i] != NULL; i++) {
     FsPpSchedule v;
-    if (s->n_schedule >= FS_PLAN_MAX_CHOICES || !fs_pp_schedule_from_name(g_strstrip(parts[i]), &v)) {
+    if (s->n_schedule >= FS_PLANNER_MAX_CHOICES || !fs_pp_schedule_from_name(g_strstrip(parts[i]), &v)) {
       g_set_error(error, G_OPTION_ERROR, FS_USAGE_ERROR, "--schedule expects gpipe, 1f1b or interleaved (comma-separated), not \"%s\"", text);
       return FALSE;
     }
@@ -94,7 +94,7 @@ gboolean fs_plan_parse_schedules(const char *text, FsPlanSpec *s, GError **error
   return TRUE;
 }
 
-gboolean fs_plan_parse_step(const char *text, double *out, GError **error)
+gboolean fs_planner_parse_step(const char *text, double *out, GError **error)
 {
   double v;
   FsTime t;

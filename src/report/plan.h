@@ -13,10 +13,10 @@
 G_BEGIN_DECLS
 
 /* The first top designs (0: all) of a finished plan. */
-void fs_report_plan(GString *out, FsReportFormat fmt, const FsPlan *p, guint top);
+void fs_report_plan(GString *out, FsReportFormat fmt, const FsPlanner *p, guint top);
 
 /* Why nothing was simulated, or nothing met the target: one sentence,
  * without a newline (the command prints it on stderr). */
-void fs_report_plan_failure(GString *out, const FsPlan *p);
+void fs_report_plan_failure(GString *out, const FsPlanner *p);
 
 G_END_DECLS

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "coll/coll-topo.h"
+#include "collrun/coll-topo.h"
 #include "util/error.h"
 #include "util/limits.h"
 #include "util/units.h"

@@ -10,7 +10,7 @@
 
 #include <glib.h>
 
-#include "coll/bench.h"
+#include "collrun/bench.h"
 #include "scenario/scenario.h"
 
 G_BEGIN_DECLS

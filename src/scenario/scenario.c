@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "calib/nccl-apply.h"
-#include "coll/coll-topo.h"
+#include "collrun/coll-topo.h"
 
 struct FsScenario {
   FsCatalog *cat;

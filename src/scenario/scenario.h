@@ -29,7 +29,7 @@
 
 #include "calib/calibration.h"
 #include "catalog/catalog.h"
-#include "coll/coll-topo.h"
+#include "collrun/coll-topo.h"
 #include "coll/nccl-params.h"
 #include "coll/tuner.h"
 #include "compute/efficiency.h"

@@ -176,6 +176,9 @@ typedef struct {
   FsRouter *router;
   FsCollTopoNet *tnet;
   const FsNcclParams *nccl;
+  /* The tuner's inputs for every collective (NCCL_ALGO / NCCL_PROTO,
+   * CollNet; scenario.h), or NULL for NCCL's defaults (fs_coll_prefs_init). */
+  const FsCollPrefs *prefs;
 } FsOpEnv;
 
 /* Runs the graph from now to completion (see the header comment). */

@@ -15,19 +15,16 @@ D="$FS_TEST_DATA/chakra"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for t in all_reduce_8npus_1MB all_gather_8npus_1MB reduce_scatter_8npus_1MB \
-         all_to_all_8npus_1MB custom_allreduce_ring_8npus_1MB pytorch_1rank; do
+for t in all_reduce_8r_1MiB all_gather_8r_1MiB reduce_scatter_8r_1MiB \
+         all_to_all_8r_1MiB ring_allreduce_8r_1MiB; do
   "$FABRICSIM" replay "$T" --chakra "$D/$t" >"$tmp/out" || fail "$t did not replay"
   grep -q "makespan" "$tmp/out" || fail "$t: no makespan"
   grep -q "timed by the trace" "$tmp/out" || fail "$t: the report does not say how compute was timed"
 done
-"$FABRICSIM" replay "$T" --chakra "$D/pytorch_small_json" --skip-unknown >"$tmp/out" \
-  || fail "the feeder JSON form did not replay"
-grep -q "1 skipped" "$tmp/out" || fail "the skipped node is not counted"
 # The files given one by one, in any order: ranks come from the names.
-"$FABRICSIM" replay "$T" --chakra "$D"/all_reduce_8npus_1MB/all_reduce.{7,6,5,4,3,2,1,0}.et --json \
+"$FABRICSIM" replay "$T" --chakra "$D"/all_reduce_8r_1MiB/all_reduce.{7,6,5,4,3,2,1,0}.json --json \
   >"$tmp/a.json" || fail "files one by one"
-"$FABRICSIM" replay "$T" --chakra "$D/all_reduce_8npus_1MB" --json >"$tmp/b.json"
+"$FABRICSIM" replay "$T" --chakra "$D/all_reduce_8r_1MiB" --json >"$tmp/b.json"
 cmp -s "$tmp/a.json" "$tmp/b.json" || fail "a folder and its files differ"
 python3 - "$tmp/a.json" <<'PY' || fail "json"
 import json, sys
@@ -48,7 +45,7 @@ for f in "$D"/n_*; do
 done
 set +e
 "$FABRICSIM" replay "$T" --chakra "$tmp/none" >/dev/null 2>&1; rc=$?
-"$FABRICSIM" replay "$T" "$D/all_reduce_8npus_1MB" --skip-unknown >/dev/null 2>&1; rc2=$?
+"$FABRICSIM" replay "$T" "$D/all_reduce_8r_1MiB" --skip-unknown >/dev/null 2>&1; rc2=$?
 set -e
 [ "$rc" -eq 2 ] && [ "$rc2" -eq 2 ] || fail "missing folder / --skip-unknown alone: $rc $rc2"
 

@@ -2,8 +2,8 @@
  *
  * A Chakra trace is one file per rank, named <prefix>.<rank>.et: a
  * varint-length-delimited GlobalMetadata message, then Node messages, in
- * the schema of et_def.proto (this folder, copied from mlcommons/chakra and
- * decoded by the code protoc-c generates from it), or the same messages as
+ * the schema of et_def.proto (this folder: fabricsim's declaration of
+ * Chakra's messages, decoded by the code protoc-c generates from it), or the same messages as
  * JSON objects one after another, as Chakra's jsonizer writes them
  * (<prefix>.<rank>.json).  The mapping of node types and attributes onto
  * fabricsim's op graph is documented in tests/data/chakra/README.md:

@@ -62,7 +62,7 @@ static gboolean predict(void *ctx, const double *p, const uint64_t *sizes, guint
 }
 
 gboolean fs_nccl_fit_simulate(FsNcclFit *fit, FsCatalog *cat, const char *topo_path,
-                              int max_iter, GError **error)
+                              const FsNcclParams *np, int max_iter, GError **error)
 {
   g_return_val_if_fail(fit != NULL && cat != NULL && topo_path != NULL, FALSE);
   Sim s = {.cat = cat, .topo_path = topo_path, .fit = fit};
@@ -74,10 +74,10 @@ gboolean fs_nccl_fit_simulate(FsNcclFit *fit, FsCatalog *cat, const char *topo_p
   s.hw = fit->family == FS_LINK_NVLINK ? FS_NCCL_HW_NVLINK
          : fit->family == FS_LINK_PCIE ? FS_NCCL_HW_PCI
                                        : FS_NCCL_HW_NET;
-  g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(error);
-  if (np == NULL)
+  g_autoptr(FsNcclParams) own = np == NULL ? fs_nccl_params_load_default(error) : NULL;
+  if (np == NULL && own == NULL)
     return FALSE;
-  s.np = np;
+  s.np = np != NULL ? np : own;
   const FsModel *m0 = fs_catalog_get(cat, fit->models[0]);
   FsFitParam p[2] = {
     {"efficiency", m0 != NULL ? m0->u.link.efficiency : 0.8, 0.05, 1.0},

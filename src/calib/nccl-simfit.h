@@ -18,13 +18,15 @@
 #pragma once
 
 #include "calib/nccl-fit.h"
+#include "coll/nccl-params.h"
 
 G_BEGIN_DECLS
 
 /* Fits fit (from fs_nccl_fit_tests) on the topology file topo_path loaded
  * over cat (whose link models are changed: the fitted efficiency is left
- * in place).  Fills fit->sim_*. */
+ * in place), with NCCL's constants np (borrowed; NULL: the default file,
+ * models/nccl/nccl.yaml).  Fills fit->sim_*. */
 gboolean fs_nccl_fit_simulate(FsNcclFit *fit, FsCatalog *cat, const char *topo_path,
-                              int max_iter, GError **error);
+                              const FsNcclParams *np, int max_iter, GError **error);
 
 G_END_DECLS

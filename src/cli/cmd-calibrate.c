@@ -12,6 +12,7 @@
 #include "calib/nccl-log.h"
 #if FS_HAVE_COLL_TOPO
 #include "calib/nccl-simfit.h"
+#include "util/yaml.h"
 #endif
 #include "cli/commands.h"
 #include "topo/topo.h"
@@ -26,9 +27,11 @@ static char *opt_out = NULL;
 static gboolean opt_in_place = FALSE;
 static gboolean opt_json = FALSE;
 static double opt_base = -1;
+static gint opt_ranks = 0, opt_nodes = 0;
 #if FS_HAVE_COLL_TOPO
 static gboolean opt_simulate = FALSE;
 static gint opt_iters = 20;
+static char *opt_nccl_version = NULL, *opt_nccl_params = NULL;
 #endif
 
 static const GOptionEntry entries[] = {
@@ -39,7 +42,12 @@ static const GOptionEntry entries[] = {
   {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
    "Apply a calibration file first; its one-rank NCCL floors give the base latency", "FILE"},
   {"op", 0, 0, G_OPTION_ARG_STRING, &opt_op,
-   "Collective of logs that do not name it (all_reduce, all_gather, ...)", "OP"},
+   "Collective of logs that do not name it (all_reduce, all_gather, ...); a log that names "
+   "another is an error", "OP"},
+  {"ranks", 0, 0, G_OPTION_ARG_INT, &opt_ranks,
+   "Rank count of logs without a device list (checked against the log where it has one)", "N"},
+  {"nodes", 0, 0, G_OPTION_ARG_INT, &opt_nodes,
+   "Host count of logs without a device list (checked likewise)", "N"},
   {"in-place", 0, 0, G_OPTION_ARG_NONE, &opt_in_place,
    "Fit the in-place columns (default: out-of-place)", NULL},
   {"base-latency", 0, 0, G_OPTION_ARG_DOUBLE, &opt_base,
@@ -55,6 +63,11 @@ static const GOptionEntry entries[] = {
    "(fabricsim coll on TOPO; slow: a few simulated sweeps per iteration)", NULL},
   {"iterations", 0, 0, G_OPTION_ARG_INT, &opt_iters,
    "Most iterations of the --simulate fit (default 20)", "N"},
+  {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &opt_nccl_version,
+   "NCCL release of the --simulate fit (models/nccl/nccl-X.Y.yaml; default: the log's "
+   "nccl-library= or \"NCCL version\" line, else models/nccl/nccl.yaml)", "X.Y"},
+  {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_nccl_params,
+   "NCCL parameter file of the --simulate fit (instead of --nccl-version)", "FILE"},
 #endif
 
   {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -134,7 +147,8 @@ static void print_fit(const FsNcclFit *f)
 }
 
 /* Groups the tests of every log by (collective, ranks) and fits each group. */
-static int run(GPtrArray *logs, const FsTopo *topo, FsCatalog *cat, const FsCalibration *cal)
+static int run(GPtrArray *logs, const FsTopo *topo, FsCatalog *cat, const FsCalibration *cal,
+               GString *notes)
 {
   g_autoptr(GPtrArray) fits = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_fit_free);
   g_autoptr(GPtrArray) done = g_ptr_array_new(); /* tests already in a group */
@@ -144,13 +158,13 @@ static int run(GPtrArray *logs, const FsTopo *topo, FsCatalog *cat, const FsCali
       const FsNcclLogTest *t = g_ptr_array_index(log->tests, ti);
       if (g_ptr_array_find(done, t, NULL))
         continue;
-      const char *coll = opt_op != NULL ? opt_op : t->collective;
+      const char *coll = t->collective;
       g_autoptr(GPtrArray) group = g_ptr_array_new(), files = g_ptr_array_new();
       for (guint lj = li; lj < logs->len; lj++) {
         const FsNcclLog *l2 = g_ptr_array_index(logs, lj);
         for (guint tj = 0; tj < l2->tests->len; tj++) {
           const FsNcclLogTest *u = g_ptr_array_index(l2->tests, tj);
-          const char *c2 = opt_op != NULL ? opt_op : u->collective;
+          const char *c2 = u->collective;
           if (g_ptr_array_find(done, u, NULL) || u->nranks != t->nranks ||
               g_strcmp0(c2, coll) != 0)
             continue;
@@ -161,19 +175,45 @@ static int run(GPtrArray *logs, const FsTopo *topo, FsCatalog *cat, const FsCali
       }
       GError *error = NULL;
       FsNcclFit *f = fs_nccl_fit_tests((const FsNcclLogTest *const *)group->pdata,
-                                       (const char *const *)files->pdata, group->len, topo, opt_op,
+                                       (const char *const *)files->pdata, group->len, topo, NULL,
                                        opt_in_place, base_for(cal, coll), &error);
       if (f == NULL)
         return fs_cli_fail("calibrate", error);
       g_ptr_array_add(fits, f);
+      g_autofree char *drops = fs_nccl_log_drops_text((const FsNcclLogDrop *)f->dropped->data,
+                                                      f->dropped->len);
+      if (drops != NULL)
+        g_string_append(notes, drops);
 #if FS_HAVE_COLL_TOPO
-      if (opt_simulate && !fs_nccl_fit_simulate(f, cat, opt_topo, opt_iters, &error))
-        return fs_cli_fail("calibrate", error);
+      if (opt_simulate) {
+        /* NCCL's constants: the option's, else the log's release. */
+        g_autoptr(FsNcclParams) np = NULL;
+        g_autofree char *code = g_strdup_printf("%u", t->nccl_version);
+        if (opt_nccl_params != NULL)
+          np = fs_nccl_params_load(opt_nccl_params, &error);
+        else if (opt_nccl_version != NULL)
+          np = fs_nccl_params_load_version(opt_nccl_version, "--nccl-version", &error);
+        else if (t->nccl_version != 0) {
+          np = fs_nccl_params_load_version(code, "the log's NCCL version", &error);
+          if (np == NULL && error->domain != FS_YAML_ERROR) {
+            /* A release without a file: say so, fit with the default one. */
+            fprintf(stderr, "fabricsim calibrate: warning: %s:%d:1: %s; using %s\n", f->log,
+                    MAX(t->nccl_version_line, 1), error->message, "models/nccl/nccl.yaml");
+            g_clear_error(&error);
+          }
+        }
+        if (np == NULL && error == NULL)
+          np = fs_nccl_params_load_default(&error);
+        if (np == NULL || !fs_nccl_fit_simulate(f, cat, opt_topo, np, opt_iters, &error))
+          return fs_cli_fail("calibrate", error);
+      }
 #else
       (void)cat;
 #endif
     }
   }
+  /* The rows left out, once every fit has succeeded. */
+  fputs(notes->str, stderr);
   if (!opt_json)
     for (guint i = 0; i < fits->len; i++)
       print_fit(g_ptr_array_index(fits, i));
@@ -219,6 +259,14 @@ int fs_cmd_calibrate(int argc, char **argv)
     "TOPO, prints the fit error per size, and writes a calibration file with a\n"
     "`fitted` section (validation/README.md) that --calibration applies.\n"
     "\n"
+    "Logs of every era and mangled copies are read (validation/README.md): old layouts,\n"
+    "MPI-launched logs, device lines without '#', launcher prefixes, Markdown pastes,\n"
+    "wrapped rows, NCCL_DEBUG=INFO lines.  Ranks and hosts come from the device list,\n"
+    "NCCL's INFO lines and nThread x nGpus, checked against each other and against the\n"
+    "rows' busbw/algbw; --ranks/--nodes give them when the log lacks them, --op names\n"
+    "the collective (checked where the log names one).  Rows left out (cut by other\n"
+    "output, negative size, time 0) are listed on stderr with their file:line.\n"
+    "\n"
     "Examples:\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-h100.yaml all_reduce.log\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-a100.yaml --simulate \\\n"
@@ -234,6 +282,12 @@ int fs_cmd_calibrate(int argc, char **argv)
     return fs_cli_usage("calibrate", "expected at least one nccl-tests LOG");
   if (opt_topo == NULL)
     return fs_cli_usage("calibrate", "--topo TOPO is required");
+  if (opt_ranks < 0 || opt_ranks > (1 << 24) || opt_nodes < 0 || opt_nodes > (1 << 24))
+    return fs_cli_usage("calibrate", "--ranks and --nodes take a count from 1 to 16777216");
+#if FS_HAVE_COLL_TOPO
+  if (opt_nccl_version != NULL && opt_nccl_params != NULL)
+    return fs_cli_usage("calibrate", "give --nccl-version or --nccl-params, not both");
+#endif
   if (opt_op != NULL) {
     g_autofree char *c = fs_nccl_log_collective_from_binary(opt_op);
     if (c == NULL)
@@ -250,12 +304,20 @@ int fs_cmd_calibrate(int argc, char **argv)
   if (topo == NULL)
     return fs_cli_fail("calibrate", error);
   g_autoptr(GPtrArray) logs = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_log_free);
+  g_autoptr(GString) notes = g_string_new(NULL);
   for (int i = 2; i < argc; i++) {
     FsNcclLog *log = g_str_has_suffix(argv[i], ".csv") ? fs_nccl_log_load_table(argv[i], &error)
                                                       : fs_nccl_log_load(argv[i], &error);
+    FsNcclLogHints hints = {opt_op, (guint)opt_ranks, (guint)opt_nodes};
     if (log == NULL)
       return fs_cli_fail("calibrate", error);
     g_ptr_array_add(logs, log);
+    if (!fs_nccl_log_resolve(log, &hints, &error))
+      return fs_cli_fail("calibrate", error);
+    g_autofree char *drops = fs_nccl_log_drops_text((const FsNcclLogDrop *)log->dropped->data,
+                                                    log->dropped->len);
+    if (drops != NULL)
+      g_string_append(notes, drops);
   }
-  return run(logs, topo, cat, cal);
+  return run(logs, topo, cat, cal, notes);
 }

@@ -112,6 +112,24 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsNcclParams, fs_nccl_params_free)
 /* Path of the default file (caller frees). */
 char *fs_nccl_params_default_path(void);
 
+/* The releases with a file in the models folder (the default file's
+ * folder): "2.18", "2.19", …, sorted by release; the default file's own
+ * release among them.  Files are named nccl-X.Y.yaml; nccl.yaml is the
+ * default.  Caller frees (g_strfreev).  Cost: reads the folder and the
+ * default file's nccl_version line. */
+char **fs_nccl_params_known_versions(void);
+
+/* Loads the file of NCCL release version: "2.21", "2.21.5" (patch
+ * ignored) or a version code as NCCL prints it (22105, or 2804 for
+ * 2.8.4).  Error FS_COLL_ERROR_PARSE naming the known releases when there
+ * is none for it (the message starts with what, e.g. "--nccl-version");
+ * otherwise as fs_nccl_params_load. */
+FsNcclParams *fs_nccl_params_load_version(const char *version, const char *what, GError **error);
+
+/* "2.21" of a version code (22105 → "2.21", 2804 → "2.8"); NULL for 0.
+ * Caller frees. */
+char *fs_nccl_params_release_of_code(guint code);
+
 /* Payload bytes per pipelined chunk and per slice for protocol p:
  * buffer/steps × chunk_steps (slice_steps) × payload. */
 uint64_t fs_nccl_params_chunk_bytes(const FsNcclParams *p, FsCollProto proto);

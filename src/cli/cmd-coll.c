@@ -40,7 +40,7 @@ static gboolean opt_json = FALSE, opt_csv = FALSE, opt_list = FALSE, opt_explain
 static gboolean opt_exact = FALSE;
 static char *opt_trace = NULL;
 static char *opt_calibration = NULL;
-static char *opt_models = NULL, *opt_params = NULL;
+static char *opt_models = NULL, *opt_params = NULL, *opt_nccl_version = NULL;
 static char **opt_defines = NULL;
 static gint opt_iters = 20, opt_warmup = 1, opt_check = 0;
 
@@ -78,6 +78,8 @@ static const GOptionEntry entries[] = {
    "After the table, the cost model's arithmetic for each size (as # lines)", NULL},
   {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_params,
    "NCCL constants file (default models/nccl/nccl.yaml)", "FILE"},
+  {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &opt_nccl_version,
+   "NCCL release whose constants to use (models/nccl/nccl-X.Y.yaml: 2.18 ... 2.30)", "X.Y"},
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
   {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines, "Override a topology parameter", "NAME=VALUE"},
   {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
@@ -375,8 +377,12 @@ static int run(const char *topo_path)
   g_autoptr(FsTopo) topo = fs_topo_load_file(topo_path, cat, (const char *const *)opt_defines, &error);
   if (topo == NULL)
     return fs_cli_fail("coll", error);
-  g_autoptr(FsNcclParams) np = opt_params ? fs_nccl_params_load(opt_params, &error)
-                                          : fs_nccl_params_load_default(&error);
+  if (opt_params != NULL && opt_nccl_version != NULL)
+    return fs_cli_usage("coll", "give --nccl-version or --nccl-params, not both");
+  g_autoptr(FsNcclParams) np =
+      opt_params ? fs_nccl_params_load(opt_params, &error)
+      : opt_nccl_version ? fs_nccl_params_load_version(opt_nccl_version, "--nccl-version", &error)
+                         : fs_nccl_params_load_default(&error);
   if (np == NULL)
     return fs_cli_fail("coll", error);
   fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(topo), np, NULL);

@@ -166,7 +166,7 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   static const char *const top[] = {
     "nccl_version", "steps", "protocols", "base_latency_us", "hw_latency_us", "arch_rows",
     "ll_max_bw_gbps", "per_channel_max_bw_gbps", "nvls_efficiency", "tree_correction",
-    "net_overhead_us", "bandwidth_factors", "channels", "p2p", "ring_kernel", NULL,
+    "net_overhead_us", "bandwidth_factors", "channels", "p2p", "ring_kernel", "algorithms", NULL,
   };
   if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top, "NCCL parameters", error))
     return FALSE;
@@ -316,11 +316,20 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
     &p->f_ring_plateau_old, &p->f_ring_plateau, &p->collnet_arity_us, &p->pat_rank_us,
     &p->pat_inter_div,
   };
-  t = get_table(root, "bandwidth_factors", bf_keys, G_N_ELEMENTS(bf_out), NULL, error);
+  static const char *const bf_optional[] = {"ring_ll128_one_rank_per_node",
+                                            "ring_ll_one_host_other", "nvls_legacy_ratio", NULL};
+  t = get_table(root, "bandwidth_factors", bf_keys, G_N_ELEMENTS(bf_out), bf_optional, error);
   if (t == NULL)
     return FALSE;
   for (guint i = 0; i < G_N_ELEMENTS(bf_out); i++)
     if (!get_number(t, bf_keys[i], "bandwidth_factors", 1e3, bf_out[i], error))
+      return FALSE;
+  double *bf_opt_out[] = {&p->f_ring_ll128_one_ppn, &p->f_ring_ll_one_host_other,
+                          &p->f_nvls_legacy_ratio};
+  p->f_ring_ll128_one_ppn = p->f_ring_ll128;
+  for (guint i = 0; bf_optional[i]; i++)
+    if (fs_yaml_map_get(t, bf_optional[i]) != NULL &&
+        !get_number(t, bf_optional[i], "bandwidth_factors", 1e3, bf_opt_out[i], error))
       return FALSE;
   if (p->f_tree_ll_div <= 0 || p->pat_inter_div <= 0) {
     fs_yaml_error(error, fs_yaml_map_get(t, "tree_ll_divisor"), "expected tree_ll_divisor and pat_inter_divisor above 0");
@@ -348,6 +357,30 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   if (p->p2p_nvl_chunk == 0 || p->p2p_net_chunk == 0) {
     fs_yaml_error(error, t, "p2p chunk sizes must be at least 1 byte");
     return FALSE;
+  }
+
+  /* Optional: the algorithms a release lacks (PAT before 2.23). */
+  if (fs_yaml_map_get(root, "algorithms") != NULL) {
+    static const char *const al_keys[] = {"absent", NULL};
+    t = get_table(root, "algorithms", al_keys, 1, NULL, error);
+    if (t == NULL)
+      return FALSE;
+    const FsYamlNode *abs = fs_yaml_require_key(t, "absent", "algorithms", error);
+    if (abs == NULL || !fs_yaml_require_seq(abs, error))
+      return FALSE;
+    for (guint i = 0; i < abs->n; i++) {
+      const char *name;
+      guint a;
+      if (!fs_yaml_get_string(abs->values[i], &name, error))
+        return FALSE;
+      if (!fs_names_index(algo_names(), FS_NCCL_ALGO_N, name, &a)) {
+        fs_yaml_error(error, abs->values[i],
+                      "expected an NCCL algorithm (Tree, Ring, CollNetDirect, CollNetChain, NVLS, "
+                      "NVLSTree, PAT), got \"%s\"", name);
+        return FALSE;
+      }
+      p->algo_absent |= (guint64)1 << a;
+    }
   }
 
   /* Optional: files written before it keep loading (copy cost 0). */

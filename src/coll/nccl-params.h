@@ -85,6 +85,15 @@ typedef struct {
   double f_ring_ll, f_ll128, f_ring_ll128, f_tree_ar, f_tree_ll_div, f_tree_ll128_one_host;
   double f_tree_pattern, f_pat, f_collnet_sm90, f_ring_plateau_old, f_ring_plateau;
   double collnet_arity_us, pat_rank_us, pat_inter_div;
+  /* Refinements of older releases (optional keys; see models/nccl/README.md):
+   * Ring+LL128 with one rank per node (≤ 2.22: 0.7; default ring_ll128),
+   * Ring+LL on one host for collectives other than all_reduce and reduce
+   * (≤ 2.20: 1/3; 0 = ring_ll), and the NVLS model before 2.28 (algbw =
+   * nCh × min(bwIntra, bwInter) × this ratio, 5/6; 0 = the 2.28+ model). */
+  double f_ring_ll128_one_ppn, f_ring_ll_one_host_other, f_nvls_legacy_ratio;
+  /* Algorithms the release does not have (bit FsNcclAlgo), from the
+   * optional `algorithms: {absent: [...]}` table; the tuner never picks them. */
+  guint64 algo_absent;
   /* Channel counts for communicators built from a topology. */
   guint max_channels, nvls_channels;
   /* Point to point. */

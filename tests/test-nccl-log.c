@@ -420,6 +420,84 @@ START_TEST(test_nccl_log_busbw_factor)
 }
 END_TEST
 
+/* Real logs from public sources (tests/data/real/nccl-tests/SOURCES.md):
+ * each read with the hints a user would give, or refused with its reason. */
+typedef struct {
+  const char *file;
+  FsNcclLogHints hints;
+  const char *refused; /* fragment of the error, NULL when read */
+  const char *op;
+  guint ranks, hosts, rows, nccl;
+  FsNcclLogFrom ranks_from;
+} RealLog;
+
+static const RealLog real_logs[] = {
+  {"gcp-a3mega-h100-2nodes-allreduce.txt", {NULL, 0, 0}, NULL, "all_reduce", 16, 2, 31, 0,
+   FS_NCCL_LOG_FROM_DEVICES},
+  {"oci-h200-2nodes-nccl-2.27.5.txt", {NULL, 0, 0}, NULL, "all_reduce", 16, 2, 5, 22705,
+   FS_NCCL_LOG_FROM_DEVICES},
+  {"oci-a100-2nodes-10g.txt", {"all_reduce", 0, 0}, NULL, "all_reduce", 16, 2, 1, 0,
+   FS_NCCL_LOG_FROM_DEVICES},
+  {"aws-eks-p5-h100-2nodes-table-indented.txt", {"all_reduce", 16, 2}, NULL, "all_reduce", 16,
+   2, 32, 0, FS_NCCL_LOG_FROM_OPTION},
+  {"nccl-tests-82-broadcast-v100-2nodes-excerpt.txt", {NULL, 0, 0}, NULL, "broadcast", 2, 2, 1,
+   20906, FS_NCCL_LOG_FROM_DEVICES},
+  {"aws-k8s-tester-503-p5-tagged-head.txt", {"all_reduce", 0, 0},
+   ":4:1: the log has no device list, no nThread/nGpus line and no NCCL nRanks", NULL, 0, 0, 0,
+   0, 0},
+  {"nccl-tests-294-h100-16ranks-nccl-info-failed.txt", {NULL, 0, 0},
+   "no nccl-tests result table found", NULL, 0, 0, 0, 0, 0},
+  {"nccl-tests-294-h100-rows-without-header.txt", {NULL, 0, 0},
+   "no nccl-tests result table found", NULL, 0, 0, 0, 0, 0},
+  {"nccl-tests-107-v100-two-processes-headers.txt", {NULL, 0, 0},
+   "no nccl-tests result table found", NULL, 0, 0, 0, 0, 0},
+  {"nccl-583-a100-lost-hash-header.txt", {NULL, 0, 0}, "no nccl-tests result table found", NULL,
+   0, 0, 0, 0, 0},
+  {"nccl-1453-rank-prefixed-rows.txt", {NULL, 0, 0}, "no nccl-tests result table found", NULL, 0,
+   0, 0, 0, 0},
+};
+
+START_TEST(test_nccl_log_real_corpus)
+{
+  for (guint i = 0; i < G_N_ELEMENTS(real_logs); i++) {
+    const RealLog *want = &real_logs[i];
+    g_autofree char *rel = g_strdup_printf("real/nccl-tests/%s", want->file);
+    g_autofree char *path = fs_test_data_path(rel);
+    GError *error = NULL;
+    g_autoptr(FsNcclLog) log = fs_nccl_log_load(path, &error);
+    if (log != NULL && !fs_nccl_log_resolve(log, &want->hints, &error))
+      g_clear_pointer(&log, fs_nccl_log_free);
+    if (want->refused != NULL) {
+      ck_assert_msg(log == NULL, "%s was read", want->file);
+      ck_assert_msg(g_str_has_prefix(error->message, path), "%s: %s", want->file, error->message);
+      ck_assert_msg(strstr(error->message, want->refused) != NULL, "%s: \"%s\" lacks \"%s\"",
+                    want->file, error->message, want->refused);
+      g_clear_error(&error);
+      continue;
+    }
+    ck_assert_msg(log != NULL, "%s: %s", want->file, error ? error->message : "");
+    ck_assert_uint_eq(log->tests->len, 1);
+    const FsNcclLogTest *t = test_at(log, 0);
+    ck_assert_msg(g_strcmp0(t->collective, want->op) == 0, "%s: op %s", want->file,
+                  t->collective);
+    ck_assert_msg(t->nranks == want->ranks && t->nhosts == want->hosts,
+                  "%s: %u ranks on %u hosts", want->file, t->nranks, t->nhosts);
+    ck_assert_msg(t->rows->len == want->rows, "%s: %u rows", want->file, t->rows->len);
+    ck_assert_msg(t->nccl_version == want->nccl, "%s: NCCL %u", want->file, t->nccl_version);
+    ck_assert_msg(t->ranks_from == want->ranks_from, "%s: ranks from %d", want->file,
+                  t->ranks_from);
+  }
+  /* At least ten real logs. */
+  g_autofree char *dir = fs_test_data_path("real/nccl-tests");
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  guint n = 0;
+  for (const char *name; (name = g_dir_read_name(d)) != NULL;)
+    n += g_str_has_suffix(name, ".txt");
+  ck_assert_uint_eq(n, G_N_ELEMENTS(real_logs));
+  ck_assert_uint_ge(n, 10);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("nccl-log");
@@ -440,5 +518,6 @@ int main(void)
   FS_ADD_TEST(s, test_nccl_log_op_checked);
   FS_ADD_TEST(s, test_nccl_log_dropped_rows);
   FS_ADD_TEST(s, test_nccl_log_busbw_factor);
+  FS_ADD_TEST(s, test_nccl_log_real_corpus);
   return fs_test_run_suite(s);
 }

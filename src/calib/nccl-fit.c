@@ -222,7 +222,7 @@ FsNcclFit *fs_nccl_fit_tests(const FsNcclLogTest *const *tests, const char *cons
   g_array_free(all, TRUE);
   if (!fs_fit_regimes(fit->sizes, fit->measured_us, fit->n, FS_FIT_MAX_REGIMES, fit->regimes,
                       &fit->n_regimes, error)) {
-    g_prefix_error(error, "%s: ", files[0]);
+    g_prefix_error(error, "%s:%d:1: ", files[0], MAX(tests[0]->line, 1));
     return NULL;
   }
   fit->fitted_us = g_new(double, fit->n);

@@ -766,7 +766,8 @@ static void command_line(Text *tx, const char *line_text, int line)
 
 /* Undoes what launchers and Markdown do to a line, in place and keeping
  * every column where it was (removed characters become blanks): Open
- * MPI's "[1,0]<stdout>:" and srun -l's "12: " prefixes, "> " quotes and
+ * MPI's "[1,0]<stdout>:", MPICH's "[0]" (wherever it recurs in the line)
+ * and srun -l's "12: " prefixes, "> " quotes and
  * '|' table separators.  A code fence or a table rule ("|---|---|")
  * becomes empty.  TRUE when the line changed. */
 static gboolean normalise(char *p)
@@ -785,6 +786,27 @@ static gboolean normalise(char *p)
       q += 1 + strlen("<stdout>:");
       memset(s, ' ', (size_t)(q - s));
       s = q;
+      changed = TRUE;
+    }
+  }
+  /* [0] (MPICH -prepend-rank, Intel MPI): the tag also appears wherever
+   * the rank's output resumed within the line. */
+  if (*s == '[' && g_ascii_isdigit(s[1])) {
+    char *q = s + 1;
+    while (g_ascii_isdigit(*q))
+      q++;
+    if (*q == ']') {
+      for (char *t = s; (t = strchr(t, '[')) != NULL;) {
+        char *e = t + 1;
+        while (g_ascii_isdigit(*e))
+          e++;
+        if (e > t + 1 && *e == ']') {
+          memset(t, ' ', (size_t)(e + 1 - t));
+          t = e + 1;
+        } else {
+          t++;
+        }
+      }
       changed = TRUE;
     }
   }
@@ -1119,9 +1141,10 @@ FsNcclLog *fs_nccl_log_parse(const char *text, gsize len, const char *name, GErr
   gsize i = 0;
   while (i < len && g_ascii_isspace(text[i]))
     i++;
-  /* JSON starts with '{' or '['; Open MPI's "[1,0]<stdout>:" prefix is text. */
-  gboolean tagged = i + 1 < len && text[i] == '[' && g_ascii_isdigit(text[i + 1]) &&
-                    g_strstr_len(text + i, MIN(len - i, 32), "]<std") != NULL;
+  /* JSON starts with '{' (or '[', an array, refused by the JSON reader);
+   * "[1,0]<stdout>:" (Open MPI) and "[0] " (MPICH, Intel MPI) rank tags
+   * start text. */
+  gboolean tagged = i + 1 < len && text[i] == '[' && g_ascii_isdigit(text[i + 1]);
   if (i < len && (text[i] == '{' || text[i] == '[') && !tagged)
     return parse_json(text, len, name, error);
   return parse_text(text, len, name, error);

@@ -25,9 +25,10 @@
  *
  * Mangled copies are read too: device lines and the column-title line
  * that lost their '#'; launcher prefixes ("[1,0]<stdout>:" of Open MPI's
- * --tag-output, "3: " of srun -l); Markdown pastes (code fences, "> "
- * quotes, tables with '|' separators and "|---|" rules); rows wrapped onto
- * two lines (joined when the two together have the header's column count).
+ * --tag-output, "[0]" of MPICH -prepend-rank, "3: " of srun -l); Markdown
+ * pastes (code fences, "> " quotes, tables with '|' separators and "|---|"
+ * rules); rows wrapped onto two lines (joined when the two together have
+ * the header's column count); nccl-tests 1.x's titles (bytes, N, op, res).
  *
  * Rank and host counts come from every source the log has and are checked
  * against each other, each disagreement a located error: the device lines

@@ -134,6 +134,42 @@ contains "$err" "y_rows_time_zero_negative_size.txt:21:1: row dropped: negative 
 contains "$err" "y_rows_time_zero_negative_size.txt:23:1: row dropped: out-of-place time is 0" "time 0"
 contains "$err" "y_rows_time_zero_negative_size.txt:25:1: row dropped: out-of-place time is 0" "time 0"
 
+# Real logs (tests/data/real/nccl-tests/SOURCES.md) fitted on a topology of
+# the same GPUs: the bus bandwidth at the largest size lies within what the
+# catalog's link rates allow.  One host: peak busbw / the GPU's NVLink raw
+# rate (the fitted efficiency) in (0, 2]: NVLink SHARP reduces in the
+# switch, so its busbw exceeds the wire rate (the DGX H100 table: 1.07).
+# Several hosts: all_reduce moves at most 2 S (N-1)/N per host over its ppn
+# NICs (NCCL's hierarchical algorithms), so busbw <= ppn x NIC raw per GPU x
+# N/(N-1) x (n-1)/n.
+real="$FS_SOURCE_ROOT/tests/data/real/nccl-tests"
+check_real() { # topology hints... log
+  local topo_file=$1; shift
+  "$FABRICSIM" calibrate nccl-tests --topo "$topo/$topo_file" --json "$@" > "$tmp/real.json" \
+    || fail "calibrate $*: exit $?"
+  python3 - "$tmp/real.json" "$*" <<'PY' || fail "calibrate $*: implausible fit"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for t in d["fitted"]["tests"]:
+    n, hosts, raw, peak = t["ranks"], t["hosts"], t["raw_per_gpu_GBps"], t["peak_busbw_GBps"]
+    assert peak > 0 and raw > 0, t
+    if hosts == 1:
+        assert 0 < t["efficiency"] <= 2, (sys.argv[2], t["efficiency"])
+    else:
+        ppn = n / hosts
+        bound = ppn * raw * hosts / (hosts - 1) * (n - 1) / n
+        assert peak <= bound, (sys.argv[2], peak, bound)
+PY
+}
+check_real dgx-h100-ib-ndr.yaml "$real/gcp-a3mega-h100-2nodes-allreduce.txt"
+check_real dgx-h100-ib-ndr.yaml "$real/oci-h200-2nodes-nccl-2.27.5.txt"
+check_real dgx-h100-ib-ndr.yaml --op all_reduce --ranks 16 --nodes 2 "$real/aws-eks-p5-h100-2nodes-table-indented.txt"
+check_real dgx-h100.yaml "$logs/y_dgxh100_g8_2.13.txt"
+check_err 2 "oci-a100-2nodes-10g.txt:1:1: 1 sizes; a fit needs at least 2" \
+  calibrate nccl-tests --op all_reduce --topo "$topo/dgx-a100-ib-hdr.yaml" "$real/oci-a100-2nodes-10g.txt"
+check_err 2 "aws-k8s-tester-503-p5-tagged-head.txt:4:1: the log has no device list" \
+  calibrate nccl-tests --op all_reduce --topo "$topo/dgx-h100-ib-ndr.yaml" "$real/aws-k8s-tester-503-p5-tagged-head.txt"
+
 # Through the simulator, when the build has the collective layer.
 if "$FABRICSIM" calibrate --help | grep -q -- "--simulate"; then
   out=$("$FABRICSIM" calibrate nccl-tests --simulate --iterations 5 --topo "$topo/dgx-a100.yaml" \

@@ -6,14 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calib/calib-config.h"
 #include "calib/calibration.h"
 #include "calib/nccl-fit.h"
 #include "calib/nccl-log.h"
-#if FS_HAVE_COLL_TOPO
 #include "calib/nccl-simfit.h"
 #include "util/yaml.h"
-#endif
 #include "cli/commands.h"
 #include "topo/topo.h"
 #include "util/strutil.h"
@@ -28,11 +25,9 @@ static gboolean opt_in_place = FALSE;
 static gboolean opt_json = FALSE;
 static double opt_base = -1;
 static gint opt_ranks = 0, opt_nodes = 0;
-#if FS_HAVE_COLL_TOPO
 static gboolean opt_simulate = FALSE;
 static gint opt_iters = 20;
 static char *opt_nccl_version = NULL, *opt_nccl_params = NULL;
-#endif
 
 static const GOptionEntry entries[] = {
   {"topo", 't', 0, G_OPTION_ARG_FILENAME, &opt_topo,
@@ -57,7 +52,6 @@ static const GOptionEntry entries[] = {
    "Write the calibration file (JSON) here; '-' for stdout", "OUT.json"},
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print the calibration file instead of the table",
    NULL},
-#if FS_HAVE_COLL_TOPO
   {"simulate", 0, 0, G_OPTION_ARG_NONE, &opt_simulate,
    "Also fit the link efficiency and NCCL's latency scale through the simulator "
    "(fabricsim coll on TOPO; slow: a few simulated sweeps per iteration)", NULL},
@@ -68,7 +62,6 @@ static const GOptionEntry entries[] = {
    "nccl-library= or \"NCCL version\" line, else models/nccl/nccl.yaml)", "X.Y"},
   {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_nccl_params,
    "NCCL parameter file of the --simulate fit (instead of --nccl-version)", "FILE"},
-#endif
 
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -184,7 +177,6 @@ static int run(GPtrArray *logs, const FsTopo *topo, FsCatalog *cat, const FsCali
                                                       f->dropped->len);
       if (drops != NULL)
         g_string_append(notes, drops);
-#if FS_HAVE_COLL_TOPO
       if (opt_simulate) {
         /* NCCL's constants: the option's, else the log's release. */
         g_autoptr(FsNcclParams) np = NULL;
@@ -207,9 +199,6 @@ static int run(GPtrArray *logs, const FsTopo *topo, FsCatalog *cat, const FsCali
         if (np == NULL || !fs_nccl_fit_simulate(f, cat, opt_topo, np, opt_iters, &error))
           return fs_cli_fail("calibrate", error);
       }
-#else
-      (void)cat;
-#endif
     }
   }
   /* The rows left out, once every fit has succeeded. */
@@ -284,10 +273,8 @@ int fs_cmd_calibrate(int argc, char **argv)
     return fs_cli_usage("calibrate", "--topo TOPO is required");
   if (opt_ranks < 0 || opt_ranks > (1 << 24) || opt_nodes < 0 || opt_nodes > (1 << 24))
     return fs_cli_usage("calibrate", "--ranks and --nodes take a count from 1 to 16777216");
-#if FS_HAVE_COLL_TOPO
   if (opt_nccl_version != NULL && opt_nccl_params != NULL)
     return fs_cli_usage("calibrate", "give --nccl-version or --nccl-params, not both");
-#endif
   if (opt_op != NULL) {
     g_autofree char *c = fs_nccl_log_collective_from_binary(opt_op);
     if (c == NULL)

@@ -77,6 +77,10 @@ typedef struct {
   guint sim_evaluations;
   gboolean sim_converged;
   double *sim_us;             /* the simulator's time per size at the fit */
+  /* Rows left out of the fit (no figure in the fitted column, or a time
+   * of 0), in file order; the file names are borrowed from the caller's
+   * files (valid while the logs are). */
+  GArray *dropped;            /* FsNcclLogDrop */
 } FsNcclFit;
 
 void fs_nccl_fit_free(FsNcclFit *fit);

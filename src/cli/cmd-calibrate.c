@@ -25,9 +25,11 @@ static char *opt_out = NULL;
 static gboolean opt_in_place = FALSE;
 static gboolean opt_json = FALSE;
 static double opt_base = -1;
+static gint opt_ranks = 0, opt_nodes = 0;
 static gboolean opt_simulate = FALSE;
 static gint opt_iters = 20;
 static gboolean opt_quiet = FALSE;
+static char *opt_nccl_version = NULL, *opt_nccl_params = NULL;
 
 static const GOptionEntry entries[] = {
   {"topo", 't', 0, G_OPTION_ARG_FILENAME, &opt_topo,
@@ -37,7 +39,12 @@ static const GOptionEntry entries[] = {
   {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
    "Apply a calibration file first; its one-rank NCCL floors give the base latency", "FILE"},
   {"op", 0, 0, G_OPTION_ARG_STRING, &opt_op,
-   "Collective of logs that do not name it (all_reduce, all_gather, ...)", "OP"},
+   "Collective of logs that do not name it (all_reduce, all_gather, ...); a log that names "
+   "another is an error", "OP"},
+  {"ranks", 0, 0, G_OPTION_ARG_INT, &opt_ranks,
+   "Rank count of logs without a device list (checked against the log where it has one)", "N"},
+  {"nodes", 0, 0, G_OPTION_ARG_INT, &opt_nodes,
+   "Host count of logs without a device list (checked likewise)", "N"},
   {"in-place", 0, 0, G_OPTION_ARG_NONE, &opt_in_place,
    "Fit the in-place columns (default: out-of-place)", NULL},
   {"base-latency", 0, 0, G_OPTION_ARG_DOUBLE, &opt_base,
@@ -53,13 +60,18 @@ static const GOptionEntry entries[] = {
   {"iterations", 0, 0, G_OPTION_ARG_INT, &opt_iters,
    "Most iterations of the --simulate fit (default 20)", "N"},
   {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
+  {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &opt_nccl_version,
+   "NCCL release of the --simulate fit (models/nccl/nccl-X.Y.yaml; default: the log's "
+   "nccl-library= or \"NCCL version\" line, else models/nccl/nccl.yaml)", "X.Y"},
+  {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_nccl_params,
+   "NCCL parameter file of the --simulate fit (instead of --nccl-version)", "FILE"},
 
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
 /* Fits the logs (grouped by collective and rank count), through the
  * simulator too with --simulate, and prints or writes the result. */
-static int run(GPtrArray *logs, const FsScenario *sc)
+static int run(GPtrArray *logs, const FsScenario *sc, GString *notes)
 {
   const FsTopo *topo = fs_scenario_topo(sc);
   GError *error = NULL;
@@ -68,10 +80,19 @@ static int run(GPtrArray *logs, const FsScenario *sc)
                                                fs_scenario_calibration(sc), &error);
   if (fits == NULL)
     return fs_cli_fail("calibrate", error);
+  for (guint i = 0; i < fits->len; i++) {
+    const FsNcclFit *f = g_ptr_array_index(fits, i);
+    g_autofree char *drops = fs_nccl_log_drops_text((const FsNcclLogDrop *)f->dropped->data,
+                                                    f->dropped->len);
+    if (drops != NULL)
+      g_string_append(notes, drops);
+  }
   for (guint i = 0; opt_simulate && i < fits->len; i++)
     if (!fs_nccl_fit_simulate(g_ptr_array_index(fits, i), sc, opt_topo, opt_iters, &error))
       return fs_cli_fail("calibrate", error);
   g_clear_pointer(&progress, fs_progress_free);
+  /* The rows left out, once every fit has succeeded. */
+  fputs(notes->str, stderr);
   if (!opt_json) {
     g_autoptr(GString) text = g_string_new(NULL);
     for (guint i = 0; i < fits->len; i++)
@@ -107,6 +128,14 @@ int fs_cmd_calibrate(int argc, char **argv)
     "TOPO, prints the fit error per size, and writes a calibration file with a\n"
     "`fitted` section (validation/README.md) that --calibration applies.\n"
     "\n"
+    "Logs of every era and mangled copies are read (validation/README.md): old layouts,\n"
+    "MPI-launched logs, device lines without '#', launcher prefixes, Markdown pastes,\n"
+    "wrapped rows, NCCL_DEBUG=INFO lines.  Ranks and hosts come from the device list,\n"
+    "NCCL's INFO lines and nThread x nGpus, checked against each other and against the\n"
+    "rows' busbw/algbw; --ranks/--nodes give them when the log lacks them, --op names\n"
+    "the collective (checked where the log names one).  Rows left out (cut by other\n"
+    "output, negative size, time 0) are listed on stderr with their file:line.\n"
+    "\n"
     "Examples:\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-h100.yaml all_reduce.log\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-a100.yaml --simulate \\\n"
@@ -122,6 +151,10 @@ int fs_cmd_calibrate(int argc, char **argv)
     return fs_cli_usage("calibrate", "expected at least one nccl-tests LOG");
   if (opt_topo == NULL)
     return fs_cli_usage("calibrate", "--topo TOPO is required");
+  if (opt_ranks < 0 || opt_ranks > (1 << 24) || opt_nodes < 0 || opt_nodes > (1 << 24))
+    return fs_cli_usage("calibrate", "--ranks and --nodes take a count from 1 to 16777216");
+  if (opt_nccl_version != NULL && opt_nccl_params != NULL)
+    return fs_cli_usage("calibrate", "give --nccl-version or --nccl-params, not both");
   if (opt_op != NULL) {
     g_autofree char *c = fs_nccl_log_collective_from_binary(opt_op);
     if (c == NULL)
@@ -130,18 +163,51 @@ int fs_cmd_calibrate(int argc, char **argv)
     opt_op = g_steal_pointer(&c);
   }
   GError *error = NULL;
-  FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,
-                          .topology = opt_topo, .needs = opt_simulate ? FS_SCENARIO_NEED_NCCL : 0 };
-  g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
-  if (sc == NULL)
-    return fs_cli_fail("calibrate", error);
   g_autoptr(GPtrArray) logs = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_log_free);
+  g_autoptr(GString) notes = g_string_new(NULL);
   for (int i = 2; i < argc; i++) {
     FsNcclLog *log = g_str_has_suffix(argv[i], ".csv") ? fs_nccl_log_load_table(argv[i], &error)
                                                       : fs_nccl_log_load(argv[i], &error);
+    FsNcclLogHints hints = {opt_op, (guint)opt_ranks, (guint)opt_nodes};
     if (log == NULL)
       return fs_cli_fail("calibrate", error);
     g_ptr_array_add(logs, log);
+    if (!fs_nccl_log_resolve(log, &hints, &error))
+      return fs_cli_fail("calibrate", error);
+    g_autofree char *drops = fs_nccl_log_drops_text((const FsNcclLogDrop *)log->dropped->data,
+                                                    log->dropped->len);
+    if (drops != NULL)
+      g_string_append(notes, drops);
   }
-  return run(logs, sc);
+  /* NCCL's constants of the --simulate fit: the options', else the release
+   * the first log names (a release without a file: said, and the default). */
+  g_autofree char *version = NULL;
+  for (guint i = 0; opt_simulate && !opt_nccl_params && !opt_nccl_version && version == NULL &&
+                    i < logs->len; i++) {
+    const FsNcclLog *log = g_ptr_array_index(logs, i);
+    for (guint t = 0; version == NULL && t < log->tests->len; t++) {
+      const FsNcclLogTest *test = g_ptr_array_index(log->tests, t);
+      if (test->nccl_version == 0)
+        continue;
+      g_autofree char *code = g_strdup_printf("%u", test->nccl_version);
+      g_autofree char *path = fs_nccl_params_version_path(code, "the log's NCCL version", &error);
+      if (path == NULL) {
+        fprintf(stderr, "fabricsim calibrate: warning: %s:%d:1: %s; using models/nccl/nccl.yaml\n",
+                log->file, MAX(test->nccl_version_line, 1), error->message);
+        g_clear_error(&error);
+        version = g_strdup("");
+      } else {
+        version = g_steal_pointer(&code);
+      }
+    }
+  }
+  FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,
+                          .topology = opt_topo, .nccl_params = opt_nccl_params,
+                          .nccl_version = opt_nccl_version ? opt_nccl_version
+                                          : version != NULL && version[0] ? version : NULL,
+                          .needs = opt_simulate ? FS_SCENARIO_NEED_NCCL : 0 };
+  g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
+  if (sc == NULL)
+    return fs_cli_fail("calibrate", error);
+  return run(logs, sc, notes);
 }

@@ -23,7 +23,7 @@ static gboolean opt_json = FALSE, opt_csv = FALSE, opt_list = FALSE, opt_explain
 static gboolean opt_exact = FALSE;
 static char *opt_trace = NULL;
 static char *opt_calibration = NULL;
-static char *opt_models = NULL, *opt_params = NULL;
+static char *opt_models = NULL, *opt_params = NULL, *opt_nccl_version = NULL;
 static char **opt_defines = NULL;
 static gint opt_iters = 20, opt_warmup = 1, opt_check = 0;
 static gboolean opt_quiet = FALSE;
@@ -62,6 +62,8 @@ static const GOptionEntry entries[] = {
    "After the table, the cost model's arithmetic for each size (as # lines)", NULL},
   {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_params,
    "NCCL constants file (default models/nccl/nccl.yaml)", "FILE"},
+  {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &opt_nccl_version,
+   "NCCL release whose constants to use (models/nccl/nccl-X.Y.yaml: 2.18 ... 2.30)", "X.Y"},
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
   {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines, "Override a topology parameter", "NAME=VALUE"},
   {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
@@ -78,7 +80,8 @@ static int run(const char *topo_path)
   if (!fs_coll_selection_parse(&sel, opt_op, opt_redop, opt_dtype, &error))
     return fs_cli_fail("coll", error);
   FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,
-                          .nccl_params = opt_params, .topology = topo_path,
+                          .nccl_params = opt_params, .nccl_version = opt_nccl_version,
+                          .topology = topo_path,
                           .defines = (const char *const *)opt_defines, .needs = FS_SCENARIO_NEED_NCCL,
                           .algo = opt_algo, .proto = opt_proto, .channels = opt_channels };
   FsCollSweep sw = {0};

@@ -80,9 +80,15 @@ FsScenario *fs_scenario_load(const FsScenarioInputs *in, GError **error)
       return NULL;
   }
   if (in->needs & FS_SCENARIO_NEED_NCCL) {
-    sc->nccl_path = in->nccl_params ? g_strdup(in->nccl_params) : fs_nccl_params_default_path();
-    sc->nccl = fs_nccl_params_load(sc->nccl_path, error);
-    if (sc->nccl == NULL)
+    if (in->nccl_params != NULL && in->nccl_version != NULL) {
+      g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
+                  "give --nccl-version or --nccl-params, not both");
+      return NULL;
+    }
+    sc->nccl_path = in->nccl_params ? g_strdup(in->nccl_params)
+                  : in->nccl_version ? fs_nccl_params_version_path(in->nccl_version, "--nccl-version", error)
+                                     : fs_nccl_params_default_path();
+    if (sc->nccl_path == NULL || (sc->nccl = fs_nccl_params_load(sc->nccl_path, error)) == NULL)
       return NULL;
   }
   /* The calibration's one moment: the catalog has it already (the

@@ -53,6 +53,7 @@ typedef struct {
   const char *models_dir;       /* --models DIR: catalog, compute/ curves */
   const char *calibration;      /* --calibration FILE */
   const char *nccl_params;      /* --nccl-params FILE */
+  const char *nccl_version;     /* --nccl-version X.Y: models/nccl/nccl-X.Y.yaml (not with nccl_params) */
   const char *topology;         /* TOPO file, or NULL (sweep and plan load theirs per point) */
   const char *const *defines;   /* -D NAME=VALUE, NULL-terminated */
   guint needs;                  /* FsScenarioNeeds */

@@ -49,9 +49,11 @@ static gboolean check_list(const guint *v, guint n, guint lo, guint hi, const ch
   return TRUE;
 }
 
-/* See plan.h: checks the targets, cost inputs and search lists (FS_PLANNER_ERROR_INPUT names
- * the bad one), then returns a planner that owns deep copies of the spec's lists and strings
- * and borrows cat, eff and nccl, which must outlive it. */
+/* See plan.h: checks the targets, cost inputs, search lists and -D definitions
+ * (FS_PLANNER_ERROR_INPUT names the bad one), then returns a planner that owns copies of the
+ * spec's strings, fills the lists left empty with their defaults (micro-batches 1, 2, 4; ZeRO 1
+ * to 3; 1F1B; every recompute policy; vp 2) and borrows cat, eff and nccl, which must outlive
+ * it. */
 FsPlanner *fs_planner_new(const FsPlannerSpec *spec, const FsCatalog *cat, const FsEfficiency *eff,
                           const FsNcclParams *nccl, GError **error)
 {

@@ -302,9 +302,10 @@ static gboolean json_units(const FsJsonDoc *doc, const char *path, const char *w
 }
 
 /* Reads a JSON flow list: an array of flow objects, or an object whose "flows" holds one, with
- * string "id", "src" and "dst", "start" and "bytes" as numbers or unit strings and an optional
- * "deps" array of ids. Returns a new list, or NULL with FS_NET_ERROR_INPUT at the position of
- * the offending value (its JSON path in the message). */
+ * string "id", "src" and "dst", an optional "start" time string (default 0), "bytes" as an
+ * integer or a size string, and an optional "deps" array of ids. Returns a new list, or NULL
+ * with FS_NET_ERROR_INPUT at the position of the offending value (its JSON path in the
+ * message). */
 static FsFlowList *load_json(const char *name, const char *text, gsize len, const FsTopo *t,
                              GError **error)
 {

@@ -1,6 +1,8 @@
 /* nccl-fit.c — see nccl-fit.h. */
 #include "calib/nccl-fit.h"
 
+#include "calib/calibration.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,4 +369,58 @@ json_t *fs_nccl_fit_section(FsNcclFit *const *fits, guint n, const char *topolog
   g_free(scl);
   set(o, "links", links);
   return o;
+}
+
+/* The base latency for a collective: base_override when >= 0, else the
+ * matching one-rank floor of the calibration, else 0. */
+static double base_for(double base_override, const FsCalibration *cal, const char *coll)
+{
+  if (base_override >= 0)
+    return base_override;
+  if (cal == NULL || coll == NULL)
+    return 0;
+  for (int op = 0; op < FS_CALIB_NCCL_N; op++)
+    if (strcmp(fs_calib_nccl_op_name((FsCalibNcclOp)op), coll) == 0 && cal->nccl[op].present &&
+        cal->nccl[op].ranks == 1)
+      return cal->nccl[op].latency_floor_us;
+  return 0;
+}
+
+GPtrArray *fs_nccl_fit_logs(GPtrArray *logs, const FsTopo *topo, const char *collective,
+                            gboolean in_place, double base_override, const FsCalibration *cal,
+                            GError **error)
+{
+  g_autoptr(GPtrArray) fits = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_fit_free);
+  g_autoptr(GPtrArray) done = g_ptr_array_new(); /* tests already in a group */
+  for (guint li = 0; li < logs->len; li++) {
+    const FsNcclLog *log = g_ptr_array_index(logs, li);
+    for (guint ti = 0; ti < log->tests->len; ti++) {
+      const FsNcclLogTest *t = g_ptr_array_index(log->tests, ti);
+      if (g_ptr_array_find(done, t, NULL))
+        continue;
+      const char *coll = collective != NULL ? collective : t->collective;
+      g_autoptr(GPtrArray) group = g_ptr_array_new(), files = g_ptr_array_new();
+      for (guint lj = li; lj < logs->len; lj++) {
+        const FsNcclLog *l2 = g_ptr_array_index(logs, lj);
+        for (guint tj = 0; tj < l2->tests->len; tj++) {
+          const FsNcclLogTest *u = g_ptr_array_index(l2->tests, tj);
+          const char *c2 = collective != NULL ? collective : u->collective;
+          if (g_ptr_array_find(done, u, NULL) || u->nranks != t->nranks ||
+              g_strcmp0(c2, coll) != 0)
+            continue;
+          g_ptr_array_add(group, (gpointer)u);
+          g_ptr_array_add(files, l2->file);
+          g_ptr_array_add(done, (gpointer)u);
+        }
+      }
+      FsNcclFit *f = fs_nccl_fit_tests((const FsNcclLogTest *const *)group->pdata,
+                                       (const char *const *)files->pdata, group->len, topo,
+                                       collective, in_place, base_for(base_override, cal, coll),
+                                       error);
+      if (f == NULL)
+        return NULL;
+      g_ptr_array_add(fits, f);
+    }
+  }
+  return g_steal_pointer(&fits);
 }

@@ -9,8 +9,10 @@
 #include "calib/calibration.h"
 #include "calib/nccl-fit.h"
 #include "calib/nccl-log.h"
-#include "calib/nccl-simfit.h"
 #include "cli/commands.h"
+#include "report/calibrate.h"
+#include "report/progress.h"
+#include "scenario/nccl-simfit.h"
 #include "topo/topo.h"
 #include "util/strutil.h"
 #include "util/units.h"
@@ -25,6 +27,7 @@ static gboolean opt_json = FALSE;
 static double opt_base = -1;
 static gboolean opt_simulate = FALSE;
 static gint opt_iters = 20;
+static gboolean opt_quiet = FALSE;
 
 static const GOptionEntry entries[] = {
   {"topo", 't', 0, G_OPTION_ARG_FILENAME, &opt_topo,
@@ -49,144 +52,40 @@ static const GOptionEntry entries[] = {
    "(fabricsim coll on TOPO; slow: a few simulated sweeps per iteration)", NULL},
   {"iterations", 0, 0, G_OPTION_ARG_INT, &opt_iters,
    "Most iterations of the --simulate fit (default 20)", "N"},
+  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
 
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
-/* The base latency for a collective: --base-latency, else the matching
- * one-rank floor of --calibration, else 0. */
-static double base_for(const FsCalibration *cal, const char *coll)
+/* Fits the logs (grouped by collective and rank count), through the
+ * simulator too with --simulate, and prints or writes the result. */
+static int run(GPtrArray *logs, const FsScenario *sc)
 {
-  if (opt_base >= 0)
-    return opt_base;
-  if (cal == NULL || coll == NULL)
-    return 0;
-  for (int op = 0; op < FS_CALIB_NCCL_N; op++)
-    if (strcmp(fs_calib_nccl_op_name((FsCalibNcclOp)op), coll) == 0 && cal->nccl[op].present &&
-        cal->nccl[op].ranks == 1)
-      return cal->nccl[op].latency_floor_us;
-  return 0;
-}
-
-static char *fmt(const char *f, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  return g_strdup(g_ascii_formatd(buf, sizeof buf, f, v));
-}
-
-static void print_fit(const FsNcclFit *f)
-{
-  g_autofree char *raw = fs_format_bandwidth(f->raw_per_gpu);
-  g_autofree char *models = g_strjoinv(", ", f->models);
-  printf("%s on %u rank%s, %u host%s (%s): %s via %s, %u link%s, %s raw per GPU\n", f->collective,
-         f->nranks, f->nranks == 1 ? "" : "s", f->nhosts, f->nhosts == 1 ? "" : "s", f->log,
-         fs_link_family_name(f->family), models, f->links_per_gpu, f->links_per_gpu == 1 ? "" : "s",
-         raw);
-  printf("  %-6s %-24s %10s %10s %10s %8s %8s %8s\n", "regime", "sizes", "alpha us",
-         "beta GB/s", "busbw GB/s", "bw frac", "rms %", "max %");
-  const FsAlphaBeta *big = &f->regimes[f->n_regimes - 1];
-  for (guint i = 0; i < f->n_regimes; i++) {
-    const FsAlphaBeta *r = &f->regimes[i];
-    g_autofree char *lo = fs_format_size(f->sizes[r->first]);
-    g_autofree char *hi = fs_format_size(f->sizes[r->last]);
-    g_autofree char *range = g_strdup_printf("%s .. %s", lo, hi);
-    g_autofree char *a = fmt("%.3f", r->alpha_us);
-    g_autofree char *b = isfinite(r->beta) ? fmt("%.2f", r->beta / 1e9) : g_strdup("-");
-    g_autofree char *bb =
-        isfinite(r->beta) ? fmt("%.2f", r->beta / 1e9 * f->busbw_factor) : g_strdup("-");
-    g_autofree char *frac = isfinite(r->beta) && isfinite(big->beta)
-                                ? fmt("%.3f", r->beta / big->beta)
-                                : g_strdup("-");
-    g_autofree char *rms = fmt("%.2f", 100 * r->rms_rel), *mx = fmt("%.2f", 100 * r->max_rel);
-    printf("  %-6u %-24s %10s %10s %10s %8s %8s %8s\n", i + 1, range, a, b, bb, frac, rms, mx);
-  }
-  printf("  %12s %12s %12s %8s\n", "size (B)", "measured us", "fitted us", "error %");
-  for (guint i = 0; i < f->n; i++) {
-    g_autofree char *m = fmt("%.2f", f->measured_us[i]), *p = fmt("%.2f", f->fitted_us[i]);
-    g_autofree char *e = fmt("%+.2f", 100 * (f->fitted_us[i] / f->measured_us[i] - 1));
-    printf("  %12" G_GUINT64_FORMAT " %12s %12s %8s\n", f->sizes[i], m, p, e);
-  }
-  if (f->has_sim) {
-    printf("  through the simulator: %s efficiency %.4f, NCCL hw latency x %.3f; rms error %.2f %% "
-           "(%u runs of the sweep%s)\n",
-           fs_link_family_name(f->family), f->sim_efficiency, f->sim_latency_scale,
-           100 * f->sim_rms_rel, f->sim_evaluations, f->sim_converged ? "" : ", not converged");
-    printf("  %12s %12s %12s %8s\n", "size (B)", "measured us", "simulated us", "error %");
-    for (guint i = 0; i < f->n; i++) {
-      g_autofree char *m = fmt("%.2f", f->measured_us[i]), *p = fmt("%.2f", f->sim_us[i]);
-      g_autofree char *e = fmt("%+.2f", 100 * (f->sim_us[i] / f->measured_us[i] - 1));
-      printf("  %12" G_GUINT64_FORMAT " %12s %12s %8s\n", f->sizes[i], m, p, e);
-    }
-  }
-  g_autofree char *eff = fmt("%.4f", f->efficiency), *pk = fmt("%.2f", f->peak_busbw / 1e9);
-  g_autofree char *lat = fmt("%.3f", f->step_latency_us), *a0 = fmt("%.3f", f->regimes[0].alpha_us);
-  g_autofree char *base = fmt("%.3f", f->base_us), *rawg = fmt("%.2f", f->raw_per_gpu / 1e9);
-  printf("  %s efficiency %s = peak busbw %s / %s GB/s raw; latency per step %s us = (%s - "
-         "%s base) / %u steps\n\n",
-         fs_link_family_name(f->family), eff, pk, rawg, lat, a0, base, f->nsteps);
-}
-
-/* Groups the tests of every log by (collective, ranks) and fits each group. */
-static int run(GPtrArray *logs, const FsTopo *topo, FsCatalog *cat, const FsCalibration *cal)
-{
-  g_autoptr(GPtrArray) fits = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_fit_free);
-  g_autoptr(GPtrArray) done = g_ptr_array_new(); /* tests already in a group */
-  for (guint li = 0; li < logs->len; li++) {
-    const FsNcclLog *log = g_ptr_array_index(logs, li);
-    for (guint ti = 0; ti < log->tests->len; ti++) {
-      const FsNcclLogTest *t = g_ptr_array_index(log->tests, ti);
-      if (g_ptr_array_find(done, t, NULL))
-        continue;
-      const char *coll = opt_op != NULL ? opt_op : t->collective;
-      g_autoptr(GPtrArray) group = g_ptr_array_new(), files = g_ptr_array_new();
-      for (guint lj = li; lj < logs->len; lj++) {
-        const FsNcclLog *l2 = g_ptr_array_index(logs, lj);
-        for (guint tj = 0; tj < l2->tests->len; tj++) {
-          const FsNcclLogTest *u = g_ptr_array_index(l2->tests, tj);
-          const char *c2 = opt_op != NULL ? opt_op : u->collective;
-          if (g_ptr_array_find(done, u, NULL) || u->nranks != t->nranks ||
-              g_strcmp0(c2, coll) != 0)
-            continue;
-          g_ptr_array_add(group, (gpointer)u);
-          g_ptr_array_add(files, l2->file);
-          g_ptr_array_add(done, (gpointer)u);
-        }
-      }
-      GError *error = NULL;
-      FsNcclFit *f = fs_nccl_fit_tests((const FsNcclLogTest *const *)group->pdata,
-                                       (const char *const *)files->pdata, group->len, topo, opt_op,
-                                       opt_in_place, base_for(cal, coll), &error);
-      if (f == NULL)
-        return fs_cli_fail("calibrate", error);
-      g_ptr_array_add(fits, f);
-      if (opt_simulate && !fs_nccl_fit_simulate(f, cat, opt_topo, opt_iters, &error))
-        return fs_cli_fail("calibrate", error);
-    }
-  }
-  if (!opt_json)
+  const FsTopo *topo = fs_scenario_topo(sc);
+  GError *error = NULL;
+  g_autoptr(FsProgress) progress = fs_progress_new("calibrate", opt_quiet);
+  g_autoptr(GPtrArray) fits = fs_nccl_fit_logs(logs, topo, opt_op, opt_in_place, opt_base,
+                                               fs_scenario_calibration(sc), &error);
+  if (fits == NULL)
+    return fs_cli_fail("calibrate", error);
+  for (guint i = 0; opt_simulate && i < fits->len; i++)
+    if (!fs_nccl_fit_simulate(g_ptr_array_index(fits, i), sc, opt_topo, opt_iters, &error))
+      return fs_cli_fail("calibrate", error);
+  g_clear_pointer(&progress, fs_progress_free);
+  if (!opt_json) {
+    g_autoptr(GString) text = g_string_new(NULL);
     for (guint i = 0; i < fits->len; i++)
-      print_fit(g_ptr_array_index(fits, i));
+      fs_report_calibrate_fit(text, g_ptr_array_index(fits, i));
+    fputs(text->str, stdout);
+  }
   if (opt_out == NULL && !opt_json)
     return 0;
-  json_t *doc = json_object();
-  json_object_set_new(doc, "schema_version", json_integer(FS_CALIB_SCHEMA_MAJOR));
-  json_t *gen = json_object();
-  json_object_set_new(gen, "name", json_string("fabricsim calibrate"));
-  json_object_set_new(gen, "version", json_string(FS_VERSION));
-  json_object_set_new(doc, "generator", gen);
-  json_object_set_new(doc, "mode", json_string("fitted"));
-  json_object_set_new(doc, "fitted",
-                      fs_nccl_fit_section((FsNcclFit *const *)fits->pdata, fits->len,
-                                          fs_topo_name(topo)));
-  char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-  json_decref(doc);
-  g_autofree char *out = g_strdup_printf("%s\n", text);
-  free(text);
+  g_autofree char *out = fs_report_calibration_file((FsNcclFit *const *)fits->pdata, fits->len,
+                                                    fs_topo_name(topo));
   if (opt_json || g_strcmp0(opt_out, "-") == 0) {
     fputs(out, stdout);
     return 0;
   }
-  GError *error = NULL;
   if (!fs_write_file_atomic(opt_out, out, strlen(out), &error))
     return fs_cli_fail("calibrate", error);
   fprintf(stderr, "fabricsim calibrate: wrote %s\n", opt_out);
@@ -231,12 +130,10 @@ int fs_cmd_calibrate(int argc, char **argv)
     opt_op = g_steal_pointer(&c);
   }
   GError *error = NULL;
-  g_autoptr(FsCalibration) cal = NULL;
-  g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, &cal, &error);
-  if (cat == NULL)
-    return fs_cli_fail("calibrate", error);
-  g_autoptr(FsTopo) topo = fs_topo_load_file(opt_topo, cat, NULL, &error);
-  if (topo == NULL)
+  FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,
+                          .topology = opt_topo, .needs = opt_simulate ? FS_SCENARIO_NEED_NCCL : 0 };
+  g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
+  if (sc == NULL)
     return fs_cli_fail("calibrate", error);
   g_autoptr(GPtrArray) logs = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_log_free);
   for (int i = 2; i < argc; i++) {
@@ -246,5 +143,5 @@ int fs_cmd_calibrate(int argc, char **argv)
       return fs_cli_fail("calibrate", error);
     g_ptr_array_add(logs, log);
   }
-  return run(logs, topo, cat, cal);
+  return run(logs, sc);
 }

@@ -340,6 +340,14 @@ void fs_coll_prefs_init(FsCollPrefs *prefs)
   prefs->proto = -1;
 }
 
+void fs_coll_prefs_apply_sys(const FsCollPrefs *prefs, FsCollSysInfo *sys)
+{
+  gboolean forced = prefs->algo != NULL && (prefs->algo->nccl == FS_NCCL_ALGO_COLLNET_DIRECT ||
+                                            prefs->algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN);
+  if (prefs->collnet_off && !forced)
+    sys->collnet = FALSE;
+}
+
 /* Splits an NCCL-style list: optional leading '^', names separated by
  * commas.  Calls match(name) → bits for each; unknown names fail. */
 static gboolean parse_list_in(const char *text, const char *full, const char *what, guint64 all,

@@ -397,9 +397,9 @@ static gboolean route_capacity(FsRouter *router, guint a, guint b, double *bw, d
 }
 
 /* See coll-topo.h: fills out (zeroed first) with the NCCL tuning row of the first GPU's
- * architecture (FS_COLL_ERROR_INVALID when nccl-params has none), the channel count, the per-
- * channel bandwidths and latencies measured on the routes, and which of NVLS, CollNet and LL128
- * the fabric offers; also fails when a route the measure needs does not exist. */
+ * architecture (FS_COLL_ERROR_INVALID when nccl-params has none), the channel count, the
+ * per-channel bandwidths and latencies measured on the routes, and which of NVLS, CollNet and
+ * LL128 the fabric offers; also fails when a route the measure needs does not exist. */
 gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, const FsComm *comm,
                                    FsCollSysInfo *out, GError **error)
 {

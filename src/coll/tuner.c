@@ -546,6 +546,11 @@ static guint fit_channels(const FsNcclParams *p, const FsCollAlgo *algo, FsCollP
   return nc;
 }
 
+/* See tuner.h. Point-to-point ops take direct (rhd for hypercube and barrier) with LL below the
+ * p2p threshold; the others take the cheapest of NCCL's algorithms and the allowed protocols by
+ * the cost model, or the forced algorithm even when the model gives it no bandwidth. Channels
+ * are then cut for small messages as NCCL does, and the chunk, slice and credit sizes come from
+ * p. Costs one cost evaluation per algorithm and protocol. */
 gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                       FsCollOp op, uint64_t nbytes, const FsCollPrefs *prefs, FsCollChoice *out,
                       GError **error)

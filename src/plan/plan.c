@@ -49,6 +49,11 @@ static gboolean check_list(const guint *v, guint n, guint lo, guint hi, const ch
   return TRUE;
 }
 
+/* See plan.h: checks the targets, cost inputs, search lists and -D definitions
+ * (FS_PLANNER_ERROR_INPUT names the bad one), then returns a planner that owns copies of the
+ * spec's strings, fills the lists left empty with their defaults (micro-batches 1, 2, 4; ZeRO 1
+ * to 3; 1F1B; every recompute policy; vp 2) and borrows cat, eff and nccl, which must outlive
+ * it. */
 FsPlanner *fs_planner_new(const FsPlannerSpec *spec, const FsCatalog *cat, const FsEfficiency *eff,
                           const FsNcclParams *nccl, GError **error)
 {
@@ -352,6 +357,10 @@ static void price(FsPlanner *p, FsPlannerDesign *d)
 
 static double pct(double part, double whole) { return whole > 0 ? 100 * part / whole : 0; }
 
+/* The one-line "why" of a ranked design (a new string for the caller): how much of the step
+ * each parallel dimension exposes, the memory fit and MFU, then the margin over the next design
+ * in the ranking's own terms (cost, energy, GPUs or time) and whether it misses the target or
+ * the budget. A failed simulation is explained by its error alone. */
 static char *explain(const FsPlanner *p, const FsPlannerDesign *d, const FsPlannerDesign *next)
 {
   const FsPlannerSystem *sys = &g_array_index(p->systems, FsPlannerSystem, d->system);

@@ -208,6 +208,12 @@ static const FsSweepColumn train_columns[] = {
   {"fits", FS_COL_NUM}, {"energy_j", FS_COL_NUM}, {NULL, 0},
 };
 
+/* Runs one train point: loads its workload, applies the point's settings as workload overrides
+ * (topology, workload, model and the D. definitions excepted), resolves it for the topology's
+ * GPUs, simulates one step and fills v (new strings, in train_columns order) with the layout,
+ * step time, throughput, MFU, the largest exposed communication and bubble over the stages,
+ * memory and energy. FS_SWEEP_ERROR_SPEC without `workload:`; otherwise the loader's or the
+ * run's error. */
 static gboolean train_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point, char **v,
                           GError **error)
 {
@@ -296,8 +302,10 @@ static const FsSweepColumn coll_columns[] = {
   {"proto", FS_COL_STR}, {"channels", FS_COL_NUM}, {NULL, 0},
 };
 
-/* The point's collective, size and tuner choices over the scenario's
- * tuner inputs (NCCL_ALGO, NCCL_PROTO, CollNet). */
+/* The point's collective, size and tuner choices over the scenario's tuner inputs (NCCL_ALGO,
+ * NCCL_PROTO, CollNet): op (all_reduce), dtype (float) and size (128 MiB) with their defaults,
+ * one size only, and the optional algo, proto and channels (1 to 64) the tuner must use.
+ * FS_SWEEP_ERROR_SPEC names the bad value. */
 static gboolean coll_prefs(const FsSweepEnv *env, const FsSweepSpec *s, guint point, FsCollSweep *sw,
                            GError **error)
 {
@@ -345,6 +353,10 @@ static gboolean coll_prefs(const FsSweepEnv *env, const FsSweepSpec *s, guint po
   return TRUE;
 }
 
+/* Runs one coll point: a scenario world (simulator, flow network, router) over the point's
+ * topology, the communicator of its GPUs ("all" by default) with the point's NCCL parameters,
+ * and the one size timed as nccl-tests would (fs_coll_bench), filling v in coll_columns order.
+ * Errors are those of the settings, the GPU list, the communicator or the run. */
 static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point, char **v,
                          GError **error)
 {

@@ -38,7 +38,7 @@ static char *opt_algo = NULL, *opt_proto = NULL;
 static gint opt_channels = 0;
 static gboolean opt_json = FALSE, opt_csv = FALSE, opt_list = FALSE, opt_explain = FALSE;
 static gboolean opt_exact = FALSE;
-static char *opt_trace = NULL;
+static char *opt_trace = NULL, *opt_output_file = NULL;
 static char *opt_calibration = NULL;
 static char *opt_models = NULL, *opt_params = NULL;
 static char **opt_defines = NULL;
@@ -70,6 +70,8 @@ static const GOptionEntry entries[] = {
   {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
    "Write a Chrome trace-event JSON of the sweep's sizes run back to back, each as the tuner "
    "picks it (ignores --algo/--proto/--channels)", "FILE"},
+  {"output_file", 'J', 0, G_OPTION_ARG_FILENAME, &opt_output_file,
+   "Also write the JSON file nccl-tests' own -J writes (one collective; atomically)", "FILE"},
   {"list", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the algorithms and protocols and exit", NULL},
   {"exact", 0, 0, G_OPTION_ARG_NONE, &opt_exact,
    "Simulate every transfer: no channel folding, no loop, step or window extrapolation (slower; "
@@ -352,6 +354,9 @@ static int run(const char *topo_path)
   FsCollSweep sw = {0};
   if (!parse_selection(&sel, &error) || !build_prefs(&sw.prefs, &error))
     return fs_cli_fail("coll", error);
+  if (opt_output_file != NULL && sel.n_ops > 1)
+    return fs_cli_usage("coll", "-J writes one collective's file (nccl-tests writes one per "
+                        "program); give -o with one collective");
   if (!parse_size(opt_min, 32u << 20, &sw.min_bytes, &error) ||
       !parse_size(opt_max, 32u << 20, &sw.max_bytes, &error) ||
       !parse_size(opt_step, 1u << 20, &sw.step_bytes, &error))
@@ -471,6 +476,48 @@ static int run(const char *topo_path)
   return status;
 }
 
+/* Writes nccl-tests' -J file for the one collective of the sweep: the
+ * command line nccl-tests would have been given (-b -e -f|-i -g -d -o -r -n
+ * -w -c -J), the NCCL_* variables the tuner honours when set, and the
+ * simulated clock's zero as both times (a simulation has no wall clock). */
+static gboolean write_ncclt_json(const char *path, const Selection *sel, const FsCollSweep *sw,
+                                 const FsNcclTestsHeader *h, const FsNcclTestsDevice *devs,
+                                 guint n, const GArray *rows, double avg, GError **error)
+{
+  g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(args, g_strdup(fs_coll_op_binary(sel->ops[0])));
+#define ARG(flag, ...) (g_ptr_array_add(args, g_strdup(flag)), \
+                        g_ptr_array_add(args, g_strdup_printf(__VA_ARGS__)))
+  ARG("-b", "%" G_GUINT64_FORMAT, sw->min_bytes);
+  ARG("-e", "%" G_GUINT64_FORMAT, sw->max_bytes);
+  if (sw->step_factor > 1)
+    ARG("-f", "%" G_GUINT64_FORMAT, sw->step_factor);
+  else
+    ARG("-i", "%" G_GUINT64_FORMAT, sw->step_bytes);
+  ARG("-g", "%u", n);
+  ARG("-d", "%s", sel->n_dtypes > 1 ? "all" : fs_coll_dtype_name(sel->dtypes[0]));
+  ARG("-o", "%s", sel->redop != NULL ? sel->redop : "sum");
+  if (fs_coll_op_rooted(sel->ops[0]))
+    ARG("-r", "%u", sw->root);
+  ARG("-n", "%u", h->iters);
+  ARG("-w", "%u", h->warmup_iters);
+  ARG("-c", "%u", h->validation);
+  ARG("-J", "%s", path);
+#undef ARG
+  g_ptr_array_add(args, NULL);
+  g_autoptr(GPtrArray) env = g_ptr_array_new_with_free_func(g_free);
+  static const char *const honoured[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_COLLNET_ENABLE"};
+  for (gsize i = 0; i < G_N_ELEMENTS(honoured); i++)
+    if (g_getenv(honoured[i]) != NULL)
+      g_ptr_array_add(env, g_strdup_printf("%s=%s", honoured[i], g_getenv(honoured[i])));
+  g_ptr_array_add(env, NULL);
+  FsNcclTestsJsonRun run = {(const char *const *)args->pdata, (const char *const *)env->pdata,
+                            "1970-01-01 00:00:00", "1970-01-01 00:00:00"};
+  g_autoptr(GString) out = g_string_new(NULL);
+  fs_ncclt_json(out, h, &run, devs, n, (const FsNcclTestsRow *)(void *)rows->data, rows->len, avg);
+  return fs_write_file_atomic(path, out->str, out->len, error);
+}
+
 /* Prints the rows (text, --json or --csv) and writes the trace. */
 static int emit(const Selection *sel, FsCollSweep *swp, const FsTopo *topo, const FsNcclParams *np,
                 const FsCollSysInfo *sysp, const FsComm *comm, const guint *gpus, guint n,
@@ -481,6 +528,26 @@ static int emit(const Selection *sel, FsCollSweep *swp, const FsTopo *topo, cons
   const char *collective = sel->n_ops == 1 ? fs_coll_op_name(sel->ops[0]) : "all";
   if (opt_trace != NULL && !write_trace(topo, np, gpus, n, collective, rows, opt_trace, &error))
     return fs_cli_fail("coll", error);
+  g_autofree FsNcclTestsDevice *devs = g_new0(FsNcclTestsDevice, n);
+  for (guint i = 0; i < n; i++) {
+    const FsTopoNode *node = fs_topo_node(topo, gpus[i]);
+    devs[i].rank = i;
+    devs[i].hostname = node->host >= 0 ? fs_topo_host_name(topo, (guint)node->host) : "fabric";
+    devs[i].device = node->local >= 0 ? (guint)node->local : 0;
+    devs[i].name = node->model->name;
+  }
+  FsNcclTestsHeader head = {
+    .version_tag = "fabricsim-" FS_VERSION, .nccl_version_code = version_code(np->version),
+    .nthreads = 1, .ngpus = n, .min_bytes = sw.min_bytes, .max_bytes = sw.max_bytes,
+    .step_factor = sw.step_factor, .step_bytes = sw.step_bytes,
+    .warmup_iters = (guint)MAX(opt_warmup, 0), .iters = (guint)MAX(opt_iters, 0), .agg_iters = 1,
+    .validation = (guint)MAX(opt_check, 0),
+  };
+  if (opt_output_file != NULL) {
+    head.op = sel->ops[0];
+    if (!write_ncclt_json(opt_output_file, sel, &sw, &head, devs, n, rows, avgs[0], &error))
+      return fs_cli_fail("coll", error);
+  }
 
   if (opt_csv) {
     printf("size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo,proto,channels,op\n");
@@ -524,26 +591,12 @@ static int emit(const Selection *sel, FsCollSweep *swp, const FsTopo *topo, cons
     json_decref(root);
     return 0;
   }
-  g_autofree FsNcclTestsDevice *devs = g_new0(FsNcclTestsDevice, n);
-  for (guint i = 0; i < n; i++) {
-    const FsTopoNode *node = fs_topo_node(topo, gpus[i]);
-    devs[i].rank = i;
-    devs[i].hostname = node->host >= 0 ? fs_topo_host_name(topo, (guint)node->host) : "fabric";
-    devs[i].device = node->local >= 0 ? (guint)node->local : 0;
-    devs[i].name = node->model->name;
-  }
   /* Each collective is a block of its own, as nccl-tests' programs run one
    * after another print them. */
   g_autoptr(GString) out = g_string_new(NULL);
   for (guint o = 0; o < sel->n_ops; o++) {
-    FsNcclTestsHeader h = {
-      .op = sel->ops[o], .version_tag = "fabricsim-" FS_VERSION,
-      .nccl_version_code = version_code(np->version),
-      .nthreads = 1, .ngpus = n, .min_bytes = sw.min_bytes, .max_bytes = sw.max_bytes,
-      .step_factor = sw.step_factor, .step_bytes = sw.step_bytes,
-      .warmup_iters = (guint)MAX(opt_warmup, 0), .iters = (guint)MAX(opt_iters, 0), .agg_iters = 1,
-      .validation = (guint)MAX(opt_check, 0),
-    };
+    FsNcclTestsHeader h = head;
+    h.op = sel->ops[o];
     fs_ncclt_header(out, &h, devs, n);
     if (skipped[o] != NULL) {
       g_string_append_printf(out, "#\n# Not run: %s\n#\n# Collective test concluded: %s\n", skipped[o],
@@ -581,7 +634,8 @@ int fs_cmd_coll(int argc, char **argv)
     "Examples:\n"
     "  fabricsim coll topologies/dgx-h100.yaml -o all_reduce -b 8 -e 8G -f 2\n"
     "  fabricsim coll topologies/dgx-h100.yaml -o all -b 8 -e 16G -f 2\n"
-    "  NCCL_ALGO=Ring fabricsim coll topologies/dgx-h100.yaml -o all_gather -b 1M -e 1G -f 4 --json\n");
+    "  NCCL_ALGO=Ring fabricsim coll topologies/dgx-h100.yaml -o all_gather -b 1M -e 1G -f 4 --json\n"
+    "  fabricsim coll topologies/dgx-h100.yaml -b 8 -e 1G -f 2 -J ar.json   # nccl-tests' -J file\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "coll");
   if (done != FS_CLI_GO_ON)
     return done;

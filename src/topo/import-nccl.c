@@ -448,6 +448,11 @@ static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **
     return FALSE;
   if (gpu != NULL || (class != NULL && g_str_has_prefix(class, "0x03"))) {
     long devn = -1, sm = -1, c2c = 0;
+    if (gpu != NULL && attr(gpu, "gcn") != NULL) {
+      g_autofree char *q = fs_escape_controls(attr(gpu, "gcn"));
+      return fail_at(w, gpu, error, "<gpu gcn=\"%s\">: an AMD GPU (RCCL's dump); the catalog "
+                     "has no AMD GPU model", q);
+    }
     if (gpu != NULL && (!need_int(w, gpu, "dev", &devn, error) ||
                         !need_int(w, gpu, "sm", &sm, error)))
       return FALSE;
@@ -596,9 +601,11 @@ static gboolean gpu_model(Walk *w, Ent *e, gboolean on_switch, guint nvsum, GErr
     if (sm < 0)
       return fail_at(w, e->x, error, "the GPU cannot be identified (no <gpu sm>, no known PCI "
                      "device id, no PCIe rate): name the model with --gpu");
-    name = gpu_for_sm(sm, on_switch, nvsum, FALSE);
-    why = g_strdup_printf("its %s link (the file has no <gpu> and no known device id; the GPU "
-                          "generation of that PCIe generation)", up->name);
+    /* Clouds write such files for their NVLink servers (NDv4, NDv5, p4d),
+     * whose NVLinks NCCL finds by itself: the SXM part. */
+    name = gpu_for_sm(sm, TRUE, nvsum, FALSE);
+    why = g_strdup_printf("its %s link (the file has no <gpu> and no known device id: the SXM "
+                          "GPU of that PCIe generation)", up->name);
   }
   if (!(e->model = model_at(w, e->dev != NULL ? e->dev : e->x, name, FS_MODEL_GPU, error)))
     return FALSE;

@@ -85,4 +85,4 @@ set +e
 out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -J "$tmp/no/such/dir/x.json" 2>&1); st=$?
 set -e
 [ "$st" = 1 ] || fail "unwritable -J exited $st: $out"
-echo "coll -J: ok"
+echo "cli coll-json: ok"

@@ -101,4 +101,4 @@ out=$("$FABRICSIM" topo import-nccl "$FS_TEST_DATA/nccl-xml/y_vm-slow-bridge.xml
 contains "$out" "{a: pcie0, b: cpu0, model: pcie-gen5-x16}" "H100 VM bridge link"
 out=$("$FABRICSIM" topo import-nccl "$FS_TEST_DATA/nccl-xml/y_self-nvlink.xml")
 contains "$out" "whose target is their own GPU ignored" "NCv4 self NVLink"
-echo "ok: $nt templates, $ns single-host topologies round-trip through export-nccl"
+echo "cli nccl-xml: ok ($nt templates, $ns single-host topologies round-trip through export-nccl)"

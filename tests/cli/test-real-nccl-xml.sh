@@ -99,4 +99,4 @@ assert lo <= busbw <= hi, (busbw, lo, hi)
 PY
 done
 [ "$n" -ge 10 ] || fail "expected at least 10 real NCCL XML files, found $n"
-echo "real NCCL XML: $n files ok"
+echo "cli real-nccl-xml: ok ($n files)"

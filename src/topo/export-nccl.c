@@ -193,8 +193,9 @@ static void write_nic(Exp *x, guint node, guint depth, guint *net_dev)
   g_string_append(x->out, ">\n");
   indent(x->out, depth + 1);
   g_string_append(x->out, "<nic>\n");
-  /* The line rate in Mb/s, as NCCL's speed (ibv port rate). */
-  double mbps = port != NULL ? port->u.link.lane_rate * port->u.link.lanes / 1e6 : 0;
+  /* The port's data rate in Mb/s, as NCCL's speed (the ibv port rate:
+   * NDR 400000). */
+  double mbps = port != NULL ? port->u.link.raw_bandwidth * 8 / 1e6 : 0;
   for (guint p = 0; p < MAX(n->model->u.nic.ports, 1u); p++) {
     indent(x->out, depth + 2);
     g_string_append_printf(x->out, "<net name=\"%s_%u\" dev=\"%u\" speed=\"%.0f\" port=\"%u\" "

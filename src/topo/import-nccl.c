@@ -354,8 +354,8 @@ static const FsModel *nic_for(const FsCatalog *cat, double speed_mbps, const cha
       const FsLinkModel *l = &m->u.nic.port_link->u.link;
       if (pass == 0 && (int)l->family != fam)
         continue;
-      double gbps = l->lane_rate * l->lanes / 1e6;   /* line rate, Mb/s */
-      double d = fabs(gbps - speed_mbps) / MAX(speed_mbps, 1.0);
+      double mbps = l->raw_bandwidth * 8 / 1e6;   /* data rate, Mb/s: NDR 400000 */
+      double d = fabs(mbps - speed_mbps) / MAX(speed_mbps, 1.0);
       if (best == NULL || d < best_d)
         best = m, best_d = d;
     }

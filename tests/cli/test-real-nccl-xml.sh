@@ -79,8 +79,7 @@ for f in "$R"/*.xml; do
   ngpu=$(grep -c '^  - {name: gpu[0-9]*,' "$y")
   allnv=$(if grep -qE ' (PIX|PXB|PHB|NODE|SYS) ' <(sed 's/^/ /;s/$/ /' "$tmp/$b.want"); then echo 0; else echo 1; fi)
   "$FABRICSIM" models "$g" --json > "$tmp/gpu.json"
-  pcie=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pcie"])' "$tmp/gpu.json")
-  nvl=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("nvlink") or "")' "$tmp/gpu.json")
+  read -r pcie nvl < <(python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); print(d["pcie"], d.get("nvlink") or "")' "$tmp/gpu.json")
   "$FABRICSIM" models "$pcie" --json > "$tmp/pcie.json"
   if [ -n "$nvl" ]; then "$FABRICSIM" models "$nvl" --json > "$tmp/nvl.json"; else echo '{"bandwidth": 0}' > "$tmp/nvl.json"; fi
   NCCL_ALGO=Ring "$FABRICSIM" coll "$y" -o all_reduce -b 1G -e 1G --json > "$tmp/$b.coll.json"

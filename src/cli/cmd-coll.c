@@ -10,13 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "catalog/catalog.h"
 #include "calib/calibration.h"
 #include "calib/nccl-apply.h"
+#include "catalog/catalog.h"
 #include "cli/commands.h"
-#include "coll/bench.h"
-#include "coll/coll-topo.h"
 #include "coll/ncclt-format.h"
+#include "collrun/bench.h"
+#include "collrun/coll-topo.h"
 #include "net/route.h"
 #include "report/link-sampler.h"
 #include "report/trace-json.h"
@@ -71,7 +71,8 @@ static const GOptionEntry entries[] = {
    "Write a Chrome trace-event JSON of the sweep's sizes run back to back, each as the tuner "
    "picks it (ignores --algo/--proto/--channels)", "FILE"},
   {"output_file", 'J', 0, G_OPTION_ARG_FILENAME, &opt_output_file,
-   "Also write the JSON file nccl-tests' own -J writes (one collective; atomically)", "FILE"},
+   "Also write the JSON file nccl-tests' own -J writes (one collective; atomically; '-': to stdout "
+   "instead of the table)", "FILE"},
   {"list", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the algorithms and protocols and exit", NULL},
   {"exact", 0, 0, G_OPTION_ARG_NONE, &opt_exact,
    "Simulate every transfer: no channel folding, no loop, step or window extrapolation (slower; "
@@ -354,6 +355,8 @@ static int run(const char *topo_path)
   FsCollSweep sw = {0};
   if (!parse_selection(&sel, &error) || !build_prefs(&sw.prefs, &error))
     return fs_cli_fail("coll", error);
+  if (opt_output_file != NULL && strcmp(opt_output_file, "-") == 0 && (opt_json || opt_csv))
+    return fs_cli_usage("coll", "-J - writes nccl-tests' JSON to stdout; it takes no --json or --csv");
   if (opt_output_file != NULL && sel.n_ops > 1)
     return fs_cli_usage("coll", "-J writes one collective's file (nccl-tests writes one per "
                         "program); give -o with one collective");
@@ -547,6 +550,8 @@ static int emit(const Selection *sel, FsCollSweep *swp, const FsTopo *topo, cons
     head.op = sel->ops[0];
     if (!write_ncclt_json(opt_output_file, sel, &sw, &head, devs, n, rows, avgs[0], &error))
       return fs_cli_fail("coll", error);
+    if (strcmp(opt_output_file, "-") == 0)
+      return 0;   /* -J - : the file on stdout, in place of the table */
   }
 
   if (opt_csv) {

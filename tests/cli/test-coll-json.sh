@@ -19,10 +19,12 @@ T="$FS_SOURCE_ROOT/topologies"
 # The golden command, run in $tmp so that the -J path in "args" is relative.
 (cd "$tmp" && "$FABRICSIM" coll "$T/dgx-h100.yaml" -o all_reduce -b 8 -e 16G -f 2 -J ar.json > ar.txt)
 cmp -s "$tmp/ar.txt" "$G/coll-dgx-h100-allreduce.txt" || fail "-J changed the text output"
-cmp -s "$tmp/ar.json" "$G/coll-dgx-h100-allreduce.json" || fail "-J output differs from the golden file:
-$(diff <(tr ',' '\n' < "$G/coll-dgx-h100-allreduce.json") <(tr ',' '\n' < "$tmp/ar.json") | head -20)"
+# The golden file is `-J -` (the file on stdout); the written file differs only in args' -J.
+sed 's|"-J","ar.json"|"-J","-"|' "$tmp/ar.json" > "$tmp/ar.stdout.json"
+cmp -s "$tmp/ar.stdout.json" "$G/coll-dgx-h100-allreduce-J.json" || fail "-J output differs from the golden file:
+$(diff <(tr ',' '\n' < "$G/coll-dgx-h100-allreduce-J.json") <(tr ',' '\n' < "$tmp/ar.stdout.json") | head -20)"
 (cd "$tmp" && "$FABRICSIM" coll "$T/dgx-h100.yaml" -o all_reduce -b 8 -e 16G -f 2 -J ar.json > /dev/null)
-cmp -s "$tmp/ar.json" "$G/coll-dgx-h100-allreduce.json" || fail "-J is not deterministic"
+sed 's|"-J","ar.json"|"-J","-"|' "$tmp/ar.json" | cmp -s - "$G/coll-dgx-h100-allreduce-J.json" || fail "-J is not deterministic"
 ls "$tmp" | grep -q 'ar.json\.' && fail "a temporary file was left: $(ls "$tmp")"
 
 # Structure: nccl-tests' keys in nccl-tests' order, and the table's figures.
@@ -73,6 +75,15 @@ grep -q '"type":"half","redop":"none","root":"     3"' "$tmp/bc.json" || fail "b
 grep -q '"args":\["broadcast_perf",' "$tmp/bc.json" || fail "broadcast: args[0] is not broadcast_perf"
 out=$("$FABRICSIM" calibrate nccl-tests --topo "$T/dgx-h100.yaml" "$tmp/bc.json")
 contains "$out" "broadcast on 8 ranks" "calibrate reading a broadcast -J file"
+
+# -J - puts the file on stdout in place of the table, and takes no --json.
+"$FABRICSIM" coll "$T/dgx-h100.yaml" -o all_reduce -b 8 -e 16G -f 2 -J - | cmp -s - "$G/coll-dgx-h100-allreduce-J.json" \
+  || fail "-J - is not the golden file"
+set +e
+out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -J - --json 2>&1); st=$?
+set -e
+[ "$st" = 2 ] || fail "-J - --json exited $st"
+contains "$out" "takes no --json or --csv" "-J - --json"
 
 # Misuse: -J with several collectives; an unwritable path (exit 1, nothing left).
 set +e

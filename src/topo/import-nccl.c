@@ -545,9 +545,11 @@ static gboolean cpu_models(Walk *w, const FsModel *gpu0, GError **error)
     } else if (arch != NULL && (strcmp(arch, "arm64") == 0 || strcmp(arch, "aarch64") == 0)) {
       name = "grace", why = g_strdup_printf("arch %s", arch);
     } else if ((name = imp_nccl_cpu_for(vendor, fam, mod, &exact)) != NULL) {
-      why = g_strdup_printf("vendor %s, familyid %ld, modelid %ld%s", vendor, fam, mod,
-                            exact ? "" : " (not in the importer's table: the nearest older "
-                                         "part of that vendor)");
+      why = fam < 0 ? g_strdup_printf("vendor %s (no familyid: that vendor's first part in the "
+                                      "importer's table)", vendor)
+                    : g_strdup_printf("vendor %s, familyid %ld, modelid %ld%s", vendor, fam, mod,
+                                      exact ? "" : " (not in the importer's table: the nearest "
+                                                   "older part of that vendor)");
     } else {
       name = imp_default_cpu(gpu0->u.gpu.arch);
       why = g_strdup_printf("the file names no vendor the importer knows; the host of NVIDIA's "

@@ -7,11 +7,13 @@
  * -o all runs every collective, one nccl-tests block each (--redop all is
  * every reduction op). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/commands.h"
 #include "report/coll.h"
 #include "report/progress.h"
 #include "scenario/coll-test.h"
+#include "util/strutil.h"
 
 static char *opt_op = NULL, *opt_min = NULL, *opt_max = NULL, *opt_step = NULL;
 static gint64 opt_factor = 0;
@@ -21,7 +23,7 @@ static char *opt_algo = NULL, *opt_proto = NULL;
 static gint opt_channels = 0;
 static gboolean opt_json = FALSE, opt_csv = FALSE, opt_list = FALSE, opt_explain = FALSE;
 static gboolean opt_exact = FALSE;
-static char *opt_trace = NULL;
+static char *opt_trace = NULL, *opt_output_file = NULL;
 static char *opt_calibration = NULL;
 static char *opt_models = NULL, *opt_params = NULL, *opt_nccl_version = NULL;
 static char **opt_defines = NULL;
@@ -54,6 +56,9 @@ static const GOptionEntry entries[] = {
   {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
    "Write a Chrome trace-event JSON of the sweep's sizes run back to back, each tuned as in the "
    "table (NCCL_ALGO, NCCL_PROTO, --algo, --proto, --channels)", "FILE"},
+  {"output_file", 'J', 0, G_OPTION_ARG_FILENAME, &opt_output_file,
+   "Also write the JSON file nccl-tests' own -J writes (one collective; atomically; '-': to stdout "
+   "instead of the table)", "FILE"},
   {"list", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the algorithms and protocols and exit", NULL},
   {"exact", 0, 0, G_OPTION_ARG_NONE, &opt_exact,
    "Simulate every transfer: no channel folding, no loop, step or window extrapolation (slower; "
@@ -87,6 +92,11 @@ static int run(const char *topo_path)
   FsCollSweep sw = {0};
   if (!fs_coll_sizes_parse(&sw, opt_min, opt_max, opt_factor, opt_step, &error))
     return fs_cli_fail("coll", error);
+  if (opt_output_file != NULL && strcmp(opt_output_file, "-") == 0 && (opt_json || opt_csv))
+    return fs_cli_usage("coll", "-J - writes nccl-tests' JSON to stdout; it takes no --json or --csv");
+  if (opt_output_file != NULL && sel.n_ops > 1)
+    return fs_cli_usage("coll", "-J writes one collective's file (nccl-tests writes one per "
+                        "program); give -o with one collective");
   g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
   if (sc == NULL)
     return fs_cli_fail("coll", error);
@@ -94,6 +104,11 @@ static int run(const char *topo_path)
     return fs_cli_usage("coll", "give -g N or --gpus LIST, not both");
   sw.root = (guint)opt_root;
   sw.alone.exact = opt_exact;
+  if (opt_output_file != NULL && strcmp(opt_output_file, "-") == 0 && (opt_json || opt_csv))
+    return fs_cli_usage("coll", "-J - writes nccl-tests' JSON to stdout; it takes no --json or --csv");
+  if (opt_output_file != NULL && sel.n_ops > 1)
+    return fs_cli_usage("coll", "-J writes one collective's file (nccl-tests writes one per "
+                        "program); give -o with one collective");
   g_autoptr(FsProgress) progress = fs_progress_new("coll", opt_quiet);
   g_autoptr(FsCollTest) r = fs_coll_test_new(sc, &sel, &sw, opt_gpus ? opt_gpus : opt_ngpus, &error);
   if (r == NULL)
@@ -103,6 +118,14 @@ static int run(const char *topo_path)
   g_clear_pointer(&progress, fs_progress_free);
   g_autoptr(GString) out = g_string_new(NULL);
   FsCollTextOptions topt = { opt_warmup, opt_iters, opt_check };
+  if (opt_output_file != NULL) {
+    fs_report_coll_ncclt_json(out, sc, r, &topt, opt_output_file);
+    if (!fs_write_file_atomic(opt_output_file, out->str, out->len, &error))
+      return fs_cli_fail("coll", error);
+    if (strcmp(opt_output_file, "-") == 0)
+      return 0;   /* -J - : the file on stdout, in place of the table */
+    g_string_truncate(out, 0);
+  }
   if (opt_csv)
     fs_report_coll_csv(out, r);
   else if (opt_json)
@@ -131,7 +154,8 @@ int fs_cmd_coll(int argc, char **argv)
     "Examples:\n"
     "  fabricsim coll topologies/dgx-h100.yaml -o all_reduce -b 8 -e 8G -f 2\n"
     "  fabricsim coll topologies/dgx-h100.yaml -o all -b 8 -e 16G -f 2\n"
-    "  NCCL_ALGO=Ring fabricsim coll topologies/dgx-h100.yaml -o all_gather -b 1M -e 1G -f 4 --json\n");
+    "  NCCL_ALGO=Ring fabricsim coll topologies/dgx-h100.yaml -o all_gather -b 1M -e 1G -f 4 --json\n"
+    "  fabricsim coll topologies/dgx-h100.yaml -b 8 -e 1G -f 2 -J ar.json   # nccl-tests' -J file\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "coll");
   if (done != FS_CLI_GO_ON)
     return done;

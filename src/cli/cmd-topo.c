@@ -6,7 +6,9 @@
  *
  * `topo import-smi|import-nccl FILE [-o OUT]` turn `nvidia-smi topo -m`
  * text or an NCCL topology dump into topology YAML (src/topo/import.h),
- * written atomically to OUT or to stdout; --gpu/--cpu/--nic name models. */
+ * written atomically to OUT or to stdout; --gpu/--cpu/--nic name models.
+ * `topo export-nccl FILE [--host N] [-o OUT]` writes one host as an
+ * NCCL_TOPO_FILE XML (src/topo/export-nccl.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +23,7 @@ static char *opt_models = NULL;
 static gboolean opt_json = FALSE;
 static char *opt_output = NULL;
 static char *opt_gpu = NULL, *opt_nic = NULL, *opt_cpu = NULL;
+static gint opt_host = -1;
 
 static const GOptionEntry entries[] = {
   {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
@@ -33,6 +36,7 @@ static const GOptionEntry entries[] = {
   {"gpu", 0, 0, G_OPTION_ARG_STRING, &opt_gpu, "import-*: GPU model (default: guessed)", "MODEL"},
   {"nic", 0, 0, G_OPTION_ARG_STRING, &opt_nic, "import-*: NIC model (default: guessed)", "MODEL"},
   {"cpu", 0, 0, G_OPTION_ARG_STRING, &opt_cpu, "import-*: CPU model (default: guessed)", "MODEL"},
+  {"host", 0, 0, G_OPTION_ARG_INT, &opt_host, "export-nccl: the host to write (default 0)", "N"},
   {NULL},
 };
 
@@ -61,12 +65,25 @@ static int do_import(const char *action, const char *file)
   return 0;
 }
 
+/* ---- export-nccl ------------------------------------------------------------ */
+
+static int do_export(const FsTopo *t)
+{
+  GError *error = NULL;
+  g_autofree char *xml = fs_export_nccl(t, (guint)MAX(opt_host, 0), &error);
+  if (xml == NULL)
+    return fs_cli_fail("topo", error);
+  if (!fs_write_file_atomic(opt_output != NULL ? opt_output : "-", xml, strlen(xml), &error))
+    return fs_cli_fail("topo", error);
+  return 0;
+}
+
 int fs_cmd_topo(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);
   g_autoptr(GOptionContext) ctx =
-    g_option_context_new("check|show|paths|dot|import-smi|import-nccl FILE - validate, list, "
-                         "classify, draw or import a topology");
+    g_option_context_new("check|show|paths|dot|import-smi|import-nccl|export-nccl FILE - validate, "
+                         "list, classify, draw, import or export a topology");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
     "Actions:\n"
@@ -78,7 +95,10 @@ int fs_cmd_topo(int argc, char **argv)
     "  dot     Graphviz text (render with `dot -Tsvg`)\n"
     "  import-smi   topology YAML from the text of `nvidia-smi topo -m`\n"
     "  import-nccl  topology YAML from an NCCL_TOPO_DUMP_FILE XML dump\n"
+    "          or a hand-written NCCL_TOPO_FILE (Azure, AWS)\n"
     "          (-o OUT, --gpu/--cpu/--nic MODEL; rules in topologies/README.md)\n"
+    "  export-nccl  one host of the topology as an NCCL_TOPO_FILE XML\n"
+    "          (--host N, default 0; -o OUT)\n"
     "\n"
     "The format is documented in topologies/README.md.  A bad file exits 2\n"
     "with file:line:col and a sentence.\n"
@@ -88,22 +108,30 @@ int fs_cmd_topo(int argc, char **argv)
     "  fabricsim topo paths topologies/dgx-1-v100.yaml\n"
     "  fabricsim topo check topologies/dgx-h100-ib-ndr.yaml -D nodes=32 --json\n"
     "  nvidia-smi topo -m > box.txt && fabricsim topo import-smi box.txt -o box.yaml\n"
-    "  fabricsim topo import-nccl nccl-topo.xml --nic connectx-7 -o box.yaml\n");
+    "  fabricsim topo import-nccl nccl-topo.xml --nic connectx-7 -o box.yaml\n"
+    "  fabricsim topo export-nccl topologies/dgx-h100.yaml -o dgx-h100.xml\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "topo");
   if (done != FS_CLI_GO_ON)
     return done;
   if (argc != 3)
     return fs_cli_usage("topo", "expected an action (check, show, paths, dot, import-smi, "
-                        "import-nccl) and one FILE");
+                        "import-nccl, export-nccl) and one FILE");
   const char *action = argv[1], *file = argv[2];
   if (strcmp(action, "import-smi") == 0 || strcmp(action, "import-nccl") == 0)
     return do_import(action, file);
-  if (opt_output != NULL || opt_gpu != NULL || opt_nic != NULL || opt_cpu != NULL)
+  gboolean export = strcmp(action, "export-nccl") == 0;
+  if ((opt_output != NULL && !export) || opt_gpu != NULL || opt_nic != NULL || opt_cpu != NULL)
     return fs_cli_usage("topo", "-o, --gpu, --nic and --cpu apply to import-smi and "
-                        "import-nccl only");
-  if (!g_strv_contains((const char *const[]){"check", "show", "paths", "dot", NULL}, action))
-    return fs_cli_usage("topo", "unknown action \"%s\"; expected check, show, paths, dot, import-smi or "
-                        "import-nccl",
+                        "import-nccl only (and -o to export-nccl)");
+  if (opt_host != -1 && !export)
+    return fs_cli_usage("topo", "--host applies to export-nccl only");
+  if (opt_host < -1)
+    return fs_cli_usage("topo", "--host %d: expected a host index (0 or more)", opt_host);
+  if (export && opt_json)
+    return fs_cli_usage("topo", "export-nccl takes no --json");
+  if (!export && !g_strv_contains((const char *const[]){"check", "show", "paths", "dot", NULL}, action))
+    return fs_cli_usage("topo", "unknown action \"%s\"; expected check, show, paths, dot, import-smi, "
+                        "import-nccl or export-nccl",
                         action);
   GError *error = NULL;
   g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
@@ -112,6 +140,8 @@ int fs_cmd_topo(int argc, char **argv)
   g_autoptr(FsTopo) t = fs_topo_load_file(file, cat, (const char *const *)opt_defines, &error);
   if (t == NULL)
     return fs_cli_fail("topo", error);
+  if (export)
+    return do_export(t);
   g_autoptr(GString) out = g_string_new(NULL);
   if (!fs_report_topo(out, action, t, opt_json, &error))
     return fs_cli_fail("topo", error);

@@ -114,6 +114,36 @@ static guint version_code(const char *v)
   return a * 10000 + b * 100 + c;
 }
 
+/* The devices nccl-tests lists, one per rank: host, local index, model.
+ * Caller frees (g_free); the strings are the topology's. */
+static FsNcclTestsDevice *ncclt_devices(const FsTopo *topo, const FsCollTest *r)
+{
+  FsNcclTestsDevice *devs = g_new0(FsNcclTestsDevice, r->n);
+  for (guint i = 0; i < r->n; i++) {
+    const FsTopoNode *node = fs_topo_node(topo, r->gpus[i]);
+    devs[i].rank = i;
+    devs[i].hostname = node->host >= 0 ? fs_topo_host_name(topo, (guint)node->host) : "fabric";
+    devs[i].device = node->local >= 0 ? (guint)node->local : 0;
+    devs[i].name = node->model->name;
+  }
+  return devs;
+}
+
+/* The header nccl-tests prints for collective op of the sweep. */
+static FsNcclTestsHeader ncclt_header(const FsNcclParams *np, const FsCollTest *r,
+                                      const FsCollTextOptions *opt, FsCollOp op)
+{
+  FsNcclTestsHeader h = {
+    .op = op, .version_tag = "fabricsim-" FS_VERSION,
+    .nccl_version_code = version_code(np->version),
+    .nthreads = 1, .ngpus = r->n, .min_bytes = r->sweep.min_bytes, .max_bytes = r->sweep.max_bytes,
+    .step_factor = r->sweep.step_factor, .step_bytes = r->sweep.step_bytes,
+    .warmup_iters = (guint)MAX(opt->warmup_iters, 0), .iters = (guint)MAX(opt->iters, 0),
+    .agg_iters = 1, .validation = (guint)MAX(opt->check, 0),
+  };
+  return h;
+}
+
 gboolean fs_report_coll_text(GString *out, const FsScenario *sc, const FsCollTest *r,
                              const FsCollTextOptions *opt, gboolean explain, GError **error)
 {
@@ -122,25 +152,11 @@ gboolean fs_report_coll_text(GString *out, const FsScenario *sc, const FsCollTes
   const FsCollSelection *sel = &r->sel;
   FsCollSweep sw = r->sweep;
   guint n = r->n;
-  g_autofree FsNcclTestsDevice *devs = g_new0(FsNcclTestsDevice, n);
-  for (guint i = 0; i < n; i++) {
-    const FsTopoNode *node = fs_topo_node(topo, r->gpus[i]);
-    devs[i].rank = i;
-    devs[i].hostname = node->host >= 0 ? fs_topo_host_name(topo, (guint)node->host) : "fabric";
-    devs[i].device = node->local >= 0 ? (guint)node->local : 0;
-    devs[i].name = node->model->name;
-  }
+  g_autofree FsNcclTestsDevice *devs = ncclt_devices(topo, r);
   /* Each collective is a block of its own, as nccl-tests' programs run one
    * after another print them. */
   for (guint o = 0; o < sel->n_ops; o++) {
-    FsNcclTestsHeader h = {
-      .op = sel->ops[o], .version_tag = "fabricsim-" FS_VERSION,
-      .nccl_version_code = version_code(np->version),
-      .nthreads = 1, .ngpus = n, .min_bytes = sw.min_bytes, .max_bytes = sw.max_bytes,
-      .step_factor = sw.step_factor, .step_bytes = sw.step_bytes,
-      .warmup_iters = (guint)MAX(opt->warmup_iters, 0), .iters = (guint)MAX(opt->iters, 0),
-      .agg_iters = 1, .validation = (guint)MAX(opt->check, 0),
-    };
+    FsNcclTestsHeader h = ncclt_header(np, r, opt, sel->ops[o]);
     fs_ncclt_header(out, &h, devs, n);
     if (r->skipped[o] != NULL) {
       g_string_append_printf(out, "#\n# Not run: %s\n#\n# Collective test concluded: %s\n",
@@ -157,6 +173,50 @@ gboolean fs_report_coll_text(GString *out, const FsScenario *sc, const FsCollTes
       return FALSE;
   }
   return TRUE;
+}
+
+/* nccl-tests' -J file for the one collective of the sweep: the command line
+ * nccl-tests would have been given (-b -e -f|-i -g -d -o -r -n -w -c -J),
+ * the NCCL_* variables the tuner honours when set, and the simulated
+ * clock's zero as both times (a simulation has no wall clock). */
+void fs_report_coll_ncclt_json(GString *out, const FsScenario *sc, const FsCollTest *r,
+                               const FsCollTextOptions *opt, const char *path)
+{
+  const FsCollSelection *sel = &r->sel;
+  const FsCollSweep *sw = &r->sweep;
+  FsNcclTestsHeader h = ncclt_header(fs_scenario_nccl(sc), r, opt, sel->ops[0]);
+  g_autofree FsNcclTestsDevice *devs = ncclt_devices(fs_scenario_topo(sc), r);
+  g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(args, g_strdup(fs_coll_op_binary(sel->ops[0])));
+#define ARG(flag, ...) (g_ptr_array_add(args, g_strdup(flag)), \
+                        g_ptr_array_add(args, g_strdup_printf(__VA_ARGS__)))
+  ARG("-b", "%" G_GUINT64_FORMAT, sw->min_bytes);
+  ARG("-e", "%" G_GUINT64_FORMAT, sw->max_bytes);
+  if (sw->step_factor > 1)
+    ARG("-f", "%" G_GUINT64_FORMAT, sw->step_factor);
+  else
+    ARG("-i", "%" G_GUINT64_FORMAT, sw->step_bytes);
+  ARG("-g", "%u", r->n);
+  ARG("-d", "%s", sel->n_dtypes > 1 ? "all" : fs_coll_dtype_name(sel->dtypes[0]));
+  ARG("-o", "%s", sel->redop != NULL ? sel->redop : "sum");
+  if (fs_coll_op_rooted(sel->ops[0]))
+    ARG("-r", "%u", sw->root);
+  ARG("-n", "%u", h.iters);
+  ARG("-w", "%u", h.warmup_iters);
+  ARG("-c", "%u", h.validation);
+  ARG("-J", "%s", path);
+#undef ARG
+  g_ptr_array_add(args, NULL);
+  g_autoptr(GPtrArray) env = g_ptr_array_new_with_free_func(g_free);
+  static const char *const honoured[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_COLLNET_ENABLE"};
+  for (gsize i = 0; i < G_N_ELEMENTS(honoured); i++)
+    if (g_getenv(honoured[i]) != NULL)
+      g_ptr_array_add(env, g_strdup_printf("%s=%s", honoured[i], g_getenv(honoured[i])));
+  g_ptr_array_add(env, NULL);
+  FsNcclTestsJsonRun run = {(const char *const *)args->pdata, (const char *const *)env->pdata,
+                            "1970-01-01 00:00:00", "1970-01-01 00:00:00"};
+  fs_ncclt_json(out, &h, &run, devs, r->n, (const FsNcclTestsRow *)(void *)r->rows->data,
+                r->rows->len, r->avgs[0]);
 }
 
 gboolean fs_report_coll_trace(const char *path, const FsScenario *sc, const FsCollTest *r,

@@ -23,6 +23,11 @@ typedef struct {
  * error (explain only). */
 gboolean fs_report_coll_text(GString *out, const FsScenario *sc, const FsCollTest *r,
                              const FsCollTextOptions *opt, gboolean explain, GError **error);
+/* nccl-tests' own -J JSON file (src/coll/ncclt-format.h) of the sweep's
+ * one collective, as nccl-tests would write it to path (named in its
+ * command line).  Deterministic. */
+void fs_report_coll_ncclt_json(GString *out, const FsScenario *sc, const FsCollTest *r,
+                               const FsCollTextOptions *opt, const char *path);
 /* JSON (schema_version 2; README "coll --json"). */
 void fs_report_coll_json(GString *out, const FsScenario *sc, const FsCollTest *r);
 /* CSV: one line per row. */

@@ -1,30 +1,42 @@
-/* import-nccl.c — NCCL's topology dump (NCCL_TOPO_DUMP_FILE, the XML of
- * NCCL's src/graph/xml.cc) to topology YAML.
+/* import-nccl.c — NCCL's topology XML (the dump NCCL writes to
+ * NCCL_TOPO_DUMP_FILE, src/graph/xml.cc, and the hand-written files clouds
+ * publish for NCCL_TOPO_FILE) to topology YAML.
  *
- * The dump is read with GLib's GMarkup into a small element tree, then
- * walked:
+ * The file is read with GLib's GMarkup (comments, an <?xml?> declaration
+ * and a leading comment block are fine) into a small element tree, then
+ * walked the way NCCL's ncclTopoAddCpu / ncclTopoAddPci read it:
  *   <system>          the machine (one host; host_hash is ignored)
- *   <cpu numaid=…>    a CPU node, socket = numaid; vendor/familyid/modelid
- *                     (or arch) pick its model; CPUs are joined to the
- *                     first by its inter-socket link
- *   <pci class=0x0604…>  a PCIe switch (bridge), linked to its parent
- *   <pci><gpu dev sm>    a GPU; sm picks its model
- *   <pci><nic><net>      a NIC; its class (0x0207 InfiniBand, 0x0200
- *                     Ethernet) and its fastest net's speed (Mb/s) pick
- *                     its model
- *   <nic> under <cpu>    a NIC on a CPU root port
- *   <nvlink target count tclass>  NVLinks: to a GPU (its busid), to an
- *                     NVSwitch (tclass 0x068000; one switch node per target
- *                     busid) or to the CPU (tclass 0x060000, POWER9)
- * A pci element's link_speed ("16.0 GT/s PCIe") and link_width give its
- * link to the parent, pcie-genN-xW; when they are missing or empty the
- * device's own PCIe model is used (a switch: its port link).  Other
- * elements are skipped.  GPUs are declared in dev order, so placement
- * order is NCCL's device order.
+ *   <cpu numaid=…>    a CPU node, socket = numaid (-1, a VM's unknown NUMA
+ *                     node, is socket 0); vendor/familyid/modelid or arch
+ *                     pick its model (nccl-ids.c), never another vendor's
+ *   <pci class=…>     0x03… a GPU, 0x02… a NIC, with or without the
+ *                     <gpu>/<nic> child a dump has (a hand-written file has
+ *                     none); 0x0604… a PCIe switch; another class is
+ *                     NCCL's default, a switch when it has <pci> children,
+ *                     else skipped; no class: a switch when it has children,
+ *                     else an error (nothing tells a GPU from a NIC)
+ *   <gpu dev sm>      the GPU's number and generation; <c2c bw count> its
+ *                     NVLink-C2C to the CPU (GH200, GB200)
+ *   <nic><net speed>  the NIC's port rate (Mb/s); a <nic> under <cpu> is
+ *                     on a CPU root port
+ *   <nvlink target count tclass>  to a GPU of the file (its busid; one to
+ *                     itself, as Azure NCv4 reports, is ignored), to an
+ *                     NVSwitch (0x068000; one switch per target busid,
+ *                     spread over several when its links exceed the ports)
+ *                     or to the CPU (0x068001, or 0x060000)
+ * link_speed / link_width give a <pci>'s link to its parent (pcie-genN-xW),
+ * strictly: a value that is not a PCIe rate or width is an error at the
+ * element; empty means the device's own link, width 0 is 16 lanes (as in
+ * NCCL); a bridge slower than its fastest child (a VM's 2.5 GT/s x1
+ * virtual bridge) gets that child's link.  GPUs are declared in dev order
+ * (those without <gpu> after, in file order), so placement order is
+ * NCCL's device order.  The rules are in topologies/README.md, "Importing
+ * a machine".
  *
  * Errors: "name:line:col: sentence" (GMarkup's position), FS_TOPO_ERROR.
  * Cost: linear in the XML size, plus O(GPUs^2) for NVLink pairs.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -147,13 +159,16 @@ typedef enum { E_CPU, E_SWITCH, E_GPU, E_NIC } EntKind;
 
 typedef struct {
   EntKind kind;
-  const XNode *x;       /* the <cpu>, <pci> (switch, GPU) or <nic> element */
-  const XNode *dev;     /* <gpu> for GPUs */
+  const XNode *x;       /* the <cpu>, <pci> (switch, GPU, NIC) or bare <nic> element */
+  const XNode *dev;     /* GPUs: <gpu>, NICs: <nic>; NULL when the file has none */
   int parent;           /* entry index, -1 for CPUs */
   int cpu;              /* entry index of its CPU */
   const FsModel *model;
-  const FsModel *uplink;  /* link to the parent (NULL: the device's own) */
-  int dev_index;        /* GPU: dev */
+  const FsModel *uplink;  /* link to the parent from the file (NULL: the device's own) */
+  int dev_index;        /* GPU: dev (implicit ones numbered after the explicit); CPU: socket */
+  long sm;              /* GPU: <gpu sm>, -1 without <gpu> */
+  guint c2c;            /* GPU: <c2c count> */
+  double speed;         /* NIC: fastest <net speed> (Mb/s), 0 when unknown */
   guint node;           /* graph node, once made */
 } Ent;
 
@@ -198,119 +213,125 @@ static const char *need(const Walk *w, const XNode *x, const char *key, GError *
   return v != NULL && *v != '\0' ? v : NULL;
 }
 
-/* Parses a non-negative decimal integer attribute. */
+/* Parses a decimal integer attribute in [lo, 1e9] (surrounding blanks
+ * allowed, nothing else). */
+static gboolean int_in(const Walk *w, const XNode *x, const char *key, const char *v, long lo,
+                       long *out, GError **error)
+{
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  while (*end == ' ' || *end == '\t')
+    end++;
+  if (end == v || *end != '\0' || errno != 0 || n < lo || n > 1000000000) {
+    g_autofree char *q = fs_escape_controls(v);
+    return fail_at(w, x, error, "<%s %s=\"%s\">: expected %s integer", x->name, key, q,
+                   lo < 0 ? "an" : "a non-negative");
+  }
+  *out = n;
+  return TRUE;
+}
+
+/* A required non-negative decimal integer attribute. */
 static gboolean need_int(const Walk *w, const XNode *x, const char *key, long *out,
                          GError **error)
 {
   const char *v = need(w, x, key, error);
-  if (v == NULL)
-    return FALSE;
-  char *end;
-  long n = strtol(v, &end, 10);
-  if (end == v || *end != '\0' || n < 0 || n > 1000000) {
-    g_autofree char *q = fs_escape_controls(v);
-    return fail_at(w, x, error, "<%s %s=\"%s\">: expected a non-negative integer", x->name, key,
-                   q);
-  }
-  *out = n;
-  return TRUE;
+  return v != NULL && int_in(w, x, key, v, 0, out, error);
 }
 
 /* The model called name (kind), else an error at x. */
 static const FsModel *model_at(Walk *w, const XNode *x, const char *name, FsModelKind kind,
                                GError **error)
 {
-  const FsModel *m = fs_catalog_get(w->cat, name);
+  const FsModel *m = name != NULL ? fs_catalog_get(w->cat, name) : NULL;
   if (m == NULL || m->kind != kind) {
     fail_at(w, x, error, "the catalog has no %s model \"%s\" for this element",
-            fs_model_kind_name(kind), name);
+            fs_model_kind_name(kind), name != NULL ? name : "(none)");
     return NULL;
   }
   return m;
 }
 
-/* link_speed + link_width to pcie-genN-xW; NULL (no error) when either is
- * missing, empty or unknown. */
-static const FsModel *pcie_link(Walk *w, const XNode *x)
+/* PCIe generations by transfer rate (GT/s per lane). */
+static const struct {
+  double gts;
+  int gen;
+} pcie_gens[] = {{2.5, 1}, {5.0, 2}, {8.0, 3}, {16.0, 4}, {32.0, 5}, {64.0, 6}};
+
+/* The link to the parent that a <pci>'s link_speed and link_width give
+ * (*link NULL: the device's own).  Accepted speeds: "" and "Unknown"
+ * (unknown), "R GT/s", "R GT/s PCIe", "R GT/s PCIe/s" with R one of the
+ * generations' rates; widths: "" (unknown), 0 (NCCL: unknown, taken as
+ * 16 when the speed is known), 1, 2, 4, 8, 12, 16, 32.  Anything else is
+ * an error at the element. */
+static gboolean pcie_link(Walk *w, const XNode *x, const FsModel **link, GError **error)
 {
-  static const struct { double gts; int gen; } gens[] = {
-    {2.5, 1}, {5.0, 2}, {8.0, 3}, {16.0, 4}, {32.0, 5}, {64.0, 6}};
+  *link = NULL;
   const char *sp = attr(x, "link_speed"), *wd = attr(x, "link_width");
-  if (sp == NULL || wd == NULL || *sp == '\0' || *wd == '\0')
-    return NULL;
-  double gts = g_ascii_strtod(sp, NULL);
-  long width = strtol(wd, NULL, 10);
-  for (gsize i = 0; i < G_N_ELEMENTS(gens); i++)
-    if (gts > gens[i].gts - 0.05 && gts < gens[i].gts + 0.05) {
-      g_autofree char *name = g_strdup_printf("pcie-gen%d-x%ld", gens[i].gen, width);
-      const FsModel *m = fs_catalog_get(w->cat, name);
-      return m != NULL && m->kind == FS_MODEL_LINK ? m : NULL;
+  int gen = 0;
+  if (sp != NULL && *sp != '\0' && g_ascii_strncasecmp(sp, "Unknown", 7) != 0) {
+    char *end;
+    double gts = g_ascii_strtod(sp, &end);
+    while (*end == ' ')
+      end++;
+    gboolean ok = end != sp && g_str_has_prefix(end, "GT/s");
+    if (ok) {
+      end += 4;
+      while (*end == ' ')
+        end++;
+      ok = *end == '\0' || strcmp(end, "PCIe") == 0 || strcmp(end, "PCIe/s") == 0;
     }
-  return NULL;
+    for (gsize i = 0; ok && i < G_N_ELEMENTS(pcie_gens); i++)
+      if (fabs(gts - pcie_gens[i].gts) < 0.05)
+        gen = pcie_gens[i].gen;
+    if (!ok || gen == 0) {
+      g_autofree char *q = fs_escape_controls(sp);
+      return fail_at(w, x, error, "<%s link_speed=\"%s\">: expected a PCIe rate such as "
+                     "\"16.0 GT/s PCIe\" (2.5, 5, 8, 16, 32 or 64 GT/s), or \"\"", x->name, q);
+    }
+  }
+  long width = -1;
+  if (wd != NULL && *wd != '\0') {
+    if (!int_in(w, x, "link_width", wd, 0, &width, error))
+      return FALSE;
+    if (width != 0 && width != 1 && width != 2 && width != 4 && width != 8 && width != 12 &&
+        width != 16 && width != 32) {
+      return fail_at(w, x, error, "<%s link_width=\"%s\">: expected a PCIe width (1, 2, 4, 8, "
+                     "12, 16 or 32), or 0 for unknown", x->name, wd);
+    }
+  }
+  if (gen == 0)
+    return TRUE;
+  if (width <= 0) {
+    width = 16;   /* NCCL's ncclTopoAddPci: width 0 is 16 */
+    if (wd != NULL && strcmp(wd, "0") == 0)
+      note_once(w, g_strdup("link_width=\"0\" read as 16 lanes, as NCCL does"));
+  }
+  g_autofree char *name = g_strdup_printf("pcie-gen%d-x%ld", gen, width);
+  const FsModel *m = fs_catalog_get(w->cat, name);
+  if (m != NULL && m->kind == FS_MODEL_LINK)
+    *link = m;
+  else
+    note_once(w, g_strdup_printf("no catalog link %s: the device's own PCIe link instead", name));
+  return TRUE;
 }
 
-/* GPU model by compute capability (sm): the SXM part of each generation,
- * except Hopper without an NVSwitch and with at most 12 NVLinks (the H100
- * PCIe card with bridges) and Ada (RTX 4090). */
-static const char *gpu_for_sm(long sm, gboolean nvswitch, guint nvlinks)
+/* The GPU model for a compute capability (sm): the SXM part of each
+ * generation, except Hopper without an NVSwitch and with at most 12
+ * NVLinks (the H100 PCIe card with bridges), Ada (RTX 4090), and the Grace
+ * superchips (Hopper or Blackwell with NVLink-C2C to the CPU). */
+static const char *gpu_for_sm(long sm, gboolean nvswitch, guint nvlinks, gboolean c2c)
 {
   switch (sm) {
   case 60: return "p100-sxm2";
   case 70: return "v100-sxm2-32gb";
   case 80: return "a100-sxm4-80gb";
   case 89: return "rtx-4090";
-  case 90: return nvswitch || nvlinks > 12 ? "h100-sxm" : "h100-pcie";
-  case 100: return "b200";
+  case 90: return c2c ? "gh200" : nvswitch || nvlinks > 12 ? "h100-sxm" : "h100-pcie";
+  case 100: return c2c ? "gb200" : "b200";
   default: return NULL;
   }
-}
-
-/* CPU model from NCCL's cpu attributes: vendor, familyid (family +
- * extended family << 4), modelid (model + extended model << 4), arch. */
-static const char *cpu_for(const XNode *x)
-{
-  const char *vendor = attr(x, "vendor"), *arch = attr(x, "arch");
-  long fam = attr(x, "familyid") ? strtol(attr(x, "familyid"), NULL, 10) : -1;
-  long mod = attr(x, "modelid") ? strtol(attr(x, "modelid"), NULL, 10) : -1;
-  if (arch != NULL && strcmp(arch, "ppc64") == 0)
-    return "power9";
-  if (arch != NULL && (strcmp(arch, "arm64") == 0 || strcmp(arch, "aarch64") == 0))
-    return "grace";
-  if (vendor != NULL && strcmp(vendor, "GenuineIntel") == 0 && fam == 6) {
-    if (mod == 79)
-      return "xeon-e5-2698-v4";     /* Broadwell-EP */
-    if (mod == 85)
-      return "xeon-platinum-8168";  /* Skylake-SP / Cascade Lake */
-    if (mod == 143 || mod == 207)
-      return "xeon-platinum-8480c"; /* Sapphire / Emerald Rapids */
-  }
-  if (vendor != NULL && strcmp(vendor, "AuthenticAMD") == 0) {
-    if (fam == 143)
-      return "epyc-7742";           /* Zen 2 (Rome) */
-    if (fam == 175)
-      return "epyc-9654";           /* Zen 3/4 (Milan, Genoa) */
-  }
-  return NULL;
-}
-
-/* NVIDIA (Mellanox, PCI vendor 0x15b3) adapters by PCI device ID, physical
- * and virtual functions (the PCI ID database, pci-ids.ucw.cz). */
-static const char *nic_for_device(const XNode *pci)
-{
-  static const struct { const char *device, *model; } ids[] = {
-    {"0x1017", "connectx-5"}, {"0x1018", "connectx-5"}, {"0x1019", "connectx-5"},
-    {"0x101b", "connectx-6"}, {"0x101c", "connectx-6"}, {"0x101d", "connectx-6"},
-    {"0x101f", "connectx-6"}, {"0x1021", "connectx-7"}, {"0x1023", "connectx-8"},
-    {"0xa2dc", "bluefield-3"},
-  };
-  const char *vendor = pci != NULL ? attr(pci, "vendor") : NULL;
-  const char *device = pci != NULL ? attr(pci, "device") : NULL;
-  if (vendor == NULL || device == NULL || g_ascii_strcasecmp(vendor, "0x15b3") != 0)
-    return NULL;
-  for (gsize i = 0; i < G_N_ELEMENTS(ids); i++)
-    if (g_ascii_strcasecmp(device, ids[i].device) == 0)
-      return ids[i].model;
-  return NULL;
 }
 
 /* The NIC model whose port link is nearest to speed_mbps (relative), of
@@ -333,8 +354,8 @@ static const FsModel *nic_for(const FsCatalog *cat, double speed_mbps, const cha
       const FsLinkModel *l = &m->u.nic.port_link->u.link;
       if (pass == 0 && (int)l->family != fam)
         continue;
-      double gbps = l->lane_rate * l->lanes / 1e6;   /* line rate, Mb/s */
-      double d = fabs(gbps - speed_mbps) / MAX(speed_mbps, 1.0);
+      double mbps = l->raw_bandwidth * 8 / 1e6;   /* data rate, Mb/s: NDR 400000 */
+      double d = fabs(mbps - speed_mbps) / MAX(speed_mbps, 1.0);
       if (best == NULL || d < best_d)
         best = m, best_d = d;
     }
@@ -343,54 +364,45 @@ static const FsModel *nic_for(const FsCatalog *cat, double speed_mbps, const cha
 
 static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **error);
 
+/* A NIC: a <nic> (with its <net>s) under a <pci> or a <cpu>, or a <pci>
+ * of class 0x02… without one (a hand-written file).  The model waits for
+ * the GPUs when nothing in the file names it. */
 static gboolean walk_nic(Walk *w, const XNode *nic, const XNode *pci, int parent, int cpu,
-                         GError **error)
+                         const FsModel *uplink, GError **error)
 {
   double fastest = 0;
-  GString *names = g_string_new(NULL);
-  for (guint i = 0; i < nic->kids->len; i++) {
+  for (guint i = 0; nic != NULL && i < nic->kids->len; i++) {
     const XNode *n = g_ptr_array_index(nic->kids, i);
     if (strcmp(n->name, "net") != 0)
       continue;
     long speed;
-    const char *nm = need(w, n, "name", error);
-    if (nm == NULL || !need_int(w, n, "speed", &speed, error)) {
-      g_string_free(names, TRUE);
+    if (need(w, n, "name", error) == NULL || !need_int(w, n, "speed", &speed, error))
       return FALSE;
-    }
     fastest = MAX(fastest, (double)speed);
-    g_string_append_printf(names, "%s%s %ld Gb/s", names->len ? ", " : "", nm, speed / 1000);
   }
-  if (names->len == 0) {
-    g_string_free(names, TRUE);
-    return fail_at(w, nic, error, "<nic> has no <net> element");
-  }
-  Ent e = {.kind = E_NIC, .x = nic, .parent = parent, .cpu = cpu};
+  Ent e = {.kind = E_NIC, .x = pci != NULL ? pci : nic, .dev = nic, .parent = parent,
+           .cpu = cpu, .uplink = uplink, .speed = fastest};
   const char *class = pci != NULL ? attr(pci, "class") : NULL;
+  const char *by_id = pci != NULL ? imp_nccl_nic_for_device(attr(pci, "vendor"),
+                                                            attr(pci, "device"))
+                                  : NULL;
   if (w->opt != NULL && w->opt->nic != NULL) {
     e.model = imp_require(w->cat, w->opt->nic, FS_MODEL_NIC, "--nic", error);
-  } else if (nic_for_device(pci) != NULL &&
-             fs_catalog_get(w->cat, nic_for_device(pci)) != NULL) {
-    e.model = fs_catalog_get(w->cat, nic_for_device(pci));
+    if (e.model == NULL)
+      return FALSE;
+  } else if (by_id != NULL && fs_catalog_get(w->cat, by_id) != NULL) {
+    e.model = fs_catalog_get(w->cat, by_id);
     note_once(w, g_strdup_printf("NIC %s from PCI device %s", e.model->name,
                                  attr(pci, "device")));
-  } else {
+  } else if (fastest > 0) {
     e.model = nic_for(w->cat, fastest, class);
     if (e.model == NULL)
-      fail_at(w, nic, error, "no NIC model in the catalog");
-    else
-      note_once(w, g_strdup_printf("NIC %s for %.0f Gb/s %s ports", e.model->name,
-                                   fastest / 1000,
-                                   class && g_str_has_prefix(class, "0x0200") ? "Ethernet"
-                                                                              : "InfiniBand"));
+      return fail_at(w, e.x, error, "no NIC model in the catalog");
+    note_once(w, g_strdup_printf("NIC %s for %.0f Gb/s %s ports", e.model->name, fastest / 1000,
+                                 class && g_str_has_prefix(class, "0x0200") ? "Ethernet"
+                                                                            : "InfiniBand"));
   }
-  if (e.model == NULL) {
-    g_string_free(names, TRUE);
-    return FALSE;
-  }
-  e.uplink = pci != NULL ? pcie_link(w, pci) : NULL;
   g_array_append_val(w->ents, e);
-  g_string_free(names, TRUE);
   return TRUE;
 }
 
@@ -402,49 +414,84 @@ static gboolean walk_kids(Walk *w, const XNode *x, int parent, int cpu, GError *
       if (!walk_pci(w, k, parent, cpu, error))
         return FALSE;
     } else if (strcmp(k->name, "nic") == 0) {
-      if (!walk_nic(w, k, NULL, parent, cpu, error))
+      if (!walk_nic(w, k, NULL, parent, cpu, NULL, error))
         return FALSE;
     }
   }
   return TRUE;
 }
 
+/* A <pci>: by its child (<gpu>, <nic>, <pci>) and its class, as NCCL's
+ * ncclTopoAddPci reads it: 0x03… a GPU, 0x02… a NIC (with or without the
+ * <gpu>/<nic> a dump has), 0x0604… a bridge; any other class is NCCL's
+ * default, a PCI node: a bridge when it has <pci> children, else skipped.
+ * A leaf without a class cannot be told apart and is an error. */
 static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **error)
 {
-  const char *class = need(w, x, "class", error);
-  if (class == NULL || need(w, x, "busid", error) == NULL)
+  const char *busid = need(w, x, "busid", error);
+  if (busid == NULL)
     return FALSE;
+  const char *class = attr(x, "class");
   const XNode *gpu = NULL, *nic = NULL;
+  gboolean has_pci = FALSE;
   for (guint i = 0; i < x->kids->len; i++) {
     const XNode *k = g_ptr_array_index(x->kids, i);
     if (strcmp(k->name, "gpu") == 0)
-      gpu = k;
+      gpu = gpu != NULL ? gpu : k;
     else if (strcmp(k->name, "nic") == 0)
-      nic = k;
+      nic = nic != NULL ? nic : k;
+    else if (strcmp(k->name, "pci") == 0)
+      has_pci = TRUE;
   }
-  if (gpu != NULL) {
-    long devn, sm;
-    if (!need_int(w, gpu, "dev", &devn, error) || !need_int(w, gpu, "sm", &sm, error))
+  const FsModel *up;
+  if (!pcie_link(w, x, &up, error))
+    return FALSE;
+  if (gpu != NULL || (class != NULL && g_str_has_prefix(class, "0x03"))) {
+    long devn = -1, sm = -1, c2c = 0;
+    if (gpu != NULL && attr(gpu, "gcn") != NULL) {
+      g_autofree char *q = fs_escape_controls(attr(gpu, "gcn"));
+      return fail_at(w, gpu, error, "<gpu gcn=\"%s\">: an AMD GPU (RCCL's dump); the catalog "
+                     "has no AMD GPU model", q);
+    }
+    if (gpu != NULL && (!need_int(w, gpu, "dev", &devn, error) ||
+                        !need_int(w, gpu, "sm", &sm, error)))
       return FALSE;
-    Ent e = {.kind = E_GPU, .x = x, .dev = gpu, .parent = parent, .cpu = cpu,
-             .dev_index = (int)devn, .uplink = pcie_link(w, x)};
-    /* The model waits for the NVLinks (Hopper SXM vs PCIe); sm is checked now. */
-    if (gpu_for_sm(sm, FALSE, 0) == NULL && (w->opt == NULL || w->opt->gpu == NULL))
+    for (guint k = 0; gpu != NULL && k < gpu->kids->len; k++) {
+      const XNode *c = g_ptr_array_index(gpu->kids, k);
+      long count, bw;
+      if (strcmp(c->name, "c2c") != 0)
+        continue;
+      if (!need_int(w, c, "count", &count, error) || !need_int(w, c, "bw", &bw, error))
+        return FALSE;
+      c2c += count;
+    }
+    if (sm >= 0 && gpu_for_sm(sm, FALSE, 0, FALSE) == NULL &&
+        (w->opt == NULL || w->opt->gpu == NULL) &&
+        imp_nccl_gpu_for_device(attr(x, "vendor"), attr(x, "device")) == NULL)
       return fail_at(w, gpu, error, "unknown GPU compute capability sm=%ld; expected 60, 70, "
                      "80, 89, 90 or 100 (or name the model with --gpu)", sm);
+    Ent e = {.kind = E_GPU, .x = x, .dev = gpu, .parent = parent, .cpu = cpu,
+             .dev_index = (int)devn, .sm = sm, .c2c = (guint)MIN(c2c, 1000000), .uplink = up};
     g_array_append_val(w->ents, e);
     return TRUE;
   }
-  if (nic != NULL)
-    return walk_nic(w, nic, x, parent, cpu, error);
-  if (g_str_has_prefix(class, "0x0604")) {
-    Ent e = {.kind = E_SWITCH, .x = x, .parent = parent, .cpu = cpu, .uplink = pcie_link(w, x)};
-    g_array_append_val(w->ents, e);
-    return walk_kids(w, x, (int)w->ents->len - 1, cpu, error);
+  if (nic != NULL || (class != NULL && g_str_has_prefix(class, "0x02")))
+    return walk_nic(w, nic, x, parent, cpu, up, error);
+  if (class == NULL && !has_pci) {
+    g_autofree char *q = fs_escape_controls(busid);
+    return fail_at(w, x, error, "<pci busid=\"%s\"> has no class and no child: it cannot be told "
+                   "apart (NCCL fills such entries in from the running machine); give class "
+                   "\"0x030200\" for a GPU or \"0x020700\" for a NIC", q);
   }
-  g_autofree char *q = fs_escape_controls(class);
-  return fail_at(w, x, error, "<pci class=\"%s\"> is neither a PCIe bridge (class 0x0604xx) nor "
-                 "a device with a <gpu> or <nic> inside", q);
+  if (!has_pci && !g_str_has_prefix(class, "0x0604")) {
+    g_autofree char *q = fs_escape_controls(class);
+    note_once(w, g_strdup_printf("<pci class=\"%s\"> without children skipped (neither GPU nor "
+                                 "NIC)", q));
+    return TRUE;
+  }
+  Ent e = {.kind = E_SWITCH, .x = x, .parent = parent, .cpu = cpu, .uplink = up};
+  g_array_append_val(w->ents, e);
+  return walk_kids(w, x, (int)w->ents->len - 1, cpu, error);
 }
 
 static Ent *ent(const Walk *w, int i)
@@ -460,44 +507,161 @@ static int by_dev(gconstpointer a, gconstpointer b, gpointer data)
   return (x->dev_index > y->dev_index) - (x->dev_index < y->dev_index);
 }
 
+/* The PCIe link model a node hangs from its parent by: the file's, else
+ * the device's own. */
+static const FsModel *own_link(const Ent *e)
+{
+  return e->kind == E_GPU ? e->model->u.gpu.pcie
+       : e->kind == E_NIC ? e->model->u.nic.pcie : e->model->u.sw.port_link;
+}
+
+/* The CPU models: --cpu, NCCL's vendor/familyid/modelid (exact, else the
+ * nearest of the same vendor), arch ppc64/arm64, else the GPU generation's
+ * default when its vendor agrees with the file's (or the file names none).
+ * An Intel CPU never gets an AMD model, nor the reverse. */
+static gboolean cpu_models(Walk *w, const FsModel *gpu0, GError **error)
+{
+  for (guint i = 0; i < w->ents->len; i++) {
+    Ent *e = ent(w, (int)i);
+    if (e->kind != E_CPU)
+      continue;
+    if (w->opt != NULL && w->opt->cpu != NULL) {
+      if (!(e->model = imp_require(w->cat, w->opt->cpu, FS_MODEL_CPU, "--cpu", error)))
+        return FALSE;
+      continue;
+    }
+    const char *vendor = attr(e->x, "vendor"), *arch = attr(e->x, "arch");
+    const char *fs = attr(e->x, "familyid"), *ms = attr(e->x, "modelid");
+    long fam = -1, mod = -1;
+    if (fs != NULL && *fs != '\0' && !int_in(w, e->x, "familyid", fs, 0, &fam, error))
+      return FALSE;
+    if (ms != NULL && *ms != '\0' && !int_in(w, e->x, "modelid", ms, 0, &mod, error))
+      return FALSE;
+    const char *name = NULL;
+    g_autofree char *why = NULL;
+    gboolean exact = FALSE;
+    if (arch != NULL && strcmp(arch, "ppc64") == 0) {
+      name = "power9", why = g_strdup("arch ppc64");
+    } else if (arch != NULL && (strcmp(arch, "arm64") == 0 || strcmp(arch, "aarch64") == 0)) {
+      name = "grace", why = g_strdup_printf("arch %s", arch);
+    } else if ((name = imp_nccl_cpu_for(vendor, fam, mod, &exact)) != NULL) {
+      why = fam < 0 ? g_strdup_printf("vendor %s (no familyid: that vendor's first part in the "
+                                      "importer's table)", vendor)
+                    : g_strdup_printf("vendor %s, familyid %ld, modelid %ld%s", vendor, fam, mod,
+                                      exact ? "" : " (not in the importer's table: the nearest "
+                                                   "older part of that vendor)");
+    } else {
+      name = imp_default_cpu(gpu0->u.gpu.arch);
+      why = g_strdup_printf("the file names no vendor the importer knows; the host of NVIDIA's "
+                            "reference server for %s", gpu0->name);
+    }
+    if (!(e->model = model_at(w, e->x, name, FS_MODEL_CPU, error)))
+      return FALSE;
+    note_once(w, g_strdup_printf("CPU %s from %s", name, why));
+  }
+  return TRUE;
+}
+
+/* The GPU model of GPU entry e: --gpu; the PCI device ID when the table
+ * knows it (and it agrees with sm's generation); sm with the NVLink and
+ * C2C clues; without <gpu> and ID, the generation of its PCIe link. */
+static gboolean gpu_model(Walk *w, Ent *e, gboolean on_switch, guint nvsum, GError **error)
+{
+  if (w->opt != NULL && w->opt->gpu != NULL) {
+    e->model = imp_require(w->cat, w->opt->gpu, FS_MODEL_GPU, "--gpu", error);
+    return e->model != NULL;
+  }
+  const char *dev = attr(e->x, "device");
+  const char *by_id = imp_nccl_gpu_for_device(attr(e->x, "vendor"), dev);
+  const FsModel *idm = by_id != NULL ? fs_catalog_get(w->cat, by_id) : NULL;
+  const char *name = NULL;
+  g_autofree char *why = NULL;
+  if (e->sm >= 0) {
+    name = gpu_for_sm(e->sm, on_switch, nvsum, e->c2c > 0);
+    const FsModel *smm = name != NULL ? fs_catalog_get(w->cat, name) : NULL;
+    if (idm != NULL && idm->kind == FS_MODEL_GPU &&
+        (smm == NULL || (smm->kind == FS_MODEL_GPU && smm->u.gpu.arch == idm->u.gpu.arch))) {
+      name = by_id;
+      why = g_strdup_printf("PCI device %s (sm=%ld)", dev, e->sm);
+    } else {
+      why = g_strdup_printf("sm=%ld%s", e->sm,
+                            e->c2c > 0 ? " with NVLink-C2C"
+                            : e->sm != 90 ? ""
+                            : on_switch || nvsum > 12 ? " with NVSwitch or more than 12 NVLinks"
+                                                      : " without NVSwitch, at most 12 NVLinks");
+    }
+  } else if (idm != NULL) {
+    name = by_id;
+    why = g_strdup_printf("PCI device %s", dev);
+  } else {
+    const FsModel *up = e->uplink;
+    long sm = -1;
+    if (up != NULL && up->u.link.generation != NULL) {
+      int gen = atoi(up->u.link.generation + strcspn(up->u.link.generation, "0123456789"));
+      sm = gen == 3 ? 70 : gen == 4 ? 80 : gen == 5 ? 90 : gen == 6 ? 100 : -1;
+    }
+    if (sm < 0)
+      return fail_at(w, e->x, error, "the GPU cannot be identified (no <gpu sm>, no known PCI "
+                     "device id, no PCIe rate): name the model with --gpu");
+    /* Clouds write such files for their NVLink servers (NDv4, NDv5, p4d),
+     * whose NVLinks NCCL finds by itself: the SXM part. */
+    name = gpu_for_sm(sm, TRUE, nvsum, FALSE);
+    why = g_strdup_printf("its %s link (the file has no <gpu> and no known device id: the SXM "
+                          "GPU of that PCIe generation)", up->name);
+  }
+  if (!(e->model = model_at(w, e->dev != NULL ? e->dev : e->x, name, FS_MODEL_GPU, error)))
+    return FALSE;
+  note_once(w, g_strdup_printf("GPU %s from %s", name, why));
+  return TRUE;
+}
+
 static char *build(Walk *w, const XNode *root, GError **error)
 {
   if (strcmp(root->name, "system") != 0) {
     fail_at(w, root, error, "the top element is <%s>; expected <system>", root->name);
     return NULL;
   }
-  /* CPUs first. */
+  /* CPUs first (numaid -1, a VM's unknown NUMA node, is socket 0). */
+  gboolean numa_unknown = FALSE;
   for (guint i = 0; i < root->kids->len; i++) {
     const XNode *c = g_ptr_array_index(root->kids, i);
     if (strcmp(c->name, "cpu") != 0)
       continue;
     long numa;
-    if (!need_int(w, c, "numaid", &numa, error))
+    const char *nv = need(w, c, "numaid", error);
+    if (nv == NULL || !int_in(w, c, "numaid", nv, -1, &numa, error))
       return NULL;
+    numa_unknown |= numa < 0;
     Ent e = {.kind = E_CPU, .x = c, .parent = -1, .cpu = (int)w->ents->len,
-             .dev_index = (int)numa};
-    const char *name = w->opt != NULL && w->opt->cpu != NULL ? w->opt->cpu : cpu_for(c);
+             .dev_index = (int)MAX(numa, 0)};
     g_array_append_val(w->ents, e);
-    if (name == NULL) {
-      name = NULL;  /* decided once the GPUs are known */
-    } else if (w->opt != NULL && w->opt->cpu != NULL) {
-      if (!(ent(w, (int)w->ents->len - 1)->model =
-              imp_require(w->cat, name, FS_MODEL_CPU, "--cpu", error)))
-        return NULL;
-    } else if (!(ent(w, (int)w->ents->len - 1)->model =
-                   model_at(w, c, name, FS_MODEL_CPU, error))) {
-      return NULL;
-    }
     if (!walk_kids(w, c, (int)w->ents->len - 1, (int)w->ents->len - 1, error))
       return NULL;
   }
+  if (numa_unknown)
+    note_once(w, g_strdup("numaid=\"-1\" (NUMA unknown, as in a VM) read as socket 0"));
   guint ngpu = 0;
+  int max_dev = -1;
   for (guint i = 0; i < w->ents->len; i++)
-    ngpu += ent(w, (int)i)->kind == E_GPU;
+    if (ent(w, (int)i)->kind == E_GPU) {
+      ngpu++;
+      max_dev = MAX(max_dev, ent(w, (int)i)->dev_index);
+    }
   if (ngpu == 0) {
-    fail_at(w, root, error, "<system> has no <cpu><pci><gpu> element: no GPU to import");
+    fail_at(w, root, error, "<system> has no GPU (no <cpu><pci><gpu> and no <pci class=\"0x03xxxx\">): "
+            "no GPU to import");
     return NULL;
   }
+  /* GPUs without <gpu dev> follow the numbered ones in file order. */
+  gboolean implicit = FALSE;
+  for (guint i = 0; i < w->ents->len; i++)
+    if (ent(w, (int)i)->kind == E_GPU && ent(w, (int)i)->dev == NULL) {
+      ent(w, (int)i)->dev_index = ++max_dev;
+      implicit = TRUE;
+    }
+  if (implicit)
+    note_once(w, g_strdup("GPUs without <gpu> numbered in file order (NCCL fills them in from "
+                          "the running machine); their NVLinks are not in the file"));
   g_autofree int *gi = g_new(int, ngpu);
   ngpu = 0;
   for (guint i = 0; i < w->ents->len; i++)
@@ -519,10 +683,12 @@ static char *build(Walk *w, const XNode *root, GError **error)
   g_autofree guint *nvsum = g_new0(guint, ngpu);
   g_autofree gboolean *on_switch = g_new0(gboolean, ngpu);
   char *yaml = NULL;
+  g_autofree const FsModel **link = NULL;
+  g_autofree guint *sw_first = NULL, *sw_n = NULL;
   g_autoptr(ImpGraph) g = imp_graph_new();
   for (guint a = 0; a < ngpu; a++) {
     const XNode *gx = ent(w, gi[a])->dev;
-    for (guint k = 0; k < gx->kids->len; k++) {
+    for (guint k = 0; gx != NULL && k < gx->kids->len; k++) {
       const XNode *nv = g_ptr_array_index(gx->kids, k);
       if (strcmp(nv->name, "nvlink") != 0)
         continue;
@@ -537,12 +703,14 @@ static char *build(Walk *w, const XNode *root, GError **error)
       for (guint b = 0; b < ngpu; b++)
         if (g_ascii_strcasecmp(attr(ent(w, gi[b])->x, "busid"), target) == 0)
           peer = (int)b;
-      nvsum[a] += (guint)count;
       if (peer >= 0 && (tclass == NULL || g_str_has_prefix(tclass, "0x03"))) {
         if (peer == (int)a) {
-          fail_at(w, nv, error, "an NVLink from a GPU to itself");
-          goto out;
+          /* Azure NCv4: NVML reports a GPU's NVLinks with its own bus id. */
+          note_once(w, g_strdup("NVLinks whose target is their own GPU ignored (they join no "
+                                "two GPUs)"));
+          continue;
         }
+        nvsum[a] += (guint)count;
         pair[a * ngpu + (guint)peer] = (guint)count;
       } else if (tclass != NULL && strcmp(tclass, "0x068000") == 0) {
         guint s = 0;
@@ -552,52 +720,60 @@ static char *build(Walk *w, const XNode *root, GError **error)
           g_ptr_array_add(sw_bus, (gpointer)target);
         guint rec[3] = {a, s, (guint)count};
         g_array_append_vals(sw_links, rec, 1);
+        nvsum[a] += (guint)count;
         on_switch[a] = TRUE;
-      } else if (tclass != NULL && strcmp(tclass, "0x060000") == 0) {
+      } else if (tclass != NULL && (strcmp(tclass, "0x060000") == 0 ||
+                                    strcmp(tclass, "0x068001") == 0)) {
+        nvsum[a] += (guint)count;
         cpu_links[a] += (guint)count;
       } else {
         g_autofree char *q = fs_escape_controls(tclass != NULL ? tclass : "(none)");
         g_autofree char *t = fs_escape_controls(target);
-        fail_at(w, nv, error, "NVLink target %s has class %s; expected a GPU of this dump, an "
-                "NVSwitch (0x068000) or a CPU (0x060000)", t, q);
+        fail_at(w, nv, error, "NVLink target %s has class %s; expected a GPU of this file, an "
+                "NVSwitch (0x068000) or a CPU (0x068001, 0x060000)", t, q);
         goto out;
       }
     }
   }
-  /* GPU models. */
-  for (guint a = 0; a < ngpu; a++) {
-    Ent *e = ent(w, gi[a]);
-    if (w->opt != NULL && w->opt->gpu != NULL) {
-      if (!(e->model = imp_require(w->cat, w->opt->gpu, FS_MODEL_GPU, "--gpu", error)))
+  /* GPU, CPU and deferred NIC models.  A GPU that the file does not
+   * identify (no <gpu sm>, no known device id) is taken to be the model of
+   * the first GPU it does identify: one host, one GPU model. */
+  const FsModel *known = NULL;
+  for (guint pass = 0; pass < 2; pass++)
+    for (guint a = 0; a < ngpu; a++) {
+      Ent *e = ent(w, gi[a]);
+      gboolean ident = (w->opt != NULL && w->opt->gpu != NULL) || e->sm >= 0 ||
+                       imp_nccl_gpu_for_device(attr(e->x, "vendor"), attr(e->x, "device")) != NULL;
+      if (ident != (pass == 0))
+        continue;
+      if (pass == 1 && known != NULL) {
+        e->model = known;
+        note_once(w, g_strdup_printf("GPUs the file does not identify taken to be %s, as the "
+                                     "one it does", known->name));
+        continue;
+      }
+      if (!gpu_model(w, e, on_switch[a], nvsum[a], error))
         goto out;
-      continue;
+      if (known == NULL)
+        known = e->model;
     }
-    long sm = strtol(attr(e->dev, "sm"), NULL, 10);
-    const char *name = gpu_for_sm(sm, on_switch[a], nvsum[a]);
-    if (!(e->model = model_at(w, e->dev, name, FS_MODEL_GPU, error)))
-      goto out;
-    note_once(w, g_strdup_printf("GPU %s for sm=%ld%s", name, sm,
-                                 sm == 90 ? (on_switch[a] || nvsum[a] > 12
-                                               ? " with NVSwitch or more than 12 NVLinks"
-                                               : " without NVSwitch, at most 12 NVLinks")
-                                          : ""));
-  }
   const FsModel *gpu0 = ent(w, gi[0])->model;
+  if (!cpu_models(w, gpu0, error))
+    goto out;
   for (guint i = 0; i < w->ents->len; i++) {
     Ent *e = ent(w, (int)i);
-    if (e->kind == E_CPU && e->model == NULL) {
-      const char *name = imp_default_cpu(gpu0->u.gpu.arch);
-      if (name == NULL || !(e->model = model_at(w, e->x, name, FS_MODEL_CPU, error)))
-        goto out;
-      note_once(w, g_strdup_printf("CPU %s (the dump's vendor/family/model is not in the "
-                                   "importer's table; the host of NVIDIA's reference server "
-                                   "for %s)", name, gpu0->name));
-    } else if (e->kind == E_CPU && (w->opt == NULL || w->opt->cpu == NULL)) {
-      note_once(w, g_strdup_printf("CPU %s from vendor %s, familyid %s, modelid %s",
-                                   e->model->name, attr(e->x, "vendor") ? attr(e->x, "vendor") : "?",
-                                   attr(e->x, "familyid") ? attr(e->x, "familyid") : "?",
-                                   attr(e->x, "modelid") ? attr(e->x, "modelid") : "?"));
-    }
+    if (e->kind != E_NIC || e->model != NULL)
+      continue;
+    const char *name = imp_default_nic(gpu0->u.gpu.arch);
+    if (!(e->model = model_at(w, e->x, name, FS_MODEL_NIC, error)))
+      goto out;
+    const char *v = attr(e->x, "vendor"), *d = attr(e->x, "device");
+    g_autofree char *id = v != NULL && d != NULL ? g_strdup_printf(" (PCI %s:%s is not in the "
+                                                                   "importer's table)", v, d)
+                                                 : g_strdup("");
+    note_once(w, g_strdup_printf("NIC %s: the file gives no known device id or <net> speed%s; "
+                                 "the NIC of NVIDIA's reference server for %s", name, id,
+                                 gpu0->name));
   }
   /* Switch model: the largest fan-out. */
   guint most = 1;
@@ -618,19 +794,46 @@ static char *build(Walk *w, const XNode *root, GError **error)
       }
       ent(w, (int)i)->model = psw;
     }
+  /* Each node's link to its parent: the file's, else the device's own.  A
+   * bridge that reports a link slower than its fastest child (a VM's
+   * virtual bridge: 2.5 GT/s x1 above Gen5 x16 devices) carries the
+   * child's link instead: children come after their bridge, so walking
+   * backwards settles them first. */
+  link = g_new0(const FsModel *, w->ents->len);
+  for (guint i = w->ents->len; i-- > 0;) {
+    const Ent *e = ent(w, (int)i);
+    if (e->kind == E_CPU)
+      continue;
+    link[i] = e->uplink != NULL ? e->uplink : own_link(e);
+    if (e->kind != E_SWITCH)
+      continue;
+    const FsModel *fastest = NULL;
+    for (guint j = i + 1; j < w->ents->len; j++)
+      if (ent(w, (int)j)->parent == (int)i &&
+          (fastest == NULL || link[j]->u.link.bandwidth > fastest->u.link.bandwidth))
+        fastest = link[j];
+    if (fastest != NULL && fastest->u.link.bandwidth > link[i]->u.link.bandwidth) {
+      note_once(w, g_strdup_printf("bridges that report a link slower than the devices below "
+                                   "them (%s above %s: a VM's virtual bridges) given their "
+                                   "fastest child's link", link[i]->name, fastest->name));
+      link[i] = fastest;
+    }
+  }
 
   /* Nodes: CPUs, GPUs by dev, NICs, PCIe switches, NVSwitches. */
   guint n_cpu = 0, n_nic = 0, n_sw = 0;
   for (guint i = 0; i < w->ents->len; i++) {
     Ent *e = ent(w, (int)i);
     if (e->kind == E_CPU) {
-      g_autofree char *c = g_strdup_printf("numaid %d", e->dev_index);
+      g_autofree char *c = g_strdup_printf("numaid %s", attr(e->x, "numaid"));
       e->node = imp_add_node(g, e->model, e->dev_index, c, "cpu%u", n_cpu++);
     }
   }
   for (guint a = 0; a < ngpu; a++) {
     Ent *e = ent(w, gi[a]);
-    g_autofree char *c = g_strdup_printf("dev %d, busid %s", e->dev_index, attr(e->x, "busid"));
+    g_autofree char *c = e->dev != NULL ? g_strdup_printf("dev %d, busid %s", e->dev_index,
+                                                          attr(e->x, "busid"))
+                                        : g_strdup_printf("busid %s", attr(e->x, "busid"));
     e->node = imp_add_node(g, e->model, -1, c, "gpu%u", a);
   }
   for (guint i = 0; i < w->ents->len; i++) {
@@ -638,13 +841,15 @@ static char *build(Walk *w, const XNode *root, GError **error)
     if (e->kind != E_NIC)
       continue;
     GString *c = g_string_new(NULL);
-    for (guint k = 0; k < e->x->kids->len; k++) {
-      const XNode *n = g_ptr_array_index(e->x->kids, k);
+    for (guint k = 0; e->dev != NULL && k < e->dev->kids->len; k++) {
+      const XNode *n = g_ptr_array_index(e->dev->kids, k);
       if (strcmp(n->name, "net") == 0)
         g_string_append_printf(c, "%s%s %s Mb/s", c->len ? ", " : "", attr(n, "name"),
                                attr(n, "speed"));
     }
-    e->node = imp_add_node(g, e->model, -1, c->str, "nic%u", n_nic++);
+    if (c->len == 0 && attr(e->x, "busid") != NULL)
+      g_string_append_printf(c, "busid %s", attr(e->x, "busid"));
+    e->node = imp_add_node(g, e->model, -1, c->len ? c->str : NULL, "nic%u", n_nic++);
     g_string_free(c, TRUE);
   }
   for (guint i = 0; i < w->ents->len; i++) {
@@ -654,8 +859,13 @@ static char *build(Walk *w, const XNode *root, GError **error)
       e->node = imp_add_node(g, e->model, -1, c, "pcie%u", n_sw++);
     }
   }
+  /* NVSwitches: one per target bus id, or, when the target's GPU links
+   * exceed the model's ports (NCCL dumps one "fffffff:ff:ff.0" target for
+   * the whole fabric), the fewest switches that hold them, each GPU's
+   * links spread evenly over them (the same NVSwitch plane). */
   const FsModel *nvl = gpu0->u.gpu.nvlink, *nvsw = NULL;
-  guint sw0 = g->nodes->len;
+  sw_first = g_new0(guint, sw_bus->len + 1);
+  sw_n = g_new0(guint, sw_bus->len + 1);
   if (sw_bus->len > 0) {
     if (nvl == NULL || !(nvsw = imp_nvswitch(w->cat, nvl))) {
       g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_MODEL,
@@ -663,42 +873,87 @@ static char *build(Walk *w, const XNode *root, GError **error)
                   nvl != NULL ? nvl->name : "NVLink");
       goto out;
     }
+    guint n_nvsw = 0;
     for (guint s = 0; s < sw_bus->len; s++) {
-      g_autofree char *c = g_strdup_printf("NVLink target %s", (char *)g_ptr_array_index(sw_bus, s));
-      imp_add_node(g, nvsw, -1, c, "nvswitch%u", s);
+      guint most = 1;
+      for (guint k = 0; k < sw_links->len; k++) {
+        const guint *rec = (const guint *)(sw_links->data + k * sizeof(guint) * 3);
+        if (rec[1] == s)
+          most = MAX(most, rec[2]);
+      }
+      guint S = 1;
+      for (;; S++) {
+        guint64 ports = 0;
+        for (guint k = 0; k < sw_links->len; k++) {
+          const guint *rec = (const guint *)(sw_links->data + k * sizeof(guint) * 3);
+          if (rec[1] == s)
+            ports += (rec[2] + S - 1) / S;
+        }
+        if (ports <= nvsw->u.sw.ports)
+          break;
+        if (S >= most) {
+          g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PORTS,
+                      "%s: NVLink target %s joins %" G_GUINT64_FORMAT " GPU links; no number of "
+                      "%s (%u ports) holds them", w->name, (char *)g_ptr_array_index(sw_bus, s),
+                      ports, nvsw->name, nvsw->u.sw.ports);
+          goto out;
+        }
+      }
+      sw_first[s] = g->nodes->len;
+      sw_n[s] = S;
+      if (S > 1)
+        note_once(w, g_strdup_printf("NVLink target %s spread over %u %s (its GPU links exceed "
+                                     "one switch's ports)", (char *)g_ptr_array_index(sw_bus, s),
+                                     S, nvsw->name));
+      for (guint j = 0; j < S; j++) {
+        g_autofree char *c = g_strdup_printf("NVLink target %s",
+                                             (char *)g_ptr_array_index(sw_bus, s));
+        imp_add_node(g, nvsw, -1, c, "nvswitch%u", n_nvsw++);
+      }
     }
   }
-  /* Links: PCIe tree, NVLinks, sockets. */
+  /* Links: PCIe tree, NVLinks, C2C, sockets. */
   for (guint i = 0; i < w->ents->len; i++) {
     Ent *e = ent(w, (int)i);
-    if (e->kind == E_CPU)
-      continue;
-    const FsModel *own = e->kind == E_GPU ? e->model->u.gpu.pcie
-                       : e->kind == E_NIC ? e->model->u.nic.pcie : e->model->u.sw.port_link;
-    const FsModel *l = e->uplink != NULL ? e->uplink : own;
-    imp_add_link(g, e->node, ent(w, e->parent)->node, l, 1);
+    if (e->kind != E_CPU)
+      imp_add_link(g, e->node, ent(w, e->parent)->node, link[i], 1);
   }
   for (guint a = 0; a < ngpu; a++)
     for (guint b = a + 1; b < ngpu; b++) {
       guint c = MAX(pair[a * ngpu + b], pair[b * ngpu + a]);
+      const FsModel *l = ent(w, gi[a])->model->u.gpu.nvlink;
+      if (c > 0 && l == NULL) {
+        fail_at(w, ent(w, gi[a])->dev, error, "NVLinks to another GPU, but %s has no NVLink",
+                ent(w, gi[a])->model->name);
+        goto out;
+      }
       if (c > 0)
-        imp_add_link(g, ent(w, gi[a])->node, ent(w, gi[b])->node, ent(w, gi[a])->model->u.gpu.nvlink,
-                     c);
+        imp_add_link(g, ent(w, gi[a])->node, ent(w, gi[b])->node, l, c);
     }
   for (guint k = 0; k < sw_links->len; k++) {
     const guint *rec = (const guint *)(sw_links->data + k * sizeof(guint) * 3);
-    imp_add_link(g, ent(w, gi[rec[0]])->node, sw0 + rec[1], nvl, rec[2]);
+    guint S = sw_n[rec[1]];
+    for (guint j = 0; j < S; j++) {
+      guint c = rec[2] / S + (j < rec[2] % S ? 1 : 0);
+      if (c > 0)
+        imp_add_link(g, ent(w, gi[rec[0]])->node, sw_first[rec[1]] + j, nvl, c);
+    }
   }
-  for (guint a = 0; a < ngpu; a++)
+  for (guint a = 0; a < ngpu; a++) {
+    const Ent *e = ent(w, gi[a]), *c = ent(w, e->cpu);
     if (cpu_links[a] > 0) {
-      const Ent *c = ent(w, ent(w, gi[a])->cpu);
       if (c->model->u.cpu.nvlink == NULL) {
-        fail_at(w, ent(w, gi[a])->dev, error, "an NVLink to the CPU, but %s has no NVLink",
-                c->model->name);
+        fail_at(w, e->dev, error, "an NVLink to the CPU, but %s has no NVLink", c->model->name);
         goto out;
       }
-      imp_add_link(g, ent(w, gi[a])->node, c->node, c->model->u.cpu.nvlink, cpu_links[a]);
+      imp_add_link(g, e->node, c->node, c->model->u.cpu.nvlink, cpu_links[a]);
     }
+    if (e->c2c > 0 && e->model->u.gpu.c2c != NULL)
+      imp_add_link(g, e->node, c->node, e->model->u.gpu.c2c, 1);
+    else if (e->c2c > 0)
+      note_once(w, g_strdup_printf("<c2c> of a %s ignored (the model has no NVLink-C2C)",
+                                   e->model->name));
+  }
   int first = -1;
   for (guint i = 0; i < w->ents->len; i++)
     if (ent(w, (int)i)->kind == E_CPU) {
@@ -715,9 +970,10 @@ static char *build(Walk *w, const XNode *root, GError **error)
   for (guint i = 0; i < w->notes->len; i++)
     g_string_append_printf(models, "%s%s", i ? "; " : "", (char *)g_ptr_array_index(w->notes, i));
   if (models->len > 0)
-    imp_note(g, "Models guessed: %s. Override with --gpu, --cpu and --nic.", models->str);
+    imp_note(g, "Read from the file: %s. Override models with --gpu, --cpu and --nic.",
+             models->str);
   g_string_free(models, TRUE);
-  imp_note(g, "Structure from the dump: one CPU node per <cpu> (socket = numaid), one PCIe "
+  imp_note(g, "Structure from the file: one CPU node per <cpu> (socket = numaid), one PCIe "
            "switch per bridge <pci> (%s), PCIe links from link_speed and link_width, "
            "NVLinks from <nvlink> (%u NVSwitch target%s).",
            psw != NULL ? psw->name : "none", sw_bus->len, sw_bus->len == 1 ? "" : "s");

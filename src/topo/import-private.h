@@ -66,3 +66,25 @@ const FsModel *imp_nvswitch(const FsCatalog *cat, const FsModel *nvlink);
 /* The link that joins two CPU nodes: the CPU's inter-socket link, or its
  * root-port PCIe link when it has none; *count gets the link count. */
 const FsModel *imp_socket_link(const FsModel *cpu, guint *count);
+
+/* ---- NCCL topology XML identification (nccl-ids.c) -------------------- */
+
+/* The catalog GPU model of an NVIDIA PCI device ID ("0x2330"), NULL when
+ * vendor is not "0x10de" or the ID is not in the table. */
+const char *imp_nccl_gpu_for_device(const char *vendor, const char *device);
+/* The PCI device ID the table gives a GPU model, or NULL. */
+const char *imp_nccl_device_for_gpu(const char *model);
+/* The catalog NIC model of a Mellanox/NVIDIA adapter ID (vendor "0x15b3"),
+ * physical or virtual function; NULL when not in the table. */
+const char *imp_nccl_nic_for_device(const char *vendor, const char *device);
+const char *imp_nccl_device_for_nic(const char *model);
+/* The catalog CPU model for NCCL's vendor/familyid/modelid: *exact when a
+ * row matches, else the newest row of the vendor not newer than the part
+ * (or its oldest).  AMD's base family (23, 25, 26) is read as NCCL's
+ * familyid (143, 175, 191).  NULL for an unknown vendor. */
+const char *imp_nccl_cpu_for(const char *vendor, long familyid, long modelid, gboolean *exact);
+/* The vendor/familyid/modelid NCCL would write for a CPU model; FALSE when
+ * the table has no row for it. */
+gboolean imp_nccl_cpu_ids(const char *model, const char **vendor, long *familyid, long *modelid);
+/* NCCL's `sm` (compute capability x 10) of an architecture; -1 if none. */
+long imp_nccl_sm_for_arch(FsGpuArch arch);

@@ -139,7 +139,9 @@ int fs_cmd_p2p(int argc, char **argv)
   if (ng == 0)
     return fs_cli_usage("p2p", "the topology has no GPU");
 
-  g_autoptr(FsP2pResult) res = fs_p2p_measure(t, model, &ropt, bytes, ng);
+  g_autoptr(FsP2pResult) res = fs_p2p_measure(t, model, &ropt, bytes, ng, &error);
+  if (res == NULL)
+    return fs_cli_fail("p2p", error);
   const double *uni = res->uni_gbps, *bi = res->bi_gbps, *lat = res->latency_us;
   const double *h2d = res->h2d_gbps, *d2h = res->d2h_gbps;
   const FsRouteKind *kind = res->kind;

@@ -13,6 +13,7 @@
 
 #include "catalog/catalog.h"
 #include "cli/commands.h"
+#include "topo/connect.h"
 #include "topo/import.h"
 #include "topo/paths.h"
 #include "topo/topo.h"
@@ -25,6 +26,7 @@ static char *opt_models = NULL;
 static gboolean opt_json = FALSE;
 static char *opt_output = NULL;
 static char *opt_gpu = NULL, *opt_nic = NULL, *opt_cpu = NULL;
+static gboolean opt_allow_disconnected = FALSE;
 
 static const GOptionEntry entries[] = {
   {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
@@ -37,6 +39,8 @@ static const GOptionEntry entries[] = {
   {"gpu", 0, 0, G_OPTION_ARG_STRING, &opt_gpu, "import-*: GPU model (default: guessed)", "MODEL"},
   {"nic", 0, 0, G_OPTION_ARG_STRING, &opt_nic, "import-*: NIC model (default: guessed)", "MODEL"},
   {"cpu", 0, 0, G_OPTION_ARG_STRING, &opt_cpu, "import-*: CPU model (default: guessed)", "MODEL"},
+  {"allow-disconnected", 0, 0, G_OPTION_ARG_NONE, &opt_allow_disconnected,
+   "check: accept GPUs that cannot reach each other (a warning instead of an error)", NULL},
   {NULL},
 };
 
@@ -63,6 +67,13 @@ typedef struct {
 
 static int do_check(const FsTopo *t)
 {
+  GError *unreachable = NULL;
+  if (!fs_topo_check_connected(t, &unreachable)) {
+    if (!opt_allow_disconnected)
+      return fs_cli_fail("topo", unreachable);
+    fprintf(stderr, "fabricsim topo: warning: %s\n", unreachable->message);
+    g_error_free(unreachable);
+  }
   guint nn = fs_topo_n_nodes(t), nl = fs_topo_n_links(t), ng;
   const guint *gpus = fs_topo_gpus(t, &ng);
   guint kinds[FS_NODE_N_KINDS] = {0}, swkinds[FS_SWITCH_N_KINDS] = {0};
@@ -336,7 +347,8 @@ int fs_cmd_topo(int argc, char **argv)
   g_option_context_set_description(ctx,
     "Actions:\n"
     "  check   validate and print a summary (GPUs, hosts, switches, links per\n"
-    "          family, per-GPU NVLink bandwidth, bisection bandwidth)\n"
+    "          family, per-GPU NVLink bandwidth, bisection bandwidth); GPUs that\n"
+    "          cannot reach each other are an error (--allow-disconnected: a warning)\n"
     "  show    list every node and link\n"
     "  paths   the GPU x GPU matrix like `nvidia-smi topo -m` (NV#, PIX, PXB,\n"
     "          PHB, NODE, SYS, NET)\n"
@@ -366,6 +378,8 @@ int fs_cmd_topo(int argc, char **argv)
   if (opt_output != NULL || opt_gpu != NULL || opt_nic != NULL || opt_cpu != NULL)
     return fs_cli_usage("topo", "-o, --gpu, --nic and --cpu apply to import-smi and "
                         "import-nccl only");
+  if (opt_allow_disconnected && strcmp(action, "check") != 0)
+    return fs_cli_usage("topo", "--allow-disconnected applies to check only");
   int (*run)(const FsTopo *) = NULL;
   if (strcmp(action, "check") == 0)
     run = do_check;

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "calib/calibration.h"
-#include "coll/bench.h"
-#include "coll/coll-topo.h"
+#include "collrun/bench.h"
+#include "collrun/coll-topo.h"
 #include "net/route.h"
 
 typedef struct {

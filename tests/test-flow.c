@@ -8,6 +8,7 @@
 #include "core/rng.h"
 #include "core/sim.h"
 #include "net/flow.h"
+#include "util/error.h"
 #include "testutil.h"
 
 #define GBPS 1e9
@@ -668,6 +669,33 @@ START_TEST(test_flow_rates_match_brute_force_while_running)
 }
 END_TEST
 
+/* A flow longer than the old 4,000,000 s cap finishes at its true time
+ * (issue 21: `flows` reported rates above the link's); one past the
+ * clock's range stops the run with the clock's range error. */
+START_TEST(test_flow_long_transfer_exact_or_clock_error)
+{
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  FsChannelId ch = fs_flownet_add_channel(net, 1 * GBPS, 0);
+  Record r = {0};
+  /* 5e15 bytes at 1 GB/s: 5,000,000 s. */
+  start_flow(net, &r, 0, &ch, 1, 5000000000000000ull, 0, 0);
+  run(sim);
+  ck_assert_int_eq(r.info[0].finish, 5000000 * FS_SEC);
+  ck_assert(r.info[0].mean_rate == 1 * GBPS);
+  /* The network is idle: the clock may start again at 0. */
+  ck_assert(fs_flownet_rewind(net));
+  ck_assert_int_eq(fs_sim_now(sim), 0);
+  /* 1e16 bytes: 10,000,000 s, past the clock's 9,223,372 s. */
+  start_flow(net, &r, 1, &ch, 1, 10000000000000000ull, 0, 0);
+  ck_assert(!fs_flownet_rewind(net));
+  g_autoptr(GError) error = NULL;
+  ck_assert(!fs_sim_run(sim, &error));
+  ck_assert(g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_CLOCK));
+  ck_assert_int_eq(r.n, 1);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("flow");
@@ -692,5 +720,6 @@ int main(void)
   FS_ADD_TEST(s, test_flow_analytic_ignores_sharing);
   FS_ADD_TEST(s, test_flow_rates_match_brute_force);
   FS_ADD_TEST(s, test_flow_rates_match_brute_force_while_running);
+  FS_ADD_TEST(s, test_flow_long_transfer_exact_or_clock_error);
   return fs_test_run_suite(s);
 }

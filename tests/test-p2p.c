@@ -48,7 +48,7 @@ static FsTime lat(const char *model)
 START_TEST(test_p2p_dgx_h100_matrices)
 {
   g_autoptr(FsTopo) t = load("dgx-h100.yaml");
-  g_autoptr(FsP2pResult) r = fs_p2p_measure(t, FS_NET_MAXMIN, NULL, SIZE, 0);
+  g_autoptr(FsP2pResult) r = fs_p2p_measure(t, FS_NET_MAXMIN, NULL, SIZE, 0, NULL);
   ck_assert_uint_eq(r->n, 8);
   double link = 18 * bw("nvlink4");
   /* The path: GPU -> NVSwitch -> GPU, two NVLink hops and one switch. */
@@ -85,7 +85,7 @@ END_TEST
 START_TEST(test_p2p_full_mesh_pairs)
 {
   g_autoptr(FsTopo) t = load("h100-fullmesh-nvlink.yaml");
-  g_autoptr(FsP2pResult) r = fs_p2p_measure(t, FS_NET_MAXMIN, NULL, SIZE, 0);
+  g_autoptr(FsP2pResult) r = fs_p2p_measure(t, FS_NET_MAXMIN, NULL, SIZE, 0, NULL);
   double one = bw("nvlink4");
   guint two = 0, three = 0;
   for (guint k = 0; k < r->n * r->n; k++) {
@@ -107,7 +107,7 @@ START_TEST(test_p2p_pcie_gen4_root_links_and_disable)
   FsRouteOptions opt;
   fs_route_options_init(&opt);
   opt.p2p_disable = TRUE;
-  g_autoptr(FsP2pResult) r = fs_p2p_measure(t, FS_NET_MAXMIN, &opt, SIZE, 0);
+  g_autoptr(FsP2pResult) r = fs_p2p_measure(t, FS_NET_MAXMIN, &opt, SIZE, 0, NULL);
   double x16 = bw("pcie-gen4-x16");
   /* Eight GPUs to host at once: one x16 uplink per socket. */
   assert_near(r->h2d_all_gbps, 2 * x16, 1e-3);
@@ -125,8 +125,8 @@ START_TEST(test_p2p_analytic_equals_maxmin_alone)
   /* A unidirectional measurement is one transfer alone: both models agree.
    * (Not the bidirectional one on a shared path, nor all GPUs at once.) */
   g_autoptr(FsTopo) t = load("dgx-h100.yaml");
-  g_autoptr(FsP2pResult) a = fs_p2p_measure(t, FS_NET_ANALYTIC, NULL, SIZE, 4);
-  g_autoptr(FsP2pResult) m = fs_p2p_measure(t, FS_NET_MAXMIN, NULL, SIZE, 4);
+  g_autoptr(FsP2pResult) a = fs_p2p_measure(t, FS_NET_ANALYTIC, NULL, SIZE, 4, NULL);
+  g_autoptr(FsP2pResult) m = fs_p2p_measure(t, FS_NET_MAXMIN, NULL, SIZE, 4, NULL);
   ck_assert_uint_eq(a->n, 4);
   for (guint k = 0; k < 16; k++) {
     ck_assert(a->uni_gbps[k] == m->uni_gbps[k]);
@@ -142,7 +142,7 @@ END_TEST
 START_TEST(test_p2p_cross_node_uses_the_network)
 {
   g_autoptr(FsTopo) t = load("dgx-h100-ib-ndr.yaml");
-  g_autoptr(FsP2pResult) r = fs_p2p_measure(t, FS_NET_MAXMIN, NULL, 64 << 20, 16);
+  g_autoptr(FsP2pResult) r = fs_p2p_measure(t, FS_NET_MAXMIN, NULL, 64 << 20, 16, NULL);
   ck_assert_uint_eq(r->n, 16);
   ck_assert_int_eq(r->kind[0 * 16 + 1], FS_ROUTE_NVLINK);
   ck_assert_int_eq(r->kind[0 * 16 + 8], FS_ROUTE_NET_GDR);

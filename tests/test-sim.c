@@ -291,6 +291,56 @@ START_TEST(test_sim_reschedule_in_the_past_aborts)
 }
 END_TEST
 
+/* A time past the clock's range saturates at FS_TIME_MAX, and a run that
+ * reaches an event there stops with the clock's range error, the event
+ * left pending (issue 21: a wrapped time once aborted in the flow engine). */
+START_TEST(test_sim_clock_range_error)
+{
+  g_autoptr(FsSim) sim = fs_sim_new();
+  fs_sim_at(sim, FS_TIME_MAX - 10, noop, NULL, 0);
+  g_autoptr(GError) error = NULL;
+  ck_assert(fs_sim_run(sim, &error));
+  fs_assert_no_error(error);
+  ck_assert(fs_sim_now(sim) == FS_TIME_MAX - 10);
+  /* now + 20 passes the clock's end: it saturates there. */
+  fs_sim_after(sim, 20, noop, NULL, 0);
+  ck_assert(!fs_sim_run(sim, &error));
+  ck_assert(g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_CLOCK));
+  ck_assert_int_eq(fs_error_exit_status(error), 1);
+  fs_assert_error(error, FS_RUNTIME_ERROR, "simulated time exceeds the clock's range (int64 "
+                  "picoseconds: at most 9223372.036 s, about 106 days)");
+  ck_assert_uint_eq(fs_sim_pending(sim), 1);
+  ck_assert(fs_sim_now(sim) == FS_TIME_MAX - 10);
+  ck_assert(fs_time_add_sat(FS_TIME_MAX - 10, 9) == FS_TIME_MAX - 1);
+  ck_assert(fs_time_mul_sat(FS_SEC, 10000000) == FS_TIME_MAX);
+  ck_assert(fs_time_mul_sat(FS_SEC, 9000000) == 9000000 * FS_SEC);
+  ck_assert(fs_time_from_ps(1e19) == FS_TIME_MAX);
+  ck_assert(fs_time_from_ps(2.5) == 3);
+}
+END_TEST
+
+/* An event at the clock's end moved earlier before the loop reaches it is
+ * no error; run_until short of the end leaves it pending quietly. */
+START_TEST(test_sim_clock_end_moved_back)
+{
+  g_autoptr(FsSim) sim = fs_sim_new();
+  FsEventId id = fs_sim_at(sim, FS_TIME_MAX, noop, NULL, 0);
+  g_autoptr(GError) error = NULL;
+  ck_assert(fs_sim_run_until(sim, FS_SEC, &error));
+  fs_assert_no_error(error);
+  fs_sim_reschedule(sim, id, 2 * FS_SEC);
+  ck_assert(fs_sim_run(sim, &error));
+  fs_assert_no_error(error);
+  ck_assert(fs_sim_now(sim) == 2 * FS_SEC);
+  /* Rewinding: only when nothing is pending. */
+  fs_sim_at(sim, 3 * FS_SEC, noop, NULL, 0);
+  ck_assert(!fs_sim_rewind(sim));
+  ck_assert(fs_sim_run(sim, &error));
+  ck_assert(fs_sim_rewind(sim));
+  ck_assert(fs_sim_now(sim) == 0);
+}
+END_TEST
+
 /* Child modes: each must abort before returning. */
 static int child_main(const char *mode)
 {
@@ -321,6 +371,8 @@ int main(void)
   FS_ADD_TEST(s, test_sim_cancel_and_reschedule);
   FS_ADD_TEST(s, test_sim_event_limit_error);
   FS_ADD_TEST(s, test_sim_interrupt);
+  FS_ADD_TEST(s, test_sim_clock_range_error);
+  FS_ADD_TEST(s, test_sim_clock_end_moved_back);
   FS_ADD_TEST(s, test_sim_event_in_the_past_aborts);
   FS_ADD_TEST(s, test_sim_reschedule_in_the_past_aborts);
   return fs_test_run_suite(s);

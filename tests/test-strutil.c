@@ -13,6 +13,7 @@
 #include "testutil.h"
 #include "util/datadir.h"
 #include "util/error.h"
+#include "util/interrupt.h"
 #include "util/limits.h"
 #include "util/names.h"
 #include "util/strutil.h"
@@ -164,6 +165,27 @@ START_TEST(test_strutil_atomic_write_failure_keeps_target)
 }
 END_TEST
 
+/* A stop request (SIGINT/SIGTERM) before or during an atomic write leaves
+ * neither the target nor a temporary file (issue 21). */
+START_TEST(test_strutil_atomic_write_interrupted)
+{
+  g_autofree char *dir = g_dir_make_tmp("fs-strutil-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "trace.json", NULL);
+  GError *err = NULL;
+  fs_interrupt_request();
+  gboolean ok = fs_write_file_atomic(path, "x", 1, &err);
+  fs_interrupt_clear();
+  ck_assert(!ok);
+  ck_assert(g_error_matches(err, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED));
+  ck_assert_int_eq(fs_error_exit_status(err), 130);
+  fs_assert_error(err, FS_RUNTIME_ERROR, "interrupted while writing ");
+  GDir *d = g_dir_open(dir, 0, NULL);
+  ck_assert_ptr_null(g_dir_read_name(d));
+  g_dir_close(d);
+  g_rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_strutil_atomic_write_stdout)
 {
   /* "-" goes to stdout: redirect fd 1 to a file for the check. */
@@ -296,6 +318,7 @@ int main(void)
   FS_ADD_TEST(s, test_strutil_atomic_write_creates_and_replaces);
   FS_ADD_TEST(s, test_strutil_atomic_write_failure_keeps_target);
   FS_ADD_TEST(s, test_strutil_atomic_write_stdout);
+  FS_ADD_TEST(s, test_strutil_atomic_write_interrupted);
   FS_ADD_TEST(s, test_names_index);
   FS_ADD_TEST(s, test_env_limit);
   return fs_test_run_suite(s);

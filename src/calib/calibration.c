@@ -75,33 +75,43 @@ static gboolean get_object(Rd *rd, const json_t *obj, const char *path, const ch
   return TRUE;
 }
 
-/* A required number (>= lo).  */
-static gboolean get_number(Rd *rd, const json_t *obj, const char *path, const char *key, double lo,
-                           double *out)
+/* Physical bounds of the figures a calibration file holds (validation/
+ * README.md, "Bounds"): a value outside is a typo or a broken probe, never
+ * hardware, and is refused where it stands.  Bandwidths: up to 100 TB/s
+ * (ten times the fastest memory of the catalog); latencies: up to 1 s;
+ * link efficiencies: up to 2 (in-switch reduction at most halves what a
+ * GPU sends; above 1 is kept but not applied, apply.c); the simulator-
+ * fitted latency scale: the fitter's own range (nccl-simfit.c). */
+typedef struct {
+  double lo, hi;
+  gboolean lo_open;   /* lo itself is out of range */
+  const char *expect; /* "a bandwidth above 0 and at most 100000 GB/s" */
+} Bound;
+
+static const Bound BOUND_GBPS = {0, 1e5, TRUE, "a bandwidth above 0 and at most 100000 GB/s"};
+static const Bound BOUND_GBPS0 = {0, 1e5, FALSE, "a bandwidth from 0 to 100000 GB/s"};
+static const Bound BOUND_US = {0, 1e6, FALSE, "a latency from 0 to 1000000 us (1 s)"};
+static const Bound BOUND_EFF = {0, 2, TRUE, "an efficiency above 0 and at most 2"};
+static const Bound BOUND_SCALE = {FS_CALIB_HW_LATENCY_SCALE_MIN, FS_CALIB_HW_LATENCY_SCALE_MAX, FALSE,
+                                  "a latency scale from 0.05 to 20 (the fitter's range)"};
+static const Bound BOUND_TFLOPS = {0, 1e6, TRUE, "a rate above 0 and at most 1000000 TFLOP/s"};
+static const Bound BOUND_BYTES = {0, 1.8e19, FALSE, "a size from 0 to 1.8e19 bytes"};
+
+/* A required number within bound b. */
+static gboolean get_bounded(Rd *rd, const json_t *obj, const char *path, const char *key,
+                            const Bound *b, double *out)
 {
   g_autofree char *mp = NULL;
   json_t *v = member(obj, path, key, &mp);
   if (v == NULL)
-    return rd_fail(rd, mp, "missing; expected a number");
+    return rd_fail(rd, mp, "missing; expected %s", b->expect);
   if (!json_is_number(v))
     return rd_fail(rd, mp, "expected a number, got %s", type_name(v));
   double d = json_number_value(v);
-  if (!isfinite(d) || d < lo)
-    return rd_fail(rd, mp, "%g is out of range; expected a number >= %g", d, lo);
+  if (!isfinite(d) || d < b->lo || (b->lo_open && d == b->lo) || d > b->hi)
+    return rd_fail(rd, mp, "%g is out of range; expected %s", d, b->expect);
   *out = d;
   return TRUE;
-}
-
-/* A required positive number. */
-static gboolean get_positive(Rd *rd, const json_t *obj, const char *path, const char *key,
-                             double *out)
-{
-  if (!get_number(rd, obj, path, key, 0, out))
-    return FALSE;
-  if (*out > 0)
-    return TRUE;
-  g_autofree char *mp = fs_json_path_member(path, key);
-  return rd_fail(rd, mp, "expected a number above 0, got 0");
 }
 
 /* A required non-negative integer up to max. */
@@ -253,12 +263,12 @@ static gboolean read_copies(Rd *rd, const json_t *summary, FsCalibration *cal)
     if (o == NULL)
       continue;
     double gbps;
-    if (!get_positive(rd, o, p, "peak_bandwidth_GBps", &gbps) ||
-        !get_number(rd, o, p, "latency_4B_us", 0, lat[i]))
+    if (!get_bounded(rd, o, p, "peak_bandwidth_GBps", &BOUND_GBPS, &gbps) ||
+        !get_bounded(rd, o, p, "latency_4B_us", &BOUND_US, lat[i]))
       return FALSE;
     *peak[i] = gbps * 1e9;
     if (json_object_get(o, "host_latency_4B_us") != NULL &&
-        !get_number(rd, o, p, "host_latency_4B_us", 0, host[i]))
+        !get_bounded(rd, o, p, "host_latency_4B_us", &BOUND_US, host[i]))
       return FALSE;
   }
   json_t *o;
@@ -267,7 +277,7 @@ static gboolean read_copies(Rd *rd, const json_t *summary, FsCalibration *cal)
     return FALSE;
   if (o != NULL) {
     double gbps = 0;
-    if (!get_positive(rd, o, p, "peak_bandwidth_GBps", &gbps))
+    if (!get_bounded(rd, o, p, "peak_bandwidth_GBps", &BOUND_GBPS, &gbps))
       return FALSE;
     cal->bidir_peak = gbps * 1e9;
   }
@@ -286,7 +296,7 @@ static gboolean read_membw(Rd *rd, const json_t *summary, FsCalibration *cal)
       return FALSE;
     if (o == NULL)
       continue;
-    if (!get_positive(rd, o, p, "bandwidth_GBps", &gbps))
+    if (!get_bounded(rd, o, p, "bandwidth_GBps", &BOUND_GBPS, &gbps))
       return FALSE;
     *out[i] = gbps * 1e9;
   }
@@ -309,12 +319,8 @@ static gboolean read_launch(Rd *rd, const json_t *summary, FsCalibration *cal)
     /* async_us is what overrides the catalog; the others are extras. */
     if (i > 0 && json_object_get(o, keys[i]) == NULL)
       continue;
-    if (!get_number(rd, o, p, keys[i], 0, &us))
+    if (!get_bounded(rd, o, p, keys[i], &BOUND_US, &us))
       return FALSE;
-    if (us > 1e6) {
-      g_autofree char *mp = fs_json_path_member(p, keys[i]);
-      return rd_fail(rd, mp, "%g us is out of range; expected at most 1 s", us);
-    }
     *out[i] = (FsTime)llround(us * 1e6);
   }
   return TRUE;
@@ -334,7 +340,7 @@ static gboolean read_nccl(Rd *rd, const json_t *summary, FsCalibration *cal)
     uint64_t ranks, smallest = 0;
     double algbw = 0, busbw = 0;
     if (!get_uint(rd, o, p, "ranks", 65536, &ranks) ||
-        !get_number(rd, o, p, "latency_floor_us", 0, &n->latency_floor_us))
+        !get_bounded(rd, o, p, "latency_floor_us", &BOUND_US, &n->latency_floor_us))
       return FALSE;
     if (ranks < 1) {
       g_autofree char *mp = fs_json_path_member(p, "ranks");
@@ -343,9 +349,9 @@ static gboolean read_nccl(Rd *rd, const json_t *summary, FsCalibration *cal)
     if ((json_object_get(o, "smallest_size_bytes") != NULL &&
          !get_uint(rd, o, p, "smallest_size_bytes", G_MAXUINT64 >> 1, &smallest)) ||
         (json_object_get(o, "peak_algbw_GBps") != NULL &&
-         !get_number(rd, o, p, "peak_algbw_GBps", 0, &algbw)) ||
+         !get_bounded(rd, o, p, "peak_algbw_GBps", &BOUND_GBPS0, &algbw)) ||
         (json_object_get(o, "peak_busbw_GBps") != NULL &&
-         !get_number(rd, o, p, "peak_busbw_GBps", 0, &busbw)))
+         !get_bounded(rd, o, p, "peak_busbw_GBps", &BOUND_GBPS0, &busbw)))
       return FALSE;
     n->present = TRUE;
     n->ranks = (guint)ranks;
@@ -411,7 +417,7 @@ static gboolean read_gemm(Rd *rd, const json_t *root, FsCalibration *cal)
     double tflops;
     if (!get_string(rd, r, p, "dtype", &dtname) || !get_string(rd, r, p, "shape", &shape) ||
         !get_uint(rd, r, p, "m", 1u << 30, &pt.m) || !get_uint(rd, r, p, "n", 1u << 30, &pt.n) ||
-        !get_uint(rd, r, p, "k", 1u << 30, &pt.k) || !get_positive(rd, r, p, "tflops", &tflops)) {
+        !get_uint(rd, r, p, "k", 1u << 30, &pt.k) || !get_bounded(rd, r, p, "tflops", &BOUND_TFLOPS, &tflops)) {
       ok = FALSE;
       break;
     }
@@ -431,7 +437,7 @@ static gboolean read_gemm(Rd *rd, const json_t *root, FsCalibration *cal)
       continue;
     }
     if (json_object_get(r, "min_bytes") != NULL &&
-        !get_number(rd, r, p, "min_bytes", 0, &pt.min_bytes)) {
+        !get_bounded(rd, r, p, "min_bytes", &BOUND_BYTES, &pt.min_bytes)) {
       ok = FALSE;
       break;
     }
@@ -470,11 +476,11 @@ static gboolean read_fitted(Rd *rd, const json_t *fitted, FsCalibration *cal)
       return rd_fail(rd, p, "expected an object, got %s", type_name(o));
     FsCalibLinkFit *f = &cal->link_fits[cal->n_link_fits];
     f->family = (FsLinkFamily)fam;
-    if (!get_positive(rd, o, p, "efficiency", &f->efficiency) ||
-        !get_number(rd, o, p, "step_latency_us", 0, &f->step_latency_us))
+    if (!get_bounded(rd, o, p, "efficiency", &BOUND_EFF, &f->efficiency) ||
+        !get_bounded(rd, o, p, "step_latency_us", &BOUND_US, &f->step_latency_us))
       return FALSE;
     if (json_object_get(o, "hw_latency_scale") != NULL &&
-        !get_positive(rd, o, p, "hw_latency_scale", &f->hw_latency_scale))
+        !get_bounded(rd, o, p, "hw_latency_scale", &BOUND_SCALE, &f->hw_latency_scale))
       return FALSE;
     g_autofree char *mp = NULL;
     json_t *models = member(o, p, "models", &mp);

@@ -102,6 +102,11 @@ typedef struct {
   gboolean applied;
 } FsCalibChange;
 
+/* The range of a simulator-fitted hw_latency_scale: the fitter searches
+ * it (nccl-simfit.c) and the reader refuses a file's value outside it. */
+#define FS_CALIB_HW_LATENCY_SCALE_MIN 0.05
+#define FS_CALIB_HW_LATENCY_SCALE_MAX 20.0
+
 /* One family of the `fitted.links` section (fabricsim calibrate). */
 typedef struct {
   FsLinkFamily family;

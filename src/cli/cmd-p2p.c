@@ -109,7 +109,9 @@ int fs_cmd_p2p(int argc, char **argv)
     return fs_cli_usage("p2p", "the topology has no GPU");
 
   g_autoptr(FsProgress) progress = fs_progress_new("p2p", opt_quiet);
-  g_autoptr(FsP2pResult) res = fs_p2p_measure(t, model, &ropt, bytes, ng);
+  g_autoptr(FsP2pResult) res = fs_p2p_measure(t, model, &ropt, bytes, ng, &error);
+  if (res == NULL)
+    return fs_cli_fail("p2p", error);
   g_clear_pointer(&progress, fs_progress_free);
   g_autoptr(GString) out = g_string_new(NULL);
   fs_report_p2p(out, opt_json ? FS_REPORT_JSON : opt_csv ? FS_REPORT_CSV : FS_REPORT_TEXT, t, model,

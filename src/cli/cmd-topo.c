@@ -15,6 +15,7 @@
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "report/topo.h"
+#include "topo/connect.h"
 #include "topo/import.h"
 #include "util/strutil.h"
 
@@ -24,6 +25,7 @@ static gboolean opt_json = FALSE;
 static char *opt_output = NULL;
 static char *opt_gpu = NULL, *opt_nic = NULL, *opt_cpu = NULL;
 static gint opt_host = -1;
+static gboolean opt_allow_disconnected = FALSE;
 
 static const GOptionEntry entries[] = {
   {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
@@ -37,6 +39,9 @@ static const GOptionEntry entries[] = {
   {"nic", 0, 0, G_OPTION_ARG_STRING, &opt_nic, "import-*: NIC model (default: guessed)", "MODEL"},
   {"cpu", 0, 0, G_OPTION_ARG_STRING, &opt_cpu, "import-*: CPU model (default: guessed)", "MODEL"},
   {"host", 0, 0, G_OPTION_ARG_INT, &opt_host, "export-nccl: the host to write (default 0)", "N"},
+
+  {"allow-disconnected", 0, 0, G_OPTION_ARG_NONE, &opt_allow_disconnected,
+   "check: accept GPUs that cannot reach each other (a warning instead of an error)", NULL},
   {NULL},
 };
 
@@ -88,7 +93,8 @@ int fs_cmd_topo(int argc, char **argv)
   g_option_context_set_description(ctx,
     "Actions:\n"
     "  check   validate and print a summary (GPUs, hosts, switches, links per\n"
-    "          family, per-GPU NVLink bandwidth, bisection bandwidth)\n"
+    "          family, per-GPU NVLink bandwidth, bisection bandwidth); GPUs that\n"
+    "          cannot reach each other are an error (--allow-disconnected: a warning)\n"
     "  show    list every node and link\n"
     "  paths   the GPU x GPU matrix like `nvidia-smi topo -m` (NV#, PIX, PXB,\n"
     "          PHB, NODE, SYS, NET)\n"
@@ -129,6 +135,8 @@ int fs_cmd_topo(int argc, char **argv)
     return fs_cli_usage("topo", "--host %d: expected a host index (0 or more)", opt_host);
   if (export && opt_json)
     return fs_cli_usage("topo", "export-nccl takes no --json");
+  if (opt_allow_disconnected && strcmp(action, "check") != 0)
+    return fs_cli_usage("topo", "--allow-disconnected applies to check only");
   if (!export && !g_strv_contains((const char *const[]){"check", "show", "paths", "dot", NULL}, action))
     return fs_cli_usage("topo", "unknown action \"%s\"; expected check, show, paths, dot, import-smi, "
                         "import-nccl or export-nccl",
@@ -142,6 +150,13 @@ int fs_cmd_topo(int argc, char **argv)
     return fs_cli_fail("topo", error);
   if (export)
     return do_export(t);
+  GError *unreachable = NULL;
+  if (strcmp(action, "check") == 0 && !fs_topo_check_connected(t, &unreachable)) {
+    if (!opt_allow_disconnected)
+      return fs_cli_fail("topo", unreachable);
+    fprintf(stderr, "fabricsim topo: warning: %s\n", unreachable->message);
+    g_error_free(unreachable);
+  }
   g_autoptr(GString) out = g_string_new(NULL);
   if (!fs_report_topo(out, action, t, opt_json, &error))
     return fs_cli_fail("topo", error);

@@ -113,14 +113,9 @@ int fs_cli_fail(const char *cmd, GError *error)
     return st;
   }
   int status = fs_error_exit_status(error);
-  /* One line, whatever the arguments quoted in the message hold; only a
-   * deadlock report lists its stuck ops one per line. */
-  if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_DEADLOCK)) {
-    fprintf(stderr, "fabricsim %s: %s\n", cmd, error->message);
-  } else {
-    g_autofree char *shown = fs_escape_controls(error->message);
-    fprintf(stderr, "fabricsim %s: %s\n", cmd, shown);
-  }
+  /* One line, whatever the arguments quoted in the message hold. */
+  g_autofree char *shown = fs_escape_controls(error->message);
+  fprintf(stderr, "fabricsim %s: %s\n", cmd, shown);
   g_error_free(error);
   return status;
 }

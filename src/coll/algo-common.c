@@ -7,8 +7,14 @@
 
 guint64 fs_algo_n_chunks(const FsPlanBuilder *b, uint64_t bytes)
 {
+  /* Each chunk adds a step at least: past the step limit the plan fails,
+   * so a loop over more chunks than that (an EiB in 512 KiB slices) only
+   * needs to reach the limit, and one that starts after it nothing. */
+  if (fs_plan_overflowed(b))
+    return 1;
   uint64_t c = fs_plan_req(b)->slice_bytes;
-  return bytes == 0 ? 1 : (bytes + c - 1) / c;
+  guint64 n = bytes == 0 ? 1 : bytes / c + (bytes % c != 0);
+  return MIN(n, (guint64)fs_plan_req(b)->max_steps + 1);
 }
 
 uint64_t fs_algo_chunk(const FsPlanBuilder *b, uint64_t bytes, guint64 i)
@@ -83,13 +89,13 @@ void fs_algo_ring_phase(FsPlanBuilder *b, guint channel, FsRingKind kind, const 
 {
   uint64_t chunk = fs_plan_req(b)->chunk_bytes;
   uint64_t loop = chunk * m;
-  guint64 nloops = total == 0 ? 1 : (total + loop - 1) / loop;
+  guint64 nloops = total == 0 ? 1 : total / loop + (total % loop != 0);
   g_autofree uint64_t *blocks = g_new(uint64_t, m);
   g_autofree uint32_t *gate = g_new(uint32_t, m);
   g_autofree uint32_t *last = g_new(uint32_t, m);
   for (guint p = 0; p < m; p++)
     gate[p] = ready ? ready[p] : FS_STEP_NONE;
-  for (guint64 l = 0; l < nloops; l++) {
+  for (guint64 l = 0; l < nloops && !fs_plan_overflowed(b); l++) {
     uint64_t bytes = MIN(loop, total - MIN(total, l * loop));
     for (guint p = 0; p < m; p++)
       blocks[p] = fs_plan_split(b, bytes, m, p);

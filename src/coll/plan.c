@@ -7,6 +7,7 @@
 #include "coll/algos.h"
 #include "core/rng.h"
 #include "util/error.h"
+#include "util/limits.h"
 
 struct FsCollPlan {
   FsCollRequest req;
@@ -143,6 +144,23 @@ const FsComm *fs_plan_comm(const FsPlanBuilder *b)
 const FsCollRequest *fs_plan_req(const FsPlanBuilder *b)
 {
   return &b->plan->req;
+}
+
+gboolean fs_plan_overflowed(const FsPlanBuilder *b)
+{
+  return b->overflow;
+}
+
+guint fs_coll_plan_max_steps(void)
+{
+  static gsize once;
+  static guint limit;
+  if (g_once_init_enter(&once)) {
+    /* Below FS_STEP_NONE: step ids must stay distinct from it. */
+    limit = (guint)fs_env_limit("FABRICSIM_MAX_STEPS", FS_COLL_PLAN_MAX_STEPS, G_MAXUINT32 - 1);
+    g_once_init_leave(&once, 1);
+  }
+  return limit;
 }
 
 /* Host index of an endpoint for the inter-host test; G_MAXUINT for the
@@ -487,8 +505,9 @@ static FsCollPlan *build_plan_mode(const FsComm *comm, const FsCollAlgo *algo,
   g_array_unref(b.fifo_prev);
   if (b.overflow) {
     g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
-                "the %s plan of %s on %u ranks × %u channels needs more than %u steps; "
-                "use fewer channels, a larger chunk or another algorithm",
+                "the plan-step guard: the %s plan of %s on %u ranks × %u channels needs more "
+                "than %u steps; use fewer channels, a larger chunk or another algorithm, or "
+                "raise the limit (FABRICSIM_MAX_STEPS=N)",
                 algo->name, fs_coll_op_name(r->op), fs_comm_size(comm), r->nchannels,
                 p->req.max_steps);
     fs_coll_plan_free(p);
@@ -524,7 +543,7 @@ static gboolean check_request(const FsComm *comm, const FsCollAlgo *algo,
   }
   *r = *req;
   if (r->max_steps == 0)
-    r->max_steps = FS_COLL_PLAN_MAX_STEPS;
+    r->max_steps = fs_coll_plan_max_steps();
   if (r->slice_bytes == 0 || r->slice_bytes > r->chunk_bytes)
     r->slice_bytes = r->chunk_bytes;
   return TRUE;

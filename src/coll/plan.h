@@ -67,11 +67,15 @@ typedef uint32_t FsCollEp;
 #define FS_EP_KIND(ep) ((ep) & FS_EP_KIND_MASK)
 #define FS_EP_INDEX(ep) ((ep) & ~FS_EP_KIND_MASK)
 
-/* The most steps one plan may have: a resource guard (a ring all_reduce
- * moves about channels × 2n × n transfers per loop, so thousands of ranks
- * on many channels grow quickly).  Beyond it (or req->max_steps)
- * fs_coll_plan_new fails with FS_RUNTIME_ERROR_LIMIT. */
+/* The most steps one plan may have by default: a resource guard (a ring
+ * all_reduce moves about channels × 2n × n transfers per loop, so thousands
+ * of ranks on many channels grow quickly).  Beyond the limit in force
+ * (req->max_steps, else fs_coll_plan_max_steps()) fs_coll_plan_new fails
+ * with FS_RUNTIME_ERROR_LIMIT, naming the guard and FABRICSIM_MAX_STEPS. */
 #define FS_COLL_PLAN_MAX_STEPS (1u << 24)
+/* The limit in force: $FABRICSIM_MAX_STEPS when it is an integer from 1 to
+ * 2^32 - 2 (util/limits.h; read once), else FS_COLL_PLAN_MAX_STEPS. */
+guint fs_coll_plan_max_steps(void);
 
 /* "No step": ignored where a dependency is expected. */
 #define FS_STEP_NONE UINT32_MAX
@@ -109,7 +113,7 @@ typedef struct {
   guint nchannels;      /* >= 1 */
   uint64_t chunk_bytes; /* payload per pipelined chunk (per rank block per loop), >= 1 */
   uint64_t slice_bytes; /* payload per transfer inside a chunk; 0 = chunk_bytes */
-  guint max_steps;      /* resource guard; 0 = FS_COLL_PLAN_MAX_STEPS */
+  guint max_steps;      /* resource guard; 0 = fs_coll_plan_max_steps() */
   /* Slice coarsening, for collectives that share the network with others
    * (where loop extrapolation cannot apply, see collrun/alone.h): 0 = exact NCCL
    * slicing; N > 0 = chunk and slice sizes are multiplied by the smallest
@@ -283,6 +287,9 @@ char *fs_coll_plan_describe(const FsCollPlan *plan);
 
 const FsComm *fs_plan_comm(const FsPlanBuilder *b);
 const FsCollRequest *fs_plan_req(const FsPlanBuilder *b);
+/* Whether the plan has passed its step limit (every further step is
+ * dropped and the plan fails): loops over chunks may stop early. */
+gboolean fs_plan_overflowed(const FsPlanBuilder *b);
 /* Adds a transfer.  deps (n entries, FS_STEP_NONE ignored) plus the
  * previous transfer on the same connection.  Returns the step id. */
 uint32_t fs_plan_xfer(FsPlanBuilder *b, guint channel, FsCollEp src, FsCollEp dst,

@@ -328,7 +328,7 @@ static gboolean try_extrapolate(const Attempt *at, const guint64 n[4], double to
           double s3 = ok ? (double)(t[3] - t[2]) / (double)c : 0;
           if (ok && fabs(s3 - s2) <= tol * s2) {
             FsCollAloneStats *stats = at->stats;
-            stats->time = t[2] + (FsTime)llround((double)(at->F - n[2]) * s2);
+            stats->time = fs_time_add_sat(t[2], fs_time_from_ps((double)(at->F - n[2]) * s2));
             stats->period = (FsTime)llround(s2);
             if (at->dim == DIM_LOOPS)
               stats->sim_loops = n[2];
@@ -374,7 +374,7 @@ static gboolean window_at(const FsCollAloneMemo *m, const Family *f, guint64 L3,
     return FALSE;
   double s1 = (double)(b->time - a->time) / (double)(L3 / 4);
   double s2 = (double)(c->time - b->time) / (double)(L3 / 2);
-  FsTime t = c->time + (FsTime)llround((double)(F - L3) * s2);
+  FsTime t = fs_time_add_sat(c->time, fs_time_from_ps((double)(F - L3) * s2));
   /* The two windows' times per loop differ by |s2 − s1|; carried over the
    * F − L3 loops extrapolated, that is the error to expect. */
   if (s1 <= 0 || s2 <= 0 || fabs(s2 - s1) * (double)(F - L3) > WINDOW_TOL * (double)t)
@@ -449,24 +449,17 @@ static gboolean window(const Attempt *at, gboolean run_missing, gboolean *done, 
   return TRUE;
 }
 
-/* See alone.h. Tries the cheap exact shortcuts in turn: a window from the memo, loop
- * extrapolation (N, N+1, N+2, 2N+2 loops, N doubling from past the pipeline's fill), ring-step
- * extrapolation (also over the host period P), a window when its runs cost at most half the
- * plan, and else runs the whole plan. A whole run of a folded family is added to opts->memo for
- * the later sizes. The cost is that of the short runs tried, and of the whole plan only when no
- * shortcut holds. */
-gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
-                            uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
-                            uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
-                            const FsCollAloneOpts *opts, FsCollAloneStats *stats, GError **error)
+/* fs_coll_time_alone without the check of the clock's range.  Tries the cheap exact
+ * shortcuts in turn: a window from the memo, loop extrapolation (N, N+1, N+2, 2N+2 loops, N
+ * doubling from past the pipeline's fill), ring-step extrapolation (also over the host period
+ * P), a window when its runs cost at most half the plan, and else runs the whole plan. A whole
+ * run of a folded family is added to opts->memo for the later sizes. The cost is that of the
+ * short runs tried, and of the whole plan only when no shortcut holds. */
+static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                           uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
+                           uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                           const FsCollAloneOpts *opts, FsCollAloneStats *stats, GError **error)
 {
-  static const FsCollAloneOpts defaults = {0};
-  FsCollAloneStats local;
-  if (opts == NULL)
-    opts = &defaults;
-  if (stats == NULL)
-    stats = &local;
-  *stats = (FsCollAloneStats){.width = 1};
   uint64_t q = choice->algo->loop_bytes && req->nchannels >= 1 && fs_comm_size(comm) > 1
                  ? choice->algo->loop_bytes(comm, req)
                  : 0;
@@ -599,6 +592,32 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
                    .depth = fs_coll_plan_latency_depth(plan), .whole = TRUE,
                    .ran_as_fam = memcmp(&ran, &fam, sizeof fam) == 0};
     g_array_append_val(opts->memo->entries, e);
+  }
+  return TRUE;
+}
+
+/* See alone.h: time_alone, and an error when the time passes the clock's range. */
+gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                            uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
+                            uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                            const FsCollAloneOpts *opts, FsCollAloneStats *stats, GError **error)
+{
+  static const FsCollAloneOpts defaults = {0};
+  FsCollAloneStats local;
+  if (opts == NULL)
+    opts = &defaults;
+  if (stats == NULL)
+    stats = &local;
+  *stats = (FsCollAloneStats){.width = 1};
+  if (!time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats, error))
+    return FALSE;
+  /* An extrapolated time saturates at the clock's end (a simulated one
+   * stops the run before it). */
+  if (stats->time >= FS_TIME_MAX - fs_sim_now(fs_flownet_sim(net))) {
+    g_autofree char *size = fs_format_size(req->bytes);
+    return fs_set_clock_range_error(error, "%s of %s on %u ranks would end past the clock's end; "
+                                    "time fewer bytes", fs_coll_op_name(req->op), size,
+                                    fs_comm_size(comm));
   }
   return TRUE;
 }

@@ -180,7 +180,9 @@ typedef struct {
  * fs_coll_cost, for the executor's latencies) alone on net, starting now;
  * the simulation advances by the runs' durations.  key: the runs' ECMP key
  * (FsCollExecParams.key).  opts NULL = defaults (extrapolation, no folding).
- * stats may be NULL. */
+ * stats may be NULL.  A collective that would end past the clock's end
+ * (simulated or extrapolated) fails with the clock's range error
+ * (FS_RUNTIME_ERROR_CLOCK, util/units.h). */
 gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                             uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
                             uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,

@@ -111,12 +111,12 @@ static void complete_step(FsCollRun *run, guint i)
     return;
   FsTime now = fs_sim_now(run->sim);
   if (!run->has_data_succ[i])
-    run->last = MAX(run->last, now + edge_latency(run, i, G_MAXUINT));
+    run->last = MAX(run->last, fs_time_add_sat(now, edge_latency(run, i, G_MAXUINT)));
   for (guint k = run->succ_off[i]; k < run->succ_off[i + 1]; k++) {
     uint32_t s = run->succ[k] & ~CREDIT_EDGE;
     g_assert(run->pending[s] > 0);
     FsTime lat = run->succ[k] & CREDIT_EDGE ? 0 : edge_latency(run, i, s);
-    run->ready_at[s] = MAX(run->ready_at[s], now + lat);
+    run->ready_at[s] = MAX(run->ready_at[s], fs_time_add_sat(now, lat));
     if (--run->pending[s] == 0) {
       if (run->ready_at[s] <= now)
         start_now(run, s);
@@ -280,7 +280,7 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
       run->succ[run->succ_off[cred[j]] + fill[cred[j]]++] = i | CREDIT_EDGE;
   }
   run->start = at;
-  fs_sim_at(run->sim, at + params->base_latency, kickoff, run, 0);
+  fs_sim_at(run->sim, fs_time_add_sat(at, params->base_latency), kickoff, run, 0);
   return run;
 }
 

@@ -14,12 +14,10 @@
 #include <inttypes.h>
 
 #include "util/error.h"
+#include "util/interrupt.h"
 #include "util/limits.h"
 #include "util/units.h"
 
-/* Set by fs_sim_request_interrupt (from a signal handler), read by every
- * run loop. */
-static volatile sig_atomic_t interrupt_requested;
 
 /* The progress hook of this thread (fs_sim_set_tick). */
 static _Thread_local FsSimTickFn tick_fn;
@@ -108,9 +106,9 @@ uint64_t fs_sim_default_event_limit(void)
   return limit;
 }
 
-void fs_sim_request_interrupt(void) { interrupt_requested = 1; }
-gboolean fs_sim_interrupt_requested(void) { return interrupt_requested != 0; }
-void fs_sim_clear_interrupt(void) { interrupt_requested = 0; }
+void fs_sim_request_interrupt(void) { fs_interrupt_request(); }
+gboolean fs_sim_interrupt_requested(void) { return fs_interrupt_requested(); }
+void fs_sim_clear_interrupt(void) { fs_interrupt_clear(); }
 
 void fs_sim_set_tick(FsSimTickFn fn, void *ud)
 {
@@ -132,7 +130,7 @@ static gboolean run_loop(FsSim *sim, FsTime until, gboolean (*pred)(void *data),
   for (;;) {
     if (pred != NULL && !pred(data))
       return TRUE;
-    if (G_UNLIKELY(interrupt_requested) && fs_eventq_size(q) > 0) {
+    if (G_UNLIKELY(fs_interrupt_requested()) && fs_eventq_size(q) > 0) {
       g_autofree char *at = fs_format_time(sim->now);
       g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
                   "interrupted at simulated time %s after %" PRIu64 " events; partial results "
@@ -148,6 +146,13 @@ static gboolean run_loop(FsSim *sim, FsTime until, gboolean (*pred)(void *data),
                   "reschedule themselves forever",
                   sim->event_limit, sim->now, fs_eventq_size(q));
       return FALSE;
+    }
+    if (G_UNLIKELY(until == FS_TIME_MAX) && fs_eventq_size(q) > 0 &&
+        fs_eventq_peek_time(q) == FS_TIME_MAX) {
+      g_autofree char *at = fs_format_time(sim->now);
+      return fs_set_clock_range_error(error, "at t=%s, after %" PRIu64 " events, the next event "
+                                      "lies past its end; simulate fewer bytes or steps",
+                                      at, sim->events_run);
     }
     FsEvent ev;
     if (!fs_eventq_pop_until(q, until, &ev)) {
@@ -213,4 +218,13 @@ FsEventQueue *fs_sim_get_queue(FsSim *sim)
 {
   g_return_val_if_fail(sim != NULL, NULL);
   return sim->q;
+}
+
+gboolean fs_sim_rewind(FsSim *sim)
+{
+  g_return_val_if_fail(sim != NULL, FALSE);
+  if (fs_eventq_size(sim->q) > 0)
+    return FALSE;
+  sim->now = 0;
+  return TRUE;
 }

@@ -12,6 +12,14 @@
  * A new simulator's budget is FS_SIM_MAX_EVENTS, or $FABRICSIM_MAX_EVENTS
  * when that is a positive integer (0 or "unlimited" lifts it).
  *
+ * The clock's end: FS_TIME_MAX is not a time an event can run at.  Callers
+ * compute times with fs_time_add_sat (units.h), so a time past the clock's
+ * range lands there; a run loop that reaches such an event stops before it
+ * and returns FALSE with FS_RUNTIME_ERROR_CLOCK ("simulated time exceeds
+ * the clock's range (…)"), the event left pending.  An event at FS_TIME_MAX
+ * that is cancelled or moved earlier before the loop reaches it is no
+ * error (a flow's drain estimate falls when its rate rises).
+ *
  * Interrupts: fs_sim_request_interrupt (async-signal-safe: it only sets a
  * volatile sig_atomic_t; the command's SIGINT handler calls it) makes every
  * run loop, in every thread, return FALSE before its next event with
@@ -24,6 +32,7 @@
 #include <glib.h>
 
 #include "core/eventq.h"
+#include "util/units.h"
 
 G_BEGIN_DECLS
 
@@ -39,9 +48,9 @@ FsTime fs_sim_now(const FsSim *sim);
 FsEventId fs_sim_at_loc(FsSim *sim, FsTime t, FsEventFn fn, void *ctx, uint64_t arg,
                         const char *file, int line);
 #define fs_sim_at(sim, t, fn, ctx, arg) fs_sim_at_loc((sim), (t), (fn), (ctx), (arg), __FILE__, __LINE__)
-/* Schedules at now + delay (delay >= 0). */
+/* Schedules at now + delay (delay >= 0), saturated at the clock's end. */
 #define fs_sim_after(sim, d, fn, ctx, arg) \
-  fs_sim_at_loc((sim), fs_sim_now(sim) + (d), (fn), (ctx), (arg), __FILE__, __LINE__)
+  fs_sim_at_loc((sim), fs_time_add_sat(fs_sim_now(sim), (d)), (fn), (ctx), (arg), __FILE__, __LINE__)
 
 gboolean fs_sim_cancel(FsSim *sim, FsEventId id);
 /* Moves a pending event to absolute time t (>= now); returns its new id. */
@@ -82,6 +91,11 @@ gboolean fs_sim_run(FsSim *sim, GError **error);
 gboolean fs_sim_run_until(FsSim *sim, FsTime t, GError **error);
 /* Runs while pred(data) is TRUE before each event and events remain. */
 gboolean fs_sim_run_while(FsSim *sim, gboolean (*pred)(void *data), void *data, GError **error);
+/* Sets the clock back to 0 when no event is pending, so that a bench that
+ * times independent runs one after another (net/p2p.h) gives each the
+ * whole of the clock's range; the event count and budget carry on.
+ * Returns FALSE (and changes nothing) while an event is pending. */
+gboolean fs_sim_rewind(FsSim *sim);
 /* Asks the running loop to return (TRUE) after the current event.  Each
  * fs_sim_run* call clears the request when it starts.
  *

@@ -17,24 +17,22 @@ FS_NAMES_DEFINE(FsNetModel, fs_net_model, model_names, FS_NET_N_MODELS, fs_names
 
 /* Picoseconds to move bytes_left at rate, rounded up, except that a value
  * within 1e-13 relative (+1e-6 ps) of an integer is that integer (flow.h).
- * Saturates far below FS_TIME_MAX so that now + ticks cannot overflow. */
+ * Saturates at FS_TIME_MAX, the clock's end: a drain that far away stops
+ * the run with the clock's range error (sim.h) unless a faster rate moves
+ * it back first. */
 static FsTime drain_ticks(double bytes_left, double rate)
 {
   if (bytes_left <= 0 || isinf(rate))
     return 0;
   double x = bytes_left * 1e12 / rate;
-  if (!(x < 4e18))
-    return (FsTime)4e18;
+  if (!(x < 9223372036854775808.0))
+    return FS_TIME_MAX;
   double r = nearbyint(x);
   if (fabs(x - r) <= 1e-6 + x * 1e-13)
     return (FsTime)r;
   return (FsTime)ceil(x);
 }
 
-static FsTime add_sat(FsTime a, FsTime b)
-{
-  return a > FS_TIME_MAX - b ? FS_TIME_MAX : a + b;
-}
 
 FsFlowNet *fs_flownet_new(FsSim *sim, FsNetModel model)
 {
@@ -122,7 +120,7 @@ FsTime fs_flownet_path_latency(const FsFlowNet *net, const FsChannelId *path, gu
 {
   FsTime t = 0;
   for (guint i = 0; i < len; i++)
-    t = add_sat(t, net->chans[path[i]].latency);
+    t = fs_time_add_sat(t, net->chans[path[i]].latency);
   return t;
 }
 
@@ -262,7 +260,7 @@ void fs_flownet_apply_rate(FsFlowNet *net, uint32_t slot, double rate, int64_t b
   f->t_upd = now;
   f->rate = rate;
   net->stats.rate_changes++;
-  FsTime d = add_sat(now, drain_ticks(f->bytes_left, rate));
+  FsTime d = fs_time_add_sat(now, drain_ticks(f->bytes_left, rate));
   if (f->ev == FS_EVENT_NONE)
     f->ev = fs_sim_at(net->sim, d, drain_cb, net, slot);
   else if (d != f->drain_at)
@@ -290,7 +288,7 @@ static void begin_flow(FsFlowNet *net, uint32_t slot)
     if (f->latency == 0)
       deliver_cb(net, slot);
     else
-      f->ev = fs_sim_at(net->sim, now + f->latency, deliver_cb, net, slot);
+      f->ev = fs_sim_at(net->sim, fs_time_add_sat(now, f->latency), deliver_cb, net, slot);
     return;
   }
   for (uint32_t h = 0; h < f->n_hops; h++) {
@@ -376,7 +374,7 @@ FsFlowId fs_flownet_start(FsFlowNet *net, const FsFlowSpec *spec)
   f->ctx = spec->ctx;
   f->user = spec->user;
   f->start = spec->start;
-  f->latency = add_sat(fs_flownet_path_latency(net, spec->path, spec->path_len),
+  f->latency = fs_time_add_sat(fs_flownet_path_latency(net, spec->path, spec->path_len),
                        spec->extra_latency);
   f->drained = 0;
   f->rate = 0;
@@ -409,7 +407,7 @@ static void fill_info(const FsFlowNet *net, uint32_t slot, FsFlowInfo *out)
   out->user = f->user;
   if (f->state == FS_FLOW_DRAINED) {
     out->drained = f->drained;
-    out->finish = add_sat(f->drained, f->latency);
+    out->finish = fs_time_add_sat(f->drained, f->latency);
     out->mean_rate =
       f->drained > f->start ? (double)f->bytes * 1e12 / (double)(f->drained - f->start) : 0;
     out->bottleneck = f->best_bneck;
@@ -475,7 +473,7 @@ static void drain_cb(void *ctx, uint64_t arg)
   if (f->latency == 0)
     deliver_cb(net, slot);
   else
-    f->ev = fs_sim_at(net->sim, now + f->latency, deliver_cb, net, slot);
+    f->ev = fs_sim_at(net->sim, fs_time_add_sat(now, f->latency), deliver_cb, net, slot);
 }
 
 /* The last byte landed: report and recycle the slot. */
@@ -616,5 +614,19 @@ gboolean fs_flownet_check(FsFlowNet *net, GError **error)
       return FALSE;
     }
   }
+  return TRUE;
+}
+
+gboolean fs_flownet_rewind(FsFlowNet *net)
+{
+  g_return_val_if_fail(net != NULL, FALSE);
+  if (net->stats.flows_active > 0 || fs_sim_pending(net->sim) > 0)
+    return FALSE;
+  for (uint32_t c = 0; c < net->n_chans; c++)
+    fs_flownet_settle_channel(net, &net->chans[c]);
+  if (!fs_sim_rewind(net->sim))
+    return FALSE;
+  for (uint32_t c = 0; c < net->n_chans; c++)
+    net->chans[c].vol_time = 0;
   return TRUE;
 }

@@ -44,7 +44,10 @@
  * within 1e-13 relative (plus 1e-6 ps) of an integer is taken as that
  * integer, so that floating-point noise does not turn an exact hand-computed
  * 2,000,000,000 ps into 2,000,000,001.  Remaining bytes are tracked lazily
- * (bytes left at the last rate change, and its time).
+ * (bytes left at the last rate change, and its time).  Times saturate at
+ * FS_TIME_MAX, the clock's end: a flow whose drain or delivery would pass
+ * it stops the run with the clock's range error (core/sim.h), never a
+ * wrapped or capped time.
  *
  * Determinism and ties: progressive filling pops channels in (fair share,
  * channel id) order and capped flows in (cap, flow slot) order, channels
@@ -211,6 +214,13 @@ void fs_flownet_flush(FsFlowNet *net);
 
 void fs_flownet_channel_stats(const FsFlowNet *net, FsChannelId ch, FsChannelStats *out);
 void fs_flownet_stats(const FsFlowNet *net, FsFlowNetStats *out);
+
+/* Sets the simulation's clock back to 0 (fs_sim_rewind) when the network
+ * is idle: no flow pending or active and no event pending.  The channels'
+ * counters (bytes, busy time, volume) carry on.  Returns FALSE (and
+ * changes nothing) otherwise.  Cost O(channels). */
+gboolean fs_flownet_rewind(FsFlowNet *net);
+
 
 /* Checks the engine's invariants at the current time: no channel above its
  * capacity (1e-9 relative), every flow list consistent, every running flow

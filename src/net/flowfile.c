@@ -545,6 +545,21 @@ gboolean fs_flow_list_replay_on(FsFlowList *list, FsRouter *router, GError **err
     else
       g_clear_error(&e);
   }
+  /* Past the clock's end: name the first transfer (in file order) that
+   * started and did not finish. */
+  if (g_error_matches(rp.error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_CLOCK)) {
+    for (guint i = 0; i < n; i++) {
+      const FsFlowRecord *r = g_ptr_array_index(list->records, i);
+      if (r->done || rp.waiting[i] > 0)
+        continue;
+      g_autofree char *size = fs_format_size(r->bytes);
+      g_clear_error(&rp.error);
+      fs_set_clock_range_error(&rp.error, "transfer \"%s\" (line %d) of %s would end past the "
+                               "clock's end; use fewer bytes", r->id, r->line,
+                               size);
+      break;
+    }
+  }
   gboolean ok = rp.error == NULL;
   if (!ok)
     g_propagate_error(error, rp.error);

@@ -3,9 +3,12 @@
 #include "net/p2p.h"
 
 #include "core/sim.h"
+#include "util/error.h"
 
 typedef struct {
+  const FsTopo *topo;
   FsSim *sim;
+  FsFlowNet *net;
   FsRouter *router;
   FsTime last_finish;
   guint done;
@@ -18,28 +21,45 @@ static void on_done(void *ctx, const FsFlowInfo *info)
   b->done++;
 }
 
-/* Runs transfers src[i] → dst[i] of bytes each, all from now, to the end.
- * Returns the time until the last byte landed, or -1 without a route. */
-static FsTime measure(Bench *b, const guint *src, const guint *dst, guint n, uint64_t bytes)
+/* Runs transfers src[i] → dst[i] of bytes each, all from a rewound clock,
+ * to the end.  *t: the time until the last byte landed, or -1 without a
+ * route.  FALSE when the run stops (the clock's range, an interrupt). */
+static gboolean measure(Bench *b, const guint *src, const guint *dst, guint n, uint64_t bytes,
+                        FsTime *t, GError **error)
 {
+  /* Each measurement is alone on the network and gets the whole clock. */
+  gboolean idle = fs_flownet_rewind(b->net);
+  g_assert(idle);
   FsTime t0 = fs_sim_now(b->sim);
   b->last_finish = t0;
   b->done = 0;
+  *t = -1;
   for (guint i = 0; i < n; i++)
-    if (!fs_router_transfer(b->router, src[i], dst[i], bytes, t0, 0, i, on_done, b, NULL, NULL)) {
+    if (!fs_router_transfer(b->router, src[i], dst[i], bytes, t0, 0, i, on_done, b, NULL, NULL))
       /* Let the transfers already started finish, so the next measurement
        * finds an empty network. */
-      fs_sim_run(b->sim, NULL);
-      return -1;
+      return fs_sim_run(b->sim, error);
+  GError *e = NULL;
+  if (!fs_sim_run(b->sim, &e)) {
+    if (!g_error_matches(e, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_CLOCK)) {
+      g_propagate_error(error, e);
+      return FALSE;
     }
-  gboolean ok = fs_sim_run(b->sim, NULL);
-  g_assert(ok && b->done == n);
-  return b->last_finish - t0;
+    g_error_free(e);
+    g_autofree char *size = fs_format_size(bytes);
+    return fs_set_clock_range_error(error, "a transfer of %s from %s to %s would end past the "
+                                    "clock's end; measure fewer bytes", size,
+                                    fs_topo_node(b->topo, src[0])->name,
+                                    fs_topo_node(b->topo, dst[0])->name);
+  }
+  g_assert(b->done == n);
+  *t = b->last_finish - t0;
+  return TRUE;
 }
 
-static double gbps(uint64_t bytes, FsTime t)
+static double gbps(double bytes, FsTime t)
 {
-  return t < 0 ? -1 : t > 0 ? (double)bytes * 1e12 / (double)t / 1e9 : 0;
+  return t < 0 ? -1 : t > 0 ? bytes * 1e12 / (double)t / 1e9 : 0;
 }
 
 /* See p2p.h. Builds its own simulator, flow network and router over topo, then simulates, for
@@ -49,7 +69,7 @@ static double gbps(uint64_t bytes, FsTime t)
  * result belongs to the caller (fs_p2p_result_free); the cost is 3·n² + 2n + 1 short
  * simulations. */
 FsP2pResult *fs_p2p_measure(const FsTopo *topo, FsNetModel model, const FsRouteOptions *opt,
-                            uint64_t bytes, guint max_gpus)
+                            uint64_t bytes, guint max_gpus, GError **error)
 {
   g_return_val_if_fail(bytes > 0, NULL);
   guint ng;
@@ -72,7 +92,7 @@ FsP2pResult *fs_p2p_measure(const FsTopo *topo, FsNetModel model, const FsRouteO
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, opt);
-  Bench b = {sim, router, 0, 0};
+  Bench b = {topo, sim, net, router, 0, 0};
   FsRoute route;
   fs_route_init(&route);
   for (guint i = 0; i < ng; i++)
@@ -84,9 +104,15 @@ FsP2pResult *fs_p2p_measure(const FsTopo *topo, FsNetModel model, const FsRouteO
       r->routed[k] = TRUE;
       r->kind[k] = route.kind;
       guint s[2] = {gpus[i], gpus[j]}, d[2] = {gpus[j], gpus[i]};
-      r->uni_gbps[k] = gbps(bytes, measure(&b, s, d, 1, bytes));
-      r->bi_gbps[k] = gbps(2 * bytes, measure(&b, s, d, 2, bytes));
-      FsTime tl = measure(&b, s, d, 1, 4);
+      FsTime tu, tb, tl;
+      if (!measure(&b, s, d, 1, bytes, &tu, error) || !measure(&b, s, d, 2, bytes, &tb, error) ||
+          !measure(&b, s, d, 1, 4, &tl, error)) {
+        fs_route_clear(&route);
+        fs_p2p_result_free(r);
+        return NULL;
+      }
+      r->uni_gbps[k] = gbps((double)bytes, tu);
+      r->bi_gbps[k] = gbps(2.0 * (double)bytes, tb);
       r->latency_us[k] = tl < 0 ? -1 : fs_time_to_us(tl);
     }
   fs_route_clear(&route);
@@ -100,16 +126,30 @@ FsP2pResult *fs_p2p_measure(const FsTopo *topo, FsNetModel model, const FsRouteO
     if (r->cpu[i] < 0)
       continue;
     guint c = (guint)r->cpu[i];
-    r->h2d_gbps[i] = gbps(bytes, measure(&b, &c, &gpus[i], 1, bytes));
-    r->d2h_gbps[i] = gbps(bytes, measure(&b, &gpus[i], &c, 1, bytes));
+    FsTime th, td;
+    if (!measure(&b, &c, &gpus[i], 1, bytes, &th, error) ||
+        !measure(&b, &gpus[i], &c, 1, bytes, &td, error)) {
+      fs_p2p_result_free(r);
+      return NULL;
+    }
+    r->h2d_gbps[i] = gbps((double)bytes, th);
+    r->d2h_gbps[i] = gbps((double)bytes, td);
     if (r->h2d_gbps[i] >= 0) {
       src[n_host] = c;
       dst[n_host++] = gpus[i];
     }
   }
   r->h2d_all_gpus = n_host;
-  r->h2d_all_gbps = n_host > 0 ? gbps((uint64_t)n_host * bytes, measure(&b, src, dst, n_host, bytes))
-                               : -1;
+  r->h2d_all_gbps = -1;
+  if (n_host > 0) {
+    FsTime ta;
+    if (!measure(&b, src, dst, n_host, bytes, &ta, error)) {
+      fs_p2p_result_free(r);
+      return NULL;
+    }
+    /* The bytes in total as a double: n_host × bytes may pass 2^64. */
+    r->h2d_all_gbps = gbps((double)n_host * (double)bytes, ta);
+  }
   return r;
 }
 

@@ -5,12 +5,16 @@
  * device-to-host from its nearest CPU, and host-to-device for all GPUs at
  * once.  Bandwidth = bytes / time to the last byte landing (GB/s are 10^9
  * B/s).  Each measurement runs alone on an empty flow network, one after
- * another on one simulation, so they cannot disturb each other.
+ * another on one simulation whose clock starts again at 0 for each
+ * (fs_flownet_rewind), so they cannot disturb each other and each has the
+ * whole of the clock's range.
  *
  * Cost: 3 simulations of one or two transfers per ordered pair: O(GPUs²)
  * small runs; the caller bounds the GPU count.  Ownership: the result owns
- * its arrays.  Errors: none beyond the router's (a pair without a route
- * is recorded as such, not an error).
+ * its arrays.  Errors: a transfer that would end past the clock's range
+ * (FS_RUNTIME_ERROR_CLOCK, "simulated time exceeds the clock's range") or
+ * an interrupt (FS_RUNTIME_ERROR_INTERRUPTED) gives NULL; a pair without a
+ * route is recorded as such, not an error.
  */
 #pragma once
 
@@ -37,9 +41,9 @@ typedef struct {
 } FsP2pResult;
 
 /* Measures the first max_gpus GPUs of topo (0 = all) with transfers of
- * bytes (> 0). */
+ * bytes (> 0); NULL with error when a run stops (above). */
 FsP2pResult *fs_p2p_measure(const FsTopo *topo, FsNetModel model, const FsRouteOptions *opt,
-                            uint64_t bytes, guint max_gpus);
+                            uint64_t bytes, guint max_gpus, GError **error);
 void fs_p2p_result_free(FsP2pResult *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsP2pResult, fs_p2p_result_free)
 

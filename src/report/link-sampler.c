@@ -58,8 +58,11 @@ static void sample(void *ctx, uint64_t arg)
   if (s->n_bins == 2 * s->max_bins)
     merge(s);
   /* Keep sampling while anything else may still happen. */
-  if (fs_sim_pending(s->sim) > 0) {
-    s->pending = fs_sim_at(s->sim, s->t0 + (FsTime)(s->n_bins + 1) * s->bin, sample, s, 0);
+  /* Never at the clock's end itself: an event there is an error for the
+   * run loop (core/sim.h), and the sampler is no reason to stop a run. */
+  FsTime next = fs_time_add_sat(s->t0, fs_time_mul_sat(s->bin, s->n_bins + 1));
+  if (fs_sim_pending(s->sim) > 0 && next < FS_TIME_MAX) {
+    s->pending = fs_sim_at(s->sim, next, sample, s, 0);
     s->scheduled = TRUE;
   }
 }
@@ -84,7 +87,7 @@ FsLinkSampler *fs_link_sampler_new(FsFlowNet *net, guint max_bins)
     s->last[c] = st.volume;
   }
   s->end = -1;
-  s->pending = fs_sim_at(s->sim, s->t0 + s->bin, sample, s, 0);
+  s->pending = fs_sim_at(s->sim, fs_time_add_sat(s->t0, s->bin), sample, s, 0);
   s->scheduled = TRUE;
   return s;
 }

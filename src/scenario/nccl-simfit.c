@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "calib/calibration.h"
 #include "collrun/bench.h"
 #include "collrun/coll-topo.h"
 #include "net/route.h"
@@ -80,7 +81,7 @@ gboolean fs_nccl_fit_simulate(FsNcclFit *fit, const FsScenario *sc, const char *
   const FsModel *m0 = fs_catalog_get(cat, fit->models[0]);
   FsFitParam p[2] = {
     {"efficiency", m0 != NULL ? m0->u.link.efficiency : 0.8, 0.05, 1.0},
-    {"hw_latency_scale", 1.0, 0.05, 20.0},
+    {"hw_latency_scale", 1.0, FS_CALIB_HW_LATENCY_SCALE_MIN, FS_CALIB_HW_LATENCY_SCALE_MAX},
   };
   FsFitResult res;
   if (!fs_fit_params(predict, &s, p, 2, fit->sizes, fit->measured_us, fit->n, max_iter, &res,

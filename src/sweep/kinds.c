@@ -454,7 +454,9 @@ static gboolean p2p_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point
     g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "size must be > 0");
     return FALSE;
   }
-  g_autoptr(FsP2pResult) r = fs_p2p_measure(topo, model, NULL, bytes, MAX(src, dst) + 1);
+  g_autoptr(FsP2pResult) r = fs_p2p_measure(topo, model, NULL, bytes, MAX(src, dst) + 1, error);
+  if (r == NULL)
+    return FALSE;
   guint k = src * r->n + dst;
   if (!r->routed[k]) {
     g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "no route from GPU %u to GPU %u", src, dst);

@@ -2,6 +2,7 @@
  * reachability (see fs_topo_validate in topo.h). */
 #include "topo/topo.h"
 
+#include "topo/connect.h"
 #include "topo/topo-private.h"
 #include "util/error.h"
 
@@ -76,15 +77,12 @@ static guint uf_find(guint *parent, guint x)
   return x;
 }
 
-/* Every GPU must share a connected component with another GPU. */
-static gboolean check_reachable(const FsTopo *t, GError **error)
+/* The connected components of t's nodes: a union-find parent array
+ * (caller frees); uf_find gives a node's component. */
+static guint *components(const FsTopo *t)
 {
-  guint ng;
-  const guint *gpus = fs_topo_gpus(t, &ng);
-  if (ng < 2)
-    return TRUE;
   guint nn = fs_topo_n_nodes(t), nl = fs_topo_n_links(t);
-  g_autofree guint *parent = g_new(guint, nn);
+  guint *parent = g_new(guint, MAX(nn, 1));
   for (guint i = 0; i < nn; i++)
     parent[i] = i;
   for (guint l = 0; l < nl; l++) {
@@ -93,6 +91,39 @@ static gboolean check_reachable(const FsTopo *t, GError **error)
     if (ra != rb)
       parent[MAX(ra, rb)] = MIN(ra, rb);
   }
+  return parent;
+}
+
+gboolean fs_topo_check_connected(const FsTopo *t, GError **error)
+{
+  guint ng;
+  const guint *gpus = fs_topo_gpus(t, &ng);
+  if (ng < 2)
+    return TRUE;
+  g_autofree guint *parent = components(t);
+  guint c0 = uf_find(parent, gpus[0]);
+  for (guint r = 1; r < ng; r++) {
+    if (uf_find(parent, gpus[r]) == c0)
+      continue;
+    const FsTopoNode *a = fs_topo_node(t, gpus[0]), *b = fs_topo_node(t, gpus[r]);
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_UNREACHABLE, b->file, b->line, b->col,
+                    "GPU \"%s\" cannot reach GPU \"%s\": no chain of links joins them; link "
+                    "the parts of the system (topo check --allow-disconnected accepts it)",
+                    b->name, a->name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Every GPU must share a connected component with another GPU. */
+static gboolean check_reachable(const FsTopo *t, GError **error)
+{
+  guint ng;
+  const guint *gpus = fs_topo_gpus(t, &ng);
+  if (ng < 2)
+    return TRUE;
+  guint nn = fs_topo_n_nodes(t);
+  g_autofree guint *parent = components(t);
   g_autofree guint *gpus_in = g_new0(guint, nn);
   for (guint r = 0; r < ng; r++)
     gpus_in[uf_find(parent, gpus[r])]++;

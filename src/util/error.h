@@ -22,6 +22,7 @@ typedef enum {
   FS_RUNTIME_ERROR_IO,       /* writing an output failed */
   FS_RUNTIME_ERROR_DEVICE,   /* no GPU or a CUDA/NCCL failure in a probe */
   FS_RUNTIME_ERROR_INTERRUPTED, /* SIGINT: the run stopped at an event boundary */
+  FS_RUNTIME_ERROR_CLOCK,    /* simulated time would pass the clock's range (units.h) */
 } FsRuntimeError;
 
 /* A usage error found after option parsing (values that do not fit each

@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <glib/gstdio.h>
 
 #include "util/error.h"
+#include "util/interrupt.h"
 
 /* Two rows of the classic dynamic programme: O(|a|*|b|) time, O(|b|) memory. */
 guint fs_edit_distance(const char *a, const char *b)
@@ -91,11 +94,20 @@ static gboolean set_io_error(GError **error, const char *path, const char *what,
   return FALSE;
 }
 
-/* Writes all of buf to fd, retrying short writes and EINTR. */
-static gboolean write_all(int fd, const char *buf, gsize len, int *err)
+/* Bytes written between two looks at the stop request. */
+#define WRITE_CHUNK ((gsize)1 << 20)
+
+/* Writes all of buf to fd, retrying short writes and EINTR.  With
+ * interruptible, stops (FALSE, *err = EINTR) when a stop is requested
+ * before a chunk. */
+static gboolean write_all(int fd, const char *buf, gsize len, gboolean interruptible, int *err)
 {
   while (len > 0) {
-    ssize_t w = write(fd, buf, len);
+    if (interruptible && fs_interrupt_requested()) {
+      *err = EINTR;
+      return FALSE;
+    }
+    ssize_t w = write(fd, buf, MIN(len, WRITE_CHUNK));
     if (w < 0) {
       if (errno == EINTR)
         continue;
@@ -108,6 +120,54 @@ static gboolean write_all(int fd, const char *buf, gsize len, int *err)
   return TRUE;
 }
 
+static gboolean interrupted(GError **error, const char *path)
+{
+  g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
+              "interrupted while writing %s; nothing written", path);
+  return FALSE;
+}
+
+/* Whether name (in path's folder) is a temporary file of
+ * fs_write_file_atomic for path: "BASE.tmp-PID-XXXXXX".  *pid: its PID. */
+static gboolean temp_of(const char *name, const char *base, long *pid)
+{
+  gsize lb = strlen(base);
+  if (strncmp(name, base, lb) != 0 || strncmp(name + lb, ".tmp-", 5) != 0)
+    return FALSE;
+  const char *p = name + lb + 5, *q = p;
+  while (g_ascii_isdigit(*q))
+    q++;
+  if (q == p || q - p > 9 || *q != '-' || strlen(q + 1) != 6)
+    return FALSE;
+  for (const char *c = q + 1; *c; c++)
+    if (!g_ascii_isalnum(*c))
+      return FALSE;
+  *pid = strtol(p, NULL, 10);
+  return *pid > 0;
+}
+
+/* Removes the temporary files a killed run left for path: those whose
+ * process no longer exists (kill(pid, 0) fails with ESRCH).  A live
+ * process's file may be another run writing the same output: kept. */
+static void remove_stale_temps(const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname(path);
+  g_autofree char *base = g_path_get_basename(path);
+  GDir *d = g_dir_open(dir, 0, NULL);
+  if (d == NULL)
+    return;
+  const char *name;
+  while ((name = g_dir_read_name(d)) != NULL) {
+    long pid;
+    if (!temp_of(name, base, &pid) || pid == (long)getpid() ||
+        kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
+    g_autofree char *full = g_build_filename(dir, name, NULL);
+    g_unlink(full);
+  }
+  g_dir_close(d);
+}
+
 gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len, GError **error)
 {
   g_return_val_if_fail(path != NULL, FALSE);
@@ -115,12 +175,17 @@ gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len,
   int err = 0;
   if (strcmp(path, "-") == 0) {
     fflush(stdout);
-    if (!write_all(STDOUT_FILENO, contents, len, &err))
+    if (!write_all(STDOUT_FILENO, contents, len, FALSE, &err))
       return set_io_error(error, "<stdout>", "cannot write", err);
     return TRUE;
   }
-  /* The temporary file lives next to the target so that rename() is atomic. */
-  g_autofree char *tmp = g_strdup_printf("%s.XXXXXX", path);
+  if (fs_interrupt_requested())
+    return interrupted(error, path);
+  remove_stale_temps(path);
+  /* The temporary file lives next to the target so that rename() is atomic;
+   * its name carries our process id, so that the next run can tell a
+   * leftover of a killed run (strutil.h). */
+  g_autofree char *tmp = g_strdup_printf("%s.tmp-%ld-XXXXXX", path, (long)getpid());
   int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0666);
   if (fd < 0)
     return set_io_error(error, path, "cannot create a temporary file", errno);
@@ -130,7 +195,7 @@ gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len,
   if (fchmod(fd, 0666 & ~mask) != 0)
     err = errno;
   if (err == 0)
-    write_all(fd, contents, len, &err); /* sets err on failure */
+    write_all(fd, contents, len, TRUE, &err); /* sets err on failure */
   if (err == 0 && fsync(fd) != 0)
     err = errno;
   if (close(fd) != 0 && err == 0)
@@ -139,6 +204,8 @@ gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len,
     err = errno;
   if (err != 0) {
     g_unlink(tmp);
+    if (err == EINTR && fs_interrupt_requested())
+      return interrupted(error, path);
     return set_io_error(error, path, "cannot write", err);
   }
   return TRUE;

@@ -23,13 +23,18 @@ const char *fs_did_you_mean(const char *word, const char *const *candidates, gss
  * UTF-8 included, are copied as they are.  Linear in the length. */
 char *fs_escape_controls(const char *text);
 
-/* Writes contents to path atomically: a temporary file "path.XXXXXX" in
- * the same folder (mode 0666 minus the umask), written in full, fsync()ed,
- * then rename()d over path.  On failure nothing at path changes and the
- * temporary file is removed; error is in FS_RUNTIME_ERROR /
- * FS_RUNTIME_ERROR_IO and names the path and the system's reason.  A
- * symbolic link at path is replaced, not followed.  path "-" writes to
- * stdout (flushing stdio first). */
+/* Writes contents to path atomically: a temporary file
+ * "path.tmp-PID-XXXXXX" in the same folder (mode 0666 minus the umask),
+ * written in full, fsync()ed, then rename()d over path.  On failure nothing
+ * at path changes and the temporary file is removed; error is in
+ * FS_RUNTIME_ERROR / FS_RUNTIME_ERROR_IO and names the path and the
+ * system's reason.  A stop request (util/interrupt.h: SIGINT, SIGTERM)
+ * before or during the write (looked at every MiB) removes the temporary
+ * file and fails with FS_RUNTIME_ERROR_INTERRUPTED ("interrupted while
+ * writing PATH; nothing written").  Temporary files of path left by a
+ * killed run (their PID no longer runs) are removed first.  A symbolic
+ * link at path is replaced, not followed.  path "-" writes to stdout
+ * (flushing stdio first; not interruptible). */
 gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len,
                               GError **error);
 

@@ -11,8 +11,10 @@
 #include "util/units.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
+#include "util/error.h"
 #include "util/strutil.h"
 
 G_DEFINE_QUARK(fs-units-error-quark, fs_units_error)
@@ -729,4 +731,27 @@ FsTime fs_time_from_s(double seconds)
   if (ps <= -9223372036854775808.0)
     return -FS_TIME_MAX;
   return (FsTime)ps;
+}
+
+FsTime fs_time_from_ps(double ps)
+{
+  if (isnan(ps))
+    return FS_TIME_MAX;
+  double r = round(ps);
+  if (r >= 9223372036854775808.0)
+    return FS_TIME_MAX;
+  if (r <= -9223372036854775808.0)
+    return -FS_TIME_MAX;
+  return (FsTime)r;
+}
+
+gboolean fs_set_clock_range_error(GError **error, const char *format, ...)
+{
+  va_list ap;
+  va_start(ap, format);
+  g_autofree char *detail = g_strdup_vprintf(format, ap);
+  va_end(ap);
+  g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_CLOCK,
+              "simulated time exceeds the clock's range (%s): %s", FS_CLOCK_RANGE, detail);
+  return FALSE;
 }

@@ -124,5 +124,36 @@ static inline double fs_time_to_s(FsTime t) { return (double)t / (double)FS_SEC;
 /* Seconds (double) to picoseconds, rounded to nearest (half away from
  * zero); saturates at FS_TIME_MAX (and at -FS_TIME_MAX); NaN gives 0. */
 FsTime fs_time_from_s(double seconds);
+/* Picoseconds (double) to FsTime, rounded to nearest (half away from zero,
+ * as llround); saturates at FS_TIME_MAX (and at -FS_TIME_MAX); NaN gives
+ * FS_TIME_MAX (an undefined time is never early). */
+FsTime fs_time_from_ps(double ps);
+
+/* The simulated clock's range.  FS_TIME_MAX is the clock's end: every sum
+ * of times that could pass it saturates there (fs_time_add_sat), and the
+ * simulator refuses to run an event at FS_TIME_MAX (sim.h), so that a run
+ * too long for the clock stops with an error instead of wrapping to a
+ * negative time.  FS_CLOCK_RANGE says so in words, for messages. */
+#define FS_CLOCK_RANGE "int64 picoseconds: at most 9223372.036 s, about 106 days"
+
+/* a + b for b >= 0, or FS_TIME_MAX when the sum reaches or passes it. */
+static inline FsTime fs_time_add_sat(FsTime a, FsTime b)
+{
+  return a >= FS_TIME_MAX - b ? FS_TIME_MAX : a + b;
+}
+
+/* a × n for a >= 0, or FS_TIME_MAX when the product reaches or passes it. */
+static inline FsTime fs_time_mul_sat(FsTime a, uint64_t n)
+{
+  if (a == 0 || n == 0)
+    return 0;
+  return (uint64_t)a >= (uint64_t)FS_TIME_MAX / n ? FS_TIME_MAX : a * (FsTime)n;
+}
+
+/* Sets *error (FS_RUNTIME_ERROR / FS_RUNTIME_ERROR_CLOCK, util/error.h) to
+ * "simulated time exceeds the clock's range (FS_CLOCK_RANGE): " and the
+ * formatted detail, which says what would have passed it and how to make
+ * the run shorter.  Returns FALSE. */
+gboolean fs_set_clock_range_error(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 G_END_DECLS

@@ -505,11 +505,11 @@ static void op_ready(FsOpGraph *g, guint32 id)
   case FS_OP_DELAY:
     op->start = fs_sim_now(sim);
     /* Each duration is below FS_TIME_MAX, but a chain of them can pass it. */
-    if (op->dur > FS_TIME_MAX - op->start) {
+    if (op->dur >= FS_TIME_MAX - op->start) {
       const FsStream *s = &g_array_index(g->streams, FsStream, op->stream);
-      fail(g, g_error_new(FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
-                          "rank %u op %u would end past the simulated clock's range (9223372 s, "
-                          "about 106 days)", s->rank, id));
+      GError *e = NULL;
+      fs_set_clock_range_error(&e, "rank %u op %u would end past the clock's end", s->rank, id);
+      fail(g, e);
       break;
     }
     fs_sim_after(sim, op->dur, timed_done, g, id);
@@ -539,7 +539,7 @@ static void describe_stuck(FsOpGraph *g, guint32 id, GString *out)
 {
   const FsOp *op = &g_array_index(g->ops, FsOp, id);
   const FsStream *s = &g_array_index(g->streams, FsStream, op->stream);
-  g_string_append_printf(out, "\n  rank %u %s op %u \"%s\"", s->rank, s->name, id, op->name);
+  g_string_append_printf(out, "rank %u %s op %u \"%s\"", s->rank, s->name, id, op->name);
   if (op->mb >= 0)
     g_string_append_printf(out, " (micro-batch %d)", op->mb);
   if (op->ready) {
@@ -594,25 +594,25 @@ gboolean fs_opgraph_run(FsOpGraph *g, const FsOpEnv *env, GError **error)
     g->error = NULL;
     return FALSE;
   }
-  /* Every op must have finished; the ones that did not are reported,
-   * those waiting on no other stuck op first (the heads of the jam). */
-  guint stuck = 0;
-  g_autoptr(GString) msg = g_string_new(NULL);
-  for (guint pass = 0; pass < 2; pass++)
-    for (guint i = 0; i < n && stuck < 8; i++) {
+  /* Every op must have finished.  The report is one line: the first op
+   * that did not, among those waiting on no other stuck op (the heads of
+   * the jam: a collective not every member joined, a receive without its
+   * send), else the first of a cycle, and what it waits for. */
+  guint total = 0, head = G_MAXUINT;
+  for (guint pass = 0; pass < 2 && head == G_MAXUINT; pass++)
+    for (guint i = 0; i < n && head == G_MAXUINT; i++) {
       const FsOp *op = &g_array_index(g->ops, FsOp, i);
-      if (op->end >= 0 || (pass == 0) != op->ready)
-        continue;
-      describe_stuck(g, i, msg);
-      stuck++;
+      if (op->end < 0 && (pass == 0) == op->ready)
+        head = i;
     }
-  if (stuck > 0) {
-    guint total = 0;
-    for (guint i = 0; i < n; i++)
-      total += g_array_index(g->ops, FsOp, i).end < 0;
+  for (guint i = 0; i < n; i++)
+    total += g_array_index(g->ops, FsOp, i).end < 0;
+  if (head != G_MAXUINT) {
+    g_autoptr(GString) msg = g_string_new(NULL);
+    describe_stuck(g, head, msg);
     g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_DEADLOCK,
                 "deadlock: %u of %u ops never ran (a dependency cycle, a collective that not every "
-                "member joins, or a receive without its send); first stuck:%s",
+                "member joins, or a receive without its send); first stuck: %s",
                 total, n, msg->str);
     return FALSE;
   }

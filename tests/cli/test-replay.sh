@@ -55,7 +55,7 @@ set +e
 set -e
 [ "$rc" -eq 1 ] || fail "a trace past the clock's range exited $rc, want 1: $(cat "$tmp/err")"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "past the clock: not one line: $(cat "$tmp/err")"
-grep -q "rank 0 op 1 would end past the simulated clock's range" "$tmp/err" \
+grep -q "simulated time exceeds the clock's range (int64 picoseconds: at most 9223372.036 s, about 106 days): rank 0 op 1 would end past the clock's end" "$tmp/err" \
   || fail "past the clock: '$(cat "$tmp/err")'"
 
 n=0
@@ -77,6 +77,7 @@ for f in "$D"/d_*.json; do
   set -e
   [ "$rc" -eq 1 ] || fail "$f exited $rc, want 1 (deadlock): $(cat "$tmp/err")"
   grep -q "deadlock" "$tmp/err" || fail "$f: no deadlock in '$(cat "$tmp/err")'"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$f: the deadlock report is not one line: $(cat "$tmp/err")"
   grep -qF -- "$want" "$tmp/err" || fail "$f: '$(cat "$tmp/err")' lacks '$want'"
   n=$((n + 1))
 done

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/nccl-params.h"
 #include "util/error.h"
 #include "util/json-pos.h"
 
@@ -1366,4 +1367,27 @@ char *fs_nccl_log_drops_text(const FsNcclLogDrop *drops, guint n)
     g_string_append(out, same->len > 8 ? ", …)\n" : ")\n");
   }
   return g_string_free(out, FALSE);
+}
+
+char *fs_nccl_logs_release(GPtrArray *logs, GString *warnings)
+{
+  for (guint i = 0; i < logs->len; i++) {
+    const FsNcclLog *log = g_ptr_array_index(logs, i);
+    for (guint t = 0; t < log->tests->len; t++) {
+      const FsNcclLogTest *test = g_ptr_array_index(log->tests, t);
+      if (test->nccl_version == 0)
+        continue;
+      char *code = g_strdup_printf("%u", test->nccl_version);
+      GError *error = NULL;
+      g_autofree char *path = fs_nccl_params_version_path(code, "the log's NCCL version", &error);
+      if (path != NULL)
+        return code;
+      g_string_append_printf(warnings, "%s:%d:1: %s; using models/nccl/nccl.yaml\n", log->file,
+                             MAX(test->nccl_version_line, 1), error->message);
+      g_error_free(error);
+      g_free(code);
+      return NULL;
+    }
+  }
+  return NULL;
 }

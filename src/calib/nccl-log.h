@@ -173,6 +173,13 @@ double fs_nccl_log_busbw_factor(const char *collective, guint n);
  * first lines.  NULL when n is 0.  Caller frees. */
 char *fs_nccl_log_drops_text(const FsNcclLogDrop *drops, guint n);
 
+/* The NCCL release the logs (FsNcclLog *) name first, as a version code
+ * ("22703") that has a parameter file in models/nccl/ (nccl-params.h), or
+ * NULL when no log names one.  A release without a file is not returned: a
+ * warning line "FILE:LINE:1: …" is appended to warnings instead.  Caller
+ * frees. */
+char *fs_nccl_logs_release(GPtrArray *logs, GString *warnings);
+
 /* Building a log from another source (fs_nccl_log_load_table): an empty
  * log named name, and a new empty test appended to it (owned by the log;
  * rows' type and redop strings are freed with it). */

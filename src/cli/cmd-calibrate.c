@@ -180,31 +180,15 @@ int fs_cmd_calibrate(int argc, char **argv)
       g_string_append(notes, drops);
   }
   /* NCCL's constants of the --simulate fit: the options', else the release
-   * the first log names (a release without a file: said, and the default). */
-  g_autofree char *version = NULL;
-  for (guint i = 0; opt_simulate && !opt_nccl_params && !opt_nccl_version && version == NULL &&
-                    i < logs->len; i++) {
-    const FsNcclLog *log = g_ptr_array_index(logs, i);
-    for (guint t = 0; version == NULL && t < log->tests->len; t++) {
-      const FsNcclLogTest *test = g_ptr_array_index(log->tests, t);
-      if (test->nccl_version == 0)
-        continue;
-      g_autofree char *code = g_strdup_printf("%u", test->nccl_version);
-      g_autofree char *path = fs_nccl_params_version_path(code, "the log's NCCL version", &error);
-      if (path == NULL) {
-        fprintf(stderr, "fabricsim calibrate: warning: %s:%d:1: %s; using models/nccl/nccl.yaml\n",
-                log->file, MAX(test->nccl_version_line, 1), error->message);
-        g_clear_error(&error);
-        version = g_strdup("");
-      } else {
-        version = g_steal_pointer(&code);
-      }
-    }
-  }
+   * the first log names (one without a file: said, and the default). */
+  g_autoptr(GString) warn = g_string_new(NULL);
+  g_autofree char *version = opt_simulate && !opt_nccl_params && !opt_nccl_version
+                               ? fs_nccl_logs_release(logs, warn) : NULL;
+  if (warn->len > 0)
+    fprintf(stderr, "fabricsim calibrate: warning: %s", warn->str);
   FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,
                           .topology = opt_topo, .nccl_params = opt_nccl_params,
-                          .nccl_version = opt_nccl_version ? opt_nccl_version
-                                          : version != NULL && version[0] ? version : NULL,
+                          .nccl_version = opt_nccl_version ? opt_nccl_version : version,
                           .needs = opt_simulate ? FS_SCENARIO_NEED_NCCL : 0 };
   g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
   if (sc == NULL)

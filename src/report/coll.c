@@ -1,5 +1,6 @@
 /* coll.c — see coll.h. */
 #include "report/coll.h"
+#include "report/format.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -72,10 +73,7 @@ void fs_report_coll_json(GString *out, const FsScenario *sc, const FsCollTest *r
       json_array_append_new(skip, e);
     }
   json_object_set_new(root, "skipped", skip);
-  char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-  g_string_append_printf(out, "%s\n", s);
-  free(s);
-  json_decref(root);
+  fs_report_append_json(out, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
 }
 
 /* Appends the model's arithmetic for every size of the sweep (first

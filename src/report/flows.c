@@ -1,5 +1,6 @@
 /* flows.c — see flows.h. */
 #include "report/flows.h"
+#include "report/format.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -57,10 +58,7 @@ void fs_report_flows(GString *out, FsReportFormat fmt, const FsTopo *t, FsNetMod
     json_object_set_new(o, "flows", arr);
     json_object_set_new(o, "makespan_ps", json_integer(makespan));
     json_object_set_new(o, "bytes", json_integer((json_int_t)total));
-    char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-    g_string_append_printf(out, "%s\n", s);
-    free(s);
-    json_decref(o);
+    fs_report_append_json(out, o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     return;
   }
   if (fmt == FS_REPORT_CSV) {

@@ -1,5 +1,6 @@
 /* p2p.c — see p2p.h. */
 #include "report/p2p.h"
+#include "report/format.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -94,10 +95,7 @@ void fs_report_p2p(GString *out, FsReportFormat fmt, const FsTopo *t, FsNetModel
     }
     json_object_set_new(o, "host", host);
     json_object_set_new(o, "h2d_all_gpus_gbps", jnum(h2d_all));
-    char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-    g_string_append_printf(out, "%s\n", s);
-    free(s);
-    json_decref(o);
+    fs_report_append_json(out, o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     return;
   }
 

@@ -1,5 +1,6 @@
 /* plan.c — see plan.h. */
 #include "report/plan.h"
+#include "report/format.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -296,10 +297,7 @@ static void print_json(GString *out, const FsPlanner *p, guint top)
   for (guint i = 0; i < k; i++)
     json_array_append_new(ds, design_json(p, i + 1, fs_planner_design(p, i)));
   json_object_set_new(o, "designs", ds);
-  char *txt = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-  g_string_append_printf(out, "%s\n", txt);
-  free(txt);
-  json_decref(o);
+  fs_report_append_json(out, o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 }
 
 static void csv_str(GString *s, const char *v)

@@ -1,5 +1,6 @@
 /* replay.c — see replay.h. */
 #include "report/replay.h"
+#include "report/format.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -124,10 +125,7 @@ void fs_report_replay(GString *out, FsReportFormat fmt, const FsReplay *rp, cons
   }
   json_object_set_new(root, "ranks", ranks);
   json_object_set_new(root, "busiest_links", jl);
-  char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-  g_string_append_printf(out, "%s\n", s);
-  free(s);
-  json_decref(root);
+  fs_report_append_json(out, root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 }
 
 gboolean fs_report_replay_trace(const char *path, const FsReplay *rp, const FsTopo *topo,

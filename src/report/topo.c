@@ -1,5 +1,6 @@
 /* topo.c — see topo.h. */
 #include "report/topo.h"
+#include "report/format.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -12,10 +13,7 @@
 /* Appends a JSON value (takes it) with a newline. */
 static void print_json(GString *out, json_t *v)
 {
-  char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-  g_string_append_printf(out, "%s\n", s);
-  free(s);
-  json_decref(v);
+  fs_report_append_json(out, v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
 }
 
 static char *bw(double bytes_per_s)

@@ -1,5 +1,6 @@
 /* train.c — see train.h. */
 #include "report/train.h"
+#include "report/format.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -152,10 +153,7 @@ void fs_report_train_json(GString *out, FsTrain *t, const FsWorkload *w, const F
                           const FsMemoryBreakdown *mem, const FsLinkUse *links, guint nl)
 {
   json_t *o = result_json(t, w, topo, mem, links, nl);
-  char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-  g_string_append_printf(out, "%s\n", s);
-  free(s);
-  json_decref(o);
+  fs_report_append_json(out, o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 }
 
 void fs_report_train_csv(GString *out, FsTrain *t)

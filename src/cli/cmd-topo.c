@@ -24,7 +24,7 @@ static char **opt_defines = NULL;
 static char *opt_models = NULL;
 static gboolean opt_json = FALSE;
 static char *opt_output = NULL;
-static char *opt_gpu = NULL, *opt_nic = NULL, *opt_cpu = NULL;
+static char *opt_gpu = NULL, *opt_nic = NULL, *opt_cpu = NULL, *opt_smi_q = NULL;
 
 static const GOptionEntry entries[] = {
   {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
@@ -37,6 +37,9 @@ static const GOptionEntry entries[] = {
   {"gpu", 0, 0, G_OPTION_ARG_STRING, &opt_gpu, "import-*: GPU model (default: guessed)", "MODEL"},
   {"nic", 0, 0, G_OPTION_ARG_STRING, &opt_nic, "import-*: NIC model (default: guessed)", "MODEL"},
   {"cpu", 0, 0, G_OPTION_ARG_STRING, &opt_cpu, "import-*: CPU model (default: guessed)", "MODEL"},
+  {"smi-q", 0, 0, G_OPTION_ARG_FILENAME, &opt_smi_q,
+   "import-smi: nvidia-smi -L/-q (and ibstat) text of the same machine, to identify models",
+   "FILE"},
   {NULL},
 };
 
@@ -315,12 +318,23 @@ static int do_import(const char *action, const char *file)
   g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
   if (cat == NULL)
     return fs_cli_fail("topo", error);
-  FsImportOptions opt = {opt_gpu, opt_nic, opt_cpu};
+  g_autofree char *hw = NULL;
+  gsize hw_len = 0;
+  if (opt_smi_q != NULL && strcmp(action, "import-smi") != 0)
+    return fs_cli_usage("topo", "--smi-q applies to import-smi only");
+  if (opt_smi_q != NULL && !g_file_get_contents(opt_smi_q, &hw, &hw_len, &error))
+    return fs_cli_fail("topo", error);
+  g_autoptr(GPtrArray) messages = g_ptr_array_new_with_free_func(g_free);
+  FsImportOptions opt = {.gpu = opt_gpu, .nic = opt_nic, .cpu = opt_cpu, .hw_text = hw,
+                         .hw_text_len = hw_len, .hw_text_name = opt_smi_q,
+                         .messages = messages};
   g_autofree char *yaml = strcmp(action, "import-smi") == 0
                             ? fs_import_smi(text, len, file, cat, &opt, &error)
                             : fs_import_nccl(text, len, file, cat, &opt, &error);
   if (yaml == NULL)
     return fs_cli_fail("topo", error);
+  for (guint i = 0; i < messages->len; i++)
+    fprintf(stderr, "fabricsim topo: %s\n", (const char *)g_ptr_array_index(messages, i));
   if (!fs_write_file_atomic(opt_output != NULL ? opt_output : "-", yaml, strlen(yaml), &error))
     return fs_cli_fail("topo", error);
   return 0;
@@ -344,6 +358,13 @@ int fs_cmd_topo(int argc, char **argv)
     "  import-smi   topology YAML from the text of `nvidia-smi topo -m`\n"
     "  import-nccl  topology YAML from an NCCL_TOPO_DUMP_FILE XML dump\n"
     "          (-o OUT, --gpu/--cpu/--nic MODEL; rules in topologies/README.md)\n"
+    "          Models are identified from every clue: PCI ids and product names\n"
+    "          (import-smi --smi-q FILE: nvidia-smi -L/-q, ibstat text), NVLink\n"
+    "          counts, CPU ids and affinities, NIC ids and rates; each model the\n"
+    "          clues cannot decide is one 'guess:' line on stderr, with the\n"
+    "          alternatives also written as comments in the YAML.  import-smi\n"
+    "          repairs cells run together by lost tabs and markdown pipes, and\n"
+    "          says so on stderr.\n"
     "\n"
     "The format is documented in topologies/README.md.  A bad file exits 2\n"
     "with file:line:col and a sentence.\n"
@@ -353,6 +374,7 @@ int fs_cmd_topo(int argc, char **argv)
     "  fabricsim topo paths topologies/dgx-1-v100.yaml\n"
     "  fabricsim topo check topologies/dgx-h100-ib-ndr.yaml -D nodes=32 --json\n"
     "  nvidia-smi topo -m > box.txt && fabricsim topo import-smi box.txt -o box.yaml\n"
+    "  nvidia-smi -q > q.txt && fabricsim topo import-smi box.txt --smi-q q.txt -o box.yaml\n"
     "  fabricsim topo import-nccl nccl-topo.xml --nic connectx-7 -o box.yaml\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "topo");
   if (done != FS_CLI_GO_ON)
@@ -363,8 +385,9 @@ int fs_cmd_topo(int argc, char **argv)
   const char *action = argv[1], *file = argv[2];
   if (strcmp(action, "import-smi") == 0 || strcmp(action, "import-nccl") == 0)
     return do_import(action, file);
-  if (opt_output != NULL || opt_gpu != NULL || opt_nic != NULL || opt_cpu != NULL)
-    return fs_cli_usage("topo", "-o, --gpu, --nic and --cpu apply to import-smi and "
+  if (opt_output != NULL || opt_gpu != NULL || opt_nic != NULL || opt_cpu != NULL ||
+      opt_smi_q != NULL)
+    return fs_cli_usage("topo", "-o, --gpu, --nic, --cpu and --smi-q apply to import-smi and "
                         "import-nccl only");
   int (*run)(const FsTopo *) = NULL;
   if (strcmp(action, "check") == 0)

@@ -5,12 +5,13 @@
  * walked:
  *   <system>          the machine (one host; host_hash is ignored)
  *   <cpu numaid=…>    a CPU node, socket = numaid; vendor/familyid/modelid
- *                     (or arch) pick its model; CPUs are joined to the
+ *                     (or arch) identify its model (identify.h); CPUs are joined to the
  *                     first by its inter-socket link
  *   <pci class=0x0604…>  a PCIe switch (bridge), linked to its parent
- *   <pci><gpu dev sm>    a GPU; sm picks its model
+ *   <pci><gpu dev sm>    a GPU; its PCI vendor/device, sm and NVLinks identify
+ *                     its model (identify.h)
  *   <pci><nic><net>      a NIC; its class (0x0207 InfiniBand, 0x0200
- *                     Ethernet) and its fastest net's speed (Mb/s) pick
+ *                     Ethernet), PCI id and fastest net speed (Mb/s) identify
  *                     its model
  *   <nic> under <cpu>    a NIC on a CPU root port
  *   <nvlink target count tclass>  NVLinks: to a GPU (its busid), to an
@@ -30,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/identify.h"
 #include "topo/import-private.h"
 #include "topo/import.h"
 #include "topo/topo.h"
@@ -216,19 +218,6 @@ static gboolean need_int(const Walk *w, const XNode *x, const char *key, long *o
   return TRUE;
 }
 
-/* The model called name (kind), else an error at x. */
-static const FsModel *model_at(Walk *w, const XNode *x, const char *name, FsModelKind kind,
-                               GError **error)
-{
-  const FsModel *m = fs_catalog_get(w->cat, name);
-  if (m == NULL || m->kind != kind) {
-    fail_at(w, x, error, "the catalog has no %s model \"%s\" for this element",
-            fs_model_kind_name(kind), name);
-    return NULL;
-  }
-  return m;
-}
-
 /* link_speed + link_width to pcie-genN-xW; NULL (no error) when either is
  * missing, empty or unknown. */
 static const FsModel *pcie_link(Walk *w, const XNode *x)
@@ -249,96 +238,58 @@ static const FsModel *pcie_link(Walk *w, const XNode *x)
   return NULL;
 }
 
-/* GPU model by compute capability (sm): the SXM part of each generation,
- * except Hopper without an NVSwitch and with at most 12 NVLinks (the H100
- * PCIe card with bridges) and Ada (RTX 4090). */
-static const char *gpu_for_sm(long sm, gboolean nvswitch, guint nvlinks)
+/* A PCI vendor or device attribute ("0x10de") as a number; 0 when absent
+ * or not hex. */
+static guint pci_attr(const XNode *x, const char *key)
 {
-  switch (sm) {
-  case 60: return "p100-sxm2";
-  case 70: return "v100-sxm2-32gb";
-  case 80: return "a100-sxm4-80gb";
-  case 89: return "rtx-4090";
-  case 90: return nvswitch || nvlinks > 12 ? "h100-sxm" : "h100-pcie";
-  case 100: return "b200";
-  default: return NULL;
-  }
+  const char *v = x != NULL ? attr(x, key) : NULL;
+  if (v == NULL || !g_str_has_prefix(v, "0x"))
+    return 0;
+  char *end;
+  guint64 n = g_ascii_strtoull(v + 2, &end, 16);
+  return end != v + 2 && *end == '\0' && n <= 0xffff ? (guint)n : 0;
 }
 
-/* CPU model from NCCL's cpu attributes: vendor, familyid (family +
- * extended family << 4), modelid (model + extended model << 4), arch. */
-static const char *cpu_for(const XNode *x)
+/* Records an identification: a phrase for the header, and a guess line
+ * (opt->messages) when the clues left alternatives. */
+static void note_identity(Walk *w, const char *what, const FsIdentity *id, const char *option)
 {
-  const char *vendor = attr(x, "vendor"), *arch = attr(x, "arch");
-  long fam = attr(x, "familyid") ? strtol(attr(x, "familyid"), NULL, 10) : -1;
-  long mod = attr(x, "modelid") ? strtol(attr(x, "modelid"), NULL, 10) : -1;
-  if (arch != NULL && strcmp(arch, "ppc64") == 0)
-    return "power9";
-  if (arch != NULL && (strcmp(arch, "arm64") == 0 || strcmp(arch, "aarch64") == 0))
-    return "grace";
-  if (vendor != NULL && strcmp(vendor, "GenuineIntel") == 0 && fam == 6) {
-    if (mod == 79)
-      return "xeon-e5-2698-v4";     /* Broadwell-EP */
-    if (mod == 85)
-      return "xeon-platinum-8168";  /* Skylake-SP / Cascade Lake */
-    if (mod == 143 || mod == 207)
-      return "xeon-platinum-8480c"; /* Sapphire / Emerald Rapids */
-  }
-  if (vendor != NULL && strcmp(vendor, "AuthenticAMD") == 0) {
-    if (fam == 143)
-      return "epyc-7742";           /* Zen 2 (Rome) */
-    if (fam == 175)
-      return "epyc-9654";           /* Zen 3/4 (Milan, Genoa) */
-  }
-  return NULL;
+  note_once(w, g_strdup_printf("%s %s (%s: %s)", what, id->model->name,
+                               id->decided ? "identified" : "guessed", id->why));
+  if (id->alternatives == NULL || id->alternatives->len == 0)
+    return;
+  g_autofree char *alt = fs_identity_alternatives(id);
+  g_autofree char *line = g_strdup_printf("Guess: %s %s (%s). The clues fit as well: %s. Name "
+                                          "the model with %s.", what, id->model->name, id->why,
+                                          alt, option);
+  if (g_hash_table_contains(w->noted, line))
+    return;
+  note_once(w, g_strdup(line));
+  if (w->opt != NULL && w->opt->messages != NULL)
+    g_ptr_array_add(w->opt->messages,
+                    g_strdup_printf("%s: guess: %s %s (%s); also fits %s; name it with %s",
+                                    w->name, what, id->model->name, id->why, alt, option));
 }
 
-/* NVIDIA (Mellanox, PCI vendor 0x15b3) adapters by PCI device ID, physical
- * and virtual functions (the PCI ID database, pci-ids.ucw.cz). */
-static const char *nic_for_device(const XNode *pci)
+/* fits() for the identification: the GPU has the NVLinks the dump gives
+ * it (data: the GPU's NVLink count). */
+static gboolean nccl_fits(const FsModel *m, gpointer data)
 {
-  static const struct { const char *device, *model; } ids[] = {
-    {"0x1017", "connectx-5"}, {"0x1018", "connectx-5"}, {"0x1019", "connectx-5"},
-    {"0x101b", "connectx-6"}, {"0x101c", "connectx-6"}, {"0x101d", "connectx-6"},
-    {"0x101f", "connectx-6"}, {"0x1021", "connectx-7"}, {"0x1023", "connectx-8"},
-    {"0xa2dc", "bluefield-3"},
-  };
-  const char *vendor = pci != NULL ? attr(pci, "vendor") : NULL;
-  const char *device = pci != NULL ? attr(pci, "device") : NULL;
-  if (vendor == NULL || device == NULL || g_ascii_strcasecmp(vendor, "0x15b3") != 0)
-    return NULL;
-  for (gsize i = 0; i < G_N_ELEMENTS(ids); i++)
-    if (g_ascii_strcasecmp(device, ids[i].device) == 0)
-      return ids[i].model;
-  return NULL;
+  guint want = *(const guint *)data;
+  return want == 0 || (m->u.gpu.nvlink != NULL && m->u.gpu.nvlinks >= want);
 }
 
-/* The NIC model whose port link is nearest to speed_mbps (relative), of
- * the family class says (0x0207 InfiniBand, 0x0200 Ethernet) when one
- * exists; ties go to the first in name order. */
-static const FsModel *nic_for(const FsCatalog *cat, double speed_mbps, const char *class)
+/* TRUE when some catalog GPU has PCI id vendor:device or compute
+ * capability sm. */
+static gboolean known_gpu(const Walk *w, guint vendor, guint device, long sm)
 {
-  int fam = -1;
-  if (class != NULL && g_str_has_prefix(class, "0x0207"))
-    fam = FS_LINK_INFINIBAND;
-  else if (class != NULL && g_str_has_prefix(class, "0x0200"))
-    fam = FS_LINK_ETHERNET;
-  const FsModel *best = NULL;
-  double best_d = 0;
-  for (int pass = 0; pass < 2 && best == NULL; pass++)
-    for (guint i = 0; i < fs_catalog_size(cat); i++) {
-      const FsModel *m = fs_catalog_nth(cat, i);
-      if (m->kind != FS_MODEL_NIC || m->u.nic.port_link == NULL)
-        continue;
-      const FsLinkModel *l = &m->u.nic.port_link->u.link;
-      if (pass == 0 && (int)l->family != fam)
-        continue;
-      double gbps = l->lane_rate * l->lanes / 1e6;   /* line rate, Mb/s */
-      double d = fabs(gbps - speed_mbps) / MAX(speed_mbps, 1.0);
-      if (best == NULL || d < best_d)
-        best = m, best_d = d;
-    }
-  return best;
+  for (guint i = 0; i < fs_catalog_size(w->cat); i++) {
+    const FsModel *m = fs_catalog_nth(w->cat, i);
+    if (m->kind == FS_MODEL_GPU && ((long)m->u.gpu.compute_capability == sm ||
+                                    (device != 0 && fs_model_has_pci_id(m, vendor, device))))
+      return TRUE;
+  }
+  return FALSE;
 }
 
 static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **error);
@@ -369,20 +320,21 @@ static gboolean walk_nic(Walk *w, const XNode *nic, const XNode *pci, int parent
   const char *class = pci != NULL ? attr(pci, "class") : NULL;
   if (w->opt != NULL && w->opt->nic != NULL) {
     e.model = imp_require(w->cat, w->opt->nic, FS_MODEL_NIC, "--nic", error);
-  } else if (nic_for_device(pci) != NULL &&
-             fs_catalog_get(w->cat, nic_for_device(pci)) != NULL) {
-    e.model = fs_catalog_get(w->cat, nic_for_device(pci));
-    note_once(w, g_strdup_printf("NIC %s from PCI device %s", e.model->name,
-                                 attr(pci, "device")));
   } else {
-    e.model = nic_for(w->cat, fastest, class);
+    FsNicClues nc = {.pci_vendor = pci_attr(pci, "vendor"), .pci_device = pci_attr(pci, "device"),
+                     .rate_gbps = fastest / 1000, .family = -1};
+    if (class != NULL && g_str_has_prefix(class, "0x0207"))
+      nc.family = FS_LINK_INFINIBAND;
+    else if (class != NULL && g_str_has_prefix(class, "0x0200"))
+      nc.family = FS_LINK_ETHERNET;
+    FsIdentity id = {0};
+    fs_identify_nic(w->cat, &nc, &id);
+    e.model = id.model;
     if (e.model == NULL)
       fail_at(w, nic, error, "no NIC model in the catalog");
     else
-      note_once(w, g_strdup_printf("NIC %s for %.0f Gb/s %s ports", e.model->name,
-                                   fastest / 1000,
-                                   class && g_str_has_prefix(class, "0x0200") ? "Ethernet"
-                                                                              : "InfiniBand"));
+      note_identity(w, "NIC", &id, "--nic");
+    fs_identity_clear(&id);
   }
   if (e.model == NULL) {
     g_string_free(names, TRUE);
@@ -428,10 +380,11 @@ static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **
       return FALSE;
     Ent e = {.kind = E_GPU, .x = x, .dev = gpu, .parent = parent, .cpu = cpu,
              .dev_index = (int)devn, .uplink = pcie_link(w, x)};
-    /* The model waits for the NVLinks (Hopper SXM vs PCIe); sm is checked now. */
-    if (gpu_for_sm(sm, FALSE, 0) == NULL && (w->opt == NULL || w->opt->gpu == NULL))
-      return fail_at(w, gpu, error, "unknown GPU compute capability sm=%ld; expected 60, 70, "
-                     "80, 89, 90 or 100 (or name the model with --gpu)", sm);
+    /* The model waits for the NVLinks (SXM vs PCIe); sm is checked now. */
+    if (!known_gpu(w, pci_attr(x, "vendor"), pci_attr(x, "device"), sm) &&
+        (w->opt == NULL || w->opt->gpu == NULL))
+      return fail_at(w, gpu, error, "no catalog GPU has compute capability sm=%ld (or this "
+                     "PCI id); name the model with --gpu", sm);
     g_array_append_val(w->ents, e);
     return TRUE;
   }
@@ -476,18 +429,12 @@ static char *build(Walk *w, const XNode *root, GError **error)
       return NULL;
     Ent e = {.kind = E_CPU, .x = c, .parent = -1, .cpu = (int)w->ents->len,
              .dev_index = (int)numa};
-    const char *name = w->opt != NULL && w->opt->cpu != NULL ? w->opt->cpu : cpu_for(c);
     g_array_append_val(w->ents, e);
-    if (name == NULL) {
-      name = NULL;  /* decided once the GPUs are known */
-    } else if (w->opt != NULL && w->opt->cpu != NULL) {
-      if (!(ent(w, (int)w->ents->len - 1)->model =
-              imp_require(w->cat, name, FS_MODEL_CPU, "--cpu", error)))
-        return NULL;
-    } else if (!(ent(w, (int)w->ents->len - 1)->model =
-                   model_at(w, c, name, FS_MODEL_CPU, error))) {
+    /* Without --cpu the model is identified once the GPUs are known. */
+    if (w->opt != NULL && w->opt->cpu != NULL &&
+        !(ent(w, (int)w->ents->len - 1)->model =
+            imp_require(w->cat, w->opt->cpu, FS_MODEL_CPU, "--cpu", error)))
       return NULL;
-    }
     if (!walk_kids(w, c, (int)w->ents->len - 1, (int)w->ents->len - 1, error))
       return NULL;
   }
@@ -518,6 +465,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
   GArray *sw_links = g_array_new(FALSE, FALSE, sizeof(guint) * 3);  /* gpu, sw#, count */
   g_autofree guint *nvsum = g_new0(guint, ngpu);
   g_autofree gboolean *on_switch = g_new0(gboolean, ngpu);
+  g_autofree guint *nvset = g_new0(guint, ngpu), *uf = g_new(guint, ngpu);
   char *yaml = NULL;
   g_autoptr(ImpGraph) g = imp_graph_new();
   for (guint a = 0; a < ngpu; a++) {
@@ -564,6 +512,30 @@ static char *build(Walk *w, const XNode *root, GError **error)
       }
     }
   }
+  /* The size of each GPU's NVLink set (all GPUs when on an NVSwitch). */
+  for (guint a = 0; a < ngpu; a++)
+    uf[a] = a;
+  for (guint a = 0; a < ngpu; a++)
+    for (guint b = 0; b < ngpu; b++)
+      if (pair[a * ngpu + b] > 0) {
+        guint x = a, y = b;
+        while (uf[x] != x)
+          x = uf[x];
+        while (uf[y] != y)
+          y = uf[y];
+        uf[MAX(x, y)] = MIN(x, y);
+      }
+  for (guint a = 0; a < ngpu; a++) {
+    guint x = a;
+    while (uf[x] != x)
+      x = uf[x];
+    uf[a] = x;
+  }
+  for (guint a = 0; a < ngpu; a++)
+    for (guint b = 0; b < ngpu; b++)
+      nvset[a] += uf[b] == uf[a];
+  for (guint a = 0; a < ngpu; a++)
+    nvset[a] = on_switch[a] ? ngpu : nvset[a] > 1 ? nvset[a] : 0;
   /* GPU models. */
   for (guint a = 0; a < ngpu; a++) {
     Ent *e = ent(w, gi[a]);
@@ -572,32 +544,55 @@ static char *build(Walk *w, const XNode *root, GError **error)
         goto out;
       continue;
     }
-    long sm = strtol(attr(e->dev, "sm"), NULL, 10);
-    const char *name = gpu_for_sm(sm, on_switch[a], nvsum[a]);
-    if (!(e->model = model_at(w, e->dev, name, FS_MODEL_GPU, error)))
+    FsGpuClues gc = {.pci_vendor = pci_attr(e->x, "vendor"),
+                     .pci_device = pci_attr(e->x, "device"),
+                     .compute_capability = (guint)strtol(attr(e->dev, "sm"), NULL, 10),
+                     .nv_sum = nvsum[a], .nvswitch = on_switch[a], .nv_set = nvset[a],
+                     .fits = nccl_fits, .fits_data = &nvsum[a]};
+    for (guint i = 0; i < w->ents->len; i++)
+      if (ent(w, (int)i)->kind == E_CPU) {
+        const char *arch = attr(ent(w, (int)i)->x, "arch");
+        gc.grace |= arch != NULL && (strcmp(arch, "arm64") == 0 || strcmp(arch, "aarch64") == 0);
+      }
+    FsIdentity id = {0};
+    fs_identify_gpu(w->cat, &gc, &id);
+    if (id.model == NULL) {
+      fail_at(w, e->dev, error, "no GPU model in the catalog has the %u NVLinks of this GPU; "
+              "name one with --gpu", nvsum[a]);
+      fs_identity_clear(&id);
       goto out;
-    note_once(w, g_strdup_printf("GPU %s for sm=%ld%s", name, sm,
-                                 sm == 90 ? (on_switch[a] || nvsum[a] > 12
-                                               ? " with NVSwitch or more than 12 NVLinks"
-                                               : " without NVSwitch, at most 12 NVLinks")
-                                          : ""));
+    }
+    e->model = id.model;
+    note_identity(w, "GPU", &id, "--gpu");
+    fs_identity_clear(&id);
   }
   const FsModel *gpu0 = ent(w, gi[0])->model;
   for (guint i = 0; i < w->ents->len; i++) {
     Ent *e = ent(w, (int)i);
-    if (e->kind == E_CPU && e->model == NULL) {
-      const char *name = imp_default_cpu(gpu0->u.gpu.arch);
-      if (name == NULL || !(e->model = model_at(w, e->x, name, FS_MODEL_CPU, error)))
-        goto out;
-      note_once(w, g_strdup_printf("CPU %s (the dump's vendor/family/model is not in the "
-                                   "importer's table; the host of NVIDIA's reference server "
-                                   "for %s)", name, gpu0->name));
-    } else if (e->kind == E_CPU && (w->opt == NULL || w->opt->cpu == NULL)) {
-      note_once(w, g_strdup_printf("CPU %s from vendor %s, familyid %s, modelid %s",
-                                   e->model->name, attr(e->x, "vendor") ? attr(e->x, "vendor") : "?",
-                                   attr(e->x, "familyid") ? attr(e->x, "familyid") : "?",
-                                   attr(e->x, "modelid") ? attr(e->x, "modelid") : "?"));
+    if (e->kind != E_CPU || e->model != NULL)
+      continue;
+    const char *vendor = attr(e->x, "vendor"), *arch = attr(e->x, "arch");
+    const char *fam = attr(e->x, "familyid"), *mod = attr(e->x, "modelid");
+    FsCpuClues cc = {.family = -1, .model = -1, .sockets = 1, .gpu = gpu0};
+    if (vendor != NULL && fam != NULL && mod != NULL) {
+      cc.vendor = vendor;
+      cc.family = fs_identify_cpuid_family_from_nccl((int)strtol(fam, NULL, 10));
+      cc.model = (int)strtol(mod, NULL, 10);
+    } else if (arch != NULL && strcmp(arch, "ppc64") == 0) {
+      cc.vendor = "ppc64le";
+    } else if (arch != NULL && (strcmp(arch, "arm64") == 0 || strcmp(arch, "aarch64") == 0)) {
+      cc.vendor = "aarch64";
     }
+    FsIdentity id = {0};
+    fs_identify_cpu(w->cat, &cc, &id);
+    if (id.model == NULL) {
+      fail_at(w, e->x, error, "the catalog has no CPU model");
+      fs_identity_clear(&id);
+      goto out;
+    }
+    e->model = id.model;
+    note_identity(w, "CPU", &id, "--cpu");
+    fs_identity_clear(&id);
   }
   /* Switch model: the largest fan-out. */
   guint most = 1;
@@ -715,7 +710,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
   for (guint i = 0; i < w->notes->len; i++)
     g_string_append_printf(models, "%s%s", i ? "; " : "", (char *)g_ptr_array_index(w->notes, i));
   if (models->len > 0)
-    imp_note(g, "Models guessed: %s. Override with --gpu, --cpu and --nic.", models->str);
+    imp_note(g, "Models: %s. Override with --gpu, --cpu and --nic.", models->str);
   g_string_free(models, TRUE);
   imp_note(g, "Structure from the dump: one CPU node per <cpu> (socket = numaid), one PCIe "
            "switch per bridge <pci> (%s), PCIe links from link_speed and link_width, "

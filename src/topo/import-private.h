@@ -49,12 +49,6 @@ char *imp_emit(const ImpGraph *g, const char *importer, const char *input);
 const FsModel *imp_require(const FsCatalog *cat, const char *name, FsModelKind kind,
                            const char *option, GError **error);
 
-/* Default CPU and NIC models for a GPU architecture: the hosts and NICs
- * NVIDIA's own servers of that generation use (DGX-1, DGX A100, DGX H100,
- * DGX B200).  Names of catalog entries; NULL when there is none. */
-const char *imp_default_cpu(FsGpuArch arch);
-const char *imp_default_nic(FsGpuArch arch);
-
 /* The first PCIe switch model (catalog name order) whose port link has the
  * generation of link and at least min_ports ports; failing that, the first
  * PCIe switch of any generation with min_ports ports; NULL if none. */

@@ -39,6 +39,15 @@ typedef struct {
   const char *gpu;   /* GPU model name, or NULL to guess */
   const char *nic;   /* NIC model name, or NULL to guess */
   const char *cpu;   /* CPU model name, or NULL to guess */
+  /* import-smi: text given beside the matrix (`--smi-q FILE`: nvidia-smi
+   * -L / -q, ibstat, ibv_devinfo; see fs_hw_text_parse), or NULL. */
+  const char *hw_text;
+  gsize hw_text_len;
+  const char *hw_text_name;
+  /* Out, may be NULL: one line (char *, g_free) per model the clues could
+   * not decide ("GPU h100-sxm: ...; also fits h200-sxm, b200"), and one
+   * per repair of the input (import-smi); the caller prints them. */
+  GPtrArray *messages;
 } FsImportOptions;
 
 /* Reads `nvidia-smi topo -m` text (len bytes, need not be NUL-terminated)

@@ -217,9 +217,9 @@ START_TEST(test_import_smi_guesses_models_by_nvlink)
     {"smi/y_dgx-h100-nics.txt", "h100-sxm", "xeon-platinum-8480c", "connectx-7"},
     {"smi/y_bridge-2gpu.txt", "h100-pcie", "xeon-platinum-8480c", NULL},
     /* NV6 x 3 direct; CPU Affinity up to 191 on 2 sockets: 192 logical
-     * CPUs, which only the 96-core EPYC 9654 with SMT makes (no 48-core
-     * part is in the catalog). */
-    {"smi/y_hgx-h100-4gpu.txt", "h100-sxm", "epyc-9654", NULL},
+     * CPUs, two 48-core Xeon 8468 with SMT (one 96-core EPYC 9654 would
+     * make them too, but the matrix shows two sockets). */
+    {"smi/y_hgx-h100-4gpu.txt", "h100-sxm", "xeon-platinum-8468", NULL},
     /* NV6 x 15: plane; CPU Affinity up to 95 on 2 sockets: 2 x 24-core
      * Xeon 8168 with SMT, the DGX-2 host. */
     {"smi/y_dgx2.txt", "v100-sxm2-16gb", "xeon-platinum-8168", NULL},

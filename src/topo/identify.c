@@ -214,18 +214,32 @@ static gboolean cpu_gpu_nvlink(const FsModel *m, gconstpointer clue)
   return m->u.cpu.nvlink != NULL && m->u.cpu.nvlink == c->gpu->u.gpu.nvlink;
 }
 
-/* TRUE when logical_cpus is one or two times (two only when the input
- * shows several socket groups) this CPU's threads per socket (cores ×
- * threads_per_core, or cores with SMT off). */
+/* The number of sockets of this CPU that make logical_cpus (cores ×
+ * threads_per_core each, or cores with SMT off), 0 when none does. */
+static guint cpu_sockets(const FsModel *m, guint logical_cpus)
+{
+  guint per[2] = {m->u.cpu.cores * MAX(m->u.cpu.threads_per_core, 1u), m->u.cpu.cores};
+  for (int k = 0; k < 2; k++)
+    if (per[k] > 0 && logical_cpus % per[k] == 0)
+      return logical_cpus / per[k];
+  return 0;
+}
+
+/* TRUE when logical_cpus is as many of this CPU as the input shows
+ * socket groups (at most two). */
+static gboolean cpu_count_exact(const FsModel *m, gconstpointer clue)
+{
+  const FsCpuClues *c = clue;
+  return cpu_sockets(m, c->logical_cpus) == MIN(MAX(c->sockets, 1u), 2u);
+}
+
+/* TRUE when logical_cpus is one or two (two only when the input shows
+ * several socket groups) of this CPU. */
 static gboolean cpu_count(const FsModel *m, gconstpointer clue)
 {
   const FsCpuClues *c = clue;
-  guint per[2] = {m->u.cpu.cores * MAX(m->u.cpu.threads_per_core, 1u), m->u.cpu.cores};
-  for (int k = 0; k < 2; k++)
-    if (per[k] > 0 && c->logical_cpus % per[k] == 0 && c->logical_cpus / per[k] >= 1 &&
-        c->logical_cpus / per[k] <= MIN(MAX(c->sockets, 1u), 2u))
-      return TRUE;
-  return FALSE;
+  guint k = cpu_sockets(m, c->logical_cpus);
+  return k >= 1 && k <= MIN(MAX(c->sockets, 1u), 2u);
 }
 
 /* The PCIe generation of a model's host link (GPU, CPU, NIC), or NULL. */
@@ -278,7 +292,7 @@ void fs_identify_cpu(const FsCatalog *cat, const FsCpuClues *c, FsIdentity *out)
     }
   }
   if (c->logical_cpus > 0) {
-    if (narrow(cand, cpu_count, c) > 0)
+    if (narrow(cand, cpu_count_exact, c) > 0 || narrow(cand, cpu_count, c) > 0)
       say(why, "%u logical CPUs on %u socket%s", c->logical_cpus, c->sockets,
           c->sockets == 1 ? "" : "s");
     else if (!decided)

@@ -30,6 +30,7 @@ club3090-1229-2x5090.txt|h100-pcie|epyc-7742|-|guess: GPU h100-pcie
 club3090-1125-2gpu-markdown.txt|h100-pcie|xeon-platinum-8480c|-|guess: GPU h100-pcie
 vllm-13855-h100-glued.txt|h100-sxm|xeon-platinum-8480c|connectx-7|repaired: split 5 words,NIC8NIC9,guess: GPU h100-sxm
 ucx-py-749-dgx-a100-numa.txt|h100-pcie|epyc-7742|connectx-7|NUMA Affinity column is ignored,256 logical CPUs
+thunderkittens-167-h100.txt|h100-sxm|xeon-platinum-8468|-|guess: GPU h100-sxm,also fits h200-sxm, b200
 '
 
 # GPU x GPU classes of an nvidia-smi matrix, cells run together split as
@@ -89,6 +90,6 @@ if not (lower <= got <= upper * 1.000001):
 PY
   n=$((n + 1))
 done <<< "$table"
-[ "$n" -ge 9 ] || fail "expected at least 9 real matrices, found $n"
+[ "$n" -ge 10 ] || fail "expected at least 10 real matrices, found $n"
 [ "$(ls "$dir"/*.txt | wc -l)" -eq "$n" ] || fail "a file of $dir is not in the table"
 echo "ok ($n real matrices)"

@@ -13,8 +13,11 @@
  * port budget is reported here.  The inference
  * rules are documented in topologies/README.md, "Importing a machine".
  *
- * Model choices come from FsImportOptions (catalog names; NULL = guess);
- * guesses are named in the output's header.  The catalog is borrowed and
+ * Model choices come from FsImportOptions (catalog names; NULL =
+ * identify from the input's clues, src/topo/identify.h); every choice and
+ * its clues are named in the output's header, and a model the clues could
+ * not decide is also one line in FsImportOptions.messages, with its
+ * alternatives.  The catalog is borrowed and
  * only read; link models are derived from the chosen devices (a GPU's
  * `pcie` and `nvlink`, a CPU's `intersocket`, a switch's `port_link`).
  *

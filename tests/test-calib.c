@@ -8,8 +8,8 @@
 
 #include "calib/calibration.h"
 #include "calib/fit.h"
-#include "calib/json-pos.h"
 #include "calib/nccl-apply.h"
+#include "util/json-pos.h"
 #include "testutil.h"
 
 #define H100_FILE "validation/results/h100-2026-11-23.json"

@@ -348,7 +348,7 @@ START_TEST(test_catalog_default_dir_env)
   ck_assert_str_eq(fs_catalog_default_dir(), "/some/where");
   g_unsetenv("FABRICSIM_MODELS");
   /* Built in a source tree: its models/ folder. */
-  ck_assert_str_eq(fs_catalog_default_dir(), FS_SOURCE_MODELS_DIR);
+  ck_assert_str_eq(fs_catalog_default_dir(), FS_SOURCE_DATA_DIR "/models");
 }
 END_TEST
 

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
-#include "coll/alone.h"
-#include "coll/bench.h"
-#include "coll/coll-topo.h"
+#include "collrun/alone.h"
+#include "collrun/bench.h"
+#include "collrun/coll-topo.h"
 #include "testutil.h"
 
 typedef FsTestColl Sys;

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "coll/bench.h"
-#include "coll/exec.h"
 #include "coll/plan.h"
+#include "collrun/bench.h"
+#include "collrun/exec.h"
 #include "testutil.h"
 
 #define MAXN 17

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
-#include "coll/coll-topo.h"
 #include "coll/nccl-params.h"
+#include "collrun/coll-topo.h"
 #include "compute/efficiency.h"
 #include "core/sim.h"
 #include "net/flow.h"

@@ -5,8 +5,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "calib/json-pos.h"
 #include "calib/nccl-log.h"
+#include "util/json-pos.h"
 #include "testutil.h"
 
 static FsNcclLog *load(const char *name)

@@ -22,7 +22,7 @@ static void close_to(double a, double b)
 typedef struct {
   char *workload, *fabric;
   const char *fabrics[2];
-  FsPlanSpec spec;
+  FsPlannerSpec spec;
 } Setup;
 
 static void small_spec(Setup *s, double target_s)
@@ -31,7 +31,7 @@ static void small_spec(Setup *s, double target_s)
   s->fabric = fs_test_source_path("topologies/dgx-h100.yaml");
   s->fabrics[0] = s->fabric;
   s->fabrics[1] = NULL;
-  fs_plan_spec_init(&s->spec);
+  fs_planner_spec_init(&s->spec);
   s->spec.workload = s->workload;
   s->spec.fabrics = s->fabrics;
   s->spec.target_step_s = target_s;
@@ -45,14 +45,14 @@ static void small_free(Setup *s)
 
 START_TEST(test_plan_divisors)
 {
-  guint d[FS_PLAN_MAX_CHOICES];
-  ck_assert_uint_eq(fs_plan_divisors(12, 12, d), 6);
+  guint d[FS_PLANNER_MAX_CHOICES];
+  ck_assert_uint_eq(fs_planner_divisors(12, 12, d), 6);
   ck_assert_uint_eq(d[0], 1);
   ck_assert_uint_eq(d[3], 4);
   ck_assert_uint_eq(d[5], 12);
-  ck_assert_uint_eq(fs_plan_divisors(12, 4, d), 4);
+  ck_assert_uint_eq(fs_planner_divisors(12, 4, d), 4);
   ck_assert_uint_eq(d[3], 4);
-  ck_assert_uint_eq(fs_plan_divisors(7, 8, d), 2);
+  ck_assert_uint_eq(fs_planner_divisors(7, 8, d), 2);
 }
 END_TEST
 
@@ -65,16 +65,16 @@ END_TEST
  *   train       = 238.419 steps: 2384.19 s, $22.3054, 11.1262 kWh. */
 START_TEST(test_plan_cost_arithmetic)
 {
-  FsPlanCostInputs in;
-  fs_plan_cost_inputs_init(&in);
+  FsPlannerCostInputs in;
+  fs_planner_cost_inputs_init(&in);
   ck_assert(in.gpu_hour_price < 0);
   CLOSE(in.pue, 1.0);
   in.gpu_hour_price = 2.0;
   in.pue = 1.5;
   in.kwh_price = 0.1;
   in.tokens = 1e9;
-  FsPlanCost c;
-  fs_plan_cost_compute(&in, 16, 11200, 0, 10.0, 4194304, &c);
+  FsPlannerCost c;
+  fs_planner_cost_compute(&in, 16, 11200, 0, 10.0, 4194304, &c);
   CLOSE(c.energy_j_per_step, 168000);
   CLOSE(c.kwh_per_mtok, 0.011126200358072918);
   CLOSE(c.usd_per_step, 0.09355555555555556);
@@ -91,23 +91,23 @@ END_TEST
  * $0.856164 per GPU-hour; without capex the cost is unknown (NaN). */
 START_TEST(test_plan_cost_amortized)
 {
-  FsPlanCostInputs in;
-  fs_plan_cost_inputs_init(&in);
-  FsPlanCost c;
-  fs_plan_cost_compute(&in, 16, 11200, 480000, 10.0, 4194304, &c);
+  FsPlannerCostInputs in;
+  fs_planner_cost_inputs_init(&in);
+  FsPlannerCost c;
+  fs_planner_cost_compute(&in, 16, 11200, 480000, 10.0, 4194304, &c);
   ck_assert(c.rate_from_capex);
   CLOSE(c.gpu_hour_price, 0.8561643835616438);
   CLOSE(c.usd_per_step, 16 * 0.8561643835616438 * 10 / 3600);
   CLOSE(c.capex_usd, 480000);
   CLOSE(c.train_s, 0);
-  fs_plan_cost_compute(&in, 16, 11200, 0, 10.0, 4194304, &c);
+  fs_planner_cost_compute(&in, 16, 11200, 0, 10.0, 4194304, &c);
   ck_assert(isnan(c.usd_per_mtok));
   /* Energy does not need a price. */
   CLOSE(c.energy_j_per_step, 112000);
 }
 END_TEST
 
-static void system_clear(FsPlanSystem *sys)
+static void system_clear(FsPlannerSystem *sys)
 {
   g_free(sys->unpriced);
   g_free(sys->unpowered);
@@ -123,8 +123,8 @@ static void system_clear(FsPlanSystem *sys)
 START_TEST(test_plan_system_costs)
 {
   g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
-  FsPlanSystem sys = {0};
-  fs_plan_system_costs(topo, FS_PLAN_SHARE_WHOLE, &sys);
+  FsPlannerSystem sys = {0};
+  fs_planner_system_costs(topo, FS_PLANNER_SHARE_WHOLE, &sys);
   CLOSE(sys.it_power_w, 6499.2);
   CLOSE(sys.capex_usd, 257504);
   ck_assert_uint_eq(sys.n_parts, 8 + 2 + 8 + 4 + 4);
@@ -148,7 +148,7 @@ START_TEST(test_plan_system_costs)
   CLOSE(sys.parts[2].price_usd, 0);
   ck_assert(!sys.parts[2].fabric);
   /* Calling again replaces the lists (no leak under ASan). */
-  fs_plan_system_costs(topo, FS_PLAN_SHARE_PORTS, &sys);
+  fs_planner_system_costs(topo, FS_PLANNER_SHARE_PORTS, &sys);
   CLOSE(sys.it_power_w, 6499.2);
   system_clear(&sys);
 }
@@ -168,20 +168,20 @@ START_TEST(test_plan_switch_share)
   int leaf = fs_topo_find(topo, "ib/leaf0"), spine = fs_topo_find(topo, "ib/spine0");
   ck_assert_int_ge(leaf, 0);
   ck_assert_int_ge(spine, 0);
-  CLOSE(fs_plan_port_share(topo, (guint)leaf), 36.0 / 64);
-  CLOSE(fs_plan_port_share(topo, (guint)spine), 1);
-  CLOSE(fs_plan_port_share(topo, (guint)fs_topo_find(topo, "node0/gpu0")), 1);
-  FsPlanSystem sys = {0};
-  fs_plan_system_costs(topo, FS_PLAN_SHARE_WHOLE, &sys);
+  CLOSE(fs_planner_port_share(topo, (guint)leaf), 36.0 / 64);
+  CLOSE(fs_planner_port_share(topo, (guint)spine), 1);
+  CLOSE(fs_planner_port_share(topo, (guint)fs_topo_find(topo, "node0/gpu0")), 1);
+  FsPlannerSystem sys = {0};
+  fs_planner_system_costs(topo, FS_PLANNER_SHARE_WHOLE, &sys);
   CLOSE(sys.it_power_w, 34960.8);
   CLOSE(sys.capex_usd, 1030016);
   ck_assert_ptr_nonnull(strstr(sys.unpriced, "quantum-2-ndr ×12"));
   ck_assert_ptr_null(strstr(sys.unpowered ? sys.unpowered : "", "quantum"));
-  const FsPlanPart *q = &sys.parts[sys.n_models - 2];
+  const FsPlannerPart *q = &sys.parts[sys.n_models - 2];
   ck_assert_str_eq(q->model->name, "quantum-2-ndr");
   ck_assert(q->fabric);
   CLOSE(q->units, 12);
-  fs_plan_system_costs(topo, FS_PLAN_SHARE_PORTS, &sys);
+  fs_planner_system_costs(topo, FS_PLANNER_SHARE_PORTS, &sys);
   CLOSE(sys.it_power_w, 32346.3);
   CLOSE(sys.capex_usd, 1030016);
   q = &sys.parts[sys.n_models - 2];
@@ -205,12 +205,12 @@ END_TEST
  * With the port share the energy drops to 32346.3 × 1.3 × 10 = 420501.9 J. */
 START_TEST(test_plan_cost_from_catalog)
 {
-  FsPlanCostInputs in;
-  fs_plan_cost_inputs_init(&in);
+  FsPlannerCostInputs in;
+  fs_planner_cost_inputs_init(&in);
   in.pue = 1.3;
   in.kwh_price = 0.1;
-  FsPlanCost c;
-  fs_plan_cost_compute(&in, 32, 34960.8, 1030016, 10.0, 4194304, &c);
+  FsPlannerCost c;
+  fs_planner_cost_compute(&in, 32, 34960.8, 1030016, 10.0, 4194304, &c);
   ck_assert(c.rate_from_capex);
   CLOSE(c.gpu_hour_price, 1030016.0 / 32 / (4 * 8760));
   ck_assert(fabs(c.gpu_hour_price - 0.918607) < 5e-7);
@@ -218,15 +218,15 @@ START_TEST(test_plan_cost_from_catalog)
   CLOSE(c.usd_per_step, 32 * (1030016.0 / 32 / 35040) * 10 / 3600 + 454490.4 / 3.6e6 * 0.1);
   ck_assert(fabs(c.usd_per_step - 0.0942787) < 5e-7);
   ck_assert(fabs(c.kwh_per_mtok - 0.0300997) < 5e-7);
-  fs_plan_cost_compute(&in, 32, 32346.3, 1030016, 10.0, 4194304, &c);
+  fs_planner_cost_compute(&in, 32, 32346.3, 1030016, 10.0, 4194304, &c);
   CLOSE(c.energy_j_per_step, 420501.9);
 }
 END_TEST
 
-static FsPlanDesign mk(guint key, gboolean ok, gboolean meets, gboolean budget, double metric,
-                       double step)
+static FsPlannerDesign mk(guint key, gboolean ok, gboolean meets, gboolean budget, double metric,
+                          double step)
 {
-  FsPlanDesign d = {0};
+  FsPlannerDesign d = {0};
   d.key = key;
   d.ok = ok;
   d.meets = meets;
@@ -240,7 +240,7 @@ static FsPlanDesign mk(guint key, gboolean ok, gboolean meets, gboolean budget, 
  * failures; inside a group the metric, then the step time, then the key. */
 START_TEST(test_plan_rank_order)
 {
-  FsPlanDesign d[] = {
+  FsPlannerDesign d[] = {
     mk(0, FALSE, FALSE, FALSE, INFINITY, 0),
     mk(1, TRUE, FALSE, TRUE, 30, 30),
     mk(2, TRUE, TRUE, FALSE, 1, 5),
@@ -250,15 +250,15 @@ START_TEST(test_plan_rank_order)
     mk(6, TRUE, TRUE, TRUE, 3, 1),
     mk(7, TRUE, FALSE, TRUE, 25, 25),
   };
-  qsort(d, G_N_ELEMENTS(d), sizeof d[0], fs_plan_design_cmp);
+  qsort(d, G_N_ELEMENTS(d), sizeof d[0], fs_planner_design_cmp);
   static const guint want[] = { 4, 5, 3, 6, 2, 7, 1, 0 };
   for (guint i = 0; i < G_N_ELEMENTS(want); i++)
     ck_assert_uint_eq(d[i].key, want[i]);
-  FsPlanRank r;
-  ck_assert(fs_plan_rank_from_name("energy", &r));
-  ck_assert_int_eq(r, FS_PLAN_RANK_ENERGY);
-  ck_assert(!fs_plan_rank_from_name("speed", &r));
-  ck_assert_str_eq(fs_plan_rank_name(FS_PLAN_RANK_GPUS), "gpus");
+  FsPlannerRank r;
+  ck_assert(fs_planner_rank_from_name("energy", &r));
+  ck_assert_int_eq(r, FS_PLANNER_RANK_ENERGY);
+  ck_assert(!fs_planner_rank_from_name("speed", &r));
+  ck_assert_str_eq(fs_planner_rank_name(FS_PLANNER_RANK_GPUS), "gpus");
 }
 END_TEST
 
@@ -273,21 +273,21 @@ START_TEST(test_plan_prune_structure_and_memory)
   small_spec(&s, 1000);
   const char *ov[] = { "model.layers=30", NULL };
   s.spec.overrides = ov;
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
+  g_autoptr(FsPlanner) p = fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
-  ck_assert(fs_plan_prepare(p, &error));
+  ck_assert(fs_planner_prepare(p, &error));
   fs_assert_no_error(error);
-  const FsPlanStats *st = fs_plan_stats(p);
+  const FsPlannerStats *st = fs_planner_stats(p);
   ck_assert_uint_eq(st->systems, 1);
   ck_assert_uint_eq(st->layouts, 30);
   ck_assert_uint_eq(st->structure, 9);
   ck_assert_ptr_nonnull(strstr(st->structure_example, "layers"));
   ck_assert_uint_eq(st->bound, 0);
-  ck_assert_uint_eq(fs_plan_n_designs(p) + st->memory, 21);
-  ck_assert_uint_gt(fs_plan_n_designs(p), 0);
+  ck_assert_uint_eq(fs_planner_n_designs(p) + st->memory, 21);
+  ck_assert_uint_gt(fs_planner_n_designs(p), 0);
   guint last = 0;
-  for (guint i = 0; i < fs_plan_n_designs(p); i++) {
-    const FsPlanDesign *d = fs_plan_design(p, i);
+  for (guint i = 0; i < fs_planner_n_designs(p); i++) {
+    const FsPlannerDesign *d = fs_planner_design(p, i);
     ck_assert_uint_le(d->mem_total, d->mem_capacity);
     ck_assert_uint_le(d->tp, 8);
     ck_assert_uint_eq(d->tp * d->pp * d->dp * d->cp, 8);
@@ -309,11 +309,11 @@ START_TEST(test_plan_prune_bound)
   GError *error = NULL;
   Setup s;
   small_spec(&s, 1.0);
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
+  g_autoptr(FsPlanner) p = fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
-  ck_assert(fs_plan_prepare(p, &error));
-  const FsPlanStats *st = fs_plan_stats(p);
-  ck_assert_uint_eq(fs_plan_n_designs(p), 0);
+  ck_assert(fs_planner_prepare(p, &error));
+  const FsPlannerStats *st = fs_planner_stats(p);
+  ck_assert_uint_eq(fs_planner_n_designs(p), 0);
   ck_assert_uint_gt(st->bound, 0);
   ck_assert_uint_eq(st->bound + st->memory + st->structure, st->layouts);
   ck_assert_uint_eq(st->best_bound_gpus, 8);
@@ -336,15 +336,15 @@ START_TEST(test_plan_schedules)
   s.spec.schedule[0] = FS_PP_1F1B;
   s.spec.schedule[1] = FS_PP_INTERLEAVED;
   s.spec.n_schedule = 2;
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
+  g_autoptr(FsPlanner) p = fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
-  ck_assert(fs_plan_prepare(p, &error));
+  ck_assert(fs_planner_prepare(p, &error));
   fs_assert_no_error(error);
-  ck_assert_uint_eq(fs_plan_stats(p)->layouts, 5);
-  ck_assert_uint_eq(fs_plan_n_designs(p), 5);
+  ck_assert_uint_eq(fs_planner_stats(p)->layouts, 5);
+  ck_assert_uint_eq(fs_planner_n_designs(p), 5);
   static const guint pps[] = { 1, 2, 2, 4, 4 };
   for (guint i = 0; i < 5; i++) {
-    const FsPlanDesign *d = fs_plan_design(p, i);
+    const FsPlannerDesign *d = fs_planner_design(p, i);
     ck_assert_uint_eq(d->pp, pps[i]);
     gboolean inter = d->pp > 1 && (i % 2) == 0;
     ck_assert_int_eq(d->schedule, inter ? FS_PP_INTERLEAVED : FS_PP_1F1B);
@@ -352,8 +352,8 @@ START_TEST(test_plan_schedules)
   }
   /* One virtual stage is not interleaving. */
   s.spec.vp = 1;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
-  fs_assert_error(error, FS_PLAN_ERROR, "virtual stages");
+  ck_assert_ptr_null(fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
+  fs_assert_error(error, FS_PLANNER_ERROR, "virtual stages");
   small_free(&s);
 }
 END_TEST
@@ -370,12 +370,12 @@ START_TEST(test_plan_prune_memory)
   g_free(s.workload);
   s.workload = fs_test_source_path("workloads/llama2-70b.yaml");
   s.spec.workload = s.workload;
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
+  g_autoptr(FsPlanner) p = fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
-  ck_assert(fs_plan_prepare(p, &error));
+  ck_assert(fs_planner_prepare(p, &error));
   fs_assert_no_error(error);
-  const FsPlanStats *st = fs_plan_stats(p);
-  ck_assert_uint_eq(fs_plan_n_designs(p), 0);
+  const FsPlannerStats *st = fs_planner_stats(p);
+  ck_assert_uint_eq(fs_planner_n_designs(p), 0);
   ck_assert_uint_gt(st->memory, 0);
   ck_assert_uint_eq(st->memory + st->structure, st->layouts);
   ck_assert_uint_eq(st->dominated, 0);
@@ -391,40 +391,40 @@ START_TEST(test_plan_limit_and_errors)
   Setup s;
   small_spec(&s, 1000);
   s.spec.max_candidates = 2;
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
+  g_autoptr(FsPlanner) p = fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
-  ck_assert(!fs_plan_prepare(p, &error));
+  ck_assert(!fs_planner_prepare(p, &error));
   fs_assert_error(error, FS_RUNTIME_ERROR, "--max-candidates");
   /* A GPU count the fixed 8-GPU box cannot have. */
   s.spec.max_candidates = 0;
   s.spec.gpus[0] = 16;
   s.spec.n_gpus = 1;
-  g_autoptr(FsPlan) q = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
-  ck_assert(!fs_plan_prepare(q, &error));
-  fs_assert_error(error, FS_PLAN_ERROR, "dgx-h100: 8 GPUs only");
+  g_autoptr(FsPlanner) q = fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
+  ck_assert(!fs_planner_prepare(q, &error));
+  fs_assert_error(error, FS_PLANNER_ERROR, "dgx-h100: 8 GPUs only");
   s.spec.n_gpus = 0;
   /* Two targets, none, a bad PUE, -D nodes, a bad ZeRO stage. */
   s.spec.target_tokens_per_s = 1e5;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
-  fs_assert_error(error, FS_PLAN_ERROR, "exactly one target");
+  ck_assert_ptr_null(fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
+  fs_assert_error(error, FS_PLANNER_ERROR, "exactly one target");
   s.spec.target_tokens_per_s = 0;
   s.spec.target_step_s = 0;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
-  fs_assert_error(error, FS_PLAN_ERROR, "exactly one target");
+  ck_assert_ptr_null(fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
+  fs_assert_error(error, FS_PLANNER_ERROR, "exactly one target");
   s.spec.target_step_s = 10;
   s.spec.cost.pue = 0.5;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
-  fs_assert_error(error, FS_PLAN_ERROR, "PUE");
+  ck_assert_ptr_null(fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
+  fs_assert_error(error, FS_PLANNER_ERROR, "PUE");
   s.spec.cost.pue = 1.2;
   const char *defs[] = { "nodes=4", NULL };
   s.spec.defines = defs;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
-  fs_assert_error(error, FS_PLAN_ERROR, "--gpus");
+  ck_assert_ptr_null(fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
+  fs_assert_error(error, FS_PLANNER_ERROR, "--gpus");
   s.spec.defines = NULL;
   s.spec.zero[0] = 4;
   s.spec.n_zero = 1;
-  ck_assert_ptr_null(fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
-  fs_assert_error(error, FS_PLAN_ERROR, "ZeRO");
+  ck_assert_ptr_null(fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error));
+  fs_assert_error(error, FS_PLANNER_ERROR, "ZeRO");
   small_free(&s);
 }
 END_TEST
@@ -447,18 +447,18 @@ static char *ranking(guint threads)
   s.spec.n_micro_batch = 1;
   s.spec.cost.gpu_hour_price = 2.0;
   s.spec.threads = threads;
-  g_autoptr(FsPlan) p = fs_plan_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
+  g_autoptr(FsPlanner) p = fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
   fs_assert_no_error(error);
-  ck_assert(fs_plan_prepare(p, &error));
-  ck_assert(fs_plan_run(p, NULL, NULL, &error));
+  ck_assert(fs_planner_prepare(p, &error));
+  ck_assert(fs_planner_run(p, NULL, NULL, &error));
   fs_assert_no_error(error);
   /* tp 2 × pp 1, tp 2 × pp 2, tp 8 × pp 1 (tp 8 × pp 2 needs 16 GPUs). */
-  ck_assert_uint_eq(fs_plan_n_designs(p), 3);
-  ck_assert_uint_eq(fs_plan_stats(p)->meets, 3);
+  ck_assert_uint_eq(fs_planner_n_designs(p), 3);
+  ck_assert_uint_eq(fs_planner_stats(p)->meets, 3);
   GString *out = g_string_new(NULL);
   double prev = 0;
-  for (guint i = 0; i < fs_plan_n_designs(p); i++) {
-    const FsPlanDesign *d = fs_plan_design(p, i);
+  for (guint i = 0; i < fs_planner_n_designs(p); i++) {
+    const FsPlannerDesign *d = fs_planner_design(p, i);
     ck_assert(d->ok);
     ck_assert(d->meets);
     ck_assert(d->step_s > 0 && d->step_s >= d->bound_step_s);

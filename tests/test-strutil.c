@@ -1,6 +1,7 @@
 /* test-strutil.c — edit distance, did-you-mean and atomic writes (src/util/strutil.c),
- * the enums' name tables (src/util/names.c) and the resource limits read
- * from the environment (src/util/limits.c). */
+ * the enums' name tables (src/util/names.c), the resource limits read
+ * from the environment (src/util/limits.c) and the shipped data's folders
+ * (src/util/datadir.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "testutil.h"
+#include "util/datadir.h"
 #include "util/error.h"
 #include "util/limits.h"
 #include "util/names.h"
@@ -208,10 +210,87 @@ START_TEST(test_names_index)
 }
 END_TEST
 
+/* Unsets every variable fs_datadir reads. */
+static void datadir_clear_env(void)
+{
+  g_unsetenv("FABRICSIM_DATA");
+  g_unsetenv("FABRICSIM_MODELS");
+  g_unsetenv("FABRICSIM_WORKLOADS");
+  g_unsetenv("FABRICSIM_VALIDATION");
+}
+
+START_TEST(test_datadir_folders)
+{
+  datadir_clear_env();
+  /* A test executable has no installed copy beside it: the source tree. */
+  ck_assert_str_eq(fs_datadir_root(), FS_SOURCE_DATA_DIR);
+  ck_assert_str_eq(fs_datadir(FS_DATA_MODELS), FS_SOURCE_DATA_DIR "/models");
+  ck_assert_str_eq(fs_datadir(FS_DATA_TOPOLOGIES), FS_SOURCE_DATA_DIR "/topologies");
+  ck_assert_str_eq(fs_datadir(FS_DATA_WORKLOADS), FS_SOURCE_DATA_DIR "/workloads");
+  ck_assert_str_eq(fs_datadir(FS_DATA_VALIDATION), FS_SOURCE_DATA_DIR "/validation/reference");
+  /* $FABRICSIM_DATA moves every kind; a kind's own variable moves it alone. */
+  g_setenv("FABRICSIM_DATA", "/opt/fs", TRUE);
+  g_setenv("FABRICSIM_WORKLOADS", "/w", TRUE);
+  ck_assert_str_eq(fs_datadir_root(), "/opt/fs");
+  ck_assert_str_eq(fs_datadir(FS_DATA_MODELS), "/opt/fs/models");
+  ck_assert_str_eq(fs_datadir(FS_DATA_VALIDATION), "/opt/fs/validation/reference");
+  ck_assert_str_eq(fs_datadir(FS_DATA_WORKLOADS), "/w");
+  /* The one reader of the older variables: the catalog's, the presets'
+   * and the references' folders are these. */
+  g_setenv("FABRICSIM_MODELS", "/m", TRUE);
+  ck_assert_str_eq(fs_datadir(FS_DATA_MODELS), "/m");
+  g_setenv("FABRICSIM_VALIDATION", "", TRUE); /* empty: unset */
+  ck_assert_str_eq(fs_datadir(FS_DATA_VALIDATION), "/opt/fs/validation/reference");
+  datadir_clear_env();
+}
+END_TEST
+
+START_TEST(test_datadir_find)
+{
+  datadir_clear_env();
+  g_autofree char *here = g_get_current_dir();
+  g_autofree char *tmp = g_dir_make_tmp("fs-datadir-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(tmp);
+  ck_assert_int_eq(g_chdir(tmp), 0);
+  const char *want = FS_SOURCE_DATA_DIR "/topologies/dgx-h100.yaml";
+  /* From a folder without the file: the shipped one, written as the
+   * examples write it, by file name or by bare name. */
+  static const char *const names[] = {"topologies/dgx-h100.yaml", "dgx-h100.yaml", "dgx-h100"};
+  for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+    g_autofree char *p = fs_datadir_find(FS_DATA_TOPOLOGIES, names[i]);
+    ck_assert_str_eq(p, want);
+  }
+  g_autofree char *w = fs_datadir_find(FS_DATA_WORKLOADS, "workloads/traces/pipeline-2stage.json");
+  ck_assert_str_eq(w, FS_SOURCE_DATA_DIR "/workloads/traces/pipeline-2stage.json");
+  g_autofree char *l = fs_datadir_find(FS_DATA_WORKLOADS, "llama2-7b");
+  ck_assert_str_eq(l, FS_SOURCE_DATA_DIR "/workloads/llama2-7b.yaml");
+  /* Not shipped: the name as given, for the caller's error message.  A
+   * topology is not a workload. */
+  g_autofree char *m = fs_datadir_find(FS_DATA_TOPOLOGIES, "no-such-machine");
+  ck_assert_str_eq(m, "no-such-machine");
+  g_autofree char *k = fs_datadir_find(FS_DATA_WORKLOADS, "dgx-h100");
+  ck_assert_str_eq(k, "dgx-h100");
+  /* A file in the working folder wins over the shipped one. */
+  ck_assert(g_file_set_contents("dgx-h100.yaml", "mine", -1, NULL));
+  g_autofree char *own = fs_datadir_find(FS_DATA_TOPOLOGIES, "dgx-h100.yaml");
+  ck_assert_str_eq(own, "dgx-h100.yaml");
+  /* $FABRICSIM_DATA is where names are looked up. */
+  g_setenv("FABRICSIM_DATA", tmp, TRUE);
+  g_autofree char *gone = fs_datadir_find(FS_DATA_TOPOLOGIES, "dgx-h100");
+  ck_assert_str_eq(gone, "dgx-h100");
+  datadir_clear_env();
+  g_remove("dgx-h100.yaml");
+  ck_assert_int_eq(g_chdir(here), 0);
+  g_rmdir(tmp);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("strutil");
   FS_ADD_TEST(s, test_strutil_edit_distance);
+  FS_ADD_TEST(s, test_datadir_folders);
+  FS_ADD_TEST(s, test_datadir_find);
   FS_ADD_TEST(s, test_strutil_did_you_mean);
   FS_ADD_TEST(s, test_strutil_escape_controls);
   FS_ADD_TEST(s, test_strutil_atomic_write_creates_and_replaces);

@@ -5,10 +5,10 @@
 #include <glib.h>
 
 #include "catalog/catalog.h"
-#include "coll/coll-topo.h"
 #include "coll/comm.h"
 #include "coll/nccl-params.h"
 #include "coll/tuner.h"
+#include "collrun/coll-topo.h"
 #include "compute/efficiency.h"
 #include "topo/topo.h"
 #include "workload/executor.h"
@@ -19,7 +19,8 @@ char *fs_test_data_path(const char *relative);
 /* Path of a file under the source root (caller frees). */
 char *fs_test_source_path(const char *relative);
 
-/* Runs a suite with CK_NORMAL output; returns the process exit status. */
+/* Runs a suite, writing TAP to stdout (one "ok N - ..." line per test;
+ * $CK_TAP_LOG_FILE_NAME names another file); returns the process exit status. */
 int fs_test_run_suite(Suite *s);
 
 /* Adds a test case with one test function, named after the function. */

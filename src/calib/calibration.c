@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "calib/json-pos.h"
+#include "util/json-pos.h"
 #include "util/units.h"
 
 G_DEFINE_QUARK(fs-calib-error-quark, fs_calib_error)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib/json-pos.h"
 #include "util/error.h"
+#include "util/json-pos.h"
 
 G_DEFINE_QUARK(fs-nccl-log-error-quark, fs_nccl_log_error)
 

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "coll/bench.h"
-#include "coll/coll-topo.h"
+#include "collrun/bench.h"
+#include "collrun/coll-topo.h"
 #include "net/route.h"
 
 typedef struct {

@@ -1,9 +1,7 @@
 /* nccl-simfit.h — fitting through the simulator: the link family's
  * efficiency and a scale on NCCL's per-step hardware latency, chosen so
  * that the collective layer's predictions (fabricsim coll on the
- * topology) match a log's times size by size.  Present when the build has
- * the collective layer and routing (calib/calib-config.h:
- * FS_HAVE_COLL_TOPO).
+ * topology) match a log's times size by size.
  *
  * Parameters: p0 = efficiency of every catalog link model of fit->family
  * on the path (fit->models), in [0.05, 1]; p1 = the factor on NCCL's

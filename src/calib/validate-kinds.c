@@ -6,11 +6,8 @@
  */
 #include <string.h>
 
-#include "calib/calib-config.h"
 #include "calib/validate.h"
-#if FS_HAVE_COLL_TOPO
 #include "calib/validate-nccl.h"
-#endif
 #include "util/error.h"
 
 /* ---- host-copy: cudaMemcpyAsync over the GPU's host link ------------------
@@ -92,8 +89,6 @@ static const FsValKind host_copy = {
 
 const FsValKind *const fs_val_kinds[] = {
   &host_copy,
-#if FS_HAVE_COLL_TOPO
   &fs_val_kind_nccl_tests,
-#endif
   NULL,
 };

@@ -17,9 +17,10 @@
 
 #include "calib/nccl-apply.h"
 #include "calib/validate-nccl.h"
-#include "coll/bench.h"
-#include "coll/coll-topo.h"
+#include "collrun/bench.h"
+#include "collrun/coll-topo.h"
 #include "net/route.h"
+#include "util/datadir.h"
 #include "util/error.h"
 
 typedef struct {
@@ -121,9 +122,9 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
     nccl_free(c);
     return FALSE;
   }
-  /* Paths are relative to the repository root (the models folder's parent). */
-  g_autofree char *root = g_canonicalize_filename(FS_SOURCE_MODELS_DIR "/..", NULL);
-  g_autofree char *path = g_canonicalize_filename(topo_key, root);
+  /* Paths are relative to the data root (the repository root, or the
+   * installed share/fabricsim: util/datadir.h). */
+  g_autofree char *path = g_canonicalize_filename(topo_key, fs_datadir_root());
   GError *e = NULL;
   if ((c->topo = fs_topo_load_file(path, cat, NULL, &e)) == NULL ||
       (c->np = fs_nccl_params_load_default(&e)) == NULL) {

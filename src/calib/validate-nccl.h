@@ -1,6 +1,6 @@
 /* validate-nccl.h — the `nccl-tests` kind of `fabricsim validate`
- * (validate-nccl.c), present when the build has the collective layer and
- * routing (calib/calib-config.h: FS_HAVE_COLL_TOPO). */
+ * (validate-nccl.c): nccl-tests logs against the collective layer on a
+ * topology (src/collrun/bench.h). */
 #pragma once
 
 #include "calib/validate.h"

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/datadir.h"
 #include "util/error.h"
 #include "util/units.h"
 
@@ -347,15 +348,7 @@ GPtrArray *fs_val_list_tables(const char *dir, GError **error)
 
 const char *fs_val_default_dir(void)
 {
-  const char *env = g_getenv("FABRICSIM_VALIDATION");
-  if (env != NULL && env[0] != '\0')
-    return env;
-  static char *dir = NULL;
-  if (g_once_init_enter(&dir)) {
-    char *d = g_canonicalize_filename(FS_SOURCE_MODELS_DIR "/../validation/reference", NULL);
-    g_once_init_leave(&dir, d);
-  }
-  return dir;
+  return fs_datadir(FS_DATA_VALIDATION);
 }
 
 static void set(json_t *o, const char *k, json_t *v) { json_object_set_new(o, k, v); }

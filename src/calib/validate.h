@@ -137,8 +137,9 @@ FsValResult *fs_val_run_calibrated(const FsValTable *t, const FsCatalog *cat,
 /* The *.csv files of dir, sorted by name (caller frees the array). */
 GPtrArray *fs_val_list_tables(const char *dir, GError **error);
 
-/* The reference folder: $FABRICSIM_VALIDATION if set, else the source
- * tree's validation/reference.  Borrowed. */
+/* The reference folder: fs_datadir(FS_DATA_VALIDATION) —
+ * $FABRICSIM_VALIDATION if set, else <data root>/validation/reference
+ * (util/datadir.h).  Borrowed. */
 const char *fs_val_default_dir(void);
 
 /* JSON of a result (table, file, kind, source, bar, ran, pass, mape_pct,

@@ -13,6 +13,7 @@
 
 #include "catalog/catalog-private.h"
 #include "catalog/names.h"
+#include "util/datadir.h"
 #include "util/error.h"
 #include "util/strutil.h"
 
@@ -315,12 +316,7 @@ FsCatalog *fs_catalog_copy(const FsCatalog *src)
 
 const char *fs_catalog_default_dir(void)
 {
-  const char *env = g_getenv("FABRICSIM_MODELS");
-  if (env != NULL && env[0] != '\0')
-    return env;
-  if (g_file_test(FS_SOURCE_MODELS_DIR, G_FILE_TEST_IS_DIR))
-    return FS_SOURCE_MODELS_DIR;
-  return FS_INSTALLED_MODELS_DIR;
+  return fs_datadir(FS_DATA_MODELS);
 }
 
 FsCatalog *fs_catalog_load_default(const char *dir, GError **error)

@@ -310,8 +310,9 @@ FsCatalog *fs_catalog_load_dir(const char *dir, GError **error);
  * the catalog; much cheaper than parsing the YAML again. */
 FsCatalog *fs_catalog_copy(const FsCatalog *src);
 
-/* The models directory to use: $FABRICSIM_MODELS if set, else the source
- * tree's models/ (compiled in), else the installed data dir.  Borrowed. */
+/* The models directory to use: fs_datadir(FS_DATA_MODELS) —
+ * $FABRICSIM_MODELS if set, else <data root>/models (util/datadir.h).
+ * Borrowed. */
 const char *fs_catalog_default_dir(void);
 
 /* Loads fs_catalog_default_dir() (or dir if non-NULL). */

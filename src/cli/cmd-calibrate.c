@@ -6,13 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calib/calib-config.h"
 #include "calib/calibration.h"
 #include "calib/nccl-fit.h"
 #include "calib/nccl-log.h"
-#if FS_HAVE_COLL_TOPO
 #include "calib/nccl-simfit.h"
-#endif
 #include "cli/commands.h"
 #include "topo/topo.h"
 #include "util/strutil.h"
@@ -26,10 +23,8 @@ static char *opt_out = NULL;
 static gboolean opt_in_place = FALSE;
 static gboolean opt_json = FALSE;
 static double opt_base = -1;
-#if FS_HAVE_COLL_TOPO
 static gboolean opt_simulate = FALSE;
 static gint opt_iters = 20;
-#endif
 
 static const GOptionEntry entries[] = {
   {"topo", 't', 0, G_OPTION_ARG_FILENAME, &opt_topo,
@@ -49,13 +44,11 @@ static const GOptionEntry entries[] = {
    "Write the calibration file (JSON) here; '-' for stdout", "OUT.json"},
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print the calibration file instead of the table",
    NULL},
-#if FS_HAVE_COLL_TOPO
   {"simulate", 0, 0, G_OPTION_ARG_NONE, &opt_simulate,
    "Also fit the link efficiency and NCCL's latency scale through the simulator "
    "(fabricsim coll on TOPO; slow: a few simulated sweeps per iteration)", NULL},
   {"iterations", 0, 0, G_OPTION_ARG_INT, &opt_iters,
    "Most iterations of the --simulate fit (default 20)", "N"},
-#endif
 
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -166,12 +159,8 @@ static int run(GPtrArray *logs, const FsTopo *topo, FsCatalog *cat, const FsCali
       if (f == NULL)
         return fs_cli_fail("calibrate", error);
       g_ptr_array_add(fits, f);
-#if FS_HAVE_COLL_TOPO
       if (opt_simulate && !fs_nccl_fit_simulate(f, cat, opt_topo, opt_iters, &error))
         return fs_cli_fail("calibrate", error);
-#else
-      (void)cat;
-#endif
     }
   }
   if (!opt_json)

@@ -10,13 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "catalog/catalog.h"
 #include "calib/calibration.h"
 #include "calib/nccl-apply.h"
+#include "catalog/catalog.h"
 #include "cli/commands.h"
-#include "coll/bench.h"
-#include "coll/coll-topo.h"
 #include "coll/ncclt-format.h"
+#include "collrun/bench.h"
+#include "collrun/coll-topo.h"
 #include "net/route.h"
 #include "report/link-sampler.h"
 #include "report/trace-json.h"

@@ -1,6 +1,6 @@
 /* cmd-plan.c — `fabricsim plan --workload W --fabric TOPO… (--target-
  * tokens-per-s X | --target-step-time T)`: capacity planning.  Parses the
- * options into an FsPlanSpec (src/plan/plan.h), runs the search with a
+ * options into an FsPlannerSpec (src/plan/plan.h), runs the search with a
  * progress bar on a terminal, and prints the best designs with their cost,
  * energy and the reason each wins (text), or JSON / CSV (schemas in
  * README.md, "Output").  Exit 1 when no design meets the target. */
@@ -118,9 +118,9 @@ static gboolean parse_list(const char *opt, const char *text, guint *out, guint 
   for (guint i = 0; parts[i] != NULL; i++) {
     int64_t v;
     g_strstrip(parts[i]);
-    if (*n >= FS_PLAN_MAX_CHOICES || !fs_parse_int(parts[i], &v, NULL) || v > G_MAXINT) {
+    if (*n >= FS_PLANNER_MAX_CHOICES || !fs_parse_int(parts[i], &v, NULL) || v > G_MAXINT) {
       fs_cli_usage("plan", "%s expects up to %u comma-separated integers, not \"%s\"", opt,
-                   FS_PLAN_MAX_CHOICES, text);
+                   FS_PLANNER_MAX_CHOICES, text);
       return FALSE;
     }
     out[(*n)++] = (guint)v;
@@ -128,7 +128,7 @@ static gboolean parse_list(const char *opt, const char *text, guint *out, guint 
   return TRUE;
 }
 
-static gboolean parse_gpus(const char *text, FsPlanSpec *s)
+static gboolean parse_gpus(const char *text, FsPlannerSpec *s)
 {
   const char *dash = strchr(text, '-');
   if (dash == NULL)
@@ -145,12 +145,12 @@ static gboolean parse_gpus(const char *text, FsPlanSpec *s)
   return TRUE;
 }
 
-static gboolean parse_recompute(const char *text, FsPlanSpec *s)
+static gboolean parse_recompute(const char *text, FsPlannerSpec *s)
 {
   g_auto(GStrv) parts = g_strsplit(text, ",", -1);
   for (guint i = 0; parts[i] != NULL; i++) {
     FsRecompute r;
-    if (s->n_recompute >= FS_PLAN_MAX_CHOICES || !fs_recompute_from_name(g_strstrip(parts[i]), &r)) {
+    if (s->n_recompute >= FS_PLANNER_MAX_CHOICES || !fs_recompute_from_name(g_strstrip(parts[i]), &r)) {
       fs_cli_usage("plan", "--recompute expects none, selective or full (comma-separated), not \"%s\"", text);
       return FALSE;
     }
@@ -159,12 +159,12 @@ static gboolean parse_recompute(const char *text, FsPlanSpec *s)
   return TRUE;
 }
 
-static gboolean parse_schedules(const char *text, FsPlanSpec *s)
+static gboolean parse_schedules(const char *text, FsPlannerSpec *s)
 {
   g_auto(GStrv) parts = g_strsplit(text, ",", -1);
   for (guint i = 0; parts[i] != NULL; i++) {
     FsPpSchedule v;
-    if (s->n_schedule >= FS_PLAN_MAX_CHOICES || !fs_pp_schedule_from_name(g_strstrip(parts[i]), &v)) {
+    if (s->n_schedule >= FS_PLANNER_MAX_CHOICES || !fs_pp_schedule_from_name(g_strstrip(parts[i]), &v)) {
       fs_cli_usage("plan", "--schedule expects gpipe, 1f1b or interleaved (comma-separated), not \"%s\"", text);
       return FALSE;
     }
@@ -263,7 +263,7 @@ static char *count_text(double v)
   return g_strdup_printf("%.4g", v);
 }
 
-static void layout_text(const FsPlanDesign *d, char *buf, gsize len)
+static void layout_text(const FsPlannerDesign *d, char *buf, gsize len)
 {
   char sched[48] = "";
   if (d->pp > 1 && d->schedule == FS_PP_INTERLEAVED)
@@ -275,31 +275,31 @@ static void layout_text(const FsPlanDesign *d, char *buf, gsize len)
              d->micro_batch, d->zero_stage, fs_recompute_name(d->recompute));
 }
 
-static void print_header(const FsPlan *p, const FsPlanSpec *s)
+static void print_header(const FsPlanner *p, const FsPlannerSpec *s)
 {
-  const FsPlanStats *st = fs_plan_stats(p);
+  const FsPlannerStats *st = fs_planner_stats(p);
   if (s->target_step_s > 0)
     printf("plan: %s, target step time %.4g s, ranked by %s\n", s->workload, s->target_step_s,
-           fs_plan_rank_name(s->rank_by));
+           fs_planner_rank_name(s->rank_by));
   else
     printf("plan: %s, target %.6g tokens/s, ranked by %s\n", s->workload, s->target_tokens_per_s,
-           fs_plan_rank_name(s->rank_by));
+           fs_planner_rank_name(s->rank_by));
   printf("searched %u systems (fabric × GPU count), %u layouts: %u break a rule, %u fit no memory "
          "setting, %u cannot reach the target even at peak FLOP/s (%u slower memory settings skipped); "
          "%u designs simulated, %u meet the target%s\n",
          st->systems, st->layouts, st->structure, st->memory, st->bound, st->dominated, st->simulated,
          st->meets, s->cost.budget > 0 ? " within budget" : "");
-  const FsPlanCostInputs *c = &s->cost;
+  const FsPlannerCostInputs *c = &s->cost;
   if (c->gpu_hour_price >= 0)
     printf("cost basis: $%.4g per GPU-hour (given)", c->gpu_hour_price);
   else
     printf("cost basis: catalog capex amortized over %.4g years", c->amortize_years);
   printf(", $%.4g per kWh, PUE %.3g; energy = catalog TDP/power of every part × PUE; "
          "fabric switches %s\n", c->kwh_price, c->pue,
-         c->switch_share == FS_PLAN_SHARE_PORTS ? "by the share of their ports in use" : "whole");
+         c->switch_share == FS_PLANNER_SHARE_PORTS ? "by the share of their ports in use" : "whole");
 }
 
-static void print_system(const FsPlan *p, const FsPlanSystem *sys)
+static void print_system(const FsPlanner *p, const FsPlannerSystem *sys)
 {
   (void)p;
   g_autofree char *capex = money(sys->capex_usd);
@@ -312,7 +312,7 @@ static void print_system(const FsPlan *p, const FsPlanSystem *sys)
     printf("; no power figure for %s", sys->unpowered);
   printf("\n    parts:");
   for (guint i = 0; i < sys->n_models; i++) {
-    const FsPlanPart *pt = &sys->parts[i];
+    const FsPlannerPart *pt = &sys->parts[i];
     printf("%s %s ×%u", i ? ";" : "", pt->model->name, pt->count);
     if (pt->units != pt->count)
       printf(" (%.2f by ports in use)", pt->units);
@@ -329,10 +329,10 @@ static void print_system(const FsPlan *p, const FsPlanSystem *sys)
   printf("\n");
 }
 
-static void print_design(const FsPlan *p, guint rank, const FsPlanDesign *d)
+static void print_design(const FsPlanner *p, guint rank, const FsPlannerDesign *d)
 {
-  const FsPlanSpec *s = fs_plan_spec(p);
-  const FsPlanSystem *sys = fs_plan_system(p, d->system);
+  const FsPlannerSpec *s = fs_planner_spec(p);
+  const FsPlannerSystem *sys = fs_planner_system(p, d->system);
   char lay[256];
   layout_text(d, lay, sizeof lay);
   g_autofree char *nodes = sys->nodes ? g_strdup_printf(" (%u nodes)", sys->nodes) : g_strdup("");
@@ -356,30 +356,30 @@ static void print_design(const FsPlan *p, guint rank, const FsPlanDesign *d)
   printf("    why: %s\n", d->why);
 }
 
-static void print_text(const FsPlan *p, guint top)
+static void print_text(const FsPlanner *p, guint top)
 {
-  const FsPlanSpec *s = fs_plan_spec(p);
-  const FsPlanStats *st = fs_plan_stats(p);
+  const FsPlannerSpec *s = fs_planner_spec(p);
+  const FsPlannerStats *st = fs_planner_stats(p);
   print_header(p, s);
-  guint n = fs_plan_n_designs(p);
+  guint n = fs_planner_n_designs(p);
   guint k = top ? MIN(top, n) : n;
   if (n == 0)
     return;
   printf("\nsystems of the designs below:\n");
-  g_autofree gboolean *shown = g_new0(gboolean, fs_plan_n_systems(p));
+  g_autofree gboolean *shown = g_new0(gboolean, fs_planner_n_systems(p));
   for (guint i = 0; i < k; i++) {
-    guint si = fs_plan_design(p, i)->system;
+    guint si = fs_planner_design(p, i)->system;
     if (!shown[si])
-      print_system(p, fs_plan_system(p, si));
+      print_system(p, fs_planner_system(p, si));
     shown[si] = TRUE;
   }
   if (st->meets == 0)
     printf("\nNo design meets the target%s; the closest:\n", s->cost.budget > 0 ? " within budget" : "");
   for (guint i = 0; i < k; i++)
-    print_design(p, i + 1, fs_plan_design(p, i));
+    print_design(p, i + 1, fs_planner_design(p, i));
 }
 
-static json_t *system_json(const FsPlanSystem *sys)
+static json_t *system_json(const FsPlannerSystem *sys)
 {
   json_t *o = json_object();
   json_object_set_new(o, "fabric", json_string(sys->fabric));
@@ -395,7 +395,7 @@ static json_t *system_json(const FsPlanSystem *sys)
   json_object_set_new(o, "unpowered", sys->unpowered ? json_string(sys->unpowered) : json_null());
   json_t *parts = json_array();
   for (guint i = 0; i < sys->n_models; i++) {
-    const FsPlanPart *pt = &sys->parts[i];
+    const FsPlannerPart *pt = &sys->parts[i];
     json_t *q = json_object();
     json_object_set_new(q, "model", json_string(pt->model->name));
     json_object_set_new(q, "count", json_integer(pt->count));
@@ -411,12 +411,12 @@ static json_t *system_json(const FsPlanSystem *sys)
   return o;
 }
 
-static json_t *design_json(const FsPlan *p, guint rank, const FsPlanDesign *d)
+static json_t *design_json(const FsPlanner *p, guint rank, const FsPlannerDesign *d)
 {
   json_t *o = json_object();
   json_object_set_new(o, "rank", json_integer(rank));
   json_object_set_new(o, "system", json_integer(d->system));
-  json_object_set_new(o, "fabric", json_string(fs_plan_system(p, d->system)->fabric));
+  json_object_set_new(o, "fabric", json_string(fs_planner_system(p, d->system)->fabric));
   json_object_set_new(o, "gpus", json_integer(d->gpus));
   json_t *l = json_object();
   json_object_set_new(l, "tp", json_integer(d->tp));
@@ -457,19 +457,19 @@ static json_t *design_json(const FsPlan *p, guint rank, const FsPlanDesign *d)
   json_object_set_new(c, "usd_per_mtok", jnum(d->cost.usd_per_mtok));
   json_object_set_new(c, "kwh_per_mtok", jnum(d->cost.kwh_per_mtok));
   json_object_set_new(c, "energy_j_per_step", jnum(d->cost.energy_j_per_step));
-  json_object_set_new(c, "train_s", fs_plan_spec(p)->cost.tokens > 0 ? jnum(d->cost.train_s) : json_null());
-  json_object_set_new(c, "train_usd", fs_plan_spec(p)->cost.tokens > 0 ? jnum(d->cost.train_usd) : json_null());
-  json_object_set_new(c, "train_kwh", fs_plan_spec(p)->cost.tokens > 0 ? jnum(d->cost.train_kwh) : json_null());
+  json_object_set_new(c, "train_s", fs_planner_spec(p)->cost.tokens > 0 ? jnum(d->cost.train_s) : json_null());
+  json_object_set_new(c, "train_usd", fs_planner_spec(p)->cost.tokens > 0 ? jnum(d->cost.train_usd) : json_null());
+  json_object_set_new(c, "train_kwh", fs_planner_spec(p)->cost.tokens > 0 ? jnum(d->cost.train_kwh) : json_null());
   json_object_set_new(c, "capex_usd", d->cost.capex_usd > 0 ? json_real(d->cost.capex_usd) : json_null());
   json_object_set_new(o, "cost", c);
   json_object_set_new(o, "why", json_string(d->why ? d->why : ""));
   return o;
 }
 
-static void print_json(const FsPlan *p, guint top)
+static void print_json(const FsPlanner *p, guint top)
 {
-  const FsPlanSpec *s = fs_plan_spec(p);
-  const FsPlanStats *st = fs_plan_stats(p);
+  const FsPlannerSpec *s = fs_planner_spec(p);
+  const FsPlannerStats *st = fs_planner_stats(p);
   json_t *o = json_object();
   json_object_set_new(o, "schema_version", json_integer(PLAN_SCHEMA_VERSION));
   json_object_set_new(o, "workload", json_string(s->workload));
@@ -477,13 +477,13 @@ static void print_json(const FsPlan *p, guint top)
   json_object_set_new(t, "step_time_s", s->target_step_s > 0 ? json_real(s->target_step_s) : json_null());
   json_object_set_new(t, "tokens_per_s", s->target_tokens_per_s > 0 ? json_real(s->target_tokens_per_s) : json_null());
   json_object_set_new(o, "target", t);
-  json_object_set_new(o, "rank_by", json_string(fs_plan_rank_name(s->rank_by)));
+  json_object_set_new(o, "rank_by", json_string(fs_planner_rank_name(s->rank_by)));
   json_t *c = json_object();
   json_object_set_new(c, "gpu_hour_price", s->cost.gpu_hour_price >= 0 ? json_real(s->cost.gpu_hour_price) : json_null());
   json_object_set_new(c, "kwh_price", json_real(s->cost.kwh_price));
   json_object_set_new(c, "pue", json_real(s->cost.pue));
   json_object_set_new(c, "amortize_years", json_real(s->cost.amortize_years));
-  json_object_set_new(c, "switch_share", json_string(fs_plan_share_name(s->cost.switch_share)));
+  json_object_set_new(c, "switch_share", json_string(fs_planner_share_name(s->cost.switch_share)));
   json_object_set_new(c, "tokens", s->cost.tokens > 0 ? json_real(s->cost.tokens) : json_null());
   json_object_set_new(c, "budget", s->cost.budget > 0 ? json_real(s->cost.budget) : json_null());
   json_object_set_new(o, "cost_inputs", c);
@@ -499,13 +499,13 @@ static void print_json(const FsPlan *p, guint top)
   json_object_set_new(se, "meets", json_integer(st->meets));
   json_object_set_new(o, "search", se);
   json_t *sy = json_array();
-  for (guint i = 0; i < fs_plan_n_systems(p); i++)
-    json_array_append_new(sy, system_json(fs_plan_system(p, i)));
+  for (guint i = 0; i < fs_planner_n_systems(p); i++)
+    json_array_append_new(sy, system_json(fs_planner_system(p, i)));
   json_object_set_new(o, "systems", sy);
   json_t *ds = json_array();
-  guint n = fs_plan_n_designs(p), k = top ? MIN(top, n) : n;
+  guint n = fs_planner_n_designs(p), k = top ? MIN(top, n) : n;
   for (guint i = 0; i < k; i++)
-    json_array_append_new(ds, design_json(p, i + 1, fs_plan_design(p, i)));
+    json_array_append_new(ds, design_json(p, i + 1, fs_planner_design(p, i)));
   json_object_set_new(o, "designs", ds);
   char *txt = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
   printf("%s\n", txt);
@@ -534,17 +534,17 @@ static void csv_num(GString *s, double v)
     g_string_append_printf(s, "%.9g", v);
 }
 
-static void print_csv(const FsPlan *p, guint top)
+static void print_csv(const FsPlanner *p, guint top)
 {
   GString *s = g_string_new("rank,fabric,gpus,gpu,nodes,tp,pp,dp,cp,ep,sequence_parallel,schedule,"
                             "virtual_stages,micro_batch,zero_stage,recompute,status,meets_target,in_budget,step_time_s,"
                             "tokens_per_s,mfu,memory_gib,usd_per_gpu_hour,usd_per_step,usd_per_mtok,"
                             "kwh_per_mtok,train_s,train_usd,train_kwh,capex_usd,why\n");
-  guint n = fs_plan_n_designs(p), k = top ? MIN(top, n) : n;
-  gboolean tokens = fs_plan_spec(p)->cost.tokens > 0;
+  guint n = fs_planner_n_designs(p), k = top ? MIN(top, n) : n;
+  gboolean tokens = fs_planner_spec(p)->cost.tokens > 0;
   for (guint i = 0; i < k; i++) {
-    const FsPlanDesign *d = fs_plan_design(p, i);
-    const FsPlanSystem *sys = fs_plan_system(p, d->system);
+    const FsPlannerDesign *d = fs_planner_design(p, i);
+    const FsPlannerSystem *sys = fs_planner_system(p, d->system);
     g_string_append_printf(s, "%u,", i + 1);
     csv_str(s, sys->fabric);
     g_string_append_printf(s, ",%u,", d->gpus);
@@ -572,10 +572,10 @@ static void print_csv(const FsPlan *p, guint top)
 }
 
 /* Why nothing was simulated, or nothing met the target (stderr, one line). */
-static void explain_failure(const FsPlan *p)
+static void explain_failure(const FsPlanner *p)
 {
-  const FsPlanSpec *s = fs_plan_spec(p);
-  const FsPlanStats *st = fs_plan_stats(p);
+  const FsPlannerSpec *s = fs_planner_spec(p);
+  const FsPlannerStats *st = fs_planner_stats(p);
   GString *m = g_string_new("no design meets the target");
   if (s->cost.budget > 0)
     g_string_append(m, " within the budget");
@@ -591,8 +591,8 @@ static void explain_failure(const FsPlan *p)
       g_string_append_printf(m, ": no layout fits in GPU memory (closest: %s)", st->memory_example);
     else if (st->structure > 0)
       g_string_append_printf(m, ": no layout passes the workload's rules (e.g. %s)", st->structure_example);
-  } else if (st->meets == 0 && fs_plan_n_designs(p) > 0 && fs_plan_design(p, 0)->ok) {
-    const FsPlanDesign *d = fs_plan_design(p, 0);
+  } else if (st->meets == 0 && fs_planner_n_designs(p) > 0 && fs_planner_design(p, 0)->ok) {
+    const FsPlannerDesign *d = fs_planner_design(p, 0);
     g_string_append_printf(m, "; the closest, #1 above, takes %.4g s per step (%.0f tokens/s)",
                            d->step_s, d->tokens_per_s);
   }
@@ -629,8 +629,8 @@ int fs_cmd_plan(int argc, char **argv)
     return fs_cli_usage("plan", "--json and --csv are exclusive");
   if (opt_top < 0 || opt_jobs < 0 || opt_max < 0 || opt_max_systems < 0)
     return fs_cli_usage("plan", "--top, --jobs, --max-candidates and --max-systems must be >= 0");
-  FsPlanSpec s;
-  fs_plan_spec_init(&s);
+  FsPlannerSpec s;
+  fs_planner_spec_init(&s);
   s.workload = opt_workload;
   s.fabrics = (const char *const *)opt_fabrics;
   s.defines = (const char *const *)opt_defines;
@@ -666,9 +666,9 @@ int fs_cmd_plan(int argc, char **argv)
       (opt_years && !parse_amount("--amortize-years", opt_years, &s.cost.amortize_years)) ||
       (opt_tokens && !parse_amount("--tokens", opt_tokens, &s.cost.tokens)))
     return 2;
-  if (opt_share && !fs_plan_share_from_name(opt_share, &s.cost.switch_share))
+  if (opt_share && !fs_planner_share_from_name(opt_share, &s.cost.switch_share))
     return fs_cli_usage("plan", "--switch-share expects whole or ports, not \"%s\"", opt_share);
-  if (opt_rank && !fs_plan_rank_from_name(opt_rank, &s.rank_by))
+  if (opt_rank && !fs_planner_rank_from_name(opt_rank, &s.rank_by))
     return fs_cli_usage("plan", "--rank-by expects cost, gpus, energy or time, not \"%s\"", opt_rank);
   GError *error = NULL;
   g_autoptr(FsCalibration) cal = NULL;
@@ -682,18 +682,18 @@ int fs_cmd_plan(int argc, char **argv)
   g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&error);
   if (np == NULL)
     return fs_cli_fail("plan", error);
-  g_autoptr(FsPlan) p = fs_plan_new(&s, cat, eff, np, &error);
-  if (p == NULL || !fs_plan_prepare(p, &error))
+  g_autoptr(FsPlanner) p = fs_planner_new(&s, cat, eff, np, &error);
+  if (p == NULL || !fs_planner_prepare(p, &error))
     return fs_cli_fail("plan", error);
   Progress pr = { !opt_quiet && isatty(STDERR_FILENO), g_get_monotonic_time(), 0, 0, 0 };
-  if (!fs_plan_run(p, progress, &pr, &error)) {
+  if (!fs_planner_run(p, progress, &pr, &error)) {
     if (pr.tty)
       fputc('\n', stderr); /* end the progress line */
     if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED)) {
       /* A ranking of some designs would mislead: nothing is printed. */
       g_free(error->message);
       error->message = g_strdup_printf("interrupted after %u of %u designs; nothing written",
-                                       pr.done, fs_plan_n_designs(p));
+                                       pr.done, fs_planner_n_designs(p));
     }
     return fs_cli_fail("plan", error);
   }
@@ -703,7 +703,7 @@ int fs_cmd_plan(int argc, char **argv)
     print_csv(p, (guint)opt_top);
   else
     print_text(p, (guint)opt_top);
-  if (fs_plan_stats(p)->meets == 0) {
+  if (fs_planner_stats(p)->meets == 0) {
     explain_failure(p);
     return 1;
   }

@@ -10,7 +10,7 @@
 #include "calib/nccl-apply.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
-#include "coll/coll-topo.h"
+#include "collrun/coll-topo.h"
 #include "compute/efficiency.h"
 #include "report/link-sampler.h"
 #include "report/trace-json.h"

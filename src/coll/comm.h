@@ -126,7 +126,7 @@ const guint *fs_comm_ring(const FsComm *comm, guint channel);
  * host carry together out of each GPU (the ring search's rings × per-ring
  * speed; src/coll/ring-search.h), and how many distinct rings a host has.
  * 0 when no search ran: the NCCL view then falls back to the route between
- * two ring neighbours (coll-topo.h). */
+ * two ring neighbours (collrun/coll-topo.h). */
 void fs_comm_set_ring_graph(FsComm *comm, double bw, guint host_rings);
 double fs_comm_ring_bw(const FsComm *comm);
 guint fs_comm_host_rings(const FsComm *comm);

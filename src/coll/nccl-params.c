@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coll/comm.h"
+#include "util/datadir.h"
 #include "util/error.h"
 #include "util/names.h"
 #include "util/yaml.h"
@@ -391,14 +392,7 @@ FsNcclParams *fs_nccl_params_load_string(const char *text, gssize len, const cha
 
 char *fs_nccl_params_default_path(void)
 {
-  const char *env = g_getenv("FABRICSIM_MODELS");
-  if (env != NULL && env[0] != '\0')
-    return g_build_filename(env, "nccl", "nccl.yaml", NULL);
-  char *src = g_build_filename(FS_SOURCE_MODELS_DIR, "nccl", "nccl.yaml", NULL);
-  if (g_file_test(src, G_FILE_TEST_EXISTS))
-    return src;
-  g_free(src);
-  return g_build_filename(FS_INSTALLED_MODELS_DIR, "nccl", "nccl.yaml", NULL);
+  return g_build_filename(fs_datadir(FS_DATA_MODELS), "nccl", "nccl.yaml", NULL);
 }
 
 FsNcclParams *fs_nccl_params_load_default(GError **error)

@@ -103,8 +103,8 @@ FsNcclParams *fs_nccl_params_load(const char *path, GError **error);
  * the file in messages. */
 FsNcclParams *fs_nccl_params_load_string(const char *text, gssize len, const char *name,
                                          GError **error);
-/* Loads <models dir>/nccl/nccl.yaml (models dir as the catalog finds it:
- * $FABRICSIM_MODELS, then the source tree, then the installed copy). */
+/* Loads <models dir>/nccl/nccl.yaml, models dir as the catalog finds it
+ * (fs_datadir(FS_DATA_MODELS), util/datadir.h). */
 FsNcclParams *fs_nccl_params_load_default(GError **error);
 void fs_nccl_params_free(FsNcclParams *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsNcclParams, fs_nccl_params_free)

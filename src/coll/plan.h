@@ -24,7 +24,7 @@
  * the CLI lists them from the table.  Each says which ops it supports on a
  * communicator, and builds the steps through the builder below.
  *
- * Speed (alone.h): channels that are identical can be folded into one of
+ * Speed (collrun/alone.h): channels that are identical can be folded into one of
  * width k (fs_coll_plan_fold); an algorithm that is a repetition of loops
  * says how many request bytes one loop takes (loop_bytes), so that a run
  * alone on the network can simulate a few loops and extrapolate; one whose
@@ -111,7 +111,7 @@ typedef struct {
   uint64_t slice_bytes; /* payload per transfer inside a chunk; 0 = chunk_bytes */
   guint max_steps;      /* resource guard; 0 = FS_COLL_PLAN_MAX_STEPS */
   /* Slice coarsening, for collectives that share the network with others
-   * (where loop extrapolation cannot apply, see alone.h): 0 = exact NCCL
+   * (where loop extrapolation cannot apply, see collrun/alone.h): 0 = exact NCCL
    * slicing; N > 0 = chunk and slice sizes are multiplied by the smallest
    * power of two that leaves no connection more than N transfers (or as
    * few as one chunk per channel allows).  Fewer, larger flows simulate
@@ -129,7 +129,7 @@ typedef struct {
    * reduces its data) has completed: the sender cannot run more than the
    * buffer ahead of the receiver.  Without it (0 = unbounded) the lanes of
    * a tree or NVLS tree drift apart and never settle into a periodic
-   * regime (alone.h).  These waits are credits, not data: the executor
+   * regime (collrun/alone.h).  These waits are credits, not data: the executor
    * charges no step latency for them and the latency depth ignores them.
    * A transfer whose data nothing consumes (a final delivery) frees its
    * slot at once. */
@@ -177,7 +177,7 @@ struct FsCollAlgo {
   const char *(*unsupported)(const FsComm *comm, FsCollOp op);
   /* Adds the steps of one collective. */
   void (*build)(FsPlanBuilder *b);
-  /* Loop structure, for loop extrapolation (alone.h); NULL when the plan
+  /* Loop structure, for loop extrapolation (collrun/alone.h); NULL when the plan
    * is not a repetition of identical loops.  The request bytes one loop of
    * one channel consumes: removing k × this from every channel's share of
    * req->bytes (fs_coll_channel_bytes) removes exactly k whole loops from
@@ -185,7 +185,7 @@ struct FsCollAlgo {
    * included) as it was.  0 when it cannot (e.g. not a multiple of the
    * datatype size). */
   uint64_t (*loop_bytes)(const FsComm *comm, const FsCollRequest *req);
-  /* Step structure, for step extrapolation (alone.h); NULL when none: the
+  /* Step structure, for step extrapolation (collrun/alone.h); NULL when none: the
    * ring steps in every loop of every channel (2(n-1) for a ring
    * all_reduce), all alike, which FsCollRequest.max_ring_steps truncates.
    * 0 when the plan has no such steps. */
@@ -273,7 +273,7 @@ uint64_t fs_coll_plan_xfer_bytes(const FsCollPlan *plan);
 guint fs_coll_plan_depth(const FsCollPlan *plan);
 /* The most latency-charged hops on one dependency chain: dependencies on a
  * transfer of another connection, plus the final delivery (what the
- * executor charges a per-step latency for; see exec.h).  For a tiny
+ * executor charges a per-step latency for; see collrun/exec.h).  For a tiny
  * message the run takes base + this × step latency. */
 guint fs_coll_plan_latency_depth(const FsCollPlan *plan);
 /* A one-line description: "ring all_reduce 8 ranks 2 ch LL128: 224 steps". */

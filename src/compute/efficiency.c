@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/datadir.h"
 #include "util/error.h"
 #include "util/names.h"
 #include "util/yaml.h"
@@ -390,13 +391,7 @@ FsEfficiency *fs_efficiency_load_dir(const char *dir, GError **error)
 
 char *fs_efficiency_default_dir(void)
 {
-  const char *env = g_getenv("FABRICSIM_MODELS");
-  if (env != NULL && env[0] != '\0')
-    return g_build_filename(env, "compute", NULL);
-  g_autofree char *src = g_build_filename(FS_SOURCE_MODELS_DIR, "compute", NULL);
-  if (g_file_test(src, G_FILE_TEST_IS_DIR))
-    return g_steal_pointer(&src);
-  return g_build_filename(FS_INSTALLED_MODELS_DIR, "compute", NULL);
+  return g_build_filename(fs_datadir(FS_DATA_MODELS), "compute", NULL);
 }
 
 FsEfficiency *fs_efficiency_load_default(const char *dir, GError **error)

@@ -116,9 +116,8 @@ gboolean fs_efficiency_load_string(FsEfficiency *eff, const char *text, gssize l
 /* Loads every *.yaml in dir, sorted by name (duplicates are errors). */
 FsEfficiency *fs_efficiency_load_dir(const char *dir, GError **error);
 
-/* The curves folder: <models>/compute, where <models> is $FABRICSIM_MODELS
- * if set, else the source tree's models/, else the installed copy.
- * Caller frees. */
+/* The curves folder: <models>/compute, where <models> is
+ * fs_datadir(FS_DATA_MODELS) (util/datadir.h).  Caller frees. */
 char *fs_efficiency_default_dir(void);
 
 /* Loads dir, or fs_efficiency_default_dir() when dir is NULL. */

@@ -4,9 +4,9 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "calib/json-pos.h"
 #include "core/sim.h"
 #include "util/error.h"
+#include "util/json-pos.h"
 #include "util/limits.h"
 #include "util/names.h"
 #include "util/units.h"

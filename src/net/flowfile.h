@@ -7,7 +7,7 @@
  * depends on).  Ids are unique; a dependency on an unknown id or a cycle
  * is an input error.  Errors: FS_NET_ERROR_INPUT with "file:line:col: "
  * (JSON: "file:line:col: $.flows[i].member: ", positions from
- * calib/json-pos.h), FS_NET_ERROR_NO_ROUTE from routing, FS_UNITS_ERROR
+ * util/json-pos.h), FS_NET_ERROR_NO_ROUTE from routing, FS_UNITS_ERROR
  * texts wrapped.  A list holds at most fs_flow_list_max_flows() transfers
  * (FS_FLOW_LIST_MAX_FLOWS, or the environment variable FABRICSIM_MAX_FLOWS).
  *

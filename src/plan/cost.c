@@ -11,14 +11,14 @@
 /* Hours in a year of 365 days: the write-off period's unit. */
 #define HOURS_PER_YEAR 8760.0
 
-static const char *const rank_names[] = { FS_PLAN_RANKS(FS_NAMES_ENTRY) };
+static const char *const rank_names[] = { FS_PLANNER_RANKS(FS_NAMES_ENTRY) };
 
-static const char *const share_names[] = { FS_PLAN_SHARES(FS_NAMES_ENTRY) };
+static const char *const share_names[] = { FS_PLANNER_SHARES(FS_NAMES_ENTRY) };
 
-FS_NAMES_DEFINE(FsPlanRank, fs_plan_rank, rank_names, FS_PLAN_RANK_N, fs_names_index_nocase)
-FS_NAMES_DEFINE(FsPlanShare, fs_plan_share, share_names, FS_PLAN_SHARE_N, fs_names_index_nocase)
+FS_NAMES_DEFINE(FsPlannerRank, fs_planner_rank, rank_names, FS_PLANNER_RANK_N, fs_names_index_nocase)
+FS_NAMES_DEFINE(FsPlannerShare, fs_planner_share, share_names, FS_PLANNER_SHARE_N, fs_names_index_nocase)
 
-void fs_plan_cost_inputs_init(FsPlanCostInputs *in)
+void fs_planner_cost_inputs_init(FsPlannerCostInputs *in)
 {
   memset(in, 0, sizeof *in);
   in->gpu_hour_price = -1;
@@ -26,9 +26,9 @@ void fs_plan_cost_inputs_init(FsPlanCostInputs *in)
   in->amortize_years = 4.0;
 }
 
-void fs_plan_cost_compute(const FsPlanCostInputs *in, guint gpus, double it_power_w,
-                          double capex_usd, double step_s, double tokens_per_step,
-                          FsPlanCost *out)
+void fs_planner_cost_compute(const FsPlannerCostInputs *in, guint gpus, double it_power_w,
+                             double capex_usd, double step_s, double tokens_per_step,
+                             FsPlannerCost *out)
 {
   memset(out, 0, sizeof *out);
   out->capex_usd = capex_usd;
@@ -56,7 +56,7 @@ void fs_plan_cost_compute(const FsPlanCostInputs *in, guint gpus, double it_powe
 
 static int part_cmp(const void *a, const void *b)
 {
-  const FsPlanPart *x = a, *y = b;
+  const FsPlannerPart *x = a, *y = b;
   return strcmp(x->model->name, y->model->name);
 }
 
@@ -85,7 +85,7 @@ static void part_power_price(const FsModel *m, double *power, double *price)
   }
 }
 
-static char *part_list(const FsPlanPart *parts, guint n, gboolean want_price)
+static char *part_list(const FsPlannerPart *parts, guint n, gboolean want_price)
 {
   GString *s = NULL;
   for (guint i = 0; i < n; i++) {
@@ -100,7 +100,7 @@ static char *part_list(const FsPlanPart *parts, guint n, gboolean want_price)
   return s ? g_string_free(s, FALSE) : NULL;
 }
 
-double fs_plan_port_share(const FsTopo *topo, guint node)
+double fs_planner_port_share(const FsTopo *topo, guint node)
 {
   const FsModel *m = fs_topo_node(topo, node)->model;
   if (m->kind != FS_MODEL_SWITCH || m->u.sw.port_link == NULL || m->u.sw.ports == 0)
@@ -116,10 +116,10 @@ double fs_plan_port_share(const FsTopo *topo, guint node)
   return MIN(1.0, used / capacity);
 }
 
-void fs_plan_system_costs(const FsTopo *topo, FsPlanShare share, FsPlanSystem *sys)
+void fs_planner_system_costs(const FsTopo *topo, FsPlannerShare share, FsPlannerSystem *sys)
 {
   g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-  g_autoptr(GArray) parts = g_array_new(FALSE, TRUE, sizeof(FsPlanPart));
+  g_autoptr(GArray) parts = g_array_new(FALSE, TRUE, sizeof(FsPlannerPart));
   sys->n_parts = 0;
   for (guint i = 0; i < fs_topo_n_nodes(topo); i++) {
     const FsTopoNode *n = fs_topo_node(topo, i);
@@ -129,18 +129,18 @@ void fs_plan_system_costs(const FsTopo *topo, FsPlanShare share, FsPlanSystem *s
         n->model->kind != FS_MODEL_SWITCH && n->model->kind != FS_MODEL_NIC)
       continue;
     gboolean fabric = n->model->kind == FS_MODEL_SWITCH && n->host < 0;
-    double units = fabric && share == FS_PLAN_SHARE_PORTS ? fs_plan_port_share(topo, i) : 1;
+    double units = fabric && share == FS_PLANNER_SHARE_PORTS ? fs_planner_port_share(topo, i) : 1;
     sys->n_parts++;
     /* Lookups only; the list is sorted by name below. */
     gpointer at = g_hash_table_lookup(seen, n->model);
-    FsPlanPart *pp;
+    FsPlannerPart *pp;
     if (at == NULL) {
-      FsPlanPart part = { .model = n->model, .unit_price = price, .unit_power_w = power };
+      FsPlannerPart part = { .model = n->model, .unit_price = price, .unit_power_w = power };
       g_array_append_val(parts, part);
       g_hash_table_insert(seen, (gpointer)n->model, GUINT_TO_POINTER(parts->len));
-      pp = &g_array_index(parts, FsPlanPart, parts->len - 1);
+      pp = &g_array_index(parts, FsPlannerPart, parts->len - 1);
     } else {
-      pp = &g_array_index(parts, FsPlanPart, GPOINTER_TO_UINT(at) - 1);
+      pp = &g_array_index(parts, FsPlannerPart, GPOINTER_TO_UINT(at) - 1);
     }
     pp->count++;
     pp->units += units;
@@ -150,7 +150,7 @@ void fs_plan_system_costs(const FsTopo *topo, FsPlanShare share, FsPlanSystem *s
   /* Totals in name order, so that the sums are the same on every run. */
   sys->it_power_w = sys->capex_usd = 0;
   for (guint i = 0; i < parts->len; i++) {
-    FsPlanPart *pp = &g_array_index(parts, FsPlanPart, i);
+    FsPlannerPart *pp = &g_array_index(parts, FsPlannerPart, i);
     pp->price_usd = pp->units * pp->unit_price;
     pp->power_w = pp->units * pp->unit_power_w;
     sys->it_power_w += pp->power_w;
@@ -159,8 +159,8 @@ void fs_plan_system_costs(const FsTopo *topo, FsPlanShare share, FsPlanSystem *s
   g_free(sys->unpriced);
   g_free(sys->unpowered);
   g_free(sys->parts);
-  sys->unpriced = part_list((FsPlanPart *)parts->data, parts->len, TRUE);
-  sys->unpowered = part_list((FsPlanPart *)parts->data, parts->len, FALSE);
+  sys->unpriced = part_list((FsPlannerPart *)parts->data, parts->len, TRUE);
+  sys->unpowered = part_list((FsPlannerPart *)parts->data, parts->len, FALSE);
   sys->n_models = parts->len;
-  sys->parts = (FsPlanPart *)g_array_free(g_steal_pointer(&parts), FALSE);
+  sys->parts = (FsPlannerPart *)g_array_free(g_steal_pointer(&parts), FALSE);
 }

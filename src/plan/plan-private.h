@@ -6,27 +6,27 @@
 #include "topo/topo.h"
 #include "workload/spec.h"
 
-struct FsPlan {
-  FsPlanSpec spec;          /* string pointers below replace the caller's */
+struct FsPlanner {
+  FsPlannerSpec spec;          /* string pointers below replace the caller's */
   char *workload;
   GStrv overrides, fabrics, defines;
   const FsCatalog *cat;
   const FsEfficiency *eff;
   const FsNcclParams *nccl;
   GPtrArray *topos;         /* FsTopo *, one per system */
-  GArray *systems;          /* FsPlanSystem */
-  GArray *designs;          /* FsPlanDesign */
-  FsPlanStats stats;
+  GArray *systems;          /* FsPlannerSystem */
+  GArray *designs;          /* FsPlannerDesign */
+  FsPlannerStats stats;
   gboolean prepared, ran;
 };
 
 /* Sets a design's layout on w (gpus, tp, pp, dp, cp, ep, sequence
  * parallelism, 1F1B, micro-batch, recompute, ZeRO) and resolves it for
  * d->gpus.  Errors: the workload's (FS_WORKLOAD_ERROR). */
-gboolean fs_plan_apply_layout(FsWorkload *w, const FsPlanDesign *d, GError **error);
+gboolean fs_planner_apply_layout(FsWorkload *w, const FsPlannerDesign *d, GError **error);
 
 /* The GPU's peak FLOP/s for w's training dtype (the kernel model's choice). */
-double fs_plan_peak_flops(const FsWorkload *w, const FsGpuModel *gpu);
+double fs_planner_peak_flops(const FsWorkload *w, const FsGpuModel *gpu);
 
 /* Tokens per step (sequences × sequence length; samples for a layer list). */
-double fs_plan_tokens_per_step(const FsWorkload *w);
+double fs_planner_tokens_per_step(const FsWorkload *w);

@@ -11,16 +11,16 @@
 #include "util/units.h"
 #include "workload/executor.h"
 
-G_DEFINE_QUARK(fs-plan-error-quark, fs_plan_error)
+G_DEFINE_QUARK(fs-planner-error-quark, fs_planner_error)
 
-void fs_plan_spec_init(FsPlanSpec *spec)
+void fs_planner_spec_init(FsPlannerSpec *spec)
 {
   memset(spec, 0, sizeof *spec);
-  fs_plan_cost_inputs_init(&spec->cost);
-  spec->rank_by = FS_PLAN_RANK_COST;
+  fs_planner_cost_inputs_init(&spec->cost);
+  spec->rank_by = FS_PLANNER_RANK_COST;
 }
 
-static void system_clear(FsPlanSystem *s)
+static void system_clear(FsPlannerSystem *s)
 {
   g_free(s->fabric);
   g_free(s->path);
@@ -31,7 +31,7 @@ static void system_clear(FsPlanSystem *s)
   g_free(s->parts);
 }
 
-static void design_clear(FsPlanDesign *d)
+static void design_clear(FsPlannerDesign *d)
 {
   g_clear_pointer(&d->error, g_free);
   g_clear_pointer(&d->why, g_free);
@@ -42,38 +42,38 @@ static gboolean check_list(const guint *v, guint n, guint lo, guint hi, const ch
 {
   for (guint i = 0; i < n; i++)
     if (v[i] < lo || v[i] > hi) {
-      g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT, "%s must be %u to %u, not %u", what, lo,
+      g_set_error(error, FS_PLANNER_ERROR, FS_PLANNER_ERROR_INPUT, "%s must be %u to %u, not %u", what, lo,
                   hi, v[i]);
       return FALSE;
     }
   return TRUE;
 }
 
-FsPlan *fs_plan_new(const FsPlanSpec *spec, const FsCatalog *cat, const FsEfficiency *eff,
-                    const FsNcclParams *nccl, GError **error)
+FsPlanner *fs_planner_new(const FsPlannerSpec *spec, const FsCatalog *cat, const FsEfficiency *eff,
+                          const FsNcclParams *nccl, GError **error)
 {
-  const FsPlanCostInputs *c = &spec->cost;
+  const FsPlannerCostInputs *c = &spec->cost;
   if (spec->workload == NULL || spec->fabrics == NULL || spec->fabrics[0] == NULL) {
-    g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT, "a plan needs a workload and at least one fabric");
+    g_set_error(error, FS_PLANNER_ERROR, FS_PLANNER_ERROR_INPUT, "a plan needs a workload and at least one fabric");
     return NULL;
   }
   if ((spec->target_tokens_per_s > 0) == (spec->target_step_s > 0) ||
       !isfinite(spec->target_tokens_per_s) || !isfinite(spec->target_step_s)) {
-    g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT,
+    g_set_error(error, FS_PLANNER_ERROR, FS_PLANNER_ERROR_INPUT,
                 "give exactly one target: tokens per second or step time, greater than 0");
     return NULL;
   }
   if (!(c->pue >= 1 && c->pue <= 10) || c->kwh_price < 0 || c->tokens < 0 || c->budget < 0 ||
       !(c->amortize_years > 0) || !isfinite(c->gpu_hour_price) || !isfinite(c->kwh_price) ||
       !isfinite(c->tokens) || !isfinite(c->budget) || !isfinite(c->amortize_years) ||
-      (guint)c->switch_share >= FS_PLAN_SHARE_N) {
-    g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT,
+      (guint)c->switch_share >= FS_PLANNER_SHARE_N) {
+    g_set_error(error, FS_PLANNER_ERROR, FS_PLANNER_ERROR_INPUT,
                 "cost inputs out of range: PUE 1 to 10, prices, tokens and budget >= 0, "
                 "amortization > 0 years, a known switch share");
     return NULL;
   }
   if (spec->n_gpus == 0 && spec->gpus_max > 0 && spec->gpus_min > spec->gpus_max) {
-    g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT, "GPU range %u-%u is empty",
+    g_set_error(error, FS_PLANNER_ERROR, FS_PLANNER_ERROR_INPUT, "GPU range %u-%u is empty",
                 spec->gpus_min, spec->gpus_max);
     return NULL;
   }
@@ -86,17 +86,17 @@ FsPlan *fs_plan_new(const FsPlanSpec *spec, const FsCatalog *cat, const FsEffici
       !check_list(spec->zero, spec->n_zero, 0, 3, "a ZeRO stage", error))
     return NULL;
   if (spec->vp == 1 || spec->vp > 1024) {
-    g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT,
+    g_set_error(error, FS_PLANNER_ERROR, FS_PLANNER_ERROR_INPUT,
                 "virtual stages of the interleaved schedule must be 2 to 1024, not %u", spec->vp);
     return NULL;
   }
   for (guint i = 0; spec->defines && spec->defines[i]; i++)
     if (g_str_has_prefix(spec->defines[i], "nodes=")) {
-      g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT,
+      g_set_error(error, FS_PLANNER_ERROR, FS_PLANNER_ERROR_INPUT,
                   "-D %s: plan sets `nodes` itself from the GPU counts (use --gpus)", spec->defines[i]);
       return NULL;
     }
-  FsPlan *p = g_new0(FsPlan, 1);
+  FsPlanner *p = g_new0(FsPlanner, 1);
   p->spec = *spec;
   p->workload = g_strdup(spec->workload);
   p->overrides = g_strdupv((char **)spec->overrides);
@@ -132,14 +132,14 @@ FsPlan *fs_plan_new(const FsPlanSpec *spec, const FsCatalog *cat, const FsEffici
   p->eff = eff;
   p->nccl = nccl;
   p->topos = g_ptr_array_new_with_free_func((GDestroyNotify)fs_topo_free);
-  p->systems = g_array_new(FALSE, TRUE, sizeof(FsPlanSystem));
+  p->systems = g_array_new(FALSE, TRUE, sizeof(FsPlannerSystem));
   g_array_set_clear_func(p->systems, (GDestroyNotify)system_clear);
-  p->designs = g_array_new(FALSE, TRUE, sizeof(FsPlanDesign));
+  p->designs = g_array_new(FALSE, TRUE, sizeof(FsPlannerDesign));
   g_array_set_clear_func(p->designs, (GDestroyNotify)design_clear);
   return p;
 }
 
-void fs_plan_free(FsPlan *p)
+void fs_planner_free(FsPlanner *p)
 {
   if (p == NULL)
     return;
@@ -155,22 +155,22 @@ void fs_plan_free(FsPlan *p)
   g_free(p);
 }
 
-const FsPlanStats *fs_plan_stats(const FsPlan *p) { return &p->stats; }
-guint fs_plan_n_systems(const FsPlan *p) { return p->systems->len; }
-const FsPlanSystem *fs_plan_system(const FsPlan *p, guint i)
+const FsPlannerStats *fs_planner_stats(const FsPlanner *p) { return &p->stats; }
+guint fs_planner_n_systems(const FsPlanner *p) { return p->systems->len; }
+const FsPlannerSystem *fs_planner_system(const FsPlanner *p, guint i)
 {
   g_return_val_if_fail(i < p->systems->len, NULL);
-  return &g_array_index(p->systems, FsPlanSystem, i);
+  return &g_array_index(p->systems, FsPlannerSystem, i);
 }
-guint fs_plan_n_designs(const FsPlan *p) { return p->designs->len; }
-const FsPlanDesign *fs_plan_design(const FsPlan *p, guint i)
+guint fs_planner_n_designs(const FsPlanner *p) { return p->designs->len; }
+const FsPlannerDesign *fs_planner_design(const FsPlanner *p, guint i)
 {
   g_return_val_if_fail(i < p->designs->len, NULL);
-  return &g_array_index(p->designs, FsPlanDesign, i);
+  return &g_array_index(p->designs, FsPlannerDesign, i);
 }
-const FsPlanSpec *fs_plan_spec(const FsPlan *p) { return &p->spec; }
+const FsPlannerSpec *fs_planner_spec(const FsPlanner *p) { return &p->spec; }
 
-double fs_plan_target_step_s(const FsPlanSpec *spec, double tokens_per_step)
+double fs_planner_target_step_s(const FsPlannerSpec *spec, double tokens_per_step)
 {
   if (spec->target_step_s > 0)
     return spec->target_step_s;
@@ -187,16 +187,16 @@ typedef struct {
 } SimOut;
 
 typedef struct {
-  FsPlan *p;
-  FsPlanProgressFn progress;
+  FsPlanner *p;
+  FsPlannerProgressFn progress;
   void *ud;
   guint done;
 } RunCtx;
 
-static gboolean simulate(const FsPlan *p, const FsPlanDesign *d, SimOut *o, GError **error)
+static gboolean simulate(const FsPlanner *p, const FsPlannerDesign *d, SimOut *o, GError **error)
 {
   g_autoptr(FsWorkload) w = fs_workload_load_file(p->workload, (const char *const *)p->overrides, error);
-  if (w == NULL || !fs_plan_apply_layout(w, d, error))
+  if (w == NULL || !fs_planner_apply_layout(w, d, error))
     return FALSE;
   FsTrainOptions opt;
   fs_train_options_init(&opt);
@@ -232,7 +232,7 @@ static void *sim_task(guint i, void *ud)
   RunCtx *c = ud;
   SimOut *o = g_new0(SimOut, 1);
   GError *error = NULL;
-  o->ok = simulate(c->p, &g_array_index(c->p->designs, FsPlanDesign, i), o, &error);
+  o->ok = simulate(c->p, &g_array_index(c->p->designs, FsPlannerDesign, i), o, &error);
   if (!o->ok && fs_sim_interrupt_requested()) { /* cut short: dropped, the run fails */
     g_clear_error(&error);
     g_free(o);
@@ -249,7 +249,7 @@ static void sim_done(guint i, void *result, void *ud)
 {
   RunCtx *c = ud;
   SimOut *o = result;
-  FsPlanDesign *d = &g_array_index(c->p->designs, FsPlanDesign, i);
+  FsPlannerDesign *d = &g_array_index(c->p->designs, FsPlannerDesign, i);
   d->ok = o->ok;
   d->error = o->error;
   d->step_s = o->step_s;
@@ -271,16 +271,16 @@ static void sim_done(guint i, void *result, void *ud)
 
 /* ---- pricing and ranking ---- */
 
-static double rank_metric(FsPlanRank by, const FsPlanDesign *d)
+static double rank_metric(FsPlannerRank by, const FsPlannerDesign *d)
 {
   switch (by) {
-  case FS_PLAN_RANK_COST:
+  case FS_PLANNER_RANK_COST:
     return isnan(d->cost.usd_per_mtok) ? INFINITY : d->cost.usd_per_mtok;
-  case FS_PLAN_RANK_GPUS:
+  case FS_PLANNER_RANK_GPUS:
     return d->gpus;
-  case FS_PLAN_RANK_ENERGY:
+  case FS_PLANNER_RANK_ENERGY:
     return d->cost.kwh_per_mtok;
-  case FS_PLAN_RANK_TIME:
+  case FS_PLANNER_RANK_TIME:
   default:
     return d->step_s;
   }
@@ -288,7 +288,7 @@ static double rank_metric(FsPlanRank by, const FsPlanDesign *d)
 
 /* The sort group: 0 meets target and budget, 1 meets the target over
  * budget, 2 misses the target, 3 failed. */
-static int group(const FsPlanDesign *d)
+static int group(const FsPlannerDesign *d)
 {
   if (!d->ok)
     return 3;
@@ -297,9 +297,9 @@ static int group(const FsPlanDesign *d)
   return d->in_budget ? 0 : 1;
 }
 
-int fs_plan_design_cmp(const void *a, const void *b)
+int fs_planner_design_cmp(const void *a, const void *b)
 {
-  const FsPlanDesign *x = a, *y = b;
+  const FsPlannerDesign *x = a, *y = b;
   int gx = group(x), gy = group(y);
   if (gx != gy)
     return gx < gy ? -1 : 1;
@@ -311,19 +311,19 @@ int fs_plan_design_cmp(const void *a, const void *b)
   return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static void price(FsPlan *p, FsPlanDesign *d)
+static void price(FsPlanner *p, FsPlannerDesign *d)
 {
-  const FsPlanSystem *sys = &g_array_index(p->systems, FsPlanSystem, d->system);
-  const FsPlanCostInputs *in = &p->spec.cost;
+  const FsPlannerSystem *sys = &g_array_index(p->systems, FsPlannerSystem, d->system);
+  const FsPlannerCostInputs *in = &p->spec.cost;
   if (!d->ok) {
     d->metric = INFINITY;
     return;
   }
   /* Amortized capex is a rate only when the GPUs themselves are priced. */
   double capex = sys->gpu->price > 0 ? sys->capex_usd : 0;
-  fs_plan_cost_compute(in, d->gpus, sys->it_power_w, capex, d->step_s, d->tokens_per_step, &d->cost);
+  fs_planner_cost_compute(in, d->gpus, sys->it_power_w, capex, d->step_s, d->tokens_per_step, &d->cost);
   d->cost.capex_usd = sys->capex_usd;
-  d->meets = d->step_s <= fs_plan_target_step_s(&p->spec, d->tokens_per_step) * (1 + 1e-12);
+  d->meets = d->step_s <= fs_planner_target_step_s(&p->spec, d->tokens_per_step) * (1 + 1e-12);
   if (in->budget <= 0)
     d->in_budget = TRUE;
   else if (in->tokens > 0)
@@ -336,9 +336,9 @@ static void price(FsPlan *p, FsPlanDesign *d)
 
 static double pct(double part, double whole) { return whole > 0 ? 100 * part / whole : 0; }
 
-static char *explain(const FsPlan *p, const FsPlanDesign *d, const FsPlanDesign *next)
+static char *explain(const FsPlanner *p, const FsPlannerDesign *d, const FsPlannerDesign *next)
 {
-  const FsPlanSystem *sys = &g_array_index(p->systems, FsPlanSystem, d->system);
+  const FsPlannerSystem *sys = &g_array_index(p->systems, FsPlannerSystem, d->system);
   GString *s = g_string_new(NULL);
   if (!d->ok) {
     g_string_append_printf(s, "simulation failed: %s", d->error);
@@ -371,13 +371,13 @@ static char *explain(const FsPlan *p, const FsPlanDesign *d, const FsPlanDesign 
     double mine, theirs;
     const char *what;
     switch (p->spec.rank_by) {
-    case FS_PLAN_RANK_COST:
+    case FS_PLANNER_RANK_COST:
       mine = d->cost.usd_per_mtok, theirs = next->cost.usd_per_mtok, what = "cheaper per token";
       break;
-    case FS_PLAN_RANK_ENERGY:
+    case FS_PLANNER_RANK_ENERGY:
       mine = d->cost.kwh_per_mtok, theirs = next->cost.kwh_per_mtok, what = "less energy per token";
       break;
-    case FS_PLAN_RANK_GPUS:
+    case FS_PLANNER_RANK_GPUS:
       if (next->gpus > d->gpus) {
         g_string_append_printf(s, "; %u fewer GPUs than the next", next->gpus - d->gpus);
         mine = theirs = NAN;
@@ -387,7 +387,7 @@ static char *explain(const FsPlan *p, const FsPlanDesign *d, const FsPlanDesign 
       /* As many GPUs: faster. */
       mine = d->step_s, theirs = next->step_s, what = "faster than the next on as many GPUs";
       break;
-    case FS_PLAN_RANK_TIME:
+    case FS_PLANNER_RANK_TIME:
     default:
       mine = d->step_s, theirs = next->step_s, what = "faster than the next";
       break;
@@ -396,7 +396,7 @@ static char *explain(const FsPlan *p, const FsPlanDesign *d, const FsPlanDesign 
       double margin = 100 * (1 - mine / theirs);
       if (margin < 0.05)
         g_string_append(s, "; within 0.05 % of the next");
-      else if (p->spec.rank_by == FS_PLAN_RANK_COST || p->spec.rank_by == FS_PLAN_RANK_ENERGY)
+      else if (p->spec.rank_by == FS_PLANNER_RANK_COST || p->spec.rank_by == FS_PLANNER_RANK_ENERGY)
         g_string_append_printf(s, "; %.1f %% %s than the next", margin, what);
       else
         g_string_append_printf(s, "; %.1f %% %s", margin, what);
@@ -404,13 +404,13 @@ static char *explain(const FsPlan *p, const FsPlanDesign *d, const FsPlanDesign 
   }
   if (!d->meets)
     g_string_append_printf(s, "; misses the target by %.1f %%",
-                           100 * (d->step_s / fs_plan_target_step_s(&p->spec, d->tokens_per_step) - 1));
+                           100 * (d->step_s / fs_planner_target_step_s(&p->spec, d->tokens_per_step) - 1));
   else if (!d->in_budget)
     g_string_append(s, "; over budget");
   return g_string_free(s, FALSE);
 }
 
-gboolean fs_plan_run(FsPlan *p, FsPlanProgressFn progress, void *ud, GError **error)
+gboolean fs_planner_run(FsPlanner *p, FsPlannerProgressFn progress, void *ud, GError **error)
 {
   g_return_val_if_fail(p->prepared && !p->ran, FALSE);
   p->ran = TRUE;
@@ -422,15 +422,15 @@ gboolean fs_plan_run(FsPlan *p, FsPlanProgressFn progress, void *ud, GError **er
   p->stats.wall_s = (g_get_monotonic_time() - t0) / 1e6;
   p->stats.simulated = p->designs->len;
   for (guint i = 0; i < p->designs->len; i++) {
-    FsPlanDesign *d = &g_array_index(p->designs, FsPlanDesign, i);
+    FsPlannerDesign *d = &g_array_index(p->designs, FsPlannerDesign, i);
     price(p, d);
     p->stats.failed += !d->ok;
     p->stats.meets += d->ok && d->meets && d->in_budget;
   }
-  g_array_sort(p->designs, fs_plan_design_cmp);
+  g_array_sort(p->designs, fs_planner_design_cmp);
   for (guint i = 0; i < p->designs->len; i++) {
-    FsPlanDesign *d = &g_array_index(p->designs, FsPlanDesign, i);
-    const FsPlanDesign *next = i + 1 < p->designs->len ? d + 1 : NULL;
+    FsPlannerDesign *d = &g_array_index(p->designs, FsPlannerDesign, i);
+    const FsPlannerDesign *next = i + 1 < p->designs->len ? d + 1 : NULL;
     d->why = explain(p, d, next);
   }
   return TRUE;

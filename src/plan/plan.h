@@ -3,13 +3,13 @@
  *
  * Contract.  Given a workload file, one or more topology files (scaled to
  * a GPU count through their `nodes` parameter) and a target (tokens/s or
- * step time), fs_plan_run enumerates designs — GPU count × TP × CP × PP ×
+ * step time), fs_planner_run enumerates designs — GPU count × TP × CP × PP ×
  * EP × micro-batch × pipeline schedule (1F1B by default; with pp = 1 the
  * schedule does not matter and only 1F1B is tried), with sequence
  * parallelism on whenever tp > 1 — prunes them, simulates the survivors with the training
  * executor in its fast mode (analytic flows, data-parallel collectives
  * timed alone) on the sweep module's thread pool, prices them and ranks
- * them.  Pruning, in order (each step counted in FsPlanStats):
+ * them.  Pruning, in order (each step counted in FsPlannerStats):
  *   1. structure: tp ≤ GPUs per node and dividing it (TP stays inside one
  *      NVLink/PCIe domain), heads/KV heads/FFN divisible by tp, layers by
  *      pp, the batch by micro-batch × dp, experts by ep … (the workload's
@@ -30,7 +30,7 @@
  * ep, micro-batch, schedule, recompute, ZeRO: the enumeration order) — so the same
  * inputs give the same order on any thread count.
  *
- * Cost and energy (fs_plan_cost_compute, pure arithmetic): a system's IT
+ * Cost and energy (fs_planner_cost_compute, pure arithmetic): a system's IT
  * power is the sum of the catalog's TDP / power of every part of the
  * topology that has one (GPUs, CPUs, NICs, NVSwitch and PCIe switches,
  * fabric switches); energy per step = IT power × PUE × step time.
@@ -44,12 +44,12 @@
  * switch_share = ports as the fraction of their port bandwidth the
  * topology uses (a share of a larger fabric); switches inside a host
  * (NVSwitch chips, PCIe switches) always count whole.  Parts without a
- * price or power figure are listed (FsPlanSystem), never guessed.
+ * price or power figure are listed (FsPlannerSystem), never guessed.
  *
- * Ownership: FsPlan copies the spec's strings and lists; it borrows the
+ * Ownership: FsPlanner copies the spec's strings and lists; it borrows the
  * catalog, efficiency curves and NCCL parameters (they must outlive it).
  * Designs and systems are owned by the plan and read by index.
- * Errors: FS_PLAN_ERROR (options that contradict each other, a GPU count
+ * Errors: FS_PLANNER_ERROR (options that contradict each other, a GPU count
  * no fabric can reach), FS_TOPO_/FS_WORKLOAD_ERROR with file:line:col (bad
  * files), FS_RUNTIME_ERROR_LIMIT (the search is too large).  A design whose
  * simulation fails is kept with its error and ranked last.
@@ -70,57 +70,57 @@
 
 G_BEGIN_DECLS
 
-#define FS_PLAN_ERROR (fs_plan_error_quark())
-GQuark fs_plan_error_quark(void);
+#define FS_PLANNER_ERROR (fs_planner_error_quark())
+GQuark fs_planner_error_quark(void);
 
 typedef enum {
-  FS_PLAN_ERROR_INPUT,     /* options that cannot work (no target, a bad list) */
-  FS_PLAN_ERROR_NO_SYSTEM, /* no fabric can be built with the GPU counts asked for */
-} FsPlanError;
+  FS_PLANNER_ERROR_INPUT,     /* options that cannot work (no target, a bad list) */
+  FS_PLANNER_ERROR_NO_SYSTEM, /* no fabric can be built with the GPU counts asked for */
+} FsPlannerError;
 
 /* Ranking metrics (`--rank-by`). */
-#define FS_PLAN_RANKS(X)  \
+#define FS_PLANNER_RANKS(X)  \
   X(COST, "cost")         \
   X(GPUS, "gpus")         \
   X(ENERGY, "energy")     \
   X(TIME, "time")
 
 typedef enum {
-#define X(id, str) FS_PLAN_RANK_##id,
-  FS_PLAN_RANKS(X)
+#define X(id, str) FS_PLANNER_RANK_##id,
+  FS_PLANNER_RANKS(X)
 #undef X
-  FS_PLAN_RANK_N
-} FsPlanRank;
+  FS_PLANNER_RANK_N
+} FsPlannerRank;
 
-const char *fs_plan_rank_name(FsPlanRank r);
-gboolean fs_plan_rank_from_name(const char *s, FsPlanRank *out);
+const char *fs_planner_rank_name(FsPlannerRank r);
+gboolean fs_planner_rank_from_name(const char *s, FsPlannerRank *out);
 
 /* The default bound on simulations (`--max-candidates`). */
-#define FS_PLAN_MAX_CANDIDATES 2000u
+#define FS_PLANNER_MAX_CANDIDATES 2000u
 /* The bound that applies when the spec gives none: FABRICSIM_MAX_CANDIDATES
  * from the environment when it is a positive number (read once; any other
- * value is ignored with a warning on stderr), else FS_PLAN_MAX_CANDIDATES. */
-guint fs_plan_default_max_candidates(void);
+ * value is ignored with a warning on stderr), else FS_PLANNER_MAX_CANDIDATES. */
+guint fs_planner_default_max_candidates(void);
 /* The default bound on fabric × GPU-count systems, each one topology
  * loaded and kept (`--max-systems`). */
-#define FS_PLAN_MAX_SYSTEMS 64u
+#define FS_PLANNER_MAX_SYSTEMS 64u
 /* The most values one search list may hold. */
-#define FS_PLAN_MAX_CHOICES 64u
+#define FS_PLANNER_MAX_CHOICES 64u
 
 /* How fabric switches are counted (`--switch-share`). */
-#define FS_PLAN_SHARES(X) \
+#define FS_PLANNER_SHARES(X) \
   X(WHOLE, "whole")       \
   X(PORTS, "ports")
 
 typedef enum {
-#define X(id, str) FS_PLAN_SHARE_##id,
-  FS_PLAN_SHARES(X)
+#define X(id, str) FS_PLANNER_SHARE_##id,
+  FS_PLANNER_SHARES(X)
 #undef X
-  FS_PLAN_SHARE_N
-} FsPlanShare;
+  FS_PLANNER_SHARE_N
+} FsPlannerShare;
 
-const char *fs_plan_share_name(FsPlanShare s);
-gboolean fs_plan_share_from_name(const char *s, FsPlanShare *out);
+const char *fs_planner_share_name(FsPlannerShare s);
+gboolean fs_planner_share_from_name(const char *s, FsPlannerShare *out);
 
 /* Money and energy inputs.  Negative gpu_hour_price: not given. */
 typedef struct {
@@ -130,10 +130,10 @@ typedef struct {
   double amortize_years;   /* capex write-off when no gpu_hour_price */
   double tokens;           /* tokens to train, for time-to-train; 0: none */
   double budget;           /* $: cost of training `tokens` when given, else capex; 0: none */
-  FsPlanShare switch_share;/* fabric switches whole (default) or by ports in use */
-} FsPlanCostInputs;
+  FsPlannerShare switch_share;/* fabric switches whole (default) or by ports in use */
+} FsPlannerCostInputs;
 
-void fs_plan_cost_inputs_init(FsPlanCostInputs *in);
+void fs_planner_cost_inputs_init(FsPlannerCostInputs *in);
 
 /* One design's money and energy (NaN where unknown: no hourly rate). */
 typedef struct {
@@ -147,13 +147,13 @@ typedef struct {
   double train_usd;
   double train_kwh;
   double capex_usd;        /* priced parts only */
-} FsPlanCost;
+} FsPlannerCost;
 
 /* Pure arithmetic of the header comment.  tokens_per_step > 0, step_s > 0.
  * capex_usd 0: unknown. */
-void fs_plan_cost_compute(const FsPlanCostInputs *in, guint gpus, double it_power_w,
-                          double capex_usd, double step_s, double tokens_per_step,
-                          FsPlanCost *out);
+void fs_planner_cost_compute(const FsPlannerCostInputs *in, guint gpus, double it_power_w,
+                             double capex_usd, double step_s, double tokens_per_step,
+                             FsPlannerCost *out);
 
 /* The search. */
 typedef struct {
@@ -164,7 +164,7 @@ typedef struct {
   /* GPU counts: an explicit list, or (n_gpus == 0) the range
    * gpus_min..gpus_max (every count a fabric reaches in it); both empty:
    * one node up to each fabric's default size. */
-  guint gpus[FS_PLAN_MAX_CHOICES];
+  guint gpus[FS_PLANNER_MAX_CHOICES];
   guint n_gpus;
   guint gpus_min, gpus_max;
   /* Target: exactly one > 0. */
@@ -174,25 +174,25 @@ typedef struct {
    * divisor that passes the rules], cp [1], ep [1; every divisor of the
    * experts for an MoE], micro_batch [1, 2, 4], zero [1, 2, 3], recompute
    * [none, selective, full]. */
-  guint tp[FS_PLAN_MAX_CHOICES], n_tp;
-  guint pp[FS_PLAN_MAX_CHOICES], n_pp;
-  guint cp[FS_PLAN_MAX_CHOICES], n_cp;
-  guint ep[FS_PLAN_MAX_CHOICES], n_ep;
-  guint micro_batch[FS_PLAN_MAX_CHOICES], n_micro_batch;
-  guint zero[FS_PLAN_MAX_CHOICES], n_zero;
-  FsRecompute recompute[FS_PLAN_MAX_CHOICES];
+  guint tp[FS_PLANNER_MAX_CHOICES], n_tp;
+  guint pp[FS_PLANNER_MAX_CHOICES], n_pp;
+  guint cp[FS_PLANNER_MAX_CHOICES], n_cp;
+  guint ep[FS_PLANNER_MAX_CHOICES], n_ep;
+  guint micro_batch[FS_PLANNER_MAX_CHOICES], n_micro_batch;
+  guint zero[FS_PLANNER_MAX_CHOICES], n_zero;
+  FsRecompute recompute[FS_PLANNER_MAX_CHOICES];
   guint n_recompute;
-  FsPpSchedule schedule[FS_PLAN_MAX_CHOICES]; /* [1f1b]; used when pp > 1 */
+  FsPpSchedule schedule[FS_PLANNER_MAX_CHOICES]; /* [1f1b]; used when pp > 1 */
   guint n_schedule;
   guint vp;                        /* virtual stages of `interleaved` (0: 2) */
-  FsPlanCostInputs cost;
-  FsPlanRank rank_by;
-  guint max_candidates;            /* 0: fs_plan_default_max_candidates() */
-  guint max_systems;               /* 0: FS_PLAN_MAX_SYSTEMS */
+  FsPlannerCostInputs cost;
+  FsPlannerRank rank_by;
+  guint max_candidates;            /* 0: fs_planner_default_max_candidates() */
+  guint max_systems;               /* 0: FS_PLANNER_MAX_SYSTEMS */
   guint threads;                   /* 0: all cores */
-} FsPlanSpec;
+} FsPlannerSpec;
 
-void fs_plan_spec_init(FsPlanSpec *spec);
+void fs_planner_spec_init(FsPlannerSpec *spec);
 
 /* One model's parts in a system, with what the catalog knows of them. */
 typedef struct {
@@ -205,7 +205,7 @@ typedef struct {
   double unit_power_w;     /* watts, 0: no power figure */
   double price_usd;        /* units × unit_price */
   double power_w;          /* units × unit_power_w */
-} FsPlanPart;
+} FsPlannerPart;
 
 /* One fabric at one GPU count. */
 typedef struct {
@@ -221,15 +221,15 @@ typedef struct {
   double it_power_w;       /* parts with a power figure */
   double capex_usd;        /* parts with a price */
   guint n_parts;           /* GPUs, CPUs, NICs and switches */
-  FsPlanPart *parts;       /* one per model, sorted by name */
+  FsPlannerPart *parts;       /* one per model, sorted by name */
   guint n_models;
   char *unpriced;          /* "connectx-7 ×32, quantum-2-ndr ×4" or NULL */
   char *unpowered;         /* the same for parts without a power figure */
-} FsPlanSystem;
+} FsPlannerSystem;
 
 typedef struct {
   guint key;               /* enumeration order: the stable tie-break */
-  guint system;            /* index of its FsPlanSystem */
+  guint system;            /* index of its FsPlannerSystem */
   guint gpus, tp, pp, dp, cp, ep, micro_batch, zero_stage;
   gboolean sequence_parallel;
   FsPpSchedule schedule;
@@ -243,12 +243,12 @@ typedef struct {
   char *error;             /* when the simulation failed */
   double step_s, tokens_per_step, tokens_per_s, mfu, tflops_per_gpu;
   double tp_s, cp_s, ep_s, pp_s, dp_s, bubble_s; /* exposed, worst stage */
-  FsPlanCost cost;
+  FsPlannerCost cost;
   gboolean meets;          /* meets the target */
   gboolean in_budget;
   double metric;           /* the ranking value (smaller is better) */
   char *why;               /* one line: what makes it win */
-} FsPlanDesign;
+} FsPlannerDesign;
 
 typedef struct {
   guint systems;           /* fabric × GPU count instances */
@@ -265,57 +265,57 @@ typedef struct {
   char *structure_example; /* the first structural rejection's message */
   char *memory_example;    /* the smallest-footprint layout that did not fit */
   double wall_s;           /* time of the simulations */
-} FsPlanStats;
+} FsPlannerStats;
 
-typedef struct FsPlan FsPlan;
+typedef struct FsPlanner FsPlanner;
 
 /* Called from the calling thread after each simulation: done of total. */
-typedef void (*FsPlanProgressFn)(guint done, guint total, void *ud);
+typedef void (*FsPlannerProgressFn)(guint done, guint total, void *ud);
 
-/* Validates the spec and copies it.  NULL and FS_PLAN_ERROR on a spec
+/* Validates the spec and copies it.  NULL and FS_PLANNER_ERROR on a spec
  * that cannot work. */
-FsPlan *fs_plan_new(const FsPlanSpec *spec, const FsCatalog *cat, const FsEfficiency *eff,
-                    const FsNcclParams *nccl, GError **error);
-void fs_plan_free(FsPlan *p);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsPlan, fs_plan_free)
+FsPlanner *fs_planner_new(const FsPlannerSpec *spec, const FsCatalog *cat, const FsEfficiency *eff,
+                          const FsNcclParams *nccl, GError **error);
+void fs_planner_free(FsPlanner *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsPlanner, fs_planner_free)
 
 /* Loads the fabrics, enumerates and prunes (fills the stats and the
  * candidate list).  Errors: see the header comment. */
-gboolean fs_plan_prepare(FsPlan *p, GError **error);
+gboolean fs_planner_prepare(FsPlanner *p, GError **error);
 
 /* Simulates the candidates, prices and ranks them.  progress may be NULL. */
-gboolean fs_plan_run(FsPlan *p, FsPlanProgressFn progress, void *ud, GError **error);
+gboolean fs_planner_run(FsPlanner *p, FsPlannerProgressFn progress, void *ud, GError **error);
 
-const FsPlanStats *fs_plan_stats(const FsPlan *p);
-guint fs_plan_n_systems(const FsPlan *p);
-const FsPlanSystem *fs_plan_system(const FsPlan *p, guint i);
-/* Candidates: after fs_plan_prepare in enumeration order, after
- * fs_plan_run in rank order (best first). */
-guint fs_plan_n_designs(const FsPlan *p);
-const FsPlanDesign *fs_plan_design(const FsPlan *p, guint i);
-const FsPlanSpec *fs_plan_spec(const FsPlan *p);
+const FsPlannerStats *fs_planner_stats(const FsPlanner *p);
+guint fs_planner_n_systems(const FsPlanner *p);
+const FsPlannerSystem *fs_planner_system(const FsPlanner *p, guint i);
+/* Candidates: after fs_planner_prepare in enumeration order, after
+ * fs_planner_run in rank order (best first). */
+guint fs_planner_n_designs(const FsPlanner *p);
+const FsPlannerDesign *fs_planner_design(const FsPlanner *p, guint i);
+const FsPlannerSpec *fs_planner_spec(const FsPlanner *p);
 
 /* The target as a step time for a design's tokens per step. */
-double fs_plan_target_step_s(const FsPlanSpec *spec, double tokens_per_step);
+double fs_planner_target_step_s(const FsPlannerSpec *spec, double tokens_per_step);
 
 /* Internal steps, exposed for the tests (space.c, cost.c). */
 
 /* The divisors of n in increasing order that are <= max (at most
- * FS_PLAN_MAX_CHOICES); returns their count. */
-guint fs_plan_divisors(guint n, guint max, guint *out);
+ * FS_PLANNER_MAX_CHOICES); returns their count. */
+guint fs_planner_divisors(guint n, guint max, guint *out);
 
 /* Power, price and part lists of a loaded topology into sys (fills
  * it_power_w, capex_usd, n_parts, parts, n_models, unpriced, unpowered;
  * replaces what they held).  share: how fabric switches count. */
-void fs_plan_system_costs(const FsTopo *topo, FsPlanShare share, FsPlanSystem *sys);
+void fs_planner_system_costs(const FsTopo *topo, FsPlannerShare share, FsPlannerSystem *sys);
 
 /* The fraction of switch node's port bandwidth that its links use, in
  * (0, 1]: Σ link bandwidth ÷ (ports × port link bandwidth); 1 for a node
  * that is not a switch or has no links. */
-double fs_plan_port_share(const FsTopo *topo, guint node);
+double fs_planner_port_share(const FsTopo *topo, guint node);
 
 /* Orders designs: meeting (and in budget) first, simulated before failed,
- * then metric, then key.  qsort-compatible on FsPlanDesign. */
-int fs_plan_design_cmp(const void *a, const void *b);
+ * then metric, then key.  qsort-compatible on FsPlannerDesign. */
+int fs_planner_design_cmp(const void *a, const void *b);
 
 G_END_DECLS

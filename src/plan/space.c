@@ -18,21 +18,21 @@
 /* The topology parameter that scales a fabric. */
 #define SCALE_PARAM "nodes"
 
-guint fs_plan_divisors(guint n, guint max, guint *out)
+guint fs_planner_divisors(guint n, guint max, guint *out)
 {
   guint k = 0;
-  for (guint d = 1; d <= n && d <= max && k < FS_PLAN_MAX_CHOICES; d++)
+  for (guint d = 1; d <= n && d <= max && k < FS_PLANNER_MAX_CHOICES; d++)
     if (n % d == 0)
       out[k++] = d;
   return k;
 }
 
-guint fs_plan_default_max_candidates(void)
+guint fs_planner_default_max_candidates(void)
 {
   static gsize once;
   static guint limit;
   if (g_once_init_enter(&once)) {
-    limit = (guint)fs_env_limit("FABRICSIM_MAX_CANDIDATES", FS_PLAN_MAX_CANDIDATES, G_MAXUINT);
+    limit = (guint)fs_env_limit("FABRICSIM_MAX_CANDIDATES", FS_PLANNER_MAX_CANDIDATES, G_MAXUINT);
     g_once_init_leave(&once, 1);
   }
   return limit;
@@ -49,15 +49,15 @@ static gboolean in_list(const guint *list, guint n, guint v)
 /* Divisors of n (≤ max), restricted to the user's list when one is given. */
 static guint choices(guint n, guint max, const guint *user, guint n_user, guint *out)
 {
-  guint all[FS_PLAN_MAX_CHOICES], k = 0;
-  guint na = fs_plan_divisors(n, max, all);
+  guint all[FS_PLANNER_MAX_CHOICES], k = 0;
+  guint na = fs_planner_divisors(n, max, all);
   for (guint i = 0; i < na; i++)
     if (n_user == 0 || in_list(user, n_user, all[i]))
       out[k++] = all[i];
   return k;
 }
 
-double fs_plan_peak_flops(const FsWorkload *w, const FsGpuModel *gpu)
+double fs_planner_peak_flops(const FsWorkload *w, const FsGpuModel *gpu)
 {
   FsKernel probe = fs_kernel_gemm("peak", FS_PASS_FORWARD, w->dtype, 1, 1, 1, 1);
   FsKernelTiming kt;
@@ -65,12 +65,12 @@ double fs_plan_peak_flops(const FsWorkload *w, const FsGpuModel *gpu)
   return kt.peak;
 }
 
-double fs_plan_tokens_per_step(const FsWorkload *w)
+double fs_planner_tokens_per_step(const FsWorkload *w)
 {
   return (double)w->global_batch * (w->form == FS_MODEL_FORM_TRANSFORMER ? w->model.seq_len : 1);
 }
 
-gboolean fs_plan_apply_layout(FsWorkload *w, const FsPlanDesign *d, GError **error)
+gboolean fs_planner_apply_layout(FsWorkload *w, const FsPlannerDesign *d, GError **error)
 {
   char buf[16][64];
   guint k = 0;
@@ -117,7 +117,7 @@ static guint host_gpus(const FsTopo *topo)
   return hn;
 }
 
-static FsTopo *load_topo(FsPlan *p, const char *path, guint nodes, GError **error)
+static FsTopo *load_topo(FsPlanner *p, const char *path, guint nodes, GError **error)
 {
   g_autoptr(GPtrArray) defs = g_ptr_array_new_with_free_func(g_free);
   for (guint i = 0; p->defines && p->defines[i]; i++)
@@ -148,10 +148,10 @@ static const char *intra_medium(const FsTopo *topo, guint gpu, FsPathType t)
   return "PCIe through the CPU";
 }
 
-static void add_system(FsPlan *p, FsTopo *topo, const char *path, guint fabric, guint nodes,
+static void add_system(FsPlanner *p, FsTopo *topo, const char *path, guint fabric, guint nodes,
                        guint gpn)
 {
-  FsPlanSystem sys = {0};
+  FsPlannerSystem sys = {0};
   guint n;
   const guint *gpus = fs_topo_gpus(topo, &n);
   const FsTopoNode *g0 = fs_topo_node(topo, gpus[0]);
@@ -171,14 +171,14 @@ static void add_system(FsPlan *p, FsTopo *topo, const char *path, guint fabric, 
   } else {
     sys.intra_path = g_strdup("-");
   }
-  fs_plan_system_costs(topo, p->spec.cost.switch_share, &sys);
+  fs_planner_system_costs(topo, p->spec.cost.switch_share, &sys);
   g_array_append_val(p->systems, sys);
   g_ptr_array_add(p->topos, topo);
 }
 
 /* The GPU counts to build fabric f at: the explicit list, the range, or
  * one node up to its default size. */
-static gboolean wanted(const FsPlanSpec *s, guint n, guint dflt)
+static gboolean wanted(const FsPlannerSpec *s, guint n, guint dflt)
 {
   if (s->n_gpus > 0)
     return in_list(s->gpus, s->n_gpus, n);
@@ -195,7 +195,7 @@ static gboolean scalable(guint total, guint gpn, int64_t nodes0)
 }
 
 /* The most nodes any wanted GPU count needs. */
-static guint max_nodes_of(const FsPlanSpec *s, guint nodes0, guint gpn)
+static guint max_nodes_of(const FsPlannerSpec *s, guint nodes0, guint gpn)
 {
   guint m = nodes0;
   if (s->n_gpus > 0) {
@@ -209,7 +209,7 @@ static guint max_nodes_of(const FsPlanSpec *s, guint nodes0, guint gpn)
 }
 
 /* How many systems a fabric will give (before any is built). */
-static guint count_wanted(const FsPlanSpec *s, guint total, guint gpn, int64_t nodes0)
+static guint count_wanted(const FsPlannerSpec *s, guint total, guint gpn, int64_t nodes0)
 {
   if (!scalable(total, gpn, nodes0))
     return wanted(s, total, total) ? 1 : 0;
@@ -222,10 +222,10 @@ static guint count_wanted(const FsPlanSpec *s, guint total, guint gpn, int64_t n
 /* Builds the systems in order (fabric, then GPU count).  Each fabric's
  * default instance is loaded once: it sizes the search, and is reused
  * when its GPU count is wanted.  Cost: one topology load per system. */
-static gboolean load_systems(FsPlan *p, GError **error)
+static gboolean load_systems(FsPlanner *p, GError **error)
 {
   g_autoptr(GPtrArray) bases = g_ptr_array_new_with_free_func((GDestroyNotify)fs_topo_free);
-  guint limit = p->spec.max_systems ? p->spec.max_systems : FS_PLAN_MAX_SYSTEMS, planned = 0;
+  guint limit = p->spec.max_systems ? p->spec.max_systems : FS_PLANNER_MAX_SYSTEMS, planned = 0;
   for (guint f = 0; p->fabrics[f] != NULL; f++) {
     FsTopo *base = load_topo(p, p->fabrics[f], 0, error);
     if (base == NULL)
@@ -279,7 +279,7 @@ static gboolean load_systems(FsPlan *p, GError **error)
     }
   }
   if (p->systems->len == 0) {
-    g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_NO_SYSTEM,
+    g_set_error(error, FS_PLANNER_ERROR, FS_PLANNER_ERROR_NO_SYSTEM,
                 "no fabric can be built with the GPU counts asked for (%s)", reach->str);
     return FALSE;
   }
@@ -289,7 +289,7 @@ static gboolean load_systems(FsPlan *p, GError **error)
 /* ---- layouts ---- */
 
 typedef struct {
-  FsPlan *p;
+  FsPlanner *p;
   FsWorkload *w;       /* the base workload, re-resolved per layout */
   double model_flops;  /* per step (the layout does not change it) */
   double tokens;       /* per step */
@@ -297,7 +297,7 @@ typedef struct {
   guint key;
 } Enum;
 
-static void note_structure(Enum *e, const FsPlanDesign *d, const GError *err)
+static void note_structure(Enum *e, const FsPlannerDesign *d, const GError *err)
 {
   e->p->stats.structure++;
   if (e->p->stats.structure_example == NULL)
@@ -308,10 +308,10 @@ static void note_structure(Enum *e, const FsPlanDesign *d, const GError *err)
 
 /* One layout: the memory settings cheapest first; the first that fits
  * becomes a candidate unless the compute bound rules it out. */
-static gboolean try_layout(Enum *e, const FsPlanSystem *sys, FsPlanDesign *d, GError **error)
+static gboolean try_layout(Enum *e, const FsPlannerSystem *sys, FsPlannerDesign *d, GError **error)
 {
-  FsPlan *p = e->p;
-  const FsPlanSpec *s = &p->spec;
+  FsPlanner *p = e->p;
+  const FsPlannerSpec *s = &p->spec;
   guint n_settings = s->n_recompute * s->n_zero, tried = 0;
   p->stats.layouts++;
   for (guint r = 0; r < s->n_recompute; r++)
@@ -322,7 +322,7 @@ static gboolean try_layout(Enum *e, const FsPlanSystem *sys, FsPlanDesign *d, GE
       tried++;
       GError *err = NULL;
       FsMemoryBreakdown mem;
-      if (!fs_plan_apply_layout(e->w, d, &err) ||
+      if (!fs_planner_apply_layout(e->w, d, &err) ||
           !fs_workload_memory_estimate(e->w, sys->gpu, &mem, &err)) {
         if (err->domain != FS_WORKLOAD_ERROR && err->domain != FS_TRANSFORMER_ERROR) {
           g_propagate_error(error, err);
@@ -352,17 +352,17 @@ static gboolean try_layout(Enum *e, const FsPlanSystem *sys, FsPlanDesign *d, GE
       d->mem_total = mem.total;
       d->mem_capacity = mem.capacity;
       d->microbatches = e->w->grad_accum;
-      double peak = fs_plan_peak_flops(e->w, sys->gpu);
+      double peak = fs_planner_peak_flops(e->w, sys->gpu);
       d->bound_step_s = peak > 0 ? e->model_flops / (d->gpus * peak) : INFINITY;
       if (p->stats.best_bound_gpus == 0 || d->bound_step_s < p->stats.best_bound_s) {
         p->stats.best_bound_s = d->bound_step_s;
         p->stats.best_bound_gpus = d->gpus;
       }
-      if (d->bound_step_s > fs_plan_target_step_s(s, e->tokens)) {
+      if (d->bound_step_s > fs_planner_target_step_s(s, e->tokens)) {
         p->stats.bound++;
         return TRUE;
       }
-      FsPlanDesign c = *d;
+      FsPlannerDesign c = *d;
       c.error = c.why = NULL;
       g_array_append_val(p->designs, c);
       return TRUE;
@@ -371,7 +371,7 @@ static gboolean try_layout(Enum *e, const FsPlanSystem *sys, FsPlanDesign *d, GE
   return TRUE;
 }
 
-gboolean fs_plan_prepare(FsPlan *p, GError **error)
+gboolean fs_planner_prepare(FsPlanner *p, GError **error)
 {
   g_return_val_if_fail(!p->prepared, FALSE);
   p->prepared = TRUE;
@@ -381,25 +381,25 @@ gboolean fs_plan_prepare(FsPlan *p, GError **error)
   g_autoptr(FsWorkload) w = fs_workload_load_file(p->workload, (const char *const *)p->overrides, error);
   if (w == NULL)
     return FALSE;
-  const FsPlanSpec *s = &p->spec;
+  const FsPlannerSpec *s = &p->spec;
   gboolean layers = w->form == FS_MODEL_FORM_LAYERS;
   gboolean moe = !layers && w->model.experts > 1;
-  Enum e = { p, w, fs_workload_step_model_flops(w), fs_plan_tokens_per_step(w), 0, 0 };
+  Enum e = { p, w, fs_workload_step_model_flops(w), fs_planner_tokens_per_step(w), 0, 0 };
   for (guint si = 0; si < p->systems->len; si++) {
-    const FsPlanSystem *sys = &g_array_index(p->systems, FsPlanSystem, si);
+    const FsPlannerSystem *sys = &g_array_index(p->systems, FsPlannerSystem, si);
     if (fs_sim_interrupt_requested()) {
       g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
                   "interrupted while building the search; nothing written");
       return FALSE;
     }
     guint N = sys->gpus;
-    if (s->cost.gpu_hour_price < 0 && s->rank_by == FS_PLAN_RANK_COST && sys->gpu->price <= 0) {
-      g_set_error(error, FS_PLAN_ERROR, FS_PLAN_ERROR_INPUT,
+    if (s->cost.gpu_hour_price < 0 && s->rank_by == FS_PLANNER_RANK_COST && sys->gpu->price <= 0) {
+      g_set_error(error, FS_PLANNER_ERROR, FS_PLANNER_ERROR_INPUT,
                   "%s: the catalog has no price for its GPU (%s; NVIDIA publishes no list price): give "
                   "--gpu-hour-price or rank by gpus, energy or time", sys->fabric, sys->gpu_name);
       return FALSE;
     }
-    guint tps[FS_PLAN_MAX_CHOICES];
+    guint tps[FS_PLANNER_MAX_CHOICES];
     guint ntp = layers ? 1 : choices(sys->gpus_per_node, sys->gpus_per_node, s->tp, s->n_tp, tps);
     if (layers)
       tps[0] = 1;
@@ -407,7 +407,7 @@ gboolean fs_plan_prepare(FsPlan *p, GError **error)
       guint tp = tps[a];
       if (N % tp)
         continue;
-      guint cps[FS_PLAN_MAX_CHOICES], ncp = 0;
+      guint cps[FS_PLANNER_MAX_CHOICES], ncp = 0;
       if (layers || s->n_cp == 0)
         cps[ncp++] = 1;
       else
@@ -418,17 +418,17 @@ gboolean fs_plan_prepare(FsPlan *p, GError **error)
         if (N % (tp * cp))
           continue;
         guint rest = N / (tp * cp);
-        guint pps[FS_PLAN_MAX_CHOICES];
+        guint pps[FS_PLANNER_MAX_CHOICES];
         guint npp = choices(rest, rest, s->pp, s->n_pp, pps);
         for (guint c = 0; c < npp; c++) {
           guint pp = pps[c], dp = rest / pp;
-          guint eps[FS_PLAN_MAX_CHOICES], nep = 0;
+          guint eps[FS_PLANNER_MAX_CHOICES], nep = 0;
           if (s->n_ep > 0) {
             for (guint i = 0; i < s->n_ep; i++)
               eps[nep++] = s->ep[i];
           } else if (moe) {
-            guint ed[FS_PLAN_MAX_CHOICES];
-            guint ne = fs_plan_divisors(w->model.experts, w->model.experts, ed);
+            guint ed[FS_PLANNER_MAX_CHOICES];
+            guint ne = fs_planner_divisors(w->model.experts, w->model.experts, ed);
             for (guint i = 0; i < ne; i++)
               if (((guint64)dp * cp) % ed[i] == 0)
                 eps[nep++] = ed[i];
@@ -440,7 +440,7 @@ gboolean fs_plan_prepare(FsPlan *p, GError **error)
           for (guint x = 0; x < nep; x++)
             for (guint m = 0; m < s->n_micro_batch; m++)
               for (guint h = 0; h < nsched; h++) {
-                FsPlanDesign d = {0};
+                FsPlannerDesign d = {0};
                 d.system = si;
                 d.gpus = N;
                 d.tp = tp;
@@ -459,7 +459,7 @@ gboolean fs_plan_prepare(FsPlan *p, GError **error)
       }
     }
   }
-  guint limit = s->max_candidates ? s->max_candidates : fs_plan_default_max_candidates();
+  guint limit = s->max_candidates ? s->max_candidates : fs_planner_default_max_candidates();
   if (p->designs->len > limit) {
     g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
                 "the search has %u designs to simulate, above the limit of %u: narrow --gpus, "

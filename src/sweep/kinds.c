@@ -7,9 +7,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "coll/bench.h"
-#include "coll/coll-topo.h"
 #include "coll/plan.h"
+#include "collrun/bench.h"
+#include "collrun/coll-topo.h"
 #include "core/sim.h"
 #include "net/flow.h"
 #include "net/p2p.h"

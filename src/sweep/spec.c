@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sweep/sweep.h"
+#include "util/datadir.h"
 #include "util/error.h"
 #include "util/yaml.h"
 
@@ -223,8 +224,9 @@ static FsSweepSpec *spec_from_doc(FsYamlDoc *doc, const char *dir, GError **erro
   return g_steal_pointer(&s);
 }
 
-FsSweepSpec *fs_sweep_spec_load_file(const char *path, GError **error)
+FsSweepSpec *fs_sweep_spec_load_file(const char *name, GError **error)
 {
+  g_autofree char *path = fs_datadir_find(FS_DATA_WORKLOADS, name);
   g_autoptr(FsYamlDoc) doc = fs_yaml_load_file(path, error);
   if (doc == NULL)
     return NULL;

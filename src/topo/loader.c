@@ -18,6 +18,7 @@
 #include "topo/loader-private.h"
 #include "topo/names.h"
 #include "topo/topo-private.h"
+#include "util/datadir.h"
 #include "util/error.h"
 #include "util/strutil.h"
 #include "util/yaml.h"
@@ -704,7 +705,8 @@ FsTopo *fs_topo_load_file(const char *path, const FsCatalog *cat, const char *co
   Loader L;
   loader_init(&L, cat);
   FsTopo *t = NULL;
-  if (parse_defines(&L, defines, error) && read_file(&L, path, NULL, error))
+  g_autofree char *file = fs_datadir_find(FS_DATA_TOPOLOGIES, path);
+  if (parse_defines(&L, defines, error) && read_file(&L, file, NULL, error))
     t = build(&L, error);
   loader_clear(&L);
   return t;

@@ -214,8 +214,10 @@ guint fs_topo_node_ports(const FsTopo *topo, guint node);
  * cat (borrowed, must outlive the result).  defines is a NULL-terminated
  * list of "name=integer" parameter overrides (may be NULL); an override of
  * a parameter the files do not declare is an error.  Includes are read
- * relative to the including file.  Returns a finalized and validated
- * topology, or NULL with error. */
+ * relative to the including file.  A path that does not exist is looked
+ * up among the shipped topologies (fs_datadir_find: "dgx-h100" from any
+ * folder).  Returns a finalized and validated topology, or NULL with
+ * error. */
 FsTopo *fs_topo_load_file(const char *path, const FsCatalog *cat, const char *const *defines,
                           GError **error);
 

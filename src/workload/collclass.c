@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "coll/coll-topo.h"
+#include "collrun/coll-topo.h"
 #include "net/flow.h"
 #include "topo/topo.h"
 

@@ -3,9 +3,10 @@
 
 #include <string.h>
 
-#include "coll/bench.h"
-#include "coll/exec.h"
 #include "coll/plan.h"
+#include "collrun/alone.h"
+#include "collrun/exec-params.h"
+#include "collrun/exec.h"
 #include "util/error.h"
 
 static const char *const kind_names[] = {

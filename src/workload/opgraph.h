@@ -39,8 +39,8 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "coll/coll-topo.h"
 #include "coll/nccl-params.h"
+#include "collrun/coll-topo.h"
 #include "core/sim.h"
 #include "net/route.h"
 

@@ -5,10 +5,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "calib/json-pos.h"
 #include "coll/coll.h"
 #include "compute/kernel.h"
+#include "util/datadir.h"
 #include "util/error.h"
+#include "util/json-pos.h"
 #include "util/units.h"
 #include "workload/spec.h"
 
@@ -484,9 +485,10 @@ FsReplay *fs_replay_load_file(const char *path, const FsTopo *topo, const FsEffi
                               GError **error)
 {
   g_autofree char *text = NULL;
-  if (!g_file_get_contents(path, &text, NULL, error))
+  g_autofree char *file = fs_datadir_find(FS_DATA_WORKLOADS, path);
+  if (!g_file_get_contents(file, &text, NULL, error))
     return NULL;
-  return fs_replay_load_string(text, path, topo, eff, error);
+  return fs_replay_load_string(text, file, topo, eff, error);
 }
 
 void fs_replay_free(FsReplay *r)

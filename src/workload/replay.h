@@ -16,7 +16,7 @@
  *
  * Ownership: FsReplay owns its graph.  Errors: FS_WORKLOAD_ERROR_INVALID
  * with "file:line:col: ops[i] (id "x"): what was expected", at the value's
- * position (calib/json-pos.h), JSON syntax errors alike.
+ * position (util/json-pos.h), JSON syntax errors alike.
  */
 #pragma once
 

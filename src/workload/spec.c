@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "util/datadir.h"
 #include "util/error.h"
 #include "util/limits.h"
 #include "util/names.h"
@@ -547,8 +548,9 @@ FsWorkload *fs_workload_load_string(const char *text, const char *name, const ch
   return g_steal_pointer(&w);
 }
 
-FsWorkload *fs_workload_load_file(const char *path, const char *const *overrides, GError **error)
+FsWorkload *fs_workload_load_file(const char *name, const char *const *overrides, GError **error)
 {
+  g_autofree char *path = fs_datadir_find(FS_DATA_WORKLOADS, name);
   g_autoptr(FsYamlDoc) doc = fs_yaml_load_file(path, error);
   if (doc == NULL)
     return NULL;
@@ -559,26 +561,9 @@ FsWorkload *fs_workload_load_file(const char *path, const char *const *overrides
   return g_steal_pointer(&w);
 }
 
-static gpointer find_default_dir(gpointer unused)
-{
-  (void)unused;
-  const char *env = g_getenv("FABRICSIM_WORKLOADS");
-  if (env != NULL && env[0] != '\0')
-    return g_strdup(env);
-  /* Beside the models folder: the source tree first, then the installed data. */
-  g_autofree char *src_root = g_path_get_dirname(FS_SOURCE_MODELS_DIR);
-  char *src = g_build_filename(src_root, "workloads", NULL);
-  if (g_file_test(src, G_FILE_TEST_IS_DIR))
-    return src;
-  g_free(src);
-  g_autofree char *inst_root = g_path_get_dirname(FS_INSTALLED_MODELS_DIR);
-  return g_build_filename(inst_root, "workloads", NULL);
-}
-
 const char *fs_workload_default_dir(void)
 {
-  static GOnce once = G_ONCE_INIT;
-  return g_once(&once, find_default_dir, NULL);
+  return fs_datadir(FS_DATA_WORKLOADS);
 }
 
 /* ---- validation ---------------------------------------------------------------- */

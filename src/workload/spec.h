@@ -126,8 +126,9 @@ typedef struct {
 
 /* Loads a workload file, applies overrides (NULL-terminated strings of the
  * form "--name=value", "--flag", "name=value"; NULL for none) and resolves
- * it with the file's own GPU count (fs_workload_resolve(w, 0)).  NULL on
- * error. */
+ * it with the file's own GPU count (fs_workload_resolve(w, 0)).  A path
+ * that does not exist is looked up among the shipped workloads
+ * (fs_datadir_find: "llama2-7b" from any folder).  NULL on error. */
 FsWorkload *fs_workload_load_file(const char *path, const char *const *overrides, GError **error);
 
 /* The same from text; name is used in messages and dir (nullable) is where
@@ -159,8 +160,9 @@ const char *const *fs_workload_override_names(void);
  * May be called again after more overrides. */
 gboolean fs_workload_resolve(FsWorkload *w, guint gpus, GError **error);
 
-/* The folder of the presets: $FABRICSIM_WORKLOADS if set, else the source
- * tree's workloads/, else the installed copy.  Borrowed. */
+/* The folder of the presets: fs_datadir(FS_DATA_WORKLOADS) —
+ * $FABRICSIM_WORKLOADS if set, else <data root>/workloads (util/datadir.h).
+ * Borrowed. */
 const char *fs_workload_default_dir(void);
 
 /* Views of a resolved workload for the compute module. */

@@ -70,7 +70,7 @@ int main(int argc, char **argv)
     else
       threads = (guint)atoi(argv[i]);
   }
-  const char *root = g_getenv("FS_SOURCE_ROOT") ? g_getenv("FS_SOURCE_ROOT") : FS_SOURCE_MODELS_DIR "/..";
+  const char *root = g_getenv("FS_SOURCE_ROOT") ? g_getenv("FS_SOURCE_ROOT") : FS_SOURCE_DATA_DIR;
   g_autofree char *text = spec_text(points, root, same);
   if (write != NULL)
     return g_file_set_contents(write, text, -1, NULL) ? 0 : 1;

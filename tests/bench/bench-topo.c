@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     return 2;
   }
   if (file == NULL)
-    file = g_build_filename(FS_SOURCE_MODELS_DIR, "..", "topologies", "dgx-h100-ib-ndr.yaml",
+    file = g_build_filename(FS_SOURCE_DATA_DIR, "topologies", "dgx-h100-ib-ndr.yaml",
                             NULL);
   g_autofree char *define = g_strdup_printf("nodes=%d", gpus / 8);
   const char *const defines[] = {define, NULL};

@@ -74,8 +74,8 @@ int main(int argc, char **argv)
   GError *err = NULL;
   gint64 t0 = g_get_monotonic_time();
   g_autoptr(FsCatalog) cat = fs_catalog_load_default(NULL, &err);
-  g_autofree char *tpath = g_build_filename(FS_SOURCE_MODELS_DIR, "..", topo_file, NULL);
-  g_autofree char *wpath = g_build_filename(FS_SOURCE_MODELS_DIR, "..", wl_file, NULL);
+  g_autofree char *tpath = g_build_filename(FS_SOURCE_DATA_DIR, topo_file, NULL);
+  g_autofree char *wpath = g_build_filename(FS_SOURCE_DATA_DIR, wl_file, NULL);
   const char *defs[2] = { nodes, NULL };
   g_autoptr(FsTopo) topo = cat ? fs_topo_load_file(tpath, cat, nodes ? defs : NULL, &err) : NULL;
   g_autoptr(FsWorkload) w = topo ? fs_workload_load_file(wpath, NULL, &err) : NULL;

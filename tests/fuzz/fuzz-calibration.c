@@ -1,5 +1,5 @@
 /* fuzz-calibration.c — libFuzzer driver for the calibration file reader
- * (src/calib/calibration.c over src/calib/json-pos.c).
+ * (src/calib/calibration.c over src/util/json-pos.c).
  *
  * The bytes go to fs_calibration_load_string named "fuzz.json".  Promises
  * checked: a rejection is one line in FS_CALIB_ERROR or FS_JSON_ERROR
@@ -12,7 +12,7 @@
 #include <math.h>
 
 #include "calib/calibration.h"
-#include "calib/json-pos.h"
+#include "util/json-pos.h"
 #include "fuzz-common.h"
 
 #define INPUT_NAME "fuzz.json"

@@ -196,7 +196,7 @@ static void enter_scratch(void)
   if (scratch == NULL)
     fs_fuzz_fail("cannot make a scratch folder: %s", error->message);
   atexit(remove_scratch);
-  g_autofree char *root = g_canonicalize_filename(FS_SOURCE_MODELS_DIR "/..", NULL);
+  g_autofree char *root = g_canonicalize_filename(FS_SOURCE_DATA_DIR, NULL);
   for (guint i = 0; i < G_N_ELEMENTS(inputs); i++) {
     g_autofree char *target = g_build_filename(root, inputs[i], NULL);
     link_into_scratch(target, inputs[i]);
@@ -263,7 +263,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
   g_setenv("FABRICSIM_MAX_NAMES", "1024", TRUE);
   g_setenv("FABRICSIM_MAX_NODES", "1024", TRUE);
   g_setenv("FABRICSIM_MAX_LINKS", "8192", TRUE);
-  g_setenv("FABRICSIM_MODELS", FS_SOURCE_MODELS_DIR, TRUE);
+  g_setenv("FABRICSIM_MODELS", FS_SOURCE_DATA_DIR "/models", TRUE);
   static const char *const unset[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_COLLNET_ENABLE",
                                       "FABRICSIM_WORKLOADS",
                                       "FS_NET_CHECK", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",

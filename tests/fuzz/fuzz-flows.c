@@ -26,7 +26,7 @@ static const FsTopo *topology(void)
     FsCatalog *cat = fs_catalog_load_default(NULL, &error);
     if (cat == NULL)
       fs_fuzz_fail("cannot load the catalog: %s", error->message);
-    g_autofree char *path = g_build_filename(FS_SOURCE_MODELS_DIR, "..", "topologies",
+    g_autofree char *path = g_build_filename(FS_SOURCE_DATA_DIR, "topologies",
                                              "dgx-h100.yaml", NULL);
     topo = fs_topo_load_file(path, cat, NULL, &error);
     if (topo == NULL)

@@ -11,8 +11,8 @@
  */
 #include <math.h>
 
-#include "calib/json-pos.h"
 #include "calib/nccl-log.h"
+#include "util/json-pos.h"
 #include "fuzz-common.h"
 
 #define INPUT_NAME "fuzz.txt"

@@ -20,7 +20,7 @@ static const char *corpus_dir(void)
 {
   static char *dir;
   if (dir == NULL)
-    dir = g_build_filename(FS_SOURCE_MODELS_DIR, "..", "tests", "data", "sweep", NULL);
+    dir = g_build_filename(FS_SOURCE_DATA_DIR, "tests", "data", "sweep", NULL);
   return dir;
 }
 

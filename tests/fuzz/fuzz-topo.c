@@ -45,7 +45,7 @@ static const char *input_name(void)
 {
   static char *name;
   if (name == NULL)
-    name = g_build_filename(FS_SOURCE_MODELS_DIR, "..", "tests", "data", "topo", FS_FUZZ_NAME,
+    name = g_build_filename(FS_SOURCE_DATA_DIR, "tests", "data", "topo", FS_FUZZ_NAME,
                             NULL);
   return name;
 }

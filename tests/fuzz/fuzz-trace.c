@@ -11,7 +11,7 @@
  */
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
-#include "coll/coll-topo.h"
+#include "collrun/coll-topo.h"
 #include "core/sim.h"
 #include "fuzz-common.h"
 #include "net/flow.h"
@@ -35,7 +35,7 @@ static void setup(void)
   FsCatalog *cat = fs_catalog_load_default(NULL, &error);
   if (cat == NULL)
     fs_fuzz_fail("cannot load the catalog: %s", error->message);
-  g_autofree char *path = g_build_filename(FS_SOURCE_MODELS_DIR, "..", "topologies",
+  g_autofree char *path = g_build_filename(FS_SOURCE_DATA_DIR, "topologies",
                                            "dgx-h100.yaml", NULL);
   topo = fs_topo_load_file(path, cat, NULL, &error);
   if (topo == NULL)

@@ -27,7 +27,7 @@ static const char *input_name(void)
 {
   static char *name;
   if (name == NULL)
-    name = g_build_filename(FS_SOURCE_MODELS_DIR, "..", "tests", "data", "workload",
+    name = g_build_filename(FS_SOURCE_DATA_DIR, "tests", "data", "workload",
                             FS_FUZZ_NAME, NULL);
   return name;
 }

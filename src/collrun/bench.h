@@ -5,14 +5,7 @@
  * sweep's own smaller sizes through a memo the sweep keeps unless
  * alone.exact or the caller brings one), and reported as nccl-tests rows.
  *
- * The executor's latencies come from the same NCCL model the tuner uses:
- * the collective's base latency is NCCL's baseLatencies[algo][proto], and
- * the per-step latency is (model latency − base) / the plan's latency
- * depth, less the network's own path latency (sys->path_lat_*, which the
- * flows pay), so that a tiny message takes NCCL's modelled latency,
- * while large ones hide it behind the pipeline.  The protocol's payload
- * fraction inflates wire bytes (LL 2×); LL128 flows are capped at NCCL's
- * per-channel LL128 bandwidth.
+ * Each size runs with the executor parameters of exec-params.h.
  *
  * Ownership: rows are returned in a GArray of FsNcclTestsRow whose string
  * fields point to static names (algorithm, protocol, datatype, redop).
@@ -23,10 +16,11 @@
 
 #include <glib.h>
 
-#include "coll/alone.h"
-#include "coll/exec.h"
 #include "coll/ncclt-format.h"
 #include "coll/tuner.h"
+#include "collrun/alone.h"
+#include "collrun/exec-params.h"
+#include "collrun/exec.h"
 
 G_BEGIN_DECLS
 
@@ -44,16 +38,6 @@ typedef struct {
    * to simulate every transfer. */
   FsCollAloneOpts alone;
 } FsCollSweep;
-
-/* Executor parameters for running choice's plan of op (nbytes as
- * fs_coll_cost).  plan gives the latency depth. */
-void fs_coll_exec_params(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
-                         FsCollOp op, uint64_t nbytes, const FsCollChoice *choice,
-                         const FsCollPlan *plan, FsCollExecParams *out);
-/* The same for a plan of the given latency depth (fs_coll_plan_latency_depth). */
-void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
-                               FsCollOp op, uint64_t nbytes, const FsCollChoice *choice,
-                               guint depth, FsCollExecParams *out);
 
 /* Runs the sweep on net (all runs alone, one after another) and appends
  * one row per size to rows (GArray of FsNcclTestsRow).  The in-place

@@ -17,7 +17,7 @@
  * channel does.  So running one channel of each kind gives the same
  * time, exactly (tests/test-coll-dedup.c compares ring, tree, NVLS, NVLS
  * tree and hierarchical plans on four fabrics with full runs, to the
- * picosecond).  Channel folding (plan.h) is the
+ * picosecond).  Channel folding (coll/plan.h) is the
  * max-min model's counterpart; it needs identical nodes, this needs only
  * identical figures (the rings of a rail-optimized fabric use other NICs
  * and rails, channel by channel).

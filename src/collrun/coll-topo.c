@@ -1,6 +1,6 @@
 /* coll-topo.c — communicators, NCCL system figures and transfers on a
  * topology.  See coll-topo.h. */
-#include "coll/coll-topo.h"
+#include "collrun/coll-topo.h"
 
 #include "coll/ring-search.h"
 #include "core/rng.h"
@@ -214,7 +214,7 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
       fs_comm_set_nvls_switch(c, h, v, sw->len);
     }
   }
-  /* Rings: an NCCL-like search over the first host's GPUs (ring-search.h)
+  /* Rings: an NCCL-like search over the first host's GPUs (coll/ring-search.h)
    * gives R Hamiltonian cycles that together use every link; every host
    * (hosts are alike: same template) uses the same cycles by local rank.
    * One host: ring r is cycle r.  Several hosts of equal size L: ring r

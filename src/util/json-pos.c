@@ -1,5 +1,5 @@
 /* json-pos.c — see json-pos.h. */
-#include "calib/json-pos.h"
+#include "util/json-pos.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

@@ -18,7 +18,7 @@
  *   same plan, without ever holding the whole one).
  *
  *   Loop extrapolation: a plan is a sequence of identical loops (the
- *   algorithm's loop_bytes, plan.h): a ring's chunk loops, a tree's or a
+ *   algorithm's loop_bytes, coll/plan.h): a ring's chunk loops, a tree's or a
  *   switch's slices.  Started alone, the run settles after a transient
  *   into a periodic regime in which every further loop adds the same time
  *   (a max-plus system of a periodic DAG).  The plans with N, N+1, N+2 and
@@ -111,14 +111,14 @@
  * draws the same paths as the full plan where the fabric hashes flows
  * (Ethernet); folding is still refused there (route_fixed).
  *
- * Bounded buffers (FsCollRequest.conn_slots, plan.h) are NCCL's and are on
+ * Bounded buffers (FsCollRequest.conn_slots, coll/plan.h) are NCCL's and are on
  * for every tuned collective; they do not make the NVLS tree across many
  * nodes periodic (128 NDR nodes: the time per loop over windows of 8 loops
  * still differs by 2.5 %), so those plans fail the 1e-6 check and run
  * whole, or take a window extrapolation (above).
  *
  * A collective that shares the network with others cannot use either:
- * coarser slices (FsCollRequest.max_slices_per_conn, plan.h) are the
+ * coarser slices (FsCollRequest.max_slices_per_conn, coll/plan.h) are the
  * trade-off offered there.
  *
  * Ownership: borrows everything.  Errors: those of fs_coll_plan_new and
@@ -131,9 +131,9 @@
 
 #include <glib.h>
 
-#include "coll/dedup.h"
-#include "coll/exec.h"
 #include "coll/tuner.h"
+#include "collrun/dedup.h"
+#include "collrun/exec.h"
 
 G_BEGIN_DECLS
 

@@ -4,7 +4,7 @@
  * are built once (CSR, in step order, so completions release successors
  * in a deterministic order).  Steps whose dependencies are all done start
  * at the current simulated time. */
-#include "coll/exec.h"
+#include "collrun/exec.h"
 
 #include <math.h>
 
@@ -43,7 +43,7 @@ struct FsCollRun {
 
 static void start_step(FsCollRun *run, guint i);
 
-/* Marks a credit edge in the successor lists (steps < 2^24, plan.h). */
+/* Marks a credit edge in the successor lists (steps < 2^24, coll/plan.h). */
 #define CREDIT_EDGE 0x80000000u
 
 /* Starts the queued steps in order, unless a caller up the stack is
@@ -186,7 +186,7 @@ static void start_step(FsCollRun *run, guint i)
     return;
   }
   GError *err = NULL;
-  /* A folded step stands for `width` identical flows (plan.h): one flow of
+  /* A folded step stands for `width` identical flows (coll/plan.h): one flow of
    * their bytes at their summed cap. */
   guint width = MAX(s->width, 1);
   uint64_t wire = (uint64_t)ceil((double)s->bytes / run->params.payload) * width;
@@ -236,7 +236,7 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   run->done = done;
   run->done_ctx = done_ctx;
   run->n = fs_coll_plan_n_steps(plan);
-  /* Steps live in one array (plan.h), so index it directly in the loop. */
+  /* Steps live in one array (coll/plan.h), so index it directly in the loop. */
   run->steps = run->n ? fs_coll_plan_step(plan, 0) : NULL;
   run->remaining = 0;
   for (guint i = 0; i < run->n; i++)
@@ -246,7 +246,7 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   run->queue = g_new(guint, run->n + 1);
   run->succ_off = g_new0(guint, run->n + 2);
   run->has_data_succ = g_new0(gboolean, run->n + 1);
-  /* Data dependencies and credits (plan.h) alike; a credit edge carries
+  /* Data dependencies and credits (coll/plan.h) alike; a credit edge carries
    * CREDIT_EDGE in its successor entry (no step latency). */
   guint total = 0;
   for (guint i = 0; i < run->n; i++) {

@@ -16,7 +16,7 @@
  * tiny messages takes base + k × step latency, as NCCL's model says, and
  * large pipelines hide the latency behind other slices.  Several runs may
  * share one network at once: their flows contend for real.  A step of a
- * folded plan (width k, plan.h) starts one flow of k times its wire bytes
+ * folded plan (width k, coll/plan.h) starts one flow of k times its wire bytes
  * capped at k times the rate cap: it stands for k identical flows, which
  * is exact only when the run is alone on the network (alone.h).
  *

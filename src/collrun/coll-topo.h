@@ -10,8 +10,8 @@
 
 #include <glib.h>
 
-#include "coll/exec.h"
 #include "coll/tuner.h"
+#include "collrun/exec.h"
 #include "net/route.h"
 #include "topo/topo.h"
 
@@ -25,7 +25,7 @@ G_BEGIN_DECLS
  * NIC of the first host's local rank j (its rail's leaf).
  *
  * Rings come from an NCCL-like search of the first host's links
- * (ring-search.h; at most max_rings, NCCL's MAXCHANNELS): R Hamiltonian
+ * (coll/ring-search.h; at most max_rings, NCCL's MAXCHANNELS): R Hamiltonian
  * cycles over its GPUs on the fastest path type, as many as the links
  * hold (DGX-1: six NVLink rings; an NVLink full mesh: one per link;
  * behind NVSwitches: GPU order).  Every host uses the same cycles by

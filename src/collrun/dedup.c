@@ -1,5 +1,5 @@
 /* dedup.c — channels that time alike in the analytic model.  See dedup.h. */
-#include "coll/dedup.h"
+#include "collrun/dedup.h"
 
 #include "core/rng.h"
 

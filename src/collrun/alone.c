@@ -1,12 +1,12 @@
 /* alone.c — a collective alone on the network: channel folding and loop
  * extrapolation around the executor.  See alone.h. */
-#include "coll/alone.h"
+#include "collrun/alone.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "coll/bench.h"
+#include "collrun/exec-params.h"
 
 /* ---- The memo of whole plans (window extrapolation, alone.h) ---------- */
 

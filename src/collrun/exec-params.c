@@ -1,0 +1,41 @@
+/* exec-params.c — executor parameters from NCCL's model.  See exec-params.h. */
+#include "collrun/exec-params.h"
+
+#include <string.h>
+
+void fs_coll_exec_params(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                         FsCollOp op, uint64_t nbytes, const FsCollChoice *choice,
+                         const FsCollPlan *plan, FsCollExecParams *out)
+{
+  fs_coll_exec_params_depth(p, sys, comm, op, nbytes, choice, fs_coll_plan_latency_depth(plan), out);
+}
+
+void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                               FsCollOp op, uint64_t nbytes, const FsCollChoice *choice,
+                               guint depth, FsCollExecParams *out)
+{
+  memset(out, 0, sizeof *out);
+  FsNcclAlgo a = choice->algo->nccl == FS_NCCL_ALGO_NONE ? FS_NCCL_ALGO_RING : choice->algo->nccl;
+  FsCollCost c;
+  double base_us = p->base_lat[a][choice->proto], lat_us = base_us;
+  if (fs_coll_cost(p, sys, comm, op, choice->algo, choice->proto, choice->nchannels, nbytes, &c)) {
+    base_us = MIN(c.base_us, c.lat_us);
+    lat_us = c.lat_us;
+  }
+  double step_us = depth > 0 ? (lat_us - base_us) / depth : 0;
+  out->base_latency = fs_time_from_s(base_us * 1e-6);
+  /* The flows pay the network's own latency; the step pays the rest. */
+  out->step_latency[0] = fs_time_from_s(MAX(step_us - sys->path_lat_intra, 0) * 1e-6);
+  out->step_latency[1] = fs_time_from_s(MAX(step_us - sys->path_lat_inter, 0) * 1e-6);
+  out->payload = p->proto[choice->proto].payload;
+  /* Plans built of ring phases have one local copy per loop and rank;
+   * nothing else in them is a reduction step. */
+  if (choice->algo->nccl == FS_NCCL_ALGO_RING || strcmp(choice->algo->name, "hier") == 0)
+    out->reduce_bw = sys->local_copy_bw;
+  if (choice->proto == FS_PROTO_LL128) {
+    guint nh = fs_comm_n_hosts(comm), col = nh == 1 ? 0 : nh == 2 ? 1 : 2;
+    double cap = choice->algo->nccl == FS_NCCL_ALGO_TREE ? p->tree_ll128_bw[sys->arch][col]
+                                                        : p->ring_ll128_bw[sys->arch][col];
+    out->rate_cap = cap * 1e9;
+  }
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# test-check-layers.sh — tools/check-layers on this tree (no include goes
+# up the layers of src/meson.build) and on small trees with each kind of
+# fault, which it must report as file:line:col with exit status 1.
+set -uo pipefail
+root=${FS_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+check="$root/tools/check-layers"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+out=$("$check" "$root" 2>&1) || fail "the tree itself: $out"
+
+# A tree of three layers: low, mid (uses low), high (uses low and mid).
+mk() {
+  rm -rf "$tmp/t"; mkdir -p "$tmp/t/src/low" "$tmp/t/src/mid" "$tmp/t/src/high" "$tmp/t/src/cli"
+  cat > "$tmp/t/src/meson.build" <<'MESON'
+fs_layers = [
+  ['low', []],
+  ['mid', ['low']],
+  ['high', ['low', 'mid']],
+]
+MESON
+  printf '#pragma once\n' > "$tmp/t/src/low/low.h"
+  printf '#include "low/low.h"\n' > "$tmp/t/src/mid/mid.h"
+  printf '#include "low/low.h"\n#include "mid/mid.h"\n' > "$tmp/t/src/high/high.c"
+  printf '#include "high/high.h"\n#include "low/low.h"\n' > "$tmp/t/src/cli/main.c"
+  cat > "$tmp/t/src/README.md" <<'MD'
+| module | responsibility | uses | key headers |
+|---|---|---|---|
+| `low/` | x | — | `low.h` |
+| `mid/` | x | `low` | `mid.h` |
+| `high/` | x | `low`, `mid` | `high.h` |
+| `cli/` | x | all | |
+MD
+}
+# expect WANT: check-layers on the tree exits 1 and prints WANT.
+expect() {
+  local out st
+  out=$("$check" "$tmp/t" 2>/dev/null); st=$?
+  [ "$st" -eq 1 ] || fail "$1: exit $st, expected 1"
+  printf '%s\n' "$out" | grep -qF -- "$1" || fail "expected '$1', got: $out"
+}
+
+mk
+out=$("$check" "$tmp/t" 2>&1) || fail "a good tree: $out"
+
+mk; printf '#include "mid/mid.h"\n' > "$tmp/t/src/low/up.c"
+expect "src/low/up.c:1:1: includes mid/mid.h, but mid is above low in the layers"
+
+mk; sed -i "s/\['mid', \['low'\]\]/['mid', []]/" "$tmp/t/src/meson.build"
+sed -i 's/| `mid\/` | x | `low` |/| `mid\/` | x | — |/' "$tmp/t/src/README.md"
+expect "src/mid/mid.h:1:1: includes low/low.h, but mid does not declare low"
+
+mk; printf '#pragma once\n' > "$tmp/t/src/high/high.c"
+expect "src/meson.build:4:1: high declares low, mid but includes nothing from it"
+
+mk; sed -i "s/\['low', \[\]\],/['low', ['mid']],/" "$tmp/t/src/meson.build"
+expect "src/meson.build:2:1: low uses mid, listed below it"
+
+mk; mkdir -p "$tmp/t/src/extra"
+expect "src/meson.build:1:1: src/extra/ is not in the layer table fs_layers"
+
+mk; sed -i 's/| `high\/` | x | `low`, `mid` |/| `high\/` | x | `low` |/' "$tmp/t/src/README.md"
+expect "src/README.md:5:1: \`high/\` uses low, mid (fs_layers in src/meson.build), not low"
+
+mk; printf 'fs_layers = [\n  junk\n]\n' > "$tmp/t/src/meson.build"
+"$check" "$tmp/t" >/dev/null 2>&1; st=$?
+[ "$st" -eq 2 ] || fail "a table that does not parse: exit $st, expected 2"
+
+[ "$fails" -eq 0 ] && echo "ok" || exit 1

@@ -397,8 +397,12 @@ START_TEST(test_import_smi_identifies_from_smi_q)
   ck_assert_uint_eq(count_of(y1, "model: connectx-7}"), 10);
   ck_assert(strstr(y1, "model: xeon-platinum-8570,") != NULL);
   /* nvidia-smi -q's Device Id decides as well. */
-  static const char q[] = "    Product Name                          : NVIDIA H200\n"
-                          "        Device Id                         : 0x233510DE\n";
+  static const char q[] = "GPU 00000000:18:00.0\n"
+                          "    Product Name                          : NVIDIA H200\n"
+                          "    PCI\n"
+                          "        Device Id                         : 0x233510DE\n"
+                          "GPU 00000000:2A:00.0\n"
+                          "    Product Name                          : NVIDIA H200\n";
   FsImportOptions oq = {.hw_text = q, .hw_text_len = strlen(q), .hw_text_name = "q.txt"};
   g_autofree char *yq = import_text(text, &oq, NULL, &e);
   ck_assert(yq != NULL && count_of(yq, "model: h200-sxm}") == 8);

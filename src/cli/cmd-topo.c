@@ -333,10 +333,11 @@ static int do_import(const char *action, const char *file)
                             : fs_import_nccl(text, len, file, cat, &opt, &error);
   if (yaml == NULL)
     return fs_cli_fail("topo", error);
-  for (guint i = 0; i < messages->len; i++)
-    fprintf(stderr, "fabricsim topo: %s\n", (const char *)g_ptr_array_index(messages, i));
   if (!fs_write_file_atomic(opt_output != NULL ? opt_output : "-", yaml, strlen(yaml), &error))
     return fs_cli_fail("topo", error);
+  /* Guesses and repairs once the output is written: a failed run says one line. */
+  for (guint i = 0; i < messages->len; i++)
+    fprintf(stderr, "fabricsim topo: %s\n", (const char *)g_ptr_array_index(messages, i));
   return 0;
 }
 

@@ -49,10 +49,12 @@ static char *gpu_list_name(const char *line)
     return NULL;
   while (g_ascii_isdigit(*p) || *p == ',' || *p == ' ')
     p++;
-  if (*p != ':')
+  /* "GPU 00000000:18:00.0" (a bus id in nvidia-smi -q) has no space
+   * after its colon. */
+  if (*p != ':' || (p[1] != ' ' && p[1] != '\t'))
     return NULL;
   p++;
-  while (*p == ' ')
+  while (*p == ' ' || *p == '\t')
     p++;
   const char *end = strstr(p, " (UUID");
   if (end == NULL)

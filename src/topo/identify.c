@@ -291,7 +291,7 @@ void fs_identify_cpu(const FsCatalog *cat, const FsCpuClues *c, FsIdentity *out)
       say(why, "no catalog CPU has %s", id);
     }
   }
-  if (c->logical_cpus > 0) {
+  if (c->logical_cpus > 0 && cand->len > 1) {
     if (narrow(cand, cpu_count_exact, c) > 0 || narrow(cand, cpu_count, c) > 0)
       say(why, "%u logical CPUs on %u socket%s", c->logical_cpus, c->sockets,
           c->sockets == 1 ? "" : "s");
@@ -299,14 +299,16 @@ void fs_identify_cpu(const FsCatalog *cat, const FsCpuClues *c, FsIdentity *out)
       say(why, "no catalog CPU makes %u logical CPUs on %u socket%s", c->logical_cpus,
           c->sockets, c->sockets == 1 ? "" : "s");
   }
-  if (!decided && c->gpu != NULL && c->gpu_spare_nvlinks > 0 && c->gpu->u.gpu.nvlink != NULL &&
+  /* Soft clues while several candidates remain (a CPUID names a family). */
+  gboolean open = cand->len > 1;
+  if (open && c->gpu != NULL && c->gpu_spare_nvlinks > 0 && c->gpu->u.gpu.nvlink != NULL &&
       narrow(cand, cpu_gpu_nvlink, c) > 0)
     say(why, "every GPU leaves %u of its NVLinks unused: they go to a CPU with %s bricks",
         c->gpu_spare_nvlinks, c->gpu->u.gpu.nvlink->name);
-  if (!decided && c->gpu != NULL && c->gpu->u.gpu.reference_cpu == NULL &&
+  if (open && c->gpu != NULL && c->gpu->u.gpu.reference_cpu == NULL &&
       narrow(cand, same_pcie_gen, c->gpu) > 0)
     say(why, "root ports of the GPU's PCIe generation (%s)", pcie_gen(c->gpu));
-  if (!decided && cand->len > 1 && c->gpu != NULL && prefer(cand, c->gpu->u.gpu.reference_cpu))
+  if (open && cand->len > 1 && c->gpu != NULL && prefer(cand, c->gpu->u.gpu.reference_cpu))
     say(why, "the host of NVIDIA's reference server for %s", c->gpu->name);
   if (why->len == 0)
     say(why, "no clue; the first CPU of the catalog");

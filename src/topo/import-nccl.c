@@ -164,7 +164,8 @@ typedef struct {
   const FsCatalog *cat;
   const FsImportOptions *opt;
   GArray *ents;         /* Ent */
-  GPtrArray *notes;     /* what was guessed, one phrase each (owned) */
+  GPtrArray *notes;     /* what was chosen, one phrase each (owned) */
+  GPtrArray *guesses;   /* "Guess: ..." paragraphs, one per undecided model (owned) */
   GHashTable *noted;    /* phrases already in notes (set) */
 } Walk;
 
@@ -264,7 +265,8 @@ static void note_identity(Walk *w, const char *what, const FsIdentity *id, const
                                           alt, option);
   if (g_hash_table_contains(w->noted, line))
     return;
-  note_once(w, g_strdup(line));
+  g_hash_table_add(w->noted, g_strdup(line));
+  g_ptr_array_add(w->guesses, g_strdup(line));
   if (w->opt != NULL && w->opt->messages != NULL)
     g_ptr_array_add(w->opt->messages,
                     g_strdup_printf("%s: guess: %s %s (%s); also fits %s; name it with %s",
@@ -712,6 +714,8 @@ static char *build(Walk *w, const XNode *root, GError **error)
   if (models->len > 0)
     imp_note(g, "Models: %s. Override with --gpu, --cpu and --nic.", models->str);
   g_string_free(models, TRUE);
+  for (guint i = 0; i < w->guesses->len; i++)
+    imp_note(g, "%s", (const char *)g_ptr_array_index(w->guesses, i));
   imp_note(g, "Structure from the dump: one CPU node per <cpu> (socket = numaid), one PCIe "
            "switch per bridge <pci> (%s), PCIe links from link_speed and link_width, "
            "NVLinks from <nvlink> (%u NVSwitch target%s).",
@@ -781,10 +785,12 @@ char *fs_import_nccl(const char *text, gsize len, const char *name, const FsCata
   Walk w = {.name = name, .cat = cat, .opt = opt,
             .ents = g_array_new(FALSE, TRUE, sizeof(Ent)),
             .notes = g_ptr_array_new_with_free_func(g_free),
+            .guesses = g_ptr_array_new_with_free_func(g_free),
             .noted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
   char *yaml = build(&w, r.root, error);
   g_array_free(w.ents, TRUE);
   g_ptr_array_free(w.notes, TRUE);
+  g_ptr_array_free(w.guesses, TRUE);
   g_hash_table_destroy(w.noted);
   xnode_free(r.root);
   return yaml;

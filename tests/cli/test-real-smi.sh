@@ -92,4 +92,4 @@ PY
 done <<< "$table"
 [ "$n" -ge 10 ] || fail "expected at least 10 real matrices, found $n"
 [ "$(ls "$dir"/*.txt | wc -l)" -eq "$n" ] || fail "a file of $dir is not in the table"
-echo "ok ($n real matrices)"
+echo "cli real-smi: ok ($n real matrices)"

@@ -14,8 +14,8 @@
  * (alone.h) and the training op graph (src/workload/opgraph.c).
  *
  * Ownership: borrows everything; fills the caller's struct.  Errors: none
- * (a model that cannot cost the collective leaves NCCL's base latency for
- * both).  Cost: one fs_coll_cost.
+ * (when the model cannot cost the collective, the base latency is
+ * NCCL's baseLatencies entry and steps add none).  Cost: one fs_coll_cost.
  */
 #pragma once
 

@@ -324,6 +324,126 @@ START_TEST(test_explain_arithmetic)
 }
 END_TEST
 
+static FsNcclParams *release(const char *v)
+{
+  GError *err = NULL;
+  FsNcclParams *p = fs_nccl_params_load_version(v, "--nccl-version", &err);
+  fs_assert_no_error(err);
+  ck_assert_ptr_nonnull(p);
+  return p;
+}
+
+/* Every release file loads; the list runs 2.18 … 2.30 and the default
+ * (nccl.yaml) is the newest. */
+START_TEST(test_params_releases_load)
+{
+  g_auto(GStrv) known = fs_nccl_params_known_versions();
+  ck_assert_uint_ge(g_strv_length(known), 13);
+  for (guint m = 18; m <= 30; m++) {
+    g_autofree char *v = g_strdup_printf("2.%u", m);
+    ck_assert_msg(g_strv_contains((const char *const *)known, v), "%s not known", v);
+    g_autoptr(FsNcclParams) p = release(v);
+    ck_assert_msg(g_str_has_prefix(p->version, v), "%s: version %s", v, p->version);
+  }
+  ck_assert_str_eq(known[g_strv_length(known) - 1], "2.30");
+  /* X.Y.Z and version codes pick the same file; 2.30 is nccl.yaml. */
+  g_autoptr(FsNcclParams) a = release("2.21.5");
+  g_autoptr(FsNcclParams) b = release("22105");
+  ck_assert_str_eq(a->file, b->file);
+  g_autoptr(FsNcclParams) d = release("2.30");
+  ck_assert(g_str_has_suffix(d->file, "nccl.yaml"));
+  g_autofree char *rel = fs_nccl_params_release_of_code(2804);
+  ck_assert_str_eq(rel, "2.8");
+}
+END_TEST
+
+/* An unknown release: one error naming the known ones. */
+START_TEST(test_params_unknown_release)
+{
+  const char *bad[] = {"2.17", "3.1", "banana", "2.x"};
+  for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+    GError *err = NULL;
+    FsNcclParams *p = fs_nccl_params_load_version(bad[i], "--nccl-version", &err);
+    ck_assert_ptr_null(p);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_msg(g_str_has_prefix(err->message, "--nccl-version \""), "%s", err->message);
+    ck_assert_msg(strstr(err->message, "2.18, 2.19, 2.20, 2.21") != NULL, "%s", err->message);
+    ck_assert_msg(strchr(err->message, '\n') == NULL, "%s", err->message);
+    g_error_free(err);
+  }
+}
+END_TEST
+
+/* A constant that changed between two releases changes the cost model as
+ * it should: Tree/Simple hwLat 28 µs (2.19-2.22) → 4 µs (2.23) and its base
+ * latency 0 → 8.4 µs; PAT exists from 2.23; Ring+LL is × 1/4 on one host
+ * until 2.20 and × 0.5 after; llMaxBws of Hopper 87.7 → 141 GB/s in 2.21. */
+START_TEST(test_params_release_changes)
+{
+  g_autoptr(FsNcclParams) p22 = release("2.22");
+  g_autoptr(FsNcclParams) p23 = release("2.23");
+  g_autoptr(FsNcclParams) p20 = release("2.20");
+  g_autoptr(FsNcclParams) p21 = release("2.21");
+  FsCollSysInfo s = hopper_box();
+  g_autoptr(FsComm) c = fs_comm_new(8);
+  const FsCollAlgo *tree = fs_coll_algo_find("tree");
+  FsCollCost k22, k23;
+  /* Tree all_reduce on one host: lat = base + 2 × (ppn-1) × intraLat. */
+  ck_assert(fs_coll_cost(p22, &s, c, FS_COLL_ALL_REDUCE, tree, FS_PROTO_SIMPLE, 16, 8, &k22));
+  ck_assert(fs_coll_cost(p23, &s, c, FS_COLL_ALL_REDUCE, tree, FS_PROTO_SIMPLE, 16, 8, &k23));
+  ck_assert_double_eq_tol(k22.lat_us, 0 + 2 * 7 * 28.0, 1e-9);
+  ck_assert_double_eq_tol(k23.lat_us, 8.4 + 2 * 7 * 4.0, 1e-9);
+  /* PAT (all_gather, one rank per node): absent in 2.22, costed in 2.23. */
+  g_autoptr(FsComm) g = fs_comm_new_grid(8, 1);
+  const FsCollAlgo *pat = fs_coll_algo_find("pat");
+  ck_assert_ptr_nonnull(pat);
+  ck_assert(!fs_coll_cost(p22, &s, g, FS_COLL_ALL_GATHER, pat, FS_PROTO_SIMPLE, 16, 1 << 20, &k22));
+  ck_assert(fs_coll_cost(p23, &s, g, FS_COLL_ALL_GATHER, pat, FS_PROTO_SIMPLE, 16, 1 << 20, &k23));
+  /* Ring+LL on one host (all_reduce): min(llMaxBw, 320 × f). */
+  const FsCollAlgo *ring = fs_coll_algo_find("ring");
+  FsCollCost k20, k21;
+  ck_assert(fs_coll_cost(p20, &s, c, FS_COLL_ALL_REDUCE, ring, FS_PROTO_LL, 16, 8, &k20));
+  ck_assert(fs_coll_cost(p21, &s, c, FS_COLL_ALL_REDUCE, ring, FS_PROTO_LL, 16, 8, &k21));
+  ck_assert_double_eq_tol(k20.busbw_gbps, 80.0, 1e-9);  /* 320 / 4 < 87.7 */
+  ck_assert_double_eq_tol(k21.busbw_gbps, 141.0, 1e-9); /* min(141, 160) */
+  /* all_gather on one host until 2.20: × 1/3. */
+  ck_assert(fs_coll_cost(p20, &s, c, FS_COLL_ALL_GATHER, ring, FS_PROTO_LL, 16, 8, &k20));
+  ck_assert_double_eq_tol(k20.busbw_gbps, 87.7, 1e-9); /* min(87.7, 106.7) */
+  /* The tuner's choice moves with them: small Tree all_reduce is never
+   * chosen with a 28 µs step, and the time of an 8-byte all_reduce falls. */
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  FsCollChoice ch22, ch23;
+  GError *err = NULL;
+  ck_assert(fs_coll_tune(p22, &s, c, FS_COLL_ALL_REDUCE, 8, &prefs, &ch22, &err));
+  ck_assert(fs_coll_tune(p23, &s, c, FS_COLL_ALL_REDUCE, 8, &prefs, &ch23, &err));
+  fs_assert_no_error(err);
+  ck_assert_str_eq(ch22.algo->name, "ring");
+}
+END_TEST
+
+/* NVLS before 2.28: algbw = min(bwIntra, bwInter) × nCh × 5/6, not the
+ * 2.28+ efficiency model. */
+START_TEST(test_params_nvls_legacy)
+{
+  g_autoptr(FsNcclParams) p27 = release("2.27");
+  g_autoptr(FsNcclParams) p28 = release("2.28");
+  FsCollSysInfo s = hopper_box();
+  s.nvls_channels = 16;
+  g_autoptr(FsComm) c = fs_comm_new(8);
+  int sw = 99;
+  fs_comm_set_nvls_switch(c, 0, &sw, 1);
+  const FsCollAlgo *nvls = fs_coll_algo_find("nvls");
+  FsCollCost k27, k28;
+  ck_assert(fs_coll_cost(p27, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k27));
+  ck_assert(fs_coll_cost(p28, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k28));
+  ck_assert_double_eq_tol(k27.algbw_gbps, 320.0 * 5 / 6, 1e-9);
+  /* 2.28: 320 × 0.85 × 15/16 × 2, × 8/14. */
+  ck_assert_double_eq_tol(k28.algbw_gbps, 320.0 * 0.85 * 15 / 16 * 2 * 8 / 14, 1e-6);
+  ck_assert_double_eq_tol(k27.lat_us, 25.0, 1e-9);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("tuner");
@@ -336,5 +456,9 @@ int main(void)
   FS_ADD_TEST(s, test_tuner_respects_prefs);
   FS_ADD_TEST(s, test_nccl_algo_per_collective);
   FS_ADD_TEST(s, test_explain_arithmetic);
+  FS_ADD_TEST(s, test_params_releases_load);
+  FS_ADD_TEST(s, test_params_unknown_release);
+  FS_ADD_TEST(s, test_params_release_changes);
+  FS_ADD_TEST(s, test_params_nvls_legacy);
   return fs_test_run_suite(s);
 }

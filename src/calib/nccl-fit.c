@@ -1,6 +1,8 @@
 /* nccl-fit.c — see nccl-fit.h. */
 #include "calib/nccl-fit.h"
 
+#include "calib/calibration.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,8 @@ void fs_nccl_fit_free(FsNcclFit *fit)
   g_free(fit->measured_busbw);
   g_free(fit->fitted_us);
   g_free(fit->sim_us);
+  if (fit->dropped != NULL)
+    g_array_free(fit->dropped, TRUE);
   g_strfreev(fit->models);
   g_free(fit);
 }
@@ -176,6 +180,7 @@ FsNcclFit *fs_nccl_fit_tests(const FsNcclLogTest *const *tests, const char *cons
   fit->nranks = tests[0]->nranks;
   fit->in_place = in_place;
   fit->base_us = base_us;
+  fit->dropped = g_array_new(FALSE, FALSE, sizeof(FsNcclLogDrop));
   if (fit->nranks == 0) {
     g_set_error(error, FS_FIT_ERROR, FS_FIT_ERROR_DATA,
                 "%s: the log says neither its devices nor nThread/nGpus: rank count unknown",
@@ -192,8 +197,14 @@ FsNcclFit *fs_nccl_fit_tests(const FsNcclLogTest *const *tests, const char *cons
       gboolean has = in_place ? r->has_ip : r->has_oop;
       Sample s = {r->size, in_place ? r->ip_time_us : r->oop_time_us,
                   in_place ? r->ip_busbw : r->oop_busbw};
-      if (has && s.time > 0)
+      if (has && s.time > 0) {
         g_array_append_val(all, s);
+        continue;
+      }
+      FsNcclLogDrop d = {files[t], r->line,
+                         !has ? (in_place ? "no in-place figures" : "no out-of-place figures")
+                              : (in_place ? "in-place time is 0" : "out-of-place time is 0")};
+      g_array_append_val(fit->dropped, d);
     }
   g_array_sort(all, sample_cmp);
   fit->sizes = g_new(uint64_t, all->len + 1);
@@ -213,7 +224,7 @@ FsNcclFit *fs_nccl_fit_tests(const FsNcclLogTest *const *tests, const char *cons
   g_array_free(all, TRUE);
   if (!fs_fit_regimes(fit->sizes, fit->measured_us, fit->n, FS_FIT_MAX_REGIMES, fit->regimes,
                       &fit->n_regimes, error)) {
-    g_prefix_error(error, "%s: ", files[0]);
+    g_prefix_error(error, "%s:%d:1: ", files[0], MAX(tests[0]->line, 1));
     return NULL;
   }
   fit->fitted_us = g_new(double, fit->n);
@@ -221,8 +232,20 @@ FsNcclFit *fs_nccl_fit_tests(const FsNcclLogTest *const *tests, const char *cons
     fit->fitted_us[i] = fs_fit_regimes_eval(fit->regimes, fit->n_regimes, fit->sizes, fit->sizes[i]);
     fit->peak_busbw = MAX(fit->peak_busbw, fit->measured_busbw[i] * 1e9);
   }
-  if (!link_figures(fit, topo, error))
+  if (!link_figures(fit, topo, error)) {
+    g_prefix_error(error, "%s:%d:1: ", files[0], MAX(tests[0]->ranks_line, 1));
     return NULL;
+  }
+  /* The hosts the log ran on against the ones the topology gives its ranks. */
+  for (guint i = 0; i < n; i++)
+    if (tests[i]->nhosts > 0 && tests[i]->nhosts != fit->nhosts) {
+      g_set_error(error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_PARSE,
+                  "%s:%d:1: the log ran on %u host%s, but topology \"%s\" puts its %u ranks on "
+                  "%u (rank r on GPU r); give a topology of the machine measured", files[i],
+                  MAX(tests[i]->hosts_line, 1), tests[i]->nhosts, tests[i]->nhosts == 1 ? "" : "s",
+                  fs_topo_name(topo), fit->nranks, fit->nhosts);
+      return NULL;
+    }
   fit->efficiency = fit->peak_busbw / fit->raw_per_gpu;
   fit->step_latency_us = MAX(0, (fit->regimes[0].alpha_us - base_us) / fit->nsteps);
   return g_steal_pointer(&fit);
@@ -367,4 +390,58 @@ json_t *fs_nccl_fit_section(FsNcclFit *const *fits, guint n, const char *topolog
   g_free(scl);
   set(o, "links", links);
   return o;
+}
+
+/* The base latency for a collective: base_override when >= 0, else the
+ * matching one-rank floor of the calibration, else 0. */
+static double base_for(double base_override, const FsCalibration *cal, const char *coll)
+{
+  if (base_override >= 0)
+    return base_override;
+  if (cal == NULL || coll == NULL)
+    return 0;
+  for (int op = 0; op < FS_CALIB_NCCL_N; op++)
+    if (strcmp(fs_calib_nccl_op_name((FsCalibNcclOp)op), coll) == 0 && cal->nccl[op].present &&
+        cal->nccl[op].ranks == 1)
+      return cal->nccl[op].latency_floor_us;
+  return 0;
+}
+
+GPtrArray *fs_nccl_fit_logs(GPtrArray *logs, const FsTopo *topo, const char *collective,
+                            gboolean in_place, double base_override, const FsCalibration *cal,
+                            GError **error)
+{
+  g_autoptr(GPtrArray) fits = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_fit_free);
+  g_autoptr(GPtrArray) done = g_ptr_array_new(); /* tests already in a group */
+  for (guint li = 0; li < logs->len; li++) {
+    const FsNcclLog *log = g_ptr_array_index(logs, li);
+    for (guint ti = 0; ti < log->tests->len; ti++) {
+      const FsNcclLogTest *t = g_ptr_array_index(log->tests, ti);
+      if (g_ptr_array_find(done, t, NULL))
+        continue;
+      const char *coll = collective != NULL ? collective : t->collective;
+      g_autoptr(GPtrArray) group = g_ptr_array_new(), files = g_ptr_array_new();
+      for (guint lj = li; lj < logs->len; lj++) {
+        const FsNcclLog *l2 = g_ptr_array_index(logs, lj);
+        for (guint tj = 0; tj < l2->tests->len; tj++) {
+          const FsNcclLogTest *u = g_ptr_array_index(l2->tests, tj);
+          const char *c2 = collective != NULL ? collective : u->collective;
+          if (g_ptr_array_find(done, u, NULL) || u->nranks != t->nranks ||
+              g_strcmp0(c2, coll) != 0)
+            continue;
+          g_ptr_array_add(group, (gpointer)u);
+          g_ptr_array_add(files, l2->file);
+          g_ptr_array_add(done, (gpointer)u);
+        }
+      }
+      FsNcclFit *f = fs_nccl_fit_tests((const FsNcclLogTest *const *)group->pdata,
+                                       (const char *const *)files->pdata, group->len, topo,
+                                       collective, in_place, base_for(base_override, cal, coll),
+                                       error);
+      if (f == NULL)
+        return NULL;
+      g_ptr_array_add(fits, f);
+    }
+  }
+  return g_steal_pointer(&fits);
 }

@@ -38,6 +38,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "calib/calibration.h"
 #include "calib/fit.h"
 #include "calib/nccl-log.h"
 #include "catalog/catalog.h"
@@ -76,6 +77,10 @@ typedef struct {
   guint sim_evaluations;
   gboolean sim_converged;
   double *sim_us;             /* the simulator's time per size at the fit */
+  /* Rows left out of the fit (no figure in the fitted column, or a time
+   * of 0), in file order; the file names are borrowed from the caller's
+   * files (valid while the logs are). */
+  GArray *dropped;            /* FsNcclLogDrop */
 } FsNcclFit;
 
 void fs_nccl_fit_free(FsNcclFit *fit);
@@ -94,6 +99,16 @@ FsNcclFit *fs_nccl_fit_test(const FsNcclLogTest *test, const char *log_file, con
 FsNcclFit *fs_nccl_fit_tests(const FsNcclLogTest *const *tests, const char *const *files, guint n,
                              const FsTopo *topo, const char *collective, gboolean in_place,
                              double base_us, GError **error);
+
+/* Groups the tests of every log by (collective, rank count), in the order
+ * first met, and fits each group (fs_nccl_fit_tests) on topo.
+ * collective: as fs_nccl_fit_test.  The base latency of a group:
+ * base_override when >= 0, else the one-rank NCCL floor of cal for that
+ * collective (cal may be NULL), else 0.  Returns the fits (FsNcclFit,
+ * owned), or NULL with the first fit's error. */
+GPtrArray *fs_nccl_fit_logs(GPtrArray *logs, const FsTopo *topo, const char *collective,
+                            gboolean in_place, double base_override,
+                            const FsCalibration *cal, GError **error);
 
 /* The `fitted` section of a calibration file for fits (n of them):
  * {"method": "nccl-tests", "topology": NAME, "tests": [...], "links":

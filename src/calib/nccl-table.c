@@ -19,6 +19,9 @@ static FsNcclLogTest *test_for(FsNcclLog *log, guint nranks, const char *coll, i
   FsNcclLogTest *t = fs_nccl_log_add_test(log, line);
   t->collective = g_strdup(coll);
   t->nranks = nranks;
+  t->ranks_from = FS_NCCL_LOG_FROM_TABLE;
+  t->ranks_line = line;
+  t->collective_line = line;
   return t;
 }
 

@@ -9,8 +9,10 @@
 #include "calib/calibration.h"
 #include "calib/nccl-fit.h"
 #include "calib/nccl-log.h"
-#include "calib/nccl-simfit.h"
 #include "cli/commands.h"
+#include "report/calibrate.h"
+#include "report/progress.h"
+#include "scenario/nccl-simfit.h"
 #include "topo/topo.h"
 #include "util/strutil.h"
 #include "util/units.h"
@@ -23,8 +25,11 @@ static char *opt_out = NULL;
 static gboolean opt_in_place = FALSE;
 static gboolean opt_json = FALSE;
 static double opt_base = -1;
+static gint opt_ranks = 0, opt_nodes = 0;
 static gboolean opt_simulate = FALSE;
 static gint opt_iters = 20;
+static gboolean opt_quiet = FALSE;
+static char *opt_nccl_version = NULL, *opt_nccl_params = NULL;
 
 static const GOptionEntry entries[] = {
   {"topo", 't', 0, G_OPTION_ARG_FILENAME, &opt_topo,
@@ -34,7 +39,12 @@ static const GOptionEntry entries[] = {
   {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
    "Apply a calibration file first; its one-rank NCCL floors give the base latency", "FILE"},
   {"op", 0, 0, G_OPTION_ARG_STRING, &opt_op,
-   "Collective of logs that do not name it (all_reduce, all_gather, ...)", "OP"},
+   "Collective of logs that do not name it (all_reduce, all_gather, ...); a log that names "
+   "another is an error", "OP"},
+  {"ranks", 0, 0, G_OPTION_ARG_INT, &opt_ranks,
+   "Rank count of logs without a device list (checked against the log where it has one)", "N"},
+  {"nodes", 0, 0, G_OPTION_ARG_INT, &opt_nodes,
+   "Host count of logs without a device list (checked likewise)", "N"},
   {"in-place", 0, 0, G_OPTION_ARG_NONE, &opt_in_place,
    "Fit the in-place columns (default: out-of-place)", NULL},
   {"base-latency", 0, 0, G_OPTION_ARG_DOUBLE, &opt_base,
@@ -49,144 +59,54 @@ static const GOptionEntry entries[] = {
    "(fabricsim coll on TOPO; slow: a few simulated sweeps per iteration)", NULL},
   {"iterations", 0, 0, G_OPTION_ARG_INT, &opt_iters,
    "Most iterations of the --simulate fit (default 20)", "N"},
+  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
+  {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &opt_nccl_version,
+   "NCCL release of the --simulate fit (models/nccl/nccl-X.Y.yaml; default: the log's "
+   "nccl-library= or \"NCCL version\" line, else models/nccl/nccl.yaml)", "X.Y"},
+  {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_nccl_params,
+   "NCCL parameter file of the --simulate fit (instead of --nccl-version)", "FILE"},
 
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
-/* The base latency for a collective: --base-latency, else the matching
- * one-rank floor of --calibration, else 0. */
-static double base_for(const FsCalibration *cal, const char *coll)
+/* Fits the logs (grouped by collective and rank count), through the
+ * simulator too with --simulate, and prints or writes the result. */
+static int run(GPtrArray *logs, const FsScenario *sc, GString *notes)
 {
-  if (opt_base >= 0)
-    return opt_base;
-  if (cal == NULL || coll == NULL)
-    return 0;
-  for (int op = 0; op < FS_CALIB_NCCL_N; op++)
-    if (strcmp(fs_calib_nccl_op_name((FsCalibNcclOp)op), coll) == 0 && cal->nccl[op].present &&
-        cal->nccl[op].ranks == 1)
-      return cal->nccl[op].latency_floor_us;
-  return 0;
-}
-
-static char *fmt(const char *f, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  return g_strdup(g_ascii_formatd(buf, sizeof buf, f, v));
-}
-
-static void print_fit(const FsNcclFit *f)
-{
-  g_autofree char *raw = fs_format_bandwidth(f->raw_per_gpu);
-  g_autofree char *models = g_strjoinv(", ", f->models);
-  printf("%s on %u rank%s, %u host%s (%s): %s via %s, %u link%s, %s raw per GPU\n", f->collective,
-         f->nranks, f->nranks == 1 ? "" : "s", f->nhosts, f->nhosts == 1 ? "" : "s", f->log,
-         fs_link_family_name(f->family), models, f->links_per_gpu, f->links_per_gpu == 1 ? "" : "s",
-         raw);
-  printf("  %-6s %-24s %10s %10s %10s %8s %8s %8s\n", "regime", "sizes", "alpha us",
-         "beta GB/s", "busbw GB/s", "bw frac", "rms %", "max %");
-  const FsAlphaBeta *big = &f->regimes[f->n_regimes - 1];
-  for (guint i = 0; i < f->n_regimes; i++) {
-    const FsAlphaBeta *r = &f->regimes[i];
-    g_autofree char *lo = fs_format_size(f->sizes[r->first]);
-    g_autofree char *hi = fs_format_size(f->sizes[r->last]);
-    g_autofree char *range = g_strdup_printf("%s .. %s", lo, hi);
-    g_autofree char *a = fmt("%.3f", r->alpha_us);
-    g_autofree char *b = isfinite(r->beta) ? fmt("%.2f", r->beta / 1e9) : g_strdup("-");
-    g_autofree char *bb =
-        isfinite(r->beta) ? fmt("%.2f", r->beta / 1e9 * f->busbw_factor) : g_strdup("-");
-    g_autofree char *frac = isfinite(r->beta) && isfinite(big->beta)
-                                ? fmt("%.3f", r->beta / big->beta)
-                                : g_strdup("-");
-    g_autofree char *rms = fmt("%.2f", 100 * r->rms_rel), *mx = fmt("%.2f", 100 * r->max_rel);
-    printf("  %-6u %-24s %10s %10s %10s %8s %8s %8s\n", i + 1, range, a, b, bb, frac, rms, mx);
+  const FsTopo *topo = fs_scenario_topo(sc);
+  GError *error = NULL;
+  g_autoptr(FsProgress) progress = fs_progress_new("calibrate", opt_quiet);
+  g_autoptr(GPtrArray) fits = fs_nccl_fit_logs(logs, topo, opt_op, opt_in_place, opt_base,
+                                               fs_scenario_calibration(sc), &error);
+  if (fits == NULL)
+    return fs_cli_fail("calibrate", error);
+  for (guint i = 0; i < fits->len; i++) {
+    const FsNcclFit *f = g_ptr_array_index(fits, i);
+    g_autofree char *drops = fs_nccl_log_drops_text((const FsNcclLogDrop *)f->dropped->data,
+                                                    f->dropped->len);
+    if (drops != NULL)
+      g_string_append(notes, drops);
   }
-  printf("  %12s %12s %12s %8s\n", "size (B)", "measured us", "fitted us", "error %");
-  for (guint i = 0; i < f->n; i++) {
-    g_autofree char *m = fmt("%.2f", f->measured_us[i]), *p = fmt("%.2f", f->fitted_us[i]);
-    g_autofree char *e = fmt("%+.2f", 100 * (f->fitted_us[i] / f->measured_us[i] - 1));
-    printf("  %12" G_GUINT64_FORMAT " %12s %12s %8s\n", f->sizes[i], m, p, e);
-  }
-  if (f->has_sim) {
-    printf("  through the simulator: %s efficiency %.4f, NCCL hw latency x %.3f; rms error %.2f %% "
-           "(%u runs of the sweep%s)\n",
-           fs_link_family_name(f->family), f->sim_efficiency, f->sim_latency_scale,
-           100 * f->sim_rms_rel, f->sim_evaluations, f->sim_converged ? "" : ", not converged");
-    printf("  %12s %12s %12s %8s\n", "size (B)", "measured us", "simulated us", "error %");
-    for (guint i = 0; i < f->n; i++) {
-      g_autofree char *m = fmt("%.2f", f->measured_us[i]), *p = fmt("%.2f", f->sim_us[i]);
-      g_autofree char *e = fmt("%+.2f", 100 * (f->sim_us[i] / f->measured_us[i] - 1));
-      printf("  %12" G_GUINT64_FORMAT " %12s %12s %8s\n", f->sizes[i], m, p, e);
-    }
-  }
-  g_autofree char *eff = fmt("%.4f", f->efficiency), *pk = fmt("%.2f", f->peak_busbw / 1e9);
-  g_autofree char *lat = fmt("%.3f", f->step_latency_us), *a0 = fmt("%.3f", f->regimes[0].alpha_us);
-  g_autofree char *base = fmt("%.3f", f->base_us), *rawg = fmt("%.2f", f->raw_per_gpu / 1e9);
-  printf("  %s efficiency %s = peak busbw %s / %s GB/s raw; latency per step %s us = (%s - "
-         "%s base) / %u steps\n\n",
-         fs_link_family_name(f->family), eff, pk, rawg, lat, a0, base, f->nsteps);
-}
-
-/* Groups the tests of every log by (collective, ranks) and fits each group. */
-static int run(GPtrArray *logs, const FsTopo *topo, FsCatalog *cat, const FsCalibration *cal)
-{
-  g_autoptr(GPtrArray) fits = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_fit_free);
-  g_autoptr(GPtrArray) done = g_ptr_array_new(); /* tests already in a group */
-  for (guint li = 0; li < logs->len; li++) {
-    const FsNcclLog *log = g_ptr_array_index(logs, li);
-    for (guint ti = 0; ti < log->tests->len; ti++) {
-      const FsNcclLogTest *t = g_ptr_array_index(log->tests, ti);
-      if (g_ptr_array_find(done, t, NULL))
-        continue;
-      const char *coll = opt_op != NULL ? opt_op : t->collective;
-      g_autoptr(GPtrArray) group = g_ptr_array_new(), files = g_ptr_array_new();
-      for (guint lj = li; lj < logs->len; lj++) {
-        const FsNcclLog *l2 = g_ptr_array_index(logs, lj);
-        for (guint tj = 0; tj < l2->tests->len; tj++) {
-          const FsNcclLogTest *u = g_ptr_array_index(l2->tests, tj);
-          const char *c2 = opt_op != NULL ? opt_op : u->collective;
-          if (g_ptr_array_find(done, u, NULL) || u->nranks != t->nranks ||
-              g_strcmp0(c2, coll) != 0)
-            continue;
-          g_ptr_array_add(group, (gpointer)u);
-          g_ptr_array_add(files, l2->file);
-          g_ptr_array_add(done, (gpointer)u);
-        }
-      }
-      GError *error = NULL;
-      FsNcclFit *f = fs_nccl_fit_tests((const FsNcclLogTest *const *)group->pdata,
-                                       (const char *const *)files->pdata, group->len, topo, opt_op,
-                                       opt_in_place, base_for(cal, coll), &error);
-      if (f == NULL)
-        return fs_cli_fail("calibrate", error);
-      g_ptr_array_add(fits, f);
-      if (opt_simulate && !fs_nccl_fit_simulate(f, cat, opt_topo, opt_iters, &error))
-        return fs_cli_fail("calibrate", error);
-    }
-  }
-  if (!opt_json)
+  for (guint i = 0; opt_simulate && i < fits->len; i++)
+    if (!fs_nccl_fit_simulate(g_ptr_array_index(fits, i), sc, opt_topo, opt_iters, &error))
+      return fs_cli_fail("calibrate", error);
+  g_clear_pointer(&progress, fs_progress_free);
+  /* The rows left out, once every fit has succeeded. */
+  fputs(notes->str, stderr);
+  if (!opt_json) {
+    g_autoptr(GString) text = g_string_new(NULL);
     for (guint i = 0; i < fits->len; i++)
-      print_fit(g_ptr_array_index(fits, i));
+      fs_report_calibrate_fit(text, g_ptr_array_index(fits, i));
+    fputs(text->str, stdout);
+  }
   if (opt_out == NULL && !opt_json)
     return 0;
-  json_t *doc = json_object();
-  json_object_set_new(doc, "schema_version", json_integer(FS_CALIB_SCHEMA_MAJOR));
-  json_t *gen = json_object();
-  json_object_set_new(gen, "name", json_string("fabricsim calibrate"));
-  json_object_set_new(gen, "version", json_string(FS_VERSION));
-  json_object_set_new(doc, "generator", gen);
-  json_object_set_new(doc, "mode", json_string("fitted"));
-  json_object_set_new(doc, "fitted",
-                      fs_nccl_fit_section((FsNcclFit *const *)fits->pdata, fits->len,
-                                          fs_topo_name(topo)));
-  char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-  json_decref(doc);
-  g_autofree char *out = g_strdup_printf("%s\n", text);
-  free(text);
+  g_autofree char *out = fs_report_calibration_file((FsNcclFit *const *)fits->pdata, fits->len,
+                                                    fs_topo_name(topo));
   if (opt_json || g_strcmp0(opt_out, "-") == 0) {
     fputs(out, stdout);
     return 0;
   }
-  GError *error = NULL;
   if (!fs_write_file_atomic(opt_out, out, strlen(out), &error))
     return fs_cli_fail("calibrate", error);
   fprintf(stderr, "fabricsim calibrate: wrote %s\n", opt_out);
@@ -208,6 +128,14 @@ int fs_cmd_calibrate(int argc, char **argv)
     "TOPO, prints the fit error per size, and writes a calibration file with a\n"
     "`fitted` section (validation/README.md) that --calibration applies.\n"
     "\n"
+    "Logs of every era and mangled copies are read (validation/README.md): old layouts,\n"
+    "MPI-launched logs, device lines without '#', launcher prefixes, Markdown pastes,\n"
+    "wrapped rows, NCCL_DEBUG=INFO lines.  Ranks and hosts come from the device list,\n"
+    "NCCL's INFO lines and nThread x nGpus, checked against each other and against the\n"
+    "rows' busbw/algbw; --ranks/--nodes give them when the log lacks them, --op names\n"
+    "the collective (checked where the log names one).  Rows left out (cut by other\n"
+    "output, negative size, time 0) are listed on stderr with their file:line.\n"
+    "\n"
     "Examples:\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-h100.yaml all_reduce.log\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-a100.yaml --simulate \\\n"
@@ -223,6 +151,10 @@ int fs_cmd_calibrate(int argc, char **argv)
     return fs_cli_usage("calibrate", "expected at least one nccl-tests LOG");
   if (opt_topo == NULL)
     return fs_cli_usage("calibrate", "--topo TOPO is required");
+  if (opt_ranks < 0 || opt_ranks > (1 << 24) || opt_nodes < 0 || opt_nodes > (1 << 24))
+    return fs_cli_usage("calibrate", "--ranks and --nodes take a count from 1 to 16777216");
+  if (opt_nccl_version != NULL && opt_nccl_params != NULL)
+    return fs_cli_usage("calibrate", "give --nccl-version or --nccl-params, not both");
   if (opt_op != NULL) {
     g_autofree char *c = fs_nccl_log_collective_from_binary(opt_op);
     if (c == NULL)
@@ -231,20 +163,51 @@ int fs_cmd_calibrate(int argc, char **argv)
     opt_op = g_steal_pointer(&c);
   }
   GError *error = NULL;
-  g_autoptr(FsCalibration) cal = NULL;
-  g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, &cal, &error);
-  if (cat == NULL)
-    return fs_cli_fail("calibrate", error);
-  g_autoptr(FsTopo) topo = fs_topo_load_file(opt_topo, cat, NULL, &error);
-  if (topo == NULL)
-    return fs_cli_fail("calibrate", error);
   g_autoptr(GPtrArray) logs = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_log_free);
+  g_autoptr(GString) notes = g_string_new(NULL);
   for (int i = 2; i < argc; i++) {
     FsNcclLog *log = g_str_has_suffix(argv[i], ".csv") ? fs_nccl_log_load_table(argv[i], &error)
                                                       : fs_nccl_log_load(argv[i], &error);
+    FsNcclLogHints hints = {opt_op, (guint)opt_ranks, (guint)opt_nodes};
     if (log == NULL)
       return fs_cli_fail("calibrate", error);
     g_ptr_array_add(logs, log);
+    if (!fs_nccl_log_resolve(log, &hints, &error))
+      return fs_cli_fail("calibrate", error);
+    g_autofree char *drops = fs_nccl_log_drops_text((const FsNcclLogDrop *)log->dropped->data,
+                                                    log->dropped->len);
+    if (drops != NULL)
+      g_string_append(notes, drops);
   }
-  return run(logs, topo, cat, cal);
+  /* NCCL's constants of the --simulate fit: the options', else the release
+   * the first log names (a release without a file: said, and the default). */
+  g_autofree char *version = NULL;
+  for (guint i = 0; opt_simulate && !opt_nccl_params && !opt_nccl_version && version == NULL &&
+                    i < logs->len; i++) {
+    const FsNcclLog *log = g_ptr_array_index(logs, i);
+    for (guint t = 0; version == NULL && t < log->tests->len; t++) {
+      const FsNcclLogTest *test = g_ptr_array_index(log->tests, t);
+      if (test->nccl_version == 0)
+        continue;
+      g_autofree char *code = g_strdup_printf("%u", test->nccl_version);
+      g_autofree char *path = fs_nccl_params_version_path(code, "the log's NCCL version", &error);
+      if (path == NULL) {
+        fprintf(stderr, "fabricsim calibrate: warning: %s:%d:1: %s; using models/nccl/nccl.yaml\n",
+                log->file, MAX(test->nccl_version_line, 1), error->message);
+        g_clear_error(&error);
+        version = g_strdup("");
+      } else {
+        version = g_steal_pointer(&code);
+      }
+    }
+  }
+  FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,
+                          .topology = opt_topo, .nccl_params = opt_nccl_params,
+                          .nccl_version = opt_nccl_version ? opt_nccl_version
+                                          : version != NULL && version[0] ? version : NULL,
+                          .needs = opt_simulate ? FS_SCENARIO_NEED_NCCL : 0 };
+  g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
+  if (sc == NULL)
+    return fs_cli_fail("calibrate", error);
+  return run(logs, sc, notes);
 }

@@ -4,19 +4,18 @@
  * progress bar on a terminal, and prints the best designs with their cost,
  * energy and the reason each wins (text), or JSON / CSV (schemas in
  * README.md, "Output").  Exit 1 when no design meets the target. */
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "calib/calibration.h"
 #include "cli/commands.h"
 #include "plan/plan.h"
+#include "report/plan.h"
+#include "report/progress.h"
+#include "scenario/scenario.h"
 #include "util/error.h"
 #include "util/units.h"
 
-#define PLAN_SCHEMA_VERSION 1
 
 static char *opt_workload = NULL;
 static char **opt_fabrics = NULL;
@@ -83,521 +82,18 @@ static const GOptionEntry entries[] = {
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
-/* ---- option values ---- */
-
-/* A count with an optional decimal suffix: K, M, G (or B), T. */
-static gboolean parse_amount(const char *opt, const char *text, double *out)
-{
-  g_autofree char *t = g_strstrip(g_strdup(text));
-  const char *s = t[0] == '$' ? t + 1 : t;
-  gsize n = strlen(s);
-  double mult = 1;
-  if (n > 0) {
-    switch (s[n - 1]) {
-    case 'k': case 'K': mult = 1e3; break;
-    case 'M': mult = 1e6; break;
-    case 'G': case 'B': mult = 1e9; break;
-    case 'T': mult = 1e12; break;
-    default: break;
-    }
-  }
-  g_autofree char *num = g_strndup(s, mult > 1 ? n - 1 : n);
-  double v;
-  if (!fs_parse_number(num, &v, NULL) || !(v >= 0) || !isfinite(v * mult)) {
-    fs_cli_usage("plan", "%s expects a number >= 0 (suffixes K, M, G, T), not \"%s\"", opt, text);
-    return FALSE;
-  }
-  *out = v * mult;
-  return TRUE;
-}
-
-static gboolean parse_list(const char *opt, const char *text, guint *out, guint *n)
-{
-  g_auto(GStrv) parts = g_strsplit(text, ",", -1);
-  *n = 0;
-  for (guint i = 0; parts[i] != NULL; i++) {
-    int64_t v;
-    g_strstrip(parts[i]);
-    if (*n >= FS_PLANNER_MAX_CHOICES || !fs_parse_int(parts[i], &v, NULL) || v > G_MAXINT) {
-      fs_cli_usage("plan", "%s expects up to %u comma-separated integers, not \"%s\"", opt,
-                   FS_PLANNER_MAX_CHOICES, text);
-      return FALSE;
-    }
-    out[(*n)++] = (guint)v;
-  }
-  return TRUE;
-}
-
-static gboolean parse_gpus(const char *text, FsPlannerSpec *s)
-{
-  const char *dash = strchr(text, '-');
-  if (dash == NULL)
-    return parse_list("--gpus", text, s->gpus, &s->n_gpus);
-  g_autofree char *lo = g_strndup(text, dash - text);
-  int64_t a, b;
-  if (!fs_parse_int(g_strstrip(lo), &a, NULL) || !fs_parse_int(dash + 1, &b, NULL) || a < 1 ||
-      b < a || b > (1 << 24)) {
-    fs_cli_usage("plan", "--gpus expects a list (8,16,32) or a range LO-HI with 1 <= LO <= HI, not \"%s\"", text);
-    return FALSE;
-  }
-  s->gpus_min = (guint)a;
-  s->gpus_max = (guint)b;
-  return TRUE;
-}
-
-static gboolean parse_recompute(const char *text, FsPlannerSpec *s)
-{
-  g_auto(GStrv) parts = g_strsplit(text, ",", -1);
-  for (guint i = 0; parts[i] != NULL; i++) {
-    FsRecompute r;
-    if (s->n_recompute >= FS_PLANNER_MAX_CHOICES || !fs_recompute_from_name(g_strstrip(parts[i]), &r)) {
-      fs_cli_usage("plan", "--recompute expects none, selective or full (comma-separated), not \"%s\"", text);
-      return FALSE;
-    }
-    s->recompute[s->n_recompute++] = r;
-  }
-  return TRUE;
-}
-
-static gboolean parse_schedules(const char *text, FsPlannerSpec *s)
-{
-  g_auto(GStrv) parts = g_strsplit(text, ",", -1);
-  for (guint i = 0; parts[i] != NULL; i++) {
-    FsPpSchedule v;
-    if (s->n_schedule >= FS_PLANNER_MAX_CHOICES || !fs_pp_schedule_from_name(g_strstrip(parts[i]), &v)) {
-      fs_cli_usage("plan", "--schedule expects gpipe, 1f1b or interleaved (comma-separated), not \"%s\"", text);
-      return FALSE;
-    }
-    s->schedule[s->n_schedule++] = v;
-  }
-  return TRUE;
-}
-
-static gboolean parse_step(const char *text, double *out)
-{
-  double v;
-  FsTime t;
-  if (fs_parse_number(text, &v, NULL) && v > 0 && isfinite(v)) {
-    *out = v;
-    return TRUE;
-  }
-  if (fs_parse_time(text, &t, NULL) && t > 0) {
-    *out = fs_time_to_s(t);
-    return TRUE;
-  }
-  fs_cli_usage("plan", "--target-step-time expects a time > 0 (\"20 s\", \"900 ms\"), not \"%s\"", text);
-  return FALSE;
-}
-
 /* ---- progress ---- */
 
 typedef struct {
-  gboolean tty;
-  gint64 t0, last;
-  guint done, total;
+  FsProgress *line;
+  guint done;
 } Progress;
 
 static void progress(guint done, guint total, void *ud)
 {
   Progress *pr = ud;
   pr->done = done;
-  pr->total = total;
-  if (!pr->tty)
-    return;
-  gint64 now = g_get_monotonic_time();
-  gboolean final = done == total;
-  if (!final && now - pr->last < 100000)
-    return;
-  pr->last = now;
-  double el = (now - pr->t0) / 1e6, rate = el > 0 ? done / el : 0;
-  double eta = rate > 0 ? (total - done) / rate : 0;
-  int width = 30, fill = total ? (int)((guint64)width * done / total) : width;
-  char bar[64];
-  for (int i = 0; i < width; i++)
-    bar[i] = i < fill ? '#' : '.';
-  bar[width] = '\0';
-  fprintf(stderr, "\r[%s] %u/%u designs  %.1f/s  ETA %d:%02d%s", bar, done, total, rate,
-          (int)eta / 60, (int)eta % 60, final ? "\n" : "");
-  fflush(stderr);
-}
-
-/* ---- output ---- */
-
-/* A JSON number, or null where the value is unknown (NaN, infinite). */
-static json_t *jnum(double v)
-{
-  return isfinite(v) ? json_real(v) : json_null();
-}
-
-static char *money(double v)
-{
-  if (!isfinite(v))
-    return g_strdup("n/a");
-  if (v >= 1e6)
-    return g_strdup_printf("$%.2f M", v / 1e6);
-  if (v >= 1e4)
-    return g_strdup_printf("$%.0f", v);
-  if (v >= 1)
-    return g_strdup_printf("$%.2f", v);
-  if (v >= 0.01)
-    return g_strdup_printf("$%.4f", v);
-  return g_strdup_printf("$%.3g", v);
-}
-
-static char *duration(double s)
-{
-  if (s >= 2 * 86400)
-    return g_strdup_printf("%.1f days", s / 86400);
-  if (s >= 2 * 3600)
-    return g_strdup_printf("%.1f h", s / 3600);
-  return g_strdup_printf("%.0f s", s);
-}
-
-/* A count with a decimal suffix: "2 T", "300 G", "4.19 M". */
-static char *count_text(double v)
-{
-  static const struct { double f; const char *s; } u[] = { {1e12, " T"}, {1e9, " G"}, {1e6, " M"}, {1e3, " K"} };
-  for (guint i = 0; i < G_N_ELEMENTS(u); i++)
-    if (v >= u[i].f)
-      return g_strdup_printf("%.4g%s", v / u[i].f, u[i].s);
-  return g_strdup_printf("%.4g", v);
-}
-
-static void layout_text(const FsPlannerDesign *d, char *buf, gsize len)
-{
-  char sched[48] = "";
-  if (d->pp > 1 && d->schedule == FS_PP_INTERLEAVED)
-    g_snprintf(sched, sizeof sched, " (interleaved ×%u)", d->vp);
-  else if (d->pp > 1)
-    g_snprintf(sched, sizeof sched, " (%s)", fs_pp_schedule_name(d->schedule));
-  g_snprintf(buf, len, "tp %u%s, pp %u%s, dp %u, cp %u, ep %u, micro-batch %u, ZeRO-%u, recompute %s",
-             d->tp, d->sequence_parallel ? "+SP" : "", d->pp, sched, d->dp, d->cp, d->ep,
-             d->micro_batch, d->zero_stage, fs_recompute_name(d->recompute));
-}
-
-static void print_header(const FsPlanner *p, const FsPlannerSpec *s)
-{
-  const FsPlannerStats *st = fs_planner_stats(p);
-  if (s->target_step_s > 0)
-    printf("plan: %s, target step time %.4g s, ranked by %s\n", s->workload, s->target_step_s,
-           fs_planner_rank_name(s->rank_by));
-  else
-    printf("plan: %s, target %.6g tokens/s, ranked by %s\n", s->workload, s->target_tokens_per_s,
-           fs_planner_rank_name(s->rank_by));
-  printf("searched %u systems (fabric × GPU count), %u layouts: %u break a rule, %u fit no memory "
-         "setting, %u cannot reach the target even at peak FLOP/s (%u slower memory settings skipped); "
-         "%u designs simulated, %u meet the target%s\n",
-         st->systems, st->layouts, st->structure, st->memory, st->bound, st->dominated, st->simulated,
-         st->meets, s->cost.budget > 0 ? " within budget" : "");
-  const FsPlannerCostInputs *c = &s->cost;
-  if (c->gpu_hour_price >= 0)
-    printf("cost basis: $%.4g per GPU-hour (given)", c->gpu_hour_price);
-  else
-    printf("cost basis: catalog capex amortized over %.4g years", c->amortize_years);
-  printf(", $%.4g per kWh, PUE %.3g; energy = catalog TDP/power of every part × PUE; "
-         "fabric switches %s\n", c->kwh_price, c->pue,
-         c->switch_share == FS_PLANNER_SHARE_PORTS ? "by the share of their ports in use" : "whole");
-}
-
-static void print_system(const FsPlanner *p, const FsPlannerSystem *sys)
-{
-  (void)p;
-  g_autofree char *capex = money(sys->capex_usd);
-  printf("  %s with %u × %s%s: %.1f kW IT power, capex %s of priced parts",
-         sys->fabric, sys->gpus, sys->gpu_name, sys->nodes ? "" : " (fixed size)",
-         sys->it_power_w / 1e3, sys->capex_usd > 0 ? capex : "unknown");
-  if (sys->unpriced)
-    printf("; no list price in the catalog for %s", sys->unpriced);
-  if (sys->unpowered)
-    printf("; no power figure for %s", sys->unpowered);
-  printf("\n    parts:");
-  for (guint i = 0; i < sys->n_models; i++) {
-    const FsPlannerPart *pt = &sys->parts[i];
-    printf("%s %s ×%u", i ? ";" : "", pt->model->name, pt->count);
-    if (pt->units != pt->count)
-      printf(" (%.2f by ports in use)", pt->units);
-    g_autofree char *price = money(pt->price_usd);
-    if (pt->unit_price > 0)
-      printf(" %s", price);
-    else
-      printf(" no price");
-    if (pt->unit_power_w > 0)
-      printf(", %.3g kW", pt->power_w / 1e3);
-    else
-      printf(", no power");
-  }
-  printf("\n");
-}
-
-static void print_design(const FsPlanner *p, guint rank, const FsPlannerDesign *d)
-{
-  const FsPlannerSpec *s = fs_planner_spec(p);
-  const FsPlannerSystem *sys = fs_planner_system(p, d->system);
-  char lay[256];
-  layout_text(d, lay, sizeof lay);
-  g_autofree char *nodes = sys->nodes ? g_strdup_printf(" (%u nodes)", sys->nodes) : g_strdup("");
-  printf("\n#%u  %s, %u × %s%s: %s\n", rank, sys->fabric, d->gpus, sys->gpu_name, nodes, lay);
-  if (!d->ok) {
-    printf("    %s\n", d->why);
-    return;
-  }
-  g_autofree char *ps = money(d->cost.usd_per_step);
-  g_autofree char *pm = money(d->cost.usd_per_mtok);
-  printf("    step %.3f s, %.0f tokens/s, MFU %.1f %%, %.1f of %.1f GiB per GPU\n", d->step_s,
-         d->tokens_per_s, 100 * d->mfu, d->mem_total / 1073741824.0, d->mem_capacity / 1073741824.0);
-  printf("    %s per step, %s and %.3g kWh per million tokens ($%.3g per GPU-hour%s)\n", ps, pm,
-         d->cost.kwh_per_mtok, d->cost.gpu_hour_price, d->cost.rate_from_capex ? ", amortized capex" : "");
-  if (s->cost.tokens > 0) {
-    g_autofree char *tt = duration(d->cost.train_s);
-    g_autofree char *tu = money(d->cost.train_usd);
-    g_autofree char *tk = count_text(s->cost.tokens);
-    printf("    %s tokens: %s, %s, %.4g MWh\n", tk, tt, tu, d->cost.train_kwh / 1e3);
-  }
-  printf("    why: %s\n", d->why);
-}
-
-static void print_text(const FsPlanner *p, guint top)
-{
-  const FsPlannerSpec *s = fs_planner_spec(p);
-  const FsPlannerStats *st = fs_planner_stats(p);
-  print_header(p, s);
-  guint n = fs_planner_n_designs(p);
-  guint k = top ? MIN(top, n) : n;
-  if (n == 0)
-    return;
-  printf("\nsystems of the designs below:\n");
-  g_autofree gboolean *shown = g_new0(gboolean, fs_planner_n_systems(p));
-  for (guint i = 0; i < k; i++) {
-    guint si = fs_planner_design(p, i)->system;
-    if (!shown[si])
-      print_system(p, fs_planner_system(p, si));
-    shown[si] = TRUE;
-  }
-  if (st->meets == 0)
-    printf("\nNo design meets the target%s; the closest:\n", s->cost.budget > 0 ? " within budget" : "");
-  for (guint i = 0; i < k; i++)
-    print_design(p, i + 1, fs_planner_design(p, i));
-}
-
-static json_t *system_json(const FsPlannerSystem *sys)
-{
-  json_t *o = json_object();
-  json_object_set_new(o, "fabric", json_string(sys->fabric));
-  json_object_set_new(o, "file", json_string(sys->path));
-  json_object_set_new(o, "gpus", json_integer(sys->gpus));
-  json_object_set_new(o, "nodes", sys->nodes ? json_integer(sys->nodes) : json_null());
-  json_object_set_new(o, "gpus_per_node", json_integer(sys->gpus_per_node));
-  json_object_set_new(o, "gpu", json_string(sys->gpu_name));
-  json_object_set_new(o, "intra_node_path", json_string(sys->intra_path));
-  json_object_set_new(o, "it_power_w", json_real(sys->it_power_w));
-  json_object_set_new(o, "capex_usd", sys->capex_usd > 0 ? json_real(sys->capex_usd) : json_null());
-  json_object_set_new(o, "unpriced", sys->unpriced ? json_string(sys->unpriced) : json_null());
-  json_object_set_new(o, "unpowered", sys->unpowered ? json_string(sys->unpowered) : json_null());
-  json_t *parts = json_array();
-  for (guint i = 0; i < sys->n_models; i++) {
-    const FsPlannerPart *pt = &sys->parts[i];
-    json_t *q = json_object();
-    json_object_set_new(q, "model", json_string(pt->model->name));
-    json_object_set_new(q, "count", json_integer(pt->count));
-    json_object_set_new(q, "units", json_real(pt->units));
-    json_object_set_new(q, "fabric_switch", json_boolean(pt->fabric));
-    json_object_set_new(q, "unit_price_usd", pt->unit_price > 0 ? json_real(pt->unit_price) : json_null());
-    json_object_set_new(q, "unit_power_w", pt->unit_power_w > 0 ? json_real(pt->unit_power_w) : json_null());
-    json_object_set_new(q, "price_usd", pt->unit_price > 0 ? json_real(pt->price_usd) : json_null());
-    json_object_set_new(q, "power_w", pt->unit_power_w > 0 ? json_real(pt->power_w) : json_null());
-    json_array_append_new(parts, q);
-  }
-  json_object_set_new(o, "parts", parts);
-  return o;
-}
-
-static json_t *design_json(const FsPlanner *p, guint rank, const FsPlannerDesign *d)
-{
-  json_t *o = json_object();
-  json_object_set_new(o, "rank", json_integer(rank));
-  json_object_set_new(o, "system", json_integer(d->system));
-  json_object_set_new(o, "fabric", json_string(fs_planner_system(p, d->system)->fabric));
-  json_object_set_new(o, "gpus", json_integer(d->gpus));
-  json_t *l = json_object();
-  json_object_set_new(l, "tp", json_integer(d->tp));
-  json_object_set_new(l, "pp", json_integer(d->pp));
-  json_object_set_new(l, "dp", json_integer(d->dp));
-  json_object_set_new(l, "cp", json_integer(d->cp));
-  json_object_set_new(l, "ep", json_integer(d->ep));
-  json_object_set_new(l, "sequence_parallel", json_boolean(d->sequence_parallel));
-  json_object_set_new(l, "schedule", json_string(fs_pp_schedule_name(d->schedule)));
-  json_object_set_new(l, "virtual_stages", json_integer(MAX(d->vp, 1u)));
-  json_object_set_new(l, "micro_batch", json_integer(d->micro_batch));
-  json_object_set_new(l, "microbatches", json_integer(d->microbatches));
-  json_object_set_new(l, "zero_stage", json_integer(d->zero_stage));
-  json_object_set_new(l, "recompute", json_string(fs_recompute_name(d->recompute)));
-  json_object_set_new(o, "layout", l);
-  json_object_set_new(o, "ok", json_boolean(d->ok));
-  json_object_set_new(o, "error", d->error ? json_string(d->error) : json_null());
-  json_object_set_new(o, "meets_target", json_boolean(d->meets));
-  json_object_set_new(o, "in_budget", json_boolean(d->in_budget));
-  json_object_set_new(o, "step_time_s", jnum(d->step_s));
-  json_object_set_new(o, "tokens_per_s", jnum(d->tokens_per_s));
-  json_object_set_new(o, "mfu", jnum(d->mfu));
-  json_object_set_new(o, "peak_bound_step_time_s", jnum(d->bound_step_s));
-  json_t *ex = json_object();
-  json_object_set_new(ex, "tp", jnum(d->tp_s));
-  json_object_set_new(ex, "cp", jnum(d->cp_s));
-  json_object_set_new(ex, "ep", jnum(d->ep_s));
-  json_object_set_new(ex, "pp", jnum(d->pp_s));
-  json_object_set_new(ex, "dp", jnum(d->dp_s));
-  json_object_set_new(ex, "bubble", jnum(d->bubble_s));
-  json_object_set_new(o, "exposed_s", ex);
-  json_object_set_new(o, "memory_bytes", json_integer((json_int_t)d->mem_total));
-  json_object_set_new(o, "memory_capacity_bytes", json_integer((json_int_t)d->mem_capacity));
-  json_t *c = json_object();
-  json_object_set_new(c, "usd_per_gpu_hour", jnum(d->cost.gpu_hour_price));
-  json_object_set_new(c, "rate_from_capex", json_boolean(d->cost.rate_from_capex));
-  json_object_set_new(c, "usd_per_step", jnum(d->cost.usd_per_step));
-  json_object_set_new(c, "usd_per_mtok", jnum(d->cost.usd_per_mtok));
-  json_object_set_new(c, "kwh_per_mtok", jnum(d->cost.kwh_per_mtok));
-  json_object_set_new(c, "energy_j_per_step", jnum(d->cost.energy_j_per_step));
-  json_object_set_new(c, "train_s", fs_planner_spec(p)->cost.tokens > 0 ? jnum(d->cost.train_s) : json_null());
-  json_object_set_new(c, "train_usd", fs_planner_spec(p)->cost.tokens > 0 ? jnum(d->cost.train_usd) : json_null());
-  json_object_set_new(c, "train_kwh", fs_planner_spec(p)->cost.tokens > 0 ? jnum(d->cost.train_kwh) : json_null());
-  json_object_set_new(c, "capex_usd", d->cost.capex_usd > 0 ? json_real(d->cost.capex_usd) : json_null());
-  json_object_set_new(o, "cost", c);
-  json_object_set_new(o, "why", json_string(d->why ? d->why : ""));
-  return o;
-}
-
-static void print_json(const FsPlanner *p, guint top)
-{
-  const FsPlannerSpec *s = fs_planner_spec(p);
-  const FsPlannerStats *st = fs_planner_stats(p);
-  json_t *o = json_object();
-  json_object_set_new(o, "schema_version", json_integer(PLAN_SCHEMA_VERSION));
-  json_object_set_new(o, "workload", json_string(s->workload));
-  json_t *t = json_object();
-  json_object_set_new(t, "step_time_s", s->target_step_s > 0 ? json_real(s->target_step_s) : json_null());
-  json_object_set_new(t, "tokens_per_s", s->target_tokens_per_s > 0 ? json_real(s->target_tokens_per_s) : json_null());
-  json_object_set_new(o, "target", t);
-  json_object_set_new(o, "rank_by", json_string(fs_planner_rank_name(s->rank_by)));
-  json_t *c = json_object();
-  json_object_set_new(c, "gpu_hour_price", s->cost.gpu_hour_price >= 0 ? json_real(s->cost.gpu_hour_price) : json_null());
-  json_object_set_new(c, "kwh_price", json_real(s->cost.kwh_price));
-  json_object_set_new(c, "pue", json_real(s->cost.pue));
-  json_object_set_new(c, "amortize_years", json_real(s->cost.amortize_years));
-  json_object_set_new(c, "switch_share", json_string(fs_planner_share_name(s->cost.switch_share)));
-  json_object_set_new(c, "tokens", s->cost.tokens > 0 ? json_real(s->cost.tokens) : json_null());
-  json_object_set_new(c, "budget", s->cost.budget > 0 ? json_real(s->cost.budget) : json_null());
-  json_object_set_new(o, "cost_inputs", c);
-  json_t *se = json_object();
-  json_object_set_new(se, "systems", json_integer(st->systems));
-  json_object_set_new(se, "layouts", json_integer(st->layouts));
-  json_object_set_new(se, "pruned_structure", json_integer(st->structure));
-  json_object_set_new(se, "pruned_memory", json_integer(st->memory));
-  json_object_set_new(se, "pruned_bound", json_integer(st->bound));
-  json_object_set_new(se, "dominated", json_integer(st->dominated));
-  json_object_set_new(se, "simulated", json_integer(st->simulated));
-  json_object_set_new(se, "failed", json_integer(st->failed));
-  json_object_set_new(se, "meets", json_integer(st->meets));
-  json_object_set_new(o, "search", se);
-  json_t *sy = json_array();
-  for (guint i = 0; i < fs_planner_n_systems(p); i++)
-    json_array_append_new(sy, system_json(fs_planner_system(p, i)));
-  json_object_set_new(o, "systems", sy);
-  json_t *ds = json_array();
-  guint n = fs_planner_n_designs(p), k = top ? MIN(top, n) : n;
-  for (guint i = 0; i < k; i++)
-    json_array_append_new(ds, design_json(p, i + 1, fs_planner_design(p, i)));
-  json_object_set_new(o, "designs", ds);
-  char *txt = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-  printf("%s\n", txt);
-  free(txt);
-  json_decref(o);
-}
-
-static void csv_str(GString *s, const char *v)
-{
-  if (strpbrk(v, ",\"\n") == NULL) {
-    g_string_append(s, v);
-    return;
-  }
-  g_string_append_c(s, '"');
-  for (const char *c = v; *c; c++) {
-    if (*c == '"')
-      g_string_append_c(s, '"');
-    g_string_append_c(s, *c);
-  }
-  g_string_append_c(s, '"');
-}
-
-static void csv_num(GString *s, double v)
-{
-  if (isfinite(v))
-    g_string_append_printf(s, "%.9g", v);
-}
-
-static void print_csv(const FsPlanner *p, guint top)
-{
-  GString *s = g_string_new("rank,fabric,gpus,gpu,nodes,tp,pp,dp,cp,ep,sequence_parallel,schedule,"
-                            "virtual_stages,micro_batch,zero_stage,recompute,status,meets_target,in_budget,step_time_s,"
-                            "tokens_per_s,mfu,memory_gib,usd_per_gpu_hour,usd_per_step,usd_per_mtok,"
-                            "kwh_per_mtok,train_s,train_usd,train_kwh,capex_usd,why\n");
-  guint n = fs_planner_n_designs(p), k = top ? MIN(top, n) : n;
-  gboolean tokens = fs_planner_spec(p)->cost.tokens > 0;
-  for (guint i = 0; i < k; i++) {
-    const FsPlannerDesign *d = fs_planner_design(p, i);
-    const FsPlannerSystem *sys = fs_planner_system(p, d->system);
-    g_string_append_printf(s, "%u,", i + 1);
-    csv_str(s, sys->fabric);
-    g_string_append_printf(s, ",%u,", d->gpus);
-    csv_str(s, sys->gpu_name);
-    g_string_append_printf(s, ",%u,%u,%u,%u,%u,%u,%d,%s,%u,%u,%u,%s,%s,%d,%d,", sys->nodes, d->tp,
-                           d->pp, d->dp, d->cp, d->ep, d->sequence_parallel,
-                           fs_pp_schedule_name(d->schedule), MAX(d->vp, 1u), d->micro_batch, d->zero_stage,
-                           fs_recompute_name(d->recompute), d->ok ? "ok" : "error", d->meets,
-                           d->in_budget);
-    double v[] = { d->step_s, d->tokens_per_s, d->mfu, d->mem_total / 1073741824.0,
-                   d->cost.gpu_hour_price, d->cost.usd_per_step, d->cost.usd_per_mtok,
-                   d->cost.kwh_per_mtok, tokens ? d->cost.train_s : NAN,
-                   tokens ? d->cost.train_usd : NAN, tokens ? d->cost.train_kwh : NAN,
-                   d->cost.capex_usd > 0 ? d->cost.capex_usd : NAN };
-    for (guint j = 0; j < G_N_ELEMENTS(v); j++) {
-      if (d->ok || j == 3)
-        csv_num(s, v[j]);
-      g_string_append_c(s, ',');
-    }
-    csv_str(s, d->why ? d->why : "");
-    g_string_append_c(s, '\n');
-  }
-  fputs(s->str, stdout);
-  g_string_free(s, TRUE);
-}
-
-/* Why nothing was simulated, or nothing met the target (stderr, one line). */
-static void explain_failure(const FsPlanner *p)
-{
-  const FsPlannerSpec *s = fs_planner_spec(p);
-  const FsPlannerStats *st = fs_planner_stats(p);
-  GString *m = g_string_new("no design meets the target");
-  if (s->cost.budget > 0)
-    g_string_append(m, " within the budget");
-  if (st->simulated == 0) {
-    if (st->layouts == 0)
-      g_string_append(m, ": no layout to try (tp must divide the GPUs per node, cp and pp the GPU "
-                      "count; check --tp, --pp, --cp, --ep)");
-    else if (st->best_bound_gpus > 0)
-      g_string_append_printf(m, ": even at peak FLOP/s the best layout that fits needs %.4g s per "
-                             "step (%u GPUs); more GPUs or a faster GPU are needed",
-                             st->best_bound_s, st->best_bound_gpus);
-    else if (st->memory > 0)
-      g_string_append_printf(m, ": no layout fits in GPU memory (closest: %s)", st->memory_example);
-    else if (st->structure > 0)
-      g_string_append_printf(m, ": no layout passes the workload's rules (e.g. %s)", st->structure_example);
-  } else if (st->meets == 0 && fs_planner_n_designs(p) > 0 && fs_planner_design(p, 0)->ok) {
-    const FsPlannerDesign *d = fs_planner_design(p, 0);
-    g_string_append_printf(m, "; the closest, #1 above, takes %.4g s per step (%.0f tokens/s)",
-                           d->step_s, d->tokens_per_s);
-  }
-  fprintf(stderr, "fabricsim plan: %s\n", m->str);
-  g_string_free(m, TRUE);
+  fs_progress_count(pr->line, done, total, "designs");
 }
 
 int fs_cmd_plan(int argc, char **argv)
@@ -638,57 +134,52 @@ int fs_cmd_plan(int argc, char **argv)
   s.threads = (guint)opt_jobs;
   s.max_candidates = (guint)opt_max;
   s.max_systems = (guint)opt_max_systems;
+  GError *error = NULL;
   if (opt_tps != NULL) {
-    if (!parse_amount("--target-tokens-per-s", opt_tps, &s.target_tokens_per_s))
-      return 2;
+    if (!fs_planner_parse_amount("--target-tokens-per-s", opt_tps, &s.target_tokens_per_s, &error))
+      return fs_cli_fail("plan", error);
     if (s.target_tokens_per_s <= 0)
       return fs_cli_usage("plan", "--target-tokens-per-s must be > 0");
   }
-  if (opt_step && !parse_step(opt_step, &s.target_step_s))
-    return 2;
-  if ((opt_gpus && !parse_gpus(opt_gpus, &s)) ||
-      (opt_tp && !parse_list("--tp", opt_tp, s.tp, &s.n_tp)) ||
-      (opt_pp && !parse_list("--pp", opt_pp, s.pp, &s.n_pp)) ||
-      (opt_cp && !parse_list("--cp", opt_cp, s.cp, &s.n_cp)) ||
-      (opt_ep && !parse_list("--ep", opt_ep, s.ep, &s.n_ep)) ||
-      (opt_mb && !parse_list("--micro-batch", opt_mb, s.micro_batch, &s.n_micro_batch)) ||
-      (opt_zero && !parse_list("--zero", opt_zero, s.zero, &s.n_zero)) ||
-      (opt_recompute && !parse_recompute(opt_recompute, &s)) ||
-      (opt_schedule && !parse_schedules(opt_schedule, &s)))
-    return 2;
+  if (opt_step && !fs_planner_parse_step(opt_step, &s.target_step_s, &error))
+    return fs_cli_fail("plan", error);
+  if ((opt_gpus && !fs_planner_parse_gpus(opt_gpus, &s, &error)) ||
+      (opt_tp && !fs_planner_parse_list("--tp", opt_tp, s.tp, &s.n_tp, &error)) ||
+      (opt_pp && !fs_planner_parse_list("--pp", opt_pp, s.pp, &s.n_pp, &error)) ||
+      (opt_cp && !fs_planner_parse_list("--cp", opt_cp, s.cp, &s.n_cp, &error)) ||
+      (opt_ep && !fs_planner_parse_list("--ep", opt_ep, s.ep, &s.n_ep, &error)) ||
+      (opt_mb && !fs_planner_parse_list("--micro-batch", opt_mb, s.micro_batch, &s.n_micro_batch, &error)) ||
+      (opt_zero && !fs_planner_parse_list("--zero", opt_zero, s.zero, &s.n_zero, &error)) ||
+      (opt_recompute && !fs_planner_parse_recompute(opt_recompute, &s, &error)) ||
+      (opt_schedule && !fs_planner_parse_schedules(opt_schedule, &s, &error)))
+    return fs_cli_fail("plan", error);
   if (opt_vp < 0 || opt_vp == 1)
     return fs_cli_usage("plan", "--vp must be 2 or more");
   s.vp = (guint)opt_vp;
-  if ((opt_budget && !parse_amount("--budget", opt_budget, &s.cost.budget)) ||
-      (opt_hour && !parse_amount("--gpu-hour-price", opt_hour, &s.cost.gpu_hour_price)) ||
-      (opt_kwh && !parse_amount("--kwh-price", opt_kwh, &s.cost.kwh_price)) ||
-      (opt_pue && !parse_amount("--pue", opt_pue, &s.cost.pue)) ||
-      (opt_years && !parse_amount("--amortize-years", opt_years, &s.cost.amortize_years)) ||
-      (opt_tokens && !parse_amount("--tokens", opt_tokens, &s.cost.tokens)))
-    return 2;
+  if ((opt_budget && !fs_planner_parse_amount("--budget", opt_budget, &s.cost.budget, &error)) ||
+      (opt_hour && !fs_planner_parse_amount("--gpu-hour-price", opt_hour, &s.cost.gpu_hour_price, &error)) ||
+      (opt_kwh && !fs_planner_parse_amount("--kwh-price", opt_kwh, &s.cost.kwh_price, &error)) ||
+      (opt_pue && !fs_planner_parse_amount("--pue", opt_pue, &s.cost.pue, &error)) ||
+      (opt_years && !fs_planner_parse_amount("--amortize-years", opt_years, &s.cost.amortize_years, &error)) ||
+      (opt_tokens && !fs_planner_parse_amount("--tokens", opt_tokens, &s.cost.tokens, &error)))
+    return fs_cli_fail("plan", error);
   if (opt_share && !fs_planner_share_from_name(opt_share, &s.cost.switch_share))
     return fs_cli_usage("plan", "--switch-share expects whole or ports, not \"%s\"", opt_share);
   if (opt_rank && !fs_planner_rank_from_name(opt_rank, &s.rank_by))
     return fs_cli_usage("plan", "--rank-by expects cost, gpus, energy or time, not \"%s\"", opt_rank);
-  GError *error = NULL;
-  g_autoptr(FsCalibration) cal = NULL;
-  g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, &cal, &error);
-  if (cat == NULL)
+  FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,
+                          .needs = FS_SCENARIO_NEED_NCCL | FS_SCENARIO_NEED_EFFICIENCY };
+  g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
+  if (sc == NULL)
     return fs_cli_fail("plan", error);
-  g_autofree char *cdir = opt_models ? g_build_filename(opt_models, "compute", NULL) : NULL;
-  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(cdir, &error);
-  if (eff == NULL || (cal != NULL && !fs_calibration_apply_efficiency(cal, cat, eff, &error)))
-    return fs_cli_fail("plan", error);
-  g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&error);
-  if (np == NULL)
-    return fs_cli_fail("plan", error);
-  g_autoptr(FsPlanner) p = fs_planner_new(&s, cat, eff, np, &error);
+  g_autoptr(FsPlanner) p = fs_planner_new_in(&s, sc, &error);
   if (p == NULL || !fs_planner_prepare(p, &error))
     return fs_cli_fail("plan", error);
-  Progress pr = { !opt_quiet && isatty(STDERR_FILENO), g_get_monotonic_time(), 0, 0, 0 };
-  if (!fs_planner_run(p, progress, &pr, &error)) {
-    if (pr.tty)
-      fputc('\n', stderr); /* end the progress line */
+  g_autoptr(FsProgress) line = fs_progress_new("plan", opt_quiet);
+  Progress pr = { line, 0 };
+  gboolean ran = fs_planner_run(p, progress, &pr, &error);
+  g_clear_pointer(&line, fs_progress_free); /* ends the progress line */
+  if (!ran) {
     if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED)) {
       /* A ranking of some designs would mislead: nothing is printed. */
       g_free(error->message);
@@ -697,14 +188,14 @@ int fs_cmd_plan(int argc, char **argv)
     }
     return fs_cli_fail("plan", error);
   }
-  if (opt_json)
-    print_json(p, (guint)opt_top);
-  else if (opt_csv)
-    print_csv(p, (guint)opt_top);
-  else
-    print_text(p, (guint)opt_top);
+  g_autoptr(GString) out = g_string_new(NULL);
+  fs_report_plan(out, opt_json ? FS_REPORT_JSON : opt_csv ? FS_REPORT_CSV : FS_REPORT_TEXT, p,
+                 (guint)opt_top);
+  fputs(out->str, stdout);
   if (fs_planner_stats(p)->meets == 0) {
-    explain_failure(p);
+    g_string_truncate(out, 0);
+    fs_report_plan_failure(out, p);
+    fprintf(stderr, "fabricsim plan: %s\n", out->str);
     return 1;
   }
   return 0;

@@ -1,27 +1,28 @@
 /* cmd-sweep.c — `fabricsim sweep SPEC.yaml [-o OUT.csv|.json] [-j N]
  * [--resume]`: run every point of a sweep spec (workloads/sweeps/README.md)
  * on all cores, stream rows in point order, show progress on a terminal.
- * Built with MPI (FS_HAVE_MPI, this file only), `mpirun -n K fabricsim
- * sweep SPEC` deals points round-robin over the ranks (each uses its own
- * threads) and rank 0 gathers and writes every row. */
-#include <jansson.h>
+ * Built with MPI (FS_HAVE_MPI: this file and src/sweep/mpi.c only),
+ * `mpirun -n K fabricsim sweep SPEC` deals points round-robin over the
+ * ranks and rank 0 gathers and writes every row (sweep/mpi.h). */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#ifdef FS_HAVE_MPI
-#include <mpi.h>
-#endif
 
 #include "cli/commands.h"
 #include "core/sim.h"
+#include "report/progress.h"
 #include "sweep/output.h"
 #include "sweep/sweep.h"
+#ifdef FS_HAVE_MPI
+#include "sweep/mpi.h"
+#endif
 #include "util/error.h"
 
 static char *opt_out = NULL;
 static char *opt_format = NULL;
 static char *opt_models = NULL;
+static char *opt_calibration = NULL;
 static int opt_jobs = 0;
 static gboolean opt_resume = FALSE;
 static gboolean opt_quiet = FALSE;
@@ -35,9 +36,12 @@ static const GOptionEntry entries[] = {
   {"jobs", 'j', 0, G_OPTION_ARG_INT, &opt_jobs, "Threads (default: all cores)", "N"},
   {"resume", 0, 0, G_OPTION_ARG_NONE, &opt_resume,
    "Keep the points FILE (or FILE.partial) already holds and run the rest", NULL},
-  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress bar", NULL},
+  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
   {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
    "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
+  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
+   "Apply a calibration file (fabricsim calibrate / the probes) to the catalog and the GEMM curves",
+   "FILE"},
   {"list-kinds", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the point kinds and their columns", NULL},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -45,33 +49,17 @@ static const GOptionEntry entries[] = {
 typedef struct {
   FsSweepWriter *writer;
   guint total, start_done, got;
-  gint64 t0, last_draw;
-  gboolean tty;
+  FsProgress *progress; /* rank 0's line on a terminal */
   GError *error;      /* the first write error */
   int rank, size;     /* MPI (0, 1 without) */
-  int ranks_done;     /* MPI rank 0: other ranks that said they are done */
-  gboolean stop_sent; /* MPI rank 0: TAG_STOP sent to the others */
+#ifdef FS_HAVE_MPI
+  FsSweepMpi mpi;
+#endif
 } Ctx;
 
-static void progress(Ctx *c, gboolean final)
+static void progress(Ctx *c)
 {
-  if (!c->tty)
-    return;
-  gint64 now = g_get_monotonic_time();
-  if (!final && now - c->last_draw < 100000)
-    return;
-  c->last_draw = now;
-  guint done = c->start_done + c->got, todo = c->total - c->start_done;
-  double el = (now - c->t0) / 1e6, rate = el > 0 ? c->got / el : 0;
-  double eta = rate > 0 ? (todo - c->got) / rate : 0;
-  int width = 30, fill = c->total ? (int)((guint64)width * done / c->total) : width;
-  char bar[64];
-  for (int i = 0; i < width; i++)
-    bar[i] = i < fill ? '#' : '.';
-  bar[width] = '\0';
-  fprintf(stderr, "\r[%s] %u/%u points  %.1f/s  ETA %d:%02d%s", bar, done, c->total, rate,
-          (int)eta / 60, (int)eta % 60, final ? "\n" : "");
-  fflush(stderr);
+  fs_progress_count(c->progress, c->start_done + c->got, c->total, "points");
 }
 
 static void deliver(Ctx *c, FsSweepResult *r)
@@ -80,146 +68,29 @@ static void deliver(Ctx *c, FsSweepResult *r)
   if (c->error == NULL)
     fs_sweep_writer_add(c->writer, r, &c->error);
   fs_sweep_result_clear(r);
-  progress(c, FALSE);
+  progress(c);
 }
-
-#ifdef FS_HAVE_MPI
-/* Rank 0 and the others.  Each other rank sends its results (TAG_RESULT,
- * as JSON text) and then one TAG_DONE, however its run ended; rank 0
- * receives until every other rank is done, so it never waits for a result
- * that will not come.  When rank 0 is interrupted it sends each other rank
- * a TAG_STOP, which the others' poll turns into an interrupt of their own
- * (mpirun usually signals every rank anyway).  Messages from one rank
- * arrive in the order sent, so a rank's results precede its TAG_DONE. */
-#define TAG_RESULT 17
-#define TAG_DONE 18
-#define TAG_STOP 19
-
-static char *result_to_text(const FsSweepResult *r)
-{
-  json_t *o = json_object();
-  json_object_set_new(o, "i", json_integer(r->index));
-  json_object_set_new(o, "ok", json_boolean(r->ok));
-  json_object_set_new(o, "e", r->error ? json_string(r->error) : json_null());
-  json_t *v = json_array();
-  for (guint i = 0; r->values && r->values[i]; i++)
-    json_array_append_new(v, json_string(r->values[i]));
-  json_object_set_new(o, "v", v);
-  char *s = json_dumps(o, JSON_COMPACT);
-  json_decref(o);
-  return s;
-}
-
-static void text_to_result(const char *text, FsSweepResult *r)
-{
-  json_t *o = json_loads(text, 0, NULL);
-  g_assert(o != NULL);
-  r->index = (guint)json_integer_value(json_object_get(o, "i"));
-  r->ok = json_is_true(json_object_get(o, "ok"));
-  const char *e = json_string_value(json_object_get(o, "e"));
-  r->error = e ? g_strdup(e) : NULL;
-  json_t *v = json_object_get(o, "v");
-  r->values = NULL;
-  if (r->ok) {
-    r->values = g_new0(char *, json_array_size(v) + 1);
-    for (size_t i = 0; i < json_array_size(v); i++)
-      r->values[i] = g_strdup(json_string_value(json_array_get(v, i)));
-  }
-  json_decref(o);
-}
-
-/* Rank 0: receives one message from another rank (blocking when wait): a
- * result, delivered, or a rank's TAG_DONE, counted. */
-static gboolean mpi_receive(Ctx *c, gboolean wait)
-{
-  MPI_Status st;
-  int flag = 1;
-  if (!wait)
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
-  else
-    MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-  if (!flag)
-    return FALSE;
-  if (st.MPI_TAG == TAG_DONE) {
-    int peer_status;
-    MPI_Recv(&peer_status, 1, MPI_INT, st.MPI_SOURCE, TAG_DONE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    c->ranks_done++;
-    if (peer_status == FS_EXIT_INTERRUPTED)
-      fs_sim_request_interrupt(); /* one rank stopped: the sweep stops */
-    return TRUE;
-  }
-  int len;
-  MPI_Get_count(&st, MPI_CHAR, &len);
-  g_autofree char *buf = g_malloc(len + 1);
-  MPI_Recv(buf, len, MPI_CHAR, st.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  buf[len] = '\0';
-  FsSweepResult r = {0};
-  text_to_result(buf, &r);
-  deliver(c, &r);
-  return TRUE;
-}
-
-/* Rank 0's poll: takes what has arrived; on its own interrupt, asks the
- * other ranks (once) to stop too. */
-static void poll_mpi(void *ud)
-{
-  Ctx *c = ud;
-  while (mpi_receive(c, FALSE))
-    ;
-  if (fs_sim_interrupt_requested() && !c->stop_sent) {
-    c->stop_sent = TRUE;
-    for (int r = 1; r < c->size; r++) {
-      int nothing = 0;
-      MPI_Send(&nothing, 1, MPI_INT, r, TAG_STOP, MPI_COMM_WORLD);
-    }
-  }
-}
-
-/* The other ranks' poll: a TAG_STOP from rank 0 interrupts this rank. */
-static void poll_stop(void *ud)
-{
-  (void)ud;
-  int flag = 0;
-  MPI_Status st;
-  MPI_Iprobe(0, TAG_STOP, MPI_COMM_WORLD, &flag, &st);
-  if (flag) {
-    int nothing;
-    MPI_Recv(&nothing, 1, MPI_INT, 0, TAG_STOP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    fs_sim_request_interrupt();
-  }
-}
-
-static void send_result(FsSweepResult *r, void *ud)
-{
-  (void)ud;
-  g_autofree char *t = result_to_text(r);
-  MPI_Send(t, (int)strlen(t), MPI_CHAR, 0, TAG_RESULT, MPI_COMM_WORLD);
-}
-
-/* Under mpirun (Open MPI, MPICH/PMI or PMIx sets these), start MPI. */
-static gboolean launched_by_mpirun(void)
-{
-  return g_getenv("OMPI_COMM_WORLD_SIZE") != NULL || g_getenv("PMI_SIZE") != NULL ||
-         g_getenv("PMIX_RANK") != NULL;
-}
-#endif
 
 static void on_result(FsSweepResult *r, void *ud)
 {
   deliver(ud, r);
 }
 
+#ifdef FS_HAVE_MPI
+static void poll_root(void *ud) { fs_sweep_mpi_poll_root(&((Ctx *)ud)->mpi); }
+static void poll_other(void *ud) { fs_sweep_mpi_poll_other(&((Ctx *)ud)->mpi); }
+#endif
+
 static int run(const char *spec_path)
 {
   Ctx c = {0};
   c.size = 1;
 #ifdef FS_HAVE_MPI
-  gboolean mpi = launched_by_mpirun();
+  gboolean mpi = fs_sweep_mpi_launched();
   if (mpi) {
-    int provided;
-    MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &c.size);
+    fs_sweep_mpi_init(&c.mpi, on_result, &c);
+    c.rank = c.mpi.rank;
+    c.size = c.mpi.size;
   }
 #endif
   GError *error = NULL;
@@ -238,7 +109,8 @@ static int run(const char *spec_path)
     status = fs_cli_usage("sweep", "--resume needs -o FILE");
   if (status == 0 && (spec = fs_sweep_spec_load_file(spec_path, &error)) == NULL)
     status = fs_cli_fail("sweep", error);
-  if (status == 0 && (env = fs_sweep_env_new(opt_models, &error)) == NULL)
+  FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration };
+  if (status == 0 && (env = fs_sweep_env_new(&in, &error)) == NULL)
     status = fs_cli_fail("sweep", error);
   if (status == 0 && c.rank == 0) {
     if ((w = fs_sweep_writer_open(spec, opt_out, fmt, opt_resume, &error)) == NULL)
@@ -247,53 +119,32 @@ static int run(const char *spec_path)
       done = fs_sweep_writer_done(w);
   }
 #ifdef FS_HAVE_MPI
-  if (mpi) {
-    /* Every rank learns where to start, or that rank 0 failed. */
-    int msg[2] = { status, (int)done };
-    MPI_Bcast(msg, 2, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &msg[0], 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    status = msg[0];
-    done = (guint)msg[1];
-  }
+  if (mpi) /* every rank learns where to start, or that rank 0 failed */
+    fs_sweep_mpi_agree(&c.mpi, &status, &done);
 #endif
   if (status != 0)
     goto out;
   c.writer = w;
   c.total = fs_sweep_spec_n_points(spec);
   c.start_done = done;
-  c.t0 = c.last_draw = g_get_monotonic_time();
-  c.tty = c.rank == 0 && !opt_quiet && isatty(STDERR_FILENO) && (opt_out != NULL || !isatty(STDOUT_FILENO));
+  /* Rows on a terminal's stdout would interleave with the line: none then. */
+  c.progress = fs_progress_new("sweep", c.rank != 0 || opt_quiet || (opt_out == NULL && isatty(STDOUT_FILENO)));
   fs_sweep_env_prepare(env, spec, done + (guint)c.rank, (guint)c.size);
   FsSweepResultFn cb = on_result;
   FsSweepPollFn poll = NULL;
 #ifdef FS_HAVE_MPI
   if (mpi && c.rank != 0) {
-    cb = send_result;
-    poll = poll_stop;
+    cb = fs_sweep_mpi_send_result;
+    poll = poll_other;
   }
   if (mpi && c.rank == 0)
-    poll = poll_mpi;
+    poll = poll_root;
 #endif
   gboolean ran = fs_sweep_run(env, spec, done + (guint)c.rank, (guint)c.size,
                               (guint)MAX(opt_jobs, 0), cb, poll, &c, &error);
 #ifdef FS_HAVE_MPI
-  if (mpi && c.rank != 0) {
-    int st = ran ? 0
-             : g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED) ? FS_EXIT_INTERRUPTED
-                                                                                    : 1;
-    MPI_Send(&st, 1, MPI_INT, 0, TAG_DONE, MPI_COMM_WORLD);
-  }
-  if (mpi && c.rank == 0) {
-    if (!ran)
-      poll_mpi(&c); /* tells the others to stop when interrupted */
-    while (c.ranks_done < c.size - 1)
-      mpi_receive(&c, TRUE);
-    if (ran && fs_sim_interrupt_requested()) {
-      /* Another rank was interrupted after this one had finished. */
-      ran = FALSE;
-      g_set_error(&error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED, "interrupted");
-    }
-  }
+  if (mpi)
+    fs_sweep_mpi_finish(&c.mpi, &ran, &error);
 #endif
   if (!ran) {
     if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED) && c.rank != 0) {
@@ -304,7 +155,7 @@ static int run(const char *spec_path)
     }
     if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED) && c.rank == 0) {
       /* The rows in point order so far are in OUT.partial; OUT is not written. */
-      progress(&c, TRUE);
+      g_clear_pointer(&c.progress, fs_progress_free);
       g_clear_error(&error);
       guint kept = fs_sweep_writer_done(w);
       if (opt_out != NULL)
@@ -320,7 +171,8 @@ static int run(const char *spec_path)
     goto out;
   }
   if (c.rank == 0) {
-    progress(&c, TRUE);
+    progress(&c);
+    g_clear_pointer(&c.progress, fs_progress_free);
     if (c.error != NULL)
       status = fs_cli_fail("sweep", g_steal_pointer(&c.error));
     else if (!fs_sweep_writer_finish(w, &error))
@@ -328,12 +180,11 @@ static int run(const char *spec_path)
   }
 out:
 #ifdef FS_HAVE_MPI
-  if (mpi) {
-    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-  }
+  if (mpi)
+    fs_sweep_mpi_end(&c.mpi, &status);
 #endif
   g_clear_error(&c.error);
+  g_clear_pointer(&c.progress, fs_progress_free);
   return status;
 }
 

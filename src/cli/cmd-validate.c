@@ -2,20 +2,20 @@
  * reference table (the CSV files of validation/reference) and print predicted vs
  * measured, the error per row and the MAPE per table against its bar.
  * Exit 1 when a table misses its bar, 2 for a malformed table. */
-#include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
-#include <string.h>
 
-#include "calib/calibration.h"
 #include "calib/validate.h"
 #include "cli/commands.h"
+#include "report/progress.h"
+#include "report/validate.h"
+#include "scenario/scenario.h"
 
 static gboolean opt_json = FALSE;
 static gboolean opt_list = FALSE;
 static char *opt_models = NULL;
 static char *opt_calibration = NULL;
 static char *opt_dir = NULL;
+static gboolean opt_quiet = FALSE;
 
 static const GOptionEntry entries[] = {
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print the results as JSON", NULL},
@@ -27,38 +27,9 @@ static const GOptionEntry entries[] = {
    "Catalog folder (default: $FABRICSIM_MODELS, else the built-in models/)", "DIR"},
   {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
    "Apply a calibration file before predicting", "FILE"},
+  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
-
-static char *fmt(const char *f, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  if (!isfinite(v))
-    return g_strdup("-");
-  return g_strdup(g_ascii_formatd(buf, sizeof buf, f, v));
-}
-
-static void print_result(const FsValResult *r, const char *metric)
-{
-  printf("%s (%s): bar %s\n", r->table, r->kind, r->bar);
-  if (!r->ran) {
-    printf("  not run: no runner for kind \"%s\" in this build ('fabricsim validate "
-           "--list-kinds')\n\n",
-           r->kind);
-    return;
-  }
-  printf("  %5s %14s %12s %12s %9s\n", "line", "size (B)", "predicted", "measured", "error %");
-  for (guint i = 0; i < r->rows->len; i++) {
-    const FsValRow *row = &g_array_index(r->rows, FsValRow, i);
-    g_autofree char *p = fmt("%.4g", row->predicted), *m = fmt("%.4g", row->measured);
-    g_autofree char *e = fmt("%+.2f", row->error_pct);
-    printf("  %5d %14" G_GUINT64_FORMAT " %12s %12s %9s%s\n", row->line, row->size, p, m, e,
-           row->in_scope ? "" : "  (outside the bar)");
-  }
-  g_autofree char *mape = fmt("%.2f", r->mape), *mx = fmt("%.2f", r->max_abs_pct);
-  printf("  %s MAPE %s %% over %u row%s (max %s %%): %s\n\n", metric, mape, r->in_scope,
-         r->in_scope == 1 ? "" : "s", mx, r->pass ? "PASS" : "FAIL");
-}
 
 /* A TABLE argument: a path to a file, or a table name in the folder. */
 static char *table_path(const char *dir, const char *arg)
@@ -107,49 +78,25 @@ int fs_cmd_validate(int argc, char **argv)
   }
   if (files->len == 0)
     return fs_cli_usage("validate", "no reference tables (*.csv) in %s", dir);
-  g_autoptr(FsCalibration) cal = NULL;
-  g_autoptr(FsCatalog) cat = fs_calibration_load_catalog(opt_models, opt_calibration, &cal, &error);
-  if (cat == NULL)
+  FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration };
+  g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
+  if (sc == NULL)
     return fs_cli_fail("validate", error);
-  guint pass = 0, failed = 0, not_run = 0;
-  json_t *all = json_array();
+  g_autoptr(FsValReport) rep = fs_report_validate_new(opt_calibration);
+  g_autoptr(FsProgress) progress = fs_progress_new("validate", opt_quiet);
   for (guint i = 0; i < files->len; i++) {
     g_autoptr(FsValTable) t = fs_val_table_load(g_ptr_array_index(files, i), &error);
-    if (t == NULL) {
-      json_decref(all);
+    if (t == NULL)
       return fs_cli_fail("validate", error);
-    }
-    g_autoptr(FsValResult) r = fs_val_run_calibrated(t, cat, cal, &error);
-    if (r == NULL) {
-      json_decref(all);
+    g_autoptr(FsValResult) r =
+      fs_val_run_calibrated(t, fs_scenario_catalog(sc), fs_scenario_calibration(sc), &error);
+    if (r == NULL)
       return fs_cli_fail("validate", error);
-    }
-    if (!r->ran)
-      not_run++;
-    else if (r->pass)
-      pass++;
-    else
-      failed++;
-    if (opt_json)
-      json_array_append_new(all, fs_val_result_json(r));
-    else
-      print_result(r, t->bar_metric);
+    fs_report_validate_add(rep, r, t->bar_metric);
   }
-  if (opt_json) {
-    json_t *doc = json_object();
-    json_object_set_new(doc, "calibration",
-                        opt_calibration ? json_string(opt_calibration) : json_null());
-    json_object_set_new(doc, "tables", all);
-    json_object_set_new(doc, "passed", json_integer(pass));
-    json_object_set_new(doc, "failed", json_integer(failed));
-    json_object_set_new(doc, "not_run", json_integer(not_run));
-    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
-    json_decref(doc);
-    printf("%s\n", text);
-    free(text);
-  } else {
-    json_decref(all);
-    printf("summary: %u passed, %u failed, %u not run\n", pass, failed, not_run);
-  }
+  g_clear_pointer(&progress, fs_progress_free);
+  g_autoptr(GString) out = g_string_new(NULL);
+  guint failed = fs_report_validate_finish(rep, out, opt_json ? FS_REPORT_JSON : FS_REPORT_TEXT);
+  fputs(out->str, stdout);
   return failed > 0 ? 1 : 0;
 }

@@ -107,6 +107,11 @@ const FsCommand *fs_command_find(const char *name)
 
 int fs_cli_fail(const char *cmd, GError *error)
 {
+  if (g_error_matches(error, G_OPTION_ERROR, FS_USAGE_ERROR)) {
+    int st = fs_cli_usage(cmd, "%s", error->message);
+    g_error_free(error);
+    return st;
+  }
   int status = fs_error_exit_status(error);
   /* One line, whatever the arguments quoted in the message hold; only a
    * deadlock report lists its stuck ops one per line. */

@@ -65,8 +65,8 @@ int fs_cli_options_parse(GOptionContext *ctx, int *argc, char ***argv, const cha
 
 /* Prints error as one line on stderr ("fabricsim <cmd>: <message>", control
  * characters written as C escapes; a deadlock report keeps its one line
- * per stuck op), frees it, and returns its exit status (see
- * fs_error_exit_status). */
+ * per stuck op; an FS_USAGE_ERROR as fs_cli_usage), frees it, and returns
+ * its exit status (see fs_error_exit_status). */
 int fs_cli_fail(const char *cmd, GError *error);
 
 /* Prints a usage error (one line: control characters in the arguments are

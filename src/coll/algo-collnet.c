@@ -83,6 +83,11 @@ static FsCollEp up_switch(const FsComm *comm, guint h, guint j)
   return FS_EP_COLLNET(fs_comm_collnet_leaf(comm, fs_comm_collnet_group(comm, h), j));
 }
 
+/* Adds collnet_direct's steps to the plan (the model in the file comment): per channel, chunks
+ * of L slices (halved while the channel would have fewer than MIN_CHUNKS), and per chunk the
+ * intra-host scatter to the shard owners, each shard's trip through the aggregation tree
+ * (tree_trip) and the gather back on lane 1. Adds about 2·nh·L² transfers per chunk; allocates
+ * only its scratch arrays. */
 static void build_direct(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
@@ -141,6 +146,10 @@ static void build_direct(FsPlanBuilder *b)
   }
 }
 
+/* Adds collnet_chain's steps to the plan: per channel and slice-sized chunk, a chain inside
+ * every host down to the channel's head rank (local rank ch mod L), the head's trip through the
+ * aggregation tree, and the chain broadcast back on lane 1. Adds about 2·nh·L transfers per
+ * chunk. */
 static void build_chain(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);

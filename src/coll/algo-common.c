@@ -20,6 +20,9 @@ uint64_t fs_algo_chunk(const FsPlanBuilder *b, uint64_t bytes, guint64 i)
   return MIN(c, bytes - start);
 }
 
+/* See algos.h. Each block moves in slices, and slice j of a step waits for slice j of the step
+ * before it upstream (and for ready[p]), so slices stream through the ring; max_ring_steps cuts
+ * the steps for timing runs. Allocates two m × J arrays of step ids for the loop. */
 void fs_algo_ring_loop(FsPlanBuilder *b, guint channel, FsRingKind kind, const guint *ranks,
                        guint m, const uint64_t *blocks, const uint32_t *ready, uint32_t *done)
 {

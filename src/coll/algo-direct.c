@@ -25,6 +25,11 @@ static uint32_t send_chunked(FsPlanBuilder *b, guint ch, guint src, guint dst, u
   return last;
 }
 
+/* Adds the direct algorithm's steps for the request: per channel, every rank sends to each peer
+ * (the whole buffer or its block, chunked) with a local reduce at the receiver where the op
+ * reduces; rooted ops send from or to the root only; sendrecv is the ring of pairs r → r+1;
+ * barrier (channel 0 only) is an empty gather to rank 0 and its release. About n² transfers per
+ * chunk and channel for the all-to-all ops. */
 static void build(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);

@@ -150,6 +150,11 @@ static void host_tree_free(HostTree *tr)
   g_free(tr->order);
 }
 
+/* Adds nvls_tree's steps (all_reduce over several hosts, file comment): per chunk, the NVLS
+ * load-reduce up in every host, then for every shard j a binary tree over the hosts among their
+ * rank j (deeper hosts first up, the root reduces, then down; odd channels use the
+ * complementary tree when there are two or more channels), then the NVLS multicast down in
+ * every host. Builds the two host trees once per plan. */
 static void build_tree(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);

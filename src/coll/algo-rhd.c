@@ -57,6 +57,11 @@ static void doubling(FsPlanBuilder *b, guint ch, guint p, uint64_t total, uint32
   }
 }
 
+/* Adds the recursive halving-doubling steps for the request over the largest power of two p ≤
+ * n: all_reduce folds the n - p extra ranks into a partner first and returns them the result
+ * last; reduce_scatter is the halving and all_gather and hypercube the doubling (n a power of
+ * two, which unsupported checks); barrier (channel 0 only) is dissemination with empty
+ * messages. log2(p) transfers per rank and channel. */
 static void build(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);

@@ -135,6 +135,9 @@ gboolean fs_coll_dtype_from_name(const char *name, FsCollDtype *out)
 FS_NAMES_DEFINE(FsCollRedop, fs_coll_redop, redop_names, FS_COLL_N_REDOPS, fs_names_index_nocase)
 FS_NAMES_DEFINE(FsCollProto, fs_coll_proto, proto_names, FS_PROTO_N, fs_names_index_nocase)
 
+/* See coll.h: as nccl-tests, the per-rank count of the gathering and scattering ops is rounded
+ * down to a 16-byte multiple of elements, and algbw_bytes is the payload its algbw divides
+ * (none for a barrier). Pure arithmetic. */
 void fs_coll_sizes(FsCollOp op, uint64_t bytes, FsCollDtype dt, guint nranks, FsCollSizes *out)
 {
   g_return_if_fail(out != NULL && nranks > 0);

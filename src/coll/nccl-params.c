@@ -4,6 +4,7 @@
  * negative number is an error naming file:line:col. */
 #include "coll/nccl-params.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "coll/comm.h"
@@ -166,7 +167,7 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   static const char *const top[] = {
     "nccl_version", "steps", "protocols", "base_latency_us", "hw_latency_us", "arch_rows",
     "ll_max_bw_gbps", "per_channel_max_bw_gbps", "nvls_efficiency", "tree_correction",
-    "net_overhead_us", "bandwidth_factors", "channels", "p2p", "ring_kernel", NULL,
+    "net_overhead_us", "bandwidth_factors", "channels", "p2p", "ring_kernel", "algorithms", NULL,
   };
   if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top, "NCCL parameters", error))
     return FALSE;
@@ -316,11 +317,20 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
     &p->f_ring_plateau_old, &p->f_ring_plateau, &p->collnet_arity_us, &p->pat_rank_us,
     &p->pat_inter_div,
   };
-  t = get_table(root, "bandwidth_factors", bf_keys, G_N_ELEMENTS(bf_out), NULL, error);
+  static const char *const bf_optional[] = {"ring_ll128_one_rank_per_node",
+                                            "ring_ll_one_host_other", "nvls_legacy_ratio", NULL};
+  t = get_table(root, "bandwidth_factors", bf_keys, G_N_ELEMENTS(bf_out), bf_optional, error);
   if (t == NULL)
     return FALSE;
   for (guint i = 0; i < G_N_ELEMENTS(bf_out); i++)
     if (!get_number(t, bf_keys[i], "bandwidth_factors", 1e3, bf_out[i], error))
+      return FALSE;
+  double *bf_opt_out[] = {&p->f_ring_ll128_one_ppn, &p->f_ring_ll_one_host_other,
+                          &p->f_nvls_legacy_ratio};
+  p->f_ring_ll128_one_ppn = p->f_ring_ll128;
+  for (guint i = 0; bf_optional[i]; i++)
+    if (fs_yaml_map_get(t, bf_optional[i]) != NULL &&
+        !get_number(t, bf_optional[i], "bandwidth_factors", 1e3, bf_opt_out[i], error))
       return FALSE;
   if (p->f_tree_ll_div <= 0 || p->pat_inter_div <= 0) {
     fs_yaml_error(error, fs_yaml_map_get(t, "tree_ll_divisor"), "expected tree_ll_divisor and pat_inter_divisor above 0");
@@ -348,6 +358,30 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   if (p->p2p_nvl_chunk == 0 || p->p2p_net_chunk == 0) {
     fs_yaml_error(error, t, "p2p chunk sizes must be at least 1 byte");
     return FALSE;
+  }
+
+  /* Optional: the algorithms a release lacks (PAT before 2.23). */
+  if (fs_yaml_map_get(root, "algorithms") != NULL) {
+    static const char *const al_keys[] = {"absent", NULL};
+    t = get_table(root, "algorithms", al_keys, 1, NULL, error);
+    if (t == NULL)
+      return FALSE;
+    const FsYamlNode *abs = fs_yaml_require_key(t, "absent", "algorithms", error);
+    if (abs == NULL || !fs_yaml_require_seq(abs, error))
+      return FALSE;
+    for (guint i = 0; i < abs->n; i++) {
+      const char *name;
+      guint a;
+      if (!fs_yaml_get_string(abs->values[i], &name, error))
+        return FALSE;
+      if (!fs_names_index(algo_names(), FS_NCCL_ALGO_N, name, &a)) {
+        fs_yaml_error(error, abs->values[i],
+                      "expected an NCCL algorithm (Tree, Ring, CollNetDirect, CollNetChain, NVLS, "
+                      "NVLSTree, PAT), got \"%s\"", name);
+        return FALSE;
+      }
+      p->algo_absent |= (guint64)1 << a;
+    }
   }
 
   /* Optional: files written before it keep loading (copy cost 0). */
@@ -424,4 +458,110 @@ uint64_t fs_nccl_params_slice_bytes(const FsNcclParams *p, FsCollProto proto)
   const FsNcclProto *pr = &p->proto[proto];
   uint64_t c = (uint64_t)((double)(pr->buffer / p->steps * pr->slice_steps) * pr->payload);
   return MAX(c, 1);
+}
+
+/* ---- releases --------------------------------------------------------------- */
+
+/* "X.Y" of "X.Y", "X.Y.Z", "X.Y.Z-1" or "vX.Y…"; NULL when not one. */
+static char *release_of(const char *v)
+{
+  if (v[0] == 'v')
+    v++;
+  guint a, b;
+  int used = 0;
+  if (sscanf(v, "%u.%u%n", &a, &b, &used) != 2 || a > 99 || b > 99 ||
+      (v[used] != '\0' && v[used] != '.' && v[used] != '-' && v[used] != '+'))
+    return NULL;
+  return g_strdup_printf("%u.%u", a, b);
+}
+
+char *fs_nccl_params_release_of_code(guint code)
+{
+  if (code == 0)
+    return NULL;
+  /* NCCL_VERSION_CODE: X*10000 + Y*100 + Z from 2.9, X*1000 + Y*100 + Z before. */
+  if (code >= 20900)
+    return g_strdup_printf("%u.%u", code / 10000, code / 100 % 100);
+  return g_strdup_printf("%u.%u", code / 1000, code / 100 % 10);
+}
+
+static int release_cmp(const void *a, const void *b)
+{
+  const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+  guint xa = 0, xb = 0, ya = 0, yb = 0;
+  sscanf(x, "%u.%u", &xa, &xb);
+  sscanf(y, "%u.%u", &ya, &yb);
+  return xa != ya ? (xa < ya ? -1 : 1) : xb != yb ? (xb < yb ? -1 : 1) : 0;
+}
+
+/* The default file's release, read from its nccl_version (NULL on error). */
+static char *default_release(const char *path)
+{
+  g_autoptr(GError) e = NULL;
+  g_autoptr(FsNcclParams) p = fs_nccl_params_load(path, &e);
+  return p != NULL ? release_of(p->version) : NULL;
+}
+
+char **fs_nccl_params_known_versions(void)
+{
+  g_autofree char *def = fs_nccl_params_default_path();
+  g_autofree char *dir = g_path_get_dirname(def);
+  GPtrArray *out = g_ptr_array_new();
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  for (const char *name; d != NULL && (name = g_dir_read_name(d)) != NULL;) {
+    if (!g_str_has_prefix(name, "nccl-") || !g_str_has_suffix(name, ".yaml"))
+      continue;
+    g_autofree char *mid = g_strndup(name + 5, strlen(name) - 5 - 5);
+    char *r = release_of(mid);
+    if (r != NULL && strcmp(r, mid) == 0)
+      g_ptr_array_add(out, r);
+    else
+      g_free(r);
+  }
+  char *dr = default_release(def);
+  if (dr != NULL && !g_ptr_array_find_with_equal_func(out, dr, g_str_equal, NULL))
+    g_ptr_array_add(out, dr);
+  else
+    g_free(dr);
+  g_ptr_array_sort(out, release_cmp);
+  g_ptr_array_add(out, NULL);
+  return (char **)g_ptr_array_free(out, FALSE);
+}
+
+char *fs_nccl_params_version_path(const char *version, const char *what, GError **error)
+{
+  g_return_val_if_fail(version != NULL && what != NULL, NULL);
+  g_autofree char *rel = NULL;
+  if (version[0] != '\0' && version[strspn(version, "0123456789")] == '\0') {
+    guint64 code = g_ascii_strtoull(version, NULL, 10);
+    rel = code > 0 && code < 1000000 ? fs_nccl_params_release_of_code((guint)code) : NULL;
+  } else {
+    rel = release_of(version);
+  }
+  g_autofree char *def = fs_nccl_params_default_path();
+  g_autofree char *dir = g_path_get_dirname(def);
+  if (rel != NULL) {
+    g_autofree char *name = g_strdup_printf("nccl-%s.yaml", rel);
+    char *path = g_build_filename(dir, name, NULL);
+    if (g_file_test(path, G_FILE_TEST_EXISTS))
+      return path;
+    g_free(path);
+    g_autofree char *dr = default_release(def);
+    if (dr != NULL && strcmp(dr, rel) == 0)
+      return g_steal_pointer(&def);
+  }
+  g_auto(GStrv) known = fs_nccl_params_known_versions();
+  g_autofree char *list = g_strjoinv(", ", known);
+  g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
+              "%s \"%s\": %s; known releases (%s): %s", what, version,
+              rel == NULL ? "not an NCCL version (expected X.Y, X.Y.Z or a version code like 22105)"
+                          : "no parameter file for this release",
+              dir, known[0] != NULL ? list : "none");
+  return NULL;
+}
+
+FsNcclParams *fs_nccl_params_load_version(const char *version, const char *what, GError **error)
+{
+  g_autofree char *path = fs_nccl_params_version_path(version, what, error);
+  return path != NULL ? fs_nccl_params_load(path, error) : NULL;
 }

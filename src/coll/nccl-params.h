@@ -85,6 +85,15 @@ typedef struct {
   double f_ring_ll, f_ll128, f_ring_ll128, f_tree_ar, f_tree_ll_div, f_tree_ll128_one_host;
   double f_tree_pattern, f_pat, f_collnet_sm90, f_ring_plateau_old, f_ring_plateau;
   double collnet_arity_us, pat_rank_us, pat_inter_div;
+  /* Refinements of older releases (optional keys; see models/nccl/README.md):
+   * Ring+LL128 with one rank per node (≤ 2.22: 0.7; default ring_ll128),
+   * Ring+LL on one host for collectives other than all_reduce and reduce
+   * (≤ 2.20: 1/3; 0 = ring_ll), and the NVLS model before 2.28 (algbw =
+   * nCh × min(bwIntra, bwInter) × this ratio, 5/6; 0 = the 2.28+ model). */
+  double f_ring_ll128_one_ppn, f_ring_ll_one_host_other, f_nvls_legacy_ratio;
+  /* Algorithms the release does not have (bit FsNcclAlgo), from the
+   * optional `algorithms: {absent: [...]}` table; the tuner never picks them. */
+  guint64 algo_absent;
   /* Channel counts for communicators built from a topology. */
   guint max_channels, nvls_channels;
   /* Point to point. */
@@ -111,6 +120,28 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsNcclParams, fs_nccl_params_free)
 
 /* Path of the default file (caller frees). */
 char *fs_nccl_params_default_path(void);
+
+/* The releases with a file in the models folder (the default file's
+ * folder): "2.18", "2.19", …, sorted by release; the default file's own
+ * release among them.  Files are named nccl-X.Y.yaml; nccl.yaml is the
+ * default.  Caller frees (g_strfreev).  Cost: reads the folder and the
+ * default file's nccl_version line. */
+char **fs_nccl_params_known_versions(void);
+
+/* Loads the file of NCCL release version: "2.21", "2.21.5" (patch
+ * ignored) or a version code as NCCL prints it (22105, or 2804 for
+ * 2.8.4).  Error FS_COLL_ERROR_PARSE naming the known releases when there
+ * is none for it (the message starts with what, e.g. "--nccl-version");
+ * otherwise as fs_nccl_params_load. */
+FsNcclParams *fs_nccl_params_load_version(const char *version, const char *what, GError **error);
+
+/* The path of release version's file, as fs_nccl_params_load_version
+ * would load it (caller frees), or NULL with the same error. */
+char *fs_nccl_params_version_path(const char *version, const char *what, GError **error);
+
+/* "2.21" of a version code (22105 → "2.21", 2804 → "2.8"); NULL for 0.
+ * Caller frees. */
+char *fs_nccl_params_release_of_code(guint code);
 
 /* Payload bytes per pipelined chunk and per slice for protocol p:
  * buffer/steps × chunk_steps (slice_steps) × payload. */

@@ -76,6 +76,33 @@ void fs_ncclt_row(GString *out, const FsNcclTestsRow *row);
  * concluded". avg_busbw is the mean over rows of both busbw columns. */
 void fs_ncclt_footer(GString *out, FsCollOp op, double avg_busbw);
 
+/* nccl-tests' own -J (--output_file) JSON: the writer of NVIDIA/nccl-tests
+ * src/util.cu at commit a0b82b2260cf5152b9f8c061bbf7eaf0ba096432 (version
+ * 2.19.6, JSON_FILE_VERSION 3: jsonOutputInit, writeDeviceReport,
+ * writeResultHeader, writeBenchmarkLinePreamble/Body/Terminator,
+ * writeResultFooter, jsonOutputFinalize), key for key and in its order, on
+ * one line without a final newline, doubles as "%lf", booleans as the
+ * strings "true"/"false", root as the "%6i" string, nwrong null (no data
+ * is checked).  One deliberate difference: nccl-tests' single-process
+ * build lists only the first device of its process; this lists every
+ * rank (as its MPI build with one GPU per process does), so readers count
+ * the ranks.  Times and the environment are the caller's (run). */
+#define FS_NCCLT_JSON_VERSION 3
+
+typedef struct {
+  const char *const *args;  /* the command line, program name first; NULL-terminated */
+  const char *const *env;   /* "NAME=value" entries; NULL-terminated, may be NULL */
+  const char *start_time;   /* "%Y-%m-%d %H:%M:%S" */
+  const char *end_time;
+} FsNcclTestsJsonRun;
+
+/* Appends the whole -J document for one collective's rows (all of one
+ * program run: every dtype and redop of it).  avg_busbw as for
+ * fs_ncclt_footer.  Deterministic: depends on the arguments only. */
+void fs_ncclt_json(GString *out, const FsNcclTestsHeader *h, const FsNcclTestsJsonRun *run,
+                   const FsNcclTestsDevice *devs, guint ndevs, const FsNcclTestsRow *rows,
+                   guint nrows, double avg_busbw);
+
 /* The JSON object of a row: op, size_bytes, count, type, redop, root,
  * time_us, algbw_GBps, busbw_GBps (out-of-place), algo, proto, channels.
  * New reference. */

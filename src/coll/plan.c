@@ -449,6 +449,10 @@ static FsCollPlan *build_plan(const FsComm *comm, const FsCollAlgo *algo, const 
   return build_plan_mode(comm, algo, r, NULL, NULL, NULL, error);
 }
 
+/* Builds the plan (contract at the declaration above): runs the algorithm's builder, then
+ * either folds the result (route_fixed set) or adds the connection credits, and turns a builder
+ * that ran past max_steps into FS_RUNTIME_ERROR_LIMIT. The plan borrows comm and belongs to the
+ * caller. */
 static FsCollPlan *build_plan_mode(const FsComm *comm, const FsCollAlgo *algo,
                                    const FsCollRequest *r, FsCollRouteFixedFn route_fixed,
                                    void *ctx, gboolean *unfolded, GError **error)
@@ -852,6 +856,10 @@ static gboolean routes_fixed(const FsCollPlan *p, FsCollRouteFixedFn fixed, void
   return TRUE;
 }
 
+/* See plan.h. Channels are grouped into classes of equal step sequences (quadratic in the
+ * channels in the worst case), k is the gcd of the class sizes, and the first size/k members of
+ * each class are kept with their steps renumbered and given width k; the folded plan belongs to
+ * the caller and borrows comm like p. */
 FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixed, void *ctx)
 {
   g_return_val_if_fail(p != NULL, NULL);

@@ -306,6 +306,11 @@ static void search_free(Search *s)
   g_free(s->cand);
 }
 
+/* See ring-search.h. For each path type from NVLink down, tries the candidate ring speeds
+ * (every distinct hop capacity divided by 1..max_rings, fastest first, capped by the GPUs' in
+ * and out bound) and keeps the set of rings with the highest total that beats the previous by
+ * 0.1 %; gives up on a type after FS_RING_SEARCH_PATIENCE misses. The search is bounded by
+ * FS_RING_SEARCH_BUDGET steps per speed (out->work adds them up); out->order belongs to out. */
 gboolean fs_coll_ring_search(FsRouter *router, const guint *gpus, guint m, guint max_rings,
                              FsRingSet *out, GError **error)
 {

@@ -80,7 +80,10 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
   gboolean agrs = op == FS_COLL_ALL_GATHER || op == FS_COLL_REDUCE_SCATTER;
   const char *an = fs_nccl_algo_name(a), *pn = fs_coll_proto_name(pr);
 
-  /* Which pairs NCCL gives a bandwidth at all. */
+  /* Which pairs NCCL gives a bandwidth at all (none for an algorithm the
+   * release does not have). */
+  if (p->algo_absent & ((guint64)1 << a))
+    return FALSE;
   if ((a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE || a == FS_NCCL_ALGO_COLLNET_DIRECT ||
        a == FS_NCCL_ALGO_COLLNET_CHAIN || a == FS_NCCL_ALGO_PAT) && !simple)
     return FALSE;
@@ -100,7 +103,21 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
   double llmax = nh == 1 ? p->ll_max_bw_single[row]
                          : p->ll_max_bw_multi[sys->cpu == FS_NCCL_CPU_AMD ? 1 : 0][nh <= 2 ? 0 : 1];
 
-  if (a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE) {
+  gboolean nvls_legacy = (a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE) &&
+                         p->f_nvls_legacy_ratio > 0;
+  if (nvls_legacy) {
+    /* Before 2.28: the NVLS graph's bandwidth, capped by the network's
+     * (halved for NVLSTree beyond 2 nodes), × a ratio for algbw. */
+    double gpu = sys->bw_intra * sys->max_channels;
+    double inter = sys->bw_inter * sys->max_channels;
+    if (a == FS_NCCL_ALGO_NVLS_TREE && nh > 2)
+      inter /= 2;
+    bus = nh > 1 ? MIN(gpu, inter) : gpu;
+    say(why, "  NVLS (before 2.28): bus = min(bwIntra %.2f%s) = %.2f GB/s\n", gpu,
+        nh > 1 ? ", bwInter" : "", bus);
+    if (nh > 1 && a == FS_NCCL_ALGO_NVLS)
+      return FALSE;
+  } else if (a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE) {
     double nv = sys->nvls_channels;
     double intra = sys->bw_intra * sys->max_channels * p->nvls_eff[row] * (nv - 1) / nv;
     say(why, "  NVLS: intra = %.2f GB/s per GPU × efficiency %.2f × (%u-1)/%u", sys->bw_intra * sys->max_channels,
@@ -127,11 +144,15 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
     if (nh > 1 && a == FS_NCCL_ALGO_NVLS)
       return FALSE;
   } else if (a == FS_NCCL_ALGO_RING && pr == FS_PROTO_LL) {
-    bus = MIN(llmax, bus * p->f_ring_ll);
-    say(why, "  Ring+LL: min(llMaxBw %.2f, bus × %.2f) = %.2f GB/s\n", llmax, p->f_ring_ll, bus);
+    double f = nh == 1 && !ar && op != FS_COLL_REDUCE && p->f_ring_ll_one_host_other > 0
+                   ? p->f_ring_ll_one_host_other
+                   : p->f_ring_ll;
+    bus = MIN(llmax, bus * f);
+    say(why, "  Ring+LL: min(llMaxBw %.2f, bus × %.2f) = %.2f GB/s\n", llmax, f, bus);
   } else if (a == FS_NCCL_ALGO_RING && pr == FS_PROTO_LL128) {
-    bus = MIN(bus * p->f_ring_ll128, nch * p->ring_ll128_bw[row][col]);
-    say(why, "  Ring+LL128: min(bus × %.2f, %u ch × %.2f) = %.2f GB/s\n", p->f_ring_ll128, nch,
+    double f = ppn < 2 ? p->f_ring_ll128_one_ppn : p->f_ring_ll128;
+    bus = MIN(bus * f, nch * p->ring_ll128_bw[row][col]);
+    say(why, "  Ring+LL128: min(bus × %.2f, %u ch × %.2f) = %.2f GB/s\n", f, nch,
         p->ring_ll128_bw[row][col], bus);
   } else if (a == FS_NCCL_ALGO_TREE) {
     if (ar) {
@@ -167,7 +188,10 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
 
   /* Bus → algorithm bandwidth. */
   double alg;
-  if (a == FS_NCCL_ALGO_RING || a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE) {
+  if (nvls_legacy) {
+    alg = bus * p->f_nvls_legacy_ratio;
+    say(why, "  algorithm bandwidth = bus × %.4f = %.2f GB/s\n", p->f_nvls_legacy_ratio, alg);
+  } else if (a == FS_NCCL_ALGO_RING || a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE) {
     alg = bus * n / c->nsteps;
     say(why, "  algorithm bandwidth = bus × n/nsteps = %.2f × %u/%u = %.2f GB/s\n", bus, n, c->nsteps, alg);
   } else if (agrs) {
@@ -338,6 +362,14 @@ void fs_coll_prefs_init(FsCollPrefs *prefs)
     prefs->op_proto_mask[op] = (1u << FS_PROTO_N) - 1;
   }
   prefs->proto = -1;
+}
+
+void fs_coll_prefs_apply_sys(const FsCollPrefs *prefs, FsCollSysInfo *sys)
+{
+  gboolean forced = prefs->algo != NULL && (prefs->algo->nccl == FS_NCCL_ALGO_COLLNET_DIRECT ||
+                                            prefs->algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN);
+  if (prefs->collnet_off && !forced)
+    sys->collnet = FALSE;
 }
 
 /* Splits an NCCL-style list: optional leading '^', names separated by
@@ -514,6 +546,11 @@ static guint fit_channels(const FsNcclParams *p, const FsCollAlgo *algo, FsCollP
   return nc;
 }
 
+/* See tuner.h. Point-to-point ops take direct (rhd for hypercube and barrier) with LL below the
+ * p2p threshold; the others take the cheapest of NCCL's algorithms and the allowed protocols by
+ * the cost model, or the forced algorithm even when the model gives it no bandwidth. Channels
+ * are then cut for small messages as NCCL does, and the chunk, slice and credit sizes come from
+ * p. Costs one cost evaluation per algorithm and protocol. */
 gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                       FsCollOp op, uint64_t nbytes, const FsCollPrefs *prefs, FsCollChoice *out,
                       GError **error)

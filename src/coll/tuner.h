@@ -90,10 +90,19 @@ typedef struct {
   const FsCollAlgo *algo;
   int proto;
   guint channels;
+  /* CollNet (SHARP) left out of the choice even where the fabric has it,
+   * unless algo forces a CollNet algorithm: NCCL without
+   * NCCL_COLLNET_ENABLE=1 (scenario.h sets it from the environment). */
+  gboolean collnet_off;
 } FsCollPrefs;
 
-/* All algorithms and protocols, nothing forced. */
+/* All algorithms and protocols, nothing forced, CollNet where the fabric
+ * has it. */
 void fs_coll_prefs_init(FsCollPrefs *prefs);
+/* Applies prefs' CollNet setting to sys (fs_coll_sysinfo_from_topo's
+ * answer): sys->collnet becomes FALSE when prefs->collnet_off and no
+ * CollNet algorithm is forced.  Cost: O(1). */
+void fs_coll_prefs_apply_sys(const FsCollPrefs *prefs, FsCollSysInfo *sys);
 /* Parses a plain NCCL_ALGO list ("Ring,Tree", "^NVLS") into *mask. */
 gboolean fs_coll_parse_nccl_algo(const char *text, guint64 *mask, GError **error);
 /* Parses a plain NCCL_PROTO list into a protocol mask. */

@@ -288,6 +288,12 @@ static gboolean attempt_time(const Attempt *at, guint64 x, FsCollPlan **pl, gint
   return TRUE;
 }
 
+/* Tries one loop (or ring-step) extrapolation on the truncated plans of n[0..3] units: the
+ * latency depth must grow by a whole count per unit and the time per unit must agree within tol
+ * from n[0] to n[2] and again out to n[3]; then the full time is t[2] plus the remaining units
+ * at that rate, stored in at->stats with *done = TRUE. Runs at most four short plans (fewer
+ * when the memo knows them or a check fails early) and frees them. Returns FALSE only on a
+ * planning or run error; a regime that is not periodic just leaves *done FALSE. */
 static gboolean try_extrapolate(const Attempt *at, const guint64 n[4], double tol, gboolean *done,
                                 GError **error)
 {
@@ -443,6 +449,12 @@ static gboolean window(const Attempt *at, gboolean run_missing, gboolean *done, 
   return TRUE;
 }
 
+/* See alone.h. Tries the cheap exact shortcuts in turn: a window from the memo, loop
+ * extrapolation (N, N+1, N+2, 2N+2 loops, N doubling from past the pipeline's fill), ring-step
+ * extrapolation (also over the host period P), a window when its runs cost at most half the
+ * plan, and else runs the whole plan. A whole run of a folded family is added to opts->memo for
+ * the later sizes. The cost is that of the short runs tried, and of the whole plan only when no
+ * shortcut holds. */
 gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                             uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
                             uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,

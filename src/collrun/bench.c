@@ -13,6 +13,10 @@ double fs_coll_bench_avg_busbw(const GArray *rows)
   return sum / (2.0 * rows->len);
 }
 
+/* See bench.h. Each size is planned, tuned and timed alone (fs_coll_time_alone) with its own
+ * ECMP key; the sizes share a memo of whole plans created here unless sw->alone brings one or
+ * asks for exact runs. Stops at the first failing size with its error; rows already appended
+ * stay. */
 gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                        const FsCollSweep *sw, FsFlowNet *net, FsCollTransferFn xfer,
                        void *xfer_ctx, GArray *rows, GError **error)

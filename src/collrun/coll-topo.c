@@ -154,6 +154,10 @@ static guint gcd(guint a, guint b)
   return a;
 }
 
+/* See coll-topo.h: maps the GPUs to ranks and hosts, searches the rings (fs_coll_ring_search)
+ * and records the NVLS switches and CollNet groups; the new communicator belongs to the caller.
+ * FS_COLL_ERROR_INVALID for a count out of range, a node that is not a GPU or a GPU given
+ * twice. */
 FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, guint max_rings,
                                GError **error)
 {
@@ -313,6 +317,8 @@ char *fs_coll_describe_rings(const FsTopo *topo, const FsComm *comm)
   return g_string_free(s, FALSE);
 }
 
+/* See coll-topo.h: "all" (or NULL), a count of the first GPUs, or a comma-separated list of GPU
+ * names or node indices; the caller frees the array. */
 guint *fs_coll_parse_gpus(const FsTopo *topo, const char *text, guint *n, GError **error)
 {
   guint ngpu;
@@ -390,6 +396,10 @@ static gboolean route_capacity(FsRouter *router, guint a, guint b, double *bw, d
   return ok;
 }
 
+/* See coll-topo.h: fills out (zeroed first) with the NCCL tuning row of the first GPU's
+ * architecture (FS_COLL_ERROR_INVALID when nccl-params has none), the channel count, the
+ * per-channel bandwidths and latencies measured on the routes, and which of NVLS, CollNet and
+ * LL128 the fabric offers; also fails when a route the measure needs does not exist. */
 gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, const FsComm *comm,
                                    FsCollSysInfo *out, GError **error)
 {

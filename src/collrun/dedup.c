@@ -76,6 +76,10 @@ static gboolean profile_steps(Chans *cs, guint n, FsCollRouteProfileFn profile, 
   return TRUE;
 }
 
+/* See dedup.h: groups the channels whose steps match one for one (same shape, same route
+ * profile by profile(ctx, a, b, buf), asked once per rank pair) and keeps one channel per
+ * group. Costs one pass over the steps plus a profile per distinct pair; returns 0 as soon as a
+ * step crosses channels or a profile is refused. */
 guint64 fs_coll_plan_distinct_channels(const FsCollPlan *plan, FsCollRouteProfileFn profile,
                                        void *ctx, guint *kinds)
 {

@@ -219,6 +219,10 @@ static void kickoff(void *ctx, uint64_t arg)
   drain(run);
 }
 
+/* See exec.h. Builds the successor lists of every step (data dependencies, and credit edges
+ * that add no step latency) in two passes over the plan, then schedules the kickoff at at plus
+ * the base latency. The run borrows net, plan and xfer_ctx until done is called; it copies
+ * params. */
 FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
                              FsCollTransferFn xfer, void *xfer_ctx, FsTime at, FsCollRunDoneFn done,
                              void *done_ctx)

@@ -193,6 +193,11 @@ static gboolean enum_value(const FsYamlNode *node, const char *const *names, gui
   return FALSE;
 }
 
+/* Parses one entry of "curves" into a new curve (the caller frees it with curve_free): kind and
+ * arch are required ("any" matches every architecture), dtype and causal default to "any", axis
+ * to the kind's default and scale to log; "source" must be non-empty and the points must pass
+ * check_points. Returns NULL with the YAML error at the offending node; the curve records its
+ * file, line and column for later messages. */
 static FsEffCurve *parse_curve(const FsYamlNode *node, GError **error)
 {
   if (!fs_yaml_require_map(node, error) || !fs_yaml_check_keys(node, curve_keys, "curve", error))
@@ -292,6 +297,10 @@ static FsEffCurve *parse_curve(const FsYamlNode *node, GError **error)
   return g_steal_pointer(&c);
 }
 
+/* Adds the curves of one parsed document to eff, all or nothing: they are parsed into a copy of
+ * the present set, so that a failure leaves eff unchanged. A key given twice in the same file
+ * is an error even when replace is set; replace lets the file override curves loaded before it.
+ * Costs a copy of every loaded curve per file. */
 static gboolean load_doc(FsEfficiency *eff, FsYamlDoc *doc, const char *path,
                          gboolean replace, GError **error)
 {

@@ -179,6 +179,9 @@ static void stage_params(const FsTransformerConfig *cfg, const FsMemoryLayout *l
   }
 }
 
+/* See memory.h: fills out with the per-GPU bytes of one pipeline stage (weights, gradients,
+ * optimizer state under the ZeRO stage, activations under the recompute policy) and whether
+ * they fit the GPU. */
 gboolean fs_memory_estimate(const FsTransformerConfig *cfg, const FsMemoryLayout *l,
                             guint stage, const FsGpuModel *gpu, FsMemoryBreakdown *out,
                             GError **error)

@@ -105,6 +105,8 @@ static gboolean divisible(GError **error, const char *what, guint value, const c
   return invalid(error, "%s (%u) is not divisible by %s (%u)", what, value, by, divisor);
 }
 
+/* See transformer.h: the first rule broken sets FS_TRANSFORMER_ERROR_INVALID naming the fields
+ * and their values; the model fields are checked before the run's parallel degrees. */
 gboolean fs_transformer_check(const FsTransformerConfig *cfg, const FsTransformerRun *run,
                               GError **error)
 {

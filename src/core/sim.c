@@ -21,6 +21,10 @@
  * run loop. */
 static volatile sig_atomic_t interrupt_requested;
 
+/* The progress hook of this thread (fs_sim_set_tick). */
+static _Thread_local FsSimTickFn tick_fn;
+static _Thread_local void *tick_ud;
+
 struct FsSim {
   FsEventQueue *q;
   FsTime now;
@@ -108,6 +112,12 @@ void fs_sim_request_interrupt(void) { interrupt_requested = 1; }
 gboolean fs_sim_interrupt_requested(void) { return interrupt_requested != 0; }
 void fs_sim_clear_interrupt(void) { interrupt_requested = 0; }
 
+void fs_sim_set_tick(FsSimTickFn fn, void *ud)
+{
+  tick_fn = fn;
+  tick_ud = ud;
+}
+
 /* Runs due events: those with time <= until, while pred (if any) holds.
  * Returns TRUE when the loop ended normally (queue drained or no event due,
  * predicate false, or a stop); *drained tells whether it ended because no
@@ -146,6 +156,8 @@ static gboolean run_loop(FsSim *sim, FsTime until, gboolean (*pred)(void *data),
     }
     sim->now = ev.time;
     sim->events_run++;
+    if (G_UNLIKELY((sim->events_run & (FS_SIM_TICK_EVENTS - 1)) == 0) && tick_fn != NULL)
+      tick_fn(sim, tick_ud);
     ev.fn(ev.ctx, ev.arg);
     if (sim->stop)
       return TRUE;

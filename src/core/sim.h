@@ -66,6 +66,15 @@ gboolean fs_sim_interrupt_requested(void);
 /* Forgets the request (tests; a command never clears it). */
 void fs_sim_clear_interrupt(void);
 
+/* Progress: every FS_SIM_TICK_EVENTS events a run loop of this thread has
+ * run (in any simulator), fn(sim, ud) is called before the next event, for
+ * a progress line (report/progress.h).  One hook per thread (thread-local:
+ * a sweep's worker threads never call the main thread's); NULL removes it.
+ * fn must not schedule or run events.  Cost: one test per event. */
+#define FS_SIM_TICK_EVENTS 65536u
+typedef void (*FsSimTickFn)(const FsSim *sim, void *ud);
+void fs_sim_set_tick(FsSimTickFn fn, void *ud);
+
 /* Runs until the queue is empty. */
 gboolean fs_sim_run(FsSim *sim, GError **error);
 /* Runs every event with time <= t, then sets now = t (if t is later).  If a

@@ -96,6 +96,10 @@ typedef struct {
   GArray *pos;      /* per record: line and column (two ints) of its deps */
 } Pending;
 
+/* Resolves the dependency names kept in p into record indices, once every id of l is known, and
+ * rejects a duplicate id, an unknown or self dependency and a cycle (Kahn's algorithm; the
+ * first flow left over is named). Errors are FS_NET_ERROR_INPUT at the record's or its deps'
+ * position in file. Linear in flows plus dependencies. */
 static gboolean link_deps(FsFlowList *l, Pending *p, const char *file, GError **error)
 {
   g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
@@ -168,6 +172,10 @@ static void pending_clear(Pending *p)
   g_array_unref(p->pos);
 }
 
+/* Reads a CSV flow list: '#' comments and blank lines skipped, a header naming the columns id,
+ * start, src, dst, bytes and optionally deps (in any order), then one flow per line; deps are
+ * ids separated by blanks or ';'. Returns a new list, or NULL with FS_NET_ERROR_INPUT at the
+ * line and column of the first bad field (also past FABRICSIM_MAX_FLOWS flows). */
 static FsFlowList *load_csv(const char *path, const char *text, const FsTopo *t, GError **error)
 {
   g_autoptr(FsFlowList) l = list_new();
@@ -293,6 +301,11 @@ static gboolean json_units(const FsJsonDoc *doc, const char *path, const char *w
   return FALSE;
 }
 
+/* Reads a JSON flow list: an array of flow objects, or an object whose "flows" holds one, with
+ * string "id", "src" and "dst", an optional "start" time string (default 0), "bytes" as an
+ * integer or a size string, and an optional "deps" array of ids. Returns a new list, or NULL
+ * with FS_NET_ERROR_INPUT at the position of the offending value (its JSON path in the
+ * message). */
 static FsFlowList *load_json(const char *name, const char *text, gsize len, const FsTopo *t,
                              GError **error)
 {

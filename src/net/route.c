@@ -219,6 +219,9 @@ static void memo_put(GHashTable *table, Memo *m)
   g_hash_table_replace(table, &m->key, m);
 }
 
+/* See route.h. Adds two channels per link to net (one per direction, each with the link's
+ * latency plus the latency of the node it enters; channel 2l goes from a to b) and sets up the
+ * caches. The router borrows topo and net, which must outlive it. */
 FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions *opt)
 {
   g_return_val_if_fail(topo != NULL && net != NULL, NULL);
@@ -749,6 +752,10 @@ guint fs_router_last_choices(const FsRouter *r)
   return r->last_choices;
 }
 
+/* Finds the route from src to dst (GPUs or CPUs) into out, without the cache: NVLink spraying
+ * between GPUs when allowed, else within a host PCIe peer-to-peer up to the P2P level or
+ * through the nearest CPU, else across hosts through the nearest NICs (GPUDirect or staged) and
+ * the fabric. FALSE with FS_NET_ERROR_NO_ROUTE saying which leg is missing. */
 static gboolean route_search(FsRouter *r, guint src, guint dst, uint64_t key, gboolean no_nvlink,
                              FsRoute *out, GError **error)
 {
@@ -883,6 +890,10 @@ static void transfer_release(Transfer *t)
   g_free(t);
 }
 
+/* See route.h. Splits bytes over the route's paths by their weights (one flow always runs, so a
+ * zero-byte transfer still takes its latency) and starts one flow per part; done runs once,
+ * when the last part lands. The route is computed into the router's scratch, so done may start
+ * transfers. */
 gboolean fs_router_transfer(FsRouter *r, guint src, guint dst, uint64_t bytes, FsTime start,
                             double rate_cap, uint64_t key, FsFlowDoneFn done, void *ctx,
                             void *user, GError **error)

@@ -116,6 +116,9 @@ double fs_planner_port_share(const FsTopo *topo, guint node)
   return MIN(1.0, used / capacity);
 }
 
+/* See plan.h. Parts are GPUs, CPUs, switches and NICs, grouped by model; a fabric switch (one
+ * with no host) counts as a fraction of a switch under FS_PLANNER_SHARE_PORTS. Totals are
+ * summed in name order so that they are byte-identical across runs. Linear in the nodes. */
 void fs_planner_system_costs(const FsTopo *topo, FsPlannerShare share, FsPlannerSystem *sys)
 {
   g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);

@@ -13,6 +13,9 @@ struct FsPlanner {
   const FsCatalog *cat;
   const FsEfficiency *eff;
   const FsNcclParams *nccl;
+  const FsCollPrefs *prefs;  /* the scenario's tuner inputs, or NULL (NCCL's defaults) */
+  const FsScenario *sc;      /* fs_planner_new_in's scenario, or NULL */
+  GPtrArray *sys_nccl;       /* per system: NCCL constants calibrated for it, or NULL (run) */
   GPtrArray *topos;         /* FsTopo *, one per system */
   GArray *systems;          /* FsPlannerSystem */
   GArray *designs;          /* FsPlannerDesign */

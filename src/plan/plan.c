@@ -49,6 +49,11 @@ static gboolean check_list(const guint *v, guint n, guint lo, guint hi, const ch
   return TRUE;
 }
 
+/* See plan.h: checks the targets, cost inputs, search lists and -D definitions
+ * (FS_PLANNER_ERROR_INPUT names the bad one), then returns a planner that owns copies of the
+ * spec's strings, fills the lists left empty with their defaults (micro-batches 1, 2, 4; ZeRO 1
+ * to 3; 1F1B; every recompute policy; vp 2) and borrows cat, eff and nccl, which must outlive
+ * it. */
 FsPlanner *fs_planner_new(const FsPlannerSpec *spec, const FsCatalog *cat, const FsEfficiency *eff,
                           const FsNcclParams *nccl, GError **error)
 {
@@ -139,6 +144,17 @@ FsPlanner *fs_planner_new(const FsPlannerSpec *spec, const FsCatalog *cat, const
   return p;
 }
 
+FsPlanner *fs_planner_new_in(const FsPlannerSpec *spec, const FsScenario *sc, GError **error)
+{
+  FsPlanner *p = fs_planner_new(spec, fs_scenario_catalog(sc), fs_scenario_efficiency(sc),
+                                fs_scenario_nccl(sc), error);
+  if (p != NULL) {
+    p->prefs = fs_scenario_prefs(sc);
+    p->sc = sc;
+  }
+  return p;
+}
+
 void fs_planner_free(FsPlanner *p)
 {
   if (p == NULL)
@@ -146,6 +162,8 @@ void fs_planner_free(FsPlanner *p)
   g_array_unref(p->designs);
   g_array_unref(p->systems);
   g_ptr_array_unref(p->topos);
+  if (p->sys_nccl != NULL)
+    g_ptr_array_unref(p->sys_nccl);
   g_free(p->stats.structure_example);
   g_free(p->stats.memory_example);
   g_free(p->workload);
@@ -203,7 +221,10 @@ static gboolean simulate(const FsPlanner *p, const FsPlannerDesign *d, SimOut *o
   opt.net_model = FS_NET_ANALYTIC;
   opt.dp_isolated = TRUE;
   const FsTopo *topo = g_ptr_array_index(p->topos, d->system);
-  g_autoptr(FsTrain) t = fs_train_new(topo, w, p->eff, p->nccl, &opt, error);
+  opt.prefs = p->prefs;
+  const FsNcclParams *np = p->sys_nccl != NULL && g_ptr_array_index(p->sys_nccl, d->system) != NULL
+                             ? g_ptr_array_index(p->sys_nccl, d->system) : p->nccl;
+  g_autoptr(FsTrain) t = fs_train_new(topo, w, p->eff, np, &opt, error);
   if (t == NULL || !fs_train_run(t, error))
     return FALSE;
   const FsTrainResult *r = fs_train_result(t);
@@ -336,6 +357,10 @@ static void price(FsPlanner *p, FsPlannerDesign *d)
 
 static double pct(double part, double whole) { return whole > 0 ? 100 * part / whole : 0; }
 
+/* The one-line "why" of a ranked design (a new string for the caller): how much of the step
+ * each parallel dimension exposes, the memory fit and MFU, then the margin over the next design
+ * in the ranking's own terms (cost, energy, GPUs or time) and whether it misses the target or
+ * the budget. A failed simulation is explained by its error alone. */
 static char *explain(const FsPlanner *p, const FsPlannerDesign *d, const FsPlannerDesign *next)
 {
   const FsPlannerSystem *sys = &g_array_index(p->systems, FsPlannerSystem, d->system);
@@ -414,6 +439,18 @@ gboolean fs_planner_run(FsPlanner *p, FsPlannerProgressFn progress, void *ud, GE
 {
   g_return_val_if_fail(p->prepared && !p->ran, FALSE);
   p->ran = TRUE;
+  /* With a calibration, each system's NCCL constants are calibrated for
+   * its GPU, as a single-topology command's are (scenario.h). */
+  if (p->sc != NULL && fs_scenario_calibration(p->sc) != NULL) {
+    p->sys_nccl = g_ptr_array_new_with_free_func((GDestroyNotify)fs_nccl_params_free);
+    for (guint i = 0; i < p->topos->len; i++) {
+      const FsTopo *topo = g_ptr_array_index(p->topos, i);
+      FsNcclParams *np = topo != NULL ? fs_scenario_nccl_for_topo(p->sc, topo, error) : NULL;
+      if (topo != NULL && np == NULL)
+        return FALSE;
+      g_ptr_array_add(p->sys_nccl, np);
+    }
+  }
   RunCtx c = { p, progress, ud, 0 };
   gint64 t0 = g_get_monotonic_time();
   if (p->designs->len > 0 &&

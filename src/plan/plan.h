@@ -64,6 +64,7 @@
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
+#include "scenario/scenario.h"
 #include "compute/memory.h"
 #include "compute/transformer.h"
 #include "topo/topo.h"
@@ -276,6 +277,25 @@ typedef void (*FsPlannerProgressFn)(guint done, guint total, void *ud);
  * that cannot work. */
 FsPlanner *fs_planner_new(const FsPlannerSpec *spec, const FsCatalog *cat, const FsEfficiency *eff,
                           const FsNcclParams *nccl, GError **error);
+/* Option values (`fabricsim plan`), each FALSE with an FS_USAGE_ERROR
+ * naming the option (opt) and the text: a count with an optional decimal
+ * suffix K, M, G (or B), T and an optional leading '$' (>= 0); a
+ * comma-separated list of at most FS_PLANNER_MAX_CHOICES integers (*n set);
+ * GPU counts as such a list or a range LO-HI (1 <= LO <= HI <= 2^24);
+ * recompute modes and pipeline schedules, comma-separated (appended to
+ * s); a target step time, seconds or a time with its unit, > 0. */
+gboolean fs_planner_parse_amount(const char *opt, const char *text, double *out, GError **error);
+gboolean fs_planner_parse_list(const char *opt, const char *text, guint *out, guint *n, GError **error);
+gboolean fs_planner_parse_gpus(const char *text, FsPlannerSpec *s, GError **error);
+gboolean fs_planner_parse_recompute(const char *text, FsPlannerSpec *s, GError **error);
+gboolean fs_planner_parse_schedules(const char *text, FsPlannerSpec *s, GError **error);
+gboolean fs_planner_parse_step(const char *text, double *out, GError **error);
+
+/* As fs_planner_new with the scenario's catalog, curves, NCCL constants and
+ * tuner inputs (NCCL_ALGO, NCCL_PROTO, CollNet): what `fabricsim plan`
+ * calls.  The scenario must outlive the plan and have loaded the curves
+ * and NCCL constants. */
+FsPlanner *fs_planner_new_in(const FsPlannerSpec *spec, const FsScenario *sc, GError **error);
 void fs_planner_free(FsPlanner *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsPlanner, fs_planner_free)
 

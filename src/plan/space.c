@@ -371,6 +371,12 @@ static gboolean try_layout(Enum *e, const FsPlannerSystem *sys, FsPlannerDesign 
   return TRUE;
 }
 
+/* See plan.h. Loads every fabric, then enumerates tp × cp × pp × ep × micro-batch × schedule
+ * per system (tp within a node, the rest dividing the GPU count) and hands each layout to
+ * try_layout, which counts the memory and bound prunes and keeps the survivors in p->designs.
+ * Fails with FS_PLANNER_ERROR_INPUT for a cost ranking with no GPU price,
+ * FS_RUNTIME_ERROR_INTERRUPTED on SIGINT and FS_RUNTIME_ERROR_LIMIT when more designs survive
+ * than max_candidates allows. */
 gboolean fs_planner_prepare(FsPlanner *p, GError **error)
 {
   g_return_val_if_fail(!p->prepared, FALSE);

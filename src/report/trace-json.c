@@ -2,6 +2,8 @@
  * (see trace-json.h). */
 #include "report/trace-json.h"
 
+#include "report/links.h"
+
 #include <jansson.h>
 #include <string.h>
 
@@ -333,36 +335,11 @@ char *fs_trace_json_transfers(const FsTopo *topo, const FsTraceTransfer *xs, gui
   return g_string_free(w.out, FALSE);
 }
 
-typedef struct {
-  FsChannelId ch;
-  double util;
-} Use;
-
-static int use_cmp(const void *a, const void *b)
-{
-  const Use *x = a, *y = b;
-  if (x->util != y->util)
-    return x->util > y->util ? -1 : 1;
-  return x->ch < y->ch ? -1 : x->ch > y->ch;
-}
-
 guint fs_trace_busiest_links(FsFlowNet *net, FsTime end, FsTraceLink *out, guint max)
 {
-  guint n = fs_flownet_n_channels(net);
-  g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(Use));
-  for (guint i = 0; i < n; i++) {
-    FsChannelStats st;
-    fs_flownet_channel_stats(net, i, &st);
-    if (st.bytes == 0)
-      continue;
-    Use u = { i, end > 0 && st.capacity > 0 ? st.volume / (st.capacity * fs_time_to_s(end)) : 0 };
-    g_array_append_val(all, u);
-  }
-  g_array_sort(all, use_cmp);
-  guint k = MIN(all->len, max);
-  for (guint i = 0; i < k; i++) {
-    const Use *u = &g_array_index(all, Use, i);
-    out[i] = (FsTraceLink){ NULL, u->ch, u->util };
-  }
+  g_autofree FsLinkUse *use = g_new(FsLinkUse, MAX(max, 1u));
+  guint k = fs_report_busiest_links(net, end, use, max);
+  for (guint i = 0; i < k; i++)
+    out[i] = (FsTraceLink){ NULL, use[i].channel, use[i].utilisation };
   return k;
 }

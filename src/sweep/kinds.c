@@ -14,6 +14,7 @@
 #include "net/flow.h"
 #include "net/p2p.h"
 #include "net/route.h"
+#include "scenario/scenario.h"
 #include "sweep/sweep.h"
 #include "util/error.h"
 #include "util/units.h"
@@ -26,13 +27,13 @@
 
 typedef struct {
   FsTopo *topo;
+  FsNcclParams *nccl;  /* NCCL's constants calibrated for it (--calibration), or NULL */
   char *error;  /* the load's message when topo is NULL */
 } TopoEntry;
 
 struct FsSweepEnv {
-  FsCatalog *cat;
-  FsEfficiency *eff;
-  FsNcclParams *nccl;
+  FsScenario *sc;     /* catalog, curves, NCCL constants and tuner inputs */
+  const FsCatalog *cat;
   GHashTable *topos;  /* key (path + defines) → TopoEntry*; lookups only */
   FsCollMemo *memo;   /* collective times measured alone, shared by train points */
 };
@@ -40,22 +41,24 @@ struct FsSweepEnv {
 static void topo_entry_free(TopoEntry *e)
 {
   fs_topo_free(e->topo);
+  fs_nccl_params_free(e->nccl);
   g_free(e->error);
   g_free(e);
 }
 
-FsSweepEnv *fs_sweep_env_new(const char *models_dir, GError **error)
+FsSweepEnv *fs_sweep_env_new(const FsScenarioInputs *in, GError **error)
 {
   g_autoptr(FsSweepEnv) env = g_new0(FsSweepEnv, 1);
   env->topos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                      (GDestroyNotify)topo_entry_free);
-  if ((env->cat = fs_catalog_load_default(models_dir, error)) == NULL)
+  FsScenarioInputs mine = { 0 };
+  if (in != NULL)
+    mine = *in;
+  mine.topology = NULL; /* each point loads its own */
+  mine.needs = FS_SCENARIO_NEED_NCCL | FS_SCENARIO_NEED_EFFICIENCY;
+  if ((env->sc = fs_scenario_load(&mine, error)) == NULL)
     return NULL;
-  g_autofree char *cdir = models_dir ? g_build_filename(models_dir, "compute", NULL) : NULL;
-  if ((env->eff = fs_efficiency_load_default(cdir, error)) == NULL)
-    return NULL;
-  if ((env->nccl = fs_nccl_params_load_default(error)) == NULL)
-    return NULL;
+  env->cat = fs_scenario_catalog(env->sc);
   env->memo = fs_coll_memo_new();
   return g_steal_pointer(&env);
 }
@@ -66,15 +69,13 @@ void fs_sweep_env_free(FsSweepEnv *env)
     return;
   g_hash_table_unref(env->topos);
   fs_coll_memo_free(env->memo);
-  fs_nccl_params_free(env->nccl);
-  fs_efficiency_free(env->eff);
-  fs_catalog_free(env->cat);
+  fs_scenario_free(env->sc);
   g_free(env);
 }
 
 const FsCatalog *fs_sweep_env_catalog(const FsSweepEnv *env) { return env->cat; }
-const FsEfficiency *fs_sweep_env_efficiency(const FsSweepEnv *env) { return env->eff; }
-const FsNcclParams *fs_sweep_env_nccl(const FsSweepEnv *env) { return env->nccl; }
+const FsEfficiency *fs_sweep_env_efficiency(const FsSweepEnv *env) { return fs_scenario_efficiency(env->sc); }
+const FsNcclParams *fs_sweep_env_nccl(const FsSweepEnv *env) { return fs_scenario_nccl(env->sc); }
 
 /* The point's topology key and its -D list (defines: NULL-terminated,
  * strings borrowed from the spec, in setting order). */
@@ -107,6 +108,9 @@ void fs_sweep_env_prepare(FsSweepEnv *env, const FsSweepSpec *s, guint first, gu
     GError *error = NULL;
     TopoEntry *e = g_new0(TopoEntry, 1);
     e->topo = fs_topo_load_file(path, env->cat, (const char *const *)defs->pdata, &error);
+    if (e->topo != NULL && (e->nccl = fs_scenario_nccl_for_topo(env->sc, e->topo, &error)) == NULL &&
+        error != NULL)
+      g_clear_pointer(&e->topo, fs_topo_free);
     if (e->topo == NULL) {
       e->error = g_strdup(error->message);
       g_error_free(error);
@@ -135,6 +139,15 @@ const FsTopo *fs_sweep_env_topo(const FsSweepEnv *env, const FsSweepSpec *s, gui
     return NULL;
   }
   return e->topo;
+}
+
+/* The NCCL constants of the point's topology (prepared): its calibrated
+ * copy, else the scenario's. */
+static const FsNcclParams *point_nccl(const FsSweepEnv *env, const FsSweepSpec *s, guint point)
+{
+  g_autofree char *key = topo_key(s, point, NULL);
+  const TopoEntry *e = key != NULL ? g_hash_table_lookup(env->topos, key) : NULL;
+  return e != NULL && e->nccl != NULL ? e->nccl : fs_scenario_nccl(env->sc);
 }
 
 static gboolean point_model(const FsSweepSpec *s, guint point, FsNetModel *m, GError **error)
@@ -195,6 +208,12 @@ static const FsSweepColumn train_columns[] = {
   {"fits", FS_COL_NUM}, {"energy_j", FS_COL_NUM}, {NULL, 0},
 };
 
+/* Runs one train point: loads its workload, applies the point's settings as workload overrides
+ * (topology, workload, model and the D. definitions excepted), resolves it for the topology's
+ * GPUs, simulates one step and fills v (new strings, in train_columns order) with the layout,
+ * step time, throughput, MFU, the largest exposed communication and bubble over the stages,
+ * memory and energy. FS_SWEEP_ERROR_SPEC without `workload:`; otherwise the loader's or the
+ * run's error. */
 static gboolean train_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point, char **v,
                           GError **error)
 {
@@ -228,7 +247,7 @@ static gboolean train_run(const FsSweepEnv *env, const FsSweepSpec *s, guint poi
   fs_topo_gpus(topo, &ngpus);
   if (!fs_workload_resolve(w, ngpus, error))
     return FALSE;
-  g_autoptr(FsTrain) t = fs_train_new(topo, w, env->eff, env->nccl, &opt, error);
+  g_autoptr(FsTrain) t = fs_scenario_train_new(env->sc, topo, point_nccl(env, s, point), w, &opt, error);
   if (t == NULL || !fs_train_run(t, error))
     return FALSE;
   const FsTrainResult *r = fs_train_result(t);
@@ -283,9 +302,14 @@ static const FsSweepColumn coll_columns[] = {
   {"proto", FS_COL_STR}, {"channels", FS_COL_NUM}, {NULL, 0},
 };
 
-static gboolean coll_prefs(const FsSweepSpec *s, guint point, FsCollSweep *sw, GError **error)
+/* The point's collective, size and tuner choices over the scenario's tuner inputs (NCCL_ALGO,
+ * NCCL_PROTO, CollNet): op (all_reduce), dtype (float) and size (128 MiB) with their defaults,
+ * one size only, and the optional algo, proto and channels (1 to 64) the tuner must use.
+ * FS_SWEEP_ERROR_SPEC names the bad value. */
+static gboolean coll_prefs(const FsSweepEnv *env, const FsSweepSpec *s, guint point, FsCollSweep *sw,
+                           GError **error)
 {
-  fs_coll_prefs_init(&sw->prefs);
+  sw->prefs = *fs_scenario_prefs(env->sc);
   const char *v;
   sw->op = FS_COLL_ALL_REDUCE;
   if ((v = fs_sweep_point_get(s, point, "op")) != NULL && !fs_coll_op_from_name(v, &sw->op)) {
@@ -329,6 +353,10 @@ static gboolean coll_prefs(const FsSweepSpec *s, guint point, FsCollSweep *sw, G
   return TRUE;
 }
 
+/* Runs one coll point: a scenario world (simulator, flow network, router) over the point's
+ * topology, the communicator of its GPUs ("all" by default) with the point's NCCL parameters,
+ * and the one size timed as nccl-tests would (fs_coll_bench), filling v in coll_columns order.
+ * Errors are those of the settings, the GPU list, the communicator or the run. */
 static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point, char **v,
                          GError **error)
 {
@@ -337,27 +365,26 @@ static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint poin
     return FALSE;
   FsCollSweep sw = {0};
   FsNetModel model;
-  if (!coll_prefs(s, point, &sw, error) || !point_model(s, point, &model, error))
+  if (!coll_prefs(env, s, point, &sw, error) || !point_model(s, point, &model, error))
     return FALSE;
   const char *gtext = fs_sweep_point_get(s, point, "gpus");
   guint n = 0;
   g_autofree guint *gpus = fs_coll_parse_gpus(topo, gtext ? gtext : "all", &n, error);
   if (gpus == NULL)
     return FALSE;
-  g_autoptr(FsSim) sim = fs_sim_new();
-  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
-  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
-  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, n, env->nccl->max_channels, error);
+  const FsNcclParams *np = point_nccl(env, s, point);
+  g_autoptr(FsScenarioWorld) world = fs_scenario_world_new(env->sc, topo, model, NULL);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(world->router, gpus, n, np->max_channels, error);
   if (comm == NULL)
     return FALSE;
   FsCollSysInfo sys;
-  if (!fs_coll_sysinfo_from_topo(env->nccl, router, comm, &sys, error))
+  if (!fs_coll_sysinfo_from_topo(np, world->router, comm, &sys, error))
     return FALSE;
+  fs_coll_prefs_apply_sys(&sw.prefs, &sys);
   sw.alone.route_fixed = fs_coll_topo_route_fixed;
-  sw.alone.route_ctx = tnet;
+  sw.alone.route_ctx = world->tnet;
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
-  if (!fs_coll_bench(env->nccl, &sys, comm, &sw, net, fs_coll_topo_xfer, tnet, rows, error))
+  if (!fs_coll_bench(np, &sys, comm, &sw, world->net, fs_coll_topo_xfer, world->tnet, rows, error))
     return FALSE;
   const FsNcclTestsRow *r = &g_array_index(rows, FsNcclTestsRow, 0);
   guint k = 0;

@@ -58,6 +58,10 @@ static gpointer keep_freed_memory(gpointer data)
   return NULL;
 }
 
+/* See sweep.h. Starts a GLib thread pool of at most one thread per task, pushes the tasks in
+ * order and delivers their results from the calling thread as they complete, calling poll every
+ * 20 ms or so while it waits; the first call also keeps glibc from returning freed memory
+ * between tasks (keep_freed_memory). */
 gboolean fs_sweep_run_tasks(guint first, guint stride, guint n, guint threads, FsSweepTaskFn run,
                             FsSweepTaskDoneFn done, FsSweepPollFn poll, void *ud, GError **error)
 {

@@ -153,6 +153,11 @@ static gboolean read_grid(FsSweepSpec *s, const FsYamlNode *map, GError **error)
   return TRUE;
 }
 
+/* Builds a sweep spec from a parsed document: name (default "sweep"), kind (default train), the
+ * common "set", then the points as a "list" of settings entries times the product of the "grid"
+ * axes; the axes are listed in order of first appearance. NULL with FS_SWEEP_ERROR_SPEC at the
+ * offending node for an unknown key or kind, an empty list, or more than FS_SWEEP_MAX_POINTS
+ * points. */
 static FsSweepSpec *spec_from_doc(FsYamlDoc *doc, const char *dir, GError **error)
 {
   const FsYamlNode *root = fs_yaml_doc_root(doc);

@@ -23,6 +23,7 @@
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
+#include "scenario/scenario.h"
 #include "topo/topo.h"
 
 G_BEGIN_DECLS
@@ -110,8 +111,12 @@ guint fs_sweep_point_settings(const FsSweepSpec *s, guint point, const char **ke
  * or NULL when none is set. */
 char *fs_sweep_point_path(const FsSweepSpec *s, guint point, const char *key);
 
-/* Environment. */
-FsSweepEnv *fs_sweep_env_new(const char *models_dir, GError **error);
+/* Environment: a scenario (scenario.h) loaded from in (NULL: every
+ * default; its topology is ignored, each point loads its own, and it
+ * always loads the curves and NCCL constants): --models, --calibration,
+ * NCCL_ALGO / NCCL_PROTO / NCCL_COLLNET_ENABLE mean what they mean in
+ * every command.  Errors: as fs_scenario_load. */
+FsSweepEnv *fs_sweep_env_new(const FsScenarioInputs *in, GError **error);
 void fs_sweep_env_free(FsSweepEnv *env);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsSweepEnv, fs_sweep_env_free)
 /* Loads (once) every topology the points first..n_points use, with

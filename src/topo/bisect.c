@@ -67,6 +67,10 @@ static double dfs(Net *g, guint v, guint t, double f)
   return 0;
 }
 
+/* See topo.h. Builds a flow network of two arcs per link plus a source feeding the first half
+ * of the GPUs and a sink draining the second, with "unlimited" set above what all links
+ * together carry, and runs Dinic's blocking flows until the sink is unreachable. Frees all of
+ * it before returning the flow. */
 double fs_topo_bisection(const FsTopo *t)
 {
   guint ng;

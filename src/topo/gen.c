@@ -149,6 +149,10 @@ static gboolean leaf_ports(const FsFabricSpec *s, guint *down, guint *up, GError
   return TRUE;
 }
 
+/* Generates the fat-tree of gen.h over the endpoints ep[0..n-1]: one switch when levels is 1
+ * (or 0 and n fits on k ports), else leaves of d down ports and the spine or pod-and-core
+ * levels above (build_upper). Fills info_out when non-NULL; FS_TOPO_ERROR_INVALID when the
+ * sizes do not fit. */
 gboolean fs_topo_gen_fat_tree(FsTopo *t, const guint *ep, guint n, const FsFabricSpec *s,
                               FsFabricInfo *info_out, GError **error)
 {
@@ -190,6 +194,10 @@ gboolean fs_topo_gen_fat_tree(FsTopo *t, const guint *ep, guint n, const FsFabri
   return TRUE;
 }
 
+/* Generates the rail-optimized fabric of gen.h: rails defaults to the endpoints of the first
+ * host, one leaf per rail per scalable unit of hosts_per_leaf hosts (at most a leaf's down
+ * ports), and the fat-tree levels above when there is more than one leaf. FS_TOPO_ERROR_INVALID
+ * when the endpoints are not whole hosts or a unit does not fit a leaf. */
 gboolean fs_topo_gen_rail_optimized(FsTopo *t, const guint *ep, guint n, guint rails,
                                     guint hosts_per_leaf, const FsFabricSpec *s,
                                     FsFabricInfo *info_out, GError **error)
@@ -237,6 +245,11 @@ gboolean fs_topo_gen_rail_optimized(FsTopo *t, const guint *ep, guint n, guint r
   return TRUE;
 }
 
+/* Generates the dragonfly of gen.h: groups of routers joined all to all, global ports spread
+ * round-robin over the other groups (port k·(g-1)+x of group i meets the matching port of the
+ * x-th other group), and endpoints_per_router endpoints per router in order.
+ * FS_TOPO_ERROR_INVALID when the global links cannot reach every group, the routers pass
+ * FABRICSIM_MAX_NAMES or the endpoints do not fit. */
 gboolean fs_topo_gen_dragonfly(FsTopo *t, const guint *ep, guint n, const FsDragonflySpec *s,
                                FsFabricInfo *info_out, GError **error)
 {
@@ -294,6 +307,10 @@ gboolean fs_topo_gen_dragonfly(FsTopo *t, const guint *ep, guint n, const FsDrag
   return TRUE;
 }
 
+/* Generates the NVLink rack of gen.h: the NVSwitch chips first (no host), then per tray a host
+ * with its CPUs (joined by their inter-socket link, each on NVLink-C2C to an equal share of the
+ * GPUs) and its GPUs, each with links_per_switch NVLinks to every chip. FS_TOPO_ERROR_INVALID
+ * when a model is missing or of the wrong kind or the counts do not divide. */
 gboolean fs_topo_gen_nvlink_rack(FsTopo *t, const FsNvlRackSpec *s, GError **error)
 {
   FsFabricInfo info = {0};

@@ -208,6 +208,36 @@ static gboolean cpu_cpuid(const FsModel *m, gconstpointer clue)
   return fs_model_has_cpuid(m, c->vendor, c->family, c->model);
 }
 
+/* The (family, model) of m's newest `cpuid` item of the clue's vendor not
+ * newer than the clue's (family -1: the vendor alone, any item); FALSE
+ * when m has none. */
+static gboolean cpu_vendor_at_most(const FsModel *m, const FsCpuClues *c, int *fam, int *mod)
+{
+  gboolean found = FALSE;
+  g_auto(GStrv) items = g_strsplit(m->ids.cpuid != NULL ? m->ids.cpuid : "", "\n", -1);
+  for (guint i = 0; items[i] != NULL; i++) {
+    char vendor[32];
+    int f, md;
+    if (sscanf(items[i], "%31s %d %d", vendor, &f, &md) != 3 || strcmp(vendor, c->vendor) != 0)
+      continue;
+    if (c->family >= 0 && (f > c->family || (f == c->family && md > c->model)))
+      continue;
+    if (!found || f > *fam || (f == *fam && md > *mod))
+      *fam = f, *mod = md;
+    found = TRUE;
+  }
+  return found;
+}
+
+static gboolean cpu_same_vendor(const FsModel *m, gconstpointer clue)
+{
+  const FsCpuClues *c = clue;
+  FsCpuClues any = *c;
+  int f, md;
+  any.family = -1;
+  return cpu_vendor_at_most(m, &any, &f, &md);
+}
+
 static gboolean cpu_gpu_nvlink(const FsModel *m, gconstpointer clue)
 {
   const FsCpuClues *c = clue;
@@ -278,7 +308,7 @@ void fs_identify_cpu(const FsCatalog *cat, const FsCpuClues *c, FsIdentity *out)
 {
   GPtrArray *cand = all_of(cat, FS_MODEL_CPU);
   GString *why = g_string_new(NULL);
-  gboolean decided = FALSE;
+  gboolean decided = FALSE, placed = FALSE;
   if (c->vendor != NULL) {
     g_autofree char *q = fs_escape_controls(c->vendor);
     g_autofree char *id = c->family >= 0 ? g_strdup_printf("CPUID %s family %d model %d", q,
@@ -289,6 +319,22 @@ void fs_identify_cpu(const FsCatalog *cat, const FsCpuClues *c, FsIdentity *out)
       decided = TRUE;
     } else {
       say(why, "no catalog CPU has %s", id);
+      /* Never another vendor's part: the same vendor's, the newest not
+       * newer than the clue's first (the first of the vendor if none). */
+      if (narrow(cand, cpu_same_vendor, c) > 0) {
+        const FsModel *best = NULL;
+        int bf = -1, bm = -1;
+        for (guint i = 0; c->family >= 0 && i < cand->len; i++) {
+          const FsModel *m = g_ptr_array_index(cand, i);
+          int f, md;
+          if (cpu_vendor_at_most(m, c, &f, &md) && (best == NULL || f > bf || (f == bf && md > bm)))
+            best = m, bf = f, bm = md;
+        }
+        if ((placed = best != NULL && prefer(cand, best)))
+          say(why, "the newest %s part of the catalog not newer than it", q);
+        else
+          say(why, "a %s part", q);
+      }
     }
   }
   if (c->logical_cpus > 0 && cand->len > 1) {
@@ -308,7 +354,8 @@ void fs_identify_cpu(const FsCatalog *cat, const FsCpuClues *c, FsIdentity *out)
   if (open && c->gpu != NULL && c->gpu->u.gpu.reference_cpu == NULL &&
       narrow(cand, same_pcie_gen, c->gpu) > 0)
     say(why, "root ports of the GPU's PCIe generation (%s)", pcie_gen(c->gpu));
-  if (open && cand->len > 1 && c->gpu != NULL && prefer(cand, c->gpu->u.gpu.reference_cpu))
+  if (open && !placed && cand->len > 1 && c->gpu != NULL &&
+      prefer(cand, c->gpu->u.gpu.reference_cpu))
     say(why, "the host of NVIDIA's reference server for %s", c->gpu->name);
   if (why->len == 0)
     say(why, "no clue; the first CPU of the catalog");

@@ -1,8 +1,12 @@
 /* import.h — importers that turn what a real machine reports about itself
- * into topology YAML (the format of topologies/README.md):
+ * into topology YAML (the format of topologies/README.md), and the way
+ * back to NCCL:
  *
  *   fs_import_smi   the text of `nvidia-smi topo -m`
- *   fs_import_nccl  the XML NCCL writes to NCCL_TOPO_DUMP_FILE
+ *   fs_import_nccl  the XML NCCL writes to NCCL_TOPO_DUMP_FILE or reads from
+ *                   NCCL_TOPO_FILE (dumps and the hand-written files clouds
+ *                   publish)
+ *   fs_export_nccl  one host of a topology as such an XML
  *
  * Both return the YAML as a new string (caller frees) that starts with a
  * comment naming the importer, the input and every model choice, and that
@@ -32,6 +36,7 @@
 #include <glib.h>
 
 #include "catalog/catalog.h"
+#include "topo/topo.h"
 
 G_BEGIN_DECLS
 
@@ -62,5 +67,15 @@ char *fs_import_smi(const char *text, gsize len, const char *name, const FsCatal
  * (caller frees), or NULL with error. */
 char *fs_import_nccl(const char *text, gsize len, const char *name, const FsCatalog *cat,
                      const FsImportOptions *opt, GError **error);
+
+/* Writes host `host` (an index of fs_topo_host_name) of a finalized
+ * topology as an NCCL_TOPO_FILE XML (caller frees): <cpu> per CPU node,
+ * its PCIe tree (found breadth-first from the CPUs over PCIe and C2C
+ * links), GPUs with their NVLinks, NICs with one <net> per port; rules in
+ * export-nccl.c and topologies/README.md.  fs_import_nccl of the result
+ * gives a topology whose `topo paths` matrix is the host's.  Errors
+ * (FS_TOPO_ERROR_INVALID): no such host, a host without GPU or CPU, a GPU
+ * with no PCIe path to a CPU.  Deterministic; linear in the host's size. */
+char *fs_export_nccl(const FsTopo *topo, guint host, GError **error);
 
 G_END_DECLS

@@ -342,6 +342,11 @@ static gboolean read_file(Loader *L, const char *path, const FsYamlNode *from, G
 
 /* ---- phase 2: building ---------------------------------------------------- */
 
+/* Adds the nodes of one "nodes:" entry e, its name a pattern that may expand to many, under
+ * prefix and in host. A top-level node joins the implicit host0 while the file declares no
+ * host, and no host when it is marked fabric or hosts exist; "fabric" inside a template is
+ * refused. Errors at the entry's position (FS_TOPO_ERROR_*): unknown keys or model, a bad
+ * socket, a duplicate name. */
 static gboolean add_nodes(Loader *L, const FsYamlNode *e, const char *prefix, int host,
                           gboolean top, GError **error)
 {
@@ -429,6 +434,11 @@ static gboolean same_list(const guint *a, const guint *b, guint n)
   return memcmp(a, b, n * sizeof(guint)) == 0;
 }
 
+/* Adds the links of one "links:" entry e: both ends are name patterns expanded under prefix and
+ * resolved to nodes, paired element-wise ("zip", the default for equal counts) or every pair
+ * ("all", the default otherwise; a list against itself gives each pair once and no self-link).
+ * Errors at the entry's position: a bad key, model, count or pairing, a dangling end, or more
+ * pairs than FABRICSIM_MAX_NAMES (FS_TOPO_ERROR_LIMIT). */
 static gboolean add_links(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
 {
   if (!fs_yaml_check_keys(e, link_keys, "link", error))

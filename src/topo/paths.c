@@ -147,6 +147,8 @@ FsPathType fs_topo_path_type(const FsTopo *t, guint a, guint b, guint *nvlinks)
   return host_path(t, a, b);
 }
 
+/* See paths.h: columns as wide as the widest label (NV with the largest NVLink count, or the
+ * last GPU's name), one row per GPU with its node name, then nvidia-smi's legend. */
 char *fs_topo_paths_matrix(const FsTopo *t)
 {
   guint n;

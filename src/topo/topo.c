@@ -113,6 +113,9 @@ static gboolean node_kind_of_model(const FsModel *m, FsNodeKind *out)
   }
 }
 
+/* See topo.h. The node's local index counts nodes of its kind in its host (or in the fabric); a
+ * CPU's socket defaults to that index. Also fails with FS_TOPO_ERROR_MODEL for a model that is
+ * not a node kind and FS_TOPO_ERROR_LIMIT past FABRICSIM_MAX_NODES. Name and file are interned. */
 gboolean fs_topo_add_node(FsTopo *t, const char *name, const FsModel *model, int host,
                           int socket, const char *file, int line, int col, guint *index,
                           GError **error)
@@ -168,6 +171,9 @@ gboolean fs_topo_add_node(FsTopo *t, const char *name, const FsModel *model, int
   return TRUE;
 }
 
+/* See topo.h. The link's bandwidth is the model's times count and its latency the model's. Also
+ * fails with FS_TOPO_ERROR_MODEL for a model that is not a link model and FS_TOPO_ERROR_LIMIT
+ * past FABRICSIM_MAX_LINKS. */
 gboolean fs_topo_add_link(FsTopo *t, guint a, guint b, const FsModel *model, guint count,
                           const char *file, int line, int col, guint *index, GError **error)
 {
@@ -279,6 +285,9 @@ static void build_nvswitch_planes(FsTopo *t)
   g_free(parent);
 }
 
+/* See topo.h. Builds the CSR adjacency (in link order), the GPU placement order (host-major,
+ * fabric GPUs last) with each GPU's rank, the per-host node and GPU lists, then the NVSwitch
+ * planes. After it the topology takes no more nodes or links. */
 void fs_topo_finalize(FsTopo *t)
 {
   g_return_if_fail(!t->finalized);

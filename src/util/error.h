@@ -24,6 +24,12 @@ typedef enum {
   FS_RUNTIME_ERROR_INTERRUPTED, /* SIGINT: the run stopped at an event boundary */
 } FsRuntimeError;
 
+/* A usage error found after option parsing (values that do not fit each
+ * other: minbytes above maxbytes, a root that is not a rank): GOption's
+ * domain with this code.  The command prints it as its own usage errors,
+ * pointing at --help, and exits 2 (cli/commands.h: fs_cli_fail). */
+#define FS_USAGE_ERROR G_OPTION_ERROR_FAILED
+
 /* The exit status of an interrupted command (128 + SIGINT, as a shell
  * reports a process killed by Ctrl-C). */
 #define FS_EXIT_INTERRUPTED 130

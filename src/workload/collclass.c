@@ -221,6 +221,11 @@ static gboolean put_comm(Sig *s, FsRouter *router, const FsNcclParams *nccl, con
   return TRUE;
 }
 
+/* See collclass.h. The signature hashed is the mode, the ranks (hosts renumbered in order of
+ * appearance, local index, GPU model), the communicator built for the group and its system
+ * facts (put_comm) and the route profile of every ordered pair under several ECMP keys
+ * (put_route), so the cost is n² route look-ups. The model enters as its address, so digests
+ * compare within one process only. */
 gboolean fs_coll_class_digest(FsRouter *router, const FsNcclParams *nccl, FsCollClassMode mode,
                               const guint *nodes, guint n, guint8 digest[FS_COLL_CLASS_DIGEST],
                               gboolean *has_class, gboolean *approx, GError **error)

@@ -23,6 +23,7 @@ void fs_train_options_init(FsTrainOptions *opt)
   opt->dp_flows = FALSE;
   opt->memo = NULL;
   opt->coll_classes = FS_COLL_CLASSES_AUTO;
+  opt->prefs = NULL;
 }
 
 static const char *const class_names[] = { FS_COLL_CLASSES(FS_NAMES_ENTRY) };
@@ -108,7 +109,7 @@ gboolean fs_train_measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, 
       fs_coll_memo_store(t->memo, &key, *out);
     return TRUE;
   }
-  FsOpEnv env = { t->isim, t->inet, t->irouter, t->itnet, t->nccl };
+  FsOpEnv env = { t->isim, t->inet, t->irouter, t->itnet, t->nccl, t->opt.prefs };
   if (!fs_opgraph_measure_coll(&env, nodes, n, op, unit, out, error)) {
     fs_coll_memo_release(t->memo, &ckey);
     return FALSE;
@@ -303,6 +304,11 @@ static FsSimRank *rank_of(FsTrain *t, guint stage, guint j)
   return &g_array_index(t->ranks, FsSimRank, stage * t->nj + j);
 }
 
+/* Adds the forward pass of micro-batch mb through r's layers of virtual chunk `chunk` to the
+ * compute stream: a zero-length "recv activations" marker (what the previous stage's send is
+ * later made a dependency of), the embedding on the first virtual stage, the layers, the head
+ * on the last, and the activation send to the next stage on the pp stream. Records the marker
+ * and the pass's last op in lk for fs_train_new to link the stages. */
 static void forward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
 {
   FsTrain *t = b->t;
@@ -353,6 +359,10 @@ static void forward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
   lk->f_out[link_index(t, r->tpi, vs, mb)] = out;
 }
 
+/* Adds the backward pass of micro-batch mb, the mirror of forward: a "recv gradients" marker,
+ * the head on the last virtual stage, the layers in reverse, the embedding on the first, and
+ * the gradient send to the previous stage. On the chunk's last backward micro-batch it tells
+ * the data-parallel plan when each layer's gradients are ready (fs_train_dp_grads_ready). */
 static void backward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
 {
   FsTrain *t = b->t;
@@ -401,6 +411,11 @@ static void backward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
   lk->b_out[link_index(t, r->tpi, vs, mb)] = out;
 }
 
+/* Builds the whole step of one simulated rank: the cost of each of its layers (identical layers
+ * share the first one's), of the embedding and head with their tensor-parallel collectives
+ * (measured on the network), then its passes in the schedule's order, the data-parallel
+ * collectives and the optimizer step after them. FALSE with the error of a failed cost or
+ * measurement. */
 static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
 {
   const FsWorkload *w = t->w;
@@ -500,6 +515,12 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
   return ok;
 }
 
+/* See executor.h. Creates the simulator, flow network and router of the run, one simulated rank
+ * per pipeline stage and TP index (one TP index past full_tp_limit GPUs) with its streams and
+ * DP (and expert DP) communicators, the tied-embedding all-reduces, every rank's ops
+ * (build_rank), and the pipeline dependencies between stages. FS_WORKLOAD_ERROR_INVALID when
+ * the GPU counts differ, the schedule's own error, or the first error of a rank; the FsTrain
+ * borrows topo, w, eff and nccl. */
 FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficiency *eff,
                       const FsNcclParams *nccl, const FsTrainOptions *opt, GError **error)
 {
@@ -643,9 +664,12 @@ void fs_train_free(FsTrain *t)
   g_free(t);
 }
 
+/* See executor.h. Runs the op graph to its end and derives the step time, tokens per second,
+ * TFLOP/s per GPU, MFU against the GEMM peak of the workload's dtype, TDP energy, and the time
+ * breakdown of the first rank of every stage (the FsTrainClass list, replaced on each run). */
 gboolean fs_train_run(FsTrain *t, GError **error)
 {
-  FsOpEnv env = { t->sim, t->net, t->router, t->tnet, t->nccl };
+  FsOpEnv env = { t->sim, t->net, t->router, t->tnet, t->nccl, t->opt.prefs };
   if (!fs_opgraph_run(t->g, &env, error))
     return FALSE;
   const FsWorkload *w = t->w;

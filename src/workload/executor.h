@@ -96,6 +96,10 @@ typedef struct {
   FsCollMemo *memo;
   /* Congruent groups share a measurement (default AUTO: only where exact). */
   FsCollClasses coll_classes;
+  /* The tuner's inputs for every collective of the step (borrowed; the
+   * scenario's NCCL_ALGO / NCCL_PROTO / CollNet, scenario.h), or NULL
+   * (default) for NCCL's defaults.  A shared memo must see one setting. */
+  const FsCollPrefs *prefs;
 } FsTrainOptions;
 
 void fs_train_options_init(FsTrainOptions *opt);

@@ -173,6 +173,24 @@ guint fs_opgraph_coll_comm_size(const FsOpGraph *g, guint coll)
   return g_array_index(g->comms, Comm, comm).n;
 }
 
+gboolean fs_opgraph_coll_info(const FsOpGraph *g, guint coll, FsCollOp *op, uint64_t *unit,
+                              const guint **gpus, guint *n)
+{
+  if (coll >= g->colls->len)
+    return FALSE;
+  const Coll *c = &g_array_index(g->colls, Coll, coll);
+  const Comm *m = &g_array_index(g->comms, Comm, c->comm);
+  if (op != NULL)
+    *op = c->op;
+  if (unit != NULL)
+    *unit = c->unit;
+  if (gpus != NULL)
+    *gpus = m->gpus;
+  if (n != NULL)
+    *n = m->n;
+  return TRUE;
+}
+
 void fs_opgraph_set_coll_expected(FsOpGraph *g, guint coll, guint expected)
 {
   g_return_if_fail(coll < g->colls->len);
@@ -350,6 +368,8 @@ static Comm *comm_ready(FsOpGraph *g, guint i, GError **error)
     g_clear_pointer(&c->comm, fs_comm_free);
     return NULL;
   }
+  if (g->env->prefs != NULL)
+    fs_coll_prefs_apply_sys(g->env->prefs, &c->sys);
   c->plans = g_ptr_array_new_with_free_func((GDestroyNotify)cached_plan_free);
   return c;
 }
@@ -357,7 +377,7 @@ static Comm *comm_ready(FsOpGraph *g, guint i, GError **error)
 /* NCCL's choice for op with unit bytes per rank (or the buffer) on comm of
  * n ranks, bf16, and the plan request it gives (with NCCL's bounded
  * connection buffers); *nbytes as fs_coll_cost. */
-static gboolean tune(const FsNcclParams *np, const FsCollSysInfo *sys, const FsComm *comm, guint n,
+static gboolean tune(const FsOpEnv *env, const FsCollSysInfo *sys, const FsComm *comm, guint n,
                      FsCollOp op, uint64_t unit, FsCollChoice *ch, FsCollRequest *req,
                      uint64_t *nbytes, GError **error)
 {
@@ -367,9 +387,13 @@ static gboolean tune(const FsNcclParams *np, const FsCollSysInfo *sys, const FsC
   FsCollSizes sizes;
   fs_coll_sizes(op, requested, FS_COLL_DT_BFLOAT16, n, &sizes);
   *nbytes = fs_coll_nccl_bytes(op, &sizes, n);
-  FsCollPrefs prefs;
-  fs_coll_prefs_init(&prefs);
-  if (!fs_coll_tune(np, sys, comm, op, *nbytes, &prefs, ch, error))
+  FsCollPrefs defaults;
+  const FsCollPrefs *prefs = env->prefs;
+  if (prefs == NULL) {
+    fs_coll_prefs_init(&defaults);
+    prefs = &defaults;
+  }
+  if (!fs_coll_tune(env->nccl, sys, comm, op, *nbytes, prefs, ch, error))
     return FALSE;
   *req = (FsCollRequest){
     .op = op, .bytes = sizes.unit_bytes, .dtype = FS_COLL_DT_BFLOAT16, .redop = FS_COLL_REDOP_SUM,
@@ -392,7 +416,7 @@ static CachedPlan *plan_for(FsOpGraph *g, Comm *c, FsCollOp op, uint64_t unit, G
   FsCollChoice ch;
   FsCollRequest req;
   uint64_t nbytes;
-  if (!tune(np, &c->sys, c->comm, c->n, op, unit, &ch, &req, &nbytes, error))
+  if (!tune(g->env, &c->sys, c->comm, c->n, op, unit, &ch, &req, &nbytes, error))
     return NULL;
   FsCollPlan *plan = fs_coll_plan_new(c->comm, ch.algo, &req, error);
   if (plan == NULL)
@@ -606,10 +630,12 @@ gboolean fs_opgraph_measure_coll(const FsOpEnv *env, const guint *gpus, guint n,
   FsCollSysInfo sys;
   if (comm == NULL || !fs_coll_sysinfo_from_topo(env->nccl, env->router, comm, &sys, error))
     return FALSE;
+  if (env->prefs != NULL)
+    fs_coll_prefs_apply_sys(env->prefs, &sys);
   FsCollChoice ch;
   FsCollRequest req;
   uint64_t nbytes;
-  if (!tune(env->nccl, &sys, comm, n, op, unit_bytes, &ch, &req, &nbytes, error))
+  if (!tune(env, &sys, comm, n, op, unit_bytes, &ch, &req, &nbytes, error))
     return FALSE;
   /* Alone on the network: the shortcuts of alone.h apply (channel
    * folding, loop and step extrapolation, each checked as it runs). */

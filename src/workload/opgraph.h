@@ -141,6 +141,12 @@ guint fs_opgraph_add_coll(FsOpGraph *g, guint comm, FsCollOp op, uint64_t unit_b
  * (0 for an unknown index). */
 guint fs_opgraph_coll_comm_size(const FsOpGraph *g, guint coll);
 
+/* The operation, unit bytes and GPU nodes (borrowed from the graph, *n of
+ * them, in the communicator's rank order) of collective coll; FALSE for an
+ * unknown index.  Any output pointer may be NULL.  Cost: O(1). */
+gboolean fs_opgraph_coll_info(const FsOpGraph *g, guint coll, FsCollOp *op, uint64_t *unit,
+                              const guint **gpus, guint *n);
+
 /* Sets how many member ops the collective waits for (default: as many as
  * are added).  A replay sets the communicator's size, so that a member
  * that never calls the collective is a deadlock, not a smaller collective. */
@@ -170,6 +176,9 @@ typedef struct {
   FsRouter *router;
   FsCollTopoNet *tnet;
   const FsNcclParams *nccl;
+  /* The tuner's inputs for every collective (NCCL_ALGO / NCCL_PROTO,
+   * CollNet; scenario.h), or NULL for NCCL's defaults (fs_coll_prefs_init). */
+  const FsCollPrefs *prefs;
 } FsOpEnv;
 
 /* Runs the graph from now to completion (see the header comment). */

@@ -174,6 +174,8 @@ static void append(GArray *out, GArray *part)
   g_array_unref(part);
 }
 
+/* See spec.h. A layer-list model has no embedding or head and recomputes only under full
+ * recomputation; a transformer adds the embedding on the first chunk and the head on the last. */
 GArray *fs_workload_chunk_kernels(const FsWorkload *w, guint chunk, FsKernelPass pass)
 {
   g_return_val_if_fail(w != NULL && chunk < fs_workload_chunks(w), NULL);

@@ -122,6 +122,9 @@ static const char *section_of(const char *path, char *buf, gsize len)
   return buf;
 }
 
+/* Parses the value node of field f (its row in the field table) into w at the field's offset,
+ * within the field's range for integers, and marks the field given at node's position (for
+ * later messages). An unknown enum name fails at node with a "did you mean" when one is near. */
 static gboolean parse_field(FsWorkload *w, const Field *f, const FsYamlNode *node, GError **error)
 {
   char *base = (char *)w;
@@ -244,6 +247,11 @@ static void list_presets(const char *dir, GPtrArray *names)
       g_ptr_array_add(names, g_strndup(n, strlen(n) - 5));
 }
 
+/* Reads model preset `name` (a plain file name: letters, digits, '-', '_', '.') from dir, then
+ * from the default workloads folder, and parses its "model" into w, so that the file's own keys
+ * given after it override the preset's. Presets may name presets down to MAX_PRESET_DEPTH.
+ * FS_WORKLOAD_ERROR_PRESET at `at` for an unknown preset (with the nearest name), one that is
+ * not a mapping, or nesting too deep. */
 static gboolean load_preset(FsWorkload *w, const char *name, const FsYamlNode *at, const char *dir,
                             guint depth, GError **error)
 {
@@ -313,6 +321,10 @@ static guint64 max_layers(void)
 
 static const char *const layer_keys[] = {"name", "params", "flops", "activations", "kind", "repeat", NULL};
 
+/* Parses the "layers" list of a layer-list model, expanding "repeat" into numbered copies (up
+ * to FABRICSIM_MAX_LAYERS in all), and replaces the layers w had (a preset's). The layers
+ * parsed before an error are still stored, so w stays consistent for freeing; the error is at
+ * the entry. */
 static gboolean parse_layers(FsWorkload *w, const FsYamlNode *list, GError **error)
 {
   if (!fs_yaml_require_seq(list, error))
@@ -387,6 +399,10 @@ static const char *const model_extra[] = {"preset", "kind", "name", "source", "d
 static const char *const layers_form_keys[] = {"preset", "kind", "name", "source", "description",
                                                "layers", NULL};
 
+/* Parses the "model" of a workload or preset: a bare preset name, or a mapping that may name a
+ * preset first, set the kind (transformer or layers) and then give its own fields, which
+ * override the preset's. depth counts preset nesting; only the top level records the preset's
+ * name and the model's position. */
 static gboolean parse_model(FsWorkload *w, const FsYamlNode *node, const char *dir, guint depth,
                             GError **error)
 {
@@ -483,6 +499,10 @@ static gboolean parse_placement(FsWorkload *w, const FsYamlNode *node, GError **
   return TRUE;
 }
 
+/* Builds a new workload from a parsed document: top-level keys, the model (with its presets,
+ * found beside dir), then the training, parallel (with overlap), placement and offload
+ * sections; the name defaults to the file's base name. Not yet resolved (overrides and
+ * fs_workload_resolve come after). NULL with the first error at its position. */
 static FsWorkload *load_doc(FsYamlDoc *doc, const char *file, const char *dir, GError **error)
 {
   g_autoptr(FsWorkload) w = workload_new(file);
@@ -573,6 +593,10 @@ static gboolean given(const FsWorkload *w, FieldId id)
   return w->priv->pos[id].given;
 }
 
+/* Checks the model against the parallel layout: a layer-list model takes no tp, cp or ep and
+ * needs a layer per virtual stage; a transformer needs its sizes, consistent heads and experts,
+ * and sizes that tp, cp (2·cp when causal), sequence parallelism, ep and pp × vp divide. Fails
+ * with FS_WORKLOAD_ERROR_INVALID at the field to change. */
 static gboolean resolve_model(FsWorkload *w, GError **error)
 {
   FsTransformerConfig *m = &w->model;
@@ -662,6 +686,10 @@ static gboolean resolve_schedule(FsWorkload *w, GError **error)
   return TRUE;
 }
 
+/* Settles the GPU count and dp: gpus (from the topology when non-zero, else the file's) must
+ * equal tp × pp × dp × cp when dp is given and otherwise fixes dp; with no count at all dp
+ * defaults to 1 (at most 2^24 GPUs). ep must divide dp × cp. Fails at the field the user should
+ * change. */
 static gboolean resolve_gpus(FsWorkload *w, guint gpus, GError **error)
 {
   guint64 inner = (guint64)w->tp * w->pp * w->cp;

@@ -106,6 +106,70 @@ check_err 2 "unknown collective \"allreduce_x\"" calibrate nccl-tests --op allre
   || fail "--op for an unnamed log"
 "$FABRICSIM" calibrate --help | grep -q "Examples:" || fail "calibrate --help"
 
+# Issue 21: logs of every era and mangled copies.  A first device line
+# without its '#' is still a device line (16 ranks on 2 hosts, not 15).
+out=$("$FABRICSIM" calibrate nccl-tests --topo "$topo/dgx-h100-ib-ndr.yaml" \
+  "$logs/y_mpi16_device_line_lost_hash.txt") || fail "lost '#' log exited $?"
+contains "$out" "all_reduce on 16 ranks, 2 hosts" "lost '#' log"
+# --op is checked against the log's own name; --ranks against its device list.
+check_err 2 "y_dgxh100_g8_2.13.txt:2:1: the log is all_reduce (named here), but --op says all_gather" \
+  calibrate nccl-tests --op all_gather --topo "$topo/dgx-h100.yaml" "$logs/y_dgxh100_g8_2.13.txt"
+check_err 2 "says 8 ranks, but --ranks says 4" \
+  calibrate nccl-tests --ranks 4 --topo "$topo/dgx-h100.yaml" "$logs/y_dgxh100_g8_2.13.txt"
+# An old log without a device list: a located error naming --ranks, then --ranks.
+check_err 2 "y_old_1x_bytes_header_no_devices.txt:10:1: the log has no device list" \
+  calibrate nccl-tests --topo "$topo/dgx-h100.yaml" "$logs/y_old_1x_bytes_header_no_devices.txt"
+out=$("$FABRICSIM" calibrate nccl-tests --ranks 4 --nodes 1 --topo "$topo/v100-nvlink-4gpu.yaml" \
+  "$logs/y_old_1x_bytes_header_no_devices.txt") || fail "--ranks for an old log"
+contains "$out" "all_reduce on 4 ranks, 1 host" "--ranks for an old log"
+check_err 2 "factor for 4 ranks of all_reduce, but --ranks/--nodes says 8" \
+  calibrate nccl-tests --ranks 8 --topo "$topo/dgx-h100.yaml" "$logs/y_old_1x_bytes_header_no_devices.txt"
+# The log says 2 hosts; a one-host topology of 16 GPUs would fit NVLink.
+check_err 2 "the log ran on 2 hosts, but topology \"dgx-2\" puts its 16 ranks on 1" \
+  calibrate nccl-tests --topo "$topo/dgx-2.yaml" "$logs/y_mpi16_device_line_lost_hash.txt"
+# Every dropped row on stderr with file:line.
+err=$("$FABRICSIM" calibrate nccl-tests --topo "$topo/dgx-h100.yaml" \
+  "$logs/y_rows_time_zero_negative_size.txt" 2>&1 >/dev/null) || fail "dropped rows exited $?"
+contains "$err" "y_rows_time_zero_negative_size.txt:21:1: row dropped: negative size" "negative size"
+contains "$err" "y_rows_time_zero_negative_size.txt:23:1: row dropped: out-of-place time is 0" "time 0"
+contains "$err" "y_rows_time_zero_negative_size.txt:25:1: row dropped: out-of-place time is 0" "time 0"
+
+# Real logs (tests/data/real/nccl-tests/SOURCES.md) fitted on a topology of
+# the same GPUs: the bus bandwidth at the largest size lies within what the
+# catalog's link rates allow.  One host: peak busbw / the GPU's NVLink raw
+# rate (the fitted efficiency) in (0, 2]: NVLink SHARP reduces in the
+# switch, so its busbw exceeds the wire rate (the DGX H100 table: 1.07).
+# Several hosts: all_reduce moves at most 2 S (N-1)/N per host over its ppn
+# NICs (NCCL's hierarchical algorithms), so busbw <= ppn x NIC raw per GPU x
+# N/(N-1) x (n-1)/n.
+real="$FS_SOURCE_ROOT/tests/data/real/nccl-tests"
+check_real() { # topology hints... log
+  local topo_file=$1; shift
+  "$FABRICSIM" calibrate nccl-tests --topo "$topo/$topo_file" --json "$@" > "$tmp/real.json" \
+    || fail "calibrate $*: exit $?"
+  python3 - "$tmp/real.json" "$*" <<'PY' || fail "calibrate $*: implausible fit"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for t in d["fitted"]["tests"]:
+    n, hosts, raw, peak = t["ranks"], t["hosts"], t["raw_per_gpu_GBps"], t["peak_busbw_GBps"]
+    assert peak > 0 and raw > 0, t
+    if hosts == 1:
+        assert 0 < t["efficiency"] <= 2, (sys.argv[2], t["efficiency"])
+    else:
+        ppn = n / hosts
+        bound = ppn * raw * hosts / (hosts - 1) * (n - 1) / n
+        assert peak <= bound, (sys.argv[2], peak, bound)
+PY
+}
+check_real dgx-h100-ib-ndr.yaml "$real/gcp-a3mega-h100-2nodes-allreduce.txt"
+check_real dgx-h100-ib-ndr.yaml "$real/oci-h200-2nodes-nccl-2.27.5.txt"
+check_real dgx-h100-ib-ndr.yaml --op all_reduce --ranks 16 --nodes 2 "$real/aws-eks-p5-h100-2nodes-table-indented.txt"
+check_real dgx-h100.yaml "$logs/y_dgxh100_g8_2.13.txt"
+check_err 2 "oci-a100-2nodes-10g.txt:1:1: 1 sizes; a fit needs at least 2" \
+  calibrate nccl-tests --op all_reduce --topo "$topo/dgx-a100-ib-hdr.yaml" "$real/oci-a100-2nodes-10g.txt"
+check_err 2 "aws-k8s-tester-503-p5-tagged-head.txt:4:1: the log has no device list" \
+  calibrate nccl-tests --op all_reduce --topo "$topo/dgx-h100-ib-ndr.yaml" "$real/aws-k8s-tester-503-p5-tagged-head.txt"
+
 # Through the simulator, when the build has the collective layer.
 if "$FABRICSIM" calibrate --help | grep -q -- "--simulate"; then
   out=$("$FABRICSIM" calibrate nccl-tests --simulate --iterations 5 --topo "$topo/dgx-a100.yaml" \

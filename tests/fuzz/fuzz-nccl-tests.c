@@ -6,7 +6,9 @@
  * "fuzz.txt:LINE:COL: "; an accepted log has at least one test with at
  * least one row, every test's rows in file order, non-negative finite
  * sizes, times and bandwidths for the groups it has, a device list of
- * nranks entries when it has device lines, and nhosts ≤ nranks.  Corpus:
+ * nranks entries when it has device lines, and nhosts ≤ nranks; every
+ * dropped row has a line; fs_nccl_log_resolve (without and with hints)
+ * accepts or gives one located line.  Corpus:
  * tests/data/nccl-tests/.
  */
 #include <math.h>
@@ -63,6 +65,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (error != NULL)
     fs_fuzz_fail("the parse succeeded but set an error: %s", error->message);
   check_log(log);
+  for (guint i = 0; i < log->dropped->len; i++)
+    if (g_array_index(log->dropped, FsNcclLogDrop, i).line < 1)
+      fs_fuzz_fail("dropped row %u without a line", i);
+  /* The checks of calibrate (no hints, then --op all_reduce --ranks 16
+   * --nodes 2): accepted, or one located line. */
+  FsNcclLogHints none = {NULL, 0, 0}, some = {"all_reduce", 16, 2};
+  GError *e1 = NULL, *e2 = NULL;
+  if (!fs_nccl_log_resolve(log, &none, &e1))
+    fs_fuzz_rejected(e1, INPUT_NAME, FS_NCCL_LOG_ERROR, 0, "nccl-tests log check");
+  if (!fs_nccl_log_resolve(log, &some, &e2))
+    fs_fuzz_rejected(e2, INPUT_NAME, FS_NCCL_LOG_ERROR, 0, "nccl-tests log check");
+  g_free(fs_nccl_log_drops_text((const FsNcclLogDrop *)log->dropped->data, log->dropped->len));
   fs_nccl_log_free(log);
   return 0;
 }

@@ -1,5 +1,5 @@
 /* nccl-simfit.c — see nccl-simfit.h. */
-#include "calib/nccl-simfit.h"
+#include "scenario/nccl-simfit.h"
 
 #include <math.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "net/route.h"
 
 typedef struct {
+  const FsScenario *sc;
   FsCatalog *cat;
   const char *topo_path;
   const FsNcclFit *fit;
@@ -39,33 +40,34 @@ static gboolean predict(void *ctx, const double *p, const uint64_t *sizes, guint
   g_autofree guint *gpus = fs_coll_parse_gpus(topo, count, &ng, error);
   if (gpus == NULL)
     return FALSE;
-  g_autoptr(FsSim) sim = fs_sim_new();
-  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
-  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
-  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(router, gpus, ng, np.max_channels, error);
+  g_autoptr(FsScenarioWorld) w = fs_scenario_world_new(s->sc, topo, FS_NET_MAXMIN, NULL);
+  g_autoptr(FsComm) comm = fs_coll_comm_from_topo(w->router, gpus, ng, np.max_channels, error);
   FsCollSysInfo sys;
-  if (comm == NULL || !fs_coll_sysinfo_from_topo(&np, router, comm, &sys, error))
+  if (comm == NULL || !fs_coll_sysinfo_from_topo(&np, w->router, comm, &sys, error))
     return FALSE;
+  const FsCollPrefs *prefs = fs_scenario_prefs(s->sc);
+  fs_coll_prefs_apply_sys(prefs, &sys);
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   for (guint i = 0; i < n; i++) {
     FsCollSweep sw = {.op = s->op, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
                       .min_bytes = sizes[i], .max_bytes = sizes[i], .step_bytes = 1,
-                      .alone = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = tnet}};
-    fs_coll_prefs_init(&sw.prefs);
+                      .alone = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = w->tnet}};
+    sw.prefs = *prefs;
     g_array_set_size(rows, 0);
-    if (!fs_coll_bench(&np, &sys, comm, &sw, net, fs_coll_topo_xfer, tnet, rows, error))
+    if (!fs_coll_bench(&np, &sys, comm, &sw, w->net, fs_coll_topo_xfer, w->tnet, rows, error))
       return FALSE;
     out[i] = g_array_index(rows, FsNcclTestsRow, 0).oop_time_us;
   }
   return TRUE;
 }
 
-gboolean fs_nccl_fit_simulate(FsNcclFit *fit, FsCatalog *cat, const char *topo_path,
+gboolean fs_nccl_fit_simulate(FsNcclFit *fit, const FsScenario *sc, const char *topo_path,
                               int max_iter, GError **error)
 {
-  g_return_val_if_fail(fit != NULL && cat != NULL && topo_path != NULL, FALSE);
-  Sim s = {.cat = cat, .topo_path = topo_path, .fit = fit};
+  g_return_val_if_fail(fit != NULL && sc != NULL && topo_path != NULL, FALSE);
+  g_return_val_if_fail(fs_scenario_nccl(sc) != NULL, FALSE);
+  FsCatalog *cat = fs_scenario_catalog(sc);
+  Sim s = {.sc = sc, .cat = cat, .topo_path = topo_path, .fit = fit};
   if (!fs_coll_op_from_name(fit->collective, &s.op)) {
     g_set_error(error, FS_FIT_ERROR, FS_FIT_ERROR_DATA, "unknown collective \"%s\"",
                 fit->collective);
@@ -74,10 +76,7 @@ gboolean fs_nccl_fit_simulate(FsNcclFit *fit, FsCatalog *cat, const char *topo_p
   s.hw = fit->family == FS_LINK_NVLINK ? FS_NCCL_HW_NVLINK
          : fit->family == FS_LINK_PCIE ? FS_NCCL_HW_PCI
                                        : FS_NCCL_HW_NET;
-  g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(error);
-  if (np == NULL)
-    return FALSE;
-  s.np = np;
+  s.np = fs_scenario_nccl(sc);
   const FsModel *m0 = fs_catalog_get(cat, fit->models[0]);
   FsFitParam p[2] = {
     {"efficiency", m0 != NULL ? m0->u.link.efficiency : 0.8, 0.05, 1.0},

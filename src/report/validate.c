@@ -1,0 +1,96 @@
+/* validate.c — see validate.h. */
+#include "report/validate.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct FsValReport {
+  char *calibration;
+  guint pass, failed, not_run;
+  json_t *tables;     /* JSON: one object per table */
+  GString *text;      /* text: the tables so far */
+};
+
+static char *fmt(const char *f, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  if (!isfinite(v))
+    return g_strdup("-");
+  return g_strdup(g_ascii_formatd(buf, sizeof buf, f, v));
+}
+
+static void table_text(GString *out, const FsValResult *r, const char *metric)
+{
+  g_string_append_printf(out, "%s (%s): bar %s\n", r->table, r->kind, r->bar);
+  if (!r->ran) {
+    g_string_append_printf(out, "  not run: no runner for kind \"%s\" in this build ('fabricsim validate "
+           "--list-kinds')\n\n",
+           r->kind);
+    return;
+  }
+  g_string_append_printf(out, "  %5s %14s %12s %12s %9s\n", "line", "size (B)", "predicted", "measured", "error %");
+  for (guint i = 0; i < r->rows->len; i++) {
+    const FsValRow *row = &g_array_index(r->rows, FsValRow, i);
+    g_autofree char *p = fmt("%.4g", row->predicted), *m = fmt("%.4g", row->measured);
+    g_autofree char *e = fmt("%+.2f", row->error_pct);
+    g_string_append_printf(out, "  %5d %14" G_GUINT64_FORMAT " %12s %12s %9s%s\n", row->line, row->size, p, m, e,
+           row->in_scope ? "" : "  (outside the bar)");
+  }
+  g_autofree char *mape = fmt("%.2f", r->mape), *mx = fmt("%.2f", r->max_abs_pct);
+  g_string_append_printf(out, "  %s MAPE %s %% over %u row%s (max %s %%): %s\n\n", metric, mape, r->in_scope,
+         r->in_scope == 1 ? "" : "s", mx, r->pass ? "PASS" : "FAIL");
+}
+
+FsValReport *fs_report_validate_new(const char *calibration)
+{
+  FsValReport *v = g_new0(FsValReport, 1);
+  v->calibration = g_strdup(calibration);
+  v->tables = json_array();
+  v->text = g_string_new(NULL);
+  return v;
+}
+
+void fs_report_validate_add(FsValReport *v, const FsValResult *r, const char *metric)
+{
+  if (!r->ran)
+    v->not_run++;
+  else if (r->pass)
+    v->pass++;
+  else
+    v->failed++;
+  json_array_append_new(v->tables, fs_val_result_json(r));
+  table_text(v->text, r, metric);
+}
+
+guint fs_report_validate_finish(FsValReport *v, GString *out, FsReportFormat fmt)
+{
+  if (fmt == FS_REPORT_JSON) {
+    json_t *doc = json_object();
+    json_object_set_new(doc, "calibration", v->calibration ? json_string(v->calibration) : json_null());
+    json_object_set_new(doc, "tables", json_incref(v->tables));
+    json_object_set_new(doc, "passed", json_integer(v->pass));
+    json_object_set_new(doc, "failed", json_integer(v->failed));
+    json_object_set_new(doc, "not_run", json_integer(v->not_run));
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
+    json_decref(doc);
+    g_string_append_printf(out, "%s\n", text);
+    free(text);
+  } else {
+    g_string_append(out, v->text->str);
+    g_string_append_printf(out, "summary: %u passed, %u failed, %u not run\n", v->pass, v->failed,
+                           v->not_run);
+  }
+  return v->failed;
+}
+
+void fs_report_validate_free(FsValReport *v)
+{
+  if (v == NULL)
+    return;
+  g_free(v->calibration);
+  json_decref(v->tables);
+  g_string_free(v->text, TRUE);
+  g_free(v);
+}

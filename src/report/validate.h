@@ -1,0 +1,28 @@
+/* validate.h — the output of `fabricsim validate` (calib/validate.h): per
+ * reference table its rows (predicted, measured, error) and MAPE against
+ * the table's bar, then a summary; or one JSON document.  Tables are added
+ * as they run; the text or JSON is produced at the end, so nothing is
+ * printed when a later table fails to load.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "calib/validate.h"
+#include "report/format.h"
+
+G_BEGIN_DECLS
+
+typedef struct FsValReport FsValReport;
+
+/* A report; calibration (borrowed, copied) is the --calibration file, or NULL. */
+FsValReport *fs_report_validate_new(const char *calibration);
+/* Adds one table's result (bar metric: its name in the text). */
+void fs_report_validate_add(FsValReport *v, const FsValResult *r, const char *metric);
+/* Appends the report (text or JSON) and returns the number of tables that
+ * missed their bar. */
+guint fs_report_validate_finish(FsValReport *v, GString *out, FsReportFormat fmt);
+void fs_report_validate_free(FsValReport *v);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsValReport, fs_report_validate_free)
+
+G_END_DECLS

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# test-scenario.sh — every simulating command builds its world through one
+# scenario (src/scenario/scenario.h), so an option or an NCCL_* variable
+# means the same in each:
+#   - NCCL_ALGO changes coll, train, replay, sweep and plan (train and the
+#     others ignored it before the scenario), and a bad NCCL_ALGO is the same
+#     one-line error, exit 2, in every command that tunes collectives;
+#   - --calibration is taken by every simulating command (sweep had none),
+#     and a bad file is the same error everywhere; in sweep it changes a
+#     train point as it changes `fabricsim train`;
+#   - coll --trace runs with the tuner inputs of the table it traces
+#     (--algo, NCCL_ALGO), where it used to ignore them;
+#   - --quiet is accepted by every simulating command, and with stderr not
+#     a terminal no progress line is written.
+set -euo pipefail
+: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
+: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+contains() { case "$1" in *"$2"*) ;; *) fail "$3: expected \"$2\" in: $1" ;; esac; }
+T="$FS_SOURCE_ROOT/topologies"
+W="$FS_SOURCE_ROOT/workloads"
+CAL="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23-repeat.json"
+BADCAL="$FS_TEST_DATA/calibration/n_peak_string.json"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+
+# A small training job: llama2-7b on two DGX H100 (IB), tp 4, pp 2, dp 4.
+TR=(train "$T/dgx-h100-ib-ndr.yaml" "$W/llama2-7b.yaml" --tp=4 --pp=2 --num-layers=8
+    --global-batch-size=64)
+ALGO="ring;allreduce:tree"
+
+# ---- NCCL_ALGO ------------------------------------------------------------
+
+"$FABRICSIM" "${TR[@]}" --json >a.json || fail "train exited $?"
+NCCL_ALGO="$ALGO" "$FABRICSIM" "${TR[@]}" --json >b.json || fail "NCCL_ALGO train exited $?"
+python3 - a.json b.json <<'PY' || fail "NCCL_ALGO=ring;allreduce:tree left train's step time unchanged"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["step_time_ps"] != b["step_time_ps"], (a["step_time_ps"], b["step_time_ps"])
+PY
+# Same variable, same effect in coll: the all-reduce runs as a tree.
+out=$(NCCL_ALGO="$ALGO" "$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -b 64M -e 64M)
+contains "$out" "# tree/" "NCCL_ALGO in coll"
+# replay: the trace's all-reduces follow NCCL_ALGO too.
+RTOPO="$T/dgx-h100.yaml"
+NCCL_ALGO="Ring" "$FABRICSIM" replay "$RTOPO" "$W/traces/allreduce-7b-fp32.json" --json >rb.json
+NCCL_ALGO="Tree" "$FABRICSIM" replay "$RTOPO" "$W/traces/allreduce-7b-fp32.json" --json >rc.json
+python3 - rb.json rc.json <<'PY' || fail "NCCL_ALGO changed nothing in replay"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["makespan_ps"] != b["makespan_ps"], a["makespan_ps"]
+PY
+# sweep: a coll point's tuner starts from NCCL_ALGO (the point's algo: wins).
+cat >coll.yaml <<EOF
+name: scenario-coll
+kind: coll
+set: {topology: $T/dgx-h100-ib-ndr.yaml, op: all_reduce, size: 64M}
+list:
+  - {dtype: float}
+EOF
+"$FABRICSIM" sweep coll.yaml -q -j 1 >s1.csv || fail "sweep exited $?"
+NCCL_ALGO="$ALGO" "$FABRICSIM" sweep coll.yaml -q -j 1 >s2.csv || fail "NCCL_ALGO sweep exited $?"
+contains "$(cat s2.csv)" ",tree," "NCCL_ALGO in sweep"
+cmp -s s1.csv s2.csv && fail "NCCL_ALGO changed nothing in sweep"
+# A bad NCCL_ALGO: one line, exit 2, the same message in every command that tunes.
+for cmd in "coll $T/dgx-h100.yaml -b 1M -e 1M" "${TR[*]}" \
+           "replay $RTOPO $W/traces/allreduce-7b-fp32.json" "sweep coll.yaml -q -j 1" \
+           "explain coll $T/dgx-h100.yaml" \
+           "plan --workload $W/llama2-7b.yaml --fabric $T/dgx-h100.yaml --target-step-time 100 -q" \
+           "calibrate nccl-tests --simulate --topo $T/dgx-h100.yaml $FS_TEST_DATA/nccl-tests/y_dgxh100_g8_2.13.txt"; do
+  set +e
+  # shellcheck disable=SC2086
+  err=$(NCCL_ALGO="Ring,Bogus" "$FABRICSIM" $cmd 2>&1 >/dev/null)
+  st=$?
+  set -e
+  [ "$st" -eq 2 ] || fail "NCCL_ALGO=Ring,Bogus: '$cmd' exited $st, expected 2"
+  [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "'$cmd': not one line: $err"
+  contains "$err" 'NCCL_ALGO "Ring,Bogus": unknown name "Bogus"' "'${cmd%% *}'"
+done
+
+# ---- --calibration ---------------------------------------------------------
+
+# Every simulating command takes it; a bad file is the same error in each.
+for cmd in "coll $T/dgx-h100.yaml -b 1M -e 1M" "${TR[*]}" "p2p $T/dgx-h100.yaml" \
+           "flows $T/dgx-h100.yaml $FS_TEST_DATA/flows/y_dgx_h100_basic.csv" \
+           "replay $RTOPO $W/traces/allreduce-7b-fp32.json" "sweep coll.yaml -q -j 1" \
+           "plan --workload $W/llama2-7b.yaml --fabric $T/dgx-h100.yaml --target-step-time 100 -q" \
+           "validate" "calibrate nccl-tests --topo $T/dgx-h100.yaml $FS_TEST_DATA/nccl-tests/y_dgxh100_g8_2.13.txt"; do
+  set +e
+  # shellcheck disable=SC2086
+  err=$("$FABRICSIM" $cmd --calibration "$BADCAL" 2>&1 >/dev/null)
+  st=$?
+  set -e
+  [ "$st" -eq 2 ] || fail "bad --calibration: '${cmd%% *}' exited $st, expected 2"
+  contains "$err" "n_peak_string.json:15:43:" "bad --calibration in '${cmd%% *}'"
+done
+# sweep --calibration changes a train point as --calibration changes train.
+cat >train.yaml <<EOF
+name: scenario-train
+kind: train
+set: {topology: $T/dgx-h100.yaml, workload: $W/llama2-7b.yaml, tp: 2, pp: 2, num_layers: 8}
+list:
+  - {global_batch_size: 32}
+EOF
+"$FABRICSIM" sweep train.yaml -q -j 1 --format json >t1.json || fail "train sweep exited $?"
+"$FABRICSIM" sweep train.yaml -q -j 1 --format json --calibration "$CAL" >t2.json ||
+  fail "sweep --calibration exited $?"
+"$FABRICSIM" train "$T/dgx-h100.yaml" "$W/llama2-7b.yaml" --tp=2 --pp=2 --num-layers=8 \
+  --global-batch-size=32 --json --calibration "$CAL" >t3.json || fail "train --calibration exited $?"
+python3 - t1.json t2.json t3.json <<'PY' || fail "sweep --calibration: not train --calibration's step"
+import json, sys
+def step(doc):
+    return float(doc["points"][0]["results"]["step_time_s"])
+t1, t2 = (step(json.load(open(f))) for f in sys.argv[1:3])
+t3 = json.load(open(sys.argv[3]))["step_time_s"]
+assert t1 != t2, "calibration changed nothing"
+assert abs(t2 - t3) <= 1e-6 * t3, (t2, t3)
+PY
+
+# ---- coll --trace: the table's tuner inputs ----------------------------------
+
+"$FABRICSIM" coll "$T/dgx-h100.yaml" -b 1G -e 1G --trace tr0.json >c0.txt
+"$FABRICSIM" coll "$T/dgx-h100.yaml" -b 1G -e 1G --algo ring --trace tr1.json >c1.txt
+NCCL_ALGO=Ring "$FABRICSIM" coll "$T/dgx-h100.yaml" -b 1G -e 1G --trace tr2.json >c2.txt
+contains "$(cat c0.txt)" "# nvls/" "the tuner's own pick at 1G"
+contains "$(cat c1.txt)" "# ring/" "--algo ring"
+cmp -s tr0.json tr1.json && fail "coll --trace ignored --algo ring"
+cmp -s tr0.json tr2.json && fail "coll --trace ignored NCCL_ALGO=Ring"
+
+# ---- --quiet, progress ------------------------------------------------------
+
+# stderr is not a terminal here: no progress line (nothing on stderr at all).
+"$FABRICSIM" "${TR[@]}" --quiet >/dev/null 2>err1 || fail "train --quiet exited $?"
+"$FABRICSIM" "${TR[@]}" >/dev/null 2>err2 || fail "train exited $?"
+[ ! -s err1 ] && [ ! -s err2 ] || fail "progress or noise on a non-terminal stderr: $(cat err1 err2)"
+for cmd in "coll $T/dgx-h100.yaml -b 1M -e 1M" "p2p $T/dgx-h100.yaml -g 2" \
+           "flows $T/dgx-h100.yaml $FS_TEST_DATA/flows/y_dgx_h100_basic.csv" \
+           "replay $RTOPO $W/traces/allreduce-7b-fp32.json" "validate" \
+           "calibrate nccl-tests --topo $T/dgx-h100.yaml $FS_TEST_DATA/nccl-tests/y_dgxh100_g8_2.13.txt"; do
+  # shellcheck disable=SC2086
+  "$FABRICSIM" $cmd -q >/dev/null 2>err || fail "'$cmd -q' exited $?: $(cat err)"
+done
+echo "cli scenario: ok"

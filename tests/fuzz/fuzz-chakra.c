@@ -1,0 +1,95 @@
+/* fuzz-chakra.c — libFuzzer driver for the Chakra trace reader
+ * (src/workload/chakra) on the DGX H100 topology.
+ *
+ * The bytes are one rank's trace: named "fuzz.0.json" when they start
+ * with '{' (the JSON forms), else "fuzz.0.et" (length-delimited protobuf
+ * messages, decoded by protoc-c's code).  Promises checked: a rejection is
+ * one line in FS_WORKLOAD_ERROR starting with the name; an accepted trace
+ * has one rank, at least one op and per-rank tables; traces of at most 16
+ * ops are then run, which ends or fails with a deadlock report or a
+ * one-line error.  Corpus: the files of tests/data/chakra/.
+ */
+#include "catalog/catalog.h"
+#include "collrun/coll-topo.h"
+#include "coll/nccl-params.h"
+#include "core/sim.h"
+#include "fuzz-common.h"
+#include "net/flow.h"
+#include "net/route.h"
+#include "util/error.h"
+#include "workload/chakra/chakra.h"
+#include "workload/spec.h"
+
+#define MAX_RUN_OPS 16
+
+static const FsTopo *topo;
+static FsEfficiency *eff;
+static FsNcclParams *nccl;
+
+static void setup(void)
+{
+  if (topo != NULL)
+    return;
+  GError *error = NULL;
+  FsCatalog *cat = fs_catalog_load_default(NULL, &error);
+  if (cat == NULL)
+    fs_fuzz_fail("cannot load the catalog: %s", error->message);
+  g_autofree char *path = g_build_filename(FS_SOURCE_DATA_DIR, "topologies",
+                                           "dgx-h100.yaml", NULL);
+  topo = fs_topo_load_file(path, cat, NULL, &error);
+  if (topo == NULL)
+    fs_fuzz_fail("cannot load %s: %s", path, error->message);
+  eff = fs_efficiency_load_default(NULL, &error);
+  if (eff == NULL)
+    fs_fuzz_fail("cannot load the efficiency curves: %s", error->message);
+  nccl = fs_nccl_params_load_default(&error);
+  if (nccl == NULL)
+    fs_fuzz_fail("cannot load the NCCL parameters: %s", error->message);
+}
+
+static void run(FsReplay *rp)
+{
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
+  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
+  FsOpEnv env = {sim, net, router, tnet, nccl, NULL};
+  GError *error = NULL;
+  if (fs_opgraph_run(rp->graph, &env, &error)) {
+    if (error != NULL)
+      fs_fuzz_fail("the run succeeded but set an error: %s", error->message);
+    return;
+  }
+  if (!g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_DEADLOCK))
+    fs_fuzz_check_one_line(error);
+  g_error_free(error);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  setup();
+  const char *name = size > 0 && data[0] == '{' ? "fuzz.0.json" : "fuzz.0.et";
+  const char *names[] = { name };
+  const guint8 *bufs[] = { data };
+  gsize lens[] = { size };
+  FsChakraOptions opt = { size % 2 == 1 }; /* both ways of meeting unknown nodes */
+  GError *error = NULL;
+  FsReplay *rp = fs_chakra_load_buffers(names, bufs, lens, 1, topo, eff, &opt, NULL, &error);
+  if (rp == NULL) {
+    fs_fuzz_check_one_line(error);
+    if (error->domain != FS_WORKLOAD_ERROR || !g_str_has_prefix(error->message, name))
+      fs_fuzz_fail("a rejection is not a workload error naming %s: %s", name, error->message);
+    g_error_free(error);
+    return 0;
+  }
+  if (error != NULL)
+    fs_fuzz_fail("the load succeeded but set an error: %s", error->message);
+  if (rp->n_ranks != 1 || rp->rank_ops == NULL || rp->rank_ops->len != 1 ||
+      rp->compute_stream == NULL || fs_opgraph_n_ops(rp->graph) == 0)
+    fs_fuzz_fail("an accepted trace has %u ranks and %u ops", rp->n_ranks,
+                 fs_opgraph_n_ops(rp->graph));
+  if (fs_opgraph_n_ops(rp->graph) <= MAX_RUN_OPS)
+    run(rp);
+  fs_replay_free(rp);
+  return 0;
+}

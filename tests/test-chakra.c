@@ -1,0 +1,245 @@
+/* test-chakra.c — Chakra execution traces (src/workload/chakra): the example
+ * traces of tests/data/chakra (tools/gen-chakra-examples) replayed, each makespan checked against a
+ * calculation made here without the Chakra reader; the write → read round
+ * trip of a training step; bad inputs. */
+#include <check.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "collrun/coll-topo.h"
+#include "core/sim.h"
+#include "net/flow.h"
+#include "net/route.h"
+#include "testutil.h"
+#include "util/error.h"
+#include "workload/chakra/chakra.h"
+#include "workload/executor.h"
+
+/* Loads tests/data/chakra/DIR onto topo and runs it; returns the makespan. */
+static FsTime replay_dir(const FsTopo *topo, const char *dir, gboolean skip, FsChakraStats *st)
+{
+  g_autofree char *rel = g_build_filename("chakra", dir, NULL);
+  g_autofree char *path = fs_test_data_path(rel);
+  const char *paths[] = { path };
+  FsChakraOptions opt = { skip };
+  GError *error = NULL;
+  g_autoptr(FsReplay) r = fs_chakra_load(paths, 1, topo, fs_test_eff, &opt, st, &error);
+  fs_assert_no_error(error);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_ANALYTIC);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
+  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
+  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL };
+  ck_assert(fs_opgraph_run(r->graph, &env, &error));
+  fs_assert_no_error(error);
+  return fs_opgraph_end(r->graph);
+}
+
+/* The collective alone on the first n GPUs, through the collective layer
+ * (no Chakra involved). */
+static FsTime coll_alone(const FsTopo *topo, FsCollOp op, uint64_t unit, guint n)
+{
+  guint ngpu;
+  const guint *gpus = fs_topo_gpus(topo, &ngpu);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_ANALYTIC);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
+  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
+  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL };
+  FsTime t = 0;
+  GError *error = NULL;
+  ck_assert(fs_opgraph_measure_coll(&env, gpus, n, op, unit, &t, &error));
+  fs_assert_no_error(error);
+  return t;
+}
+
+/* Microbenchmarks in the shape of ASTRA-sim's: one collective of comm_size 1 MiB per rank
+ * over 8 NPUs.  comm_size is each rank's input: the buffer of an
+ * all-reduce, the block of an all-gather, the whole (8 blocks) of a
+ * reduce-scatter or an all-to-all. */
+START_TEST(test_chakra_microbenchmarks_match_the_collective_alone)
+{
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  static const struct { const char *dir; FsCollOp op; uint64_t unit; } cases[] = {
+    { "all_reduce_8r_1MiB", FS_COLL_ALL_REDUCE, 1u << 20 },
+    { "all_gather_8r_1MiB", FS_COLL_ALL_GATHER, 1u << 20 },
+    { "reduce_scatter_8r_1MiB", FS_COLL_REDUCE_SCATTER, (1u << 20) / 8 },
+    { "all_to_all_8r_1MiB", FS_COLL_ALLTOALL, (1u << 20) / 8 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    FsChakraStats st;
+    FsTime got = replay_dir(topo, cases[i].dir, FALSE, &st);
+    FsTime want = coll_alone(topo, cases[i].op, cases[i].unit, 8);
+    ck_assert_uint_eq(st.ranks, 8);
+    ck_assert_uint_eq(st.collectives, 8);
+    ck_assert_msg(want > 0 && got == want, "%s: %" G_GINT64_FORMAT " ps, alone %" G_GINT64_FORMAT,
+                  cases[i].dir, got, want);
+  }
+}
+END_TEST
+
+/* The time of one transfer of bytes from GPU a to GPU b, alone, as an op
+ * graph built here. */
+static FsTime one_send(const FsTopo *topo, guint a, guint b, uint64_t bytes)
+{
+  guint ngpu;
+  const guint *gpus = fs_topo_gpus(topo, &ngpu);
+  g_autoptr(FsOpGraph) g = fs_opgraph_new();
+  guint s = fs_opgraph_add_stream(g, "send", 0, (int)gpus[a], FALSE);
+  FsOp x = { .kind = FS_OP_XFER, .cat = FS_CAT_COMM, .name = "x", .bytes = bytes,
+             .src = (int32_t)gpus[a], .dst = (int32_t)gpus[b], .mb = -1, .layer = -1 };
+  fs_opgraph_add(g, s, &x, NULL, 0);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_ANALYTIC);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
+  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
+  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL };
+  GError *error = NULL;
+  ck_assert(fs_opgraph_run(g, &env, &error));
+  return fs_opgraph_end(g);
+}
+
+/* A ring all-reduce written as point-to-point (the shape of ASTRA-sim's
+ * custom-collective example):
+ * per rank 14 sends of 128 KiB to the next rank, each receive followed by
+ * the next send, and 7 reduction kernels of 7 µs after the first 7
+ * receives.  Every rank moves in lockstep, so the makespan is 14 transfers
+ * one after another plus 7 kernels. */
+START_TEST(test_chakra_custom_ring_is_its_critical_path)
+{
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  FsChakraStats st;
+  FsTime got = replay_dir(topo, "ring_allreduce_8r_1MiB", FALSE, &st);
+  ck_assert_uint_eq(st.p2p, 8 * 28);
+  ck_assert_uint_eq(st.measured, 8 * 7);
+  FsTime t = one_send(topo, 0, 1, 131072);
+  ck_assert(t > 0);
+  FsTime want = 14 * t + 7 * 7 * (FsTime)1000000;
+  ck_assert_msg(got == want, "ring: %" G_GINT64_FORMAT " ps, expected %" G_GINT64_FORMAT, got, want);
+}
+END_TEST
+
+/* train → Chakra → replay gives the same step time to the picosecond, and
+ * the files are the same bytes when written again.  The step writes one
+ * file per GPU, the data-parallel replicas it mirrors as copies of the
+ * simulated ones. */
+static void round_trip(const char *parallel)
+{
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsWorkload) w = fs_test_small_gpt(parallel, NULL);
+  g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
+  FsTime step = fs_train_result(t)->step_time;
+  g_autofree char *dir = g_dir_make_tmp("chakra-XXXXXX", NULL);
+  g_autofree char *again = g_build_filename(dir, "again", NULL);
+  GError *error = NULL;
+  ck_assert(fs_chakra_write(fs_train_graph(t), topo, dir, "step", &error));
+  ck_assert(fs_chakra_write(fs_train_graph(t), topo, again, "step", &error));
+  fs_assert_no_error(error);
+  for (guint r = 0; r < 8; r++) {
+    g_autofree char *base = g_strdup_printf("step.%u.et", r);
+    g_autofree char *a = g_build_filename(dir, base, NULL);
+    g_autofree char *b = g_build_filename(again, base, NULL);
+    g_autofree char *ta = NULL, *tb = NULL;
+    gsize la, lb;
+    ck_assert(g_file_get_contents(a, &ta, &la, NULL) && g_file_get_contents(b, &tb, &lb, NULL));
+    ck_assert(la == lb && memcmp(ta, tb, la) == 0);
+    g_unlink(b);
+  }
+  g_rmdir(again);
+  const char *paths[] = { dir };
+  FsChakraStats st;
+  g_autoptr(FsReplay) rp = fs_chakra_load(paths, 1, topo, fs_test_eff, NULL, &st, &error);
+  fs_assert_no_error(error);
+  ck_assert_uint_eq(st.ranks, 8);
+  ck_assert_uint_eq(st.modelled, 0);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
+  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
+  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL };
+  ck_assert(fs_opgraph_run(rp->graph, &env, &error));
+  ck_assert_msg(fs_opgraph_end(rp->graph) == step, "%s: replayed %" G_GINT64_FORMAT " ps, step %"
+                G_GINT64_FORMAT, parallel, fs_opgraph_end(rp->graph), step);
+  for (guint r = 0; r < 8; r++) {
+    g_autofree char *base = g_strdup_printf("step.%u.et", r);
+    g_autofree char *a = g_build_filename(dir, base, NULL);
+    g_unlink(a);
+  }
+  g_rmdir(dir);
+}
+
+START_TEST(test_chakra_round_trip_of_a_training_step)
+{
+  round_trip("  tp: 1\n  pp: 8\n");            /* pipeline transfers, no replica */
+  round_trip("  tp: 1\n  pp: 2\n");            /* dp 4: three replicas written as copies */
+  round_trip("  tp: 1\n  pp: 1\n  zero_stage: 1\n"); /* dp 8, ZeRO-1 gathers and reduce-scatters */
+}
+END_TEST
+
+/* A step with collectives timed alone (tensor parallelism) is refused. */
+START_TEST(test_chakra_write_refuses_collectives_timed_alone)
+{
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsWorkload) w = fs_test_small_gpt("  tp: 8\n", NULL);
+  g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
+  GError *error = NULL;
+  ck_assert(!fs_chakra_write(fs_train_graph(t), topo, "/nonexistent/never", "step", &error));
+  fs_assert_error(error, FS_WORKLOAD_ERROR, "communication timed alone");
+}
+END_TEST
+
+/* Every n_ file of tests/data/chakra is refused with a located one-line
+ * error naming the file; every y_ file loads. */
+START_TEST(test_chakra_corpus)
+{
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  g_autofree char *dir = fs_test_data_path("chakra");
+  GDir *d = g_dir_open(dir, 0, NULL);
+  ck_assert(d != NULL);
+  const char *e;
+  guint yes = 0, no = 0;
+  while ((e = g_dir_read_name(d)) != NULL) {
+    if (!(g_str_has_prefix(e, "y_") || g_str_has_prefix(e, "n_")) ||
+        g_str_has_suffix(e, ".err"))
+      continue;
+    g_autofree char *path = g_build_filename(dir, e, NULL);
+    const char *paths[] = { path };
+    GError *error = NULL;
+    FsReplay *r = fs_chakra_load(paths, 1, topo, fs_test_eff, NULL, NULL, &error);
+    if (e[0] == 'y') {
+      ck_assert_msg(r != NULL, "%s: %s", e, error ? error->message : "");
+      fs_replay_free(r);
+      yes++;
+      continue;
+    }
+    ck_assert_msg(r == NULL, "%s was accepted", e);
+    ck_assert(error != NULL && strchr(error->message, '\n') == NULL);
+    ck_assert_msg(g_str_has_prefix(error->message, path), "%s", error->message);
+    g_autofree char *errp = g_strconcat(path, ".err", NULL);
+    g_autofree char *want = NULL;
+    ck_assert_msg(g_file_get_contents(errp, &want, NULL, NULL), "%s has no .err", e);
+    g_strstrip(want);
+    ck_assert_msg(strstr(error->message, want) != NULL, "%s: \"%s\" lacks \"%s\"", e,
+                  error->message, want);
+    g_error_free(error);
+    no++;
+  }
+  g_dir_close(d);
+  ck_assert(yes >= 2 && no >= 6);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("chakra");
+  TCase *tc = tcase_create("chakra");
+  tcase_add_checked_fixture(tc, fs_test_models_setup, fs_test_models_teardown);
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_chakra_microbenchmarks_match_the_collective_alone);
+  tcase_add_test(tc, test_chakra_custom_ring_is_its_critical_path);
+  tcase_add_test(tc, test_chakra_round_trip_of_a_training_step);
+  tcase_add_test(tc, test_chakra_write_refuses_collectives_timed_alone);
+  tcase_add_test(tc, test_chakra_corpus);
+  suite_add_tcase(s, tc);
+  return fs_test_run_suite(s);
+}

@@ -461,6 +461,42 @@ START_TEST(test_catalog_corpus)
 }
 END_TEST
 
+START_TEST(test_catalog_identification)
+{
+  g_autoptr(FsCatalog) cat = load_real();
+  /* Every GPU and NIC of the catalog can be identified by PCI id, every
+   * GPU by compute capability and package, every CPU by CPUID. */
+  for (guint i = 0; i < fs_catalog_size(cat); i++) {
+    const FsModel *m = fs_catalog_nth(cat, i);
+    if (m->kind == FS_MODEL_GPU || m->kind == FS_MODEL_NIC)
+      ck_assert_msg(*m->ids.pci_ids != '\0', "%s has no pci_ids", m->name);
+    if (m->kind == FS_MODEL_GPU)
+      ck_assert_msg(m->u.gpu.compute_capability >= 60 && *m->u.gpu.form_factor != '\0',
+                    "%s lacks compute_capability or form_factor", m->name);
+    if (m->kind == FS_MODEL_CPU)
+      ck_assert_msg(*m->ids.cpuid != '\0', "%s has no cpuid", m->name);
+  }
+  const FsModel *h = get(cat, "h100-sxm", FS_MODEL_GPU), *v = get(cat, "v100-sxm2-32gb", FS_MODEL_GPU);
+  ck_assert(fs_model_has_pci_id(h, 0x10de, 0x2330));
+  ck_assert(!fs_model_has_pci_id(h, 0x10de, 0x2331));
+  ck_assert(fs_model_has_pci_id(v, 0x10de, 0x1db8));   /* SXM3, DGX-2 */
+  ck_assert(fs_model_has_product_name(h, "NVIDIA H100 80GB HBM3"));
+  ck_assert(fs_model_has_product_name(v, "v100 sxm3 32gb"));
+  ck_assert(!fs_model_has_product_name(h, "NVIDIA H100 PCIe"));
+  ck_assert(fs_model_has_cpuid(get(cat, "epyc-7742", FS_MODEL_CPU), "AuthenticAMD", 23, 49));
+  ck_assert(!fs_model_has_cpuid(get(cat, "epyc-7742", FS_MODEL_CPU), "AuthenticAMD", 25, 1));
+  ck_assert(fs_model_has_cpuid(get(cat, "power9", FS_MODEL_CPU), "ppc64le", -1, -1));
+  g_autofree char *n = fs_model_name_normalize("  Tesla  V100-SXM2_16GB ");
+  ck_assert_str_eq(n, "v100 sxm2 16gb");
+  ck_assert_ptr_eq(h->u.gpu.reference_cpu, get(cat, "xeon-platinum-8480c", FS_MODEL_CPU));
+  ck_assert_uint_eq(get(cat, "xeon-platinum-8480c", FS_MODEL_CPU)->u.cpu.cores, 56);
+  /* A copy keeps the lists. */
+  g_autoptr(FsCatalog) copy = fs_catalog_copy(cat);
+  ck_assert(fs_model_has_pci_id(fs_catalog_get(copy, "h100-sxm"), 0x10de, 0x2330));
+  ck_assert_str_eq(fs_catalog_get(copy, "a10")->u.gpu.form_factor, "pcie");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("catalog");
@@ -480,5 +516,6 @@ int main(void)
   FS_ADD_TEST(s, test_catalog_json);
   FS_ADD_TEST(s, test_catalog_copy);
   FS_ADD_TEST(s, test_catalog_corpus);
+  FS_ADD_TEST(s, test_catalog_identification);
   return fs_test_run_suite(s);
 }

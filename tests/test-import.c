@@ -216,8 +216,13 @@ START_TEST(test_import_smi_guesses_models_by_nvlink)
     {"smi/y_dgx-a100-nics.txt", "a100-sxm4-80gb", "epyc-7742", "connectx-6"},
     {"smi/y_dgx-h100-nics.txt", "h100-sxm", "xeon-platinum-8480c", "connectx-7"},
     {"smi/y_bridge-2gpu.txt", "h100-pcie", "xeon-platinum-8480c", NULL},
-    {"smi/y_hgx-h100-4gpu.txt", "h100-sxm", "xeon-platinum-8480c", NULL},  /* NV6 x 3 direct */
-    {"smi/y_dgx2.txt", "v100-sxm2-16gb", "xeon-e5-2698-v4", NULL},         /* NV6 x 15: plane */
+    /* NV6 x 3 direct; CPU Affinity up to 191 on 2 sockets: 192 logical
+     * CPUs, two 48-core Xeon 8468 with SMT (one 96-core EPYC 9654 would
+     * make them too, but the matrix shows two sockets). */
+    {"smi/y_hgx-h100-4gpu.txt", "h100-sxm", "xeon-platinum-8468", NULL},
+    /* NV6 x 15: plane; CPU Affinity up to 95 on 2 sockets: 2 x 24-core
+     * Xeon 8168 with SMT, the DGX-2 host. */
+    {"smi/y_dgx2.txt", "v100-sxm2-16gb", "xeon-platinum-8168", NULL},
   };
   for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *path = fs_test_data_path(cases[i].file);
@@ -282,23 +287,133 @@ START_TEST(test_import_smi_model_options)
 {
   g_autofree char *path = fs_test_data_path("smi/y_dgx-a100-nics.txt");
   GError *e = NULL;
-  FsImportOptions opt = {"a100-sxm4-40gb", "connectx-7", "epyc-9654"};
+  FsImportOptions opt = {.gpu = "a100-sxm4-40gb", .nic = "connectx-7", .cpu = "epyc-9654"};
   g_autofree char *yaml = import_file(path, TRUE, &opt, &e);
   ck_assert_msg(yaml != NULL, "%s", e ? e->message : "");
   ck_assert(strstr(yaml, "given with --gpu") != NULL);
   ck_assert_uint_eq(count_of(yaml, "model: a100-sxm4-40gb}"), 8);
   ck_assert_uint_eq(count_of(yaml, "model: connectx-7}"), 10);
   ck_assert(strstr(yaml, "model: epyc-9654,") != NULL);
-  FsImportOptions bad = {"h100-sxn", NULL, NULL};
+  FsImportOptions bad = {.gpu = "h100-sxn", .nic = NULL, .cpu = NULL};
   g_autofree char *none = import_file(path, TRUE, &bad, &e);
   ck_assert(none == NULL);
   fs_assert_error(e, FS_TOPO_ERROR, "--gpu: unknown gpu model \"h100-sxn\"");
   /* A model whose NVLinks cannot carry the matrix: the importer says so. */
-  FsImportOptions small = {"v100-sxm2-16gb", NULL, NULL};
+  FsImportOptions small = {.gpu = "v100-sxm2-16gb", .nic = NULL, .cpu = NULL};
   g_autofree char *p2 = fs_test_data_path("smi/n_nvlink-budget.txt");
   g_autofree char *y2 = import_file(p2, TRUE, &small, &e);
   ck_assert(y2 == NULL);
   fs_assert_error(e, FS_TOPO_ERROR, "GPU0's NV# cells add up to 24 NVLinks but v100-sxm2-16gb");
+}
+END_TEST
+
+
+/* Imports smi text given inline, with messages collected. */
+static char *import_text(const char *text, const FsImportOptions *base, GPtrArray *messages,
+                         GError **e)
+{
+  FsImportOptions opt = {0};
+  if (base != NULL)
+    opt = *base;
+  opt.messages = messages;
+  return fs_import_smi(text, strlen(text), "inline.txt", cat, &opt, e);
+}
+
+START_TEST(test_import_smi_numa_zero_everywhere)
+{
+  /* A single-socket box or VM: NUMA 0 for every device, SYS cells.  Was
+   * refused ("the other cells put GPU0 and GPU2 closer (NODE)"). */
+  static const char text[] =
+    "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\n"
+    "GPU0\t X \tPIX\tSYS\tSYS\t0-31\t0\n"
+    "GPU1\tPIX\t X \tSYS\tSYS\t0-31\t0\n"
+    "GPU2\tSYS\tSYS\t X \tPIX\t0-31\t0\n"
+    "GPU3\tSYS\tSYS\tPIX\t X \t0-31\t0\n";
+  g_autoptr(GPtrArray) msg = g_ptr_array_new_with_free_func(g_free);
+  GError *e = NULL;
+  g_autofree char *yaml = import_text(text, NULL, msg, &e);
+  ck_assert_msg(yaml != NULL, "%s", e ? e->message : "");
+  ck_assert(strstr(yaml, "NUMA Affinity column is ignored") != NULL);
+  gboolean said = FALSE;
+  for (guint i = 0; i < msg->len; i++)
+    said |= strstr(g_ptr_array_index(msg, i), "inline.txt:2:14: note: The NUMA Affinity") != NULL;
+  ck_assert(said);
+  ck_assert(strstr(yaml, "socket: 1}") != NULL);   /* SYS: two sockets */
+}
+END_TEST
+
+START_TEST(test_import_smi_repairs_pasted_text)
+{
+  /* Tabs lost: a header and a cell run together; then a markdown table. */
+  static const char glued[] =
+    "\tGPU0\tGPU1\tGPU2\tNIC0NIC1\tCPU Affinity\n"
+    "GPU0\t X \tNV18\tNV18\tPIX\tSYS\t0-27\n"
+    "GPU1\tNV18\t X \tNV18\tSYSSYS\t0-27\n"
+    "GPU2\tNV18\tNV18\t X \tSYS\tPIX\t0-27\n";
+  g_autoptr(GPtrArray) msg = g_ptr_array_new_with_free_func(g_free);
+  GError *e = NULL;
+  g_autofree char *yaml = import_text(glued, NULL, msg, &e);
+  ck_assert_msg(yaml != NULL, "%s", e ? e->message : "");
+  ck_assert(strstr(yaml, "split 2 words") != NULL);
+  ck_assert(strstr(g_ptr_array_index(msg, 0), "repaired: split 2 words of cells or labels run "
+                   "together where tabs were lost (first at line 1, column 17: \"NIC0NIC1\")") != NULL);
+  static const char md[] =
+    "|      | GPU0 | GPU1 | CPU Affinity |\n"
+    "|------|------|------|------|\n"
+    "| GPU0 | X | NV12 | 0-15 |\n"
+    "| GPU1 | NV12 | X | 0-15 |\n";
+  g_autoptr(GPtrArray) m2 = g_ptr_array_new_with_free_func(g_free);
+  g_autofree char *y2 = import_text(md, NULL, m2, &e);
+  ck_assert_msg(y2 != NULL, "%s", e ? e->message : "");
+  ck_assert(strstr(g_ptr_array_index(m2, 0), "read 4 markdown table lines") != NULL);
+  ck_assert(strstr(y2, "model: nvlink4, count: 12}") != NULL);
+}
+END_TEST
+
+START_TEST(test_import_smi_identifies_from_smi_q)
+{
+  g_autofree char *path = fs_test_data_path("smi/y_dgx-h100-nics.txt");
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  GError *e = NULL;
+  /* Without clues: a guess, with the alternatives on a message line. */
+  g_autoptr(GPtrArray) msg = g_ptr_array_new_with_free_func(g_free);
+  g_autofree char *y0 = import_text(text, NULL, msg, &e);
+  ck_assert(y0 != NULL && strstr(y0, "model: h100-sxm}") != NULL);
+  ck_assert(strstr(y0, "The clues fit as well: h200-sxm, b200") != NULL);
+  gboolean guess = FALSE;
+  for (guint i = 0; i < msg->len; i++)
+    guess |= strstr(g_ptr_array_index(msg, i), "guess: GPU h100-sxm") != NULL;
+  ck_assert(guess);
+  /* nvidia-smi -L and ibstat text decide GPU and NIC; the CPU follows. */
+  static const char l[] = "GPU 0: NVIDIA B200 (UUID: GPU-0)\nGPU 1: NVIDIA B200 (UUID: GPU-1)\n"
+                          "CA 'mlx5_0'\n\tCA type: MT4129\n\t\tRate: 400\n";
+  FsImportOptions o = {.hw_text = l, .hw_text_len = strlen(l), .hw_text_name = "l.txt"};
+  g_autoptr(GPtrArray) m1 = g_ptr_array_new_with_free_func(g_free);
+  g_autofree char *y1 = import_text(text, &o, m1, &e);
+  ck_assert_msg(y1 != NULL, "%s", e ? e->message : "");
+  ck_assert_uint_eq(count_of(y1, "model: b200}"), 8);
+  ck_assert(strstr(y1, "B200\"") != NULL && strstr(y1, "15b3:1021") != NULL);
+  ck_assert_uint_eq(count_of(y1, "model: connectx-7}"), 10);
+  ck_assert(strstr(y1, "model: xeon-platinum-8570,") != NULL);
+  /* nvidia-smi -q's Device Id decides as well. */
+  static const char q[] = "GPU 00000000:18:00.0\n"
+                          "    Product Name                          : NVIDIA H200\n"
+                          "    PCI\n"
+                          "        Device Id                         : 0x233510DE\n"
+                          "GPU 00000000:2A:00.0\n"
+                          "    Product Name                          : NVIDIA H200\n";
+  FsImportOptions oq = {.hw_text = q, .hw_text_len = strlen(q), .hw_text_name = "q.txt"};
+  g_autofree char *yq = import_text(text, &oq, NULL, &e);
+  ck_assert(yq != NULL && count_of(yq, "model: h200-sxm}") == 8);
+  /* GPU lines that disagree, and text without a clue, are errors. */
+  static const char two[] = "GPU 0: NVIDIA H100 80GB HBM3\nGPU 1: NVIDIA H200\n";
+  FsImportOptions ot = {.hw_text = two, .hw_text_len = strlen(two), .hw_text_name = "two.txt"};
+  ck_assert(import_text(text, &ot, NULL, &e) == NULL);
+  fs_assert_error(e, FS_TOPO_ERROR, "two.txt:2:1: this GPU is a \"NVIDIA H200\"");
+  FsImportOptions on = {.hw_text = "hello\n", .hw_text_len = 6, .hw_text_name = "none.txt"};
+  ck_assert(import_text(text, &on, NULL, &e) == NULL);
+  fs_assert_error(e, FS_TOPO_ERROR, "none.txt:1:1: no clue found");
 }
 END_TEST
 
@@ -359,13 +474,13 @@ START_TEST(test_import_nccl_maps_models)
   g_autofree char *p = fs_test_data_path("nccl-xml/y_pcie-box.xml");
   g_autofree char *yp = import_file(p, FALSE, NULL, &e);
   ck_assert_msg(yp != NULL, "%s", e ? e->message : "");
-  ck_assert_uint_eq(count_of(yp, "model: rtx-4090}"), 4);
+  ck_assert_uint_eq(count_of(yp, "model: l40s}"), 4);            /* PCI device 0x26b9 */
   ck_assert(strstr(yp, "model: pcie-gen3-x16}") != NULL);        /* the NIC's 8 GT/s x16 */
-  ck_assert(strstr(yp, "model: epyc-9654,") != NULL);
+  ck_assert(strstr(yp, "model: epyc-7763,") != NULL);  /* familyid 175 (Zen 3), modelid 1 */
   ck_assert_uint_eq(count_of(yp, "model: connectx-5}"), 1);       /* PCI device 0x1017 */
   /* A GPU model that cannot hold the dump's NVLinks: the output would not
    * load, and the importer says so. */
-  FsImportOptions v100 = {"v100-sxm2-16gb", NULL, NULL};
+  FsImportOptions v100 = {.gpu = "v100-sxm2-16gb", .nic = NULL, .cpu = NULL};
   g_autofree char *yv = import_file(h, FALSE, &v100, &e);
   ck_assert(yv == NULL);
   fs_assert_error(e, FS_TOPO_ERROR, "the imported topology does not load");
@@ -395,6 +510,9 @@ int main(void)
     tcase_create("test_import_smi_guesses_models_by_nvlink"),
     tcase_create("test_import_smi_nvswitch_plane_rule"),
     tcase_create("test_import_smi_model_options"),
+    tcase_create("test_import_smi_numa_zero_everywhere"),
+    tcase_create("test_import_smi_repairs_pasted_text"),
+    tcase_create("test_import_smi_identifies_from_smi_q"),
     tcase_create("test_import_nccl_matches_expected_paths"),
     tcase_create("test_import_nccl_maps_models"),
     tcase_create("test_import_nccl_rejects_with_position"),
@@ -404,7 +522,9 @@ int main(void)
     test_import_smi_round_trip_matrix, test_import_smi_rejects_with_position,
     test_import_smi_junk_never_crashes, test_import_smi_is_deterministic,
     test_import_smi_guesses_models_by_nvlink, test_import_smi_nvswitch_plane_rule,
-    test_import_smi_model_options, test_import_nccl_matches_expected_paths,
+    test_import_smi_model_options, test_import_smi_numa_zero_everywhere,
+    test_import_smi_repairs_pasted_text, test_import_smi_identifies_from_smi_q,
+    test_import_nccl_matches_expected_paths,
     test_import_nccl_maps_models, test_import_nccl_rejects_with_position,
     test_import_nccl_junk_never_crashes,
   };

@@ -18,7 +18,7 @@ typedef struct {
   guint families;           /* links: bit mask of allowed families; 0 = any */
 } FsCatalogRef;
 
-#define FS_CATALOG_MAX_REFS 4
+#define FS_CATALOG_MAX_REFS 6
 
 /* Every FsModel lives inside one of these (m first, so a const FsModel *
  * handed out by the catalog can be cast back). */

@@ -276,6 +276,11 @@ static FsCatalogEntry *copy_entry(FsCatalog *dst, const FsCatalogEntry *src)
   m->source = fs_catalog_intern(dst, m->source);
   m->file = fs_catalog_intern(dst, m->file);
   m->calibration = fs_catalog_intern(dst, m->calibration);
+  m->ids.pci_ids = fs_catalog_intern(dst, m->ids.pci_ids);
+  m->ids.product_names = fs_catalog_intern(dst, m->ids.product_names);
+  m->ids.cpuid = fs_catalog_intern(dst, m->ids.cpuid);
+  if (m->kind == FS_MODEL_GPU)
+    m->u.gpu.form_factor = fs_catalog_intern(dst, m->u.gpu.form_factor);
   if (m->kind == FS_MODEL_LINK) {
     m->u.link.generation = fs_catalog_intern(dst, m->u.link.generation);
     m->u.link.encoding_name = fs_catalog_intern(dst, m->u.link.encoding_name);

@@ -201,6 +201,15 @@ typedef struct {
    * calibrated). */
   double memory_efficiency;
   FsTime copy_latency;
+  /* Added for identification (src/topo/identify.h): CUDA compute
+   * capability × 10 (90 for "9.0"; 0 when not given), the package
+   * (`form_factor`: "sxm", "pcie" or "superchip"; "" when not given), and
+   * the CPU and NIC of NVIDIA's reference server for this GPU, which the
+   * importers guess when no clue names the host (NULL when not given). */
+  guint compute_capability;
+  const char *form_factor;
+  const FsModel *reference_cpu;
+  const FsModel *reference_nic;
 } FsGpuModel;
 
 typedef struct {
@@ -217,6 +226,10 @@ typedef struct {
   FsCpuVendor vendor;
   guint intersocket_links;  /* links of model intersocket to the other socket; 0 if none */
   guint nvlinks;            /* NVLink bricks (POWER8+/POWER9); 0 if nvlink is NULL */
+  /* Added for identification: cores per socket and hardware threads per
+   * core (0 when the entry does not say). */
+  guint cores;
+  guint threads_per_core;
 } FsCpuModel;
 
 typedef struct {
@@ -229,6 +242,19 @@ typedef struct {
   double price;
 } FsNicModel;
 
+/* How a device names itself (GPUs, CPUs and NICs; the importers' clues,
+ * src/topo/identify.h).  Each field is the YAML list joined by '\n' (""
+ * when absent): `pci_ids` "10de:2330" (vendor:device, lowercase hex),
+ * `product_names` as the device or its tools print them ("NVIDIA H100 80GB
+ * HBM3"), `cpuid` "GenuineIntel 6 143" (vendor string, family and model as
+ * /proc/cpuinfo prints them) or a machine name ("ppc64le", "aarch64") for
+ * CPUs without x86 CPUID.  Test with fs_model_has_pci_id and friends. */
+typedef struct {
+  const char *pci_ids;
+  const char *product_names;
+  const char *cpuid;
+} FsModelIds;
+
 struct FsModel {
   FsModelKind kind;
   const char *name;         /* unique in the catalog, e.g. "pcie-gen4-x16" */
@@ -239,6 +265,7 @@ struct FsModel {
   /* Figures replaced by a calibration, "field: provenance" joined by "; ",
    * or NULL when none was (see fs_catalog_set_link_efficiency). */
   const char *calibration;
+  FsModelIds ids;           /* GPUs, CPUs, NICs; all "" for links and switches */
   union {
     FsLinkModel link;
     FsSwitchModel sw;
@@ -346,6 +373,25 @@ gboolean fs_catalog_set_gpu_memory_efficiency(FsCatalog *cat, const char *gpu, d
 /* Sets a GPU's copy_latency (0 <= t <= 1 s). */
 gboolean fs_catalog_set_gpu_copy_latency(FsCatalog *cat, const char *gpu, FsTime t,
                                          const char *note, GError **error);
+
+/* ---- Identification (src/catalog/ids.c) ---------------------------------
+ * Tests of a model's `pci_ids`, `product_names` and `cpuid` (FsModelIds).
+ * All are pure and cost one pass over the model's list. */
+
+/* TRUE when m lists PCI vendor:device (e.g. 0x10de, 0x2330). */
+gboolean fs_model_has_pci_id(const FsModel *m, guint vendor, guint device);
+/* TRUE when m lists name as a product name, compared after
+ * fs_model_name_normalize on both sides. */
+gboolean fs_model_has_product_name(const FsModel *m, const char *name);
+/* TRUE when m lists this CPUID (vendor "GenuineIntel", family, model as
+ * /proc/cpuinfo prints them), or, with vendor a machine name ("ppc64le")
+ * and family = model = -1, that machine. */
+gboolean fs_model_has_cpuid(const FsModel *m, const char *vendor, int family, int model);
+/* A product name folded for comparison (caller frees): lowercase, a
+ * leading "nvidia " and "tesla " dropped, '-' and '_' read as spaces, runs
+ * of spaces made one, no leading or trailing space.  "Tesla V100-SXM2-16GB"
+ * and "v100 sxm2 16gb" fold alike. */
+char *fs_model_name_normalize(const char *name);
 
 /* A short label of a link ("PCIe Gen4 x16", "NVLink4", "InfiniBand NDR").
  * Caller frees. */

@@ -92,6 +92,39 @@ static void nic_fields(json_t *o, const FsNicModel *n)
   set(o, "price", json_real(n->price));
 }
 
+/* A '\n'-joined identification list (FsModelIds) as a JSON array. */
+static json_t *id_list(const char *joined)
+{
+  json_t *a = json_array();
+  if (joined != NULL && *joined != '\0') {
+    g_auto(GStrv) items = g_strsplit(joined, "\n", -1);
+    for (guint i = 0; items[i] != NULL; i++)
+      json_array_append_new(a, json_string(items[i]));
+  }
+  return a;
+}
+
+/* The identification keys (models/README.md, "Identification"). */
+static void id_fields(json_t *o, const FsModel *m)
+{
+  set(o, "pci_ids", id_list(m->ids.pci_ids));
+  set(o, "product_names", id_list(m->ids.product_names));
+  if (m->kind == FS_MODEL_GPU) {
+    const FsGpuModel *g = &m->u.gpu;
+    char cc[16];
+    g_snprintf(cc, sizeof cc, "%u.%u", g->compute_capability / 10, g->compute_capability % 10);
+    set(o, "compute_capability", g->compute_capability > 0 ? json_string(cc) : json_null());
+    set(o, "form_factor", g->form_factor != NULL && *g->form_factor ? json_string(g->form_factor)
+                                                                   : json_null());
+    set(o, "reference_cpu", ref(g->reference_cpu));
+    set(o, "reference_nic", ref(g->reference_nic));
+  } else if (m->kind == FS_MODEL_CPU) {
+    set(o, "cpuid", id_list(m->ids.cpuid));
+    set(o, "cores", json_integer(m->u.cpu.cores));
+    set(o, "threads_per_core", json_integer(m->u.cpu.threads_per_core));
+  }
+}
+
 json_t *fs_model_to_json(const FsModel *m)
 {
   g_return_val_if_fail(m != NULL, NULL);
@@ -112,6 +145,8 @@ json_t *fs_model_to_json(const FsModel *m)
   case FS_MODEL_NIC: nic_fields(o, &m->u.nic); break;
   default: g_assert_not_reached();
   }
+  if (m->kind == FS_MODEL_GPU || m->kind == FS_MODEL_CPU || m->kind == FS_MODEL_NIC)
+    id_fields(o, m);
   return o;
 }
 

@@ -11,6 +11,7 @@
  * values no real part can have (a typo of a unit, "1e30 TB/s").
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "catalog/catalog-private.h"
@@ -52,13 +53,15 @@ static const char *const switch_keys[] = {
   "reduction_bandwidth", "power", "price", "lanes", NULL};
 static const char *const gpu_keys[] = {
   COMMON_KEYS, "arch", "flops", "memory", "memory_bandwidth", "nvlink", "nvlinks", "pcie",
-  "c2c", "tdp", "price", "launch_latency", "sms", NULL};
+  "c2c", "tdp", "price", "launch_latency", "sms", "pci_ids", "product_names", "compute_capability",
+  "form_factor", "reference_cpu", "reference_nic", NULL};
 static const char *const cpu_keys[] = {
   COMMON_KEYS, "vendor", "pcie_lanes", "pcie", "intersocket", "intersocket_links",
   "memory_bandwidth", "nvlink", "nvlinks", "tdp", "price", "root_latency", "root_bandwidth",
-  NULL};
+  "cores", "threads_per_core", "cpuid", "pci_ids", "product_names", NULL};
 static const char *const nic_keys[] = {
-  COMMON_KEYS, "port_link", "ports", "pcie", "latency", "gpudirect", "power", "price", NULL};
+  COMMON_KEYS, "port_link", "ports", "pcie", "latency", "gpudirect", "power", "price",
+  "pci_ids", "product_names", NULL};
 
 static const char *const *const keys_by_kind[FS_MODEL_N_KINDS] = {
   [FS_MODEL_LINK] = link_keys, [FS_MODEL_SWITCH] = switch_keys, [FS_MODEL_GPU] = gpu_keys,
@@ -201,6 +204,100 @@ static gboolean add_ref(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map
   r->kind = kind;
   r->families = families;
   return TRUE;
+}
+
+/* ---- identification lists ------------------------------------------------ */
+
+/* "10de:2330": four hex digits, a colon, four hex digits, lowercase. */
+static gboolean valid_pci_id(const char *s)
+{
+  if (strlen(s) != 9 || s[4] != ':')
+    return FALSE;
+  for (int i = 0; i < 9; i++)
+    if (i != 4 && !(g_ascii_isdigit(s[i]) || (s[i] >= 'a' && s[i] <= 'f')))
+      return FALSE;
+  return TRUE;
+}
+
+/* "GenuineIntel 6 143" (vendor, family, model in decimal) or a machine
+ * name of lowercase letters, digits and '_' ("ppc64le", "aarch64"). */
+static gboolean valid_cpuid(const char *s)
+{
+  g_auto(GStrv) w = g_strsplit(s, " ", -1);
+  guint n = g_strv_length(w);
+  if (n == 1) {
+    for (const char *p = s; *p; p++)
+      if (!(g_ascii_islower(*p) || g_ascii_isdigit(*p) || *p == '_'))
+        return FALSE;
+    return *s != '\0';
+  }
+  if (n != 3 || *w[0] == '\0')
+    return FALSE;
+  for (guint i = 1; i < 3; i++) {
+    if (*w[i] == '\0' || strlen(w[i]) > 4)
+      return FALSE;
+    for (const char *p = w[i]; *p; p++)
+      if (!g_ascii_isdigit(*p))
+        return FALSE;
+  }
+  return TRUE;
+}
+
+/* An optional list of strings (key), each checked by valid (may be NULL:
+ * any non-empty string without a newline); stored joined by '\n' ("" when
+ * absent).  what and example name the expected form in the error. */
+static gboolean opt_id_list(FsCatalog *cat, const FsYamlNode *map, const char *key,
+                            gboolean (*valid)(const char *), const char *example,
+                            const char **out, GError **error)
+{
+  *out = fs_catalog_intern(cat, "");
+  const FsYamlNode *n = fs_yaml_map_get(map, key);
+  if (n == NULL)
+    return TRUE;
+  if (!fs_yaml_require_seq(n, error))
+    return FALSE;
+  if (n->n == 0) {
+    fs_catalog_error_at(error, n, FS_CATALOG_ERROR_INVALID,
+                        "\"%s\" is empty; expected a list like [%s]", key, example);
+    return FALSE;
+  }
+  GString *joined = g_string_new(NULL);
+  for (guint i = 0; i < n->n; i++) {
+    const char *v;
+    if (!fs_yaml_get_string(n->values[i], &v, error)) {
+      g_string_free(joined, TRUE);
+      return FALSE;
+    }
+    if (*v == '\0' || strchr(v, '\n') != NULL || (valid != NULL && !valid(v))) {
+      fs_catalog_error_at(error, n->values[i], FS_CATALOG_ERROR_INVALID,
+                          "\"%s\" in \"%s\" is not of the form %s", v, key, example);
+      g_string_free(joined, TRUE);
+      return FALSE;
+    }
+    g_string_append_printf(joined, "%s%s", i ? "\n" : "", v);
+  }
+  *out = fs_catalog_intern(cat, joined->str);
+  g_string_free(joined, TRUE);
+  return TRUE;
+}
+
+/* pci_ids and product_names (GPUs, CPUs, NICs), cpuid (CPUs). */
+static gboolean parse_ids(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
+                          GError **error)
+{
+  FsModelIds *ids = &e->m.ids;
+  if (!opt_id_list(cat, map, "pci_ids", valid_pci_id, "\"10de:2330\" (vendor:device, lowercase hex)",
+                   &ids->pci_ids, error) ||
+      !opt_id_list(cat, map, "product_names", NULL, "\"NVIDIA H100 80GB HBM3\"",
+                   &ids->product_names, error))
+    return FALSE;
+  if (e->m.kind != FS_MODEL_CPU) {
+    ids->cpuid = fs_catalog_intern(cat, "");
+    return TRUE;
+  }
+  return opt_id_list(cat, map, "cpuid", valid_cpuid,
+                     "\"GenuineIntel 6 143\" (vendor, family, model) or a machine name "
+                     "(\"ppc64le\")", &ids->cpuid, error);
 }
 
 /* ---- links ------------------------------------------------------------- */
@@ -547,7 +644,33 @@ static gboolean parse_gpu(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *m
     return FALSE;
   n = fs_yaml_require_key(map, "sms", "gpu model", error);
   g->memory_efficiency = 1; /* until a calibration says otherwise */
-  return n != NULL && get_count(n, 1, 100000, &g->sms, error);
+  if (n == NULL || !get_count(n, 1, 100000, &g->sms, error))
+    return FALSE;
+  /* Identification: compute capability "9.0", form factor, reference host. */
+  const FsYamlNode *cc = fs_yaml_map_get(map, "compute_capability");
+  if (cc != NULL) {
+    const char *v;
+    guint major, minor;
+    char tail;
+    if (!fs_yaml_get_string(cc, &v, error))
+      return FALSE;
+    if (sscanf(v, "%2u.%1u%c", &major, &minor, &tail) != 2 || major == 0) {
+      fs_catalog_error_at(error, cc, FS_CATALOG_ERROR_INVALID,
+                          "compute capability \"%s\" is not of the form \"9.0\"", v);
+      return FALSE;
+    }
+    g->compute_capability = major * 10 + minor;
+  }
+  static const char *const form_factors[] = {"sxm", "pcie", "superchip", NULL};
+  const FsYamlNode *ff = fs_yaml_map_get(map, "form_factor");
+  int form = -1;
+  if (ff != NULL && !get_enum(ff, form_factors, "form factor", &form, error))
+    return FALSE;
+  g->form_factor = fs_catalog_intern(cat, form >= 0 ? form_factors[form] : "");
+  return add_ref(cat, e, map, "reference_cpu", FALSE, "gpu model", &g->reference_cpu,
+                 FS_MODEL_CPU, 0, error) &&
+         add_ref(cat, e, map, "reference_nic", FALSE, "gpu model", &g->reference_nic,
+                 FS_MODEL_NIC, 0, error);
 }
 
 static gboolean parse_cpu(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
@@ -583,7 +706,8 @@ static gboolean parse_cpu(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *m
   }
   if (fs_yaml_map_get(map, "intersocket") != NULL && links == NULL)
     c->intersocket_links = 1;
-  return TRUE;
+  return opt_count(map, "cores", 1, 4096, &c->cores, error) &&
+         opt_count(map, "threads_per_core", 1, 16, &c->threads_per_core, error);
 }
 
 static gboolean parse_nic(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
@@ -670,6 +794,11 @@ static gboolean parse_entry(FsCatalog *cat, const char *file, const FsYamlNode *
   case FS_MODEL_CPU: ok = parse_cpu(cat, e, item, error); break;
   case FS_MODEL_NIC: ok = parse_nic(cat, e, item, error); break;
   default: g_assert_not_reached();
+  }
+  if (ok && e->m.kind != FS_MODEL_LINK && e->m.kind != FS_MODEL_SWITCH)
+    ok = parse_ids(cat, e, item, error);
+  else if (ok) {
+    e->m.ids.pci_ids = e->m.ids.product_names = e->m.ids.cpuid = fs_catalog_intern(cat, "");
   }
   if (!ok || widths == NULL)
     return ok;

@@ -23,7 +23,7 @@ static char **opt_defines = NULL;
 static char *opt_models = NULL;
 static gboolean opt_json = FALSE;
 static char *opt_output = NULL;
-static char *opt_gpu = NULL, *opt_nic = NULL, *opt_cpu = NULL;
+static char *opt_gpu = NULL, *opt_nic = NULL, *opt_cpu = NULL, *opt_smi_q = NULL;
 static gint opt_host = -1;
 static gboolean opt_allow_disconnected = FALSE;
 
@@ -38,6 +38,9 @@ static const GOptionEntry entries[] = {
   {"gpu", 0, 0, G_OPTION_ARG_STRING, &opt_gpu, "import-*: GPU model (default: guessed)", "MODEL"},
   {"nic", 0, 0, G_OPTION_ARG_STRING, &opt_nic, "import-*: NIC model (default: guessed)", "MODEL"},
   {"cpu", 0, 0, G_OPTION_ARG_STRING, &opt_cpu, "import-*: CPU model (default: guessed)", "MODEL"},
+  {"smi-q", 0, 0, G_OPTION_ARG_FILENAME, &opt_smi_q,
+   "import-smi: nvidia-smi -L/-q (and ibstat) text of the same machine, to identify models",
+   "FILE"},
   {"host", 0, 0, G_OPTION_ARG_INT, &opt_host, "export-nccl: the host to write (default 0)", "N"},
 
   {"allow-disconnected", 0, 0, G_OPTION_ARG_NONE, &opt_allow_disconnected,
@@ -59,7 +62,16 @@ static int do_import(const char *action, const char *file)
   g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
   if (cat == NULL)
     return fs_cli_fail("topo", error);
-  FsImportOptions opt = {opt_gpu, opt_nic, opt_cpu};
+  g_autofree char *hw = NULL;
+  gsize hw_len = 0;
+  if (opt_smi_q != NULL && strcmp(action, "import-smi") != 0)
+    return fs_cli_usage("topo", "--smi-q applies to import-smi only");
+  if (opt_smi_q != NULL && !g_file_get_contents(opt_smi_q, &hw, &hw_len, &error))
+    return fs_cli_fail("topo", error);
+  g_autoptr(GPtrArray) messages = g_ptr_array_new_with_free_func(g_free);
+  FsImportOptions opt = {.gpu = opt_gpu, .nic = opt_nic, .cpu = opt_cpu, .hw_text = hw,
+                         .hw_text_len = hw_len, .hw_text_name = opt_smi_q,
+                         .messages = messages};
   g_autofree char *yaml = strcmp(action, "import-smi") == 0
                             ? fs_import_smi(text, len, file, cat, &opt, &error)
                             : fs_import_nccl(text, len, file, cat, &opt, &error);
@@ -67,6 +79,9 @@ static int do_import(const char *action, const char *file)
     return fs_cli_fail("topo", error);
   if (!fs_write_file_atomic(opt_output != NULL ? opt_output : "-", yaml, strlen(yaml), &error))
     return fs_cli_fail("topo", error);
+  /* Guesses and repairs once the output is written: a failed run says one line. */
+  for (guint i = 0; i < messages->len; i++)
+    fprintf(stderr, "fabricsim topo: %s\n", (const char *)g_ptr_array_index(messages, i));
   return 0;
 }
 
@@ -103,6 +118,13 @@ int fs_cmd_topo(int argc, char **argv)
     "  import-nccl  topology YAML from an NCCL_TOPO_DUMP_FILE XML dump\n"
     "          or a hand-written NCCL_TOPO_FILE (Azure, AWS)\n"
     "          (-o OUT, --gpu/--cpu/--nic MODEL; rules in topologies/README.md)\n"
+    "          Models are identified from every clue: PCI ids and product names\n"
+    "          (import-smi --smi-q FILE: nvidia-smi -L/-q, ibstat text), NVLink\n"
+    "          counts, CPU ids and affinities, NIC ids and rates; each model the\n"
+    "          clues cannot decide is one 'guess:' line on stderr, with the\n"
+    "          alternatives also written as comments in the YAML.  import-smi\n"
+    "          repairs cells run together by lost tabs and markdown pipes, and\n"
+    "          says so on stderr.\n"
     "  export-nccl  one host of the topology as an NCCL_TOPO_FILE XML\n"
     "          (--host N, default 0; -o OUT)\n"
     "\n"
@@ -114,6 +136,7 @@ int fs_cmd_topo(int argc, char **argv)
     "  fabricsim topo paths topologies/dgx-1-v100.yaml\n"
     "  fabricsim topo check topologies/dgx-h100-ib-ndr.yaml -D nodes=32 --json\n"
     "  nvidia-smi topo -m > box.txt && fabricsim topo import-smi box.txt -o box.yaml\n"
+    "  nvidia-smi -q > q.txt && fabricsim topo import-smi box.txt --smi-q q.txt -o box.yaml\n"
     "  fabricsim topo import-nccl nccl-topo.xml --nic connectx-7 -o box.yaml\n"
     "  fabricsim topo export-nccl topologies/dgx-h100.yaml -o dgx-h100.xml\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "topo");
@@ -126,8 +149,9 @@ int fs_cmd_topo(int argc, char **argv)
   if (strcmp(action, "import-smi") == 0 || strcmp(action, "import-nccl") == 0)
     return do_import(action, file);
   gboolean export = strcmp(action, "export-nccl") == 0;
-  if ((opt_output != NULL && !export) || opt_gpu != NULL || opt_nic != NULL || opt_cpu != NULL)
-    return fs_cli_usage("topo", "-o, --gpu, --nic and --cpu apply to import-smi and "
+  if ((opt_output != NULL && !export) || opt_gpu != NULL || opt_nic != NULL || opt_cpu != NULL ||
+      opt_smi_q != NULL)
+    return fs_cli_usage("topo", "-o, --gpu, --nic, --cpu and --smi-q apply to import-smi and "
                         "import-nccl only (and -o to export-nccl)");
   if (opt_host != -1 && !export)
     return fs_cli_usage("topo", "--host applies to export-nccl only");

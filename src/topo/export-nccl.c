@@ -14,10 +14,13 @@
  * class="0x020700"> (InfiniBand) or "0x020000" (Ethernet) with a <nic> and
  * one <net> per port.  A node's link to its parent is written as
  * link_speed ("16.0 GT/s PCIe") and link_width.  Bus ids are made up in
- * document order ("0000:01:00.0" …), NVSwitch ids after them; PCI device
- * ids, CPU family/model ids and `sm` come from the tables of nccl-ids.c so
- * that fs_import_nccl reads the same models back.  Cost: linear in the
+ * document order ("0000:01:00.0" …), NVSwitch ids after them; PCI vendor
+ * and device ids (the first of `pci_ids`), CPU family/model ids (the first
+ * of `cpuid`, written as NCCL's familyid/modelid) and `sm`
+ * (`compute_capability`) are the catalog's identification data, so that
+ * fs_import_nccl (identify.h) reads the same models back.  Cost: linear in the
  * host's nodes and links. */
+#include <stdio.h>
 #include <string.h>
 
 #include "topo/import-private.h"
@@ -89,6 +92,14 @@ static void indent(GString *out, guint depth)
     g_string_append(out, "  ");
 }
 
+/* The first PCI id of m's `pci_ids` ("10de:2330"); FALSE when none. */
+static gboolean first_pci_id(const FsModel *m, guint *vendor, guint *device)
+{
+  const char *l = m->ids.pci_ids;
+  char tail;
+  return l != NULL && sscanf(l, "%4x:%4x%c", vendor, device, &tail) >= 2;
+}
+
 /* link_speed and link_width of a PCIe link model; "" and 0 otherwise (NCCL:
  * unknown). */
 static void link_attrs(GString *out, const FsModel *l)
@@ -110,18 +121,20 @@ static void write_gpu(Exp *x, guint node, guint depth)
 {
   const FsTopoNode *n = fs_topo_node(x->t, node);
   g_autofree char *id = busid(x, node);
-  const char *dev = imp_nccl_device_for_gpu(n->model->name);
+  guint vendor = 0x10de, dev;
+  gboolean has_dev = first_pci_id(n->model, &vendor, &dev);
   indent(x->out, depth);
-  g_string_append_printf(x->out, "<pci busid=\"%s\" class=\"0x030200\" vendor=\"0x10de\"", id);
-  if (dev != NULL)
-    g_string_append_printf(x->out, " device=\"%s\"", dev);
+  g_string_append_printf(x->out, "<pci busid=\"%s\" class=\"0x030200\" vendor=\"0x%04x\"", id,
+                         vendor);
+  if (has_dev)
+    g_string_append_printf(x->out, " device=\"0x%04x\"", dev);
   const FsModel *up = x->uplink[node] >= 0 ? fs_topo_link(x->t, (guint)x->uplink[node])->model
                                            : NULL;
   link_attrs(x->out, up);
   g_string_append(x->out, ">\n");
   indent(x->out, depth + 1);
   g_string_append_printf(x->out, "<gpu dev=\"%d\" sm=\"%ld\" rank=\"%d\" gdr=\"1\">\n", n->local,
-                         imp_nccl_sm_for_arch(n->model->u.gpu.arch), n->local);
+                         (long)n->model->u.gpu.compute_capability, n->local);
   /* NVLinks by target, in link order; C2C to the CPU. */
   g_autoptr(GArray) nv = g_array_new(FALSE, TRUE, sizeof(NvTarget));
   guint c2c = 0;
@@ -182,11 +195,11 @@ static void write_nic(Exp *x, guint node, guint depth, guint *net_dev)
   const FsModel *port = n->model->u.nic.port_link;
   gboolean ib = port != NULL && port->u.link.family == FS_LINK_INFINIBAND;
   g_autofree char *id = busid(x, node);
-  const char *dev = imp_nccl_device_for_nic(n->model->name);
+  guint vendor, dev;
   indent(x->out, depth);
   g_string_append_printf(x->out, "<pci busid=\"%s\" class=\"%s\"", id, ib ? "0x020700" : "0x020000");
-  if (dev != NULL)
-    g_string_append_printf(x->out, " vendor=\"0x15b3\" device=\"%s\"", dev);
+  if (first_pci_id(n->model, &vendor, &dev))
+    g_string_append_printf(x->out, " vendor=\"0x%04x\" device=\"0x%04x\"", vendor, dev);
   const FsModel *up = x->uplink[node] >= 0 ? fs_topo_link(x->t, (guint)x->uplink[node])->model
                                            : NULL;
   link_attrs(x->out, up);
@@ -236,7 +249,7 @@ static void write_children(Exp *x, guint node, guint depth, guint *net_dev)
 
 static void cpu_attrs(GString *out, const FsModel *m)
 {
-  const char *vendor;
+  char vendor[32];
   long fam, mod;
   switch (m->u.cpu.vendor) {
   case FS_VENDOR_IBM:
@@ -248,12 +261,18 @@ static void cpu_attrs(GString *out, const FsModel *m)
   default:
     break;
   }
-  if (imp_nccl_cpu_ids(m->name, &vendor, &fam, &mod))
+  /* NCCL's familyid is family + extended family << 4 (AMD family 23:
+   * 143); /proc/cpuinfo's family, which `cpuid` holds, is family +
+   * extended family.  modelid is the full model either way. */
+  if (m->ids.cpuid != NULL && sscanf(m->ids.cpuid, "%31s %ld %ld", vendor, &fam, &mod) == 3) {
+    if (fam > 0xf)
+      fam = 0xf + ((fam - 0xf) << 4);
     g_string_append_printf(out, " arch=\"x86_64\" vendor=\"%s\" familyid=\"%ld\" modelid=\"%ld\"",
                            vendor, fam, mod);
-  else
+  } else {
     g_string_append_printf(out, " arch=\"x86_64\" vendor=\"%s\"",
                            m->u.cpu.vendor == FS_VENDOR_AMD ? "AuthenticAMD" : "GenuineIntel");
+  }
 }
 
 char *fs_export_nccl(const FsTopo *t, guint host, GError **error)

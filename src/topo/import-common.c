@@ -171,40 +171,6 @@ const FsModel *imp_require(const FsCatalog *cat, const char *name, FsModelKind k
   return m;
 }
 
-/* Per architecture, the CPU and NIC of NVIDIA's reference server of that
- * generation: DGX-1 (Pascal, Volta: Xeon E5-2698 v4, ConnectX-5 EDR on the
- * V100 model), DGX A100 (EPYC 7742, ConnectX-6 HDR), an Ada PCIe server
- * (EPYC 9654, ConnectX-7), DGX H100 (Xeon 8480C, ConnectX-7) and DGX B200
- * (ConnectX-8 is the Blackwell generation's NIC; the Xeon 8480C stands for
- * its Emerald Rapids host). */
-static const struct {
-  FsGpuArch arch;
-  const char *cpu, *nic;
-} arch_defaults[] = {
-  {FS_ARCH_PASCAL, "xeon-e5-2698-v4", "connectx-5"},
-  {FS_ARCH_VOLTA, "xeon-e5-2698-v4", "connectx-5"},
-  {FS_ARCH_AMPERE, "epyc-7742", "connectx-6"},
-  {FS_ARCH_ADA, "epyc-9654", "connectx-7"},
-  {FS_ARCH_HOPPER, "xeon-platinum-8480c", "connectx-7"},
-  {FS_ARCH_BLACKWELL, "xeon-platinum-8480c", "connectx-8"},
-};
-
-const char *imp_default_cpu(FsGpuArch arch)
-{
-  for (gsize i = 0; i < G_N_ELEMENTS(arch_defaults); i++)
-    if (arch_defaults[i].arch == arch)
-      return arch_defaults[i].cpu;
-  return NULL;
-}
-
-const char *imp_default_nic(FsGpuArch arch)
-{
-  for (gsize i = 0; i < G_N_ELEMENTS(arch_defaults); i++)
-    if (arch_defaults[i].arch == arch)
-      return arch_defaults[i].nic;
-  return NULL;
-}
-
 const FsModel *imp_pcie_switch(const FsCatalog *cat, const FsModel *link, guint min_ports)
 {
   const FsModel *any = NULL;

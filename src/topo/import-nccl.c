@@ -8,7 +8,7 @@
  *   <system>          the machine (one host; host_hash is ignored)
  *   <cpu numaid=…>    a CPU node, socket = numaid (-1, a VM's unknown NUMA
  *                     node, is socket 0); vendor/familyid/modelid or arch
- *                     pick its model (nccl-ids.c), never another vendor's
+ *                     are the clues that identify its model (identify.h)
  *   <pci class=…>     0x03… a GPU, 0x02… a NIC, with or without the
  *                     <gpu>/<nic> child a dump has (a hand-written file has
  *                     none); 0x0604… a PCIe switch; another class is
@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/identify.h"
 #include "topo/import-private.h"
 #include "topo/import.h"
 #include "topo/topo.h"
@@ -177,7 +178,8 @@ typedef struct {
   const FsCatalog *cat;
   const FsImportOptions *opt;
   GArray *ents;         /* Ent */
-  GPtrArray *notes;     /* what was guessed, one phrase each (owned) */
+  GPtrArray *notes;     /* what was chosen, one phrase each (owned) */
+  GPtrArray *guesses;   /* "Guess: ..." paragraphs, one per undecided model (owned) */
   GHashTable *noted;    /* phrases already in notes (set) */
 } Walk;
 
@@ -238,19 +240,6 @@ static gboolean need_int(const Walk *w, const XNode *x, const char *key, long *o
 {
   const char *v = need(w, x, key, error);
   return v != NULL && int_in(w, x, key, v, 0, out, error);
-}
-
-/* The model called name (kind), else an error at x. */
-static const FsModel *model_at(Walk *w, const XNode *x, const char *name, FsModelKind kind,
-                               GError **error)
-{
-  const FsModel *m = name != NULL ? fs_catalog_get(w->cat, name) : NULL;
-  if (m == NULL || m->kind != kind) {
-    fail_at(w, x, error, "the catalog has no %s model \"%s\" for this element",
-            fs_model_kind_name(kind), name != NULL ? name : "(none)");
-    return NULL;
-  }
-  return m;
 }
 
 /* PCIe generations by transfer rate (GT/s per lane). */
@@ -317,49 +306,72 @@ static gboolean pcie_link(Walk *w, const XNode *x, const FsModel **link, GError 
   return TRUE;
 }
 
-/* The GPU model for a compute capability (sm): the SXM part of each
- * generation, except Hopper without an NVSwitch and with at most 12
- * NVLinks (the H100 PCIe card with bridges), Ada (RTX 4090), and the Grace
- * superchips (Hopper or Blackwell with NVLink-C2C to the CPU). */
-static const char *gpu_for_sm(long sm, gboolean nvswitch, guint nvlinks, gboolean c2c)
+/* A PCI vendor or device attribute ("0x10de") as a number; 0 when absent
+ * or not hex. */
+static guint pci_attr(const XNode *x, const char *key)
 {
-  switch (sm) {
-  case 60: return "p100-sxm2";
-  case 70: return "v100-sxm2-32gb";
-  case 80: return "a100-sxm4-80gb";
-  case 89: return "rtx-4090";
-  case 90: return c2c ? "gh200" : nvswitch || nvlinks > 12 ? "h100-sxm" : "h100-pcie";
-  case 100: return c2c ? "gb200" : "b200";
-  default: return NULL;
-  }
+  const char *v = x != NULL ? attr(x, key) : NULL;
+  if (v == NULL || !g_str_has_prefix(v, "0x"))
+    return 0;
+  char *end;
+  guint64 n = g_ascii_strtoull(v + 2, &end, 16);
+  return end != v + 2 && *end == '\0' && n <= 0xffff ? (guint)n : 0;
 }
 
-/* The NIC model whose port link is nearest to speed_mbps (relative), of
- * the family class says (0x0207 InfiniBand, 0x0200 Ethernet) when one
- * exists; ties go to the first in name order. */
-static const FsModel *nic_for(const FsCatalog *cat, double speed_mbps, const char *class)
+/* Records an identification: a phrase for the header, and a guess line
+ * (opt->messages) when the clues left alternatives. */
+static void note_identity(Walk *w, const char *what, const FsIdentity *id, const char *option)
 {
-  int fam = -1;
-  if (class != NULL && g_str_has_prefix(class, "0x0207"))
-    fam = FS_LINK_INFINIBAND;
-  else if (class != NULL && g_str_has_prefix(class, "0x0200"))
-    fam = FS_LINK_ETHERNET;
-  const FsModel *best = NULL;
-  double best_d = 0;
-  for (int pass = 0; pass < 2 && best == NULL; pass++)
-    for (guint i = 0; i < fs_catalog_size(cat); i++) {
-      const FsModel *m = fs_catalog_nth(cat, i);
-      if (m->kind != FS_MODEL_NIC || m->u.nic.port_link == NULL)
-        continue;
-      const FsLinkModel *l = &m->u.nic.port_link->u.link;
-      if (pass == 0 && (int)l->family != fam)
-        continue;
-      double mbps = l->raw_bandwidth * 8 / 1e6;   /* data rate, Mb/s: NDR 400000 */
-      double d = fabs(mbps - speed_mbps) / MAX(speed_mbps, 1.0);
-      if (best == NULL || d < best_d)
-        best = m, best_d = d;
-    }
-  return best;
+  note_once(w, g_strdup_printf("%s %s (%s: %s)", what, id->model->name,
+                               id->decided ? "identified" : "guessed", id->why));
+  if (id->alternatives == NULL || id->alternatives->len == 0)
+    return;
+  g_autofree char *alt = fs_identity_alternatives(id);
+  g_autofree char *line = g_strdup_printf("Guess: %s %s (%s). The clues fit as well: %s. Name "
+                                          "the model with %s.", what, id->model->name, id->why,
+                                          alt, option);
+  if (g_hash_table_contains(w->noted, line))
+    return;
+  g_hash_table_add(w->noted, g_strdup(line));
+  g_ptr_array_add(w->guesses, g_strdup(line));
+  if (w->opt != NULL && w->opt->messages != NULL)
+    g_ptr_array_add(w->opt->messages,
+                    g_strdup_printf("%s: guess: %s %s (%s); also fits %s; name it with %s",
+                                    w->name, what, id->model->name, id->why, alt, option));
+}
+
+/* fits() for the identification: the GPU has the NVLinks the file gives
+ * it (data: the GPU's NVLink count). */
+static gboolean nccl_fits(const FsModel *m, gpointer data)
+{
+  guint want = *(const guint *)data;
+  return want == 0 || (m->u.gpu.nvlink != NULL && m->u.gpu.nvlinks >= want);
+}
+
+/* TRUE when some catalog GPU has the PCI id of x (catalog `pci_ids`) or,
+ * sm >= 0, compute capability sm. */
+static gboolean known_gpu(const Walk *w, const XNode *x, long sm)
+{
+  guint vendor = pci_attr(x, "vendor"), device = pci_attr(x, "device");
+  for (guint i = 0; i < fs_catalog_size(w->cat); i++) {
+    const FsModel *m = fs_catalog_nth(w->cat, i);
+    if (m->kind == FS_MODEL_GPU && ((sm >= 0 && (long)m->u.gpu.compute_capability == sm) ||
+                                    (device != 0 && fs_model_has_pci_id(m, vendor, device))))
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* TRUE when some catalog NIC has the PCI id of x. */
+static gboolean known_nic(const Walk *w, const XNode *x)
+{
+  guint vendor = pci_attr(x, "vendor"), device = pci_attr(x, "device");
+  for (guint i = 0; device != 0 && i < fs_catalog_size(w->cat); i++) {
+    const FsModel *m = fs_catalog_nth(w->cat, i);
+    if (m->kind == FS_MODEL_NIC && fs_model_has_pci_id(m, vendor, device))
+      return TRUE;
+  }
+  return FALSE;
 }
 
 static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **error);
@@ -383,24 +395,25 @@ static gboolean walk_nic(Walk *w, const XNode *nic, const XNode *pci, int parent
   Ent e = {.kind = E_NIC, .x = pci != NULL ? pci : nic, .dev = nic, .parent = parent,
            .cpu = cpu, .uplink = uplink, .speed = fastest};
   const char *class = pci != NULL ? attr(pci, "class") : NULL;
-  const char *by_id = pci != NULL ? imp_nccl_nic_for_device(attr(pci, "vendor"),
-                                                            attr(pci, "device"))
-                                  : NULL;
   if (w->opt != NULL && w->opt->nic != NULL) {
     e.model = imp_require(w->cat, w->opt->nic, FS_MODEL_NIC, "--nic", error);
     if (e.model == NULL)
       return FALSE;
-  } else if (by_id != NULL && fs_catalog_get(w->cat, by_id) != NULL) {
-    e.model = fs_catalog_get(w->cat, by_id);
-    note_once(w, g_strdup_printf("NIC %s from PCI device %s", e.model->name,
-                                 attr(pci, "device")));
-  } else if (fastest > 0) {
-    e.model = nic_for(w->cat, fastest, class);
+  } else if ((pci != NULL && known_nic(w, pci)) || fastest > 0) {
+    FsNicClues nc = {.pci_vendor = pci_attr(pci, "vendor"), .pci_device = pci_attr(pci, "device"),
+                     .rate_gbps = fastest / 1000, .family = -1};
+    if (class != NULL && g_str_has_prefix(class, "0x0207"))
+      nc.family = FS_LINK_INFINIBAND;
+    else if (class != NULL && g_str_has_prefix(class, "0x0200"))
+      nc.family = FS_LINK_ETHERNET;
+    FsIdentity id = {0};
+    fs_identify_nic(w->cat, &nc, &id);
+    e.model = id.model;
+    if (e.model != NULL)
+      note_identity(w, "NIC", &id, "--nic");
+    fs_identity_clear(&id);
     if (e.model == NULL)
       return fail_at(w, e.x, error, "no NIC model in the catalog");
-    note_once(w, g_strdup_printf("NIC %s for %.0f Gb/s %s ports", e.model->name, fastest / 1000,
-                                 class && g_str_has_prefix(class, "0x0200") ? "Ethernet"
-                                                                            : "InfiniBand"));
   }
   g_array_append_val(w->ents, e);
   return TRUE;
@@ -465,11 +478,9 @@ static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **
         return FALSE;
       c2c += count;
     }
-    if (sm >= 0 && gpu_for_sm(sm, FALSE, 0, FALSE) == NULL &&
-        (w->opt == NULL || w->opt->gpu == NULL) &&
-        imp_nccl_gpu_for_device(attr(x, "vendor"), attr(x, "device")) == NULL)
-      return fail_at(w, gpu, error, "unknown GPU compute capability sm=%ld; expected 60, 70, "
-                     "80, 89, 90 or 100 (or name the model with --gpu)", sm);
+    if (sm >= 0 && (w->opt == NULL || w->opt->gpu == NULL) && !known_gpu(w, x, sm))
+      return fail_at(w, gpu, error, "unknown GPU compute capability sm=%ld: no catalog GPU "
+                     "has it or this PCI id (name the model with --gpu)", sm);
     Ent e = {.kind = E_GPU, .x = x, .dev = gpu, .parent = parent, .cpu = cpu,
              .dev_index = (int)devn, .sm = sm, .c2c = (guint)MIN(c2c, 1000000), .uplink = up};
     g_array_append_val(w->ents, e);
@@ -515,11 +526,12 @@ static const FsModel *own_link(const Ent *e)
        : e->kind == E_NIC ? e->model->u.nic.pcie : e->model->u.sw.port_link;
 }
 
-/* The CPU models: --cpu, NCCL's vendor/familyid/modelid (exact, else the
- * nearest of the same vendor), arch ppc64/arm64, else the GPU generation's
- * default when its vendor agrees with the file's (or the file names none).
- * An Intel CPU never gets an AMD model, nor the reverse. */
-static gboolean cpu_models(Walk *w, const FsModel *gpu0, GError **error)
+/* The CPU models: --cpu, else identified (identify.h) from NCCL's
+ * vendor/familyid/modelid (CPUID, catalog `cpuid`), arch ppc64/arm64 and
+ * NVLinks every GPU has to the CPU (spare: a CPU with the GPU's NVLink,
+ * POWER9) and the GPU's reference CPU.  familyid and modelid are strict
+ * numbers. */
+static gboolean cpu_models(Walk *w, const FsModel *gpu0, guint spare, GError **error)
 {
   for (guint i = 0; i < w->ents->len; i++) {
     Ent *e = ent(w, (int)i);
@@ -537,63 +549,51 @@ static gboolean cpu_models(Walk *w, const FsModel *gpu0, GError **error)
       return FALSE;
     if (ms != NULL && *ms != '\0' && !int_in(w, e->x, "modelid", ms, 0, &mod, error))
       return FALSE;
-    const char *name = NULL;
-    g_autofree char *why = NULL;
-    gboolean exact = FALSE;
+    FsCpuClues cc = {.family = -1, .model = -1, .sockets = 1, .gpu = gpu0,
+                     .gpu_spare_nvlinks = spare};
     if (arch != NULL && strcmp(arch, "ppc64") == 0) {
-      name = "power9", why = g_strdup("arch ppc64");
+      cc.vendor = "ppc64le";
     } else if (arch != NULL && (strcmp(arch, "arm64") == 0 || strcmp(arch, "aarch64") == 0)) {
-      name = "grace", why = g_strdup_printf("arch %s", arch);
-    } else if ((name = imp_nccl_cpu_for(vendor, fam, mod, &exact)) != NULL) {
-      why = fam < 0 ? g_strdup_printf("vendor %s (no familyid: that vendor's first part in the "
-                                      "importer's table)", vendor)
-                    : g_strdup_printf("vendor %s, familyid %ld, modelid %ld%s", vendor, fam, mod,
-                                      exact ? "" : " (not in the importer's table: the nearest "
-                                                   "older part of that vendor)");
-    } else {
-      name = imp_default_cpu(gpu0->u.gpu.arch);
-      why = g_strdup_printf("the file names no vendor the importer knows; the host of NVIDIA's "
-                            "reference server for %s", gpu0->name);
+      cc.vendor = "aarch64";
+    } else if (vendor != NULL && *vendor != '\0') {
+      cc.vendor = vendor;
+      /* Hand-written files (Azure's) give AMD's base family (0x17, 0x19,
+       * 0x1A) where NCCL writes family + extended family << 4. */
+      if (fam >= 0)
+        cc.family = strcmp(vendor, "AuthenticAMD") == 0 && fam >= 0x17 && fam <= 0x1f
+                    ? (int)fam : fs_identify_cpuid_family_from_nccl((int)fam);
+      cc.model = (int)MIN(mod, G_MAXINT);
     }
-    if (!(e->model = model_at(w, e->x, name, FS_MODEL_CPU, error)))
-      return FALSE;
-    note_once(w, g_strdup_printf("CPU %s from %s", name, why));
+    FsIdentity id = {0};
+    fs_identify_cpu(w->cat, &cc, &id);
+    e->model = id.model;
+    if (e->model != NULL)
+      note_identity(w, "CPU", &id, "--cpu");
+    fs_identity_clear(&id);
+    if (e->model == NULL)
+      return fail_at(w, e->x, error, "the catalog has no CPU model");
   }
   return TRUE;
 }
 
-/* The GPU model of GPU entry e: --gpu; the PCI device ID when the table
- * knows it (and it agrees with sm's generation); sm with the NVLink and
- * C2C clues; without <gpu> and ID, the generation of its PCIe link. */
-static gboolean gpu_model(Walk *w, Ent *e, gboolean on_switch, guint nvsum, GError **error)
+/* The GPU model of GPU entry e (identify.h): --gpu; else the PCI device
+ * id (catalog `pci_ids`), <gpu sm>, NVLink-C2C to a Grace host and the
+ * NVLinks; without <gpu> and a known id, the generation of its PCIe link
+ * stands for sm, on an NVSwitch (clouds write such files for their NVLink
+ * servers, whose NVLinks NCCL finds by itself). */
+static gboolean gpu_model(Walk *w, Ent *e, gboolean on_switch, guint nvsum, guint nvset,
+                          GError **error)
 {
   if (w->opt != NULL && w->opt->gpu != NULL) {
     e->model = imp_require(w->cat, w->opt->gpu, FS_MODEL_GPU, "--gpu", error);
     return e->model != NULL;
   }
-  const char *dev = attr(e->x, "device");
-  const char *by_id = imp_nccl_gpu_for_device(attr(e->x, "vendor"), dev);
-  const FsModel *idm = by_id != NULL ? fs_catalog_get(w->cat, by_id) : NULL;
-  const char *name = NULL;
-  g_autofree char *why = NULL;
+  FsGpuClues gc = {.pci_vendor = pci_attr(e->x, "vendor"), .pci_device = pci_attr(e->x, "device"),
+                   .nv_sum = nvsum, .nvswitch = on_switch, .nv_set = nvset,
+                   .grace = e->c2c > 0, .fits = nccl_fits, .fits_data = &nvsum};
   if (e->sm >= 0) {
-    name = gpu_for_sm(e->sm, on_switch, nvsum, e->c2c > 0);
-    const FsModel *smm = name != NULL ? fs_catalog_get(w->cat, name) : NULL;
-    if (idm != NULL && idm->kind == FS_MODEL_GPU &&
-        (smm == NULL || (smm->kind == FS_MODEL_GPU && smm->u.gpu.arch == idm->u.gpu.arch))) {
-      name = by_id;
-      why = g_strdup_printf("PCI device %s (sm=%ld)", dev, e->sm);
-    } else {
-      why = g_strdup_printf("sm=%ld%s", e->sm,
-                            e->c2c > 0 ? " with NVLink-C2C"
-                            : e->sm != 90 ? ""
-                            : on_switch || nvsum > 12 ? " with NVSwitch or more than 12 NVLinks"
-                                                      : " without NVSwitch, at most 12 NVLinks");
-    }
-  } else if (idm != NULL) {
-    name = by_id;
-    why = g_strdup_printf("PCI device %s", dev);
-  } else {
+    gc.compute_capability = (guint)MIN(e->sm, G_MAXINT);
+  } else if (!known_gpu(w, e->x, -1)) {
     const FsModel *up = e->uplink;
     long sm = -1;
     if (up != NULL && up->u.link.generation != NULL) {
@@ -603,15 +603,24 @@ static gboolean gpu_model(Walk *w, Ent *e, gboolean on_switch, guint nvsum, GErr
     if (sm < 0)
       return fail_at(w, e->x, error, "the GPU cannot be identified (no <gpu sm>, no known PCI "
                      "device id, no PCIe rate): name the model with --gpu");
-    /* Clouds write such files for their NVLink servers (NDv4, NDv5, p4d),
-     * whose NVLinks NCCL finds by itself: the SXM part. */
-    name = gpu_for_sm(sm, TRUE, nvsum, FALSE);
-    why = g_strdup_printf("its %s link (the file has no <gpu> and no known device id: the SXM "
-                          "GPU of that PCIe generation)", up->name);
+    gc.compute_capability = (guint)sm;
+    gc.nvswitch = TRUE;
+    gc.nv_set = MAX(gc.nv_set, 3);
   }
-  if (!(e->model = model_at(w, e->dev != NULL ? e->dev : e->x, name, FS_MODEL_GPU, error)))
-    return FALSE;
-  note_once(w, g_strdup_printf("GPU %s from %s", name, why));
+  for (guint i = 0; i < w->ents->len; i++) {
+    const Ent *c = &g_array_index(w->ents, Ent, i);
+    const char *arch = c->kind == E_CPU ? attr(c->x, "arch") : NULL;
+    gc.grace |= arch != NULL && (strcmp(arch, "arm64") == 0 || strcmp(arch, "aarch64") == 0);
+  }
+  FsIdentity id = {0};
+  fs_identify_gpu(w->cat, &gc, &id);
+  e->model = id.model;
+  if (e->model != NULL)
+    note_identity(w, "GPU", &id, "--gpu");
+  fs_identity_clear(&id);
+  if (e->model == NULL)
+    return fail_at(w, e->dev != NULL ? e->dev : e->x, error, "no GPU model in the catalog has "
+                   "the %u NVLinks of this GPU; name one with --gpu", nvsum);
   return TRUE;
 }
 
@@ -682,6 +691,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
   GArray *sw_links = g_array_new(FALSE, FALSE, sizeof(guint) * 3);  /* gpu, sw#, count */
   g_autofree guint *nvsum = g_new0(guint, ngpu);
   g_autofree gboolean *on_switch = g_new0(gboolean, ngpu);
+  g_autofree guint *nvset = g_new0(guint, ngpu), *uf = g_new(guint, ngpu);
   char *yaml = NULL;
   g_autofree const FsModel **link = NULL;
   g_autofree guint *sw_first = NULL, *sw_n = NULL;
@@ -735,6 +745,30 @@ static char *build(Walk *w, const XNode *root, GError **error)
       }
     }
   }
+  /* The size of each GPU's NVLink set (all GPUs when on an NVSwitch). */
+  for (guint a = 0; a < ngpu; a++)
+    uf[a] = a;
+  for (guint a = 0; a < ngpu; a++)
+    for (guint b = 0; b < ngpu; b++)
+      if (pair[a * ngpu + b] > 0) {
+        guint x = a, y = b;
+        while (uf[x] != x)
+          x = uf[x];
+        while (uf[y] != y)
+          y = uf[y];
+        uf[MAX(x, y)] = MIN(x, y);
+      }
+  for (guint a = 0; a < ngpu; a++) {
+    guint x = a;
+    while (uf[x] != x)
+      x = uf[x];
+    uf[a] = x;
+  }
+  for (guint a = 0; a < ngpu; a++)
+    for (guint b = 0; b < ngpu; b++)
+      nvset[a] += uf[b] == uf[a];
+  for (guint a = 0; a < ngpu; a++)
+    nvset[a] = on_switch[a] ? ngpu : nvset[a] > 1 ? nvset[a] : 0;
   /* GPU, CPU and deferred NIC models.  A GPU that the file does not
    * identify (no <gpu sm>, no known device id) is taken to be the model of
    * the first GPU it does identify: one host, one GPU model. */
@@ -743,7 +777,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
     for (guint a = 0; a < ngpu; a++) {
       Ent *e = ent(w, gi[a]);
       gboolean ident = (w->opt != NULL && w->opt->gpu != NULL) || e->sm >= 0 ||
-                       imp_nccl_gpu_for_device(attr(e->x, "vendor"), attr(e->x, "device")) != NULL;
+                       known_gpu(w, e->x, -1);
       if (ident != (pass == 0))
         continue;
       if (pass == 1 && known != NULL) {
@@ -752,28 +786,39 @@ static char *build(Walk *w, const XNode *root, GError **error)
                                      "one it does", known->name));
         continue;
       }
-      if (!gpu_model(w, e, on_switch[a], nvsum[a], error))
+      if (!gpu_model(w, e, on_switch[a], nvsum[a], nvset[a], error))
         goto out;
       if (known == NULL)
         known = e->model;
     }
   const FsModel *gpu0 = ent(w, gi[0])->model;
-  if (!cpu_models(w, gpu0, error))
+  guint spare = cpu_links[0];
+  for (guint a = 1; a < ngpu; a++)
+    spare = MIN(spare, cpu_links[a]);
+  if (!cpu_models(w, gpu0, spare, error))
     goto out;
   for (guint i = 0; i < w->ents->len; i++) {
     Ent *e = ent(w, (int)i);
     if (e->kind != E_NIC || e->model != NULL)
       continue;
-    const char *name = imp_default_nic(gpu0->u.gpu.arch);
-    if (!(e->model = model_at(w, e->x, name, FS_MODEL_NIC, error)))
+    FsNicClues nc = {.family = -1, .gpu = gpu0};
+    FsIdentity id = {0};
+    fs_identify_nic(w->cat, &nc, &id);
+    e->model = id.model;
+    if (e->model != NULL) {
+      const char *v = attr(e->x, "vendor"), *d = attr(e->x, "device");
+      g_autofree char *pid = v != NULL && d != NULL ? g_strdup_printf(" (PCI %s:%s is in no "
+                                                                      "catalog pci_ids)", v, d)
+                                                    : g_strdup("");
+      note_once(w, g_strdup_printf("NIC %s: the file gives no known device id or <net> speed%s; "
+                                   "the NIC of NVIDIA's reference server for %s",
+                                   e->model->name, pid, gpu0->name));
+    }
+    fs_identity_clear(&id);
+    if (e->model == NULL) {
+      fail_at(w, e->x, error, "no NIC model in the catalog");
       goto out;
-    const char *v = attr(e->x, "vendor"), *d = attr(e->x, "device");
-    g_autofree char *id = v != NULL && d != NULL ? g_strdup_printf(" (PCI %s:%s is not in the "
-                                                                   "importer's table)", v, d)
-                                                 : g_strdup("");
-    note_once(w, g_strdup_printf("NIC %s: the file gives no known device id or <net> speed%s; "
-                                 "the NIC of NVIDIA's reference server for %s", name, id,
-                                 gpu0->name));
+    }
   }
   /* Switch model: the largest fan-out. */
   guint most = 1;
@@ -973,6 +1018,8 @@ static char *build(Walk *w, const XNode *root, GError **error)
     imp_note(g, "Read from the file: %s. Override models with --gpu, --cpu and --nic.",
              models->str);
   g_string_free(models, TRUE);
+  for (guint i = 0; i < w->guesses->len; i++)
+    imp_note(g, "%s", (const char *)g_ptr_array_index(w->guesses, i));
   imp_note(g, "Structure from the file: one CPU node per <cpu> (socket = numaid), one PCIe "
            "switch per bridge <pci> (%s), PCIe links from link_speed and link_width, "
            "NVLinks from <nvlink> (%u NVSwitch target%s).",
@@ -1042,10 +1089,12 @@ char *fs_import_nccl(const char *text, gsize len, const char *name, const FsCata
   Walk w = {.name = name, .cat = cat, .opt = opt,
             .ents = g_array_new(FALSE, TRUE, sizeof(Ent)),
             .notes = g_ptr_array_new_with_free_func(g_free),
+            .guesses = g_ptr_array_new_with_free_func(g_free),
             .noted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
   char *yaml = build(&w, r.root, error);
   g_array_free(w.ents, TRUE);
   g_ptr_array_free(w.notes, TRUE);
+  g_ptr_array_free(w.guesses, TRUE);
   g_hash_table_destroy(w.noted);
   xnode_free(r.root);
   return yaml;

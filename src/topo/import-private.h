@@ -49,12 +49,6 @@ char *imp_emit(const ImpGraph *g, const char *importer, const char *input);
 const FsModel *imp_require(const FsCatalog *cat, const char *name, FsModelKind kind,
                            const char *option, GError **error);
 
-/* Default CPU and NIC models for a GPU architecture: the hosts and NICs
- * NVIDIA's own servers of that generation use (DGX-1, DGX A100, DGX H100,
- * DGX B200).  Names of catalog entries; NULL when there is none. */
-const char *imp_default_cpu(FsGpuArch arch);
-const char *imp_default_nic(FsGpuArch arch);
-
 /* The first PCIe switch model (catalog name order) whose port link has the
  * generation of link and at least min_ports ports; failing that, the first
  * PCIe switch of any generation with min_ports ports; NULL if none. */
@@ -66,25 +60,3 @@ const FsModel *imp_nvswitch(const FsCatalog *cat, const FsModel *nvlink);
 /* The link that joins two CPU nodes: the CPU's inter-socket link, or its
  * root-port PCIe link when it has none; *count gets the link count. */
 const FsModel *imp_socket_link(const FsModel *cpu, guint *count);
-
-/* ---- NCCL topology XML identification (nccl-ids.c) -------------------- */
-
-/* The catalog GPU model of an NVIDIA PCI device ID ("0x2330"), NULL when
- * vendor is not "0x10de" or the ID is not in the table. */
-const char *imp_nccl_gpu_for_device(const char *vendor, const char *device);
-/* The PCI device ID the table gives a GPU model, or NULL. */
-const char *imp_nccl_device_for_gpu(const char *model);
-/* The catalog NIC model of a Mellanox/NVIDIA adapter ID (vendor "0x15b3"),
- * physical or virtual function; NULL when not in the table. */
-const char *imp_nccl_nic_for_device(const char *vendor, const char *device);
-const char *imp_nccl_device_for_nic(const char *model);
-/* The catalog CPU model for NCCL's vendor/familyid/modelid: *exact when a
- * row matches, else the newest row of the vendor not newer than the part
- * (or its oldest).  AMD's base family (23, 25, 26) is read as NCCL's
- * familyid (143, 175, 191).  NULL for an unknown vendor. */
-const char *imp_nccl_cpu_for(const char *vendor, long familyid, long modelid, gboolean *exact);
-/* The vendor/familyid/modelid NCCL would write for a CPU model; FALSE when
- * the table has no row for it. */
-gboolean imp_nccl_cpu_ids(const char *model, const char **vendor, long *familyid, long *modelid);
-/* NCCL's `sm` (compute capability x 10) of an architecture; -1 if none. */
-long imp_nccl_sm_for_arch(FsGpuArch arch);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/identify.h"
 #include "topo/import-private.h"
 #include "topo/import-smi-private.h"
 #include "topo/import.h"
@@ -60,6 +61,8 @@ static int level(const Smi *s, guint i, guint j)
 /* Affinity key of device i for socket grouping, or NULL. */
 static const char *aff_key(const Smi *s, guint i)
 {
+  if (s->aff_ignored != NULL)
+    return NULL;
   const char *v = s->has_numa ? dev(s, i)->numa_aff : dev(s, i)->cpu_aff;
   return v != NULL && strcmp(v, "N/A") != 0 ? v : NULL;
 }
@@ -124,6 +127,7 @@ static void group(const Smi *s, guint *p, int lvl, const guint *parent, gboolean
 typedef struct {
   const FsModel *gpu, *cpu, *nic;
   char *gpu_why, *cpu_why, *nic_why;
+  GPtrArray *guesses;  /* char *: YAML notes on undecided models, written after the choice */
 } Models;
 
 /* NVLink facts of the matrix: per-GPU sums of NV# cells, and per connected
@@ -220,72 +224,140 @@ static gboolean fits_all(const NvFacts *f, const FsModel *m, gboolean direct_onl
   return TRUE;
 }
 
-/* SXM models by generation, and the PCIe card, tried in order. */
-static const char *const sxm_guesses[] = {"p100-sxm2", "v100-sxm2-16gb", "a100-sxm4-80gb",
-                                          "h100-sxm", "b200"};
-static const char *const card_guesses[] = {"h100-pcie"};
-
-static gboolean choose_models(const Smi *s, const NvFacts *f, const FsCatalog *cat,
-                              const FsImportOptions *opt, Models *md, GError **error)
+/* fits() for the identification: the GPU model carries the matrix. */
+static gboolean fits_cb(const FsModel *m, gpointer data)
 {
-  if (opt != NULL && opt->gpu != NULL) {
-    if (!(md->gpu = imp_require(cat, opt->gpu, FS_MODEL_GPU, "--gpu", error)))
-      return FALSE;
-    md->gpu_why = g_strdup("given with --gpu");
-  } else {
-    guint most = 0;
-    for (guint a = 0; a < f->ngpu; a++)
-      most = MAX(most, f->sum[a]);
-    /* GPUs that are NVLinked in pairs at most are PCIe cards with
-     * bridges; larger NVLink sets are SXM boards. */
-    gboolean cards = f->max_comp <= 2, picked_card = FALSE, picked_plane = FALSE;
-    /* Passes: PCIe cards (direct links), SXM with direct links only, SXM
-     * with NVSwitch planes. */
-    for (int pass = cards ? 0 : 1; pass < 3 && md->gpu == NULL; pass++) {
-      const char *const *list = pass == 0 ? card_guesses : sxm_guesses;
-      gsize nl = pass == 0 ? G_N_ELEMENTS(card_guesses) : G_N_ELEMENTS(sxm_guesses);
-      for (gsize k = 0; k < nl && md->gpu == NULL; k++) {
-        const FsModel *m = fs_catalog_get(cat, list[k]);
-        if (m != NULL && m->kind == FS_MODEL_GPU && fits_all(f, m, pass < 2))
-          md->gpu = m, picked_card = pass == 0, picked_plane = pass == 2;
+  return fits_all(data, m, FALSE);
+}
+
+/* The highest CPU number in the CPU Affinity column + 1 (0 when none). */
+static guint logical_cpus(const Smi *s)
+{
+  guint most = 0;
+  for (guint i = 0; i < s->n; i++) {
+    const char *p = dev(s, i)->cpu_aff;
+    while (p != NULL && *p) {
+      if (g_ascii_isdigit(*p)) {
+        char *end;
+        guint64 v = g_ascii_strtoull(p, &end, 10);
+        if (v < 1000000)
+          most = MAX(most, (guint)v + 1);
+        p = end;
+      } else {
+        p++;
       }
     }
-    if (md->gpu == NULL) {
+  }
+  return most;
+}
+
+/* Adds "what model (why); also fits a, b" to the messages and the YAML
+ * when the clues left alternatives. */
+static void report_guess(const Smi *s, const FsImportOptions *opt, Models *md,
+                         const char *what, const FsIdentity *id, const char *option)
+{
+  if (id->alternatives == NULL || id->alternatives->len == 0)
+    return;
+  g_autofree char *alt = fs_identity_alternatives(id);
+  g_ptr_array_add(md->guesses, g_strdup_printf(
+           "Guess: %s %s (%s). The clues fit as well: %s. Name the model with %s%s.", what,
+           id->model->name, id->why, alt, option,
+           strcmp(option, "--gpu") == 0 ? " or give nvidia-smi -L/-q text with --smi-q" : ""));
+  if (opt != NULL && opt->messages != NULL)
+    g_ptr_array_add(opt->messages,
+                    g_strdup_printf("%s: guess: %s %s (%s); also fits %s; name it with %s",
+                                    s->name, what, id->model->name, id->why, alt, option));
+}
+
+static gboolean choose_models(const Smi *s, const NvFacts *f, guint nsock,
+                              const FsCatalog *cat, const FsImportOptions *opt, Models *md,
+                              GError **error)
+{
+  FsHwText hw = {0};
+  if (opt != NULL && opt->hw_text != NULL &&
+      !fs_hw_text_parse(opt->hw_text, opt->hw_text_len,
+                        opt->hw_text_name ? opt->hw_text_name : "--smi-q", &hw, error))
+    return FALSE;
+  gboolean ok = FALSE;
+  FsIdentity gi = {0}, ci = {0}, ni = {0};
+  guint most = 0;
+  for (guint a = 0; a < f->ngpu; a++)
+    most = MAX(most, f->sum[a]);
+  if (opt != NULL && opt->gpu != NULL) {
+    if (!(md->gpu = imp_require(cat, opt->gpu, FS_MODEL_GPU, "--gpu", error)))
+      goto out;
+    md->gpu_why = g_strdup("given with --gpu");
+  } else {
+    FsGpuClues gc = {.nv_sum = most, .nv_set = f->max_comp, .fits = fits_cb,
+                     .fits_data = (gpointer)f};
+    for (guint r = 0; r < f->ngpu; r++)
+      if (f->comp[r] == r && f->comp_size[r] >= 3 && f->comp_k[r] > gc.nv_plane)
+        gc.nv_plane = f->comp_k[r];
+    if (hw.gpu_names != NULL && hw.gpu_names->len > 0)
+      gc.product_name = g_ptr_array_index(hw.gpu_names, 0);
+    gc.pci_vendor = hw.gpu_vendor, gc.pci_device = hw.gpu_device;
+    fs_identify_gpu(cat, &gc, &gi);
+    if (gi.model == NULL) {
       /* A whole-matrix error: at the header's first device. */
       const Dev *d0 = s->devs->len > 0 ? g_ptr_array_index(s->devs, 0) : NULL;
       fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_MODEL, s->name,
                       d0 != NULL ? MAX(d0->line, 1) : 1, d0 != NULL ? MAX(d0->col, 1) : 1,
                       "no GPU model in the catalog has the %u NVLinks the "
                       "matrix needs; name one with --gpu", most);
-      return FALSE;
+      goto out;
     }
-    if (picked_card)
-      md->gpu_why = g_strdup("guessed: GPUs NVLinked at most in pairs are PCIe cards with "
-                             "NVLink bridges (or none)");
-    else if (!picked_plane)
-      md->gpu_why = g_strdup_printf("guessed: the first SXM generation (P100, V100, A100, "
-                                    "H100, B200) whose %u NVLinks per GPU carry the NV# cells "
-                                    "as direct links (largest per-GPU sum %u)",
-                                    md->gpu->u.gpu.nvlinks, most);
-    else
-      md->gpu_why = g_strdup_printf("guessed: no generation carries the NV# cells as direct "
-                                    "links (largest per-GPU sum %u), so an NVSwitch plane; the "
-                                    "first SXM generation (P100, V100, A100, H100, B200) whose "
-                                    "%u NVLinks per GPU carry the all-to-all NV# count",
-                                    most, md->gpu->u.gpu.nvlinks);
+    md->gpu = gi.model;
+    md->gpu_why = g_strdup_printf("%s: %s", gi.decided ? "identified" : "guessed", gi.why);
+    report_guess(s, opt, md, "GPU", &gi, "--gpu");
   }
-  FsGpuArch arch = md->gpu->u.gpu.arch;
-  const char *cpu = opt != NULL && opt->cpu != NULL ? opt->cpu : imp_default_cpu(arch);
-  const char *nic = opt != NULL && opt->nic != NULL ? opt->nic : imp_default_nic(arch);
-  if (!(md->cpu = imp_require(cat, cpu, FS_MODEL_CPU, "--cpu", error)))
-    return FALSE;
-  if (!(md->nic = imp_require(cat, nic, FS_MODEL_NIC, "--nic", error)))
-    return FALSE;
-  md->cpu_why = g_strdup(opt != NULL && opt->cpu != NULL ? "given with --cpu" :
-                         "guessed: the host of NVIDIA's reference server for this GPU generation");
-  md->nic_why = g_strdup(opt != NULL && opt->nic != NULL ? "given with --nic" :
-                         "guessed: the NIC of NVIDIA's reference server for this GPU generation");
-  return TRUE;
+  if (opt != NULL && opt->cpu != NULL) {
+    if (!(md->cpu = imp_require(cat, opt->cpu, FS_MODEL_CPU, "--cpu", error)))
+      goto out;
+    md->cpu_why = g_strdup("given with --cpu");
+  } else {
+    FsCpuClues cc = {.family = -1, .model = -1, .logical_cpus = logical_cpus(s),
+                     .sockets = nsock, .gpu = md->gpu};
+    guint spare = md->gpu->u.gpu.nvlink != NULL && f->max_comp >= 2 ? md->gpu->u.gpu.nvlinks : 0;
+    for (guint a = 0; a < f->ngpu && spare > 0; a++)
+      spare = f->sum[a] < md->gpu->u.gpu.nvlinks ? MIN(spare, md->gpu->u.gpu.nvlinks - f->sum[a])
+                                                  : 0;
+    cc.gpu_spare_nvlinks = spare;
+    fs_identify_cpu(cat, &cc, &ci);
+    if (ci.model == NULL) {
+      g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_MODEL, "%s: the catalog has no CPU model",
+                  s->name);
+      goto out;
+    }
+    md->cpu = ci.model;
+    md->cpu_why = g_strdup_printf("%s: %s", ci.decided ? "identified" : "guessed", ci.why);
+    report_guess(s, opt, md, "CPU", &ci, "--cpu");
+  }
+  if (opt != NULL && opt->nic != NULL) {
+    if (!(md->nic = imp_require(cat, opt->nic, FS_MODEL_NIC, "--nic", error)))
+      goto out;
+    md->nic_why = g_strdup("given with --nic");
+  } else {
+    FsNicClues nc = {.pci_vendor = hw.nic_vendor, .pci_device = hw.nic_device,
+                     .rate_gbps = hw.nic_rate_gbps, .family = hw.nic_family, .gpu = md->gpu};
+    fs_identify_nic(cat, &nc, &ni);
+    if (ni.model == NULL) {
+      g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_MODEL, "%s: the catalog has no NIC model",
+                  s->name);
+      goto out;
+    }
+    md->nic = ni.model;
+    md->nic_why = g_strdup_printf("%s: %s", ni.decided ? "identified" : "guessed", ni.why);
+    gboolean has_nic = FALSE;
+    for (guint i = 0; i < s->n; i++)
+      has_nic |= !dev(s, i)->gpu;
+    if (has_nic)
+      report_guess(s, opt, md, "NIC", &ni, "--nic");
+  }
+  ok = TRUE;
+out:
+  fs_identity_clear(&gi), fs_identity_clear(&ci), fs_identity_clear(&ni);
+  fs_hw_text_clear(&hw);
+  return ok;
 }
 
 /* ---- building ------------------------------------------------------------------ */
@@ -355,18 +427,70 @@ static gboolean verify(const Smi *s, const NvFacts *f, const char *yaml, const F
   return TRUE;
 }
 
-char *smi_build(const Smi *s, const FsCatalog *cat, const FsImportOptions *opt,
-                   GError **error)
+/* The affinity column says nothing when two devices with equal affinity
+ * are SYS apart (a VM or a single-socket box reports NUMA 0 everywhere):
+ * sockets then come from the cells alone, and the YAML and the messages
+ * say so. */
+static void check_affinity(Smi *s, const FsImportOptions *opt)
+{
+  for (guint i = 0; i < s->n; i++)
+    for (guint j = i + 1; j < s->n; j++) {
+      const char *a = aff_key(s, i), *b = aff_key(s, j);
+      if (level(s, i, j) != C_SYS || a == NULL || b == NULL || strcmp(a, b) != 0)
+        continue;
+      const char *col = s->has_numa ? "NUMA Affinity" : "CPU Affinity";
+      const Cell *c = &s->m[i * s->n + j];
+      if (c->line == 0)
+        c = &s->m[j * s->n + i];
+      g_autofree char *q = fs_escape_controls(a);
+      s->aff_ignored = g_strdup_printf(
+        "The %s column is ignored: %s and %s both say %s there but their cell is SYS (line "
+        "%d), which NUMA nodes cannot be (a VM, or a box whose %s says nothing); sockets "
+        "come from the SYS cells alone.", col, dev(s, i)->label, dev(s, j)->label, q, c->line,
+        col);
+      if (opt != NULL && opt->messages != NULL)
+        g_ptr_array_add(opt->messages,
+                        g_strdup_printf("%s:%d:%d: note: %s", s->name, c->line, c->col,
+                                        s->aff_ignored));
+      return;
+    }
+}
+
+char *smi_build(Smi *s, const FsCatalog *cat, const FsImportOptions *opt, GError **error)
 {
   guint n = s->n;
+  check_affinity(s, opt);
   g_autofree guint *sock = g_new(guint, n), *hb = g_new(guint, n), *up = g_new(guint, n),
                    *leaf = g_new(guint, n);
   group(s, sock, C_NODE, NULL, TRUE);
   group(s, hb, C_PHB, sock, TRUE);
   group(s, up, C_PXB, NULL, FALSE);
   group(s, leaf, C_PIX, NULL, FALSE);
-  if (!check_tree(s, sock, hb, up, leaf, error))
-    return NULL;
+  GError *tree_error = NULL;
+  if (!check_tree(s, sock, hb, up, leaf, &tree_error)) {
+    /* Equal affinities across SYS cells through NV# pairs: the cells alone
+     * may still make a tree (the affinity column says nothing). */
+    gboolean retried = FALSE;
+    if (s->aff_ignored == NULL) {
+      for (guint i = 0; i < n && !retried; i++)
+        retried = aff_key(s, i) != NULL;
+      if (retried) {
+        s->aff_ignored = g_strdup_printf(
+          "The %s column is ignored: with it the cells make no PCIe tree (%s); without it "
+          "they do, so it says nothing about sockets here (a VM, or a box that reports one "
+          "NUMA node).", s->has_numa ? "NUMA Affinity" : "CPU Affinity", tree_error->message);
+        group(s, sock, C_NODE, NULL, TRUE);
+        group(s, hb, C_PHB, sock, TRUE);
+      }
+    }
+    if (!retried || !check_tree(s, sock, hb, up, leaf, NULL)) {
+      g_propagate_error(error, tree_error);
+      return NULL;
+    }
+    if (opt != NULL && opt->messages != NULL)
+      g_ptr_array_add(opt->messages, g_strdup_printf("%s: note: %s", s->name, s->aff_ignored));
+    g_error_free(tree_error);
+  }
 
   NvFacts f = {0};
   nv_facts(s, &f);
@@ -376,9 +500,6 @@ char *smi_build(const Smi *s, const FsCatalog *cat, const FsImportOptions *opt,
   int *cpu_node = g_new(int, n), *sock_index = g_new(int, n), *first_cpu = NULL;
   guint *node = g_new(guint, n);
   GString *plane_desc = g_string_new(NULL);
-  if (!choose_models(s, &f, cat, opt, &md, error))
-    goto out;
-
   /* CPUs: one per host-bridge group, numbered by socket in device order. */
   guint nsock = 0, ncpu = 0;
   for (guint i = 0; i < n; i++)
@@ -386,6 +507,9 @@ char *smi_build(const Smi *s, const FsCatalog *cat, const FsImportOptions *opt,
   for (guint i = 0; i < n; i++)
     if (sock[i] == i)
       sock_index[i] = (int)nsock++;
+  md.guesses = g_ptr_array_new_with_free_func(g_free);
+  if (!choose_models(s, &f, nsock, cat, opt, &md, error))
+    goto out;
   first_cpu = g_new(int, nsock);
   for (guint k = 0; k < nsock; k++)
     first_cpu[k] = -1;
@@ -546,6 +670,12 @@ char *smi_build(const Smi *s, const FsCatalog *cat, const FsImportOptions *opt,
   imp_note(g, "GPU model %s (%s); CPU %s (%s); NIC %s (%s). Override with --gpu, --cpu and "
            "--nic.", md.gpu->name, md.gpu_why, md.cpu->name, md.cpu_why, md.nic->name,
            md.nic_why);
+  for (guint i = 0; i < md.guesses->len; i++)
+    imp_note(g, "%s", (const char *)g_ptr_array_index(md.guesses, i));
+  if (s->aff_ignored != NULL)
+    imp_note(g, "%s", s->aff_ignored);
+  if (s->repairs != NULL)
+    imp_note(g, "Repaired input: %s.", s->repairs);
   if (nplanes > 0)
     imp_note(g, "NVLink: every pair NV# of one count, more links than point-to-point allows, "
              "is an NVSwitch plane, links spread evenly over the fewest switches that hold "
@@ -566,5 +696,7 @@ out:
   g_free(cpu_node), g_free(sock_index), g_free(first_cpu), g_free(node);
   nv_facts_clear(&f);
   g_free(md.gpu_why), g_free(md.cpu_why), g_free(md.nic_why);
+  if (md.guesses != NULL)
+    g_ptr_array_free(md.guesses, TRUE);
   return yaml;
 }

@@ -37,6 +37,14 @@ typedef struct {
   guint n;
   Cell *m;                 /* n * n */
   gboolean has_numa;
+  char *aff_ignored;       /* why the affinity column is ignored, or NULL */
+  /* Repairs of a pasted matrix: words split (first at glued_line:col) and
+   * markdown table lines (first at pipe_line); repairs is their sentence
+   * for the YAML header, or NULL. */
+  guint glued, pipe_lines;
+  int glued_line, glued_col, pipe_line;
+  char *glued_word;
+  char *repairs;
 } Smi;
 
 static inline Dev *dev(const Smi *s, guint i)
@@ -49,5 +57,4 @@ char *smi_cell_label(const Cell *c);
 
 /* Infers the topology of a parsed matrix and returns its YAML (caller
  * frees), checked to reproduce every GPU pair; NULL with error. */
-char *smi_build(const Smi *s, const FsCatalog *cat, const FsImportOptions *opt,
-                GError **error);
+char *smi_build(Smi *s, const FsCatalog *cat, const FsImportOptions *opt, GError **error);

@@ -37,6 +37,9 @@ static void smi_clear(Smi *s)
     g_ptr_array_free(s->devs, TRUE);
   }
   g_free(s->m);
+  g_free(s->aff_ignored);
+  g_free(s->glued_word);
+  g_free(s->repairs);
 }
 
 /* ---- lines and tokens ------------------------------------------------------ */
@@ -147,6 +150,70 @@ static gboolean parse_code(const Tok *t, Cell *c)
     return TRUE;
   }
   return FALSE;
+}
+
+/* ---- repairs of pasted matrices ------------------------------------------ */
+
+/* Length of the connection code at the start of p (n bytes), 0 if none:
+ * PIX, PXB, PHB, NODE, SYS, X or NV followed by digits. */
+static int code_prefix(const char *p, int n)
+{
+  static const char *const codes[] = {"NODE", "PIX", "PXB", "PHB", "SYS"};
+  for (gsize k = 0; k < G_N_ELEMENTS(codes); k++) {
+    int l = (int)strlen(codes[k]);
+    if (n >= l && strncmp(p, codes[k], (gsize)l) == 0)
+      return l;
+  }
+  if (n >= 3 && p[0] == 'N' && p[1] == 'V' && g_ascii_isdigit(p[2])) {
+    int l = 2;
+    while (l < n && l < 5 && g_ascii_isdigit(p[l]))
+      l++;
+    return l;
+  }
+  return 0;
+}
+
+/* Length of a device label at the start of p: GPU<d>, NIC<d>, mlx<d>_<d>. */
+static int label_prefix(const char *p, int n)
+{
+  int l = 0;
+  if (n >= 4 && (strncmp(p, "GPU", 3) == 0 || strncmp(p, "NIC", 3) == 0))
+    l = 3;
+  else if (n >= 6 && strncmp(p, "mlx", 3) == 0 && g_ascii_isdigit(p[3]) && p[4] == '_')
+    l = 5;
+  if (l == 0 || !g_ascii_isdigit(p[l]))
+    return 0;
+  while (l < n && g_ascii_isdigit(p[l]))
+    l++;
+  return l;
+}
+
+/* Splits word t when it is two or more cells (or labels) run together
+ * where a tab was lost ("SYSSYS", "NV18PIX", "NIC11NIC12"), or a cell run
+ * into the affinity that follows ("SYS0-27"); with labels, device labels,
+ * else connection codes.  Writes the pieces to out (at most max) and
+ * returns their count; 0 when t is not such a word. */
+static guint split_glued(const Tok *t, gboolean labels, Tok *out, guint max)
+{
+  guint n = 0;
+  int off = 0;
+  while (off < t->len && n < max) {
+    int l = labels ? label_prefix(t->start + off, t->len - off)
+                   : code_prefix(t->start + off, t->len - off);
+    if (l == 0) {
+      /* A code run into an affinity list: the rest starts with a digit. */
+      if (!labels && n > 0 && g_ascii_isdigit(t->start[off]))
+        l = t->len - off;
+      else
+        return 0;
+    }
+    out[n].start = t->start + off;
+    out[n].len = l;
+    out[n].col = t->col + off;
+    n++;
+    off += l;
+  }
+  return n >= 2 && off == t->len ? n : 0;
 }
 
 /* ---- parsing ------------------------------------------------------------- */
@@ -286,6 +353,37 @@ static void parse_legend(Smi *s, const Tok *t, guint nt)
   }
 }
 
+/* Splits the words of a header (header: device labels) or row line that
+ * are several run together; counts the repairs in s.  Returns the new
+ * word count. */
+static guint split_words(Smi *s, int lno, gboolean header, Tok *t, guint nt)
+{
+  if (header && !tok_is(&t[0], "GPU0") && split_glued(&t[0], TRUE, (Tok[2]){0}, 2) == 0)
+    return nt;
+  Tok piece[16];
+  for (guint i = header ? 0 : 1; i < nt; i++) {
+    Cell c;
+    if (!header && parse_code(&t[i], &c))
+      continue;
+    if (header && (label_prefix(t[i].start, t[i].len) == t[i].len ||
+                   (i > 0 && (tok_is(&t[i], "CPU") || tok_is(&t[i], "NUMA") ||
+                              tok_is(&t[i], "GPU")))))
+      continue;
+    guint k = split_glued(&t[i], header, piece, G_N_ELEMENTS(piece));
+    if (k == 0 || nt + k - 1 > MAX_TOKS)
+      continue;
+    if (s->glued++ == 0) {
+      s->glued_line = lno, s->glued_col = t[i].col;
+      s->glued_word = g_strndup(t[i].start, (gsize)t[i].len);
+    }
+    memmove(&t[i + k], &t[i + 1], (nt - i - 1) * sizeof(Tok));
+    memcpy(&t[i], piece, k * sizeof(Tok));
+    nt += k - 1;
+    i += k - 1;
+  }
+  return nt;
+}
+
 static gboolean parse(Smi *s, const char *text, gsize len, GError **error)
 {
   Line l = {g_string_new(NULL), g_array_new(FALSE, FALSE, sizeof(int))};
@@ -304,7 +402,27 @@ static gboolean parse(Smi *s, const char *text, gsize len, GError **error)
     clean_line(text + pos, end - pos, &l);
     int end_col = (int)(end - pos) + 1;
     pos = end + 1;
+    const char *first = l.clean->str;
+    while (*first == ' ')
+      first++;
+    if (*first == '|') {
+      /* A markdown table row: pipes are column breaks; |---| lines are skipped. */
+      gboolean rule = TRUE;
+      for (gsize k = 0; k < l.clean->len; k++) {
+        char c = l.clean->str[k];
+        if (c == '|')
+          l.clean->str[k] = ' ';
+        else if (c != '-' && c != ':' && c != ' ')
+          rule = FALSE;
+      }
+      if (s->pipe_lines++ == 0)
+        s->pipe_line = lno;
+      if (rule && state != AFTER)
+        continue;
+    }
     guint nt = tokenize(&l, t, MAX_TOKS);
+    if (state != AFTER && nt > 1)
+      nt = split_words(s, lno, state == BEFORE, t, nt);
     if (state == BEFORE) {
       if (nt >= 1 && tok_is(&t[0], "GPU0") && !(nt >= 2 && tok_is(&t[1], "X"))) {
         header_line = lno, header_col = t[0].col;
@@ -421,8 +539,27 @@ char *fs_import_smi(const char *text, gsize len, const char *name, const FsCatal
   }
   Smi s = {.name = name, .devs = g_ptr_array_new()};
   char *yaml = NULL;
-  if (parse(&s, text, len, error))
+  if (parse(&s, text, len, error)) {
+    GString *r = g_string_new(NULL);
+    if (s.glued > 0) {
+      g_autofree char *q = fs_escape_controls(s.glued_word);
+      g_string_append_printf(r, "split %u word%s of cells or labels run together where tabs "
+                             "were lost (first at line %d, column %d: \"%s\")", s.glued,
+                             s.glued == 1 ? "" : "s", s.glued_line, s.glued_col, q);
+    }
+    if (s.pipe_lines > 0)
+      g_string_append_printf(r, "%sread %u markdown table line%s as matrix lines (pipes as "
+                             "column breaks, |---| rules skipped; first at line %d)",
+                             r->len ? "; " : "", s.pipe_lines, s.pipe_lines == 1 ? "" : "s",
+                             s.pipe_line);
+    if (r->len > 0) {
+      s.repairs = g_strdup(r->str);
+      if (opt != NULL && opt->messages != NULL)
+        g_ptr_array_add(opt->messages, g_strdup_printf("%s: repaired: %s", name, r->str));
+    }
+    g_string_free(r, TRUE);
     yaml = smi_build(&s, cat, opt, error);
+  }
   smi_clear(&s);
   return yaml;
 }

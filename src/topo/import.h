@@ -17,8 +17,11 @@
  * port budget is reported here.  The inference
  * rules are documented in topologies/README.md, "Importing a machine".
  *
- * Model choices come from FsImportOptions (catalog names; NULL = guess);
- * guesses are named in the output's header.  The catalog is borrowed and
+ * Model choices come from FsImportOptions (catalog names; NULL =
+ * identify from the input's clues, src/topo/identify.h); every choice and
+ * its clues are named in the output's header, and a model the clues could
+ * not decide is also one line in FsImportOptions.messages, with its
+ * alternatives.  The catalog is borrowed and
  * only read; link models are derived from the chosen devices (a GPU's
  * `pcie` and `nvlink`, a CPU's `intersocket`, a switch's `port_link`).
  *
@@ -44,6 +47,15 @@ typedef struct {
   const char *gpu;   /* GPU model name, or NULL to guess */
   const char *nic;   /* NIC model name, or NULL to guess */
   const char *cpu;   /* CPU model name, or NULL to guess */
+  /* import-smi: text given beside the matrix (`--smi-q FILE`: nvidia-smi
+   * -L / -q, ibstat, ibv_devinfo; see fs_hw_text_parse), or NULL. */
+  const char *hw_text;
+  gsize hw_text_len;
+  const char *hw_text_name;
+  /* Out, may be NULL: one line (char *, g_free) per model the clues could
+   * not decide ("GPU h100-sxm: ...; also fits h200-sxm, b200"), and one
+   * per repair of the input (import-smi); the caller prints them. */
+  GPtrArray *messages;
 } FsImportOptions;
 
 /* Reads `nvidia-smi topo -m` text (len bytes, need not be NUL-terminated)

@@ -82,6 +82,25 @@ err=$("$FABRICSIM" topo import-smi "$FS_TEST_DATA/smi/y_pcie-8gpu.txt" -o "$tmp/
 [ "$rc" -eq 1 ] || fail "unwritable output: exit $rc ($err)"
 set -e
 
+# --smi-q: nvidia-smi -L text identifies the GPU (no GPU guess line then);
+# misuse and text without a clue exit 2 with one line.
+printf 'GPU 0: NVIDIA H200 (UUID: GPU-0)\n' > "$tmp/l.txt"
+"$FABRICSIM" topo import-smi "$FS_TEST_DATA/smi/y_dgx-h100-nics.txt" --smi-q "$tmp/l.txt" \
+  > "$tmp/h200.yaml" 2> "$tmp/h200.err" || fail "--smi-q exited $?"
+grep -q "model: h200-sxm}" "$tmp/h200.yaml" || fail "--smi-q did not identify h200-sxm"
+! grep -q "guess: GPU" "$tmp/h200.err" || fail "--smi-q still guessed the GPU"
+"$FABRICSIM" topo import-smi "$FS_TEST_DATA/smi/y_dgx-h100-nics.txt" 2> "$tmp/guess.err" > /dev/null
+grep -q "guess: GPU h100-sxm .*also fits h200-sxm, b200" "$tmp/guess.err" || fail "no GPU guess line"
+set +e
+printf 'hello\n' > "$tmp/none.txt"
+err=$("$FABRICSIM" topo import-smi "$FS_TEST_DATA/smi/y_dgx-h100-nics.txt" --smi-q "$tmp/none.txt" 2>&1 >/dev/null); rc=$?
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--smi-q without clues: exit $rc ($err)"
+contains "$err" "none.txt:1:1: no clue found" "--smi-q without clues"
+err=$("$FABRICSIM" topo import-nccl "$FS_TEST_DATA/nccl-xml/y_dgx-h100.xml" --smi-q "$tmp/l.txt" 2>&1); rc=$?
+[ "$rc" -eq 2 ] || fail "--smi-q with import-nccl: exit $rc"
+contains "$err" "--smi-q applies to import-smi only" "--smi-q with import-nccl"
+set -e
+
 # Determinism: the same input gives the same bytes.
 "$FABRICSIM" topo import-nccl "$FS_TEST_DATA/nccl-xml/y_dgx-a100.xml" > "$tmp/a1"
 "$FABRICSIM" topo import-nccl "$FS_TEST_DATA/nccl-xml/y_dgx-a100.xml" > "$tmp/a2"

@@ -33,7 +33,7 @@ azure-ndv2-topo.xml|-|xeon-platinum-8168|-
 azure-ndv4-topo.xml|-|epyc-7742|-
 azure-ndv4-topo-2021.xml|-|epyc-7742|-
 azure-ndv5-topo.xml|-|xeon-platinum-8480c|-
-azure-ncv4-topo.xml|a100-sxm4-80gb|epyc-9654|-
+azure-ncv4-topo.xml|a100-pcie-80gb|epyc-7763|-
 aws-p4d-24xl-topo.xml|a100-sxm4-40gb|xeon-platinum-8168|-
 aws-p4de-24xl-topo.xml|a100-sxm4-80gb|xeon-platinum-8168|-
 ibm-cloud-h100-topo.xml|h100-sxm|xeon-platinum-8480c|connectx-6

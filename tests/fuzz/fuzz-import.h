@@ -29,7 +29,7 @@ static void fuzz_import(ImportFn fn, const uint8_t *data, size_t size)
 {
   const FsCatalog *cat = import_catalog();
   GError *error = NULL;
-  FsImportOptions opt = {NULL, NULL, NULL};
+  FsImportOptions opt = {.gpu = NULL, .nic = NULL, .cpu = NULL};
   char *yaml = fn((const char *)data, size, FS_FUZZ_NAME, cat, &opt, &error);
   if (yaml == NULL) {
     fs_fuzz_check_input_error(error, FS_FUZZ_NAME);

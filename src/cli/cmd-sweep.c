@@ -157,15 +157,7 @@ static int run(const char *spec_path)
       /* The rows in point order so far are in OUT.partial; OUT is not written. */
       g_clear_pointer(&c.progress, fs_progress_free);
       g_clear_error(&error);
-      guint kept = fs_sweep_writer_done(w);
-      if (opt_out != NULL)
-        g_set_error(&error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
-                    "interrupted: %u of %u points done; re-run with --resume to finish %s",
-                    kept, c.total, opt_out);
-      else
-        g_set_error(&error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
-                    "interrupted: %u of %u points done (rows above); use -o FILE to be able to "
-                    "resume", kept, c.total);
+      error = fs_sweep_interrupted_error(fs_sweep_writer_done(w), c.total, opt_out);
     }
     status = fs_cli_fail("sweep", error);
     goto out;
@@ -208,13 +200,9 @@ int fs_cmd_sweep(int argc, char **argv)
   if (done != FS_CLI_GO_ON)
     return done;
   if (opt_list) {
-    for (guint i = 0; fs_sweep_kinds[i] != NULL; i++) {
-      const FsSweepKind *k = fs_sweep_kinds[i];
-      printf("%-6s %s\n       columns:", k->name, k->summary);
-      for (guint j = 0; k->columns[j].name; j++)
-        printf(" %s", k->columns[j].name);
-      printf("\n");
-    }
+    g_autoptr(GString) out = g_string_new(NULL);
+    fs_sweep_kinds_describe(out);
+    fputs(out->str, stdout);
     return 0;
   }
   if (argc != 2)

@@ -42,7 +42,6 @@ static const GOptionEntry entries[] = {
    "import-smi: nvidia-smi -L/-q (and ibstat) text of the same machine, to identify models",
    "FILE"},
   {"host", 0, 0, G_OPTION_ARG_INT, &opt_host, "export-nccl: the host to write (default 0)", "N"},
-
   {"allow-disconnected", 0, 0, G_OPTION_ARG_NONE, &opt_allow_disconnected,
    "check: accept GPUs that cannot reach each other (a warning instead of an error)", NULL},
   {NULL},
@@ -55,26 +54,15 @@ static int do_import(const char *action, const char *file)
   GError *error = NULL;
   if (opt_json || opt_defines != NULL)
     return fs_cli_usage("topo", "%s takes no --json or -D", action);
-  g_autofree char *text = NULL;
-  gsize len = 0;
-  if (!g_file_get_contents(file, &text, &len, &error))
-    return fs_cli_fail("topo", error);
+  gboolean smi = strcmp(action, "import-smi") == 0;
+  if (opt_smi_q != NULL && !smi)
+    return fs_cli_usage("topo", "--smi-q applies to import-smi only");
   g_autoptr(FsCatalog) cat = fs_catalog_load_default(opt_models, &error);
   if (cat == NULL)
     return fs_cli_fail("topo", error);
-  g_autofree char *hw = NULL;
-  gsize hw_len = 0;
-  if (opt_smi_q != NULL && strcmp(action, "import-smi") != 0)
-    return fs_cli_usage("topo", "--smi-q applies to import-smi only");
-  if (opt_smi_q != NULL && !g_file_get_contents(opt_smi_q, &hw, &hw_len, &error))
-    return fs_cli_fail("topo", error);
   g_autoptr(GPtrArray) messages = g_ptr_array_new_with_free_func(g_free);
-  FsImportOptions opt = {.gpu = opt_gpu, .nic = opt_nic, .cpu = opt_cpu, .hw_text = hw,
-                         .hw_text_len = hw_len, .hw_text_name = opt_smi_q,
-                         .messages = messages};
-  g_autofree char *yaml = strcmp(action, "import-smi") == 0
-                            ? fs_import_smi(text, len, file, cat, &opt, &error)
-                            : fs_import_nccl(text, len, file, cat, &opt, &error);
+  FsImportOptions opt = {.gpu = opt_gpu, .nic = opt_nic, .cpu = opt_cpu, .messages = messages};
+  g_autofree char *yaml = fs_import_path(smi, file, opt_smi_q, cat, &opt, &error);
   if (yaml == NULL)
     return fs_cli_fail("topo", error);
   if (!fs_write_file_atomic(opt_output != NULL ? opt_output : "-", yaml, strlen(yaml), &error))

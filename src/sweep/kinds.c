@@ -535,3 +535,14 @@ void fs_sweep_point_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point
     g_clear_error(&error);
   }
 }
+
+void fs_sweep_kinds_describe(GString *out)
+{
+  for (guint i = 0; fs_sweep_kinds[i] != NULL; i++) {
+    const FsSweepKind *k = fs_sweep_kinds[i];
+    g_string_append_printf(out, "%-6s %s\n       columns:", k->name, k->summary);
+    for (guint j = 0; k->columns[j].name; j++)
+      g_string_append_printf(out, " %s", k->columns[j].name);
+    g_string_append(out, "\n");
+  }
+}

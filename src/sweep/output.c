@@ -313,3 +313,14 @@ void fs_sweep_writer_free(FsSweepWriter *w)
   g_free(w->partial);
   g_free(w);
 }
+
+GError *fs_sweep_interrupted_error(guint kept, guint total, const char *out)
+{
+  if (out != NULL)
+    return g_error_new(FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
+                       "interrupted: %u of %u points done; re-run with --resume to finish %s",
+                       kept, total, out);
+  return g_error_new(FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
+                     "interrupted: %u of %u points done (rows above); use -o FILE to be able to "
+                     "resume", kept, total);
+}

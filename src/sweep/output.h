@@ -34,6 +34,11 @@ FsSweepWriter *fs_sweep_writer_open(const FsSweepSpec *s, const char *path, FsSw
                                     gboolean resume, GError **error);
 /* Points 0 … done-1 are finished (kept from a resumed file or written). */
 guint fs_sweep_writer_done(const FsSweepWriter *w);
+
+/* The error of a sweep interrupted after kept of total points: with out
+ * (the -o file), how to resume; without, that -o makes it resumable.
+ * FS_RUNTIME_ERROR_INTERRUPTED; caller frees. */
+GError *fs_sweep_interrupted_error(guint kept, guint total, const char *out);
 /* Takes r's contents (r is cleared).  Errors: FS_RUNTIME_ERROR_IO. */
 gboolean fs_sweep_writer_add(FsSweepWriter *w, FsSweepResult *r, GError **error);
 /* After every point: the final file.  FS_RUNTIME_ERROR_IO on failure. */

@@ -82,6 +82,10 @@ typedef struct {
 
 /* The kinds, NULL-terminated (kinds.c). */
 extern const FsSweepKind *const fs_sweep_kinds[];
+
+/* Appends to out one entry per kind of point: its name, summary and the
+ * columns of its rows (what `fabricsim sweep --list` prints). */
+void fs_sweep_kinds_describe(GString *out);
 const FsSweepKind *fs_sweep_kind_find(const char *name);
 guint fs_sweep_kind_n_columns(const FsSweepKind *k);
 

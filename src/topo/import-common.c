@@ -207,3 +207,21 @@ const FsModel *imp_socket_link(const FsModel *cpu, guint *count)
   *count = 1;
   return cpu->u.cpu.pcie;
 }
+
+char *fs_import_path(gboolean smi, const char *path, const char *hw_path, const FsCatalog *cat,
+                     FsImportOptions *opt, GError **error)
+{
+  g_autofree char *text = NULL, *hw = NULL;
+  gsize len = 0, hw_len = 0;
+  if (!g_file_get_contents(path, &text, &len, error) ||
+      (hw_path != NULL && !g_file_get_contents(hw_path, &hw, &hw_len, error)))
+    return NULL;
+  opt->hw_text = hw;
+  opt->hw_text_len = hw_len;
+  opt->hw_text_name = hw_path;
+  char *yaml = smi ? fs_import_smi(text, len, path, cat, opt, error)
+                   : fs_import_nccl(text, len, path, cat, opt, error);
+  opt->hw_text = NULL;
+  opt->hw_text_len = 0;
+  return yaml;
+}

@@ -68,6 +68,13 @@ char *fs_import_smi(const char *text, gsize len, const char *name, const FsCatal
 char *fs_import_nccl(const char *text, gsize len, const char *name, const FsCatalog *cat,
                      const FsImportOptions *opt, GError **error);
 
+/* Reads the file at path (and, when hw_path is not NULL, the nvidia-smi
+ * -L/-q text there as opt's hardware text) and imports it with
+ * fs_import_smi (smi TRUE) or fs_import_nccl.  Returns the YAML (caller
+ * frees) or NULL with a GFileError or the importer's error. */
+char *fs_import_path(gboolean smi, const char *path, const char *hw_path, const FsCatalog *cat,
+                     FsImportOptions *opt, GError **error);
+
 /* Writes host `host` (an index of fs_topo_host_name) of a finalized
  * topology as an NCCL_TOPO_FILE XML (caller frees): <cpu> per CPU node,
  * its PCIe tree (found breadth-first from the CPUs over PCIe and C2C

@@ -155,6 +155,10 @@ static void append_link_line(GString *s, const char *what, const FsModel *link)
   g_string_append_c(s, '\n');
 }
 
+/* See explain.h. Explains how the model's links make up its bandwidth: the link itself, a
+ * switch's or NIC's ports, a GPU's NVLinks, host link and C2C, a CPU's NVLink, inter-socket
+ * links and root port. Lines for links the model lacks are left out. The caller frees the
+ * string. */
 char *fs_model_explain(const FsModel *m)
 {
   g_return_val_if_fail(m != NULL, NULL);

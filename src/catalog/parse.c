@@ -528,6 +528,10 @@ static gboolean parse_link(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *
 
 /* ---- switches, GPUs, CPUs, NICs ---------------------------------------- */
 
+/* Fills the switch model of e from its YAML map: kind, port count and port link (which must be
+ * of the switch's link family), latency, optional in-switch reduction, power, price and PCIe
+ * lanes. Sets a catalog error at the offending node, for example reduction_bandwidth without
+ * reduction or lanes on a switch that is not PCIe, and returns FALSE on one. */
 static gboolean parse_switch(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
                              GError **error)
 {
@@ -594,6 +598,11 @@ static gboolean check_nvlink_pair(const FsYamlNode *map, guint nvlinks, GError *
   return TRUE;
 }
 
+/* Fills the GPU model of e from its YAML map: architecture, FLOP rate per datatype, memory and
+ * its bandwidth, NVLink and host links, TDP, price, launch latency and SM count, and the
+ * identification keys (compute capability "9.0", form factor, reference CPU and NIC). Links
+ * and references are resolved through add_ref(). Sets a catalog error at the offending node
+ * and returns FALSE on the first bad key. */
 static gboolean parse_gpu(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
                           GError **error)
 {

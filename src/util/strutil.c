@@ -168,6 +168,10 @@ static void remove_stale_temps(const char *path)
   g_dir_close(d);
 }
 
+/* See strutil.h. "-" writes to stdout without a temporary. Otherwise the bytes go to a
+ * temporary next to path, are synced and renamed over it, so a reader never sees half a file;
+ * any failure removes the temporary and leaves the old file in place. Sets
+ * FS_RUNTIME_ERROR_INTERRUPTED on an interrupt and FS_RUNTIME_ERROR_IO on an I/O failure. */
 gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len, GError **error)
 {
   g_return_val_if_fail(path != NULL, FALSE);

@@ -522,6 +522,9 @@ gboolean fs_parse_number(const char *text, double *out, GError **error)
   return TRUE;
 }
 
+/* See units.h. Plain digits with an optional sign convert exactly; other number forms (such as
+ * "1e3") are accepted only when whole and inside the int64 range. Sets FS_UNITS_ERROR_SYNTAX
+ * for text that is not an integer and FS_UNITS_ERROR_RANGE for one out of range. */
 gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
 {
   g_return_val_if_fail(out != NULL, FALSE);

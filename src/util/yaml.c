@@ -546,6 +546,9 @@ FsYamlDoc *fs_yaml_load_string(const char *text, gssize len, const char *name, G
   return ld.doc;
 }
 
+/* See yaml.h. Reads the whole file into memory, refusing one over MAX_FILE_BYTES with
+ * FS_YAML_ERROR_LIMIT and an unreadable one with FS_YAML_ERROR_IO, then parses it with
+ * fs_yaml_load_string(), naming path in errors. The caller owns the returned document. */
 FsYamlDoc *fs_yaml_load_file(const char *path, GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);

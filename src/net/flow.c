@@ -346,6 +346,10 @@ static void start_cb(void *ctx, uint64_t arg)
   begin_flow(ctx, (uint32_t)arg);
 }
 
+/* See flow.h. Takes a free slot, copies the path into it (growing the hop array when needed)
+ * and either begins the flow now or schedules its start event when spec->start lies ahead.
+ * Returns FS_FLOW_NONE, through g_return_val_if_fail, on a bad spec. O(path length) here;
+ * the rate recomputation that beginning a flow triggers is deferred. */
 FsFlowId fs_flownet_start(FsFlowNet *net, const FsFlowSpec *spec)
 {
   g_return_val_if_fail(net != NULL && spec != NULL, FS_FLOW_NONE);
@@ -544,6 +548,12 @@ static gboolean check_maxmin(const FsFlowNet *net, GError **error)
   return TRUE;
 }
 
+/* See flow.h. Runs any pending recomputation first, then checks every invariant the net keeps:
+ * each channel's incidence list matches its flows, its load is the sum of their rates and stays
+ * within capacity under max-min, its carried volume equals the bytes its flows moved, the byte
+ * counters agree, the max-min allocation is fair, and every active flow has a positive rate and
+ * a sane number of bytes left. Sets FS_NET_ERROR_INVARIANT naming the first breach.
+ * O(channels + incidences + active flows), plus check_maxmin(). */
 gboolean fs_flownet_check(FsFlowNet *net, GError **error)
 {
   if (net->recompute_ev != FS_EVENT_NONE) {

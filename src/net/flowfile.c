@@ -517,6 +517,10 @@ gboolean fs_flow_list_replay(FsFlowList *list, const FsTopo *topo, FsNetModel mo
   return fs_flow_list_replay_on(list, router, error);
 }
 
+/* See flowfile.h. Replays the list on an existing router: each record starts once all its
+ * dependencies have finished, and the simulation runs until every transfer is done. When the
+ * clock would overflow, the error names the first transfer in file order that started and did
+ * not finish. Returns FALSE with the first error set; resets every record's done flag first. */
 gboolean fs_flow_list_replay_on(FsFlowList *list, FsRouter *router, GError **error)
 {
   FsSim *sim = fs_flownet_sim(fs_router_net(router));

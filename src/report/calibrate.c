@@ -13,6 +13,11 @@ static char *fmt(const char *f, double v)
   return g_strdup(g_ascii_formatd(buf, sizeof buf, f, v));
 }
 
+/* See calibrate.h. Appends to out the fit's header line, one row per alpha-beta regime (size
+ * range, alpha, beta, bus bandwidth, fraction of the largest regime's beta, rms and max error),
+ * the measured against fitted time of every size, the simulator's fit when there is one, and
+ * how the link efficiency and per-step latency follow from the fit. Numbers are formatted in
+ * the C locale. */
 void fs_report_calibrate_fit(GString *out, const FsNcclFit *f)
 {
   g_autofree char *raw = fs_format_bandwidth(f->raw_per_gpu);

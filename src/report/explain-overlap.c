@@ -163,6 +163,10 @@ static gboolean run_step(const FsScenario *sc, FsWorkload *w, const FsTrainOptio
   return TRUE;
 }
 
+/* See explain-overlap.h. Runs one training step with every overlap off and one with every
+ * overlap on (two full simulations), then appends to out, per kind of communication, how much
+ * was in flight, hidden behind compute and exposed, the step times, and the executor's
+ * breakdown of exposed time and bubble. Returns FALSE with error set if either run fails. */
 gboolean fs_report_overlap(GString *out, const FsScenario *sc, FsWorkload *w,
                            const FsTrainOptions *topt, GError **error)
 {

@@ -84,6 +84,10 @@ static char *level_reason(const FsTopo *topo, gboolean level_given, guint a)
   return g_strdup(" (NCCL's default without a CPU)");
 }
 
+/* See explain-topo.h. Explains the pair a -> b: its NCCL path type and why, the route with
+ * every hop and each path's bottleneck and latency, what a lone transfer of bytes achieves
+ * (simulated on a fresh max-min world), and which NCCL transport the route stands for and why.
+ * Returns FALSE with error set when routing or the simulation fails. */
 gboolean fs_report_explain_pair(GString *out, const FsScenario *sc, const FsRouteOptions *ropt,
                                 gboolean level_given, guint a, guint b, uint64_t bytes, GError **error)
 {

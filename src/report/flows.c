@@ -20,6 +20,9 @@ static char *bottleneck_name(const FsTopo *t, int64_t ch)
                          fs_topo_node(t, fs_topo_channel_dst(t, (guint)ch))->name);
 }
 
+/* See flows.h. Appends the replayed flow list to out as JSON (one object per transfer plus
+ * makespan and total bytes), as CSV (one row per transfer) or as a text table with a makespan
+ * line. Each transfer gives its transport, start, finish, mean rate and bottleneck channel. */
 void fs_report_flows(GString *out, FsReportFormat fmt, const FsTopo *t, FsNetModel model,
                      const FsFlowList *list)
 {

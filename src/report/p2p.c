@@ -36,6 +36,10 @@ static void G_GNUC_PRINTF(5, 0) print_matrix(GString *out, const char *title, gu
   g_string_append_printf(out, "\n");
 }
 
+/* See p2p.h. Appends the p2p measurements of the first ng GPUs to out: in JSON as matrices of
+ * unidirectional and bidirectional bandwidth, latency and transport plus each GPU's host
+ * bandwidths; in CSV as one row per GPU pair with empty fields where no value exists; in text
+ * as a transport table, the three matrices and a host <-> device table. */
 void fs_report_p2p(GString *out, FsReportFormat fmt, const FsTopo *t, FsNetModel model,
                    uint64_t bytes, guint ng, const FsP2pResult *res)
 {

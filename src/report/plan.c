@@ -201,6 +201,10 @@ static json_t *system_json(const FsPlannerSystem *sys)
   return o;
 }
 
+/* Builds the JSON object of the design ranked rank: its system, layout, whether it ran, met the
+ * target and fits the budget, step time, throughput, MFU, exposed time per kind, memory and
+ * cost. Training totals are null when the spec gives no token count. The caller owns the
+ * returned reference. */
 static json_t *design_json(const FsPlanner *p, guint rank, const FsPlannerDesign *d)
 {
   json_t *o = json_object();
@@ -256,6 +260,9 @@ static json_t *design_json(const FsPlanner *p, guint rank, const FsPlannerDesign
   return o;
 }
 
+/* Appends the planner's result to out as one JSON document: the spec's target and cost inputs,
+ * the search counters (how many layouts were pruned, simulated, failed), every candidate system
+ * and the best top designs (all of them when top is 0). */
 static void print_json(GString *out, const FsPlanner *p, guint top)
 {
   const FsPlannerSpec *s = fs_planner_spec(p);

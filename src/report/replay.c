@@ -43,6 +43,9 @@ static const char *rank_gpu(const FsReplay *rp, const FsTopo *topo, guint r)
   return "-";
 }
 
+/* See replay.h. Appends the replay's summary to out in fmt: per rank its compute, exposed
+ * communication and idle time up to end, the busiest links by mean utilisation (JSON and text
+ * only), and with chakra the counts of the imported Chakra trace (JSON and text only). */
 void fs_report_replay(GString *out, FsReportFormat fmt, const FsReplay *rp, const FsTopo *topo,
                       FsFlowNet *net, FsRouter *router, FsTime end, const FsChakraStats *chakra)
 {

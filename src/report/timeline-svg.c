@@ -28,6 +28,10 @@ static double tick_step(double max)
   return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
+/* See timeline-svg.h. Draws the panels one under another, each a set of named rows with
+ * coloured bars, on one time scale that fits the longest panel, then a time axis with round
+ * ticks and the legend. Bars on a missing row or ending before they start are skipped; a bar's
+ * label is drawn only when it fits. Returns a complete SVG document that the caller frees. */
 char *fs_svg_timeline(const char *title, const FsSvgPanel *panels, guint n_panels,
                       const char *axis_label, const FsSvgLegend *legend, guint n_legend)
 {

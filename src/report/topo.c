@@ -28,6 +28,10 @@ typedef struct {
   double bandwidth;   /* sum of per-direction bandwidth */
 } FamilyStat;
 
+/* Appends the summary of "topo check" to out, as JSON or text: node counts by kind, switch
+ * counts by kind, link bundles and bandwidth by family, the range of NVLink count and bandwidth
+ * over the GPUs, the bisection bandwidth (a max-flow, the costly part) and the topology's
+ * parameters. Always returns TRUE; the topology was validated when it was built. */
 static gboolean do_check(GString *out, const FsTopo *t, gboolean opt_json)
 {
   guint nn = fs_topo_n_nodes(t), nl = fs_topo_n_links(t), ng;
@@ -165,6 +169,9 @@ static gboolean do_check(GString *out, const FsTopo *t, gboolean opt_json)
 
 /* ---- show ---------------------------------------------------------------- */
 
+/* Appends "topo show" to out: every node (kind, model, host, and rank or socket) and every
+ * link bundle (ends, model, count, bandwidth, latency), as one JSON document or as
+ * tab-separated text. Always returns TRUE. */
 static gboolean do_show(GString *out, const FsTopo *t, gboolean opt_json)
 {
   guint nn = fs_topo_n_nodes(t), nl = fs_topo_n_links(t);

@@ -157,6 +157,11 @@ static guint32 arrow_target(const FsOpGraph *g, const guint32 *consumer, guint32
   return c;
 }
 
+/* See trace-json.h. Writes a Chrome trace of the executed op graph: one process per host and
+ * one thread per stream, a complete event per op that took time, one async span per
+ * collective over all its members, flow arrows from each send to the op that consumes it, and
+ * the counters of opt. Ops that never ran or took no time are left out. The caller frees the
+ * returned string. O(ops + dependencies). */
 char *fs_trace_json(const FsOpGraph *g, const FsTopo *topo, const FsTraceOptions *opt)
 {
   Writer w = { g_string_new("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"title\":"), TRUE };
@@ -286,6 +291,10 @@ char *fs_trace_json(const FsOpGraph *g, const FsTopo *topo, const FsTraceOptions
   return g_string_free(w.out, FALSE);
 }
 
+/* See trace-json.h. Writes a Chrome trace of standalone transfers: each node that sends or
+ * receives gets a send and a receive thread in its host's process, each transfer a complete
+ * event on both and an arrow from sender to receiver, then the counters of opt. The caller
+ * frees the returned string. */
 char *fs_trace_json_transfers(const FsTopo *topo, const FsTraceTransfer *xs, guint n,
                               const FsTraceOptions *opt)
 {

@@ -34,6 +34,9 @@ static json_t *class_json(const FsTrainClass *c)
   return o;
 }
 
+/* See train.h. Appends the text report of a finished training step to out: layout, step time,
+ * throughput, MFU and energy, the time of each rank class by category with exposed
+ * communication and bubble, the busiest links, and the memory of the worst stage. */
 void fs_report_train_text(GString *out, FsTrain *t, const FsWorkload *w, const FsTopo *topo,
                           const FsMemoryBreakdown *mem, const FsLinkUse *links, guint nl)
 {
@@ -86,6 +89,9 @@ void fs_report_train_text(GString *out, FsTrain *t, const FsWorkload *w, const F
          r->n_ops);
 }
 
+/* Builds the JSON document of a finished training step: layout, step time, throughput, MFU,
+ * energy, each rank class, the busiest links and the worst stage's memory. The caller owns the
+ * returned reference. */
 static json_t *result_json(FsTrain *t, const FsWorkload *w, const FsTopo *topo,
                            const FsMemoryBreakdown *mem, const FsLinkUse *links, guint nl)
 {

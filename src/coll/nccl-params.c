@@ -162,6 +162,11 @@ static gboolean load_arch_rows(const FsYamlNode *t, guint n, double *out, const 
   return TRUE;
 }
 
+/* Fills p from the root map of an NCCL parameter file: the NCCL version, step and protocol
+ * settings, base and hardware latencies per algorithm and protocol, the architecture rows, the
+ * bandwidth caps and correction tables, channel counts, p2p chunk sizes, and the optional
+ * algorithms a release lacks and ring kernel copy cost. Unknown keys are refused. Sets a YAML
+ * error at the offending node and returns FALSE on the first missing or out-of-range value. */
 static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
 {
   static const char *const top[] = {

@@ -158,6 +158,11 @@ static void js_timing(GString *out, const char *key, double t, double alg, doubl
   g_string_append(out, ",\"nwrong\":null}");
 }
 
+/* See ncclt-format.h. Appends to out one JSON document in the layout of nccl-tests' JSON
+ * output: run arguments and environment, NCCL version, the test configuration with its
+ * devices, one result per row with out-of-place and in-place timings, and the average bus
+ * bandwidth. Fields nccl-tests fills from a real run that we cannot know are given fixed
+ * values (no wrong results, no out-of-bounds count). */
 void fs_ncclt_json(GString *out, const FsNcclTestsHeader *h, const FsNcclTestsJsonRun *run,
                    const FsNcclTestsDevice *devs, guint ndevs, const FsNcclTestsRow *rows,
                    guint nrows, double avg_busbw)

@@ -15,6 +15,10 @@ static void bad_op(GError **error, const char *text)
               "or sum, prod, max, min, avg", text);
 }
 
+/* See coll-test.h. Fills sel from the command's words: op is a collective, "all", or (without
+ * redop) a reduction op that selects all-reduce with it; no op means all-reduce. dtype is one
+ * datatype or "all", float when absent. Sets G_OPTION_ERROR_BAD_VALUE naming the unknown word.
+ * sel keeps pointers to op and redop, which must outlive it. */
 gboolean fs_coll_selection_parse(FsCollSelection *sel, const char *op, const char *redop,
                                  const char *dtype, GError **error)
 {
@@ -212,6 +216,10 @@ static gboolean run_op(FsCollTest *r, const FsNcclParams *np, guint o, GError **
   return TRUE;
 }
 
+/* See coll-test.h. Builds the world and communicator over the GPUs named by gpus, checks the
+ * root of rooted collectives, then simulates every selected op over the sweep, collecting the
+ * rows. Sets an error when the GPUs, communicator or root are bad, when a run fails, or with
+ * FS_COLL_ERROR_UNSUPPORTED when every op was skipped. The caller owns the result. */
 FsCollTest *fs_coll_test_new(const FsScenario *sc, const FsCollSelection *sel, const FsCollSweep *sw,
                            const char *gpus, GError **error)
 {

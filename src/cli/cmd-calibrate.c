@@ -113,6 +113,11 @@ static int run(GPtrArray *logs, const FsScenario *sc, GString *notes)
   return 0;
 }
 
+/* "fabricsim calibrate nccl-tests": parses the options, loads every LOG (a .csv one as a
+ * reference table) and resolves its ranks, hosts and collective with the hints of --op,
+ * --ranks and --nodes, loads the scenario (with NCCL's parameters for --simulate, from the
+ * options or the release the first log names), then fits and writes through run(). Returns 0,
+ * 2 on a usage error, or the exit status of the first error. */
 int fs_cmd_calibrate(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);

@@ -48,6 +48,10 @@ static const GOptionEntry entries[] = {
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
+/* "fabricsim flows TOPO FLOWS": loads the scenario and the flow list, replays every transfer
+ * at once on a fresh world with the chosen flow model and routing options, writes the
+ * --trace file when asked, and prints the report as text, JSON or CSV on stdout. Returns 0,
+ * 2 on a usage error, or the exit status of the first error. */
 int fs_cmd_flows(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);

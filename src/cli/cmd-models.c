@@ -26,6 +26,10 @@ static const GOptionEntry entries[] = {
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
+/* "fabricsim models [NAME]": loads the catalog, with a calibration applied when given (its
+ * warnings go to stderr), and prints either the one model NAME (of --kind, when given) or the
+ * whole catalog filtered by --kind, as text or JSON. An unknown --kind gets a "did you mean".
+ * Returns 0, 2 on a usage error, or the exit status of the first error. */
 int fs_cmd_models(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);

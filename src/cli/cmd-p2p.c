@@ -53,6 +53,10 @@ static const GOptionEntry entries[] = {
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
+/* "fabricsim p2p TOPO": loads the scenario, measures the p2p and host <-> device matrices of
+ * the first --gpus GPUs (at most MAX_GPUS) with transfers of --size bytes (256 MiB by
+ * default), and prints them as text, JSON or CSV on stdout. Returns 0, 2 on a usage error, or
+ * the exit status of the first error. */
 int fs_cmd_p2p(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);

@@ -96,6 +96,11 @@ static void progress(guint done, guint total, void *ud)
   fs_progress_count(pr->line, done, total, "designs");
 }
 
+/* "fabricsim plan": checks and parses the options into a planner spec (target, fabrics, layout
+ * lists, cost inputs, ranking), loads the scenario with NCCL parameters and efficiencies, runs
+ * the planner with a progress line and prints the ranked designs as text, JSON or CSV. An
+ * interrupt prints nothing. Returns 0, 1 when no design meets the target (after saying why on
+ * stderr), 2 on a usage error, or the exit status of the first error. */
 int fs_cmd_plan(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);

@@ -45,6 +45,10 @@ static const GOptionEntry entries[] = {
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
+/* "fabricsim replay TOPO TRACE" or "TOPO --chakra DIR|FILE...": loads the scenario and the
+ * per-rank op graph (a fabricsim trace or Chakra traces), runs it on a fresh world with the
+ * chosen flow model, writes the --trace file when asked, and prints the per-rank summary as
+ * text, JSON or CSV. Returns 0, 2 on a usage error, or the exit status of the first error. */
 int fs_cmd_replay(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);

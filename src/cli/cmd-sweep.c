@@ -81,6 +81,11 @@ static void poll_root(void *ud) { fs_sweep_mpi_poll_root(&((Ctx *)ud)->mpi); }
 static void poll_other(void *ud) { fs_sweep_mpi_poll_other(&((Ctx *)ud)->mpi); }
 #endif
 
+/* Runs the sweep of spec_path, alone or as one rank of an MPI launch: rank 0 opens the writer
+ * (resuming after the rows already in -o with --resume) and every rank starts from that point,
+ * takes every size-th point and sends its results to rank 0, which writes them in point order.
+ * On an interrupt rank 0 reports how far it got and OUT is not written. Returns the exit
+ * status: 0, 2 on a usage error, or that of the first error. */
 static int run(const char *spec_path)
 {
   Ctx c = {0};

@@ -86,6 +86,11 @@ static int do_export(const FsTopo *t)
   return 0;
 }
 
+/* "fabricsim topo ACTION FILE": import-smi and import-nccl go to do_import(); for the other
+ * actions it checks which options apply, loads the catalog and the topology, and either exports
+ * it for NCCL or prints the report of check, show, paths or dot. check refuses a disconnected
+ * topology unless --allow-disconnected, which turns that into a warning. Returns 0, 2 on a
+ * usage error, or the exit status of the first error. */
 int fs_cmd_topo(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);

@@ -58,6 +58,12 @@ static const GOptionEntry entries[] = {
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
+/* "fabricsim train TOPO WORKLOAD [OVERRIDE...]": loads the scenario and the workload with its
+ * overrides, resolves it on the topology's GPUs, simulates one training step, estimates the
+ * memory per GPU (a warning when it does not fit, a usage error with --strict), writes the
+ * --trace and --chakra-out files when asked, and prints the report as text, JSON or CSV.
+ * --list prints the pipeline schedules instead. Returns 0, 2 on a usage error, or the exit
+ * status of the first error. */
 int fs_cmd_train(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);

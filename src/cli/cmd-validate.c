@@ -41,6 +41,10 @@ static char *table_path(const char *dir, const char *arg)
   return g_build_filename(dir, name, NULL);
 }
 
+/* "fabricsim validate [TABLE...]": runs every reference table named (or every *.csv of the
+ * reference folder) through the calibrated models and prints how the predictions compare with
+ * the measurements, as text or JSON. --list prints the table kinds instead. Returns 0, 1 when
+ * a table fails its bar, 2 on a usage error, or the exit status of the first error. */
 int fs_cmd_validate(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);

@@ -22,6 +22,10 @@ static const GOptionEntry entries[] = {
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
+/* "fabricsim explain overlap TOPOLOGY WORKLOAD [OVERRIDE...]": loads the scenario and the
+ * workload with its overrides, resolves it on the topology's GPUs, and prints
+ * fs_report_overlap(): one step with every overlap off against one with every overlap on.
+ * Returns 0, 2 on a usage error, or the exit status of the first error. */
 int fs_explain_overlap(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);

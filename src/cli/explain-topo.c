@@ -41,6 +41,10 @@ static const GOptionEntry entries[] = {
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
+/* "fabricsim explain topo TOPOLOGY [GPU GPU]": with two GPUs (by name or index) explains that
+ * pair's path, route and transport with a transfer of --size bytes (256 MiB by default);
+ * without, explains the topology's path types as a whole. Returns 0, 2 on a usage error
+ * (including two equal or unknown GPUs), or the exit status of the first error. */
 int fs_explain_topo(int argc, char **argv)
 {
   FS_CLI_OPTIONS(entries);

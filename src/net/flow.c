@@ -458,7 +458,7 @@ static void drain_cb(void *ctx, uint64_t arg)
     c->bytes += f->bytes;
     c->flows_done++;
     if (c->n_inc == 0) {
-      c->busy += now - c->busy_since;
+      c->busy = fs_time_add_sat(c->busy, now - c->busy_since);
       c->load = 0;
     } else if (net->model == FS_NET_MAXMIN && !c->dirty) {
       c->dirty = TRUE;
@@ -505,7 +505,7 @@ void fs_flownet_channel_stats(const FsFlowNet *net, FsChannelId ch, FsChannelSta
   out->latency = c->latency;
   out->bytes = c->bytes;
   out->flows_done = c->flows_done;
-  out->busy = c->busy + (c->n_inc > 0 ? now - c->busy_since : 0);
+  out->busy = fs_time_add_sat(c->busy, c->n_inc > 0 ? now - c->busy_since : 0);
   out->peak_flows = c->peak;
   out->active_flows = c->n_inc;
   out->load = c->load;

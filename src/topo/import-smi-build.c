@@ -142,6 +142,10 @@ typedef struct {
   guint max_comp;
 } NvFacts;
 
+/* Fills f from the matrix: its GPUs' device indices, each GPU's sum of direct NVLinks, the
+ * components of GPUs joined by NVLink (union-find), their sizes, the largest, and for each
+ * component the k of its links when all its pairs are NVk.  f owns new arrays that
+ * nv_facts_clear frees.  Cost: O(GPUs²). */
 static void nv_facts(const Smi *s, NvFacts *f)
 {
   guint g = 0;
@@ -269,6 +273,11 @@ static void report_guess(const Smi *s, const FsImportOptions *opt, Models *md,
                                     s->name, what, id->model->name, id->why, alt, option));
 }
 
+/* Chooses the GPU, CPU and NIC models into md, each from its option (--gpu, --cpu, --nic) when
+ * given, else identified from the matrix's NVLink facts f, its CPU affinities and socket count
+ * nsock, and the hardware text of opt (parsed here); the reason goes to md's *_why strings and
+ * undecided guesses to md->guesses and opt->messages.  Returns FALSE with error set for a model
+ * name the catalog lacks, bad hardware text, or FS_TOPO_ERROR_MODEL when no model fits. */
 static gboolean choose_models(const Smi *s, const NvFacts *f, guint nsock,
                               const FsCatalog *cat, const FsImportOptions *opt, Models *md,
                               GError **error)

@@ -464,6 +464,7 @@ static void check_affinity(Smi *s, const FsImportOptions *opt)
       return;
     }
 }
+
 /* Builds topology YAML from the parsed matrix s: groups the devices into sockets, host bridges,
  * upstream and leaf PCIe switches from the cell codes (and the affinity column, which is dropped
  * with a note when only without it the cells make a PCIe tree), chooses the models, then emits
@@ -471,7 +472,6 @@ static void check_affinity(Smi *s, const FsImportOptions *opt)
  * checks that the YAML reproduces every GPU pair.  Returns a new string that the caller frees,
  * or NULL with error set: the tree check's error at its cell, FS_TOPO_ERROR_MODEL or _PORTS
  * when no model or port budget fits, or verify's error. */
-
 char *smi_build(Smi *s, const FsCatalog *cat, const FsImportOptions *opt, GError **error)
 {
   guint n = s->n;

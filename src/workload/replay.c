@@ -120,6 +120,10 @@ static void rank_op(Loader *ld, guint rank, guint32 op)
   g_array_append_val(g_ptr_array_index(ld->r->rank_ops, rank), op);
 }
 
+/* Sets the replay's rank count from root's "nranks" (else the length of "ranks"), maps rank i to
+ * the topology's i-th GPU unless a "ranks" entry names another GPU, and gives each rank an empty
+ * op list and no compute stream yet.  Returns FALSE through bad_at when the count is 0 or above
+ * the topology's GPUs, or an entry has a bad rank or an unknown GPU. */
 static gboolean load_ranks(Loader *ld, json_t *root, GError **error)
 {
   guint ngpu;
@@ -168,6 +172,10 @@ static gboolean load_ranks(Loader *ld, json_t *root, GError **error)
   return TRUE;
 }
 
+/* Reads root's "communicators" (absent: none) and adds each to the op graph on the GPUs of its
+ * ranks; ld keeps its index by name, its size, its member ranks and an empty list of calls.
+ * Returns FALSE through bad_at, at the entry's JSON path, for a malformed entry, a name defined
+ * twice, or a rank out of range or listed twice. */
 static gboolean load_comms(Loader *ld, json_t *root, GError **error)
 {
   json_t *comms = json_object_get(root, "communicators");

@@ -96,6 +96,11 @@ static json_t *pg_list(const char *values)
   return v;
 }
 
+/* Reads the process groups that node n (at index in its file) defines in its inputs.values
+ * (PyTorch's [{"pg_name", "ranks"}, …] list; a node without "pg_name" defines none) into
+ * b->groups by name; an empty ranks list means every rank.  Returns FALSE through bad() for a
+ * list of another shape, a rank out of range or listed twice, or a group defined again with
+ * other ranks. */
 static gboolean read_groups(Builder *b, const CkNode *n, guint index, GError **error)
 {
   if (n->inputs_values == NULL || strstr(n->inputs_values, "pg_name") == NULL)

@@ -672,6 +672,12 @@ static gboolean build_rank(Builder *b, guint rank, GError **error)
   return ok;
 }
 
+/* Builds one replay from the n parsed trace files (file i is rank i, on the topology's i-th
+ * GPU): reads every file's process groups first, then each rank's ops, then makes the k-th
+ * receive of each (source, destination, tag) wait for the k-th send.  Returns a new replay that
+ * the caller frees with fs_replay_free, with the counts in *stats when stats is not NULL; or
+ * NULL with error set by a node's check, for a receive without its send, or with
+ * FS_WORKLOAD_ERROR_INVALID when no node makes an op. */
 FsReplay *ck_build(CkFile *files, guint n, const char *title, const FsTopo *topo,
                    const FsEfficiency *eff, const FsChakraOptions *opt, FsChakraStats *stats,
                    GError **error)

@@ -172,6 +172,11 @@ static gboolean pb_attr(CkNode *n, guint index, const ChakraProtoMsg__AttributeP
   return apply_attr(n, index, a->name ? a->name : "", &v, error);
 }
 
+/* Parses Chakra's binary form (et_def.proto): a varint-length-prefixed GlobalMetadata message,
+ * then length-prefixed Node messages to the end, each appended to f->nodes with its ids, deps
+ * (ctrl first, then data), duration, inputs.values and attributes.  Returns FALSE with error set,
+ * naming the byte offset and node, for an empty file, a bad length or a message the decoder
+ * rejects, or with an attribute's error; the nodes read so far stay in f. */
 static gboolean parse_binary(const char *name, const guint8 *data, gsize len, CkFile *f,
                              GError **error)
 {
@@ -279,6 +284,11 @@ static gboolean json_deps(CkNode *n, guint index, json_t *d, const char *what, G
   return TRUE;
 }
 
+/* Reads one attribute object a of node n (at index) in protobuf's JSON form: its "name" and the
+ * value under a key ending in "Val" or "_val" (bool, string, double or float, else an integer
+ * given as a number or a decimal string; bytes are ignored), then applies it with apply_attr.
+ * Returns FALSE with error set, naming the node and attribute, when a is not an object with
+ * "name" or the value has the wrong JSON type, or with apply_attr's error. */
 static gboolean json_attr(CkNode *n, guint index, json_t *a, GError **error)
 {
   const char *name = json_string_value(json_object_get(a, "name"));

@@ -263,13 +263,6 @@ static gboolean coll_for(Loader *ld, int i, const char *id, guint comm, guint ra
 }
 
 static gboolean in_comm(const Loader *ld, guint comm, guint rank)
-/* Reads root's "ops" into the op graph in two passes.  The first adds each op on its rank's
- * stream: compute (a duration, or FLOPs at the efficiency of its dtype), send and recv (the
- * n-th send from a rank to a peer pairs with the n-th matching recv), or a collective on a
- * communicator (calls matched across ranks by coll_for).  Then each transfer also counts for its
- * receiver, and the second pass adds the "deps" by op id.  Returns FALSE through bad() at the
- * op for an unknown kind, a missing or bad field, a time past the simulated clock, a rank
- * outside its communicator or an unknown dependency. */
 {
   GArray *m = g_array_index(ld->comm_ranks, GArray *, comm);
   for (guint i = 0; i < m->len; i++)
@@ -278,6 +271,13 @@ static gboolean in_comm(const Loader *ld, guint comm, guint rank)
   return FALSE;
 }
 
+/* Reads root's "ops" into the op graph in two passes.  The first adds each op on its rank's
+ * stream: compute (a duration, or FLOPs at the efficiency of its dtype), send and recv (the
+ * n-th send from a rank to a peer pairs with the n-th matching recv), or a collective on a
+ * communicator (calls matched across ranks by coll_for).  Then each transfer also counts for its
+ * receiver, and the second pass adds the "deps" by op id.  Returns FALSE through bad() at the
+ * op for an unknown kind, a missing or bad field, a time past the simulated clock, a rank
+ * outside its communicator or an unknown dependency. */
 static gboolean load_ops(Loader *ld, json_t *root, GError **error)
 {
   json_t *ops = json_object_get(root, "ops");
@@ -427,10 +427,6 @@ static gboolean load_ops(Loader *ld, json_t *root, GError **error)
     json_t *d;
     json_array_foreach(deps, k, d) {
       gpointer v = json_is_string(d) ? g_hash_table_lookup(ld->ids, json_string_value(d)) : NULL;
-/* Builds a replay from the parsed document doc: checks the root and its schema_version, then
- * reads the ranks, communicators and ops; the name is the file's "name", else name.  Returns a
- * new replay that the caller frees with fs_replay_free, or NULL with error set at the JSON path
- * of the first fault (the partial replay is freed). */
       if (v == NULL)
         return bad(error, ld, (int)i, id, "deps[%zu] is not the id of an op", k);
       fs_opgraph_add_dep(g, g_array_index(op_of, guint32, i), GPOINTER_TO_UINT(v) - 1);
@@ -439,6 +435,10 @@ static gboolean load_ops(Loader *ld, json_t *root, GError **error)
   return TRUE;
 }
 
+/* Builds a replay from the parsed document doc: checks the root and its schema_version, then
+ * reads the ranks, communicators and ops; the name is the file's "name", else name.  Returns a
+ * new replay that the caller frees with fs_replay_free, or NULL with error set at the JSON path
+ * of the first fault (the partial replay is freed). */
 static FsReplay *load(const FsJsonDoc *doc, const char *name, const FsTopo *topo,
                       const FsEfficiency *eff, GError **error)
 {

@@ -466,6 +466,11 @@ static void unref_array(gpointer a)
     g_array_unref(a);
 }
 
+static void add_rank_op(Builder *b, guint rank, guint32 op)
+{
+  g_array_append_val(g_ptr_array_index(b->r->rank_ops, rank), op);
+}
+
 /* Adds the ops of rank's trace file to the replay's graph, in dependency order (ctrl_deps that
  * close a cycle are dropped and counted): compute nodes as compute ops, collectives by
  * comm_type on their process group, sends as eager transfers and receives as zero-time ops
@@ -473,11 +478,6 @@ static void unref_array(gpointer a)
  * types fail or, with --skip-unknown, are skipped.  A node that makes no op passes its own
  * dependencies on to its dependents.  Returns FALSE with error set by order_rank (a cycle of data
  * deps) or through bad() at the node for a missing or bad attribute. */
-static void add_rank_op(Builder *b, guint rank, guint32 op)
-{
-  g_array_append_val(g_ptr_array_index(b->r->rank_ops, rank), op);
-}
-
 static gboolean build_rank(Builder *b, guint rank, GError **error)
 {
   CkFile *f = &b->files[rank];

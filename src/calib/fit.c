@@ -319,7 +319,7 @@ static double wcost(const double *r, const double *w, guint n)
 
 /* See fit.h.  Also: it sets FS_FIT_ERROR_DATA for 0 or more than 16 parameters or fewer than
  * np + 1 points, and returns FALSE with the predictor's error when a predictor call fails
- * (params then hold the last accepted values). */
+ * (params then keep their start values). */
 gboolean fs_fit_params(FsFitPredictFn predict, void *ctx, FsFitParam *params, guint np,
                        const uint64_t *sizes, const double *times_us, guint n, int max_iter,
                        FsFitResult *out, GError **error)

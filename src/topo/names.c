@@ -326,7 +326,7 @@ static gboolean parse_bracket(const char *pattern, const char *in, Piece *piece,
 /* See names.h.  Also: the pattern is literal text and brackets; names come out in odometer
  * order, the rightmost bracket fastest, each number zero-padded to its bracket's width.  Errors
  * are FS_TOPO_ERROR_INVALID for bad syntax (an empty pattern, unmatched brackets) and
- * FS_TOPO_ERROR_LIMIT past the limit; out may then hold nothing from this call. */
+ * FS_TOPO_ERROR_LIMIT past the limit; nothing is appended to out then. */
 gboolean fs_topo_expand(const char *pattern, GPtrArray *out, GError **error)
 {
   if (*pattern == '\0')

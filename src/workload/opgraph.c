@@ -570,7 +570,7 @@ static void describe_stuck(FsOpGraph *g, guint32 id, GString *out)
   }
 }
 
-/* See opgraph.h.  Also: the ops' run state is reset first, so a graph can run again on env's
+/* See opgraph.h.  Also: every op's run state is reset first, and the graph runs on env's
  * simulator.  Returns FALSE with the simulator's or an op's error, or with
  * FS_RUNTIME_ERROR_DEADLOCK when ops never ran; that message names the first stuck op that waits
  * on no other stuck op (else the first of a cycle) and what it waits for.  Cost: the simulation's,

@@ -48,6 +48,9 @@ static guint name_score(const char *model, char **dev_tokens)
   return score;
 }
 
+/* Picks the catalog GPU model that the calibrated device is: same SM count, memory within 5 %,
+ * and among those the best name_score against the device name. Returns the model (owned by
+ * cat), or NULL with FS_CALIB_ERROR_NO_MATCH set when no model fits or several tie. */
 static const FsModel *match_gpu(const FsCalibration *cal, const FsCatalog *cat, GError **error)
 {
   g_auto(GStrv) dev = tokens(cal->device_name, NULL);
@@ -132,6 +135,12 @@ static char *gbps(double v) { return fmt_num("%.2f", v / 1e9); }
 
 /* ---- the rules ------------------------------------------------------------- */
 
+/* Sets the efficiency of the GPU's host (PCIe) link in cat from the slower of the measured
+ * host-to-device and device-to-host peaks, and records the duplex factor when a bidirectional
+ * peak was measured; each step is logged in cal's changes. Does nothing when neither peak was
+ * measured. Leaves the link alone, with a warning, when nvidia-smi reports another PCIe
+ * generation or width than the catalog, or when the measure exceeds the raw bandwidth. Returns
+ * FALSE only when the catalog refuses the new efficiency, with error set. */
 static gboolean apply_host_link(FsCalibration *cal, FsCatalog *cat, const FsModel *gpu,
                                 GError **error)
 {

@@ -178,6 +178,10 @@ static gboolean read_version(Rd *rd, const json_t *root, FsCalibration *cal)
   return TRUE;
 }
 
+/* Finds the entry of root's "devices" whose "index" equals "device_index" (an entry without
+ * "index" counts as its array slot) and copies its name, SM count and memory size into cal.
+ * Returns FALSE with the reader's error set when a field is missing or out of range, or when no
+ * device has that index. */
 static gboolean read_device(Rd *rd, const json_t *root, FsCalibration *cal)
 {
   uint64_t index;
@@ -387,6 +391,11 @@ static gint gemm_cmp(gconstpointer a, gconstpointer b)
   return strcmp(x->shape, y->shape);
 }
 
+/* Reads the "gemm" probe records of root's "measurements" array (absent is fine) into
+ * cal->compute.gemm, one array per catalog datatype, sorted by m·n·k then shape; cal owns them.
+ * A datatype with no catalog counterpart is skipped with one warning in cal->warnings. On a
+ * malformed record it sets the reader's error (rd_fail) and returns FALSE; the points read
+ * before it are kept in cal. */
 static gboolean read_gemm(Rd *rd, const json_t *root, FsCalibration *cal)
 {
   json_t *ms = json_object_get(root, "measurements");

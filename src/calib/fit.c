@@ -174,6 +174,9 @@ static double split_loss(const double *x, const double *t, guint first, guint la
   return loss;
 }
 
+/* See fit.h.  Also: max_regimes is clamped to 1..FS_FIT_MAX_REGIMES and to n / 3; beyond
+ * SPLIT_MAX_BOUNDARIES points the boundaries are tried on a stride, which bounds the cost.
+ * Returns FALSE, with the error of check_points set, only for a bad sweep. */
 gboolean fs_fit_regimes(const uint64_t *sizes, const double *times_us, guint n,
                         guint max_regimes, FsAlphaBeta *out, guint *n_out, GError **error)
 {
@@ -314,6 +317,9 @@ static double wcost(const double *r, const double *w, guint n)
   return c;
 }
 
+/* See fit.h.  Also: it sets FS_FIT_ERROR_DATA for 0 or more than 16 parameters or fewer than
+ * np + 1 points, and returns FALSE with the predictor's error when a predictor call fails
+ * (params then keep their start values). */
 gboolean fs_fit_params(FsFitPredictFn predict, void *ctx, FsFitParam *params, guint np,
                        const uint64_t *sizes, const double *times_us, guint n, int max_iter,
                        FsFitResult *out, GError **error)

@@ -44,6 +44,9 @@ static gboolean fit_matches(const FsCalibLinkFit *f, const FsModel *gpu)
   return FALSE;
 }
 
+/* See nccl-apply.h.  Also: each rule applied or skipped appends one line to notes (a note per
+ * skip says why: another GPU, a fit of other link models); the base latencies shift by one
+ * delta and never go below 0, and the hardware latencies of a class are scaled once. */
 guint fs_calibration_apply_nccl(const FsCalibration *cal, const FsModel *gpu, FsNcclParams *p,
                                 GPtrArray *notes)
 {

@@ -155,6 +155,12 @@ static gboolean link_figures(FsNcclFit *fit, const FsTopo *topo, GError **error)
   return TRUE;
 }
 
+/* See nccl-fit.h.  Also: collective NULL takes the name the first log gives (none: an
+ * FS_NCCL_LOG_ERROR_PARSE error); rows without figures for the chosen in-place or out-of-place
+ * side, or with time 0, go to fit->dropped.  Fails with FS_FIT_ERROR_DATA when the tests ran on
+ * different or unknown rank counts, and with FS_NCCL_LOG_ERROR_PARSE when a log's host count
+ * differs from the one topo gives the ranks; fit and link errors are prefixed with the log's
+ * file and line.  Returns a new fit, which the caller frees. */
 FsNcclFit *fs_nccl_fit_tests(const FsNcclLogTest *const *tests, const char *const *files, guint n,
                              const FsTopo *topo, const char *collective, gboolean in_place,
                              double base_us, GError **error)
@@ -262,6 +268,9 @@ FsNcclFit *fs_nccl_fit_test(const FsNcclLogTest *test, const char *log_file, con
 
 static void set(json_t *o, const char *k, json_t *v) { json_object_set_new(o, k, v); }
 
+/* One entry of the "tests" array of the fitted section: f's identity, link figures, one object
+ * per regime (its size range, α, β, errors) and one per merged size (measured against fitted
+ * time), plus a "simulated" object when f has a simulator fit.  Returns a new reference. */
 static json_t *fit_json(const FsNcclFit *f)
 {
   json_t *o = json_object();
@@ -339,6 +348,9 @@ static double median(double *v, guint n)
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* See nccl-fit.h.  Also: the families come in enum order and a family's models are listed
+ * once each, in the order first met; a test with no measured bus bandwidth counts for none.
+ * A fit's efficiency is its simulator-fitted one when it has one, else the busbw ratio. */
 json_t *fs_nccl_fit_section(FsNcclFit *const *fits, guint n, const char *topology)
 {
   json_t *o = json_object();

@@ -848,6 +848,11 @@ static gboolean normalise(char *p)
   return changed;
 }
 
+/* Parses nccl-tests text output into a new log: repairs lines that a terminal or a pager mangled
+ * (counted in repaired_lines), reads comment lines for the header, devices and columns, rows
+ * once the columns are known, and counts the other lines as skipped.  Tests without rows are
+ * dropped.  Returns NULL with error set at the offending line and column for a NUL byte or a bad
+ * line, or FS_NCCL_LOG_ERROR_EMPTY when no result table remains.  The caller owns the log. */
 static FsNcclLog *parse_text(const char *text, gsize len, const char *name, GError **error)
 {
   g_autoptr(FsNcclLog) log = log_new(name, FALSE);
@@ -1075,6 +1080,11 @@ static gboolean js_results(Js *js, const json_t *root, FsNcclLogTest *t)
   return TRUE;
 }
 
+/* Parses nccl-tests -J output into a new log with one test: the NCCL version, the collective
+ * from the program name in args[0], the thread, GPU and device counts of "config", the rows of
+ * "results" and the average bus bandwidth.  Returns NULL with error set for invalid JSON, a
+ * field of the wrong type (at its JSON path), or FS_NCCL_LOG_ERROR_EMPTY when there are no
+ * rows.  The caller owns the log. */
 static FsNcclLog *parse_json(const char *text, gsize len, const char *name, GError **error)
 {
   g_autoptr(FsJsonDoc) doc = fs_json_doc_parse(text, len, name, error);
@@ -1266,6 +1276,11 @@ static gboolean check_ratio(const FsNcclLog *log, const FsNcclLogTest *t, GError
                           : " (a device line missing or cut?)");
 }
 
+/* Reconciles one test of log with the user's hints: takes the collective, rank count and host
+ * count from --op, --ranks and --nodes where the log is silent, and fails where a hint
+ * contradicts what the log states (or --ranks is not a multiple of one process's ranks), where
+ * the collective or rank count stays unknown, or where check_ratio finds busbw/algbw at odds
+ * with the rank count.  Each failure sets error through resolve_fail, at the line concerned. */
 static gboolean resolve_test(const FsNcclLog *log, FsNcclLogTest *t, const FsNcclLogHints *h,
                              GError **error)
 {

@@ -25,6 +25,8 @@ static FsNcclLogTest *test_for(FsNcclLog *log, guint nranks, const char *coll, i
   return t;
 }
 
+/* See nccl-log.h.  Also: a table without rows fails with FS_NCCL_LOG_ERROR_EMPTY, and the in-place
+ * figures are read only when both of their columns are present.  The caller owns the log. */
 FsNcclLog *fs_nccl_log_load_table(const char *path, GError **error)
 {
   g_autoptr(FsValTable) tab = fs_val_table_load(path, error);

@@ -78,6 +78,12 @@ static gboolean fail_key(const FsValTable *t, const char *key, GError **error, c
   return FALSE;
 }
 
+/* The prepare step of the nccl-tests table kind: reads the table's collective, optional
+ * algorithm, rank count (or its gpus column) and column positions, loads its topology (relative
+ * to the data root) and the default NCCL parameters, and applies cal's NCCL figures to them.
+ * On success *ctx holds a new Nccl context, freed by the kind's free_ctx (nccl_free).  Returns
+ * FALSE with FS_VAL_ERROR set for a missing or bad key or column, or the loader's error prefixed
+ * with the table's file. */
 static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
                              void **ctx,
                              GError **error)

@@ -97,6 +97,11 @@ static gboolean parse_bar(FsValTable *t, GError **error)
   return TRUE;
 }
 
+/* Reads the reference table at path: "# key: value" comment lines become keys (a repeated key
+ * has its values joined by a space), the first other non-blank line is the CSV header and the
+ * rest are rows.  Returns a new table that the caller frees, or NULL with FS_VAL_ERROR_IO set
+ * when the file cannot be read, or FS_VAL_ERROR_PARSE (file:line:col) for a row of the wrong
+ * width, no header or no rows, a missing "source" or "kind" key, or a malformed "bar". */
 FsValTable *fs_val_table_load(const char *path, GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);
@@ -279,6 +284,10 @@ FsValResult *fs_val_run(const FsValTable *t, const FsCatalog *cat, GError **erro
   return fs_val_run_calibrated(t, cat, NULL, error);
 }
 
+/* See validate.h.  Also: each row's error is (predicted − measured) / measured in percent; the
+ * rows within the bar's size range with a finite error are in scope, and the table passes when
+ * some row is in scope and their mean absolute error is within the bar.  The kind's context is
+ * freed before returning.  The caller owns the result. */
 FsValResult *fs_val_run_calibrated(const FsValTable *t, const FsCatalog *cat,
                                    const FsCalibration *cal, GError **error)
 {

@@ -117,6 +117,10 @@ typedef struct {
   guint count;
 } NvTarget;
 
+/* Appends GPU node's <pci> element at depth: its bus id, class, PCI ids and uplink's speed and
+ * width, with a <gpu> holding one <nvlink> per target (a GPU or CPU of this host, or an
+ * NVSwitch plane; counts summed, in link order) and a <c2c> for links to a Grace CPU.  NVLinks to
+ * another host's GPUs are left out.  Never fails. */
 static void write_gpu(Exp *x, guint node, guint depth)
 {
   const FsTopoNode *n = fs_topo_node(x->t, node);
@@ -275,6 +279,8 @@ static void cpu_attrs(GString *out, const FsModel *m)
   }
 }
 
+/* See import.h.  Also: the PCIe tree is found breadth-first from the host's CPUs in node order,
+ * and a GPU that only an NVLink joins to its CPU (POWER9) hangs from that CPU. */
 char *fs_export_nccl(const FsTopo *t, guint host, GError **error)
 {
   g_return_val_if_fail(t != NULL, NULL);

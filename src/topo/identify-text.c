@@ -66,6 +66,10 @@ static char *gpu_list_name(const char *line)
   return g_strndup(p, (gsize)(end - p));
 }
 
+/* See identify.h.  Also: out is reset first and, on success, owns its strings (free them with
+ * fs_hw_text_clear); on failure it is cleared.  Input that is not UTF-8 fails too.  The first
+ * Device Id, CA type or vendor_part_id line wins; the fastest Rate is kept.  Errors are
+ * FS_TOPO_ERROR_INVALID. */
 gboolean fs_hw_text_parse(const char *text, gsize len, const char *name, FsHwText *out,
                           GError **error)
 {

@@ -133,6 +133,12 @@ static gboolean gpu_nvlinks_eq(const FsModel *m, gconstpointer clue)
   return m->u.gpu.nvlink != NULL && m->u.gpu.nvlinks == *(const guint *)clue;
 }
 
+/* Chooses the catalog GPU for clues c and fills out (see FsIdentity; clear it with
+ * fs_identity_clear).  Models that cannot carry the NVLinks (c->fits) are never chosen.  A PCI id
+ * or product name that matches decides; otherwise the compute capability, the board form (SXM
+ * when an NVSwitch or more than two NVLinked GPUs, PCIe otherwise; superchips only with a Grace
+ * host) and the NVLink count narrow the set.  Each clue used or missed adds a phrase to out->why.
+ * Never fails; out->model is NULL only when no GPU model is left. */
 void fs_identify_gpu(const FsCatalog *cat, const FsGpuClues *c, FsIdentity *out)
 {
   GPtrArray *cand = all_of(cat, FS_MODEL_GPU);
@@ -304,6 +310,12 @@ int fs_identify_cpuid_family_from_nccl(int familyid)
   return base == 0xf ? base + ext : base;
 }
 
+/* Chooses the catalog CPU for clues c and fills out (see FsIdentity; clear it with
+ * fs_identity_clear).  A CPUID or machine name that matches decides; one that matches nothing
+ * still keeps the choice to that vendor, the newest part not newer than the clue first.  Then
+ * the logical CPU count per socket, and while several remain the soft clues: a CPU that takes
+ * the GPUs' spare NVLinks, the GPU's PCIe generation, and the GPU's reference host.  Each clue
+ * used or missed adds a phrase to out->why.  Never fails. */
 void fs_identify_cpu(const FsCatalog *cat, const FsCpuClues *c, FsIdentity *out)
 {
   GPtrArray *cand = all_of(cat, FS_MODEL_CPU);

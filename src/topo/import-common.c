@@ -113,6 +113,10 @@ static char *topo_name(const char *input)
   return g_string_free(s, FALSE);
 }
 
+/* Writes g as topology YAML: a comment block naming the importer and input and holding g's
+ * notes, the name (from the input's base name) and source, then one line per node (with its
+ * socket and a one-line comment where set) and one per link (with its count when not 1), in
+ * g's order.  Returns a new string that the caller frees.  Never fails. */
 char *imp_emit(const ImpGraph *g, const char *importer, const char *input)
 {
   GString *out = g_string_new(NULL);

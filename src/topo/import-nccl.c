@@ -624,6 +624,15 @@ static gboolean gpu_model(Walk *w, Ent *e, gboolean on_switch, guint nvsum, guin
   return TRUE;
 }
 
+/* Turns the parsed dump under root (<system>) into topology YAML: CPUs (socket = numaid), GPUs
+ * numbered by dev, NICs, one PCIe switch per bridge <pci> and NVSwitches per NVLink target;
+ * identifies the GPU, CPU, NIC and switch models from the file's clues or w->opt; then emits
+ * the links (PCIe tree, NVLinks, C2C, sockets) with notes on what was read and guessed.  The
+ * result is loaded once to check port budgets and models.  Returns a new string that the
+ * caller frees, or NULL with error set: at the element for a structural fault (no GPU, a
+ * duplicate dev, a bad NVLink target, no fitting model), FS_TOPO_ERROR_MODEL or _PORTS for
+ * the switches, or the loader's code when the output does not load.  Cost: linear in the file,
+ * times the catalog for identification. */
 static char *build(Walk *w, const XNode *root, GError **error)
 {
   if (strcmp(root->name, "system") != 0) {
@@ -1043,6 +1052,9 @@ out:
   return yaml;
 }
 
+/* See import.h.  Also: the XML is read whole into an element tree with GMarkup first (the line
+ * starts are kept so that later errors can give a line); malformed XML or a file with no element
+ * fails with FS_TOPO_ERROR_INVALID at GMarkup's line and column.  The rest is build's. */
 char *fs_import_nccl(const char *text, gsize len, const char *name, const FsCatalog *cat,
                      const FsImportOptions *opt, GError **error)
 {

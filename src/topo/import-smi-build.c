@@ -142,6 +142,10 @@ typedef struct {
   guint max_comp;
 } NvFacts;
 
+/* Fills f from the matrix: its GPUs' device indices, each GPU's sum of direct NVLinks, the
+ * components of GPUs joined by NVLink (union-find), their sizes, the largest, and for each
+ * component the k of its links when all its pairs are NVk.  f owns new arrays that
+ * nv_facts_clear frees.  Cost: O(GPUs²). */
 static void nv_facts(const Smi *s, NvFacts *f)
 {
   guint g = 0;
@@ -269,6 +273,11 @@ static void report_guess(const Smi *s, const FsImportOptions *opt, Models *md,
                                     s->name, what, id->model->name, id->why, alt, option));
 }
 
+/* Chooses the GPU, CPU and NIC models into md, each from its option (--gpu, --cpu, --nic) when
+ * given, else identified from the matrix's NVLink facts f, its CPU affinities and socket count
+ * nsock, and the hardware text of opt (parsed here); the reason goes to md's *_why strings and
+ * undecided guesses to md->guesses and opt->messages.  Returns FALSE with error set for a model
+ * name the catalog lacks, bad hardware text, or FS_TOPO_ERROR_MODEL when no model fits. */
 static gboolean choose_models(const Smi *s, const NvFacts *f, guint nsock,
                               const FsCatalog *cat, const FsImportOptions *opt, Models *md,
                               GError **error)
@@ -456,6 +465,13 @@ static void check_affinity(Smi *s, const FsImportOptions *opt)
     }
 }
 
+/* Builds topology YAML from the parsed matrix s: groups the devices into sockets, host bridges,
+ * upstream and leaf PCIe switches from the cell codes (and the affinity column, which is dropped
+ * with a note when only without it the cells make a PCIe tree), chooses the models, then emits
+ * CPUs, GPUs, NICs, NVLinks (direct, or an NVSwitch plane), PCIe switches and socket links, and
+ * checks that the YAML reproduces every GPU pair.  Returns a new string that the caller frees,
+ * or NULL with error set: the tree check's error at its cell, FS_TOPO_ERROR_MODEL or _PORTS
+ * when no model or port budget fits, or verify's error. */
 char *smi_build(Smi *s, const FsCatalog *cat, const FsImportOptions *opt, GError **error)
 {
   guint n = s->n;

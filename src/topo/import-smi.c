@@ -384,6 +384,12 @@ static guint split_words(Smi *s, int lno, gboolean header, Tok *t, guint nt)
   return nt;
 }
 
+/* Reads the matrix of `nvidia-smi topo -m` text into s: skips lines up to the header (GPU0 ...),
+ * reads a row per device label, then the legend; markdown pipes count as column breaks.  Then
+ * fills the cells of missing rows (NICs) from their columns and checks that the matrix is
+ * symmetric.  Returns FALSE with FS_TOPO_ERROR_INVALID at the line and column for no header, a
+ * row before it or without a column, a GPU without rows, or an asymmetric cell; what s holds
+ * then is freed by smi_clear. */
 static gboolean parse(Smi *s, const char *text, gsize len, GError **error)
 {
   Line l = {g_string_new(NULL), g_array_new(FALSE, FALSE, sizeof(int))};
@@ -516,6 +522,9 @@ char *smi_cell_label(const Cell *c)
   return g_strdup(fs_smi_level_names[c->code]);
 }
 
+/* See import.h.  Also: text that is not UTF-8 fails with FS_TOPO_ERROR_INVALID at the first bad
+ * byte (device names go into the YAML); repairs made while reading (words split where tabs were
+ * lost, markdown pipes) are noted in the YAML and in opt->messages.  The rest is smi_build's. */
 char *fs_import_smi(const char *text, gsize len, const char *name, const FsCatalog *cat,
                     const FsImportOptions *opt, GError **error)
 {

@@ -53,6 +53,11 @@ static gboolean parse_primary(Expr *e, int64_t *out)
   return ok;
 }
 
+/* Parses one primary of a name expression at e->p into *out: a parenthesised sum, a negated
+ * primary, a decimal integer, or a parameter name from e->params (a '-' belongs to a name only
+ * when a letter follows).  Advances e->p past it.  Returns FALSE through expr_fail for overflow,
+ * a non-integer number, an unknown parameter (with a did-you-mean from the declared ones) or an
+ * unexpected character. */
 static gboolean parse_primary_inner(Expr *e, int64_t *out)
 {
   skip_space(e);
@@ -318,6 +323,10 @@ static gboolean parse_bracket(const char *pattern, const char *in, Piece *piece,
   return TRUE;
 }
 
+/* See names.h.  Also: the pattern is literal text and brackets; names come out in odometer
+ * order, the rightmost bracket fastest, each number zero-padded to its bracket's width.  Errors
+ * are FS_TOPO_ERROR_INVALID for bad syntax (an empty pattern, unmatched brackets) and
+ * FS_TOPO_ERROR_LIMIT past the limit; nothing is appended to out then. */
 gboolean fs_topo_expand(const char *pattern, GPtrArray *out, GError **error)
 {
   if (*pattern == '\0')

@@ -13,6 +13,9 @@ static guint network_ports(const FsTopo *t, guint node)
          fs_topo_node_links(t, node, FS_LINK_ETHERNET);
 }
 
+/* Checks node i's port budget: the NVLinks of a GPU or CPU, the ports of a switch and the
+ * network ports of a NIC may not exceed what its model has (other kinds have no budget).
+ * Returns FALSE with FS_TOPO_ERROR_PORTS set at the node's place in its file otherwise. */
 static gboolean check_ports(const FsTopo *t, guint i, GError **error)
 {
   const FsTopoNode *n = fs_topo_node(t, i);

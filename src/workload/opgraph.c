@@ -570,6 +570,11 @@ static void describe_stuck(FsOpGraph *g, guint32 id, GString *out)
   }
 }
 
+/* See opgraph.h.  Also: every op's run state is reset first, and the graph runs on env's
+ * simulator.  Returns FALSE with the simulator's or an op's error, or with
+ * FS_RUNTIME_ERROR_DEADLOCK when ops never ran; that message names the first stuck op that waits
+ * on no other stuck op (else the first of a cycle) and what it waits for.  Cost: the simulation's,
+ * plus O(ops) for the check. */
 gboolean fs_opgraph_run(FsOpGraph *g, const FsOpEnv *env, GError **error)
 {
   g->env = env;
@@ -673,6 +678,9 @@ static const FsOpCat comm_priority[] = {
   FS_CAT_DP, FS_CAT_EMB, FS_CAT_PP, FS_CAT_CP, FS_CAT_EP, FS_CAT_TP, FS_CAT_COMM,
 };
 
+/* See opgraph.h.  Also: out is zeroed first and only the stretch from `from` to `to` counts
+ * (out->total is its length); ops that never ran are left out, and at one instant ends are
+ * taken before starts.  Never fails. */
 void fs_opgraph_breakdown(const FsOpGraph *g, guint compute_stream, const guint32 *comm_ops,
                           guint n_comm, FsTime from, FsTime to, FsOpBreakdown *out)
 {

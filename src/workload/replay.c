@@ -120,6 +120,10 @@ static void rank_op(Loader *ld, guint rank, guint32 op)
   g_array_append_val(g_ptr_array_index(ld->r->rank_ops, rank), op);
 }
 
+/* Sets the replay's rank count from root's "nranks" (else the length of "ranks"), maps rank i to
+ * the topology's i-th GPU unless a "ranks" entry names another GPU, and gives each rank an empty
+ * op list and no compute stream yet.  Returns FALSE through bad_at when the count is 0 or above
+ * the topology's GPUs, or an entry has a bad rank or an unknown GPU. */
 static gboolean load_ranks(Loader *ld, json_t *root, GError **error)
 {
   guint ngpu;
@@ -168,6 +172,10 @@ static gboolean load_ranks(Loader *ld, json_t *root, GError **error)
   return TRUE;
 }
 
+/* Reads root's "communicators" (absent: none) and adds each to the op graph on the GPUs of its
+ * ranks; ld keeps its index by name, its size, its member ranks and an empty list of calls.
+ * Returns FALSE through bad_at, at the entry's JSON path, for a malformed entry, a name defined
+ * twice, or a rank out of range or listed twice. */
 static gboolean load_comms(Loader *ld, json_t *root, GError **error)
 {
   json_t *comms = json_object_get(root, "communicators");
@@ -263,6 +271,13 @@ static gboolean in_comm(const Loader *ld, guint comm, guint rank)
   return FALSE;
 }
 
+/* Reads root's "ops" into the op graph in two passes.  The first adds each op on its rank's
+ * stream: compute (a duration, or FLOPs at the efficiency of its dtype), send and recv (the
+ * n-th send from a rank to a peer pairs with the n-th matching recv), or a collective on a
+ * communicator (calls matched across ranks by coll_for).  Then each transfer also counts for its
+ * receiver, and the second pass adds the "deps" by op id.  Returns FALSE through bad() at the
+ * op for an unknown kind, a missing or bad field, a time past the simulated clock, a rank
+ * outside its communicator or an unknown dependency. */
 static gboolean load_ops(Loader *ld, json_t *root, GError **error)
 {
   json_t *ops = json_object_get(root, "ops");
@@ -420,6 +435,10 @@ static gboolean load_ops(Loader *ld, json_t *root, GError **error)
   return TRUE;
 }
 
+/* Builds a replay from the parsed document doc: checks the root and its schema_version, then
+ * reads the ranks, communicators and ops; the name is the file's "name", else name.  Returns a
+ * new replay that the caller frees with fs_replay_free, or NULL with error set at the JSON path
+ * of the first fault (the partial replay is freed). */
 static FsReplay *load(const FsJsonDoc *doc, const char *name, const FsTopo *topo,
                       const FsEfficiency *eff, GError **error)
 {

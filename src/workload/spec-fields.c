@@ -139,6 +139,10 @@ static gboolean bad_value(GError **error, const Field *f, const char *text, cons
   return FALSE;
 }
 
+/* See spec-fields.h.  Also: the text is read by the field's type (an integer within the field's
+ * bounds, true/false/yes/no/1/0 with NULL meaning true, a non-negative number, a size, or an
+ * enum name) and stored at the field's offset in w.  Returns FALSE with
+ * FS_WORKLOAD_ERROR_OVERRIDE set, saying what was expected, when the text does not fit. */
 gboolean fs_workload_field_set_text(FsWorkload *w, const Field *f, const char *text, GError **error)
 {
   char *base = (char *)w;
@@ -223,6 +227,10 @@ const char *const *fs_workload_override_names(void)
   return g_once(&once, build_names, NULL);
 }
 
+/* See spec.h.  Also: an alias ("--bf16") stands for a field and its value; the field then
+ * remembers the override as its origin ("name=value") instead of a file position.  Errors are
+ * FS_WORKLOAD_ERROR_OVERRIDE: an unknown name (with a did-you-mean), a missing value for a
+ * field that is not a flag, or a value the field refuses. */
 gboolean fs_workload_apply_override(FsWorkload *w, const char *name, const char *value,
                                     GError **error)
 {

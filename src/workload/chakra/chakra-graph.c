@@ -96,6 +96,11 @@ static json_t *pg_list(const char *values)
   return v;
 }
 
+/* Reads the process groups that node n (at index in its file) defines in its inputs.values
+ * (PyTorch's [{"pg_name", "ranks"}, …] list; a node without "pg_name" defines none) into
+ * b->groups by name; an empty ranks list means every rank.  Returns FALSE through bad() for a
+ * list of another shape, a rank out of range or listed twice, or a group defined again with
+ * other ranks. */
 static gboolean read_groups(Builder *b, const CkNode *n, guint index, GError **error)
 {
   if (n->inputs_values == NULL || strstr(n->inputs_values, "pg_name") == NULL)
@@ -466,6 +471,13 @@ static void add_rank_op(Builder *b, guint rank, guint32 op)
   g_array_append_val(g_ptr_array_index(b->r->rank_ops, rank), op);
 }
 
+/* Adds the ops of rank's trace file to the replay's graph, in dependency order (ctrl_deps that
+ * close a cycle are dropped and counted): compute nodes as compute ops, collectives by
+ * comm_type on their process group, sends as eager transfers and receives as zero-time ops
+ * queued for matching by (source, destination, tag); metadata nodes are counted, and unknown
+ * types fail or, with --skip-unknown, are skipped.  A node that makes no op passes its own
+ * dependencies on to its dependents.  Returns FALSE with error set by order_rank (a cycle of data
+ * deps) or through bad() at the node for a missing or bad attribute. */
 static gboolean build_rank(Builder *b, guint rank, GError **error)
 {
   CkFile *f = &b->files[rank];
@@ -660,6 +672,12 @@ static gboolean build_rank(Builder *b, guint rank, GError **error)
   return ok;
 }
 
+/* Builds one replay from the n parsed trace files (file i is rank i, on the topology's i-th
+ * GPU): reads every file's process groups first, then each rank's ops, then makes the k-th
+ * receive of each (source, destination, tag) wait for the k-th send.  Returns a new replay that
+ * the caller frees with fs_replay_free, with the counts in *stats when stats is not NULL; or
+ * NULL with error set by a node's check, for a receive without its send, or with
+ * FS_WORKLOAD_ERROR_INVALID when no node makes an op. */
 FsReplay *ck_build(CkFile *files, guint n, const char *title, const FsTopo *topo,
                    const FsEfficiency *eff, const FsChakraOptions *opt, FsChakraStats *stats,
                    GError **error)

@@ -172,6 +172,11 @@ static gboolean pb_attr(CkNode *n, guint index, const ChakraProtoMsg__AttributeP
   return apply_attr(n, index, a->name ? a->name : "", &v, error);
 }
 
+/* Parses Chakra's binary form (et_def.proto): a varint-length-prefixed GlobalMetadata message,
+ * then length-prefixed Node messages to the end, each appended to f->nodes with its ids, deps
+ * (ctrl first, then data), duration, inputs.values and attributes.  Returns FALSE with error set,
+ * naming the byte offset and node, for an empty file, a bad length or a message the decoder
+ * rejects, or with an attribute's error; the nodes read so far stay in f. */
 static gboolean parse_binary(const char *name, const guint8 *data, gsize len, CkFile *f,
                              GError **error)
 {
@@ -279,6 +284,11 @@ static gboolean json_deps(CkNode *n, guint index, json_t *d, const char *what, G
   return TRUE;
 }
 
+/* Reads one attribute object a of node n (at index) in protobuf's JSON form: its "name" and the
+ * value under a key ending in "Val" or "_val" (bool, string, double or float, else an integer
+ * given as a number or a decimal string; bytes are ignored), then applies it with apply_attr.
+ * Returns FALSE with error set, naming the node and attribute, when a is not an object with
+ * "name" or the value has the wrong JSON type, or with apply_attr's error. */
 static gboolean json_attr(CkNode *n, guint index, json_t *a, GError **error)
 {
   const char *name = json_string_value(json_object_get(a, "name"));
@@ -440,6 +450,11 @@ static void advance(const guint8 *data, gsize *from, gsize pos, int *line, int *
   }
 }
 
+/* Parses Chakra's JSON forms, a stream of JSON objects: the first is the GlobalMetadata, and
+ * either holds the feeder's "workload_graph" list of every node or is followed by one object
+ * per Node; each node is appended to f->nodes with its file:line:col.  Returns FALSE with
+ * FS_WORKLOAD_ERROR set for an empty file, invalid JSON (at its line and column), a value that
+ * is not an object, or a node's own error. */
 static gboolean parse_json(const char *name, const guint8 *data, gsize len, CkFile *f,
                            GError **error)
 {
@@ -531,6 +546,9 @@ static gint cmp_str(gconstpointer a, gconstpointer b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* See chakra.h.  Also: the title is the first name's prefix (else its base name).  Fails with
+ * FS_WORKLOAD_ERROR for more files than the topology has GPUs or a rank out of range or given
+ * twice, and with the parser's or ck_build's error; the caller owns the replay. */
 FsReplay *fs_chakra_load_buffers(const char *const *names, const guint8 *const *data,
                                  const gsize *len, guint n, const FsTopo *topo,
                                  const FsEfficiency *eff, const FsChakraOptions *opt,
@@ -588,6 +606,10 @@ FsReplay *fs_chakra_load_buffers(const char *const *names, const guint8 *const *
   return r;
 }
 
+/* See chakra.h.  Also: a folder's files that do not have the <prefix>.<rank>.<ext> form are
+ * ignored, and the rest are taken in name order.  Errors: a GFileError when the folder or a
+ * file cannot be read, FS_WORKLOAD_ERROR for a folder with no trace or two prefixes, and those of
+ * fs_chakra_load_buffers.  Every file is read whole into memory first. */
 FsReplay *fs_chakra_load(const char *const *paths, guint n_paths, const FsTopo *topo,
                          const FsEfficiency *eff, const FsChakraOptions *opt,
                          FsChakraStats *stats, GError **error)

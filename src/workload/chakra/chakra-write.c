@@ -399,6 +399,11 @@ static int64_t local_stream(const Writer *w, guint32 stream)
   return k;
 }
 
+/* Appends rank's trace in Chakra's binary form to out: a GlobalMetadata message, a metadata node
+ * holding the process-group list (when there are groups), then one Node per node of the rank's
+ * template, its ranks, streams and groups mapped to this replica (compute, send, receive or
+ * collective, with its deps and attributes), each framed by its length.  Returns FALSE through
+ * refuse() for a collective that Chakra has no comm_type for; out then holds a partial trace. */
 static gboolean encode_rank(Writer *w, guint rank, GByteArray *out, GError **error)
 {
   const FsOpGraph *g = w->g;

@@ -609,6 +609,22 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   if (stats == NULL)
     stats = &local;
   *stats = (FsCollAloneStats){.width = 1};
+  if (!opts->exact && opts->route_paths != NULL &&
+      (opts->exec == FS_COLL_EXEC_STREAMS ||
+       (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(comm, choice->algo, req)))) {
+    FsCollStreamsOpts so = {opts->route_fixed, opts->route_paths, opts->route_ctx};
+    FsCollStreamsInfo info;
+    if (!fs_coll_streams_time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx,
+                                    &so, &stats->time, &info, error))
+      return FALSE;
+    stats->streams = TRUE;
+    stats->runs = 1;
+    stats->sim_steps = info.sim_steps;
+    stats->loops = info.loops;
+    stats->ring_steps = info.ring_steps;
+    stats->sim_channels = info.streams;
+    return TRUE;
+  }
   if (!time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats, error))
     return FALSE;
   /* An extrapolated time saturates at the clock's end (a simulated one

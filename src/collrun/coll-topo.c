@@ -631,6 +631,28 @@ gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out
   return ok;
 }
 
+gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, FsRoute *out,
+                                  GError **error)
+{
+  FsCollTopoNet *t = ctx;
+  if (!to_switch(fs_router_topo(t->router), src, dst))
+    return fs_router_route(t->router, (guint)src, (guint)dst, key, out, error);
+  const GArray *path = switch_path(t, src, dst, error);
+  if (path == NULL)
+    return FALSE;
+  guint starts[2] = {0, path->len};
+  double one = 1.0;
+  out->kind = FS_ROUTE_NVLINK;
+  out->n_paths = 1;
+  g_array_set_size(out->hops, 0);
+  g_array_append_vals(out->hops, path->data, path->len);
+  g_array_set_size(out->starts, 0);
+  g_array_append_vals(out->starts, starts, 2);
+  g_array_set_size(out->weights, 0);
+  g_array_append_val(out->weights, one);
+  return TRUE;
+}
+
 gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)
 {
   FsCollTopoNet *t = ctx;

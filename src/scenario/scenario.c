@@ -145,7 +145,7 @@ FsScenarioWorld *fs_scenario_world_new(const FsScenario *sc, const FsTopo *topo,
   w->net = fs_flownet_new(w->sim, model);
   w->router = fs_router_new(topo, w->net, ropt);
   w->tnet = fs_coll_topo_net_new(w->router);
-  w->env = (FsOpEnv){ w->sim, w->net, w->router, w->tnet, sc->nccl, &sc->prefs };
+  w->env = (FsOpEnv){ w->sim, w->net, w->router, w->tnet, sc->nccl, &sc->prefs, FS_COLL_EXEC_STEPS };
   return w;
 }
 

@@ -54,7 +54,7 @@ static void run(FsReplay *rp)
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  FsOpEnv env = {sim, net, router, tnet, nccl, NULL};
+  FsOpEnv env = {sim, net, router, tnet, nccl, NULL, FS_COLL_EXEC_STEPS};
   GError *error = NULL;
   if (fs_opgraph_run(rp->graph, &env, &error)) {
     if (error != NULL)

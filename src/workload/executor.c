@@ -288,10 +288,9 @@ guint fs_train_n_layers(const FsTrain *t)
 
 void fs_train_layer_range(const FsTrain *t, guint vstage, guint *lo, guint *hi)
 {
-  guint L = fs_train_n_layers(t);
-  guint nv = t->p * t->v;
-  *lo = (guint)((uint64_t)L * vstage / nv);
-  *hi = (guint)((uint64_t)L * (vstage + 1) / nv);
+  guint count;
+  fs_workload_chunk_layers(t->w, vstage, lo, &count);
+  *hi = *lo + count;
 }
 
 static guint link_index(const FsTrain *t, guint j, guint g, guint mb)
@@ -349,7 +348,7 @@ static void forward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
   if (vs + 1 < nv) {
     FsSimRank *to = rank_of(t, (vs + 1) % t->p, r->tpi);
     FsOp x = { .kind = FS_OP_XFER, .cat = FS_CAT_PP, .name = "send activations",
-               .bytes = boundary_bytes(t->w, hi - 1), .src = r->gpu, .dst = to->gpu,
+               .bytes = boundary_bytes(t->w, hi > 0 ? hi - 1 : 0), .src = r->gpu, .dst = to->gpu,
                .mb = (int)mb, .layer = -1 };
     out = fs_opgraph_add(g, r->s_pp, &x, &op, 1);
     g_array_append_val(r->comm_ops, out);

@@ -113,6 +113,19 @@ typedef struct {
   gboolean overlap_dp_grads;
   gboolean overlap_tp_comm;
   gboolean overlap_param_gather;
+  /* Uneven pipeline stages (at most one of the three ways; workloads/README.md):
+   * transformer layers per pipeline stage as given (parallel.stage_layers,
+   * NULL: none), Megatron-LM's --decoder-first/last-pipeline-num-layers
+   * (0: not given), and its --account-for-embedding/loss-in-pipeline-split
+   * (the embedding, the loss, counted as one layer each in the split). */
+  guint *stage_layers;
+  guint n_stage_layers;
+  guint first_stage_layers, last_stage_layers;
+  gboolean account_embedding, account_loss;
+  /* Resolved: the first layer of virtual stage vs (0 .. pp·vp − 1) is
+   * vstage_first[vs], its layers run to vstage_first[vs + 1] (pp·vp + 1
+   * entries; set by fs_workload_resolve). */
+  guint *vstage_first;
 
   /* Placement. */
   char *order;          /* parallel dimensions innermost first, "tp-cp-ep-dp-pp" */
@@ -181,10 +194,18 @@ double fs_workload_step_model_flops(const FsWorkload *w);
  * forward FLOPs).  Kernel names are borrowed from w.  Caller frees. */
 GArray *fs_workload_layer_kernels(const FsWorkload *w, guint i, FsKernelPass pass);
 
-/* Model chunks: pp × virtual stages.  Chunk c holds an even share of the
- * layers in order (the first chunks one more when a layer list does not
- * divide) and runs on pipeline stage c mod pp. */
+/* Model chunks: pp × virtual stages.  Chunk c runs on pipeline stage
+ * c mod pp and holds layers [first, first + count) of
+ * fs_workload_chunk_layers: an even share in order by default (the first
+ * chunks one more when a layer list does not divide), or the uneven split
+ * the workload asks for (stage_layers, first/last stage layers, embedding
+ * and loss counted as layers). */
 guint fs_workload_chunks(const FsWorkload *w);
+void fs_workload_chunk_layers(const FsWorkload *w, guint chunk, guint *first, guint *count);
+
+/* Transformer (or listed) layers held by pipeline stage `stage` over all
+ * its chunks; 0 for a stage that does not exist. */
+guint fs_workload_stage_layers(const FsWorkload *w, guint stage);
 
 /* The kernels of one micro-batch through model chunk `chunk` on one rank,
  * in execution order: FORWARD (the embedding first on chunk 0, the head

@@ -41,7 +41,7 @@ START_TEST(test_executor_runs_a_step)
   double mf = 0;
   for (guint i = 0; i < 2; i++)
     mf += g_array_index(r->classes, FsTrainClass, i).model_flops;
-  double per_replica = r->model_flops / w->dp;
+  double per_replica = r->model_flops_causal / w->dp;
   ck_assert_double_eq_tol(mf * w->tp / per_replica, 1.0, 0.02);
 }
 END_TEST

@@ -686,7 +686,8 @@ gboolean fs_train_run(FsTrain *t, GError **error)
   res->tokens = (double)w->global_batch *
                 (w->form == FS_MODEL_FORM_TRANSFORMER ? w->model.seq_len : 1);
   res->tokens_per_s = secs > 0 ? res->tokens / secs : 0;
-  res->model_flops = fs_workload_step_model_flops(w);
+  res->model_flops = fs_workload_step_model_flops(w, FALSE);
+  res->model_flops_causal = fs_workload_step_model_flops(w, TRUE);
   res->tflops_per_gpu = secs > 0 ? res->model_flops / secs / w->gpus / 1e12 : 0;
   /* The peak the GEMMs run at: the dtype's, or the next wider type the GPU
    * has (bf16 on a V100 runs at the fp16 peak), as the kernel model says. */
@@ -695,7 +696,9 @@ gboolean fs_train_run(FsTrain *t, GError **error)
   fs_kernel_time(&probe, res->gpu, NULL, &kt);
   res->peak_flops = kt.peak;
   res->peak_dtype = kt.peak_dtype;
-  res->mfu = res->peak_flops > 0 && secs > 0 ? res->model_flops / (res->peak_flops * w->gpus * secs) : 0;
+  double peak_s = res->peak_flops * w->gpus * secs;
+  res->mfu = peak_s > 0 ? res->model_flops / peak_s : 0;
+  res->mfu_causal = peak_s > 0 ? res->model_flops_causal / peak_s : 0;
   res->energy_j = res->gpu->tdp * w->gpus * secs;
   if (res->classes)
     g_array_unref(res->classes);

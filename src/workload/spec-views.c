@@ -57,7 +57,7 @@ double fs_workload_params(const FsWorkload *w)
   return p.total;
 }
 
-double fs_workload_step_model_flops(const FsWorkload *w)
+double fs_workload_step_model_flops(const FsWorkload *w, gboolean causal_half)
 {
   if (w->form == FS_MODEL_FORM_LAYERS) {
     double s = 0;
@@ -65,7 +65,7 @@ double fs_workload_step_model_flops(const FsWorkload *w)
       s += w->layers[i].cls == FS_KERNEL_GEMM ? w->layers[i].flops : 0;
     return 3 * s * w->global_batch;
   }
-  return fs_transformer_flops_per_token(&w->model, w->model.causal) * w->model.seq_len *
+  return fs_transformer_flops_per_token(&w->model, causal_half && w->model.causal) * w->model.seq_len *
          (double)w->global_batch;
 }
 

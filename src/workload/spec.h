@@ -185,9 +185,16 @@ void fs_workload_memory_layout(const FsWorkload *w, FsMemoryLayout *layout);
 /* Total parameters (either form). */
 double fs_workload_params(const FsWorkload *w);
 
-/* Model FLOPs of one step (forward + backward over the global batch;
- * transformers: 6N + 12·L·a·d·s per token with the causal half). */
-double fs_workload_step_model_flops(const FsWorkload *w);
+/* Model FLOPs of one step (forward + backward over the global batch).
+ * Transformers: 6·N_matmul + 12·L·a·d·s per token with causal_half FALSE —
+ * the convention of published MFU: NeMo's flops_formulas.py (llama3, gpt3:
+ * the 12·s/h term in full) and Megatron-LM's num_floating_point_operations
+ * up to 2024 (megatron/training/training.py at 86df799, "(1 + g/a + s/h)");
+ * with causal_half TRUE the attention term is halved for a causal model,
+ * as the kernels compute it and as Megatron-LM counts it since 2025
+ * (training.py at 001b00c, "causal mask (only half of the mask is
+ * non-zero)").  Layer-list models: 3 × the forward GEMM FLOPs either way. */
+double fs_workload_step_model_flops(const FsWorkload *w, gboolean causal_half);
 
 /* Kernels of layer i of a layer-list model for one micro-batch: FORWARD
  * (flops × micro batch), BACKWARD (a dgrad and a wgrad, each of the

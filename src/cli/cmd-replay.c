@@ -57,10 +57,13 @@ int fs_cmd_replay(int argc, char **argv)
     "Chakra execution traces (one file per rank, as ASTRA-sim reads them; the\n"
     "mapping of node types is in tests/data/chakra/README.md): compute nodes take\n"
     "their duration_micros, else the compute model's time for num_ops/tensor_size;\n"
-    "collectives run on the fabric over their groups (.txt: an ASTRA-sim text workload).\n"
+    "collectives run on the fabric over their process groups.  A .txt file is an\n"
+    "ASTRA-sim text workload, read as Chakra's converter reads it (every GPU a rank).\n"
     "\nExamples:\n"
     "  fabricsim replay topologies/dgx-h100.yaml workloads/traces/pipeline-2stage.json\n"
-    "  fabricsim replay topologies/dgx-h100.yaml --chakra tests/data/chakra/all_reduce_8r_1MiB\n");
+    "  fabricsim replay topologies/dgx-h100.yaml --chakra tests/data/chakra/all_reduce_8r_1MiB\n"
+    "  fabricsim replay topologies/dgx-h100.yaml --chakra \\\n"
+    "      tests/data/chakra/text/Resnet50_DataParallel.txt\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "replay");
   if (done != FS_CLI_GO_ON)
     return done;

@@ -631,26 +631,37 @@ gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out
   return ok;
 }
 
-gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, FsRoute *out,
-                                  GError **error)
+/* Appends one path to the arrays of FsCollRoutePathsFn. */
+static void append_hops(GArray *weights, GArray *hops, double weight, const FsChannelId *path,
+                        guint len)
+{
+  FsChannelId n = len;
+  g_array_append_val(weights, weight);
+  g_array_append_val(hops, n);
+  g_array_append_vals(hops, path, len);
+}
+
+gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GArray *weights,
+                                  GArray *hops)
 {
   FsCollTopoNet *t = ctx;
-  if (!to_switch(fs_router_topo(t->router), src, dst))
-    return fs_router_route(t->router, (guint)src, (guint)dst, key, out, error);
-  const GArray *path = switch_path(t, src, dst, error);
-  if (path == NULL)
-    return FALSE;
-  guint starts[2] = {0, path->len};
-  double one = 1.0;
-  out->kind = FS_ROUTE_NVLINK;
-  out->n_paths = 1;
-  g_array_set_size(out->hops, 0);
-  g_array_append_vals(out->hops, path->data, path->len);
-  g_array_set_size(out->starts, 0);
-  g_array_append_vals(out->starts, starts, 2);
-  g_array_set_size(out->weights, 0);
-  g_array_append_val(out->weights, one);
-  return TRUE;
+  if (to_switch(fs_router_topo(t->router), src, dst)) {
+    const GArray *path = switch_path(t, src, dst, NULL);
+    if (path == NULL)
+      return FALSE;
+    append_hops(weights, hops, 1.0, (const FsChannelId *)path->data, path->len);
+    return TRUE;
+  }
+  FsRoute route;
+  fs_route_init(&route);
+  gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, key, &route, NULL);
+  for (guint i = 0; ok && i < route.n_paths; i++) {
+    guint len;
+    const FsChannelId *path = fs_route_path(&route, i, &len);
+    append_hops(weights, hops, g_array_index(route.weights, double, i), path, len);
+  }
+  fs_route_clear(&route);
+  return ok;
 }
 
 gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)

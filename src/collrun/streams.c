@@ -271,6 +271,20 @@ static guint host_period(const FsComm *comm)
   return n / h;
 }
 
+/* The paths of stream s into w (weights) and hops (per path: its hop
+ * count, then its channels; exec.h). */
+static gboolean stream_paths(const Ctx *c, const Stream *s, GArray *w, GArray *hops,
+                             GError **error)
+{
+  g_array_set_size(w, 0);
+  g_array_set_size(hops, 0);
+  if (c->opts->route_paths(c->opts->route_ctx, s->src_node, s->dst_node, s->key, w, hops))
+    return TRUE;
+  g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no route for a stream of the "
+              "collective (topology nodes %d to %d)", s->src_node, s->dst_node);
+  return FALSE;
+}
+
 /* Routes every stream, loads the links with their full-size bytes and sets
  * each stream's time (streams.h, Pace) and latency; returns T_bw. */
 static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t_free,
@@ -279,8 +293,8 @@ static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t
   guint nch = fs_flownet_n_channels(c->net);
   g_autofree double *load = g_new0(double, nch + 1);
   gboolean analytic = fs_flownet_model(c->net) == FS_NET_ANALYTIC;
-  FsRoute route;
-  fs_route_init(&route);
+  g_autoptr(GArray) rw = g_array_new(FALSE, FALSE, sizeof(double));
+  g_autoptr(GArray) rh = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
   gboolean ok = TRUE;
   for (guint pass = 0; pass < 2 && ok; pass++)
     for (guint i = 0; i < c->streams->len && ok; i++) {
@@ -294,16 +308,16 @@ static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t
         ok = FALSE;
         break;
       }
-      if (!c->opts->route_paths(c->opts->route_ctx, s->src_node, s->dst_node, s->key, &route,
-                                error)) {
+      if (!stream_paths(c, s, rw, rh, error)) {
         ok = FALSE;
         break;
       }
       double t = 0, lat = 0;
-      for (guint p = 0; p < route.n_paths; p++) {
-        guint len;
-        const FsChannelId *path = fs_route_path(&route, p, &len);
-        double w = g_array_index(route.weights, double, p);
+      for (guint p = 0, pos = 0; p < rw->len; p++) {
+        guint len = g_array_index(rh, FsChannelId, pos);
+        const FsChannelId *path = &g_array_index(rh, FsChannelId, pos + 1);
+        pos += len + 1;
+        double w = g_array_index(rw, double, p);
         if (pass == 0) {
           for (guint h = 0; h < len; h++)
             load[path[h]] += w * s->wire;
@@ -328,7 +342,6 @@ static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t
         *t_free = MAX(*t_free, t);
       }
     }
-  fs_route_clear(&route);
   if (!ok || analytic)
     return ok;
   /* The loaded links and, per link, the streams that cross it. */
@@ -344,17 +357,16 @@ static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t
       c->links[link_of[ch]] = ch;
       c->link_need[link_of[ch]] = load[ch] / fs_flownet_channel_capacity(c->net, ch) * 1e12;
     }
-  fs_route_init(&route);
   GArray *pairs = g_array_new(FALSE, FALSE, sizeof(guint32) * 2);
   GArray *pw = g_array_new(FALSE, FALSE, sizeof(double));
   for (guint i = 0; i < c->streams->len && ok; i++) {
     const Stream *st = &g_array_index(c->streams, Stream, i);
-    ok = c->opts->route_paths(c->opts->route_ctx, st->src_node, st->dst_node, st->key, &route,
-                              error);
-    for (guint p = 0; ok && p < route.n_paths; p++) {
-      guint len;
-      const FsChannelId *path = fs_route_path(&route, p, &len);
-      double w = g_array_index(route.weights, double, p);
+    ok = stream_paths(c, st, rw, rh, error);
+    for (guint p = 0, pos = 0; ok && p < rw->len; p++) {
+      guint len = g_array_index(rh, FsChannelId, pos);
+      const FsChannelId *path = &g_array_index(rh, FsChannelId, pos + 1);
+      pos += len + 1;
+      double w = g_array_index(rw, double, p);
       for (guint h = 0; h < len; h++) {
         guint32 pr[2] = {link_of[path[h]], i};
         if (pr[0] != G_MAXUINT) {
@@ -364,7 +376,6 @@ static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t
       }
     }
   }
-  fs_route_clear(&route);
   c->inc = g_new(guint32, pairs->len + 1);
   c->inc_w = g_new(double, pairs->len + 1);
   for (guint j = 0; j < pairs->len; j++)

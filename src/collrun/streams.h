@@ -66,7 +66,6 @@
 
 #include "coll/tuner.h"
 #include "collrun/exec.h"
-#include "net/route.h"
 
 G_BEGIN_DECLS
 
@@ -92,11 +91,6 @@ gboolean fs_coll_exec_from_name(const char *s, FsCollExec *out);
  * loop or step counts stop doubling (the extrapolation then takes the
  * last counts' figures). */
 #define FS_COLL_STREAMS_MAX_SKELETON (1u << 21)
-
-/* The paths of a transfer from node src to node dst with ECMP key key (as
- * fs_router_route fills them; out reused).  FALSE with error if none. */
-typedef gboolean (*FsCollRoutePathsFn)(void *ctx, int src, int dst, uint64_t key, FsRoute *out,
-                                       GError **error);
 
 /* The algorithms and operations whose stream model was measured close to
  * exact step runs (tests/test-coll-streams.c, tests/bench/RESULTS.md):

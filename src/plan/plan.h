@@ -303,7 +303,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsPlanner, fs_planner_free)
  * candidate list).  Errors: see the header comment. */
 gboolean fs_planner_prepare(FsPlanner *p, GError **error);
 
-/* Simulates the candidates, prices and ranks them.  progress may be NULL. */
+/* Simulates the candidates, prices and ranks them.  progress may be NULL.
+ * A stop request (SIGINT, SIGTERM) before the ranking is done fails with
+ * FS_RUNTIME_ERROR_INTERRUPTED. */
 gboolean fs_planner_run(FsPlanner *p, FsPlannerProgressFn progress, void *ud, GError **error);
 
 const FsPlannerStats *fs_planner_stats(const FsPlanner *p);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "compute/efficiency.h"
 #include "sweep/sweep.h"
 #include "util/schema.h"
 #include "util/strutil.h"
@@ -36,6 +37,8 @@ static GArray *all_schemas(void)
   GArray *a = g_array_new(FALSE, FALSE, sizeof(FsSchemaEntry));
   guint n;
   const FsSchemaEntry *e = fs_catalog_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_efficiency_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_sweep_spec_schemas(&n);
   g_array_append_vals(a, e, n);

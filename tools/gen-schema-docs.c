@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "coll/nccl-params.h"
 #include "compute/efficiency.h"
 #include "sweep/sweep.h"
 #include "util/schema.h"
@@ -37,6 +38,8 @@ static GArray *all_schemas(void)
   GArray *a = g_array_new(FALSE, FALSE, sizeof(FsSchemaEntry));
   guint n;
   const FsSchemaEntry *e = fs_catalog_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_nccl_params_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_efficiency_schemas(&n);
   g_array_append_vals(a, e, n);

@@ -17,6 +17,7 @@
 
 #include "coll/coll.h"
 #include "coll/plan.h"
+#include "util/schema.h"
 
 G_BEGIN_DECLS
 
@@ -108,6 +109,11 @@ typedef struct {
  * a missing table or row, a row of the wrong length, a negative number,
  * an unknown key, a table without `source:`. */
 FsNcclParams *fs_nccl_params_load(const char *path, GError **error);
+/* The declared keys of a parameters file and of one protocol's table
+ * (util/schema.h), named as models/nccl/README.md's markers name them
+ * ("nccl.file"); *n receives the count.  Static, borrowed. */
+const FsSchemaEntry *fs_nccl_params_schemas(guint *n);
+
 /* The same from len bytes of text (-1: NUL-terminated); name stands for
  * the file in messages. */
 FsNcclParams *fs_nccl_params_load_string(const char *text, gssize len, const char *name,

@@ -6,6 +6,7 @@
 #include "sweep/sweep.h"
 #include "util/datadir.h"
 #include "util/error.h"
+#include "util/schema.h"
 #include "util/yaml.h"
 
 G_DEFINE_QUARK(fs-sweep-error-quark, fs_sweep_error)
@@ -153,6 +154,38 @@ static gboolean read_grid(FsSweepSpec *s, const FsYamlNode *map, GError **error)
   return TRUE;
 }
 
+/* The top level of a spec, as read by the schema (util/schema.h). */
+typedef struct {
+  const char *name, *description, *kind;
+} Top;
+
+static const FsSchemaField top_fields[] = {
+  {.key = "name", .type = FS_SCHEMA_STRING, .offset = offsetof(Top, name), .def = "sweep",
+   .doc = "shown in the JSON output"},
+  {.key = "description", .type = FS_SCHEMA_STRING, .offset = offsetof(Top, description),
+   .doc = "one line for people; not used"},
+  {.key = "kind", .type = FS_SCHEMA_STRING, .offset = offsetof(Top, kind), .def = "train",
+   .value_doc = "`train`, `coll` or `p2p`",
+   .doc = "what each point runs (`fabricsim sweep --list-kinds`)"},
+  {.key = "set", .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "mapping of settings", .doc = "settings common to every point"},
+  {.key = "list", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "list of mappings of settings",
+   .doc = "one entry per group of points (not empty)"},
+  {.key = "grid", .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "mapping of axes: a value or a list of values",
+   .doc = "every combination of the axes' values, for each list entry"},
+};
+static const FsSchema top_schema = {"a sweep spec", NULL, top_fields, G_N_ELEMENTS(top_fields)};
+
+static const FsSchemaEntry schemas[] = {{"sweep.spec", &top_schema}};
+
+const FsSchemaEntry *fs_sweep_spec_schemas(guint *n)
+{
+  *n = G_N_ELEMENTS(schemas);
+  return schemas;
+}
+
 /* Builds a sweep spec from a parsed document: name (default "sweep"), kind (default train), the
  * common "set", then the points as a "list" of settings entries times the product of the "grid"
  * axes; the axes are listed in order of first appearance. NULL with FS_SWEEP_ERROR_SPEC at the
@@ -166,8 +199,8 @@ static FsSweepSpec *spec_from_doc(FsYamlDoc *doc, const char *dir, GError **erro
                     "the sweep spec is empty (expected name, kind and grid or list)");
     return NULL;
   }
-  static const char *const keys[] = { "name", "description", "kind", "set", "list", "grid", NULL };
-  if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, keys, "a sweep spec", error))
+  Top top = {0};
+  if (!fs_schema_read(&top_schema, root, &top, NULL, error))
     return NULL;
   g_autoptr(FsSweepSpec) s = g_new0(FsSweepSpec, 1);
   s->dir = g_strdup(dir ? dir : ".");
@@ -177,11 +210,8 @@ static FsSweepSpec *spec_from_doc(FsYamlDoc *doc, const char *dir, GError **erro
   g_array_set_clear_func(s->grid, (GDestroyNotify)axis_clear);
   s->axes = g_ptr_array_new();
   s->n_grid = 1;
-  const char *name = NULL, *kind = "train";
-  if (!fs_yaml_opt_string(root, "name", &name, error) ||
-      !fs_yaml_opt_string(root, "kind", &kind, error))
-    return NULL;
-  s->name = g_strdup(name ? name : "sweep");
+  const char *kind = top.kind;
+  s->name = g_strdup(top.name);
   s->kind = fs_sweep_kind_find(kind);
   if (s->kind == NULL) {
     g_autoptr(GString) names = g_string_new(NULL);
@@ -195,8 +225,6 @@ static FsSweepSpec *spec_from_doc(FsYamlDoc *doc, const char *dir, GError **erro
   if ((n = fs_yaml_map_get(root, "set")) != NULL && !read_settings(s, n, s->set, error))
     return NULL;
   if ((n = fs_yaml_map_get(root, "list")) != NULL) {
-    if (!fs_yaml_require_seq(n, error))
-      return NULL;
     if (n->n == 0) {
       spec_error(error, n, "the list has no entries%s", "");
       return NULL;

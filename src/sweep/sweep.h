@@ -25,6 +25,7 @@
 #include "compute/efficiency.h"
 #include "scenario/scenario.h"
 #include "topo/topo.h"
+#include "util/schema.h"
 
 G_BEGIN_DECLS
 
@@ -93,6 +94,11 @@ guint fs_sweep_kind_n_columns(const FsSweepKind *k);
  * spec's folder first, then the working directory.  Cost: the product of
  * the axes (the expansion is implicit: points are computed by index). */
 FsSweepSpec *fs_sweep_spec_load_file(const char *path, GError **error);
+/* The declared top-level keys of a sweep spec (util/schema.h), named as
+ * workloads/sweeps/README.md's markers name them ("sweep.spec"); *n
+ * receives the count.  Static, borrowed. */
+const FsSchemaEntry *fs_sweep_spec_schemas(guint *n);
+
 FsSweepSpec *fs_sweep_spec_load_string(const char *text, const char *name, const char *dir,
                                        GError **error);
 void fs_sweep_spec_free(FsSweepSpec *s);

@@ -34,14 +34,10 @@ static const GOptionEntry entries[] = {
   {"skip-unknown", 0, 0, G_OPTION_ARG_NONE, &opt_skip_unknown,
    "With --chakra: skip nodes of types fabricsim does not simulate (and count them) instead "
    "of failing", NULL},
-  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
-   "Override a topology parameter (repeatable)", "NAME=VALUE"},
-  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
-   "Apply a calibration file (fabricsim calibrate / the probes) to the catalog and the GEMM curves",
-   "FILE"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
-   "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
-  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
+  FS_OPT_DEFINE(opt_defines),
+  FS_OPT_CALIBRATION(opt_calibration),
+  FS_OPT_MODELS(opt_models),
+  FS_OPT_QUIET(opt_quiet),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 

@@ -3,11 +3,12 @@
  * Two phases.  Reading walks the top file and its includes depth first
  * (an include is read where it appears; a file already read is skipped;
  * a file that includes itself through a chain is an error naming the
- * chain), evaluates parameters (an outer file's value or a -D override
- * wins over an included default) and collects templates and the
+ * chain), evaluates parameters (integers or words; an outer file's value
+ * or a -D override wins over an included default, and must fit every
+ * declaration's values:, min: and max:) and collects templates and the
  * hosts/nodes/links/generators entries of every file in reading order.
- * Building then instantiates the hosts (templates), adds top-level nodes
- * and links, runs the generators, finalizes and validates.  Every YAML
+ * Building then instantiates the hosts (templates, following like:), adds
+ * top-level nodes and links, runs the generators, finalizes and validates.  Every YAML
  * document stays alive until building ends, so entries are borrowed nodes.
  */
 #include "topo/topo.h"

@@ -11,7 +11,7 @@
 
 static gboolean is_reducing_net_switch(const FsTopoNode *node)
 {
-  return node->kind == FS_NODE_SWITCH && node->model->u.sw.reduction &&
+  return node->kind == FS_NODE_SWITCH && node->reduction &&
          (node->model->u.sw.kind == FS_SWITCH_INFINIBAND || node->model->u.sw.kind == FS_SWITCH_ETHERNET);
 }
 
@@ -200,7 +200,7 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
       for (guint k = 0; k < na; k++) {
         const FsTopoNode *peer = fs_topo_node(topo, adj[k].peer);
         if (peer->kind == FS_NODE_SWITCH && peer->model->u.sw.kind == FS_SWITCH_NVSWITCH &&
-            peer->model->u.sw.reduction && !seen[adj[k].peer]) {
+            peer->reduction && !seen[adj[k].peer]) {
           seen[adj[k].peer] = TRUE;
           int id = (int)adj[k].peer;
           g_array_append_val(sw, id);

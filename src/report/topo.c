@@ -112,8 +112,10 @@ static gboolean do_check(GString *out, const FsTopo *t, gboolean opt_json)
     const int64_t *pv;
     guint np = fs_topo_params(t, &pn, &pv);
     json_t *params = json_object();
-    for (guint i = 0; i < np; i++)
-      json_object_set_new(params, pn[i], json_integer(pv[i]));
+    for (guint i = 0; i < np; i++) {
+      const char *text = fs_topo_param_string(t, i);
+      json_object_set_new(params, pn[i], text ? json_string(text) : json_integer(pv[i]));
+    }
     json_object_set_new(o, "parameters", params);
     print_json(out, o);
     return TRUE;

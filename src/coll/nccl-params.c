@@ -162,6 +162,78 @@ static gboolean load_arch_rows(const FsYamlNode *t, guint n, double *out, const 
   return TRUE;
 }
 
+static const char *const p2p_rule_names[] = {
+#define X(id, name) name,
+  FS_NCCL_P2P_RULES(X)
+#undef X
+  NULL,
+};
+
+const char *fs_nccl_p2p_rule_name(FsNcclP2pRule r)
+{
+  return (guint)r < FS_NCCL_P2P_RULE_N ? p2p_rule_names[r] : "?";
+}
+
+/* A [min, max] pair of part sizes in chunks: both above 0, min <= max. */
+static gboolean get_part(const FsYamlNode *t, const char *key, double out[2], GError **error)
+{
+  const FsYamlNode *row = fs_yaml_require_key(t, key, "p2p_schedule", error);
+  if (row == NULL || !get_row(row, 2, out, error))
+    return FALSE;
+  if (out[0] <= 0 || out[1] < out[0]) {
+    fs_yaml_error(error, row, "expected [min, max] part sizes in chunks with 0 < min <= max");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The optional p2p_schedule table (models/nccl/README.md): NCCL's rule for a network
+ * peer's channels and its figures, the channels of peers on the host and the per-op part
+ * sizes. Sets p->p2p.on. */
+static gboolean load_p2p_schedule(FsNcclParams *p, const FsYamlNode *root, GError **error)
+{
+  static const char *const keys[] = {"net_peer_rule", "net_peer_channels", "net_peer_scale",
+                                     "per_channel_net_bw_gbps", "work_per_batch",
+                                     "nvl_channels_per_link", "pci_peer_channels", "halve_min_across_hosts",
+                                     "part_net", "part_host", NULL};
+  const FsYamlNode *t = get_table(root, "p2p_schedule", keys, 10, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  FsNcclP2pSched *s = &p->p2p;
+  const FsYamlNode *rule = fs_yaml_require_key(t, "net_peer_rule", "p2p_schedule", error);
+  const char *name;
+  guint r;
+  if (rule == NULL || !fs_yaml_get_string(rule, &name, error))
+    return FALSE;
+  if (!fs_names_index(p2p_rule_names, FS_NCCL_P2P_RULE_N, name, &r)) {
+    fs_yaml_error(error, rule, "expected net_peer_rule fixed, scale or bandwidth, got \"%s\"", name);
+    return FALSE;
+  }
+  s->net_rule = (FsNcclP2pRule)r;
+  uint64_t u[5];
+  static const char *const ukeys[] = {"net_peer_channels", "net_peer_scale", "work_per_batch",
+                                      "nvl_channels_per_link", "pci_peer_channels"};
+  for (guint i = 0; i < G_N_ELEMENTS(ukeys); i++)
+    if (!get_uint(t, ukeys[i], "p2p_schedule", 1, 64, &u[i], error))
+      return FALSE;
+  s->net_channels = (guint)u[0], s->net_scale = (guint)u[1], s->work_per_batch = (guint)u[2];
+  s->nvl_channels_per_link = (guint)u[3], s->pci_channels = (guint)u[4];
+  if (!get_number(t, "per_channel_net_bw_gbps", "p2p_schedule", 1e5, &s->channel_net_bw, error))
+    return FALSE;
+  if (s->channel_net_bw <= 0) {
+    fs_yaml_error(error, fs_yaml_map_get(t, "per_channel_net_bw_gbps"),
+                  "expected per_channel_net_bw_gbps above 0");
+    return FALSE;
+  }
+  const FsYamlNode *hv = fs_yaml_require_key(t, "halve_min_across_hosts", "p2p_schedule", error);
+  if (hv == NULL || !fs_yaml_get_bool(hv, &s->halve_min_net, error))
+    return FALSE;
+  if (!get_part(t, "part_net", s->part_net, error) || !get_part(t, "part_host", s->part_host, error))
+    return FALSE;
+  s->on = TRUE;
+  return TRUE;
+}
+
 /* Fills p from the root map of an NCCL parameter file: the NCCL version, step and protocol
  * settings, base and hardware latencies per algorithm and protocol, the architecture rows, the
  * bandwidth caps and correction tables, channel counts, p2p chunk sizes, and the optional
@@ -172,7 +244,8 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   static const char *const top[] = {
     "nccl_version", "steps", "protocols", "base_latency_us", "hw_latency_us", "arch_rows",
     "ll_max_bw_gbps", "per_channel_max_bw_gbps", "nvls_efficiency", "tree_correction",
-    "net_overhead_us", "bandwidth_factors", "channels", "p2p", "ring_kernel", "algorithms", NULL,
+    "net_overhead_us", "bandwidth_factors", "channels", "p2p", "p2p_schedule", "ring_kernel",
+    "algorithms", NULL,
   };
   if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top, "NCCL parameters", error))
     return FALSE;
@@ -364,6 +437,9 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
     fs_yaml_error(error, t, "p2p chunk sizes must be at least 1 byte");
     return FALSE;
   }
+
+  if (fs_yaml_map_get(root, "p2p_schedule") != NULL && !load_p2p_schedule(p, root, error))
+    return FALSE;
 
   /* Optional: the algorithms a release lacks (PAT before 2.23). */
   if (fs_yaml_map_get(root, "algorithms") != NULL) {

@@ -190,7 +190,10 @@ static void start_step(FsCollRun *run, guint i)
    * their bytes at their summed cap. */
   guint width = MAX(s->width, 1);
   uint64_t wire = (uint64_t)ceil((double)s->bytes / run->params.payload) * width;
-  if (!run->xfer(run->xfer_ctx, src, dst, wire, run->params.rate_cap * width, conn_key(run, s), flow_done,
+  double cap = run->params.rate_cap;
+  if (s->inter && run->params.rate_cap_inter > 0)
+    cap = cap > 0 ? MIN(cap, run->params.rate_cap_inter) : run->params.rate_cap_inter;
+  if (!run->xfer(run->xfer_ctx, src, dst, wire, cap * width, conn_key(run, s), flow_done,
                  run, GSIZE_TO_POINTER((gsize)i), &err))
     fail(run, err);
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/error.h"
+
 static gboolean is_reducing_net_switch(const FsTopoNode *node)
 {
   return node->kind == FS_NODE_SWITCH && node->model->u.sw.reduction &&
@@ -162,9 +164,14 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
                                GError **error)
 {
   const FsTopo *topo = fs_router_topo(router);
-  if (n == 0 || n > FS_COMM_MAX_RANKS) {
-    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
-                "a communicator needs 1 to %u GPUs, got %u", FS_COMM_MAX_RANKS, n);
+  if (n == 0) {
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID, "a communicator needs at least 1 GPU");
+    return NULL;
+  }
+  if (n > fs_comm_max_ranks()) {
+    g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
+                "the communicator guard: %u GPUs, at most %u (FABRICSIM_MAX_RANKS=N raises the "
+                "limit)", n, fs_comm_max_ranks());
     return NULL;
   }
   guint nn = fs_topo_n_nodes(topo);

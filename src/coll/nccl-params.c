@@ -646,3 +646,49 @@ FsNcclParams *fs_nccl_params_load_version(const char *version, const char *what,
   g_autofree char *path = fs_nccl_params_version_path(version, what, error);
   return path != NULL ? fs_nccl_params_load(path, error) : NULL;
 }
+
+/* The value of environment variable var as an integer from lo to hi in *out; TRUE when unset
+ * or empty (out untouched), FALSE with an error naming var for anything else. */
+static gboolean env_uint(const char *var, guint64 lo, guint64 hi, guint64 *out, gboolean *set,
+                         GError **error)
+{
+  const char *s = g_getenv(var);
+  *set = FALSE;
+  if (s == NULL || *s == '\0')
+    return TRUE;
+  if (!g_ascii_string_to_unsigned(s, 10, lo, hi, out, NULL)) {
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
+                "%s=\"%s\": expected a whole number from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT,
+                var, s, lo, hi);
+    return FALSE;
+  }
+  *set = TRUE;
+  return TRUE;
+}
+
+gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error)
+{
+  guint64 v;
+  gboolean set;
+  if (!env_uint("NCCL_P2P_NET_CHUNKSIZE", 1, (guint64)1 << 30, &v, &set, error))
+    return FALSE;
+  if (set)
+    p->p2p_net_chunk = v;
+  if (!env_uint("NCCL_P2P_NVL_CHUNKSIZE", 1, (guint64)1 << 30, &v, &set, error))
+    return FALSE;
+  if (set)
+    p->p2p_nvl_chunk = v;
+  if (!env_uint("NCCL_P2P_LL_THRESHOLD", 0, (guint64)1 << 30, &v, &set, error))
+    return FALSE;
+  if (set)
+    p->p2p_ll_threshold = v;
+  if (!env_uint("NCCL_NCHANNELS_PER_NET_PEER", 1, 64, &v, &set, error))
+    return FALSE;
+  if (set && p->p2p.on)
+    p->p2p.net_rule = FS_NCCL_P2P_FIXED, p->p2p.net_channels = (guint)v;
+  if (!env_uint("NCCL_P2P_PER_CHANNEL_NET_BW", 1, 100000, &v, &set, error))
+    return FALSE;
+  if (set && p->p2p.on)
+    p->p2p.channel_net_bw = (double)v;
+  return TRUE;
+}

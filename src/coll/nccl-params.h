@@ -158,6 +158,16 @@ FsNcclParams *fs_nccl_params_load_default(GError **error);
 void fs_nccl_params_free(FsNcclParams *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsNcclParams, fs_nccl_params_free)
 
+/* Lays NCCL's point-to-point environment variables over p, as NCCL reads
+ * them: NCCL_P2P_NET_CHUNKSIZE and NCCL_P2P_NVL_CHUNKSIZE (bytes),
+ * NCCL_P2P_LL_THRESHOLD (bytes), and, where p has a p2p_schedule table,
+ * NCCL_NCHANNELS_PER_NET_PEER (a fixed count per network peer: NCCL then
+ * skips its scaling rules) and NCCL_P2P_PER_CHANNEL_NET_BW (GB/s).  Unset
+ * or empty variables leave p alone.  FALSE with FS_COLL_ERROR_PARSE naming
+ * the variable for a value that is not a whole number in range.  Cost: a
+ * few getenv. */
+gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error);
+
 /* Path of the default file (caller frees). */
 char *fs_nccl_params_default_path(void);
 

@@ -184,4 +184,11 @@ sr() { "$FABRICSIM" coll "$C" -o sendrecv -b 1G -e 1G "$@" | awk '/^ *[0-9]/ {pr
 [ "$(sr -D nodes=16)" = "27.98 direct/Simple/2" ] || fail "sendrecv on 16 nodes: $(sr -D nodes=16)"
 [ "$(sr -D nodes=2 --nccl-version 2.27)" = "27.98 direct/Simple/2" ] \
   || fail "sendrecv on 2 nodes, NCCL 2.27: $(sr -D nodes=2 --nccl-version 2.27)"
+# NCCL's variables, as NCCL reads them: one channel per network peer; 7 GB/s
+# per channel; a bad value names the variable.
+[ "$(NCCL_NCHANNELS_PER_NET_PEER=1 sr -D nodes=2)" = "14.00 direct/Simple/1" ] \
+  || fail "NCCL_NCHANNELS_PER_NET_PEER=1: $(NCCL_NCHANNELS_PER_NET_PEER=1 sr -D nodes=2)"
+[ "$(NCCL_P2P_PER_CHANNEL_NET_BW=7 sr -D nodes=2 --nccl-version 2.27)" = "14.00 direct/Simple/2" ] \
+  || fail "NCCL_P2P_PER_CHANNEL_NET_BW=7: $(NCCL_P2P_PER_CHANNEL_NET_BW=7 sr -D nodes=2 --nccl-version 2.27)"
+NCCL_NCHANNELS_PER_NET_PEER=x check_bad 'NCCL_NCHANNELS_PER_NET_PEER="x": expected a whole number' "$C"
 echo "coll: ok"

@@ -10,13 +10,12 @@
 #include <string.h>
 
 #include "coll/nccl-params.h"
+#include "util/limits.h"
 #include "util/error.h"
 #include "util/json-pos.h"
 
 G_DEFINE_QUARK(fs-nccl-log-error-quark, fs_nccl_log_error)
 
-/* The largest log read (256 MiB, as for JSON). */
-#define MAX_LOG_BYTES ((gsize)256 << 20)
 
 static const char *const collectives[] = {
   "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
@@ -1216,9 +1215,12 @@ FsNcclLog *fs_nccl_log_load(const char *path, GError **error)
     g_error_free(e);
     return NULL;
   }
-  if (len > MAX_LOG_BYTES) {
+  /* The input-file guard, as for YAML and JSON (util/limits.h). */
+  if (len > fs_limit_file_bytes()) {
+    g_autofree char *lim = fs_limit_bytes_text(fs_limit_file_bytes());
     fs_set_error_at(error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_IO, path, 0, 0,
-                    "file is larger than 256 MiB; refusing to read it");
+                    "file is larger than %s; refusing to read it (FABRICSIM_MAX_FILE_BYTES raises "
+                    "the limit)", lim);
     return NULL;
   }
   return fs_nccl_log_parse(text, len, path, error);

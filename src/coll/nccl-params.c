@@ -163,6 +163,78 @@ static gboolean load_arch_rows(const FsYamlNode *t, guint n, double *out, const 
   return TRUE;
 }
 
+static const char *const p2p_rule_names[] = {
+#define X(id, name) name,
+  FS_NCCL_P2P_RULES(X)
+#undef X
+  NULL,
+};
+
+const char *fs_nccl_p2p_rule_name(FsNcclP2pRule r)
+{
+  return (guint)r < FS_NCCL_P2P_RULE_N ? p2p_rule_names[r] : "?";
+}
+
+/* A [min, max] pair of part sizes in chunks: both above 0, min <= max. */
+static gboolean get_part(const FsYamlNode *t, const char *key, double out[2], GError **error)
+{
+  const FsYamlNode *row = fs_yaml_require_key(t, key, "p2p_schedule", error);
+  if (row == NULL || !get_row(row, 2, out, error))
+    return FALSE;
+  if (out[0] <= 0 || out[1] < out[0]) {
+    fs_yaml_error(error, row, "expected [min, max] part sizes in chunks with 0 < min <= max");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The optional p2p_schedule table (models/nccl/README.md): NCCL's rule for a network
+ * peer's channels and its figures, the channels of peers on the host and the per-op part
+ * sizes. Sets p->p2p.on. */
+static gboolean load_p2p_schedule(FsNcclParams *p, const FsYamlNode *root, GError **error)
+{
+  static const char *const keys[] = {"net_peer_rule", "net_peer_channels", "net_peer_scale",
+                                     "per_channel_net_bw_gbps", "work_per_batch",
+                                     "nvl_channels_per_link", "pci_peer_channels", "halve_min_across_hosts",
+                                     "part_net", "part_host", NULL};
+  const FsYamlNode *t = get_table(root, "p2p_schedule", keys, 10, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  FsNcclP2pSched *s = &p->p2p;
+  const FsYamlNode *rule = fs_yaml_require_key(t, "net_peer_rule", "p2p_schedule", error);
+  const char *name;
+  guint r;
+  if (rule == NULL || !fs_yaml_get_string(rule, &name, error))
+    return FALSE;
+  if (!fs_names_index(p2p_rule_names, FS_NCCL_P2P_RULE_N, name, &r)) {
+    fs_yaml_error(error, rule, "expected net_peer_rule fixed, scale or bandwidth, got \"%s\"", name);
+    return FALSE;
+  }
+  s->net_rule = (FsNcclP2pRule)r;
+  uint64_t u[5];
+  static const char *const ukeys[] = {"net_peer_channels", "net_peer_scale", "work_per_batch",
+                                      "nvl_channels_per_link", "pci_peer_channels"};
+  for (guint i = 0; i < G_N_ELEMENTS(ukeys); i++)
+    if (!get_uint(t, ukeys[i], "p2p_schedule", 1, 64, &u[i], error))
+      return FALSE;
+  s->net_channels = (guint)u[0], s->net_scale = (guint)u[1], s->work_per_batch = (guint)u[2];
+  s->nvl_channels_per_link = (guint)u[3], s->pci_channels = (guint)u[4];
+  if (!get_number(t, "per_channel_net_bw_gbps", "p2p_schedule", 1e5, &s->channel_net_bw, error))
+    return FALSE;
+  if (s->channel_net_bw <= 0) {
+    fs_yaml_error(error, fs_yaml_map_get(t, "per_channel_net_bw_gbps"),
+                  "expected per_channel_net_bw_gbps above 0");
+    return FALSE;
+  }
+  const FsYamlNode *hv = fs_yaml_require_key(t, "halve_min_across_hosts", "p2p_schedule", error);
+  if (hv == NULL || !fs_yaml_get_bool(hv, &s->halve_min_net, error))
+    return FALSE;
+  if (!get_part(t, "part_net", s->part_net, error) || !get_part(t, "part_host", s->part_host, error))
+    return FALSE;
+  s->on = TRUE;
+  return TRUE;
+}
+
 /* Fills p from the root map of an NCCL parameter file: the NCCL version, step and protocol
  * settings, base and hardware latencies per algorithm and protocol, the architecture rows, the
  * bandwidth caps and correction tables, channel counts, p2p chunk sizes, and the optional
@@ -209,6 +281,19 @@ static const FsSchemaField top_fields[] = {
   TABLE("p2p", TRUE,
         "point-to-point chunk sizes (`nvl_chunk`, `net_chunk`) and `ll_threshold` (bytes per "
         "peer up to which send/recv uses LL)"),
+  TABLE("p2p_schedule", FALSE,
+        "absent: point-to-point ops keep the collective channels, with no per-channel network "
+        "cap. NCCL's scheduling of send/recv across hosts (`src/coll/p2p-sched.h`): "
+        "`net_peer_rule` `fixed` (2.18–2.19: `net_peer_channels` per network peer), `scale` "
+        "(2.20–2.28: `net_peer_channels` halved while channels × ranks > p2p channels × "
+        "`net_peer_scale`, at least one per NIC), `bandwidth` (2.29+: the NIC bandwidth over "
+        "`per_channel_net_bw_gbps`, at least one per NIC, halved while channels × ⌈ranks / "
+        "`work_per_batch`⌉ > p2p channels); `nvl_channels_per_link` (an NVLink peer: this × its "
+        "NVLinks), `pci_peer_channels` (another peer on the host); `halve_min_across_hosts` "
+        "(nChannelsMin halved by the ranks across hosts, 2.20+); `part_net`, `part_host` ([min, "
+        "max] part size of an op, in p2p chunks); `per_channel_net_bw_gbps` "
+        "(NCCL_P2P_PER_CHANNEL_NET_BW, 2.29's 14 GB/s: the most one channel moves over the "
+        "network, used as a cap in every release)"),
   TABLE("ring_kernel", FALSE,
         "absent = 0: `local_copy_sm_share`, the speed of the ring kernel's one local copy per "
         "loop, as a fraction of one SM's share of the GPU's memory bandwidth (catalog "
@@ -430,6 +515,9 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
     return FALSE;
   }
 
+  if (fs_yaml_map_get(root, "p2p_schedule") != NULL && !load_p2p_schedule(p, root, error))
+    return FALSE;
+
   /* Optional: the algorithms a release lacks (PAT before 2.23). */
   if (fs_yaml_map_get(root, "algorithms") != NULL) {
     static const char *const al_keys[] = {"absent", NULL};
@@ -634,4 +722,50 @@ FsNcclParams *fs_nccl_params_load_version(const char *version, const char *what,
 {
   g_autofree char *path = fs_nccl_params_version_path(version, what, error);
   return path != NULL ? fs_nccl_params_load(path, error) : NULL;
+}
+
+/* The value of environment variable var as an integer from lo to hi in *out; TRUE when unset
+ * or empty (out untouched), FALSE with an error naming var for anything else. */
+static gboolean env_uint(const char *var, guint64 lo, guint64 hi, guint64 *out, gboolean *set,
+                         GError **error)
+{
+  const char *s = g_getenv(var);
+  *set = FALSE;
+  if (s == NULL || *s == '\0')
+    return TRUE;
+  if (!g_ascii_string_to_unsigned(s, 10, lo, hi, out, NULL)) {
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
+                "%s=\"%s\": expected a whole number from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT,
+                var, s, lo, hi);
+    return FALSE;
+  }
+  *set = TRUE;
+  return TRUE;
+}
+
+gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error)
+{
+  guint64 v;
+  gboolean set;
+  if (!env_uint("NCCL_P2P_NET_CHUNKSIZE", 1, (guint64)1 << 30, &v, &set, error))
+    return FALSE;
+  if (set)
+    p->p2p_net_chunk = v;
+  if (!env_uint("NCCL_P2P_NVL_CHUNKSIZE", 1, (guint64)1 << 30, &v, &set, error))
+    return FALSE;
+  if (set)
+    p->p2p_nvl_chunk = v;
+  if (!env_uint("NCCL_P2P_LL_THRESHOLD", 0, (guint64)1 << 30, &v, &set, error))
+    return FALSE;
+  if (set)
+    p->p2p_ll_threshold = v;
+  if (!env_uint("NCCL_NCHANNELS_PER_NET_PEER", 1, 64, &v, &set, error))
+    return FALSE;
+  if (set && p->p2p.on)
+    p->p2p.net_rule = FS_NCCL_P2P_FIXED, p->p2p.net_channels = (guint)v;
+  if (!env_uint("NCCL_P2P_PER_CHANNEL_NET_BW", 1, 100000, &v, &set, error))
+    return FALSE;
+  if (set && p->p2p.on)
+    p->p2p.channel_net_bw = (double)v;
+  return TRUE;
 }

@@ -103,7 +103,7 @@ gboolean fs_planner_rank_from_name(const char *s, FsPlannerRank *out);
  * value is ignored with a warning on stderr), else FS_PLANNER_MAX_CANDIDATES. */
 guint fs_planner_default_max_candidates(void);
 /* The default bound on fabric × GPU-count systems, each one topology
- * loaded and kept (`--max-systems`). */
+ * loaded and kept (`--max-systems`, or $FABRICSIM_MAX_SYSTEMS). */
 #define FS_PLANNER_MAX_SYSTEMS 64u
 /* The most values one search list may hold. */
 #define FS_PLANNER_MAX_CHOICES 64u
@@ -189,7 +189,7 @@ typedef struct {
   FsPlannerCostInputs cost;
   FsPlannerRank rank_by;
   guint max_candidates;            /* 0: fs_planner_default_max_candidates() */
-  guint max_systems;               /* 0: FS_PLANNER_MAX_SYSTEMS */
+  guint max_systems;               /* 0: $FABRICSIM_MAX_SYSTEMS or FS_PLANNER_MAX_SYSTEMS */
   guint threads;                   /* 0: all cores */
 } FsPlannerSpec;
 

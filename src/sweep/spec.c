@@ -6,6 +6,7 @@
 #include "sweep/sweep.h"
 #include "util/datadir.h"
 #include "util/error.h"
+#include "util/limits.h"
 #include "util/schema.h"
 #include "util/yaml.h"
 
@@ -71,6 +72,19 @@ static gboolean spec_error(GError **error, const FsYamlNode *n, const char *fmt,
   return FALSE;
 }
 
+
+guint64 fs_sweep_max_points(void)
+{
+  return fs_env_limit("FABRICSIM_MAX_POINTS", FS_SWEEP_MAX_POINTS, G_MAXUINT32);
+}
+
+/* The guard in force as text (a static buffer: spec errors are made one at a time). */
+static const char *max_points_text(void)
+{
+  static char buf[32];
+  g_snprintf(buf, sizeof buf, "%" G_GUINT64_FORMAT, fs_sweep_max_points());
+  return buf;
+}
 /* A setting's key is one the kind understands. */
 static gboolean check_key(const FsSweepSpec *s, const FsYamlNode *k, GError **error)
 {
@@ -147,8 +161,9 @@ static gboolean read_grid(FsSweepSpec *s, const FsYamlNode *map, GError **error)
       return spec_error(error, vals, "expected a list of values for the grid axis \"%s\"", a.key);
     }
     n *= a.values->len;
-    if (n > FS_SWEEP_MAX_POINTS)
-      return spec_error(error, vals, "the grid expands past %s points", "10,000,000");
+    if (n > fs_sweep_max_points())
+      return spec_error(error, vals, "the grid expands past %s points (FABRICSIM_MAX_POINTS "
+                        "raises the limit)", max_points_text());
   }
   s->n_grid = (guint)n;
   return TRUE;
@@ -249,8 +264,9 @@ static FsSweepSpec *spec_from_doc(FsYamlDoc *doc, const char *dir, GError **erro
       g_ptr_array_add(s->axes, key);
   }
   guint64 total = (guint64)MAX(s->list->len, 1u) * s->n_grid;
-  if (total > FS_SWEEP_MAX_POINTS) {
-    spec_error(error, root, "the spec expands past %s points", "10,000,000");
+  if (total > fs_sweep_max_points()) {
+    spec_error(error, root, "the spec expands past %s points (FABRICSIM_MAX_POINTS raises the "
+               "limit)", max_points_text());
     return NULL;
   }
   s->n_points = (guint)total;

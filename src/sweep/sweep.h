@@ -37,8 +37,10 @@ typedef enum {
   FS_SWEEP_ERROR_RESUME,   /* the output to resume was written by another spec */
 } FsSweepError;
 
-/* The number of points a spec may expand to. */
+/* The number of points a spec may expand to (the sweep guard), and the
+ * guard in force: $FABRICSIM_MAX_POINTS (1 to 2^32 − 1) or the default. */
 #define FS_SWEEP_MAX_POINTS 10000000u
+guint64 fs_sweep_max_points(void);
 
 typedef struct FsSweepSpec FsSweepSpec;
 

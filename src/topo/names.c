@@ -6,12 +6,26 @@
 #include <string.h>
 
 #include "topo/topo.h"
+#include "util/limits.h"
 #include "util/strutil.h"
 
 /* ---- expressions: recursive descent over the text ---------------------- */
 
 /* Deepest nesting of parentheses and unary minus (guards the stack). */
 #define MAX_DEPTH 64
+
+/* The nesting guard of a name expression: MAX_DEPTH, or $FABRICSIM_MAX_EXPR_DEPTH (at most
+ * 4096: the parser recurses). */
+static guint max_depth(void)
+{
+  static gsize once;
+  static guint limit;
+  if (g_once_init_enter(&once)) {
+    limit = (guint)fs_env_limit("FABRICSIM_MAX_EXPR_DEPTH", MAX_DEPTH, 4096);
+    g_once_init_leave(&once, 1);
+  }
+  return limit;
+}
 
 typedef struct {
   const char *s;      /* whole expression, for messages */
@@ -47,8 +61,11 @@ static gboolean parse_primary_inner(Expr *e, int64_t *out);
 
 static gboolean parse_primary(Expr *e, int64_t *out)
 {
-  if (++e->depth > MAX_DEPTH)
-    return expr_fail(e, "nested too deeply");
+  if ((guint)++e->depth > max_depth()) {
+    g_autofree char *what = g_strdup_printf("nested more than %u deep (FABRICSIM_MAX_EXPR_DEPTH "
+                                            "raises the limit)", max_depth());
+    return expr_fail(e, what);
+  }
   gboolean ok = parse_primary_inner(e, out);
   e->depth--;
   return ok;

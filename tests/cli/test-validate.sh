@@ -20,7 +20,10 @@ out=$("$FABRICSIM" validate)
 st=$?
 set -e
 [ "$st" -eq 0 ] || fail "validate exited $st (a table missed its bar?): $out"
-contains "$out" "summary: 3 passed, 0 failed, 0 not run" "validate"
+contains "$out" "summary: 4 passed, 0 failed, 0 not run, 2 known gaps" "validate"
+contains "$out" "h100_ib400_2node_allreduce_default_nccltests309 (nccl-tests)" "validate multi-node"
+contains "$out" "KNOWN GAP" "validate multi-node"
+contains "$out" "  known gap: busbw MAPE" "validate multi-node"
 contains "$out" "h100_pcie_gen5_host_copies_fabricsim_probe (host-copy): bar time within 10% for size >= 64MiB" "validate"
 contains "$out" "time MAPE 1.49 % over 6 rows" "validate"
 contains "$out" "h100_dgx_allreduce_8gpu_nvidia_dgxc (nccl-tests)" "validate"
@@ -44,7 +47,52 @@ assert hc["ran"] and hc["pass"] and abs(hc["mape_pct"] - 1.49) < 0.01, hc["mape_
 assert all(r["in_scope"] == (r["size_bytes"] >= 64 << 20) for r in hc["rows"])
 PY
 
+python3 - "$tmp/a.json" <<'PY' || fail "validate --json known gaps"
+import json, sys
+d = json.load(open(sys.argv[1]))
+gaps = [t["table"] for t in d["tables"] if t["gap"] is not None]
+assert d["known_gaps"] == len(gaps) == 2 and d["failed"] == 0, (d["known_gaps"], gaps)
+assert all(not t["pass"] for t in d["tables"] if t["gap"] is not None)
+PY
+
 "$FABRICSIM" validate --list-kinds | grep -q "^host-copy " || fail "--list-kinds"
+
+# A table that misses its bar with a gap line is a known gap (exit 0); the
+# same table without it fails (exit 1); a gap line on a table that meets its
+# bar is reported as closed.
+t2="$ref/h100_ib400_2node_allreduce_default_nccltests309.csv"
+out=$("$FABRICSIM" validate "$t2") || fail "known gap: exit $?"
+contains "$out" "summary: 0 passed, 0 failed, 0 not run, 1 known gap (" "known gap"
+grep -v '^# gap:' "$t2" > "$tmp/nogap.csv"
+set +e
+out=$("$FABRICSIM" validate "$tmp/nogap.csv")
+st=$?
+set -e
+[ "$st" -eq 1 ] || fail "missed bar without a gap line: exit $st, expected 1"
+contains "$out" "busbw MAPE 12.61 % over 9 rows (max 17.36 %): FAIL" "missed bar without a gap line"
+sed 's/^# bar: .*/# bar: busbw within 50% for size >= 64MiB/' "$t2" > "$tmp/closed.csv"
+out=$("$FABRICSIM" validate "$tmp/closed.csv") || fail "closed gap: exit $?"
+contains "$out" "PASS (its gap is closed: remove the table's gap line)" "closed gap"
+
+# defines: the topology's parameters (like -D); a bad or unknown one is the
+# defines line's error, exit 2.
+sed 's/^# defines: nodes=2/# defines: nodes=x/' "$t2" > "$tmp/baddef.csv"
+set +e
+err=$("$FABRICSIM" validate "$tmp/baddef.csv" 2>&1 >/dev/null)
+st=$?
+set -e
+[ "$st" -eq 2 ] || fail "bad defines: exit $st, expected 2"
+line=$(grep -n '^# defines:' "$tmp/baddef.csv" | cut -d: -f1)
+contains "$err" "baddef.csv:$line:3: " "bad defines"
+contains "$err" "-D nodes=x" "bad defines"
+sed 's/^# defines: nodes=2/# defines: nodes=2 racks=3/' "$t2" > "$tmp/unkdef.csv"
+set +e
+err=$("$FABRICSIM" validate "$tmp/unkdef.csv" 2>&1 >/dev/null)
+st=$?
+set -e
+[ "$st" -eq 2 ] || fail "unknown define: exit $st, expected 2"
+contains "$err" "unkdef.csv:$line:3: " "unknown define"
+contains "$err" "racks" "unknown define"
 
 # A table that misses its bar: exit 1.
 sed 's/time within 10%/time within 1%/' "$ref/h100_pcie_gen5_host_copies_fabricsim_probe.csv" > "$tmp/tight.csv"

@@ -105,7 +105,8 @@ guint fs_report_validate_finish(FsValReport *v, GString *out, FsReportFormat fmt
     json_t *doc = json_object();
     json_object_set_new(doc, "calibration", v->calibration ? json_string(v->calibration) : json_null());
     json_object_set_new(doc, "tables", json_incref(v->tables));
-    json_object_set_new(doc, "notes", json_incref(v->notes));
+    if (json_array_size(v->notes) > 0)
+      json_object_set_new(doc, "notes", json_incref(v->notes));
     json_object_set_new(doc, "passed", json_integer(v->pass));
     json_object_set_new(doc, "failed", json_integer(v->failed));
     json_object_set_new(doc, "not_run", json_integer(v->not_run));

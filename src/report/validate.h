@@ -21,7 +21,7 @@ FsValReport *fs_report_validate_new(const char *calibration);
 /* Adds one table's result (bar metric: its name in the text). */
 void fs_report_validate_add(FsValReport *v, const FsValResult *r, const char *metric);
 /* Adds a line of text after the tables added so far (in JSON: the
- * "notes" array), e.g. the training tables' fitted factors. */
+ * "notes" array, absent when empty), e.g. the training tables' fitted factors. */
 void fs_report_validate_note(FsValReport *v, const char *line);
 /* Adds the training tables (scenario/train-ref.h): each as a table whose
  * fit rows are marked and outside the bar, its in-sample and raw errors,

@@ -152,6 +152,7 @@ static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTab
         else
           return bad(error, path, ln, (int)(v - l) + 3,
                      "bar \"%s\": expected a test-set MAPE in percent, or \"none: why\"", val);
+        g_free(r->bar);
         r->bar = g_strdup(val);
       }
       continue;

@@ -130,13 +130,15 @@ static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTab
         continue;
       g_autofree char *key = g_strstrip(g_strndup(l + 1, (gsize)(v - l - 1)));
       g_autofree char *val = g_strstrip(g_strdup(v + 1));
-      if (strcmp(key, "topology") == 0)
-        { g_free(topo); topo = g_strdup(val); }
-      else if (strcmp(key, "generation") == 0)
-        { g_free(t->generation); t->generation = g_strdup(val); }
-      else if (strcmp(key, "source") == 0 && r->source == NULL)
+      if (strcmp(key, "topology") == 0) {
+        g_free(topo);
+        topo = g_strdup(val);
+      } else if (strcmp(key, "generation") == 0) {
+        g_free(t->generation);
+        t->generation = g_strdup(val);
+      } else if (strcmp(key, "source") == 0 && r->source == NULL) {
         r->source = g_strdup(val);
-      else if (strcmp(key, "metric") == 0) {
+      } else if (strcmp(key, "metric") == 0) {
         if (strcmp(val, "step_time_s") != 0 && strcmp(val, "tokens_per_s_per_gpu") != 0)
           return bad(error, path, ln, (int)(v - l) + 3,
                      "metric \"%s\": expected step_time_s or tokens_per_s_per_gpu", val);
@@ -148,7 +150,7 @@ static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTab
         if (g_ascii_isdigit(val[0]) && end != val && *end == '\0' && b > 0)
           r->mape = b; /* the bar, kept here until the score replaces it */
         else if (g_str_has_prefix(val, "none"))
-          t->result->mape = -1;
+          r->mape = -1;
         else
           return bad(error, path, ln, (int)(v - l) + 3,
                      "bar \"%s\": expected a test-set MAPE in percent, or \"none: why\"", val);

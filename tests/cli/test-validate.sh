@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 ref="$FS_SOURCE_ROOT/validation/reference"
 cal="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"
 
-# The training tables (validation/reference/training, minutes of simulation)
+# The training tables (validation/reference/training, about 10 s of simulation)
 # are scored by tests/test-train-accuracy.c; here validate runs a copy of the
 # reference folder without them, and a two-row training table below.
 mkdir -p "$tmp/ref"
@@ -92,9 +92,11 @@ contains "$report" "| \`h100_pcie_gen5_host_copies_fabricsim_probe\` | host-copy
 # bar, the test-set MAPE, the fitted factor; byte-identical JSON twice.
 tr="$FS_SOURCE_ROOT/validation/reference/training/training-korthikanti-t5-a100.csv"
 mkdir -p "$tmp/tref/training"
-{ grep '^#' "$tr"; grep -v '^#' "$tr" | head -3; } > "$tmp/tref/training/training-two.csv"
+# One fit row is a weak calibration: the copy's bar is 50 %, and 1 % must fail.
+{ grep '^#' "$tr" | sed 's/^# bar: .*/# bar: 50/'; grep -v '^#' "$tr" | head -3; } \
+  > "$tmp/tref/training/training-two.csv"
 out=$("$FABRICSIM" validate --dir "$tmp/tref") || fail "validate training exited $?"
-contains "$out" "training-two (training): bar 10" "training"
+contains "$out" "training-two (training): bar 50" "training"
 contains "$out" "(fit row: calibration, outside the bar)" "training"
 contains "$out" "test-set step_time_s MAPE" "training"
 contains "$out" "over 1 row" "training"
@@ -115,6 +117,15 @@ assert [r.get("fit", False) for r in t["rows"]] == [True, False], t["rows"]
 assert [r["in_scope"] for r in t["rows"]] == [False, True], t["rows"]
 assert any("step times x" in n for n in d["notes"]), d["notes"]
 PY
+
+sed 's/^# bar: 50/# bar: 1/' "$tmp/tref/training/training-two.csv" > "$tmp/training-tight.csv"
+set +e
+out=$("$FABRICSIM" validate "$tmp/training-tight.csv")
+st=$?
+set -e
+[ "$st" -eq 1 ] || fail "training table past its bar: exit $st, expected 1"
+contains "$out" "test-set step_time_s MAPE" "training, tight bar"
+contains "$out" "FAIL" "training, tight bar"
 
 # A malformed training table: exit 2, file:line:col, nothing on stdout.
 sed 's/,test$/,later/' "$tmp/tref/training/training-two.csv" > "$tmp/training-bad.csv"

@@ -103,11 +103,6 @@ static int run(const char *topo_path)
     return fs_cli_usage("coll", "give -g N or --gpus LIST, not both");
   sw.root = (guint)opt_root;
   sw.alone.exact = opt_exact;
-  if (opt_output_file != NULL && strcmp(opt_output_file, "-") == 0 && (opt_json || opt_csv))
-    return fs_cli_usage("coll", "-J - writes nccl-tests' JSON to stdout; it takes no --json or --csv");
-  if (opt_output_file != NULL && sel.n_ops > 1)
-    return fs_cli_usage("coll", "-J writes one collective's file (nccl-tests writes one per "
-                        "program); give -o with one collective");
   g_autoptr(FsProgress) progress = fs_progress_new("coll", opt_quiet);
   g_autoptr(FsCollTest) r = fs_coll_test_new(sc, &sel, &sw, opt_gpus ? opt_gpus : opt_ngpus, &error);
   if (r == NULL)

@@ -390,6 +390,8 @@ json_t *fs_val_result_json(const FsValResult *r)
     set(ro, "measured", num(row->measured));
     set(ro, "error_pct", num(row->error_pct));
     set(ro, "in_scope", json_boolean(row->in_scope));
+    if (row->fit)
+      set(ro, "fit", json_true());
     json_array_append_new(rows, ro);
   }
   set(o, "rows", rows);

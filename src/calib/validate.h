@@ -107,6 +107,7 @@ typedef struct {
   double predicted, measured;
   double error_pct;       /* 100 × (predicted − measured) / measured */
   gboolean in_scope;      /* counted by the bar */
+  gboolean fit;           /* a calibration-fit row (training tables): outside the bar */
 } FsValRow;
 
 typedef struct {

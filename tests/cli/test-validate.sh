@@ -13,6 +13,13 @@ trap 'rm -rf "$tmp"' EXIT
 ref="$FS_SOURCE_ROOT/validation/reference"
 cal="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"
 
+# The training tables (validation/reference/training, about 10 s of simulation)
+# are scored by tests/test-train-accuracy.c; here validate runs a copy of the
+# reference folder without them, and a two-row training table below.
+mkdir -p "$tmp/ref"
+cp "$ref"/*.csv "$tmp/ref/"
+export FABRICSIM_VALIDATION="$tmp/ref"
+
 # Every committed table within its bar: exit 0 (1 would name the table that
 # missed; tests/test-coll-accuracy.c explains the nccl-tests tables' figures).
 set +e
@@ -121,10 +128,63 @@ set -e
 mkdir -p "$tmp/tree/tools" "$tmp/tree/validation" "$tmp/tree/build/src/cli"
 cp "$FS_SOURCE_ROOT/tools/validate-report" "$tmp/tree/tools/"
 cp -r "$FS_SOURCE_ROOT/validation/reference" "$FS_SOURCE_ROOT/validation/results" "$tmp/tree/validation/"
+rm -r "$tmp/tree/validation/reference/training"
 ln -s "$FABRICSIM" "$tmp/tree/build/src/cli/fabricsim"
 FABRICSIM_VALIDATION="$tmp/tree/validation/reference" "$tmp/tree/tools/validate-report" > /dev/null \
   || fail "validate-report exited $?"
 report=$(cat "$tmp/tree/validation/REPORT.md")
 contains "$report" "| \`h100_pcie_gen5_host_copies_fabricsim_probe\` | host-copy | time within 10% for size >= 64MiB | 1.49 | 1.61 | - | pass / pass |" "REPORT.md"
+
+# A training table (its first two rows, 8 GPUs: one fit, one test) in a
+# folder's training/: every row printed, the fit row marked and outside the
+# bar, the test-set MAPE, the fitted factor; byte-identical JSON twice.
+tr="$FS_SOURCE_ROOT/validation/reference/training/training-korthikanti-t5-a100.csv"
+mkdir -p "$tmp/tref/training"
+# One fit row is a weak calibration: the copy's bar is 50 %, and 1 % must fail.
+{ grep '^#' "$tr" | sed 's/^# bar: .*/# bar: 50/'; grep -v '^#' "$tr" | head -3; } \
+  > "$tmp/tref/training/training-two.csv"
+out=$("$FABRICSIM" validate --dir "$tmp/tref") || fail "validate training exited $?"
+contains "$out" "training-two (training): bar 50" "training"
+contains "$out" "(fit row: calibration, outside the bar)" "training"
+contains "$out" "test-set step_time_s MAPE" "training"
+contains "$out" "over 1 row" "training"
+contains "$out" "training calibration a100: step times x" "training"
+contains "$out" "fitted on 1 fit rows" "training"
+contains "$out" "summary: 1 passed, 0 failed, 0 not run" "training"
+[ "$(printf '%s\n' "$out" | grep -c '(fit row')" -eq 1 ] || fail "training: not exactly one fit row: $out"
+"$FABRICSIM" validate --json --dir "$tmp/tref" > "$tmp/t1.json" || fail "validate training --json"
+"$FABRICSIM" validate --json "$tmp/tref/training/training-two.csv" > "$tmp/t2.json" \
+  || fail "validate training TABLE --json"
+cmp -s "$tmp/t1.json" "$tmp/t2.json" || fail "validate training --json differs between runs"
+python3 - "$tmp/t1.json" <<'PY' || fail "validate training --json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["tables"][0]
+assert t["kind"] == "training" and t["rows_in_scope"] == 1, t
+assert [r.get("fit", False) for r in t["rows"]] == [True, False], t["rows"]
+assert [r["in_scope"] for r in t["rows"]] == [False, True], t["rows"]
+assert any("step times x" in n for n in d["notes"]), d["notes"]
+PY
+
+sed 's/^# bar: 50/# bar: 1/' "$tmp/tref/training/training-two.csv" > "$tmp/training-tight.csv"
+set +e
+out=$("$FABRICSIM" validate "$tmp/training-tight.csv")
+st=$?
+set -e
+[ "$st" -eq 1 ] || fail "training table past its bar: exit $st, expected 1"
+contains "$out" "test-set step_time_s MAPE" "training, tight bar"
+contains "$out" "FAIL" "training, tight bar"
+
+# A malformed training table: exit 2, file:line:col, nothing on stdout.
+sed 's/,test$/,later/' "$tmp/tref/training/training-two.csv" > "$tmp/training-bad.csv"
+line=$(grep -n ',later$' "$tmp/training-bad.csv" | cut -d: -f1)
+set +e
+o=$("$FABRICSIM" validate "$tmp/training-bad.csv" 2>"$tmp/err")
+st=$?
+set -e
+[ "$st" -eq 2 ] || fail "bad training table: exit $st, expected 2"
+[ -z "$o" ] || fail "bad training table: stdout not empty: $o"
+grep -q "training-bad.csv:$line:[0-9]*: set \"later\": expected fit or test" "$tmp/err" \
+  || fail "bad training table: $(cat "$tmp/err")"
 
 echo "cli validate: ok"

@@ -55,16 +55,11 @@ int fs_cmd_validate(int argc, char **argv)
     "Runs every reference table of validation/reference (or the named ones), prints\n"
     "predicted vs measured per row, the error, and the mean absolute percentage\n"
     "error (MAPE) per table against the table's bar (its `# bar:` line).  Exit\n"
-    "status 1 when a table misses its bar, unless its `# gap:` line records the
-"
-    "miss (a KNOWN GAP).  Format: validation/reference/README.md.
-"
-    "Then the training tables (DIR/training/training-*.csv, or TABLEs so named):
-"
-    "one step-time factor per GPU generation fitted on their fit rows, each row
-"
-    "printed (fit rows marked), the test-set MAPE per table against its bar.
-"
+    "status 1 when a table misses its bar, unless its `# gap:` line records the\n"
+    "miss (a KNOWN GAP).  Format: validation/reference/README.md.\n"
+    "Then the training tables (DIR/training/training-*.csv, or TABLEs so named):\n"
+    "one step-time factor per GPU generation fitted on their fit rows, each row\n"
+    "printed (fit rows marked), the test-set MAPE per table against its bar.\n"
     "\n"
     "Examples:\n"
     "  fabricsim validate\n"

@@ -44,6 +44,10 @@ typedef enum {
 /* The most ranks a communicator may have (a resource guard, not a limit of
  * the model). */
 #define FS_COMM_MAX_RANKS 65536
+/* The communicator guard in force: $FABRICSIM_MAX_RANKS (1 to 2^24) or
+ * FS_COMM_MAX_RANKS; fs_comm_new and fs_comm_new_grid take at most this
+ * many ranks.  Read once. */
+guint fs_comm_max_ranks(void);
 
 typedef struct FsComm FsComm;
 

@@ -64,6 +64,7 @@ static void family_set_ep(Family *f, const FsCollExecParams *ep)
   f->ep.step_latency[1] = ep->step_latency[1];
   f->ep.payload = ep->payload;
   f->ep.rate_cap = ep->rate_cap;
+  f->ep.rate_cap_inter = ep->rate_cap_inter;
   f->ep.reduce_bw = ep->reduce_bw;
 }
 

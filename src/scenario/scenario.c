@@ -90,6 +90,9 @@ FsScenario *fs_scenario_load(const FsScenarioInputs *in, GError **error)
                                      : fs_nccl_params_default_path();
     if (sc->nccl_path == NULL || (sc->nccl = fs_nccl_params_load(sc->nccl_path, error)) == NULL)
       return NULL;
+    /* NCCL's point-to-point variables (NCCL_P2P_NET_CHUNKSIZE, NCCL_NCHANNELS_PER_NET_PEER…). */
+    if (!fs_nccl_params_apply_env(sc->nccl, error))
+      return NULL;
   }
   /* The calibration's one moment: the catalog has it already (the
    * topology's models are the calibrated ones); now the curves and NCCL's

@@ -354,7 +354,12 @@ static void start_xfer(FsOpGraph *g, guint32 id)
     xfer_done(g, &info);
     return;
   }
-  if (!fs_router_transfer(g->env->router, (guint)op->src, (guint)op->dst, op->bytes, op->start, 0,
+  /* A send between hosts runs on NCCL's channels for it (coll/p2p-sched.h), each at most
+   * the per-channel network bandwidth. */
+  double cap = g->env->nccl != NULL ? fs_coll_p2p_send_cap(g->env->nccl, g->env->router, op->src,
+                                                           op->dst, op->bytes)
+                                    : 0;
+  if (!fs_router_transfer(g->env->router, (guint)op->src, (guint)op->dst, op->bytes, op->start, cap,
                           g->key++, xfer_done, g, user, &err))
     fail(g, err);
 }

@@ -346,3 +346,17 @@ guint fs_comm_host_rings(const FsComm *c)
 {
   return c->host_rings;
 }
+
+guint fs_comm_uniform_ranks_per_host(const FsComm *comm)
+{
+  guint n = fs_comm_size(comm), h = fs_comm_n_hosts(comm);
+  if (h < 2 || n % h != 0)
+    return 1;
+  g_autofree guint *per = g_new0(guint, h);
+  for (guint r = 0; r < n; r++)
+    per[fs_comm_host_index(comm, r)]++;
+  for (guint i = 0; i < h; i++)
+    if (per[i] != n / h)
+      return 1;
+  return n / h;
+}

@@ -176,23 +176,6 @@ static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params,
   return fs_coll_run_alone(net, run, &ep, xfer, xfer_ctx, t, error);
 }
 
-/* The ring-step period to try when single steps disagree: the ranks per
- * host when every host has as many (a ring visits them between network
- * hops), else 1. */
-static guint step_period(const FsComm *comm)
-{
-  guint n = fs_comm_size(comm), h = fs_comm_n_hosts(comm);
-  if (h < 2 || n % h != 0)
-    return 1;
-  g_autofree guint *per = g_new0(guint, h);
-  for (guint r = 0; r < n; r++)
-    per[fs_comm_host_index(comm, r)]++;
-  for (guint i = 0; i < h; i++)
-    if (per[i] != n / h)
-      return 1;
-  return n / h;
-}
-
 /* Whole loops of loop bytes q in the smallest channel share of req. */
 static guint64 whole_loops(const FsCollRequest *req, uint64_t q)
 {
@@ -552,7 +535,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
    * every P steps, not every step (alone.h): when the steps disagree, the
    * plans of B, B+P, B+2P and B+2P+M steps (B ≡ S mod P, M a multiple of
    * P) are checked the same way. */
-  guint P = step_period(comm);
+  guint P = fs_comm_uniform_ranks_per_host(comm);
   for (guint64 K = MAX(opts->min_steps, 4); !opts->exact && 5 * K + 5 < S; K *= 2) {
     const guint64 n[4] = {K, K + 1, K + 2, 2 * K + 2};
     const Attempt at = {p, sys, comm, nbytes, choice, req, key, DIM_STEPS, 0, S, net, xfer,

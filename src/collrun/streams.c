@@ -255,22 +255,6 @@ static double maxplus(const Skel *k, const Stream *st, const FsCollExecParams *e
   return end;
 }
 
-/* Ranks per host when every host has as many and there are several (a ring
- * repeats every that many steps, alone.c), else 1. */
-static guint host_period(const FsComm *comm)
-{
-  guint n = fs_comm_size(comm), h = fs_comm_n_hosts(comm);
-  if (h < 2 || n % h != 0)
-    return 1;
-  g_autofree guint *per = g_new0(guint, h);
-  for (guint r = 0; r < n; r++)
-    per[fs_comm_host_index(comm, r)]++;
-  for (guint i = 0; i < h; i++)
-    if (per[i] != n / h)
-      return 1;
-  return n / h;
-}
-
 /* The paths of stream s into w (weights) and hops (per path: its hop
  * count, then its channels; exec.h). */
 static gboolean stream_paths(const Ctx *c, const Stream *s, GArray *w, GArray *hops,
@@ -494,7 +478,7 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   if (q == 0)
     F = 0;
   guint S = algo->ring_steps && n > 1 ? algo->ring_steps(comm, req) : 0;
-  guint P = host_period(comm);
+  guint P = fs_comm_uniform_ranks_per_host(comm);
   FsCollExecParams ep;
   fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice, 1, &ep);
   Ctx c = {comm, req, opts, net, key, ep.payload,

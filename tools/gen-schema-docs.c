@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "calib/calibration.h"
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
@@ -44,6 +45,8 @@ static GArray *all_schemas(void)
   e = fs_efficiency_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_sweep_spec_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_calibration_schemas(&n);
   g_array_append_vals(a, e, n);
   return a;
 }

@@ -84,6 +84,11 @@ typedef struct {
   const char *doc;            /* one sentence for the README table */
   const char *value_doc;      /* the README's "value" column when the type says too little */
   const char *required_doc;   /* the README's "required" column when not plain yes/no */
+  const char *number_unit;    /* FS_SCHEMA_QUANTITY or _DOUBLE: the value is a bare number in
+                               * this unit ("GB/s", "us"), as JSON files write it, the key
+                               * naming the unit; a quantity is converted to its storage unit
+                               * (a time rounded to the ps), a double stored as written.  The
+                               * range is then bare numbers in this unit. */
 } FsSchemaField;
 
 struct FsSchema {
@@ -101,6 +106,12 @@ typedef struct {
   GQuark domain;              /* errors in this domain and code (0: FS_YAML_ERROR_SCHEMA), */
   int code;                   /* for loaders whose callers match their module's errors */
 } FsSchemaRead;
+
+/* JSON: the same walk reads a JSON object once it is a tree of FsYamlNode
+ * (fs_yaml_doc_from_json in util/yaml.h): messages then carry the JSON path
+ * after the position ("c.json:3:47: $.summary.launch.async_us: expected
+ * ..."), kinds are named as JSON names them ("an object"), and a string
+ * is refused where a number is expected and the reverse. */
 
 /* Reads map against schema into record (a struct the offsets refer to;
  * NULL when every field is FS_SCHEMA_NOWHERE).

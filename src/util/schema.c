@@ -368,6 +368,8 @@ static gboolean read_fields(const FsSchema *s, const FsYamlNode *map, char *reco
     }
     if (out != NULL)
       store(f, out, &v, opts->strings);
+    if (opts->seen != NULL && !opts->seen(f, node, opts->data, error))
+      return FALSE;
   }
   return TRUE;
 }
@@ -504,7 +506,11 @@ void fs_schema_doc_markdown(const FsSchema *schema, GString *out)
     cell(out, value);
     cell(out, f->required_doc ? f->required_doc : f->required ? "yes" : "no");
     cell(out, def);
-    cell(out, f->doc ? f->doc : "");
+    g_autoptr(GString) doc = g_string_new(f->doc ? f->doc : "");
+    for (guint k = 0; f->aliases && f->aliases[k]; k++)
+      g_string_append_printf(doc, "%s`%s`", k == 0 ? (doc->len ? "; option " : "option ") : ", ",
+                             f->aliases[k]);
+    cell(out, doc->str);
     g_string_append(out, "\n");
   }
 }

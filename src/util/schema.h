@@ -89,6 +89,10 @@ typedef struct {
                                * naming the unit; a quantity is converted to its storage unit
                                * (a time rounded to the ps), a double stored as written.  The
                                * range is then bare numbers in this unit. */
+  const char *const *aliases; /* other names of the field outside the file (command-line
+                               * options: "--tp"), NULL-terminated; listed in the README */
+  int id;                     /* the loader's own number for the field (0: none), which
+                               * FsSchemaRead.seen reports */
 } FsSchemaField;
 
 struct FsSchema {
@@ -105,6 +109,12 @@ typedef struct {
   gboolean skip_base;         /* read only the schema's own fields (the base was read) */
   GQuark domain;              /* errors in this domain and code (0: FS_YAML_ERROR_SCHEMA), */
   int code;                   /* for loaders whose callers match their module's errors */
+  /* Called for every field present in the mapping (nested ones included),
+   * after its value was read and stored: the loader's hook to remember
+   * where a value came from, or to store one no offset can reach. */
+  gboolean (*seen)(const FsSchemaField *field, const FsYamlNode *node, gpointer data,
+                   GError **error);
+  gpointer data;
 } FsSchemaRead;
 
 /* JSON: the same walk reads a JSON object once it is a tree of FsYamlNode

@@ -298,6 +298,11 @@ static const FsSchemaField top_fields[] = {
         "absent = 0: `local_copy_sm_share`, the speed of the ring kernel's one local copy per "
         "loop, as a fraction of one SM's share of the GPU's memory bandwidth (catalog "
         "`memory_bandwidth` × calibrated memory efficiency / `sms`); 0 makes the copy free"),
+  TABLE("host_launch", FALSE,
+        "absent = 0 (no floor): `launch_us`, the host's cost of issuing one GPU's collective "
+        "(one kernel launch inside an NCCL group) in an nccl-tests iteration; a thread driving "
+        "`-g N` GPUs issues N of them per iteration, which floors the iteration's time "
+        "(`src/coll/launch.h`)"),
   TABLE("algorithms", FALSE,
         "`absent`, a list of NCCL algorithms the release does not have (the tuner never costs "
         "them; `PAT` before 2.23)"),
@@ -547,6 +552,13 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
     static const char *const rk_keys[] = {"local_copy_sm_share", NULL};
     t = get_table(root, "ring_kernel", rk_keys, 1, NULL, error);
     if (t == NULL || !get_number(t, "local_copy_sm_share", "ring_kernel", 1e3, &p->ring_copy_sm_share, error))
+      return FALSE;
+  }
+  /* Optional: absent = no host floor. */
+  if (fs_yaml_map_get(root, "host_launch") != NULL) {
+    static const char *const hl_keys[] = {"launch_us", NULL};
+    t = get_table(root, "host_launch", hl_keys, 1, NULL, error);
+    if (t == NULL || !get_number(t, "launch_us", "host_launch", 1e6, &p->host_launch_us, error))
       return FALSE;
   }
   return TRUE;

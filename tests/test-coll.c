@@ -5,6 +5,7 @@
 
 #include "coll/coll.h"
 #include "coll/comm.h"
+#include "coll/launch.h"
 #include "coll/ncclt-format.h"
 #include "coll/plan.h"
 #include "util/error.h"
@@ -483,6 +484,37 @@ START_TEST(test_ncclt_header_lines)
 }
 END_TEST
 
+/* nccl-tests' launch flags and the host floor they set (coll/launch.h). */
+START_TEST(test_launch)
+{
+  FsCollLaunch l;
+  GError *error = NULL;
+  ck_assert(fs_coll_launch_parse(NULL, &l, &error));
+  ck_assert_uint_eq(l.threads, 1);
+  ck_assert_uint_eq(l.gpus_per_thread, 1);
+  ck_assert_uint_eq(l.graph_iters, 0);
+  ck_assert_double_eq_tol(fs_coll_launch_host_us(&l, 4.1), 4.1, 1e-12);
+  ck_assert(fs_coll_launch_parse("-g  8 -t 2 (one process, two threads)", &l, &error));
+  ck_assert_uint_eq(l.threads, 2);
+  ck_assert_uint_eq(l.gpus_per_thread, 8);
+  ck_assert_double_eq_tol(fs_coll_launch_host_us(&l, 4.1), 32.8, 1e-9);
+  g_autofree char *d = fs_coll_launch_describe(&l);
+  ck_assert_str_eq(d, "-t 2 -g 8");
+  ck_assert(fs_coll_launch_parse("--ngpus 8 --cudagraph 4", &l, &error));
+  ck_assert_double_eq_tol(fs_coll_launch_host_us(&l, 4.1), 8.2, 1e-9);
+  g_autofree char *d2 = fs_coll_launch_describe(&l);
+  ck_assert_str_eq(d2, "-t 1 -g 8 -G 4");
+  ck_assert(!fs_coll_launch_parse("-g 0", &l, &error));
+  ck_assert_str_eq(error->message, "-g takes a count from 1 to 1024, got \"0\"");
+  g_clear_error(&error);
+  ck_assert(!fs_coll_launch_parse("-g 2 -g 4", &l, &error));
+  ck_assert_str_eq(error->message, "-g is given twice");
+  g_clear_error(&error);
+  ck_assert(!fs_coll_launch_parse("-t", &l, &error));
+  g_clear_error(&error);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll");
@@ -503,5 +535,6 @@ int main(void)
   FS_ADD_TEST(s, test_ncclt_float_format);
   FS_ADD_TEST(s, test_ncclt_table_layout);
   FS_ADD_TEST(s, test_ncclt_header_lines);
+  FS_ADD_TEST(s, test_launch);
   return fs_test_run_suite(s);
 }

@@ -10,8 +10,10 @@
  * not absolute), `defines` (optional: the topology's parameters as
  * `NAME=INTEGER` words, like `-D`, e.g. `nodes=2`), `collective`, `ranks`
  * (a number; or a `gpus` column), `algorithm` (`default` or a `fabricsim
- * coll --list` name).  Columns:
- * `size_bytes`, `oop_time_us`, `oop_busbw_GBps`, optional `gpus`.
+ * coll --list` name), `launch` (optional: nccl-tests' launch flags `-t N
+ * -g N -G N` followed by prose, coll/launch.h; absent = `-g 1`, one
+ * process per GPU).  Columns: `size_bytes`, `oop_busbw_GBps`, optional
+ * `oop_time_us` (needed by the time metric) and `gpus`.
  * Cost: one simulated collective per row; the network of each rank count
  * is built once per table.
  */
@@ -33,6 +35,7 @@ typedef struct {
   FsCollTopoNet *tnet;
   FsComm *comm;
   FsCollSysInfo sys;
+  FsCollAloneMemo *memo;  /* shared by the rows of this rank count, as a sweep shares it */
 } Setup;
 
 typedef struct {
@@ -41,6 +44,7 @@ typedef struct {
   FsCollOp op;
   FsCollPrefs prefs;
   guint ranks;          /* 0: per row, from the gpus column */
+  FsCollLaunch launch;  /* the table's `launch` (default -g 1) */
   int c_gpus, c_size, c_time, c_busbw;
   GPtrArray *setups;    /* Setup *, one per rank count */
 } Nccl;
@@ -48,6 +52,8 @@ typedef struct {
 static void setup_free(gpointer p)
 {
   Setup *s = p;
+  if (s->memo != NULL)
+    fs_coll_alone_memo_free(s->memo);
   fs_comm_free(s->comm);
   fs_coll_topo_net_free(s->tnet);
   fs_router_free(s->router);
@@ -128,8 +134,22 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
     c->ranks = (guint)v;
   }
   if ((c->c_size = fs_val_table_col(t, "size_bytes", error)) < 0 ||
-      (c->c_time = fs_val_table_col(t, "oop_time_us", error)) < 0 ||
       (c->c_busbw = fs_val_table_col(t, "oop_busbw_GBps", error)) < 0) {
+    nccl_free(c);
+    return FALSE;
+  }
+  /* Optional: a table of bandwidths only cannot bar time. */
+  c->c_time = fs_val_table_col(t, "oop_time_us", NULL);
+  /* How the benchmark was launched sets the small-size floor. */
+  GError *le = NULL;
+  if (!fs_coll_launch_parse(fs_val_table_key(t, "launch"), &c->launch, &le)) {
+    int line = 1;
+    for (guint i = 0; i < t->keys->len; i++)
+      if (strcmp(g_ptr_array_index(t->keys, i), "launch") == 0)
+        line = GPOINTER_TO_INT(g_ptr_array_index(t->key_lines, i));
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_KIND, t->file, line, 3, "launch: %s",
+                    le->message);
+    g_error_free(le);
     nccl_free(c);
     return FALSE;
   }
@@ -180,6 +200,7 @@ static Setup *setup_for(Nccl *c, guint n, GError **error)
     return NULL;
   Setup *s = g_new0(Setup, 1);
   s->nranks = n;
+  s->memo = fs_coll_alone_memo_new();
   s->sim = fs_sim_new();
   s->net = fs_flownet_new(s->sim, FS_NET_MAXMIN);
   s->router = fs_router_new(c->topo, s->net, NULL);
@@ -202,6 +223,8 @@ static gboolean nccl_predict(void *ctx, const FsValTable *t, guint row, const ch
   uint64_t n = c->ranks;
   if (c->c_gpus >= 0 && !fs_val_table_u64(t, row, c->c_gpus, &n, error))
     return FALSE;
+  if (!busbw && c->c_time < 0)
+    return fail_key(t, "bar", error, "the time metric needs an oop_time_us column");
   if (!fs_val_table_u64(t, row, c->c_size, size, error) ||
       !fs_val_table_double(t, row, busbw ? c->c_busbw : c->c_time, measured, error))
     return FALSE;
@@ -210,8 +233,9 @@ static gboolean nccl_predict(void *ctx, const FsValTable *t, guint row, const ch
     return FALSE;
   FsCollSweep sw = {.op = c->op, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
                     .min_bytes = *size, .max_bytes = *size, .step_bytes = 1,
-                    .prefs = c->prefs,
-                    .alone = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s->tnet}};
+                    .prefs = c->prefs, .launch = c->launch,
+                    .alone = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s->tnet,
+                              .memo = s->memo}};
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   if (!fs_coll_bench(c->np, &s->sys, s->comm, &sw, s->net, fs_coll_topo_xfer, s->tnet, rows,
                      error))

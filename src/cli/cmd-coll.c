@@ -3,7 +3,7 @@
  * the sweep lets the tuner (or the user) pick algorithm, protocol and
  * channels, runs the collective on the flow network, and prints the row
  * the way nccl-tests does (or JSON).  Flags follow nccl-tests: -b -e -f -i
- * -g -d -o -r, plus --algo/--proto/--channels and NCCL_ALGO/NCCL_PROTO;
+ * -g -t -G -d -o -r (-g/-t/-G as nccl-tests launches: coll/launch.h), plus --algo/--proto/--channels and NCCL_ALGO/NCCL_PROTO;
  * -o all runs every collective, one nccl-tests block each (--redop all is
  * every reduction op). */
 #include <stdio.h>
@@ -28,6 +28,7 @@ static char *opt_trace = NULL, *opt_output_file = NULL;
 static char *opt_calibration = NULL;
 static char *opt_models = NULL, *opt_params = NULL, *opt_nccl_version = NULL;
 static char **opt_defines = NULL;
+static gint opt_threads = 0, opt_graph = 0, opt_nprocs = 0;
 static gint opt_iters = 20, opt_warmup = 1, opt_check = 0;
 static gboolean opt_quiet = FALSE;
 
@@ -41,8 +42,16 @@ static const GOptionEntry entries[] = {
   {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &opt_max, "Largest size (default 32M)", "SIZE"},
   {"stepfactor", 'f', 0, G_OPTION_ARG_INT64, &opt_factor, "Multiply the size by N each step", "N"},
   {"stepbytes", 'i', 0, G_OPTION_ARG_STRING, &opt_step, "Add SIZE each step (default 1M)", "SIZE"},
-  {"ngpus", 'g', 0, G_OPTION_ARG_STRING, &opt_ngpus, "Use the first N GPUs (default: all)", "N"},
-  {"gpus", 0, 0, G_OPTION_ARG_STRING, &opt_gpus, "GPUs to use: names or node indices, comma-separated", "LIST"},
+  {"ngpus", 'g', 0, G_OPTION_ARG_STRING, &opt_ngpus,
+   "GPUs per thread, as nccl-tests: one thread launches N GPUs' kernels in turn each iteration "
+   "(ranks = --nprocs x -t x -g; default: one process per GPU, -g 1, on all GPUs)", "N"},
+  {"nthreads", 't', 0, G_OPTION_ARG_INT, &opt_threads, "Threads per process, as nccl-tests (default 1)", "N"},
+  {"cudagraph", 'G', 0, G_OPTION_ARG_INT, &opt_graph,
+   "Capture N iterations in a CUDA graph, as nccl-tests (one launch per GPU per N iterations)", "N"},
+  {"nprocs", 0, 0, G_OPTION_ARG_INT, &opt_nprocs,
+   "Processes, as mpirun -np (default: 1 with -g or -t, else one per GPU)", "N"},
+  {"gpus", 0, 0, G_OPTION_ARG_STRING, &opt_gpus,
+   "GPUs to use: names or node indices, comma-separated (split into processes of -t x -g)", "LIST"},
   {"datatype", 'd', 0, G_OPTION_ARG_STRING, &opt_dtype,
    "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2, or all (default float)", "TYPE"},
   {"root", 'r', 0, G_OPTION_ARG_INT, &opt_root, "Root rank of rooted collectives (default 0)", "RANK"},
@@ -104,14 +113,16 @@ static int run(const char *topo_path)
   g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
   if (sc == NULL)
     return fs_cli_fail("coll", error);
-  if (opt_gpus != NULL && opt_ngpus != NULL)
-    return fs_cli_usage("coll", "give -g N or --gpus LIST, not both");
+  g_autofree char *ranks = NULL;
+  if (!fs_coll_launch_from_flags(opt_ngpus, opt_threads, opt_graph, opt_nprocs, opt_gpus != NULL,
+                                 &sw.launch, &ranks, &error))
+    return fs_cli_fail("coll", error);
   sw.root = (guint)opt_root;
   sw.alone.exact = opt_exact;
   if (opt_exec != NULL && !fs_coll_exec_from_name(opt_exec, &sw.alone.exec))
     return fs_cli_usage("coll", "--exec takes steps, streams or auto");
   g_autoptr(FsProgress) progress = fs_progress_new("coll", opt_quiet);
-  g_autoptr(FsCollTest) r = fs_coll_test_new(sc, &sel, &sw, opt_gpus ? opt_gpus : opt_ngpus, &error);
+  g_autoptr(FsCollTest) r = fs_coll_test_new(sc, &sel, &sw, opt_gpus ? opt_gpus : ranks, &error);
   if (r == NULL)
     return fs_cli_fail("coll", error);
   if (opt_trace != NULL && !fs_report_coll_trace(opt_trace, sc, r, &error))

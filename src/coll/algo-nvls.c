@@ -20,6 +20,9 @@ static const char *check_nvls(const FsComm *comm)
 {
   if (!fs_comm_has_nvls(comm))
     return "the communicator has no NVLS (in-switch reduction) switch on every host";
+  if (!fs_comm_nvls_available(comm))
+    return "NCCL offers NVLS only with more than 2 GPUs of the communicator per NVLink domain "
+           "(src/transport/nvls.cc ncclNvlsInit)";
   return NULL;
 }
 

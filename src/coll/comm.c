@@ -236,6 +236,28 @@ gboolean fs_comm_has_nvls(const FsComm *c)
   return TRUE;
 }
 
+gboolean fs_comm_nvls_available(const FsComm *c)
+{
+  if (!fs_comm_has_nvls(c))
+    return FALSE;
+  guint nh = fs_comm_n_hosts(c);
+  for (guint h = 0; h < nh; h++) {
+    int sw = fs_comm_nvls_switch(c, h, 0);
+    guint clique = 0;
+    for (guint k = 0; k < nh; k++)
+      if (fs_comm_nvls_switch(c, k, 0) == sw) {
+        guint L = 0;
+        fs_comm_host_ranks(c, k, &L);
+        clique += L;
+      }
+    /* NVIDIA/nccl src/transport/nvls.cc ncclNvlsInit (178b6b75): `if (... (!comm->MNNVL &&
+     * gpuCount <= 2) || (comm->MNNVL && comm->clique.size <= 2)) return` (no NVLS). */
+    if (clique <= 2)
+      return FALSE;
+  }
+  return TRUE;
+}
+
 void fs_comm_set_collnet_switches(FsComm *c, const int *nodes, guint n)
 {
   g_return_if_fail(n == 0 || nodes != NULL);

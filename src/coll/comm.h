@@ -93,6 +93,13 @@ void fs_comm_set_nvls_switch(FsComm *comm, guint host_index, const int *nodes, g
 int fs_comm_nvls_switch(const FsComm *comm, guint host_index, guint channel);
 /* TRUE when every host has an NVLS switch. */
 gboolean fs_comm_has_nvls(const FsComm *comm);
+/* TRUE when NCCL would offer NVLS on the communicator: every host has an
+ * NVLS switch and every NVLink domain (the ranks whose hosts share that
+ * switch: one host, or several in a multi-node NVLink domain) holds more
+ * than two of its ranks.  NCCL's rule (NVIDIA/nccl src/transport/nvls.cc
+ * ncclNvlsInit: no NVLS when `gpuCount <= 2`, or `clique.size <= 2` with
+ * MNNVL).  Cost O(hosts^2). */
+gboolean fs_comm_nvls_available(const FsComm *comm);
 
 /* CollNet/SHARP: the network switches that reduce; shard j (a host's
  * local rank j's share) goes to switch j mod n, so each rail can reduce

@@ -305,6 +305,12 @@ static const FsSchemaField ring_kernel_fields[] = {
 };
 SCHEMA(ring_kernel_schema, "ring_kernel", ring_kernel_fields);
 
+static const FsSchemaField host_launch_fields[] = {
+  SOURCE, NUM("launch_us", POFF(host_launch_us), "1000000",
+              "µs the host takes to issue one GPU's collective in an nccl-tests iteration"),
+};
+SCHEMA(host_launch_schema, "host_launch", host_launch_fields);
+
 /* Fills p from the root map of an NCCL parameter file: the NCCL version, step and protocol
  * settings, base and hardware latencies per algorithm and protocol, the architecture rows, the
  * bandwidth caps and correction tables, channel counts, p2p chunk sizes, and the optional
@@ -372,6 +378,11 @@ static const FsSchemaField top_fields[] = {
         "absent = 0: `local_copy_sm_share`, the speed of the ring kernel's one local copy per "
         "loop, as a fraction of one SM's share of the GPU's memory bandwidth (catalog "
         "`memory_bandwidth` × calibrated memory efficiency / `sms`); 0 makes the copy free"),
+  FIXED("host_launch", FALSE, host_launch_schema,
+        "absent = 0 (no floor): `launch_us`, the host's cost of issuing one GPU's collective "
+        "(one kernel launch inside an NCCL group) in an nccl-tests iteration; a thread driving "
+        "`-g N` GPUs issues N of them per iteration, which floors the iteration's time "
+        "(`src/coll/launch.h`)"),
   TABLE("algorithms", FALSE,
         "`absent`, a list of NCCL algorithms the release does not have (the tuner never costs "
         "them; `PAT` before 2.23)"),
@@ -409,6 +420,7 @@ static const FsSchemaEntry schemas[] = {
   {"nccl.p2p", &p2p_schema},
   {"nccl.p2p_schedule", &p2p_sched_schema},
   {"nccl.ring_kernel", &ring_kernel_schema},
+  {"nccl.host_launch", &host_launch_schema},
 };
 
 const FsSchemaEntry *fs_nccl_params_schemas(guint *n)
@@ -424,7 +436,7 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
     return FALSE;
   p->version = g_strdup(fs_yaml_map_get(root, "nccl_version")->value);
   static const char *const fixed_tables[] = {"steps", "net_overhead_us", "bandwidth_factors",
-                                             "channels", "p2p", "ring_kernel"};
+                                             "channels", "p2p", "ring_kernel", "host_launch"};
   for (guint i = 0; i < G_N_ELEMENTS(fixed_tables); i++) {
     const FsYamlNode *ft = fs_yaml_map_get(root, fixed_tables[i]);
     if (ft != NULL && !check_source(ft, fixed_tables[i], error))

@@ -143,6 +143,10 @@ typedef struct {
    * of NCCL's ring kernel runs at this fraction of one SM's share of the
    * GPU's memory bandwidth (memory_bandwidth × efficiency / SMs). */
   double ring_copy_sm_share;
+  /* host_launch (optional table; 0 when absent): the host's cost of
+   * issuing one GPU's collective in an nccl-tests iteration, µs
+   * (coll/launch.h: the floor of -g N launches from one thread). */
+  double host_launch_us;
 } FsNcclParams;
 
 /* Loads a params file.  NULL with error (file:line:col) on any problem:

@@ -16,6 +16,7 @@
 
 #include <glib.h>
 
+#include "coll/launch.h"
 #include "coll/ncclt-format.h"
 #include "coll/tuner.h"
 #include "collrun/alone.h"
@@ -37,12 +38,17 @@ typedef struct {
    * folding; set alone.route_fixed to fold identical channels, alone.exact
    * to simulate every transfer. */
   FsCollAloneOpts alone;
+  /* How nccl-tests launches it (coll/launch.h): each row's time is at
+   * least one iteration's host issue time.  All zero = the defaults of
+   * fs_coll_launch_init (one process per GPU). */
+  FsCollLaunch launch;
 } FsCollSweep;
 
 /* Runs the sweep on net (all runs alone, one after another) and appends
  * one row per size to rows (GArray of FsNcclTestsRow).  The in-place
  * columns repeat the out-of-place run (the simulator moves the same
- * bytes).  Sizes that give no data for ops that split the buffer
+ * bytes).  Each time is at least the sweep's host launch floor
+ * (coll/launch.h with p->host_launch_us).  Sizes that give no data for ops that split the buffer
  * (count 0) still run (latency only), as nccl-tests prints them. */
 gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                        const FsCollSweep *sweep, FsFlowNet *net, FsCollTransferFn xfer,

@@ -497,7 +497,7 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
     out->net_bw_gbps = inter / 1e9;
     out->net_count = 1;
   }
-  out->nvls_channels = fs_comm_has_nvls(comm) ? p->nvls_channels : 0;
+  out->nvls_channels = fs_comm_nvls_available(comm) ? p->nvls_channels : 0;
   out->collnet = fs_comm_collnet_switch(comm, 0) >= 0;
   out->ll128 = out->intra_hw == FS_NCCL_HW_NVLINK;
   const FsGpuModel *gm = &g0->model->u.gpu;

@@ -137,10 +137,13 @@ static FsNcclTestsDevice *ncclt_devices(const FsTopo *topo, const FsCollTest *r)
 static FsNcclTestsHeader ncclt_header(const FsNcclParams *np, const FsCollTest *r,
                                       const FsCollTextOptions *opt, FsCollOp op)
 {
+  FsCollLaunch l = r->sweep.launch;
+  if (l.gpus_per_thread == 0)
+    fs_coll_launch_init(&l);
   FsNcclTestsHeader h = {
     .op = op, .version_tag = "fabricsim-" FS_VERSION,
     .nccl_version_code = version_code(np->version),
-    .nthreads = 1, .ngpus = r->n, .min_bytes = r->sweep.min_bytes, .max_bytes = r->sweep.max_bytes,
+    .nthreads = l.threads, .ngpus = l.gpus_per_thread, .graph = l.graph_iters, .min_bytes = r->sweep.min_bytes, .max_bytes = r->sweep.max_bytes,
     .step_factor = r->sweep.step_factor, .step_bytes = r->sweep.step_bytes,
     .warmup_iters = (guint)MAX(opt->warmup_iters, 0), .iters = (guint)MAX(opt->iters, 0),
     .agg_iters = 1, .validation = (guint)MAX(opt->check, 0),
@@ -200,7 +203,10 @@ void fs_report_coll_ncclt_json(GString *out, const FsScenario *sc, const FsCollT
     ARG("-f", "%" G_GUINT64_FORMAT, sw->step_factor);
   else
     ARG("-i", "%" G_GUINT64_FORMAT, sw->step_bytes);
-  ARG("-g", "%u", r->n);
+  ARG("-t", "%u", h.nthreads);
+  ARG("-g", "%u", h.ngpus);
+  if (h.graph > 0)
+    ARG("-G", "%u", h.graph);
   ARG("-d", "%s", sel->n_dtypes > 1 ? "all" : fs_coll_dtype_name(sel->dtypes[0]));
   ARG("-o", "%s", sel->redop != NULL ? sel->redop : "sum");
   if (fs_coll_op_rooted(sel->ops[0]))

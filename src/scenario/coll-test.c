@@ -216,6 +216,66 @@ static gboolean run_op(FsCollTest *r, const FsNcclParams *np, guint o, GError **
   return TRUE;
 }
 
+gboolean fs_coll_launch_from_flags(const char *ngpus, gint threads, gint graph, gint nprocs,
+                                   gboolean have_list, FsCollLaunch *l, char **ranks,
+                                   GError **error)
+{
+  fs_coll_launch_init(l);
+  *ranks = NULL;
+  guint64 g = 1;
+  if (ngpus != NULL && !g_ascii_string_to_unsigned(ngpus, 10, 1, 1024, &g, NULL)) {
+    g_set_error(error, G_OPTION_ERROR, FS_USAGE_ERROR,
+                "-g takes the GPUs per thread, a count from 1 to 1024, got \"%s\"", ngpus);
+    return FALSE;
+  }
+  if (threads < 0 || threads > 1024 || graph < 0 || graph > 1024 || nprocs < 0 || nprocs > 65536) {
+    g_set_error(error, G_OPTION_ERROR, FS_USAGE_ERROR, "%s",
+                threads < 0 || threads > 1024 ? "-t takes a thread count from 1 to 1024"
+                : graph < 0 || graph > 1024   ? "-G takes an iteration count from 0 to 1024"
+                                              : "--nprocs takes a process count from 1 to 65536");
+    return FALSE;
+  }
+  if (have_list && nprocs > 0) {
+    g_set_error(error, G_OPTION_ERROR, FS_USAGE_ERROR,
+                "--nprocs counts the GPUs as --gpus LIST does: give one of them");
+    return FALSE;
+  }
+  l->gpus_per_thread = (guint)g;
+  l->threads = threads > 0 ? (guint)threads : 1;
+  l->graph_iters = (guint)graph;
+  if (!have_list && (ngpus != NULL || threads > 0 || nprocs > 0))
+    *ranks = g_strdup_printf("%" G_GUINT64_FORMAT,
+                             (guint64)(nprocs > 0 ? nprocs : 1) * l->threads * l->gpus_per_thread);
+  return TRUE;
+}
+
+/* Whether n GPUs split into processes of -t x -g GPUs each (coll/launch.h), each process's
+ * GPUs on one host (nccl-tests drives a process's GPUs from that host).  A zero launch is the
+ * default (-t 1 -g 1). */
+static gboolean launch_fits(const FsTopo *topo, const FsCollLaunch *l, const guint *gpus, guint n,
+                            GError **error)
+{
+  guint per = l->gpus_per_thread == 0 ? 1 : l->threads * l->gpus_per_thread;
+  if (n % per != 0) {
+    g_set_error(error, G_OPTION_ERROR, FS_USAGE_ERROR,
+                "-t %u x -g %u = %u GPUs per process does not divide the %u GPUs", l->threads,
+                l->gpus_per_thread, per, n);
+    return FALSE;
+  }
+  for (guint i = 0; i < n; i++) {
+    int h0 = fs_topo_node(topo, gpus[i - i % per])->host, h = fs_topo_node(topo, gpus[i])->host;
+    if (h != h0) {
+      g_set_error(error, G_OPTION_ERROR, FS_USAGE_ERROR,
+                  "-t %u x -g %u = %u GPUs per process, but process %u's GPUs %u and %u are on "
+                  "different hosts (one process drives the GPUs of its host: give -g and -t "
+                  "whose product divides the GPUs per host, or --nprocs)", l->threads,
+                  l->gpus_per_thread, per, i / per, gpus[i - i % per], gpus[i]);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 /* See coll-test.h. Builds the world and communicator over the GPUs named by gpus, checks the
  * root of rooted collectives, then simulates every selected op over the sweep, collecting the
  * rows. Sets an error when the GPUs, communicator or root are bad, when a run fails, or with
@@ -230,7 +290,8 @@ FsCollTest *fs_coll_test_new(const FsScenario *sc, const FsCollSelection *sel, c
   r->sel = *sel;
   r->sweep = *sw;
   r->sweep.prefs = *fs_scenario_prefs(sc);
-  if ((r->gpus = fs_coll_parse_gpus(topo, gpus, &r->n, error)) == NULL)
+  if ((r->gpus = fs_coll_parse_gpus(topo, gpus, &r->n, error)) == NULL ||
+      !launch_fits(topo, &r->sweep.launch, r->gpus, r->n, error))
     return NULL;
   r->world = fs_scenario_world_new(sc, NULL, FS_NET_MAXMIN, NULL);
   r->comm = fs_coll_comm_from_topo(r->world->router, r->gpus, r->n, np->max_channels, error);

@@ -32,6 +32,18 @@ typedef struct {
 gboolean fs_coll_selection_parse(FsCollSelection *sel, const char *op, const char *redop,
                                  const char *dtype, GError **error);
 
+/* nccl-tests' launch from coll's flags: ngpus (-g, a count as text, or
+ * NULL), threads (-t, 0 = not given), graph (-G, 0 = none), nprocs
+ * (mpirun -np, 0 = not given), and whether a --gpus list names the GPUs.
+ * Fills *l (coll/launch.h) and *ranks: the GPU count to select, P x t x g
+ * with P = nprocs (1 when only -g or -t is given), or NULL for every GPU
+ * (no -g, -t, --nprocs: one process per GPU) or for the list (which
+ * nprocs may not accompany).  Caller frees *ranks.  FALSE with a usage
+ * error (G_OPTION_ERROR) naming the option for a bad value. */
+gboolean fs_coll_launch_from_flags(const char *ngpus, gint threads, gint graph, gint nprocs,
+                                   gboolean have_list, FsCollLaunch *l, char **ranks,
+                                   GError **error);
+
 /* Parses the sizes -b, -e, -f, -i (NULL / 0 when not given; defaults 32M,
  * 32M or -b, 1M) into sw's sizes, checking that the step grows and that at
  * most $FABRICSIM_MAX_SIZES (default 10,000) sizes run.  FALSE with

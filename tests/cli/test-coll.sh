@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The nccl-tests layout: header, column titles, one row per size, footer.
 out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -o all_reduce -b 8 -e 128M -f 4)
 contains "$out" "# Collective test starting: all_reduce_perf" "header"
-contains "$out" "# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 4(factor)" "header"
+contains "$out" "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 4(factor)" "header (one process per GPU)"
 contains "$out" "#       size         count      type   redop    root     time   algbw   busbw  #wrong" "titles"
 contains "$out" "# Avg bus bandwidth    : " "footer"
 contains "$out" "# Collective test concluded: all_reduce_perf" "footer"
@@ -132,10 +132,28 @@ contains "$out" "# latency: base 8.40 us (Ring/Simple) + 14 steps" "--explain"
 
 # Several hosts: all_reduce runs across the IB fabric.
 out=$("$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 -b 1M -e 16M -f 16)
-contains "$out" "nGpus 16" "two hosts"
+contains "$out" "nThread 1 nGpus 1 " "two hosts, one process per GPU"
+contains "$out" "Rank 15 Group" "two hosts: 16 ranks"
 case "$out" in *"# collnet"*) fail "CollNet chosen without NCCL_COLLNET_ENABLE=1" ;; esac
 out=$("$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 -b 16M -e 16M --algo collnet_direct)
 contains "$out" "# collnet_direct/Simple/" "--algo collnet_direct"
+
+# The host launch (coll/launch.h): one thread driving -g 8 issues eight
+# launches per iteration, a floor of 8 x 4.1 us over the 13-17 us of one
+# process per GPU; -G 4 (CUDA graph) divides it by 4; --nprocs x -t x -g ranks.
+t1=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -b 8 -e 8 | grep '^ *8 ' | awk '{print $6}')
+out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -g 8 -b 8 -e 8)
+contains "$out" "# nThread 1 nGpus 8 minBytes 8" "-g 8 header"
+t8=$(printf '%s\n' "$out" | grep '^ *8 ' | awk '{print $6}')
+awk -v a="$t8" 'BEGIN { exit !(a > 32.7 && a < 32.9) }' || fail "-g 8 floor: $t8 us, expected 32.8"
+awk -v a="$t1" -v b="$t8" 'BEGIN { exit !(a < b) }' || fail "-g 1 ($t1 us) not below -g 8 ($t8 us)"
+out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -g 8 -G 4 -b 8 -e 8)
+contains "$out" "graph: 4" "-G 4 header"
+tg=$(printf '%s\n' "$out" | grep '^ *8 ' | awk '{print $6}')
+awk -v a="$tg" -v b="$t1" 'BEGIN { exit !(a == b) }' || fail "-g 8 -G 4 ($tg us): the floor 8.2 us is below the GPU time ($t1 us)"
+out=$("$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 --nprocs 2 -t 2 -g 4 -b 8 -e 8)
+contains "$out" "# nThread 2 nGpus 4 " "--nprocs 2 -t 2 -g 4"
+contains "$out" "Rank 15 Group" "--nprocs 2 -t 2 -g 4: 16 ranks"
 
 # Bad input: exit 2, one line on stderr.
 check_bad() {
@@ -159,7 +177,12 @@ check_bad "unknown collective \"bogus\"" "$T/dgx-h100.yaml" -o bogus --redop max
 check_bad "can run all_reduce on 8 ranks: the communicator has no CollNet" "$T/dgx-h100.yaml" -o all --algo collnet_direct
 check_bad "not a GPU of the topology" "$T/dgx-h100.yaml" --gpus dgx-h100/gpu0,nosuch
 # An empty list (the CLI fuzzer's fifth-session finding: a crash).
-check_bad "the GPU list is empty" "$T/dgx-h100.yaml" -g ""
+check_bad "-g takes the GPUs per thread" "$T/dgx-h100.yaml" -g ""
+check_bad "-g takes the GPUs per thread" "$T/dgx-h100.yaml" -g 0,1
+check_bad "-t 3 x -g 1 = 3 GPUs per process does not divide the 4 GPUs" "$T/dgx-h100.yaml" -t 3 -b 8 -e 8 --gpus gpu0,gpu1,gpu2,gpu3
+check_bad "-t takes a thread count" "$T/dgx-h100.yaml" -t -1
+check_bad "are on different hosts" "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 -g 16 -b 8 -e 8
+check_bad "--nprocs counts the GPUs" "$T/dgx-h100.yaml" --nprocs 2 --gpus gpu0,gpu1
 check_bad "the GPU list is empty" "$T/dgx-h100.yaml" --gpus ""
 check_bad "asked for 9 GPUs" "$T/dgx-h100.yaml" -g 9
 check_bad "larger than maxbytes" "$T/dgx-h100.yaml" -b 2M -e 1M

@@ -2,9 +2,12 @@
  * NCCL_TOPO_DUMP_FILE, src/graph/xml.cc, and the hand-written files clouds
  * publish for NCCL_TOPO_FILE) to topology YAML.
  *
- * The file is read with GLib's GMarkup (comments, an <?xml?> declaration
- * and a leading comment block are fine) into a small element tree, then
- * walked the way NCCL's ncclTopoAddCpu / ncclTopoAddPci read it:
+ * Three files: the element tree (import-nccl-xml.c, GLib's GMarkup: comments,
+ * an <?xml?> declaration and a leading comment block are fine), the models
+ * the elements name (import-nccl-models.c), and here the walk, which reads
+ * the tree the way NCCL's ncclTopoAddCpu / ncclTopoAddPci do, in both forms
+ * (a dump's <gpu>/<nic> children, or a hand-written file's classes alone),
+ * and builds the graph:
  *   <system>          the machine (one host; host_hash is ignored)
  *   <cpu numaid=…>    a CPU node, socket = numaid (-1, a VM's unknown NUMA
  *                     node, is socket 0); vendor/familyid/modelid or arch
@@ -43,6 +46,7 @@
 #include <string.h>
 
 #include "topo/identify.h"
+#include "topo/import-nccl-private.h"
 #include "topo/import-private.h"
 #include "topo/import.h"
 #include "topo/topo.h"
@@ -51,147 +55,8 @@
 #include "util/names.h"
 #include "util/strutil.h"
 
-/* ---- the element tree ---------------------------------------------------- */
-
-typedef struct XNode {
-  char *name;
-  char **keys, **vals;
-  int line, col;
-  struct XNode *parent;
-  GPtrArray *kids;
-} XNode;
-
-static void xnode_free(gpointer p)
-{
-  XNode *x = p;
-  g_free(x->name);
-  g_strfreev(x->keys);
-  g_strfreev(x->vals);
-  g_ptr_array_free(x->kids, TRUE);
-  g_free(x);
-}
-
-typedef struct {
-  XNode *root, *cur;
-  const char *text;
-  gsize len;
-  GArray *line_start;   /* byte offset of each line's start, line 1 first */
-  guint depth;
-} Reader;
-
-/* GMarkup reports the position after the start tag; moves (line, col) back
- * to the tag's '<' so that messages point at the element's start. */
-static void tag_start(const Reader *r, int *line, int *col)
-{
-  if (*line < 1 || (guint)*line > r->line_start->len)
-    return;
-  gsize ls = g_array_index(r->line_start, gsize, *line - 1);
-  gsize le = (guint)*line < r->line_start->len ? g_array_index(r->line_start, gsize, *line)
-                                               : r->len;
-  const char *p = r->text + ls;
-  for (int c = 1; c < *col && p < r->text + le; c++)
-    p = g_utf8_next_char(p);
-  /* A stray lead byte (0xF0-0xFF) jumps up to 6 bytes: never past the line
-   * (found by tests/fuzz/fuzz-nccl-xml.c: a heap-buffer-overflow read). */
-  if (p > r->text + le)
-    p = r->text + le;
-  if (p > r->text)
-    p--;          /* the position is just past the tag's '>' */
-  while (p > r->text && *p != '<')
-    p--;
-  gsize off = (gsize)(p - r->text);
-  int l = *line;
-  while (l > 1 && g_array_index(r->line_start, gsize, l - 1) > off)
-    l--;
-  *line = l;
-  *col = (int)g_utf8_strlen(r->text + g_array_index(r->line_start, gsize, l - 1),
-                            (gssize)(off - g_array_index(r->line_start, gsize, l - 1))) + 1;
-}
-
-#define MAX_DEPTH 64
-
-static void on_start(GMarkupParseContext *ctx, const char *name, const char **keys,
-                     const char **vals, gpointer data, GError **error)
-{
-  Reader *r = data;
-  /* The nesting guard: MAX_DEPTH, or $FABRICSIM_MAX_XML_DEPTH (at most 4096: the tree is
-   * walked recursively). */
-  guint64 limit = fs_env_limit("FABRICSIM_MAX_XML_DEPTH", MAX_DEPTH, 4096);
-  if ((guint64)++r->depth > limit) {
-    g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                "elements nested more than %" G_GUINT64_FORMAT " deep (FABRICSIM_MAX_XML_DEPTH "
-                "raises the limit)", limit);
-    return;
-  }
-  XNode *x = g_new0(XNode, 1);
-  x->name = g_strdup(name);
-  x->keys = g_strdupv((char **)keys);
-  x->vals = g_strdupv((char **)vals);
-  g_markup_parse_context_get_position(ctx, &x->line, &x->col);
-  tag_start(r, &x->line, &x->col);
-  x->kids = g_ptr_array_new_with_free_func(xnode_free);
-  x->parent = r->cur;
-  if (r->cur == NULL) {
-    if (r->root != NULL) {
-      xnode_free(x);
-      g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                  "a second top-level element <%s>", name);
-      return;
-    }
-    r->root = x;
-  } else {
-    g_ptr_array_add(r->cur->kids, x);
-  }
-  r->cur = x;
-}
-
-static void on_end(GMarkupParseContext *ctx, const char *name, gpointer data, GError **error)
-{
-  (void)ctx, (void)name, (void)error;
-  Reader *r = data;
-  r->depth--;
-  r->cur = r->cur->parent;
-}
-
-static const char *attr(const XNode *x, const char *key)
-{
-  guint i;
-  return fs_names_index((const char *const *)x->keys, G_MAXUINT, key, &i) ? x->vals[i] : NULL;
-}
-
-/* ---- the walk ------------------------------------------------------------- */
-
-typedef enum { E_CPU, E_SWITCH, E_GPU, E_NIC } EntKind;
-
-typedef struct {
-  EntKind kind;
-  const XNode *x;       /* the <cpu>, <pci> (switch, GPU, NIC) or bare <nic> element */
-  const XNode *dev;     /* GPUs: <gpu>, NICs: <nic>; NULL when the file has none */
-  int parent;           /* entry index, -1 for CPUs */
-  int cpu;              /* entry index of its CPU */
-  const FsModel *model;
-  const FsModel *uplink;  /* link to the parent from the file (NULL: the device's own) */
-  int dev_index;        /* GPU: dev (implicit ones numbered after the explicit); CPU: socket */
-  long sm;              /* GPU: <gpu sm>, -1 without <gpu> */
-  guint c2c;            /* GPU: <c2c count> */
-  double speed;         /* NIC: fastest <net speed> (Mb/s), 0 when unknown */
-  guint node;           /* graph node, once made */
-} Ent;
-
-typedef struct {
-  const char *name;
-  const FsCatalog *cat;
-  const FsImportOptions *opt;
-  GArray *ents;         /* Ent */
-  GPtrArray *notes;     /* what was chosen, one phrase each (owned) */
-  GPtrArray *guesses;   /* "Guess: ..." paragraphs, one per undecided model (owned) */
-  GHashTable *noted;    /* phrases already in notes (set) */
-} Walk;
-
-static gboolean fail_at(const Walk *w, const XNode *x, GError **error, const char *format, ...)
-  G_GNUC_PRINTF(4, 5);
-
-static gboolean fail_at(const Walk *w, const XNode *x, GError **error, const char *format, ...)
+/* See import-nccl-private.h. */
+gboolean nccl_fail_at(const Walk *w, const XNode *x, GError **error, const char *format, ...)
 {
   va_list ap;
   va_start(ap, format);
@@ -202,7 +67,8 @@ static gboolean fail_at(const Walk *w, const XNode *x, GError **error, const cha
   return FALSE;
 }
 
-static void note_once(Walk *w, char *phrase)
+/* See import-nccl-private.h. */
+void nccl_note_once(Walk *w, char *phrase)
 {
   if (g_hash_table_contains(w->noted, phrase)) {
     g_free(phrase);
@@ -214,15 +80,14 @@ static void note_once(Walk *w, char *phrase)
 
 static const char *need(const Walk *w, const XNode *x, const char *key, GError **error)
 {
-  const char *v = attr(x, key);
+  const char *v = nccl_attr(x, key);
   if (v == NULL || *v == '\0')
-    fail_at(w, x, error, "<%s> has no %s attribute", x->name, key);
+    nccl_fail_at(w, x, error, "<%s> has no %s attribute", x->name, key);
   return v != NULL && *v != '\0' ? v : NULL;
 }
 
-/* Parses a decimal integer attribute in [lo, 1e9] (surrounding blanks
- * allowed, nothing else). */
-static gboolean int_in(const Walk *w, const XNode *x, const char *key, const char *v, long lo,
+/* See import-nccl-private.h. */
+gboolean nccl_int_in(const Walk *w, const XNode *x, const char *key, const char *v, long lo,
                        long *out, GError **error)
 {
   char *end;
@@ -232,7 +97,7 @@ static gboolean int_in(const Walk *w, const XNode *x, const char *key, const cha
     end++;
   if (end == v || *end != '\0' || errno != 0 || n < lo || n > 1000000000) {
     g_autofree char *q = fs_escape_controls(v);
-    return fail_at(w, x, error, "<%s %s=\"%s\">: expected %s integer", x->name, key, q,
+    return nccl_fail_at(w, x, error, "<%s %s=\"%s\">: expected %s integer", x->name, key, q,
                    lo < 0 ? "an" : "a non-negative");
   }
   *out = n;
@@ -244,7 +109,7 @@ static gboolean need_int(const Walk *w, const XNode *x, const char *key, long *o
                          GError **error)
 {
   const char *v = need(w, x, key, error);
-  return v != NULL && int_in(w, x, key, v, 0, out, error);
+  return v != NULL && nccl_int_in(w, x, key, v, 0, out, error);
 }
 
 /* PCIe generations by transfer rate (GT/s per lane). */
@@ -262,7 +127,7 @@ static const struct {
 static gboolean pcie_link(Walk *w, const XNode *x, const FsModel **link, GError **error)
 {
   *link = NULL;
-  const char *sp = attr(x, "link_speed"), *wd = attr(x, "link_width");
+  const char *sp = nccl_attr(x, "link_speed"), *wd = nccl_attr(x, "link_width");
   int gen = 0;
   if (sp != NULL && *sp != '\0' && g_ascii_strncasecmp(sp, "Unknown", 7) != 0) {
     char *end;
@@ -281,17 +146,17 @@ static gboolean pcie_link(Walk *w, const XNode *x, const FsModel **link, GError 
         gen = pcie_gens[i].gen;
     if (!ok || gen == 0) {
       g_autofree char *q = fs_escape_controls(sp);
-      return fail_at(w, x, error, "<%s link_speed=\"%s\">: expected a PCIe rate such as "
+      return nccl_fail_at(w, x, error, "<%s link_speed=\"%s\">: expected a PCIe rate such as "
                      "\"16.0 GT/s PCIe\" (2.5, 5, 8, 16, 32 or 64 GT/s), or \"\"", x->name, q);
     }
   }
   long width = -1;
   if (wd != NULL && *wd != '\0') {
-    if (!int_in(w, x, "link_width", wd, 0, &width, error))
+    if (!nccl_int_in(w, x, "link_width", wd, 0, &width, error))
       return FALSE;
     if (width != 0 && width != 1 && width != 2 && width != 4 && width != 8 && width != 12 &&
         width != 16 && width != 32) {
-      return fail_at(w, x, error, "<%s link_width=\"%s\">: expected a PCIe width (1, 2, 4, 8, "
+      return nccl_fail_at(w, x, error, "<%s link_width=\"%s\">: expected a PCIe width (1, 2, 4, 8, "
                      "12, 16 or 32), or 0 for unknown", x->name, wd);
     }
   }
@@ -300,85 +165,19 @@ static gboolean pcie_link(Walk *w, const XNode *x, const FsModel **link, GError 
   if (width <= 0) {
     width = 16;   /* NCCL's ncclTopoAddPci: width 0 is 16 */
     if (wd != NULL && strcmp(wd, "0") == 0)
-      note_once(w, g_strdup("link_width=\"0\" read as 16 lanes, as NCCL does"));
+      nccl_note_once(w, g_strdup("link_width=\"0\" read as 16 lanes, as NCCL does"));
   }
   g_autofree char *name = g_strdup_printf("pcie-gen%d-x%ld", gen, width);
   const FsModel *m = fs_catalog_get(w->cat, name);
   if (m != NULL && m->kind == FS_MODEL_LINK)
     *link = m;
   else
-    note_once(w, g_strdup_printf("no catalog link %s: the device's own PCIe link instead", name));
+    nccl_note_once(w, g_strdup_printf("no catalog link %s: the device's own PCIe link instead", name));
   return TRUE;
 }
 
 /* A PCI vendor or device attribute ("0x10de") as a number; 0 when absent
  * or not hex. */
-static guint pci_attr(const XNode *x, const char *key)
-{
-  const char *v = x != NULL ? attr(x, key) : NULL;
-  if (v == NULL || !g_str_has_prefix(v, "0x"))
-    return 0;
-  char *end;
-  guint64 n = g_ascii_strtoull(v + 2, &end, 16);
-  return end != v + 2 && *end == '\0' && n <= 0xffff ? (guint)n : 0;
-}
-
-/* Records an identification: a phrase for the header, and a guess line
- * (opt->messages) when the clues left alternatives. */
-static void note_identity(Walk *w, const char *what, const FsIdentity *id, const char *option)
-{
-  note_once(w, g_strdup_printf("%s %s (%s: %s)", what, id->model->name,
-                               id->decided ? "identified" : "guessed", id->why));
-  if (id->alternatives == NULL || id->alternatives->len == 0)
-    return;
-  g_autofree char *alt = fs_identity_alternatives(id);
-  g_autofree char *line = g_strdup_printf("Guess: %s %s (%s). The clues fit as well: %s. Name "
-                                          "the model with %s.", what, id->model->name, id->why,
-                                          alt, option);
-  if (g_hash_table_contains(w->noted, line))
-    return;
-  g_hash_table_add(w->noted, g_strdup(line));
-  g_ptr_array_add(w->guesses, g_strdup(line));
-  if (w->opt != NULL && w->opt->messages != NULL)
-    g_ptr_array_add(w->opt->messages,
-                    g_strdup_printf("%s: guess: %s %s (%s); also fits %s; name it with %s",
-                                    w->name, what, id->model->name, id->why, alt, option));
-}
-
-/* fits() for the identification: the GPU has the NVLinks the file gives
- * it (data: the GPU's NVLink count). */
-static gboolean nccl_fits(const FsModel *m, gpointer data)
-{
-  guint want = *(const guint *)data;
-  return want == 0 || (m->u.gpu.nvlink != NULL && m->u.gpu.nvlinks >= want);
-}
-
-/* TRUE when some catalog GPU has the PCI id of x (catalog `pci_ids`) or,
- * sm >= 0, compute capability sm. */
-static gboolean known_gpu(const Walk *w, const XNode *x, long sm)
-{
-  guint vendor = pci_attr(x, "vendor"), device = pci_attr(x, "device");
-  for (guint i = 0; i < fs_catalog_size(w->cat); i++) {
-    const FsModel *m = fs_catalog_nth(w->cat, i);
-    if (m->kind == FS_MODEL_GPU && ((sm >= 0 && (long)m->u.gpu.compute_capability == sm) ||
-                                    (device != 0 && fs_model_has_pci_id(m, vendor, device))))
-      return TRUE;
-  }
-  return FALSE;
-}
-
-/* TRUE when some catalog NIC has the PCI id of x. */
-static gboolean known_nic(const Walk *w, const XNode *x)
-{
-  guint vendor = pci_attr(x, "vendor"), device = pci_attr(x, "device");
-  for (guint i = 0; device != 0 && i < fs_catalog_size(w->cat); i++) {
-    const FsModel *m = fs_catalog_nth(w->cat, i);
-    if (m->kind == FS_MODEL_NIC && fs_model_has_pci_id(m, vendor, device))
-      return TRUE;
-  }
-  return FALSE;
-}
-
 static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **error);
 
 /* A NIC: a <nic> (with its <net>s) under a <pci> or a <cpu>, or a <pci>
@@ -399,13 +198,13 @@ static gboolean walk_nic(Walk *w, const XNode *nic, const XNode *pci, int parent
   }
   Ent e = {.kind = E_NIC, .x = pci != NULL ? pci : nic, .dev = nic, .parent = parent,
            .cpu = cpu, .uplink = uplink, .speed = fastest};
-  const char *class = pci != NULL ? attr(pci, "class") : NULL;
+  const char *class = pci != NULL ? nccl_attr(pci, "class") : NULL;
   if (w->opt != NULL && w->opt->nic != NULL) {
     e.model = imp_require(w->cat, w->opt->nic, FS_MODEL_NIC, "--nic", error);
     if (e.model == NULL)
       return FALSE;
-  } else if ((pci != NULL && known_nic(w, pci)) || fastest > 0) {
-    FsNicClues nc = {.pci_vendor = pci_attr(pci, "vendor"), .pci_device = pci_attr(pci, "device"),
+  } else if ((pci != NULL && nccl_known_nic(w, pci)) || fastest > 0) {
+    FsNicClues nc = {.pci_vendor = nccl_pci_attr(pci, "vendor"), .pci_device = nccl_pci_attr(pci, "device"),
                      .rate_gbps = fastest / 1000, .family = -1};
     if (class != NULL && g_str_has_prefix(class, "0x0207"))
       nc.family = FS_LINK_INFINIBAND;
@@ -415,10 +214,10 @@ static gboolean walk_nic(Walk *w, const XNode *nic, const XNode *pci, int parent
     fs_identify_nic(w->cat, &nc, &id);
     e.model = id.model;
     if (e.model != NULL)
-      note_identity(w, "NIC", &id, "--nic");
+      nccl_note_identity(w, "NIC", &id, "--nic");
     fs_identity_clear(&id);
     if (e.model == NULL)
-      return fail_at(w, e.x, error, "no NIC model in the catalog");
+      return nccl_fail_at(w, e.x, error, "no NIC model in the catalog");
   }
   g_array_append_val(w->ents, e);
   return TRUE;
@@ -449,7 +248,7 @@ static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **
   const char *busid = need(w, x, "busid", error);
   if (busid == NULL)
     return FALSE;
-  const char *class = attr(x, "class");
+  const char *class = nccl_attr(x, "class");
   const XNode *gpu = NULL, *nic = NULL;
   gboolean has_pci = FALSE;
   for (guint i = 0; i < x->kids->len; i++) {
@@ -466,9 +265,9 @@ static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **
     return FALSE;
   if (gpu != NULL || (class != NULL && g_str_has_prefix(class, "0x03"))) {
     long devn = -1, sm = -1, c2c = 0;
-    if (gpu != NULL && attr(gpu, "gcn") != NULL) {
-      g_autofree char *q = fs_escape_controls(attr(gpu, "gcn"));
-      return fail_at(w, gpu, error, "<gpu gcn=\"%s\">: an AMD GPU (RCCL's dump); the catalog "
+    if (gpu != NULL && nccl_attr(gpu, "gcn") != NULL) {
+      g_autofree char *q = fs_escape_controls(nccl_attr(gpu, "gcn"));
+      return nccl_fail_at(w, gpu, error, "<gpu gcn=\"%s\">: an AMD GPU (RCCL's dump); the catalog "
                      "has no AMD GPU model", q);
     }
     if (gpu != NULL && (!need_int(w, gpu, "dev", &devn, error) ||
@@ -483,8 +282,8 @@ static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **
         return FALSE;
       c2c += count;
     }
-    if (sm >= 0 && (w->opt == NULL || w->opt->gpu == NULL) && !known_gpu(w, x, sm))
-      return fail_at(w, gpu, error, "unknown GPU compute capability sm=%ld: no catalog GPU "
+    if (sm >= 0 && (w->opt == NULL || w->opt->gpu == NULL) && !nccl_known_gpu(w, x, sm))
+      return nccl_fail_at(w, gpu, error, "unknown GPU compute capability sm=%ld: no catalog GPU "
                      "has it or this PCI id (name the model with --gpu)", sm);
     Ent e = {.kind = E_GPU, .x = x, .dev = gpu, .parent = parent, .cpu = cpu,
              .dev_index = (int)devn, .sm = sm, .c2c = (guint)MIN(c2c, 1000000), .uplink = up};
@@ -495,24 +294,19 @@ static gboolean walk_pci(Walk *w, const XNode *x, int parent, int cpu, GError **
     return walk_nic(w, nic, x, parent, cpu, up, error);
   if (class == NULL && !has_pci) {
     g_autofree char *q = fs_escape_controls(busid);
-    return fail_at(w, x, error, "<pci busid=\"%s\"> has no class and no child: it cannot be told "
+    return nccl_fail_at(w, x, error, "<pci busid=\"%s\"> has no class and no child: it cannot be told "
                    "apart (NCCL fills such entries in from the running machine); give class "
                    "\"0x030200\" for a GPU or \"0x020700\" for a NIC", q);
   }
   if (!has_pci && !g_str_has_prefix(class, "0x0604")) {
     g_autofree char *q = fs_escape_controls(class);
-    note_once(w, g_strdup_printf("<pci class=\"%s\"> without children skipped (neither GPU nor "
+    nccl_note_once(w, g_strdup_printf("<pci class=\"%s\"> without children skipped (neither GPU nor "
                                  "NIC)", q));
     return TRUE;
   }
   Ent e = {.kind = E_SWITCH, .x = x, .parent = parent, .cpu = cpu, .uplink = up};
   g_array_append_val(w->ents, e);
   return walk_kids(w, x, (int)w->ents->len - 1, cpu, error);
-}
-
-static Ent *ent(const Walk *w, int i)
-{
-  return &g_array_index(w->ents, Ent, i);
 }
 
 /* Sort key for GPUs: dev. */
@@ -531,104 +325,6 @@ static const FsModel *own_link(const Ent *e)
        : e->kind == E_NIC ? e->model->u.nic.pcie : e->model->u.sw.port_link;
 }
 
-/* The CPU models: --cpu, else identified (identify.h) from NCCL's
- * vendor/familyid/modelid (CPUID, catalog `cpuid`), arch ppc64/arm64 and
- * NVLinks every GPU has to the CPU (spare: a CPU with the GPU's NVLink,
- * POWER9) and the GPU's reference CPU.  familyid and modelid are strict
- * numbers. */
-static gboolean cpu_models(Walk *w, const FsModel *gpu0, guint spare, GError **error)
-{
-  for (guint i = 0; i < w->ents->len; i++) {
-    Ent *e = ent(w, (int)i);
-    if (e->kind != E_CPU)
-      continue;
-    if (w->opt != NULL && w->opt->cpu != NULL) {
-      if (!(e->model = imp_require(w->cat, w->opt->cpu, FS_MODEL_CPU, "--cpu", error)))
-        return FALSE;
-      continue;
-    }
-    const char *vendor = attr(e->x, "vendor"), *arch = attr(e->x, "arch");
-    const char *fs = attr(e->x, "familyid"), *ms = attr(e->x, "modelid");
-    long fam = -1, mod = -1;
-    if (fs != NULL && *fs != '\0' && !int_in(w, e->x, "familyid", fs, 0, &fam, error))
-      return FALSE;
-    if (ms != NULL && *ms != '\0' && !int_in(w, e->x, "modelid", ms, 0, &mod, error))
-      return FALSE;
-    FsCpuClues cc = {.family = -1, .model = -1, .sockets = 1, .gpu = gpu0,
-                     .gpu_spare_nvlinks = spare};
-    if (arch != NULL && strcmp(arch, "ppc64") == 0) {
-      cc.vendor = "ppc64le";
-    } else if (arch != NULL && (strcmp(arch, "arm64") == 0 || strcmp(arch, "aarch64") == 0)) {
-      cc.vendor = "aarch64";
-    } else if (vendor != NULL && *vendor != '\0') {
-      cc.vendor = vendor;
-      /* Hand-written files (Azure's) give AMD's base family (0x17, 0x19,
-       * 0x1A) where NCCL writes family + extended family << 4. */
-      if (fam >= 0)
-        cc.family = strcmp(vendor, "AuthenticAMD") == 0 && fam >= 0x17 && fam <= 0x1f
-                    ? (int)fam : fs_identify_cpuid_family_from_nccl((int)fam);
-      cc.model = (int)MIN(mod, G_MAXINT);
-    }
-    FsIdentity id = {0};
-    fs_identify_cpu(w->cat, &cc, &id);
-    e->model = id.model;
-    if (e->model != NULL)
-      note_identity(w, "CPU", &id, "--cpu");
-    fs_identity_clear(&id);
-    if (e->model == NULL)
-      return fail_at(w, e->x, error, "the catalog has no CPU model");
-  }
-  return TRUE;
-}
-
-/* The GPU model of GPU entry e (identify.h): --gpu; else the PCI device
- * id (catalog `pci_ids`), <gpu sm>, NVLink-C2C to a Grace host and the
- * NVLinks; without <gpu> and a known id, the generation of its PCIe link
- * stands for sm, on an NVSwitch (clouds write such files for their NVLink
- * servers, whose NVLinks NCCL finds by itself). */
-static gboolean gpu_model(Walk *w, Ent *e, gboolean on_switch, guint nvsum, guint nvset,
-                          GError **error)
-{
-  if (w->opt != NULL && w->opt->gpu != NULL) {
-    e->model = imp_require(w->cat, w->opt->gpu, FS_MODEL_GPU, "--gpu", error);
-    return e->model != NULL;
-  }
-  FsGpuClues gc = {.pci_vendor = pci_attr(e->x, "vendor"), .pci_device = pci_attr(e->x, "device"),
-                   .nv_sum = nvsum, .nvswitch = on_switch, .nv_set = nvset,
-                   .grace = e->c2c > 0, .fits = nccl_fits, .fits_data = &nvsum};
-  if (e->sm >= 0) {
-    gc.compute_capability = (guint)MIN(e->sm, G_MAXINT);
-  } else if (!known_gpu(w, e->x, -1)) {
-    const FsModel *up = e->uplink;
-    long sm = -1;
-    if (up != NULL && up->u.link.generation != NULL) {
-      int gen = atoi(up->u.link.generation + strcspn(up->u.link.generation, "0123456789"));
-      sm = gen == 3 ? 70 : gen == 4 ? 80 : gen == 5 ? 90 : gen == 6 ? 100 : -1;
-    }
-    if (sm < 0)
-      return fail_at(w, e->x, error, "the GPU cannot be identified (no <gpu sm>, no known PCI "
-                     "device id, no PCIe rate): name the model with --gpu");
-    gc.compute_capability = (guint)sm;
-    gc.nvswitch = TRUE;
-    gc.nv_set = MAX(gc.nv_set, 3);
-  }
-  for (guint i = 0; i < w->ents->len; i++) {
-    const Ent *c = &g_array_index(w->ents, Ent, i);
-    const char *arch = c->kind == E_CPU ? attr(c->x, "arch") : NULL;
-    gc.grace |= arch != NULL && (strcmp(arch, "arm64") == 0 || strcmp(arch, "aarch64") == 0);
-  }
-  FsIdentity id = {0};
-  fs_identify_gpu(w->cat, &gc, &id);
-  e->model = id.model;
-  if (e->model != NULL)
-    note_identity(w, "GPU", &id, "--gpu");
-  fs_identity_clear(&id);
-  if (e->model == NULL)
-    return fail_at(w, e->dev != NULL ? e->dev : e->x, error, "no GPU model in the catalog has "
-                   "the %u NVLinks of this GPU; name one with --gpu", nvsum);
-  return TRUE;
-}
-
 /* Turns the parsed dump under root (<system>) into topology YAML: CPUs (socket = numaid), GPUs
  * numbered by dev, NICs, one PCIe switch per bridge <pci> and NVSwitches per NVLink target;
  * identifies the GPU, CPU, NIC and switch models from the file's clues or w->opt; then emits
@@ -641,7 +337,7 @@ static gboolean gpu_model(Walk *w, Ent *e, gboolean on_switch, guint nvsum, guin
 static char *build(Walk *w, const XNode *root, GError **error)
 {
   if (strcmp(root->name, "system") != 0) {
-    fail_at(w, root, error, "the top element is <%s>; expected <system>", root->name);
+    nccl_fail_at(w, root, error, "the top element is <%s>; expected <system>", root->name);
     return NULL;
   }
   /* CPUs first (numaid -1, a VM's unknown NUMA node, is socket 0). */
@@ -652,7 +348,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
       continue;
     long numa;
     const char *nv = need(w, c, "numaid", error);
-    if (nv == NULL || !int_in(w, c, "numaid", nv, -1, &numa, error))
+    if (nv == NULL || !nccl_int_in(w, c, "numaid", nv, -1, &numa, error))
       return NULL;
     numa_unknown |= numa < 0;
     Ent e = {.kind = E_CPU, .x = c, .parent = -1, .cpu = (int)w->ents->len,
@@ -662,7 +358,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
       return NULL;
   }
   if (numa_unknown)
-    note_once(w, g_strdup("numaid=\"-1\" (NUMA unknown, as in a VM) read as socket 0"));
+    nccl_note_once(w, g_strdup("numaid=\"-1\" (NUMA unknown, as in a VM) read as socket 0"));
   guint ngpu = 0;
   int max_dev = -1;
   for (guint i = 0; i < w->ents->len; i++)
@@ -671,7 +367,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
       max_dev = MAX(max_dev, ent(w, (int)i)->dev_index);
     }
   if (ngpu == 0) {
-    fail_at(w, root, error, "<system> has no GPU (no <cpu><pci><gpu> and no <pci class=\"0x03xxxx\">): "
+    nccl_fail_at(w, root, error, "<system> has no GPU (no <cpu><pci><gpu> and no <pci class=\"0x03xxxx\">): "
             "no GPU to import");
     return NULL;
   }
@@ -683,7 +379,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
       implicit = TRUE;
     }
   if (implicit)
-    note_once(w, g_strdup("GPUs without <gpu> numbered in file order (NCCL fills them in from "
+    nccl_note_once(w, g_strdup("GPUs without <gpu> numbered in file order (NCCL fills them in from "
                           "the running machine); their NVLinks are not in the file"));
   g_autofree int *gi = g_new(int, ngpu);
   ngpu = 0;
@@ -693,7 +389,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
   g_qsort_with_data(gi, (gint)ngpu, sizeof(int), by_dev, w);
   for (guint a = 1; a < ngpu; a++)
     if (ent(w, gi[a])->dev_index == ent(w, gi[a - 1])->dev_index) {
-      fail_at(w, ent(w, gi[a])->dev, error, "a second GPU with dev=%d",
+      nccl_fail_at(w, ent(w, gi[a])->dev, error, "a second GPU with dev=%d",
               ent(w, gi[a])->dev_index);
       return NULL;
     }
@@ -722,15 +418,15 @@ static char *build(Walk *w, const XNode *root, GError **error)
         goto out;
       if (count == 0)
         continue;
-      const char *tclass = attr(nv, "tclass");
+      const char *tclass = nccl_attr(nv, "tclass");
       int peer = -1;
       for (guint b = 0; b < ngpu; b++)
-        if (g_ascii_strcasecmp(attr(ent(w, gi[b])->x, "busid"), target) == 0)
+        if (g_ascii_strcasecmp(nccl_attr(ent(w, gi[b])->x, "busid"), target) == 0)
           peer = (int)b;
       if (peer >= 0 && (tclass == NULL || g_str_has_prefix(tclass, "0x03"))) {
         if (peer == (int)a) {
           /* Azure NCv4: NVML reports a GPU's NVLinks with its own bus id. */
-          note_once(w, g_strdup("NVLinks whose target is their own GPU ignored (they join no "
+          nccl_note_once(w, g_strdup("NVLinks whose target is their own GPU ignored (they join no "
                                 "two GPUs)"));
           continue;
         }
@@ -753,7 +449,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
       } else {
         g_autofree char *q = fs_escape_controls(tclass != NULL ? tclass : "(none)");
         g_autofree char *t = fs_escape_controls(target);
-        fail_at(w, nv, error, "NVLink target %s has class %s; expected a GPU of this file, an "
+        nccl_fail_at(w, nv, error, "NVLink target %s has class %s; expected a GPU of this file, an "
                 "NVSwitch (0x068000) or a CPU (0x068001, 0x060000)", t, q);
         goto out;
       }
@@ -791,16 +487,16 @@ static char *build(Walk *w, const XNode *root, GError **error)
     for (guint a = 0; a < ngpu; a++) {
       Ent *e = ent(w, gi[a]);
       gboolean ident = (w->opt != NULL && w->opt->gpu != NULL) || e->sm >= 0 ||
-                       known_gpu(w, e->x, -1);
+                       nccl_known_gpu(w, e->x, -1);
       if (ident != (pass == 0))
         continue;
       if (pass == 1 && known != NULL) {
         e->model = known;
-        note_once(w, g_strdup_printf("GPUs the file does not identify taken to be %s, as the "
+        nccl_note_once(w, g_strdup_printf("GPUs the file does not identify taken to be %s, as the "
                                      "one it does", known->name));
         continue;
       }
-      if (!gpu_model(w, e, on_switch[a], nvsum[a], nvset[a], error))
+      if (!nccl_gpu_model(w, e, on_switch[a], nvsum[a], nvset[a], error))
         goto out;
       if (known == NULL)
         known = e->model;
@@ -809,7 +505,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
   guint spare = cpu_links[0];
   for (guint a = 1; a < ngpu; a++)
     spare = MIN(spare, cpu_links[a]);
-  if (!cpu_models(w, gpu0, spare, error))
+  if (!nccl_cpu_models(w, gpu0, spare, error))
     goto out;
   for (guint i = 0; i < w->ents->len; i++) {
     Ent *e = ent(w, (int)i);
@@ -820,17 +516,17 @@ static char *build(Walk *w, const XNode *root, GError **error)
     fs_identify_nic(w->cat, &nc, &id);
     e->model = id.model;
     if (e->model != NULL) {
-      const char *v = attr(e->x, "vendor"), *d = attr(e->x, "device");
+      const char *v = nccl_attr(e->x, "vendor"), *d = nccl_attr(e->x, "device");
       g_autofree char *pid = v != NULL && d != NULL ? g_strdup_printf(" (PCI %s:%s is in no "
                                                                       "catalog pci_ids)", v, d)
                                                     : g_strdup("");
-      note_once(w, g_strdup_printf("NIC %s: the file gives no known device id or <net> speed%s; "
+      nccl_note_once(w, g_strdup_printf("NIC %s: the file gives no known device id or <net> speed%s; "
                                    "the NIC of NVIDIA's reference server for %s",
                                    e->model->name, pid, gpu0->name));
     }
     fs_identity_clear(&id);
     if (e->model == NULL) {
-      fail_at(w, e->x, error, "no NIC model in the catalog");
+      nccl_fail_at(w, e->x, error, "no NIC model in the catalog");
       goto out;
     }
   }
@@ -847,7 +543,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
   for (guint i = 0; i < w->ents->len; i++)
     if (ent(w, (int)i)->kind == E_SWITCH) {
       if (psw == NULL) {
-        fail_at(w, ent(w, (int)i)->x, error, "no PCIe switch model in the catalog has %u ports",
+        nccl_fail_at(w, ent(w, (int)i)->x, error, "no PCIe switch model in the catalog has %u ports",
                 most);
         goto out;
       }
@@ -872,7 +568,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
           (fastest == NULL || link[j]->u.link.bandwidth > fastest->u.link.bandwidth))
         fastest = link[j];
     if (fastest != NULL && fastest->u.link.bandwidth > link[i]->u.link.bandwidth) {
-      note_once(w, g_strdup_printf("bridges that report a link slower than the devices below "
+      nccl_note_once(w, g_strdup_printf("bridges that report a link slower than the devices below "
                                    "them (%s above %s: a VM's virtual bridges) given their "
                                    "fastest child's link", link[i]->name, fastest->name));
       link[i] = fastest;
@@ -884,15 +580,15 @@ static char *build(Walk *w, const XNode *root, GError **error)
   for (guint i = 0; i < w->ents->len; i++) {
     Ent *e = ent(w, (int)i);
     if (e->kind == E_CPU) {
-      g_autofree char *c = g_strdup_printf("numaid %s", attr(e->x, "numaid"));
+      g_autofree char *c = g_strdup_printf("numaid %s", nccl_attr(e->x, "numaid"));
       e->node = imp_add_node(g, e->model, e->dev_index, c, "cpu%u", n_cpu++);
     }
   }
   for (guint a = 0; a < ngpu; a++) {
     Ent *e = ent(w, gi[a]);
     g_autofree char *c = e->dev != NULL ? g_strdup_printf("dev %d, busid %s", e->dev_index,
-                                                          attr(e->x, "busid"))
-                                        : g_strdup_printf("busid %s", attr(e->x, "busid"));
+                                                          nccl_attr(e->x, "busid"))
+                                        : g_strdup_printf("busid %s", nccl_attr(e->x, "busid"));
     e->node = imp_add_node(g, e->model, -1, c, "gpu%u", a);
   }
   for (guint i = 0; i < w->ents->len; i++) {
@@ -903,18 +599,18 @@ static char *build(Walk *w, const XNode *root, GError **error)
     for (guint k = 0; e->dev != NULL && k < e->dev->kids->len; k++) {
       const XNode *n = g_ptr_array_index(e->dev->kids, k);
       if (strcmp(n->name, "net") == 0)
-        g_string_append_printf(c, "%s%s %s Mb/s", c->len ? ", " : "", attr(n, "name"),
-                               attr(n, "speed"));
+        g_string_append_printf(c, "%s%s %s Mb/s", c->len ? ", " : "", nccl_attr(n, "name"),
+                               nccl_attr(n, "speed"));
     }
-    if (c->len == 0 && attr(e->x, "busid") != NULL)
-      g_string_append_printf(c, "busid %s", attr(e->x, "busid"));
+    if (c->len == 0 && nccl_attr(e->x, "busid") != NULL)
+      g_string_append_printf(c, "busid %s", nccl_attr(e->x, "busid"));
     e->node = imp_add_node(g, e->model, -1, c->len ? c->str : NULL, "nic%u", n_nic++);
     g_string_free(c, TRUE);
   }
   for (guint i = 0; i < w->ents->len; i++) {
     Ent *e = ent(w, (int)i);
     if (e->kind == E_SWITCH) {
-      g_autofree char *c = g_strdup_printf("busid %s", attr(e->x, "busid"));
+      g_autofree char *c = g_strdup_printf("busid %s", nccl_attr(e->x, "busid"));
       e->node = imp_add_node(g, e->model, -1, c, "pcie%u", n_sw++);
     }
   }
@@ -961,7 +657,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
       sw_first[s] = g->nodes->len;
       sw_n[s] = S;
       if (S > 1)
-        note_once(w, g_strdup_printf("NVLink target %s spread over %u %s (its GPU links exceed "
+        nccl_note_once(w, g_strdup_printf("NVLink target %s spread over %u %s (its GPU links exceed "
                                      "one switch's ports)", (char *)g_ptr_array_index(sw_bus, s),
                                      S, nvsw->name));
       for (guint j = 0; j < S; j++) {
@@ -982,7 +678,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
       guint c = MAX(pair[a * ngpu + b], pair[b * ngpu + a]);
       const FsModel *l = ent(w, gi[a])->model->u.gpu.nvlink;
       if (c > 0 && l == NULL) {
-        fail_at(w, ent(w, gi[a])->dev, error, "NVLinks to another GPU, but %s has no NVLink",
+        nccl_fail_at(w, ent(w, gi[a])->dev, error, "NVLinks to another GPU, but %s has no NVLink",
                 ent(w, gi[a])->model->name);
         goto out;
       }
@@ -1002,7 +698,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
     const Ent *e = ent(w, gi[a]), *c = ent(w, e->cpu);
     if (cpu_links[a] > 0) {
       if (c->model->u.cpu.nvlink == NULL) {
-        fail_at(w, e->dev, error, "an NVLink to the CPU, but %s has no NVLink", c->model->name);
+        nccl_fail_at(w, e->dev, error, "an NVLink to the CPU, but %s has no NVLink", c->model->name);
         goto out;
       }
       imp_add_link(g, e->node, c->node, c->model->u.cpu.nvlink, cpu_links[a]);
@@ -1010,7 +706,7 @@ static char *build(Walk *w, const XNode *root, GError **error)
     if (e->c2c > 0 && e->model->u.gpu.c2c != NULL)
       imp_add_link(g, e->node, c->node, e->model->u.gpu.c2c, 1);
     else if (e->c2c > 0)
-      note_once(w, g_strdup_printf("<c2c> of a %s ignored (the model has no NVLink-C2C)",
+      nccl_note_once(w, g_strdup_printf("<c2c> of a %s ignored (the model has no NVLink-C2C)",
                                    e->model->name));
   }
   int first = -1;
@@ -1064,55 +760,19 @@ char *fs_import_nccl(const char *text, gsize len, const char *name, const FsCata
                      const FsImportOptions *opt, GError **error)
 {
   g_return_val_if_fail(text != NULL && name != NULL && cat != NULL, NULL);
-  static const GMarkupParser parser = {on_start, on_end, NULL, NULL, NULL};
-  Reader r = {.text = text, .len = len, .line_start = g_array_new(FALSE, FALSE, sizeof(gsize))};
-  gsize zero = 0;
-  g_array_append_val(r.line_start, zero);
-  for (gsize i = 0; i < len; i++)
-    if (text[i] == '\n') {
-      gsize next = i + 1;
-      g_array_append_val(r.line_start, next);
-    }
-  GMarkupParseContext *ctx = g_markup_parse_context_new(&parser, 0, &r, NULL);
-  GError *e = NULL;
-  gboolean ok = g_markup_parse_context_parse(ctx, text, (gssize)len, &e) &&
-                g_markup_parse_context_end_parse(ctx, &e);
-  if (ok && r.root == NULL) {
-    ok = FALSE;
-    g_set_error(&e, G_MARKUP_ERROR, G_MARKUP_ERROR_EMPTY, "no element: expected <system>");
-  }
-  if (!ok) {
-    int line, col;
-    g_markup_parse_context_get_position(ctx, &line, &col);
-    /* GMarkup's message starts with "Error on line L char C: ". */
-    const char *msg = e->message;
-    if (g_str_has_prefix(msg, "Error on line")) {
-      const char *colon = strstr(msg, ": ");
-      if (colon != NULL)
-        msg = colon + 2;
-    }
-    g_autofree char *clean = fs_escape_controls(msg);
-    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, name, line, col,
-                    "malformed XML: %s", clean);
-    g_error_free(e);
-    g_markup_parse_context_free(ctx);
-    g_array_free(r.line_start, TRUE);
-    if (r.root != NULL)
-      xnode_free(r.root);
+  XNode *root = nccl_xml_parse(text, len, name, error);
+  if (root == NULL)
     return NULL;
-  }
-  g_markup_parse_context_free(ctx);
-  g_array_free(r.line_start, TRUE);
   Walk w = {.name = name, .cat = cat, .opt = opt,
             .ents = g_array_new(FALSE, TRUE, sizeof(Ent)),
             .notes = g_ptr_array_new_with_free_func(g_free),
             .guesses = g_ptr_array_new_with_free_func(g_free),
             .noted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
-  char *yaml = build(&w, r.root, error);
+  char *yaml = build(&w, root, error);
   g_array_free(w.ents, TRUE);
   g_ptr_array_free(w.notes, TRUE);
   g_ptr_array_free(w.guesses, TRUE);
   g_hash_table_destroy(w.noted);
-  xnode_free(r.root);
+  nccl_xml_free(root);
   return yaml;
 }

@@ -200,7 +200,7 @@ static FsTime with_traffic(Sys *s, const FsCollChoice *ch, const FsCollRequest *
   g_autoptr(FsCollPlan) plan = NULL;
   g_autoptr(FsCollStreams) model = NULL;
   if (streams) {
-    FsCollStreamsOpts so = {fs_coll_topo_route_fixed, fs_coll_topo_route_paths, s->tnet};
+    FsCollStreamsOpts so = {fs_coll_topo_route_fixed, fs_coll_topo_route_paths, s->tnet, NULL};
     model = fs_coll_streams_new(s->np, &s->sys, s->comm, nb, ch, req, 0, s->net, &so, &err);
     fs_assert_no_error(err);
     srun = fs_coll_streams_start(s->net, model, fs_coll_topo_xfer, s->tnet, t0, streams_done, &d);

@@ -107,10 +107,25 @@ gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
 gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
                                    const FsCollRequest *req);
 
+/* What the models of one sweep share (fs_coll_bench): per family of
+ * collectives (one communicator, algorithm and request but for its bytes,
+ * on one network and router) the streams, their routes and the skeletons
+ * built so far, so that a size whose skeletons another size already built
+ * (sizes of whole loops share them) builds and routes nothing.  A family's
+ * streams keep the ECMP key of its first model, as a communicator's
+ * connections keep their paths from one collective to the next.  Grows
+ * with the families and skeletons seen; borrows comm, algo, network and
+ * route context, which must outlive it. */
+typedef struct FsCollStreamsMemo FsCollStreamsMemo;
+FsCollStreamsMemo *fs_coll_streams_memo_new(void);
+void fs_coll_streams_memo_free(FsCollStreamsMemo *memo);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollStreamsMemo, fs_coll_streams_memo_free)
+
 typedef struct {
   FsCollRouteFixedFn route_fixed; /* folding the skeletons; NULL: none */
   FsCollRoutePathsFn route_paths; /* required */
   void *route_ctx;                /* of both */
+  FsCollStreamsMemo *memo;        /* shared with other models (above); NULL: none */
 } FsCollStreamsOpts;
 
 typedef struct FsCollStreams FsCollStreams;

@@ -796,8 +796,6 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   s->info.time = fs_time_add_sat(ep.base_latency, (FsTime)llround(s->mp));
   s->info.t_bw = fs_time_from_s(s->t_bw);
   s->info.streams = s->streams->len;
-  if (g_getenv("FS_DBG_STREAMS"))
-    g_printerr("dbg streams=%u skel=%u steps=%" G_GUINT64_FORMAT " loops=%" G_GUINT64_FORMAT " S=%u x0=%" G_GUINT64_FORMAT " k0=%" G_GUINT64_FORMAT " approx=%d\n", s->info.streams, s->info.skeletons, s->info.sim_steps, s->info.loops, s->info.ring_steps, x0, k0, s->info.approximate);
   return s;
 }
 

@@ -38,12 +38,14 @@
  *   executor's step latency (exec.h: none on one connection's FIFO order
  *   or on a credit), a reduction takes its bytes at the reduce bandwidth.
  *   The time of the full collective is extrapolated from the skeletons
- *   (three loop counts, three ring-step counts a host period apart;
+ *   (three loop counts from one, three ring-step counts a host period apart;
  *   checked to agree per unit to 1e-6, else the counts double while the
  *   skeletons stay under FS_COLL_STREAMS_MAX_SKELETON steps).
  *
  *   Run.  At start + base latency every stream starts as a flow of its
- *   bytes capped at its pace (bytes / T_bw): alone, every stream ends at
+ *   bytes capped at its pace (bytes / T_bw), a folded stream as one flow
+ *   per channel it stands for (one flow in all when timed alone: the
+ *   channels share one key and so one path): alone, every stream ends at
  *   T_bw plus its path latency.  When the last one ends, the collective
  *   ends at start + base + the max-plus time + however much later than
  *   that the streams ended (other traffic on the network slowed them).
@@ -57,8 +59,9 @@
  * run borrows its model, network and transfer context until done.
  * Errors: those of fs_coll_plan_new and of the route callback;
  * FS_RUNTIME_ERROR_LIMIT when even the smallest skeletons pass the step
- * limit.  Cost: building and evaluating the skeletons, O(their steps), and
- * one flow per stream.
+ * limit.  Cost: building and evaluating the skeletons, O(their steps), routing
+ * each stream once, and one flow per stream; with a memo (below), only the
+ * evaluation for a size whose skeletons were built before.
  */
 #pragma once
 

@@ -14,7 +14,8 @@
  *   further off, and auto leaves them to the steps;
  *   with concurrent traffic: a bulk transfer sharing the network with the
  *   collective delays the streams as it delays the steps;
- *   the rule of --exec auto, the names, the debug of a run that fails. */
+ *   the rule of --exec auto, the names, the debug of a run that fails;
+ *   a sweep's memo: sizes that share streams and skeletons time as alone. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -200,7 +201,7 @@ static FsTime with_traffic(Sys *s, const FsCollChoice *ch, const FsCollRequest *
   g_autoptr(FsCollPlan) plan = NULL;
   g_autoptr(FsCollStreams) model = NULL;
   if (streams) {
-    FsCollStreamsOpts so = {fs_coll_topo_route_fixed, fs_coll_topo_route_paths, s->tnet};
+    FsCollStreamsOpts so = {fs_coll_topo_route_fixed, fs_coll_topo_route_paths, s->tnet, NULL};
     model = fs_coll_streams_new(s->np, &s->sys, s->comm, nb, ch, req, 0, s->net, &so, &err);
     fs_assert_no_error(err);
     srun = fs_coll_streams_start(s->net, model, fs_coll_topo_xfer, s->tnet, t0, streams_done, &d);
@@ -253,6 +254,52 @@ START_TEST(test_concurrent_traffic)
 }
 END_TEST
 
+/* ---- A sweep's memo ---------------------------------------------------- */
+
+/* Times req as streams with key and memo (NULL: none). */
+static FsTime streams_alone(Sys *s, const FsCollChoice *ch, const FsCollRequest *req, uint64_t nb,
+                            uint64_t key, FsCollAloneMemo *memo)
+{
+  FsCollAloneOpts o = {.exec = FS_COLL_EXEC_STREAMS, .memo = memo,
+                       .route_fixed = fs_coll_topo_route_fixed,
+                       .route_paths = fs_coll_topo_route_paths, .route_ctx = s->tnet};
+  FsCollAloneStats st;
+  GError *err = NULL;
+  ck_assert(fs_coll_time_alone(s->np, &s->sys, s->comm, nb, ch, req, key, s->net,
+                               fs_coll_topo_xfer, s->tnet, &o, &st, &err));
+  fs_assert_no_error(err);
+  ck_assert(st.streams);
+  return st.time;
+}
+
+START_TEST(test_memo)
+{
+  /* Sizes of one family share streams, routes and skeletons, under the
+   * family's first key: each size times as it does alone with that key,
+   * whichever sizes came before. */
+  static const char *const algos[] = {"ring", "nvls_tree"};
+  Sys s;
+  fs_test_coll_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=2", "all", FS_NET_MAXMIN);
+  for (guint a = 0; a < G_N_ELEMENTS(algos); a++) {
+    g_autoptr(FsCollAloneMemo) memo = fs_coll_alone_memo_new();
+    static const uint64_t sizes[] = {(uint64_t)512 << 20, (uint64_t)1 << 30, (uint64_t)768 << 20};
+    for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+      FsCollChoice ch;
+      FsCollRequest req;
+      uint64_t nb;
+      ck_assert(choose(&s, FS_COLL_ALL_REDUCE, sizes[i], fs_coll_algo_find(algos[a]),
+                       FS_PROTO_SIMPLE, &ch, &req, &nb));
+      FsTime shared = streams_alone(&s, &ch, &req, nb, 7 + i, memo);
+      FsTime own = streams_alone(&s, &ch, &req, nb, 7, NULL);
+      printf("memo %s %" G_GUINT64_FORMAT " B: %.3f us shared, %.3f us alone\n", algos[a],
+             sizes[i], shared / 1e6, own / 1e6);
+      ck_assert_uint_eq(shared, own);
+    }
+  }
+  fs_test_coll_close(&s);
+}
+END_TEST
+
 /* ---- The rule, the names ----------------------------------------------- */
 
 START_TEST(test_auto_rule_and_names)
@@ -287,5 +334,6 @@ int main(void)
   FS_ADD_TEST(s, test_nodes_8);
   FS_ADD_TEST(s, test_concurrent_traffic);
   FS_ADD_TEST(s, test_auto_rule_and_names);
+  FS_ADD_TEST(s, test_memo);
   return fs_test_run_suite(s);
 }

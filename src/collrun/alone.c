@@ -39,6 +39,7 @@ typedef struct {
 struct FsCollAloneMemo {
   GArray *entries; /* MemoEntry, in insertion order (searched linearly: a sweep
                       stores a few dozen) */
+  FsCollStreamsMemo *streams; /* the stream models' (streams.h); made at first use */
 };
 
 FsCollAloneMemo *fs_coll_alone_memo_new(void)
@@ -53,6 +54,7 @@ void fs_coll_alone_memo_free(FsCollAloneMemo *m)
   if (m == NULL)
     return;
   g_array_unref(m->entries);
+  fs_coll_streams_memo_free(m->streams);
   g_free(m);
 }
 
@@ -602,7 +604,12 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   if (!opts->exact && opts->route_paths != NULL &&
       (opts->exec == FS_COLL_EXEC_STREAMS ||
        (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(comm, choice->algo, req)))) {
-    FsCollStreamsOpts so = {opts->route_fixed, opts->route_paths, opts->route_ctx};
+    FsCollStreamsOpts so = {opts->route_fixed, opts->route_paths, opts->route_ctx, NULL};
+    if (opts->memo != NULL) {
+      if (opts->memo->streams == NULL)
+        opts->memo->streams = fs_coll_streams_memo_new();
+      so.memo = opts->memo->streams;
+    }
     FsCollStreamsInfo info;
     if (!fs_coll_streams_time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx,
                                     &so, &stats->time, &info, error))

@@ -149,7 +149,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollAloneMemo, fs_coll_alone_memo_free)
 
 typedef struct {
   gboolean exact;                 /* TRUE: every loop of every channel, no shortcut */
-  FsCollAloneMemo *memo;          /* window extrapolation (below); NULL: none */
+  FsCollAloneMemo *memo;          /* window extrapolation (below) and the stream models'
+                                     shared work (streams.h, FsCollStreamsMemo); NULL: none */
   FsCollRouteFixedFn route_fixed; /* folding needs it (fs_coll_topo_route_fixed); NULL: none */
   FsCollRouteProfileFn route_profile; /* analytic dedup needs it (fs_coll_topo_route_profile);
                                          NULL: none */

@@ -18,20 +18,22 @@ static gboolean is_reducing_net_switch(const FsTopoNode *node)
 }
 
 /* The reducing IB/Ethernet switch fewest hops from node (breadth-first,
- * not through GPUs; ties by adjacency order), or -1. */
-static int nearest_reducing_switch(const FsTopo *topo, guint from)
+ * not through GPUs; ties by adjacency order), or -1.  seen (all FALSE,
+ * and so left) and queue: scratch of the topology's node count, so that
+ * a call costs the nodes it visits, not the topology's size. */
+static int nearest_reducing_switch(const FsTopo *topo, guint from, gboolean *seen, guint *queue)
 {
-  guint nn = fs_topo_n_nodes(topo);
-  g_autofree gboolean *seen = g_new0(gboolean, nn);
-  g_autofree guint *queue = g_new(guint, nn);
   guint head = 0, tail = 0;
+  int found = -1;
   queue[tail++] = from;
   seen[from] = TRUE;
-  while (head < tail) {
+  while (head < tail && found < 0) {
     guint u = queue[head++];
     const FsTopoNode *node = fs_topo_node(topo, u);
-    if (is_reducing_net_switch(node))
-      return (int)u;
+    if (is_reducing_net_switch(node)) {
+      found = (int)u;
+      break;
+    }
     if (u != from && node->kind == FS_NODE_GPU)
       continue;
     guint na;
@@ -42,7 +44,9 @@ static int nearest_reducing_switch(const FsTopo *topo, guint from)
         queue[tail++] = adj[k].peer;
       }
   }
-  return -1;
+  for (guint i = 0; i < tail; i++)
+    seen[queue[i]] = FALSE;
+  return found;
 }
 
 /* The reducing network switch above leaves[0..n) (node indices): the one
@@ -103,12 +107,15 @@ static gboolean collnet_from_topo(FsRouter *router, FsComm *c, guint nh, guint L
 {
   const FsTopo *topo = fs_router_topo(router);
   g_autofree int *leaf = g_new(int, (gsize)nh * L);
+  guint nn = fs_topo_n_nodes(topo);
+  g_autofree gboolean *seen = g_new0(gboolean, nn);
+  g_autofree guint *queue = g_new(guint, nn);
   for (guint h = 0; h < nh; h++) {
     guint m;
     const guint *ranks = fs_comm_host_ranks(c, h, &m);
     for (guint j = 0; j < L; j++) {
       int nic = fs_router_nearest_nic(router, (guint)fs_comm_gpu(c, ranks[j]));
-      leaf[h * L + j] = nic < 0 ? -1 : nearest_reducing_switch(topo, (guint)nic);
+      leaf[h * L + j] = nic < 0 ? -1 : nearest_reducing_switch(topo, (guint)nic, seen, queue);
       if (leaf[h * L + j] < 0)
         return FALSE;
     }

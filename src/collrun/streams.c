@@ -74,16 +74,69 @@ typedef struct {
   GArray *wire; /* double per stream */
   double depth;
   double time;  /* ps, max-plus */
+  gboolean cached; /* a copy of a memo's skeleton: its plan, conn and wire are the memo's */
 } Skel;
 
 static void skel_clear(Skel *k)
 {
+  if (k->cached) {
+    memset(k, 0, sizeof *k);
+    return;
+  }
   fs_coll_plan_free(k->plan);
   g_free(k->conn);
   if (k->wire)
     g_array_unref(k->wire);
   memset(k, 0, sizeof *k);
 }
+
+/* The streams' paths, found once per stream: path p of stream i is
+ * w[first[i] + p] with its hops at hops[hop_off[first[i] + p]] (its hop
+ * count, then its channels); first[i] == G_MAXUINT: not routed yet. */
+typedef struct {
+  GArray *first; /* guint per stream, then its path count: 2 per stream */
+  GArray *w;     /* double per path */
+  GArray *hop_off; /* guint per path */
+  GArray *hops;  /* FsChannelId */
+} Routes;
+
+static void routes_init(Routes *r)
+{
+  r->first = g_array_new(FALSE, FALSE, sizeof(guint));
+  r->w = g_array_new(FALSE, FALSE, sizeof(double));
+  r->hop_off = g_array_new(FALSE, FALSE, sizeof(guint));
+  r->hops = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+}
+
+static void routes_clear(Routes *r)
+{
+  g_clear_pointer(&r->first, g_array_unref);
+  g_clear_pointer(&r->w, g_array_unref);
+  g_clear_pointer(&r->hop_off, g_array_unref);
+  g_clear_pointer(&r->hops, g_array_unref);
+}
+
+/* A family of collectives whose skeletons and streams are alike: one
+ * request but for its bytes, on one communicator, network and router
+ * (streams.h, FsCollStreamsMemo).  Its streams keep the ECMP key of the
+ * family's first collective. */
+typedef struct {
+  const FsComm *comm;
+  const FsCollAlgo *algo;
+  FsCollRequest req; /* bytes and max_ring_steps zeroed */
+  const FsFlowNet *net;
+  const void *route_ctx;
+  gboolean fold;
+  uint64_t key;
+  GHashTable *conns; /* ConnKey* (owned) → index + 1 */
+  GArray *streams;   /* Stream: its first figures (cap holds the width) */
+  Routes routes;
+  GPtrArray *skels;  /* CachedSkel*: the skeletons built so far */
+} Family;
+
+struct FsCollStreamsMemo {
+  GPtrArray *families; /* Family* (searched linearly: a sweep has a few) */
+};
 
 typedef struct {
   const FsComm *comm;
@@ -92,8 +145,13 @@ typedef struct {
   FsFlowNet *net;
   uint64_t key;
   double payload;
+  /* The connections numbered so far and their first figures (the
+   * family's when a memo is used, else the model's own): */
   GHashTable *conns; /* ConnKey* (owned) → index + 1 */
-  GArray *streams;   /* Stream */
+  GArray *tmpl;      /* Stream, cap holding the width */
+  Routes *routes;
+  GArray *streams;   /* Stream: this model's figures, from tmpl at each attempt */
+  Family *fam;       /* the memo's family, or NULL */
   /* The loaded links (maxmin): their time for their full-size bytes (ps)
    * and the streams crossing each (CSR), from pace(). */
   guint n_links;
@@ -120,7 +178,7 @@ static void skel_scan(Ctx *c, Skel *k)
 {
   guint n = fs_coll_plan_n_steps(k->plan);
   k->conn = g_new(guint32, n + 1);
-  k->wire = g_array_sized_new(FALSE, TRUE, sizeof(double), c->streams->len + 16);
+  k->wire = g_array_sized_new(FALSE, TRUE, sizeof(double), c->tmpl->len + 16);
   k->depth = fs_coll_plan_latency_depth(k->plan);
   const FsCollStep *steps = n ? fs_coll_plan_step(k->plan, 0) : NULL;
   for (guint i = 0; i < n; i++) {
@@ -135,14 +193,14 @@ static void skel_scan(Ctx *c, Skel *k)
     gpointer v = g_hash_table_lookup(c->conns, &key);
     guint idx;
     if (v == NULL) {
-      idx = c->streams->len;
+      idx = c->tmpl->len;
       Stream st = {.k = key};
       const FsComm *comm = fs_coll_plan_comm(k->plan);
       st.src_node = fs_coll_ep_node(comm, s->src, s->channel);
       st.dst_node = fs_coll_ep_node(comm, s->dst, s->channel);
       st.key = conn_key(c->key, s);
       st.cap = 0;
-      g_array_append_val(c->streams, st);
+      g_array_append_val(c->tmpl, st);
       g_hash_table_insert(c->conns, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(idx + 1));
     } else {
       idx = GPOINTER_TO_UINT(v) - 1;
@@ -152,7 +210,7 @@ static void skel_scan(Ctx *c, Skel *k)
       g_array_set_size(k->wire, idx + 1);
     guint width = MAX(s->width, 1);
     g_array_index(k->wire, double, idx) += ceil((double)s->bytes / c->payload) * width;
-    Stream *st = &g_array_index(c->streams, Stream, idx);
+    Stream *st = &g_array_index(c->tmpl, Stream, idx);
     st->cap = MAX(st->cap, (double)width); /* the width, until the cap is known */
     st->width = MAX(st->width, width);
   }
@@ -255,18 +313,42 @@ static double maxplus(const Skel *k, const Stream *st, const FsCollExecParams *e
   return end;
 }
 
-/* The paths of stream s into w (weights) and hops (per path: its hop
- * count, then its channels; exec.h). */
-static gboolean stream_paths(const Ctx *c, const Stream *s, GArray *w, GArray *hops,
-                             GError **error)
+/* The paths of stream i, found once (Routes): *np paths, their weights
+ * *w and, per path, the offset *ho into *hops of its hop count and
+ * channels.  The pointers hold until the next call. */
+static gboolean stream_paths(Ctx *c, guint i, guint *np, const double **w, const guint **ho,
+                             const FsChannelId **hops, GError **error)
 {
-  g_array_set_size(w, 0);
-  g_array_set_size(hops, 0);
-  if (c->opts->route_paths(c->opts->route_ctx, s->src_node, s->dst_node, s->key, w, hops))
-    return TRUE;
-  g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no route for a stream of the "
-              "collective (topology nodes %d to %d)", s->src_node, s->dst_node);
-  return FALSE;
+  Routes *r = c->routes;
+  while (r->first->len < 2 * (i + 1)) {
+    guint none[2] = {G_MAXUINT, 0};
+    g_array_append_vals(r->first, none, 2);
+  }
+  if (g_array_index(r->first, guint, 2 * i) == G_MAXUINT) {
+    const Stream *s = &g_array_index(c->streams, Stream, i);
+    g_autoptr(GArray) tw = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) th = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+    if (!c->opts->route_paths(c->opts->route_ctx, s->src_node, s->dst_node, s->key, tw, th)) {
+      g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no route for a stream of the "
+                  "collective (topology nodes %d to %d)", s->src_node, s->dst_node);
+      return FALSE;
+    }
+    g_array_index(r->first, guint, 2 * i) = r->w->len;
+    g_array_index(r->first, guint, 2 * i + 1) = tw->len;
+    for (guint p = 0, pos = 0; p < tw->len; p++) {
+      guint at = r->hops->len + pos;
+      g_array_append_val(r->hop_off, at);
+      pos += g_array_index(th, FsChannelId, pos) + 1;
+    }
+    g_array_append_vals(r->w, tw->data, tw->len);
+    g_array_append_vals(r->hops, th->data, th->len);
+  }
+  guint f = g_array_index(r->first, guint, 2 * i);
+  *np = g_array_index(r->first, guint, 2 * i + 1);
+  *w = &g_array_index(r->w, double, f);
+  *ho = &g_array_index(r->hop_off, guint, f);
+  *hops = (const FsChannelId *)r->hops->data;
+  return TRUE;
 }
 
 /* Routes every stream, loads the links with their full-size bytes and sets
@@ -277,9 +359,11 @@ static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t
   guint nch = fs_flownet_n_channels(c->net);
   g_autofree double *load = g_new0(double, nch + 1);
   gboolean analytic = fs_flownet_model(c->net) == FS_NET_ANALYTIC;
-  g_autoptr(GArray) rw = g_array_new(FALSE, FALSE, sizeof(double));
-  g_autoptr(GArray) rh = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
   gboolean ok = TRUE;
+  guint np = 0;
+  const double *pw = NULL;
+  const guint *ho = NULL;
+  const FsChannelId *hops = NULL;
   for (guint pass = 0; pass < 2 && ok; pass++)
     for (guint i = 0; i < c->streams->len && ok; i++) {
       Stream *s = &g_array_index(c->streams, Stream, i);
@@ -292,16 +376,17 @@ static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t
         ok = FALSE;
         break;
       }
-      if (!stream_paths(c, s, rw, rh, error)) {
+      if (pass == 0 && s->wire <= 0)
+        continue;
+      if (!stream_paths(c, i, &np, &pw, &ho, &hops, error)) {
         ok = FALSE;
         break;
       }
       double t = 0, lat = 0;
-      for (guint p = 0, pos = 0; p < rw->len; p++) {
-        guint len = g_array_index(rh, FsChannelId, pos);
-        const FsChannelId *path = &g_array_index(rh, FsChannelId, pos + 1);
-        pos += len + 1;
-        double w = g_array_index(rw, double, p);
+      for (guint p = 0; p < np; p++) {
+        guint len = hops[ho[p]];
+        const FsChannelId *path = &hops[ho[p] + 1];
+        double w = pw[p];
         if (pass == 0) {
           for (guint h = 0; h < len; h++)
             load[path[h]] += w * s->wire;
@@ -341,39 +426,34 @@ static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t
       c->links[link_of[ch]] = ch;
       c->link_need[link_of[ch]] = load[ch] / fs_flownet_channel_capacity(c->net, ch) * 1e12;
     }
-  GArray *pairs = g_array_new(FALSE, FALSE, sizeof(guint32) * 2);
-  GArray *pw = g_array_new(FALSE, FALSE, sizeof(double));
-  for (guint i = 0; i < c->streams->len && ok; i++) {
-    const Stream *st = &g_array_index(c->streams, Stream, i);
-    ok = stream_paths(c, st, rw, rh, error);
-    for (guint p = 0, pos = 0; ok && p < rw->len; p++) {
-      guint len = g_array_index(rh, FsChannelId, pos);
-      const FsChannelId *path = &g_array_index(rh, FsChannelId, pos + 1);
-      pos += len + 1;
-      double w = g_array_index(rw, double, p);
-      for (guint h = 0; h < len; h++) {
-        guint32 pr[2] = {link_of[path[h]], i};
-        if (pr[0] != G_MAXUINT) {
-          g_array_append_val(pairs, pr);
-          g_array_append_val(pw, w);
+  /* Two passes over the streams' paths: count per link, then fill. */
+  for (guint pass = 0; pass < 2; pass++) {
+    g_autofree guint *fill = pass ? g_new0(guint, c->n_links + 1) : NULL;
+    for (guint i = 0; i < c->streams->len && ok; i++) {
+      ok = stream_paths(c, i, &np, &pw, &ho, &hops, error);
+      for (guint p = 0; ok && p < np; p++) {
+        guint len = hops[ho[p]];
+        const FsChannelId *path = &hops[ho[p] + 1];
+        for (guint h = 0; h < len; h++) {
+          guint l = link_of[path[h]];
+          if (l == G_MAXUINT)
+            continue;
+          if (pass == 0) {
+            c->inc_off[l + 1]++;
+            continue;
+          }
+          c->inc_w[c->inc_off[l] + fill[l]] = pw[p];
+          c->inc[c->inc_off[l] + fill[l]++] = i;
         }
       }
     }
+    if (pass == 0) {
+      for (guint l = 0; l < c->n_links; l++)
+        c->inc_off[l + 1] += c->inc_off[l];
+      c->inc = g_new(guint32, c->inc_off[c->n_links] + 1);
+      c->inc_w = g_new(double, c->inc_off[c->n_links] + 1);
+    }
   }
-  c->inc = g_new(guint32, pairs->len + 1);
-  c->inc_w = g_new(double, pairs->len + 1);
-  for (guint j = 0; j < pairs->len; j++)
-    c->inc_off[((guint32 *)pairs->data)[2 * j] + 1]++;
-  for (guint l = 0; l < c->n_links; l++)
-    c->inc_off[l + 1] += c->inc_off[l];
-  g_autofree guint *fill = g_new0(guint, c->n_links + 1);
-  for (guint j = 0; j < pairs->len; j++) {
-    guint32 l = ((guint32 *)pairs->data)[2 * j];
-    c->inc_w[c->inc_off[l] + fill[l]] = g_array_index(pw, double, j);
-    c->inc[c->inc_off[l] + fill[l]++] = ((guint32 *)pairs->data)[2 * j + 1];
-  }
-  g_array_unref(pairs);
-  g_array_unref(pw);
   return ok;
 }
 
@@ -440,16 +520,47 @@ static void link_extra(const Ctx *c, const Skel *k, const double *xa, const doub
   g_array_unref(iv);
 }
 
+/* A skeleton the memo keeps, by its request and the payload its wire
+ * bytes were counted with. */
+typedef struct {
+  FsCollRequest r;
+  double payload;
+  Skel k;
+} CachedSkel;
+
+static void cached_skel_free(gpointer p)
+{
+  CachedSkel *cs = p;
+  skel_clear(&cs->k);
+  g_free(cs);
+}
+
 /* Builds the skeleton of x whole loops (nx > 1; else the full loops) and k
- * ring steps per loop (nk > 1; else all). */
+ * ring steps per loop (nk > 1; else all), or copies the family's. */
 static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F, guint nx,
                            guint64 x, guint nk, guint64 k, Skel *out, GError **error)
 {
-  FsCollRequest r = *c->req;
+  FsCollRequest r;
+  memset(&r, 0, sizeof r); /* padding too: cached requests are compared with memcmp */
+  r.op = c->req->op, r.bytes = c->req->bytes, r.dtype = c->req->dtype;
+  r.redop = c->req->redop, r.root = c->req->root, r.proto = c->req->proto;
+  r.nchannels = c->req->nchannels, r.chunk_bytes = c->req->chunk_bytes;
+  r.slice_bytes = c->req->slice_bytes, r.max_steps = c->req->max_steps;
+  r.max_slices_per_conn = c->req->max_slices_per_conn, r.conn_slots = c->req->conn_slots;
+  r.max_ring_steps = c->req->max_ring_steps;
   if (nx > 1)
     r.bytes = c->req->bytes - (F - x) * q * c->req->nchannels;
   if (nk > 1)
     r.max_ring_steps = (guint)k;
+  if (c->fam != NULL)
+    for (guint i = 0; i < c->fam->skels->len; i++) {
+      const CachedSkel *cs = g_ptr_array_index(c->fam->skels, i);
+      if (cs->payload == c->payload && memcmp(&cs->r, &r, sizeof r) == 0) {
+        *out = cs->k;
+        out->cached = TRUE;
+        return TRUE;
+      }
+    }
   gboolean fold = c->opts->route_fixed != NULL && fs_flownet_model(c->net) == FS_NET_MAXMIN;
   out->plan = fold ? fs_coll_plan_new_folded(c->comm, algo, &r, c->opts->route_fixed,
                                              c->opts->route_ctx, error)
@@ -457,7 +568,69 @@ static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F
   if (out->plan == NULL)
     return FALSE;
   skel_scan(c, out);
+  if (c->fam != NULL) {
+    CachedSkel *cs = g_new0(CachedSkel, 1);
+    cs->r = r;
+    cs->payload = c->payload;
+    cs->k = *out;
+    g_ptr_array_add(c->fam->skels, cs);
+    out->cached = TRUE;
+  }
   return TRUE;
+}
+
+FsCollStreamsMemo *fs_coll_streams_memo_new(void)
+{
+  FsCollStreamsMemo *m = g_new0(FsCollStreamsMemo, 1);
+  m->families = g_ptr_array_new();
+  return m;
+}
+
+static void family_free(Family *f)
+{
+  g_hash_table_unref(f->conns);
+  g_array_unref(f->streams);
+  routes_clear(&f->routes);
+  g_ptr_array_unref(f->skels);
+  g_free(f);
+}
+
+void fs_coll_streams_memo_free(FsCollStreamsMemo *m)
+{
+  if (m == NULL)
+    return;
+  for (guint i = 0; i < m->families->len; i++)
+    family_free(g_ptr_array_index(m->families, i));
+  g_ptr_array_unref(m->families);
+  g_free(m);
+}
+
+/* The memo's family of req (made with key when new). */
+static Family *family_get(FsCollStreamsMemo *m, const FsComm *comm, const FsCollAlgo *algo,
+                          const FsCollRequest *req, const FsFlowNet *net, const void *route_ctx,
+                          gboolean fold, uint64_t key)
+{
+  FsCollRequest r;
+  memset(&r, 0, sizeof r);
+  r.op = req->op, r.dtype = req->dtype, r.redop = req->redop, r.root = req->root;
+  r.proto = req->proto, r.nchannels = req->nchannels, r.chunk_bytes = req->chunk_bytes;
+  r.slice_bytes = req->slice_bytes, r.max_steps = req->max_steps;
+  r.max_slices_per_conn = req->max_slices_per_conn, r.conn_slots = req->conn_slots;
+  for (guint i = 0; i < m->families->len; i++) {
+    Family *f = g_ptr_array_index(m->families, i);
+    if (f->comm == comm && f->algo == algo && f->net == net && f->route_ctx == route_ctx &&
+        f->fold == fold && memcmp(&f->req, &r, sizeof r) == 0)
+      return f;
+  }
+  Family *f = g_new0(Family, 1);
+  f->comm = comm, f->algo = algo, f->req = r, f->net = net, f->route_ctx = route_ctx;
+  f->fold = fold, f->key = key;
+  f->conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL);
+  f->streams = g_array_new(FALSE, TRUE, sizeof(Stream));
+  routes_init(&f->routes);
+  f->skels = g_ptr_array_new_with_free_func(cached_skel_free);
+  g_ptr_array_add(m->families, f);
+  return f;
 }
 
 /* See streams.h.  One attempt per pair of counts (x0 loops, k0 steps): a 3 × 3 grid of
@@ -481,13 +654,28 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   guint P = fs_comm_uniform_ranks_per_host(comm);
   FsCollExecParams ep;
   fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice, 1, &ep);
-  Ctx c = {comm, req, opts, net, key, ep.payload,
-           g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL),
-           g_array_new(FALSE, TRUE, sizeof(Stream)), 0, NULL, NULL, NULL, NULL, NULL};
+  Ctx c;
+  memset(&c, 0, sizeof c);
+  c.comm = comm, c.req = req, c.opts = opts, c.net = net, c.key = key, c.payload = ep.payload;
+  gboolean fold = opts->route_fixed != NULL && fs_flownet_model(net) == FS_NET_MAXMIN;
+  Routes own_routes = {0};
+  if (opts->memo != NULL) {
+    c.fam = family_get(opts->memo, comm, algo, req, net, opts->route_ctx, fold, key);
+    c.key = c.fam->key;
+    c.conns = c.fam->conns;
+    c.tmpl = c.fam->streams;
+    c.routes = &c.fam->routes;
+  } else {
+    c.conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL);
+    c.tmpl = g_array_new(FALSE, TRUE, sizeof(Stream));
+    routes_init(&own_routes);
+    c.routes = &own_routes;
+  }
+  c.streams = g_array_new(FALSE, TRUE, sizeof(Stream));
   FsCollStreams *s = g_new0(FsCollStreams, 1);
   s->info.loops = F;
   s->info.ring_steps = S;
-  guint64 x0 = 2, k0 = MAX(4, P);
+  guint64 x0 = 1, k0 = MAX(4, P);
   gboolean ok = TRUE, done = FALSE;
   Skel grid[3][3];
   memset(grid, 0, sizeof grid);
@@ -508,6 +696,8 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
       break;
     s->info.sim_steps += steps;
     /* Every skeleton's wire bytes per stream, extrapolated to the full plan. */
+    g_array_set_size(c.streams, 0);
+    g_array_append_vals(c.streams, c.tmpl->data, c.tmpl->len);
     guint ns = c.streams->len;
     gboolean agree = TRUE;
     double vx[3] = {0, 0, 0}, v[3] = {0, 0, 0};
@@ -532,7 +722,7 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
     ep.key = key;
     s->t_bw = 0;
     double t_free = 0;
-    /* Routes and caps are set once: a retry only adds skeletons' steps. */
+    /* Routes are found once: a retry only adds skeletons' steps. */
     for (guint t = 0; t < ns; t++) {
       Stream *st = &g_array_index(c.streams, Stream, t);
       st->t = 0;
@@ -582,11 +772,6 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
       for (guint j = 0; j < 3; j++)
         skel_clear(&grid[i][j]);
     if (!done) {
-      /* The streams' caps go back to their widths for the next pace(). */
-      for (guint t = 0; t < ns; t++) {
-        Stream *st = &g_array_index(c.streams, Stream, t);
-        st->cap = ep.rate_cap > 0 ? st->cap / ep.rate_cap : 1;
-      }
       if (nx == 3)
         x0 *= 2;
       if (nk == 3)
@@ -596,7 +781,11 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   for (guint i = 0; i < 3; i++)
     for (guint j = 0; j < 3; j++)
       skel_clear(&grid[i][j]);
-  g_hash_table_unref(c.conns);
+  if (c.fam == NULL) {
+    g_hash_table_unref(c.conns);
+    g_array_unref(c.tmpl);
+    routes_clear(&own_routes);
+  }
   ctx_links_clear(&c);
   s->streams = c.streams;
   if (!ok) {
@@ -637,6 +826,7 @@ struct FsCollStreamsRun {
   FsTime start, flows_start, end;
   guint pending;
   gboolean finished, ended;
+  gboolean alone; /* nothing else on the network: a folded stream runs as one flow */
   GError *error;
 };
 
@@ -703,8 +893,10 @@ static void kickoff(void *ctx, uint64_t arg)
     if (st->wire <= 0)
       continue;
     /* A folded stream runs as its width of flows, as many as share the
-     * links with other traffic under max-min; each at its pace. */
-    guint w = MAX(st->width, 1);
+     * links with other traffic under max-min; each at its pace.  Alone,
+     * they would share nothing but each other's paths (one key): one flow
+     * of their bytes at their pace takes the same time. */
+    guint w = run->alone ? 1 : MAX(st->width, 1);
     double pace = s->t_bw > 0 ? st->wire / w / s->t_bw : 0;
     for (guint f = 0; f < w && run->error == NULL; f++) {
       run->pending++;
@@ -800,6 +992,7 @@ gboolean fs_coll_streams_time_alone(const FsNcclParams *p, const FsCollSysInfo *
   FsSim *sim = fs_flownet_sim(net);
   g_autoptr(FsCollStreamsRun) run = fs_coll_streams_start(net, s, xfer, xfer_ctx,
                                                           fs_sim_now(sim), NULL, NULL);
+  run->alone = TRUE;
   if (!fs_sim_run_while(sim, not_done, run, error))
     return FALSE;
   if (!fs_coll_streams_run_finish(run, error)) {

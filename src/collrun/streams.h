@@ -38,12 +38,14 @@
  *   executor's step latency (exec.h: none on one connection's FIFO order
  *   or on a credit), a reduction takes its bytes at the reduce bandwidth.
  *   The time of the full collective is extrapolated from the skeletons
- *   (three loop counts, three ring-step counts a host period apart;
+ *   (three loop counts from one, three ring-step counts a host period apart;
  *   checked to agree per unit to 1e-6, else the counts double while the
  *   skeletons stay under FS_COLL_STREAMS_MAX_SKELETON steps).
  *
  *   Run.  At start + base latency every stream starts as a flow of its
- *   bytes capped at its pace (bytes / T_bw): alone, every stream ends at
+ *   bytes capped at its pace (bytes / T_bw), a folded stream as one flow
+ *   per channel it stands for (one flow in all when timed alone: the
+ *   channels share one key and so one path): alone, every stream ends at
  *   T_bw plus its path latency.  When the last one ends, the collective
  *   ends at start + base + the max-plus time + however much later than
  *   that the streams ended (other traffic on the network slowed them).
@@ -57,8 +59,9 @@
  * run borrows its model, network and transfer context until done.
  * Errors: those of fs_coll_plan_new and of the route callback;
  * FS_RUNTIME_ERROR_LIMIT when even the smallest skeletons pass the step
- * limit.  Cost: building and evaluating the skeletons, O(their steps), and
- * one flow per stream.
+ * limit.  Cost: building and evaluating the skeletons, O(their steps), routing
+ * each stream once, and one flow per stream; with a memo (below), only the
+ * evaluation for a size whose skeletons were built before.
  */
 #pragma once
 
@@ -107,10 +110,25 @@ gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
 gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
                                    const FsCollRequest *req);
 
+/* What the models of one sweep share (fs_coll_bench): per family of
+ * collectives (one communicator, algorithm and request but for its bytes,
+ * on one network and router) the streams, their routes and the skeletons
+ * built so far, so that a size whose skeletons another size already built
+ * (sizes of whole loops share them) builds and routes nothing.  A family's
+ * streams keep the ECMP key of its first model, as a communicator's
+ * connections keep their paths from one collective to the next.  Grows
+ * with the families and skeletons seen; borrows comm, algo, network and
+ * route context, which must outlive it. */
+typedef struct FsCollStreamsMemo FsCollStreamsMemo;
+FsCollStreamsMemo *fs_coll_streams_memo_new(void);
+void fs_coll_streams_memo_free(FsCollStreamsMemo *memo);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollStreamsMemo, fs_coll_streams_memo_free)
+
 typedef struct {
   FsCollRouteFixedFn route_fixed; /* folding the skeletons; NULL: none */
   FsCollRoutePathsFn route_paths; /* required */
   void *route_ctx;                /* of both */
+  FsCollStreamsMemo *memo;        /* shared with other models (above); NULL: none */
 } FsCollStreamsOpts;
 
 typedef struct FsCollStreams FsCollStreams;

@@ -430,7 +430,8 @@ static CachedPlan *plan_for(FsOpGraph *g, Comm *c, FsCollOp op, uint64_t unit, G
   FsCollExec ex = g->env->exec;
   if (ex == FS_COLL_EXEC_STREAMS ||
       (ex == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(c->comm, ch.algo, &req))) {
-    FsCollStreamsOpts so = {fs_coll_topo_route_fixed, fs_coll_topo_route_paths, g->env->tnet};
+    FsCollStreamsOpts so = {fs_coll_topo_route_fixed, fs_coll_topo_route_paths, g->env->tnet,
+                            NULL};
     FsCollStreams *s = fs_coll_streams_new(np, &c->sys, c->comm, nbytes, &ch, &req,
                                            g->key++, g->env->net, &so, error);
     if (s == NULL)

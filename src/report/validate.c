@@ -60,7 +60,7 @@ FsValReport *fs_report_validate_new(const char *calibration)
   return v;
 }
 
-void fs_report_validate_add(FsValReport *v, const FsValResult *r, const char *metric)
+static void count(FsValReport *v, const FsValResult *r)
 {
   if (!r->ran)
     v->not_run++;
@@ -70,6 +70,11 @@ void fs_report_validate_add(FsValReport *v, const FsValResult *r, const char *me
     v->gaps++;
   else
     v->failed++;
+}
+
+void fs_report_validate_add(FsValReport *v, const FsValResult *r, const char *metric)
+{
+  count(v, r);
   json_array_append_new(v->tables, fs_val_result_json(r));
   table_text(v->text, r, metric);
 }
@@ -80,30 +85,76 @@ void fs_report_validate_note(FsValReport *v, const char *line)
   g_string_append_printf(v->text, "%s\n", line);
 }
 
+/* One training table: every row with its name, family and set. */
+static void training_text(GString *out, const FsTrainRefTable *t)
+{
+  const FsValResult *r = t->result;
+  g_string_append_printf(out, "%s (%s, %s, %s): bar %s\n", r->table, r->kind, t->generation,
+                         t->metric, r->bar);
+  g_string_append_printf(out, "  %5s %-4s %-10s %-34s %12s %12s %12s %9s\n", "line", "set", "family",
+                         "name", "raw", "predicted", "measured", "error %");
+  for (guint i = 0; i < r->rows->len; i++) {
+    const FsValRow *row = &g_array_index(r->rows, FsValRow, i);
+    g_autofree char *raw = fmt("%.4g", g_array_index(t->raw, double, i));
+    g_autofree char *p = fmt("%.4g", row->predicted), *m = fmt("%.4g", row->measured);
+    g_autofree char *e = fmt("%+.2f", row->error_pct);
+    g_string_append_printf(out, "  %5d %-4s %-10s %-34s %12s %12s %12s %9s\n", row->line,
+                           row->fit ? "fit" : "test", (char *)g_ptr_array_index(t->families, i),
+                           (char *)g_ptr_array_index(t->names, i), raw, p, m, e);
+  }
+  g_autofree char *mape = fmt("%.2f", r->mape), *mx = fmt("%.2f", r->max_abs_pct);
+  g_autofree char *fit = fmt("%.2f", t->fit_mape), *rawm = fmt("%.2f", t->raw_mape);
+  g_string_append_printf(out, "  test-set MAPE %s %% over %u row%s (max %s %%): %s; fit rows in sample "
+                         "%s %% over %u; raw, all rows %s %%\n\n", mape, r->in_scope,
+                         r->in_scope == 1 ? "" : "s", mx, r->pass ? "PASS" : "FAIL", fit, t->n_fit,
+                         rawm);
+}
+
+static void groups_text(FsValReport *v, const char *what, const GArray *groups)
+{
+  for (guint i = 0; i < groups->len; i++) {
+    const FsTrainRefGroup *g = &g_array_index(groups, FsTrainRefGroup, i);
+    g_autofree char *b = fmt("%+.2f", g->bias), *m = fmt("%.2f", g->mape);
+    g_autofree char *rb = fmt("%+.2f", g->raw_bias);
+    g_autofree char *line = g_strdup_printf("  %-10s %-10s %3u test rows: step-time bias %7s %%, MAPE %6s %% "
+                                            "(without the factor: bias %7s %%)", what, g->name, g->n_test, b, m, rb);
+    fs_report_validate_note(v, line);
+  }
+}
+
 void fs_report_validate_training(FsValReport *v, const FsTrainRef *ref)
 {
   for (guint i = 0; i < ref->tables->len; i++) {
     const FsTrainRefTable *t = g_ptr_array_index(ref->tables, i);
-    g_autofree char *metric = g_strdup_printf("test-set %s", t->metric);
-    fs_report_validate_add(v, t->result, metric);
-    g_autofree char *fit = fmt("%.2f", t->fit_mape), *raw = fmt("%.2f", t->raw_mape);
-    g_autofree char *k = fmt("%.3f", t->factor);
-    g_autofree char *line = g_strdup_printf("  (%s: fit rows in sample %s %% over %u; raw, all rows "
-                                            "%s %%; %s factor %s)\n", t->result->table, fit,
-                                            t->n_fit, raw, t->generation, k);
-    fs_report_validate_note(v, line);
+    count(v, t->result);
+    json_t *o = fs_val_result_json(t->result);
+    json_object_set_new(o, "generation", json_string(t->generation));
+    json_object_set_new(o, "metric", json_string(t->metric));
+    json_t *rows = json_object_get(o, "rows");
+    for (guint j = 0; j < json_array_size(rows); j++) {
+      json_t *ro = json_array_get(rows, j);
+      json_object_set_new(ro, "name", json_string(g_ptr_array_index(t->names, j)));
+      json_object_set_new(ro, "family", json_string(g_ptr_array_index(t->families, j)));
+      json_object_set_new(ro, "raw", json_real(g_array_index(t->raw, double, j)));
+    }
+    json_array_append_new(v->tables, o);
+    training_text(v->text, t);
   }
-  for (guint g = 0; g < ref->generations->len; g++) {
-    g_autofree char *k = fmt("%.3f", g_array_index(ref->factors, double, g));
-    g_autofree char *line = g_strdup_printf("training calibration %s: step times x %s, fitted on %u "
-                                            "fit rows", (char *)g_ptr_array_index(ref->generations, g),
-                                            k, g_array_index(ref->fit_rows, guint, g));
-    fs_report_validate_note(v, line);
-  }
-  g_autofree char *mape = fmt("%.2f", ref->test_mape);
-  g_autofree char *line = g_strdup_printf("training tables: test-set MAPE %s %% over %u rows\n", mape,
-                                          ref->n_test);
+  g_autofree char *k = fmt("%.4f", ref->factor);
+  g_autofree char *head = g_strdup_printf("training calibration: one step-time factor for every row, "
+                                          "x %s, fitted on %u fit rows (no per-family or "
+                                          "per-generation factor); errors below are step-time errors, negative = "
+                                          "predicted too fast", k, ref->n_fit);
+  fs_report_validate_note(v, head);
+  g_autofree char *mape = fmt("%.2f", ref->test_mape), *mx = fmt("%.2f", ref->test_max);
+  g_autofree char *bias = fmt("%+.2f", ref->test_bias), *raw = fmt("%.2f", ref->raw_test_mape);
+  g_autofree char *line = g_strdup_printf("training tables: test-set step-time MAPE %s %% over %u rows "
+                                          "(max %s %%, bias %s %%; without the factor %s %%)", mape,
+                                          ref->n_test, mx, bias, raw);
   fs_report_validate_note(v, line);
+  groups_text(v, "family", ref->families);
+  groups_text(v, "generation", ref->generations);
+  g_string_append(v->text, "\n");
 }
 
 guint fs_report_validate_finish(FsValReport *v, GString *out, FsReportFormat fmt)

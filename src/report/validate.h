@@ -23,9 +23,12 @@ void fs_report_validate_add(FsValReport *v, const FsValResult *r, const char *me
 /* Adds a line of text after the tables added so far (in JSON: the
  * "notes" array, absent when empty), e.g. the training tables' fitted factors. */
 void fs_report_validate_note(FsValReport *v, const char *line);
-/* Adds the training tables (scenario/train-ref.h): each as a table whose
- * fit rows are marked and outside the bar, its in-sample and raw errors,
- * then the fitted factors and the test-set MAPE over all of them. */
+/* Adds the training tables (scenario/train-ref.h): each as a table listing
+ * every row (name, family, set, raw and calibrated prediction, measured,
+ * error) with its test-set MAPE against its bar, its in-sample and raw
+ * errors; then the one fitted step-time factor, the test-set MAPE over all
+ * tables and the test rows' bias and MAPE per model family and per GPU
+ * generation (notes).  In JSON each row also carries name, family, raw. */
 void fs_report_validate_training(FsValReport *v, const FsTrainRef *ref);
 /* Appends the report (text or JSON) and returns the number of tables that
  * missed their bar, not counting known gaps (tables with a `gap:` line,

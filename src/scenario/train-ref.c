@@ -8,20 +8,26 @@
 #include "util/datadir.h"
 #include "util/error.h"
 
-static const char *const columns = "name,workload,gpus,overrides,measured,set";
-
-typedef struct {
-  char *workload, *overrides;
-  guint gpus;
-  double raw;            /* the uncalibrated prediction of the table's metric */
-} RowIn;
+static const char *const columns = "name,family,workload,gpus,overrides,measured,set";
+enum { NCOLS = 7 };
 
 static void table_free(FsTrainRefTable *t)
 {
   fs_val_result_free(t->result);
   g_free(t->generation);
   g_free(t->metric);
+  g_ptr_array_unref(t->names);
+  g_ptr_array_unref(t->families);
+  g_array_unref(t->raw);
   g_free(t);
+}
+
+static void groups_free(GArray *groups)
+{
+  for (guint i = 0; groups != NULL && i < groups->len; i++)
+    g_free(g_array_index(groups, FsTrainRefGroup, i).name);
+  if (groups != NULL)
+    g_array_unref(groups);
 }
 
 void fs_train_ref_free(FsTrainRef *ref)
@@ -29,9 +35,8 @@ void fs_train_ref_free(FsTrainRef *ref)
   if (ref == NULL)
     return;
   g_ptr_array_unref(ref->tables);
-  g_ptr_array_unref(ref->generations);
-  g_array_unref(ref->factors);
-  g_array_unref(ref->fit_rows);
+  groups_free(ref->families);
+  groups_free(ref->generations);
   g_free(ref);
 }
 
@@ -52,21 +57,35 @@ GPtrArray *fs_train_ref_list(const char *dir)
   return files;
 }
 
+/* A table's system: the topology file, its -D definitions and the GPUs per
+ * host (the `nodes` definition is GPUs / gpus_per_node, at least 1). */
+typedef struct {
+  char **topo;          /* path, then key=value definitions */
+  guint gpus_per_node;
+} System;
+
 /* The predicted metric of one row (raw, uncalibrated). */
-static gboolean simulate(const FsScenario *sc, const char *topo_name, const RowIn *in,
-                         gboolean time_metric, double *out, GError **error)
+static gboolean simulate(const FsScenario *sc, const System *sys, const char *workload,
+                         const char *overrides, guint gpus, gboolean time_metric, double *out,
+                         GError **error)
 {
-  g_autofree char *tpath = fs_datadir_find(FS_DATA_TOPOLOGIES, topo_name);
-  g_autofree char *nodes = g_strdup_printf("nodes=%u", MAX(in->gpus / 8, 1u));
-  const char *defs[] = { nodes, NULL };
-  g_autoptr(FsTopo) topo = fs_topo_load_file(tpath, fs_scenario_catalog(sc), defs, error);
+  g_autofree char *tpath = fs_datadir_find(FS_DATA_TOPOLOGIES, sys->topo[0]);
+  g_autoptr(GPtrArray) defs = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(defs, g_strdup_printf("nodes=%u",
+                                        MAX((gpus + sys->gpus_per_node - 1) / sys->gpus_per_node,
+                                            1u)));
+  for (guint i = 1; sys->topo[i] != NULL; i++)
+    g_ptr_array_add(defs, g_strdup(sys->topo[i]));
+  g_ptr_array_add(defs, NULL);
+  g_autoptr(FsTopo) topo = fs_topo_load_file(tpath, fs_scenario_catalog(sc),
+                                             (const char *const *)defs->pdata, error);
   if (topo == NULL)
     return FALSE;
-  g_autofree char *wpath = fs_datadir_find(FS_DATA_WORKLOADS, in->workload);
+  g_autofree char *wpath = fs_datadir_find(FS_DATA_WORKLOADS, workload);
   g_autoptr(FsWorkload) w = fs_workload_load_file(wpath, NULL, error);
-  g_auto(GStrv) ov = g_strsplit(in->overrides, " ", -1);
+  g_auto(GStrv) ov = g_strsplit(overrides, " ", -1);
   if (w == NULL || !fs_workload_apply_overrides(w, (const char *const *)ov, error) ||
-      !fs_workload_resolve(w, in->gpus, error))
+      !fs_workload_resolve(w, gpus, error))
     return FALSE;
   GError *e = NULL;
   g_autoptr(FsNcclParams) np = fs_scenario_nccl_for_topo(sc, topo, &e);
@@ -101,9 +120,22 @@ static gboolean bad(GError **error, const char *file, int line, int col, const c
   return FALSE;
 }
 
+/* A header line `# key: value` (key and value stripped, caller frees);
+ * FALSE for a comment without a colon. */
+static gboolean header_kv(const char *l, char **key, char **val, int *val_col)
+{
+  const char *v = strchr(l, ':');
+  if (v == NULL)
+    return FALSE;
+  *key = g_strstrip(g_strndup(l + 1, (gsize)(v - l - 1)));
+  *val = g_strstrip(g_strdup(v + 1));
+  *val_col = (int)(v - l) + 3;
+  return TRUE;
+}
+
 /* Reads one table and simulates its rows: t's header fields and result
- * rows (raw predictions in ins, measured values and sets filled). */
-static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTable *t, GArray *ins,
+ * rows (raw predictions, names and families, measured values and sets). */
+static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTable *t,
                            GError **error)
 {
   g_autofree char *text = NULL;
@@ -115,7 +147,8 @@ static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTab
   }
   FsValResult *r = t->result;
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-  g_autofree char *topo = NULL;
+  g_auto(GStrv) topo = NULL;
+  System sys = { NULL, 8 };
   gboolean header = FALSE;
   r->pass = TRUE;
   for (guint i = 0; lines[i] != NULL; i++) {
@@ -125,14 +158,33 @@ static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTab
     if (l[0] == '\0')
       continue;
     if (l[0] == '#') {
-      const char *v = strchr(l, ':');
-      if (v == NULL)
+      g_autofree char *key = NULL, *val = NULL;
+      int vc = 0;
+      if (!header_kv(l, &key, &val, &vc))
         continue;
-      g_autofree char *key = g_strstrip(g_strndup(l + 1, (gsize)(v - l - 1)));
-      g_autofree char *val = g_strstrip(g_strdup(v + 1));
       if (strcmp(key, "topology") == 0) {
-        g_free(topo);
-        topo = g_strdup(val);
+        g_strfreev(topo);
+        topo = g_strsplit_set(val, " \t", -1);
+        guint n = 0;
+        for (guint k = 0; topo[k] != NULL; k++)
+          if (topo[k][0] != '\0')
+            topo[n++] = topo[k];
+          else
+            g_free(topo[k]);
+        topo[n] = NULL;
+        for (guint k = 1; k < n; k++)
+          if (strchr(topo[k], '=') == NULL)
+            return bad(error, path, ln, vc, "topology definition \"%s\": expected key=value",
+                       topo[k]);
+        if (n == 0)
+          return bad(error, path, ln, vc, "%s", "topology: expected a topology file");
+      } else if (strcmp(key, "gpus_per_node") == 0) {
+        char *end = NULL;
+        long g = strtol(val, &end, 10);
+        if (end == val || *end != '\0' || g < 1 || g > 1024)
+          return bad(error, path, ln, vc, "gpus_per_node \"%s\": expected a count of 1 to 1024",
+                     val);
+        sys.gpus_per_node = (guint)g;
       } else if (strcmp(key, "generation") == 0) {
         g_free(t->generation);
         t->generation = g_strdup(val);
@@ -140,7 +192,7 @@ static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTab
         r->source = g_strdup(val);
       } else if (strcmp(key, "metric") == 0) {
         if (strcmp(val, "step_time_s") != 0 && strcmp(val, "tokens_per_s_per_gpu") != 0)
-          return bad(error, path, ln, (int)(v - l) + 3,
+          return bad(error, path, ln, vc,
                      "metric \"%s\": expected step_time_s or tokens_per_s_per_gpu", val);
         g_free(t->metric);
         t->metric = g_strdup(val);
@@ -152,7 +204,7 @@ static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTab
         else if (g_str_has_prefix(val, "none"))
           r->mape = -1;
         else
-          return bad(error, path, ln, (int)(v - l) + 3,
+          return bad(error, path, ln, vc,
                      "bar \"%s\": expected a test-set MAPE in percent, or \"none: why\"", val);
         g_free(r->bar);
         r->bar = g_strdup(val);
@@ -165,35 +217,40 @@ static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTab
                    "`# bar:` line must come before the column names");
       if (strcmp(g_strstrip(l), columns) != 0)
         return bad(error, path, ln, 1, "expected the columns %s", columns);
+      sys.topo = topo;
       header = TRUE;
       continue;
     }
     g_auto(GStrv) f = g_strsplit(l, ",", -1);
-    if (g_strv_length(f) != 6) {
+    if (g_strv_length(f) != NCOLS) {
       fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, path, ln, 1,
-                      "a row has 6 fields (%s), this one %u", columns, g_strv_length(f));
+                      "a row has %d fields (%s), this one %u", NCOLS, columns, g_strv_length(f));
       return FALSE;
     }
+    if (f[1][0] == '\0')
+      return bad(error, path, ln, field_col(f, 1), "%s", "family: expected a model family name");
     char *end = NULL;
-    long gpus = strtol(f[2], &end, 10);
-    if (end == f[2] || *end != '\0' || gpus < 1 || gpus > 1 << 20)
-      return bad(error, path, ln, field_col(f, 2), "gpus \"%s\": expected a GPU count", f[2]);
+    long gpus = strtol(f[3], &end, 10);
+    if (end == f[3] || *end != '\0' || gpus < 1 || gpus > 1 << 20)
+      return bad(error, path, ln, field_col(f, 3), "gpus \"%s\": expected a GPU count", f[3]);
     FsValRow row = { .row = r->rows->len, .line = ln };
-    row.measured = g_ascii_strtod(f[4], &end);
-    if (end == f[4] || *end != '\0' || !(row.measured > 0))
-      return bad(error, path, ln, field_col(f, 4), "measured \"%s\": expected a positive number",
-                 f[4]);
-    if (strcmp(f[5], "fit") != 0 && strcmp(f[5], "test") != 0)
-      return bad(error, path, ln, field_col(f, 5), "set \"%s\": expected fit or test", f[5]);
-    row.fit = strcmp(f[5], "fit") == 0;
-    RowIn in = { f[1], f[3], (guint)gpus, 0 };
-    if (!simulate(sc, topo, &in, strcmp(t->metric, "step_time_s") == 0, &in.raw, &e)) {
+    row.measured = g_ascii_strtod(f[5], &end);
+    if (end == f[5] || *end != '\0' || !(row.measured > 0))
+      return bad(error, path, ln, field_col(f, 5), "measured \"%s\": expected a positive number",
+                 f[5]);
+    if (strcmp(f[6], "fit") != 0 && strcmp(f[6], "test") != 0)
+      return bad(error, path, ln, field_col(f, 6), "set \"%s\": expected fit or test", f[6]);
+    row.fit = strcmp(f[6], "fit") == 0;
+    double raw = 0;
+    if (!simulate(sc, &sys, f[2], f[4], (guint)gpus, strcmp(t->metric, "step_time_s") == 0, &raw,
+                  &e)) {
       fs_error_prefix_at(e, path, ln, 1);
       g_propagate_error(error, e);
       return FALSE;
     }
-    in.workload = in.overrides = NULL;
-    g_array_append_val(ins, in);
+    g_array_append_val(t->raw, raw);
+    g_ptr_array_add(t->names, g_strdup(f[0]));
+    g_ptr_array_add(t->families, g_strdup(f[1]));
     g_array_append_val(r->rows, row);
   }
   if (!header)
@@ -207,18 +264,69 @@ static double time_ratio(gboolean time_metric, double measured, double predicted
   return time_metric ? measured / predicted : predicted / measured;
 }
 
+/* Signed error of the prediction p with the step-time factor k, in %, in
+ * the table's metric. */
+static double error_pct(gboolean time_metric, double p, double k, double measured)
+{
+  double q = time_metric ? p * k : p / k;
+  return 100 * (q - measured) / measured;
+}
+
+/* The same row's error as a step time, in % (negative: predicted too
+ * fast), whichever the metric: a throughput q predicts the step time
+ * measured / q times the measured one. */
+static double time_error_pct(gboolean time_metric, double p, double k, double measured)
+{
+  return time_metric ? 100 * (p * k - measured) / measured : 100 * (measured * k / p - 1);
+}
+
+/* Adds one test row's errors to the group called name. */
+static void group_add(GArray *groups, const char *name, double err, double raw_err)
+{
+  FsTrainRefGroup *g = NULL;
+  for (guint i = 0; i < groups->len && g == NULL; i++)
+    if (strcmp(g_array_index(groups, FsTrainRefGroup, i).name, name) == 0)
+      g = &g_array_index(groups, FsTrainRefGroup, i);
+  if (g == NULL) {
+    FsTrainRefGroup n = { .name = g_strdup(name) };
+    g_array_append_val(groups, n);
+    g = &g_array_index(groups, FsTrainRefGroup, groups->len - 1);
+  }
+  g->n_test++;
+  g->bias += err;
+  g->mape += fabs(err);
+  g->raw_bias += raw_err;
+}
+
+static gint cmp_group(gconstpointer a, gconstpointer b)
+{
+  return strcmp(((const FsTrainRefGroup *)a)->name, ((const FsTrainRefGroup *)b)->name);
+}
+
+static void groups_finish(GArray *groups)
+{
+  for (guint i = 0; i < groups->len; i++) {
+    FsTrainRefGroup *g = &g_array_index(groups, FsTrainRefGroup, i);
+    g->bias /= g->n_test;
+    g->mape /= g->n_test;
+    g->raw_bias /= g->n_test;
+  }
+  g_array_sort(groups, cmp_group);
+}
+
 FsTrainRef *fs_train_ref_run(const FsScenario *sc, GPtrArray *files, GError **error)
 {
   g_autoptr(FsTrainRef) ref = g_new0(FsTrainRef, 1);
   ref->tables = g_ptr_array_new_with_free_func((GDestroyNotify)table_free);
-  ref->generations = g_ptr_array_new_with_free_func(g_free);
-  ref->factors = g_array_new(FALSE, TRUE, sizeof(double));
-  ref->fit_rows = g_array_new(FALSE, TRUE, sizeof(guint));
-  g_autoptr(GPtrArray) raws = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+  ref->families = g_array_new(FALSE, TRUE, sizeof(FsTrainRefGroup));
+  ref->generations = g_array_new(FALSE, TRUE, sizeof(FsTrainRefGroup));
   for (guint i = 0; i < files->len; i++) {
     const char *path = g_ptr_array_index(files, i);
     FsTrainRefTable *t = g_new0(FsTrainRefTable, 1);
     t->result = g_new0(FsValResult, 1);
+    t->names = g_ptr_array_new_with_free_func(g_free);
+    t->families = g_ptr_array_new_with_free_func(g_free);
+    t->raw = g_array_new(FALSE, TRUE, sizeof(double));
     g_autofree char *base = g_path_get_basename(path);
     t->result->table = g_strndup(base, strlen(base) - (g_str_has_suffix(base, ".csv") ? 4 : 0));
     t->result->file = g_strdup(path);
@@ -226,83 +334,74 @@ FsTrainRef *fs_train_ref_run(const FsScenario *sc, GPtrArray *files, GError **er
     t->result->rows = g_array_new(FALSE, TRUE, sizeof(FsValRow));
     t->result->ran = TRUE;
     g_ptr_array_add(ref->tables, t);
-    GArray *ins = g_array_new(FALSE, TRUE, sizeof(RowIn));
-    g_ptr_array_add(raws, ins);
-    if (!load_table(sc, path, t, ins, error))
+    if (!load_table(sc, path, t, error))
       return NULL;
-    if (!g_ptr_array_find_with_equal_func(ref->generations, t->generation, g_str_equal, NULL))
-      g_ptr_array_add(ref->generations, g_strdup(t->generation));
   }
-  g_ptr_array_sort(ref->generations, cmp_str);
-  /* One factor per generation: the geometric mean over its fit rows. */
-  for (guint g = 0; g < ref->generations->len; g++) {
-    const char *gen = g_ptr_array_index(ref->generations, g);
-    double sum = 0;
-    guint n = 0;
-    const FsTrainRefTable *first = NULL;
-    for (guint i = 0; i < ref->tables->len; i++) {
-      const FsTrainRefTable *t = g_ptr_array_index(ref->tables, i);
-      GArray *ins = g_ptr_array_index(raws, i);
-      if (strcmp(t->generation, gen) != 0)
-        continue;
-      first = first != NULL ? first : t;
-      gboolean tm = strcmp(t->metric, "step_time_s") == 0;
-      for (guint j = 0; j < t->result->rows->len; j++) {
-        const FsValRow *row = &g_array_index(t->result->rows, FsValRow, j);
-        if (row->fit) {
-          sum += log(time_ratio(tm, row->measured, g_array_index(ins, RowIn, j).raw));
-          n++;
-        }
+  /* One factor for every row: the geometric mean over all fit rows. */
+  double sum = 0;
+  for (guint i = 0; i < ref->tables->len; i++) {
+    const FsTrainRefTable *t = g_ptr_array_index(ref->tables, i);
+    gboolean tm = strcmp(t->metric, "step_time_s") == 0;
+    for (guint j = 0; j < t->result->rows->len; j++) {
+      const FsValRow *row = &g_array_index(t->result->rows, FsValRow, j);
+      if (row->fit) {
+        sum += log(time_ratio(tm, row->measured, g_array_index(t->raw, double, j)));
+        ref->n_fit++;
       }
     }
-    if (n == 0) {
-      fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, first->result->file, 1, 1,
-                      "generation \"%s\" has no fit row in any table: its factor cannot be fitted",
-                      gen);
-      return NULL;
-    }
-    double k = exp(sum / n);
-    g_array_append_val(ref->factors, k);
-    g_array_append_val(ref->fit_rows, n);
   }
-  double all = 0;
+  if (ref->n_fit == 0) {
+    const char *first = files->len > 0 ? g_ptr_array_index(files, 0) : "training";
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, first, 1, 1, "%s",
+                    "no fit row in any table: the step-time factor cannot be fitted (set column)");
+    return NULL;
+  }
+  ref->factor = exp(sum / ref->n_fit);
+  double all = 0, bias = 0, raw_all = 0;
   for (guint i = 0; i < ref->tables->len; i++) {
     FsTrainRefTable *t = g_ptr_array_index(ref->tables, i);
-    GArray *ins = g_ptr_array_index(raws, i);
     FsValResult *r = t->result;
-    guint g = 0;
-    g_ptr_array_find_with_equal_func(ref->generations, t->generation, g_str_equal, &g);
-    t->factor = g_array_index(ref->factors, double, g);
     gboolean tm = strcmp(t->metric, "step_time_s") == 0;
     double bar = r->mape, test = 0, fit = 0, raw = 0;
     for (guint j = 0; j < r->rows->len; j++) {
       FsValRow *row = &g_array_index(r->rows, FsValRow, j);
-      double p = g_array_index(ins, RowIn, j).raw;
-      raw += fabs(p - row->measured) / row->measured;
-      row->predicted = tm ? p * t->factor : p / t->factor;
-      row->error_pct = 100 * (row->predicted - row->measured) / row->measured;
+      double p = g_array_index(t->raw, double, j);
+      raw += fabs(error_pct(tm, p, 1, row->measured));
+      row->predicted = tm ? p * ref->factor : p / ref->factor;
+      row->error_pct = error_pct(tm, p, ref->factor, row->measured);
       row->in_scope = !row->fit;
       if (row->fit) {
         fit += fabs(row->error_pct);
         t->n_fit++;
-      } else {
-        test += fabs(row->error_pct);
-        r->in_scope++;
-        r->max_abs_pct = MAX(r->max_abs_pct, fabs(row->error_pct));
+        continue;
       }
+      test += fabs(row->error_pct);
+      r->in_scope++;
+      r->max_abs_pct = MAX(r->max_abs_pct, fabs(row->error_pct));
+      double terr = time_error_pct(tm, p, ref->factor, row->measured);
+      double raw_terr = time_error_pct(tm, p, 1, row->measured);
+      all += fabs(terr);
+      ref->test_max = MAX(ref->test_max, fabs(terr));
+      bias += terr;
+      raw_all += fabs(raw_terr);
+      group_add(ref->families, g_ptr_array_index(t->families, j), terr, raw_terr);
+      group_add(ref->generations, t->generation, terr, raw_terr);
     }
     if (r->in_scope == 0) {
-      fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, r->file, 1, 1,
+      fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, r->file, 1, 1, "%s",
                       "no test row: the table has nothing to score (set column)");
       return NULL;
     }
     r->mape = test / r->in_scope;
     r->pass = bar < 0 || r->mape <= bar;
     t->fit_mape = t->n_fit > 0 ? fit / t->n_fit : 0;
-    t->raw_mape = r->rows->len > 0 ? 100 * raw / r->rows->len : 0;
-    all += test;
+    t->raw_mape = r->rows->len > 0 ? raw / r->rows->len : 0;
     ref->n_test += r->in_scope;
   }
-  ref->test_mape = ref->n_test > 0 ? all / ref->n_test : 0;
+  ref->test_mape = all / ref->n_test;
+  ref->test_bias = bias / ref->n_test;
+  ref->raw_test_mape = raw_all / ref->n_test;
+  groups_finish(ref->families);
+  groups_finish(ref->generations);
   return g_steal_pointer(&ref);
 }

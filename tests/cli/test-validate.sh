@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 ref="$FS_SOURCE_ROOT/validation/reference"
 cal="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"
 
-# The training tables (validation/reference/training, about 10 s of simulation)
+# The training tables (validation/reference/training, about 40 s of simulation)
 # are scored by tests/test-train-accuracy.c; here validate runs a copy of the
 # reference folder without them, and a two-row training table below.
 mkdir -p "$tmp/ref"
@@ -136,22 +136,26 @@ report=$(cat "$tmp/tree/validation/REPORT.md")
 contains "$report" "| \`h100_pcie_gen5_host_copies_fabricsim_probe\` | host-copy | time within 10% for size >= 64MiB | 1.49 | 1.61 | - | pass / pass |" "REPORT.md"
 
 # A training table (its first two rows, 8 GPUs: one fit, one test) in a
-# folder's training/: every row printed, the fit row marked and outside the
-# bar, the test-set MAPE, the fitted factor; byte-identical JSON twice.
+# folder's training/: every row printed with its name, family and set, the
+# fit row outside the bar, the test-set MAPE, the one fitted factor, the
+# bias per family and generation; byte-identical JSON twice.
 tr="$FS_SOURCE_ROOT/validation/reference/training/training-korthikanti-t5-a100.csv"
 mkdir -p "$tmp/tref/training"
 # One fit row is a weak calibration: the copy's bar is 50 %, and 1 % must fail.
 { grep '^#' "$tr" | sed 's/^# bar: .*/# bar: 50/'; grep -v '^#' "$tr" | head -3; } \
   > "$tmp/tref/training/training-two.csv"
 out=$("$FABRICSIM" validate --dir "$tmp/tref") || fail "validate training exited $?"
-contains "$out" "training-two (training): bar 50" "training"
-contains "$out" "(fit row: calibration, outside the bar)" "training"
-contains "$out" "test-set step_time_s MAPE" "training"
+contains "$out" "training-two (training, a100, step_time_s): bar 50" "training"
+contains "$out" "test-set MAPE" "training"
 contains "$out" "over 1 row" "training"
-contains "$out" "training calibration a100: step times x" "training"
+contains "$out" "training calibration: one step-time factor for every row, x" "training"
 contains "$out" "fitted on 1 fit rows" "training"
+contains "$out" "test-set step-time MAPE" "training"
+contains "$out" "family     gpt" "training"
+contains "$out" "generation a100" "training"
 contains "$out" "summary: 1 passed, 0 failed, 0 not run" "training"
-[ "$(printf '%s\n' "$out" | grep -c '(fit row')" -eq 1 ] || fail "training: not exactly one fit row: $out"
+[ "$(printf '%s\n' "$out" | grep -c '^ *[0-9]* fit  gpt ')" -eq 1 ] || fail "training: not exactly one fit row: $out"
+[ "$(printf '%s\n' "$out" | grep -c '^ *[0-9]* test gpt ')" -eq 1 ] || fail "training: not exactly one test row: $out"
 "$FABRICSIM" validate --json --dir "$tmp/tref" > "$tmp/t1.json" || fail "validate training --json"
 "$FABRICSIM" validate --json "$tmp/tref/training/training-two.csv" > "$tmp/t2.json" \
   || fail "validate training TABLE --json"
@@ -163,7 +167,8 @@ t = d["tables"][0]
 assert t["kind"] == "training" and t["rows_in_scope"] == 1, t
 assert [r.get("fit", False) for r in t["rows"]] == [True, False], t["rows"]
 assert [r["in_scope"] for r in t["rows"]] == [False, True], t["rows"]
-assert any("step times x" in n for n in d["notes"]), d["notes"]
+assert [r["family"] for r in t["rows"]] == ["gpt", "gpt"], t["rows"]
+assert any("step-time factor for every row" in n for n in d["notes"]), d["notes"]
 PY
 
 sed 's/^# bar: 50/# bar: 1/' "$tmp/tref/training/training-two.csv" > "$tmp/training-tight.csv"
@@ -172,7 +177,7 @@ out=$("$FABRICSIM" validate "$tmp/training-tight.csv")
 st=$?
 set -e
 [ "$st" -eq 1 ] || fail "training table past its bar: exit $st, expected 1"
-contains "$out" "test-set step_time_s MAPE" "training, tight bar"
+contains "$out" "test-set MAPE" "training, tight bar"
 contains "$out" "FAIL" "training, tight bar"
 
 # A malformed training table: exit 2, file:line:col, nothing on stdout.

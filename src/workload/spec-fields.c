@@ -16,6 +16,8 @@ static const char *const position_names[] = {FS_POSITION_TYPES(NAME) NULL};
 static const char *const recompute_names[] = {FS_RECOMPUTE_KINDS(NAME) NULL};
 static const char *const optimizer_names[] = {FS_OPTIMIZERS(NAME) NULL};
 static const char *const schedule_names[] = {FS_PP_SCHEDULES(NAME) NULL};
+static const char *const overlap_cost_names[] = {FS_OVERLAP_COSTS(NAME) NULL};
+static const char *const fp8_recipe_names[] = {FS_FP8_RECIPES(NAME) NULL};
 #undef NAME
 /* The training datatypes (a subset of the catalog's). */
 static const char *const dtype_names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
@@ -78,6 +80,9 @@ static const Field fields[F_N] = {
   [F_OVERLAP_DP] = {F_OVERLAP_DP, "parallel.overlap.dp_grads", "--overlap-grad-reduce", NULL, FT_BOOL, OFF(overlap_dp_grads), 0, 0, NULL, NULL},
   [F_OVERLAP_TP] = {F_OVERLAP_TP, "parallel.overlap.tp_comm", "--tp-comm-overlap", NULL, FT_BOOL, OFF(overlap_tp_comm), 0, 0, NULL, NULL},
   [F_OVERLAP_PARAM] = {F_OVERLAP_PARAM, "parallel.overlap.param_gather", "--overlap-param-gather", NULL, FT_BOOL, OFF(overlap_param_gather), 0, 0, NULL, NULL},
+  [F_OVERLAP_COST] = {F_OVERLAP_COST, "parallel.overlap.cost", "--overlap-cost", NULL, FT_ENUM, OFF(overlap_cost), 0, 0, overlap_cost_names, NULL},
+  [F_FP8_RECIPE] = {F_FP8_RECIPE, "training.fp8_recipe", "--fp8-recipe", NULL, FT_ENUM, OFF(fp8_recipe), 0, 0, fp8_recipe_names, NULL},
+  [F_FP8_PARAM] = {F_FP8_PARAM, "training.fp8_param_gather", "--fp8-param-gather", NULL, FT_BOOL, OFF(fp8_param_gather), 0, 0, NULL, NULL},
   [F_ORDER] = {F_ORDER, "placement.order", NULL, NULL, FT_ENUM, NONE, 0, 0, NULL, NULL},
   [F_RANKS] = {F_RANKS, "placement.ranks", NULL, NULL, FT_ENUM, NONE, 0, 0, NULL, NULL},
   [F_OFFLOAD] = {F_OFFLOAD, "offload.optimizer", "--optimizer-cpu-offload", NULL, FT_BOOL, OFF(offload_optimizer), 0, 0, NULL, NULL},

@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 
 #include "testutil.h"
+#include "util/json-pos.h"
 #include "util/schema.h"
 #include "util/yaml.h"
 
@@ -777,6 +778,81 @@ START_TEST(test_schema_markdown_and_check)
 }
 END_TEST
 
+/* The JSON front end: the same table read from JSON, every refusal at the
+ * value's (or the key's) line:col with its JSON path, JSON's own types. */
+static const FsSchemaField json_fields[] = {
+  {.key = "name", .type = FS_SCHEMA_STRING, .offset = offsetof(Rec, name), .required = TRUE},
+  {.key = "count", .type = FS_SCHEMA_UINT, .offset = offsetof(Rec, count), .min = "1",
+   .max = "8"},
+  {.key = "bw_GBps", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_BANDWIDTH,
+   .number_unit = "GB/s", .offset = offsetof(Rec, bw), .min = "0", .min_open = TRUE,
+   .max = "1000"},
+  {.key = "lat_us", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_TIME, .number_unit = "us",
+   .offset = offsetof(Rec, lat)},
+  {.key = "on", .type = FS_SCHEMA_BOOL, .offset = offsetof(Rec, on)},
+  {.key = "color", .type = FS_SCHEMA_ENUM, .offset = offsetof(Rec, color), .names = colors},
+};
+static const FsSchema json_schema = {"record", NULL, json_fields, G_N_ELEMENTS(json_fields)};
+
+static GError *read_json_rec(const char *text, Rec *r)
+{
+  GError *err = NULL;
+  g_autoptr(FsJsonDoc) json = fs_json_doc_parse(text, strlen(text), "t.json", &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsYamlDoc) doc = fs_yaml_doc_from_json(json);
+  memset(r, 0, sizeof *r);
+  static GStringChunk *strings;
+  if (strings == NULL)
+    strings = g_string_chunk_new(64);
+  FsSchemaRead opts = {.strings = strings};
+  gboolean ok = fs_schema_read(&json_schema, fs_yaml_doc_root(doc), r, &opts, &err);
+  ck_assert(ok == (err == NULL));
+  return err;
+}
+
+START_TEST(test_schema_json_front_end)
+{
+  Rec r;
+  GError *err = read_json_rec("{\"name\": \"a\", \"count\": 3, \"bw_GBps\": 12.5,\n"
+                              " \"lat_us\": 1.5, \"on\": true, \"color\": \"green\"}",
+                              &r);
+  fs_assert_no_error(err);
+  ck_assert_str_eq(r.name, "a");
+  ck_assert_uint_eq(r.count, 3);
+  ck_assert(r.bw == 12.5 * 1e9);       /* a bare number in the key's unit */
+  ck_assert_int_eq(r.lat, 1500000);    /* 1.5 us in ps */
+  ck_assert(r.on);
+  ck_assert_int_eq(r.color, 1);
+  /* Unknown key, at the key, with the suggestion. */
+  err = read_json_rec("{\"name\": \"a\",\n \"cuont\": 3}", &r);
+  fs_assert_error(err, FS_YAML_ERROR,
+                  "t.json:2:2: $.cuont: unknown key \"cuont\" in record; did you mean \"count\"?");
+  /* Missing required key, at the object. */
+  err = read_json_rec("{\"count\": 3}", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.json:1:1: $: missing key \"name\" in record");
+  /* Wrong JSON type, both ways, and an object where a scalar goes. */
+  err = read_json_rec("{\"name\": \"a\", \"count\": \"3\"}", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.json:1:24: $.count: expected an integer, got a string");
+  err = read_json_rec("{\"name\": 7}", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.json:1:10: $.name: expected a string, got a number");
+  err = read_json_rec("{\"name\": \"a\", \"on\": \"true\"}", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.json:1:21: $.on: expected true or false, got a string");
+  err = read_json_rec("{\"name\": {\"x\": 1}}", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.json:1:10: $.name: expected a string, got an object");
+  err = read_json_rec("[1]", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.json:1:1: $: expected an object, got an array");
+  /* Out of range: the literal as written, the range in the key's unit. */
+  err = read_json_rec("{\"name\": \"a\",\n  \"bw_GBps\": 2e3}", &r);
+  fs_assert_error(err, FS_YAML_ERROR,
+                  "t.json:2:14: $.bw_GBps: expected a bandwidth in GB/s above 0 and at most 1000, "
+                  "got 2e3");
+  err = read_json_rec("{\"name\": \"a\", \"count\": 0}", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.json:1:24: $.count: expected an integer from 1 to 8, got 0");
+  err = read_json_rec("{\"name\": \"a\", \"color\": \"gren\"}", &r);
+  fs_assert_error(err, FS_YAML_ERROR,
+                  "t.json:1:24: $.color: unknown color \"gren\"; did you mean \"green\"?");
+}
+END_TEST
 
 int main(void)
 {
@@ -803,5 +879,6 @@ int main(void)
   FS_ADD_TEST(s, test_schema_reads_values_and_defaults);
   FS_ADD_TEST(s, test_schema_errors_are_located);
   FS_ADD_TEST(s, test_schema_markdown_and_check);
+  FS_ADD_TEST(s, test_schema_json_front_end);
   return fs_test_run_suite(s);
 }

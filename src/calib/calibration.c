@@ -7,8 +7,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "catalog/names.h"
+#include "util/error.h"
 #include "util/json-pos.h"
+#include "util/schema.h"
 #include "util/units.h"
+#include "util/yaml.h"
 
 G_DEFINE_QUARK(fs-calib-error-quark, fs_calib_error)
 
@@ -24,344 +28,270 @@ const char *fs_calib_nccl_op_name(FsCalibNcclOp op)
   return nccl_op_names[op];
 }
 
-/* ---- typed access with positions ---------------------------------------- */
+/* ---- the format: schemas ------------------------------------------------
+ *
+ * The calibration file is JSON (validation/README.md, "Calibration file
+ * format"); it is read as a tree of FsYamlNode (util/yaml.h's JSON front
+ * end) against the tables below, so that every message has the form
+ * "file:line:col: $.path: sentence".  Members the tables do not declare are
+ * ignored: probe output carries more than fabricsim reads, and newer
+ * probes add members (schema minor versions).
+ *
+ * Physical bounds of the figures (validation/README.md, "Bounds"): a value
+ * outside is a typo or a broken probe, never hardware, and is refused where
+ * it stands.  Bandwidths: up to 100 TB/s (ten times the fastest memory of
+ * the catalog); latencies: up to 1 s; link efficiencies: up to 2 (in-switch
+ * reduction at most halves what a GPU sends; above 1 is kept but not
+ * applied, apply.c); the simulator-fitted latency scale: the fitter's own
+ * range (nccl-simfit.c). */
 
+/* The top level, the device and the environment, read into this record
+ * before they are copied into FsCalibration (strings borrowed from the
+ * tree). */
 typedef struct {
-  const FsJsonDoc *doc;
-  GError **error;
-} Rd;
+  double version;
+  guint device_index;
+  const char *date, *mode, *gen_max, *width_max;
+  const char *name;
+  guint sm_count;
+  uint64_t memory_bytes;
+} Head;
 
-static gboolean rd_fail(Rd *rd, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static gboolean rd_fail(Rd *rd, const char *path, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  fs_json_doc_error(rd->doc, rd->error, FS_CALIB_ERROR, FS_CALIB_ERROR_INVALID, path, "%s", msg);
-  return FALSE;
-}
+#define HOFF(m) offsetof(Head, m)
+#define COFF(m) offsetof(FsCalibration, m)
+#define NOFF(m) offsetof(FsCalibNccl, m)
+#define NOWHERE FS_SCHEMA_NOWHERE
+#define UNLESS_FITTED "yes, unless the file holds `fitted` only"
 
-static const char *type_name(const json_t *v)
-{
-  switch (json_typeof(v)) {
-  case JSON_OBJECT: return "an object";
-  case JSON_ARRAY: return "an array";
-  case JSON_STRING: return "a string";
-  case JSON_INTEGER:
-  case JSON_REAL: return "a number";
-  case JSON_TRUE:
-  case JSON_FALSE: return "a boolean";
-  default: return "null";
-  }
-}
+/* A bandwidth in GB/s, above 0 (open) or from 0. */
+#define GBPS(k, off, req, lo_open, d)                                                            \
+  {.key = k, .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_BANDWIDTH, .number_unit = "GB/s",     \
+   .offset = off, .required = req, .min = "0", .min_open = lo_open, .max = "100000", .doc = d}
+/* A latency in µs kept as a number of µs. */
+#define US(k, off, req, d)                                                                       \
+  {.key = k, .type = FS_SCHEMA_DOUBLE, .number_unit = "us", .offset = off, .required = req,      \
+   .min = "0", .max = "1000000", .doc = d}
+/* A latency in µs stored as FsTime. */
+#define US_TIME(k, off, req, d)                                                                  \
+  {.key = k, .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_TIME, .number_unit = "us",            \
+   .offset = off, .required = req, .min = "0", .max = "1000000", .doc = d}
 
-/* Member key of obj (at path) or NULL; *mpath receives the member's path. */
-static json_t *member(const json_t *obj, const char *path, const char *key, char **mpath)
-{
-  *mpath = fs_json_path_member(path, key);
-  return json_object_get(obj, key);
-}
+static const FsSchemaField version_fields[] = {
+  {.key = "schema_version", .type = FS_SCHEMA_DOUBLE, .offset = HOFF(version), .required = TRUE,
+   .value_doc = "number", .doc = "the format's version: major 1 is read, any minor part (`1.2`)"},
+};
+static const FsSchema version_schema = {"calibration file", NULL, version_fields,
+                                        G_N_ELEMENTS(version_fields)};
 
-/* A required object member. */
-static gboolean get_object(Rd *rd, const json_t *obj, const char *path, const char *key,
-                           json_t **out, char **mpath)
-{
-  *out = member(obj, path, key, mpath);
-  if (*out == NULL)
-    return rd_fail(rd, *mpath, "missing; expected an object");
-  if (!json_is_object(*out))
-    return rd_fail(rd, *mpath, "expected an object, got %s", type_name(*out));
-  return TRUE;
-}
+static const FsSchemaField links_fields[] = {
+  {.key = "links", .type = FS_SCHEMA_MAP, .offset = NOWHERE, .required = TRUE,
+   .value_doc = "mapping of link family to `calibration.link_fit`",
+   .doc = "one entry per link family fitted (`nvlink`, `pcie`, …)"},
+};
+static const FsSchema fitted_schema = {"fitted", NULL, links_fields, G_N_ELEMENTS(links_fields)};
 
-/* Physical bounds of the figures a calibration file holds (validation/
- * README.md, "Bounds"): a value outside is a typo or a broken probe, never
- * hardware, and is refused where it stands.  Bandwidths: up to 100 TB/s
- * (ten times the fastest memory of the catalog); latencies: up to 1 s;
- * link efficiencies: up to 2 (in-switch reduction at most halves what a
- * GPU sends; above 1 is kept but not applied, apply.c); the simulator-
- * fitted latency scale: the fitter's own range (nccl-simfit.c). */
+static const FsSchemaField environment_fields[] = {
+  {.key = "nvidia_smi.pcie.link.gen.max", .type = FS_SCHEMA_STRING, .offset = HOFF(gen_max),
+   .doc = "the PCIe generation nvidia-smi reports (reported only)"},
+  {.key = "nvidia_smi.pcie.link.width.max", .type = FS_SCHEMA_STRING, .offset = HOFF(width_max),
+   .doc = "the PCIe link width nvidia-smi reports (reported only)"},
+};
+static const FsSchema environment_schema = {"environment", NULL, environment_fields,
+                                            G_N_ELEMENTS(environment_fields)};
+
+static const FsSchemaField top_fields[] = {
+  {.key = "fitted", .type = FS_SCHEMA_MAP, .offset = NOWHERE, .sub = &fitted_schema,
+   .value_doc = "mapping (`calibration.fitted`)",
+   .doc = "figures fitted by `fabricsim calibrate`; a file may hold only these"},
+  {.key = "device_index", .type = FS_SCHEMA_UINT, .offset = HOFF(device_index), .max = "1024",
+   .required_doc = UNLESS_FITTED, .doc = "the `index` of the measured device in `devices`"},
+  {.key = "devices", .type = FS_SCHEMA_LIST, .offset = NOWHERE, .required_doc = UNLESS_FITTED,
+   .value_doc = "list of `calibration.device`",
+   .doc = "the devices of the machine (an entry without `index` is its slot)"},
+  {.key = "environment", .type = FS_SCHEMA_MAP, .offset = NOWHERE, .sub = &environment_schema,
+   .value_doc = "mapping (`calibration.environment`)", .doc = "what the probe saw of the host"},
+  {.key = "date", .type = FS_SCHEMA_STRING, .offset = HOFF(date),
+   .doc = "when it was measured (`undated` when absent)"},
+  {.key = "mode", .type = FS_SCHEMA_STRING, .offset = HOFF(mode), .doc = "the probe's mode"},
+  {.key = "summary", .type = FS_SCHEMA_MAP, .offset = NOWHERE, .required_doc = UNLESS_FITTED,
+   .value_doc = "mapping (`calibration.summary`)", .doc = "the probe's figures"},
+  {.key = "measurements", .type = FS_SCHEMA_LIST, .offset = NOWHERE,
+   .value_doc = "list of `calibration.gemm` (and other probes' records)",
+   .doc = "raw records; the `gemm` ones give the GEMM curves"},
+};
+static const FsSchema top_schema = {"calibration file", &version_schema, top_fields,
+                                    G_N_ELEMENTS(top_fields)};
+
+static const FsSchemaField device_fields[] = {
+  {.key = "index", .type = FS_SCHEMA_UINT, .offset = NOWHERE,
+   .doc = "the device's index (`device_index` names it)"},
+  {.key = "name", .type = FS_SCHEMA_STRING, .offset = HOFF(name), .required = TRUE,
+   .doc = "the device's name (matched against the catalog's GPUs)"},
+  {.key = "sm_count", .type = FS_SCHEMA_UINT, .offset = HOFF(sm_count), .required = TRUE,
+   .max = "100000", .doc = "streaming multiprocessors"},
+  {.key = "memory_bytes", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE, .number_unit = "B",
+   .offset = HOFF(memory_bytes), .required = TRUE, .max = "1125899906842624",
+   .doc = "device memory"},
+};
+static const FsSchema device_schema = {"device", NULL, device_fields, G_N_ELEMENTS(device_fields)};
+
+/* summary.h2d_pinned and d2h_pinned: the same fields, other places. */
+#define COPY_FIELDS(dir)                                                                         \
+  GBPS("peak_bandwidth_GBps", COFF(dir##_peak), TRUE, TRUE, "peak pinned copy bandwidth"),      \
+    US("latency_4B_us", COFF(dir##_latency_us), TRUE, "4-byte copy, event-timed median"),       \
+    US("host_latency_4B_us", COFF(dir##_host_latency_us), FALSE,                                \
+       "4-byte copy as the host waits for it")
+static const FsSchemaField h2d_fields[] = {COPY_FIELDS(h2d)};
+static const FsSchemaField d2h_fields[] = {COPY_FIELDS(d2h)};
+static const FsSchema h2d_schema = {"h2d_pinned", NULL, h2d_fields, G_N_ELEMENTS(h2d_fields)};
+static const FsSchema d2h_schema = {"d2h_pinned", NULL, d2h_fields, G_N_ELEMENTS(d2h_fields)};
+static const FsSchemaField bidir_fields[] = {
+  GBPS("peak_bandwidth_GBps", COFF(bidir_peak), TRUE, TRUE, "both directions at once, summed"),
+};
+static const FsSchema bidir_schema = {"bidir_pinned", NULL, bidir_fields, 1};
+#define MEMBW(name)                                                                              \
+  static const FsSchemaField name##_fields[] = {                                                 \
+    GBPS("bandwidth_GBps", COFF(name), TRUE, TRUE, "device memory bandwidth at 1 GiB arrays"),   \
+  };                                                                                             \
+  static const FsSchema name##_schema = {#name, NULL, name##_fields, 1};
+MEMBW(membw_copy)
+MEMBW(membw_triad)
+MEMBW(d2d_memcpy)
+static const FsSchemaField launch_fields[] = {
+  US_TIME("async_us", COFF(compute.launch_latency), TRUE, "back-to-back kernels on a stream"),
+  US_TIME("graph_us", COFF(compute.graph_launch_latency), FALSE, "per node of a CUDA graph"),
+  US_TIME("sync_us", COFF(compute.sync_launch_latency), FALSE, "a kernel the host waits for"),
+};
+static const FsSchema launch_schema = {"launch", NULL, launch_fields, G_N_ELEMENTS(launch_fields)};
+
+#define SUMMARY_ENTRY(k, s, d)                                                                   \
+  {.key = k, .type = FS_SCHEMA_MAP, .offset = NOWHERE, .sub = s, .doc = d}
+#define NCCL_ENTRY(id, str)                                                                      \
+  {.key = "nccl_" str, .type = FS_SCHEMA_MAP, .offset = NOWHERE,                                 \
+   .value_doc = "mapping (`calibration.nccl`)", .doc = "nccl-tests " str " figures"},
+static const FsSchemaField summary_fields[] = {
+  SUMMARY_ENTRY("h2d_pinned", &h2d_schema, "host to device copies (`calibration.copy`)"),
+  SUMMARY_ENTRY("d2h_pinned", &d2h_schema, "device to host copies (`calibration.copy`)"),
+  SUMMARY_ENTRY("bidir_pinned", &bidir_schema, "`peak_bandwidth_GBps` of both at once"),
+  SUMMARY_ENTRY("membw_copy", &membw_copy_schema, "`bandwidth_GBps` of a copy kernel"),
+  SUMMARY_ENTRY("membw_triad", &membw_triad_schema, "`bandwidth_GBps` of a triad kernel"),
+  SUMMARY_ENTRY("d2d_memcpy", &d2d_memcpy_schema, "`bandwidth_GBps` of cudaMemcpy on the device"),
+  SUMMARY_ENTRY("launch", &launch_schema, "kernel launch latencies (`calibration.launch`)"),
+  FS_CALIB_NCCL_OPS(NCCL_ENTRY)
+};
+static const FsSchema summary_schema = {"summary", NULL, summary_fields,
+                                        G_N_ELEMENTS(summary_fields)};
+
+static const FsSchemaField nccl_fields[] = {
+  {.key = "ranks", .type = FS_SCHEMA_UINT, .offset = NOFF(ranks), .required = TRUE, .min = "1",
+   .max = "65536", .doc = "ranks of the run"},
+  US("latency_floor_us", NOFF(latency_floor_us), TRUE, "median time at the smallest size"),
+  {.key = "smallest_size_bytes", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE,
+   .number_unit = "B", .offset = NOFF(smallest_size), .max = "9223372036854775807",
+   .doc = "the smallest size measured"},
+  GBPS("peak_algbw_GBps", NOFF(peak_algbw), FALSE, FALSE, "peak algorithm bandwidth"),
+  GBPS("peak_busbw_GBps", NOFF(peak_busbw), FALSE, FALSE, "peak bus bandwidth"),
+};
+static const FsSchema nccl_schema = {"nccl entry", NULL, nccl_fields, G_N_ELEMENTS(nccl_fields)};
+
+/* One `measurements` record (any probe), and the fields of a `gemm` one. */
 typedef struct {
-  double lo, hi;
-  gboolean lo_open;   /* lo itself is out of range */
-  const char *expect; /* "a bandwidth above 0 and at most 100000 GB/s" */
-} Bound;
+  const char *probe, *dtype, *shape;
+  guint m, n, k;
+  double rate, min_bytes;
+} Gemm;
+#define GOFF(m) offsetof(Gemm, m)
+#define DIM(k) {.key = #k, .type = FS_SCHEMA_UINT, .offset = GOFF(k), .required = TRUE,          \
+                .min = "1", .max = "1073741824", .doc = "GEMM dimension (C is m×n, k summed)"}
+static const FsSchemaField record_fields[] = {
+  {.key = "probe", .type = FS_SCHEMA_STRING, .offset = GOFF(probe), .required = TRUE,
+   .doc = "the probe that wrote the record; only `gemm` records are read"},
+};
+static const FsSchema record_schema = {"measurement", NULL, record_fields, 1};
+static const FsSchemaField gemm_fields[] = {
+  {.key = "dtype", .type = FS_SCHEMA_STRING, .offset = GOFF(dtype), .required = TRUE,
+   .doc = "`fp32`, `tf32`, `bf16`, `fp16` or `fp8_e4m3` (others are skipped with a warning)"},
+  {.key = "shape", .type = FS_SCHEMA_STRING, .offset = GOFF(shape), .required = TRUE,
+   .doc = "the shape's name (`square_8192`)"},
+  DIM(m), DIM(n), DIM(k),
+  {.key = "tflops", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_FLOPS, .number_unit = "TFLOP/s",
+   .offset = GOFF(rate), .required = TRUE, .min = "0", .min_open = TRUE, .max = "1000000",
+   .doc = "the measured rate"},
+  {.key = "min_bytes", .type = FS_SCHEMA_DOUBLE, .number_unit = "B", .offset = GOFF(min_bytes),
+   .min = "0", .max = "1.8e19", .doc = "A and B read once, D written once"},
+};
+static const FsSchema gemm_schema = {"gemm record", &record_schema, gemm_fields,
+                                     G_N_ELEMENTS(gemm_fields)};
 
-static const Bound BOUND_GBPS = {0, 1e5, TRUE, "a bandwidth above 0 and at most 100000 GB/s"};
-static const Bound BOUND_GBPS0 = {0, 1e5, FALSE, "a bandwidth from 0 to 100000 GB/s"};
-static const Bound BOUND_US = {0, 1e6, FALSE, "a latency from 0 to 1000000 us (1 s)"};
-static const Bound BOUND_EFF = {0, 2, TRUE, "an efficiency above 0 and at most 2"};
-static const Bound BOUND_SCALE = {FS_CALIB_HW_LATENCY_SCALE_MIN, FS_CALIB_HW_LATENCY_SCALE_MAX, FALSE,
-                                  "a latency scale from 0.05 to 20 (the fitter's range)"};
-static const Bound BOUND_TFLOPS = {0, 1e6, TRUE, "a rate above 0 and at most 1000000 TFLOP/s"};
-static const Bound BOUND_BYTES = {0, 1.8e19, FALSE, "a size from 0 to 1.8e19 bytes"};
+static const FsSchemaField link_fit_fields[] = {
+  {.key = "efficiency", .type = FS_SCHEMA_DOUBLE, .offset = offsetof(FsCalibLinkFit, efficiency),
+   .required = TRUE, .min = "0", .min_open = TRUE, .max = "2",
+   .doc = "link efficiency to set on every model of `models`"},
+  US("step_latency_us", offsetof(FsCalibLinkFit, step_latency_us), TRUE,
+     "NCCL latency per step over this family"),
+  {.key = "hw_latency_scale", .type = FS_SCHEMA_DOUBLE,
+   .offset = offsetof(FsCalibLinkFit, hw_latency_scale),
+   .min = G_STRINGIFY(FS_CALIB_HW_LATENCY_SCALE_MIN),
+   .max = G_STRINGIFY(FS_CALIB_HW_LATENCY_SCALE_MAX),
+   .doc = "factor on NCCL's hardware latencies of the family (the fitter's range)"},
+  {.key = "models", .type = FS_SCHEMA_LIST, .offset = NOWHERE, .required = TRUE,
+   .value_doc = "list of link model names", .doc = "the catalog link models it applies to"},
+};
+static const FsSchema link_fit_schema = {"link fit", NULL, link_fit_fields,
+                                         G_N_ELEMENTS(link_fit_fields)};
 
-/* A required number within bound b. */
-static gboolean get_bounded(Rd *rd, const json_t *obj, const char *path, const char *key,
-                            const Bound *b, double *out)
+static const FsSchemaEntry schemas[] = {
+  {"calibration.version", &version_schema}, {"calibration.file", &top_schema},        {"calibration.fitted", &fitted_schema},
+  {"calibration.link_fit", &link_fit_schema}, {"calibration.device", &device_schema},
+  {"calibration.environment", &environment_schema}, {"calibration.summary", &summary_schema},
+  {"calibration.copy", &h2d_schema},        {"calibration.launch", &launch_schema},
+  {"calibration.nccl", &nccl_schema},       {"calibration.gemm", &gemm_schema},
+};
+
+const FsSchemaEntry *fs_calibration_schemas(guint *n)
 {
-  g_autofree char *mp = NULL;
-  json_t *v = member(obj, path, key, &mp);
-  if (v == NULL)
-    return rd_fail(rd, mp, "missing; expected %s", b->expect);
-  if (!json_is_number(v))
-    return rd_fail(rd, mp, "expected a number, got %s", type_name(v));
-  double d = json_number_value(v);
-  if (!isfinite(d) || d < b->lo || (b->lo_open && d == b->lo) || d > b->hi)
-    return rd_fail(rd, mp, "%g is out of range; expected %s", d, b->expect);
-  *out = d;
-  return TRUE;
-}
-
-/* A required non-negative integer up to max. */
-static gboolean get_uint(Rd *rd, const json_t *obj, const char *path, const char *key,
-                         uint64_t max, uint64_t *out)
-{
-  g_autofree char *mp = NULL;
-  json_t *v = member(obj, path, key, &mp);
-  if (v == NULL)
-    return rd_fail(rd, mp, "missing; expected an integer");
-  if (!json_is_integer(v))
-    return rd_fail(rd, mp, "expected an integer, got %s", type_name(v));
-  json_int_t i = json_integer_value(v);
-  if (i < 0 || (uint64_t)i > max)
-    return rd_fail(rd, mp, "%" JSON_INTEGER_FORMAT " is out of range; expected 0 to %" G_GUINT64_FORMAT,
-                   i, max);
-  *out = (uint64_t)i;
-  return TRUE;
-}
-
-/* A required string (borrowed from the tree). */
-static gboolean get_string(Rd *rd, const json_t *obj, const char *path, const char *key,
-                           const char **out)
-{
-  g_autofree char *mp = NULL;
-  json_t *v = member(obj, path, key, &mp);
-  if (v == NULL)
-    return rd_fail(rd, mp, "missing; expected a string");
-  if (!json_is_string(v))
-    return rd_fail(rd, mp, "expected a string, got %s", type_name(v));
-  *out = json_string_value(v);
-  return TRUE;
-}
-
-/* An optional string: NULL when absent; an error when not a string. */
-static gboolean opt_string(Rd *rd, const json_t *obj, const char *path, const char *key,
-                           const char **out)
-{
-  *out = NULL;
-  if (obj == NULL || json_object_get(obj, key) == NULL)
-    return TRUE;
-  return get_string(rd, obj, path, key, out);
+  *n = G_N_ELEMENTS(schemas);
+  return schemas;
 }
 
 /* ---- reading --------------------------------------------------------------- */
 
-static gboolean read_version(Rd *rd, const json_t *root, FsCalibration *cal)
-{
-  g_autofree char *mp = NULL;
-  json_t *v = member(root, "$", "schema_version", &mp);
-  if (v == NULL)
-    return rd_fail(rd, mp, "missing; expected the integer %d", FS_CALIB_SCHEMA_MAJOR);
-  if (!json_is_number(v))
-    return rd_fail(rd, mp, "expected an integer, got %s", type_name(v));
-  double d = json_number_value(v);
-  if (!isfinite(d) || floor(d) != FS_CALIB_SCHEMA_MAJOR) {
-    fs_json_doc_error(rd->doc, rd->error, FS_CALIB_ERROR, FS_CALIB_ERROR_VERSION, mp,
-                      "schema version %g is not supported; this fabricsim reads major version %d "
-                      "(validation/README.md)",
-                      d, FS_CALIB_SCHEMA_MAJOR);
-    return FALSE;
-  }
-  cal->schema_version = (int)floor(d);
-  return TRUE;
-}
+/* Unknown members are left alone (see above). */
+static const FsSchemaRead lenient = {.allow_unknown = TRUE};
 
-/* Finds the entry of root's "devices" whose "index" equals "device_index" (an entry without
- * "index" counts as its array slot) and copies its name, SM count and memory size into cal.
- * Returns FALSE with the reader's error set when a field is missing or out of range, or when no
- * device has that index. */
-static gboolean read_device(Rd *rd, const json_t *root, FsCalibration *cal)
+/* Finds the entry of "devices" whose "index" equals device_index (an entry
+ * without "index" counts as its slot) and reads it into head. */
+static gboolean read_device(const FsYamlNode *root, Head *head, GError **error)
 {
-  uint64_t index;
-  if (!get_uint(rd, root, "$", "device_index", 1024, &index))
-    return FALSE;
-  g_autofree char *dpath = NULL;
-  json_t *devs = member(root, "$", "devices", &dpath);
+  const FsYamlNode *ixn = fs_yaml_require_key(root, "device_index", "calibration file", error);
+  const FsYamlNode *devs = ixn ? fs_yaml_require_key(root, "devices", "calibration file", error)
+                               : NULL;
   if (devs == NULL)
-    return rd_fail(rd, dpath, "missing; expected an array of devices");
-  if (!json_is_array(devs))
-    return rd_fail(rd, dpath, "expected an array, got %s", type_name(devs));
-  /* Find the device whose index is device_index (normally at that slot). */
-  json_t *dev = NULL;
-  g_autofree char *path = NULL;
-  for (size_t i = 0; i < json_array_size(devs); i++) {
-    json_t *d = json_array_get(devs, i);
-    g_autofree char *p = fs_json_path_index(dpath, i);
-    if (!json_is_object(d))
-      return rd_fail(rd, p, "expected an object, got %s", type_name(d));
-    json_t *ix = json_object_get(d, "index");
-    if ((ix != NULL && json_is_integer(ix) && (uint64_t)json_integer_value(ix) == index) ||
-        (ix == NULL && i == index)) {
-      dev = d;
-      path = g_steal_pointer(&p);
-      break;
-    }
-  }
-  if (dev == NULL) {
-    g_autofree char *ip = fs_json_path_member("$", "device_index");
-    return rd_fail(rd, ip, "no device with index %" G_GUINT64_FORMAT " in \"devices\"", index);
-  }
-  const char *name;
-  uint64_t sms, mem;
-  if (!get_string(rd, dev, path, "name", &name) ||
-      !get_uint(rd, dev, path, "sm_count", 100000, &sms) ||
-      !get_uint(rd, dev, path, "memory_bytes", (uint64_t)1 << 50, &mem))
     return FALSE;
-  cal->device_name = g_strdup(name);
-  cal->sm_count = (guint)sms;
-  cal->memory_bytes = mem;
-  return TRUE;
-}
-
-static gboolean read_environment(Rd *rd, const json_t *root, FsCalibration *cal)
-{
-  json_t *env = json_object_get(root, "environment");
-  if (env == NULL)
-    return TRUE;
-  g_autofree char *path = fs_json_path_member("$", "environment");
-  if (!json_is_object(env))
-    return rd_fail(rd, path, "expected an object, got %s", type_name(env));
-  const char *gen, *width;
-  if (!opt_string(rd, env, path, "nvidia_smi.pcie.link.gen.max", &gen) ||
-      !opt_string(rd, env, path, "nvidia_smi.pcie.link.width.max", &width))
-    return FALSE;
-  cal->pcie_gen_max = g_strdup(gen);
-  cal->pcie_width_max = g_strdup(width);
-  return TRUE;
-}
-
-/* summary.<key>, or NULL when absent (an error when not an object). */
-static gboolean summary_entry(Rd *rd, const json_t *summary, const char *key, json_t **out,
-                              char **path)
-{
-  *path = fs_json_path_member("$.summary", key);
-  *out = json_object_get(summary, key);
-  if (*out != NULL && !json_is_object(*out))
-    return rd_fail(rd, *path, "expected an object, got %s", type_name(*out));
-  return TRUE;
-}
-
-static gboolean read_copies(Rd *rd, const json_t *summary, FsCalibration *cal)
-{
-  const char *keys[] = {"h2d_pinned", "d2h_pinned"};
-  double *peak[] = {&cal->h2d_peak, &cal->d2h_peak};
-  double *lat[] = {&cal->h2d_latency_us, &cal->d2h_latency_us};
-  double *host[] = {&cal->h2d_host_latency_us, &cal->d2h_host_latency_us};
-  for (int i = 0; i < 2; i++) {
-    json_t *o;
-    g_autofree char *p = NULL;
-    if (!summary_entry(rd, summary, keys[i], &o, &p))
+  for (guint i = 0; i < devs->n; i++) {
+    const FsYamlNode *d = devs->values[i];
+    if (!fs_yaml_require_map(d, error))
       return FALSE;
-    if (o == NULL)
-      continue;
-    double gbps;
-    if (!get_bounded(rd, o, p, "peak_bandwidth_GBps", &BOUND_GBPS, &gbps) ||
-        !get_bounded(rd, o, p, "latency_4B_us", &BOUND_US, lat[i]))
-      return FALSE;
-    *peak[i] = gbps * 1e9;
-    if (json_object_get(o, "host_latency_4B_us") != NULL &&
-        !get_bounded(rd, o, p, "host_latency_4B_us", &BOUND_US, host[i]))
-      return FALSE;
+    const FsYamlNode *ix = fs_yaml_map_get(d, "index");
+    int64_t v;
+    if ((ix != NULL && fs_yaml_get_int(ix, 0, INT64_MAX, &v, NULL) && v == head->device_index) ||
+        (ix == NULL && i == head->device_index))
+      return fs_schema_read(&device_schema, d, head, &lenient, error);
   }
-  json_t *o;
-  g_autofree char *p = NULL;
-  if (!summary_entry(rd, summary, "bidir_pinned", &o, &p))
-    return FALSE;
-  if (o != NULL) {
-    double gbps = 0;
-    if (!get_bounded(rd, o, p, "peak_bandwidth_GBps", &BOUND_GBPS, &gbps))
-      return FALSE;
-    cal->bidir_peak = gbps * 1e9;
-  }
-  return TRUE;
+  fs_yaml_error(error, ixn, "no device with index %u in \"devices\"", head->device_index);
+  return FALSE;
 }
 
-static gboolean read_membw(Rd *rd, const json_t *summary, FsCalibration *cal)
-{
-  const char *keys[] = {"membw_copy", "membw_triad", "d2d_memcpy"};
-  double *out[] = {&cal->membw_copy, &cal->membw_triad, &cal->d2d_memcpy};
-  for (int i = 0; i < 3; i++) {
-    json_t *o;
-    g_autofree char *p = NULL;
-    double gbps;
-    if (!summary_entry(rd, summary, keys[i], &o, &p))
-      return FALSE;
-    if (o == NULL)
-      continue;
-    if (!get_bounded(rd, o, p, "bandwidth_GBps", &BOUND_GBPS, &gbps))
-      return FALSE;
-    *out[i] = gbps * 1e9;
-  }
-  return TRUE;
-}
-
-static gboolean read_launch(Rd *rd, const json_t *summary, FsCalibration *cal)
-{
-  json_t *o;
-  g_autofree char *p = NULL;
-  if (!summary_entry(rd, summary, "launch", &o, &p))
-    return FALSE;
-  if (o == NULL)
-    return TRUE;
-  const char *keys[] = {"async_us", "graph_us", "sync_us"};
-  FsTime *out[] = {&cal->compute.launch_latency, &cal->compute.graph_launch_latency,
-                   &cal->compute.sync_launch_latency};
-  for (int i = 0; i < 3; i++) {
-    double us;
-    /* async_us is what overrides the catalog; the others are extras. */
-    if (i > 0 && json_object_get(o, keys[i]) == NULL)
-      continue;
-    if (!get_bounded(rd, o, p, keys[i], &BOUND_US, &us))
-      return FALSE;
-    *out[i] = (FsTime)llround(us * 1e6);
-  }
-  return TRUE;
-}
-
-static gboolean read_nccl(Rd *rd, const json_t *summary, FsCalibration *cal)
+static gboolean read_nccl(const FsYamlNode *summary, FsCalibration *cal, GError **error)
 {
   for (int op = 0; op < FS_CALIB_NCCL_N; op++) {
     g_autofree char *key = g_strdup_printf("nccl_%s", nccl_op_names[op]);
-    json_t *o;
-    g_autofree char *p = NULL;
-    if (!summary_entry(rd, summary, key, &o, &p))
-      return FALSE;
+    const FsYamlNode *o = fs_yaml_map_get(summary, key);
     if (o == NULL)
       continue;
-    FsCalibNccl *n = &cal->nccl[op];
-    uint64_t ranks, smallest = 0;
-    double algbw = 0, busbw = 0;
-    if (!get_uint(rd, o, p, "ranks", 65536, &ranks) ||
-        !get_bounded(rd, o, p, "latency_floor_us", &BOUND_US, &n->latency_floor_us))
+    if (!fs_schema_read(&nccl_schema, o, &cal->nccl[op], &lenient, error))
       return FALSE;
-    if (ranks < 1) {
-      g_autofree char *mp = fs_json_path_member(p, "ranks");
-      return rd_fail(rd, mp, "expected at least 1 rank");
-    }
-    if ((json_object_get(o, "smallest_size_bytes") != NULL &&
-         !get_uint(rd, o, p, "smallest_size_bytes", G_MAXUINT64 >> 1, &smallest)) ||
-        (json_object_get(o, "peak_algbw_GBps") != NULL &&
-         !get_bounded(rd, o, p, "peak_algbw_GBps", &BOUND_GBPS0, &algbw)) ||
-        (json_object_get(o, "peak_busbw_GBps") != NULL &&
-         !get_bounded(rd, o, p, "peak_busbw_GBps", &BOUND_GBPS0, &busbw)))
-      return FALSE;
-    n->present = TRUE;
-    n->ranks = (guint)ranks;
-    n->smallest_size = smallest;
-    n->peak_algbw = algbw * 1e9;
-    n->peak_busbw = busbw * 1e9;
+    cal->nccl[op].present = TRUE;
   }
   return TRUE;
 }
@@ -391,71 +321,42 @@ static gint gemm_cmp(gconstpointer a, gconstpointer b)
   return strcmp(x->shape, y->shape);
 }
 
-/* Reads the "gemm" probe records of root's "measurements" array (absent is fine) into
- * cal->compute.gemm, one array per catalog datatype, sorted by m·n·k then shape; cal owns them.
- * A datatype with no catalog counterpart is skipped with one warning in cal->warnings. On a
- * malformed record it sets the reader's error (rd_fail) and returns FALSE; the points read
- * before it are kept in cal. */
-static gboolean read_gemm(Rd *rd, const json_t *root, FsCalibration *cal)
+/* Reads the "gemm" records of "measurements" (absent is fine) into
+ * cal->compute.gemm, one array per catalog datatype, sorted by m·n·k then
+ * shape; cal owns them.  A datatype with no catalog counterpart is skipped
+ * with one warning in cal->warnings.  FALSE at the first malformed record;
+ * the points read before it are kept in cal. */
+static gboolean read_gemm(const FsYamlNode *root, FsCalibration *cal, GError **error)
 {
-  json_t *ms = json_object_get(root, "measurements");
-  if (ms == NULL)
-    return TRUE;
-  if (!json_is_array(ms))
-    return rd_fail(rd, "$.measurements", "expected an array, got %s", type_name(ms));
+  const FsYamlNode *ms = fs_yaml_map_get(root, "measurements");
   GArray *pts[FS_DTYPE_N];
   for (int d = 0; d < FS_DTYPE_N; d++)
     pts[d] = g_array_new(FALSE, TRUE, sizeof(FsCalibGemmPoint));
   gboolean ok = TRUE;
-  GHashTable *warned = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  for (size_t i = 0; ok && i < json_array_size(ms); i++) {
-    json_t *r = json_array_get(ms, i);
-    g_autofree char *p = fs_json_path_index("$.measurements", i);
-    const char *probe, *dtname, *shape;
-    if (!json_is_object(r)) {
-      ok = rd_fail(rd, p, "expected an object, got %s", type_name(r));
-      break;
-    }
-    if (!get_string(rd, r, p, "probe", &probe)) {
-      ok = FALSE;
-      break;
-    }
-    if (strcmp(probe, "gemm") != 0)
+  g_autoptr(GHashTable) warned = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint i = 0; ok && ms != NULL && i < ms->n; i++) {
+    Gemm g = {0};
+    ok = fs_schema_read(&record_schema, ms->values[i], &g, &lenient, error);
+    if (!ok || strcmp(g.probe, "gemm") != 0)
       continue;
-    FsCalibGemmPoint pt = {0};
-    double tflops;
-    if (!get_string(rd, r, p, "dtype", &dtname) || !get_string(rd, r, p, "shape", &shape) ||
-        !get_uint(rd, r, p, "m", 1u << 30, &pt.m) || !get_uint(rd, r, p, "n", 1u << 30, &pt.n) ||
-        !get_uint(rd, r, p, "k", 1u << 30, &pt.k) || !get_bounded(rd, r, p, "tflops", &BOUND_TFLOPS, &tflops)) {
-      ok = FALSE;
-      break;
-    }
-    if (pt.m == 0 || pt.n == 0 || pt.k == 0) {
-      ok = rd_fail(rd, p, "a GEMM dimension is 0; expected m, n and k above 0");
-      break;
-    }
+    FsSchemaRead own = {.allow_unknown = TRUE, .skip_base = TRUE};
+    ok = fs_schema_read(&gemm_schema, ms->values[i], &g, &own, error);
     FsDtype dt;
-    if (!gemm_dtype(dtname, &dt)) {
-      if (!g_hash_table_contains(warned, dtname)) {
-        g_hash_table_add(warned, g_strdup(dtname));
+    if (!ok)
+      break;
+    if (!gemm_dtype(g.dtype, &dt)) {
+      if (g_hash_table_add(warned, (gpointer)g.dtype))
         g_ptr_array_add(cal->warnings,
                         g_strdup_printf("%s: GEMM datatype \"%s\" has no catalog datatype; its "
                                         "records are not used",
-                                        cal->file, dtname));
-      }
+                                        cal->file, g.dtype));
       continue;
     }
-    if (json_object_get(r, "min_bytes") != NULL &&
-        !get_bounded(rd, r, p, "min_bytes", &BOUND_BYTES, &pt.min_bytes)) {
-      ok = FALSE;
-      break;
-    }
-    pt.shape = g_strdup(shape);
+    FsCalibGemmPoint pt = {.shape = g_strdup(g.shape), .m = g.m, .n = g.n, .k = g.k,
+                           .min_bytes = g.min_bytes, .rate = g.rate};
     pt.flops = 2.0 * (double)pt.m * (double)pt.n * (double)pt.k;
-    pt.rate = tflops * 1e12;
     g_array_append_val(pts[dt], pt);
   }
-  g_hash_table_destroy(warned);
   for (int d = 0; d < FS_DTYPE_N; d++) {
     g_array_sort(pts[d], gemm_cmp);
     cal->compute.n_gemm[d] = pts[d]->len;
@@ -465,96 +366,78 @@ static gboolean read_gemm(Rd *rd, const json_t *root, FsCalibration *cal)
 }
 
 /* fitted.links: {"nvlink": {"efficiency": 0.9, "step_latency_us": 1.0,
- * "models": ["nvlink4"]}, ...}. */
-static gboolean read_fitted(Rd *rd, const json_t *fitted, FsCalibration *cal)
+ * "models": ["nvlink4"]}, ...}, read in the order of the families (not of
+ * the file), so that the result does not depend on the member order. */
+static gboolean read_fitted(const FsYamlNode *fitted, FsCalibration *cal, GError **error)
 {
-  json_t *links;
-  g_autofree char *lp = NULL;
-  if (!get_object(rd, fitted, "$.fitted", "links", &links, &lp))
+  const FsYamlNode *links = fs_yaml_map_get(fitted, "links");
+  if (!fs_yaml_check_keys(links, fs_link_family_names, "fitted links", error))
     return FALSE;
-  cal->link_fits = g_new0(FsCalibLinkFit, json_object_size(links) + 1);
-  /* Families in enum order, so that the result does not depend on the
-   * file's member order. */
+  cal->link_fits = g_new0(FsCalibLinkFit, links->n + 1);
   for (int fam = 0; fam < FS_LINK_N_FAMILIES; fam++) {
-    const char *key = fs_link_family_name((FsLinkFamily)fam);
-    json_t *o = json_object_get(links, key);
+    const FsYamlNode *o = fs_yaml_map_get(links, fs_link_family_name((FsLinkFamily)fam));
     if (o == NULL)
       continue;
-    g_autofree char *p = fs_json_path_member(lp, key);
-    if (!json_is_object(o))
-      return rd_fail(rd, p, "expected an object, got %s", type_name(o));
     FsCalibLinkFit *f = &cal->link_fits[cal->n_link_fits];
     f->family = (FsLinkFamily)fam;
-    if (!get_bounded(rd, o, p, "efficiency", &BOUND_EFF, &f->efficiency) ||
-        !get_bounded(rd, o, p, "step_latency_us", &BOUND_US, &f->step_latency_us))
+    if (!fs_schema_read(&link_fit_schema, o, f, &lenient, error))
       return FALSE;
-    if (json_object_get(o, "hw_latency_scale") != NULL &&
-        !get_bounded(rd, o, p, "hw_latency_scale", &BOUND_SCALE, &f->hw_latency_scale))
-      return FALSE;
-    g_autofree char *mp = NULL;
-    json_t *models = member(o, p, "models", &mp);
-    if (models == NULL || !json_is_array(models))
-      return rd_fail(rd, mp, "expected an array of link model names");
-    f->models = g_new0(char *, json_array_size(models) + 1);
+    const FsYamlNode *models = fs_yaml_map_get(o, "models");
+    f->models = g_new0(char *, models->n + 1);
     cal->n_link_fits++;
-    for (size_t i = 0; i < json_array_size(models); i++) {
-      json_t *m = json_array_get(models, i);
-      if (!json_is_string(m)) {
-        g_autofree char *ip = fs_json_path_index(mp, i);
-        return rd_fail(rd, ip, "expected a link model name, got %s", type_name(m));
-      }
-      f->models[i] = g_strdup(json_string_value(m));
-    }
-  }
-  const char *key_;
-  json_t *value_;
-  json_object_foreach(links, key_, value_)
-  {
-    (void)value_;
-    FsLinkFamily fam;
-    if (!fs_link_family_from_name(key_, &fam)) {
-      g_autofree char *p = fs_json_path_member(lp, key_);
-      return rd_fail(rd, p, "unknown link family \"%s\"", key_);
+    for (guint i = 0; i < models->n; i++) {
+      const char *m;
+      if (!fs_yaml_get_string(models->values[i], &m, error))
+        return FALSE;
+      f->models[i] = g_strdup(m);
     }
   }
   return TRUE;
 }
 
-static gboolean read_all(Rd *rd, FsCalibration *cal)
+/* Reads the whole file: the version first (a file of another major version
+ * is refused before anything else is judged), then the rest in the order of
+ * the tables. */
+static gboolean read_all(const FsYamlNode *root, FsCalibration *cal, GError **error)
 {
-  const json_t *root = fs_json_doc_root(rd->doc);
-  if (!json_is_object(root))
-    return rd_fail(rd, "$", "expected an object (a calibration file), got %s", type_name(root));
-  if (!read_version(rd, root, cal))
+  Head head = {0};
+  if (!fs_yaml_require_map(root, error) ||
+      !fs_schema_read(&version_schema, root, &head, &lenient, error))
     return FALSE;
-  json_t *fitted = json_object_get(root, "fitted");
-  if (fitted != NULL) {
-    if (!json_is_object(fitted))
-      return rd_fail(rd, "$.fitted", "expected an object, got %s", type_name(fitted));
-    if (!read_fitted(rd, fitted, cal))
-      return FALSE;
-    /* A file of fitted figures only (fabricsim calibrate) measures no device. */
-    if (json_object_get(root, "devices") == NULL && json_object_get(root, "summary") == NULL) {
-      const char *date;
-      if (!opt_string(rd, root, "$", "date", &date))
-        return FALSE;
-      cal->date = g_strdup(date != NULL ? date : "undated");
-      cal->mode = g_strdup("fitted");
-      return TRUE;
-    }
+  if (!isfinite(head.version) || floor(head.version) != FS_CALIB_SCHEMA_MAJOR) {
+    const FsYamlNode *v = fs_yaml_map_get(root, "schema_version");
+    fs_set_error_at(error, FS_CALIB_ERROR, FS_CALIB_ERROR_VERSION, v->file, v->line, v->col,
+                    "%s: schema version %s is not supported; this fabricsim reads major version "
+                    "%d (validation/README.md)",
+                    v->path, v->value, FS_CALIB_SCHEMA_MAJOR);
+    return FALSE;
   }
-  if (!read_device(rd, root, cal) || !read_environment(rd, root, cal))
+  cal->schema_version = (int)floor(head.version);
+  FsSchemaRead own = {.allow_unknown = TRUE, .skip_base = TRUE};
+  if (!fs_schema_read(&top_schema, root, &head, &own, error))
     return FALSE;
-  const char *date, *mode;
-  if (!opt_string(rd, root, "$", "date", &date) || !opt_string(rd, root, "$", "mode", &mode))
+  const FsYamlNode *fitted = fs_yaml_map_get(root, "fitted");
+  if (fitted != NULL && !read_fitted(fitted, cal, error))
     return FALSE;
-  cal->date = g_strdup(date != NULL ? date : "undated");
-  cal->mode = g_strdup(mode != NULL ? mode : "");
-  json_t *summary;
-  g_autofree char *sp = NULL;
-  return get_object(rd, root, "$", "summary", &summary, &sp) && read_copies(rd, summary, cal) &&
-         read_membw(rd, summary, cal) && read_launch(rd, summary, cal) &&
-         read_nccl(rd, summary, cal) && read_gemm(rd, root, cal);
+  /* A file of fitted figures only (fabricsim calibrate) measures no device. */
+  gboolean fitted_only = fitted != NULL && fs_yaml_map_get(root, "devices") == NULL &&
+                         fs_yaml_map_get(root, "summary") == NULL;
+  cal->date = g_strdup(head.date != NULL ? head.date : "undated");
+  if (fitted_only) {
+    cal->mode = g_strdup("fitted");
+    return TRUE;
+  }
+  cal->mode = g_strdup(head.mode != NULL ? head.mode : "");
+  if (!read_device(root, &head, error))
+    return FALSE;
+  cal->device_name = g_strdup(head.name);
+  cal->sm_count = head.sm_count;
+  cal->memory_bytes = head.memory_bytes;
+  cal->pcie_gen_max = g_strdup(head.gen_max);
+  cal->pcie_width_max = g_strdup(head.width_max);
+  const FsYamlNode *summary = fs_yaml_require_key(root, "summary", "calibration file", error);
+  return summary != NULL && fs_schema_read(&summary_schema, summary, cal, &lenient, error) &&
+         read_nccl(summary, cal, error) && read_gemm(root, cal, error);
 }
 
 static void change_free(gpointer p)
@@ -574,8 +457,15 @@ static FsCalibration *from_doc(const FsJsonDoc *doc, GError **error)
   cal->file = g_strdup(fs_json_doc_name(doc));
   cal->changes = g_ptr_array_new_with_free_func(change_free);
   cal->warnings = g_ptr_array_new_with_free_func(g_free);
-  Rd rd = {doc, error};
-  if (!read_all(&rd, cal)) {
+  g_autoptr(FsYamlDoc) tree = fs_yaml_doc_from_json(doc);
+  GError *local = NULL;
+  if (!read_all(fs_yaml_doc_root(tree), cal, &local)) {
+    /* The walker's errors are the calibration module's. */
+    if (local->domain == FS_YAML_ERROR) {
+      local->domain = FS_CALIB_ERROR;
+      local->code = FS_CALIB_ERROR_INVALID;
+    }
+    g_propagate_error(error, local);
     fs_calibration_free(cal);
     return NULL;
   }

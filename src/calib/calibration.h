@@ -27,6 +27,7 @@
 
 #include "catalog/catalog.h"
 #include "compute/efficiency.h"
+#include "util/schema.h"
 
 G_BEGIN_DECLS
 
@@ -150,6 +151,10 @@ typedef struct {
   GPtrArray *warnings;   /* char *, sentences */
   guint n_load_warnings; /* warnings[0 .. n) came from the load; apply redoes the rest */
 } FsCalibration;
+
+/* The schemas of the calibration file (util/schema.h), for
+ * tools/gen-schema-docs; static, *n receives their count. */
+const FsSchemaEntry *fs_calibration_schemas(guint *n);
 
 /* Reads a calibration file.  Refuses a schema_version whose major part is
  * not FS_CALIB_SCHEMA_MAJOR (FS_CALIB_ERROR_VERSION).  Required:

@@ -65,6 +65,20 @@ static gboolean get_row(const FsYamlNode *node, guint n, double *out, GError **e
   return TRUE;
 }
 
+/* Table t (named key) has a non-empty `source:`. */
+static gboolean check_source(const FsYamlNode *t, const char *key, GError **error)
+{
+  const char *src = NULL;
+  const FsYamlNode *s = fs_yaml_require_key(t, "source", key, error);
+  if (s == NULL || !fs_yaml_get_string(s, &src, error))
+    return FALSE;
+  if (src[0] == '\0') {
+    fs_yaml_error(error, s, "expected a non-empty source for %s", key);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* Looks up a table (a mapping with `source:`) and checks its keys: the
  * names in rows (count n) and, when extra is non-NULL, those too. */
 static const FsYamlNode *get_table(const FsYamlNode *root, const char *key,
@@ -83,15 +97,7 @@ static const FsYamlNode *get_table(const FsYamlNode *root, const char *key,
   g_ptr_array_add(allowed, NULL);
   if (rows != NULL && !fs_yaml_check_keys(t, (const char *const *)allowed->pdata, key, error))
     return NULL;
-  const char *src = NULL;
-  const FsYamlNode *s = fs_yaml_require_key(t, "source", key, error);
-  if (s == NULL || !fs_yaml_get_string(s, &src, error))
-    return NULL;
-  if (src[0] == '\0') {
-    fs_yaml_error(error, s, "expected a non-empty source for %s", key);
-    return NULL;
-  }
-  return t;
+  return check_source(t, key, error) ? t : NULL;
 }
 
 static gboolean get_number(const FsYamlNode *map, const char *key, const char *what, double max,
@@ -163,18 +169,6 @@ static gboolean load_arch_rows(const FsYamlNode *t, guint n, double *out, const 
   return TRUE;
 }
 
-static const char *const p2p_rule_names[] = {
-#define X(id, name) name,
-  FS_NCCL_P2P_RULES(X)
-#undef X
-  NULL,
-};
-
-const char *fs_nccl_p2p_rule_name(FsNcclP2pRule r)
-{
-  return (guint)r < FS_NCCL_P2P_RULE_N ? p2p_rule_names[r] : "?";
-}
-
 /* A [min, max] pair of part sizes in chunks: both above 0, min <= max. */
 static gboolean get_part(const FsYamlNode *t, const char *key, double out[2], GError **error)
 {
@@ -188,52 +182,128 @@ static gboolean get_part(const FsYamlNode *t, const char *key, double out[2], GE
   return TRUE;
 }
 
-/* The optional p2p_schedule table (models/nccl/README.md): NCCL's rule for a network
- * peer's channels and its figures, the channels of peers on the host and the per-op part
- * sizes. Sets p->p2p.on. */
-static gboolean load_p2p_schedule(FsNcclParams *p, const FsYamlNode *root, GError **error)
+/* The optional p2p_schedule table (models/nccl/README.md): the walk of the
+ * top level read its fixed keys; here the part sizes.  Sets p->p2p.on. */
+static gboolean load_p2p_schedule(FsNcclParams *p, const FsYamlNode *t, GError **error)
 {
-  static const char *const keys[] = {"net_peer_rule", "net_peer_channels", "net_peer_scale",
-                                     "per_channel_net_bw_gbps", "work_per_batch",
-                                     "nvl_channels_per_link", "pci_peer_channels", "halve_min_across_hosts",
-                                     "part_net", "part_host", NULL};
-  const FsYamlNode *t = get_table(root, "p2p_schedule", keys, 10, NULL, error);
-  if (t == NULL)
+  if (!check_source(t, "p2p_schedule", error) ||
+      !get_part(t, "part_net", p->p2p.part_net, error) ||
+      !get_part(t, "part_host", p->p2p.part_host, error))
     return FALSE;
-  FsNcclP2pSched *s = &p->p2p;
-  const FsYamlNode *rule = fs_yaml_require_key(t, "net_peer_rule", "p2p_schedule", error);
-  const char *name;
-  guint r;
-  if (rule == NULL || !fs_yaml_get_string(rule, &name, error))
-    return FALSE;
-  if (!fs_names_index(p2p_rule_names, FS_NCCL_P2P_RULE_N, name, &r)) {
-    fs_yaml_error(error, rule, "expected net_peer_rule fixed, scale or bandwidth, got \"%s\"", name);
-    return FALSE;
-  }
-  s->net_rule = (FsNcclP2pRule)r;
-  uint64_t u[5];
-  static const char *const ukeys[] = {"net_peer_channels", "net_peer_scale", "work_per_batch",
-                                      "nvl_channels_per_link", "pci_peer_channels"};
-  for (guint i = 0; i < G_N_ELEMENTS(ukeys); i++)
-    if (!get_uint(t, ukeys[i], "p2p_schedule", 1, 64, &u[i], error))
-      return FALSE;
-  s->net_channels = (guint)u[0], s->net_scale = (guint)u[1], s->work_per_batch = (guint)u[2];
-  s->nvl_channels_per_link = (guint)u[3], s->pci_channels = (guint)u[4];
-  if (!get_number(t, "per_channel_net_bw_gbps", "p2p_schedule", 1e5, &s->channel_net_bw, error))
-    return FALSE;
-  if (s->channel_net_bw <= 0) {
-    fs_yaml_error(error, fs_yaml_map_get(t, "per_channel_net_bw_gbps"),
-                  "expected per_channel_net_bw_gbps above 0");
-    return FALSE;
-  }
-  const FsYamlNode *hv = fs_yaml_require_key(t, "halve_min_across_hosts", "p2p_schedule", error);
-  if (hv == NULL || !fs_yaml_get_bool(hv, &s->halve_min_net, error))
-    return FALSE;
-  if (!get_part(t, "part_net", s->part_net, error) || !get_part(t, "part_host", s->part_host, error))
-    return FALSE;
-  s->on = TRUE;
+  p->p2p.on = TRUE;
   return TRUE;
 }
+
+/* The tables with fixed keys, read by the walk of the top level into
+ * FsNcclParams (util/schema.h); each names its `source`. */
+#define POFF(m) offsetof(FsNcclParams, m)
+#define SOURCE                                                                               \
+  {.key = "source", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,   \
+   .doc = "where the numbers come from (not empty)"}
+#define NUM(k, off, hi, d)                                                                   \
+  {.key = k, .type = FS_SCHEMA_DOUBLE, .offset = off, .required = TRUE, .min = "0", .max = hi, \
+   .doc = d}
+#define OPT_NUM(k, off, hi, d)                                                               \
+  {.key = k, .type = FS_SCHEMA_DOUBLE, .offset = off, .min = "0", .max = hi, .doc = d}
+#define COUNT(k, off, lo, hi, d)                                                             \
+  {.key = k, .type = FS_SCHEMA_UINT, .offset = off, .required = TRUE, .min = lo, .max = hi,    \
+   .doc = d}
+#define SCHEMA(var, name, fields) static const FsSchema var = {name, NULL, fields, G_N_ELEMENTS(fields)}
+
+static const FsSchemaField steps_fields[] = {
+  SOURCE, COUNT("value", POFF(steps), "1", "64", "NCCL_STEPS: buffer slots per connection"),
+};
+SCHEMA(steps_schema, "steps", steps_fields);
+
+static const FsSchemaField overhead_fields[] = {
+  SOURCE,
+  NUM("intel", POFF(net_overhead_us[FS_NCCL_CPU_INTEL]), "1000000", "µs on Intel hosts"),
+  NUM("amd", POFF(net_overhead_us[FS_NCCL_CPU_AMD]), "1000000", "µs on AMD hosts"),
+  NUM("other", POFF(net_overhead_us[FS_NCCL_CPU_OTHER]), "1000000", "µs on other hosts"),
+  NUM("simple_multiplier", POFF(net_overhead_simple_mult), "1000", "factor for Simple"),
+};
+SCHEMA(overhead_schema, "net_overhead_us", overhead_fields);
+
+static const FsSchemaField factor_fields[] = {
+  SOURCE,
+  NUM("ring_ll", POFF(f_ring_ll), "1000", "Ring+LL"),
+  NUM("ll128", POFF(f_ll128), "1000", "LL128"),
+  NUM("ring_ll128", POFF(f_ring_ll128), "1000", "Ring+LL128"),
+  NUM("tree_all_reduce", POFF(f_tree_ar), "1000", "Tree all_reduce"),
+  NUM("tree_ll_divisor", POFF(f_tree_ll_div), "1000", "Tree+LL divisor (above 0)"),
+  NUM("tree_ll128_one_host", POFF(f_tree_ll128_one_host), "1000", "Tree+LL128 on one host"),
+  NUM("tree_pattern", POFF(f_tree_pattern), "1000", "Tree pattern"),
+  NUM("pat", POFF(f_pat), "1000", "PAT"),
+  NUM("collnet_sm90", POFF(f_collnet_sm90), "1000", "CollNet on sm90"),
+  NUM("ring_plateau_pre_sm80", POFF(f_ring_plateau_old), "1000", "Ring plateau before sm80"),
+  NUM("ring_plateau", POFF(f_ring_plateau), "1000", "Ring plateau"),
+  NUM("collnet_arity_us", POFF(collnet_arity_us), "1000", "CollNet µs per arity"),
+  NUM("pat_rank_us", POFF(pat_rank_us), "1000", "PAT µs per rank"),
+  NUM("pat_inter_divisor", POFF(pat_inter_div), "1000", "PAT inter-node divisor (above 0)"),
+  OPT_NUM("ring_ll128_one_rank_per_node", POFF(f_ring_ll128_one_ppn), "1000",
+          "Ring+LL128 when ppn < 2 (default `ring_ll128`)"),
+  OPT_NUM("ring_ll_one_host_other", POFF(f_ring_ll_one_host_other), "1000",
+          "Ring+LL on one host, collectives other than all_reduce and reduce"),
+  OPT_NUM("nvls_legacy_ratio", POFF(f_nvls_legacy_ratio), "1000", "NVLS before 2.28"),
+};
+SCHEMA(factor_schema, "bandwidth_factors", factor_fields);
+
+static const FsSchemaField channels_fields[] = {
+  SOURCE, COUNT("max", POFF(max_channels), "1", "64", "channels of the ring/tree graphs"),
+  COUNT("nvls", POFF(nvls_channels), "0", "64", "NVLS channels"),
+};
+SCHEMA(channels_schema, "channels", channels_fields);
+
+#define CHUNK(k, off, d)                                                                     \
+  {.key = k, .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE, .offset = off,               \
+   .required = TRUE, .doc = d}
+static const FsSchemaField p2p_fields[] = {
+  SOURCE, CHUNK("nvl_chunk", POFF(p2p_nvl_chunk), "p2p chunk over NVLink (at least 1 B)"),
+  CHUNK("net_chunk", POFF(p2p_net_chunk), "p2p chunk over the network (at least 1 B)"),
+  CHUNK("ll_threshold", POFF(p2p_ll_threshold), "bytes per peer up to which send/recv uses LL"),
+};
+SCHEMA(p2p_schema, "p2p", p2p_fields);
+
+static const char *const p2p_rule_names[] = {
+#define X(id, name) name,
+  FS_NCCL_P2P_RULES(X)
+#undef X
+  NULL,
+};
+const char *fs_nccl_p2p_rule_name(FsNcclP2pRule r)
+{
+  return (guint)r < FS_NCCL_P2P_RULE_N ? p2p_rule_names[r] : "?";
+}
+
+#define SOFF(m) POFF(p2p.m)
+static const FsSchemaField p2p_sched_fields[] = {
+  SOURCE,
+  {.key = "net_peer_rule", .type = FS_SCHEMA_ENUM, .offset = SOFF(net_rule), .required = TRUE,
+   .names = p2p_rule_names, .doc = "NCCL's rule for a network peer's channels"},
+  COUNT("net_peer_channels", SOFF(net_channels), "1", "64", "channels per network peer"),
+  COUNT("net_peer_scale", SOFF(net_scale), "1", "64", "`scale`: the halving threshold"),
+  {.key = "per_channel_net_bw_gbps", .type = FS_SCHEMA_DOUBLE, .offset = SOFF(channel_net_bw),
+   .required = TRUE, .min = "0", .min_open = TRUE, .max = "100000",
+   .doc = "the most one channel moves over the network, GB/s"},
+  COUNT("work_per_batch", SOFF(work_per_batch), "1", "64", "`bandwidth`: peers per work batch"),
+  COUNT("nvl_channels_per_link", SOFF(nvl_channels_per_link), "1", "64",
+        "an NVLink peer: this × its NVLinks"),
+  COUNT("pci_peer_channels", SOFF(pci_channels), "1", "64", "another peer on the host"),
+  {.key = "halve_min_across_hosts", .type = FS_SCHEMA_BOOL, .offset = SOFF(halve_min_net),
+   .required = TRUE, .doc = "nChannelsMin halved by the ranks across hosts (2.20+)"},
+  {.key = "part_net", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .value_doc = "`[min, max]`", .doc = "part size of an op across hosts, in p2p chunks"},
+  {.key = "part_host", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .value_doc = "`[min, max]`", .doc = "part size of an op on the host, in p2p chunks"},
+};
+#undef SOFF
+SCHEMA(p2p_sched_schema, "p2p_schedule", p2p_sched_fields);
+
+static const FsSchemaField ring_kernel_fields[] = {
+  SOURCE, NUM("local_copy_sm_share", POFF(ring_copy_sm_share), "1000",
+              "the ring kernel's local copy, as a fraction of one SM's memory bandwidth share"),
+};
+SCHEMA(ring_kernel_schema, "ring_kernel", ring_kernel_fields);
 
 /* Fills p from the root map of an NCCL parameter file: the NCCL version, step and protocol
  * settings, base and hardware latencies per algorithm and protocol, the architecture rows, the
@@ -247,10 +317,14 @@ static gboolean load_p2p_schedule(FsNcclParams *p, const FsYamlNode *root, GErro
 #define TABLE(k, req, text)                                                                  \
   {.key = k, .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE, .required = req,          \
    .value_doc = "table with `source`", .doc = text}
+/* A table with fixed keys, read by the same walk (its own schema below). */
+#define FIXED(k, req, sch, text)                                                             \
+  {.key = k, .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE, .required = req, .sub = &sch, \
+   .value_doc = "table `nccl." k "`", .doc = text}
 static const FsSchemaField top_fields[] = {
   {.key = "nccl_version", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE,
    .required = TRUE, .doc = "the NCCL release the numbers are from; printed in headers and `explain`"},
-  TABLE("steps", TRUE, "`value`: NCCL_STEPS, buffer slots per connection (1 to 64)"),
+  FIXED("steps", TRUE, steps_schema, "`value`: NCCL_STEPS, buffer slots per connection (1 to 64)"),
   TABLE("protocols", TRUE, "for `LL`, `LL128`, `Simple`: a protocol table (below)"),
   TABLE("base_latency_us", TRUE,
         "`baseLatencies`: per algorithm (`Tree`, `Ring`, `CollNetDirect`, `CollNetChain`, `NVLS`, "
@@ -267,21 +341,21 @@ static const FsSchemaField top_fields[] = {
   TABLE("nvls_efficiency", TRUE, "per row"),
   TABLE("tree_correction", TRUE,
         "per protocol, 24 factors for 64 B … 256 MB (`treeCorrectionFactor`)"),
-  TABLE("net_overhead_us", TRUE, "`intel`, `amd`, `other` µs; `simple_multiplier`"),
-  TABLE("bandwidth_factors", TRUE,
+  FIXED("net_overhead_us", TRUE, overhead_schema, "`intel`, `amd`, `other` µs; `simple_multiplier`"),
+  FIXED("bandwidth_factors", TRUE, factor_schema,
         "the named refinements of `ncclTopoTuneModel` (see comments in the file); optional, for "
         "older releases: `ring_ll128_one_rank_per_node` (Ring+LL128 factor when ppn < 2; default "
         "`ring_ll128`), `ring_ll_one_host_other` (Ring+LL factor on one host for collectives "
         "other than all_reduce and reduce; absent: `ring_ll`), `nvls_legacy_ratio` (NVLS before "
         "2.28: algbw = nCh × min(bwIntra, bwInter; halved for NVLSTree beyond 2 nodes) × this "
         "ratio, instead of the `nvls_efficiency` model)"),
-  TABLE("channels", TRUE,
+  FIXED("channels", TRUE, channels_schema,
         "`max`: channels of the ring/tree graphs; `nvls`: NVLS channels (fabricsim divides a "
         "GPU's bandwidth among them)"),
-  TABLE("p2p", TRUE,
+  FIXED("p2p", TRUE, p2p_schema,
         "point-to-point chunk sizes (`nvl_chunk`, `net_chunk`) and `ll_threshold` (bytes per "
         "peer up to which send/recv uses LL)"),
-  TABLE("p2p_schedule", FALSE,
+  FIXED("p2p_schedule", FALSE, p2p_sched_schema,
         "absent: point-to-point ops keep the collective channels, with no per-channel network "
         "cap. NCCL's scheduling of send/recv across hosts (`src/coll/p2p-sched.h`): "
         "`net_peer_rule` `fixed` (2.18–2.19: `net_peer_channels` per network peer), `scale` "
@@ -294,7 +368,7 @@ static const FsSchemaField top_fields[] = {
         "max] part size of an op, in p2p chunks); `per_channel_net_bw_gbps` "
         "(NCCL_P2P_PER_CHANNEL_NET_BW, 2.29's 14 GB/s: the most one channel moves over the "
         "network, used as a cap in every release)"),
-  TABLE("ring_kernel", FALSE,
+  FIXED("ring_kernel", FALSE, ring_kernel_schema,
         "absent = 0: `local_copy_sm_share`, the speed of the ring kernel's one local copy per "
         "loop, as a fraction of one SM's share of the GPU's memory bandwidth (catalog "
         "`memory_bandwidth` × calibrated memory efficiency / `sms`); 0 makes the copy free"),
@@ -328,6 +402,13 @@ static const FsSchema proto_schema = {"protocol", NULL, proto_fields, G_N_ELEMEN
 static const FsSchemaEntry schemas[] = {
   {"nccl.file", &top_schema},
   {"nccl.protocol", &proto_schema},
+  {"nccl.steps", &steps_schema},
+  {"nccl.net_overhead_us", &overhead_schema},
+  {"nccl.bandwidth_factors", &factor_schema},
+  {"nccl.channels", &channels_schema},
+  {"nccl.p2p", &p2p_schema},
+  {"nccl.p2p_schedule", &p2p_sched_schema},
+  {"nccl.ring_kernel", &ring_kernel_schema},
 };
 
 const FsSchemaEntry *fs_nccl_params_schemas(guint *n)
@@ -338,18 +419,19 @@ const FsSchemaEntry *fs_nccl_params_schemas(guint *n)
 
 static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
 {
-  if (!fs_schema_read(&top_schema, root, NULL, NULL, error))
+  /* The walk reads the tables with fixed keys into p (fixed_tables). */
+  if (!fs_schema_read(&top_schema, root, p, NULL, error))
     return FALSE;
   p->version = g_strdup(fs_yaml_map_get(root, "nccl_version")->value);
+  static const char *const fixed_tables[] = {"steps", "net_overhead_us", "bandwidth_factors",
+                                             "channels", "p2p", "ring_kernel"};
+  for (guint i = 0; i < G_N_ELEMENTS(fixed_tables); i++) {
+    const FsYamlNode *ft = fs_yaml_map_get(root, fixed_tables[i]);
+    if (ft != NULL && !check_source(ft, fixed_tables[i], error))
+      return FALSE;
+  }
 
-  static const char *const value_key[] = {"value", NULL};
-  const FsYamlNode *t = get_table(root, "steps", value_key, 1, NULL, error);
-  uint64_t u;
-  if (t == NULL || !get_uint(t, "value", "steps", 1, 64, &u, error))
-    return FALSE;
-  p->steps = (guint)u;
-
-  t = get_table(root, "protocols", proto_names(), FS_PROTO_N, NULL, error);
+  const FsYamlNode *t = get_table(root, "protocols", proto_names(), FS_PROTO_N, NULL, error);
   if (t == NULL)
     return FALSE;
   for (guint i = 0; i < FS_PROTO_N; i++) {
@@ -451,71 +533,22 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
       return FALSE;
   }
 
-  static const char *const no_keys[] = {"intel", "amd", "other", "simple_multiplier", NULL};
-  t = get_table(root, "net_overhead_us", no_keys, 4, NULL, error);
-  if (t == NULL)
-    return FALSE;
-  for (guint i = 0; i < FS_NCCL_CPU_N; i++)
-    if (!get_number(t, no_keys[i], "net_overhead_us", 1e6, &p->net_overhead_us[i], error))
-      return FALSE;
-  if (!get_number(t, "simple_multiplier", "net_overhead_us", 1e3, &p->net_overhead_simple_mult, error))
-    return FALSE;
-
-  static const char *const bf_keys[] = {
-    "ring_ll", "ll128", "ring_ll128", "tree_all_reduce", "tree_ll_divisor", "tree_ll128_one_host",
-    "tree_pattern", "pat", "collnet_sm90", "ring_plateau_pre_sm80", "ring_plateau",
-    "collnet_arity_us", "pat_rank_us", "pat_inter_divisor", NULL,
-  };
-  double *bf_out[] = {
-    &p->f_ring_ll, &p->f_ll128, &p->f_ring_ll128, &p->f_tree_ar, &p->f_tree_ll_div,
-    &p->f_tree_ll128_one_host, &p->f_tree_pattern, &p->f_pat, &p->f_collnet_sm90,
-    &p->f_ring_plateau_old, &p->f_ring_plateau, &p->collnet_arity_us, &p->pat_rank_us,
-    &p->pat_inter_div,
-  };
-  static const char *const bf_optional[] = {"ring_ll128_one_rank_per_node",
-                                            "ring_ll_one_host_other", "nvls_legacy_ratio", NULL};
-  t = get_table(root, "bandwidth_factors", bf_keys, G_N_ELEMENTS(bf_out), bf_optional, error);
-  if (t == NULL)
-    return FALSE;
-  for (guint i = 0; i < G_N_ELEMENTS(bf_out); i++)
-    if (!get_number(t, bf_keys[i], "bandwidth_factors", 1e3, bf_out[i], error))
-      return FALSE;
-  double *bf_opt_out[] = {&p->f_ring_ll128_one_ppn, &p->f_ring_ll_one_host_other,
-                          &p->f_nvls_legacy_ratio};
-  p->f_ring_ll128_one_ppn = p->f_ring_ll128;
-  for (guint i = 0; bf_optional[i]; i++)
-    if (fs_yaml_map_get(t, bf_optional[i]) != NULL &&
-        !get_number(t, bf_optional[i], "bandwidth_factors", 1e3, bf_opt_out[i], error))
-      return FALSE;
+  t = fs_yaml_map_get(root, "bandwidth_factors");
+  if (fs_yaml_map_get(t, "ring_ll128_one_rank_per_node") == NULL)
+    p->f_ring_ll128_one_ppn = p->f_ring_ll128;
   if (p->f_tree_ll_div <= 0 || p->pat_inter_div <= 0) {
     fs_yaml_error(error, fs_yaml_map_get(t, "tree_ll_divisor"), "expected tree_ll_divisor and pat_inter_divisor above 0");
     return FALSE;
   }
 
-  static const char *const ch_count_keys[] = {"max", "nvls", NULL};
-  t = get_table(root, "channels", ch_count_keys, 2, NULL, error);
-  uint64_t chmax, chnvls;
-  if (t == NULL || !get_uint(t, "max", "channels", 1, 64, &chmax, error) ||
-      !get_uint(t, "nvls", "channels", 0, 64, &chnvls, error))
-    return FALSE;
-  p->max_channels = (guint)chmax, p->nvls_channels = (guint)chnvls;
-
-  static const char *const p2p_keys[] = {"nvl_chunk", "net_chunk", "ll_threshold", NULL};
-  t = get_table(root, "p2p", p2p_keys, 3, NULL, error);
-  if (t == NULL)
-    return FALSE;
-  uint64_t *p2p_out[] = {&p->p2p_nvl_chunk, &p->p2p_net_chunk, &p->p2p_ll_threshold};
-  for (guint i = 0; i < 3; i++) {
-    m = fs_yaml_require_key(t, p2p_keys[i], "p2p", error);
-    if (m == NULL || !fs_yaml_get_size(m, p2p_out[i], error))
-      return FALSE;
-  }
+  t = fs_yaml_map_get(root, "p2p");
   if (p->p2p_nvl_chunk == 0 || p->p2p_net_chunk == 0) {
     fs_yaml_error(error, t, "p2p chunk sizes must be at least 1 byte");
     return FALSE;
   }
 
-  if (fs_yaml_map_get(root, "p2p_schedule") != NULL && !load_p2p_schedule(p, root, error))
+  t = fs_yaml_map_get(root, "p2p_schedule");
+  if (t != NULL && !load_p2p_schedule(p, t, error))
     return FALSE;
 
   /* Optional: the algorithms a release lacks (PAT before 2.23). */
@@ -542,13 +575,6 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
     }
   }
 
-  /* Optional: files written before it keep loading (copy cost 0). */
-  if (fs_yaml_map_get(root, "ring_kernel") != NULL) {
-    static const char *const rk_keys[] = {"local_copy_sm_share", NULL};
-    t = get_table(root, "ring_kernel", rk_keys, 1, NULL, error);
-    if (t == NULL || !get_number(t, "local_copy_sm_share", "ring_kernel", 1e3, &p->ring_copy_sm_share, error))
-      return FALSE;
-  }
   return TRUE;
 }
 

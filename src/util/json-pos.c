@@ -14,8 +14,14 @@ struct FsJsonDoc {
   char *text;
   gsize len;
   json_t *root;
-  GHashTable *pos; /* path (owned) -> GINT_TO_POINTER(line << 20 | col) packed in a gint64 */
+  GHashTable *pos; /* path (owned) -> Pos (owned); a member's key under path + "@" */
 };
+
+/* Where a value (or a member's key) starts. */
+typedef struct {
+  int line, col;   /* 1-based */
+  gsize offset;    /* in the text, bytes */
+} Pos;
 
 /* ---- the position scanner ------------------------------------------------ */
 
@@ -45,13 +51,22 @@ static void skip_ws(Scan *sc)
     advance(sc);
 }
 
-static void record(Scan *sc)
+/* The scanner's position now. */
+static Pos here(const Scan *sc)
 {
-  if (g_hash_table_contains(sc->pos, sc->path->str))
+  return (Pos){sc->line, (int)(sc->i - sc->line_start + 1), sc->i};
+}
+
+/* Records at under the current path plus suffix ("" for a value, "@" for a
+ * member's key); the first record wins. */
+static void record(Scan *sc, const char *suffix, Pos at)
+{
+  g_autofree char *key = g_strconcat(sc->path->str, suffix, NULL);
+  if (g_hash_table_contains(sc->pos, key))
     return;
-  gint64 *v = g_new(gint64, 1);
-  *v = ((gint64)sc->line << 32) | (gint64)(sc->i - sc->line_start + 1);
-  g_hash_table_insert(sc->pos, g_strdup(sc->path->str), v);
+  Pos *v = g_new(Pos, 1);
+  *v = at;
+  g_hash_table_insert(sc->pos, g_steal_pointer(&key), v);
 }
 
 static int hexval(int c)
@@ -134,11 +149,13 @@ static void scan_object(Scan *sc, int depth)
   }
   g_autoptr(GString) key = g_string_new(NULL);
   while (peek(sc) == '"') {
+    Pos at = here(sc);
     g_string_truncate(key, 0);
     scan_string(sc, key);
     gsize keep = sc->path->len;
     g_autofree char *p = fs_json_path_member("", key->str);
     g_string_append(sc->path, p);
+    record(sc, "@", at); /* the key's own position (an unknown member) */
     skip_ws(sc);
     if (peek(sc) == ':')
       advance(sc);
@@ -181,7 +198,7 @@ static void scan_array(Scan *sc, int depth)
 static void scan_value(Scan *sc, int depth)
 {
   skip_ws(sc);
-  record(sc);
+  record(sc, "", here(sc));
   int c = peek(sc);
   if (depth > 4096)
     return;
@@ -272,10 +289,10 @@ void fs_json_doc_position(const FsJsonDoc *doc, const char *path, int *line, int
   *line = 1;
   *col = 1;
   for (;;) {
-    const gint64 *v = g_hash_table_lookup(doc->pos, p);
+    const Pos *v = g_hash_table_lookup(doc->pos, p);
     if (v != NULL) {
-      *line = (int)(*v >> 32);
-      *col = (int)(*v & 0xffffffff);
+      *line = v->line;
+      *col = v->col;
       return;
     }
     /* Drop the last component: ".key", "[i]" or "[\"key\"]". */
@@ -285,6 +302,30 @@ void fs_json_doc_position(const FsJsonDoc *doc, const char *path, int *line, int
       return;
     *cut = '\0';
   }
+}
+
+gboolean fs_json_doc_key_position(const FsJsonDoc *doc, const char *path, int *line, int *col)
+{
+  g_return_val_if_fail(doc != NULL && path != NULL, FALSE);
+  g_autofree char *key = g_strconcat(path, "@", NULL);
+  const Pos *v = g_hash_table_lookup(doc->pos, key);
+  if (v == NULL)
+    return FALSE;
+  *line = v->line;
+  *col = v->col;
+  return TRUE;
+}
+
+char *fs_json_doc_literal(const FsJsonDoc *doc, const char *path)
+{
+  g_return_val_if_fail(doc != NULL && path != NULL, NULL);
+  const Pos *v = g_hash_table_lookup(doc->pos, path);
+  if (v == NULL)
+    return NULL;
+  gsize end = v->offset;
+  while (end < doc->len && !strchr(",]} \t\r\n", doc->text[end]) && doc->text[end] != '\0')
+    end++;
+  return g_strndup(doc->text + v->offset, end - v->offset);
 }
 
 void fs_json_doc_error(const FsJsonDoc *doc, GError **error, GQuark domain, int code,

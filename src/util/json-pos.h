@@ -52,6 +52,16 @@ const char *fs_json_doc_name(const FsJsonDoc *doc);
  * succeeds: the root is at least recorded. */
 void fs_json_doc_position(const FsJsonDoc *doc, const char *path, int *line, int *col);
 
+/* Line and column (1-based) where the key of member path is written
+ * ("$.a.b": the position of "b" inside $.a).  FALSE when path is not a
+ * member of an object. */
+gboolean fs_json_doc_key_position(const FsJsonDoc *doc, const char *path, int *line, int *col);
+
+/* The text of the value at path as written in the file: a number's literal
+ * ("3e7", "-0.5"), for messages that quote it.  NULL when path was not
+ * recorded.  Caller frees.  Cost: the literal's length. */
+char *fs_json_doc_literal(const FsJsonDoc *doc, const char *path);
+
 /* Sets error to "name:line:col: path: message" in domain/code, with the
  * position of path. */
 void fs_json_doc_error(const FsJsonDoc *doc, GError **error, GQuark domain, int code,

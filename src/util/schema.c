@@ -49,6 +49,12 @@ static const char *noun(const FsSchemaField *f)
   return "a value";
 }
 
+/* noun(f) with the unit of a bare number: "a bandwidth in GB/s".  Caller frees. */
+static char *noun_in_unit(const FsSchemaField *f)
+{
+  return f->number_unit ? g_strdup_printf("%s in %s", noun(f), f->number_unit) : g_strdup(noun(f));
+}
+
 /* Parses text (a range bound or a default, no position) as field f's value;
  * *num receives it as a double for range checks. */
 static gboolean parse_text(const FsSchemaField *f, const char *text, Value *v, double *num,
@@ -107,7 +113,8 @@ static gboolean parse_text(const FsSchemaField *f, const char *text, Value *v, d
 static gboolean table_number(const FsSchemaField *f, const char *text, double *num)
 {
   Value v;
-  if (parse_text(f, text, &v, num, NULL) || fs_parse_number(text, num, NULL))
+  if (f->number_unit != NULL ? fs_parse_number(text, num, NULL)
+                             : parse_text(f, text, &v, num, NULL) || fs_parse_number(text, num, NULL))
     return TRUE;
   g_critical("schema field \"%s\": \"%s\" does not parse as %s", f->key, text, noun(f));
   return FALSE;
@@ -141,11 +148,55 @@ static gboolean check_range(const FsSchemaField *f, const FsYamlNode *node, doub
   if (num >= lo && !(f->min_open && num == lo) && num <= hi)
     return TRUE;
   g_autofree char *range = range_text(f);
-  if (f->type == FS_SCHEMA_QUANTITY)
-    fs_yaml_error(error, node, "expected %s %s, got \"%s\"", noun(f), range, node->value);
+  g_autofree char *what = noun_in_unit(f);
+  if (f->type == FS_SCHEMA_QUANTITY && f->number_unit == NULL)
+    fs_yaml_error(error, node, "expected %s %s, got \"%s\"", what, range, node->value);
   else
-    fs_yaml_error(error, node, "expected %s %s, got %s", noun(f), range, node->value);
+    fs_yaml_error(error, node, "expected %s %s, got %s", what, range, node->value);
   return FALSE;
+}
+
+/* The size of one number_unit in f's storage unit ("1 GB/s": 1e9 bytes/s). */
+static gboolean unit_factor(const FsSchemaField *f, const FsYamlNode *node, double *factor,
+                            GError **error)
+{
+  g_autofree char *one = g_strconcat("1 ", f->number_unit, NULL);
+  Value v;
+  if (parse_text(f, one, &v, factor, NULL))
+    return TRUE;
+  g_critical("schema field \"%s\": unit \"%s\" does not parse as %s", f->key, f->number_unit,
+             noun(f));
+  fs_yaml_error(error, node, "the schema of \"%s\" has a unit that does not parse", f->key);
+  return FALSE;
+}
+
+/* A quantity written as a bare number in f->number_unit: checked against
+ * the range as written, then converted to the storage unit. */
+static gboolean read_bare_quantity(const FsSchemaField *f, const FsYamlNode *node, Value *v,
+                                   GError **error)
+{
+  double d, factor;
+  if (!fs_yaml_get_double(node, -G_MAXDOUBLE, G_MAXDOUBLE, &d, error) ||
+      !check_range(f, node, d, error) || !unit_factor(f, node, &factor, error))
+    return FALSE;
+  switch (f->unit) {
+  case FS_SCHEMA_TIME:
+    v->t = (FsTime)llround(d * factor);
+    break;
+  case FS_SCHEMA_SIZE:
+    if (d != floor(d) || !(d * factor < 18446744073709551616.0) || d < 0) {
+      g_autofree char *what = noun_in_unit(f);
+      fs_yaml_error(error, node, "expected %s (a whole number of bytes), got %s", what,
+                    node->value);
+      return FALSE;
+    }
+    v->z = (uint64_t)(d * factor);
+    break;
+  default:
+    v->d = d * factor;
+    break;
+  }
+  return TRUE;
 }
 
 /* ---- one value ------------------------------------------------------------------ */
@@ -196,6 +247,8 @@ static gboolean read_node(const FsSchemaField *f, const FsYamlNode *node, Value 
     num = v->d;
     break;
   case FS_SCHEMA_QUANTITY: {
+    if (f->number_unit != NULL)
+      return read_bare_quantity(f, node, v, error);
     gboolean ok = FALSE;
     switch (f->unit) {
     case FS_SCHEMA_BANDWIDTH: ok = fs_yaml_get_bandwidth(node, &v->d, error); num = v->d; break;
@@ -315,6 +368,8 @@ static gboolean read_fields(const FsSchema *s, const FsYamlNode *map, char *reco
     }
     if (out != NULL)
       store(f, out, &v, opts->strings);
+    if (opts->seen != NULL && !opts->seen(f, node, opts->data, error))
+      return FALSE;
   }
   return TRUE;
 }
@@ -364,12 +419,20 @@ gboolean fs_schema_check(const FsSchema *schema, GError **error)
       const char *bad = NULL;
       double num;
       Value v;
+      g_autofree char *one = f->number_unit ? g_strconcat("1 ", f->number_unit, NULL) : NULL;
       if (f->type == FS_SCHEMA_ENUM && f->names == NULL)
         bad = "an enum without names";
-      else if (f->min && !parse_text(f, f->min, &v, &num, NULL) &&
+      else if (f->number_unit != NULL && f->type == FS_SCHEMA_QUANTITY &&
+               !parse_text(f, one, &v, &num, NULL))
+        bad = one;
+      else if (f->number_unit != NULL &&
+               ((f->min && !fs_parse_number(f->min, &num, NULL)) ||
+                (f->max && !fs_parse_number(f->max, &num, NULL))))
+        bad = f->min && !fs_parse_number(f->min, &num, NULL) ? f->min : f->max;
+      else if (f->number_unit == NULL && f->min && !parse_text(f, f->min, &v, &num, NULL) &&
                !fs_parse_number(f->min, &num, NULL))
         bad = f->min;
-      else if (f->max && !parse_text(f, f->max, &v, &num, NULL) &&
+      else if (f->number_unit == NULL && f->max && !parse_text(f, f->max, &v, &num, NULL) &&
                !fs_parse_number(f->max, &num, NULL))
         bad = f->max;
       else if (f->def && f->type != FS_SCHEMA_STRING && !parse_text(f, f->def, &v, &num, NULL))
@@ -394,7 +457,7 @@ static char *value_column(const FsSchemaField *f)
   if (f->value_doc != NULL)
     return g_strdup(f->value_doc);
   g_autofree char *range = range_text(f);
-  const char *n = noun(f);
+  g_autofree char *n = noun_in_unit(f);
   /* "an integer" -> "integer" for the table. */
   const char *bare = g_str_has_prefix(n, "an ") ? n + 3 : g_str_has_prefix(n, "a ") ? n + 2 : n;
   switch (f->type) {
@@ -443,7 +506,11 @@ void fs_schema_doc_markdown(const FsSchema *schema, GString *out)
     cell(out, value);
     cell(out, f->required_doc ? f->required_doc : f->required ? "yes" : "no");
     cell(out, def);
-    cell(out, f->doc ? f->doc : "");
+    g_autoptr(GString) doc = g_string_new(f->doc ? f->doc : "");
+    for (guint k = 0; f->aliases && f->aliases[k]; k++)
+      g_string_append_printf(doc, "%s`%s`", k == 0 ? (doc->len ? "; option " : "option ") : ", ",
+                             f->aliases[k]);
+    cell(out, doc->str);
     g_string_append(out, "\n");
   }
 }

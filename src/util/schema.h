@@ -84,6 +84,15 @@ typedef struct {
   const char *doc;            /* one sentence for the README table */
   const char *value_doc;      /* the README's "value" column when the type says too little */
   const char *required_doc;   /* the README's "required" column when not plain yes/no */
+  const char *number_unit;    /* FS_SCHEMA_QUANTITY or _DOUBLE: the value is a bare number in
+                               * this unit ("GB/s", "us"), as JSON files write it, the key
+                               * naming the unit; a quantity is converted to its storage unit
+                               * (a time rounded to the ps), a double stored as written.  The
+                               * range is then bare numbers in this unit. */
+  const char *const *aliases; /* other names of the field outside the file (command-line
+                               * options: "--tp"), NULL-terminated; listed in the README */
+  int id;                     /* the loader's own number for the field (0: none), which
+                               * FsSchemaRead.seen reports */
 } FsSchemaField;
 
 struct FsSchema {
@@ -100,7 +109,19 @@ typedef struct {
   gboolean skip_base;         /* read only the schema's own fields (the base was read) */
   GQuark domain;              /* errors in this domain and code (0: FS_YAML_ERROR_SCHEMA), */
   int code;                   /* for loaders whose callers match their module's errors */
+  /* Called for every field present in the mapping (nested ones included),
+   * after its value was read and stored: the loader's hook to remember
+   * where a value came from, or to store one no offset can reach. */
+  gboolean (*seen)(const FsSchemaField *field, const FsYamlNode *node, gpointer data,
+                   GError **error);
+  gpointer data;
 } FsSchemaRead;
+
+/* JSON: the same walk reads a JSON object once it is a tree of FsYamlNode
+ * (fs_yaml_doc_from_json in util/yaml.h): messages then carry the JSON path
+ * after the position ("c.json:3:47: $.summary.launch.async_us: expected
+ * ..."), kinds are named as JSON names them ("an object"), and a string
+ * is refused where a number is expected and the reverse. */
 
 /* Reads map against schema into record (a struct the offsets refer to;
  * NULL when every field is FS_SCHEMA_NOWHERE).

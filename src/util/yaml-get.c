@@ -24,6 +24,12 @@ void fs_yaml_error(GError **error, const FsYamlNode *node, const char *format, .
   va_end(ap);
   /* Values quoted in messages may hold newlines (block scalars): keep one line. */
   g_autofree char *clean = fs_escape_controls(msg);
+  if (node != NULL && node->path != NULL) {
+    /* JSON: the value's path after the position, as json-pos writes it. */
+    g_autofree char *at = g_strdup_printf("%s: %s", node->path, clean);
+    g_free(clean);
+    clean = g_steal_pointer(&at);
+  }
   if (node == NULL)
     fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_SCHEMA, NULL, 0, 0, "%s", clean);
   else
@@ -31,10 +37,31 @@ void fs_yaml_error(GError **error, const FsYamlNode *node, const char *format, .
                     "%s", clean);
 }
 
+/* The JSON type of a node built from JSON. */
+static const char *json_kind_name(const FsYamlNode *node)
+{
+  switch (node->kind) {
+  case FS_YAML_MAP:
+    return "an object";
+  case FS_YAML_SEQ:
+    return "an array";
+  case FS_YAML_SCALAR:
+    break;
+  }
+  if (node->is_null)
+    return "null";
+  if (node->quoted)
+    return "a string";
+  return strcmp(node->value, "true") == 0 || strcmp(node->value, "false") == 0 ? "a boolean"
+                                                                                 : "a number";
+}
+
 const char *fs_yaml_kind_name(const FsYamlNode *node)
 {
   if (node == NULL)
     return "nothing";
+  if (node->path != NULL)
+    return json_kind_name(node);
   switch (node->kind) {
   case FS_YAML_MAP:
     return "a mapping";
@@ -46,10 +73,11 @@ const char *fs_yaml_kind_name(const FsYamlNode *node)
   return "an unknown node";
 }
 
-/* "a mapping", "an empty value" or the scalar in quotes, for "got ...". */
+/* "a mapping", "an empty value" or the scalar in quotes, for "got ...";
+ * JSON names the type ("a string", "an array"). */
 static char *describe(const FsYamlNode *node)
 {
-  if (node != NULL && node->kind == FS_YAML_SCALAR && !node->is_null)
+  if (node != NULL && node->kind == FS_YAML_SCALAR && !node->is_null && node->path == NULL)
     return g_strdup_printf("\"%s\"", node->value);
   return g_strdup(fs_yaml_kind_name(node));
 }
@@ -71,7 +99,7 @@ gboolean fs_yaml_require_map(const FsYamlNode *node, GError **error)
   if (node->kind == FS_YAML_MAP)
     return TRUE;
   g_autofree char *got = describe(node);
-  fs_yaml_error(error, node, "expected a mapping, got %s", got);
+  fs_yaml_error(error, node, "expected %s, got %s", node->path ? "an object" : "a mapping", got);
   return FALSE;
 }
 
@@ -81,7 +109,7 @@ gboolean fs_yaml_require_seq(const FsYamlNode *node, GError **error)
   if (node->kind == FS_YAML_SEQ)
     return TRUE;
   g_autofree char *got = describe(node);
-  fs_yaml_error(error, node, "expected a list, got %s", got);
+  fs_yaml_error(error, node, "expected %s, got %s", node->path ? "an array" : "a list", got);
   return FALSE;
 }
 
@@ -121,11 +149,19 @@ FsYamlNode *fs_yaml_require_key(const FsYamlNode *map, const char *key, const ch
 
 /* Typed getters ------------------------------------------------------------ */
 
-/* The text of a non-null scalar, or NULL with "expected <expect>, got ...". */
-static const char *scalar_text(const FsYamlNode *node, const char *expect, GError **error)
+/* What a getter reads from a JSON scalar: any, a number or a string. */
+typedef enum { WANT_ANY, WANT_NUMBER, WANT_STRING } Want;
+
+/* The text of a non-null scalar, or NULL with "expected <expect>, got ...".
+ * A JSON scalar must also be of the JSON type want says. */
+static const char *scalar_text(const FsYamlNode *node, const char *expect, Want want,
+                               GError **error)
 {
   g_return_val_if_fail(node != NULL, NULL);
-  if (node->kind == FS_YAML_SCALAR && !node->is_null)
+  const char *json = node->path != NULL ? json_kind_name(node) : NULL;
+  gboolean typed = json == NULL || want == WANT_ANY ||
+                   strcmp(json, want == WANT_STRING ? "a string" : "a number") == 0;
+  if (node->kind == FS_YAML_SCALAR && !node->is_null && typed)
     return node->value;
   g_autofree char *got = describe(node);
   fs_yaml_error(error, node, "expected %s, got %s", expect, got);
@@ -143,7 +179,7 @@ static gboolean units_error(const FsYamlNode *node, GError *local, GError **erro
 gboolean fs_yaml_get_string(const FsYamlNode *node, const char **out, GError **error)
 {
   g_return_val_if_fail(out != NULL, FALSE);
-  const char *s = scalar_text(node, "a string", error);
+  const char *s = scalar_text(node, "a string", WANT_STRING, error);
   if (s == NULL)
     return FALSE;
   *out = s;
@@ -155,10 +191,16 @@ gboolean fs_yaml_get_bool(const FsYamlNode *node, gboolean *out, GError **error)
   g_return_val_if_fail(out != NULL, FALSE);
   static const char *const yes[] = {"true", "yes", "on"};
   static const char *const no[] = {"false", "no", "off"};
-  const char *s = scalar_text(node, "true or false", error);
+  const char *s = scalar_text(node, "true or false", WANT_ANY, error);
   if (s == NULL)
     return FALSE;
-  if (!node->quoted) {
+  if (node->path != NULL) {
+    if (strcmp(json_kind_name(node), "a boolean") == 0) {
+      *out = strcmp(s, "true") == 0;
+      return TRUE;
+    }
+    fs_yaml_error(error, node, "expected true or false, got %s", json_kind_name(node));
+  } else if (!node->quoted) {
     if (fs_names_index_nocase(yes, G_N_ELEMENTS(yes), s, NULL)) {
       *out = TRUE;
       return TRUE;
@@ -178,7 +220,7 @@ gboolean fs_yaml_get_int(const FsYamlNode *node, int64_t min, int64_t max, int64
                          GError **error)
 {
   g_return_val_if_fail(out != NULL && min <= max, FALSE);
-  const char *s = scalar_text(node, "an integer", error);
+  const char *s = scalar_text(node, "an integer", WANT_NUMBER, error);
   if (s == NULL)
     return FALSE;
   GError *local = NULL;
@@ -211,7 +253,7 @@ gboolean fs_yaml_get_double(const FsYamlNode *node, double min, double max, doub
                             GError **error)
 {
   g_return_val_if_fail(out != NULL && min <= max, FALSE);
-  const char *s = scalar_text(node, "a number", error);
+  const char *s = scalar_text(node, "a number", WANT_NUMBER, error);
   if (s == NULL)
     return FALSE;
   GError *local = NULL;
@@ -233,7 +275,7 @@ gboolean fs_yaml_get_double(const FsYamlNode *node, double min, double max, doub
   gboolean fn(const FsYamlNode *node, type *out, GError **error)                       \
   {                                                                                    \
     g_return_val_if_fail(out != NULL, FALSE);                                          \
-    const char *s = scalar_text(node, expect, error);                                  \
+    const char *s = scalar_text(node, expect, WANT_ANY, error);                                  \
     if (s == NULL)                                                                     \
       return FALSE;                                                                    \
     GError *local = NULL;                                                              \

@@ -19,6 +19,7 @@
 #include <yaml.h>
 
 #include "util/error.h"
+#include "util/json-pos.h"
 #include "util/limits.h"
 #include "util/strutil.h"
 
@@ -92,6 +93,93 @@ const char *fs_yaml_doc_name(FsYamlDoc *doc)
 {
   g_return_val_if_fail(doc != NULL, NULL);
   return doc->name;
+}
+
+/* The JSON front end ------------------------------------------------------- */
+
+/* A node of kind at path, positioned where json-pos saw it. */
+static FsYamlNode *json_node(FsYamlDoc *doc, const FsJsonDoc *json, FsYamlKind kind,
+                             const char *path)
+{
+  Node *n = arena_alloc(doc, sizeof(Node));
+  n->pub.kind = kind;
+  n->pub.file = doc->name;
+  n->pub.path = g_string_chunk_insert_const(doc->strings, path);
+  fs_json_doc_position(json, path, &n->pub.line, &n->pub.col);
+  return &n->pub;
+}
+
+/* Builds the node of value v at path (jansson bounds the depth at 2048). */
+static FsYamlNode *json_build(FsYamlDoc *doc, const FsJsonDoc *json, json_t *v, const char *path)
+{
+  FsYamlNode *n;
+  switch (json_typeof(v)) {
+  case JSON_OBJECT: {
+    n = json_node(doc, json, FS_YAML_MAP, path);
+    n->n = (guint)json_object_size(v);
+    n->keys = arena_alloc(doc, sizeof(FsYamlNode *) * MAX(n->n, 1));
+    n->values = arena_alloc(doc, sizeof(FsYamlNode *) * MAX(n->n, 1));
+    const char *key;
+    json_t *member;
+    guint i = 0;
+    json_object_foreach(v, key, member)
+    {
+      g_autofree char *mpath = fs_json_path_member(path, key);
+      FsYamlNode *k = json_node(doc, json, FS_YAML_SCALAR, mpath);
+      fs_json_doc_key_position(json, mpath, &k->line, &k->col);
+      k->value = g_string_chunk_insert_const(doc->strings, key);
+      k->quoted = TRUE;
+      n->keys[i] = k;
+      n->values[i++] = json_build(doc, json, member, mpath);
+    }
+    return n;
+  }
+  case JSON_ARRAY:
+    n = json_node(doc, json, FS_YAML_SEQ, path);
+    n->n = (guint)json_array_size(v);
+    n->values = arena_alloc(doc, sizeof(FsYamlNode *) * MAX(n->n, 1));
+    for (guint i = 0; i < n->n; i++) {
+      g_autofree char *ipath = fs_json_path_index(path, i);
+      n->values[i] = json_build(doc, json, json_array_get(v, i), ipath);
+    }
+    return n;
+  case JSON_STRING:
+    n = json_node(doc, json, FS_YAML_SCALAR, path);
+    n->value = g_string_chunk_insert_len(doc->strings, json_string_value(v),
+                                         (gssize)json_string_length(v));
+    n->quoted = TRUE;
+    return n;
+  case JSON_INTEGER:
+  case JSON_REAL: {
+    n = json_node(doc, json, FS_YAML_SCALAR, path);
+    g_autofree char *text = fs_json_doc_literal(json, path);
+    if (text == NULL) {
+      char buf[G_ASCII_DTOSTR_BUF_SIZE];
+      text = g_strdup(g_ascii_dtostr(buf, sizeof buf, json_number_value(v)));
+    }
+    n->value = g_string_chunk_insert_const(doc->strings, text);
+    return n;
+  }
+  case JSON_TRUE:
+  case JSON_FALSE:
+    n = json_node(doc, json, FS_YAML_SCALAR, path);
+    n->value = json_is_true(v) ? "true" : "false";
+    return n;
+  case JSON_NULL:
+    break;
+  }
+  n = json_node(doc, json, FS_YAML_SCALAR, path);
+  n->value = "";
+  n->is_null = TRUE;
+  return n;
+}
+
+FsYamlDoc *fs_yaml_doc_from_json(const FsJsonDoc *json)
+{
+  g_return_val_if_fail(json != NULL, NULL);
+  FsYamlDoc *doc = doc_new(fs_json_doc_name(json));
+  doc->root = json_build(doc, json, fs_json_doc_root(json), "$");
+  return doc;
 }
 
 /* Loading ---------------------------------------------------------------- */

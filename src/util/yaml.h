@@ -75,6 +75,13 @@ struct FsYamlNode {
   guint n;
   FsYamlNode **keys;
   FsYamlNode **values;
+  /* A node built from JSON (fs_yaml_doc_from_json): its JSON path
+   * ("$.summary.launch"), which messages quote after the position; NULL
+   * for YAML.  JSON scalars keep their type: a string is quoted, a number
+   * is its literal as written, a boolean "true"/"false" and null is_null;
+   * the getters refuse a string where a number is expected and the
+   * reverse, and name kinds as JSON does ("an object", "an array"). */
+  const char *path;
 };
 
 /* Loads a file; name used in messages is the path as given. */
@@ -83,6 +90,17 @@ FsYamlDoc *fs_yaml_load_file(const char *path, GError **error);
 FsYamlDoc *fs_yaml_load_string(const char *text, gssize len, const char *name,
                                GError **error);
 void fs_yaml_doc_free(FsYamlDoc *doc);
+
+typedef struct FsJsonDoc FsJsonDoc; /* util/json-pos.h */
+
+/* The JSON front end: a tree of FsYamlNode built from a parsed JSON
+ * document, every node at the position where its value starts (a member's
+ * key node at the key) and carrying its JSON path, so that the same typed
+ * getters and schema walks (util/schema.h) read JSON with errors of the
+ * form "file:line:col: $.path: sentence".  Members keep the file's order.
+ * The tree is independent of json (strings are copied).  Cost: linear in
+ * the document. */
+FsYamlDoc *fs_yaml_doc_from_json(const FsJsonDoc *json);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsYamlDoc, fs_yaml_doc_free)
 
 /* The root node, or NULL for an empty document. */

@@ -25,68 +25,265 @@ static const int dtype_values[] = {FS_DTYPE_FP32, FS_DTYPE_TF32, FS_DTYPE_FP16, 
                                    FS_DTYPE_FP8};
 
 #define OFF(member) offsetof(FsWorkload, member)
-#define NONE ((size_t)-1)
+#define NONE FS_SCHEMA_NOWHERE
 
-/* Rows: id, YAML path, Megatron flag, short flag, type, offset, min, max,
- * enum names, enum values. */
-static const Field fields[F_N] = {
-  [F_GPUS] = {F_GPUS, "gpus", NULL, NULL, FT_UINT, OFF(gpus), 1, 1u << 24, NULL, NULL},
-  [F_LAYERS] = {F_LAYERS, "model.layers", "--num-layers", NULL, FT_UINT, OFF(model.layers), 1, 100000, NULL, NULL},
-  [F_HIDDEN] = {F_HIDDEN, "model.hidden", "--hidden-size", NULL, FT_UINT, OFF(model.hidden), 1, 1u << 24, NULL, NULL},
-  [F_FFN] = {F_FFN, "model.ffn_hidden", "--ffn-hidden-size", NULL, FT_UINT, OFF(model.ffn_hidden), 1, 1u << 26, NULL, NULL},
-  [F_HEADS] = {F_HEADS, "model.heads", "--num-attention-heads", NULL, FT_UINT, OFF(model.heads), 1, 65536, NULL, NULL},
-  [F_KV_HEADS] = {F_KV_HEADS, "model.kv_heads", "--num-query-groups", NULL, FT_UINT, OFF(model.kv_heads), 1, 65536, NULL, NULL},
-  [F_HEAD_DIM] = {F_HEAD_DIM, "model.head_dim", "--kv-channels", NULL, FT_UINT, OFF(model.head_dim), 1, 65536, NULL, NULL},
-  [F_VOCAB] = {F_VOCAB, "model.vocab", "--vocab-size", NULL, FT_UINT, OFF(model.vocab), 1, 1u << 26, NULL, NULL},
-  [F_SEQ] = {F_SEQ, "model.seq_length", "--seq-length", NULL, FT_UINT, OFF(model.seq_len), 1, 1u << 26, NULL, NULL},
-  [F_MAX_POS] = {F_MAX_POS, "model.max_positions", "--max-position-embeddings", NULL, FT_UINT, OFF(model.max_positions), 1, 1u << 26, NULL, NULL},
-  [F_MLP] = {F_MLP, "model.mlp", NULL, NULL, FT_ENUM, OFF(model.mlp), 0, 0, mlp_names, NULL},
-  [F_NORM] = {F_NORM, "model.norm", "--normalization", NULL, FT_ENUM, OFF(model.norm), 0, 0, norm_names, NULL},
-  [F_POSITION] = {F_POSITION, "model.position", "--position-embedding-type", NULL, FT_ENUM, OFF(model.position), 0, 0, position_names, NULL},
-  [F_BIAS] = {F_BIAS, "model.bias", NULL, NULL, FT_BOOL, OFF(model.bias), 0, 0, NULL, NULL},
-  [F_TIED] = {F_TIED, "model.tied_embeddings", NULL, NULL, FT_BOOL, OFF(model.tied_embeddings), 0, 0, NULL, NULL},
-  [F_DROPOUT] = {F_DROPOUT, "model.dropout", NULL, NULL, FT_BOOL, OFF(model.dropout), 0, 0, NULL, NULL},
-  [F_CAUSAL] = {F_CAUSAL, "model.causal", NULL, NULL, FT_BOOL, OFF(model.causal), 0, 0, NULL, NULL},
-  [F_FLASH] = {F_FLASH, "model.flash_attention", "--use-flash-attn", NULL, FT_BOOL, OFF(model.flash_attention), 0, 0, NULL, NULL},
-  [F_EXPERTS] = {F_EXPERTS, "model.experts", "--num-experts", NULL, FT_UINT, OFF(model.experts), 1, 65536, NULL, NULL},
-  [F_TOPK] = {F_TOPK, "model.top_k", "--moe-router-topk", NULL, FT_UINT, OFF(model.top_k), 1, 65536, NULL, NULL},
-  [F_CAPACITY] = {F_CAPACITY, "model.capacity_factor", "--moe-expert-capacity-factor", NULL, FT_DOUBLE, OFF(model.capacity_factor), 0, 0, NULL, NULL},
-  [F_MOE_FFN] = {F_MOE_FFN, "model.moe_ffn_hidden", "--moe-ffn-hidden-size", NULL, FT_UINT, OFF(model.moe_ffn_hidden), 1, 1u << 26, NULL, NULL},
-  [F_MOE_EVERY] = {F_MOE_EVERY, "model.moe_every", NULL, NULL, FT_UINT, OFF(model.moe_every), 1, 100000, NULL, NULL},
-  [F_GLOBAL] = {F_GLOBAL, "training.global_batch", "--global-batch-size", NULL, FT_UINT, OFF(global_batch), 1, 1u << 30, NULL, NULL},
-  [F_MICRO] = {F_MICRO, "training.micro_batch", "--micro-batch-size", NULL, FT_UINT, OFF(micro_batch), 1, 1u << 20, NULL, NULL},
-  [F_GRAD_ACCUM] = {F_GRAD_ACCUM, "training.gradient_accumulation", NULL, NULL, FT_UINT, OFF(grad_accum), 1, 1u << 24, NULL, NULL},
-  [F_DTYPE] = {F_DTYPE, "training.dtype", NULL, NULL, FT_ENUM, OFF(dtype), 0, 0, dtype_names, dtype_values},
-  [F_OPTIMIZER] = {F_OPTIMIZER, "training.optimizer", "--optimizer", NULL, FT_ENUM, OFF(optimizer), 0, 0, optimizer_names, NULL},
-  [F_RECOMPUTE] = {F_RECOMPUTE, "training.recompute", "--recompute-granularity", NULL, FT_ENUM, OFF(recompute), 0, 0, recompute_names, NULL},
-  [F_GRAD_FP32] = {F_GRAD_FP32, "training.grad_fp32", "--accumulate-allreduce-grads-in-fp32", NULL, FT_BOOL, OFF(grad_fp32), 0, 0, NULL, NULL},
-  [F_RESERVE] = {F_RESERVE, "training.memory_reserve", NULL, NULL, FT_SIZE, OFF(memory_reserve), 0, 0, NULL, NULL},
-  [F_TP] = {F_TP, "parallel.tp", "--tensor-model-parallel-size", "--tp", FT_UINT, OFF(tp), 1, 65536, NULL, NULL},
-  [F_PP] = {F_PP, "parallel.pp", "--pipeline-model-parallel-size", "--pp", FT_UINT, OFF(pp), 1, 65536, NULL, NULL},
-  [F_DP] = {F_DP, "parallel.dp", "--data-parallel-size", "--dp", FT_UINT, OFF(dp), 1, 1u << 24, NULL, NULL},
-  [F_CP] = {F_CP, "parallel.cp", "--context-parallel-size", "--cp", FT_UINT, OFF(cp), 1, 65536, NULL, NULL},
-  [F_EP] = {F_EP, "parallel.ep", "--expert-model-parallel-size", "--ep", FT_UINT, OFF(ep), 1, 65536, NULL, NULL},
-  [F_VP] = {F_VP, "parallel.virtual_stages", "--virtual-pipeline-model-parallel-size", "--vp", FT_UINT, OFF(vp), 1, 1024, NULL, NULL},
-  [F_SP] = {F_SP, "parallel.sequence_parallel", "--sequence-parallel", "--sp", FT_BOOL, OFF(sequence_parallel), 0, 0, NULL, NULL},
-  [F_SCHEDULE] = {F_SCHEDULE, "parallel.schedule", NULL, NULL, FT_ENUM, OFF(schedule), 0, 0, schedule_names, NULL},
-  [F_ZERO] = {F_ZERO, "parallel.zero_stage", "--zero-stage", NULL, FT_UINT, OFF(zero_stage), 0, 3, NULL, NULL},
-  [F_FSDP] = {F_FSDP, "parallel.fsdp", "--use-torch-fsdp2", NULL, FT_BOOL, NONE, 0, 0, NULL, NULL},
-  [F_BUCKET] = {F_BUCKET, "parallel.bucket_size", NULL, NULL, FT_SIZE, OFF(bucket_size), 0, 0, NULL, NULL},
-  [F_STAGE_LAYERS] = {F_STAGE_LAYERS, "parallel.stage_layers", NULL, NULL, FT_ENUM, NONE, 0, 0, NULL, NULL},
-  [F_FIRST_STAGE] = {F_FIRST_STAGE, "parallel.first_stage_layers", "--decoder-first-pipeline-num-layers", NULL, FT_UINT, OFF(first_stage_layers), 1, 100000, NULL, NULL},
-  [F_LAST_STAGE] = {F_LAST_STAGE, "parallel.last_stage_layers", "--decoder-last-pipeline-num-layers", NULL, FT_UINT, OFF(last_stage_layers), 1, 100000, NULL, NULL},
-  [F_ACCOUNT_EMB] = {F_ACCOUNT_EMB, "parallel.account_for_embedding", "--account-for-embedding-in-pipeline-split", NULL, FT_BOOL, OFF(account_embedding), 0, 0, NULL, NULL},
-  [F_ACCOUNT_LOSS] = {F_ACCOUNT_LOSS, "parallel.account_for_loss", "--account-for-loss-in-pipeline-split", NULL, FT_BOOL, OFF(account_loss), 0, 0, NULL, NULL},
-  [F_OVERLAP_DP] = {F_OVERLAP_DP, "parallel.overlap.dp_grads", "--overlap-grad-reduce", NULL, FT_BOOL, OFF(overlap_dp_grads), 0, 0, NULL, NULL},
-  [F_OVERLAP_TP] = {F_OVERLAP_TP, "parallel.overlap.tp_comm", "--tp-comm-overlap", NULL, FT_BOOL, OFF(overlap_tp_comm), 0, 0, NULL, NULL},
-  [F_OVERLAP_PARAM] = {F_OVERLAP_PARAM, "parallel.overlap.param_gather", "--overlap-param-gather", NULL, FT_BOOL, OFF(overlap_param_gather), 0, 0, NULL, NULL},
-  [F_OVERLAP_COST] = {F_OVERLAP_COST, "parallel.overlap.cost", "--overlap-cost", NULL, FT_ENUM, OFF(overlap_cost), 0, 0, overlap_cost_names, NULL},
-  [F_FP8_RECIPE] = {F_FP8_RECIPE, "training.fp8_recipe", "--fp8-recipe", NULL, FT_ENUM, OFF(fp8_recipe), 0, 0, fp8_recipe_names, NULL},
-  [F_FP8_PARAM] = {F_FP8_PARAM, "training.fp8_param_gather", "--fp8-param-gather", NULL, FT_BOOL, OFF(fp8_param_gather), 0, 0, NULL, NULL},
-  [F_ORDER] = {F_ORDER, "placement.order", NULL, NULL, FT_ENUM, NONE, 0, 0, NULL, NULL},
-  [F_RANKS] = {F_RANKS, "placement.ranks", NULL, NULL, FT_ENUM, NONE, 0, 0, NULL, NULL},
-  [F_OFFLOAD] = {F_OFFLOAD, "offload.optimizer", "--optimizer-cpu-offload", NULL, FT_BOOL, OFF(offload_optimizer), 0, 0, NULL, NULL},
+/* Field macros: key, id, offset, range and doc; A(...) lists a field's
+ * command-line options (Megatron-LM's name first, then the short one). */
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define UINT_F(k, i, off, lo, hi, opts, d)                                                       \
+  {.key = k, .id = i, .type = FS_SCHEMA_UINT, .offset = off, .min = lo, .max = hi,              \
+   .aliases = opts, .doc = d}
+#define BOOL_F(k, i, off, opts, d)                                                               \
+  {.key = k, .id = i, .type = FS_SCHEMA_BOOL, .offset = off, .aliases = opts, .doc = d}
+#define ENUM_F(k, i, off, nm, vals, opts, d)                                                     \
+  {.key = k, .id = i, .type = FS_SCHEMA_ENUM, .offset = off, .names = nm, .values = vals,       \
+   .aliases = opts, .doc = d}
+#define SIZE_F(k, i, off, d)                                                                     \
+  {.key = k, .id = i, .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE, .offset = off, .doc = d}
+#define TEXT_F(k, d) {.key = k, .type = FS_SCHEMA_STRING, .offset = NONE, .doc = d}
+#define K24 "16777216"
+#define K26 "67108864"
+
+static const FsSchemaField model_fields[] = {
+  TEXT_F("preset", "start from this preset's model (a workload file's base name)"),
+  {.key = "kind", .type = FS_SCHEMA_ENUM, .offset = NONE, .names = (const char *const[]){
+     "transformer", "layers", NULL}, .label = "model kind",
+   .doc = "`layers` for a layer list (`workload.layers`)"},
+  TEXT_F("name", "the model's name"),
+  TEXT_F("source", "paper or model card with the architecture numbers"),
+  TEXT_F("description", "free text"),
+  UINT_F("layers", F_LAYERS, OFF(model.layers), "1", "100000", A("--num-layers"), "L"),
+  UINT_F("hidden", F_HIDDEN, OFF(model.hidden), "1", K24, A("--hidden-size"), "h"),
+  UINT_F("ffn_hidden", F_FFN, OFF(model.ffn_hidden), "1", K26, A("--ffn-hidden-size"),
+         "F (per expert for MoE unless `moe_ffn_hidden`)"),
+  UINT_F("heads", F_HEADS, OFF(model.heads), "1", "65536", A("--num-attention-heads"), "a"),
+  UINT_F("kv_heads", F_KV_HEADS, OFF(model.kv_heads), "1", "65536", A("--num-query-groups"),
+         "g (GQA); default `heads`"),
+  UINT_F("head_dim", F_HEAD_DIM, OFF(model.head_dim), "1", "65536", A("--kv-channels"),
+         "default `hidden` / `heads`"),
+  UINT_F("vocab", F_VOCAB, OFF(model.vocab), "1", K26, A("--vocab-size"),
+         "padded to a multiple of tp in the logits GEMM"),
+  UINT_F("seq_length", F_SEQ, OFF(model.seq_len), "1", K26, A("--seq-length"), "s"),
+  UINT_F("max_positions", F_MAX_POS, OFF(model.max_positions), "1", K26,
+         A("--max-position-embeddings"), "rows of a learned position table (default `seq_length`)"),
+  ENUM_F("mlp", F_MLP, OFF(model.mlp), mlp_names, NULL, NULL, "gelu: 2 matrices, swiglu: 3"),
+  ENUM_F("norm", F_NORM, OFF(model.norm), norm_names, NULL, A("--normalization"), "normalisation"),
+  ENUM_F("position", F_POSITION, OFF(model.position), position_names, NULL,
+         A("--position-embedding-type"), "position embedding"),
+  BOOL_F("bias", F_BIAS, OFF(model.bias), NULL, "biases on linear layers"),
+  BOOL_F("tied_embeddings", F_TIED, OFF(model.tied_embeddings), NULL,
+         "the output layer shares the input embedding (with pp > 1 the last stage holds a copy)"),
+  BOOL_F("dropout", F_DROPOUT, OFF(model.dropout), NULL, "dropout after attention and MLP"),
+  BOOL_F("causal", F_CAUSAL, OFF(model.causal), NULL, "causal mask (attention FLOPs halved)"),
+  BOOL_F("flash_attention", F_FLASH, OFF(model.flash_attention), A("--use-flash-attn"),
+         "fused attention: no s×s scores stored"),
+  UINT_F("experts", F_EXPERTS, OFF(model.experts), "1", "65536", A("--num-experts"),
+         "MoE: experts per MoE layer (absent or 1: dense)"),
+  UINT_F("top_k", F_TOPK, OFF(model.top_k), "1", "65536", A("--moe-router-topk"),
+         "experts per token"),
+  {.key = "capacity_factor", .id = F_CAPACITY, .type = FS_SCHEMA_DOUBLE,
+   .offset = OFF(model.capacity_factor), .min = "0", .max = "1000000000",
+   .aliases = A("--moe-expert-capacity-factor"), .doc = "0 or 1: dropless"},
+  UINT_F("moe_ffn_hidden", F_MOE_FFN, OFF(model.moe_ffn_hidden), "1", K26,
+         A("--moe-ffn-hidden-size"), "default `ffn_hidden`"),
+  UINT_F("moe_every", F_MOE_EVERY, OFF(model.moe_every), "1", "100000", NULL,
+         "every n-th layer is MoE"),
 };
+const FsSchema fs_workload_model_schema = {"model", NULL, model_fields,
+                                           G_N_ELEMENTS(model_fields)};
+
+/* A layer-list model: the same heading keys, then the list. */
+static const FsSchemaField layers_fields[] = {
+  {.key = "layers", .type = FS_SCHEMA_LIST, .offset = NONE,
+   .value_doc = "list of `workload.layer`", .doc = "the layers, first to last"},
+};
+/* The heading keys alone (model_fields up to "description"). */
+static const FsSchema heading_schema = {"model", NULL, model_fields, 5};
+const FsSchema fs_workload_layers_schema = {"model", &heading_schema, layers_fields, 1};
+
+static const char *const layer_kind_names[] = {"gemm", "memory", NULL};
+static const int layer_kind_values[] = {FS_KERNEL_GEMM, FS_KERNEL_MEMORY};
+static const FsSchemaField layer_fields[] = {
+  {.key = "name", .type = FS_SCHEMA_STRING, .offset = offsetof(LayerEntry, name),
+   .doc = "the layer's name (default `layer`)"},
+  {.key = "params", .type = FS_SCHEMA_DOUBLE, .offset = offsetof(LayerEntry, params),
+   .required = TRUE, .min = "0", .max = "1e15", .doc = "parameters"},
+  {.key = "flops", .type = FS_SCHEMA_DOUBLE, .offset = offsetof(LayerEntry, flops),
+   .required = TRUE, .min = "0", .max = "1e18", .doc = "forward FLOPs per sample"},
+  {.key = "activations", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE,
+   .offset = offsetof(LayerEntry, activations),
+   .doc = "bytes kept per sample for the backward"},
+  {.key = "kind", .type = FS_SCHEMA_ENUM, .offset = offsetof(LayerEntry, kind),
+   .names = layer_kind_names, .values = layer_kind_values, .label = "layer kind", .def = "gemm",
+   .doc = "`memory` for a layer bound by memory bandwidth"},
+  {.key = "repeat", .type = FS_SCHEMA_UINT, .offset = offsetof(LayerEntry, repeat),
+   .min = "1", .max = "100000", .def = "1",
+   .doc = "copies, named `name.0`, `name.1`, …"},
+};
+const FsSchema fs_workload_layer_schema = {"layer", NULL, layer_fields,
+                                           G_N_ELEMENTS(layer_fields)};
+
+static const FsSchemaField training_fields[] = {
+  UINT_F("global_batch", F_GLOBAL, OFF(global_batch), "1", "1073741824",
+         A("--global-batch-size"), "sequences (samples) per step"),
+  UINT_F("micro_batch", F_MICRO, OFF(micro_batch), "1", "1048576", A("--micro-batch-size"),
+         "sequences per micro-batch"),
+  UINT_F("gradient_accumulation", F_GRAD_ACCUM, OFF(grad_accum), "1", K24, NULL,
+         "derived = global / (micro × dp); checked if given"),
+  ENUM_F("dtype", F_DTYPE, OFF(dtype), dtype_names, dtype_values, NULL,
+         "fp8: GEMMs in fp8, the rest 16-bit"),
+  ENUM_F("optimizer", F_OPTIMIZER, OFF(optimizer), optimizer_names, NULL, A("--optimizer"),
+         "sgd is with momentum"),
+  ENUM_F("recompute", F_RECOMPUTE, OFF(recompute), recompute_names, NULL,
+         A("--recompute-granularity"), "activation recomputation"),
+  BOOL_F("grad_fp32", F_GRAD_FP32, OFF(grad_fp32), A("--accumulate-allreduce-grads-in-fp32"),
+         "gradients accumulated in fp32 (Megatron's main_grad)"),
+  ENUM_F("fp8_recipe", F_FP8_RECIPE, OFF(fp8_recipe), fp8_recipe_names, NULL, A("--fp8-recipe"),
+         "with dtype fp8: delayed, or tensorwise (TE current scaling)"),
+  BOOL_F("fp8_param_gather", F_FP8_PARAM, OFF(fp8_param_gather), A("--fp8-param-gather"),
+         "with dtype fp8: ZeRO parameter all-gathers in FP8"),
+  SIZE_F("memory_reserve", F_RESERVE, OFF(memory_reserve),
+         "fixed extra per GPU (context, workspaces)"),
+};
+const FsSchema fs_workload_training_schema = {"training", NULL, training_fields,
+                                              G_N_ELEMENTS(training_fields)};
+
+static const FsSchemaField overlap_fields[] = {
+  BOOL_F("dp_grads", F_OVERLAP_DP, OFF(overlap_dp_grads), A("--overlap-grad-reduce"),
+         "overlap gradient reduction with backward"),
+  BOOL_F("tp_comm", F_OVERLAP_TP, OFF(overlap_tp_comm), A("--tp-comm-overlap"),
+         "overlap TP collectives with GEMMs"),
+  BOOL_F("param_gather", F_OVERLAP_PARAM, OFF(overlap_param_gather),
+         A("--overlap-param-gather"), "overlap ZeRO/FSDP parameter all-gathers"),
+  ENUM_F("cost", F_OVERLAP_COST, OFF(overlap_cost), overlap_cost_names, NULL, A("--overlap-cost"),
+         "modelled, exposed or free: what overlapped TP/CP/DP costs the compute"),
+};
+static const FsSchema overlap_schema = {"parallel.overlap", NULL, overlap_fields,
+                                        G_N_ELEMENTS(overlap_fields)};
+
+static const FsSchemaField parallel_fields[] = {
+  UINT_F("tp", F_TP, OFF(tp), "1", "65536", A("--tensor-model-parallel-size", "--tp"),
+         "tensor parallel"),
+  UINT_F("pp", F_PP, OFF(pp), "1", "65536", A("--pipeline-model-parallel-size", "--pp"),
+         "pipeline stages"),
+  UINT_F("dp", F_DP, OFF(dp), "1", K24, A("--data-parallel-size", "--dp"),
+         "data parallel (default: derived from the GPU count)"),
+  UINT_F("cp", F_CP, OFF(cp), "1", "65536", A("--context-parallel-size", "--cp"),
+         "context parallel"),
+  UINT_F("ep", F_EP, OFF(ep), "1", "65536", A("--expert-model-parallel-size", "--ep"),
+         "expert parallel (within dp × cp)"),
+  UINT_F("virtual_stages", F_VP, OFF(vp), "1", "1024",
+         A("--virtual-pipeline-model-parallel-size", "--vp"),
+         "model chunks per stage (interleaved needs 2 or more)"),
+  BOOL_F("sequence_parallel", F_SP, OFF(sequence_parallel), A("--sequence-parallel", "--sp"),
+         "sequence parallelism with tp"),
+  ENUM_F("schedule", F_SCHEDULE, OFF(schedule), schedule_names, NULL, NULL, "pipeline schedule"),
+  UINT_F("zero_stage", F_ZERO, OFF(zero_stage), "0", "3", A("--zero-stage"),
+         "1 = distributed optimizer"),
+  BOOL_F("fsdp", F_FSDP, NONE, A("--use-torch-fsdp2"), "true = ZeRO stage 3"),
+  SIZE_F("bucket_size", F_BUCKET, OFF(bucket_size),
+         "DP gradient bucket; default Megatron's max(40M, 1M·dp) parameters"),
+  {.key = "stage_layers", .id = F_STAGE_LAYERS, .type = FS_SCHEMA_LIST, .offset = NONE,
+   .value_doc = "list of integers from 0 to 100000",
+   .doc = "uneven stages: layers per pipeline stage (pp entries summing to `layers`)"},
+  UINT_F("first_stage_layers", F_FIRST_STAGE, OFF(first_stage_layers), "1", "100000",
+         A("--decoder-first-pipeline-num-layers"), "layers of the first stage"),
+  UINT_F("last_stage_layers", F_LAST_STAGE, OFF(last_stage_layers), "1", "100000",
+         A("--decoder-last-pipeline-num-layers"), "layers of the last stage"),
+  BOOL_F("account_for_embedding", F_ACCOUNT_EMB, OFF(account_embedding),
+         A("--account-for-embedding-in-pipeline-split"),
+         "count the embedding as a layer in the split"),
+  BOOL_F("account_for_loss", F_ACCOUNT_LOSS, OFF(account_loss),
+         A("--account-for-loss-in-pipeline-split"), "the same for the output layer and loss"),
+  {.key = "overlap", .type = FS_SCHEMA_MAP, .offset = NONE, .sub = &overlap_schema,
+   .value_doc = "mapping (`workload.overlap`)", .doc = "communication overlapped with compute"},
+};
+const FsSchema fs_workload_parallel_schema = {"parallel", NULL, parallel_fields,
+                                              G_N_ELEMENTS(parallel_fields)};
+
+static const FsSchemaField placement_fields[] = {
+  {.key = "order", .id = F_ORDER, .type = FS_SCHEMA_STRING, .offset = NONE,
+   .doc = "dimensions innermost first (`tp-cp-ep-dp-pp`, Megatron's default)"},
+  {.key = "ranks", .id = F_RANKS, .type = FS_SCHEMA_LIST, .offset = NONE,
+   .value_doc = "list of GPU numbers", .doc = "explicit map: rank i runs on GPU ranks[i]"},
+};
+const FsSchema fs_workload_placement_schema = {"placement", NULL, placement_fields,
+                                               G_N_ELEMENTS(placement_fields)};
+
+static const FsSchemaField offload_fields[] = {
+  BOOL_F("optimizer", F_OFFLOAD, OFF(offload_optimizer), A("--optimizer-cpu-offload"),
+         "master weights and optimizer states in host memory"),
+};
+const FsSchema fs_workload_offload_schema = {"offload", NULL, offload_fields, 1};
+
+static const FsSchemaField top_fields[] = {
+  TEXT_F("name", "default: the file name"),
+  TEXT_F("description", "free text"),
+  TEXT_F("source", "where the configuration comes from (else the model's source)"),
+  UINT_F("gpus", F_GPUS, OFF(gpus), "1", K24, NULL,
+         "the GPU count (else from the topology, or dp)"),
+  {.key = "model", .type = FS_SCHEMA_ANY, .offset = NONE, .required = TRUE,
+   .value_doc = "a preset name, or a mapping (`workload.model`)", .doc = "the model"},
+  {.key = "training", .type = FS_SCHEMA_MAP, .offset = NONE,
+   .value_doc = "mapping (`workload.training`)", .doc = "batch, datatype, optimizer"},
+  {.key = "parallel", .type = FS_SCHEMA_MAP, .offset = NONE,
+   .value_doc = "mapping (`workload.parallel`)", .doc = "the parallel layout"},
+  {.key = "placement", .type = FS_SCHEMA_MAP, .offset = NONE,
+   .value_doc = "mapping (`workload.placement`)", .doc = "ranks on GPUs"},
+  {.key = "offload", .type = FS_SCHEMA_MAP, .offset = NONE,
+   .value_doc = "mapping (`workload.offload`)", .doc = "what lives in host memory"},
+};
+const FsSchema fs_workload_top_schema = {"workload", NULL, top_fields, G_N_ELEMENTS(top_fields)};
+
+static const FsSchemaEntry schemas[] = {
+  {"workload.top", &fs_workload_top_schema},
+  {"workload.model", &fs_workload_model_schema},
+  {"workload.layers", &fs_workload_layers_schema},
+  {"workload.layer", &fs_workload_layer_schema},
+  {"workload.training", &fs_workload_training_schema},
+  {"workload.parallel", &fs_workload_parallel_schema},
+  {"workload.overlap", &overlap_schema},
+  {"workload.placement", &fs_workload_placement_schema},
+  {"workload.offload", &fs_workload_offload_schema},
+};
+
+const FsSchemaEntry *fs_workload_schemas(guint *n)
+{
+  *n = G_N_ELEMENTS(schemas);
+  return schemas;
+}
+
+/* Every field with an id, and its path, found once in the tables. */
+typedef struct {
+  const FsSchemaField *field[F_N];
+  char *path[F_N];
+} Index;
+
+static gpointer build_index(gpointer unused)
+{
+  (void)unused;
+  Index *ix = g_new0(Index, 1);
+  for (guint i = 0; i < G_N_ELEMENTS(schemas); i++) {
+    const FsSchema *s = schemas[i].schema;
+    for (guint k = 0; k < s->n_fields; k++) {
+      const FsSchemaField *f = &s->fields[k];
+      if (f->id <= F_NONE || f->id >= F_N)
+        continue;
+      ix->field[f->id] = f;
+      ix->path[f->id] = s == &fs_workload_top_schema ? g_strdup(f->key)
+                                                     : g_strconcat(s->name, ".", f->key, NULL);
+    }
+  }
+  for (guint i = F_NONE + 1; i < F_N; i++)
+    g_assert(ix->field[i] != NULL); /* every id has its row */
+  return ix;
+}
+
+static const Index *field_index(void)
+{
+  static GOnce once = G_ONCE_INIT;
+  return g_once(&once, build_index, NULL);
+}
 
 /* Megatron flags that set a field to a fixed value.  A flag with `takes`
  * also accepts one of those words as its value ("--fp8-format hybrid" or
@@ -125,39 +322,44 @@ static gboolean alias_takes(int a, const char *word)
   return FALSE;
 }
 
-const Field *fs_workload_field(FieldId id)
+const FsSchemaField *fs_workload_field(FieldId id)
 {
-  g_return_val_if_fail((guint)id < F_N, NULL);
-  return &fields[id];
+  g_return_val_if_fail(id > F_NONE && id < F_N, NULL);
+  return field_index()->field[id];
 }
 
-/* The key after the last dot: "tp" for "parallel.tp". */
-static const char *short_key(const char *path)
+const char *fs_workload_field_path(FieldId id)
 {
-  const char *dot = strrchr(path, '.');
-  return dot ? dot + 1 : path;
+  g_return_val_if_fail(id > F_NONE && id < F_N, NULL);
+  return field_index()->path[id];
 }
 
-const Field *fs_workload_field_by_name(const char *name)
+/* TRUE when an override may set f (placement and stage_layers: YAML only). */
+static gboolean overridable(const FsSchemaField *f)
+{
+  return f->offset != NONE || f->id == F_FSDP;
+}
+
+const FsSchemaField *fs_workload_field_by_name(const char *name)
 {
   if (name == NULL)
     return NULL;
-  for (guint i = 0; i < F_N; i++) {
-    const Field *f = &fields[i];
-    if (f->offset == NONE && i != F_FSDP)
-      continue; /* placement: YAML only */
-    if (strcmp(name, f->path) == 0 || (f->megatron && strcmp(name, f->megatron) == 0) ||
-        (f->flag && strcmp(name, f->flag) == 0))
+  for (guint i = F_NONE + 1; i < F_N; i++) {
+    const FsSchemaField *f = fs_workload_field(i);
+    const char *path = fs_workload_field_path(i);
+    if (!overridable(f))
+      continue;
+    if (strcmp(name, path) == 0 || (f->aliases && fs_names_index(f->aliases, G_MAXUINT, name, NULL)))
       return f;
     /* "tp=8" and "--tp=8" name a field by its last path component too. */
     const char *bare = g_str_has_prefix(name, "--") ? name + 2 : name;
-    if (strcmp(bare, short_key(f->path)) == 0 || strcmp(bare, f->path) == 0)
+    if (strcmp(bare, f->key) == 0 || strcmp(bare, path) == 0)
       return f;
   }
   return NULL;
 }
 
-const char *fs_workload_enum_name(const Field *f, int value)
+const char *fs_workload_enum_name(const FsSchemaField *f, int value)
 {
   for (guint i = 0; f->names && f->names[i]; i++)
     if ((f->values ? f->values[i] : (int)i) == value)
@@ -165,31 +367,41 @@ const char *fs_workload_enum_name(const Field *f, int value)
   return "?";
 }
 
-static gboolean bad_value(GError **error, const Field *f, const char *text, const char *expected)
+static gboolean bad_value(GError **error, const FsSchemaField *f, const char *text,
+                          const char *expected)
 {
   g_set_error(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_OVERRIDE, "expected %s for %s, got \"%s\"",
-              expected, f->path, text ? text : "");
+              expected, fs_workload_field_path(f->id), text ? text : "");
   return FALSE;
+}
+
+/* A bound of an integer field's range (the table's text), or dflt. */
+static int64_t bound(const char *text, int64_t dflt)
+{
+  int64_t v;
+  return text != NULL && fs_parse_int(text, &v, NULL) ? v : dflt;
 }
 
 /* See spec-fields.h.  Also: the text is read by the field's type (an integer within the field's
  * bounds, true/false/yes/no/1/0 with NULL meaning true, a non-negative number, a size, or an
  * enum name) and stored at the field's offset in w.  Returns FALSE with
  * FS_WORKLOAD_ERROR_OVERRIDE set, saying what was expected, when the text does not fit. */
-gboolean fs_workload_field_set_text(FsWorkload *w, const Field *f, const char *text, GError **error)
+gboolean fs_workload_field_set_text(FsWorkload *w, const FsSchemaField *f, const char *text,
+                                    GError **error)
 {
   char *base = (char *)w;
   switch (f->type) {
-  case FT_UINT: {
-    int64_t v;
-    if (text == NULL || !fs_parse_int(text, &v, NULL) || v < (int64_t)f->min || v > (int64_t)f->max) {
-      g_autofree char *exp = g_strdup_printf("an integer from %u to %u", f->min, f->max);
+  case FS_SCHEMA_UINT: {
+    int64_t v, lo = bound(f->min, 0), hi = bound(f->max, G_MAXUINT);
+    if (text == NULL || !fs_parse_int(text, &v, NULL) || v < lo || v > hi) {
+      g_autofree char *exp = g_strdup_printf("an integer from %" G_GINT64_FORMAT " to %"
+                                             G_GINT64_FORMAT, lo, hi);
       return bad_value(error, f, text, exp);
     }
     *(guint *)(base + f->offset) = (guint)v;
     return TRUE;
   }
-  case FT_BOOL: {
+  case FS_SCHEMA_BOOL: {
     gboolean v;
     if (text == NULL || g_ascii_strcasecmp(text, "true") == 0 || strcmp(text, "1") == 0 ||
         g_ascii_strcasecmp(text, "yes") == 0)
@@ -205,21 +417,21 @@ gboolean fs_workload_field_set_text(FsWorkload *w, const Field *f, const char *t
       *(gboolean *)(base + f->offset) = v;
     return TRUE;
   }
-  case FT_DOUBLE: {
+  case FS_SCHEMA_DOUBLE: {
     double v;
     if (text == NULL || !fs_parse_number(text, &v, NULL) || !(v >= 0))
       return bad_value(error, f, text, "a non-negative number");
     *(double *)(base + f->offset) = v;
     return TRUE;
   }
-  case FT_SIZE: {
+  case FS_SCHEMA_QUANTITY: {
     uint64_t v;
     if (text == NULL || !fs_parse_size(text, &v, NULL))
       return bad_value(error, f, text, "a size like \"25 MB\"");
     *(uint64_t *)(base + f->offset) = v;
     return TRUE;
   }
-  case FT_ENUM: {
+  case FS_SCHEMA_ENUM: {
     guint i;
     if (f->names != NULL && fs_names_index(f->names, G_MAXUINT, text, &i)) {
       *(int *)(base + f->offset) = f->values ? f->values[i] : (int)i;
@@ -229,6 +441,8 @@ gboolean fs_workload_field_set_text(FsWorkload *w, const Field *f, const char *t
     g_autofree char *exp = g_strdup_printf("one of %s", list);
     return bad_value(error, f, text, exp);
   }
+  default:
+    break;
   }
   g_return_val_if_reached(FALSE);
 }
@@ -238,15 +452,13 @@ static gpointer build_names(gpointer unused)
 {
   (void)unused;
   GPtrArray *a = g_ptr_array_new();
-  for (guint i = 0; i < F_N; i++) {
-    const Field *f = &fields[i];
-    if (f->offset == NONE && i != F_FSDP)
+  for (guint i = F_NONE + 1; i < F_N; i++) {
+    const FsSchemaField *f = fs_workload_field(i);
+    if (!overridable(f))
       continue;
-    if (f->megatron)
-      g_ptr_array_add(a, (gpointer)f->megatron);
-    if (f->flag)
-      g_ptr_array_add(a, (gpointer)f->flag);
-    g_ptr_array_add(a, (gpointer)f->path);
+    for (guint k = 0; f->aliases && f->aliases[k]; k++)
+      g_ptr_array_add(a, (gpointer)f->aliases[k]);
+    g_ptr_array_add(a, (gpointer)fs_workload_field_path(i));
   }
   for (guint i = 0; i < G_N_ELEMENTS(aliases); i++)
     g_ptr_array_add(a, (gpointer)aliases[i].name);
@@ -269,7 +481,7 @@ gboolean fs_workload_apply_override(FsWorkload *w, const char *name, const char 
 {
   g_return_val_if_fail(w != NULL && name != NULL, FALSE);
   g_autofree char *shown = value ? g_strdup_printf("%s=%s", name, value) : g_strdup(name);
-  const Field *f = NULL;
+  const FsSchemaField *f = NULL;
   const char *v = value;
   int a = alias_index(name);
   if (a >= 0) {
@@ -280,7 +492,7 @@ gboolean fs_workload_apply_override(FsWorkload *w, const char *name, const char 
                   list ? list : "");
       return FALSE;
     }
-    f = &fields[aliases[a].id];
+    f = fs_workload_field(aliases[a].id);
     v = aliases[a].value;
   }
   if (f == NULL)
@@ -295,7 +507,7 @@ gboolean fs_workload_apply_override(FsWorkload *w, const char *name, const char 
                   "override %s: unknown option \"%s\"", shown, name);
     return FALSE;
   }
-  if (v == NULL && f->type != FT_BOOL) {
+  if (v == NULL && f->type != FS_SCHEMA_BOOL) {
     g_set_error(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_OVERRIDE,
                 "override %s: %s needs a value", shown, name);
     return FALSE;
@@ -330,7 +542,7 @@ gboolean fs_workload_apply_overrides(FsWorkload *w, const char *const *args, GEr
     }
     /* "--tp 8": a name whose field takes a value consumes the next word;
      * so does an alias that takes words ("--fp8-format hybrid"). */
-    const Field *f = fs_workload_field_by_name(a);
+    const FsSchemaField *f = fs_workload_field_by_name(a);
     int al = alias_index(a);
     if (al >= 0 && args[i + 1] != NULL && alias_takes(al, args[i + 1])) {
       if (!fs_workload_apply_override(w, a, args[i + 1], error))
@@ -338,7 +550,7 @@ gboolean fs_workload_apply_overrides(FsWorkload *w, const char *const *args, GEr
       i++;
       continue;
     }
-    if (f != NULL && al < 0 && f->type != FT_BOOL && args[i + 1] != NULL) {
+    if (f != NULL && al < 0 && f->type != FS_SCHEMA_BOOL && args[i + 1] != NULL) {
       if (!fs_workload_apply_override(w, a, args[i + 1], error))
         return FALSE;
       i++;

@@ -1,26 +1,21 @@
-/* spec-fields.h — internal to the workload spec: the table of scalar
- * fields that the YAML loader and the command-line overrides share, and
- * where each field's value came from (for messages).
+/* spec-fields.h — internal to the workload spec: the field tables
+ * (util/schema.h) that the YAML loader and the command-line overrides
+ * share, and where each field's value came from (for messages).
  *
- * One row per field: its YAML path ("parallel.tp"), its Megatron-LM flag
- * and short flag (or NULL), its type and where it lives in FsWorkload.
+ * One row per key: its type, range, where it lives in FsWorkload, its
+ * Megatron-LM option and short option (the row's aliases), and its id
+ * (FieldId) for the positions below.
  */
 #pragma once
 
 #include <stddef.h>
 
+#include "util/schema.h"
 #include "workload/spec.h"
 
+/* Field ids (FsSchemaField.id of the workload's tables; 0 is "none"). */
 typedef enum {
-  FT_UINT,    /* guint, in [min, max] */
-  FT_BOOL,    /* gboolean */
-  FT_DOUBLE,  /* double, >= 0 */
-  FT_SIZE,    /* uint64_t bytes ("25 MB") */
-  FT_ENUM,    /* an int-sized enum, by name */
-} FieldType;
-
-/* Field ids, in table order. */
-typedef enum {
+  F_NONE,
   F_GPUS,
   F_LAYERS, F_HIDDEN, F_FFN, F_HEADS, F_KV_HEADS, F_HEAD_DIM, F_VOCAB, F_SEQ, F_MAX_POS,
   F_MLP, F_NORM, F_POSITION, F_BIAS, F_TIED, F_DROPOUT, F_CAUSAL, F_FLASH,
@@ -33,17 +28,24 @@ typedef enum {
   F_N
 } FieldId;
 
+/* One entry of a layer list, as fs_workload_layer_schema reads it. */
 typedef struct {
-  FieldId id;
-  const char *path;
-  const char *megatron;   /* "--tensor-model-parallel-size" or NULL */
-  const char *flag;       /* "--tp" or NULL */
-  FieldType type;
-  size_t offset;          /* in FsWorkload; (size_t)-1: stored in priv or special */
-  guint min, max;         /* FT_UINT */
-  const char *const *names; /* FT_ENUM: NULL-terminated */
-  const int *values;      /* FT_ENUM: value of names[i] (NULL: i) */
-} Field;
+  const char *name;       /* NULL: "layer" */
+  double params, flops;
+  uint64_t activations;   /* bytes */
+  int kind;               /* FsKernelClass */
+  guint repeat;
+} LayerEntry;
+
+/* The tables of the workload file, one per mapping (util/schema.h). */
+extern const FsSchema fs_workload_top_schema;     /* the document */
+extern const FsSchema fs_workload_model_schema;   /* model: a transformer */
+extern const FsSchema fs_workload_layers_schema;  /* model: kind: layers */
+extern const FsSchema fs_workload_layer_schema;   /* one entry of model.layers */
+extern const FsSchema fs_workload_training_schema;
+extern const FsSchema fs_workload_parallel_schema; /* overlap nested */
+extern const FsSchema fs_workload_placement_schema;
+extern const FsSchema fs_workload_offload_schema;
 
 /* Where a field's value came from. */
 typedef struct {
@@ -60,10 +62,13 @@ struct FsWorkloadPriv {
   gboolean fsdp;
 };
 
-const Field *fs_workload_field(FieldId id);
+/* The field of id, and its YAML path ("parallel.tp"); static. */
+const FsSchemaField *fs_workload_field(FieldId id);
+const char *fs_workload_field_path(FieldId id);
 /* The field an override name refers to, or NULL. */
-const Field *fs_workload_field_by_name(const char *name);
+const FsSchemaField *fs_workload_field_by_name(const char *name);
 /* "fp8" for an enum field's value, etc.  Borrowed. */
-const char *fs_workload_enum_name(const Field *f, int value);
+const char *fs_workload_enum_name(const FsSchemaField *f, int value);
 /* Sets field f of w from text (an override); the message has no position. */
-gboolean fs_workload_field_set_text(FsWorkload *w, const Field *f, const char *text, GError **error);
+gboolean fs_workload_field_set_text(FsWorkload *w, const FsSchemaField *f, const char *text,
+                                    GError **error);

@@ -100,7 +100,7 @@ static gboolean fail_at(const FsWorkload *w, FieldId id, GError **error, const c
     return FALSE;
   }
   if (!p->given) {
-    const char *path = fs_workload_field(id)->path;
+    const char *path = fs_workload_field_path(id);
     p = g_str_has_prefix(path, "model.")      ? &w->priv->model_pos
         : g_str_has_prefix(path, "training.") ? &w->priv->training_pos
         : g_str_has_prefix(path, "parallel.") ? &w->priv->parallel_pos
@@ -115,106 +115,25 @@ static gboolean fail_at(const FsWorkload *w, FieldId id, GError **error, const c
 
 /* ---- YAML fields ----------------------------------------------------------- */
 
-static const char *section_of(const char *path, char *buf, gsize len)
+/* FsSchemaRead.seen: remembers where each field of the table came from
+ * (for later messages); fsdp, which no offset reaches, is stored here. */
+static gboolean field_seen(const FsSchemaField *f, const FsYamlNode *node, gpointer data,
+                           GError **error)
 {
-  const char *dot = strrchr(path, '.');
-  if (dot == NULL)
-    return "";
-  g_strlcpy(buf, path, MIN(len, (gsize)(dot - path) + 1));
-  return buf;
-}
-
-/* Parses the value node of field f (its row in the field table) into w at the field's offset,
- * within the field's range for integers, and marks the field given at node's position (for
- * later messages). An unknown enum name fails at node with a "did you mean" when one is near. */
-static gboolean parse_field(FsWorkload *w, const Field *f, const FsYamlNode *node, GError **error)
-{
-  char *base = (char *)w;
-  const char *key = strrchr(f->path, '.') ? strrchr(f->path, '.') + 1 : f->path;
-  switch (f->type) {
-  case FT_UINT: {
-    int64_t v;
-    if (!fs_yaml_get_int(node, f->min, f->max, &v, error))
-      return FALSE;
-    *(guint *)(base + f->offset) = (guint)v;
-    break;
-  }
-  case FT_BOOL: {
-    gboolean v;
-    if (!fs_yaml_get_bool(node, &v, error))
-      return FALSE;
-    if (f->id == F_FSDP)
-      w->priv->fsdp = v;
-    else
-      *(gboolean *)(base + f->offset) = v;
-    break;
-  }
-  case FT_DOUBLE: {
-    double v;
-    if (!fs_yaml_get_double(node, 0, 1e9, &v, error))
-      return FALSE;
-    *(double *)(base + f->offset) = v;
-    break;
-  }
-  case FT_SIZE: {
-    uint64_t v;
-    if (!fs_yaml_get_size(node, &v, error))
-      return FALSE;
-    *(uint64_t *)(base + f->offset) = v;
-    break;
-  }
-  case FT_ENUM: {
-    const char *s;
-    if (!fs_yaml_get_string(node, &s, error))
-      return FALSE;
-    guint i;
-    if (!fs_names_index(f->names, G_MAXUINT, s, &i)) {
-      g_autofree char *list = g_strjoinv(", ", (char **)f->names);
-      const char *near = fs_did_you_mean(s, f->names, -1);
-      if (near)
-        fs_yaml_error(error, node, "unknown %s \"%s\"; did you mean \"%s\"? (one of %s)", key, s, near, list);
-      else
-        fs_yaml_error(error, node, "unknown %s \"%s\"; expected one of %s", key, s, list);
-      return FALSE;
-    }
-    *(int *)(base + f->offset) = f->values ? f->values[i] : (int)i;
-    break;
-  }
-  }
-  mark(w, f->id, node);
+  FsWorkload *w = data;
+  if (f->id == F_FSDP && !fs_yaml_get_bool(node, &w->priv->fsdp, error))
+    return FALSE;
+  if (f->id != F_NONE)
+    mark(w, f->id, node);
   return TRUE;
 }
 
-/* Checks the keys of a section mapping (the table's fields of that
- * section plus extra) and parses every field present. */
-static gboolean parse_section(FsWorkload *w, const FsYamlNode *map, const char *section,
-                              const char *const *extra, GError **error)
+/* Reads map against one of the workload's tables into w. */
+static gboolean read_section(FsWorkload *w, const FsSchema *schema, const FsYamlNode *map,
+                             GError **error)
 {
-  if (!fs_yaml_require_map(map, error))
-    return FALSE;
-  g_autoptr(GPtrArray) allowed = g_ptr_array_new();
-  char buf[64];
-  for (guint i = 0; i < F_N; i++) {
-    const Field *f = fs_workload_field(i);
-    if (f->offset != (size_t)-1 || i == F_FSDP)
-      if (strcmp(section_of(f->path, buf, sizeof buf), section) == 0)
-        g_ptr_array_add(allowed, (gpointer)(strrchr(f->path, '.') + 1));
-  }
-  for (guint i = 0; extra && extra[i]; i++)
-    g_ptr_array_add(allowed, (gpointer)extra[i]);
-  g_ptr_array_add(allowed, NULL);
-  if (!fs_yaml_check_keys(map, (const char *const *)allowed->pdata, section, error))
-    return FALSE;
-  for (guint i = 0; i < F_N; i++) {
-    const Field *f = fs_workload_field(i);
-    if ((f->offset == (size_t)-1 && i != F_FSDP) ||
-        strcmp(section_of(f->path, buf, sizeof buf), section) != 0)
-      continue;
-    const FsYamlNode *v = fs_yaml_map_get(map, strrchr(f->path, '.') + 1);
-    if (v != NULL && !parse_field(w, f, v, error))
-      return FALSE;
-  }
-  return TRUE;
+  FsSchemaRead opts = {.seen = field_seen, .data = w};
+  return fs_schema_read(schema, map, w, &opts, error);
 }
 
 static gboolean opt_dup_string(const FsYamlNode *map, const char *key, char **out, GError **error)
@@ -323,8 +242,6 @@ static guint64 max_layers(void)
   return value;
 }
 
-static const char *const layer_keys[] = {"name", "params", "flops", "activations", "kind", "repeat", NULL};
-
 /* Parses the "layers" list of a layer-list model, expanding "repeat" into numbered copies (up
  * to FABRICSIM_MAX_LAYERS in all), and replaces the layers w had (a preset's). The layers
  * parsed before an error are still stored, so w stays consistent for freeing; the error is at
@@ -341,32 +258,12 @@ static gboolean parse_layers(FsWorkload *w, const FsYamlNode *list, GError **err
   gboolean ok = TRUE;
   for (guint i = 0; ok && i < list->n; i++) {
     const FsYamlNode *n = list->values[i];
-    const char *name = NULL, *kind = "gemm";
-    double params = 0, flops = 0;
-    uint64_t acts = 0;
-    int64_t repeat = 1;
-    FsYamlNode *pn, *fn;
-    ok = fs_yaml_require_map(n, error) && fs_yaml_check_keys(n, layer_keys, "layer", error) &&
-         (pn = fs_yaml_require_key(n, "params", "layer", error)) != NULL &&
-         (fn = fs_yaml_require_key(n, "flops", "layer", error)) != NULL &&
-         fs_yaml_opt_string(n, "name", &name, error) &&
-         fs_yaml_get_double(pn, 0, 1e15, &params, error) &&
-         fs_yaml_get_double(fn, 0, 1e18, &flops, error) &&
-         fs_yaml_opt_size(n, "activations", &acts, error) &&
-         fs_yaml_opt_int(n, "repeat", 1, 100000, &repeat, error) &&
-         fs_yaml_opt_string(n, "kind", &kind, error);
+    LayerEntry e = {0};
+    ok = fs_schema_read(&fs_workload_layer_schema, n, &e, NULL, error);
     if (!ok)
       break;
-    FsKernelClass cls;
-    if (strcmp(kind, "gemm") == 0) {
-      cls = FS_KERNEL_GEMM;
-    } else if (strcmp(kind, "memory") == 0) {
-      cls = FS_KERNEL_MEMORY;
-    } else {
-      fs_yaml_error(error, fs_yaml_map_get(n, "kind"), "unknown layer kind \"%s\"; expected gemm or memory", kind);
-      ok = FALSE;
-      break;
-    }
+    const char *name = e.name;
+    guint repeat = e.repeat;
     if ((guint64)out->len + (guint64)repeat > max_layers()) {
       fs_yaml_error(error, n, "the layer list expands to more than %" G_GUINT64_FORMAT
                     " layers (repeats and aliases included) at this entry; "
@@ -374,16 +271,16 @@ static gboolean parse_layers(FsWorkload *w, const FsYamlNode *list, GError **err
       ok = FALSE;
       break;
     }
-    for (int64_t r = 0; r < repeat; r++) {
+    for (guint r = 0; r < repeat; r++) {
       FsLayerSpec L = {0};
-      L.name = repeat > 1 ? g_strdup_printf("%s.%" G_GINT64_FORMAT, name ? name : "layer", r)
+      L.name = repeat > 1 ? g_strdup_printf("%s.%u", name ? name : "layer", r)
                           : g_strdup(name ? name : "layer");
       L.bwd_names[0] = g_strconcat(L.name, ".dgrad", NULL);
       L.bwd_names[1] = g_strconcat(L.name, ".wgrad", NULL);
-      L.params = params;
-      L.flops = flops;
-      L.activations = (double)acts;
-      L.cls = cls;
+      L.params = e.params;
+      L.flops = e.flops;
+      L.activations = (double)e.activations;
+      L.cls = (FsKernelClass)e.kind;
       g_array_append_val(out, L);
     }
   }
@@ -398,10 +295,6 @@ static gboolean parse_layers(FsWorkload *w, const FsYamlNode *list, GError **err
   w->layers = (FsLayerSpec *)g_array_free(out, FALSE);
   return ok;
 }
-
-static const char *const model_extra[] = {"preset", "kind", "name", "source", "description", NULL};
-static const char *const layers_form_keys[] = {"preset", "kind", "name", "source", "description",
-                                               "layers", NULL};
 
 /* Parses the "model" of a workload or preset: a bare preset name, or a mapping that may name a
  * preset first, set the kind (transformer or layers) and then give its own fields, which
@@ -435,25 +328,18 @@ static gboolean parse_model(FsWorkload *w, const FsYamlNode *node, const char *d
     }
   }
   const FsYamlNode *kn = fs_yaml_map_get(node, "kind");
+  int kind;
   if (kn != NULL) {
-    const char *kind;
-    if (!fs_yaml_get_string(kn, &kind, error))
+    if (!fs_schema_read_value(fs_schema_field(&fs_workload_model_schema, "kind"), kn, &kind, error))
       return FALSE;
-    if (strcmp(kind, "transformer") == 0) {
-      w->form = FS_MODEL_FORM_TRANSFORMER;
-    } else if (strcmp(kind, "layers") == 0) {
-      w->form = FS_MODEL_FORM_LAYERS;
-    } else {
-      fs_yaml_error(error, kn, "unknown model kind \"%s\"; expected transformer or layers", kind);
-      return FALSE;
-    }
+    w->form = kind == 1 ? FS_MODEL_FORM_LAYERS : FS_MODEL_FORM_TRANSFORMER;
   }
   if (!opt_dup_string(node, "name", &w->model_name, error) ||
       !opt_dup_string(node, "source", &w->source, error) ||
       !opt_dup_string(node, "description", &w->description, error))
     return FALSE;
   if (w->form == FS_MODEL_FORM_LAYERS) {
-    if (!fs_yaml_check_keys(node, layers_form_keys, "model", error))
+    if (!fs_schema_read(&fs_workload_layers_schema, node, NULL, NULL, error))
       return FALSE;
     const FsYamlNode *ln = fs_yaml_map_get(node, "layers");
     if (ln == NULL && w->n_layers == 0) {
@@ -462,14 +348,10 @@ static gboolean parse_model(FsWorkload *w, const FsYamlNode *node, const char *d
     }
     return ln == NULL || parse_layers(w, ln, error);
   }
-  return parse_section(w, node, "model", model_extra, error);
+  return read_section(w, &fs_workload_model_schema, node, error);
 }
 
 /* ---- the document ------------------------------------------------------------ */
-
-static const char *const top_keys[] = {"name", "description", "source", "gpus", "model", "training",
-                                       "parallel", "placement", "offload", NULL};
-static const char *const parallel_extra[] = {"overlap", "stage_layers", NULL};
 
 /* parallel.stage_layers: a list of layer counts, one per pipeline stage
  * (checked against pp and the layer count by resolve_stages). */
@@ -493,11 +375,11 @@ static gboolean parse_stage_layers(FsWorkload *w, const FsYamlNode *node, GError
   mark(w, F_STAGE_LAYERS, node);
   return TRUE;
 }
-static const char *const placement_keys[] = {"order", "ranks", NULL};
-
+/* placement: the order's text and the explicit rank map (the table checked
+ * the keys and kinds). */
 static gboolean parse_placement(FsWorkload *w, const FsYamlNode *node, GError **error)
 {
-  if (!fs_yaml_require_map(node, error) || !fs_yaml_check_keys(node, placement_keys, "placement", error))
+  if (!read_section(w, &fs_workload_placement_schema, node, error))
     return FALSE;
   const FsYamlNode *on = fs_yaml_map_get(node, "order");
   if (on != NULL) {
@@ -541,16 +423,11 @@ static FsWorkload *load_doc(FsYamlDoc *doc, const char *file, const char *dir, G
   }
   mark_node(w, &w->priv->top_pos, root);
   w->priv->top_pos.given = FALSE;
-  if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top_keys, "workload", error))
-    return NULL;
-  if (!opt_dup_string(root, "name", &w->name, error) ||
+  if (!read_section(w, &fs_workload_top_schema, root, error) ||
+      !opt_dup_string(root, "name", &w->name, error) ||
       !opt_dup_string(root, "description", &w->description, error))
     return NULL;
-  const FsYamlNode *gn = fs_yaml_map_get(root, "gpus");
-  if (gn != NULL && !parse_field(w, fs_workload_field(F_GPUS), gn, error))
-    return NULL;
-  const FsYamlNode *mn = fs_yaml_require_key(root, "model", "workload", error);
-  if (mn == NULL || !parse_model(w, mn, dir, 0, error))
+  if (!parse_model(w, fs_yaml_map_get(root, "model"), dir, 0, error))
     return NULL;
   /* The workload's own source wins over the model's. */
   if (!opt_dup_string(root, "source", &w->source, error))
@@ -558,26 +435,23 @@ static FsWorkload *load_doc(FsYamlDoc *doc, const char *file, const char *dir, G
   const FsYamlNode *tn = fs_yaml_map_get(root, "training");
   if (tn != NULL) {
     mark_node(w, &w->priv->training_pos, tn);
-    if (!parse_section(w, tn, "training", NULL, error))
+    if (!read_section(w, &fs_workload_training_schema, tn, error))
       return NULL;
   }
   const FsYamlNode *pn = fs_yaml_map_get(root, "parallel");
   if (pn != NULL) {
     mark_node(w, &w->priv->parallel_pos, pn);
-    if (!parse_section(w, pn, "parallel", parallel_extra, error))
+    if (!read_section(w, &fs_workload_parallel_schema, pn, error))
       return NULL;
     const FsYamlNode *sl = fs_yaml_map_get(pn, "stage_layers");
     if (sl != NULL && !parse_stage_layers(w, sl, error))
-      return NULL;
-    const FsYamlNode *ov = fs_yaml_map_get(pn, "overlap");
-    if (ov != NULL && !parse_section(w, ov, "parallel.overlap", NULL, error))
       return NULL;
   }
   const FsYamlNode *pl = fs_yaml_map_get(root, "placement");
   if (pl != NULL && !parse_placement(w, pl, error))
     return NULL;
   const FsYamlNode *of = fs_yaml_map_get(root, "offload");
-  if (of != NULL && !parse_section(w, of, "offload", NULL, error))
+  if (of != NULL && !read_section(w, &fs_workload_offload_schema, of, error))
     return NULL;
   if (w->name == NULL) {
     g_autofree char *base = g_path_get_basename(file);
@@ -653,7 +527,7 @@ static gboolean resolve_model(FsWorkload *w, GError **error)
   for (guint i = 0; i < G_N_ELEMENTS(required); i++)
     if (*(guint *)((char *)w + fs_workload_field(required[i])->offset) == 0)
       return fail_at(w, required[i], error, "the model needs \"%s\" (or a preset that gives it)",
-                     strrchr(fs_workload_field(required[i])->path, '.') + 1);
+                     fs_workload_field(required[i])->key);
   guint kv = m->kv_heads ? m->kv_heads : m->heads;
   if (kv > m->heads)
     return fail_at(w, F_KV_HEADS, error, "kv_heads (%u) exceeds heads (%u)", kv, m->heads);

@@ -39,6 +39,7 @@
 
 #include "compute/memory.h"
 #include "compute/transformer.h"
+#include "util/schema.h"
 
 /* What communication that overlaps compute costs it (--overlap-cost,
  * workloads/README.md): `modelled` — the communication kernels occupy SMs
@@ -187,6 +188,10 @@ gboolean fs_workload_apply_overrides(FsWorkload *w, const char *const *args, GEr
 /* The accepted override names (Megatron's, short forms and YAML paths),
  * NULL-terminated, static. */
 const char *const *fs_workload_override_names(void);
+
+/* The field tables of the workload file (util/schema.h), for
+ * tools/gen-schema-docs; static, *n receives their count. */
+const FsSchemaEntry *fs_workload_schemas(guint *n);
 
 /* Derives and checks: with gpus > 0 (the topology's GPU count) dp is
  * derived when not given and tp×pp×dp×cp must equal gpus; with gpus = 0

@@ -61,8 +61,15 @@ START_TEST(test_efficiency_default_curves_load)
   ck_assert(!c->any_arch && c->any_dtype && c->axis == FS_EFF_AXIS_FLOPS);
   c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_FP8, FALSE);
   ck_assert(!c->any_arch && !c->any_dtype && c->dtype == FS_DTYPE_FP8);
+  /* A100 GEMMs have their own measured curve (no longer Calculon's 0.95). */
   c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_AMPERE, FS_DTYPE_BF16, FALSE);
-  ck_assert(c->any_arch && c->axis == FS_EFF_AXIS_FLOPS);
+  ck_assert(!c->any_arch && c->axis == FS_EFF_AXIS_FLOPS);
+  ck_assert(fs_eff_curve_eval(c, 1e12) < 0.9);
+  /* Overlapped communication leaves the compute less than its full rate,
+   * DP's NCCL channels taking more SMs than TP's userbuffers. */
+  double tp = fs_efficiency_lookup(eff, FS_EFF_OVERLAP_TP, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE, 1e6, NULL);
+  double dp = fs_efficiency_lookup(eff, FS_EFF_OVERLAP_DP, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE, 1e6, NULL);
+  ck_assert(tp < 1 && dp < tp);
   /* Causal attention curves are separate from non-causal ones. */
   const FsEffCurve *a = fs_efficiency_find(eff, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, TRUE);
   const FsEffCurve *b = fs_efficiency_find(eff, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
@@ -497,6 +504,82 @@ START_TEST(test_transformer_moe)
 }
 END_TEST
 
+/* The number of kernels of k whose name is name. */
+static guint count_named(const GArray *k, const char *name)
+{
+  guint n = 0;
+  for (guint i = 0; i < k->len; i++)
+    n += strcmp(g_array_index(k, FsKernel, i).name, name) == 0;
+  return n;
+}
+
+static double named_bytes(const GArray *k, const char *name)
+{
+  double b = 0;
+  for (guint i = 0; i < k->len; i++)
+    if (strcmp(g_array_index(k, FsKernel, i).name, name) == 0)
+      b += g_array_index(k, FsKernel, i).bytes;
+  return b;
+}
+
+START_TEST(test_transformer_fp8_casts)
+{
+  /* FP8 GEMMs (Transformer Engine): each GEMM input is cast once (SwiGLU's
+   * up reuses the gate's), each output gradient once; current scaling adds
+   * an amax pass per cast; 16-bit GEMMs have none. */
+  FsTransformerConfig c;
+  llama2_7b(&c);
+  FsTransformerRun run;
+  fs_transformer_run_init(&run);
+  g_autoptr(GArray) bf = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
+  ck_assert_uint_eq(count_named(bf, "qkv.fp8_cast"), 0);
+  run.dtype = FS_DTYPE_FP8;
+  g_autoptr(GArray) f = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
+  g_autoptr(GArray) b = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_BACKWARD);
+  ck_assert_uint_eq(count_named(f, "mlp_gate.fp8_cast"), 1);
+  ck_assert_uint_eq(count_named(f, "mlp_up.fp8_cast"), 0);
+  ck_assert_uint_eq(count_named(b, "mlp_up.grad_fp8_cast"), 1);
+  ck_assert_uint_eq(count_named(f, "qkv.fp8_amax"), 0);
+  /* T·h elements: 2 bytes read, 1 + 1 written. */
+  ck_assert_rel(named_bytes(f, "qkv.fp8_cast"), 4096.0 * 4096 * 4);
+  ck_assert_rel(named_bytes(b, "out_proj.grad_fp8_cast"), 4096.0 * 4096 * 4);
+  /* The casts carry no model FLOPs: MFU is unchanged. */
+  ck_assert_rel(fs_kernels_model_flops(f), fs_kernels_model_flops(bf));
+  run.fp8_recipe = FS_FP8_TENSORWISE;
+  g_autoptr(GArray) ft = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
+  ck_assert_uint_eq(count_named(ft, "qkv.fp8_amax"), 1);
+  ck_assert_rel(named_bytes(ft, "qkv.fp8_amax"), 4096.0 * 4096 * 2);
+  ck_assert_double_gt(fs_kernels_bytes(ft), fs_kernels_bytes(f));
+}
+END_TEST
+
+START_TEST(test_transformer_cp_ring_attention)
+{
+  /* Context parallelism over c ranks: c attention steps (the causal
+   * diagonal, then c − 1 half blocks without a mask), c − 1 softmax
+   * corrections, and the attention FLOPs of the unsplit layer. */
+  FsTransformerConfig c;
+  llama2_7b(&c);
+  FsTransformerRun run;
+  fs_transformer_run_init(&run);
+  g_autoptr(GArray) one = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
+  run.cp = 4;
+  g_autoptr(GArray) f = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
+  g_autoptr(GArray) b = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_BACKWARD);
+  ck_assert_uint_eq(count_named(f, "attention"), 1);
+  ck_assert_uint_eq(count_named(f, "attention.cp_step"), 3);
+  ck_assert_uint_eq(count_named(f, "attention.cp_correction"), 3);
+  ck_assert_uint_eq(count_named(b, "attention.cp_step.bwd"), 3);
+  ck_assert_rel(fs_kernels_class_model_flops(f, FS_KERNEL_ATTENTION) * 4,
+                fs_kernels_class_model_flops(one, FS_KERNEL_ATTENTION));
+  for (guint i = 0; i < f->len; i++) {
+    const FsKernel *k = &g_array_index(f, FsKernel, i);
+    if (strcmp(k->name, "attention.cp_step") == 0)
+      ck_assert(!k->causal && k->m == 1024 && k->n == 512);
+  }
+}
+END_TEST
+
 START_TEST(test_transformer_check_errors)
 {
   FsTransformerConfig c;
@@ -589,6 +672,8 @@ int main(void)
   FS_ADD_TEST(s, test_transformer_layer_shapes);
   FS_ADD_TEST(s, test_transformer_moe);
   FS_ADD_TEST(s, test_transformer_check_errors);
+  FS_ADD_TEST(s, test_transformer_fp8_casts);
+  FS_ADD_TEST(s, test_transformer_cp_ring_attention);
   FS_ADD_TEST(s, test_kernel_catalog_h100_layer);
   FS_ADD_TEST(s, test_optimizer_kernel_bytes);
   return fs_test_run_suite(s);

@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "topo/topo.h"
 #include "util/error.h"
+#include "util/names.h"
 #include "workload/executor.h"
 
 START_TEST(test_executor_runs_a_step)
@@ -60,6 +61,29 @@ START_TEST(test_executor_overlap_hides_dp)
   ck_assert_int_gt(cb->time.exposed[FS_CAT_DP], 0);
   ck_assert_int_lt(ca->time.exposed[FS_CAT_DP], cb->time.exposed[FS_CAT_DP]);
   ck_assert_int_lt(fs_train_result(ta)->step_time, fs_train_result(tb)->step_time);
+}
+END_TEST
+
+START_TEST(test_executor_overlap_cost_modes)
+{
+  /* Overlapped TP and CP communication: free (beside the compute at no
+   * cost), modelled (the compute loses SMs and the TP GEMMs run in chunks,
+   * the ring attention exposes what a step does not hide) and exposed (on
+   * the compute stream).  Both costed modes are slower than free. */
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  const char *par = "  tp: 2\n  cp: 2\n  sequence_parallel: true\n"
+                    "  overlap:\n    tp_comm: true\n    cost: %s\n";
+  FsTime step[FS_OVERLAP_COST_N];
+  for (guint m = 0; m < FS_OVERLAP_COST_N; m++) {
+    static const char *const names[] = {FS_OVERLAP_COSTS(FS_NAMES_ENTRY)};
+    g_autofree char *p = g_strdup_printf(par, names[m]);
+    g_autoptr(FsWorkload) w = fs_test_small_gpt(p, NULL);
+    ck_assert_int_eq(w->overlap_cost, (int)m);
+    g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
+    step[m] = fs_train_result(t)->step_time;
+  }
+  ck_assert_int_gt(step[FS_OVERLAP_COST_MODELLED], step[FS_OVERLAP_COST_FREE]);
+  ck_assert_int_gt(step[FS_OVERLAP_COST_EXPOSED], step[FS_OVERLAP_COST_FREE]);
 }
 END_TEST
 
@@ -495,6 +519,7 @@ int main(void)
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_executor_runs_a_step);
   tcase_add_test(tc, test_executor_overlap_hides_dp);
+  tcase_add_test(tc, test_executor_overlap_cost_modes);
   tcase_add_test(tc, test_executor_deterministic);
   tcase_add_test(tc, test_executor_schedules_order);
   tcase_add_test(tc, test_executor_gpu_count_mismatch);

@@ -72,6 +72,9 @@ int fs_cmd_train(int argc, char **argv)
   g_option_context_set_description(ctx,
     "OVERRIDEs use Megatron-LM's flag names (--tensor-model-parallel-size=8, --pp 4,\n"
     "--sequence-parallel, --decoder-first-pipeline-num-layers=7, …) or YAML paths (parallel.tp=8).\n"
+    "Overlapped TP, CP and DP communication takes SMs from the compute: --overlap-cost=modelled\n"
+    "(default), exposed (as if not overlapped) or free; FP8 casts follow --fp8-recipe=delayed|\n"
+    "tensorwise (workloads/README.md).\n"
     "\nExample:\n"
     "  fabricsim train topologies/dgx-h100.yaml workloads/llama2-7b.yaml\n"
     "  fabricsim train topologies/dgx-h100-ib-ndr.yaml workloads/gpt3-175b.yaml --tp=8 --pp=8 \\\n"

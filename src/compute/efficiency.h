@@ -40,12 +40,19 @@ typedef enum {
   FS_EFFICIENCY_ERROR_IO,        /* the folder could not be read */
 } FsEfficiencyError;
 
-/* Kernel kinds that have a curve (`kind: gemm`). */
+/* Kernel kinds that have a curve (`kind: gemm`).  The overlap kinds are
+ * not kernels: their y is the fraction of a compute kernel's rate that is
+ * left while a communication kernel of that parallelism (TP, CP, DP) runs
+ * beside it on the same GPU (1 − SMs the communication occupies / SMs),
+ * x the communication's bytes. */
 #define FS_EFF_KINDS(X)                  \
   X(GEMM, "gemm")                        \
   X(ATTENTION_FWD, "attention-forward")  \
   X(ATTENTION_BWD, "attention-backward") \
-  X(MEMORY, "memory")
+  X(MEMORY, "memory")                    \
+  X(OVERLAP_TP, "overlap-tp")            \
+  X(OVERLAP_CP, "overlap-cp")            \
+  X(OVERLAP_DP, "overlap-dp")
 
 typedef enum {
 #define X(id, str) FS_EFF_##id,

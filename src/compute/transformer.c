@@ -15,12 +15,14 @@ static const char *const norm_names[] = { FS_NORM_TYPES(FS_NAMES_ENTRY) };
 static const char *const position_names[] = { FS_POSITION_TYPES(FS_NAMES_ENTRY) };
 static const char *const recompute_names[] = { FS_RECOMPUTE_KINDS(FS_NAMES_ENTRY) };
 static const char *const optimizer_names[] = { FS_OPTIMIZERS(FS_NAMES_ENTRY) };
+static const char *const fp8_recipe_names[] = { FS_FP8_RECIPES(FS_NAMES_ENTRY) };
 
 FS_NAMES_DEFINE(FsMlpType, fs_mlp_type, mlp_names, FS_MLP_N, fs_names_index)
 FS_NAMES_DEFINE(FsNormType, fs_norm_type, norm_names, FS_NORM_N, fs_names_index)
 FS_NAMES_DEFINE(FsPositionType, fs_position_type, position_names, FS_POSITION_N, fs_names_index)
 FS_NAMES_DEFINE(FsRecompute, fs_recompute, recompute_names, FS_RECOMPUTE_N, fs_names_index)
 FS_NAMES_DEFINE(FsOptimizer, fs_optimizer, optimizer_names, FS_OPTIMIZER_N, fs_names_index)
+FS_NAMES_DEFINE(FsFp8Recipe, fs_fp8_recipe, fp8_recipe_names, FS_FP8_RECIPE_N, fs_names_index)
 
 /* ---- config -------------------------------------------------------------- */
 
@@ -222,6 +224,8 @@ typedef struct {
 static const KName kernel_names[] = {
   MEM_NAME("input_norm"),     GEMM_NAME("qkv"),          MEM_NAME("rotary"),
   {"attention", NULL, NULL, "attention.bwd"},
+  {"attention.cp_step", NULL, NULL, "attention.cp_step.bwd"},
+  MEM_NAME("attention.cp_correction"),
   GEMM_NAME("attn_scores"),   MEM_NAME("softmax"),       MEM_NAME("attn_dropout"),
   GEMM_NAME("attn_values"),   GEMM_NAME("out_proj"),     MEM_NAME("attn_residual"),
   MEM_NAME("post_attn_norm"), GEMM_NAME("mlp_fc1"),      MEM_NAME("gelu"),
@@ -233,6 +237,36 @@ static const KName kernel_names[] = {
   MEM_NAME("moe_unpermute"),  MEM_NAME("mlp_residual"),  MEM_NAME("embedding"),
   MEM_NAME("final_norm"),     GEMM_NAME("logits"),       MEM_NAME("loss"),
 };
+
+/* FP8 casts (Transformer Engine): of a GEMM's input in the forward, of the
+ * gradient of its output in the backward; with current (tensorwise)
+ * scaling each is preceded by its amax pass.  Indexed by the GEMM's name. */
+typedef struct {
+  const char *gemm, *cast, *amax, *grad_cast, *grad_amax;
+} CastName;
+
+#define CAST_NAME(n) {n, n ".fp8_cast", n ".fp8_amax", n ".grad_fp8_cast", n ".grad_fp8_amax"}
+
+static const CastName cast_names[] = {
+  CAST_NAME("qkv"),        CAST_NAME("out_proj"),   CAST_NAME("mlp_fc1"),    CAST_NAME("mlp_fc2"),
+  CAST_NAME("mlp_gate"),   CAST_NAME("mlp_up"),     CAST_NAME("mlp_down"),   CAST_NAME("router"),
+  CAST_NAME("expert_fc1"), CAST_NAME("expert_fc2"), CAST_NAME("expert_gate"), CAST_NAME("expert_up"),
+  CAST_NAME("expert_down"), CAST_NAME("logits"),    CAST_NAME("attn_scores"), CAST_NAME("attn_values"),
+};
+
+static const CastName *cast_of(const char *gemm)
+{
+  for (guint i = 0; i < G_N_ELEMENTS(cast_names); i++)
+    if (strcmp(cast_names[i].gemm, gemm) == 0)
+      return &cast_names[i];
+  g_error("compute: no FP8 cast names for GEMM \"%s\"", gemm);
+}
+
+/* Whether a kernel is one of the FP8 casts (no backward of its own). */
+static gboolean is_fp8_cast(const char *name)
+{
+  return g_str_has_suffix(name, "fp8_cast") || g_str_has_suffix(name, "fp8_amax");
+}
 
 static const KName *names_of(const char *fwd)
 {
@@ -249,6 +283,7 @@ typedef struct {
   FsKernelPass pass;      /* FORWARD or RECOMPUTE for builders */
   FsDtype gemm_dtype;
   FsDtype act_dtype;      /* activations: bf16, or fp32 for fp32/tf32 runs */
+  gboolean fp8;           /* FP8 GEMMs: their inputs are cast by separate kernels */
   double e;               /* bytes per activation element */
   double T;               /* tokens in GEMMs: b·s/c */
   double Tn;              /* tokens in norms/elementwise: T/t with SP, else T */
@@ -264,6 +299,7 @@ static void dims_init(Dims *D, const FsTransformerConfig *cfg, const FsTransform
   D->run = run;
   D->pass = pass;
   D->gemm_dtype = run->dtype;
+  D->fp8 = run->dtype == FS_DTYPE_FP8;
   gboolean wide = run->dtype == FS_DTYPE_FP32 || run->dtype == FS_DTYPE_TF32 || run->dtype == FS_DTYPE_FP64;
   D->act_dtype = wide ? FS_DTYPE_FP32 : (run->dtype == FS_DTYPE_FP16 ? FS_DTYPE_FP16 : FS_DTYPE_BF16);
   D->e = fs_dtype_bytes(D->act_dtype);
@@ -279,9 +315,33 @@ static void dims_init(Dims *D, const FsTransformerConfig *cfg, const FsTransform
   D->g_t = (double)kv_heads(cfg) / t;
 }
 
+/* Transformer Engine's FP8 cast of `elems` 16-bit elements: one kernel
+ * that reads them and writes the FP8 copy and its transpose (the operand
+ * layouts of the forward and of the weight-gradient GEMM), recording the
+ * amax for delayed scaling; current (tensorwise) scaling first reads the
+ * tensor once more to reduce its amax. */
+static void add_fp8_cast(GArray *out, FsKernelPass pass, FsFp8Recipe recipe, double elems,
+                         double e, const char *cast, const char *amax)
+{
+  if (recipe == FS_FP8_TENSORWISE) {
+    FsKernel a = fs_kernel_memory(amax, pass, FS_DTYPE_BF16, elems * e, elems);
+    g_array_append_val(out, a);
+  }
+  FsKernel c = fs_kernel_memory(cast, pass, FS_DTYPE_BF16,
+                                elems * (e + 2 * fs_dtype_bytes(FS_DTYPE_FP8)), 2 * elems);
+  g_array_append_val(out, c);
+}
+
 static void add_gemm(GArray *out, const Dims *D, const char *name, double m, double n, double k,
                      double batch, double model_scale)
 {
+  /* FP8: the input (m × k per product) is cast first; a GEMM that reads
+   * the input of the GEMM before it (SwiGLU's up beside its gate) reuses
+   * that cast. */
+  if (D->fp8 && strcmp(name, "mlp_up") != 0 && strcmp(name, "expert_up") != 0) {
+    const CastName *cn = cast_of(name);
+    add_fp8_cast(out, D->pass, D->run->fp8_recipe, m * k * batch, D->e, cn->cast, cn->amax);
+  }
   FsKernel kn = fs_kernel_gemm(name, D->pass, D->gemm_dtype, (uint64_t)llround(m),
                                (uint64_t)llround(n), (uint64_t)llround(k), (uint64_t)llround(batch));
   kn.model_flops *= model_scale;
@@ -314,6 +374,34 @@ static void add_attention_core(GArray *out, const Dims *D)
   const FsTransformerConfig *cfg = D->cfg;
   double b = D->run->micro_batch;
   double bh = b * D->a_t;
+  if (cfg->flash_attention && D->run->cp > 1) {
+    /* Ring attention (Megatron-LM / Transformer Engine context
+     * parallelism): c steps, each the local queries against one rank's
+     * K/V block of s/c keys, with the exchange of the next block behind
+     * it.  Step 0 is the causal diagonal block; with a causal mask the
+     * sequence is split load-balanced (each rank holds chunks i and
+     * 2c−1−i), so every later step computes half of a full block (half
+     * the queries or half the keys), without a mask.  After each later
+     * step the partial outputs are merged with their log-sum-exp (the
+     * softmax correction: read and write the output, read the step's). */
+    double c = D->run->cp, blk = D->s_local;
+    FsKernel k0 = fs_kernel_attention("attention", D->pass, D->act_dtype, (uint64_t)llround(bh),
+                                      (uint64_t)llround(blk), (uint64_t)llround(blk),
+                                      (uint64_t)llround(D->d), cfg->heads / kv_heads(cfg),
+                                      cfg->causal, FALSE);
+    g_array_append_val(out, k0);
+    double keys = cfg->causal ? blk / 2 : blk;
+    double oelems = D->T * D->a_t * D->d;
+    for (guint i = 1; i < (guint)c; i++) {
+      FsKernel ks = fs_kernel_attention("attention.cp_step", D->pass, D->act_dtype,
+                                        (uint64_t)llround(bh), (uint64_t)llround(blk),
+                                        (uint64_t)llround(keys), (uint64_t)llround(D->d),
+                                        cfg->heads / kv_heads(cfg), FALSE, FALSE);
+      g_array_append_val(out, ks);
+      add_mem(out, D, "attention.cp_correction", 3 * oelems * D->e, SOFTMAX_FLOPS * oelems);
+    }
+    return;
+  }
   if (cfg->flash_attention) {
     FsKernel kn = fs_kernel_attention("attention", D->pass, D->act_dtype, (uint64_t)llround(bh),
                                       (uint64_t)llround(D->s_local), (uint64_t)llround(D->s),
@@ -406,13 +494,22 @@ static void layer_forward(GArray *out, const FsTransformerConfig *cfg, const FsT
  * (m, n, k) gives a dgrad (m, k, n) and a wgrad (k, n, m); attention its
  * backward kernel; a memory-bound kernel one that moves and computes twice
  * as much. */
-static void backward_of(GArray *out, const GArray *fwd)
+static void backward_of(GArray *out, const GArray *fwd, const FsTransformerRun *run)
 {
   for (guint i = fwd->len; i-- > 0;) {
     const FsKernel *f = &g_array_index(fwd, FsKernel, i);
+    if (is_fp8_cast(f->name))
+      continue;
     const KName *nm = names_of(f->name);
     double scale = f->flops > 0 ? f->model_flops / f->flops : 0;
     if (f->cls == FS_KERNEL_GEMM) {
+      /* FP8: the gradient of the output (m × n) is cast before the dgrad
+       * and wgrad GEMMs read it. */
+      if (f->dtype == FS_DTYPE_FP8) {
+        const CastName *cn = cast_of(f->name);
+        add_fp8_cast(out, FS_PASS_BACKWARD, run->fp8_recipe, (double)f->m * f->n * f->batch,
+                     fs_dtype_bytes(FS_DTYPE_BF16), cn->grad_cast, cn->grad_amax);
+      }
       FsKernel dg = fs_kernel_gemm(nm->dgrad, FS_PASS_BACKWARD, f->dtype, f->m, f->k, f->n, f->batch);
       FsKernel wg = fs_kernel_gemm(nm->wgrad, FS_PASS_BACKWARD, f->dtype, f->k, f->n, f->m, f->batch);
       dg.model_flops *= scale;
@@ -442,7 +539,7 @@ GArray *fs_transformer_layer_kernels(const FsTransformerConfig *cfg, const FsTra
   case FS_PASS_BACKWARD: {
     g_autoptr(GArray) fwd = g_array_new(FALSE, TRUE, sizeof(FsKernel));
     layer_forward(fwd, cfg, run, layer, FS_PASS_FORWARD);
-    backward_of(out, fwd);
+    backward_of(out, fwd, run);
     break;
   }
   case FS_PASS_RECOMPUTE:
@@ -484,7 +581,7 @@ GArray *fs_transformer_embedding_kernels(const FsTransformerConfig *cfg,
   } else if (pass == FS_PASS_BACKWARD) {
     g_autoptr(GArray) fwd = g_array_new(FALSE, TRUE, sizeof(FsKernel));
     embedding_forward(fwd, &D);
-    backward_of(out, fwd);
+    backward_of(out, fwd, run);
   }
   return out;
 }
@@ -513,7 +610,7 @@ GArray *fs_transformer_head_kernels(const FsTransformerConfig *cfg, const FsTran
   } else if (pass == FS_PASS_BACKWARD) {
     g_autoptr(GArray) fwd = g_array_new(FALSE, TRUE, sizeof(FsKernel));
     head_forward(fwd, &D);
-    backward_of(out, fwd);
+    backward_of(out, fwd, run);
   }
   return out;
 }
@@ -529,6 +626,16 @@ GArray *fs_optimizer_kernels(double params, FsOptimizer opt, gboolean master_fp3
   FsKernel kn = fs_kernel_memory(opt == FS_OPTIMIZER_ADAM ? "adam" : "sgd", FS_PASS_OPTIMIZER,
                                  FS_DTYPE_FP32, params * bytes_per, params * flops_per);
   g_array_append_val(out, kn);
+  return out;
+}
+
+GArray *fs_fp8_weight_cast_kernels(double params)
+{
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(FsKernel));
+  FsKernel c = fs_kernel_memory("fp8_weight_cast", FS_PASS_OPTIMIZER, FS_DTYPE_BF16,
+                                params * (fs_dtype_bytes(FS_DTYPE_BF16) + 2 * fs_dtype_bytes(FS_DTYPE_FP8)),
+                                2 * params);
+  g_array_append_val(out, c);
   return out;
 }
 

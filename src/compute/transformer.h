@@ -83,6 +83,22 @@ typedef enum {
   FS_RECOMPUTE_N
 } FsRecompute;
 
+/* How Transformer Engine scales FP8 GEMM inputs (Megatron-LM's
+ * --fp8-recipe): `delayed` takes each tensor's scale from the amax history
+ * of earlier steps, so the cast to FP8 is one pass that also records the
+ * amax; `tensorwise` (TE's current scaling) first reduces the tensor's amax
+ * in its own pass, then casts. */
+#define FS_FP8_RECIPES(X)       \
+  X(DELAYED, "delayed")         \
+  X(TENSORWISE, "tensorwise")
+
+typedef enum {
+#define X(id, str) FS_FP8_##id,
+  FS_FP8_RECIPES(X)
+#undef X
+  FS_FP8_RECIPE_N
+} FsFp8Recipe;
+
 #define FS_OPTIMIZERS(X)  \
   X(ADAM, "adam")         \
   X(SGD, "sgd")
@@ -99,11 +115,13 @@ const char *fs_norm_type_name(FsNormType v);
 const char *fs_position_type_name(FsPositionType v);
 const char *fs_recompute_name(FsRecompute v);
 const char *fs_optimizer_name(FsOptimizer v);
+const char *fs_fp8_recipe_name(FsFp8Recipe v);
 gboolean fs_mlp_type_from_name(const char *s, FsMlpType *out);
 gboolean fs_norm_type_from_name(const char *s, FsNormType *out);
 gboolean fs_position_type_from_name(const char *s, FsPositionType *out);
 gboolean fs_recompute_from_name(const char *s, FsRecompute *out);
 gboolean fs_optimizer_from_name(const char *s, FsOptimizer *out);
+gboolean fs_fp8_recipe_from_name(const char *s, FsFp8Recipe *out);
 
 typedef struct {
   guint layers;          /* L */
@@ -143,6 +161,7 @@ typedef struct {
   gboolean sequence_parallel;
   FsDtype dtype;         /* GEMM datatype: bf16, fp16, fp8 (attention and
                             elementwise ops run in 16-bit) or fp32/tf32 */
+  FsFp8Recipe fp8_recipe; /* with fp8: how the GEMM inputs are scaled */
   FsRecompute recompute;
 } FsTransformerRun;
 
@@ -221,6 +240,12 @@ GArray *fs_transformer_head_kernels(const FsTransformerConfig *cfg, const FsTran
  * grad_bytes is 2 (bf16 gradients) or 4 (fp32).  Caller frees. */
 GArray *fs_optimizer_kernels(double params, FsOptimizer opt, gboolean master_fp32,
                              double grad_bytes);
+
+/* Transformer Engine's cast of `params` updated 16-bit weights to FP8
+ * and their transpose, once per step (the first micro-batch's, or the
+ * optimizer's own with FP8 parameter gathers): one memory-bound kernel
+ * reading 2 and writing 1 + 1 bytes per weight.  Caller frees. */
+GArray *fs_fp8_weight_cast_kernels(double params);
 
 /* Sums over a kernel list. */
 double fs_kernels_flops(const GArray *kernels);

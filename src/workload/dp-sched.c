@@ -96,6 +96,50 @@ static guint bucket_group(const FsRankBuilder *b, const Bucket *bk)
   return bk->expert ? b->r->edp_size : b->r->dp_size;
 }
 
+/* Bytes per gathered parameter: 1 with FP8 GEMMs and --fp8-param-gather
+ * (Megatron keeps the weights in FP8 and all-gathers them so), else 2. */
+static double param_bytes(const FsRankBuilder *b)
+{
+  const FsWorkload *w = b->t->w;
+  return w->dtype == FS_DTYPE_FP8 && w->fp8_param_gather ? 1.0 : 2.0;
+}
+
+/* Whether an overlap switch of the workload holds: `--overlap-cost
+ * exposed` runs every data-parallel collective as if not overlapped. */
+static gboolean overlapped(const FsRankBuilder *b, gboolean flag)
+{
+  return flag && b->t->w->overlap_cost != FS_OVERLAP_COST_EXPOSED;
+}
+
+/* With `--overlap-cost modelled`, a data-parallel collective launched now
+ * beside the backward (op `after` on the compute stream) slows the compute
+ * that follows: a compute op on the compute stream, counted as backward,
+ * of what the compute loses while the collective, timed alone, runs
+ * (fs_train_overlap_loss against the rest of the rank's backward is
+ * bounded by the collective's time). */
+static void overlap_cost(FsRankBuilder *b, gboolean expert, FsCollOp op, uint64_t unit,
+                         guint32 after)
+{
+  double y = fs_train_overlap_rate(b->t, FS_EFF_OVERLAP_DP, b->gpu, (double)unit);
+  if (y >= 1)
+    return;
+  const FsSimRank *r = b->r;
+  FsTime d = 0;
+  GError *err = NULL;
+  if (!fs_train_measure(b->t, expert ? r->edp_nodes : r->dp_nodes,
+                        expert ? r->edp_size : r->dp_size, op, unit, &d, &err)) {
+    if (b->t->error == NULL)
+      b->t->error = err;
+    else
+      g_error_free(err);
+    return;
+  }
+  FsTime loss = fs_train_overlap_loss(G_MAXINT64 / 4, d, y);
+  if (loss > 0)
+    fs_train_add_op(b->t->g, r->s_compute, FS_OP_COMPUTE, FS_CAT_BACKWARD, "dp overlap", loss, -1, -1,
+                    0, &after, 1);
+}
+
 /* Launches the gradient collective of bucket i after op `after`. */
 static void launch_bucket(FsRankBuilder *b, guint i, guint32 after)
 {
@@ -104,13 +148,12 @@ static void launch_bucket(FsRankBuilder *b, guint i, guint32 after)
   guint32 id;
   char name[64];
   g_snprintf(name, sizeof name, bk->expert ? "expert grad bucket %u" : "grad bucket %u", i);
-  if (b->t->w->zero_stage >= 1)
-    id = add_coll_on(b, bk->expert, b->r->s_dp, FS_COLL_REDUCE_SCATTER,
-                     bytes / bucket_group(b, bk), FS_CAT_DP, name, -1, &after, 1);
-  else
-    id = add_coll_on(b, bk->expert, b->r->s_dp, FS_COLL_ALL_REDUCE, bytes, FS_CAT_DP, name, -1,
-                     &after, 1);
+  FsCollOp op = b->t->w->zero_stage >= 1 ? FS_COLL_REDUCE_SCATTER : FS_COLL_ALL_REDUCE;
+  uint64_t unit = b->t->w->zero_stage >= 1 ? bytes / bucket_group(b, bk) : bytes;
+  id = add_coll_on(b, bk->expert, b->r->s_dp, op, unit, FS_CAT_DP, name, -1, &after, 1);
   g_array_append_val(b->dp.ops, id);
+  if (overlapped(b, b->t->w->overlap_dp_grads))
+    overlap_cost(b, bk->expert, op, unit, after);
 }
 
 /* A backward item of the chunk's last micro-batch finished at op `op`: the
@@ -124,7 +167,7 @@ static void item_done(FsRankBuilder *b, guint chunk, int item, guint32 op)
       break;
     if (bucket_group(b, bk) < 2)
       ; /* nothing to reduce */
-    else if (b->t->w->overlap_dp_grads)
+    else if (overlapped(b, b->t->w->overlap_dp_grads))
       launch_bucket(b, dp->next_bucket, op);
     else
       g_array_append_val(dp->pending, dp->next_bucket);
@@ -164,7 +207,7 @@ guint32 fs_train_dp_layer_gather(FsRankBuilder *b, guint l)
   if (!fsdp(b))
     return FS_OP_NONE;
   const FsLayerCost *c = &b->lc[l];
-  uint64_t unit = (uint64_t)((c->params - c->eparams) * 2.0 / b->r->dp_size);
+  uint64_t unit = (uint64_t)((c->params - c->eparams) * param_bytes(b) / b->r->dp_size);
   guint32 window = b->dp.fsdp_consumers[b->dp.fsdp_k % 2];
   guint32 ag = add_coll(b, b->r->s_fsdp, FS_COLL_ALL_GATHER, unit, FS_CAT_DP, "param gather",
                         (int)l, &window, window == FS_OP_NONE ? 0 : 1);
@@ -172,7 +215,7 @@ guint32 fs_train_dp_layer_gather(FsRankBuilder *b, guint l)
    * stream orders this gather after the dense one. */
   if (c->eparams > 0 && b->r->edp_size > 1)
     ag = add_coll_on(b, TRUE, b->r->s_fsdp, FS_COLL_ALL_GATHER,
-                     (uint64_t)(c->eparams * 2.0 / b->r->edp_size), FS_CAT_DP,
+                     (uint64_t)(c->eparams * param_bytes(b) / b->r->edp_size), FS_CAT_DP,
                      "expert param gather", (int)l, NULL, 0);
   return ag;
 }
@@ -285,14 +328,14 @@ void fs_train_dp_plan(FsRankBuilder *b)
   /* Parameters updated by the previous step's optimizer are gathered
    * bucket by bucket in forward order, each layer's first forward waiting
    * for its own buckets (ZeRO-1/2 with overlap). */
-  if (sharded(b) && b->t->w->overlap_param_gather) {
+  if (sharded(b) && overlapped(b, b->t->w->overlap_param_gather)) {
     GArray *buckets = b->dp.buckets;
     b->dp.bucket_ag = g_new(guint32, MAX(buckets->len, 1u));
     for (guint k = buckets->len; k-- > 0;) {
       const Bucket *bk = &g_array_index(buckets, Bucket, k);
       guint n = bucket_group(b, bk);
       b->dp.bucket_ag[k] = n < 2 ? FS_OP_NONE :
-        add_coll_on(b, bk->expert, b->r->s_dp, FS_COLL_ALL_GATHER, (uint64_t)(bk->params * 2.0 / n),
+        add_coll_on(b, bk->expert, b->r->s_dp, FS_COLL_ALL_GATHER, (uint64_t)(bk->params * param_bytes(b) / n),
                     FS_CAT_DP, "param all-gather", -1, NULL, 0);
     }
   }
@@ -318,6 +361,17 @@ void fs_train_dp_after_backward(FsRankBuilder *b, guint32 end_bwd)
   }
 }
 
+double fs_train_dp_local(const FsRankBuilder *b)
+{
+  double held = 0;
+  for (guint c = 0; c < b->dp.buckets->len; c++)
+    held += g_array_index(b->dp.buckets, Bucket, c).params;
+  if (b->t->w->zero_stage >= 3)
+    for (guint l = 0, L = fs_train_n_layers(b->t); l < L; l++)
+      held += b->lc[l].params;
+  return held;
+}
+
 double fs_train_dp_shard(const FsRankBuilder *b)
 {
   const FsWorkload *w = b->t->w;
@@ -337,13 +391,13 @@ double fs_train_dp_shard(const FsRankBuilder *b)
 
 void fs_train_dp_after_optimizer(FsRankBuilder *b, guint32 opt)
 {
-  if (!sharded(b) || b->t->w->overlap_param_gather)
+  if (!sharded(b) || overlapped(b, b->t->w->overlap_param_gather))
     return;
   for (guint k = b->dp.buckets->len; k-- > 0;) {
     const Bucket *bk = &g_array_index(b->dp.buckets, Bucket, k);
     guint n = bucket_group(b, bk);
     if (n > 1)
       add_coll_on(b, bk->expert, b->r->s_dp, FS_COLL_ALL_GATHER,
-                  (uint64_t)(bk->params * 2.0 / n), FS_CAT_DP, "param all-gather", -1, &opt, 1);
+                  (uint64_t)(bk->params * param_bytes(b) / n), FS_CAT_DP, "param all-gather", -1, &opt, 1);
   }
 }

@@ -111,6 +111,17 @@ guint32 fs_train_add_op(FsOpGraph *g, guint stream, FsOpKind kind, FsOpCat cat, 
 gboolean fs_train_measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, uint64_t unit,
                           FsTime *out, GError **error);
 
+/* The time a compute span of `compute` loses to `comm` running beside it
+ * when it keeps the fraction `rate` of its speed meanwhile:
+ * min(comm·(1 − rate), compute·(1/rate − 1)); 0 for rate >= 1. */
+FsTime fs_train_overlap_loss(FsTime compute, FsTime comm, double rate);
+
+/* The compute rate left beside a communication of kind (FS_EFF_OVERLAP_*)
+ * moving `bytes` on gpu, from the overlap curves; 1 unless the workload's
+ * overlap cost is `modelled`. */
+double fs_train_overlap_rate(const FsTrain *t, FsEffKind kind, const FsGpuModel *gpu,
+                             double bytes);
+
 /* The layers [*lo, *hi) of virtual stage vstage. */
 void fs_train_layer_range(const FsTrain *t, guint vstage, guint *lo, guint *hi);
 
@@ -151,6 +162,9 @@ void fs_train_dp_grads_ready(FsRankBuilder *b, guint chunk, int item, guint32 op
 /* After the backward (op end_bwd): the buckets held back (no overlap) and
  * the tied-embedding all-reduce. */
 void fs_train_dp_after_backward(FsRankBuilder *b, guint32 end_bwd);
+
+/* The parameters the rank holds (all its layers', embedding's, head's). */
+double fs_train_dp_local(const FsRankBuilder *b);
 
 /* The parameters of the rank's optimizer shard (all of them below ZeRO-1). */
 double fs_train_dp_shard(const FsRankBuilder *b);

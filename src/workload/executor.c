@@ -6,6 +6,7 @@
  * gathers, the optimizer's shard) is in dp-sched.c. */
 #include "workload/executor-private.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "compute/kernel.h"
@@ -130,6 +131,88 @@ static FsTime kernels_time(const FsTrain *t, GArray *k, const FsGpuModel *gpu, d
   return d;
 }
 
+/* The time a compute span of `compute` loses to a communication of
+ * `comm` running beside it on the same GPU, when the compute keeps the
+ * fraction `rate` of its speed meanwhile: the communication's duration at
+ * the reduced rate, or all of the compute's if it ends first. */
+FsTime fs_train_overlap_loss(FsTime compute, FsTime comm, double rate)
+{
+  if (rate >= 1 || rate <= 0 || comm <= 0 || compute <= 0)
+    return 0;
+  double a = (double)comm * (1 - rate), b = (double)compute * (1 / rate - 1);
+  return (FsTime)llround(MIN(a, b));
+}
+
+/* The compute rate left beside a communication of kind (an overlap-*
+ * curve) of `bytes` on gpu: 1 when the cost is not modelled. */
+double fs_train_overlap_rate(const FsTrain *t, FsEffKind kind, const FsGpuModel *gpu,
+                             double bytes)
+{
+  if (t->w->overlap_cost != FS_OVERLAP_COST_MODELLED || t->eff == NULL)
+    return 1;
+  return fs_efficiency_lookup(t->eff, kind, gpu->arch, t->w->dtype, FALSE, MAX(bytes, 1), NULL);
+}
+
+/* Tensor-parallel overlap (Transformer Engine userbuffers, ring exchange)
+ * runs each overlapped GEMM as one chunk per TP rank, each a GEMM of m/tp
+ * rows: the time this adds to kernels k over running them whole.  The
+ * overlapped GEMMs are the forward GEMMs next to an all-gather or a
+ * reduce-scatter and the dgrads of the row-parallel ones (NeMo's
+ * qkv/proj/fc1/fc2 fprop and proj/fc2 dgrad). */
+static FsTime tp_split_extra(const FsTrain *t, const GArray *k, const FsGpuModel *gpu, guint parts)
+{
+  static const char *const split[] = {
+    "qkv", "out_proj", "mlp_fc1", "mlp_fc2", "mlp_gate", "mlp_up", "mlp_down",
+    "out_proj.dgrad", "mlp_fc2.dgrad", "mlp_down.dgrad",
+  };
+  FsTime extra = 0;
+  for (guint i = 0; i < k->len; i++) {
+    const FsKernel *kn = &g_array_index(k, FsKernel, i);
+    if (kn->cls != FS_KERNEL_GEMM || kn->m < parts)
+      continue;
+    gboolean hit = FALSE;
+    for (guint j = 0; j < G_N_ELEMENTS(split) && !hit; j++)
+      hit = strcmp(kn->name, split[j]) == 0;
+    if (!hit)
+      continue;
+    FsKernel part = fs_kernel_gemm(kn->name, kn->pass, kn->dtype, kn->m / parts, kn->n, kn->k,
+                                   kn->batch);
+    FsTime whole = fs_kernel_time(kn, gpu, t->eff, NULL);
+    FsTime chunks = parts * fs_kernel_time(&part, gpu, t->eff, NULL);
+    if (chunks > whole)
+      extra += chunks - whole;
+  }
+  return extra;
+}
+
+/* The time of the first kernel of k named name (0 when none) and, in
+ * *count, how many kernels bear that name. */
+static FsTime named_kernel_time(const FsTrain *t, const GArray *k, const FsGpuModel *gpu,
+                                const char *name, guint *count)
+{
+  FsTime first = 0;
+  *count = 0;
+  for (guint i = 0; i < k->len; i++) {
+    const FsKernel *kn = &g_array_index(k, FsKernel, i);
+    if (strcmp(kn->name, name) != 0)
+      continue;
+    if ((*count)++ == 0)
+      first = fs_kernel_time(kn, gpu, t->eff, NULL);
+  }
+  return first;
+}
+
+/* Ring attention: the exchange of each K/V block runs behind one step's
+ * attention kernel; what a step's share of the exchange (comm / steps)
+ * takes beyond the step's kernel is exposed, once per step. */
+static FsTime cp_exposed(FsTime step, guint steps, FsTime comm)
+{
+  if (steps == 0 || comm <= 0)
+    return 0;
+  FsTime share = comm / steps;
+  return share > step ? (share - step) * steps : 0;
+}
+
 /* Activation bytes of one micro-batch at a stage boundary, per TP rank. */
 static uint64_t boundary_bytes(const FsWorkload *w, guint last_layer)
 {
@@ -157,8 +240,19 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
   FsTransformerRun run;
   fs_workload_transformer_run(w, &run);
   const FsTransformerConfig *cfg = &w->model;
-  c->fwd = kernels_time(t, fs_transformer_layer_kernels(cfg, &run, l, FS_PASS_FORWARD), gpu, &c->mf_fwd);
-  c->bwd = kernels_time(t, fs_transformer_layer_kernels(cfg, &run, l, FS_PASS_BACKWARD), gpu, &c->mf_bwd);
+  gboolean tp_split = w->overlap_tp_comm && ntp > 1 && w->overlap_cost == FS_OVERLAP_COST_MODELLED;
+  FsTime cp_step[2];
+  guint cp_steps[2];
+  for (guint pass = 0; pass < 2; pass++) {
+    GArray *k = fs_transformer_layer_kernels(cfg, &run, l, pass ? FS_PASS_BACKWARD : FS_PASS_FORWARD);
+    FsTime extra = tp_split ? tp_split_extra(t, k, gpu, ntp) : 0;
+    cp_step[pass] = named_kernel_time(t, k, gpu, pass ? "attention.cp_step.bwd" : "attention.cp_step",
+                                      &cp_steps[pass]);
+    if (pass)
+      c->bwd = kernels_time(t, k, gpu, &c->mf_bwd) + extra;
+    else
+      c->fwd = kernels_time(t, k, gpu, &c->mf_fwd) + extra;
+  }
   c->recomp = kernels_time(t, fs_transformer_layer_kernels(cfg, &run, l, FS_PASS_RECOMPUTE), gpu, NULL);
   FsTransformerParams pp;
   fs_transformer_params(cfg, &pp);
@@ -187,6 +281,11 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
     }
     if (w->recompute == FS_RECOMPUTE_FULL)
       c->tp_bwd += c->tp_fwd;
+    if (w->overlap_tp_comm) {
+      double y = fs_train_overlap_rate(t, FS_EFF_OVERLAP_TP, gpu, (double)act);
+      c->fwd += fs_train_overlap_loss(c->fwd, c->tp_fwd, y);
+      c->bwd += fs_train_overlap_loss(c->bwd, c->tp_bwd, y);
+    }
   }
   /* EP: dispatch and combine all-to-alls of the routed tokens (top_k copies)
    * in each pass. */
@@ -207,6 +306,13 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
     if (!fs_train_measure(t, cp_nodes, ncp, FS_COLL_ALL_GATHER, kv, &c->cp_fwd, error) ||
         !fs_train_measure(t, cp_nodes, ncp, FS_COLL_REDUCE_SCATTER, kv, &c->cp_bwd, error))
       return FALSE;
+    double y = fs_train_overlap_rate(t, FS_EFF_OVERLAP_CP, gpu, (double)kv);
+    c->fwd += fs_train_overlap_loss(c->fwd, c->cp_fwd, y);
+    c->bwd += fs_train_overlap_loss(c->bwd, c->cp_bwd, y);
+    if (w->overlap_cost == FS_OVERLAP_COST_MODELLED) {
+      c->fwd += cp_exposed(cp_step[0], cp_steps[0], c->cp_fwd);
+      c->bwd += cp_exposed(cp_step[1], cp_steps[1], c->cp_bwd);
+    }
   }
   return TRUE;
 }
@@ -257,16 +363,20 @@ static guint32 layer_pass(FsRankBuilder *b, guint l, int mb, gboolean backward)
   guint32 joins[2] = { FS_OP_NONE, FS_OP_NONE };
   if (tp > 0) {
     g_snprintf(name, sizeof name, "layer %u tp", l);
-    if (t->w->overlap_tp_comm) /* overlapped with the layer's GEMMs */
+    if (t->w->overlap_tp_comm && t->w->overlap_cost != FS_OVERLAP_COST_EXPOSED)
+      /* overlapped with the layer's GEMMs */
       joins[0] = fs_train_add_op(g, r->s_aux, FS_OP_DELAY, FS_CAT_TP, name, tp, mb, (int)l, 0,
                                  &before, before == FS_OP_NONE ? 0 : 1);
     else
       op = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, name, tp, mb, (int)l, 0, NULL, 0);
   }
-  if (cp > 0) { /* ring attention overlaps the exchange with the attention kernels */
+  if (cp > 0) {
     g_snprintf(name, sizeof name, "layer %u cp", l);
-    joins[1] = fs_train_add_op(g, r->s_aux, FS_OP_DELAY, FS_CAT_CP, name, cp, mb, (int)l, 0,
-                               &before, before == FS_OP_NONE ? 0 : 1);
+    if (t->w->overlap_cost == FS_OVERLAP_COST_EXPOSED)
+      op = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_CP, name, cp, mb, (int)l, 0, NULL, 0);
+    else /* ring attention overlaps the exchange with the attention kernels */
+      joins[1] = fs_train_add_op(g, r->s_aux, FS_OP_DELAY, FS_CAT_CP, name, cp, mb, (int)l, 0,
+                                 &before, before == FS_OP_NONE ? 0 : 1);
   }
   for (guint i = 0; i < 2; i++)
     if (joins[i] != FS_OP_NONE)
@@ -504,6 +614,11 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
     gboolean mixed = w->dtype != FS_DTYPE_FP32 && w->dtype != FS_DTYPE_TF32;
     FsTime opt_t = w->offload_optimizer ? 0 :
       kernels_time(t, fs_optimizer_kernels(shard, w->optimizer, mixed, b.grad_bytes), gpu, NULL);
+    /* FP8: the per-step cast of the updated weights (spec-views.c's
+     * fs_workload_optimizer_kernels counts the same). */
+    if (w->dtype == FS_DTYPE_FP8 && w->form == FS_MODEL_FORM_TRANSFORMER)
+      opt_t += kernels_time(t, fs_fp8_weight_cast_kernels(w->fp8_param_gather ? shard
+                                                          : fs_train_dp_local(&b)), gpu, NULL);
     guint32 opt = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_OPTIMIZER,
                                   "optimizer step", opt_t, -1, -1, 0,
                                   (const guint32 *)b.dp.ops->data, b.dp.ops->len);

@@ -16,6 +16,8 @@ static const char *const position_names[] = {FS_POSITION_TYPES(NAME) NULL};
 static const char *const recompute_names[] = {FS_RECOMPUTE_KINDS(NAME) NULL};
 static const char *const optimizer_names[] = {FS_OPTIMIZERS(NAME) NULL};
 static const char *const schedule_names[] = {FS_PP_SCHEDULES(NAME) NULL};
+static const char *const overlap_cost_names[] = {FS_OVERLAP_COSTS(NAME) NULL};
+static const char *const fp8_recipe_names[] = {FS_FP8_RECIPES(NAME) NULL};
 #undef NAME
 /* The training datatypes (a subset of the catalog's). */
 static const char *const dtype_names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
@@ -136,6 +138,10 @@ static const FsSchemaField training_fields[] = {
          A("--recompute-granularity"), "activation recomputation"),
   BOOL_F("grad_fp32", F_GRAD_FP32, OFF(grad_fp32), A("--accumulate-allreduce-grads-in-fp32"),
          "gradients accumulated in fp32 (Megatron's main_grad)"),
+  ENUM_F("fp8_recipe", F_FP8_RECIPE, OFF(fp8_recipe), fp8_recipe_names, NULL, A("--fp8-recipe"),
+         "with dtype fp8: delayed, or tensorwise (TE current scaling)"),
+  BOOL_F("fp8_param_gather", F_FP8_PARAM, OFF(fp8_param_gather), A("--fp8-param-gather"),
+         "with dtype fp8: ZeRO parameter all-gathers in FP8"),
   SIZE_F("memory_reserve", F_RESERVE, OFF(memory_reserve),
          "fixed extra per GPU (context, workspaces)"),
 };
@@ -149,6 +155,8 @@ static const FsSchemaField overlap_fields[] = {
          "overlap TP collectives with GEMMs"),
   BOOL_F("param_gather", F_OVERLAP_PARAM, OFF(overlap_param_gather),
          A("--overlap-param-gather"), "overlap ZeRO/FSDP parameter all-gathers"),
+  ENUM_F("cost", F_OVERLAP_COST, OFF(overlap_cost), overlap_cost_names, NULL, A("--overlap-cost"),
+         "modelled, exposed or free: what overlapped TP/CP/DP costs the compute"),
 };
 static const FsSchema overlap_schema = {"parallel.overlap", NULL, overlap_fields,
                                         G_N_ELEMENTS(overlap_fields)};

@@ -18,6 +18,7 @@ void fs_workload_transformer_run(const FsWorkload *w, FsTransformerRun *run)
   run->sequence_parallel = w->sequence_parallel && w->tp > 1;
   run->dtype = w->dtype;
   run->recompute = w->recompute;
+  run->fp8_recipe = w->fp8_recipe;
 }
 
 void fs_workload_memory_layout(const FsWorkload *w, FsMemoryLayout *l)
@@ -264,9 +265,19 @@ GArray *fs_workload_optimizer_kernels(const FsWorkload *w, guint stage, GError *
       return NULL;
     params = m.params;
   }
+  double local = params;
   /* With ZeRO-1 and up each rank updates its 1/dp shard. */
   if (w->zero_stage >= 1)
     params /= MAX(w->dp, 1);
   gboolean mixed = w->dtype != FS_DTYPE_FP32 && w->dtype != FS_DTYPE_TF32;
-  return fs_optimizer_kernels(params, w->optimizer, mixed, w->grad_fp32 || !mixed ? 4 : 2);
+  GArray *k = fs_optimizer_kernels(params, w->optimizer, mixed, w->grad_fp32 || !mixed ? 4 : 2);
+  /* FP8 GEMMs: Transformer Engine casts the updated 16-bit weights to FP8
+   * (and their transpose) once per step, on the first micro-batch; with
+   * --fp8-param-gather the optimizer writes its shard in FP8 instead and
+   * the gather moves FP8. */
+  if (w->dtype == FS_DTYPE_FP8 && w->form == FS_MODEL_FORM_TRANSFORMER) {
+    g_autoptr(GArray) c = fs_fp8_weight_cast_kernels(w->fp8_param_gather ? params : local);
+    g_array_append_vals(k, c->data, c->len);
+  }
+  return k;
 }

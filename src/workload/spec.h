@@ -41,6 +41,25 @@
 #include "compute/transformer.h"
 #include "util/schema.h"
 
+/* What communication that overlaps compute costs it (--overlap-cost,
+ * workloads/README.md): `modelled` — the communication kernels occupy SMs
+ * the compute loses while they run (models/compute overlap-* curves) and
+ * tensor-parallel overlap splits its GEMMs into one chunk per TP rank;
+ * `exposed` — overlapped TP and CP communication runs on the compute
+ * stream, as if not overlapped; `free` — it runs beside the compute at no
+ * cost (the ideal). */
+#define FS_OVERLAP_COSTS(X)    \
+  X(MODELLED, "modelled")      \
+  X(EXPOSED, "exposed")        \
+  X(FREE, "free")
+
+typedef enum {
+#define X(id, str) FS_OVERLAP_COST_##id,
+  FS_OVERLAP_COSTS(X)
+#undef X
+  FS_OVERLAP_COST_N
+} FsOverlapCost;
+
 G_BEGIN_DECLS
 
 #define FS_WORKLOAD_ERROR (fs_workload_error_quark())
@@ -101,6 +120,7 @@ typedef struct {
   FsDtype dtype;
   FsOptimizer optimizer;
   FsRecompute recompute;
+  FsFp8Recipe fp8_recipe;   /* with dtype fp8 */
   gboolean grad_fp32;
   uint64_t memory_reserve;
 
@@ -114,6 +134,8 @@ typedef struct {
   gboolean overlap_dp_grads;
   gboolean overlap_tp_comm;
   gboolean overlap_param_gather;
+  FsOverlapCost overlap_cost; /* what overlapped communication costs the compute */
+  gboolean fp8_param_gather;  /* ZeRO parameter all-gathers in FP8 (1 byte per weight) */
   /* Uneven pipeline stages (at most one of the three ways; workloads/README.md):
    * transformer layers per pipeline stage as given (parallel.stage_layers,
    * NULL: none), Megatron-LM's --decoder-first/last-pipeline-num-layers

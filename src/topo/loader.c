@@ -25,7 +25,7 @@
 
 static const char *const top_keys[] = {"name", "description", "source", "parameters", "include",
                                        "templates", "hosts", "nodes", "links", "generators",
-                                       NULL};
+                                       "routing", NULL};
 static const char *const template_keys[] = {"description", "source", "nodes", "links", NULL};
 static const char *const host_keys[] = {"template", "name", NULL};
 static const char *const node_keys[] = {"name", "model", "socket", "fabric", NULL};
@@ -167,6 +167,24 @@ static gboolean valid_param_name(const char *s)
   return TRUE;
 }
 
+/* The `routing:` field (static or adaptive); the outermost file's wins, as
+ * for parameters. */
+static gboolean read_routing(Loader *L, const FsYamlNode *v, GError **error)
+{
+  g_autofree char *text = fs_topo_loader_text(L, v, "a routing", error);
+  if (text == NULL)
+    return FALSE;
+  FsTopoRouting r;
+  if (!fs_topo_routing_from_name(text, &r)) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM, v->file, v->line, v->col,
+                    "routing must be static or adaptive, got \"%s\"", text);
+    return FALSE;
+  }
+  if (L->routing < 0)
+    L->routing = (int)r;
+  return TRUE;
+}
+
 static gboolean read_parameters(Loader *L, const FsYamlNode *map, GError **error)
 {
   if (!fs_yaml_require_map(map, error))
@@ -293,6 +311,8 @@ static gboolean read_doc(Loader *L, FsYamlDoc *doc, const char *path, GError **e
   }
   const FsYamlNode *v;
   if ((v = fs_yaml_map_get(root, "parameters")) && !read_parameters(L, v, error))
+    return FALSE;
+  if ((v = fs_yaml_map_get(root, "routing")) && !read_routing(L, v, error))
     return FALSE;
   if ((v = fs_yaml_map_get(root, "include")) && !read_include(L, v, path, error))
     return FALSE;
@@ -594,6 +614,16 @@ static gboolean parse_defines(Loader *L, const char *const *defines, GError **er
                   "-D %s: expected NAME=INTEGER, e.g. -D nodes=32", defines[i]);
       return FALSE;
     }
+    if (strcmp(name, "routing") == 0) { /* the `routing:` field, a word */
+      FsTopoRouting r;
+      if (!fs_topo_routing_from_name(eq + 1, &r)) {
+        g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM,
+                    "-D %s: routing must be static or adaptive", defines[i]);
+        return FALSE;
+      }
+      L->routing_define = (int)r;
+      continue;
+    }
     int64_t v;
     GError *e = NULL;
     if (!fs_topo_eval(eq + 1, L->params, &v, &e)) {
@@ -617,6 +647,13 @@ static gint cmp_strp(gconstpointer a, gconstpointer b)
 
 static gboolean check_defines_used(Loader *L, GError **error)
 {
+  if (L->routing_define >= 0 && L->routing < 0) {
+    g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM,
+                "-D routing=%s: the topology has no routing field (add \"routing: static\" to "
+                "its file to make the fabric's routing selectable)",
+                fs_topo_routing_name((FsTopoRouting)L->routing_define));
+    return FALSE;
+  }
   g_autoptr(GPtrArray) unused = g_ptr_array_new();
   GHashTableIter it;
   gpointer k, v;
@@ -678,6 +715,7 @@ static void loader_init(Loader *L, const FsCatalog *cat)
   L->links = g_ptr_array_new();
   L->gens = g_ptr_array_new();
   L->lone_host = -1;
+  L->routing = L->routing_define = -1;
 }
 
 static FsTopo *build(Loader *L, GError **error)
@@ -689,6 +727,9 @@ static FsTopo *build(Loader *L, GError **error)
     const char *p = L->param_order->pdata[i];
     fs_topo_set_param(L->topo, p, *(int64_t *)g_hash_table_lookup(L->params, p));
   }
+  if (L->routing_define >= 0 || L->routing >= 0)
+    fs_topo_set_routing(L->topo,
+                        (FsTopoRouting)(L->routing_define >= 0 ? L->routing_define : L->routing));
   gboolean ok = TRUE;
   for (guint i = 0; ok && i < L->hosts->len; i++)
     ok = add_hosts(L, L->hosts->pdata[i], error);

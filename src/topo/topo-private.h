@@ -17,6 +17,7 @@ struct FsTopo {
   int fabric_counts[FS_NODE_N_KINDS];
   GPtrArray *param_names;   /* parameters after loading, declaration order */
   GArray *param_values;     /* int64_t */
+  FsTopoRouting routing;    /* the fabric's routing (topo.h) */
   gboolean finalized;
   /* Indexes built by fs_topo_finalize. */
   guint *adj_start;         /* nodes + 1 */

@@ -6,6 +6,7 @@
 #include "topo/topo-private.h"
 #include "util/error.h"
 #include "util/limits.h"
+#include "util/names.h"
 
 G_DEFINE_QUARK(fs-topo-error-quark, fs_topo_error)
 
@@ -473,6 +474,22 @@ void fs_topo_set_param(FsTopo *t, const char *name, int64_t value)
 {
   g_ptr_array_add(t->param_names, (gpointer)fs_topo_intern(t, name));
   g_array_append_val(t->param_values, value);
+}
+
+static const char *const routing_names[] = { FS_TOPO_ROUTINGS(FS_NAMES_ENTRY) };
+
+FS_NAMES_DEFINE(FsTopoRouting, fs_topo_routing, routing_names, FS_TOPO_ROUTING_N,
+                fs_names_index_nocase)
+
+FsTopoRouting fs_topo_routing(const FsTopo *t)
+{
+  return t->routing;
+}
+
+void fs_topo_set_routing(FsTopo *t, FsTopoRouting routing)
+{
+  g_return_if_fail(routing < FS_TOPO_ROUTING_N);
+  t->routing = routing;
 }
 
 guint fs_topo_params(const FsTopo *t, const char *const **names, const int64_t **values)

@@ -233,6 +233,29 @@ guint fs_topo_params(const FsTopo *topo, const char *const **names, const int64_
 /* Records a parameter (used by the loader). */
 void fs_topo_set_param(FsTopo *topo, const char *name, int64_t value);
 
+/* How the fabric's switches route (the topology's `routing:` field, or
+ * -D routing=…; net/route.h says what each does): STATIC, the default, by
+ * destination on InfiniBand (the subnet manager's forwarding tables) and by
+ * flow hash on Ethernet; ADAPTIVE, every transfer spread evenly over all
+ * equal-cost next hops (InfiniBand adaptive routing, packet spraying). */
+#define FS_TOPO_ROUTINGS(X)   \
+  X(STATIC, "static")         \
+  X(ADAPTIVE, "adaptive")
+
+typedef enum {
+#define X(id, str) FS_TOPO_ROUTING_##id,
+  FS_TOPO_ROUTINGS(X)
+#undef X
+  FS_TOPO_ROUTING_N
+} FsTopoRouting;
+
+const char *fs_topo_routing_name(FsTopoRouting r);
+/* Parses "static" or "adaptive" (ASCII case-insensitive).  FALSE if unknown. */
+gboolean fs_topo_routing_from_name(const char *s, FsTopoRouting *out);
+FsTopoRouting fs_topo_routing(const FsTopo *topo);
+/* Sets the fabric's routing (the loader; before fs_topo_finalize or after). */
+void fs_topo_set_routing(FsTopo *topo, FsTopoRouting routing);
+
 /* ---- analysis --------------------------------------------------------- */
 
 /* Bisection bandwidth in bytes/s per direction: the maximum flow from the

@@ -34,8 +34,7 @@ static char *opt_nccl_version = NULL, *opt_nccl_params = NULL;
 static const GOptionEntry entries[] = {
   {"topo", 't', 0, G_OPTION_ARG_FILENAME, &opt_topo,
    "Topology the logs were measured on (required)", "FILE"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
-   "Catalog folder (default: $FABRICSIM_MODELS, else the built-in models/)", "DIR"},
+  FS_OPT_MODELS(opt_models),
   {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
    "Apply a calibration file first; its one-rank NCCL floors give the base latency", "FILE"},
   {"op", 0, 0, G_OPTION_ARG_STRING, &opt_op,
@@ -59,7 +58,7 @@ static const GOptionEntry entries[] = {
    "(fabricsim coll on TOPO; slow: a few simulated sweeps per iteration)", NULL},
   {"iterations", 0, 0, G_OPTION_ARG_INT, &opt_iters,
    "Most iterations of the --simulate fit (default 20)", "N"},
-  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
+  FS_OPT_QUIET(opt_quiet),
   {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &opt_nccl_version,
    "NCCL release of the --simulate fit (models/nccl/nccl-X.Y.yaml; default: the log's "
    "nccl-library= or \"NCCL version\" line, else models/nccl/nccl.yaml)", "X.Y"},

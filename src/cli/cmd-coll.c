@@ -69,11 +69,10 @@ static const GOptionEntry entries[] = {
    "NCCL constants file (default models/nccl/nccl.yaml)", "FILE"},
   {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &opt_nccl_version,
    "NCCL release whose constants to use (models/nccl/nccl-X.Y.yaml: 2.18 ... 2.30)", "X.Y"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
-  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines, "Override a topology parameter", "NAME=VALUE"},
-  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
-   "Lay a calibration file (tools/calibrate-gpu, fabricsim calibrate) over the catalog", "FILE"},
-  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
+  FS_OPT_MODELS(opt_models),
+  FS_OPT_DEFINE(opt_defines),
+  FS_OPT_CALIBRATION(opt_calibration),
+  FS_OPT_QUIET(opt_quiet),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 

@@ -79,8 +79,8 @@ static const GOptionEntry coll_entries[] = {
   {"op", 'o', 0, G_OPTION_ARG_STRING, &opt_op, "Collective (default all_reduce)", "OP"},
   {"size", 's', 0, G_OPTION_ARG_STRING, &opt_size, "Buffer size, nccl-tests units (default 128M)", "SIZE"},
   {"gpus", 'g', 0, G_OPTION_ARG_STRING, &opt_gpus, "GPUs: all, a count or a list (default all)", "GPUS"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
-  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines, "Override a topology parameter", "NAME=VALUE"},
+  FS_OPT_MODELS(opt_models),
+  FS_OPT_DEFINE(opt_defines),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 

@@ -38,13 +38,10 @@ static const GOptionEntry entries[] = {
    "memory (NCCL_P2P_DISABLE=1)", NULL},
   {"ib-disable", 0, 0, G_OPTION_ARG_NONE, &opt_ib_disable, "No network between hosts "
    "(NCCL_IB_DISABLE=1)", NULL},
-  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
-   "Override a topology parameter (repeatable)", "NAME=VALUE"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
-   "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
-  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
-   "Lay a calibration file (tools/calibrate-gpu, fabricsim calibrate) over the catalog", "FILE"},
-  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
+  FS_OPT_DEFINE(opt_defines),
+  FS_OPT_MODELS(opt_models),
+  FS_OPT_CALIBRATION(opt_calibration),
+  FS_OPT_QUIET(opt_quiet),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 

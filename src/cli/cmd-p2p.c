@@ -43,13 +43,10 @@ static const GOptionEntry entries[] = {
    "No network between hosts (NCCL_IB_DISABLE=1)", NULL},
   {"gpus", 'g', 0, G_OPTION_ARG_INT, &opt_gpus,
    "Measure only the first N GPUs (placement order)", "N"},
-  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
-   "Override a topology parameter (repeatable)", "NAME=VALUE"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
-   "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
-  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
-   "Lay a calibration file (tools/calibrate-gpu, fabricsim calibrate) over the catalog", "FILE"},
-  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
+  FS_OPT_DEFINE(opt_defines),
+  FS_OPT_MODELS(opt_models),
+  FS_OPT_CALIBRATION(opt_calibration),
+  FS_OPT_QUIET(opt_quiet),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 

@@ -75,10 +75,9 @@ static const GOptionEntry entries[] = {
   {"jobs", 'j', 0, G_OPTION_ARG_INT, &opt_jobs, "Threads (default: all cores)", "N"},
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (schema in README.md)", NULL},
   {"csv", 0, 0, G_OPTION_ARG_NONE, &opt_csv, "Print CSV, one line per design", NULL},
-  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress bar", NULL},
-  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration, "Apply a calibration file", "FILE"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
-   "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
+  FS_OPT_QUIET(opt_quiet),
+  FS_OPT_CALIBRATION(opt_calibration),
+  FS_OPT_MODELS(opt_models),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 

@@ -30,18 +30,14 @@ static const GOptionEntry entries[] = {
   {"model", 0, 0, G_OPTION_ARG_STRING, &opt_model, "Flow model: maxmin (default) or analytic", "MODEL"},
   {"chakra", 0, 0, G_OPTION_ARG_NONE, &opt_chakra,
    "The TRACE is MLCommons Chakra execution traces: a folder of PREFIX.RANK.et (or .json) "
-   "files, or the files themselves", NULL},
+   "files, the files themselves, or one ASTRA-sim text workload (.txt) on every GPU", NULL},
   {"skip-unknown", 0, 0, G_OPTION_ARG_NONE, &opt_skip_unknown,
    "With --chakra: skip nodes of types fabricsim does not simulate (and count them) instead "
    "of failing", NULL},
-  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
-   "Override a topology parameter (repeatable)", "NAME=VALUE"},
-  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
-   "Apply a calibration file (fabricsim calibrate / the probes) to the catalog and the GEMM curves",
-   "FILE"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
-   "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
-  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
+  FS_OPT_DEFINE(opt_defines),
+  FS_OPT_CALIBRATION(opt_calibration),
+  FS_OPT_MODELS(opt_models),
+  FS_OPT_QUIET(opt_quiet),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -61,10 +57,13 @@ int fs_cmd_replay(int argc, char **argv)
     "Chakra execution traces (one file per rank, as ASTRA-sim reads them; the\n"
     "mapping of node types is in tests/data/chakra/README.md): compute nodes take\n"
     "their duration_micros, else the compute model's time for num_ops/tensor_size;\n"
-    "collectives run on the fabric over their process groups.\n"
+    "collectives run on the fabric over their process groups.  A .txt file is an\n"
+    "ASTRA-sim text workload, read as Chakra's converter reads it (every GPU a rank).\n"
     "\nExamples:\n"
     "  fabricsim replay topologies/dgx-h100.yaml workloads/traces/pipeline-2stage.json\n"
-    "  fabricsim replay topologies/dgx-h100.yaml --chakra tests/data/chakra/all_reduce_8r_1MiB\n");
+    "  fabricsim replay topologies/dgx-h100.yaml --chakra tests/data/chakra/all_reduce_8r_1MiB\n"
+    "  fabricsim replay topologies/dgx-h100.yaml --chakra \\\n"
+    "      tests/data/chakra/text/Resnet50_DataParallel.txt\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "replay");
   if (done != FS_CLI_GO_ON)
     return done;

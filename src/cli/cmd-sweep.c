@@ -1,23 +1,16 @@
 /* cmd-sweep.c — `fabricsim sweep SPEC.yaml [-o OUT.csv|.json] [-j N]
  * [--resume]`: run every point of a sweep spec (workloads/sweeps/README.md)
  * on all cores, stream rows in point order, show progress on a terminal.
- * Built with MPI (FS_HAVE_MPI: this file and src/sweep/mpi.c only),
- * `mpirun -n K fabricsim sweep SPEC` deals points round-robin over the
- * ranks and rank 0 gathers and writes every row (sweep/mpi.h). */
+ * The run itself, alone or under `mpirun -n K` (points dealt round-robin
+ * over the ranks, rank 0 writes every row), is sweep/drive.h. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-
 #include "cli/commands.h"
-#include "core/sim.h"
 #include "report/progress.h"
-#include "sweep/output.h"
+#include "sweep/drive.h"
 #include "sweep/sweep.h"
-#ifdef FS_HAVE_MPI
-#include "sweep/mpi.h"
-#endif
-#include "util/error.h"
 
 static char *opt_out = NULL;
 static char *opt_format = NULL;
@@ -36,152 +29,50 @@ static const GOptionEntry entries[] = {
   {"jobs", 'j', 0, G_OPTION_ARG_INT, &opt_jobs, "Threads (default: all cores)", "N"},
   {"resume", 0, 0, G_OPTION_ARG_NONE, &opt_resume,
    "Keep the points FILE (or FILE.partial) already holds and run the rest", NULL},
-  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
-   "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
-  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
-   "Apply a calibration file (fabricsim calibrate / the probes) to the catalog and the GEMM curves",
-   "FILE"},
+  FS_OPT_QUIET(opt_quiet),
+  FS_OPT_MODELS(opt_models),
+  FS_OPT_CALIBRATION(opt_calibration),
   {"list-kinds", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the point kinds and their columns", NULL},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
+/* The progress line of rank 0, drawn from the first count on. */
 typedef struct {
-  FsSweepWriter *writer;
-  guint total, start_done, got;
-  FsProgress *progress; /* rank 0's line on a terminal */
-  GError *error;      /* the first write error */
-  int rank, size;     /* MPI (0, 1 without) */
-#ifdef FS_HAVE_MPI
-  FsSweepMpi mpi;
-#endif
-} Ctx;
+  FsProgress *progress;
+} Ui;
 
-static void progress(Ctx *c)
+static void on_progress(guint done, guint total, void *ud)
 {
-  fs_progress_count(c->progress, c->start_done + c->got, c->total, "points");
+  Ui *ui = ud;
+  /* Rows on a terminal's stdout would interleave with the line: none then. */
+  if (ui->progress == NULL)
+    ui->progress = fs_progress_new("sweep", opt_quiet || (opt_out == NULL && isatty(STDOUT_FILENO)));
+  fs_progress_count(ui->progress, done, total, "points");
 }
 
-static void deliver(Ctx *c, FsSweepResult *r)
+static int on_fail(GError *error, void *ud)
 {
-  c->got++;
-  if (c->error == NULL)
-    fs_sweep_writer_add(c->writer, r, &c->error);
-  fs_sweep_result_clear(r);
-  progress(c);
+  Ui *ui = ud;
+  g_clear_pointer(&ui->progress, fs_progress_free); /* the message on a line of its own */
+  return fs_cli_fail("sweep", error);
 }
 
-static void on_result(FsSweepResult *r, void *ud)
-{
-  deliver(ud, r);
-}
-
-#ifdef FS_HAVE_MPI
-static void poll_root(void *ud) { fs_sweep_mpi_poll_root(&((Ctx *)ud)->mpi); }
-static void poll_other(void *ud) { fs_sweep_mpi_poll_other(&((Ctx *)ud)->mpi); }
-#endif
-
-/* Runs the sweep of spec_path, alone or as one rank of an MPI launch: rank 0 opens the writer
- * (resuming after the rows already in -o with --resume) and every rank starts from that point,
- * takes every size-th point and sends its results to rank 0, which writes them in point order.
- * On an interrupt rank 0 reports how far it got and OUT is not written. Returns the exit
- * status: 0, 2 on a usage error, or that of the first error. */
 static int run(const char *spec_path)
 {
-  Ctx c = {0};
-  c.size = 1;
-#ifdef FS_HAVE_MPI
-  gboolean mpi = fs_sweep_mpi_launched();
-  if (mpi) {
-    fs_sweep_mpi_init(&c.mpi, on_result, &c);
-    c.rank = c.mpi.rank;
-    c.size = c.mpi.size;
-  }
-#endif
-  GError *error = NULL;
-  int status = 0;
-  FsSweepFormat fmt = FS_SWEEP_CSV;
   const char *f = opt_format ? opt_format : (opt_out && g_str_has_suffix(opt_out, ".json") ? "json" : "csv");
-  g_autoptr(FsSweepSpec) spec = NULL;
-  g_autoptr(FsSweepEnv) env = NULL;
-  g_autoptr(FsSweepWriter) w = NULL;
-  guint done = 0;
-  if (strcmp(f, "json") == 0)
-    fmt = FS_SWEEP_JSON;
-  else if (strcmp(f, "csv") != 0)
-    status = fs_cli_usage("sweep", "unknown format \"%s\" (csv or json)", f);
-  else if (opt_resume && opt_out == NULL)
-    status = fs_cli_usage("sweep", "--resume needs -o FILE");
-  if (status == 0 && (spec = fs_sweep_spec_load_file(spec_path, &error)) == NULL)
-    status = fs_cli_fail("sweep", error);
-  FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration };
-  if (status == 0 && (env = fs_sweep_env_new(&in, &error)) == NULL)
-    status = fs_cli_fail("sweep", error);
-  if (status == 0 && c.rank == 0) {
-    if ((w = fs_sweep_writer_open(spec, opt_out, fmt, opt_resume, &error)) == NULL)
-      status = fs_cli_fail("sweep", error);
-    else
-      done = fs_sweep_writer_done(w);
-  }
-#ifdef FS_HAVE_MPI
-  if (mpi) /* every rank learns where to start, or that rank 0 failed */
-    fs_sweep_mpi_agree(&c.mpi, &status, &done);
-#endif
-  if (status != 0)
-    goto out;
-  c.writer = w;
-  c.total = fs_sweep_spec_n_points(spec);
-  c.start_done = done;
-  /* Rows on a terminal's stdout would interleave with the line: none then. */
-  c.progress = fs_progress_new("sweep", c.rank != 0 || opt_quiet || (opt_out == NULL && isatty(STDOUT_FILENO)));
-  fs_sweep_env_prepare(env, spec, done + (guint)c.rank, (guint)c.size);
-  FsSweepResultFn cb = on_result;
-  FsSweepPollFn poll = NULL;
-#ifdef FS_HAVE_MPI
-  if (mpi && c.rank != 0) {
-    cb = fs_sweep_mpi_send_result;
-    poll = poll_other;
-  }
-  if (mpi && c.rank == 0)
-    poll = poll_root;
-#endif
-  gboolean ran = fs_sweep_run(env, spec, done + (guint)c.rank, (guint)c.size,
-                              (guint)MAX(opt_jobs, 0), cb, poll, &c, &error);
-#ifdef FS_HAVE_MPI
-  if (mpi)
-    fs_sweep_mpi_finish(&c.mpi, &ran, &error);
-#endif
-  if (!ran) {
-    if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED) && c.rank != 0) {
-      /* Rank 0 reports the interrupt for all. */
-      g_clear_error(&error);
-      status = FS_EXIT_INTERRUPTED;
-      goto out;
-    }
-    if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED) && c.rank == 0) {
-      /* The rows in point order so far are in OUT.partial; OUT is not written. */
-      g_clear_pointer(&c.progress, fs_progress_free);
-      g_clear_error(&error);
-      error = fs_sweep_interrupted_error(fs_sweep_writer_done(w), c.total, opt_out);
-    }
-    status = fs_cli_fail("sweep", error);
-    goto out;
-  }
-  if (c.rank == 0) {
-    progress(&c);
-    g_clear_pointer(&c.progress, fs_progress_free);
-    if (c.error != NULL)
-      status = fs_cli_fail("sweep", g_steal_pointer(&c.error));
-    else if (!fs_sweep_writer_finish(w, &error))
-      status = fs_cli_fail("sweep", error);
-  }
-out:
-#ifdef FS_HAVE_MPI
-  if (mpi)
-    fs_sweep_mpi_end(&c.mpi, &status);
-#endif
-  g_clear_error(&c.error);
-  g_clear_pointer(&c.progress, fs_progress_free);
+  if (strcmp(f, "json") != 0 && strcmp(f, "csv") != 0)
+    return fs_cli_usage("sweep", "unknown format \"%s\" (csv or json)", f);
+  if (opt_resume && opt_out == NULL)
+    return fs_cli_usage("sweep", "--resume needs -o FILE");
+  Ui ui = {0};
+  FsSweepDrive o = {
+    .spec_path = spec_path, .out = opt_out, .resume = opt_resume,
+    .format = strcmp(f, "json") == 0 ? FS_SWEEP_JSON : FS_SWEEP_CSV,
+    .models_dir = opt_models, .calibration = opt_calibration, .jobs = (guint)MAX(opt_jobs, 0),
+    .progress = on_progress, .fail = on_fail, .ud = &ui,
+  };
+  int status = fs_sweep_drive(&o);
+  g_clear_pointer(&ui.progress, fs_progress_free);
   return status;
 }
 

@@ -28,10 +28,8 @@ static gint opt_host = -1;
 static gboolean opt_allow_disconnected = FALSE;
 
 static const GOptionEntry entries[] = {
-  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
-   "Override a topology parameter (repeatable)", "NAME=VALUE"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
-   "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
+  FS_OPT_DEFINE(opt_defines),
+  FS_OPT_MODELS(opt_models),
   {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON instead of text", NULL},
   {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
    "import-*: write the YAML to FILE (atomically) instead of stdout", "FILE"},

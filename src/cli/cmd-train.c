@@ -38,13 +38,9 @@ static const GOptionEntry entries[] = {
    "Fail (exit 2) when the job does not fit in GPU memory", NULL},
   {"model", 0, 0, G_OPTION_ARG_STRING, &opt_model,
    "Flow model: maxmin (default) or analytic", "MODEL"},
-  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
-   "Override a topology parameter (repeatable)", "NAME=VALUE"},
-  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
-   "Apply a calibration file (fabricsim calibrate / the probes) to the catalog and the GEMM curves",
-   "FILE"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
-   "Catalog folder (default: $FABRICSIM_MODELS or the built-in models/)", "DIR"},
+  FS_OPT_DEFINE(opt_defines),
+  FS_OPT_CALIBRATION(opt_calibration),
+  FS_OPT_MODELS(opt_models),
   {"dp-isolated", 0, 0, G_OPTION_ARG_NONE, &opt_dp_isolated,
    "Time data-parallel collectives alone (no contention; faster on large jobs)", NULL},
   {"coll-classes", 0, 0, G_OPTION_ARG_STRING, &opt_coll_classes,
@@ -54,7 +50,7 @@ static const GOptionEntry entries[] = {
    "Write the step as MLCommons Chakra traces DIR/step.RANK.et (as ASTRA-sim reads them; "
    "fabricsim replay TOPO --chakra DIR runs them again)", "DIR"},
   {"list-schedules", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the pipeline schedules", NULL},
-  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
+  FS_OPT_QUIET(opt_quiet),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 

@@ -23,11 +23,10 @@ static const GOptionEntry entries[] = {
    NULL},
   {"dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_dir,
    "Reference folder (default: $FABRICSIM_VALIDATION, else validation/reference)", "DIR"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models,
-   "Catalog folder (default: $FABRICSIM_MODELS, else the built-in models/)", "DIR"},
+  FS_OPT_MODELS(opt_models),
   {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration,
    "Apply a calibration file before predicting", "FILE"},
-  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "No progress line on a terminal", NULL},
+  FS_OPT_QUIET(opt_quiet),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 

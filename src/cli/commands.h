@@ -73,6 +73,20 @@ int fs_cli_fail(const char *cmd, GError *error);
  * written as C escapes) and returns 2. */
 int fs_cli_usage(const char *cmd, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
+/* The option entries most commands share, each worded once (a command whose
+ * option means more, e.g. validate's --calibration, writes its own). */
+#define FS_OPT_MODELS(var)                                                          \
+  {"models", 0, 0, G_OPTION_ARG_FILENAME, &(var),                                   \
+   "Catalog folder (default: $FABRICSIM_MODELS or the installed models/)", "DIR"}
+#define FS_OPT_CALIBRATION(var)                                                     \
+  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &(var),                              \
+   "Lay a calibration file (fabricsim calibrate, the probes) over the catalog", "FILE"}
+#define FS_OPT_DEFINE(var)                                                          \
+  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &(var),                             \
+   "Override a topology parameter (repeatable)", "NAME=VALUE"}
+#define FS_OPT_QUIET(var) \
+  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &(var), "No progress line on a terminal", NULL}
+
 /* Fills *ropt from the NCCL-like routing flags shared by p2p and flows
  * (--p2p-level NAME or NULL, --p2p-disable, --ib-disable).  Returns 0, or
  * prints a usage error for an unknown level and returns 2. */

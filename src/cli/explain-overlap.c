@@ -13,10 +13,9 @@ static char *opt_models = NULL, *opt_calibration = NULL;
 static gboolean opt_dp_isolated = FALSE;
 
 static const GOptionEntry entries[] = {
-  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
-   "Override a topology parameter (repeatable)", "NAME=VALUE"},
-  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration, "Apply a calibration file", "FILE"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
+  FS_OPT_DEFINE(opt_defines),
+  FS_OPT_CALIBRATION(opt_calibration),
+  FS_OPT_MODELS(opt_models),
   {"dp-isolated", 0, 0, G_OPTION_ARG_NONE, &opt_dp_isolated,
    "Time data-parallel collectives alone (as train --dp-isolated)", NULL},
   {NULL, 0, 0, 0, NULL, NULL, NULL},

@@ -34,10 +34,9 @@ static const GOptionEntry entries[] = {
    "NCCL_P2P_LEVEL: LOC, NVL, PIX, PXB, PHB, SYS (default: by CPU vendor)", "LEVEL"},
   {"p2p-disable", 0, 0, G_OPTION_ARG_NONE, &opt_p2p_disable, "NCCL_P2P_DISABLE=1", NULL},
   {"ib-disable", 0, 0, G_OPTION_ARG_NONE, &opt_ib_disable, "NCCL_IB_DISABLE=1", NULL},
-  {"define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &opt_defines,
-   "Override a topology parameter (repeatable)", "NAME=VALUE"},
-  {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &opt_calibration, "Apply a calibration file", "FILE"},
-  {"models", 0, 0, G_OPTION_ARG_FILENAME, &opt_models, "Catalog folder", "DIR"},
+  FS_OPT_DEFINE(opt_defines),
+  FS_OPT_CALIBRATION(opt_calibration),
+  FS_OPT_MODELS(opt_models),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test-check-layers.sh — tools/check-layers on this tree (no include goes
 # up the layers of src/meson.build) and on small trees with each kind of
-# fault, which it must report as file:line:col with exit status 1.
+# fault (an upward include, a table out of order, a command layer of
+# 2,500 lines or more), which it must report as file:line:col with exit status 1.
 set -uo pipefail
 root=${FS_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 check="$root/tools/check-layers"
@@ -64,6 +65,9 @@ expect "src/meson.build:1:1: src/extra/ is not in the layer table fs_layers"
 
 mk; sed -i 's/| `high\/` | x | `low`, `mid` |/| `high\/` | x | `low` |/' "$tmp/t/src/README.md"
 expect "src/README.md:5:1: \`high/\` uses low, mid (fs_layers in src/meson.build), not low"
+
+mk; seq 2500 | sed 's/.*/\/\/ line/' >> "$tmp/t/src/cli/main.c"
+expect "src/cli:1:1: the command layer has 2502 lines of .c and .h, not under 2500"
 
 mk; printf 'fs_layers = [\n  junk\n]\n' > "$tmp/t/src/meson.build"
 "$check" "$tmp/t" >/dev/null 2>&1; st=$?

@@ -52,6 +52,15 @@ typedef struct {
  * f->nodes.  Errors as chakra.h says. */
 gboolean ck_parse(const char *name, const guint8 *data, gsize len, CkFile *f, GError **error);
 void ck_file_clear(CkFile *f);
+void ck_node_clear(CkNode *n);
+
+/* Parses an ASTRA-sim text workload (the Text input of Chakra's converter;
+ * chakra-text.c) into n ranks' nodes, files[0 … n-1].nodes (created here,
+ * also on failure), as the converter writes them for one pass.  Errors:
+ * FS_WORKLOAD_ERROR at "name:line:col: …".  Cost: linear in the text and
+ * in n × the nodes of a rank. */
+gboolean ck_parse_text(const char *name, const guint8 *data, gsize len, guint n, CkFile *files,
+                       GError **error);
 
 /* Builds the replay from parsed files (ranks 0 … n-1, in order). */
 FsReplay *ck_build(CkFile *files, guint n, const char *title, const FsTopo *topo,

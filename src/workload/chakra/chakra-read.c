@@ -30,7 +30,7 @@ static gboolean fail(GError **error, const char *fmt, ...)
   return FALSE;
 }
 
-static void node_clear(CkNode *n)
+void ck_node_clear(CkNode *n)
 {
   g_free(n->name);
   if (n->deps)
@@ -513,7 +513,7 @@ static gboolean parse_json(const char *name, const guint8 *data, gsize len, CkFi
 gboolean ck_parse(const char *name, const guint8 *data, gsize len, CkFile *f, GError **error)
 {
   f->nodes = g_array_new(FALSE, FALSE, sizeof(CkNode));
-  g_array_set_clear_func(f->nodes, (GDestroyNotify)node_clear);
+  g_array_set_clear_func(f->nodes, (GDestroyNotify)ck_node_clear);
   if (g_str_has_suffix(name, ".json"))
     return parse_json(name, data, len, f, error);
   return parse_binary(name, data, len, f, error);
@@ -546,6 +546,29 @@ static gint cmp_str(gconstpointer a, gconstpointer b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* An ASTRA-sim text workload on every GPU of topo (ngpu ranks); the title
+ * is the file's base name without ".txt". */
+static FsReplay *load_text(const char *name, const guint8 *data, gsize len, guint ngpu,
+                           const FsTopo *topo, const FsEfficiency *eff,
+                           const FsChakraOptions *opt, FsChakraStats *stats, GError **error)
+{
+  CkFile *files = g_new0(CkFile, ngpu);
+  for (guint k = 0; k < ngpu; k++) {
+    files[k].name = g_strdup(name);
+    files[k].rank = k;
+  }
+  FsReplay *r = NULL;
+  if (ck_parse_text(name, data, len, ngpu, files, error)) {
+    g_autofree char *base = g_path_get_basename(name);
+    base[strlen(base) - 4] = '\0';
+    r = ck_build(files, ngpu, base, topo, eff, opt, stats, error);
+  }
+  for (guint k = 0; k < ngpu; k++)
+    ck_file_clear(&files[k]);
+  g_free(files);
+  return r;
+}
+
 /* See chakra.h.  Also: the title is the first name's prefix (else its base name).  Fails with
  * FS_WORKLOAD_ERROR for more files than the topology has GPUs or a rank out of range or given
  * twice, and with the parser's or ck_build's error; the caller owns the replay. */
@@ -557,6 +580,8 @@ FsReplay *fs_chakra_load_buffers(const char *const *names, const guint8 *const *
   g_return_val_if_fail(n > 0, NULL);
   guint ngpu;
   fs_topo_gpus(topo, &ngpu);
+  if (n == 1 && g_str_has_suffix(names[0], ".txt"))
+    return load_text(names[0], data[0], len[0], ngpu, topo, eff, opt, stats, error);
   if (n > ngpu) {
     fail(error, "%s: %u trace files but the topology %s has %u GPUs", names[0], n,
          fs_topo_name(topo), ngpu);

@@ -5,7 +5,8 @@
  * the schema of et_def.proto (this folder: fabricsim's declaration of
  * Chakra's messages, decoded by the code protoc-c generates from it), or the same messages as
  * JSON objects one after another, as Chakra's jsonizer writes them
- * (<prefix>.<rank>.json).  The mapping of node types and attributes onto
+ * (<prefix>.<rank>.json); ASTRA-sim's text workloads (.txt) are read as
+ * Chakra's converter turns them into such nodes.  The mapping of node types and attributes onto
  * fabricsim's op graph is documented in tests/data/chakra/README.md:
  *
  *   COMP_NODE       a compute op: its `duration_micros` when the trace has
@@ -80,7 +81,9 @@ typedef struct {
 /* Loads the traces at paths: one folder (its files <prefix>.<rank>.et or
  * .json, one prefix, ranks 0 … N-1), or N files (ranks from their
  * <prefix>.<rank>.<ext> names, else in the order given), onto topo (N at
- * most its GPU count).  Compute nodes without a duration are timed with
+ * most its GPU count); or one ASTRA-sim text workload (a name ending in
+ * .txt, the Text input of Chakra's converter: chakra-text.c), read into
+ * the nodes that converter writes for one pass, every GPU of topo a rank.  Compute nodes without a duration are timed with
  * eff.  stats (nullable) receives the counts.  Returns the op graph ready
  * to run (replay.h; its name is the prefix), or NULL with error.  Cost:
  * linear in the trace's size plus O(n log n) per rank for the order. */
@@ -89,8 +92,8 @@ FsReplay *fs_chakra_load(const char *const *paths, guint n_paths, const FsTopo *
                          FsChakraStats *stats, GError **error);
 
 /* The same from n in-memory files: names[i] (its extension picks the form,
- * its "<prefix>.<rank>." part the rank as above) and data[i] of len[i]
- * bytes (borrowed). */
+ * ".txt" with n = 1 a text workload; its "<prefix>.<rank>." part the rank
+ * as above) and data[i] of len[i] bytes (borrowed). */
 FsReplay *fs_chakra_load_buffers(const char *const *names, const guint8 *const *data,
                                  const gsize *len, guint n, const FsTopo *topo,
                                  const FsEfficiency *eff, const FsChakraOptions *opt,

@@ -311,14 +311,28 @@ START_TEST(test_rails_describe_rings_shows_nics_and_collisions)
   ck_assert_msg(strstr(text, "0 crossing rails; none goes above a leaf switch") != NULL, "%s", text);
   ck_assert_msg(strstr(text, "trees: ") != NULL, "%s", text);
   world_clear(&w);
-  /* NCCL_CROSS_NIC=1: every hop changes rails, and static routing by
-   * destination puts several on one spine link. */
-  world_init(&w, t, 1, FALSE);
+  /* NCCL_CROSS_NIC=1 on 64 nodes (two scalable units): every hop changes
+   * rails, and static routing by destination puts more than one on a spine
+   * link; adaptive routing spreads them to one per link. */
+  const char *d64[] = {"nodes=64", NULL}, *a64[] = {"nodes=64", "routing=adaptive", NULL};
+  g_autoptr(FsTopo) t64 = cluster(d64);
+  gpus = fs_topo_gpus(t64, &ng);
+  world_init(&w, t64, 1, FALSE);
   g_autoptr(FsComm) c1 = fs_coll_comm_from_topo(w.r, gpus, ng, 32, &error);
+  fs_assert_no_error(error);
   g_autofree char *t1 = fs_coll_describe_rings(w.r, c1);
   ck_assert_msg(strstr(t1, "[crosses rails]") != NULL, "%s", t1);
-  ck_assert_msg(strstr(t1, "32 host-to-host hops of 8 rings, 32 crossing rails") != NULL, "%s", t1);
-  ck_assert_msg(strstr(t1, "they share its bandwidth") != NULL, "%s", t1);
+  ck_assert_msg(strstr(t1, "512 host-to-host hops of 8 rings, 512 crossing rails") != NULL, "%s", t1);
+  ck_assert_msg(strstr(t1, "2.25 hops per link at once (they share its bandwidth)") != NULL, "%s", t1);
+  world_clear(&w);
+  g_autoptr(FsTopo) ta = cluster(a64);
+  gpus = fs_topo_gpus(ta, &ng);
+  world_init(&w, ta, 1, FALSE);
+  g_autoptr(FsComm) c2 = fs_coll_comm_from_topo(w.r, gpus, ng, 32, &error);
+  fs_assert_no_error(error);
+  g_autofree char *t2 = fs_coll_describe_rings(w.r, c2);
+  ck_assert_msg(strstr(t2, "fabric (adaptive routing)") != NULL, "%s", t2);
+  ck_assert_msg(strstr(t2, "1.00 hop per link at once (no collision)") != NULL, "%s", t2);
   world_clear(&w);
 }
 END_TEST

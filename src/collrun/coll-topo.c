@@ -326,7 +326,8 @@ static void describe_hop(GString *s, FsRouter *router, guint a, guint b)
 
 /* Appends the fabric's load from the rings' host-to-host hops: every hop of
  * every distinct ring routed once, the weight each fabric channel carries
- * summed; the most loaded channel and how many hops cross rails. */
+ * summed per link of its bundle; the most loaded channel and how many hops
+ * cross rails. */
 static void describe_fabric(GString *s, FsRouter *router, const FsComm *comm)
 {
   const FsTopo *topo = fs_router_topo(router);
@@ -358,7 +359,8 @@ static void describe_fabric(GString *s, FsRouter *router, const FsComm *comm)
             w = g_new0(double, 1);
             g_hash_table_insert(load, GUINT_TO_POINTER(path[h] + 1), w);
           }
-          *w += g_array_index(route.weights, double, p);
+          /* Per link of a bundle: a hop takes one link's worth. */
+          *w += g_array_index(route.weights, double, p) / fs_topo_link(topo, path[h] / 2)->count;
         }
       }
     }
@@ -386,7 +388,7 @@ static void describe_fabric(GString *s, FsRouter *router, const FsComm *comm)
   }
   g_autofree char *name = fs_router_channel_name(router, best_ch);
   g_string_append_printf(s, "; %u switch-to-switch links used, the busiest (%s) carries %.2f hop%s "
-                         "at once (%s)\n", used, name, best, best > 1 + 1e-9 ? "s" : "",
+                         "per link at once (%s)\n", used, name, best, best > 1 + 1e-9 ? "s" : "",
                          best > 1 + 1e-9 ? "they share its bandwidth" : "no collision");
 }
 

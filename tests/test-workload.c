@@ -52,7 +52,7 @@ START_TEST(test_workload_every_preset_loads)
     ck_assert_msg(w->source != NULL && strlen(w->source) > 20, "%s has no source", path);
     ck_assert(w->grad_accum >= 1 && w->gpus == w->tp * w->pp * w->dp * w->cp);
     ck_assert(fs_workload_params(w) > 1e6);
-    ck_assert(fs_workload_step_model_flops(w) > 0);
+    ck_assert(fs_workload_step_model_flops(w, FALSE) >= fs_workload_step_model_flops(w, TRUE) && fs_workload_step_model_flops(w, TRUE) > 0);
   }
 }
 END_TEST
@@ -87,7 +87,7 @@ START_TEST(test_workload_preset_values)
   ck_assert_uint_eq(r->form, FS_MODEL_FORM_LAYERS);
   ck_assert_uint_eq(r->n_layers, 18);
   ck_assert_double_eq(fs_workload_params(r), 25557032.0);
-  ck_assert_double_eq(fs_workload_step_model_flops(r), 3.0 * 8178368512.0 * 256);
+  ck_assert_double_eq(fs_workload_step_model_flops(r, FALSE), 3.0 * 8178368512.0 * 256);
   ck_assert_str_eq(r->layers[1].name, "layer1.down");
   ck_assert_str_eq(r->layers[2].name, "layer1.0");
   ck_assert_str_eq(r->layers[3].name, "layer1.1");
@@ -124,7 +124,7 @@ START_TEST(test_workload_chunk_kernels)
       if (c == 3 && pass == FS_PASS_RECOMPUTE)
         ck_assert_uint_eq(k->len, 0); /* selective with flash attention */
     }
-  double step = fs_workload_step_model_flops(g);
+  double step = fs_workload_step_model_flops(g, TRUE);
   ck_assert_msg(fabs(sum * g->tp * g->cp * g->grad_accum * g->dp - step) <= 1e-9 * step, "%g vs %g",
                 sum * g->tp * g->cp * g->grad_accum * g->dp, step);
   /* The optimizer updates 1/dp of a stage's parameters with ZeRO-1. */
@@ -149,7 +149,7 @@ START_TEST(test_workload_chunk_kernels)
       ck_assert_uint_eq(k->len, p ? 18 : 9);
       rs += fs_kernels_model_flops(k);
     }
-  ck_assert_double_eq_tol(rs * r->grad_accum * r->dp, fs_workload_step_model_flops(r), 1e-3);
+  ck_assert_double_eq_tol(rs * r->grad_accum * r->dp, fs_workload_step_model_flops(r, TRUE), 1e-3);
 }
 END_TEST
 
@@ -390,6 +390,89 @@ START_TEST(test_workload_corpus)
 }
 END_TEST
 
+/* Uneven pipeline stages: Meta's Llama 3.1 405B layout (embedding and loss
+ * counted as layers over 16 × 8 chunks), the same stages as stage_layers,
+ * Megatron's first/last stage layers, and what each changes downstream
+ * (chunk layers, stage memory, optimizer). */
+START_TEST(test_workload_uneven_stages)
+{
+  GError *err = NULL;
+  g_autoptr(FsWorkload) m = load_preset("llama3.1-405b-meta", NULL, &err);
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(m->gpus, 16384);
+  ck_assert_uint_eq(fs_workload_chunks(m), 128);
+  guint first, count;
+  fs_workload_chunk_layers(m, 0, &first, &count);
+  ck_assert_uint_eq(first, 0);
+  ck_assert_uint_eq(count, 0); /* the embedding alone */
+  fs_workload_chunk_layers(m, 127, &first, &count);
+  ck_assert_uint_eq(first, 126);
+  ck_assert_uint_eq(count, 0); /* the output layer and loss alone */
+  fs_workload_chunk_layers(m, 1, &first, &count);
+  ck_assert_uint_eq(first, 0);
+  ck_assert_uint_eq(count, 1);
+  ck_assert_uint_eq(fs_workload_stage_layers(m, 0), 7);
+  ck_assert_uint_eq(fs_workload_stage_layers(m, 1), 8);
+  ck_assert_uint_eq(fs_workload_stage_layers(m, 15), 7);
+  ck_assert_uint_eq(fs_workload_stage_layers(m, 16), 0);
+  /* The embedding chunk holds no transformer layer but the word embedding. */
+  g_autoptr(GArray) k0 = fs_workload_chunk_kernels(m, 0, FS_PASS_FORWARD);
+  ck_assert_uint_gt(k0->len, 0);
+  /* The same stages without interleaving: stage_layers [7, 8 × 14, 7]. */
+  const char *text =
+    "model: llama3.1-405b\ntraining: {global_batch: 2048, micro_batch: 1}\n"
+    "parallel: {tp: 8, pp: 16, dp: 128, stage_layers: [7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]}\n";
+  g_autofree char *wdir = fs_test_source_path("workloads");
+  g_autoptr(FsWorkload) s = fs_workload_load_string(text, "meta.yaml", wdir, NULL, &err);
+  fs_assert_no_error(err);
+  for (guint st = 0; st < 16; st++)
+    ck_assert_uint_eq(fs_workload_stage_layers(s, st), fs_workload_stage_layers(m, st));
+  FsMemoryLayout l;
+  fs_workload_memory_layout(s, &l);
+  FsMemoryBreakdown b0, b1;
+  ck_assert(fs_memory_estimate(&s->model, &l, 0, NULL, &b0, &err));
+  ck_assert(fs_memory_estimate(&s->model, &l, 1, NULL, &b1, &err));
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(b0.layers, 7);
+  ck_assert_uint_eq(b1.layers, 8);
+  /* Stage 0: 7 layers and the embedding; stage 1: 8 layers. */
+  FsTransformerParams tp;
+  fs_transformer_params(&s->model, &tp);
+  double per_layer = b1.params / 8;
+  ck_assert_double_eq_tol(b0.params, 7 * per_layer + tp.embedding / 8, 1e-6 * b0.params);
+  g_autoptr(GArray) o0 = fs_workload_optimizer_kernels(s, 0, &err);
+  g_autoptr(GArray) o1 = fs_workload_optimizer_kernels(s, 1, &err);
+  fs_assert_no_error(err);
+  ck_assert(g_array_index(o0, FsKernel, 0).bytes != g_array_index(o1, FsKernel, 0).bytes);
+  /* Megatron's --decoder-first/last-pipeline-num-layers: 126 = 7 + 14 × 8 + 7. */
+  const char *ov[] = {"--pp=16", "--decoder-first-pipeline-num-layers", "7",
+                      "--decoder-last-pipeline-num-layers=7", NULL};
+  g_autoptr(FsWorkload) d = load_preset("llama3.1-405b", ov, &err);
+  fs_assert_no_error(err);
+  for (guint st = 0; st < 16; st++)
+    ck_assert_uint_eq(fs_workload_stage_layers(d, st), fs_workload_stage_layers(m, st));
+  const char *bad[] = {"--pp=16", "--decoder-first-pipeline-num-layers=8", NULL};
+  g_autoptr(FsWorkload) e = load_preset("llama3.1-405b", bad, &err);
+  ck_assert_ptr_null(e);
+  fs_assert_error(err, FS_WORKLOAD_ERROR, "override --decoder-first-pipeline-num-layers=8: the 118 middle "
+                  "layers are not divisible by the 15 middle pipeline stages");
+  /* FP8 in Megatron's spelling: "--fp8-format hybrid" and "=hybrid"; other words refused. */
+  const char *f1[] = {"--fp8-format", "hybrid", "--tp=8", NULL};
+  g_autoptr(FsWorkload) h1 = load_preset("llama3.1-405b", f1, &err);
+  fs_assert_no_error(err);
+  ck_assert_int_eq(h1->dtype, FS_DTYPE_FP8);
+  ck_assert_uint_eq(h1->tp, 8);
+  const char *f2[] = {"--fp8-format=e4m3", NULL};
+  g_autoptr(FsWorkload) h2 = load_preset("llama3.1-405b", f2, &err);
+  fs_assert_no_error(err);
+  ck_assert_int_eq(h2->dtype, FS_DTYPE_FP8);
+  const char *f3[] = {"--fp8-format=e5m2", NULL};
+  g_autoptr(FsWorkload) h3 = load_preset("llama3.1-405b", f3, &err);
+  ck_assert_ptr_null(h3);
+  fs_assert_error(err, FS_WORKLOAD_ERROR, "override --fp8-format=e5m2: --fp8-format takes one of hybrid, e4m3");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("workload");
@@ -402,5 +485,6 @@ int main(void)
   FS_ADD_TEST(s, test_workload_memory_fits_catalog_gpu);
   FS_ADD_TEST(s, test_workload_placement_groups);
   FS_ADD_TEST(s, test_workload_corpus);
+  FS_ADD_TEST(s, test_workload_uneven_stages);
   return fs_test_run_suite(s);
 }

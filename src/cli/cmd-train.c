@@ -69,7 +69,7 @@ int fs_cmd_train(int argc, char **argv)
   g_option_context_set_ignore_unknown_options(ctx, TRUE);
   g_option_context_set_description(ctx,
     "OVERRIDEs use Megatron-LM's flag names (--tensor-model-parallel-size=8, --pp 4,\n"
-    "--micro-batch-size=2, --sequence-parallel, …) or YAML paths (parallel.tp=8).\n"
+    "--sequence-parallel, --decoder-first-pipeline-num-layers=7, …) or YAML paths (parallel.tp=8).\n"
     "\nExample:\n"
     "  fabricsim train topologies/dgx-h100.yaml workloads/llama2-7b.yaml\n"
     "  fabricsim train topologies/dgx-h100-ib-ndr.yaml workloads/gpt3-175b.yaml --tp=8 --pp=8 \\\n"

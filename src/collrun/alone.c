@@ -156,9 +156,15 @@ static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params,
   /* In the analytic model flows share nothing: one channel of each kind
    * runs (dedup.h). */
   FsCollExecParams ep = *params;
+  g_autofree double *caps = NULL;
+  if (opts->route_paths != NULL && fs_flownet_model(net) == FS_NET_ANALYTIC) {
+    ep.share_paths = opts->route_paths;
+    ep.share_ctx = opts->route_ctx;
+    caps = fs_coll_share_caps(run, net, ep.key, ep.share_paths, ep.share_ctx);
+  }
   if (!opts->exact && opts->route_profile != NULL && fs_flownet_model(net) == FS_NET_ANALYTIC)
     ep.channel_mask = fs_coll_plan_distinct_channels(run, opts->route_profile, opts->route_ctx,
-                                                     &kinds);
+                                                     caps, &kinds);
   stats->sim_channels = ep.channel_mask ? kinds : nch / stats->width;
   if (ep.channel_mask) {
     for (guint i = 0; i < fs_coll_plan_n_steps(run); i++)

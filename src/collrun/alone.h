@@ -152,7 +152,9 @@ typedef struct {
   FsCollRouteFixedFn route_fixed; /* folding needs it (fs_coll_topo_route_fixed); NULL: none */
   FsCollRouteProfileFn route_profile; /* analytic dedup needs it (fs_coll_topo_route_profile);
                                          NULL: none */
-  void *route_ctx;                /* of both */
+  FsCollRoutePathsFn route_paths; /* analytic model: links shared inside the collective
+                                     (exec.h, fs_coll_share_caps); NULL: every flow alone */
+  void *route_ctx;                /* of all three */
   guint min_loops;                /* N to start from; 0 = at least 4 and the pipeline's
                                      length (below) */
   guint min_steps;                /* K to start step extrapolation from; 0 = 4 */

@@ -801,6 +801,39 @@ gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out
   return ok;
 }
 
+/* Appends one path to the arrays of FsCollRoutePathsFn. */
+static void append_hops(GArray *weights, GArray *hops, double weight, const FsChannelId *path,
+                        guint len)
+{
+  FsChannelId n = len;
+  g_array_append_val(weights, weight);
+  g_array_append_val(hops, n);
+  g_array_append_vals(hops, path, len);
+}
+
+gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GArray *weights,
+                                  GArray *hops)
+{
+  FsCollTopoNet *t = ctx;
+  if (to_switch(fs_router_topo(t->router), src, dst)) {
+    const GArray *path = switch_path(t, src, dst, NULL);
+    if (path == NULL)
+      return FALSE;
+    append_hops(weights, hops, 1.0, (const FsChannelId *)path->data, path->len);
+    return TRUE;
+  }
+  FsRoute route;
+  fs_route_init(&route);
+  gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, key, &route, NULL);
+  for (guint i = 0; ok && i < route.n_paths; i++) {
+    guint len;
+    const FsChannelId *path = fs_route_path(&route, i, &len);
+    append_hops(weights, hops, g_array_index(route.weights, double, i), path, len);
+  }
+  fs_route_clear(&route);
+  return ok;
+}
+
 gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)
 {
   FsCollTopoNet *t = ctx;

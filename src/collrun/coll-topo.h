@@ -93,4 +93,10 @@ gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst);
  * the key (as fs_coll_topo_route_fixed) or there is none. */
 gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out);
 
+/* FsCollRoutePathsFn over an FsCollTopoNet (ctx, exec.h): the paths a
+ * transfer from node src to node dst with ECMP key `key` takes, as
+ * fs_coll_topo_xfer sends it (a reducing switch: its one path). */
+gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GArray *weights,
+                                  GArray *hops);
+
 G_END_DECLS

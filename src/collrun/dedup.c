@@ -8,6 +8,7 @@ typedef struct {
   const FsCollStep *st;
   guint *off, *idx, *pos; /* steps of each channel in step order (CSR), position in it */
   guint *prof;            /* per step: route profile id (transfers), 0 otherwise */
+  const double *caps;     /* per step: the shared-link cap, or NULL */
 } Chans;
 
 /* TRUE when channels a and b time alike step for step (dedup.h); with
@@ -21,7 +22,8 @@ static gboolean channels_alike(const Chans *cs, guint a, guint b)
     guint i = cs->idx[cs->off[a] + k], j = cs->idx[cs->off[b] + k];
     const FsCollStep *x = &cs->st[i], *y = &cs->st[j];
     if (x->kind != y->kind || x->bytes != y->bytes || x->inter != y->inter ||
-        x->n_deps != y->n_deps || x->n_credits != y->n_credits || cs->prof[i] != cs->prof[j])
+        x->n_deps != y->n_deps || x->n_credits != y->n_credits || cs->prof[i] != cs->prof[j] ||
+        (cs->caps != NULL && cs->caps[i] != cs->caps[j]))
       return FALSE;
     guint nd, nc;
     const uint32_t *dx = fs_coll_plan_deps(cs->plan, i, &nd);
@@ -81,14 +83,14 @@ static gboolean profile_steps(Chans *cs, guint n, FsCollRouteProfileFn profile, 
  * group. Costs one pass over the steps plus a profile per distinct pair; returns 0 as soon as a
  * step crosses channels or a profile is refused. */
 guint64 fs_coll_plan_distinct_channels(const FsCollPlan *plan, FsCollRouteProfileFn profile,
-                                       void *ctx, guint *kinds)
+                                       void *ctx, const double *step_caps, guint *kinds)
 {
   *kinds = 0;
   guint nch = fs_coll_plan_request(plan)->nchannels, n = fs_coll_plan_n_steps(plan);
   if (nch < 2 || nch > 64 || fs_coll_plan_width(plan) != 1 || n == 0 || profile == NULL)
     return 0;
   Chans cs = {plan, fs_coll_plan_step(plan, 0), g_new0(guint, nch + 1), g_new(guint, n),
-              g_new(guint, n), g_new(guint, n)};
+              g_new(guint, n), g_new(guint, n), step_caps};
   guint64 mask = 0;
   guint reps[64], nrep = 0;
   for (guint i = 0; i < n; i++) {

@@ -3,7 +3,9 @@
  *
  * In the analytic model (flow.h) no two flows share anything: a flow
  * started at S with B bytes over a path takes, whatever else runs,
- * min(its cap, the path's smallest capacity) as its rate and finishes at
+ * min(its cap, the path's smallest capacity) as its rate (the cap includes
+ * the collective's shared-link cap, exec.h fs_coll_share_caps, which the
+ * comparison below takes step for step) and finishes at
  * S + ⌈B / rate⌉ + the path's latency.  The executor (exec.h) adds only
  * per-step latencies (by the step's inter flag and whether a dependency
  * is on the same connection) and reduction delays (bytes / reduce_bw).  A
@@ -44,12 +46,16 @@ G_BEGIN_DECLS
  * ECMP key or cannot be found. */
 typedef gboolean (*FsCollRouteProfileFn)(void *ctx, int src, int dst, GByteArray *out);
 
-/* The channels of plan to run (bit c set: channel c runs) so that every
+/* step_caps (nullable, one per step): each transfer's rate cap when links are
+ * shared inside the collective (exec.h, fs_coll_share_caps); two channels are
+ * alike only when their caps agree step for step too.
+ *
+ * The channels of plan to run (bit c set: channel c runs) so that every
  * channel left out has one run that times exactly like it (above), and in
  * *kinds their count; 0 when nothing can be left out (one channel, more
  * than 64, a dependency across channels, a folded plan, a route profile
  * refused). */
 guint64 fs_coll_plan_distinct_channels(const FsCollPlan *plan, FsCollRouteProfileFn profile,
-                                       void *ctx, guint *kinds);
+                                       void *ctx, const double *step_caps, guint *kinds);
 
 G_END_DECLS

@@ -39,6 +39,7 @@ struct FsCollRun {
   FsTime start, end;
   gboolean finished;
   GError *error;
+  double *share_cap;   /* per step: its connection's cap (fs_coll_share_caps), or NULL */
 };
 
 static void start_step(FsCollRun *run, guint i);
@@ -190,7 +191,10 @@ static void start_step(FsCollRun *run, guint i)
    * their bytes at their summed cap. */
   guint width = MAX(s->width, 1);
   uint64_t wire = (uint64_t)ceil((double)s->bytes / run->params.payload) * width;
-  if (!run->xfer(run->xfer_ctx, src, dst, wire, run->params.rate_cap * width, conn_key(run, s), flow_done,
+  double cap = run->params.rate_cap * width;
+  if (run->share_cap != NULL && run->share_cap[i] > 0)
+    cap = cap > 0 ? MIN(cap, run->share_cap[i]) : run->share_cap[i];
+  if (!run->xfer(run->xfer_ctx, src, dst, wire, cap, conn_key(run, s), flow_done,
                  run, GSIZE_TO_POINTER((gsize)i), &err))
     fail(run, err);
 }
@@ -279,9 +283,110 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
     for (guint j = 0; j < nc; j++)
       run->succ[run->succ_off[cred[j]] + fill[cred[j]]++] = i | CREDIT_EDGE;
   }
+  if (params->share_paths != NULL && fs_flownet_model(net) == FS_NET_ANALYTIC)
+    run->share_cap = fs_coll_share_caps(plan, net, params->key, params->share_paths, params->share_ctx);
   run->start = at;
   fs_sim_at(run->sim, fs_time_add_sat(at, params->base_latency), kickoff, run, 0);
   return run;
+}
+
+/* A connection of the plan (fs_coll_step_same_conn), as a hash key of
+ * fs_coll_share_caps. */
+typedef struct {
+  uint32_t src, dst, chl; /* chl: channel << 8 | lane */
+} ConnKey;
+
+static guint conn_hash(gconstpointer p)
+{
+  const ConnKey *k = p;
+  return (guint)fs_hash64(((uint64_t)k->src << 32 | k->dst) ^ fs_hash64(k->chl + 1));
+}
+
+static gboolean conn_equal(gconstpointer a, gconstpointer b)
+{
+  const ConnKey *x = a, *y = b;
+  return x->src == y->src && x->dst == y->dst && x->chl == y->chl;
+}
+
+/* Adds to load[ch] (a hash of channel + 1 → double bytes) what every path of
+ * connection c puts on each of its channels: its bytes × the path's weight;
+ * or, with cap != NULL, lowers cap[c] to the rate at which the connection's
+ * bytes take as long as its busiest channel's whole load. */
+static void walk_paths(GHashTable *load, const GArray *off, const GArray *pw, const GArray *ph,
+                       const double *bytes, const FsFlowNet *net, double *cap)
+{
+  guint hp = 0;
+  for (guint c = 1; c < off->len; c++) {
+    for (guint p = g_array_index(off, guint, c - 1); p < g_array_index(off, guint, c); p++) {
+      guint len = g_array_index(ph, FsChannelId, hp);
+      double w = g_array_index(pw, double, p);
+      for (guint h = 0; h < len; h++) {
+        FsChannelId ch = g_array_index(ph, FsChannelId, hp + 1 + h);
+        double *l = g_hash_table_lookup(load, GUINT_TO_POINTER(ch + 1));
+        if (cap == NULL) {
+          if (l == NULL) {
+            l = g_new0(double, 1);
+            g_hash_table_insert(load, GUINT_TO_POINTER(ch + 1), l);
+          }
+          *l += bytes[c] * w;
+        } else if (w > 0 && *l > 0) {
+          cap[c] = MIN(cap[c], fs_flownet_channel_capacity(net, ch) * bytes[c] / *l);
+        }
+      }
+      hp += 1 + len;
+    }
+  }
+}
+
+/* See exec.h.  Routes every connection once (its paths kept in pw/ph), sums
+ * its bytes, then the load of each channel, then each connection's cap. */
+double *fs_coll_share_caps(const FsCollPlan *plan, const FsFlowNet *net, uint64_t key,
+                           FsCollRoutePathsFn paths, void *ctx)
+{
+  guint n = fs_coll_plan_n_steps(plan);
+  const FsComm *comm = fs_coll_plan_comm(plan);
+  const FsCollStep *st = n ? fs_coll_plan_step(plan, 0) : NULL;
+  FsCollRun keyer = { .key_base = key << 32 };
+  g_autoptr(GHashTable) conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL);
+  g_autoptr(GHashTable) load = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  g_autoptr(GArray) pw = g_array_new(FALSE, FALSE, sizeof(double));      /* path weights */
+  g_autoptr(GArray) ph = g_array_new(FALSE, FALSE, sizeof(FsChannelId)); /* [len, hops…] per path */
+  g_autoptr(GArray) off = g_array_new(FALSE, FALSE, sizeof(guint));      /* conn c: paths off[c-1].. */
+  g_autoptr(GArray) bytes = g_array_new(FALSE, TRUE, sizeof(double));    /* per conn (from 1) */
+  g_autofree guint *conn_of = g_new0(guint, n + 1);
+  guint zero = 0;
+  double none = 0;
+  g_array_append_val(off, zero);
+  g_array_append_val(bytes, none);
+  for (guint i = 0; i < n; i++) {
+    const FsCollStep *s = &st[i];
+    if (s->kind != FS_STEP_XFER)
+      continue;
+    ConnKey id = {s->src, s->dst, (uint32_t)s->channel << 8 | s->lane};
+    guint c = GPOINTER_TO_UINT(g_hash_table_lookup(conns, &id));
+    if (c == 0) {
+      int a = fs_coll_ep_node(comm, s->src, s->channel), b = fs_coll_ep_node(comm, s->dst, s->channel);
+      if (a < 0 || b < 0 || !paths(ctx, a, b, conn_key(&keyer, s), pw, ph))
+        return NULL;
+      c = off->len; /* connections from 1 */
+      g_hash_table_insert(conns, g_memdup2(&id, sizeof id), GUINT_TO_POINTER(c));
+      guint end = pw->len;
+      g_array_append_val(off, end);
+      g_array_append_val(bytes, none);
+    }
+    conn_of[i] = c;
+    g_array_index(bytes, double, c) += (double)s->bytes * MAX(s->width, 1);
+  }
+  const double *b = (const double *)bytes->data;
+  walk_paths(load, off, pw, ph, b, net, NULL);
+  g_autofree double *conn_cap = g_new(double, off->len);
+  for (guint c = 0; c < off->len; c++)
+    conn_cap[c] = INFINITY;
+  walk_paths(load, off, pw, ph, b, net, conn_cap);
+  double *cap = g_new0(double, n + 1);
+  for (guint i = 0; i < n; i++)
+    cap[i] = conn_of[i] && isfinite(conn_cap[conn_of[i]]) ? conn_cap[conn_of[i]] : 0;
+  return cap;
 }
 
 gboolean fs_coll_run_is_done(const FsCollRun *run)
@@ -323,6 +428,7 @@ void fs_coll_run_free(FsCollRun *run)
   g_free(run->succ_off);
   g_free(run->has_data_succ);
   g_free(run->succ);
+  g_free(run->share_cap);
   g_clear_error(&run->error);
   g_free(run);
 }

@@ -50,6 +50,36 @@ typedef gboolean (*FsCollTransferFn)(void *ctx, int src, int dst, uint64_t bytes
                                      uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
                                      GError **error);
 
+/* The paths a transfer from node src to node dst with ECMP key `key` takes:
+ * appends each path's share of the bytes to weights (double) and, to hops
+ * (FsChannelId), its hop count followed by its channels.  FALSE when there
+ * is no route. */
+typedef gboolean (*FsCollRoutePathsFn)(void *ctx, int src, int dst, uint64_t key, GArray *weights,
+                                       GArray *hops);
+
+/* Links shared inside one collective in the analytic flow model (net/flow.h
+ * gives every flow its path alone).  A connection is a (channel, lane, src,
+ * dst) of the plan carrying B_j bytes in all; path i of its route takes
+ * weight_i of them.  The load of a directional channel h is the bytes the
+ * whole collective puts on it, L_h = sum of B_j × weight_i over the
+ * (connection, path) pairs crossing it, and it needs L_h / capacity_h to
+ * carry them.  Connection j is capped at
+ *   R_j = B_j × min over the channels h of its paths of capacity_h / L_h,
+ * the rate at which its bytes take as long as its busiest channel's whole
+ * load: every connection on a channel gets a share in proportion to its
+ * bytes, and they finish together, as when every connection of the
+ * collective is busy from start to end.  The collective then takes about
+ * max over channels of L_h / capacity_h plus the latency terms the plan's
+ * steps add.  Equal to max-min when the connections are busy at once for
+ * the whole run (a ring, NVLS: tests/test-executor.c compares a TP
+ * all_reduce); slower when some idle part of the time (phases of a
+ * hierarchical plan); different collectives still never share.  Every step of the plan
+ * counts, whatever params->channel_mask.  Returns the cap of each step (0
+ * for a reduction), n_steps entries, caller frees; NULL when a route is
+ * missing.  Cost: one route per connection, O(steps + path hops). */
+double *fs_coll_share_caps(const FsCollPlan *plan, const FsFlowNet *net, uint64_t key,
+                           FsCollRoutePathsFn paths, void *ctx);
+
 typedef struct {
   FsTime base_latency;       /* once, before the first step */
   FsTime step_latency[2];    /* per data dependency: [0] inside a host, [1] across hosts */
@@ -65,6 +95,10 @@ typedef struct {
                                 with its last kept step): for a run alone in the
                                 analytic model, which runs one channel of each kind
                                 (dedup.h); a kept step must not wait on a skipped one */
+  FsCollRoutePathsFn share_paths; /* analytic model: the run's connections share their
+                                     links (fs_coll_share_caps); NULL: every flow has its
+                                     path alone */
+  void *share_ctx;
 } FsCollExecParams;
 
 typedef struct FsCollRun FsCollRun;

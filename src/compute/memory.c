@@ -140,7 +140,7 @@ double fs_memory_in_flight(FsPpSchedule schedule, guint pp, guint vp, guint m, g
 /* Parameters one GPU holds on a stage, split into dense and expert
  * parameters (they shard differently under ZeRO). */
 static void stage_params(const FsTransformerConfig *cfg, const FsMemoryLayout *l, guint stage,
-                         guint first, guint count, double *dense, double *expert,
+                         const guint *layers, guint count, double *dense, double *expert,
                          double *layer_max)
 {
   FsTransformerParams p;
@@ -155,7 +155,8 @@ static void stage_params(const FsTransformerConfig *cfg, const FsMemoryLayout *l
                                           cfg->experts / ep * row_bias
                                     : 0;
   *dense = *expert = *layer_max = 0;
-  for (guint i = first; i < first + count; i++) {
+  for (guint k = 0; k < count; k++) {
+    guint i = layers[k];
     double lp;
     if (fs_transformer_layer_is_moe(cfg, i)) {
       *dense += attn + router;
@@ -189,7 +190,7 @@ gboolean fs_memory_estimate(const FsTransformerConfig *cfg, const FsMemoryLayout
   g_return_val_if_fail(cfg != NULL && l != NULL && out != NULL, FALSE);
   memset(out, 0, sizeof *out);
   guint pp = MAX(l->pp, 1), vp = l->schedule == FS_PP_INTERLEAVED ? MAX(l->vp, 1) : 1;
-  if (cfg->layers == 0 || cfg->layers % (pp * vp) != 0) {
+  if (cfg->layers == 0 || (l->vstage_first == NULL && cfg->layers % (pp * vp) != 0)) {
     g_set_error(error, FS_TRANSFORMER_ERROR, FS_TRANSFORMER_ERROR_INVALID,
                 "layers (%u) is not divisible by pp × virtual stages (%u × %u)", cfg->layers, pp, vp);
     return FALSE;
@@ -204,14 +205,25 @@ gboolean fs_memory_estimate(const FsTransformerConfig *cfg, const FsMemoryLayout
                 "ZeRO stage %u does not exist (0 to 3)", l->zero_stage);
     return FALSE;
   }
-  guint per_stage = cfg->layers / pp;
+  /* The stage's layers: an even block (with interleaving v chunks spread
+   * over the model, whose sizes are those of one contiguous block), or the
+   * chunks of the uneven split (FsMemoryLayout.vstage_first). */
+  g_autoptr(GArray) mine = g_array_new(FALSE, FALSE, sizeof(guint));
+  if (l->vstage_first != NULL) {
+    for (guint v = stage; v < pp * MAX(l->vp, 1); v += pp)
+      for (guint i = l->vstage_first[v]; i < l->vstage_first[v + 1]; i++)
+        g_array_append_val(mine, i);
+  } else {
+    for (guint i = stage * (cfg->layers / pp); i < (stage + 1) * (cfg->layers / pp); i++)
+      g_array_append_val(mine, i);
+  }
+  const guint *ids = (const guint *)mine->data;
   out->stage = stage;
-  out->layers = per_stage;
+  out->layers = mine->len;
 
-  /* Model states.  With interleaving a rank holds v chunks spread over the
-   * model; their sizes are the same as one contiguous block of layers. */
+  /* Model states. */
   double dense, expert, layer_max;
-  stage_params(cfg, l, stage, stage * per_stage, per_stage, &dense, &expert, &layer_max);
+  stage_params(cfg, l, stage, ids, mine->len, &dense, &expert, &layer_max);
   out->params = dense + expert;
   FsModelStates sd, se;
   /* ZeRO shards over the gradient-reduction group, dp × cp (Megatron-Core's
@@ -228,8 +240,8 @@ gboolean fs_memory_estimate(const FsTransformerConfig *cfg, const FsMemoryLayout
 
   /* Activations of one micro-batch through this stage's layers. */
   double per_mb = 0;
-  for (guint i = stage * per_stage; i < (stage + 1) * per_stage; i++)
-    per_mb += fs_memory_layer_activations(cfg, l, i);
+  for (guint k = 0; k < mine->len; k++)
+    per_mb += fs_memory_layer_activations(cfg, l, ids[k]);
   double e = act_bytes(l), t = MAX(l->tp, 1), c = MAX(l->cp, 1);
   double tok = (double)MAX(l->micro_batch, 1) * cfg->seq_len / c;
   double seq_div = l->sequence_parallel ? t : 1;
@@ -248,8 +260,8 @@ gboolean fs_memory_estimate(const FsTransformerConfig *cfg, const FsMemoryLayout
     FsMemoryLayout none = *l;
     none.recompute = FS_RECOMPUTE_NONE;
     double ws = 0;
-    for (guint i = stage * per_stage; i < (stage + 1) * per_stage; i++)
-      ws = MAX(ws, fs_memory_layer_activations(cfg, &none, i));
+    for (guint k = 0; k < mine->len; k++)
+      ws = MAX(ws, fs_memory_layer_activations(cfg, &none, ids[k]));
     out->recompute_workspace = (uint64_t)llround(ws);
   }
 

@@ -75,6 +75,10 @@ typedef struct {
   gboolean offload_optimizer; /* master weights and optimizer states on the host */
   uint64_t bucket_size;       /* DP gradient bucket, bytes (0: none) */
   uint64_t reserved;          /* fixed extra per GPU (context, workspaces), bytes */
+  /* Uneven pipeline stages: virtual stage v (chunk c of stage s is
+   * v = c·pp + s) holds layers [vstage_first[v], vstage_first[v + 1]),
+   * pp·vp + 1 entries, borrowed; NULL: every stage holds layers / pp. */
+  const guint *vstage_first;
 } FsMemoryLayout;
 
 /* Fills a layout with 1-way parallelism, 1F1B, b = m = 1, ZeRO-0, Adam,

@@ -390,7 +390,7 @@ gboolean fs_planner_prepare(FsPlanner *p, GError **error)
   const FsPlannerSpec *s = &p->spec;
   gboolean layers = w->form == FS_MODEL_FORM_LAYERS;
   gboolean moe = !layers && w->model.experts > 1;
-  Enum e = { p, w, fs_workload_step_model_flops(w), fs_planner_tokens_per_step(w), 0, 0 };
+  Enum e = { p, w, fs_workload_step_model_flops(w, TRUE), fs_planner_tokens_per_step(w), 0, 0 };
   for (guint si = 0; si < p->systems->len; si++) {
     const FsPlannerSystem *sys = &g_array_index(p->systems, FsPlannerSystem, si);
     if (fs_sim_interrupt_requested()) {

@@ -48,8 +48,9 @@ void fs_report_train_text(GString *out, FsTrain *t, const FsWorkload *w, const F
          w->micro_batch);
   g_string_append_printf(out, "  step time    %.3f ms\n", ms(r->step_time));
   g_string_append_printf(out, "  tokens/s     %.0f\n", r->tokens_per_s);
-  g_string_append_printf(out, "  model TFLOP/s per GPU  %.1f  (MFU %.1f%% of %.0f TFLOP/s %s peak)\n", r->tflops_per_gpu,
-         100 * r->mfu, r->peak_flops / 1e12, fs_dtype_name(r->peak_dtype));
+  g_string_append_printf(out, "  model TFLOP/s per GPU  %.1f  (MFU %.1f%% of %.0f TFLOP/s %s peak; %.1f%% with causal "
+         "attention halved)\n", r->tflops_per_gpu, 100 * r->mfu, r->peak_flops / 1e12,
+         fs_dtype_name(r->peak_dtype), 100 * r->mfu_causal);
   g_string_append_printf(out, "  energy/step  %.4g kJ (%u GPUs × %.0f W TDP × step time)\n", r->energy_j / 1e3, r->gpus,
          r->gpu->tdp);
   g_string_append_printf(out, "\nTime per rank class (ms; stage s = its tp 0, dp 0 rank):\n");
@@ -121,9 +122,11 @@ static json_t *result_json(FsTrain *t, const FsWorkload *w, const FsTopo *topo,
   json_object_set_new(o, "tokens_per_step", json_real(r->tokens));
   json_object_set_new(o, "tokens_per_s", json_real(r->tokens_per_s));
   json_object_set_new(o, "model_flops_per_step", json_real(r->model_flops));
+  json_object_set_new(o, "model_flops_per_step_causal", json_real(r->model_flops_causal));
   json_object_set_new(o, "model_tflops_per_gpu", json_real(r->tflops_per_gpu));
   json_object_set_new(o, "peak_tflops_per_gpu", json_real(r->peak_flops / 1e12));
   json_object_set_new(o, "mfu", json_real(r->mfu));
+  json_object_set_new(o, "mfu_causal", json_real(r->mfu_causal));
   json_object_set_new(o, "energy_j", json_real(r->energy_j));
   json_t *cls = json_array();
   for (guint i = 0; i < r->classes->len; i++)

@@ -288,10 +288,9 @@ guint fs_train_n_layers(const FsTrain *t)
 
 void fs_train_layer_range(const FsTrain *t, guint vstage, guint *lo, guint *hi)
 {
-  guint L = fs_train_n_layers(t);
-  guint nv = t->p * t->v;
-  *lo = (guint)((uint64_t)L * vstage / nv);
-  *hi = (guint)((uint64_t)L * (vstage + 1) / nv);
+  guint count;
+  fs_workload_chunk_layers(t->w, vstage, lo, &count);
+  *hi = *lo + count;
 }
 
 static guint link_index(const FsTrain *t, guint j, guint g, guint mb)
@@ -349,7 +348,7 @@ static void forward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
   if (vs + 1 < nv) {
     FsSimRank *to = rank_of(t, (vs + 1) % t->p, r->tpi);
     FsOp x = { .kind = FS_OP_XFER, .cat = FS_CAT_PP, .name = "send activations",
-               .bytes = boundary_bytes(t->w, hi - 1), .src = r->gpu, .dst = to->gpu,
+               .bytes = boundary_bytes(t->w, hi > 0 ? hi - 1 : 0), .src = r->gpu, .dst = to->gpu,
                .mb = (int)mb, .layer = -1 };
     out = fs_opgraph_add(g, r->s_pp, &x, &op, 1);
     g_array_append_val(r->comm_ops, out);
@@ -687,7 +686,8 @@ gboolean fs_train_run(FsTrain *t, GError **error)
   res->tokens = (double)w->global_batch *
                 (w->form == FS_MODEL_FORM_TRANSFORMER ? w->model.seq_len : 1);
   res->tokens_per_s = secs > 0 ? res->tokens / secs : 0;
-  res->model_flops = fs_workload_step_model_flops(w);
+  res->model_flops = fs_workload_step_model_flops(w, FALSE);
+  res->model_flops_causal = fs_workload_step_model_flops(w, TRUE);
   res->tflops_per_gpu = secs > 0 ? res->model_flops / secs / w->gpus / 1e12 : 0;
   /* The peak the GEMMs run at: the dtype's, or the next wider type the GPU
    * has (bf16 on a V100 runs at the fp16 peak), as the kernel model says. */
@@ -696,7 +696,9 @@ gboolean fs_train_run(FsTrain *t, GError **error)
   fs_kernel_time(&probe, res->gpu, NULL, &kt);
   res->peak_flops = kt.peak;
   res->peak_dtype = kt.peak_dtype;
-  res->mfu = res->peak_flops > 0 && secs > 0 ? res->model_flops / (res->peak_flops * w->gpus * secs) : 0;
+  double peak_s = res->peak_flops * w->gpus * secs;
+  res->mfu = peak_s > 0 ? res->model_flops / peak_s : 0;
+  res->mfu_causal = peak_s > 0 ? res->model_flops_causal / peak_s : 0;
   res->energy_j = res->gpu->tdp * w->gpus * secs;
   if (res->classes)
     g_array_unref(res->classes);

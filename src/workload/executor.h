@@ -110,19 +110,24 @@ typedef struct {
   guint rank;
   int gpu;                   /* topology node */
   FsOpBreakdown time;
-  double model_flops;        /* FLOPs of this rank's step that count for MFU */
+  double model_flops;        /* model FLOPs this rank's kernels run (causal attention
+                                halved: they sum to FsTrainResult.model_flops_causal) */
 } FsTrainClass;
 
 typedef struct {
   FsTime step_time;
   double tokens;             /* per step, whole job */
   double tokens_per_s;
-  double model_flops;        /* per step, whole job (PaLM/Megatron count) */
+  double model_flops;        /* per step, whole job, the convention of published MFU
+                                (NeMo, Megatron-LM 2024: attention in full;
+                                fs_workload_step_model_flops) */
+  double model_flops_causal; /* the same with causal attention halved (Megatron-LM 2025) */
   double tflops_per_gpu;     /* model TFLOP/s per GPU */
   double peak_flops;         /* the GPU's dense peak for the training dtype (or the
                                 next wider one it has) */
   FsDtype peak_dtype;        /* the dtype of that peak */
-  double mfu;
+  double mfu;                /* model_flops / (peak × GPUs × step time) */
+  double mfu_causal;         /* model_flops_causal / (peak × GPUs × step time) */
   double energy_j;           /* GPUs × TDP × step time */
   guint gpus;
   guint microbatches;        /* per replica per step */

@@ -486,6 +486,8 @@ static void start_coll(FsOpGraph *g, guint ci)
   }
   FsCollExecParams params = p->params;
   params.key = g->key++;
+  params.share_paths = fs_coll_topo_route_paths; /* the analytic model's shared links */
+  params.share_ctx = g->env->tnet;
   CollCtx *cc = g_new(CollCtx, 1);
   cc->g = g;
   cc->coll = ci;
@@ -645,7 +647,8 @@ gboolean fs_opgraph_measure_coll(const FsOpEnv *env, const guint *gpus, guint n,
   /* Alone on the network: the shortcuts of alone.h apply (channel
    * folding, loop and step extrapolation, each checked as it runs). */
   FsCollAloneOpts opts = { .route_fixed = fs_coll_topo_route_fixed,
-                           .route_profile = fs_coll_topo_route_profile, .route_ctx = env->tnet };
+                           .route_profile = fs_coll_topo_route_profile,
+                           .route_paths = fs_coll_topo_route_paths, .route_ctx = env->tnet };
   FsCollAloneStats st;
   if (!fs_coll_time_alone(env->nccl, &sys, comm, nbytes, &ch, &req, 0, env->net,
                           fs_coll_topo_xfer, env->tnet, &opts, &st, error))

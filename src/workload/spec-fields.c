@@ -70,6 +70,11 @@ static const Field fields[F_N] = {
   [F_ZERO] = {F_ZERO, "parallel.zero_stage", "--zero-stage", NULL, FT_UINT, OFF(zero_stage), 0, 3, NULL, NULL},
   [F_FSDP] = {F_FSDP, "parallel.fsdp", "--use-torch-fsdp2", NULL, FT_BOOL, NONE, 0, 0, NULL, NULL},
   [F_BUCKET] = {F_BUCKET, "parallel.bucket_size", NULL, NULL, FT_SIZE, OFF(bucket_size), 0, 0, NULL, NULL},
+  [F_STAGE_LAYERS] = {F_STAGE_LAYERS, "parallel.stage_layers", NULL, NULL, FT_ENUM, NONE, 0, 0, NULL, NULL},
+  [F_FIRST_STAGE] = {F_FIRST_STAGE, "parallel.first_stage_layers", "--decoder-first-pipeline-num-layers", NULL, FT_UINT, OFF(first_stage_layers), 1, 100000, NULL, NULL},
+  [F_LAST_STAGE] = {F_LAST_STAGE, "parallel.last_stage_layers", "--decoder-last-pipeline-num-layers", NULL, FT_UINT, OFF(last_stage_layers), 1, 100000, NULL, NULL},
+  [F_ACCOUNT_EMB] = {F_ACCOUNT_EMB, "parallel.account_for_embedding", "--account-for-embedding-in-pipeline-split", NULL, FT_BOOL, OFF(account_embedding), 0, 0, NULL, NULL},
+  [F_ACCOUNT_LOSS] = {F_ACCOUNT_LOSS, "parallel.account_for_loss", "--account-for-loss-in-pipeline-split", NULL, FT_BOOL, OFF(account_loss), 0, 0, NULL, NULL},
   [F_OVERLAP_DP] = {F_OVERLAP_DP, "parallel.overlap.dp_grads", "--overlap-grad-reduce", NULL, FT_BOOL, OFF(overlap_dp_grads), 0, 0, NULL, NULL},
   [F_OVERLAP_TP] = {F_OVERLAP_TP, "parallel.overlap.tp_comm", "--tp-comm-overlap", NULL, FT_BOOL, OFF(overlap_tp_comm), 0, 0, NULL, NULL},
   [F_OVERLAP_PARAM] = {F_OVERLAP_PARAM, "parallel.overlap.param_gather", "--overlap-param-gather", NULL, FT_BOOL, OFF(overlap_param_gather), 0, 0, NULL, NULL},
@@ -78,19 +83,42 @@ static const Field fields[F_N] = {
   [F_OFFLOAD] = {F_OFFLOAD, "offload.optimizer", "--optimizer-cpu-offload", NULL, FT_BOOL, OFF(offload_optimizer), 0, 0, NULL, NULL},
 };
 
-/* Megatron flags that set a field to a fixed value. */
+/* Megatron flags that set a field to a fixed value.  A flag with `takes`
+ * also accepts one of those words as its value ("--fp8-format hybrid" or
+ * "--fp8-format=hybrid"; Megatron-LM's choices e4m3 and hybrid, both FP8
+ * GEMMs here) and refuses any other. */
+static const char *const fp8_formats[] = {"hybrid", "e4m3", NULL};
 static const struct {
   const char *name;
   FieldId id;
   const char *value;
+  const char *const *takes;
 } aliases[] = {
-  {"--bf16", F_DTYPE, "bf16"},
-  {"--fp16", F_DTYPE, "fp16"},
-  {"--fp8-format", F_DTYPE, "fp8"},
-  {"--use-distributed-optimizer", F_ZERO, "1"},
-  {"--recompute-activations", F_RECOMPUTE, "selective"},
-  {"--untie-embeddings-and-output-weights", F_TIED, "false"},
+  {"--bf16", F_DTYPE, "bf16", NULL},
+  {"--fp16", F_DTYPE, "fp16", NULL},
+  {"--fp8-format", F_DTYPE, "fp8", fp8_formats},
+  {"--use-distributed-optimizer", F_ZERO, "1", NULL},
+  {"--recompute-activations", F_RECOMPUTE, "selective", NULL},
+  {"--untie-embeddings-and-output-weights", F_TIED, "false", NULL},
 };
+
+/* The alias named name, or -1. */
+static int alias_index(const char *name)
+{
+  for (guint i = 0; i < G_N_ELEMENTS(aliases); i++)
+    if (strcmp(name, aliases[i].name) == 0)
+      return (int)i;
+  return -1;
+}
+
+/* TRUE when word is one of the alias's accepted values. */
+static gboolean alias_takes(int a, const char *word)
+{
+  for (guint i = 0; a >= 0 && aliases[a].takes && aliases[a].takes[i]; i++)
+    if (strcmp(word, aliases[a].takes[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
 
 const Field *fs_workload_field(FieldId id)
 {
@@ -238,11 +266,18 @@ gboolean fs_workload_apply_override(FsWorkload *w, const char *name, const char 
   g_autofree char *shown = value ? g_strdup_printf("%s=%s", name, value) : g_strdup(name);
   const Field *f = NULL;
   const char *v = value;
-  for (guint i = 0; i < G_N_ELEMENTS(aliases); i++)
-    if (strcmp(name, aliases[i].name) == 0) {
-      f = &fields[aliases[i].id];
-      v = aliases[i].value;
+  int a = alias_index(name);
+  if (a >= 0) {
+    if (value != NULL && !alias_takes(a, value)) {
+      g_autofree char *list = aliases[a].takes ? g_strjoinv(", ", (char **)aliases[a].takes) : NULL;
+      g_set_error(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_OVERRIDE,
+                  "override %s: %s %s%s", shown, name, list ? "takes one of " : "is a flag and takes no value",
+                  list ? list : "");
+      return FALSE;
     }
+    f = &fields[aliases[a].id];
+    v = aliases[a].value;
+  }
   if (f == NULL)
     f = fs_workload_field_by_name(name);
   if (f == NULL) {
@@ -288,12 +323,17 @@ gboolean fs_workload_apply_overrides(FsWorkload *w, const char *const *args, GEr
         return FALSE;
       continue;
     }
-    /* "--tp 8": a name whose field takes a value consumes the next word. */
+    /* "--tp 8": a name whose field takes a value consumes the next word;
+     * so does an alias that takes words ("--fp8-format hybrid"). */
     const Field *f = fs_workload_field_by_name(a);
-    gboolean is_alias = FALSE;
-    for (guint j = 0; j < G_N_ELEMENTS(aliases); j++)
-      is_alias |= strcmp(a, aliases[j].name) == 0;
-    if (f != NULL && !is_alias && f->type != FT_BOOL && args[i + 1] != NULL) {
+    int al = alias_index(a);
+    if (al >= 0 && args[i + 1] != NULL && alias_takes(al, args[i + 1])) {
+      if (!fs_workload_apply_override(w, a, args[i + 1], error))
+        return FALSE;
+      i++;
+      continue;
+    }
+    if (f != NULL && al < 0 && f->type != FT_BOOL && args[i + 1] != NULL) {
       if (!fs_workload_apply_override(w, a, args[i + 1], error))
         return FALSE;
       i++;

@@ -41,6 +41,7 @@ void fs_workload_memory_layout(const FsWorkload *w, FsMemoryLayout *l)
   l->offload_optimizer = w->offload_optimizer;
   l->bucket_size = w->bucket_size;
   l->reserved = w->memory_reserve;
+  l->vstage_first = w->vstage_first; /* borrowed: the layers of each chunk */
 }
 
 double fs_workload_params(const FsWorkload *w)
@@ -56,7 +57,7 @@ double fs_workload_params(const FsWorkload *w)
   return p.total;
 }
 
-double fs_workload_step_model_flops(const FsWorkload *w)
+double fs_workload_step_model_flops(const FsWorkload *w, gboolean causal_half)
 {
   if (w->form == FS_MODEL_FORM_LAYERS) {
     double s = 0;
@@ -64,7 +65,7 @@ double fs_workload_step_model_flops(const FsWorkload *w)
       s += w->layers[i].cls == FS_KERNEL_GEMM ? w->layers[i].flops : 0;
     return 3 * s * w->global_batch;
   }
-  return fs_transformer_flops_per_token(&w->model, w->model.causal) * w->model.seq_len *
+  return fs_transformer_flops_per_token(&w->model, causal_half && w->model.causal) * w->model.seq_len *
          (double)w->global_batch;
 }
 
@@ -151,16 +152,38 @@ gboolean fs_workload_memory_estimate(const FsWorkload *w, const FsGpuModel *gpu,
   return fs_memory_estimate_worst(&w->model, &l, gpu, out, error);
 }
 
-/* Layers [first, first + count) of model chunk `chunk` (0 .. pp·vp − 1). */
+/* Layers [first, first + count) of model chunk `chunk` (0 .. pp·vp − 1):
+ * the resolved split (spec.c, resolve_stages), or the even one before
+ * resolution. */
 static void chunk_range(const FsWorkload *w, guint chunk, guint *first, guint *count)
 {
+  if (w->vstage_first != NULL) {
+    *first = w->vstage_first[chunk];
+    *count = w->vstage_first[chunk + 1] - *first;
+    return;
+  }
   guint chunks = MAX(w->pp, 1) * MAX(w->vp, 1);
   guint n = w->form == FS_MODEL_FORM_LAYERS ? w->n_layers : w->model.layers;
-  /* Even split; a layer list that chunks do not divide gives the first
-   * chunks one layer more. */
   guint base = n / chunks, extra = n % chunks;
   *first = chunk * base + MIN(chunk, extra);
   *count = base + (chunk < extra ? 1 : 0);
+}
+
+void fs_workload_chunk_layers(const FsWorkload *w, guint chunk, guint *first, guint *count)
+{
+  g_return_if_fail(w != NULL && chunk < fs_workload_chunks(w));
+  chunk_range(w, chunk, first, count);
+}
+
+guint fs_workload_stage_layers(const FsWorkload *w, guint stage)
+{
+  guint n = 0;
+  for (guint c = stage; stage < MAX(w->pp, 1) && c < fs_workload_chunks(w); c += MAX(w->pp, 1)) {
+    guint first, count;
+    chunk_range(w, c, &first, &count);
+    n += count;
+  }
+  return n;
 }
 
 guint fs_workload_chunks(const FsWorkload *w)

@@ -58,6 +58,8 @@ void fs_workload_free(FsWorkload *w)
   g_free(w->layers);
   g_free(w->order);
   g_free(w->rank_map);
+  g_free(w->stage_layers);
+  g_free(w->vstage_first);
   for (guint i = 0; i < F_N; i++)
     g_free(w->priv->pos[i].override);
   g_string_chunk_free(w->priv->files);
@@ -465,7 +467,30 @@ static gboolean parse_model(FsWorkload *w, const FsYamlNode *node, const char *d
 
 static const char *const top_keys[] = {"name", "description", "source", "gpus", "model", "training",
                                        "parallel", "placement", "offload", NULL};
-static const char *const parallel_extra[] = {"overlap", NULL};
+static const char *const parallel_extra[] = {"overlap", "stage_layers", NULL};
+
+/* parallel.stage_layers: a list of layer counts, one per pipeline stage
+ * (checked against pp and the layer count by resolve_stages). */
+static gboolean parse_stage_layers(FsWorkload *w, const FsYamlNode *node, GError **error)
+{
+  if (!fs_yaml_require_seq(node, error))
+    return FALSE;
+  if (node->n == 0) {
+    fs_yaml_error(error, node, "stage_layers is empty; expected one layer count per pipeline stage");
+    return FALSE;
+  }
+  g_free(w->stage_layers);
+  w->stage_layers = g_new0(guint, node->n);
+  w->n_stage_layers = node->n;
+  for (guint i = 0; i < node->n; i++) {
+    int64_t v;
+    if (!fs_yaml_get_int(node->values[i], 0, 100000, &v, error))
+      return FALSE;
+    w->stage_layers[i] = (guint)v;
+  }
+  mark(w, F_STAGE_LAYERS, node);
+  return TRUE;
+}
 static const char *const placement_keys[] = {"order", "ranks", NULL};
 
 static gboolean parse_placement(FsWorkload *w, const FsYamlNode *node, GError **error)
@@ -539,6 +564,9 @@ static FsWorkload *load_doc(FsYamlDoc *doc, const char *file, const char *dir, G
     mark_node(w, &w->priv->parallel_pos, pn);
     if (!parse_section(w, pn, "parallel", parallel_extra, error))
       return NULL;
+    const FsYamlNode *sl = fs_yaml_map_get(pn, "stage_layers");
+    if (sl != NULL && !parse_stage_layers(w, sl, error))
+      return NULL;
     const FsYamlNode *ov = fs_yaml_map_get(pn, "overlap");
     if (ov != NULL && !parse_section(w, ov, "parallel.overlap", NULL, error))
       return NULL;
@@ -593,6 +621,13 @@ static gboolean given(const FsWorkload *w, FieldId id)
   return w->priv->pos[id].given;
 }
 
+/* TRUE when the workload asks for uneven pipeline stages. */
+static gboolean uneven(const FsWorkload *w)
+{
+  return w->stage_layers != NULL || w->first_stage_layers || w->last_stage_layers ||
+         w->account_embedding || w->account_loss;
+}
+
 /* Checks the model against the parallel layout: a layer-list model takes no tp, cp or ep and
  * needs a layer per virtual stage; a transformer needs its sizes, consistent heads and experts,
  * and sizes that tp, cp (2·cp when causal), sequence parallelism, ep and pp × vp divide. Fails
@@ -607,7 +642,7 @@ static gboolean resolve_model(FsWorkload *w, GError **error)
       return fail_at(w, F_CP, error, "a layer-list model runs without context parallelism (cp = 1), got cp = %u", w->cp);
     if (w->ep > 1)
       return fail_at(w, F_EP, error, "a layer-list model has no experts (ep = 1), got ep = %u", w->ep);
-    if (w->n_layers < w->pp * w->vp)
+    if (!uneven(w) && w->n_layers < w->pp * w->vp)
       return fail_at(w, F_PP, error, "%u layers cannot fill pp × virtual stages = %u × %u", w->n_layers,
                      w->pp, w->vp);
     return TRUE;
@@ -657,9 +692,101 @@ static gboolean resolve_model(FsWorkload *w, GError **error)
     return fail_at(w, F_EP, error, "ep (%u) needs a mixture-of-experts model (experts > 1)", w->ep);
   if (m->experts > 1 && m->experts % w->ep)
     return fail_at(w, F_EP, error, "experts (%u) is not divisible by ep (%u)", m->experts, w->ep);
-  if (m->layers % (w->pp * w->vp))
+  if (!uneven(w) && m->layers % (w->pp * w->vp))
     return fail_at(w, w->vp > 1 ? F_VP : F_PP, error,
-                   "layers (%u) is not divisible by pp × virtual stages (%u × %u)", m->layers, w->pp, w->vp);
+                   "layers (%u) is not divisible by pp × virtual stages (%u × %u); uneven stages: "
+                   "parallel.stage_layers or --decoder-first/last-pipeline-num-layers", m->layers, w->pp, w->vp);
+  return TRUE;
+}
+
+/* Fills vs (pp·vp entries) with the layers of each virtual stage when a
+ * stage's n layers split evenly over its vp chunks: chunk c of stage s is
+ * virtual stage c·pp + s.  FALSE when n is not divisible by vp. */
+static gboolean split_stage(guint *vs, guint pp, guint vp, guint s, guint n)
+{
+  if (n % vp)
+    return FALSE;
+  for (guint c = 0; c < vp; c++)
+    vs[c * pp + s] = n / vp;
+  return TRUE;
+}
+
+/* Sets vstage_first from the uneven-stage options (at most one kind),
+ * checked as Megatron-LM checks them (TransformerConfig.__post_init__):
+ * stage_layers has pp entries summing to the layer count; first/last stage
+ * layers leave a middle that the middle stages divide; with the embedding
+ * and loss counted as layers the count divides pp; every stage's layers
+ * divide over its virtual stages.  The default is the even split. */
+static gboolean resolve_stages(FsWorkload *w, GError **error)
+{
+  guint L = w->form == FS_MODEL_FORM_LAYERS ? w->n_layers : w->model.layers;
+  guint pp = w->pp, vp = w->vp, nv = pp * vp;
+  guint kinds = (w->stage_layers != NULL) + (w->first_stage_layers || w->last_stage_layers) +
+                (w->account_embedding || w->account_loss);
+  FieldId at = w->stage_layers ? F_STAGE_LAYERS : (w->first_stage_layers ? F_FIRST_STAGE :
+               w->last_stage_layers ? F_LAST_STAGE : w->account_embedding ? F_ACCOUNT_EMB : F_ACCOUNT_LOSS);
+  if (kinds > 1)
+    return fail_at(w, at, error, "give one of stage_layers, first/last_stage_layers (--decoder-first/"
+                   "last-pipeline-num-layers) and account_for_embedding/loss, not several");
+  if (kinds == 1 && pp < 2)
+    return fail_at(w, at, error, "uneven pipeline stages need pp of 2 or more, got pp = %u", pp);
+  g_autofree guint *vs = g_new0(guint, nv);
+  if (w->stage_layers != NULL) {
+    if (w->n_stage_layers != pp)
+      return fail_at(w, F_STAGE_LAYERS, error, "stage_layers has %u entries, but pp is %u (one entry per "
+                     "pipeline stage)", w->n_stage_layers, pp);
+    guint64 sum = 0;
+    for (guint s = 0; s < pp; s++) {
+      sum += w->stage_layers[s];
+      if (!split_stage(vs, pp, vp, s, w->stage_layers[s]))
+        return fail_at(w, F_STAGE_LAYERS, error, "stage_layers entry %u (%u layers) is not divisible by "
+                       "virtual_stages (%u)", s + 1, w->stage_layers[s], vp);
+    }
+    if (sum != L)
+      return fail_at(w, F_STAGE_LAYERS, error, "stage_layers sums to %" G_GUINT64_FORMAT " layers, but the "
+                     "model has %u", sum, L);
+  } else if (w->first_stage_layers || w->last_stage_layers) {
+    guint first = w->first_stage_layers, last = w->last_stage_layers;
+    guint middle_stages = pp - (first ? 1 : 0) - (last ? 1 : 0);
+    if ((guint64)first + last > L)
+      return fail_at(w, at, error, "first and last stage layers (%u + %u) exceed the model's %u layers",
+                     first, last, L);
+    guint middle = L - first - last;
+    if ((middle_stages == 0) != (middle == 0))
+      return fail_at(w, at, error, "%u middle layers are left for %u middle pipeline stages", middle,
+                     middle_stages);
+    if (middle_stages && middle % middle_stages)
+      return fail_at(w, at, error, "the %u middle layers are not divisible by the %u middle pipeline stages",
+                     middle, middle_stages);
+    for (guint s = 0; s < pp; s++) {
+      guint n = s == 0 && first ? first : s == pp - 1 && last ? last : middle / middle_stages;
+      if (!split_stage(vs, pp, vp, s, n))
+        return fail_at(w, at, error, "pipeline stage %u (%u layers) is not divisible by virtual_stages (%u)",
+                       s + 1, n, vp);
+    }
+  } else if (w->account_embedding || w->account_loss) {
+    if (w->form != FS_MODEL_FORM_TRANSFORMER)
+      return fail_at(w, at, error, "a layer-list model has no embedding or loss to count as layers");
+    guint n = L + (w->account_embedding ? 1 : 0) + (w->account_loss ? 1 : 0);
+    if (n % nv)
+      return fail_at(w, at, error, "layers with the embedding and loss counted (%u) are not divisible by "
+                     "pp × virtual stages (%u × %u)", n, pp, vp);
+    for (guint v = 0; v < nv; v++)
+      vs[v] = n / nv;
+    if (w->account_embedding)
+      vs[0]--;
+    if (w->account_loss)
+      vs[nv - 1]--;
+  } else {
+    /* Even: a layer list that does not divide gives the first chunks one
+     * layer more. */
+    for (guint v = 0; v < nv; v++)
+      vs[v] = L / nv + (v < L % nv ? 1 : 0);
+  }
+  g_free(w->vstage_first);
+  w->vstage_first = g_new0(guint, nv + 1);
+  for (guint v = 0; v < nv; v++)
+    w->vstage_first[v + 1] = w->vstage_first[v] + vs[v];
   return TRUE;
 }
 
@@ -798,7 +925,8 @@ static gboolean resolve_placement(FsWorkload *w, GError **error)
 gboolean fs_workload_resolve(FsWorkload *w, guint gpus, GError **error)
 {
   g_return_val_if_fail(w != NULL, FALSE);
-  if (!resolve_schedule(w, error) || !resolve_model(w, error) || !resolve_gpus(w, gpus, error) ||
+  if (!resolve_schedule(w, error) || !resolve_model(w, error) || !resolve_stages(w, error) ||
+      !resolve_gpus(w, gpus, error) ||
       !resolve_batch(w, error) || !resolve_placement(w, error))
     return FALSE;
   if (!given(w, F_BUCKET)) {

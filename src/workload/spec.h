@@ -113,6 +113,19 @@ typedef struct {
   gboolean overlap_dp_grads;
   gboolean overlap_tp_comm;
   gboolean overlap_param_gather;
+  /* Uneven pipeline stages (at most one of the three ways; workloads/README.md):
+   * transformer layers per pipeline stage as given (parallel.stage_layers,
+   * NULL: none), Megatron-LM's --decoder-first/last-pipeline-num-layers
+   * (0: not given), and its --account-for-embedding/loss-in-pipeline-split
+   * (the embedding, the loss, counted as one layer each in the split). */
+  guint *stage_layers;
+  guint n_stage_layers;
+  guint first_stage_layers, last_stage_layers;
+  gboolean account_embedding, account_loss;
+  /* Resolved: the first layer of virtual stage vs (0 .. pp·vp − 1) is
+   * vstage_first[vs], its layers run to vstage_first[vs + 1] (pp·vp + 1
+   * entries; set by fs_workload_resolve). */
+  guint *vstage_first;
 
   /* Placement. */
   char *order;          /* parallel dimensions innermost first, "tp-cp-ep-dp-pp" */
@@ -172,19 +185,34 @@ void fs_workload_memory_layout(const FsWorkload *w, FsMemoryLayout *layout);
 /* Total parameters (either form). */
 double fs_workload_params(const FsWorkload *w);
 
-/* Model FLOPs of one step (forward + backward over the global batch;
- * transformers: 6N + 12·L·a·d·s per token with the causal half). */
-double fs_workload_step_model_flops(const FsWorkload *w);
+/* Model FLOPs of one step (forward + backward over the global batch).
+ * Transformers: 6·N_matmul + 12·L·a·d·s per token with causal_half FALSE —
+ * the convention of published MFU: NeMo's flops_formulas.py (llama3, gpt3:
+ * the 12·s/h term in full) and Megatron-LM's num_floating_point_operations
+ * up to 2024 (megatron/training/training.py at 86df799, "(1 + g/a + s/h)");
+ * with causal_half TRUE the attention term is halved for a causal model,
+ * as the kernels compute it and as Megatron-LM counts it since 2025
+ * (training.py at 001b00c, "causal mask (only half of the mask is
+ * non-zero)").  Layer-list models: 3 × the forward GEMM FLOPs either way. */
+double fs_workload_step_model_flops(const FsWorkload *w, gboolean causal_half);
 
 /* Kernels of layer i of a layer-list model for one micro-batch: FORWARD
  * (flops × micro batch), BACKWARD (a dgrad and a wgrad, each of the
  * forward FLOPs).  Kernel names are borrowed from w.  Caller frees. */
 GArray *fs_workload_layer_kernels(const FsWorkload *w, guint i, FsKernelPass pass);
 
-/* Model chunks: pp × virtual stages.  Chunk c holds an even share of the
- * layers in order (the first chunks one more when a layer list does not
- * divide) and runs on pipeline stage c mod pp. */
+/* Model chunks: pp × virtual stages.  Chunk c runs on pipeline stage
+ * c mod pp and holds layers [first, first + count) of
+ * fs_workload_chunk_layers: an even share in order by default (the first
+ * chunks one more when a layer list does not divide), or the uneven split
+ * the workload asks for (stage_layers, first/last stage layers, embedding
+ * and loss counted as layers). */
 guint fs_workload_chunks(const FsWorkload *w);
+void fs_workload_chunk_layers(const FsWorkload *w, guint chunk, guint *first, guint *count);
+
+/* Transformer (or listed) layers held by pipeline stage `stage` over all
+ * its chunks; 0 for a stage that does not exist. */
+guint fs_workload_stage_layers(const FsWorkload *w, guint stage);
 
 /* The kernels of one micro-batch through model chunk `chunk` on one rank,
  * in execution order: FORWARD (the embedding first on chunk 0, the head

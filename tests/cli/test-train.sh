@@ -32,6 +32,9 @@ assert t > 0
 assert abs(d["tokens_per_s"] - d["tokens_per_step"] / t) < 1e-6 * d["tokens_per_s"]
 mfu = d["model_flops_per_step"] / (d["peak_tflops_per_gpu"] * 1e12 * d["gpus"] * t)
 assert abs(mfu - d["mfu"]) < 1e-9, (mfu, d["mfu"])
+# The convention counts causal attention in full (NeMo, Megatron-LM 2024); mfu_causal halves it.
+mfc = d["model_flops_per_step_causal"] / (d["peak_tflops_per_gpu"] * 1e12 * d["gpus"] * t)
+assert abs(mfc - d["mfu_causal"]) < 1e-9 and d["mfu_causal"] < d["mfu"], (mfc, d["mfu"])
 assert abs(d["energy_j"] - 700 * 8 * t) < 1e-6 * d["energy_j"]
 assert len(d["rank_classes"]) == 2
 for c in d["rank_classes"]:

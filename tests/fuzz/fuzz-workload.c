@@ -62,7 +62,7 @@ static void check_error(GError *error)
 
 static void exercise(FsWorkload *w)
 {
-  double params = fs_workload_params(w), flops = fs_workload_step_model_flops(w);
+  double params = fs_workload_params(w), flops = fs_workload_step_model_flops(w, FALSE);
   if (!(params >= 0) || !isfinite(params) || !(flops >= 0) || isnan(flops))
     fs_fuzz_fail("params %g, step FLOPs %g", params, flops);
   guint chunks = fs_workload_chunks(w);

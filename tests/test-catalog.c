@@ -270,6 +270,21 @@ START_TEST(test_catalog_lookups)
 }
 END_TEST
 
+/* Every table of the models schema is sound (bounds and defaults parse),
+ * and the lane counts the schema reads are the README's. */
+START_TEST(test_catalog_schemas_are_sound)
+{
+  guint n;
+  const FsSchemaEntry *e = fs_catalog_schemas(&n);
+  ck_assert_uint_ge(n, 7);
+  for (guint i = 0; i < n; i++) {
+    GError *err = NULL;
+    ck_assert_msg(fs_schema_check(e[i].schema, &err), "%s: %s", e[i].id, err ? err->message : "");
+  }
+  ck_assert_str_eq(e[0].id, "catalog.file");
+}
+END_TEST
+
 START_TEST(test_catalog_names_roundtrip)
 {
   for (int i = 0; i < FS_MODEL_N_KINDS; i++) {
@@ -511,6 +526,7 @@ int main(void)
   FS_ADD_TEST(s, test_catalog_unknown_reference);
   FS_ADD_TEST(s, test_catalog_lookups);
   FS_ADD_TEST(s, test_catalog_names_roundtrip);
+  FS_ADD_TEST(s, test_catalog_schemas_are_sound);
   FS_ADD_TEST(s, test_catalog_load_dir_only_top_level_yaml);
   FS_ADD_TEST(s, test_catalog_default_dir_env);
   FS_ADD_TEST(s, test_catalog_json);

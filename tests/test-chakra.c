@@ -30,7 +30,7 @@ static FsTime replay_dir(const FsTopo *topo, const char *dir, gboolean skip, FsC
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_ANALYTIC);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL };
+  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL, FS_COLL_EXEC_STEPS };
   ck_assert(fs_opgraph_run(r->graph, &env, &error));
   fs_assert_no_error(error);
   return fs_opgraph_end(r->graph);
@@ -46,7 +46,7 @@ static FsTime coll_alone(const FsTopo *topo, FsCollOp op, uint64_t unit, guint n
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_ANALYTIC);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL };
+  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL, FS_COLL_EXEC_STEPS };
   FsTime t = 0;
   GError *error = NULL;
   ck_assert(fs_opgraph_measure_coll(&env, gpus, n, op, unit, &t, &error));
@@ -94,7 +94,7 @@ static FsTime one_send(const FsTopo *topo, guint a, guint b, uint64_t bytes)
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_ANALYTIC);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL };
+  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL, FS_COLL_EXEC_STEPS };
   GError *error = NULL;
   ck_assert(fs_opgraph_run(g, &env, &error));
   return fs_opgraph_end(g);
@@ -261,7 +261,7 @@ static void round_trip(const char *parallel)
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
   g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL };
+  FsOpEnv env = { sim, net, router, tnet, fs_test_nccl, NULL, FS_COLL_EXEC_STEPS };
   ck_assert(fs_opgraph_run(rp->graph, &env, &error));
   ck_assert_msg(fs_opgraph_end(rp->graph) == step, "%s: replayed %" G_GINT64_FORMAT " ps, step %"
                 G_GINT64_FORMAT, parallel, fs_opgraph_end(rp->graph), step);

@@ -98,7 +98,7 @@ static FsTime measure(Net *net, const FsTopo *topo, const char *names, FsCollOp 
 {
   guint n;
   g_autofree guint *g = group(topo, names, &n);
-  FsOpEnv env = { net->sim, net->net, net->router, net->tnet, fs_test_nccl, NULL };
+  FsOpEnv env = { net->sim, net->net, net->router, net->tnet, fs_test_nccl, NULL, FS_COLL_EXEC_STEPS };
   FsTime t = 0;
   GError *err = NULL;
   ck_assert(fs_opgraph_measure_coll(&env, g, n, op, unit, &t, &err));

@@ -262,9 +262,15 @@ START_TEST(test_rails_routing_field_and_define)
   g_autoptr(FsTopo) t = fs_topo_load_string(adaptive, "r.yaml", catalog(), NULL, &error);
   fs_assert_no_error(error);
   ck_assert_int_eq(fs_topo_routing(t), FS_TOPO_ROUTING_ADAPTIVE);
-  /* -D routing overrides the field. */
+  /* A word parameter makes it selectable: -D routing overrides the default. */
+  g_autofree char *param = g_strconcat("parameters:\n"
+                                       "  routing: {default: adaptive, values: [static, adaptive]}\n"
+                                       "routing: ${routing}\n", base, NULL);
+  g_autoptr(FsTopo) tp = fs_topo_load_string(param, "r.yaml", catalog(), NULL, &error);
+  fs_assert_no_error(error);
+  ck_assert_int_eq(fs_topo_routing(tp), FS_TOPO_ROUTING_ADAPTIVE);
   const char *defs[] = {"routing=static", NULL};
-  g_autoptr(FsTopo) t2 = fs_topo_load_string(adaptive, "r.yaml", catalog(), defs, &error);
+  g_autoptr(FsTopo) t2 = fs_topo_load_string(param, "r.yaml", catalog(), defs, &error);
   fs_assert_no_error(error);
   ck_assert_int_eq(fs_topo_routing(t2), FS_TOPO_ROUTING_STATIC);
   /* A bad value: file:line:col. */
@@ -274,15 +280,25 @@ START_TEST(test_rails_routing_field_and_define)
                 "%s", error->message);
   g_clear_error(&error);
   const char *bad_def[] = {"routing=ecmp", NULL};
-  ck_assert(fs_topo_load_string(adaptive, "r.yaml", catalog(), bad_def, &error) == NULL);
-  ck_assert_msg(strstr(error->message, "-D routing=ecmp: routing must be static or adaptive") != NULL,
+  ck_assert(fs_topo_load_string(param, "r.yaml", catalog(), bad_def, &error) == NULL);
+  ck_assert_msg(strstr(error->message, "-D routing=ecmp: parameter \"routing\" is \"ecmp\"; "
+                                       "expected one of static, adaptive") != NULL,
                 "%s", error->message);
   g_clear_error(&error);
-  /* -D routing on a topology without the field is refused, like an
-   * undeclared parameter. */
+  /* Without values: the field itself refuses the word, at the field. */
+  g_autofree char *loose = g_strconcat("parameters: {routing: static}\n"
+                                       "routing: ${routing}\n", base, NULL);
+  ck_assert(fs_topo_load_string(loose, "r.yaml", catalog(), bad_def, &error) == NULL);
+  ck_assert_msg(strstr(error->message, "r.yaml:2:10: routing must be static or adaptive, got "
+                                       "\"ecmp\"") != NULL, "%s", error->message);
+  g_clear_error(&error);
+  /* -D routing on a topology without the parameter is refused like any
+   * undeclared parameter, and a literal field cannot be overridden. */
   const char *ad[] = {"routing=adaptive", NULL};
   ck_assert(fs_topo_load_string(base, "r.yaml", catalog(), ad, &error) == NULL);
-  ck_assert_msg(strstr(error->message, "has no routing field") != NULL, "%s", error->message);
+  ck_assert_msg(strstr(error->message, "-D routing=adaptive") != NULL, "%s", error->message);
+  g_clear_error(&error);
+  ck_assert(fs_topo_load_string(adaptive, "r.yaml", catalog(), ad, &error) == NULL);
   g_clear_error(&error);
   /* Without the field: static. */
   g_autoptr(FsTopo) t3 = fs_topo_load_string(base, "r.yaml", catalog(), NULL, &error);

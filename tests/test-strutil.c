@@ -186,6 +186,44 @@ START_TEST(test_strutil_atomic_write_interrupted)
 }
 END_TEST
 
+/* The streaming form: the temporary file exists while the output is
+ * written, nothing is at the target before commit, and a stop request
+ * between two writes fails the next one; abort then leaves nothing. */
+START_TEST(test_strutil_atomic_file_stream_interrupted)
+{
+  g_autofree char *dir = g_dir_make_tmp("fs-strutil-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "trace.json", NULL);
+  GError *err = NULL;
+  FsAtomicFile *f = fs_atomic_file_open(path, &err);
+  ck_assert_ptr_nonnull(f);
+  ck_assert(fs_atomic_file_write(f, "[1,", 3, &err));
+  ck_assert(!g_file_test(path, G_FILE_TEST_EXISTS));
+  GDir *d = g_dir_open(dir, 0, NULL);
+  const char *name = g_dir_read_name(d);
+  ck_assert(name != NULL && g_str_has_prefix(name, "trace.json.tmp-"));
+  g_dir_close(d);
+  fs_interrupt_request();
+  gboolean ok = fs_atomic_file_write(f, "2]", 2, &err);
+  fs_interrupt_clear();
+  ck_assert(!ok);
+  ck_assert_int_eq(fs_error_exit_status(err), 130);
+  fs_assert_error(err, FS_RUNTIME_ERROR, "interrupted while writing ");
+  fs_atomic_file_abort(f);
+  d = g_dir_open(dir, 0, NULL);
+  ck_assert_ptr_null(g_dir_read_name(d));
+  g_dir_close(d);
+  /* Whole: open, two writes, commit gives the bytes in order. */
+  f = fs_atomic_file_open(path, &err);
+  ck_assert(fs_atomic_file_write(f, "[1,", 3, &err) && fs_atomic_file_write(f, "2]", 2, &err));
+  ck_assert(fs_atomic_file_commit(f, &err));
+  g_autofree char *got = NULL;
+  ck_assert(g_file_get_contents(path, &got, NULL, NULL));
+  ck_assert_str_eq(got, "[1,2]");
+  g_unlink(path);
+  g_rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_strutil_atomic_write_stdout)
 {
   /* "-" goes to stdout: redirect fd 1 to a file for the check. */
@@ -319,6 +357,7 @@ int main(void)
   FS_ADD_TEST(s, test_strutil_atomic_write_failure_keeps_target);
   FS_ADD_TEST(s, test_strutil_atomic_write_stdout);
   FS_ADD_TEST(s, test_strutil_atomic_write_interrupted);
+  FS_ADD_TEST(s, test_strutil_atomic_file_stream_interrupted);
   FS_ADD_TEST(s, test_names_index);
   FS_ADD_TEST(s, test_env_limit);
   return fs_test_run_suite(s);

@@ -262,9 +262,13 @@ START_TEST(test_topo_cluster_net_and_order)
   ck_assert_int_eq(fs_topo_node(t, (guint)fs_topo_find(t, "ib/leaf0"))->host, -1);
   const char *const *pn;
   const int64_t *pv;
-  ck_assert_uint_eq(fs_topo_params(t, &pn, &pv), 1);
+  /* nodes first (the wrapper's), then cluster.yaml's and the node file's. */
+  ck_assert_uint_ge(fs_topo_params(t, &pn, &pv), 2);
   ck_assert_str_eq(pn[0], "nodes");
   ck_assert_int_eq(pv[0], 8);
+  ck_assert_ptr_null(fs_topo_param_string(t, 0));
+  ck_assert_str_eq(pn[1], "node");
+  ck_assert_str_eq(fs_topo_param_string(t, 1), "dgx-h100");
 }
 END_TEST
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "coll/nccl-params.h"
+#include "coll/p2p-sched.h"
 #include "coll/tuner.h"
 #include "util/yaml.h"
 #include "testutil.h"
@@ -444,6 +445,77 @@ START_TEST(test_params_nvls_legacy)
 }
 END_TEST
 
+/* NCCL's point-to-point channels per release (coll/p2p-sched.h): a DGX H100
+ * rank (NVSwitch peers of 18 NVLinks: 36 channels; one 50 GB/s NIC) with 32
+ * collective channels.  2.18/2.19 give a network peer 2 channels at any
+ * scale; 2.20–2.28 start at 2 and halve past 64 ranks; 2.29+ take
+ * divUp(50, 14) = 4 and halve while the peers of 8-rank batches do not fit
+ * 32 channels (past 64 ranks, again past 128). */
+START_TEST(test_p2p_channels_per_release)
+{
+  FsP2pShape s = {.nranks = 16, .nhosts = 2, .max_channels = 32, .local_channels = 36,
+                  .net_bw_gbps = 50.0, .net_count = 1};
+  static const struct {
+    const char *v;
+    guint ranks, per_peer;
+  } cases[] = {
+    {"2.18", 16, 2}, {"2.18", 256, 2}, {"2.27", 16, 2}, {"2.27", 64, 2}, {"2.27", 128, 1},
+    {"2.29", 16, 4}, {"2.29", 64, 4},  {"2.30", 128, 2}, {"2.30", 256, 1}, {"2.30", 1024, 1},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autoptr(FsNcclParams) p = release(cases[i].v);
+    ck_assert(p->p2p.on);
+    s.nranks = cases[i].ranks, s.nhosts = cases[i].ranks / 8;
+    ck_assert_msg(fs_p2p_channels_per_peer(p, &s) == cases[i].per_peer, "%s on %u ranks: %u, want %u",
+                  cases[i].v, cases[i].ranks, fs_p2p_channels_per_peer(p, &s), cases[i].per_peer);
+    /* A large send takes every channel of its peer. */
+    ck_assert_uint_eq(fs_p2p_op_channels(p, &s, FS_PROTO_SIMPLE, FALSE, 1u << 30), cases[i].per_peer);
+  }
+  /* A peer on the host with fewer channels (PCIe: 2) bounds the count. */
+  g_autoptr(FsNcclParams) p = release("2.30");
+  s.nranks = 16, s.nhosts = 2, s.local_channels = 2;
+  ck_assert_uint_eq(fs_p2p_channels_per_peer(p, &s), 2);
+  /* The split by size (2.30, 16 ranks: nChannelsMin = 4 / 2 = 2; parts of
+   * 64 KiB to 128 KiB): 64 KiB on 1 channel, 200 KiB on 2, 512 KiB on 4. */
+  s.local_channels = 36;
+  ck_assert_uint_eq(fs_p2p_op_channels(p, &s, FS_PROTO_SIMPLE, FALSE, 64 << 10), 1);
+  ck_assert_uint_eq(fs_p2p_op_channels(p, &s, FS_PROTO_SIMPLE, FALSE, 200 << 10), 2);
+  ck_assert_uint_eq(fs_p2p_op_channels(p, &s, FS_PROTO_SIMPLE, FALSE, 512 << 10), 4);
+  ck_assert_uint_eq(fs_p2p_op_channels(p, &s, FS_PROTO_SIMPLE, FALSE, 0), 1);
+  /* The file without the table: no schedule. */
+  GError *err = NULL;
+  g_autofree char *path = fs_test_data_path("nccl-params/y_default.yaml");
+  g_autoptr(FsNcclParams) old = fs_nccl_params_load(path, &err);
+  fs_assert_no_error(err);
+  ck_assert(!old->p2p.on);
+}
+END_TEST
+
+/* The tuner's choice for sendrecv across hosts: the channels of the
+ * schedule, one transfer per channel, and the cost capped at the channels'
+ * network bandwidth (2 × 14 GB/s of a 50 GB/s NIC on 128 ranks, 2.30). */
+START_TEST(test_p2p_tuner_across_hosts)
+{
+  g_autoptr(FsNcclParams) p = release("2.30");
+  FsCollSysInfo sys = hopper_box();
+  sys.max_channels = 32, sys.p2p_local_channels = 36, sys.net_bw_gbps = 50.0, sys.net_count = 1;
+  guint n = 128;
+  g_autoptr(FsComm) comm = fs_comm_new_grid(n / 8, 8);
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  FsCollChoice ch;
+  GError *err = NULL;
+  ck_assert(fs_coll_tune(p, &sys, comm, FS_COLL_SENDRECV, 1u << 30, &prefs, &ch, &err));
+  fs_assert_no_error(err);
+  ck_assert_str_eq(ch.algo->name, "direct");
+  ck_assert_uint_eq(ch.nchannels, 2);
+  ck_assert_uint_eq(ch.chunk_bytes, 1u << 30);
+  ck_assert_double_eq_tol(ch.cost.busbw_gbps, 28.0, 1e-9);
+  ck_assert(fs_coll_p2p_scheduled(p, comm, FS_COLL_SENDRECV, ch.algo));
+  ck_assert(!fs_coll_p2p_scheduled(p, comm, FS_COLL_ALL_REDUCE, ch.algo));
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("tuner");
@@ -460,5 +532,7 @@ int main(void)
   FS_ADD_TEST(s, test_params_unknown_release);
   FS_ADD_TEST(s, test_params_release_changes);
   FS_ADD_TEST(s, test_params_nvls_legacy);
+  FS_ADD_TEST(s, test_p2p_channels_per_release);
+  FS_ADD_TEST(s, test_p2p_tuner_across_hosts);
   return fs_test_run_suite(s);
 }

@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 
 #include "testutil.h"
+#include "util/schema.h"
 #include "util/yaml.h"
 
 /* Loads text (NUL-terminated) named "t.yaml"; fails the test on error. */
@@ -667,6 +668,116 @@ START_TEST(test_yaml_messages_are_one_line)
 }
 END_TEST
 
+/* ---- declared inputs (util/schema.h) ---------------------------------------- */
+
+typedef struct {
+  const char *name;
+  guint count;
+  double bw;
+  FsTime lat;
+  int color;
+  gboolean on;
+  uint64_t size;
+} Rec;
+
+static const char *const colors[] = {"red", "green", NULL};
+static const FsSchemaField rec_fields[] = {
+  {.key = "name", .type = FS_SCHEMA_STRING, .offset = offsetof(Rec, name), .required = TRUE,
+   .doc = "what it is called"},
+  {.key = "count", .type = FS_SCHEMA_UINT, .offset = offsetof(Rec, count), .min = "1",
+   .max = "8", .def = "2", .doc = "how many"},
+  {.key = "bw", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_BANDWIDTH,
+   .offset = offsetof(Rec, bw), .min = "0", .min_open = TRUE, .max = "1 TB/s"},
+  {.key = "lat", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_TIME,
+   .offset = offsetof(Rec, lat), .def = "1 us"},
+  {.key = "color", .type = FS_SCHEMA_ENUM, .offset = offsetof(Rec, color), .names = colors,
+   .label = "color"},
+  {.key = "on", .type = FS_SCHEMA_BOOL, .offset = offsetof(Rec, on), .def = "true"},
+  {.key = "size", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE, .offset = FS_SCHEMA_NOWHERE,
+   .max = "1 KiB"},
+};
+static const FsSchema rec_schema = {"record", NULL, rec_fields, G_N_ELEMENTS(rec_fields)};
+
+/* Reads text against rec_schema into *r (strings copied to a chunk that
+ * outlives the document); the error (or NULL) is returned. */
+static GError *read_rec(const char *text, Rec *r)
+{
+  static GStringChunk *strings;
+  if (strings == NULL)
+    strings = g_string_chunk_new(64);
+  g_autoptr(FsYamlDoc) doc = load_ok(text);
+  GError *err = NULL;
+  memset(r, 0, sizeof *r);
+  FsSchemaRead opts = {.strings = strings};
+  gboolean ok = fs_schema_read(&rec_schema, fs_yaml_doc_root(doc), r, &opts, &err);
+  ck_assert(ok == (err == NULL));
+  return err;
+}
+
+START_TEST(test_schema_reads_values_and_defaults)
+{
+  Rec r;
+  GError *err = read_rec("name: a\nbw: 25 GB/s\ncolor: green\nsize: 1 KiB\n", &r);
+  fs_assert_no_error(err);
+  ck_assert_str_eq(r.name, "a");
+  ck_assert_uint_eq(r.count, 2);      /* default */
+  ck_assert(r.bw == 25e9);
+  ck_assert_int_eq(r.lat, FS_US);     /* default, through the units parser */
+  ck_assert_int_eq(r.color, 1);
+  ck_assert(r.on);
+  ck_assert_uint_eq(r.size, 0);       /* FS_SCHEMA_NOWHERE: checked, not stored */
+  ck_assert(fs_schema_check(&rec_schema, &err));
+  ck_assert_ptr_eq(fs_schema_field(&rec_schema, "bw"), &rec_fields[2]);
+  ck_assert_ptr_null(fs_schema_field(&rec_schema, "nope"));
+}
+END_TEST
+
+START_TEST(test_schema_errors_are_located)
+{
+  Rec r;
+  GError *err = read_rec("name: a\ncout: 3\n", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:2:1: unknown key \"cout\" in record; did you mean \"count\"?");
+  err = read_rec("count: 3\n", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:1:1: missing key \"name\" in record");
+  err = read_rec("name: a\ncount: 9\n", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:2:8: expected an integer from 1 to 8, got 9");
+  err = read_rec("name: a\nbw: 2 TB/s\n", &r);
+  fs_assert_error(err, FS_YAML_ERROR,
+                  "t.yaml:2:5: expected a bandwidth above 0 and at most 1 TB/s, got \"2 TB/s\"");
+  err = read_rec("name: a\nbw: 25\n", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:2:5: expected a bandwidth like \"50 GB/s\", got \"25\"");
+  err = read_rec("name: a\ncolor: gren\n", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:2:8: unknown color \"gren\"; did you mean \"green\"?");
+  err = read_rec("name: [a]\n", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:1:7: expected a string, got a list");
+  err = read_rec("name: a\nsize: 2 KiB\n", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:2:7: expected a size of at most 1 KiB, got \"2 KiB\"");
+  err = read_rec("- a\n", &r);
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:1:1: expected a mapping, got a list");
+}
+END_TEST
+
+START_TEST(test_schema_markdown_and_check)
+{
+  g_autoptr(GString) md = g_string_new(NULL);
+  fs_schema_doc_markdown(&rec_schema, md);
+  ck_assert(g_str_has_prefix(md->str, "| key | value | required | default | meaning |\n"));
+  ck_assert_ptr_nonnull(strstr(md->str, "| `name` | text | yes |  | what it is called |\n"));
+  ck_assert_ptr_nonnull(strstr(md->str, "| `count` | integer from 1 to 8 | no | `2` | how many |\n"));
+  ck_assert_ptr_nonnull(strstr(md->str, "| `bw` | bandwidth above 0 and at most 1 TB/s | no |"));
+  ck_assert_ptr_nonnull(strstr(md->str, "| `color` | one of `red`, `green` | no |"));
+  /* A table whose bound does not parse is refused by the check. */
+  static const FsSchemaField bad_fields[] = {
+    {.key = "t", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_TIME, .offset = 0, .max = "1 GB"},
+  };
+  static const FsSchema bad = {"bad", NULL, bad_fields, 1};
+  GError *err = NULL;
+  ck_assert(!fs_schema_check(&bad, &err));
+  fs_assert_error(err, FS_YAML_ERROR, "schema bad, field \"t\": \"1 GB\" does not parse as a time");
+}
+END_TEST
+
+
 int main(void)
 {
   Suite *s = suite_create("yaml");
@@ -689,5 +800,8 @@ int main(void)
   FS_ADD_TEST(s, test_yaml_map_access_and_keys);
   FS_ADD_TEST(s, test_yaml_optional_fields);
   FS_ADD_TEST(s, test_yaml_messages_are_one_line);
+  FS_ADD_TEST(s, test_schema_reads_values_and_defaults);
+  FS_ADD_TEST(s, test_schema_errors_are_located);
+  FS_ADD_TEST(s, test_schema_markdown_and_check);
   return fs_test_run_suite(s);
 }

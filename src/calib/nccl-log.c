@@ -10,13 +10,12 @@
 #include <string.h>
 
 #include "coll/nccl-params.h"
+#include "util/limits.h"
 #include "util/error.h"
 #include "util/json-pos.h"
 
 G_DEFINE_QUARK(fs-nccl-log-error-quark, fs_nccl_log_error)
 
-/* The largest log read (256 MiB, as for JSON). */
-#define MAX_LOG_BYTES ((gsize)256 << 20)
 
 static const char *const collectives[] = {
   "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
@@ -848,6 +847,40 @@ static gboolean normalise(char *p)
   return changed;
 }
 
+/* The column titles of nccl-tests 2.10 and later, for rows pasted without
+ * them (a cut excerpt). */
+static const char headerless_titles[] =
+  "size count type redop root time algbw busbw #wrong time algbw busbw #wrong";
+
+/* Whether s (a row, launcher prefixes undone) has the shape of an nccl-tests
+ * 2.10+ result row without titles above it: 13 fields, the size and count
+ * integers, a data type and a reduction named as nccl-tests prints them, the
+ * root an integer, then time, algbw, busbw and #wrong twice.  Only that
+ * shape is read without titles: older layouts differ by a column that a
+ * number alone cannot place. */
+static gboolean headerless_row(const char *s)
+{
+  static const char *const types[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
+                                      "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2",
+                                      NULL};
+  static const char *const redops[] = {"sum", "prod", "max", "min", "avg", "none", NULL};
+  if (!g_ascii_isdigit(*s))
+    return FALSE;
+  g_auto(GStrv) tok = split_blanks(s);
+  uint64_t u;
+  double d;
+  if (g_strv_length(tok) != 13 || !parse_u64(tok[0], &u) || !parse_u64(tok[1], &u) ||
+      !g_strv_contains(types, tok[2]) || !g_strv_contains(redops, tok[3]))
+    return FALSE;
+  const char *root = tok[4][0] == '-' ? tok[4] + 1 : tok[4];
+  if (!parse_u64(root, &u))
+    return FALSE;
+  for (guint i = 5; i < 13; i++)
+    if (!parse_double(tok[i], &d) && strcmp(tok[i], "N/A") != 0)
+      return FALSE;
+  return TRUE;
+}
+
 /* Parses nccl-tests text output into a new log: repairs lines that a terminal or a pager mangled
  * (counted in repaired_lines), reads comment lines for the header, devices and columns, rows
  * once the columns are known, and counts the other lines as skipped.  Tests without rows are
@@ -891,6 +924,15 @@ static FsNcclLog *parse_text(const char *text, gsize len, const char *name, GErr
     const char *s = p;
     while (*s == ' ' || *s == '\t')
       s++;
+    if (!tx.have_cols && headerless_row(s)) {
+      /* Rows without titles: read in the only layout their shape fits,
+       * said in a note (fs_nccl_log_notes_text). */
+      parse_columns(headerless_titles, &tx.cols);
+      tx.have_cols = TRUE;
+      FsNcclLogTest *t = current(&tx, line);
+      if (t->headerless_line == 0)
+        t->headerless_line = line;
+    }
     if (*s == '#') {
       const char *rest = s + 1;
       while (*rest == ' ' || *rest == '\t')
@@ -1173,9 +1215,12 @@ FsNcclLog *fs_nccl_log_load(const char *path, GError **error)
     g_error_free(e);
     return NULL;
   }
-  if (len > MAX_LOG_BYTES) {
+  /* The input-file guard, as for YAML and JSON (util/limits.h). */
+  if (len > fs_limit_file_bytes()) {
+    g_autofree char *lim = fs_limit_bytes_text(fs_limit_file_bytes());
     fs_set_error_at(error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_IO, path, 0, 0,
-                    "file is larger than 256 MiB; refusing to read it");
+                    "file is larger than %s; refusing to read it (FABRICSIM_MAX_FILE_BYTES raises "
+                    "the limit)", lim);
     return NULL;
   }
   return fs_nccl_log_parse(text, len, path, error);
@@ -1348,6 +1393,23 @@ gboolean fs_nccl_log_resolve(FsNcclLog *log, const FsNcclLogHints *hints, GError
     if (!resolve_test(log, g_ptr_array_index(log->tests, i), hints, error))
       return FALSE;
   return TRUE;
+}
+
+char *fs_nccl_log_notes_text(const FsNcclLog *log)
+{
+  GString *out = g_string_new(NULL);
+  for (guint i = 0; i < log->tests->len; i++) {
+    const FsNcclLogTest *t = g_ptr_array_index(log->tests, i);
+    if (t->headerless_line > 0)
+      g_string_append_printf(out, "%s:%d:1: note: rows without column titles, read as nccl-tests "
+                             "2.10+ prints them (%s)\n", log->file, t->headerless_line,
+                             headerless_titles);
+  }
+  g_autofree char *drops = fs_nccl_log_drops_text((const FsNcclLogDrop *)log->dropped->data,
+                                                  log->dropped->len);
+  if (drops != NULL)
+    g_string_append(out, drops);
+  return g_string_free(out, out->len == 0);
 }
 
 char *fs_nccl_log_drops_text(const FsNcclLogDrop *drops, guint n)

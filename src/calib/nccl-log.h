@@ -125,6 +125,8 @@ typedef struct {
   gboolean has_avg_busbw;
   double avg_busbw;     /* "# Avg bus bandwidth" (GB/s) */
   int line;             /* where the test starts */
+  int headerless_line;  /* the first row, when the rows had no column titles and were read
+                         * in nccl-tests 2.10+'s 13-column layout; 0 otherwise */
 } FsNcclLogTest;
 
 typedef struct {
@@ -172,6 +174,13 @@ double fs_nccl_log_busbw_factor(const char *collective, guint n);
  * file and reason, one line with the count, the first location and the
  * first lines.  NULL when n is 0.  Caller frees. */
 char *fs_nccl_log_drops_text(const FsNcclLogDrop *drops, guint n);
+
+/* What reading log assumed or left out, as text for stderr: for a test
+ * whose rows had no column titles, one line "file:line:1: note: rows
+ * without column titles, read as nccl-tests 2.10+ prints them (…)", then
+ * fs_nccl_log_drops_text of its dropped rows.  NULL when there is
+ * nothing to say.  Caller frees. */
+char *fs_nccl_log_notes_text(const FsNcclLog *log);
 
 /* The NCCL release the logs (FsNcclLog *) name first, as a version code
  * ("22703") that has a parameter file in models/nccl/ (nccl-params.h), or

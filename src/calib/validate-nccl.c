@@ -1,14 +1,16 @@
 /* validate-nccl.c — the `nccl-tests` reference kind of `fabricsim
  * validate`: each row's collective is run on the simulator the way
  * `fabricsim coll` runs it (tuner's choice unless `algorithm:` forces one,
- * float, sum) on the first `ranks` GPUs of the table's topology, and its
+ * float, sum; CollNet only when forced, as without NCCL_COLLNET_ENABLE) on the first `ranks` GPUs of the table's topology, and its
  * busbw or time is compared with the measured out-of-place figure.
  * Built only when the collective layer and routing are (src/calib/
  * meson.build); registered in validate-kinds.c.
  *
  * Header keys: `topology` (a path, relative to the repository root when
- * not absolute), `collective`, `ranks` (a number; or a `gpus` column),
- * `algorithm` (`default` or a `fabricsim coll --list` name).  Columns:
+ * not absolute), `defines` (optional: the topology's parameters as
+ * `NAME=INTEGER` words, like `-D`, e.g. `nodes=2`), `collective`, `ranks`
+ * (a number; or a `gpus` column), `algorithm` (`default` or a `fabricsim
+ * coll --list` name).  Columns:
  * `size_bytes`, `oop_time_us`, `oop_busbw_GBps`, optional `gpus`.
  * Cost: one simulated collective per row; the network of each rank count
  * is built once per table.
@@ -80,7 +82,7 @@ static gboolean fail_key(const FsValTable *t, const char *key, GError **error, c
 
 /* The prepare step of the nccl-tests table kind: reads the table's collective, optional
  * algorithm, rank count (or its gpus column) and column positions, loads its topology (relative
- * to the data root) and the default NCCL parameters, and applies cal's NCCL figures to them.
+ * to the data root, with the `defines` parameters) and the default NCCL parameters, and applies cal's NCCL figures to them.
  * On success *ctx holds a new Nccl context, freed by the kind's free_ctx (nccl_free).  Returns
  * FALSE with FS_VAL_ERROR set for a missing or bad key or column, or the loader's error prefixed
  * with the table's file. */
@@ -99,6 +101,9 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
     return fail_key(t, "collective", error, "unknown collective \"%s\"", coll);
   }
   fs_coll_prefs_init(&c->prefs);
+  /* As NCCL and `fabricsim coll` run without NCCL_COLLNET_ENABLE=1: no
+   * CollNet (SHARP) unless the table's algorithm forces it. */
+  c->prefs.collnet_off = TRUE;
   const char *algo = fs_val_table_key(t, "algorithm");
   if (algo != NULL && !g_str_has_prefix(algo, "default")) {
     g_autofree char *name = g_strdup(algo);
@@ -131,10 +136,24 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
   /* Paths are relative to the data root (the repository root, or the
    * installed share/fabricsim: util/datadir.h). */
   g_autofree char *path = g_canonicalize_filename(topo_key, fs_datadir_root());
+  /* The topology's parameters, as `-D NAME=INTEGER` would give them. */
+  const char *defs = fs_val_table_key(t, "defines");
+  g_auto(GStrv) defines = defs != NULL ? g_strsplit_set(defs, " \t,", -1) : NULL;
+  g_autoptr(GPtrArray) dv = g_ptr_array_new();
+  for (guint i = 0; defines != NULL && defines[i] != NULL; i++)
+    if (defines[i][0] != '\0')
+      g_ptr_array_add(dv, defines[i]);
+  g_ptr_array_add(dv, NULL);
   GError *e = NULL;
-  if ((c->topo = fs_topo_load_file(path, cat, NULL, &e)) == NULL ||
+  if ((c->topo = fs_topo_load_file(path, cat, (const char *const *)dv->pdata, &e)) == NULL ||
       (c->np = fs_nccl_params_load_default(&e)) == NULL) {
-    fs_error_prefix_at(e, t->file, 0, 0);
+    /* A bad or unknown parameter is the defines line's fault. */
+    int line = 0;
+    if (defs != NULL && g_error_matches(e, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM))
+      for (guint i = 0; i < t->keys->len; i++)
+        if (strcmp(g_ptr_array_index(t->keys, i), "defines") == 0)
+          line = GPOINTER_TO_INT(g_ptr_array_index(t->key_lines, i));
+    fs_error_prefix_at(e, t->file, line, line > 0 ? 3 : 0);
     g_propagate_error(error, e);
     nccl_free(c);
     return FALSE;
@@ -169,6 +188,7 @@ static Setup *setup_for(Nccl *c, guint n, GError **error)
   if ((s->comm = fs_coll_comm_from_topo(s->router, gpus, ng, c->np->max_channels, error)) == NULL ||
       !fs_coll_sysinfo_from_topo(c->np, s->router, s->comm, &s->sys, error))
     return NULL;
+  fs_coll_prefs_apply_sys(&c->prefs, &s->sys);
   return s;
 }
 

@@ -275,6 +275,7 @@ void fs_val_result_free(FsValResult *r)
   g_free(r->kind);
   g_free(r->source);
   g_free(r->bar);
+  g_free(r->gap);
   g_array_free(r->rows, TRUE);
   g_free(r);
 }
@@ -298,6 +299,7 @@ FsValResult *fs_val_run_calibrated(const FsValTable *t, const FsCatalog *cat,
   r->kind = g_strdup(fs_val_table_key(t, "kind"));
   r->source = g_strdup(fs_val_table_key(t, "source"));
   r->bar = g_strdup(fs_val_table_key(t, "bar"));
+  r->gap = g_strdup(fs_val_table_key(t, "gap"));
   r->rows = g_array_new(FALSE, TRUE, sizeof(FsValRow));
   const FsValKind *k = fs_val_kind_find(r->kind);
   r->pass = TRUE;
@@ -374,6 +376,7 @@ json_t *fs_val_result_json(const FsValResult *r)
   set(o, "bar", json_string(r->bar));
   set(o, "ran", json_boolean(r->ran));
   set(o, "pass", json_boolean(r->pass));
+  set(o, "gap", r->gap != NULL ? json_string(r->gap) : json_null());
   set(o, "rows_in_scope", json_integer(r->in_scope));
   set(o, "mape_pct", r->ran ? num(r->mape) : json_null());
   set(o, "max_abs_pct", r->ran ? num(r->max_abs_pct) : json_null());
@@ -387,6 +390,8 @@ json_t *fs_val_result_json(const FsValResult *r)
     set(ro, "measured", num(row->measured));
     set(ro, "error_pct", num(row->error_pct));
     set(ro, "in_scope", json_boolean(row->in_scope));
+    if (row->fit)
+      set(ro, "fit", json_true());
     json_array_append_new(rows, ro);
   }
   set(o, "rows", rows);

@@ -107,6 +107,7 @@ typedef struct {
   double predicted, measured;
   double error_pct;       /* 100 × (predicted − measured) / measured */
   gboolean in_scope;      /* counted by the bar */
+  gboolean fit;           /* a calibration-fit row (training tables): outside the bar */
 } FsValRow;
 
 typedef struct {
@@ -121,6 +122,10 @@ typedef struct {
   double mape;            /* over rows in scope, % */
   double max_abs_pct;     /* over rows in scope */
   gboolean pass;          /* ran and mape <= bar (TRUE when not run) */
+  char *gap;              /* the table's `gap:` line: a known shortfall of the
+                           * model, recorded with today's error; a table that
+                           * misses its bar with a gap line is reported as a
+                           * known gap, not a failure (NULL: none) */
 } FsValResult;
 
 void fs_val_result_free(FsValResult *r);

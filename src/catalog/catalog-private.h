@@ -4,6 +4,7 @@
 #pragma once
 
 #include "catalog/catalog.h"
+#include "util/schema.h"
 #include "util/yaml.h"
 
 /* A reference from one model to another by name (gpu.pcie, switch.port_link
@@ -46,3 +47,11 @@ gboolean fs_catalog_parse_doc(FsCatalog *cat, FsYamlDoc *doc, GPtrArray *batch,
 /* Sets error at node's position in FS_CATALOG_ERROR. */
 void fs_catalog_error_at(GError **error, const FsYamlNode *node, FsCatalogError code,
                          const char *format, ...) G_GNUC_PRINTF(4, 5);
+
+/* The declared keys of a models file (schema.c): the file's top level, the
+ * keys every entry has, and one table per kind (whose base is the common
+ * table).  fs_catalog_form_factors: the GPU form factors, NULL-terminated. */
+extern const FsSchema fs_catalog_file_schema;
+extern const FsSchema fs_catalog_common_schema;
+extern const FsSchema fs_catalog_kind_schemas[FS_MODEL_N_KINDS];
+extern const char *const fs_catalog_form_factors[];

@@ -18,6 +18,7 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "util/schema.h"
 #include "util/units.h"
 
 G_BEGIN_DECLS
@@ -396,5 +397,10 @@ char *fs_model_name_normalize(const char *name);
 /* A short label of a link ("PCIe Gen4 x16", "NVLink4", "InfiniBand NDR").
  * Caller frees. */
 char *fs_link_model_label(const FsModel *link);
+
+/* The declared keys of a models file (util/schema.h), each with the name
+ * models/README.md's markers give it ("catalog.link"); *n receives the
+ * count.  Static, borrowed; the order is the README's. */
+const FsSchemaEntry *fs_catalog_schemas(guint *n);
 
 G_END_DECLS

@@ -1,14 +1,15 @@
-/* parse.c — models YAML to catalog entries (schema: models/README.md).
+/* parse.c — models YAML to catalog entries (keys: schema.c; format:
+ * models/README.md).
  *
  * A models file is a mapping with one key, `models:`, a list of entries.
- * Each entry is checked for unknown keys (with "did you mean"), required
- * keys, types, units and sanity ranges; every error names file:line:col.
- * References to other models (gpu.pcie, switch.port_link ...) are recorded
- * with their position and resolved later by fs_catalog_resolve, so files
- * may be loaded in any order.  Derived link figures are computed here.
- *
- * The sanity ranges below are not hardware figures: they only reject
- * values no real part can have (a typo of a unit, "1e30 TB/s").
+ * Each entry is read against the tables of schema.c (unknown keys with
+ * "did you mean", required keys, types, units and sanity ranges); what a
+ * table cannot say is checked here: keys that exclude or need each other,
+ * encodings, identification lists and the widths of a link.  Every error
+ * names file:line:col.  References to other models (gpu.pcie,
+ * switch.port_link ...) are recorded with their position and resolved
+ * later by fs_catalog_resolve, so files may be loaded in any order.
+ * Derived link figures are computed here.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,18 +22,6 @@
 #include "util/strutil.h"
 #include "util/units.h"
 
-/* Sanity bounds (see the file comment and models/README.md). */
-#define MAX_BANDWIDTH 1e14       /* bytes/s: 100 TB/s per direction */
-#define MAX_LANE_RATE 1e12       /* bits/s per lane: 1 Tb/s */
-#define MAX_LANES 64
-#define MAX_TIME FS_SEC          /* any latency: 1 s */
-#define MAX_MEMORY ((uint64_t)1 << 50) /* 1 PiB */
-#define MAX_FLOPS 1e18           /* 1 EFLOP/s per device */
-#define MAX_POWER 1e5            /* watts */
-#define MAX_PRICE 1e8            /* US dollars */
-#define MAX_PAYLOAD (1u << 20)   /* bytes */
-#define MAX_OVERHEAD (1u << 16)  /* bytes */
-
 void fs_catalog_error_at(GError **error, const FsYamlNode *node, FsCatalogError code,
                          const char *format, ...)
 {
@@ -43,56 +32,14 @@ void fs_catalog_error_at(GError **error, const FsYamlNode *node, FsCatalogError 
   fs_set_error_at(error, FS_CATALOG_ERROR, code, node->file, node->line, node->col, "%s", msg);
 }
 
-/* Keys allowed per kind; the first four are common to all. */
-#define COMMON_KEYS "name", "kind", "description", "source"
-static const char *const link_keys[] = {
-  COMMON_KEYS, "family", "generation", "lane_rate", "lanes", "widths", "encoding",
-  "encoding_name", "max_payload", "tlp_overhead", "efficiency", "bandwidth", "latency", NULL};
-static const char *const switch_keys[] = {
-  COMMON_KEYS, "switch_kind", "ports", "port_link", "latency", "reduction",
-  "reduction_bandwidth", "power", "price", "lanes", NULL};
-static const char *const gpu_keys[] = {
-  COMMON_KEYS, "arch", "flops", "memory", "memory_bandwidth", "nvlink", "nvlinks", "pcie",
-  "c2c", "tdp", "price", "launch_latency", "sms", "pci_ids", "product_names", "compute_capability",
-  "form_factor", "reference_cpu", "reference_nic", NULL};
-static const char *const cpu_keys[] = {
-  COMMON_KEYS, "vendor", "pcie_lanes", "pcie", "intersocket", "intersocket_links",
-  "memory_bandwidth", "nvlink", "nvlinks", "tdp", "price", "root_latency", "root_bandwidth",
-  "cores", "threads_per_core", "cpuid", "pci_ids", "product_names", NULL};
-static const char *const nic_keys[] = {
-  COMMON_KEYS, "port_link", "ports", "pcie", "latency", "gpudirect", "power", "price",
-  "pci_ids", "product_names", NULL};
-
-static const char *const *const keys_by_kind[FS_MODEL_N_KINDS] = {
-  [FS_MODEL_LINK] = link_keys, [FS_MODEL_SWITCH] = switch_keys, [FS_MODEL_GPU] = gpu_keys,
-  [FS_MODEL_CPU] = cpu_keys, [FS_MODEL_NIC] = nic_keys,
-};
-
 #define FAMILY(f) (1u << (f))
 
-/* ---- typed, range-checked getters ------------------------------------- */
-
-/* An enum value from a name table, with "did you mean" on a miss. */
-static gboolean get_enum(const FsYamlNode *node, const char *const *names, const char *what,
-                         int *out, GError **error)
+/* A field of kind's table that parse.c reads itself (FS_SCHEMA_NOWHERE). */
+static const FsSchemaField *field(FsModelKind kind, const char *key)
 {
-  const char *s;
-  if (!fs_yaml_get_string(node, &s, error))
-    return FALSE;
-  guint i;
-  if (fs_names_index(names, G_MAXUINT, s, &i)) {
-    *out = (int)i;
-    return TRUE;
-  }
-  const char *guess = fs_did_you_mean(s, names, -1);
-  g_autofree char *list = g_strjoinv(", ", (char **)names);
-  if (guess != NULL)
-    fs_catalog_error_at(error, node, FS_CATALOG_ERROR_INVALID,
-                        "unknown %s \"%s\"; did you mean \"%s\"?", what, s, guess);
-  else
-    fs_catalog_error_at(error, node, FS_CATALOG_ERROR_INVALID,
-                        "unknown %s \"%s\"; expected one of: %s", what, s, list);
-  return FALSE;
+  const FsSchemaField *f = fs_schema_field(&fs_catalog_kind_schemas[kind], key);
+  g_assert(f != NULL);
+  return f;
 }
 
 static gboolean out_of_range(const FsYamlNode *node, const char *what, const char *limit,
@@ -104,92 +51,15 @@ static gboolean out_of_range(const FsYamlNode *node, const char *what, const cha
   return FALSE;
 }
 
-static gboolean get_bandwidth(const FsYamlNode *node, double *out, GError **error)
-{
-  if (!fs_yaml_get_bandwidth(node, out, error))
-    return FALSE;
-  if (!(*out > 0) || *out > MAX_BANDWIDTH)
-    return out_of_range(node, "bandwidth", "expected more than 0 and at most 100 TB/s", error);
-  return TRUE;
-}
-
-static gboolean get_time(const FsYamlNode *node, FsTime *out, GError **error)
-{
-  if (!fs_yaml_get_time(node, out, error))
-    return FALSE;
-  if (*out < 0 || *out > MAX_TIME)
-    return out_of_range(node, "time", "expected 0 to 1 s", error);
-  return TRUE;
-}
-
-static gboolean get_power(const FsYamlNode *node, double *out, GError **error)
-{
-  if (!fs_yaml_get_power(node, out, error))
-    return FALSE;
-  if (!(*out >= 0) || *out > MAX_POWER)
-    return out_of_range(node, "power", "expected 0 to 100 kW", error);
-  return TRUE;
-}
-
-static gboolean get_count(const FsYamlNode *node, int64_t min, int64_t max, guint *out,
-                          GError **error)
-{
-  int64_t v;
-  if (!fs_yaml_get_int(node, min, max, &v, error))
-    return FALSE;
-  *out = (guint)v;
-  return TRUE;
-}
-
-/* Optional forms: an absent key leaves *out as it is. */
-static gboolean opt_bandwidth(const FsYamlNode *map, const char *key, double *out, GError **error)
-{
-  const FsYamlNode *n = fs_yaml_map_get(map, key);
-  return n == NULL || get_bandwidth(n, out, error);
-}
-
-static gboolean opt_power(const FsYamlNode *map, const char *key, double *out, GError **error)
-{
-  const FsYamlNode *n = fs_yaml_map_get(map, key);
-  return n == NULL || get_power(n, out, error);
-}
-
-static gboolean opt_count(const FsYamlNode *map, const char *key, int64_t min, int64_t max,
-                          guint *out, GError **error)
-{
-  const FsYamlNode *n = fs_yaml_map_get(map, key);
-  return n == NULL || get_count(n, min, max, out, error);
-}
-
-static gboolean opt_price(const FsYamlNode *map, double *out, GError **error)
-{
-  return fs_yaml_opt_double(map, "price", 0, MAX_PRICE, out, error);
-}
-
-static gboolean req_time(const FsYamlNode *map, const char *key, const char *what, FsTime *out,
-                         GError **error)
-{
-  const FsYamlNode *n = fs_yaml_require_key(map, key, what, error);
-  return n != NULL && get_time(n, out, error);
-}
-
-static gboolean req_bandwidth(const FsYamlNode *map, const char *key, const char *what,
-                              double *out, GError **error)
-{
-  const FsYamlNode *n = fs_yaml_require_key(map, key, what, error);
-  return n != NULL && get_bandwidth(n, out, error);
-}
-
-/* Records a reference to another model (required or optional). */
+/* Records a reference to another model, when key is present (the schema
+ * has checked that a required one is, and that it is a string). */
 static gboolean add_ref(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
-                        const char *key, gboolean required, const char *what,
-                        const FsModel **slot, FsModelKind kind, guint families,
+                        const char *key, const FsModel **slot, FsModelKind kind, guint families,
                         GError **error)
 {
-  const FsYamlNode *n = required ? fs_yaml_require_key(map, key, what, error)
-                                 : fs_yaml_map_get(map, key);
+  const FsYamlNode *n = fs_yaml_map_get(map, key);
   if (n == NULL)
-    return !required;
+    return TRUE;
   const char *target;
   if (!fs_yaml_get_string(n, &target, error))
     return FALSE;
@@ -382,24 +252,14 @@ static void link_derive(FsLinkModel *l)
   l->bandwidth = l->raw_bandwidth * l->efficiency;
 }
 
-/* Parses the link fields into e; *widths receives the `widths:` list (or
- * NULL) for the caller to expand. */
+/* Reads the link figures the schema leaves to this file (family,
+ * generation, latency and lanes are stored): bandwidth or lane rate with
+ * lanes or widths, encoding and protocol efficiency; *widths receives the
+ * `widths:` list (or NULL) for the caller to expand. */
 static gboolean parse_link(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
                            GArray **widths, GError **error)
 {
   FsLinkModel *l = &e->m.u.link;
-  int family;
-  const FsYamlNode *n = fs_yaml_require_key(map, "family", "link model", error);
-  if (n == NULL || !get_enum(n, fs_link_family_names, "link family", &family, error))
-    return FALSE;
-  l->family = (FsLinkFamily)family;
-  const char *generation = "";
-  if (!fs_yaml_opt_string(map, "generation", &generation, error))
-    return FALSE;
-  l->generation = fs_catalog_intern(cat, generation);
-  if (!req_time(map, "latency", "link model", &l->latency, error))
-    return FALSE;
-
   const FsYamlNode *bw = fs_yaml_map_get(map, "bandwidth");
   const FsYamlNode *rate = fs_yaml_map_get(map, "lane_rate");
   const FsYamlNode *lanes = fs_yaml_map_get(map, "lanes");
@@ -417,7 +277,7 @@ static gboolean parse_link(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *
       return FALSE;
     }
     double b;
-    if (!get_bandwidth(bw, &b, error))
+    if (!fs_schema_read_value(field(FS_MODEL_LINK, "bandwidth"), bw, &b, error))
       return FALSE;
     l->lanes = 1;
     l->lane_rate = 8 * b;
@@ -429,10 +289,8 @@ static gboolean parse_link(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *
                           "\"lane_rate\" with \"lanes\" or \"widths\"");
       return FALSE;
     }
-    if (!fs_yaml_get_lane_rate(rate, &l->lane_rate, error))
+    if (!fs_schema_read_value(field(FS_MODEL_LINK, "lane_rate"), rate, &l->lane_rate, error))
       return FALSE;
-    if (!(l->lane_rate > 0) || l->lane_rate > MAX_LANE_RATE)
-      return out_of_range(rate, "lane rate", "expected more than 0 and at most 1 Tb/s", error);
     if (lanes != NULL && wlist != NULL) {
       fs_catalog_error_at(error, wlist, FS_CATALOG_ERROR_INVALID,
                           "a link gives either \"lanes\" or \"widths\", not both");
@@ -443,11 +301,7 @@ static gboolean parse_link(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *
                           "link model with \"lane_rate\" needs \"lanes\" or \"widths\"");
       return FALSE;
     }
-    if (lanes != NULL && !get_count(lanes, 1, MAX_LANES, &l->lanes, error))
-      return FALSE;
     if (wlist != NULL) {
-      if (!fs_yaml_require_seq(wlist, error))
-        return FALSE;
       if (wlist->n == 0) {
         fs_catalog_error_at(error, wlist, FS_CATALOG_ERROR_INVALID,
                             "\"widths\" is empty; expected lane counts like [1, 2, 4, 8, 16]");
@@ -456,7 +310,7 @@ static gboolean parse_link(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *
       *widths = g_array_new(FALSE, FALSE, sizeof(guint));
       for (guint i = 0; i < wlist->n; i++) {
         guint w;
-        if (!get_count(wlist->values[i], 1, MAX_LANES, &w, error))
+        if (!fs_schema_read_value(field(FS_MODEL_LINK, "lanes"), wlist->values[i], &w, error))
           return FALSE;
         for (guint j = 0; j < (*widths)->len; j++)
           if (g_array_index(*widths, guint, j) == w) {
@@ -469,18 +323,14 @@ static gboolean parse_link(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *
       l->lanes = g_array_index(*widths, guint, 0);
     }
     if (enc != NULL) {
-      const char *text;
-      if (!parse_encoding(cat, enc, &l->encoding, &l->encoding_ratio, error) ||
-          !fs_yaml_get_string(enc, &text, error))
+      if (!parse_encoding(cat, enc, &l->encoding, &l->encoding_ratio, error))
         return FALSE;
-      l->encoding_name = fs_catalog_intern(cat, text);
+      l->encoding_name = fs_catalog_intern(cat, enc->value);
     }
   }
-  const char *ename = NULL;
-  if (!fs_yaml_opt_string(map, "encoding_name", &ename, error))
-    return FALSE;
+  const FsYamlNode *ename = fs_yaml_map_get(map, "encoding_name");
   if (ename != NULL)
-    l->encoding_name = fs_catalog_intern(cat, ename);
+    l->encoding_name = fs_catalog_intern(cat, ename->value);
 
   /* Protocol efficiency: payload/(payload+overhead), or a plain factor. */
   const FsYamlNode *mp = fs_yaml_map_get(map, "max_payload");
@@ -500,27 +350,24 @@ static gboolean parse_link(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *
       return FALSE;
     }
     uint64_t p, o;
-    if (!fs_yaml_get_size(mp, &p, error) || !fs_yaml_get_size(oh, &o, error))
+    if (!fs_schema_read_value(field(FS_MODEL_LINK, "max_payload"), mp, &p, error) ||
+        !fs_schema_read_value(field(FS_MODEL_LINK, "tlp_overhead"), oh, &o, error))
       return FALSE;
-    if (p < 1 || p > MAX_PAYLOAD)
-      return out_of_range(mp, "max_payload", "expected 1 B to 1 MiB", error);
-    if (o > MAX_OVERHEAD)
-      return out_of_range(oh, "tlp_overhead", "expected 0 to 64 KiB", error);
     l->max_payload = (uint32_t)p;
     l->tlp_overhead = (uint32_t)o;
-  } else if (ef != NULL) {
-    double v;
-    if (!fs_yaml_get_double(ef, 0, 1, &v, error))
-      return FALSE;
-    if (!(v > 0))
-      return out_of_range(ef, "efficiency", "expected more than 0 and at most 1", error);
-    l->efficiency = v;
+  } else if (ef != NULL &&
+             !fs_schema_read_value(field(FS_MODEL_LINK, "efficiency"), ef, &l->efficiency, error)) {
+    return FALSE;
   }
   link_derive(l);
-  if (l->raw_bandwidth > MAX_BANDWIDTH) {
+  double max_bandwidth;
+  if (!fs_parse_bandwidth(field(FS_MODEL_LINK, "bandwidth")->max, &max_bandwidth, NULL))
+    g_assert_not_reached(); /* fs_schema_check (test-catalog) parses every bound */
+  if (l->raw_bandwidth > max_bandwidth) {
     fs_catalog_error_at(error, rate ? rate : map, FS_CATALOG_ERROR_INVALID,
-                        "the link's raw bandwidth comes to %g B/s, beyond 100 TB/s; "
-                        "check the units of \"lane_rate\"", l->raw_bandwidth);
+                        "the link's raw bandwidth comes to %g B/s, beyond %s; "
+                        "check the units of \"lane_rate\"", l->raw_bandwidth,
+                        field(FS_MODEL_LINK, "bandwidth")->max);
     return FALSE;
   }
   return TRUE;
@@ -528,22 +375,14 @@ static gboolean parse_link(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *
 
 /* ---- switches, GPUs, CPUs, NICs ---------------------------------------- */
 
-/* Fills the switch model of e from its YAML map: kind, port count and port link (which must be
- * of the switch's link family), latency, optional in-switch reduction, power, price and PCIe
- * lanes. Sets a catalog error at the offending node, for example reduction_bandwidth without
- * reduction or lanes on a switch that is not PCIe, and returns FALSE on one. */
+/* Checks the switch model of e beyond its table: the port link (which must be of the
+ * switch's link family), reduction_bandwidth only with reduction, and lanes on PCIe switches
+ * only, enough for the ports.  Sets a catalog error at the offending node and returns FALSE on
+ * one. */
 static gboolean parse_switch(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
                              GError **error)
 {
   FsSwitchModel *s = &e->m.u.sw;
-  int kind;
-  const FsYamlNode *n = fs_yaml_require_key(map, "switch_kind", "switch model", error);
-  if (n == NULL || !get_enum(n, fs_switch_kind_names, "switch kind", &kind, error))
-    return FALSE;
-  s->kind = (FsSwitchKind)kind;
-  n = fs_yaml_require_key(map, "ports", "switch model", error);
-  if (n == NULL || !get_count(n, 1, 4096, &s->ports, error))
-    return FALSE;
   guint families = 0;
   switch (s->kind) {
   case FS_SWITCH_NVSWITCH: families = FAMILY(FS_LINK_NVLINK); break;
@@ -552,13 +391,7 @@ static gboolean parse_switch(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode
   case FS_SWITCH_ETHERNET: families = FAMILY(FS_LINK_ETHERNET); break;
   default: break;
   }
-  if (!add_ref(cat, e, map, "port_link", TRUE, "switch model", &s->port_link, FS_MODEL_LINK,
-               families, error) ||
-      !req_time(map, "latency", "switch model", &s->latency, error) ||
-      !fs_yaml_opt_bool(map, "reduction", &s->reduction, error) ||
-      !opt_bandwidth(map, "reduction_bandwidth", &s->reduction_bandwidth, error) ||
-      !opt_power(map, "power", &s->power, error) || !opt_price(map, &s->price, error) ||
-      !opt_count(map, "lanes", 1, 4096, &s->lanes, error))
+  if (!add_ref(cat, e, map, "port_link", &s->port_link, FS_MODEL_LINK, families, error))
     return FALSE;
   if (s->reduction_bandwidth > 0 && !s->reduction) {
     fs_catalog_error_at(error, fs_yaml_map_get(map, "reduction_bandwidth"),
@@ -598,114 +431,55 @@ static gboolean check_nvlink_pair(const FsYamlNode *map, guint nvlinks, GError *
   return TRUE;
 }
 
-/* Fills the GPU model of e from its YAML map: architecture, FLOP rate per datatype, memory and
- * its bandwidth, NVLink and host links, TDP, price, launch latency and SM count, and the
- * identification keys (compute capability "9.0", form factor, reference CPU and NIC). Links
- * and references are resolved through add_ref(). Sets a catalog error at the offending node
- * and returns FALSE on the first bad key. */
+/* Checks the GPU model of e beyond its table: at least one datatype in flops, the link and
+ * host references (through add_ref()), nvlink with nvlinks, and the identification keys
+ * (compute capability "9.0", form factor).  Sets a catalog error at the offending node and
+ * returns FALSE on the first bad key. */
 static gboolean parse_gpu(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
                           GError **error)
 {
   FsGpuModel *g = &e->m.u.gpu;
-  int arch;
-  const FsYamlNode *n = fs_yaml_require_key(map, "arch", "gpu model", error);
-  if (n == NULL || !get_enum(n, fs_gpu_arch_names, "GPU architecture", &arch, error))
-    return FALSE;
-  g->arch = (FsGpuArch)arch;
-
-  const FsYamlNode *fl = fs_yaml_require_key(map, "flops", "gpu model", error);
-  if (fl == NULL || !fs_yaml_require_map(fl, error) ||
-      !fs_yaml_check_keys(fl, fs_dtype_names, "flops", error))
-    return FALSE;
+  const FsYamlNode *fl = fs_yaml_map_get(map, "flops");
   if (fl->n == 0) {
     fs_catalog_error_at(error, fl, FS_CATALOG_ERROR_INVALID,
                         "\"flops\" lists no datatype; expected e.g. \"bf16: 989.4 TFLOP/s\"");
     return FALSE;
   }
-  for (guint i = 0; i < fl->n; i++) {
-    FsDtype d;
-    if (!fs_dtype_from_name(fl->keys[i]->value, &d))
-      g_assert_not_reached(); /* fs_yaml_check_keys let only dtype names through */
-    if (!fs_yaml_get_flops(fl->values[i], &g->flops[d], error))
-      return FALSE;
-    if (!(g->flops[d] >= 0) || g->flops[d] > MAX_FLOPS)
-      return out_of_range(fl->values[i], "FLOP rate", "expected 0 to 1 EFLOP/s", error);
-  }
-
-  n = fs_yaml_require_key(map, "memory", "gpu model", error);
-  if (n == NULL || !fs_yaml_get_size(n, &g->memory, error))
-    return FALSE;
-  if (g->memory < 1 || g->memory > MAX_MEMORY)
-    return out_of_range(n, "memory", "expected 1 B to 1 PiB", error);
-  if (!req_bandwidth(map, "memory_bandwidth", "gpu model", &g->memory_bandwidth, error) ||
-      !add_ref(cat, e, map, "nvlink", FALSE, "gpu model", &g->nvlink, FS_MODEL_LINK,
-               FAMILY(FS_LINK_NVLINK), error) ||
-      !opt_count(map, "nvlinks", 0, 64, &g->nvlinks, error) ||
-      !check_nvlink_pair(map, g->nvlinks, error) ||
-      !add_ref(cat, e, map, "pcie", TRUE, "gpu model", &g->pcie, FS_MODEL_LINK,
-               FAMILY(FS_LINK_PCIE), error) ||
-      !add_ref(cat, e, map, "c2c", FALSE, "gpu model", &g->c2c, FS_MODEL_LINK,
-               FAMILY(FS_LINK_C2C), error))
-    return FALSE;
-  n = fs_yaml_require_key(map, "tdp", "gpu model", error);
-  if (n == NULL || !get_power(n, &g->tdp, error) || !opt_price(map, &g->price, error) ||
-      !req_time(map, "launch_latency", "gpu model", &g->launch_latency, error))
-    return FALSE;
-  n = fs_yaml_require_key(map, "sms", "gpu model", error);
   g->memory_efficiency = 1; /* until a calibration says otherwise */
-  if (n == NULL || !get_count(n, 1, 100000, &g->sms, error))
+  if (!add_ref(cat, e, map, "nvlink", &g->nvlink, FS_MODEL_LINK, FAMILY(FS_LINK_NVLINK), error) ||
+      !check_nvlink_pair(map, g->nvlinks, error) ||
+      !add_ref(cat, e, map, "pcie", &g->pcie, FS_MODEL_LINK, FAMILY(FS_LINK_PCIE), error) ||
+      !add_ref(cat, e, map, "c2c", &g->c2c, FS_MODEL_LINK, FAMILY(FS_LINK_C2C), error))
     return FALSE;
   /* Identification: compute capability "9.0", form factor, reference host. */
   const FsYamlNode *cc = fs_yaml_map_get(map, "compute_capability");
   if (cc != NULL) {
-    const char *v;
     guint major, minor;
     char tail;
-    if (!fs_yaml_get_string(cc, &v, error))
-      return FALSE;
-    if (sscanf(v, "%2u.%1u%c", &major, &minor, &tail) != 2 || major == 0) {
+    if (sscanf(cc->value, "%2u.%1u%c", &major, &minor, &tail) != 2 || major == 0) {
       fs_catalog_error_at(error, cc, FS_CATALOG_ERROR_INVALID,
-                          "compute capability \"%s\" is not of the form \"9.0\"", v);
+                          "compute capability \"%s\" is not of the form \"9.0\"", cc->value);
       return FALSE;
     }
     g->compute_capability = major * 10 + minor;
   }
-  static const char *const form_factors[] = {"sxm", "pcie", "superchip", NULL};
   const FsYamlNode *ff = fs_yaml_map_get(map, "form_factor");
-  int form = -1;
-  if (ff != NULL && !get_enum(ff, form_factors, "form factor", &form, error))
-    return FALSE;
-  g->form_factor = fs_catalog_intern(cat, form >= 0 ? form_factors[form] : "");
-  return add_ref(cat, e, map, "reference_cpu", FALSE, "gpu model", &g->reference_cpu,
-                 FS_MODEL_CPU, 0, error) &&
-         add_ref(cat, e, map, "reference_nic", FALSE, "gpu model", &g->reference_nic,
-                 FS_MODEL_NIC, 0, error);
+  g->form_factor = fs_catalog_intern(cat, ff != NULL ? ff->value : "");
+  return add_ref(cat, e, map, "reference_cpu", &g->reference_cpu, FS_MODEL_CPU, 0, error) &&
+         add_ref(cat, e, map, "reference_nic", &g->reference_nic, FS_MODEL_NIC, 0, error);
 }
 
+/* Checks the CPU model of e beyond its table: references, nvlink with nvlinks, and
+ * intersocket_links with intersocket (1 link when only the model is given). */
 static gboolean parse_cpu(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
                           GError **error)
 {
   FsCpuModel *c = &e->m.u.cpu;
-  int vendor;
-  const FsYamlNode *n = fs_yaml_require_key(map, "vendor", "cpu model", error);
-  if (n == NULL || !get_enum(n, fs_cpu_vendor_names, "CPU vendor", &vendor, error))
-    return FALSE;
-  c->vendor = (FsCpuVendor)vendor;
-  n = fs_yaml_require_key(map, "pcie_lanes", "cpu model", error);
-  if (n == NULL || !get_count(n, 0, 1024, &c->pcie_lanes, error) ||
-      !add_ref(cat, e, map, "pcie", TRUE, "cpu model", &c->pcie, FS_MODEL_LINK,
-               FAMILY(FS_LINK_PCIE), error) ||
-      !add_ref(cat, e, map, "intersocket", FALSE, "cpu model", &c->intersocket, FS_MODEL_LINK,
+  if (!add_ref(cat, e, map, "pcie", &c->pcie, FS_MODEL_LINK, FAMILY(FS_LINK_PCIE), error) ||
+      !add_ref(cat, e, map, "intersocket", &c->intersocket, FS_MODEL_LINK,
                FAMILY(FS_LINK_INTERSOCKET) | FAMILY(FS_LINK_C2C), error) ||
-      !opt_count(map, "intersocket_links", 0, 64, &c->intersocket_links, error) ||
-      !req_bandwidth(map, "memory_bandwidth", "cpu model", &c->memory_bandwidth, error) ||
-      !add_ref(cat, e, map, "nvlink", FALSE, "cpu model", &c->nvlink, FS_MODEL_LINK,
-               FAMILY(FS_LINK_NVLINK), error) ||
-      !opt_count(map, "nvlinks", 0, 64, &c->nvlinks, error) ||
-      !check_nvlink_pair(map, c->nvlinks, error) ||
-      !opt_power(map, "tdp", &c->tdp, error) || !opt_price(map, &c->price, error) ||
-      !req_time(map, "root_latency", "cpu model", &c->root_latency, error) ||
-      !opt_bandwidth(map, "root_bandwidth", &c->root_bandwidth, error))
+      !add_ref(cat, e, map, "nvlink", &c->nvlink, FS_MODEL_LINK, FAMILY(FS_LINK_NVLINK), error) ||
+      !check_nvlink_pair(map, c->nvlinks, error))
     return FALSE;
   const FsYamlNode *links = fs_yaml_map_get(map, "intersocket_links");
   if (links != NULL && c->intersocket_links > 0 && fs_yaml_map_get(map, "intersocket") == NULL) {
@@ -715,23 +489,16 @@ static gboolean parse_cpu(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *m
   }
   if (fs_yaml_map_get(map, "intersocket") != NULL && links == NULL)
     c->intersocket_links = 1;
-  return opt_count(map, "cores", 1, 4096, &c->cores, error) &&
-         opt_count(map, "threads_per_core", 1, 16, &c->threads_per_core, error);
+  return TRUE;
 }
 
 static gboolean parse_nic(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
                           GError **error)
 {
   FsNicModel *c = &e->m.u.nic;
-  c->ports = 1;
-  return add_ref(cat, e, map, "port_link", TRUE, "nic model", &c->port_link, FS_MODEL_LINK,
+  return add_ref(cat, e, map, "port_link", &c->port_link, FS_MODEL_LINK,
                  FAMILY(FS_LINK_INFINIBAND) | FAMILY(FS_LINK_ETHERNET), error) &&
-         opt_count(map, "ports", 1, 64, &c->ports, error) &&
-         add_ref(cat, e, map, "pcie", TRUE, "nic model", &c->pcie, FS_MODEL_LINK,
-                 FAMILY(FS_LINK_PCIE), error) &&
-         req_time(map, "latency", "nic model", &c->latency, error) &&
-         fs_yaml_opt_bool(map, "gpudirect", &c->gpudirect, error) &&
-         opt_power(map, "power", &c->power, error) && opt_price(map, &c->price, error);
+         add_ref(cat, e, map, "pcie", &c->pcie, FS_MODEL_LINK, FAMILY(FS_LINK_PCIE), error);
 }
 
 /* ---- entries ------------------------------------------------------------ */
@@ -748,48 +515,37 @@ static gboolean valid_name(const char *s)
   return TRUE;
 }
 
-/* Parses one list item into one entry (or several, for `widths:`). */
+/* Parses one list item into one entry (or several, for `widths:`): the keys common to every
+ * kind first (so that the kind picks the table), then the kind's table, then what the table
+ * cannot say. */
 static gboolean parse_entry(FsCatalog *cat, const char *file, const FsYamlNode *item,
                             GPtrArray *batch, GError **error)
 {
   if (!fs_yaml_require_map(item, error))
     return FALSE;
-  const FsYamlNode *n = fs_yaml_require_key(item, "name", "model", error);
-  const char *name;
-  if (n == NULL || !fs_yaml_get_string(n, &name, error))
+  FsCatalogEntry *e = g_new0(FsCatalogEntry, 1);
+  g_ptr_array_add(batch, e);
+  FsSchemaRead opts = {.strings = cat->strings, .allow_unknown = TRUE};
+  if (!fs_schema_read(&fs_catalog_common_schema, item, &e->m, &opts, error))
     return FALSE;
+  const char *name = e->m.name;
   if (!valid_name(name)) {
-    fs_catalog_error_at(error, n, FS_CATALOG_ERROR_INVALID,
+    fs_catalog_error_at(error, fs_yaml_map_get(item, "name"), FS_CATALOG_ERROR_INVALID,
                         "model name \"%s\" must be lowercase letters, digits and dashes "
                         "(e.g. \"pcie-gen4-x16\")", name);
     return FALSE;
   }
-  int kind;
-  n = fs_yaml_require_key(item, "kind", "model", error);
-  if (n == NULL || !get_enum(n, fs_model_kind_names, "model kind", &kind, error))
-    return FALSE;
-  g_autofree char *what = g_strdup_printf("%s model", fs_model_kind_names[kind]);
-  if (!fs_yaml_check_keys(item, keys_by_kind[kind], what, error))
-    return FALSE;
-
-  const char *source, *description = "";
-  n = fs_yaml_require_key(item, "source", what, error);
-  if (n == NULL || !fs_yaml_get_string(n, &source, error) ||
-      !fs_yaml_opt_string(item, "description", &description, error))
-    return FALSE;
-  g_autofree char *trimmed = g_strstrip(g_strdup(source));
+  g_autofree char *trimmed = g_strstrip(g_strdup(e->m.source));
   if (trimmed[0] == '\0') {
-    fs_catalog_error_at(error, n, FS_CATALOG_ERROR_INVALID,
+    fs_catalog_error_at(error, fs_yaml_map_get(item, "source"), FS_CATALOG_ERROR_INVALID,
                         "empty \"source\"; every model must say where its figures come from");
     return FALSE;
   }
-
-  FsCatalogEntry *e = g_new0(FsCatalogEntry, 1);
-  g_ptr_array_add(batch, e);
-  e->m.kind = (FsModelKind)kind;
-  e->m.name = fs_catalog_intern(cat, name);
-  e->m.description = fs_catalog_intern(cat, description);
   e->m.source = fs_catalog_intern(cat, trimmed);
+  opts.allow_unknown = FALSE;
+  opts.skip_base = TRUE;
+  if (!fs_schema_read(&fs_catalog_kind_schemas[e->m.kind], item, &e->m, &opts, error))
+    return FALSE;
   e->m.file = file;
   e->m.line = item->line;
   e->m.col = item->col;
@@ -839,13 +595,9 @@ gboolean fs_catalog_parse_doc(FsCatalog *cat, FsYamlDoc *doc, GPtrArray *batch, 
                     "(a list of model entries)");
     return FALSE;
   }
-  static const char *const top_keys[] = {"models", NULL};
-  if (!fs_yaml_require_map(root, error) ||
-      !fs_yaml_check_keys(root, top_keys, "models file", error))
+  if (!fs_schema_read(&fs_catalog_file_schema, root, NULL, NULL, error))
     return FALSE;
-  const FsYamlNode *list = fs_yaml_require_key(root, "models", "models file", error);
-  if (list == NULL || !fs_yaml_require_seq(list, error))
-    return FALSE;
+  const FsYamlNode *list = fs_yaml_map_get(root, "models");
   for (guint i = 0; i < list->n; i++)
     if (!parse_entry(cat, file, list->values[i], batch, error))
       return FALSE;

@@ -178,10 +178,9 @@ int fs_cmd_calibrate(int argc, char **argv)
     g_ptr_array_add(logs, log);
     if (!fs_nccl_log_resolve(log, &hints, &error))
       return fs_cli_fail("calibrate", error);
-    g_autofree char *drops = fs_nccl_log_drops_text((const FsNcclLogDrop *)log->dropped->data,
-                                                    log->dropped->len);
-    if (drops != NULL)
-      g_string_append(notes, drops);
+    g_autofree char *said = fs_nccl_log_notes_text(log);
+    if (said != NULL)
+      g_string_append(notes, said);
   }
   /* NCCL's constants of the --simulate fit: the options', else the release
    * the first log names (one without a file: said, and the default). */

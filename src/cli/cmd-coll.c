@@ -23,6 +23,7 @@ static char *opt_algo = NULL, *opt_proto = NULL;
 static gint opt_channels = 0;
 static gboolean opt_json = FALSE, opt_csv = FALSE, opt_list = FALSE, opt_explain = FALSE;
 static gboolean opt_exact = FALSE;
+static char *opt_exec = NULL;
 static char *opt_trace = NULL, *opt_output_file = NULL;
 static char *opt_calibration = NULL;
 static char *opt_models = NULL, *opt_params = NULL, *opt_nccl_version = NULL;
@@ -63,6 +64,10 @@ static const GOptionEntry entries[] = {
   {"exact", 0, 0, G_OPTION_ARG_NONE, &opt_exact,
    "Simulate every transfer: no channel folding, no loop, step or window extrapolation (slower; "
    "the shortcuts are within 1 %, most rows identical)", NULL},
+  {"exec", 0, 0, G_OPTION_ARG_STRING, &opt_exec,
+   "How collectives run: steps (the step executor), streams (one flow per connection, plus the "
+   "pipeline's fill and latencies; src/collrun/streams.h) or auto (streams for deep pipelines of "
+   "the algorithms it models closely); default steps", "MODEL"},
   {"explain", 0, 0, G_OPTION_ARG_NONE, &opt_explain,
    "After the table, the cost model's arithmetic for each size (as # lines)", NULL},
   {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_params,
@@ -103,11 +108,8 @@ static int run(const char *topo_path)
     return fs_cli_usage("coll", "give -g N or --gpus LIST, not both");
   sw.root = (guint)opt_root;
   sw.alone.exact = opt_exact;
-  if (opt_output_file != NULL && strcmp(opt_output_file, "-") == 0 && (opt_json || opt_csv))
-    return fs_cli_usage("coll", "-J - writes nccl-tests' JSON to stdout; it takes no --json or --csv");
-  if (opt_output_file != NULL && sel.n_ops > 1)
-    return fs_cli_usage("coll", "-J writes one collective's file (nccl-tests writes one per "
-                        "program); give -o with one collective");
+  if (opt_exec != NULL && !fs_coll_exec_from_name(opt_exec, &sw.alone.exec))
+    return fs_cli_usage("coll", "--exec takes steps, streams or auto");
   g_autoptr(FsProgress) progress = fs_progress_new("coll", opt_quiet);
   g_autoptr(FsCollTest) r = fs_coll_test_new(sc, &sel, &sw, opt_gpus ? opt_gpus : opt_ngpus, &error);
   if (r == NULL)

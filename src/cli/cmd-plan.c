@@ -62,7 +62,7 @@ static const GOptionEntry entries[] = {
   {"kwh-price", 0, 0, G_OPTION_ARG_STRING, &opt_kwh, "US dollars per kWh added to the hourly cost (default 0)", "$"},
   {"pue", 0, 0, G_OPTION_ARG_STRING, &opt_pue, "Power usage effectiveness of the data centre (default 1.0)", "P"},
   {"amortize-years", 0, 0, G_OPTION_ARG_STRING, &opt_years, "Write-off period of the capex (default 4)", "Y"},
-  {"tokens", 0, 0, G_OPTION_ARG_STRING, &opt_tokens, "Tokens to train, for time and cost to train (2T, 300G)", "N"},
+  {"tokens", 0, 0, G_OPTION_ARG_STRING, &opt_tokens, "Tokens to train, for time and cost to train (2T, 300G; amounts at most 1000T)", "N"},
   {"switch-share", 0, 0, G_OPTION_ARG_STRING, &opt_share,
    "Fabric switches: whole (default: every switch the topology builds) or ports (the share of "
    "their port bandwidth in use)", "whole|ports"},

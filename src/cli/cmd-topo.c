@@ -126,6 +126,7 @@ int fs_cmd_topo(int argc, char **argv)
     "  fabricsim topo check topologies/dgx-h100.yaml\n"
     "  fabricsim topo paths topologies/dgx-1-v100.yaml\n"
     "  fabricsim topo check topologies/dgx-h100-ib-ndr.yaml -D nodes=32 --json\n"
+    "  fabricsim topo check topologies/cluster.yaml -D node=hgx-b200 -D nodes=16 -D sharp=0\n"
     "  nvidia-smi topo -m > box.txt && fabricsim topo import-smi box.txt -o box.yaml\n"
     "  nvidia-smi -q > q.txt && fabricsim topo import-smi box.txt --smi-q q.txt -o box.yaml\n"
     "  fabricsim topo import-nccl nccl-topo.xml --nic connectx-7 -o box.yaml\n"

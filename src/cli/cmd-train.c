@@ -24,7 +24,7 @@ static char *opt_trace = NULL;
 static char *opt_model = NULL;
 static gboolean opt_list = FALSE;
 static gboolean opt_dp_isolated = FALSE;
-static char *opt_coll_classes = NULL;
+static char *opt_coll_classes = NULL, *opt_exec = NULL;
 static char *opt_chakra_out = NULL;
 static gboolean opt_quiet = FALSE;
 
@@ -46,6 +46,8 @@ static const GOptionEntry entries[] = {
   {"coll-classes", 0, 0, G_OPTION_ARG_STRING, &opt_coll_classes,
    "Collectives timed alone on congruent GPU groups share one measurement: auto (where exact, "
    "the default), on (also under max-min with ECMP: approximate), off", "MODE"},
+  {"exec", 0, 0, G_OPTION_ARG_STRING, &opt_exec,
+   "How collectives run: steps (default), streams or auto (as coll --exec)", "MODEL"},
   {"chakra-out", 0, 0, G_OPTION_ARG_FILENAME, &opt_chakra_out,
    "Write the step as MLCommons Chakra traces DIR/step.RANK.et (as ASTRA-sim reads them; "
    "fabricsim replay TOPO --chakra DIR runs them again)", "DIR"},
@@ -94,6 +96,8 @@ int fs_cmd_train(int argc, char **argv)
   topt.dp_isolated = opt_dp_isolated;
   if (opt_coll_classes != NULL && !fs_coll_classes_from_name(opt_coll_classes, &topt.coll_classes))
     return fs_cli_usage("train", "unknown --coll-classes \"%s\" (auto, on or off)", opt_coll_classes);
+  if (opt_exec != NULL && !fs_coll_exec_from_name(opt_exec, &topt.exec))
+    return fs_cli_usage("train", "--exec takes steps, streams or auto");
   if (opt_model != NULL && !fs_net_model_from_name(opt_model, &topt.net_model))
     return fs_cli_usage("train", "unknown flow model \"%s\" (maxmin or analytic)", opt_model);
   FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,

@@ -9,6 +9,7 @@
 #include "report/progress.h"
 #include "report/validate.h"
 #include "scenario/scenario.h"
+#include "scenario/train-ref.h"
 
 static gboolean opt_json = FALSE;
 static gboolean opt_list = FALSE;
@@ -54,7 +55,11 @@ int fs_cmd_validate(int argc, char **argv)
     "Runs every reference table of validation/reference (or the named ones), prints\n"
     "predicted vs measured per row, the error, and the mean absolute percentage\n"
     "error (MAPE) per table against the table's bar (its `# bar:` line).  Exit\n"
-    "status 1 when a table misses its bar.  Format: validation/reference/README.md.\n"
+    "status 1 when a table misses its bar, unless its `# gap:` line records the\n"
+    "miss (a KNOWN GAP).  Format: validation/reference/README.md.\n"
+    "Then the training tables (DIR/training/training-*.csv, or TABLEs so named):\n"
+    "one step-time factor per GPU generation fitted on their fit rows, each row\n"
+    "printed (fit rows marked), the test-set MAPE per table against its bar.\n"
     "\n"
     "Examples:\n"
     "  fabricsim validate\n"
@@ -71,17 +76,25 @@ int fs_cmd_validate(int argc, char **argv)
   }
   const char *dir = opt_dir != NULL ? opt_dir : fs_val_default_dir();
   GError *error = NULL;
-  g_autoptr(GPtrArray) files = NULL;
+  g_autoptr(GPtrArray) files = NULL, train = NULL;
   if (argc > 1) {
     files = g_ptr_array_new_with_free_func(g_free);
-    for (int i = 1; i < argc; i++)
-      g_ptr_array_add(files, table_path(dir, argv[i]));
+    train = g_ptr_array_new_with_free_func(g_free);
+    for (int i = 1; i < argc; i++) {
+      char *p = table_path(dir, argv[i]);
+      g_autofree char *base = g_path_get_basename(p);
+      g_ptr_array_add(g_str_has_prefix(base, "training-") ? train : files, p);
+    }
   } else if ((files = fs_val_list_tables(dir, &error)) == NULL) {
     return fs_cli_fail("validate", error);
+  } else {
+    g_autofree char *tdir = g_build_filename(dir, "training", NULL);
+    train = fs_train_ref_list(tdir);
   }
-  if (files->len == 0)
+  if (files->len + train->len == 0)
     return fs_cli_usage("validate", "no reference tables (*.csv) in %s", dir);
-  FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration };
+  FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,
+                          .needs = FS_SCENARIO_NEED_NCCL | FS_SCENARIO_NEED_EFFICIENCY };
   g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
   if (sc == NULL)
     return fs_cli_fail("validate", error);
@@ -97,6 +110,11 @@ int fs_cmd_validate(int argc, char **argv)
       return fs_cli_fail("validate", error);
     fs_report_validate_add(rep, r, t->bar_metric);
   }
+  g_autoptr(FsTrainRef) ref = NULL;
+  if (train->len > 0 && (ref = fs_train_ref_run(sc, train, &error)) == NULL)
+    return fs_cli_fail("validate", error);
+  if (ref != NULL)
+    fs_report_validate_training(rep, ref);
   g_clear_pointer(&progress, fs_progress_free);
   g_autoptr(GString) out = g_string_new(NULL);
   guint failed = fs_report_validate_finish(rep, out, opt_json ? FS_REPORT_JSON : FS_REPORT_TEXT);

@@ -193,12 +193,29 @@ static void build_chain(FsPlanBuilder *b)
   }
 }
 
+/* collnet_direct's loop: one chunk of L slices per channel, when the smallest channel share
+ * holds at least MIN_CHUNKS of them (else build_direct shrinks the unit with the bytes, and a
+ * truncated plan would not be the same plan cut short: no loops). */
+static uint64_t direct_loop_bytes(const FsComm *comm, const FsCollRequest *req)
+{
+  guint L;
+  fs_comm_host_ranks(comm, 0, &L);
+  uint64_t unit = req->slice_bytes * L;
+  uint64_t share = fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, 0);
+  for (guint c = 1; c < req->nchannels; c++)
+    share = MIN(share, fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, c));
+  if (unit == 0 || share / unit < MIN_CHUNKS)
+    return 0;
+  return fs_algo_loop_bytes(req, unit);
+}
+
 const FsCollAlgo fs_coll_algo_collnet_direct = {
   .name = "collnet_direct",
   .nccl = FS_NCCL_ALGO_COLLNET_DIRECT,
   .summary = "SHARP: intra-host direct reduce-scatter, switch reduction per shard, all-gather",
   .unsupported = unsupported,
   .build = build_direct,
+  .loop_bytes = direct_loop_bytes, /* one loop: a chunk of L slices */
 };
 
 const FsCollAlgo fs_coll_algo_collnet_chain = {
@@ -207,4 +224,5 @@ const FsCollAlgo fs_coll_algo_collnet_chain = {
   .summary = "SHARP: intra-host chain to the channel's head rank, switch reduction, chain back",
   .unsupported = unsupported,
   .build = build_chain,
+  .loop_bytes = fs_algo_slice_loop_bytes, /* one loop: one slice */
 };

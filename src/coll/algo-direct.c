@@ -89,10 +89,21 @@ static void build(FsPlanBuilder *b)
   }
 }
 
+/* One loop is one slice of every send on every channel (the sends are chunked alike, the
+ * last partial chunk after the whole ones), so a run alone can extrapolate loops (alone.h).
+ * Not for the reducing ops: their final reduction grows with the bytes. */
+static uint64_t loop_bytes(const FsComm *comm, const FsCollRequest *req)
+{
+  if (fs_coll_op_reduces(req->op) || req->op == FS_COLL_BARRIER)
+    return 0;
+  return fs_algo_slice_loop_bytes(comm, req);
+}
+
 const FsCollAlgo fs_coll_algo_direct = {
   .name = "direct",
   .nccl = FS_NCCL_ALGO_NONE,
   .summary = "point to point with every peer (one-shot all_reduce; alltoall, gather, scatter, sendrecv)",
   .unsupported = unsupported,
   .build = build,
+  .loop_bytes = loop_bytes,
 };

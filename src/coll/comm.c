@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "util/limits.h"
+
 G_DEFINE_QUARK(fs-coll-error-quark, fs_coll_error)
 
 struct FsComm {
@@ -33,9 +35,20 @@ struct FsComm {
   guint host_rings;
 };
 
+guint fs_comm_max_ranks(void)
+{
+  static gsize once;
+  static guint limit;
+  if (g_once_init_enter(&once)) {
+    limit = (guint)fs_env_limit("FABRICSIM_MAX_RANKS", FS_COMM_MAX_RANKS, (guint64)1 << 24);
+    g_once_init_leave(&once, 1);
+  }
+  return limit;
+}
+
 FsComm *fs_comm_new(guint nranks)
 {
-  g_return_val_if_fail(nranks >= 1 && nranks <= FS_COMM_MAX_RANKS, NULL);
+  g_return_val_if_fail(nranks >= 1 && nranks <= fs_comm_max_ranks(), NULL);
   FsComm *c = g_new0(FsComm, 1);
   c->n = nranks;
   c->host = g_new0(guint, nranks);
@@ -56,7 +69,7 @@ FsComm *fs_comm_new(guint nranks)
 
 FsComm *fs_comm_new_grid(guint hosts, guint ppn)
 {
-  g_return_val_if_fail(hosts >= 1 && ppn >= 1 && (guint64)hosts * ppn <= FS_COMM_MAX_RANKS, NULL);
+  g_return_val_if_fail(hosts >= 1 && ppn >= 1 && (guint64)hosts * ppn <= fs_comm_max_ranks(), NULL);
   FsComm *c = fs_comm_new(hosts * ppn);
   for (guint r = 0; r < hosts * ppn; r++)
     c->host[r] = r / ppn;
@@ -332,4 +345,18 @@ double fs_comm_ring_bw(const FsComm *c)
 guint fs_comm_host_rings(const FsComm *c)
 {
   return c->host_rings;
+}
+
+guint fs_comm_uniform_ranks_per_host(const FsComm *comm)
+{
+  guint n = fs_comm_size(comm), h = fs_comm_n_hosts(comm);
+  if (h < 2 || n % h != 0)
+    return 1;
+  g_autofree guint *per = g_new0(guint, h);
+  for (guint r = 0; r < n; r++)
+    per[fs_comm_host_index(comm, r)]++;
+  for (guint i = 0; i < h; i++)
+    if (per[i] != n / h)
+      return 1;
+  return n / h;
 }

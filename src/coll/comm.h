@@ -44,6 +44,10 @@ typedef enum {
 /* The most ranks a communicator may have (a resource guard, not a limit of
  * the model). */
 #define FS_COMM_MAX_RANKS 65536
+/* The communicator guard in force: $FABRICSIM_MAX_RANKS (1 to 2^24) or
+ * FS_COMM_MAX_RANKS; fs_comm_new and fs_comm_new_grid take at most this
+ * many ranks.  Read once. */
+guint fs_comm_max_ranks(void);
 
 typedef struct FsComm FsComm;
 
@@ -64,6 +68,10 @@ guint fs_comm_host(const FsComm *comm, guint rank);
 guint fs_comm_n_hosts(const FsComm *comm);
 /* Dense host index 0..n_hosts-1 of rank (hosts numbered by first rank). */
 guint fs_comm_host_index(const FsComm *comm, guint rank);
+/* Ranks per host when there are several hosts and every one holds as many
+ * ranks (a ring then repeats its pattern every that many steps), else 1.
+ * Cost: O(ranks). */
+guint fs_comm_uniform_ranks_per_host(const FsComm *comm);
 /* Ranks on host index h, in rank order (borrowed), count in *n. */
 const guint *fs_comm_host_ranks(const FsComm *comm, guint h, guint *n);
 /* TRUE when every host holds the same number of ranks (the two-level

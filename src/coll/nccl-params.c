@@ -11,6 +11,7 @@
 #include "util/datadir.h"
 #include "util/error.h"
 #include "util/names.h"
+#include "util/schema.h"
 #include "util/yaml.h"
 
 static const char *const hw_names[FS_NCCL_HW_N + 1] = {
@@ -162,25 +163,184 @@ static gboolean load_arch_rows(const FsYamlNode *t, guint n, double *out, const 
   return TRUE;
 }
 
+static const char *const p2p_rule_names[] = {
+#define X(id, name) name,
+  FS_NCCL_P2P_RULES(X)
+#undef X
+  NULL,
+};
+
+const char *fs_nccl_p2p_rule_name(FsNcclP2pRule r)
+{
+  return (guint)r < FS_NCCL_P2P_RULE_N ? p2p_rule_names[r] : "?";
+}
+
+/* A [min, max] pair of part sizes in chunks: both above 0, min <= max. */
+static gboolean get_part(const FsYamlNode *t, const char *key, double out[2], GError **error)
+{
+  const FsYamlNode *row = fs_yaml_require_key(t, key, "p2p_schedule", error);
+  if (row == NULL || !get_row(row, 2, out, error))
+    return FALSE;
+  if (out[0] <= 0 || out[1] < out[0]) {
+    fs_yaml_error(error, row, "expected [min, max] part sizes in chunks with 0 < min <= max");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The optional p2p_schedule table (models/nccl/README.md): NCCL's rule for a network
+ * peer's channels and its figures, the channels of peers on the host and the per-op part
+ * sizes. Sets p->p2p.on. */
+static gboolean load_p2p_schedule(FsNcclParams *p, const FsYamlNode *root, GError **error)
+{
+  static const char *const keys[] = {"net_peer_rule", "net_peer_channels", "net_peer_scale",
+                                     "per_channel_net_bw_gbps", "work_per_batch",
+                                     "nvl_channels_per_link", "pci_peer_channels", "halve_min_across_hosts",
+                                     "part_net", "part_host", NULL};
+  const FsYamlNode *t = get_table(root, "p2p_schedule", keys, 10, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  FsNcclP2pSched *s = &p->p2p;
+  const FsYamlNode *rule = fs_yaml_require_key(t, "net_peer_rule", "p2p_schedule", error);
+  const char *name;
+  guint r;
+  if (rule == NULL || !fs_yaml_get_string(rule, &name, error))
+    return FALSE;
+  if (!fs_names_index(p2p_rule_names, FS_NCCL_P2P_RULE_N, name, &r)) {
+    fs_yaml_error(error, rule, "expected net_peer_rule fixed, scale or bandwidth, got \"%s\"", name);
+    return FALSE;
+  }
+  s->net_rule = (FsNcclP2pRule)r;
+  uint64_t u[5];
+  static const char *const ukeys[] = {"net_peer_channels", "net_peer_scale", "work_per_batch",
+                                      "nvl_channels_per_link", "pci_peer_channels"};
+  for (guint i = 0; i < G_N_ELEMENTS(ukeys); i++)
+    if (!get_uint(t, ukeys[i], "p2p_schedule", 1, 64, &u[i], error))
+      return FALSE;
+  s->net_channels = (guint)u[0], s->net_scale = (guint)u[1], s->work_per_batch = (guint)u[2];
+  s->nvl_channels_per_link = (guint)u[3], s->pci_channels = (guint)u[4];
+  if (!get_number(t, "per_channel_net_bw_gbps", "p2p_schedule", 1e5, &s->channel_net_bw, error))
+    return FALSE;
+  if (s->channel_net_bw <= 0) {
+    fs_yaml_error(error, fs_yaml_map_get(t, "per_channel_net_bw_gbps"),
+                  "expected per_channel_net_bw_gbps above 0");
+    return FALSE;
+  }
+  const FsYamlNode *hv = fs_yaml_require_key(t, "halve_min_across_hosts", "p2p_schedule", error);
+  if (hv == NULL || !fs_yaml_get_bool(hv, &s->halve_min_net, error))
+    return FALSE;
+  if (!get_part(t, "part_net", s->part_net, error) || !get_part(t, "part_host", s->part_host, error))
+    return FALSE;
+  s->on = TRUE;
+  return TRUE;
+}
+
 /* Fills p from the root map of an NCCL parameter file: the NCCL version, step and protocol
  * settings, base and hardware latencies per algorithm and protocol, the architecture rows, the
  * bandwidth caps and correction tables, channel counts, p2p chunk sizes, and the optional
  * algorithms a release lacks and ring kernel copy cost. Unknown keys are refused. Sets a YAML
  * error at the offending node and returns FALSE on the first missing or out-of-range value. */
+/* The declared keys of a parameters file (util/schema.h): its top level
+ * and one protocol's table; models/nccl/README.md prints them
+ * (tools/gen-schema-docs).  The other tables are keyed by algorithm, row
+ * or protocol names and read below. */
+#define TABLE(k, req, text)                                                                  \
+  {.key = k, .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE, .required = req,          \
+   .value_doc = "table with `source`", .doc = text}
+static const FsSchemaField top_fields[] = {
+  {.key = "nccl_version", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE,
+   .required = TRUE, .doc = "the NCCL release the numbers are from; printed in headers and `explain`"},
+  TABLE("steps", TRUE, "`value`: NCCL_STEPS, buffer slots per connection (1 to 64)"),
+  TABLE("protocols", TRUE, "for `LL`, `LL128`, `Simple`: a protocol table (below)"),
+  TABLE("base_latency_us", TRUE,
+        "`baseLatencies`: per algorithm (`Tree`, `Ring`, `CollNetDirect`, `CollNetChain`, `NVLS`, "
+        "`NVLSTree`, `PAT`) a list `[LL, LL128, Simple]` in µs"),
+  TABLE("hw_latency_us", TRUE, "`hwLatencies`: for `NVLINK`, `PCI`, `NET`, the same per-algorithm lists"),
+  TABLE("arch_rows", TRUE,
+        "GPU architecture name (as in the catalog) → row of the per-arch tables (`volta`, "
+        "`ampere`, `hopper`, `blackwell`)"),
+  TABLE("ll_max_bw_gbps", TRUE,
+        "`llMaxBws`: `single_host` per row; `intel` and `amd` as `[2 hosts, 4+ hosts]`"),
+  TABLE("per_channel_max_bw_gbps", TRUE,
+        "`ring_ll128`, `tree_ll128`, `tree`, `nvls_tree`: per row, `[1 host, 2 hosts, 4+ hosts]` "
+        "GB/s per channel"),
+  TABLE("nvls_efficiency", TRUE, "per row"),
+  TABLE("tree_correction", TRUE,
+        "per protocol, 24 factors for 64 B … 256 MB (`treeCorrectionFactor`)"),
+  TABLE("net_overhead_us", TRUE, "`intel`, `amd`, `other` µs; `simple_multiplier`"),
+  TABLE("bandwidth_factors", TRUE,
+        "the named refinements of `ncclTopoTuneModel` (see comments in the file); optional, for "
+        "older releases: `ring_ll128_one_rank_per_node` (Ring+LL128 factor when ppn < 2; default "
+        "`ring_ll128`), `ring_ll_one_host_other` (Ring+LL factor on one host for collectives "
+        "other than all_reduce and reduce; absent: `ring_ll`), `nvls_legacy_ratio` (NVLS before "
+        "2.28: algbw = nCh × min(bwIntra, bwInter; halved for NVLSTree beyond 2 nodes) × this "
+        "ratio, instead of the `nvls_efficiency` model)"),
+  TABLE("channels", TRUE,
+        "`max`: channels of the ring/tree graphs; `nvls`: NVLS channels (fabricsim divides a "
+        "GPU's bandwidth among them)"),
+  TABLE("p2p", TRUE,
+        "point-to-point chunk sizes (`nvl_chunk`, `net_chunk`) and `ll_threshold` (bytes per "
+        "peer up to which send/recv uses LL)"),
+  TABLE("p2p_schedule", FALSE,
+        "absent: point-to-point ops keep the collective channels, with no per-channel network "
+        "cap. NCCL's scheduling of send/recv across hosts (`src/coll/p2p-sched.h`): "
+        "`net_peer_rule` `fixed` (2.18–2.19: `net_peer_channels` per network peer), `scale` "
+        "(2.20–2.28: `net_peer_channels` halved while channels × ranks > p2p channels × "
+        "`net_peer_scale`, at least one per NIC), `bandwidth` (2.29+: the NIC bandwidth over "
+        "`per_channel_net_bw_gbps`, at least one per NIC, halved while channels × ⌈ranks / "
+        "`work_per_batch`⌉ > p2p channels); `nvl_channels_per_link` (an NVLink peer: this × its "
+        "NVLinks), `pci_peer_channels` (another peer on the host); `halve_min_across_hosts` "
+        "(nChannelsMin halved by the ranks across hosts, 2.20+); `part_net`, `part_host` ([min, "
+        "max] part size of an op, in p2p chunks); `per_channel_net_bw_gbps` "
+        "(NCCL_P2P_PER_CHANNEL_NET_BW, 2.29's 14 GB/s: the most one channel moves over the "
+        "network, used as a cap in every release)"),
+  TABLE("ring_kernel", FALSE,
+        "absent = 0: `local_copy_sm_share`, the speed of the ring kernel's one local copy per "
+        "loop, as a fraction of one SM's share of the GPU's memory bandwidth (catalog "
+        "`memory_bandwidth` × calibrated memory efficiency / `sms`); 0 makes the copy free"),
+  TABLE("algorithms", FALSE,
+        "`absent`, a list of NCCL algorithms the release does not have (the tuner never costs "
+        "them; `PAT` before 2.23)"),
+};
+#undef TABLE
+static const FsSchema top_schema = {"NCCL parameters", NULL, top_fields, G_N_ELEMENTS(top_fields)};
+
+#define OFF(member) offsetof(FsNcclProto, member)
+static const FsSchemaField proto_fields[] = {
+  {.key = "buffer", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE, .offset = OFF(buffer),
+   .required = TRUE, .doc = "bytes per connection (at least `steps`)"},
+  {.key = "chunk_steps", .type = FS_SCHEMA_UINT, .offset = OFF(chunk_steps), .required = TRUE,
+   .value_doc = "integer from 1 to `steps`", .doc = "slots per pipelined chunk"},
+  {.key = "slice_steps", .type = FS_SCHEMA_UINT, .offset = OFF(slice_steps), .required = TRUE,
+   .value_doc = "integer from 1 to `steps`",
+   .doc = "slots per slice, the unit that moves (at most `chunk_steps`)"},
+  {.key = "payload", .type = FS_SCHEMA_DOUBLE, .offset = OFF(payload), .required = TRUE,
+   .min = "0", .max = "1", .doc = "payload bytes per wire byte (above 0)"},
+  {.key = "max_threads", .type = FS_SCHEMA_UINT, .offset = OFF(max_threads), .required = TRUE,
+   .min = "1", .max = "65536", .doc = "threads per block"},
+  {.key = "thread_threshold", .type = FS_SCHEMA_UINT, .offset = OFF(thread_threshold),
+   .required = TRUE, .min = "0", .max = "1048576",
+   .doc = "bytes per thread under which NCCL drops channels"},
+};
+#undef OFF
+static const FsSchema proto_schema = {"protocol", NULL, proto_fields, G_N_ELEMENTS(proto_fields)};
+
+static const FsSchemaEntry schemas[] = {
+  {"nccl.file", &top_schema},
+  {"nccl.protocol", &proto_schema},
+};
+
+const FsSchemaEntry *fs_nccl_params_schemas(guint *n)
+{
+  *n = G_N_ELEMENTS(schemas);
+  return schemas;
+}
+
 static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
 {
-  static const char *const top[] = {
-    "nccl_version", "steps", "protocols", "base_latency_us", "hw_latency_us", "arch_rows",
-    "ll_max_bw_gbps", "per_channel_max_bw_gbps", "nvls_efficiency", "tree_correction",
-    "net_overhead_us", "bandwidth_factors", "channels", "p2p", "ring_kernel", "algorithms", NULL,
-  };
-  if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top, "NCCL parameters", error))
+  if (!fs_schema_read(&top_schema, root, NULL, NULL, error))
     return FALSE;
-  const char *version = NULL;
-  const FsYamlNode *v = fs_yaml_require_key(root, "nccl_version", "NCCL parameters", error);
-  if (v == NULL || !fs_yaml_get_string(v, &version, error))
-    return FALSE;
-  p->version = g_strdup(version);
+  p->version = g_strdup(fs_yaml_map_get(root, "nccl_version")->value);
 
   static const char *const value_key[] = {"value", NULL};
   const FsYamlNode *t = get_table(root, "steps", value_key, 1, NULL, error);
@@ -193,22 +353,14 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   if (t == NULL)
     return FALSE;
   for (guint i = 0; i < FS_PROTO_N; i++) {
-    static const char *const keys[] = {"buffer", "chunk_steps", "slice_steps", "payload",
-                                       "max_threads", "thread_threshold", NULL};
     const char *name = proto_names()[i];
     const FsYamlNode *m = fs_yaml_require_key(t, name, "protocols", error);
-    if (m == NULL || !fs_yaml_require_map(m, error) || !fs_yaml_check_keys(m, keys, name, error))
-      return FALSE;
     FsNcclProto *pr = &p->proto[i];
-    uint64_t cs, ss, mt, tt;
-    const FsYamlNode *buf = fs_yaml_require_key(m, "buffer", name, error);
-    if (buf == NULL || !fs_yaml_get_size(buf, &pr->buffer, error))
-      return FALSE;
-    if (!get_uint(m, "chunk_steps", name, 1, p->steps, &cs, error) ||
-        !get_uint(m, "slice_steps", name, 1, p->steps, &ss, error) ||
-        !get_number(m, "payload", name, 1.0, &pr->payload, error) ||
-        !get_uint(m, "max_threads", name, 1, 65536, &mt, error) ||
-        !get_uint(m, "thread_threshold", name, 0, 1 << 20, &tt, error))
+    uint64_t cs, ss;
+    /* The file's own steps bound the protocol's (the table cannot say). */
+    if (m == NULL || !fs_schema_read(&proto_schema, m, pr, NULL, error) ||
+        !get_uint(m, "chunk_steps", name, 1, p->steps, &cs, error) ||
+        !get_uint(m, "slice_steps", name, 1, p->steps, &ss, error))
       return FALSE;
     if (pr->payload <= 0 || pr->buffer < p->steps) {
       fs_yaml_error(error, m, "protocol %s needs a payload fraction above 0 and a buffer of at least %u bytes",
@@ -221,8 +373,6 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
                     name, ss, cs);
       return FALSE;
     }
-    pr->slice_steps = (guint)ss;
-    pr->chunk_steps = (guint)cs, pr->max_threads = (guint)mt, pr->thread_threshold = (guint)tt;
   }
 
   t = get_table(root, "base_latency_us", algo_names(), FS_NCCL_ALGO_N, NULL, error);
@@ -364,6 +514,9 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
     fs_yaml_error(error, t, "p2p chunk sizes must be at least 1 byte");
     return FALSE;
   }
+
+  if (fs_yaml_map_get(root, "p2p_schedule") != NULL && !load_p2p_schedule(p, root, error))
+    return FALSE;
 
   /* Optional: the algorithms a release lacks (PAT before 2.23). */
   if (fs_yaml_map_get(root, "algorithms") != NULL) {
@@ -569,4 +722,50 @@ FsNcclParams *fs_nccl_params_load_version(const char *version, const char *what,
 {
   g_autofree char *path = fs_nccl_params_version_path(version, what, error);
   return path != NULL ? fs_nccl_params_load(path, error) : NULL;
+}
+
+/* The value of environment variable var as an integer from lo to hi in *out; TRUE when unset
+ * or empty (out untouched), FALSE with an error naming var for anything else. */
+static gboolean env_uint(const char *var, guint64 lo, guint64 hi, guint64 *out, gboolean *set,
+                         GError **error)
+{
+  const char *s = g_getenv(var);
+  *set = FALSE;
+  if (s == NULL || *s == '\0')
+    return TRUE;
+  if (!g_ascii_string_to_unsigned(s, 10, lo, hi, out, NULL)) {
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
+                "%s=\"%s\": expected a whole number from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT,
+                var, s, lo, hi);
+    return FALSE;
+  }
+  *set = TRUE;
+  return TRUE;
+}
+
+gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error)
+{
+  guint64 v;
+  gboolean set;
+  if (!env_uint("NCCL_P2P_NET_CHUNKSIZE", 1, (guint64)1 << 30, &v, &set, error))
+    return FALSE;
+  if (set)
+    p->p2p_net_chunk = v;
+  if (!env_uint("NCCL_P2P_NVL_CHUNKSIZE", 1, (guint64)1 << 30, &v, &set, error))
+    return FALSE;
+  if (set)
+    p->p2p_nvl_chunk = v;
+  if (!env_uint("NCCL_P2P_LL_THRESHOLD", 0, (guint64)1 << 30, &v, &set, error))
+    return FALSE;
+  if (set)
+    p->p2p_ll_threshold = v;
+  if (!env_uint("NCCL_NCHANNELS_PER_NET_PEER", 1, 64, &v, &set, error))
+    return FALSE;
+  if (set && p->p2p.on)
+    p->p2p.net_rule = FS_NCCL_P2P_FIXED, p->p2p.net_channels = (guint)v;
+  if (!env_uint("NCCL_P2P_PER_CHANNEL_NET_BW", 1, 100000, &v, &set, error))
+    return FALSE;
+  if (set && p->p2p.on)
+    p->p2p.channel_net_bw = (double)v;
+  return TRUE;
 }

@@ -17,6 +17,7 @@
 
 #include "coll/coll.h"
 #include "coll/plan.h"
+#include "util/schema.h"
 
 G_BEGIN_DECLS
 
@@ -46,6 +47,45 @@ typedef enum {
 #undef X
   FS_NCCL_ROW_N
 } FsNcclRow;
+
+/* How a release sets the channels of a network peer when
+ * NCCL_NCHANNELS_PER_NET_PEER is not set (src/graph/paths.cc
+ * ncclTopoGetNchannels): a fixed count (2.18, 2.19); a start count halved
+ * while channels × ranks exceed the p2p channels × a scale, at least one per
+ * NIC (2.20 – 2.28); the NICs' bandwidth over the per-channel network
+ * bandwidth, at least one per NIC, then halved while the peers of one
+ * work batch round would not fit the p2p channels (2.29 and later). */
+#define FS_NCCL_P2P_RULES(X) \
+  X(FIXED, "fixed")          \
+  X(SCALE, "scale")          \
+  X(BANDWIDTH, "bandwidth")
+
+typedef enum {
+#define X(id, name) FS_NCCL_P2P_##id,
+  FS_NCCL_P2P_RULES(X)
+#undef X
+  FS_NCCL_P2P_RULE_N
+} FsNcclP2pRule;
+
+/* NCCL's scheduling of point-to-point operations (the optional
+ * `p2p_schedule` table; models/nccl/README.md). */
+typedef struct {
+  gboolean on;              /* FALSE when the file has no such table: p2p ops keep the
+                               collective channels, with no per-channel network cap */
+  FsNcclP2pRule net_rule;
+  guint net_channels;       /* NCCL_NCHANNELS_PER_NET_PEER's default (fixed) or start (scale) */
+  guint net_scale;          /* scale rule: halve while channels × ranks > p2p channels × this */
+  double channel_net_bw;    /* GB/s one channel moves over the network
+                               (NCCL_P2P_PER_CHANNEL_NET_BW) */
+  guint work_per_batch;     /* bandwidth rule: peers per work batch
+                               (NCCL_MAX_DEV_WORK_P2P_PER_BATCH) */
+  guint nvl_channels_per_link; /* an NVLink peer: this × its NVLinks */
+  guint pci_channels;       /* any other peer on the host */
+  gboolean halve_min_net;   /* nChannelsMin halved by the ranks across hosts too (2.20+; before,
+                               on one host only) */
+  double part_net[2];       /* an op's part size, min and max, in p2p chunks, across hosts */
+  double part_host[2];      /* the same on one host */
+} FsNcclP2pSched;
 
 /* CPU vendors of llMaxBws / net overhead. */
 typedef enum { FS_NCCL_CPU_INTEL, FS_NCCL_CPU_AMD, FS_NCCL_CPU_OTHER, FS_NCCL_CPU_N } FsNcclCpu;
@@ -98,6 +138,7 @@ typedef struct {
   guint max_channels, nvls_channels;
   /* Point to point. */
   uint64_t p2p_nvl_chunk, p2p_net_chunk, p2p_ll_threshold;
+  FsNcclP2pSched p2p;
   /* ring_kernel (optional table; 0 when absent): the per-loop local copy
    * of NCCL's ring kernel runs at this fraction of one SM's share of the
    * GPU's memory bandwidth (memory_bandwidth × efficiency / SMs). */
@@ -108,6 +149,11 @@ typedef struct {
  * a missing table or row, a row of the wrong length, a negative number,
  * an unknown key, a table without `source:`. */
 FsNcclParams *fs_nccl_params_load(const char *path, GError **error);
+/* The declared keys of a parameters file and of one protocol's table
+ * (util/schema.h), named as models/nccl/README.md's markers name them
+ * ("nccl.file"); *n receives the count.  Static, borrowed. */
+const FsSchemaEntry *fs_nccl_params_schemas(guint *n);
+
 /* The same from len bytes of text (-1: NUL-terminated); name stands for
  * the file in messages. */
 FsNcclParams *fs_nccl_params_load_string(const char *text, gssize len, const char *name,
@@ -117,6 +163,16 @@ FsNcclParams *fs_nccl_params_load_string(const char *text, gssize len, const cha
 FsNcclParams *fs_nccl_params_load_default(GError **error);
 void fs_nccl_params_free(FsNcclParams *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsNcclParams, fs_nccl_params_free)
+
+/* Lays NCCL's point-to-point environment variables over p, as NCCL reads
+ * them: NCCL_P2P_NET_CHUNKSIZE and NCCL_P2P_NVL_CHUNKSIZE (bytes),
+ * NCCL_P2P_LL_THRESHOLD (bytes), and, where p has a p2p_schedule table,
+ * NCCL_NCHANNELS_PER_NET_PEER (a fixed count per network peer: NCCL then
+ * skips its scaling rules) and NCCL_P2P_PER_CHANNEL_NET_BW (GB/s).  Unset
+ * or empty variables leave p alone.  FALSE with FS_COLL_ERROR_PARSE naming
+ * the variable for a value that is not a whole number in range.  Cost: a
+ * few getenv. */
+gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error);
 
 /* Path of the default file (caller frees). */
 char *fs_nccl_params_default_path(void);
@@ -149,6 +205,7 @@ uint64_t fs_nccl_params_chunk_bytes(const FsNcclParams *p, FsCollProto proto);
 uint64_t fs_nccl_params_slice_bytes(const FsNcclParams *p, FsCollProto proto);
 
 const char *fs_nccl_hw_name(FsNcclHw hw);
+const char *fs_nccl_p2p_rule_name(FsNcclP2pRule r);
 const char *fs_nccl_row_name(FsNcclRow r);
 
 /* The table row of a GPU architecture named as in the catalog ("hopper",

@@ -318,11 +318,22 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
   c->base_us = p->base_lat[FS_NCCL_ALGO_RING][pr];
   c->lat_us = c->base_us + steps * step_lat;
   c->intra_lat_us = c->inter_lat_us = step_lat;
+  gboolean sched = fs_coll_p2p_scheduled(p, comm, op, algo) && sys->net_bw_gbps > 0;
+  if (sched) {
+    /* NCCL's schedule (p2p-sched.h): each channel of a network peer moves at most
+     * per_channel_net_bw over the NIC. */
+    bw = MIN(sys->net_bw_gbps, nch * p->p2p.channel_net_bw) * eff;
+  }
   c->busbw_gbps = bw;
   c->algbw_gbps = load > 0 ? bw / load : bw;
   c->time_us = c->lat_us + (load > 0 ? (double)nbytes / (1000.0 * c->algbw_gbps) : 0);
-  say(why, "bandwidth: %u ch × %.2f GB/s × payload %.4f = %.2f GB/s per rank; each rank sends %.3f × the bytes: %.2f GB/s\n",
-      nch, nh > 1 ? sys->bw_inter : sys->bw_intra, eff, bw, load, c->algbw_gbps);
+  if (sched)
+    say(why, "bandwidth: min(NIC %.2f GB/s, %u ch × %.2f GB/s per network channel) × payload %.4f = "
+        "%.2f GB/s per rank; each rank sends %.3f × the bytes: %.2f GB/s\n",
+        sys->net_bw_gbps, nch, p->p2p.channel_net_bw, eff, bw, load, c->algbw_gbps);
+  else
+    say(why, "bandwidth: %u ch × %.2f GB/s × payload %.4f = %.2f GB/s per rank; each rank sends %.3f × the bytes: %.2f GB/s\n",
+        nch, nh > 1 ? sys->bw_inter : sys->bw_intra, eff, bw, load, c->algbw_gbps);
   say(why, "latency: base %.2f us (Ring/%s) + %u steps × %.2f us (%s) = %.2f us\n", c->base_us,
       fs_coll_proto_name(pr), steps, step_lat, fs_nccl_hw_name(hw), c->lat_us);
   return TRUE;
@@ -529,8 +540,26 @@ gboolean fs_coll_prefs_set_nccl_proto(FsCollPrefs *prefs, const char *text, GErr
 
 static gboolean is_p2p(FsCollOp op)
 {
-  return op == FS_COLL_ALLTOALL || op == FS_COLL_GATHER || op == FS_COLL_SCATTER ||
-         op == FS_COLL_SENDRECV || op == FS_COLL_HYPERCUBE || op == FS_COLL_BARRIER;
+  return fs_coll_op_is_p2p(op);
+}
+
+void fs_coll_p2p_shape(const FsCollSysInfo *sys, const FsComm *comm, FsP2pShape *out)
+{
+  *out = (FsP2pShape){
+    .nranks = fs_comm_size(comm),
+    .nhosts = fs_comm_n_hosts(comm),
+    .max_channels = sys->max_channels,
+    .local_channels = sys->p2p_local_channels,
+    .net_bw_gbps = sys->net_bw_gbps,
+    .net_count = sys->net_count,
+  };
+}
+
+gboolean fs_coll_p2p_scheduled(const FsNcclParams *p, const FsComm *comm, FsCollOp op,
+                               const FsCollAlgo *algo)
+{
+  return p->p2p.on && fs_comm_n_hosts(comm) > 1 && fs_coll_op_is_p2p(op) && algo != NULL &&
+         strcmp(algo->name, "direct") == 0;
 }
 
 /* NCCL's channel reduction for small messages. */
@@ -571,6 +600,18 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
                      : per_peer <= p->p2p_ll_threshold && (proto_mask & (1u << FS_PROTO_LL))
                        ? FS_PROTO_LL : FS_PROTO_SIMPLE;
     guint nch = prefs->channels ? prefs->channels : fit_channels(p, a, pr, maxch, n, nbytes);
+    FsP2pShape shape;
+    fs_coll_p2p_shape(sys, comm, &shape);
+    gboolean sched = fs_coll_p2p_scheduled(p, comm, op, a);
+    if (sched) {
+      /* NCCL's split of each send over its peer's channels (p2p-sched.h); LL up to the
+       * threshold per channel of the peer. */
+      if (prefs->proto < 0)
+        pr = per_peer <= (uint64_t)fs_p2p_channels_per_peer(p, &shape) * p->p2p_ll_threshold &&
+             (proto_mask & (1u << FS_PROTO_LL)) ? FS_PROTO_LL : FS_PROTO_SIMPLE;
+      if (!prefs->channels)
+        nch = fs_p2p_op_channels(p, &shape, pr, FALSE, per_peer);
+    }
     if (a->unsupported(comm, op) != NULL) {
       g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_UNSUPPORTED, "%s on %u ranks: %s",
                   fs_coll_op_name(op), n, a->unsupported(comm, op));
@@ -581,6 +622,8 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
     uint64_t chunk = fs_comm_n_hosts(comm) > 1 || sys->intra_hw != FS_NCCL_HW_NVLINK ? p->p2p_net_chunk
                                                                                      : p->p2p_nvl_chunk;
     out->chunk_bytes = MAX((uint64_t)(chunk * p->proto[pr].payload), 1);
+    if (sched) /* one transfer per channel and peer (p2p-sched.h) */
+      out->chunk_bytes = MAX(per_peer, 1);
     out->slice_bytes = out->chunk_bytes;
     return TRUE;
   }

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "coll/nccl-params.h"
+#include "coll/p2p-sched.h"
 #include "coll/plan.h"
 
 G_BEGIN_DECLS
@@ -54,7 +55,24 @@ typedef struct {
    * fs_algo_ring_phase).  NCCL's ring_kernel.local_copy_sm_share × the
    * GPU's memory bandwidth × memory efficiency / its SMs; 0 = free. */
   double local_copy_bw;
+  /* Point to point (coll/p2p-sched.h): the least channels NCCL gives a peer
+   * on the host (2 × NVLinks, or 2; 0 when the host has one rank), and the
+   * network bandwidth of one GPU (GB/s; 0 on one host) over net_count NICs. */
+  guint p2p_local_channels;
+  double net_bw_gbps;
+  guint net_count;
 } FsCollSysInfo;
+
+/* The communicator as NCCL's point-to-point rules see it (coll/p2p-sched.h). */
+void fs_coll_p2p_shape(const FsCollSysInfo *sys, const FsComm *comm, FsP2pShape *out);
+
+/* TRUE when NCCL's point-to-point schedule applies to op on comm: the params
+ * have a p2p_schedule table, op is a point-to-point op run by the direct
+ * algorithm, and comm spans several hosts.  (On one host fabricsim keeps
+ * the collective channels, cut for small messages, which match the
+ * single-node measurements; models/nccl/README.md.) */
+gboolean fs_coll_p2p_scheduled(const FsNcclParams *p, const FsComm *comm, FsCollOp op,
+                               const FsCollAlgo *algo);
 
 /* One (algorithm, protocol, channels) estimate. */
 typedef struct {

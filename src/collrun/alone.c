@@ -64,6 +64,7 @@ static void family_set_ep(Family *f, const FsCollExecParams *ep)
   f->ep.step_latency[1] = ep->step_latency[1];
   f->ep.payload = ep->payload;
   f->ep.rate_cap = ep->rate_cap;
+  f->ep.rate_cap_inter = ep->rate_cap_inter;
   f->ep.reduce_bw = ep->reduce_bw;
 }
 
@@ -173,23 +174,6 @@ static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params,
     stats->sim_steps += fs_coll_plan_n_steps(run);
   }
   return fs_coll_run_alone(net, run, &ep, xfer, xfer_ctx, t, error);
-}
-
-/* The ring-step period to try when single steps disagree: the ranks per
- * host when every host has as many (a ring visits them between network
- * hops), else 1. */
-static guint step_period(const FsComm *comm)
-{
-  guint n = fs_comm_size(comm), h = fs_comm_n_hosts(comm);
-  if (h < 2 || n % h != 0)
-    return 1;
-  g_autofree guint *per = g_new0(guint, h);
-  for (guint r = 0; r < n; r++)
-    per[fs_comm_host_index(comm, r)]++;
-  for (guint i = 0; i < h; i++)
-    if (per[i] != n / h)
-      return 1;
-  return n / h;
 }
 
 /* Whole loops of loop bytes q in the smallest channel share of req. */
@@ -551,7 +535,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
    * every P steps, not every step (alone.h): when the steps disagree, the
    * plans of B, B+P, B+2P and B+2P+M steps (B ≡ S mod P, M a multiple of
    * P) are checked the same way. */
-  guint P = step_period(comm);
+  guint P = fs_comm_uniform_ranks_per_host(comm);
   for (guint64 K = MAX(opts->min_steps, 4); !opts->exact && 5 * K + 5 < S; K *= 2) {
     const guint64 n[4] = {K, K + 1, K + 2, 2 * K + 2};
     const Attempt at = {p, sys, comm, nbytes, choice, req, key, DIM_STEPS, 0, S, net, xfer,
@@ -615,6 +599,22 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   if (stats == NULL)
     stats = &local;
   *stats = (FsCollAloneStats){.width = 1};
+  if (!opts->exact && opts->route_paths != NULL &&
+      (opts->exec == FS_COLL_EXEC_STREAMS ||
+       (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(comm, choice->algo, req)))) {
+    FsCollStreamsOpts so = {opts->route_fixed, opts->route_paths, opts->route_ctx};
+    FsCollStreamsInfo info;
+    if (!fs_coll_streams_time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx,
+                                    &so, &stats->time, &info, error))
+      return FALSE;
+    stats->streams = TRUE;
+    stats->runs = 1;
+    stats->sim_steps = info.sim_steps;
+    stats->loops = info.loops;
+    stats->ring_steps = info.ring_steps;
+    stats->sim_channels = info.streams;
+    return TRUE;
+  }
   if (!time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats, error))
     return FALSE;
   /* An extrapolated time saturates at the clock's end (a simulated one

@@ -134,6 +134,7 @@
 #include "coll/tuner.h"
 #include "collrun/dedup.h"
 #include "collrun/exec.h"
+#include "collrun/streams.h"
 
 G_BEGIN_DECLS
 
@@ -159,6 +160,11 @@ typedef struct {
                                      length (below) */
   guint min_steps;                /* K to start step extrapolation from; 0 = 4 */
   gboolean period_off;            /* TRUE: no periodic step extrapolation (period 1 only) */
+  /* The execution model (streams.h): STEPS (zero) the executor with the
+   * shortcuts above; STREAMS the stream model; AUTO streams where
+   * fs_coll_exec_pick_streams says so.  Streams need route_paths (else
+   * the steps run); exact runs steps whatever this says. */
+  FsCollExec exec;
 } FsCollAloneOpts;
 
 typedef struct {
@@ -175,7 +181,8 @@ typedef struct {
   gboolean window;     /* TRUE: window extrapolation (not exact) */
   guint step_period;   /* ring steps per period of a periodic step extrapolation (0: none) */
   guint runs;          /* simulations run */
-  guint64 sim_steps;   /* steps simulated over all runs */
+  guint64 sim_steps;   /* steps simulated over all runs (streams: the skeletons' steps) */
+  gboolean streams;    /* TRUE: timed by the stream model (FsCollAloneOpts.exec) */
 } FsCollAloneStats;
 
 /* Times the collective req (built with choice->algo; nbytes as

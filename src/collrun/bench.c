@@ -13,6 +13,77 @@ double fs_coll_bench_avg_busbw(const GArray *rows)
   return sum / (2.0 * rows->len);
 }
 
+gboolean fs_coll_bench_each_size(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                 const FsComm *comm, const FsCollSweep *sw, FsCollBenchFn fn,
+                                 void *data, GError **error)
+{
+  g_return_val_if_fail(sw->step_factor > 1 || sw->step_bytes >= 1, FALSE);
+  guint n = fs_comm_size(comm);
+  for (uint64_t size = sw->min_bytes; size <= sw->max_bytes;
+       size = sw->step_factor > 1 ? size * sw->step_factor : size + sw->step_bytes) {
+    FsCollBenchStep step = {.size = size};
+    fs_coll_sizes(sw->op, size, sw->dtype, n, &step.sizes);
+    step.nbytes = fs_coll_nccl_bytes(sw->op, &step.sizes, n);
+    if (!fs_coll_tune(p, sys, comm, sw->op, step.nbytes, &sw->prefs, &step.choice, error) ||
+        !fn(&step, data, error))
+      return FALSE;
+    /* Stop where the next size would not grow or would overflow. */
+    if (sw->step_factor > 1 ? (size == 0 || size > G_MAXUINT64 / sw->step_factor)
+                            : size > G_MAXUINT64 - sw->step_bytes)
+      break;
+  }
+  return TRUE;
+}
+
+/* What one size of fs_coll_bench needs besides its step. */
+typedef struct {
+  const FsNcclParams *p;
+  const FsCollSysInfo *sys;
+  const FsComm *comm;
+  const FsCollSweep *sw;
+  FsFlowNet *net;
+  FsCollTransferFn xfer;
+  void *xfer_ctx;
+  FsCollAloneOpts alone;
+  uint64_t key;           /* ECMP key of the next size */
+  GArray *rows;
+} Bench;
+
+/* Times one size alone and appends its row. */
+static gboolean bench_size(const FsCollBenchStep *step, void *data, GError **error)
+{
+  Bench *b = data;
+  const FsCollSweep *sw = b->sw;
+  const FsCollChoice *ch = &step->choice;
+  guint n = fs_comm_size(b->comm);
+  FsCollRequest req = {
+    .op = sw->op, .bytes = step->sizes.unit_bytes, .dtype = sw->dtype, .redop = sw->redop,
+    .root = sw->root, .proto = ch->proto, .nchannels = ch->nchannels,
+    .chunk_bytes = ch->chunk_bytes, .slice_bytes = ch->slice_bytes,
+    .conn_slots = ch->conn_slots,
+  };
+  FsCollAloneStats st;
+  if (!fs_coll_time_alone(b->p, b->sys, b->comm, step->nbytes, ch, &req, b->key++, b->net,
+                          b->xfer, b->xfer_ctx, &b->alone, &st, error))
+    return FALSE;
+  FsTime t = st.time;
+  FsNcclTestsRow row = {
+    .op = sw->op,
+    .sizes = step->sizes,
+    .type_name = fs_coll_dtype_name(sw->dtype),
+    .redop_label = fs_coll_op_redop_label(sw->op, sw->redop),
+    .root = fs_coll_op_rooted(sw->op) ? (int)sw->root : -1,
+    .algo = ch->algo->name,
+    .proto = fs_coll_proto_name(ch->proto),
+    .channels = ch->nchannels,
+  };
+  row.oop_time_us = fs_time_to_us(t);
+  fs_coll_bandwidths(sw->op, &step->sizes, n, fs_time_to_s(t), &row.oop_algbw, &row.oop_busbw);
+  row.ip_time_us = row.oop_time_us, row.ip_algbw = row.oop_algbw, row.ip_busbw = row.oop_busbw;
+  g_array_append_val(b->rows, row);
+  return TRUE;
+}
+
 /* See bench.h. Each size is planned, tuned and timed alone (fs_coll_time_alone) with its own
  * ECMP key; the sizes share a memo of whole plans created here unless sw->alone brings one or
  * asks for exact runs. Stops at the first failing size with its error; rows already appended
@@ -21,52 +92,11 @@ gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const Fs
                        const FsCollSweep *sw, FsFlowNet *net, FsCollTransferFn xfer,
                        void *xfer_ctx, GArray *rows, GError **error)
 {
-  g_return_val_if_fail(sw->step_factor > 1 || sw->step_bytes >= 1, FALSE);
-  guint n = fs_comm_size(comm);
-  uint64_t key = 0;
+  Bench b = {p, sys, comm, sw, net, xfer, xfer_ctx, sw->alone, 0, rows};
   /* The sweep's sizes share a memo of whole plans (alone.h, window
    * extrapolation) unless the caller brought one. */
   g_autoptr(FsCollAloneMemo) memo = NULL;
-  FsCollAloneOpts alone = sw->alone;
-  if (alone.memo == NULL && !alone.exact)
-    alone.memo = memo = fs_coll_alone_memo_new();
-  for (uint64_t size = sw->min_bytes; size <= sw->max_bytes;
-       size = sw->step_factor > 1 ? size * sw->step_factor : size + sw->step_bytes) {
-    FsCollSizes sizes;
-    fs_coll_sizes(sw->op, size, sw->dtype, n, &sizes);
-    uint64_t nbytes = fs_coll_nccl_bytes(sw->op, &sizes, n);
-    FsCollChoice ch;
-    if (!fs_coll_tune(p, sys, comm, sw->op, nbytes, &sw->prefs, &ch, error))
-      return FALSE;
-    FsCollRequest req = {
-      .op = sw->op, .bytes = sizes.unit_bytes, .dtype = sw->dtype, .redop = sw->redop,
-      .root = sw->root, .proto = ch.proto, .nchannels = ch.nchannels,
-      .chunk_bytes = ch.chunk_bytes, .slice_bytes = ch.slice_bytes,
-      .conn_slots = ch.conn_slots,
-    };
-    FsCollAloneStats st;
-    if (!fs_coll_time_alone(p, sys, comm, nbytes, &ch, &req, key++, net, xfer, xfer_ctx, &alone,
-                            &st, error))
-      return FALSE;
-    FsTime t = st.time;
-    FsNcclTestsRow row = {
-      .op = sw->op,
-      .sizes = sizes,
-      .type_name = fs_coll_dtype_name(sw->dtype),
-      .redop_label = fs_coll_op_redop_label(sw->op, sw->redop),
-      .root = fs_coll_op_rooted(sw->op) ? (int)sw->root : -1,
-      .algo = ch.algo->name,
-      .proto = fs_coll_proto_name(ch.proto),
-      .channels = ch.nchannels,
-    };
-    row.oop_time_us = fs_time_to_us(t);
-    fs_coll_bandwidths(sw->op, &sizes, n, fs_time_to_s(t), &row.oop_algbw, &row.oop_busbw);
-    row.ip_time_us = row.oop_time_us, row.ip_algbw = row.oop_algbw, row.ip_busbw = row.oop_busbw;
-    g_array_append_val(rows, row);
-    /* Stop where the next size would not grow or would overflow. */
-    if (sw->step_factor > 1 ? (size == 0 || size > G_MAXUINT64 / sw->step_factor)
-                            : size > G_MAXUINT64 - sw->step_bytes)
-      break;
-  }
-  return TRUE;
+  if (b.alone.memo == NULL && !b.alone.exact)
+    b.alone.memo = memo = fs_coll_alone_memo_new();
+  return fs_coll_bench_each_size(p, sys, comm, sw, bench_size, &b, error);
 }

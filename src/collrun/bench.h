@@ -48,6 +48,25 @@ gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const Fs
                        const FsCollSweep *sweep, FsFlowNet *net, FsCollTransferFn xfer,
                        void *xfer_ctx, GArray *rows, GError **error);
 
+/* One size of a sweep with what the tuner chose for it. */
+typedef struct {
+  uint64_t size;          /* the sweep's size, bytes */
+  FsCollSizes sizes;      /* what each rank sends and receives for it */
+  uint64_t nbytes;        /* the size NCCL's tuner is asked about */
+  FsCollChoice choice;    /* algorithm, protocol and channels */
+} FsCollBenchStep;
+
+typedef gboolean (*FsCollBenchFn)(const FsCollBenchStep *step, void *data, GError **error);
+
+/* Walks the sizes of sweep from min_bytes to max_bytes (times step_factor,
+ * or plus step_bytes), stopping where the next size would not grow or would
+ * overflow; tunes each (fs_coll_tune) and calls fn with it, in increasing
+ * order.  Stops at the first error of the tuner or of fn.  Shared by
+ * fs_coll_bench and the explanation of a sweep (report/coll.c). */
+gboolean fs_coll_bench_each_size(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                 const FsComm *comm, const FsCollSweep *sweep, FsCollBenchFn fn,
+                                 void *data, GError **error);
+
 /* Mean of both busbw columns over rows (nccl-tests' "Avg bus bandwidth"). */
 double fs_coll_bench_avg_busbw(const GArray *rows);
 

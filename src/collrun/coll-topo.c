@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/error.h"
+
 static gboolean is_reducing_net_switch(const FsTopoNode *node)
 {
-  return node->kind == FS_NODE_SWITCH && node->model->u.sw.reduction &&
+  return node->kind == FS_NODE_SWITCH && node->reduction &&
          (node->model->u.sw.kind == FS_SWITCH_INFINIBAND || node->model->u.sw.kind == FS_SWITCH_ETHERNET);
 }
 
@@ -162,9 +164,14 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
                                GError **error)
 {
   const FsTopo *topo = fs_router_topo(router);
-  if (n == 0 || n > FS_COMM_MAX_RANKS) {
-    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
-                "a communicator needs 1 to %u GPUs, got %u", FS_COMM_MAX_RANKS, n);
+  if (n == 0) {
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID, "a communicator needs at least 1 GPU");
+    return NULL;
+  }
+  if (n > fs_comm_max_ranks()) {
+    g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
+                "the communicator guard: %u GPUs, at most %u (FABRICSIM_MAX_RANKS=N raises the "
+                "limit)", n, fs_comm_max_ranks());
     return NULL;
   }
   guint nn = fs_topo_n_nodes(topo);
@@ -200,7 +207,7 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
       for (guint k = 0; k < na; k++) {
         const FsTopoNode *peer = fs_topo_node(topo, adj[k].peer);
         if (peer->kind == FS_NODE_SWITCH && peer->model->u.sw.kind == FS_SWITCH_NVSWITCH &&
-            peer->model->u.sw.reduction && !seen[adj[k].peer]) {
+            peer->reduction && !seen[adj[k].peer]) {
           seen[adj[k].peer] = TRUE;
           int id = (int)adj[k].peer;
           g_array_append_val(sw, id);
@@ -566,6 +573,35 @@ static gboolean route_capacity(FsRouter *router, guint a, guint b, double *bw, d
   return ok;
 }
 
+/* NCCL's channels for the peers on the host of the communicator's first rank
+ * (coll/p2p-sched.h): 2 × the NVLinks of an NVLink route (its capacity over one NVLink of
+ * the GPU's model), 2 (pci_peer_channels) for any other; the least goes to
+ * sys->p2p_local_channels (0: no peer on the host). One route per peer on that host. */
+static gboolean p2p_peers(const FsNcclParams *p, FsRouter *router, const FsComm *comm,
+                          const FsTopoNode *g0, FsCollSysInfo *sys, GError **error)
+{
+  guint m;
+  const guint *ranks = fs_comm_host_ranks(comm, fs_comm_host_index(comm, 0), &m);
+  const FsModel *nvl = g0->model->u.gpu.nvlink;
+  double link_bw = nvl != NULL ? nvl->u.link.bandwidth : 0;
+  guint least = 0;
+  for (guint i = 0; i < m; i++) {
+    if (ranks[i] == 0)
+      continue;
+    double bw, lat;
+    FsRouteKind kind;
+    if (!route_capacity(router, (guint)fs_comm_gpu(comm, 0), (guint)fs_comm_gpu(comm, ranks[i]), &bw,
+                        &lat, &kind, error))
+      return FALSE;
+    guint c = p->p2p.pci_channels;
+    if (kind == FS_ROUTE_NVLINK && link_bw > 0)
+      c = p->p2p.nvl_channels_per_link * MAX(1u, (guint)MIN(bw / link_bw, 64.0));
+    least = least == 0 ? c : MIN(least, c);
+  }
+  sys->p2p_local_channels = p->p2p.on ? least : 0;
+  return TRUE;
+}
+
 /* See coll-topo.h: fills out (zeroed first) with the NCCL tuning row of the first GPU's
  * architecture (FS_COLL_ERROR_INVALID when nccl-params has none), the channel count, the
  * per-channel bandwidths and latencies measured on the routes, and which of NVLS, CollNet and
@@ -623,6 +659,14 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
   }
   out->bw_intra = intra / 1e9 / out->max_channels;
   out->bw_inter = inter / 1e9 / out->max_channels;
+  if (!p2p_peers(p, router, comm, g0, out, error))
+    return FALSE;
+  if (fs_comm_n_hosts(comm) > 1) {
+    /* One GPU's network: the route between two hosts' first GPUs (its NIC).
+     * NCCL counts the NICs that match the GPU's bandwidth; fabricsim takes one. */
+    out->net_bw_gbps = inter / 1e9;
+    out->net_count = 1;
+  }
   out->nvls_channels = fs_comm_has_nvls(comm) ? p->nvls_channels : 0;
   out->collnet = fs_comm_collnet_switch(comm, 0) >= 0;
   out->ll128 = out->intra_hw == FS_NCCL_HW_NVLINK;
@@ -847,4 +891,28 @@ gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)
                 fs_router_last_choices(t->router) == 0;
   fs_route_clear(&route);
   return ok;
+}
+
+/* See coll-topo.h: a two-rank communicator across hosts, its one network peer. */
+double fs_coll_p2p_send_cap(const FsNcclParams *p, FsRouter *router, int src, int dst,
+                            uint64_t bytes)
+{
+  const FsTopo *topo = fs_router_topo(router);
+  if (!p->p2p.on || src < 0 || dst < 0 || src == dst)
+    return 0;
+  int hs = fs_topo_node(topo, (guint)src)->host, hd = fs_topo_node(topo, (guint)dst)->host;
+  if (hs >= 0 && hs == hd)
+    return 0;
+  double bw, lat;
+  FsRouteKind kind;
+  GError *err = NULL;
+  if (!route_capacity(router, (guint)src, (guint)dst, &bw, &lat, &kind, &err)) {
+    g_error_free(err); /* the transfer itself reports it */
+    return 0;
+  }
+  FsP2pShape s = {.nranks = 2, .nhosts = 2, .max_channels = p->max_channels,
+                  .net_bw_gbps = bw / 1e9, .net_count = 1};
+  guint nch = fs_p2p_op_channels(p, &s, bytes <= p->p2p_ll_threshold ? FS_PROTO_LL : FS_PROTO_SIMPLE,
+                                 FALSE, bytes);
+  return nch * p->p2p.channel_net_bw * 1e9;
 }

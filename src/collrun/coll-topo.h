@@ -64,7 +64,9 @@ guint *fs_coll_parse_gpus(const FsTopo *topo, const char *text, guint *n, GError
  * together, or else the route capacity between ring neighbours; across
  * hosts: the route capacity between the first ranks of two hosts; each
  * divided by the channels), NVLS/CollNet availability, LL128 when NVLink.
- * The CPU vendor is taken as Intel. */
+ * The CPU vendor is taken as Intel.  Point to point (coll/p2p-sched.h):
+ * the least channels of a peer on the first rank's host (one route per
+ * peer there) and, across hosts, that route capacity as one GPU's network. */
 gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, const FsComm *comm,
                                    FsCollSysInfo *out, GError **error);
 
@@ -92,6 +94,16 @@ gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst);
  * the bytes, smallest capacity, latency); FALSE when the route depends on
  * the key (as fs_coll_topo_route_fixed) or there is none. */
 gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out);
+
+/* The rate cap (bytes/s) of a lone send of bytes from GPU node src to GPU
+ * node dst outside any collective (a pipeline-parallel send of `train`, a
+ * trace's send in `replay`): NCCL's channels for that send on a two-rank
+ * communicator across hosts, times the per-channel network bandwidth
+ * (coll/p2p-sched.h); 0 (no cap) when both GPUs are on one host, when the
+ * params have no p2p_schedule table, or when no route exists.  Cost: one
+ * route lookup. */
+double fs_coll_p2p_send_cap(const FsNcclParams *p, FsRouter *router, int src, int dst,
+                            uint64_t bytes);
 
 /* FsCollRoutePathsFn over an FsCollTopoNet (ctx, exec.h): the paths a
  * transfer from node src to node dst with ECMP key `key` takes, as

@@ -32,6 +32,10 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
    * nothing else in them is a reduction step. */
   if (choice->algo->nccl == FS_NCCL_ALGO_RING || strcmp(choice->algo->name, "hier") == 0)
     out->reduce_bw = sys->local_copy_bw;
+  /* A network channel of a point-to-point plan moves at most NCCL's per-channel network
+   * bandwidth (coll/p2p-sched.h). */
+  if (fs_coll_p2p_scheduled(p, comm, op, choice->algo))
+    out->rate_cap_inter = p->p2p.channel_net_bw * 1e9;
   if (choice->proto == FS_PROTO_LL128) {
     guint nh = fs_comm_n_hosts(comm), col = nh == 1 ? 0 : nh == 2 ? 1 : 2;
     double cap = choice->algo->nccl == FS_NCCL_ALGO_TREE ? p->tree_ll128_bw[sys->arch][col]

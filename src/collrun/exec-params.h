@@ -7,7 +7,9 @@
  * flows pay), so that a tiny message takes NCCL's modelled latency,
  * while large ones hide it behind the pipeline.  The protocol's payload
  * fraction inflates wire bytes (LL 2×); LL128 flows are capped at NCCL's
- * per-channel LL128 bandwidth; plans built of ring phases (ring, hier)
+ * per-channel LL128 bandwidth; the network transfers of a point-to-point
+ * plan across hosts at NCCL's per-channel network bandwidth
+ * (coll/p2p-sched.h, rate_cap_inter); plans built of ring phases (ring, hier)
  * reduce at the system's local copy bandwidth.
  *
  * Users: the nccl-tests sweep (bench.h), a collective timed alone

@@ -191,7 +191,10 @@ static void start_step(FsCollRun *run, guint i)
    * their bytes at their summed cap. */
   guint width = MAX(s->width, 1);
   uint64_t wire = (uint64_t)ceil((double)s->bytes / run->params.payload) * width;
-  double cap = run->params.rate_cap * width;
+  double cap = run->params.rate_cap;
+  if (s->inter && run->params.rate_cap_inter > 0)
+    cap = cap > 0 ? MIN(cap, run->params.rate_cap_inter) : run->params.rate_cap_inter;
+  cap *= width;
   if (run->share_cap != NULL && run->share_cap[i] > 0)
     cap = cap > 0 ? MIN(cap, run->share_cap[i]) : run->share_cap[i];
   if (!run->xfer(run->xfer_ctx, src, dst, wire, cap, conn_key(run, s), flow_done,

@@ -85,6 +85,9 @@ typedef struct {
   FsTime step_latency[2];    /* per data dependency: [0] inside a host, [1] across hosts */
   double payload;            /* payload bytes per wire byte (0 < payload <= 1) */
   double rate_cap;           /* per flow, bytes/s; 0 = none */
+  double rate_cap_inter;     /* per flow that crosses hosts (FsCollStep.inter), bytes/s, on
+                                top of rate_cap; 0 = none: one network channel of a
+                                point-to-point plan (coll/p2p-sched.h) */
   double reduce_bw;          /* bytes/s of a local reduction; 0 = instantaneous */
   uint64_t key;              /* transfer keys are key << 32 | a 32-bit hash of the
                                 step's connection (channel, lane, src, dst): one

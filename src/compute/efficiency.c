@@ -7,19 +7,24 @@
 #include "util/datadir.h"
 #include "util/error.h"
 #include "util/names.h"
+#include "util/schema.h"
 #include "util/yaml.h"
 
 G_DEFINE_QUARK(fs-efficiency-error-quark, fs_efficiency_error)
 
-static const char *const kind_names[] = { FS_EFF_KINDS(FS_NAMES_ENTRY) };
+/* Name tables, NULL-terminated for the schema below. */
+static const char *const kind_names[] = { FS_EFF_KINDS(FS_NAMES_ENTRY) NULL };
 
-static const char *const axis_names[] = { FS_EFF_AXES(FS_NAMES_ENTRY) };
+static const char *const axis_names[] = { FS_EFF_AXES(FS_NAMES_ENTRY) NULL };
 
 /* Names from the catalog's X-macro lists, so that this module does not
- * need the catalog's code to parse them. */
-static const char *const arch_names[] = { FS_GPU_ARCHS(FS_NAMES_ENTRY) };
+ * need the catalog's code to parse them; "any" (index FS_ARCH_N) matches
+ * every architecture. */
+static const char *const arch_names[] = { FS_GPU_ARCHS(FS_NAMES_ENTRY) "any", NULL };
 
-static const char *const dtype_names[] = { FS_DTYPES(FS_NAMES_ENTRY) };
+static const char *const dtype_names[] = { FS_DTYPES(FS_NAMES_ENTRY) NULL };
+
+static const char *const scale_names[] = { "log", "linear", NULL };
 
 FS_NAMES_DEFINE(FsEffKind, fs_eff_kind, kind_names, FS_EFF_N_KINDS, fs_names_index)
 FS_NAMES_DEFINE(FsEffAxis, fs_eff_axis, axis_names, FS_EFF_N_AXES, fs_names_index)
@@ -161,8 +166,53 @@ gboolean fs_efficiency_set(FsEfficiency *eff, FsEffKind kind, gboolean any_arch,
 
 /* ---- YAML ---------------------------------------------------------------- */
 
-static const char *const curve_keys[] = {"kind", "arch", "dtype", "causal", "axis", "scale",
-                                         "points", "source", "note", NULL};
+/* The keys of a curve and of a curves file (util/schema.h); the README's
+ * format tables are printed from them (tools/gen-schema-docs). */
+#define OFF(member) offsetof(FsEffCurve, member)
+static const FsSchemaField curve_fields[] = {
+  {.key = "kind", .type = FS_SCHEMA_ENUM, .offset = OFF(kind), .required = TRUE,
+   .names = kind_names, .label = "curve kind", .doc = "which kernels the curve times"},
+  {.key = "arch", .type = FS_SCHEMA_ENUM, .offset = OFF(arch), .required = TRUE,
+   .names = arch_names, .label = "architecture (or \"any\")",
+   .doc = "a catalog architecture, or `any` for every GPU"},
+  {.key = "dtype", .type = FS_SCHEMA_ENUM, .offset = OFF(dtype), .names = dtype_names,
+   .label = "dtype", .required_doc = "no (any datatype)",
+   .doc = "the curve applies to this datatype only"},
+  {.key = "causal", .type = FS_SCHEMA_BOOL, .offset = FS_SCHEMA_NOWHERE,
+   .required_doc = "no (either)", .doc = "attention curves only: with or without a causal mask"},
+  {.key = "axis", .type = FS_SCHEMA_ENUM, .offset = OFF(axis), .names = axis_names,
+   .label = "axis", .required_doc = "no (per kind, below)", .doc = "what x is"},
+  {.key = "scale", .type = FS_SCHEMA_ENUM, .offset = FS_SCHEMA_NOWHERE, .names = scale_names,
+   .label = "scale", .def = "log", .doc = "interpolate in log(x) or in x"},
+  {.key = "points", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .value_doc = "list of `[x, efficiency]`",
+   .doc = "x strictly increasing and positive (at most 1e30), efficiency in (0, 1]"},
+  {.key = "source", .type = FS_SCHEMA_STRING, .offset = OFF(source), .required = TRUE,
+   .doc = "where the points come from (not empty)"},
+  {.key = "note", .type = FS_SCHEMA_STRING, .offset = OFF(note), .def = "",
+   .doc = "a remark"},
+};
+#undef OFF
+static const FsSchema curve_schema = {"curve", NULL, curve_fields, G_N_ELEMENTS(curve_fields)};
+
+static const FsSchemaField file_fields[] = {
+  {.key = "curves", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .value_doc = "list of curves", .doc = "the curves of the file"},
+  {.key = "description", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE,
+   .doc = "free text about the file"},
+};
+static const FsSchema file_schema = {"curves file", NULL, file_fields, G_N_ELEMENTS(file_fields)};
+
+static const FsSchemaEntry schemas[] = {
+  {"efficiency.file", &file_schema},
+  {"efficiency.curve", &curve_schema},
+};
+
+const FsSchemaEntry *fs_efficiency_schemas(guint *n)
+{
+  *n = G_N_ELEMENTS(schemas);
+  return schemas;
+}
 
 /* The axis each kind uses when the file does not say. */
 static FsEffAxis default_axis(FsEffKind k)
@@ -178,21 +228,6 @@ static FsEffAxis default_axis(FsEffKind k)
   }
 }
 
-static gboolean enum_value(const FsYamlNode *node, const char *const *names, guint n,
-                           const char *what, guint *out, GError **error)
-{
-  const char *s;
-  if (!fs_yaml_get_string(node, &s, error))
-    return FALSE;
-  if (fs_names_index(names, n, s, out))
-    return TRUE;
-  g_autoptr(GString) list = g_string_new(NULL);
-  for (guint i = 0; i < n; i++)
-    g_string_append_printf(list, "%s%s", i ? ", " : "", names[i]);
-  fs_yaml_error(error, node, "unknown %s \"%s\"; expected one of %s", what, s, list->str);
-  return FALSE;
-}
-
 /* Parses one entry of "curves" into a new curve (the caller frees it with curve_free): kind and
  * arch are required ("any" matches every architecture), dtype and causal default to "any", axis
  * to the kind's default and scale to log; "source" must be non-empty and the points must pass
@@ -200,71 +235,38 @@ static gboolean enum_value(const FsYamlNode *node, const char *const *names, gui
  * file, line and column for later messages. */
 static FsEffCurve *parse_curve(const FsYamlNode *node, GError **error)
 {
-  if (!fs_yaml_require_map(node, error) || !fs_yaml_check_keys(node, curve_keys, "curve", error))
-    return NULL;
   g_autofree FsEffCurve *c = g_new0(FsEffCurve, 1);
-  guint v;
-  FsYamlNode *kn = fs_yaml_require_key(node, "kind", "curve", error);
-  if (kn == NULL || !enum_value(kn, kind_names, FS_EFF_N_KINDS, "curve kind", &v, error))
+  if (!fs_schema_read(&curve_schema, node, c, NULL, error))
     return NULL;
-  c->kind = v;
-  FsYamlNode *an = fs_yaml_require_key(node, "arch", "curve", error);
-  if (an == NULL)
-    return NULL;
-  if (an->kind == FS_YAML_SCALAR && strcmp(an->value, "any") == 0) {
-    c->any_arch = TRUE;
-  } else {
-    if (!enum_value(an, arch_names, FS_ARCH_N, "architecture (or \"any\")", &v, error))
-      return NULL;
-    c->arch = v;
-  }
-  c->any_dtype = TRUE;
-  FsYamlNode *dn = fs_yaml_map_get(node, "dtype");
-  if (dn != NULL) {
-    if (!enum_value(dn, dtype_names, FS_DTYPE_N, "dtype", &v, error))
-      return NULL;
-    c->any_dtype = FALSE;
-    c->dtype = v;
-  }
+  /* The strings are borrowed from the document until copied at the end. */
+  const char *source = c->source, *note = c->note;
+  c->source = c->note = NULL;
+  c->any_arch = (guint)c->arch == FS_ARCH_N;
+  if (c->any_arch)
+    c->arch = 0;
+  c->any_dtype = fs_yaml_map_get(node, "dtype") == NULL;
   c->causal = FS_EFF_CAUSAL_ANY;
   FsYamlNode *cn = fs_yaml_map_get(node, "causal");
   if (cn != NULL) {
-    gboolean b;
     if (c->kind != FS_EFF_ATTENTION_FWD && c->kind != FS_EFF_ATTENTION_BWD) {
       fs_yaml_error(error, cn, "\"causal\" applies only to attention curves");
       return NULL;
     }
+    gboolean b;
     if (!fs_yaml_get_bool(cn, &b, error))
       return NULL;
     c->causal = b ? FS_EFF_CAUSAL_YES : FS_EFF_CAUSAL_NO;
   }
-  c->axis = default_axis(c->kind);
-  FsYamlNode *xn = fs_yaml_map_get(node, "axis");
-  if (xn != NULL) {
-    if (!enum_value(xn, axis_names, FS_EFF_N_AXES, "axis", &v, error))
-      return NULL;
-    c->axis = v;
-  }
-  c->log_scale = TRUE;
+  if (fs_yaml_map_get(node, "axis") == NULL)
+    c->axis = default_axis(c->kind);
   FsYamlNode *sn = fs_yaml_map_get(node, "scale");
-  if (sn != NULL) {
-    static const char *const scales[] = {"log", "linear"};
-    if (!enum_value(sn, scales, 2, "scale", &v, error))
-      return NULL;
-    c->log_scale = v == 0;
-  }
-  const char *source = NULL, *note = "";
-  FsYamlNode *srcn = fs_yaml_require_key(node, "source", "curve", error);
-  if (srcn == NULL || !fs_yaml_get_string(srcn, &source, error) ||
-      !fs_yaml_opt_string(node, "note", &note, error))
-    return NULL;
+  c->log_scale = sn == NULL || strcmp(sn->value, "log") == 0;
   if (source[0] == '\0') {
-    fs_yaml_error(error, srcn, "\"source\" must say where the figures come from");
+    fs_yaml_error(error, fs_yaml_map_get(node, "source"),
+                  "\"source\" must say where the figures come from");
     return NULL;
   }
-  FsYamlNode *pn = fs_yaml_require_key(node, "points", "curve", error);
-  if (pn == NULL || !fs_yaml_require_seq(pn, error))
-    return NULL;
+  FsYamlNode *pn = fs_yaml_map_get(node, "points");
   if (pn->n == 0) {
     fs_yaml_error(error, pn, "a curve needs at least one point");
     return NULL;
@@ -310,12 +312,9 @@ static gboolean load_doc(FsEfficiency *eff, FsYamlDoc *doc, const char *path,
                     "empty file; expected a mapping with \"curves\"");
     return FALSE;
   }
-  static const char *const top_keys[] = {"curves", "description", NULL};
-  if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top_keys, "curves file", error))
+  if (!fs_schema_read(&file_schema, root, NULL, NULL, error))
     return FALSE;
-  FsYamlNode *list = fs_yaml_require_key(root, "curves", "curves file", error);
-  if (list == NULL || !fs_yaml_require_seq(list, error))
-    return FALSE;
+  FsYamlNode *list = fs_yaml_map_get(root, "curves");
   /* Parse into a staging copy so that a failure leaves eff unchanged. */
   g_autoptr(GPtrArray) staged = g_ptr_array_new_with_free_func(curve_free);
   for (guint i = 0; i < eff->curves->len; i++) {

@@ -27,6 +27,7 @@
 #include <glib.h>
 
 #include "catalog/catalog.h"
+#include "util/schema.h"
 
 G_BEGIN_DECLS
 
@@ -96,6 +97,11 @@ typedef struct {
   char *file;            /* where it was defined ("" for fs_efficiency_set) */
   int line, col;
 } FsEffCurve;
+
+/* The declared keys of a curves file and of one curve (util/schema.h), named
+ * as models/compute/README.md's markers name them ("efficiency.curve"); *n
+ * receives the count.  Static, borrowed. */
+const FsSchemaEntry *fs_efficiency_schemas(guint *n);
 
 typedef struct FsEfficiency FsEfficiency;
 

@@ -8,6 +8,7 @@
 #include "core/sim.h"
 #include "plan/plan-private.h"
 #include "sweep/sweep.h"
+#include "util/error.h"
 #include "util/units.h"
 #include "workload/executor.h"
 
@@ -466,6 +467,11 @@ gboolean fs_planner_run(FsPlanner *p, FsPlannerProgressFn progress, void *ud, GE
   }
   g_array_sort(p->designs, fs_planner_design_cmp);
   for (guint i = 0; i < p->designs->len; i++) {
+    /* A stop request after the last simulation: no ranking is printed. */
+    if (fs_sim_interrupt_requested()) {
+      g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED, "interrupted while ranking");
+      return FALSE;
+    }
     FsPlannerDesign *d = &g_array_index(p->designs, FsPlannerDesign, i);
     const FsPlannerDesign *next = i + 1 < p->designs->len ? d + 1 : NULL;
     d->why = explain(p, d, next);

@@ -103,7 +103,7 @@ gboolean fs_planner_rank_from_name(const char *s, FsPlannerRank *out);
  * value is ignored with a warning on stderr), else FS_PLANNER_MAX_CANDIDATES. */
 guint fs_planner_default_max_candidates(void);
 /* The default bound on fabric × GPU-count systems, each one topology
- * loaded and kept (`--max-systems`). */
+ * loaded and kept (`--max-systems`, or $FABRICSIM_MAX_SYSTEMS). */
 #define FS_PLANNER_MAX_SYSTEMS 64u
 /* The most values one search list may hold. */
 #define FS_PLANNER_MAX_CHOICES 64u
@@ -189,7 +189,7 @@ typedef struct {
   FsPlannerCostInputs cost;
   FsPlannerRank rank_by;
   guint max_candidates;            /* 0: fs_planner_default_max_candidates() */
-  guint max_systems;               /* 0: FS_PLANNER_MAX_SYSTEMS */
+  guint max_systems;               /* 0: $FABRICSIM_MAX_SYSTEMS or FS_PLANNER_MAX_SYSTEMS */
   guint threads;                   /* 0: all cores */
 } FsPlannerSpec;
 
@@ -279,7 +279,8 @@ FsPlanner *fs_planner_new(const FsPlannerSpec *spec, const FsCatalog *cat, const
                           const FsNcclParams *nccl, GError **error);
 /* Option values (`fabricsim plan`), each FALSE with an FS_USAGE_ERROR
  * naming the option (opt) and the text: a count with an optional decimal
- * suffix K, M, G (or B), T and an optional leading '$' (>= 0); a
+ * suffix K, M, G (or B), T and an optional leading '$' (>= 0, at most
+ * 10^15: "1000 T", a limit the error names); a
  * comma-separated list of at most FS_PLANNER_MAX_CHOICES integers (*n set);
  * GPU counts as such a list or a range LO-HI (1 <= LO <= HI <= 2^24);
  * recompute modes and pipeline schedules, comma-separated (appended to
@@ -303,7 +304,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsPlanner, fs_planner_free)
  * candidate list).  Errors: see the header comment. */
 gboolean fs_planner_prepare(FsPlanner *p, GError **error);
 
-/* Simulates the candidates, prices and ranks them.  progress may be NULL. */
+/* Simulates the candidates, prices and ranks them.  progress may be NULL.
+ * A stop request (SIGINT, SIGTERM) before the ranking is done fails with
+ * FS_RUNTIME_ERROR_INTERRUPTED. */
 gboolean fs_planner_run(FsPlanner *p, FsPlannerProgressFn progress, void *ud, GError **error);
 
 const FsPlannerStats *fs_planner_stats(const FsPlanner *p);

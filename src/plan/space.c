@@ -225,7 +225,9 @@ static guint count_wanted(const FsPlannerSpec *s, guint total, guint gpn, int64_
 static gboolean load_systems(FsPlanner *p, GError **error)
 {
   g_autoptr(GPtrArray) bases = g_ptr_array_new_with_free_func((GDestroyNotify)fs_topo_free);
-  guint limit = p->spec.max_systems ? p->spec.max_systems : FS_PLANNER_MAX_SYSTEMS, planned = 0;
+  guint limit = p->spec.max_systems ? p->spec.max_systems
+                : (guint)fs_env_limit("FABRICSIM_MAX_SYSTEMS", FS_PLANNER_MAX_SYSTEMS, G_MAXUINT),
+        planned = 0;
   for (guint f = 0; p->fabrics[f] != NULL; f++) {
     FsTopo *base = load_topo(p, p->fabrics[f], 0, error);
     if (base == NULL)
@@ -238,7 +240,8 @@ static gboolean load_systems(FsPlanner *p, GError **error)
   if (planned > limit) {
     g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
                 "the search spans %u fabric × GPU-count systems, above the limit of %u: narrow "
-                "--gpus (a list instead of a range) or raise --max-systems", planned, limit);
+                "--gpus (a list instead of a range) or raise --max-systems (or FABRICSIM_MAX_SYSTEMS)",
+                planned, limit);
     return FALSE;
   }
   g_autoptr(GString) reach = g_string_new(NULL);

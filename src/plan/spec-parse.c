@@ -7,6 +7,12 @@
 #include "util/units.h"
 
 /* A count with an optional decimal suffix: K, M, G (or B), T. */
+/* The largest amount an option takes: 1000 T (10^15) dollars, tokens,
+ * years or kWh.  Past it the plan's totals (days, dollars, MWh) stop being
+ * printable as figures; no real plan comes near (the largest training runs
+ * are tens of T tokens). */
+#define AMOUNT_MAX 1e15
+
 gboolean fs_planner_parse_amount(const char *opt, const char *text, double *out, GError **error)
 {
   g_autofree char *t = g_strstrip(g_strdup(text));
@@ -26,6 +32,11 @@ gboolean fs_planner_parse_amount(const char *opt, const char *text, double *out,
   double v;
   if (!fs_parse_number(num, &v, NULL) || !(v >= 0) || !isfinite(v * mult)) {
     g_set_error(error, G_OPTION_ERROR, FS_USAGE_ERROR, "%s expects a number >= 0 (suffixes K, M, G, T), not \"%s\"", opt, text);
+    return FALSE;
+  }
+  if (v * mult > AMOUNT_MAX) {
+    g_set_error(error, G_OPTION_ERROR, FS_USAGE_ERROR,
+                "%s is %s, above the limit of 1e15 (1000 T) for an amount", opt, text);
     return FALSE;
   }
   *out = v * mult;

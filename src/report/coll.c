@@ -76,31 +76,37 @@ void fs_report_coll_json(GString *out, const FsScenario *sc, const FsCollTest *r
   fs_report_append_json(out, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
 }
 
+/* What explain_size needs besides its step. */
+typedef struct {
+  GString *out;
+  const FsNcclParams *np;
+  const FsCollSysInfo *sys;
+  const FsComm *comm;
+  FsCollOp op;
+} Explain;
+
+/* Appends the model's arithmetic for one size, each line prefixed "# ". */
+static gboolean explain_size(const FsCollBenchStep *step, void *data, GError **error)
+{
+  (void)error;
+  Explain *x = data;
+  g_autofree char *text = fs_coll_explain(x->np, x->sys, x->comm, x->op, step->nbytes,
+                                          &step->choice);
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  g_string_append(x->out, "#\n");
+  for (guint i = 0; lines[i]; i++)
+    if (lines[i][0] != '\0')
+      g_string_append_printf(x->out, "# %s\n", lines[i]);
+  return TRUE;
+}
+
 /* Appends the model's arithmetic for every size of the sweep (first
  * datatype and redop), each line prefixed "# ". */
 static gboolean explain_sizes(GString *out, const FsNcclParams *np, const FsCollSysInfo *sys,
                               const FsComm *comm, const FsCollSweep *sw, GError **error)
 {
-  guint n = fs_comm_size(comm);
-  for (uint64_t size = sw->min_bytes; size <= sw->max_bytes;
-       size = sw->step_factor > 1 ? size * sw->step_factor : size + sw->step_bytes) {
-    FsCollSizes sizes;
-    fs_coll_sizes(sw->op, size, sw->dtype, n, &sizes);
-    uint64_t nbytes = fs_coll_nccl_bytes(sw->op, &sizes, n);
-    FsCollChoice ch;
-    if (!fs_coll_tune(np, sys, comm, sw->op, nbytes, &sw->prefs, &ch, error))
-      return FALSE;
-    g_autofree char *text = fs_coll_explain(np, sys, comm, sw->op, nbytes, &ch);
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    g_string_append(out, "#\n");
-    for (guint i = 0; lines[i]; i++)
-      if (lines[i][0] != '\0')
-        g_string_append_printf(out, "# %s\n", lines[i]);
-    if (sw->step_factor > 1 ? (size == 0 || size > G_MAXUINT64 / sw->step_factor)
-                            : size > G_MAXUINT64 - sw->step_bytes)
-      break;
-  }
-  return TRUE;
+  Explain x = {out, np, sys, comm, sw->op};
+  return fs_coll_bench_each_size(np, sys, comm, sw, explain_size, &x, error);
 }
 
 /* The NCCL version code nccl-tests prints: 2.30.7 → 23007. */

@@ -1,6 +1,8 @@
 /* link-sampler.c — per-link utilisation over time (see link-sampler.h). */
 #include "report/link-sampler.h"
 
+#include "util/limits.h"
+
 #include <string.h>
 
 #include "core/sim.h"
@@ -70,8 +72,19 @@ static void sample(void *ctx, uint64_t arg)
 FsLinkSampler *fs_link_sampler_new(FsFlowNet *net, guint max_bins)
 {
   guint n = fs_flownet_n_channels(net);
-  if (max_bins == 0 || (guint64)n * 2 * max_bins * sizeof(float) > FS_LINK_SAMPLER_MAX_BYTES)
+  guint64 limit = fs_env_limit("FABRICSIM_MAX_SAMPLER_BYTES", FS_LINK_SAMPLER_MAX_BYTES, (guint64)1 << 40);
+  guint64 need = (guint64)n * 2 * max_bins * sizeof(float);
+  if (max_bins == 0)
     return NULL;
+  if (need > limit) {
+    /* The sampler guard: the trace goes on without link tracks, and says why. */
+    g_autofree char *a = fs_limit_bytes_text(need);
+    g_autofree char *b = fs_limit_bytes_text(limit);
+    g_printerr("fabricsim: warning: no link utilisation in the trace: sampling %u channels needs "
+               "%s, above the sampler guard of %s (FABRICSIM_MAX_SAMPLER_BYTES raises the limit)\n",
+               n, a, b);
+    return NULL;
+  }
   FsLinkSampler *s = g_new0(FsLinkSampler, 1);
   s->net = net;
   s->sim = fs_flownet_sim(net);

@@ -19,7 +19,8 @@
  * which must outlive the run; free it with fs_link_sampler_free.  Memory:
  * channels × 2 × max_bins floats plus one double per channel;
  * fs_link_sampler_new returns NULL (no sampling) when that would exceed
- * FS_LINK_SAMPLER_MAX_BYTES.  Cost per sample: O(channels).
+ * FS_LINK_SAMPLER_MAX_BYTES or $FABRICSIM_MAX_SAMPLER_BYTES, with one
+ * warning line on stderr naming the guard.  Cost per sample: O(channels).
  */
 #pragma once
 

@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-#include "util/strutil.h"
 #include "util/units.h"
 
 static int use_cmp(const void *a, const void *b)
@@ -43,10 +42,8 @@ gboolean fs_report_write_trace(const char *path, const FsReportTrace *t, GError 
     tl[i] = (FsTraceLink){ fs_router_channel_name(t->router, use[i].channel), use[i].channel,
                            use[i].utilisation };
   FsTraceOptions to = { t->title, tl, nl, t->sampler, t->end };
-  g_autofree char *txt = t->graph != NULL
-                           ? fs_trace_json(t->graph, t->topo, &to)
-                           : fs_trace_json_transfers(t->topo, t->transfers, t->n_transfers, &to);
+  gboolean ok = fs_trace_json_write(path, t->graph, t->transfers, t->n_transfers, t->topo, &to, error);
   for (guint i = 0; i < nl; i++)
     g_free((char *)tl[i].name);
-  return fs_write_file_atomic(path, txt, strlen(txt), error);
+  return ok;
 }

@@ -46,8 +46,9 @@ typedef struct {
   guint n_links;
 } FsReportTrace;
 
-/* Writes the trace to path through the atomic writer (util/strutil.h).
- * FALSE with the write error.  Cost: the trace's size. */
+/* Writes the trace to path as it is built (fs_trace_json_write: a stop
+ * request ends it with FS_RUNTIME_ERROR_INTERRUPTED and no file).  FALSE
+ * with the write error.  Cost: the trace's size. */
 gboolean fs_report_write_trace(const char *path, const FsReportTrace *t, GError **error);
 
 G_END_DECLS

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "topo/paths.h"
+#include "util/limits.h"
 #include "util/error.h"
 #include "util/units.h"
 
@@ -112,8 +113,10 @@ static gboolean do_check(GString *out, const FsTopo *t, gboolean opt_json)
     const int64_t *pv;
     guint np = fs_topo_params(t, &pn, &pv);
     json_t *params = json_object();
-    for (guint i = 0; i < np; i++)
-      json_object_set_new(params, pn[i], json_integer(pv[i]));
+    for (guint i = 0; i < np; i++) {
+      const char *text = fs_topo_param_string(t, i);
+      json_object_set_new(params, pn[i], text ? json_string(text) : json_integer(pv[i]));
+    }
     json_object_set_new(o, "parameters", params);
     print_json(out, o);
     return TRUE;
@@ -232,10 +235,12 @@ static gboolean do_paths(GString *out, const FsTopo *t, gboolean opt_json, GErro
 {
   guint ng;
   const guint *gpus = fs_topo_gpus(t, &ng);
-  if (ng > FS_PATHS_MATRIX_MAX_GPUS) {
+  guint64 limit = fs_env_limit("FABRICSIM_MAX_MATRIX_GPUS", FS_PATHS_MATRIX_MAX_GPUS, 1u << 20);
+  if (ng > limit) {
     g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
-                "%s has %u GPUs; the path matrix is printed for at most %d "
-                "(lower the node count with -D)", fs_topo_name(t), ng, FS_PATHS_MATRIX_MAX_GPUS);
+                "%s has %u GPUs; the path matrix is printed for at most %" G_GUINT64_FORMAT
+                " (lower the node count with -D; FABRICSIM_MAX_MATRIX_GPUS raises the limit)",
+                fs_topo_name(t), ng, limit);
     return FALSE;
   }
   if (!opt_json) {

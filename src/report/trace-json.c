@@ -7,12 +7,33 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "util/strutil.h"
 #include "util/units.h"
 
+/* Bytes of trace held in memory before they go to the file. */
+#define SPILL_BYTES ((gsize)1 << 20)
+
+/* The trace being built: in out, or, with a sink, through out into the
+ * file a MiB at a time.  failed: a write to the sink failed (error set,
+ * an interrupt included); the builders then stop at their next event. */
 typedef struct {
   GString *out;
   gboolean first;
+  FsAtomicFile *sink;
+  gboolean failed;
+  GError *error;
 } Writer;
+
+/* Sends out to the sink once it holds a MiB (or, with all, whatever it
+ * holds).  The atomic writer looks at the stop request before each MiB. */
+static void spill(Writer *w, gboolean all)
+{
+  if (w->sink == NULL || w->failed || (!all && w->out->len < SPILL_BYTES))
+    return;
+  if (!fs_atomic_file_write(w->sink, w->out->str, w->out->len, &w->error))
+    w->failed = TRUE;
+  g_string_truncate(w->out, 0);
+}
 
 /* A JSON string literal of s (escaped by jansson). */
 static void append_str(GString *out, const char *s)
@@ -39,6 +60,7 @@ static void append_us(GString *out, FsTime ps)
 /* Starts an event object: {"ph":"P","pid":N — the caller continues. */
 static void ev(Writer *w, char ph, int pid)
 {
+  spill(w, FALSE);
   g_string_append_printf(w->out, "%s{\"ph\":\"%c\",\"pid\":%d", w->first ? "" : ",\n", ph, pid);
   w->first = FALSE;
 }
@@ -97,7 +119,7 @@ static void counters(Writer *w, int pid, const FsTraceOptions *opt)
   if (opt->n_links == 0)
     return;
   meta_process(w, pid, "links", pid);
-  for (guint i = 0; i < opt->n_links; i++) {
+  for (guint i = 0; i < opt->n_links && !w->failed; i++) {
     const FsTraceLink *l = &opt->links[i];
     g_autofree char *nm = g_strdup_printf("link %s utilisation", l->name);
     guint nb = opt->sampler ? fs_link_sampler_n_bins(opt->sampler) : 0;
@@ -157,16 +179,16 @@ static guint32 arrow_target(const FsOpGraph *g, const guint32 *consumer, guint32
   return c;
 }
 
-/* See trace-json.h. Writes a Chrome trace of the executed op graph: one process per host and
- * one thread per stream, a complete event per op that took time, one async span per
+/* Builds the Chrome trace of an executed op graph into w (see trace-json.h): one process per
+ * host and one thread per stream, a complete event per op that took time, one async span per
  * collective over all its members, flow arrows from each send to the op that consumes it, and
- * the counters of opt. Ops that never ran or took no time are left out. The caller frees the
- * returned string. O(ops + dependencies). */
-char *fs_trace_json(const FsOpGraph *g, const FsTopo *topo, const FsTraceOptions *opt)
+ * the counters of opt. Ops that never ran or took no time are left out. Stops early once a
+ * write to w's sink fails (an interrupt included). O(ops + dependencies). */
+static void build_graph(Writer *w, const FsOpGraph *g, const FsTopo *topo, const FsTraceOptions *opt)
 {
-  Writer w = { g_string_new("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"title\":"), TRUE };
-  append_str(w.out, opt->title ? opt->title : "fabricsim");
-  g_string_append(w.out, ",\"generator\":\"fabricsim\"},\"traceEvents\":[\n");
+  g_string_append(w->out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"title\":");
+  append_str(w->out, opt->title ? opt->title : "fabricsim");
+  g_string_append(w->out, ",\"generator\":\"fabricsim\"},\"traceEvents\":[\n");
   guint ns = fs_opgraph_n_streams(g), n = fs_opgraph_n_ops(g);
   guint nh = fs_topo_n_hosts(topo);
   /* Process names (hosts), each once, in stream order; then threads. */
@@ -176,11 +198,11 @@ char *fs_trace_json(const FsOpGraph *g, const FsTopo *topo, const FsTraceOptions
     int pid = pid_of(topo, s->gpu);
     if (!named[pid]) {
       named[pid] = TRUE;
-      meta_process(&w, pid, pid_name(topo, pid), pid);
+      meta_process(w, pid, pid_name(topo, pid), pid);
     }
     g_autofree char *tname = g_strdup_printf("rank %u %s (%s)", s->rank, s->name,
                                              s->gpu >= 0 ? fs_topo_node(topo, (guint)s->gpu)->name : "-");
-    meta_thread(&w, pid, i + 1, tname);
+    meta_thread(w, pid, i + 1, tname);
   }
   /* busy[i]: op i if it took time, else the next op of its stream that
    * did (FS_OP_NONE if none).  Streams list their ops in op order. */
@@ -215,21 +237,21 @@ char *fs_trace_json(const FsOpGraph *g, const FsTopo *topo, const FsTraceOptions
       consumer[deps[k]] = busy[i];
     }
   }
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n && !w->failed; i++) {
     const FsOp *op = fs_opgraph_op(g, i);
     if (op->start < 0 || op->end <= op->start)
       continue;
     const FsStream *s = fs_opgraph_stream(g, op->stream);
-    complete(&w, pid_of(topo, s->gpu), op->stream + 1, op->name, fs_op_cat_name(op->cat), op->start,
+    complete(w, pid_of(topo, s->gpu), op->stream + 1, op->name, fs_op_cat_name(op->cat), op->start,
              op->end - op->start);
-    g_string_append_printf(w.out, "\"op\":%u,\"kind\":\"%s\"", i, fs_op_kind_name(op->kind));
+    g_string_append_printf(w->out, "\"op\":%u,\"kind\":\"%s\"", i, fs_op_kind_name(op->kind));
     if (op->mb >= 0)
-      g_string_append_printf(w.out, ",\"microbatch\":%d", op->mb);
+      g_string_append_printf(w->out, ",\"microbatch\":%d", op->mb);
     if (op->layer >= 0)
-      g_string_append_printf(w.out, ",\"layer\":%d", op->layer);
+      g_string_append_printf(w->out, ",\"layer\":%d", op->layer);
     if (op->bytes > 0)
-      g_string_append_printf(w.out, ",\"bytes\":%" G_GUINT64_FORMAT, op->bytes);
-    g_string_append(w.out, "}}");
+      g_string_append_printf(w->out, ",\"bytes\":%" G_GUINT64_FORMAT, op->bytes);
+    g_string_append(w->out, "}}");
   }
   /* Collectives: one async span each, over all its members. */
   guint ncoll = 0;
@@ -256,25 +278,25 @@ char *fs_trace_json(const FsOpGraph *g, const FsTopo *topo, const FsTraceOptions
       cs[op->coll] = MIN(cs[op->coll], op->start);
       ce[op->coll] = MAX(ce[op->coll], op->end);
     }
-    for (guint c = 0; c < ncoll; c++) {
+    for (guint c = 0; c < ncoll && !w->failed; c++) {
       if (firstm[c] == FS_OP_NONE)
         continue;
       const FsOp *op = fs_opgraph_op(g, firstm[c]);
       const FsStream *s = fs_opgraph_stream(g, op->stream);
       for (guint k = 0; k < 2; k++) {
-        ev(&w, k == 0 ? 'b' : 'e', pid_of(topo, s->gpu));
-        g_string_append_printf(w.out, ",\"tid\":%u,\"name\":", op->stream + 1);
-        append_str(w.out, op->name);
-        g_string_append_printf(w.out, ",\"cat\":\"collective\",\"id\":%u,\"ts\":", c);
-        append_us(w.out, k == 0 ? cs[c] : ce[c]);
+        ev(w, k == 0 ? 'b' : 'e', pid_of(topo, s->gpu));
+        g_string_append_printf(w->out, ",\"tid\":%u,\"name\":", op->stream + 1);
+        append_str(w->out, op->name);
+        g_string_append_printf(w->out, ",\"cat\":\"collective\",\"id\":%u,\"ts\":", c);
+        append_us(w->out, k == 0 ? cs[c] : ce[c]);
         if (k == 0)
-          g_string_append_printf(w.out, ",\"args\":{\"bytes\":%" G_GUINT64_FORMAT "}", op->bytes);
-        g_string_append(w.out, "}");
+          g_string_append_printf(w->out, ",\"args\":{\"bytes\":%" G_GUINT64_FORMAT "}", op->bytes);
+        g_string_append(w->out, "}");
       }
     }
   }
   /* Flow arrows from each send to its receive. */
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n && !w->failed; i++) {
     const FsOp *op = fs_opgraph_op(g, i);
     FsTime ts;
     guint32 t;
@@ -283,24 +305,22 @@ char *fs_trace_json(const FsOpGraph *g, const FsTopo *topo, const FsTraceOptions
     const FsStream *s = fs_opgraph_stream(g, op->stream);
     const FsOp *r = fs_opgraph_op(g, t);
     const FsStream *rs = fs_opgraph_stream(g, r->stream);
-    arrow(&w, 's', pid_of(topo, s->gpu), op->stream + 1, i, op->start);
-    arrow(&w, 'f', pid_of(topo, rs->gpu), r->stream + 1, i, ts);
+    arrow(w, 's', pid_of(topo, s->gpu), op->stream + 1, i, op->start);
+    arrow(w, 'f', pid_of(topo, rs->gpu), r->stream + 1, i, ts);
   }
-  counters(&w, (int)nh + 1, opt);
-  g_string_append(w.out, "\n]}\n");
-  return g_string_free(w.out, FALSE);
+  counters(w, (int)nh + 1, opt);
+  g_string_append(w->out, "\n]}\n");
 }
 
-/* See trace-json.h. Writes a Chrome trace of standalone transfers: each node that sends or
- * receives gets a send and a receive thread in its host's process, each transfer a complete
- * event on both and an arrow from sender to receiver, then the counters of opt. The caller
- * frees the returned string. */
-char *fs_trace_json_transfers(const FsTopo *topo, const FsTraceTransfer *xs, guint n,
-                              const FsTraceOptions *opt)
+/* Builds the Chrome trace of standalone transfers into w: each node that sends or receives gets
+ * a send and a receive thread in its host's process, each transfer a complete event on both
+ * and an arrow from sender to receiver, then the counters of opt. Stops early as above. */
+static void build_transfers(Writer *w, const FsTopo *topo, const FsTraceTransfer *xs, guint n,
+                            const FsTraceOptions *opt)
 {
-  Writer w = { g_string_new("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"title\":"), TRUE };
-  append_str(w.out, opt->title ? opt->title : "fabricsim");
-  g_string_append(w.out, ",\"generator\":\"fabricsim\"},\"traceEvents\":[\n");
+  g_string_append(w->out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"title\":");
+  append_str(w->out, opt->title ? opt->title : "fabricsim");
+  g_string_append(w->out, ",\"generator\":\"fabricsim\"},\"traceEvents\":[\n");
   guint nn = fs_topo_n_nodes(topo), nh = fs_topo_n_hosts(topo);
   /* Track ids: node i sends on tid 2i+1 and receives on tid 2i+2. */
   g_autofree guint8 *used = g_new0(guint8, MAX(nn, 1u));
@@ -315,33 +335,72 @@ char *fs_trace_json_transfers(const FsTopo *topo, const FsTraceTransfer *xs, gui
     int pid = pid_of(topo, (int)v);
     if (!named[pid]) {
       named[pid] = TRUE;
-      meta_process(&w, pid, pid_name(topo, pid), pid);
+      meta_process(w, pid, pid_name(topo, pid), pid);
     }
     for (guint k = 0; k < 2; k++)
       if (used[v] & (1u << k)) {
         g_autofree char *tn = g_strdup_printf("%s %s", fs_topo_node(topo, v)->name, k ? "recv" : "send");
-        meta_thread(&w, pid, 2 * v + 1 + k, tn);
+        meta_thread(w, pid, 2 * v + 1 + k, tn);
       }
   }
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n && !w->failed; i++) {
     for (guint k = 0; k < 2; k++) {
       guint v = k ? xs[i].dst : xs[i].src;
-      complete(&w, pid_of(topo, (int)v), 2 * v + 1 + k, xs[i].name, xs[i].transport, xs[i].start,
+      complete(w, pid_of(topo, (int)v), 2 * v + 1 + k, xs[i].name, xs[i].transport, xs[i].start,
                xs[i].finish - xs[i].start);
-      g_string_append_printf(w.out, "\"transfer\":%u,\"bytes\":%" G_GUINT64_FORMAT ",\"peer\":", i,
+      g_string_append_printf(w->out, "\"transfer\":%u,\"bytes\":%" G_GUINT64_FORMAT ",\"peer\":", i,
                              xs[i].bytes);
-      append_str(w.out, fs_topo_node(topo, k ? xs[i].src : xs[i].dst)->name);
-      g_string_append(w.out, "}}");
+      append_str(w->out, fs_topo_node(topo, k ? xs[i].src : xs[i].dst)->name);
+      g_string_append(w->out, "}}");
     }
   }
-  for (guint i = 0; i < n; i++) {
-    arrow(&w, 's', pid_of(topo, (int)xs[i].src), 2 * xs[i].src + 1, i, xs[i].start);
+  for (guint i = 0; i < n && !w->failed; i++) {
+    arrow(w, 's', pid_of(topo, (int)xs[i].src), 2 * xs[i].src + 1, i, xs[i].start);
     FsTime te = xs[i].finish > xs[i].start ? xs[i].finish - 1 : xs[i].finish;
-    arrow(&w, 'f', pid_of(topo, (int)xs[i].dst), 2 * xs[i].dst + 2, i, te);
+    arrow(w, 'f', pid_of(topo, (int)xs[i].dst), 2 * xs[i].dst + 2, i, te);
   }
-  counters(&w, (int)nh + 1, opt);
-  g_string_append(w.out, "\n]}\n");
+  counters(w, (int)nh + 1, opt);
+  g_string_append(w->out, "\n]}\n");
+}
+
+/* See trace-json.h: the whole trace in memory. */
+char *fs_trace_json(const FsOpGraph *g, const FsTopo *topo, const FsTraceOptions *opt)
+{
+  Writer w = { g_string_new(NULL), TRUE, NULL, FALSE, NULL };
+  build_graph(&w, g, topo, opt);
   return g_string_free(w.out, FALSE);
+}
+
+char *fs_trace_json_transfers(const FsTopo *topo, const FsTraceTransfer *xs, guint n,
+                              const FsTraceOptions *opt)
+{
+  Writer w = { g_string_new(NULL), TRUE, NULL, FALSE, NULL };
+  build_transfers(&w, topo, xs, n, opt);
+  return g_string_free(w.out, FALSE);
+}
+
+/* See trace-json.h: built into a MiB buffer that goes to the atomic writer each time it fills,
+ * so that the file grows as the trace is built and a stop request ends both. */
+gboolean fs_trace_json_write(const char *path, const FsOpGraph *g, const FsTraceTransfer *xs, guint n,
+                             const FsTopo *topo, const FsTraceOptions *opt, GError **error)
+{
+  Writer w = { g_string_new(NULL), TRUE, fs_atomic_file_open(path, error), FALSE, NULL };
+  if (w.sink == NULL) {
+    g_string_free(w.out, TRUE);
+    return FALSE;
+  }
+  if (g != NULL)
+    build_graph(&w, g, topo, opt);
+  else
+    build_transfers(&w, topo, xs, n, opt);
+  spill(&w, TRUE);
+  g_string_free(w.out, TRUE);
+  if (w.failed) {
+    fs_atomic_file_abort(w.sink);
+    g_propagate_error(error, w.error);
+    return FALSE;
+  }
+  return fs_atomic_file_commit(w.sink, error);
 }
 
 guint fs_trace_busiest_links(FsFlowNet *net, FsTime end, FsTraceLink *out, guint max)

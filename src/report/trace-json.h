@@ -28,9 +28,10 @@
  * Times are microseconds with picosecond digits ("ts": 12.345678).
  *
  * Output is deterministic: metadata, then ops in op order, then spans,
- * arrows and counters in index order.  Ownership: returns a newly
- * allocated string (caller frees); everything passed in is borrowed.  No
- * errors.  Cost: O(ops + deps + links × bins).
+ * arrows and counters in index order.  Ownership: fs_trace_json and
+ * fs_trace_json_transfers return a newly allocated string (caller frees),
+ * without errors; everything passed in is borrowed.  Cost: O(ops + deps +
+ * links × bins).
  */
 #pragma once
 
@@ -74,6 +75,17 @@ typedef struct {
  * and an arrow from each send to its receive; link counters as above. */
 char *fs_trace_json_transfers(const FsTopo *topo, const FsTraceTransfer *xs, guint n,
                               const FsTraceOptions *opt);
+
+/* Writes the trace of g (fs_trace_json) or, when g is NULL, of the n
+ * transfers xs (fs_trace_json_transfers) to path as it is built: through
+ * the atomic writer (util/strutil.h) a MiB at a time, so that memory stays
+ * bounded and a stop request (SIGINT, SIGTERM) during the build stops it
+ * within a MiB of output, removes the temporary file and fails with
+ * FS_RUNTIME_ERROR_INTERRUPTED; nothing appears at path unless the whole
+ * trace was written.  Same bytes as the string functions.  FALSE with the
+ * writer's error. */
+gboolean fs_trace_json_write(const char *path, const FsOpGraph *g, const FsTraceTransfer *xs, guint n,
+                             const FsTopo *topo, const FsTraceOptions *opt, GError **error);
 
 /* The busiest channels of net by mean utilisation over [0, end] (ties:
  * channel order), at most max, into out; returns how many.  Channels that

@@ -10,6 +10,7 @@
 
 #include "calib/validate.h"
 #include "report/format.h"
+#include "scenario/train-ref.h"
 
 G_BEGIN_DECLS
 
@@ -19,8 +20,16 @@ typedef struct FsValReport FsValReport;
 FsValReport *fs_report_validate_new(const char *calibration);
 /* Adds one table's result (bar metric: its name in the text). */
 void fs_report_validate_add(FsValReport *v, const FsValResult *r, const char *metric);
+/* Adds a line of text after the tables added so far (in JSON: the
+ * "notes" array, absent when empty), e.g. the training tables' fitted factors. */
+void fs_report_validate_note(FsValReport *v, const char *line);
+/* Adds the training tables (scenario/train-ref.h): each as a table whose
+ * fit rows are marked and outside the bar, its in-sample and raw errors,
+ * then the fitted factors and the test-set MAPE over all of them. */
+void fs_report_validate_training(FsValReport *v, const FsTrainRef *ref);
 /* Appends the report (text or JSON) and returns the number of tables that
- * missed their bar. */
+ * missed their bar, not counting known gaps (tables with a `gap:` line,
+ * reported as KNOWN GAP and counted in the summary's known gaps). */
 guint fs_report_validate_finish(FsValReport *v, GString *out, FsReportFormat fmt);
 void fs_report_validate_free(FsValReport *v);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsValReport, fs_report_validate_free)

@@ -92,6 +92,9 @@ FsScenario *fs_scenario_load(const FsScenarioInputs *in, GError **error)
                                      : fs_nccl_params_default_path();
     if (sc->nccl_path == NULL || (sc->nccl = fs_nccl_params_load(sc->nccl_path, error)) == NULL)
       return NULL;
+    /* NCCL's point-to-point variables (NCCL_P2P_NET_CHUNKSIZE, NCCL_NCHANNELS_PER_NET_PEER…). */
+    if (!fs_nccl_params_apply_env(sc->nccl, error))
+      return NULL;
   }
   /* The calibration's one moment: the catalog has it already (the
    * topology's models are the calibrated ones); now the curves and NCCL's
@@ -147,7 +150,7 @@ FsScenarioWorld *fs_scenario_world_new(const FsScenario *sc, const FsTopo *topo,
   w->net = fs_flownet_new(w->sim, model);
   w->router = fs_router_new(topo, w->net, ropt);
   w->tnet = fs_coll_topo_net_new(w->router);
-  w->env = (FsOpEnv){ w->sim, w->net, w->router, w->tnet, sc->nccl, &sc->prefs };
+  w->env = (FsOpEnv){ w->sim, w->net, w->router, w->tnet, sc->nccl, &sc->prefs, FS_COLL_EXEC_STEPS };
   return w;
 }
 

@@ -3,7 +3,8 @@
  * An FsScenario holds everything a run reads before it starts: the
  * catalog (models/, or --models DIR), the calibration (--calibration FILE),
  * the compute efficiency curves, NCCL's constants (--nccl-params FILE, or
- * models/nccl/nccl.yaml), the tuner inputs of the NCCL_* environment
+ * models/nccl/nccl.yaml, with NCCL's point-to-point variables laid over
+ * them: fs_nccl_params_apply_env), the tuner inputs of the NCCL_* environment
  * (NCCL_ALGO, NCCL_PROTO, NCCL_COLLNET_ENABLE) and the topology with its
  * -D parameters.  fs_scenario_load reads them in that order and applies the
  * calibration at one moment, when everything is loaded: to the catalog
@@ -68,7 +69,8 @@ typedef struct FsScenario FsScenario;
 /* Loads the scenario: first the tuner inputs (NCCL_* environment, then the
  * forced choices; only with FS_SCENARIO_NEED_NCCL), then the files.
  * Errors (GError, one line with file:line:col where the input has one): a
- * bad NCCL_ALGO or NCCL_PROTO (FS_COLL_ERROR_PARSE, naming the variable);
+ * bad NCCL_ALGO, NCCL_PROTO or point-to-point variable (FS_COLL_ERROR_PARSE,
+ * naming the variable);
  * an unknown forced algorithm or protocol, channels outside 0-64
  * (G_OPTION_ERROR_BAD_VALUE); the catalog, calibration, curves, NCCL
  * constants or topology that fails to load.  Cost: the files' loading. */

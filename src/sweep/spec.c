@@ -6,6 +6,8 @@
 #include "sweep/sweep.h"
 #include "util/datadir.h"
 #include "util/error.h"
+#include "util/limits.h"
+#include "util/schema.h"
 #include "util/yaml.h"
 
 G_DEFINE_QUARK(fs-sweep-error-quark, fs_sweep_error)
@@ -70,6 +72,19 @@ static gboolean spec_error(GError **error, const FsYamlNode *n, const char *fmt,
   return FALSE;
 }
 
+
+guint64 fs_sweep_max_points(void)
+{
+  return fs_env_limit("FABRICSIM_MAX_POINTS", FS_SWEEP_MAX_POINTS, G_MAXUINT32);
+}
+
+/* The guard in force as text (a static buffer: spec errors are made one at a time). */
+static const char *max_points_text(void)
+{
+  static char buf[32];
+  g_snprintf(buf, sizeof buf, "%" G_GUINT64_FORMAT, fs_sweep_max_points());
+  return buf;
+}
 /* A setting's key is one the kind understands. */
 static gboolean check_key(const FsSweepSpec *s, const FsYamlNode *k, GError **error)
 {
@@ -146,11 +161,44 @@ static gboolean read_grid(FsSweepSpec *s, const FsYamlNode *map, GError **error)
       return spec_error(error, vals, "expected a list of values for the grid axis \"%s\"", a.key);
     }
     n *= a.values->len;
-    if (n > FS_SWEEP_MAX_POINTS)
-      return spec_error(error, vals, "the grid expands past %s points", "10,000,000");
+    if (n > fs_sweep_max_points())
+      return spec_error(error, vals, "the grid expands past %s points (FABRICSIM_MAX_POINTS "
+                        "raises the limit)", max_points_text());
   }
   s->n_grid = (guint)n;
   return TRUE;
+}
+
+/* The top level of a spec, as read by the schema (util/schema.h). */
+typedef struct {
+  const char *name, *description, *kind;
+} Top;
+
+static const FsSchemaField top_fields[] = {
+  {.key = "name", .type = FS_SCHEMA_STRING, .offset = offsetof(Top, name), .def = "sweep",
+   .doc = "shown in the JSON output"},
+  {.key = "description", .type = FS_SCHEMA_STRING, .offset = offsetof(Top, description),
+   .doc = "one line for people; not used"},
+  {.key = "kind", .type = FS_SCHEMA_STRING, .offset = offsetof(Top, kind), .def = "train",
+   .value_doc = "`train`, `coll` or `p2p`",
+   .doc = "what each point runs (`fabricsim sweep --list-kinds`)"},
+  {.key = "set", .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "mapping of settings", .doc = "settings common to every point"},
+  {.key = "list", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "list of mappings of settings",
+   .doc = "one entry per group of points (not empty)"},
+  {.key = "grid", .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "mapping of axes: a value or a list of values",
+   .doc = "every combination of the axes' values, for each list entry"},
+};
+static const FsSchema top_schema = {"a sweep spec", NULL, top_fields, G_N_ELEMENTS(top_fields)};
+
+static const FsSchemaEntry schemas[] = {{"sweep.spec", &top_schema}};
+
+const FsSchemaEntry *fs_sweep_spec_schemas(guint *n)
+{
+  *n = G_N_ELEMENTS(schemas);
+  return schemas;
 }
 
 /* Builds a sweep spec from a parsed document: name (default "sweep"), kind (default train), the
@@ -166,8 +214,8 @@ static FsSweepSpec *spec_from_doc(FsYamlDoc *doc, const char *dir, GError **erro
                     "the sweep spec is empty (expected name, kind and grid or list)");
     return NULL;
   }
-  static const char *const keys[] = { "name", "description", "kind", "set", "list", "grid", NULL };
-  if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, keys, "a sweep spec", error))
+  Top top = {0};
+  if (!fs_schema_read(&top_schema, root, &top, NULL, error))
     return NULL;
   g_autoptr(FsSweepSpec) s = g_new0(FsSweepSpec, 1);
   s->dir = g_strdup(dir ? dir : ".");
@@ -177,11 +225,8 @@ static FsSweepSpec *spec_from_doc(FsYamlDoc *doc, const char *dir, GError **erro
   g_array_set_clear_func(s->grid, (GDestroyNotify)axis_clear);
   s->axes = g_ptr_array_new();
   s->n_grid = 1;
-  const char *name = NULL, *kind = "train";
-  if (!fs_yaml_opt_string(root, "name", &name, error) ||
-      !fs_yaml_opt_string(root, "kind", &kind, error))
-    return NULL;
-  s->name = g_strdup(name ? name : "sweep");
+  const char *kind = top.kind;
+  s->name = g_strdup(top.name);
   s->kind = fs_sweep_kind_find(kind);
   if (s->kind == NULL) {
     g_autoptr(GString) names = g_string_new(NULL);
@@ -195,8 +240,6 @@ static FsSweepSpec *spec_from_doc(FsYamlDoc *doc, const char *dir, GError **erro
   if ((n = fs_yaml_map_get(root, "set")) != NULL && !read_settings(s, n, s->set, error))
     return NULL;
   if ((n = fs_yaml_map_get(root, "list")) != NULL) {
-    if (!fs_yaml_require_seq(n, error))
-      return NULL;
     if (n->n == 0) {
       spec_error(error, n, "the list has no entries%s", "");
       return NULL;
@@ -221,8 +264,9 @@ static FsSweepSpec *spec_from_doc(FsYamlDoc *doc, const char *dir, GError **erro
       g_ptr_array_add(s->axes, key);
   }
   guint64 total = (guint64)MAX(s->list->len, 1u) * s->n_grid;
-  if (total > FS_SWEEP_MAX_POINTS) {
-    spec_error(error, root, "the spec expands past %s points", "10,000,000");
+  if (total > fs_sweep_max_points()) {
+    spec_error(error, root, "the spec expands past %s points (FABRICSIM_MAX_POINTS raises the "
+               "limit)", max_points_text());
     return NULL;
   }
   s->n_points = (guint)total;

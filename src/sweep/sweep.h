@@ -25,6 +25,7 @@
 #include "compute/efficiency.h"
 #include "scenario/scenario.h"
 #include "topo/topo.h"
+#include "util/schema.h"
 
 G_BEGIN_DECLS
 
@@ -36,8 +37,10 @@ typedef enum {
   FS_SWEEP_ERROR_RESUME,   /* the output to resume was written by another spec */
 } FsSweepError;
 
-/* The number of points a spec may expand to. */
+/* The number of points a spec may expand to (the sweep guard), and the
+ * guard in force: $FABRICSIM_MAX_POINTS (1 to 2^32 − 1) or the default. */
 #define FS_SWEEP_MAX_POINTS 10000000u
+guint64 fs_sweep_max_points(void);
 
 typedef struct FsSweepSpec FsSweepSpec;
 
@@ -93,6 +96,11 @@ guint fs_sweep_kind_n_columns(const FsSweepKind *k);
  * spec's folder first, then the working directory.  Cost: the product of
  * the axes (the expansion is implicit: points are computed by index). */
 FsSweepSpec *fs_sweep_spec_load_file(const char *path, GError **error);
+/* The declared top-level keys of a sweep spec (util/schema.h), named as
+ * workloads/sweeps/README.md's markers name them ("sweep.spec"); *n
+ * receives the count.  Static, borrowed. */
+const FsSchemaEntry *fs_sweep_spec_schemas(guint *n);
+
 FsSweepSpec *fs_sweep_spec_load_string(const char *text, const char *name, const char *dir,
                                        GError **error);
 void fs_sweep_spec_free(FsSweepSpec *s);

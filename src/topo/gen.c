@@ -371,3 +371,67 @@ gboolean fs_topo_gen_nvlink_rack(FsTopo *t, const FsNvlRackSpec *s, GError **err
   }
   return TRUE;
 }
+
+/* Generates the racks of gen.h over existing hosts: every s->trays hosts (in the order given)
+ * form a rack with its own NVSwitch chips ("<prefix>/rack<r>/swtray<t>/nvswitch<c>"), and every
+ * GPU of those hosts, in node order, gets links_per_switch NVLinks to every chip of its rack.
+ * The last rack may hold fewer trays.  FS_TOPO_ERROR_INVALID when there are no hosts, no chips,
+ * a host without GPUs, or too few NVLinks for the chips. */
+gboolean fs_topo_gen_nvlink_racks(FsTopo *t, const guint *hosts, guint n,
+                                  const FsNvlRackSpec *s, GError **error)
+{
+  FsFabricInfo info = {0};
+  const FsGenPos *pos = &s->pos;
+  guint chips = s->switch_trays * s->switches_per_tray;
+  if (n == 0)
+    return gen_fail(error, pos, "no host was made from the rack's template (instantiate it under "
+                    "hosts: first)");
+  if (s->trays == 0 || chips == 0)
+    return gen_fail(error, pos, "an NVLink rack needs trays and NVSwitch chips");
+  /* GPUs of every host, in node order (one pass over the nodes). */
+  guint nh = t->host_names->len;
+  g_autofree int *rack_of = g_new(int, nh);
+  for (guint h = 0; h < nh; h++)
+    rack_of[h] = -1;
+  for (guint i = 0; i < n; i++)
+    rack_of[hosts[i]] = (int)(i / s->trays);
+  g_autofree guint *gpus_in = g_new0(guint, nh);
+  const FsModel *gpu = NULL;
+  for (guint v = 0; v < t->nodes->len; v++) {
+    const FsTopoNode *node = &g_array_index(t->nodes, FsTopoNode, v);
+    if (node->kind == FS_NODE_GPU && node->host >= 0 && rack_of[node->host] >= 0) {
+      gpus_in[node->host]++;
+      gpu = gpu ? gpu : node->model;
+    }
+  }
+  for (guint i = 0; i < n; i++)
+    if (gpus_in[hosts[i]] == 0)
+      return gen_fail(error, pos, "host %s of the rack has no GPU",
+                      (const char *)t->host_names->pdata[hosts[i]]);
+  guint per = s->links_per_switch ? s->links_per_switch : gpu->u.gpu.nvlinks / chips;
+  if (per == 0)
+    return gen_fail(error, pos, "GPU \"%s\" has %u NVLinks, fewer than the %u NVSwitch chips",
+                    gpu->name, gpu->u.gpu.nvlinks, chips);
+  guint racks = (n + s->trays - 1) / s->trays;
+  g_autofree guint *sw = g_new(guint, (gsize)racks * chips);
+  char name[256];
+  for (guint r = 0; r < racks; r++)
+    for (guint c = 0; c < chips; c++) {
+      g_snprintf(name, sizeof name, "%s/rack%u/swtray%u/nvswitch%u", s->prefix, r,
+                 c / s->switches_per_tray, c % s->switches_per_tray);
+      if (!fs_topo_add_node(t, name, s->sw, -1, -1, pos->file, pos->line, pos->col,
+                            &sw[r * chips + c], error))
+        return FALSE;
+    }
+  guint nn = t->nodes->len;
+  for (guint v = 0; v < nn; v++) {
+    const FsTopoNode *node = &g_array_index(t->nodes, FsTopoNode, v);
+    if (node->kind != FS_NODE_GPU || node->host < 0 || rack_of[node->host] < 0)
+      continue;
+    const guint *rack_sw = sw + (gsize)rack_of[node->host] * chips;
+    for (guint c = 0; c < chips; c++)
+      if (!add_link(t, v, rack_sw[c], s->nvlink, per, pos, &info, error))
+        return FALSE;
+  }
+  return TRUE;
+}

@@ -29,6 +29,8 @@
  *   nvlink-rack     An NVL72-style rack: trays of GPUs (and Grace CPUs on
  *                   NVLink-C2C), each tray a host, and NVSwitch trays; every
  *                   GPU gets links_per_switch NVLinks to every NVSwitch chip.
+ *                   Or racks over trays that already exist (hosts of a
+ *                   template): fs_topo_gen_nvlink_racks.
  *
  * Errors (FS_TOPO_ERROR_INVALID, at the spec's position) say which size
  * does not fit and what would.  Cost: linear in the nodes and links made.
@@ -93,5 +95,14 @@ typedef struct {
 } FsNvlRackSpec;
 
 gboolean fs_topo_gen_nvlink_rack(FsTopo *topo, const FsNvlRackSpec *spec, GError **error);
+
+/* NVLink racks over existing hosts (trays made from a template): hosts[0..n)
+ * are grouped by spec->trays into racks (the last may be partial); each rack
+ * gets switch_trays × switches_per_tray chips named
+ * "<prefix>/rack<r>/swtray<t>/nvswitch<c>", and every GPU of its hosts
+ * links_per_switch NVLinks (0: the GPU's nvlinks / chips) to each.  The
+ * spec's gpu, cpu, c2c and per-tray counts are not used.  O(nodes + links). */
+gboolean fs_topo_gen_nvlink_racks(FsTopo *topo, const guint *hosts, guint n,
+                                  const FsNvlRackSpec *spec, GError **error);
 
 G_END_DECLS

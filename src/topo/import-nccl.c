@@ -47,6 +47,7 @@
 #include "topo/import.h"
 #include "topo/topo.h"
 #include "util/error.h"
+#include "util/limits.h"
 #include "util/names.h"
 #include "util/strutil.h"
 
@@ -113,9 +114,13 @@ static void on_start(GMarkupParseContext *ctx, const char *name, const char **ke
                      const char **vals, gpointer data, GError **error)
 {
   Reader *r = data;
-  if (++r->depth > MAX_DEPTH) {
+  /* The nesting guard: MAX_DEPTH, or $FABRICSIM_MAX_XML_DEPTH (at most 4096: the tree is
+   * walked recursively). */
+  guint64 limit = fs_env_limit("FABRICSIM_MAX_XML_DEPTH", MAX_DEPTH, 4096);
+  if ((guint64)++r->depth > limit) {
     g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                "elements nested more than %d deep", MAX_DEPTH);
+                "elements nested more than %" G_GUINT64_FORMAT " deep (FABRICSIM_MAX_XML_DEPTH "
+                "raises the limit)", limit);
     return;
   }
   XNode *x = g_new0(XNode, 1);

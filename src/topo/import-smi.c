@@ -22,6 +22,7 @@
 #include "topo/paths.h"
 #include "topo/topo.h"
 #include "util/error.h"
+#include "util/limits.h"
 #include "util/strutil.h"
 
 const char *const fs_smi_level_names[] = {"NV", "PIX", "PXB", "PHB", "NODE", "SYS"};
@@ -219,7 +220,19 @@ static guint split_glued(const Tok *t, gboolean labels, Tok *out, guint max)
 /* ---- parsing ------------------------------------------------------------- */
 
 enum { AFF_CPU, AFF_NUMA, AFF_GPU_NUMA };
-#define MAX_TOKS (FS_IMPORT_MAX_DEVICES + 16)
+/* The device guard: FS_IMPORT_MAX_DEVICES columns, or $FABRICSIM_MAX_DEVICES (up to 2^20);
+ * a line holds at most that many tokens and a few more. */
+static guint max_devices(void)
+{
+  static gsize once;
+  static guint limit;
+  if (g_once_init_enter(&once)) {
+    limit = (guint)fs_env_limit("FABRICSIM_MAX_DEVICES", FS_IMPORT_MAX_DEVICES, (guint64)1 << 20);
+    g_once_init_leave(&once, 1);
+  }
+  return limit;
+}
+#define MAX_TOKS (max_devices() + 16)
 
 static int find_label(const Smi *s, const Tok *t)
 {
@@ -240,9 +253,10 @@ static gboolean parse_header(Smi *s, int lno, const Tok *t, guint nt, int *aff, 
     g_autofree char *w = tok_dup(&t[i]);
     if (strcmp(w, "CPU") == 0 || strcmp(w, "NUMA") == 0 || strcmp(w, "GPU") == 0)
       break;
-    if (s->devs->len >= FS_IMPORT_MAX_DEVICES) {
+    if (s->devs->len >= max_devices()) {
       fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_LIMIT, s->name, lno, t[i].col,
-                      "more than %d device columns", FS_IMPORT_MAX_DEVICES);
+                      "more than %u device columns (FABRICSIM_MAX_DEVICES raises the limit)",
+                      max_devices());
       return FALSE;
     }
     for (guint k = 0; k < s->devs->len; k++)
@@ -394,7 +408,7 @@ static gboolean parse(Smi *s, const char *text, gsize len, GError **error)
 {
   Line l = {g_string_new(NULL), g_array_new(FALSE, FALSE, sizeof(int))};
   Tok *t = g_new(Tok, MAX_TOKS);
-  int aff[MAX_TOKS];
+  g_autofree int *aff = g_new(int, MAX_TOKS);
   guint naff = 0;
   enum { BEFORE, MATRIX, AFTER } state = BEFORE;
   gboolean ok = TRUE;

@@ -62,18 +62,51 @@ static gboolean ratio(Loader *L, const FsYamlNode *e, double *out, GError **erro
   return TRUE;
 }
 
-static gboolean fabric_spec(Loader *L, const FsYamlNode *e, const char *prefix, FsFabricSpec *s,
-                            GError **error)
+/* The model named at node, or with "auto" the one the endpoints imply: for the link, the
+ * network link of the first endpoint's NIC model; for the switch, the first switch model of the
+ * catalog whose ports are that link. */
+static const FsModel *fabric_model(Loader *L, const FsYamlNode *node, FsModelKind kind,
+                                   const FsModel *link, const GArray *ep, GError **error)
+{
+  g_autofree char *name = fs_topo_loader_text(L, node, "a model name", error);
+  if (name == NULL)
+    return NULL;
+  if (strcmp(name, "auto") != 0)
+    return fs_topo_loader_model(L, node, kind, error);
+  if (kind == FS_MODEL_LINK) {
+    const FsTopoNode *first = ep->len ? fs_topo_node(L->topo, g_array_index(ep, guint, 0)) : NULL;
+    if (first != NULL && first->kind == FS_NODE_NIC && first->model->u.nic.port_link)
+      return first->model->u.nic.port_link;
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_MODEL, node->file, node->line,
+                    node->col, "link: auto takes the network link of the endpoints' NIC model, "
+                    "but the first endpoint%s%s is not a NIC; name a link model",
+                    first ? " " : "", first ? first->name : "");
+    return NULL;
+  }
+  for (guint i = 0; i < fs_catalog_size(L->cat); i++) {
+    const FsModel *m = fs_catalog_nth(L->cat, i);
+    if (m->kind == FS_MODEL_SWITCH && m->u.sw.port_link == link)
+      return m;
+  }
+  fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_MODEL, node->file, node->line, node->col,
+                  "switch: auto found no switch model whose ports are %s links; name a switch "
+                  "model", link->name);
+  return NULL;
+}
+
+/* The fabric keys of a generator entry; ep are its endpoints (for "auto" models). */
+static gboolean fabric_spec(Loader *L, const FsYamlNode *e, const char *prefix, const GArray *ep,
+                            FsFabricSpec *s, GError **error)
 {
   const FsYamlNode *sw = fs_yaml_require_key(e, "switch", "generator", error);
   const FsYamlNode *ln = sw ? fs_yaml_require_key(e, "link", "generator", error) : NULL;
   if (ln == NULL)
     return FALSE;
-  s->sw = fs_topo_loader_model(L, sw, FS_MODEL_SWITCH, error);
-  if (s->sw == NULL)
-    return FALSE;
-  s->link = fs_topo_loader_model(L, ln, FS_MODEL_LINK, error);
+  s->link = fabric_model(L, ln, FS_MODEL_LINK, NULL, ep, error);
   if (s->link == NULL)
+    return FALSE;
+  s->sw = fabric_model(L, sw, FS_MODEL_SWITCH, s->link, ep, error);
+  if (s->sw == NULL)
     return FALSE;
   s->prefix = prefix;
   s->pos = (FsGenPos){e->file, e->line, e->col};
@@ -84,29 +117,29 @@ static gboolean fabric_spec(Loader *L, const FsYamlNode *e, const char *prefix, 
 static gboolean gen_fat_tree(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
 {
   FsFabricSpec s = {0};
-  if (!fabric_spec(L, e, prefix, &s, error))
-    return FALSE;
   g_autoptr(GArray) ep = endpoints(L, e, error);
-  return ep && fs_topo_gen_fat_tree(L->topo, (guint *)(void *)ep->data, ep->len, &s, NULL, error);
+  return ep && fabric_spec(L, e, prefix, ep, &s, error) &&
+         fs_topo_gen_fat_tree(L->topo, (guint *)(void *)ep->data, ep->len, &s, NULL, error);
 }
 
 static gboolean gen_rail(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
 {
   FsFabricSpec s = {0};
   guint rails = 0, hpl = 0;
-  if (!fabric_spec(L, e, prefix, &s, error) ||
+  g_autoptr(GArray) ep = endpoints(L, e, error);
+  if (ep == NULL || !fabric_spec(L, e, prefix, ep, &s, error) ||
       !fs_topo_loader_uint(L, e, "rails", 4096, &rails, error) ||
       !fs_topo_loader_uint(L, e, "hosts_per_leaf", 1 << 20, &hpl, error))
     return FALSE;
-  g_autoptr(GArray) ep = endpoints(L, e, error);
-  return ep && fs_topo_gen_rail_optimized(L->topo, (guint *)(void *)ep->data, ep->len, rails,
+  return fs_topo_gen_rail_optimized(L->topo, (guint *)(void *)ep->data, ep->len, rails,
                                           hpl, &s, NULL, error);
 }
 
 static gboolean gen_dragonfly(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
 {
   FsFabricSpec f = {0};
-  if (!fabric_spec(L, e, prefix, &f, error))
+  g_autoptr(GArray) ep = endpoints(L, e, error);
+  if (ep == NULL || !fabric_spec(L, e, prefix, ep, &f, error))
     return FALSE;
   FsDragonflySpec s = {f.sw, f.link, NULL, 0, 0, 0, 0, prefix, f.pos};
   const FsYamlNode *g = fs_yaml_map_get(e, "global_link");
@@ -120,8 +153,7 @@ static gboolean gen_dragonfly(Loader *L, const FsYamlNode *e, const char *prefix
       return FALSE;
   if (!fs_topo_loader_uint(L, e, "endpoints_per_router", 1 << 20, &s.endpoints_per_router, error))
     return FALSE;
-  g_autoptr(GArray) ep = endpoints(L, e, error);
-  return ep && fs_topo_gen_dragonfly(L->topo, (guint *)(void *)ep->data, ep->len, &s, NULL, error);
+  return fs_topo_gen_dragonfly(L->topo, (guint *)(void *)ep->data, ep->len, &s, NULL, error);
 }
 
 static gboolean gen_rack(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
@@ -131,6 +163,21 @@ static gboolean gen_rack(Loader *L, const FsYamlNode *e, const char *prefix, GEr
   s.pos = (FsGenPos){e->file, e->line, e->col};
   s.trays = 18, s.gpus_per_tray = 4, s.cpus_per_tray = 2, s.switch_trays = 9;
   s.switches_per_tray = 2;
+  const FsYamlNode *tn = fs_yaml_map_get(e, "template");
+  if (tn != NULL) {
+    /* Trays are existing hosts: the generator makes only the switch trays. */
+    static const char *const own[] = {"gpus_per_tray", "cpus_per_tray", "gpu", "cpu", "c2c"};
+    for (guint i = 0; i < G_N_ELEMENTS(own); i++) {
+      const FsYamlNode *v = fs_yaml_map_get(e, own[i]);
+      if (v != NULL) {
+        fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, v->file, v->line, v->col,
+                        "with template:, the trays are that template's hosts; %s: belongs in "
+                        "the template", own[i]);
+        return FALSE;
+      }
+    }
+    s.cpus_per_tray = 0;
+  }
   if (!fs_topo_loader_uint(L, e, "trays", 4096, &s.trays, error) ||
       !fs_topo_loader_uint(L, e, "gpus_per_tray", 64, &s.gpus_per_tray, error) ||
       !fs_topo_loader_uint(L, e, "cpus_per_tray", 64, &s.cpus_per_tray, error) ||
@@ -140,7 +187,7 @@ static gboolean gen_rack(Loader *L, const FsYamlNode *e, const char *prefix, GEr
     return FALSE;
   const FsYamlNode *v;
   struct { const char *key; FsModelKind kind; const FsModel **dst; gboolean needed; } m[] = {
-    {"gpu", FS_MODEL_GPU, &s.gpu, TRUE},
+    {"gpu", FS_MODEL_GPU, &s.gpu, tn == NULL},
     {"switch", FS_MODEL_SWITCH, &s.sw, TRUE},
     {"nvlink", FS_MODEL_LINK, &s.nvlink, TRUE},
     {"cpu", FS_MODEL_CPU, &s.cpu, s.cpus_per_tray > 0},
@@ -154,7 +201,14 @@ static gboolean gen_rack(Loader *L, const FsYamlNode *e, const char *prefix, GEr
     if (v && !(*m[i].dst = fs_topo_loader_model(L, v, m[i].kind, error)))
       return FALSE;
   }
-  return fs_topo_gen_nvlink_rack(L->topo, &s, error);
+  if (tn == NULL)
+    return fs_topo_gen_nvlink_rack(L->topo, &s, error);
+  g_autofree char *tname = fs_topo_loader_text(L, tn, "a template name", error);
+  if (tname == NULL)
+    return FALSE;
+  g_autoptr(GArray) hosts = fs_topo_loader_template_hosts(L, tname);
+  return fs_topo_gen_nvlink_racks(L->topo, (const guint *)(void *)hosts->data, hosts->len, &s,
+                                  error);
 }
 
 /* The generator table: type name, its keys, the function. */
@@ -164,14 +218,15 @@ static const struct {
   GenFn fn;
 } generators[] = {
   {"fat-tree", {"type", "name", "endpoints", "switch", "link", "oversubscription", "levels",
-                NULL}, gen_fat_tree},
+                "reduction", NULL}, gen_fat_tree},
   {"rail-optimized", {"type", "name", "endpoints", "switch", "link", "oversubscription",
-                      "levels", "rails", "hosts_per_leaf", NULL}, gen_rail},
+                      "levels", "rails", "hosts_per_leaf", "reduction", NULL}, gen_rail},
   {"dragonfly", {"type", "name", "endpoints", "switch", "link", "global_link", "groups",
-                 "routers", "global_per_router", "endpoints_per_router", NULL}, gen_dragonfly},
+                 "routers", "global_per_router", "endpoints_per_router", "reduction", NULL},
+   gen_dragonfly},
   {"nvlink-rack", {"type", "name", "trays", "gpus_per_tray", "cpus_per_tray", "switch_trays",
                    "switches_per_tray", "gpu", "cpu", "switch", "nvlink", "c2c",
-                   "links_per_switch", NULL}, gen_rack},
+                   "links_per_switch", "template", "reduction", NULL}, gen_rack},
 };
 
 gboolean fs_topo_loader_generate(Loader *L, const FsYamlNode *e, GError **error)
@@ -192,7 +247,17 @@ gboolean fs_topo_loader_generate(Loader *L, const FsYamlNode *e, GError **error)
                                  : g_strdup(type);
     if (prefix == NULL)
       return FALSE;
-    return generators[i].fn(L, e, prefix, error);
+    /* reduction: false turns in-network reduction off on every switch the entry makes. */
+    gboolean reduction = TRUE;
+    const FsYamlNode *rn = fs_yaml_map_get(e, "reduction");
+    if (rn != NULL && !fs_topo_loader_bool(L, rn, "reduction", &reduction, error))
+      return FALSE;
+    guint before = fs_topo_n_nodes(L->topo);
+    if (!generators[i].fn(L, e, prefix, error))
+      return FALSE;
+    for (guint k = before; !reduction && k < fs_topo_n_nodes(L->topo); k++)
+      fs_topo_set_reduction(L->topo, k, FALSE);
+    return TRUE;
   }
   const char *types[G_N_ELEMENTS(generators)];
   for (guint i = 0; i < G_N_ELEMENTS(generators); i++)

@@ -11,14 +11,24 @@ typedef struct {
   const FsYamlNode *key;     /* its key, for messages */
 } Template;
 
+/* Where a parameter's value came from: a -D override (file NULL) or a
+ * file's declaration (the value's position). */
+typedef struct {
+  const FsYamlNode *value;   /* NULL for a -D override */
+  const char *define;        /* the -D text, "name=value", or NULL */
+} ParamSource;
+
 typedef struct {
   const FsCatalog *cat;
   FsTopo *topo;
   GPtrArray *docs;           /* FsYamlDoc *, kept until the end */
-  GHashTable *params;        /* name -> int64_t * */
+  GHashTable *params;        /* integer parameters: name -> int64_t * */
+  GHashTable *strings;       /* string parameters: name -> char * */
+  GHashTable *param_src;     /* name -> ParamSource * */
   GPtrArray *param_order;    /* names, declaration order */
-  GHashTable *overrides;     /* -D name -> int64_t * */
-  GHashTable *overrides_used;
+  GHashTable *overrides;     /* -D name -> value text (char *) */
+  GHashTable *overrides_used; /* -D names read by a declaration */
+  GPtrArray *host_template;  /* per host index: the template name it was made from (or NULL) */
   GHashTable *templates;     /* name -> Template * */
   GPtrArray *template_order; /* names, for did-you-mean */
   GPtrArray *chain;          /* canonical paths being read */
@@ -27,7 +37,6 @@ typedef struct {
   char *name;                /* the top file's name: or basename */
   int lone_host;             /* host of top-level nodes when no templates are instantiated */
   int routing;               /* FsTopoRouting from the outermost `routing:` field, -1 none */
-  int routing_define;        /* FsTopoRouting from -D routing=…, -1 none */
 } Loader;
 
 /* Scalar helpers: ${} substitution, positions in errors (loader.c). */
@@ -46,6 +55,12 @@ const FsModel *fs_topo_loader_model(Loader *L, const FsYamlNode *node, FsModelKi
 /* Node indices of names; a missing one fails at node (with did-you-mean). */
 guint *fs_topo_loader_resolve(Loader *L, GPtrArray *names, const FsYamlNode *node,
                               GError **error);
+
+/* Hosts made from the template named name, in order (a new array). */
+GArray *fs_topo_loader_template_hosts(Loader *L, const char *name);
+/* A yes/no value (true/false, yes/no, 1/0 after ${}) at node. */
+gboolean fs_topo_loader_bool(Loader *L, const FsYamlNode *node, const char *what,
+                             gboolean *out, GError **error);
 
 /* Runs one `generators:` entry (loader-gen.c). */
 gboolean fs_topo_loader_generate(Loader *L, const FsYamlNode *e, GError **error);

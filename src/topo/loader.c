@@ -3,15 +3,17 @@
  * Two phases.  Reading walks the top file and its includes depth first
  * (an include is read where it appears; a file already read is skipped;
  * a file that includes itself through a chain is an error naming the
- * chain), evaluates parameters (an outer file's value or a -D override
- * wins over an included default) and collects templates and the
+ * chain), evaluates parameters (integers or words; an outer file's value
+ * or a -D override wins over an included default, and must fit every
+ * declaration's values:, min: and max:) and collects templates and the
  * hosts/nodes/links/generators entries of every file in reading order.
- * Building then instantiates the hosts (templates), adds top-level nodes
- * and links, runs the generators, finalizes and validates.  Every YAML
+ * Building then instantiates the hosts (templates, following like:), adds
+ * top-level nodes and links, runs the generators, finalizes and validates.  Every YAML
  * document stays alive until building ends, so entries are borrowed nodes.
  */
 #include "topo/topo.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,9 +28,11 @@
 static const char *const top_keys[] = {"name", "description", "source", "parameters", "include",
                                        "templates", "hosts", "nodes", "links", "generators",
                                        "routing", NULL};
-static const char *const template_keys[] = {"description", "source", "nodes", "links", NULL};
+static const char *const template_keys[] = {"description", "source", "nodes", "links", "like",
+                                            NULL};
+static const char *const param_keys[] = {"default", "values", "min", "max", "description", NULL};
 static const char *const host_keys[] = {"template", "name", NULL};
-static const char *const node_keys[] = {"name", "model", "socket", "fabric", NULL};
+static const char *const node_keys[] = {"name", "model", "socket", "fabric", "reduction", NULL};
 static const char *const link_keys[] = {"a", "b", "model", "count", "pairing", NULL};
 
 /* ---- scalar helpers: ${} substitution with positions -------------------- */
@@ -50,7 +54,7 @@ char *fs_topo_loader_text(Loader *L, const FsYamlNode *node, const char *what, G
     return NULL;
   }
   char *out = NULL;
-  if (!fs_topo_subst(node->value, L->params, &out, error)) {
+  if (!fs_topo_subst_strings(node->value, L->params, L->strings, &out, error)) {
     at(node, error);
     return NULL;
   }
@@ -167,8 +171,9 @@ static gboolean valid_param_name(const char *s)
   return TRUE;
 }
 
-/* The `routing:` field (static or adaptive); the outermost file's wins, as
- * for parameters. */
+/* The `routing:` field (static or adaptive, after ${} substitution: a file
+ * makes it selectable with a word parameter, `routing: ${routing}`); the
+ * outermost file's wins. */
 static gboolean read_routing(Loader *L, const FsYamlNode *v, GError **error)
 {
   g_autofree char *text = fs_topo_loader_text(L, v, "a routing", error);
@@ -185,6 +190,203 @@ static gboolean read_routing(Loader *L, const FsYamlNode *v, GError **error)
   return TRUE;
 }
 
+/* ---- parameters -------------------------------------------------------- */
+
+/* One declaration under parameters:, a scalar default or a mapping. */
+typedef struct {
+  const char *name;
+  const FsYamlNode *key, *def, *values, *min, *max;
+  gboolean is_string;        /* the default's type */
+} Decl;
+
+/* An unquoted word: a letter or _ first, then letters, digits and - _ . : / +. */
+static gboolean is_word(const char *s)
+{
+  if (!g_ascii_isalpha(*s) && *s != '_')
+    return FALSE;
+  for (; *s; s++)
+    if (!g_ascii_isalnum(*s) && !strchr("-_.:/+", *s))
+      return FALSE;
+  return TRUE;
+}
+
+/* Reads the declaration (k, v) into d: its keys and its type (a default written in quotes or a
+ * word is a string; anything else must be an integer expression). */
+static gboolean read_decl(Loader *L, const FsYamlNode *k, const FsYamlNode *v, Decl *d,
+                          GError **error)
+{
+  memset(d, 0, sizeof *d);
+  d->name = k->value;
+  d->key = k;
+  d->def = v;
+  if (v->kind == FS_YAML_MAP) {
+    if (!fs_yaml_check_keys(v, param_keys, "parameter", error) ||
+        !(d->def = fs_yaml_require_key(v, "default", "parameter", error)))
+      return FALSE;
+    d->values = fs_yaml_map_get(v, "values");
+    d->min = fs_yaml_map_get(v, "min");
+    d->max = fs_yaml_map_get(v, "max");
+    if (d->values && !fs_yaml_require_seq(d->values, error))
+      return FALSE;
+  }
+  if (d->def->kind != FS_YAML_SCALAR) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM, d->def->file, d->def->line,
+                    d->def->col, "parameter \"%s\" must be an integer or a word (or a mapping "
+                    "with default:), got %s", d->name, fs_yaml_kind_name(d->def));
+    return FALSE;
+  }
+  g_autofree char *text = fs_topo_loader_text(L, d->def, "a parameter value", error);
+  if (text == NULL)
+    return FALSE;
+  int64_t x;
+  d->is_string = d->def->quoted ||
+                 (!fs_topo_parse_int(text, INT64_MIN / 4, INT64_MAX / 4, &x, NULL) &&
+                  is_word(text));
+  if (d->is_string && (d->min || d->max)) {
+    const FsYamlNode *m = d->min ? d->min : d->max;
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM, m->file, m->line, m->col,
+                    "parameter \"%s\" is a string; min: and max: apply to integers (list the "
+                    "allowed words under values:)", d->name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Sets *error at where the value of parameter d->name came from: the -D override (message
+ * prefixed with it, positioned at the declaration) or the file position of its value. */
+static void value_error(Loader *L, const Decl *d, GError **error, const char *fmt, ...)
+  G_GNUC_PRINTF(4, 5);
+static void value_error(Loader *L, const Decl *d, GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  const ParamSource *src = g_hash_table_lookup(L->param_src, d->name);
+  if (src == NULL || src->value == NULL) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM, d->key->file,
+                    d->key->line, d->key->col, "-D %s: %s", src ? src->define : d->name, msg);
+  } else if (src->value->file == d->def->file && src->value->line == d->def->line &&
+             src->value->col == d->def->col) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM, src->value->file,
+                    src->value->line, src->value->col, "%s", msg);
+  } else {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM, src->value->file,
+                    src->value->line, src->value->col, "%s (as declared at %s:%d:%d)", msg,
+                    d->key->file, d->key->line, d->key->col);
+  }
+}
+
+/* Checks the value in force for d->name against d: its type, values:, min: and max:. */
+static gboolean check_value(Loader *L, const Decl *d, GError **error)
+{
+  const int64_t *iv = g_hash_table_lookup(L->params, d->name);
+  const char *sv = g_hash_table_lookup(L->strings, d->name);
+  if (d->is_string != (sv != NULL)) {
+    if (sv)
+      value_error(L, d, error, "parameter \"%s\" must be an integer, got \"%s\"", d->name, sv);
+    else
+      value_error(L, d, error, "parameter \"%s\" must be a word, got %" G_GINT64_FORMAT, d->name, *iv);
+    return FALSE;
+  }
+  int64_t bound;
+  if (d->min && (!fs_topo_loader_int(L, d->min, INT64_MIN / 4, INT64_MAX / 4, "min", &bound,
+                                     error)))
+    return FALSE;
+  if (d->min && *iv < bound) {
+    value_error(L, d, error, "parameter \"%s\" is %" G_GINT64_FORMAT "; the least allowed is %"
+                G_GINT64_FORMAT, d->name, *iv, bound);
+    return FALSE;
+  }
+  if (d->max && (!fs_topo_loader_int(L, d->max, INT64_MIN / 4, INT64_MAX / 4, "max", &bound,
+                                     error)))
+    return FALSE;
+  if (d->max && *iv > bound) {
+    value_error(L, d, error, "parameter \"%s\" is %" G_GINT64_FORMAT "; the most allowed is %"
+                G_GINT64_FORMAT, d->name, *iv, bound);
+    return FALSE;
+  }
+  if (d->values == NULL)
+    return TRUE;
+  g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func(g_free);
+  g_autofree char *mine = sv ? g_strdup(sv) : g_strdup_printf("%" G_GINT64_FORMAT, *iv);
+  gboolean found = FALSE;
+  for (guint i = 0; i < d->values->n; i++) {
+    const FsYamlNode *item = d->values->values[i];
+    char *t;
+    if (d->is_string) {
+      if (!(t = fs_topo_loader_text(L, item, "a word", error)))
+        return FALSE;
+    } else {
+      int64_t x;
+      if (!fs_topo_loader_int(L, item, INT64_MIN / 4, INT64_MAX / 4, "values", &x, error))
+        return FALSE;
+      t = g_strdup_printf("%" G_GINT64_FORMAT, x);
+    }
+    found |= strcmp(t, mine) == 0;
+    g_ptr_array_add(texts, t);
+  }
+  if (found)
+    return TRUE;
+  g_ptr_array_add(texts, NULL);
+  g_autofree char *list = g_strjoinv(", ", (char **)texts->pdata);
+  const char *best = d->is_string ? fs_did_you_mean(mine, (const char *const *)texts->pdata,
+                                                    (gssize)texts->len - 1)
+                                  : NULL;
+  value_error(L, d, error, "parameter \"%s\" is %s%s%s; expected one of %s%s%s%s", d->name,
+              sv ? "\"" : "", mine, sv ? "\"" : "", list, best ? "; did you mean \"" : "",
+              best ? best : "", best ? "\"?" : "");
+  return FALSE;
+}
+
+/* Records the value of d->name: a -D override when there is one, else the default. */
+static gboolean set_value(Loader *L, const Decl *d, GError **error)
+{
+  ParamSource *src = g_new0(ParamSource, 1);
+  char *name = g_strdup(d->name);
+  g_hash_table_insert(L->param_src, name, src);
+  g_ptr_array_add(L->param_order, name);
+  const char *ov = g_hash_table_lookup(L->overrides, d->name);
+  if (ov != NULL) {
+    g_hash_table_add(L->overrides_used, (gpointer)d->name);
+    src->define = g_strdup_printf("%s=%s", d->name, ov);
+    if (d->is_string) {
+      g_hash_table_insert(L->strings, name, g_strdup(ov));
+      return TRUE;
+    }
+    int64_t *val = g_new(int64_t, 1);
+    GError *e = NULL;
+    if (!fs_topo_eval(ov, L->params, val, &e)) {
+      fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM, d->key->file, d->key->line,
+                      d->key->col, "-D %s: parameter \"%s\" must be an integer (%s)",
+                      src->define, d->name, e->message);
+      g_error_free(e);
+      g_free(val);
+      return FALSE;
+    }
+    g_hash_table_insert(L->params, name, val);
+    return TRUE;
+  }
+  src->value = d->def;
+  if (d->is_string) {
+    char *text = fs_topo_loader_text(L, d->def, "a word", error);
+    if (text == NULL)
+      return FALSE;
+    g_hash_table_insert(L->strings, name, text);
+    return TRUE;
+  }
+  int64_t *val = g_new(int64_t, 1);
+  g_autofree char *what = g_strdup_printf("parameter \"%s\" must be an integer", d->name);
+  if (!fs_topo_loader_int(L, d->def, INT64_MIN / 4, INT64_MAX / 4, what, val, error)) {
+    g_free(val);
+    return FALSE;
+  }
+  g_hash_table_insert(L->params, name, val);
+  return TRUE;
+}
+
+/* Reads a parameters: mapping.  A parameter already set (by an outer file, an earlier include
+ * or -D) keeps its value, which must still fit this declaration. */
 static gboolean read_parameters(Loader *L, const FsYamlNode *map, GError **error)
 {
   if (!fs_yaml_require_map(map, error))
@@ -197,23 +399,13 @@ static gboolean read_parameters(Loader *L, const FsYamlNode *map, GError **error
                       "with a digit)", k->value);
       return FALSE;
     }
-    if (g_hash_table_contains(L->params, k->value))
-      continue; /* an outer file or an earlier include set it */
-    int64_t *val = g_new(int64_t, 1);
-    const int64_t *ov = g_hash_table_lookup(L->overrides, k->value);
-    if (ov != NULL) {
-      *val = *ov;
-      g_hash_table_add(L->overrides_used, (gpointer)g_hash_table_lookup(L->overrides, k->value));
-    } else {
-      g_autofree char *what = g_strdup_printf("parameter \"%s\" must be an integer", k->value);
-      if (!fs_topo_loader_int(L, v, INT64_MIN / 4, INT64_MAX / 4, what, val, error)) {
-        g_free(val);
-        return FALSE;
-      }
-    }
-    char *name = g_strdup(k->value);
-    g_ptr_array_add(L->param_order, name);
-    g_hash_table_insert(L->params, name, val);
+    Decl d;
+    if (!read_decl(L, k, v, &d, error))
+      return FALSE;
+    if (!g_hash_table_contains(L->param_src, k->value) && !set_value(L, &d, error))
+      return FALSE;
+    if (!check_value(L, &d, error))
+      return FALSE;
   }
   return TRUE;
 }
@@ -254,7 +446,13 @@ static gboolean read_templates(Loader *L, const FsYamlNode *map, GError **error)
     }
     if (!fs_yaml_require_map(v, error) || !fs_yaml_check_keys(v, template_keys, "template", error))
       return FALSE;
-    const FsYamlNode *list;
+    const FsYamlNode *list, *like = fs_yaml_map_get(v, "like");
+    if (like != NULL && (fs_yaml_map_get(v, "nodes") || fs_yaml_map_get(v, "links"))) {
+      fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, like->file, like->line,
+                      like->col, "a template with like: takes its nodes and links from the "
+                      "other template; drop nodes: and links: or like:");
+      return FALSE;
+    }
     if ((list = fs_yaml_map_get(v, "nodes")) && !fs_yaml_require_seq(list, error))
       return FALSE;
     if ((list = fs_yaml_map_get(v, "links")) && !fs_yaml_require_seq(list, error))
@@ -406,13 +604,27 @@ static gboolean add_nodes(Loader *L, const FsYamlNode *e, const char *prefix, in
       host = L->lone_host;
     }
   }
+  gboolean reduction = TRUE;
+  const FsYamlNode *rn = fs_yaml_map_get(e, "reduction");
+  if (rn != NULL && !fs_topo_loader_bool(L, rn, "reduction", &reduction, error))
+    return FALSE;
+  if (rn != NULL && model->kind != FS_MODEL_SWITCH) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, rn->file, rn->line, rn->col,
+                    "reduction: applies to switches; \"%s\" is a %s model", model->name,
+                    fs_model_kind_name(model->kind));
+    return FALSE;
+  }
   g_autoptr(GPtrArray) names = fs_topo_loader_names(L, nn, prefix, error);
   if (names == NULL)
     return FALSE;
-  for (guint i = 0; i < names->len; i++)
+  for (guint i = 0; i < names->len; i++) {
+    guint idx;
     if (!fs_topo_add_node(L->topo, names->pdata[i], model, host, socket, nn->file, nn->line,
-                          nn->col, NULL, error))
+                          nn->col, &idx, error))
       return FALSE;
+    if (!reduction)
+      fs_topo_set_reduction(L->topo, idx, FALSE);
+  }
   return TRUE;
 }
 
@@ -565,6 +777,50 @@ static gboolean instantiate(Loader *L, const Template *t, const char *prefix, in
   return TRUE;
 }
 
+/* The template called name; an unknown one fails at node with a did-you-mean. */
+static const Template *find_template(Loader *L, const char *name, const FsYamlNode *node,
+                                     GError **error)
+{
+  const Template *t = g_hash_table_lookup(L->templates, name);
+  if (t != NULL)
+    return t;
+  const char *best = fs_did_you_mean(name, (const char *const *)L->template_order->pdata,
+                                     L->template_order->len);
+  fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, node->file, node->line, node->col,
+                  "unknown template \"%s\"%s%s%s", name, best ? "; did you mean \"" : "",
+                  best ? best : " (define it under templates:, here or in an include)",
+                  best ? "\"?" : "");
+  return NULL;
+}
+
+GArray *fs_topo_loader_template_hosts(Loader *L, const char *name)
+{
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint h = 0; h < L->host_template->len; h++)
+    if (L->host_template->pdata[h] && strcmp(L->host_template->pdata[h], name) == 0)
+      g_array_append_val(out, h);
+  return out;
+}
+
+gboolean fs_topo_loader_bool(Loader *L, const FsYamlNode *node, const char *what,
+                             gboolean *out, GError **error)
+{
+  g_autofree char *text = fs_topo_loader_text(L, node, "true or false", error);
+  if (text == NULL)
+    return FALSE;
+  static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no",
+                                                                            "off", "0"};
+  for (guint i = 0; i < G_N_ELEMENTS(yes); i++) {
+    if (g_ascii_strcasecmp(text, yes[i]) == 0)
+      return *out = TRUE, TRUE;
+    if (g_ascii_strcasecmp(text, no[i]) == 0)
+      return *out = FALSE, TRUE;
+  }
+  fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, node->file, node->line, node->col,
+                  "%s must be true or false (or 1 or 0), got \"%s\"", what, text);
+  return FALSE;
+}
+
 static gboolean add_hosts(Loader *L, const FsYamlNode *e, GError **error)
 {
   if (!fs_yaml_check_keys(e, host_keys, "hosts entry", error))
@@ -575,19 +831,26 @@ static gboolean add_hosts(Loader *L, const FsYamlNode *e, GError **error)
   g_autofree char *tname = fs_topo_loader_text(L, tn, "a template name", error);
   if (tname == NULL)
     return FALSE;
-  const Template *t = g_hash_table_lookup(L->templates, tname);
-  if (t == NULL) {
-    const char *best = fs_did_you_mean(tname, (const char *const *)L->template_order->pdata,
-                                       L->template_order->len);
-    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, tn->file, tn->line, tn->col,
-                    "unknown template \"%s\"%s%s%s", tname, best ? "; did you mean \"" : "",
-                    best ? best : " (define it under templates:, here or in an include)",
-                    best ? "\"?" : "");
-    return FALSE;
+  const Template *named = find_template(L, tname, tn, error);
+  const Template *t = named;
+  /* like: chains end at a template with nodes; a chain longer than the templates loops. */
+  for (guint steps = 0; t != NULL && fs_yaml_map_get(t->map, "like") != NULL; steps++) {
+    const FsYamlNode *like = fs_yaml_map_get(t->map, "like");
+    if (steps >= L->template_order->len) {
+      fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, like->file, like->line,
+                      like->col, "template \"%s\" is like itself through a chain of like:",
+                      t->name);
+      return FALSE;
+    }
+    g_autofree char *other = fs_topo_loader_text(L, like, "a template name", error);
+    t = other ? find_template(L, other, like, error) : NULL;
   }
+  if (t == NULL)
+    return FALSE;
   const FsYamlNode *nn = fs_yaml_map_get(e, "name");
   if (nn == NULL) {
-    int host = fs_topo_add_host(L->topo, t->name);
+    int host = fs_topo_add_host(L->topo, named->name);
+    g_ptr_array_add(L->host_template, (gpointer)named->name);
     return instantiate(L, t, "", host, error);
   }
   g_autoptr(GPtrArray) names = fs_topo_loader_names(L, nn, NULL, error);
@@ -595,6 +858,7 @@ static gboolean add_hosts(Loader *L, const FsYamlNode *e, GError **error)
     return FALSE;
   for (guint i = 0; i < names->len; i++) {
     int host = fs_topo_add_host(L->topo, names->pdata[i]);
+    g_ptr_array_add(L->host_template, (gpointer)named->name);
     g_autofree char *prefix = g_strconcat(names->pdata[i], "/", NULL);
     if (!instantiate(L, t, prefix, host, error))
       return FALSE;
@@ -609,33 +873,13 @@ static gboolean parse_defines(Loader *L, const char *const *defines, GError **er
   for (guint i = 0; defines && defines[i]; i++) {
     const char *eq = strchr(defines[i], '=');
     g_autofree char *name = eq ? g_strndup(defines[i], (gsize)(eq - defines[i])) : NULL;
-    if (name == NULL || !valid_param_name(name)) {
+    if (name == NULL || !valid_param_name(name) || eq[1] == '\0') {
       g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM,
-                  "-D %s: expected NAME=INTEGER, e.g. -D nodes=32", defines[i]);
+                  "-D %s: expected NAME=INTEGER or NAME=WORD, e.g. -D nodes=32", defines[i]);
       return FALSE;
     }
-    if (strcmp(name, "routing") == 0) { /* the `routing:` field, a word */
-      FsTopoRouting r;
-      if (!fs_topo_routing_from_name(eq + 1, &r)) {
-        g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM,
-                    "-D %s: routing must be static or adaptive", defines[i]);
-        return FALSE;
-      }
-      L->routing_define = (int)r;
-      continue;
-    }
-    int64_t v;
-    GError *e = NULL;
-    if (!fs_topo_eval(eq + 1, L->params, &v, &e)) {
-      g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM,
-                  "-D %s: parameter \"%s\" must be an integer (%s)", defines[i], name,
-                  e->message);
-      g_error_free(e);
-      return FALSE;
-    }
-    int64_t *p = g_new(int64_t, 1);
-    *p = v;
-    g_hash_table_replace(L->overrides, g_steal_pointer(&name), p);
+    /* The value is typed by the parameter's declaration (set_value). */
+    g_hash_table_replace(L->overrides, g_steal_pointer(&name), g_strdup(eq + 1));
   }
   return TRUE;
 }
@@ -647,19 +891,12 @@ static gint cmp_strp(gconstpointer a, gconstpointer b)
 
 static gboolean check_defines_used(Loader *L, GError **error)
 {
-  if (L->routing_define >= 0 && L->routing < 0) {
-    g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM,
-                "-D routing=%s: the topology has no routing field (add \"routing: static\" to "
-                "its file to make the fabric's routing selectable)",
-                fs_topo_routing_name((FsTopoRouting)L->routing_define));
-    return FALSE;
-  }
   g_autoptr(GPtrArray) unused = g_ptr_array_new();
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init(&it, L->overrides);
   while (g_hash_table_iter_next(&it, &k, &v))
-    if (!g_hash_table_contains(L->overrides_used, v))
+    if (!g_hash_table_contains(L->overrides_used, k))
       g_ptr_array_add(unused, k);
   if (unused->len == 0)
     return TRUE;
@@ -671,10 +908,9 @@ static gboolean check_defines_used(Loader *L, GError **error)
     known = g_strjoinv(", ", (char **)L->param_order->pdata);
     g_ptr_array_remove_index(L->param_order, L->param_order->len - 1);
   }
-  const int64_t *value = g_hash_table_lookup(L->overrides, name);
+  const char *value = g_hash_table_lookup(L->overrides, name);
   g_set_error(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM,
-              "-D %s=%" G_GINT64_FORMAT ": the topology has no parameter \"%s\"%s%s", name,
-              *value, name,
+              "-D %s=%s: the topology has no parameter \"%s\"%s%s", name, value, name,
               known ? "; its parameters are: " : " (it declares none)", known ? known : "");
   return FALSE;
 }
@@ -683,6 +919,9 @@ static void loader_clear(Loader *L)
 {
   g_ptr_array_unref(L->docs);
   g_hash_table_destroy(L->params);
+  g_hash_table_destroy(L->strings);
+  g_hash_table_destroy(L->param_src);
+  g_ptr_array_unref(L->host_template);
   g_ptr_array_unref(L->param_order);
   g_hash_table_destroy(L->overrides);
   g_hash_table_destroy(L->overrides_used);
@@ -697,15 +936,25 @@ static void loader_clear(Loader *L)
   g_free(L->name);
 }
 
+static void param_source_free(gpointer p)
+{
+  ParamSource *src = p;
+  g_free((char *)src->define);
+  g_free(src);
+}
+
 static void loader_init(Loader *L, const FsCatalog *cat)
 {
   memset(L, 0, sizeof *L);
   L->cat = cat;
   L->docs = g_ptr_array_new_with_free_func((GDestroyNotify)fs_yaml_doc_free);
   L->params = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+  L->strings = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+  L->param_src = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, param_source_free);
+  L->host_template = g_ptr_array_new();
   L->param_order = g_ptr_array_new_with_free_func(g_free);
   L->overrides = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  L->overrides_used = g_hash_table_new(g_direct_hash, g_direct_equal);
+  L->overrides_used = g_hash_table_new(g_str_hash, g_str_equal);
   L->templates = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
   L->template_order = g_ptr_array_new();
   L->chain = g_ptr_array_new_with_free_func(g_free);
@@ -715,7 +964,7 @@ static void loader_init(Loader *L, const FsCatalog *cat)
   L->links = g_ptr_array_new();
   L->gens = g_ptr_array_new();
   L->lone_host = -1;
-  L->routing = L->routing_define = -1;
+  L->routing = -1;
 }
 
 static FsTopo *build(Loader *L, GError **error)
@@ -725,11 +974,14 @@ static FsTopo *build(Loader *L, GError **error)
   L->topo = fs_topo_new(L->cat, L->name);
   for (guint i = 0; i < L->param_order->len; i++) {
     const char *p = L->param_order->pdata[i];
-    fs_topo_set_param(L->topo, p, *(int64_t *)g_hash_table_lookup(L->params, p));
+    const char *text = g_hash_table_lookup(L->strings, p);
+    if (text != NULL)
+      fs_topo_set_param_string(L->topo, p, text);
+    else
+      fs_topo_set_param(L->topo, p, *(int64_t *)g_hash_table_lookup(L->params, p));
   }
-  if (L->routing_define >= 0 || L->routing >= 0)
-    fs_topo_set_routing(L->topo,
-                        (FsTopoRouting)(L->routing_define >= 0 ? L->routing_define : L->routing));
+  if (L->routing >= 0)
+    fs_topo_set_routing(L->topo, (FsTopoRouting)L->routing);
   gboolean ok = TRUE;
   for (guint i = 0; ok && i < L->hosts->len; i++)
     ok = add_hosts(L, L->hosts->pdata[i], error);

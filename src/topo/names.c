@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "topo/topo.h"
+#include "util/limits.h"
 #include "util/strutil.h"
 
 /* ---- expressions: recursive descent over the text ---------------------- */
@@ -13,11 +14,25 @@
 /* Deepest nesting of parentheses and unary minus (guards the stack). */
 #define MAX_DEPTH 64
 
+/* The nesting guard of a name expression: MAX_DEPTH, or $FABRICSIM_MAX_EXPR_DEPTH (at most
+ * 4096: the parser recurses). */
+static guint max_depth(void)
+{
+  static gsize once;
+  static guint limit;
+  if (g_once_init_enter(&once)) {
+    limit = (guint)fs_env_limit("FABRICSIM_MAX_EXPR_DEPTH", MAX_DEPTH, 4096);
+    g_once_init_leave(&once, 1);
+  }
+  return limit;
+}
+
 typedef struct {
   const char *s;      /* whole expression, for messages */
   int depth;
   const char *p;      /* cursor */
   GHashTable *params;
+  GHashTable *strings; /* string parameters (char * -> char *), may be NULL */
   GError **error;
 } Expr;
 
@@ -46,8 +61,11 @@ static gboolean parse_primary_inner(Expr *e, int64_t *out);
 
 static gboolean parse_primary(Expr *e, int64_t *out)
 {
-  if (++e->depth > MAX_DEPTH)
-    return expr_fail(e, "nested too deeply");
+  if ((guint)++e->depth > max_depth()) {
+    g_autofree char *what = g_strdup_printf("nested more than %u deep (FABRICSIM_MAX_EXPR_DEPTH "
+                                            "raises the limit)", max_depth());
+    return expr_fail(e, what);
+  }
   gboolean ok = parse_primary_inner(e, out);
   e->depth--;
   return ok;
@@ -104,6 +122,13 @@ static gboolean parse_primary_inner(Expr *e, int64_t *out)
     }
     g_autofree char *name = g_strndup(start, (gsize)(e->p - start));
     const int64_t *v = g_hash_table_lookup(e->params, name);
+    const char *str = e->strings ? g_hash_table_lookup(e->strings, name) : NULL;
+    if (v == NULL && str != NULL) {
+      g_autofree char *msg = g_strdup_printf("parameter \"%s\" is the string \"%s\"; only "
+                                             "integers take part in arithmetic (write ${%s} "
+                                             "alone to insert it)", name, str, name);
+      return expr_fail(e, msg);
+    }
     if (v == NULL) {
       g_autofree char *msg = NULL;
       g_autoptr(GPtrArray) keys = g_ptr_array_new();
@@ -112,6 +137,11 @@ static gboolean parse_primary_inner(Expr *e, int64_t *out)
       g_hash_table_iter_init(&it, e->params);
       while (g_hash_table_iter_next(&it, &k, NULL))
         g_ptr_array_add(keys, k);
+      if (e->strings != NULL) {
+        g_hash_table_iter_init(&it, e->strings);
+        while (g_hash_table_iter_next(&it, &k, NULL))
+          g_ptr_array_add(keys, k);
+      }
       g_ptr_array_sort(keys, cmp_strp);
       const char *best = fs_did_you_mean(name, (const char *const *)keys->pdata,
                                          (gssize)keys->len);
@@ -177,9 +207,10 @@ static gboolean parse_sum(Expr *e, int64_t *out)
   }
 }
 
-gboolean fs_topo_eval(const char *expr, GHashTable *params, int64_t *out, GError **error)
+static gboolean eval(const char *expr, GHashTable *params, GHashTable *strings, int64_t *out,
+                     GError **error)
 {
-  Expr e = {expr, 0, expr, params, error};
+  Expr e = {expr, 0, expr, params, strings, error};
   if (!parse_sum(&e, out))
     return FALSE;
   skip_space(&e);
@@ -190,7 +221,27 @@ gboolean fs_topo_eval(const char *expr, GHashTable *params, int64_t *out, GError
   return TRUE;
 }
 
+gboolean fs_topo_eval(const char *expr, GHashTable *params, int64_t *out, GError **error)
+{
+  return eval(expr, params, NULL, out, error);
+}
+
+/* The string parameter that expr names alone (spaces around allowed), or NULL. */
+static const char *lone_string(const char *expr, GHashTable *strings)
+{
+  if (strings == NULL)
+    return NULL;
+  g_autofree char *name = g_strstrip(g_strdup(expr));
+  return g_hash_table_lookup(strings, name);
+}
+
 gboolean fs_topo_subst(const char *text, GHashTable *params, char **out, GError **error)
+{
+  return fs_topo_subst_strings(text, params, NULL, out, error);
+}
+
+gboolean fs_topo_subst_strings(const char *text, GHashTable *params, GHashTable *strings,
+                               char **out, GError **error)
 {
   const char *p = strstr(text, "${");
   if (p == NULL) {
@@ -209,12 +260,16 @@ gboolean fs_topo_subst(const char *text, GHashTable *params, char **out, GError 
       return FALSE;
     }
     g_autofree char *expr = g_strndup(p + 2, (gsize)(close - p - 2));
+    const char *str = lone_string(expr, strings);
     int64_t v;
-    if (!fs_topo_eval(expr, params, &v, error)) {
+    if (str != NULL) {
+      g_string_append(s, str);
+    } else if (!eval(expr, params, strings, &v, error)) {
       g_string_free(s, TRUE);
       return FALSE;
+    } else {
+      g_string_append_printf(s, "%" G_GINT64_FORMAT, v);
     }
-    g_string_append_printf(s, "%" G_GINT64_FORMAT, v);
     from = close + 1;
     p = strstr(from, "${");
   }

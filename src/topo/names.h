@@ -8,7 +8,7 @@
  *
  * Expressions: ${...} holds integers, parameter names, + - * / % and
  * parentheses, evaluated in int64 with overflow and division-by-zero
- * checks.  Errors carry no position: callers prefix the YAML node's.
+ * checks; ${name} alone may also insert a string parameter's text.  Errors carry no position: callers prefix the YAML node's.
  * All errors are in FS_TOPO_ERROR.
  */
 #pragma once
@@ -23,6 +23,13 @@ gboolean fs_topo_eval(const char *expr, GHashTable *params, int64_t *out, GError
 
 /* Replaces every ${expr} in text by its decimal value; caller frees *out. */
 gboolean fs_topo_subst(const char *text, GHashTable *params, char **out, GError **error);
+
+/* The same with string parameters (strings: char * -> char *, may be NULL):
+ * a ${name} that holds only the name of a string parameter is replaced by
+ * its text; a string parameter inside arithmetic is an error that says so.
+ * Names are looked up in params first.  Cost: linear in text. */
+gboolean fs_topo_subst_strings(const char *text, GHashTable *params, GHashTable *strings,
+                               char **out, GError **error);
 
 /* Parses text as a whole integer in [min, max] ("12"); error says what was
  * expected and quotes text. */

@@ -16,7 +16,8 @@ struct FsTopo {
   GArray *host_counts;      /* int, FS_NODE_N_KINDS per host: next local index by kind */
   int fabric_counts[FS_NODE_N_KINDS];
   GPtrArray *param_names;   /* parameters after loading, declaration order */
-  GArray *param_values;     /* int64_t */
+  GArray *param_values;     /* int64_t (0 for a string parameter) */
+  GPtrArray *param_strings; /* const char * (in strings), NULL for an integer parameter */
   FsTopoRouting routing;    /* the fabric's routing (topo.h) */
   gboolean finalized;
   /* Indexes built by fs_topo_finalize. */

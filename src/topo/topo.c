@@ -63,6 +63,7 @@ FsTopo *fs_topo_new(const FsCatalog *cat, const char *name)
   t->host_counts = g_array_new(FALSE, TRUE, sizeof(int));
   t->param_names = g_ptr_array_new();
   t->param_values = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  t->param_strings = g_ptr_array_new();
   return t;
 }
 
@@ -78,6 +79,7 @@ void fs_topo_free(FsTopo *t)
   g_array_free(t->host_counts, TRUE);
   g_ptr_array_free(t->param_names, TRUE);
   g_array_free(t->param_values, TRUE);
+  g_ptr_array_free(t->param_strings, TRUE);
   g_free(t->adj_start);
   g_free(t->adj);
   g_free(t->gpus);
@@ -155,6 +157,7 @@ gboolean fs_topo_add_node(FsTopo *t, const char *name, const FsModel *model, int
   n.model = model;
   n.host = host;
   n.gpu_rank = -1;
+  n.reduction = kind == FS_NODE_SWITCH && model->u.sw.reduction;
   if (host >= 0) {
     n.local = g_array_index(t->host_counts, int, (guint)host * FS_NODE_N_KINDS + kind)++;
   } else {
@@ -474,6 +477,28 @@ void fs_topo_set_param(FsTopo *t, const char *name, int64_t value)
 {
   g_ptr_array_add(t->param_names, (gpointer)fs_topo_intern(t, name));
   g_array_append_val(t->param_values, value);
+  g_ptr_array_add(t->param_strings, NULL);
+}
+
+void fs_topo_set_param_string(FsTopo *t, const char *name, const char *value)
+{
+  int64_t zero = 0;
+  g_ptr_array_add(t->param_names, (gpointer)fs_topo_intern(t, name));
+  g_array_append_val(t->param_values, zero);
+  g_ptr_array_add(t->param_strings, (gpointer)fs_topo_intern(t, value));
+}
+
+const char *fs_topo_param_string(const FsTopo *t, guint i)
+{
+  g_return_val_if_fail(i < t->param_strings->len, NULL);
+  return t->param_strings->pdata[i];
+}
+
+void fs_topo_set_reduction(FsTopo *t, guint node, gboolean reduction)
+{
+  g_return_if_fail(!t->finalized && node < t->nodes->len);
+  FsTopoNode *n = &g_array_index(t->nodes, FsTopoNode, node);
+  n->reduction = reduction && n->kind == FS_NODE_SWITCH && n->model->u.sw.reduction;
 }
 
 static const char *const routing_names[] = { FS_TOPO_ROUTINGS(FS_NAMES_ENTRY) };

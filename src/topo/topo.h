@@ -104,6 +104,8 @@ typedef struct {
   int local;             /* index among the nodes of this kind in this host (GPU 0..7) */
   int socket;            /* CPU nodes: socket (NUMA node) within the host; else -1 */
   int gpu_rank;          /* GPU nodes: position in fs_topo_gpus(); else -1 */
+  gboolean reduction;    /* switches: reduces in the network (SHARP, NVLS): the model's
+                          * reduction unless the topology turned it off; else FALSE */
   const char *file;      /* where it was declared (or the generator's entry) */
   int line, col;
 } FsTopoNode;
@@ -145,6 +147,11 @@ int fs_topo_add_host(FsTopo *topo, const char *name);
 gboolean fs_topo_add_node(FsTopo *topo, const char *name, const FsModel *model, int host,
                           int socket, const char *file, int line, int col, guint *index,
                           GError **error);
+
+/* Turns a switch's in-network reduction off (reduction FALSE) or back to its
+ * model's (TRUE) before finalize: a fabric whose switches could reduce but do
+ * not (SHARP not enabled).  Other kinds never reduce.  O(1). */
+void fs_topo_set_reduction(FsTopo *topo, guint node, gboolean reduction);
 
 /* Adds a link of count bundled links of model (a link model) between
  * nodes a and b (a != b).  Fails with the given position on a self-link or
@@ -212,8 +219,10 @@ guint fs_topo_node_ports(const FsTopo *topo, guint node);
 
 /* Loads a topology file (see topologies/README.md), resolving models in
  * cat (borrowed, must outlive the result).  defines is a NULL-terminated
- * list of "name=integer" parameter overrides (may be NULL); an override of
- * a parameter the files do not declare is an error.  Includes are read
+ * list of "name=value" parameter overrides (may be NULL): an integer
+ * expression or a word, as the parameter's declaration says; an override of
+ * a parameter the files do not declare, or one its declaration does not
+ * allow, is an error.  Includes are read
  * relative to the including file.  A path that does not exist is looked
  * up among the shipped topologies (fs_datadir_find: "dgx-h100" from any
  * folder).  Returns a finalized and validated topology, or NULL with
@@ -227,14 +236,20 @@ FsTopo *fs_topo_load_string(const char *text, const char *name, const FsCatalog 
                             const char *const *defines, GError **error);
 
 /* Parameter values after loading, in declaration order (for summaries):
- * returns the number of parameters and sets *names / *values (borrowed). */
+ * returns the number of parameters and sets *names / *values (borrowed).
+ * A string parameter's value is 0 here; fs_topo_param_string gives its text. */
 guint fs_topo_params(const FsTopo *topo, const char *const **names, const int64_t **values);
 
-/* Records a parameter (used by the loader). */
-void fs_topo_set_param(FsTopo *topo, const char *name, int64_t value);
+/* The text of parameter i (declaration order) when it is a string, NULL when
+ * it is an integer.  Borrowed; O(1). */
+const char *fs_topo_param_string(const FsTopo *topo, guint i);
 
-/* How the fabric's switches route (the topology's `routing:` field, or
- * -D routing=…; net/route.h says what each does): STATIC, the default, by
+/* Records an integer or a string parameter (used by the loader). */
+void fs_topo_set_param(FsTopo *topo, const char *name, int64_t value);
+void fs_topo_set_param_string(FsTopo *topo, const char *name, const char *value);
+
+/* How the fabric's switches route (the topology's `routing:` field, which a
+ * file may take from a word parameter: cluster.yaml's -D routing=…; net/route.h says what each does): STATIC, the default, by
  * destination on InfiniBand (the subnet manager's forwarding tables) and by
  * flow hash on Ethernet; ADAPTIVE, every transfer spread evenly over all
  * equal-cost next hops (InfiniBand adaptive routing, packet spraying). */

@@ -1,4 +1,5 @@
 /* json-pos.c — see json-pos.h. */
+#include "util/limits.h"
 #include "util/json-pos.h"
 
 #include <glib/gstdio.h>
@@ -223,10 +224,11 @@ FsJsonDoc *fs_json_doc_load(const char *path, GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);
   GStatBuf st;
-  if (g_stat(path, &st) == 0 && (guint64)st.st_size > FS_JSON_MAX_BYTES) {
+  if (g_stat(path, &st) == 0 && (guint64)st.st_size > fs_limit_file_bytes()) {
+    g_autofree char *lim = fs_limit_bytes_text(fs_limit_file_bytes());
     fs_set_error_at(error, FS_JSON_ERROR, FS_JSON_ERROR_IO, path, 0, 0,
-                    "file is larger than %" G_GSIZE_FORMAT " MiB; refusing to read it",
-                    FS_JSON_MAX_BYTES >> 20);
+                    "file is larger than %s; refusing to read it (FABRICSIM_MAX_FILE_BYTES raises "
+                    "the limit)", lim);
     return NULL;
   }
   g_autofree char *text = NULL;

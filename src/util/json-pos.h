@@ -30,8 +30,8 @@ typedef enum {
   FS_JSON_ERROR_IO,     /* the file could not be read or is too large */
 } FsJsonError;
 
-/* The largest JSON file fs_json_doc_load reads (256 MiB). */
-#define FS_JSON_MAX_BYTES ((gsize)256 << 20)
+/* The largest JSON file fs_json_doc_load reads: the input-file guard
+ * (util/limits.h fs_limit_file_bytes: 256 MiB, $FABRICSIM_MAX_FILE_BYTES). */
 
 typedef struct FsJsonDoc FsJsonDoc;
 

@@ -14,3 +14,15 @@ guint64 fs_env_limit(const char *var, guint64 fallback, guint64 ceiling)
   }
   return v;
 }
+
+guint64 fs_limit_file_bytes(void)
+{
+  return fs_env_limit("FABRICSIM_MAX_FILE_BYTES", FS_MAX_FILE_BYTES, (guint64)1 << 40);
+}
+
+char *fs_limit_bytes_text(guint64 bytes)
+{
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
+    return g_strdup_printf("%" G_GUINT64_FORMAT " MiB", bytes >> 20);
+  return g_strdup_printf("%" G_GUINT64_FORMAT " bytes", bytes);
+}

@@ -23,4 +23,14 @@ G_BEGIN_DECLS
  * stderr) anything else. */
 guint64 fs_env_limit(const char *var, guint64 fallback, guint64 ceiling);
 
+/* The input-file guard that the YAML, JSON and nccl-tests log readers
+ * share: $FABRICSIM_MAX_FILE_BYTES, default FS_MAX_FILE_BYTES (256 MiB),
+ * at most 2^40.  Read on each call. */
+#define FS_MAX_FILE_BYTES ((guint64)256 << 20)
+guint64 fs_limit_file_bytes(void);
+
+/* "N MiB" when bytes is a whole number of MiB, else "N bytes" (for the
+ * guards' messages).  Caller frees. */
+char *fs_limit_bytes_text(guint64 bytes);
+
 G_END_DECLS

@@ -168,49 +168,129 @@ static void remove_stale_temps(const char *path)
   g_dir_close(d);
 }
 
-/* See strutil.h. "-" writes to stdout without a temporary. Otherwise the bytes go to a
- * temporary next to path, are synced and renamed over it, so a reader never sees half a file;
- * any failure removes the temporary and leaves the old file in place. Sets
- * FS_RUNTIME_ERROR_INTERRUPTED on an interrupt and FS_RUNTIME_ERROR_IO on an I/O failure. */
-gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len, GError **error)
+struct FsAtomicFile {
+  char *path;   /* the target, or "-" */
+  char *tmp;    /* the temporary file; NULL for stdout */
+  int fd;
+};
+
+FsAtomicFile *fs_atomic_file_open(const char *path, GError **error)
 {
-  g_return_val_if_fail(path != NULL, FALSE);
-  g_return_val_if_fail(contents != NULL || len == 0, FALSE);
-  int err = 0;
+  g_return_val_if_fail(path != NULL, NULL);
   if (strcmp(path, "-") == 0) {
     fflush(stdout);
-    if (!write_all(STDOUT_FILENO, contents, len, FALSE, &err))
-      return set_io_error(error, "<stdout>", "cannot write", err);
-    return TRUE;
+    FsAtomicFile *f = g_new0(FsAtomicFile, 1);
+    f->path = g_strdup(path);
+    f->fd = STDOUT_FILENO;
+    return f;
   }
-  if (fs_interrupt_requested())
-    return interrupted(error, path);
+  if (fs_interrupt_requested()) {
+    interrupted(error, path);
+    return NULL;
+  }
   remove_stale_temps(path);
   /* The temporary file lives next to the target so that rename() is atomic;
    * its name carries our process id, so that the next run can tell a
    * leftover of a killed run (strutil.h). */
   g_autofree char *tmp = g_strdup_printf("%s.tmp-%ld-XXXXXX", path, (long)getpid());
   int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0666);
-  if (fd < 0)
-    return set_io_error(error, path, "cannot create a temporary file", errno);
+  if (fd < 0) {
+    set_io_error(error, path, "cannot create a temporary file", errno);
+    return NULL;
+  }
   /* Give the new file the mode open(path, O_CREAT, 0666) would: honour the umask. */
   mode_t mask = umask(0);
   umask(mask);
-  if (fchmod(fd, 0666 & ~mask) != 0)
-    err = errno;
-  if (err == 0)
-    write_all(fd, contents, len, TRUE, &err); /* sets err on failure */
-  if (err == 0 && fsync(fd) != 0)
-    err = errno;
-  if (close(fd) != 0 && err == 0)
-    err = errno;
-  if (err == 0 && g_rename(tmp, path) != 0)
-    err = errno;
-  if (err != 0) {
+  if (fchmod(fd, 0666 & ~mask) != 0) {
+    int err = errno;
+    close(fd);
     g_unlink(tmp);
-    if (err == EINTR && fs_interrupt_requested())
-      return interrupted(error, path);
-    return set_io_error(error, path, "cannot write", err);
+    set_io_error(error, path, "cannot write", err);
+    return NULL;
   }
-  return TRUE;
+  FsAtomicFile *f = g_new0(FsAtomicFile, 1);
+  f->path = g_strdup(path);
+  f->tmp = g_steal_pointer(&tmp);
+  f->fd = fd;
+  return f;
+}
+
+/* Removes f's temporary file (if any) and frees f. */
+static void atomic_file_drop(FsAtomicFile *f)
+{
+  if (f->tmp != NULL) {
+    if (f->fd >= 0)
+      close(f->fd);
+    g_unlink(f->tmp);
+  }
+  g_free(f->tmp);
+  g_free(f->path);
+  g_free(f);
+}
+
+gboolean fs_atomic_file_write(FsAtomicFile *f, const char *buf, gsize len, GError **error)
+{
+  g_return_val_if_fail(f != NULL, FALSE);
+  g_return_val_if_fail(buf != NULL || len == 0, FALSE);
+  int err = 0;
+  if (f->tmp == NULL) {
+    if (!write_all(f->fd, buf, len, FALSE, &err))
+      return set_io_error(error, "<stdout>", "cannot write", err);
+    return TRUE;
+  }
+  if (write_all(f->fd, buf, len, TRUE, &err))
+    return TRUE;
+  if (err == EINTR && fs_interrupt_requested())
+    return interrupted(error, f->path);
+  return set_io_error(error, f->path, "cannot write", err);
+}
+
+gboolean fs_atomic_file_commit(FsAtomicFile *f, GError **error)
+{
+  g_return_val_if_fail(f != NULL, FALSE);
+  if (f->tmp == NULL) {
+    atomic_file_drop(f);
+    return TRUE;
+  }
+  int err = 0;
+  if (fs_interrupt_requested())
+    err = EINTR;
+  if (err == 0 && fsync(f->fd) != 0)
+    err = errno;
+  if (close(f->fd) != 0 && err == 0)
+    err = errno;
+  f->fd = -1;
+  if (err == 0 && g_rename(f->tmp, f->path) != 0)
+    err = errno;
+  if (err == 0) {
+    g_clear_pointer(&f->tmp, g_free); /* renamed: nothing to remove */
+    atomic_file_drop(f);
+    return TRUE;
+  }
+  g_autofree char *path = g_strdup(f->path);
+  atomic_file_drop(f);
+  if (err == EINTR && fs_interrupt_requested())
+    return interrupted(error, path);
+  return set_io_error(error, path, "cannot write", err);
+}
+
+void fs_atomic_file_abort(FsAtomicFile *f)
+{
+  if (f != NULL)
+    atomic_file_drop(f);
+}
+
+/* See strutil.h: one fs_atomic_file_open, write and commit. */
+gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len, GError **error)
+{
+  g_return_val_if_fail(path != NULL, FALSE);
+  g_return_val_if_fail(contents != NULL || len == 0, FALSE);
+  FsAtomicFile *f = fs_atomic_file_open(path, error);
+  if (f == NULL)
+    return FALSE;
+  if (!fs_atomic_file_write(f, contents, len, error)) {
+    fs_atomic_file_abort(f);
+    return FALSE;
+  }
+  return fs_atomic_file_commit(f, error);
 }

@@ -38,4 +38,21 @@ char *fs_escape_controls(const char *text);
 gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len,
                               GError **error);
 
+/* The same atomic write in pieces, for an output built as it is written
+ * (a trace): open creates the temporary file "path.tmp-PID-XXXXXX" (after
+ * removing those of killed runs, as above), write appends to it, commit
+ * syncs it and renames it over path, abort removes it.  Nothing appears at
+ * path before commit succeeds.  A stop request (util/interrupt.h) before
+ * open, during a write (looked at every MiB) or before commit fails with
+ * FS_RUNTIME_ERROR_INTERRUPTED ("interrupted while writing PATH; nothing
+ * written"); other failures with FS_RUNTIME_ERROR_IO.  Ownership: open
+ * returns a new handle (NULL on error) that commit and abort free, commit
+ * also when it fails; after a failed write the caller aborts.  path "-"
+ * writes to stdout as it goes (not interruptible; commit only frees). */
+typedef struct FsAtomicFile FsAtomicFile;
+FsAtomicFile *fs_atomic_file_open(const char *path, GError **error);
+gboolean fs_atomic_file_write(FsAtomicFile *f, const char *buf, gsize len, GError **error);
+gboolean fs_atomic_file_commit(FsAtomicFile *f, GError **error);
+void fs_atomic_file_abort(FsAtomicFile *f);
+
 G_END_DECLS

@@ -19,12 +19,12 @@
 #include <yaml.h>
 
 #include "util/error.h"
+#include "util/limits.h"
 #include "util/strutil.h"
 
 G_DEFINE_QUARK(fs-yaml-error-quark, fs_yaml_error)
 
 /* Largest file fs_yaml_load_file reads (a guard against reading a disk image). */
-#define MAX_FILE_BYTES ((gsize)256 * 1024 * 1024)
 #define ARENA_BLOCK 65536
 
 /* A node with what the limits need to know about the subtree below it. */
@@ -230,14 +230,29 @@ static Node *node_new(Loader *ld, FsYamlKind kind, const yaml_mark_t *mark)
   return n;
 }
 
-/* Counts weight more nodes against FS_YAML_MAX_NODES. */
+/* The node guard (FS_YAML_MAX_NODES or $FABRICSIM_MAX_YAML_NODES) and the depth guard
+ * (FS_YAML_MAX_DEPTH or $FABRICSIM_MAX_YAML_DEPTH, at most FS_YAML_DEPTH_CEILING: the
+ * loader's frames are on the heap, but the tree's users recurse). */
+static guint64 max_nodes(void)
+{
+  return fs_env_limit("FABRICSIM_MAX_YAML_NODES", FS_YAML_MAX_NODES, (guint64)1 << 32);
+}
+
+static guint max_depth(void)
+{
+  return (guint)fs_env_limit("FABRICSIM_MAX_YAML_DEPTH", FS_YAML_MAX_DEPTH, FS_YAML_DEPTH_CEILING);
+}
+
+/* Counts weight more nodes against the node guard. */
 static gboolean count_nodes(Loader *ld, guint64 weight, const yaml_mark_t *mark, GError **error)
 {
-  if (weight > FS_YAML_MAX_NODES || ld->total + weight > FS_YAML_MAX_NODES)
+  guint64 limit = max_nodes();
+  if (weight > limit || ld->total + weight > limit)
     return load_error(ld, error, FS_YAML_ERROR_LIMIT, mark,
-                      "the document has more than %d nodes (aliases counted as copies); "
-                      "is an alias expanding too much?",
-                      FS_YAML_MAX_NODES);
+                      "the document has more than %" G_GUINT64_FORMAT " nodes (aliases counted as "
+                      "copies); is an alias expanding too much? (FABRICSIM_MAX_YAML_NODES raises "
+                      "the limit)",
+                      limit);
   ld->total += weight;
   return TRUE;
 }
@@ -410,10 +425,10 @@ static gboolean on_alias(Loader *ld, const yaml_event_t *ev, GError **error)
     return load_error(ld, error, FS_YAML_ERROR_SYNTAX, mark,
                       "undefined alias *%s: no anchor &%s appears before it", name, name);
   }
-  if (ld->stack->len + target->height > FS_YAML_MAX_DEPTH)
+  if (ld->stack->len + target->height > max_depth())
     return load_error(ld, error, FS_YAML_ERROR_LIMIT, mark,
-                      "alias *%s makes the document nest deeper than %d levels", name,
-                      FS_YAML_MAX_DEPTH);
+                      "alias *%s makes the document nest deeper than %u levels "
+                      "(FABRICSIM_MAX_YAML_DEPTH raises the limit)", name, max_depth());
   if (!count_nodes(ld, target->weight, mark, error))
     return FALSE;
   return attach(ld, target, mark, error);
@@ -422,9 +437,10 @@ static gboolean on_alias(Loader *ld, const yaml_event_t *ev, GError **error)
 static gboolean on_start(Loader *ld, const yaml_event_t *ev, FsYamlKind kind, GError **error)
 {
   const yaml_mark_t *mark = &ev->start_mark;
-  if (ld->stack->len >= FS_YAML_MAX_DEPTH)
+  if (ld->stack->len >= max_depth())
     return load_error(ld, error, FS_YAML_ERROR_LIMIT, mark,
-                      "the document nests deeper than %d levels", FS_YAML_MAX_DEPTH);
+                      "the document nests deeper than %u levels (FABRICSIM_MAX_YAML_DEPTH raises "
+                      "the limit)", max_depth());
   if (!count_nodes(ld, 1, mark, error))
     return FALSE;
   Frame f = {0};
@@ -546,7 +562,16 @@ FsYamlDoc *fs_yaml_load_string(const char *text, gssize len, const char *name, G
   return ld.doc;
 }
 
-/* See yaml.h. Reads the whole file into memory, refusing one over MAX_FILE_BYTES with
+/* The file-size guard's error. */
+static void too_large(const char *path, GError **error)
+{
+  g_autofree char *lim = fs_limit_bytes_text(fs_limit_file_bytes());
+  fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_LIMIT, path, 0, 0,
+                  "the file is larger than %s; is it really a YAML input? "
+                  "(FABRICSIM_MAX_FILE_BYTES raises the limit)", lim);
+}
+
+/* See yaml.h. Reads the whole file into memory, refusing one over the file-size guard with
  * FS_YAML_ERROR_LIMIT and an unreadable one with FS_YAML_ERROR_IO, then parses it with
  * fs_yaml_load_string(), naming path in errors. The caller owns the returned document. */
 FsYamlDoc *fs_yaml_load_file(const char *path, GError **error)
@@ -560,11 +585,10 @@ FsYamlDoc *fs_yaml_load_file(const char *path, GError **error)
     return NULL;
   }
   struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (guint64)st.st_size > MAX_FILE_BYTES) {
+  guint64 limit = fs_limit_file_bytes();
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (guint64)st.st_size > limit) {
     close(fd);
-    fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_LIMIT, path, 0, 0,
-                    "the file is larger than %u MiB; is it really a YAML input?",
-                    (unsigned)(MAX_FILE_BYTES >> 20));
+    too_large(path, error);
     return NULL;
   }
   GByteArray *buf = g_byte_array_new();
@@ -580,12 +604,10 @@ FsYamlDoc *fs_yaml_load_file(const char *path, GError **error)
     }
     if (r == 0)
       break;
-    if (buf->len + (gsize)r > MAX_FILE_BYTES) {
+    if ((guint64)buf->len + (guint64)r > limit) {
       close(fd);
       g_byte_array_free(buf, TRUE);
-      fs_set_error_at(error, FS_YAML_ERROR, FS_YAML_ERROR_LIMIT, path, 0, 0,
-                      "the file is larger than %u MiB; is it really a YAML input?",
-                      (unsigned)(MAX_FILE_BYTES >> 20));
+      too_large(path, error);
       return NULL;
     }
     g_byte_array_append(buf, chunk, (guint)r);

@@ -38,6 +38,7 @@
 G_BEGIN_DECLS
 
 #define FS_YAML_MAX_DEPTH 64
+#define FS_YAML_DEPTH_CEILING 4096
 #define FS_YAML_MAX_NODES 1000000
 
 #define FS_YAML_ERROR (fs_yaml_error_quark())

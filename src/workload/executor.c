@@ -24,6 +24,7 @@ void fs_train_options_init(FsTrainOptions *opt)
   opt->memo = NULL;
   opt->coll_classes = FS_COLL_CLASSES_AUTO;
   opt->prefs = NULL;
+  opt->exec = FS_COLL_EXEC_STEPS;
 }
 
 static const char *const class_names[] = { FS_COLL_CLASSES(FS_NAMES_ENTRY) };
@@ -109,7 +110,7 @@ gboolean fs_train_measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, 
       fs_coll_memo_store(t->memo, &key, *out);
     return TRUE;
   }
-  FsOpEnv env = { t->isim, t->inet, t->irouter, t->itnet, t->nccl, t->opt.prefs };
+  FsOpEnv env = { t->isim, t->inet, t->irouter, t->itnet, t->nccl, t->opt.prefs, t->opt.exec };
   if (!fs_opgraph_measure_coll(&env, nodes, n, op, unit, out, error)) {
     fs_coll_memo_release(t->memo, &ckey);
     return FALSE;
@@ -668,7 +669,7 @@ void fs_train_free(FsTrain *t)
  * breakdown of the first rank of every stage (the FsTrainClass list, replaced on each run). */
 gboolean fs_train_run(FsTrain *t, GError **error)
 {
-  FsOpEnv env = { t->sim, t->net, t->router, t->tnet, t->nccl, t->opt.prefs };
+  FsOpEnv env = { t->sim, t->net, t->router, t->tnet, t->nccl, t->opt.prefs, t->opt.exec };
   if (!fs_opgraph_run(t->g, &env, error))
     return FALSE;
   const FsWorkload *w = t->w;

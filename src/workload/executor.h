@@ -100,6 +100,9 @@ typedef struct {
    * scenario's NCCL_ALGO / NCCL_PROTO / CollNet, scenario.h), or NULL
    * (default) for NCCL's defaults.  A shared memo must see one setting. */
   const FsCollPrefs *prefs;
+  /* How collectives run (collrun/streams.h; default STEPS): on the shared
+   * network and when timed alone.  A shared memo must see one setting. */
+  FsCollExec exec;
 } FsTrainOptions;
 
 void fs_train_options_init(FsTrainOptions *opt);

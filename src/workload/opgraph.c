@@ -7,6 +7,7 @@
 #include "collrun/alone.h"
 #include "collrun/exec-params.h"
 #include "collrun/exec.h"
+#include "collrun/streams.h"
 #include "util/error.h"
 
 static const char *const kind_names[] = {
@@ -38,7 +39,8 @@ typedef struct {
 typedef struct {
   FsCollOp op;
   uint64_t unit;
-  FsCollPlan *plan;
+  FsCollPlan *plan;         /* NULL when it runs as streams */
+  FsCollStreams *streams;   /* the stream model (FsOpEnv.exec), else NULL */
   FsCollExecParams params;
 } CachedPlan;
 
@@ -50,6 +52,7 @@ typedef struct {
   gboolean fixed;        /* expected set by fs_opgraph_set_coll_expected */
   GArray *members;       /* guint32 op ids */
   FsCollRun *run;
+  FsCollStreamsRun *srun;  /* instead of run, as streams (FsOpEnv.exec) */
   void *done_ctx;        /* the run's CollCtx until coll_done frees it (an interrupted
                             run never calls it: fs_opgraph_free does) */
 } Coll;
@@ -98,6 +101,7 @@ void fs_opgraph_free(FsOpGraph *g)
     Coll *c = &g_array_index(g->colls, Coll, i);
     g_array_unref(c->members);
     fs_coll_run_free(c->run);
+    fs_coll_streams_run_free(c->srun);
     g_free(c->done_ctx);
   }
   for (guint i = 0; i < g->comms->len; i++) {
@@ -350,7 +354,12 @@ static void start_xfer(FsOpGraph *g, guint32 id)
     xfer_done(g, &info);
     return;
   }
-  if (!fs_router_transfer(g->env->router, (guint)op->src, (guint)op->dst, op->bytes, op->start, 0,
+  /* A send between hosts runs on NCCL's channels for it (coll/p2p-sched.h), each at most
+   * the per-channel network bandwidth. */
+  double cap = g->env->nccl != NULL ? fs_coll_p2p_send_cap(g->env->nccl, g->env->router, op->src,
+                                                           op->dst, op->bytes)
+                                    : 0;
+  if (!fs_router_transfer(g->env->router, (guint)op->src, (guint)op->dst, op->bytes, op->start, cap,
                           g->key++, xfer_done, g, user, &err))
     fail(g, err);
 }
@@ -418,6 +427,21 @@ static CachedPlan *plan_for(FsOpGraph *g, Comm *c, FsCollOp op, uint64_t unit, G
   uint64_t nbytes;
   if (!tune(g->env, &c->sys, c->comm, c->n, op, unit, &ch, &req, &nbytes, error))
     return NULL;
+  FsCollExec ex = g->env->exec;
+  if (ex == FS_COLL_EXEC_STREAMS ||
+      (ex == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(c->comm, ch.algo, &req))) {
+    FsCollStreamsOpts so = {fs_coll_topo_route_fixed, fs_coll_topo_route_paths, g->env->tnet};
+    FsCollStreams *s = fs_coll_streams_new(np, &c->sys, c->comm, nbytes, &ch, &req,
+                                           g->key++, g->env->net, &so, error);
+    if (s == NULL)
+      return NULL;
+    CachedPlan *p = g_new0(CachedPlan, 1);
+    p->op = op;
+    p->unit = unit;
+    p->streams = s;
+    g_ptr_array_add(c->plans, p);
+    return p;
+  }
   FsCollPlan *plan = fs_coll_plan_new(c->comm, ch.algo, &req, error);
   if (plan == NULL)
     return NULL;
@@ -433,6 +457,7 @@ static CachedPlan *plan_for(FsOpGraph *g, Comm *c, FsCollOp op, uint64_t unit, G
 static void cached_plan_free(CachedPlan *p)
 {
   fs_coll_plan_free(p->plan);
+  fs_coll_streams_free(p->streams);
   g_free(p);
 }
 
@@ -446,6 +471,12 @@ static void coll_free_later(void *ctx, uint64_t arg)
   FsOpGraph *g = ctx;
   Coll *c = &g_array_index(g->colls, Coll, arg);
   GError *err = NULL;
+  if (c->srun != NULL) {
+    if (!fs_coll_streams_run_finish(c->srun, &err))
+      fail(g, err);
+    g_clear_pointer(&c->srun, fs_coll_streams_run_free);
+    return;
+  }
   if (!fs_coll_run_finish(c->run, &err))
     fail(g, err);
   g_clear_pointer(&c->run, fs_coll_run_free);
@@ -466,6 +497,12 @@ static void coll_done(void *ctx, FsCollRun *run)
     op_done(g, g_array_index(c->members, guint32, i));
 }
 
+static void coll_streams_done(void *ctx, FsCollStreamsRun *run)
+{
+  (void)run;
+  coll_done(ctx, NULL);
+}
+
 static void start_coll(FsOpGraph *g, guint ci)
 {
   Coll *c = &g_array_index(g->colls, Coll, ci);
@@ -484,14 +521,19 @@ static void start_coll(FsOpGraph *g, guint ci)
     fail(g, err);
     return;
   }
-  FsCollExecParams params = p->params;
-  params.key = g->key++;
-  params.share_paths = fs_coll_topo_route_paths; /* the analytic model's shared links */
-  params.share_ctx = g->env->tnet;
   CollCtx *cc = g_new(CollCtx, 1);
   cc->g = g;
   cc->coll = ci;
   c->done_ctx = cc;
+  if (p->streams != NULL) {
+    c->srun = fs_coll_streams_start(g->env->net, p->streams, fs_coll_topo_xfer, g->env->tnet,
+                                    fs_sim_now(sim), coll_streams_done, cc);
+    return;
+  }
+  FsCollExecParams params = p->params;
+  params.key = g->key++;
+  params.share_paths = fs_coll_topo_route_paths; /* the analytic model's shared links */
+  params.share_ctx = g->env->tnet;
   c->run = fs_coll_run_start(g->env->net, p->plan, &params, fs_coll_topo_xfer, g->env->tnet,
                              fs_sim_now(sim), coll_done, cc);
 }
@@ -648,7 +690,8 @@ gboolean fs_opgraph_measure_coll(const FsOpEnv *env, const guint *gpus, guint n,
    * folding, loop and step extrapolation, each checked as it runs). */
   FsCollAloneOpts opts = { .route_fixed = fs_coll_topo_route_fixed,
                            .route_profile = fs_coll_topo_route_profile,
-                           .route_paths = fs_coll_topo_route_paths, .route_ctx = env->tnet };
+                           .route_paths = fs_coll_topo_route_paths, .route_ctx = env->tnet,
+                           .exec = env->exec };
   FsCollAloneStats st;
   if (!fs_coll_time_alone(env->nccl, &sys, comm, nbytes, &ch, &req, 0, env->net,
                           fs_coll_topo_xfer, env->tnet, &opts, &st, error))

@@ -41,6 +41,7 @@
 
 #include "coll/nccl-params.h"
 #include "collrun/coll-topo.h"
+#include "collrun/streams.h"
 #include "core/sim.h"
 #include "net/route.h"
 
@@ -179,6 +180,9 @@ typedef struct {
   /* The tuner's inputs for every collective (NCCL_ALGO / NCCL_PROTO,
    * CollNet; scenario.h), or NULL for NCCL's defaults (fs_coll_prefs_init). */
   const FsCollPrefs *prefs;
+  /* How collectives run (collrun/streams.h): STEPS (zero) plans on the
+   * executor, STREAMS the stream model, AUTO by its rule. */
+  FsCollExec exec;
 } FsOpEnv;
 
 /* Runs the graph from now to completion (see the header comment). */

@@ -257,10 +257,12 @@ static void list_presets(const char *dir, GPtrArray *names)
 static gboolean load_preset(FsWorkload *w, const char *name, const FsYamlNode *at, const char *dir,
                             guint depth, GError **error)
 {
-  if (depth > MAX_PRESET_DEPTH) {
+  /* The preset guard: MAX_PRESET_DEPTH, or $FABRICSIM_MAX_PRESET_DEPTH (at most 1000). */
+  guint64 limit = fs_env_limit("FABRICSIM_MAX_PRESET_DEPTH", MAX_PRESET_DEPTH, 1000);
+  if (depth > limit) {
     fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_PRESET, at->file, at->line, at->col,
-                    "presets nest deeper than %d (does preset \"%s\" refer to itself?)",
-                    MAX_PRESET_DEPTH, name);
+                    "presets nest deeper than %" G_GUINT64_FORMAT " (does preset \"%s\" refer "
+                    "to itself? FABRICSIM_MAX_PRESET_DEPTH raises the limit)", limit, name);
     return FALSE;
   }
   gboolean plain = name[0] != '\0' && name[0] != '.';

@@ -165,6 +165,14 @@ check_real dgx-h100-ib-ndr.yaml "$real/gcp-a3mega-h100-2nodes-allreduce.txt"
 check_real dgx-h100-ib-ndr.yaml "$real/oci-h200-2nodes-nccl-2.27.5.txt"
 check_real dgx-h100-ib-ndr.yaml --op all_reduce --ranks 16 --nodes 2 "$real/aws-eks-p5-h100-2nodes-table-indented.txt"
 check_real dgx-h100.yaml "$logs/y_dgxh100_g8_2.13.txt"
+# Rows pasted without their column titles: read in nccl-tests 2.10+'s
+# layout, said in one located note; the ranks from NCCL INFO's nranks.
+check_real dgx-h100-ib-ndr.yaml --op all_reduce --nodes 2 "$real/nccl-tests-294-h100-rows-without-header.txt" \
+  2>"$tmp/note"
+grep -qx "$real/nccl-tests-294-h100-rows-without-header.txt:1:1: note: rows without column titles, read as nccl-tests 2.10+ prints them (size count type redop root time algbw busbw #wrong time algbw busbw #wrong)" \
+  "$tmp/note" || fail "no note for rows without titles: $(cat "$tmp/note")"
+check_err 2 "nccl-tests-294-h100-rows-without-header.txt:1:1: the log does not name its collective; give it with --op" \
+  calibrate nccl-tests --topo "$topo/dgx-h100-ib-ndr.yaml" "$real/nccl-tests-294-h100-rows-without-header.txt"
 check_err 2 "oci-a100-2nodes-10g.txt:1:1: 1 sizes; a fit needs at least 2" \
   calibrate nccl-tests --op all_reduce --topo "$topo/dgx-a100-ib-hdr.yaml" "$real/oci-a100-2nodes-10g.txt"
 check_err 2 "aws-k8s-tester-503-p5-tagged-head.txt:4:1: the log has no device list" \

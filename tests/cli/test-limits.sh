@@ -7,7 +7,8 @@
 # time at no more than the link's rate; absurd calibration figures are
 # refused where they stand (exit 2); `topo check` refuses GPUs that cannot
 # reach each other unless --allow-disconnected; the plan-step guard says
-# which guard it is and how to lift it (FABRICSIM_MAX_STEPS).
+# which guard it is and how to lift it (FABRICSIM_MAX_STEPS); plan's
+# amounts (tokens, dollars, years) stop at 10^15.
 set -euo pipefail
 : "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
 : "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
@@ -83,6 +84,16 @@ expect 1 "the plan-step guard: the ring plan of all_reduce on 8 ranks" \
 grep -qF "raise the limit (FABRICSIM_MAX_STEPS=N)" "$tmp/err" || fail "no override named: $(cat "$tmp/err")"
 FABRICSIM_MAX_STEPS=100000 "$FABRICSIM" coll "$T" -b 64M -e 64M --algo ring >/dev/null \
   || fail "FABRICSIM_MAX_STEPS=100000 did not lift the guard"
+# plan: an amount past 10^15 (--tokens 1e300 printed a 290-digit day count
+# and dollar figure) is refused naming the limit; 10^15 itself is taken.
+W="$FS_SOURCE_ROOT/workloads/llama2-7b.yaml"
+expect 2 "--tokens is 1e300, above the limit of 1e15 (1000 T) for an amount" \
+  "$FABRICSIM" plan -w "$W" -f "$T" --target-tokens-per-s 1000 --tokens 1e300
+expect 2 "--budget is 2000T, above the limit of 1e15 (1000 T) for an amount" \
+  "$FABRICSIM" plan -w "$W" -f "$T" --target-tokens-per-s 1000 --budget 2000T
+"$FABRICSIM" plan -w "$W" -f "$T" --target-tokens-per-s 1000 --tokens 1000T -k 1 >"$tmp/out" \
+  || fail "plan --tokens 1000T failed"
+grep -q "1000 T tokens:" "$tmp/out" || fail "plan --tokens 1000T: $(cat "$tmp/out")"
 # A temporary file of the atomic writer left by a killed run (its process
 # is gone) is removed by the next run that writes the same output; one of
 # a live process, and other files, are kept.

@@ -31,6 +31,7 @@ club3090-1125-2gpu-markdown.txt|h100-pcie|xeon-platinum-8480c|-|guess: GPU h100-
 vllm-13855-h100-glued.txt|h100-sxm|xeon-platinum-8480c|connectx-7|repaired: split 5 words,NIC8NIC9,guess: GPU h100-sxm
 ucx-py-749-dgx-a100-numa.txt|h100-pcie|epyc-7742|connectx-7|NUMA Affinity column is ignored,256 logical CPUs
 thunderkittens-167-h100.txt|h100-sxm|xeon-platinum-8468|-|guess: GPU h100-sxm,also fits h200-sxm, b200
+oneflow-dlperf-dgx1-v100.txt|v100-sxm2-16gb|xeon-platinum-8168|connectx-5|guess: GPU v100-sxm2-16gb,up to 6 direct NVLinks,also fits v100-sxm2-32gb
 '
 
 # GPU x GPU classes of an nvidia-smi matrix, cells run together split as

@@ -60,7 +60,8 @@ contains "$out" "128 GPUs (h100-sxm) in 16 hosts" "check -D nodes=16"
 "$FABRICSIM" topo check --json -D nodes=2 "$T/dgx-a100-ib-hdr.yaml" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-assert d["gpus"] == 16 and d["parameters"] == {"nodes": 2}, d
+p = d["parameters"]
+assert d["gpus"] == 16 and p["nodes"] == 2 and p["node"] == "dgx-a100" and p["nics"] == 8, d
 ' || fail "check --json -D nodes=2"
 
 # show and dot.

@@ -13,6 +13,13 @@ trap 'rm -rf "$tmp"' EXIT
 ref="$FS_SOURCE_ROOT/validation/reference"
 cal="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"
 
+# The training tables (validation/reference/training, about 10 s of simulation)
+# are scored by tests/test-train-accuracy.c; here validate runs a copy of the
+# reference folder without them, and a two-row training table below.
+mkdir -p "$tmp/ref"
+cp "$ref"/*.csv "$tmp/ref/"
+export FABRICSIM_VALIDATION="$tmp/ref"
+
 # Every committed table within its bar: exit 0 (1 would name the table that
 # missed; tests/test-coll-accuracy.c explains the nccl-tests tables' figures).
 set +e
@@ -20,7 +27,10 @@ out=$("$FABRICSIM" validate)
 st=$?
 set -e
 [ "$st" -eq 0 ] || fail "validate exited $st (a table missed its bar?): $out"
-contains "$out" "summary: 3 passed, 0 failed, 0 not run" "validate"
+contains "$out" "summary: 4 passed, 0 failed, 0 not run, 2 known gaps" "validate"
+contains "$out" "h100_ib400_2node_allreduce_default_nccltests309 (nccl-tests)" "validate multi-node"
+contains "$out" "KNOWN GAP" "validate multi-node"
+contains "$out" "  known gap: busbw MAPE" "validate multi-node"
 contains "$out" "h100_pcie_gen5_host_copies_fabricsim_probe (host-copy): bar time within 10% for size >= 64MiB" "validate"
 contains "$out" "time MAPE 1.49 % over 6 rows" "validate"
 contains "$out" "h100_dgx_allreduce_8gpu_nvidia_dgxc (nccl-tests)" "validate"
@@ -44,7 +54,52 @@ assert hc["ran"] and hc["pass"] and abs(hc["mape_pct"] - 1.49) < 0.01, hc["mape_
 assert all(r["in_scope"] == (r["size_bytes"] >= 64 << 20) for r in hc["rows"])
 PY
 
+python3 - "$tmp/a.json" <<'PY' || fail "validate --json known gaps"
+import json, sys
+d = json.load(open(sys.argv[1]))
+gaps = [t["table"] for t in d["tables"] if t["gap"] is not None]
+assert d["known_gaps"] == len(gaps) == 2 and d["failed"] == 0, (d["known_gaps"], gaps)
+assert all(not t["pass"] for t in d["tables"] if t["gap"] is not None)
+PY
+
 "$FABRICSIM" validate --list-kinds | grep -q "^host-copy " || fail "--list-kinds"
+
+# A table that misses its bar with a gap line is a known gap (exit 0); the
+# same table without it fails (exit 1); a gap line on a table that meets its
+# bar is reported as closed.
+t2="$ref/h100_ib400_2node_allreduce_default_nccltests309.csv"
+out=$("$FABRICSIM" validate "$t2") || fail "known gap: exit $?"
+contains "$out" "summary: 0 passed, 0 failed, 0 not run, 1 known gap (" "known gap"
+grep -v '^# gap:' "$t2" > "$tmp/nogap.csv"
+set +e
+out=$("$FABRICSIM" validate "$tmp/nogap.csv")
+st=$?
+set -e
+[ "$st" -eq 1 ] || fail "missed bar without a gap line: exit $st, expected 1"
+contains "$out" "busbw MAPE 12.61 % over 9 rows (max 17.36 %): FAIL" "missed bar without a gap line"
+sed 's/^# bar: .*/# bar: busbw within 50% for size >= 64MiB/' "$t2" > "$tmp/closed.csv"
+out=$("$FABRICSIM" validate "$tmp/closed.csv") || fail "closed gap: exit $?"
+contains "$out" "PASS (its gap is closed: remove the table's gap line)" "closed gap"
+
+# defines: the topology's parameters (like -D); a bad or unknown one is the
+# defines line's error, exit 2.
+sed 's/^# defines: nodes=2/# defines: nodes=x/' "$t2" > "$tmp/baddef.csv"
+set +e
+err=$("$FABRICSIM" validate "$tmp/baddef.csv" 2>&1 >/dev/null)
+st=$?
+set -e
+[ "$st" -eq 2 ] || fail "bad defines: exit $st, expected 2"
+line=$(grep -n '^# defines:' "$tmp/baddef.csv" | cut -d: -f1)
+contains "$err" "baddef.csv:$line:3: " "bad defines"
+contains "$err" "-D nodes=x" "bad defines"
+sed 's/^# defines: nodes=2/# defines: nodes=2 racks=3/' "$t2" > "$tmp/unkdef.csv"
+set +e
+err=$("$FABRICSIM" validate "$tmp/unkdef.csv" 2>&1 >/dev/null)
+st=$?
+set -e
+[ "$st" -eq 2 ] || fail "unknown define: exit $st, expected 2"
+contains "$err" "unkdef.csv:$line:3: " "unknown define"
+contains "$err" "racks" "unknown define"
 
 # A table that misses its bar: exit 1.
 sed 's/time within 10%/time within 1%/' "$ref/h100_pcie_gen5_host_copies_fabricsim_probe.csv" > "$tmp/tight.csv"
@@ -73,10 +128,63 @@ set -e
 mkdir -p "$tmp/tree/tools" "$tmp/tree/validation" "$tmp/tree/build/src/cli"
 cp "$FS_SOURCE_ROOT/tools/validate-report" "$tmp/tree/tools/"
 cp -r "$FS_SOURCE_ROOT/validation/reference" "$FS_SOURCE_ROOT/validation/results" "$tmp/tree/validation/"
+rm -r "$tmp/tree/validation/reference/training"
 ln -s "$FABRICSIM" "$tmp/tree/build/src/cli/fabricsim"
 FABRICSIM_VALIDATION="$tmp/tree/validation/reference" "$tmp/tree/tools/validate-report" > /dev/null \
   || fail "validate-report exited $?"
 report=$(cat "$tmp/tree/validation/REPORT.md")
 contains "$report" "| \`h100_pcie_gen5_host_copies_fabricsim_probe\` | host-copy | time within 10% for size >= 64MiB | 1.49 | 1.61 | - | pass / pass |" "REPORT.md"
+
+# A training table (its first two rows, 8 GPUs: one fit, one test) in a
+# folder's training/: every row printed, the fit row marked and outside the
+# bar, the test-set MAPE, the fitted factor; byte-identical JSON twice.
+tr="$FS_SOURCE_ROOT/validation/reference/training/training-korthikanti-t5-a100.csv"
+mkdir -p "$tmp/tref/training"
+# One fit row is a weak calibration: the copy's bar is 50 %, and 1 % must fail.
+{ grep '^#' "$tr" | sed 's/^# bar: .*/# bar: 50/'; grep -v '^#' "$tr" | head -3; } \
+  > "$tmp/tref/training/training-two.csv"
+out=$("$FABRICSIM" validate --dir "$tmp/tref") || fail "validate training exited $?"
+contains "$out" "training-two (training): bar 50" "training"
+contains "$out" "(fit row: calibration, outside the bar)" "training"
+contains "$out" "test-set step_time_s MAPE" "training"
+contains "$out" "over 1 row" "training"
+contains "$out" "training calibration a100: step times x" "training"
+contains "$out" "fitted on 1 fit rows" "training"
+contains "$out" "summary: 1 passed, 0 failed, 0 not run" "training"
+[ "$(printf '%s\n' "$out" | grep -c '(fit row')" -eq 1 ] || fail "training: not exactly one fit row: $out"
+"$FABRICSIM" validate --json --dir "$tmp/tref" > "$tmp/t1.json" || fail "validate training --json"
+"$FABRICSIM" validate --json "$tmp/tref/training/training-two.csv" > "$tmp/t2.json" \
+  || fail "validate training TABLE --json"
+cmp -s "$tmp/t1.json" "$tmp/t2.json" || fail "validate training --json differs between runs"
+python3 - "$tmp/t1.json" <<'PY' || fail "validate training --json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["tables"][0]
+assert t["kind"] == "training" and t["rows_in_scope"] == 1, t
+assert [r.get("fit", False) for r in t["rows"]] == [True, False], t["rows"]
+assert [r["in_scope"] for r in t["rows"]] == [False, True], t["rows"]
+assert any("step times x" in n for n in d["notes"]), d["notes"]
+PY
+
+sed 's/^# bar: 50/# bar: 1/' "$tmp/tref/training/training-two.csv" > "$tmp/training-tight.csv"
+set +e
+out=$("$FABRICSIM" validate "$tmp/training-tight.csv")
+st=$?
+set -e
+[ "$st" -eq 1 ] || fail "training table past its bar: exit $st, expected 1"
+contains "$out" "test-set step_time_s MAPE" "training, tight bar"
+contains "$out" "FAIL" "training, tight bar"
+
+# A malformed training table: exit 2, file:line:col, nothing on stdout.
+sed 's/,test$/,later/' "$tmp/tref/training/training-two.csv" > "$tmp/training-bad.csv"
+line=$(grep -n ',later$' "$tmp/training-bad.csv" | cut -d: -f1)
+set +e
+o=$("$FABRICSIM" validate "$tmp/training-bad.csv" 2>"$tmp/err")
+st=$?
+set -e
+[ "$st" -eq 2 ] || fail "bad training table: exit $st, expected 2"
+[ -z "$o" ] || fail "bad training table: stdout not empty: $o"
+grep -q "training-bad.csv:$line:[0-9]*: set \"later\": expected fit or test" "$tmp/err" \
+  || fail "bad training table: $(cat "$tmp/err")"
 
 echo "cli validate: ok"

@@ -12,57 +12,16 @@
  * which ends or fails with a deadlock report or a one-line error.  Corpus:
  * the files of tests/data/chakra/.
  */
-#include "catalog/catalog.h"
-#include "collrun/coll-topo.h"
-#include "coll/nccl-params.h"
-#include "core/sim.h"
-#include "fuzz-common.h"
-#include "net/flow.h"
-#include "net/route.h"
-#include "util/error.h"
+#include "fuzz-world.h"
 #include "workload/chakra/chakra.h"
-#include "workload/spec.h"
-
 #define MAX_RUN_OPS 16
 
-static const FsTopo *topo;
-static FsEfficiency *eff;
-static FsNcclParams *nccl;
-
-static void setup(void)
-{
-  if (topo != NULL)
-    return;
-  GError *error = NULL;
-  FsCatalog *cat = fs_catalog_load_default(NULL, &error);
-  if (cat == NULL)
-    fs_fuzz_fail("cannot load the catalog: %s", error->message);
-  g_autofree char *path = g_build_filename(FS_SOURCE_DATA_DIR, "topologies",
-                                           "dgx-h100.yaml", NULL);
-  topo = fs_topo_load_file(path, cat, NULL, &error);
-  if (topo == NULL)
-    fs_fuzz_fail("cannot load %s: %s", path, error->message);
-  eff = fs_efficiency_load_default(NULL, &error);
-  if (eff == NULL)
-    fs_fuzz_fail("cannot load the efficiency curves: %s", error->message);
-  nccl = fs_nccl_params_load_default(&error);
-  if (nccl == NULL)
-    fs_fuzz_fail("cannot load the NCCL parameters: %s", error->message);
-}
-
+/* Runs the loaded trace; checks how a run that does not end fails. */
 static void run(FsReplay *rp)
 {
-  g_autoptr(FsSim) sim = fs_sim_new();
-  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
-  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
-  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  FsOpEnv env = {sim, net, router, tnet, nccl, NULL};
   GError *error = NULL;
-  if (fs_opgraph_run(rp->graph, &env, &error)) {
-    if (error != NULL)
-      fs_fuzz_fail("the run succeeded but set an error: %s", error->message);
+  if (fs_fuzz_run_graph(rp->graph, &error))
     return;
-  }
   if (!g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_DEADLOCK))
     fs_fuzz_check_one_line(error);
   g_error_free(error);
@@ -70,7 +29,8 @@ static void run(FsReplay *rp)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  setup();
+  const FsTopo *topo = fs_fuzz_world()->topo;
+  FsEfficiency *eff = fs_fuzz_world()->eff;
   size_t first = 0;
   while (first < size && g_ascii_isspace(data[first]))
     first++;

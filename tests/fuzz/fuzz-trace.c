@@ -9,58 +9,18 @@
  * deadlock report naming ranks and ops (several lines: one per stuck op)
  * or a one-line error.  Corpus: tests/data/replay/.
  */
-#include "catalog/catalog.h"
-#include "coll/nccl-params.h"
-#include "collrun/coll-topo.h"
-#include "core/sim.h"
-#include "fuzz-common.h"
-#include "net/flow.h"
-#include "net/route.h"
-#include "util/error.h"
+#include "fuzz-world.h"
 #include "workload/replay.h"
-#include "workload/spec.h"
 
 #define INPUT_NAME "fuzz.json"
 #define MAX_RUN_OPS 16
 
-static const FsTopo *topo;
-static FsEfficiency *eff;
-static FsNcclParams *nccl;
-
-static void setup(void)
-{
-  if (topo != NULL)
-    return;
-  GError *error = NULL;
-  FsCatalog *cat = fs_catalog_load_default(NULL, &error);
-  if (cat == NULL)
-    fs_fuzz_fail("cannot load the catalog: %s", error->message);
-  g_autofree char *path = g_build_filename(FS_SOURCE_DATA_DIR, "topologies",
-                                           "dgx-h100.yaml", NULL);
-  topo = fs_topo_load_file(path, cat, NULL, &error);
-  if (topo == NULL)
-    fs_fuzz_fail("cannot load %s: %s", path, error->message);
-  eff = fs_efficiency_load_default(NULL, &error);
-  if (eff == NULL)
-    fs_fuzz_fail("cannot load the efficiency curves: %s", error->message);
-  nccl = fs_nccl_params_load_default(&error);
-  if (nccl == NULL)
-    fs_fuzz_fail("cannot load the NCCL parameters: %s", error->message);
-}
-
+/* Runs the loaded trace; checks how a run that does not end fails. */
 static void run(FsReplay *rp)
 {
-  g_autoptr(FsSim) sim = fs_sim_new();
-  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
-  g_autoptr(FsRouter) router = fs_router_new(topo, net, NULL);
-  g_autoptr(FsCollTopoNet) tnet = fs_coll_topo_net_new(router);
-  FsOpEnv env = {sim, net, router, tnet, nccl, NULL};
   GError *error = NULL;
-  if (fs_opgraph_run(rp->graph, &env, &error)) {
-    if (error != NULL)
-      fs_fuzz_fail("the run succeeded but set an error: %s", error->message);
+  if (fs_fuzz_run_graph(rp->graph, &error))
     return;
-  }
   /* A deadlock report lists the stuck ops one per line; other failures
    * are one line. */
   if (g_error_matches(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_DEADLOCK)) {
@@ -74,7 +34,8 @@ static void run(FsReplay *rp)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  setup();
+  const FsTopo *topo = fs_fuzz_world()->topo;
+  FsEfficiency *eff = fs_fuzz_world()->eff;
   g_autofree char *text = fs_fuzz_text(data, size);
   GError *error = NULL;
   FsReplay *rp = fs_replay_load_string(text, INPUT_NAME, topo, eff, &error);

@@ -8,14 +8,31 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "util/limits.h"
 #include "util/error.h"
 #include "util/strutil.h"
 #include "workload/chakra/chakra-private.h"
 #include "workload/chakra/et_def.pb-c.h"
 #include "workload/spec.h"
 
-/* Biggest message accepted (a node of a real trace is a few hundred bytes). */
-#define MAX_MESSAGE (64u << 20)
+/* Biggest message accepted (a node of a real trace is a few hundred bytes):
+ * MAX_MESSAGE, or $FABRICSIM_MAX_MESSAGE_BYTES. */
+#define MAX_MESSAGE ((guint64)64 << 20)
+
+static guint64 max_message(void)
+{
+  return fs_env_limit("FABRICSIM_MAX_MESSAGE_BYTES", MAX_MESSAGE, (guint64)1 << 40);
+}
+
+/* The message guard's error for a message of mlen bytes at byte at. */
+static gboolean too_long(GError **error, const char *name, gsize at, uint64_t mlen)
+{
+  g_autofree char *lim = fs_limit_bytes_text(max_message());
+  g_set_error(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID,
+              "%s: byte %zu: a message of %" G_GUINT64_FORMAT " bytes is larger than %s "
+              "(FABRICSIM_MAX_MESSAGE_BYTES raises the limit)", name, at, mlen, lim);
+  return FALSE;
+}
 
 static gboolean fail(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
@@ -184,9 +201,11 @@ static gboolean parse_binary(const char *name, const guint8 *data, gsize len, Ck
   uint64_t mlen;
   if (len == 0)
     return fail(error, "%s: empty file: expected Chakra's GlobalMetadata message", name);
-  if (!read_varint(data, len, &pos, &mlen) || mlen > len - pos || mlen > MAX_MESSAGE)
+  if (!read_varint(data, len, &pos, &mlen) || mlen > len - pos)
     return fail(error, "%s: byte 0: expected the length of Chakra's GlobalMetadata message "
                 "(a varint no larger than the rest of the file)", name);
+  if (mlen > max_message())
+    return too_long(error, name, 0, mlen);
   ChakraProtoMsg__GlobalMetadata *gm =
     chakra_proto_msg__global_metadata__unpack(NULL, (size_t)mlen, data + pos);
   if (gm == NULL)
@@ -196,9 +215,11 @@ static gboolean parse_binary(const char *name, const guint8 *data, gsize len, Ck
   pos += (gsize)mlen;
   for (guint index = 0; pos < len; index++) {
     gsize at = pos;
-    if (!read_varint(data, len, &pos, &mlen) || mlen > len - pos || mlen > MAX_MESSAGE)
+    if (!read_varint(data, len, &pos, &mlen) || mlen > len - pos)
       return fail(error, "%s: byte %zu: node %u: expected a message length (a varint no larger "
                   "than the rest of the file)", name, at, index);
+    if (mlen > max_message())
+      return too_long(error, name, at, mlen);
     ChakraProtoMsg__Node *m = chakra_proto_msg__node__unpack(NULL, (size_t)mlen, data + pos);
     if (m == NULL)
       return fail(error, "%s: byte %zu: node %u: not a Chakra Node message (%" G_GUINT64_FORMAT

@@ -4,8 +4,11 @@
 #include <errno.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "coll/coll.h"
 #include "util/error.h"
+#include "util/interrupt.h"
 #include "util/strutil.h"
 #include "workload/chakra/chakra-private.h"
 #include "workload/chakra/et_def.pb-c.h"
@@ -543,6 +546,11 @@ gboolean fs_chakra_write(const FsOpGraph *g, const FsTopo *topo, const char *dir
     GByteArray *b = g_byte_array_new();
     g_ptr_array_add(bufs, b);
     ok = encode_rank(&w, r, b, error);
+    if (ok && fs_interrupt_requested()) { /* SIGINT, SIGTERM: stop before any file */
+      g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_INTERRUPTED,
+                  "interrupted while writing %s; nothing written", dir);
+      ok = FALSE;
+    }
   }
   if (ok && g_mkdir_with_parents(dir, 0777) != 0) {
     int e = errno;
@@ -555,6 +563,14 @@ gboolean fs_chakra_write(const FsOpGraph *g, const FsTopo *topo, const char *dir
     g_autofree char *path = g_build_filename(dir, base, NULL);
     GByteArray *b = bufs->pdata[r];
     ok = fs_write_file_atomic(path, (const char *)b->data, b->len, error);
+    /* Interrupted part-way: the ranks already written would be a set that
+     * no replay can read; they go too. */
+    for (guint k = 0; !ok && k < r && g_error_matches(*error, FS_RUNTIME_ERROR,
+                                                       FS_RUNTIME_ERROR_INTERRUPTED); k++) {
+      g_autofree char *kb = g_strdup_printf("%s.%u.et", prefix, k);
+      g_autofree char *kp = g_build_filename(dir, kb, NULL);
+      g_unlink(kp);
+    }
   }
   g_ptr_array_unref(bufs);
   writer_clear(&w);

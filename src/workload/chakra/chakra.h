@@ -116,7 +116,9 @@ FsReplay *fs_chakra_load_buffers(const char *const *names, const guint8 *const *
  * a Chakra trace cannot say the same way: a DELAY op of non-zero time (a
  * collective timed alone: tensor, context or expert parallelism,
  * --dp-isolated, the analytic model), or replicas it cannot tell apart.
- * I/O errors are FS_RUNTIME_ERROR_IO.  Cost: linear in ops × replicas. */
+ * I/O errors are FS_RUNTIME_ERROR_IO.  A stop request (util/interrupt.h)
+ * while encoding or writing fails with FS_RUNTIME_ERROR_INTERRUPTED and
+ * leaves none of this call's files.  Cost: linear in ops × replicas. */
 gboolean fs_chakra_write(const FsOpGraph *g, const FsTopo *topo, const char *dir,
                          const char *prefix, GError **error);
 

@@ -1,0 +1,115 @@
+/* p2p-sched.c — NCCL's point-to-point scheduling.  See p2p-sched.h. */
+#include "coll/p2p-sched.h"
+
+static guint pow2_up(guint v)
+{
+  guint r = 1;
+  while (r < v && r < (1u << 30))
+    r <<= 1;
+  return r;
+}
+
+static guint pow2_down(guint v)
+{
+  guint r = 1;
+  while (r * 2 <= v && r < (1u << 30))
+    r <<= 1;
+  return r;
+}
+
+gboolean fs_coll_op_is_p2p(FsCollOp op)
+{
+  return op == FS_COLL_ALLTOALL || op == FS_COLL_GATHER || op == FS_COLL_SCATTER ||
+         op == FS_COLL_SENDRECV || op == FS_COLL_HYPERCUBE || op == FS_COLL_BARRIER;
+}
+
+guint fs_p2p_channels(const FsNcclParams *p, const FsP2pShape *s)
+{
+  guint maxch = MAX(p->max_channels, 1u);
+  return MIN(pow2_up(CLAMP(s->max_channels, 1u, maxch)), pow2_down(maxch));
+}
+
+/* ncclTopoGetNchannels for a remote rank.  The scale rule compares with the p2p channels
+ * before NCCL rounds them to a power of two (the collective channels, bounded). */
+guint fs_p2p_net_peer_channels(const FsNcclParams *p, const FsP2pShape *s)
+{
+  const FsNcclP2pSched *q = &p->p2p;
+  guint nics = MAX(s->net_count, 1u);
+  switch (q->net_rule) {
+  case FS_NCCL_P2P_FIXED:
+    return q->net_channels;
+  case FS_NCCL_P2P_SCALE: {
+    guint64 c = q->net_channels, pch = CLAMP(s->max_channels, 1u, MAX(p->max_channels, 1u));
+    while (c * s->nranks > pch * q->net_scale && c > 1)
+      c /= 2;
+    return MAX(nics, (guint)c);
+  }
+  case FS_NCCL_P2P_BANDWIDTH:
+  default: {
+    if (s->net_bw_gbps <= 0)
+      return q->net_channels;
+    /* divUp((int)netBw, (int)perChannelBw), as NCCL truncates both to integers. */
+    guint64 bw = (guint64)s->net_bw_gbps, per = MAX((guint64)q->channel_net_bw, 1u);
+    guint64 c = (bw + per - 1) / per;
+    return MAX(nics, (guint)MIN(c, 64u));
+  }
+  }
+}
+
+guint fs_p2p_channels_per_peer(const FsNcclParams *p, const FsP2pShape *s)
+{
+  const FsNcclP2pSched *q = &p->p2p;
+  guint pch = fs_p2p_channels(p, s);
+  guint m = pch;
+  if (s->local_channels > 0)
+    m = MIN(m, s->local_channels);
+  if (s->nhosts > 1)
+    m = MIN(m, fs_p2p_net_peer_channels(p, s));
+  guint per = pow2_up(MAX(m, 1u));
+  if (s->nhosts > 1 && q->net_rule == FS_NCCL_P2P_BANDWIDTH) {
+    /* 2.29+: fit every peer of a round in one pass over the p2p channels. */
+    guint64 batches = (s->nranks + q->work_per_batch - 1) / q->work_per_batch;
+    while ((guint64)per * batches > pch && per > 1)
+      per /= 2;
+  }
+  return MIN(per, pch);
+}
+
+uint64_t fs_p2p_step_bytes(const FsNcclParams *p, const FsP2pShape *s, FsCollProto proto,
+                           gboolean nvlink)
+{
+  if (proto == FS_PROTO_SIMPLE)
+    return s->nhosts > 1 || !nvlink ? p->p2p_net_chunk : p->p2p_nvl_chunk;
+  const FsNcclProto *pr = &p->proto[proto];
+  return MAX((uint64_t)((double)(pr->buffer / MAX(p->steps, 1u)) * pr->payload), 1u);
+}
+
+guint fs_p2p_op_channels(const FsNcclParams *p, const FsP2pShape *s, FsCollProto proto,
+                         gboolean nvlink, uint64_t bytes)
+{
+  const FsNcclP2pSched *q = &p->p2p;
+  guint pch = fs_p2p_channels(p, s);
+  guint cmax = fs_p2p_channels_per_peer(p, s), cmin = cmax;
+  while ((s->nhosts < 2 || q->halve_min_net) && (guint64)cmin * s->nranks > pch && cmin > 1)
+    cmin /= 2;
+  if (bytes == 0)
+    return 1;
+  /* The step of the protocol: NCCL sizes parts by stepSize (the p2p chunk for Simple). */
+  double step = (double)fs_p2p_step_bytes(p, s, proto, nvlink);
+  const double *part = s->nhosts > 1 ? q->part_net : q->part_host;
+  uint64_t min_part = MAX((uint64_t)(step * part[0]), 1u), max_part = MAX((uint64_t)(step * part[1]), 1u);
+  uint64_t want = (bytes + min_part - 1) / min_part;
+  guint n = (guint)MIN((uint64_t)cmin, want);
+  n = MAX(n, 1u);
+  uint64_t part_size = MAX(min_part, (bytes + n - 1) / n);
+  while (part_size > max_part && n <= cmax / 2) {
+    n *= 2;
+    part_size = (bytes + n - 1) / n;
+  }
+  return n;
+}
+
+uint64_t fs_p2p_peer_bytes(FsCollOp op, uint64_t nbytes, guint n)
+{
+  return op == FS_COLL_SENDRECV || n == 0 ? nbytes : nbytes / n;
+}

@@ -1,0 +1,84 @@
+/* p2p-sched.h — NCCL's scheduling of point-to-point operations: how many
+ * channels a peer gets, how one send/recv is split over them, the chunk it
+ * moves in, and what one channel carries over the network.
+ *
+ * NCCL (src/graph/paths.cc ncclTopoGetNchannels / ncclTopoComputeP2pChannels,
+ * src/enqueue.cc addP2pToPlan, src/init.cc computeBuffSizes) gives every
+ * communicator p2pnChannelsPerPeer: the least, over the rank's peers, of a
+ * count by transport (NVLink peer: 2 × its NVLinks; other peer on the host:
+ * 2; network peer: the release's rule, FsNcclP2pRule), rounded up to a power
+ * of two and bounded by the p2p channels (the collective channels, a power
+ * of two).  Each operation then takes between nChannelsMin (that count,
+ * halved while it times the ranks exceeds the p2p channels) and
+ * nChannelsMax (that count) channels by its size: parts of at least
+ * part[0] chunks, doubled while parts exceed part[1] chunks.  One channel moves at
+ * most per_channel_net_bw over the network (NCCL_P2P_PER_CHANNEL_NET_BW:
+ * what NCCL 2.29 takes one channel to drive; fabricsim caps every network
+ * transfer of a point-to-point plan at it, in every release), so that a
+ * network peer with few channels gets a fraction of its NIC: 2 channels of
+ * 14 GB/s on a 50 GB/s NDR port, about one half; 1 channel, 28 %.  A
+ * channel's share of a send runs as one transfer: NCCL keeps NCCL_STEPS
+ * chunks of it in flight, so it streams at the channel's rate and pays the
+ * path's latency once (chunked, each chunk would wait for the previous
+ * one's arrival).
+ *
+ * All figures come from the params file (FsNcclP2pSched); with no
+ * `p2p_schedule` table (p->p2p.on FALSE) none of this applies.  Pure
+ * functions; no allocation; no errors.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "coll/coll.h"
+#include "coll/nccl-params.h"
+
+G_BEGIN_DECLS
+
+/* What NCCL's rules need to know of a communicator seen from one rank. */
+typedef struct {
+  guint nranks;           /* ranks of the communicator */
+  guint nhosts;           /* hosts it spans (nNodes) */
+  guint max_channels;     /* its collective channels (nChannels) */
+  guint local_channels;   /* least count of a peer on the rank's host (2 × NVLinks, or
+                             pci_peer_channels); 0: no peer on the host */
+  double net_bw_gbps;     /* network bandwidth of one GPU (its NICs); 0: unknown */
+  guint net_count;        /* NICs one GPU uses (>= 1 when net_bw_gbps > 0) */
+} FsP2pShape;
+
+/* TRUE for the operations NCCL runs as grouped send/recv (alltoall,
+ * gather, scatter, sendrecv) and the recursive exchanges fabricsim runs
+ * point to point (hypercube, barrier). */
+gboolean fs_coll_op_is_p2p(FsCollOp op);
+
+/* NCCL's p2pnChannels: the collective channels bounded by the params'
+ * channel maximum, rounded up to a power of two, at most the largest power
+ * of two not above that maximum. */
+guint fs_p2p_channels(const FsNcclParams *p, const FsP2pShape *s);
+
+/* The channels of a network peer before the minimum over peers
+ * (ncclTopoGetNchannels' NET branch), by the release's rule. */
+guint fs_p2p_net_peer_channels(const FsNcclParams *p, const FsP2pShape *s);
+
+/* p2pnChannelsPerPeer of the communicator (>= 1). */
+guint fs_p2p_channels_per_peer(const FsNcclParams *p, const FsP2pShape *s);
+
+/* The step size of a send with proto, across hosts or not (the unit of the
+ * part sizes):
+ * Simple moves p2p chunks (net_chunk across hosts, nvl_chunk on an
+ * all-NVLink host, else net_chunk, which NCCL's PCI chunk equals), LL and
+ * LL128 a protocol buffer step.  Payload bytes. */
+uint64_t fs_p2p_step_bytes(const FsNcclParams *p, const FsP2pShape *s, FsCollProto proto,
+                           gboolean nvlink);
+
+/* The channels one send of bytes (to one peer) is split over: between
+ * nChannelsMin and nChannelsMax as addP2pToPlan splits it (1 for 0 bytes). */
+guint fs_p2p_op_channels(const FsNcclParams *p, const FsP2pShape *s, FsCollProto proto,
+                         gboolean nvlink, uint64_t bytes);
+
+/* The bytes per peer of one call of op moving nbytes on n ranks (NCCL's
+ * nBytes, fs_coll_cost): the buffer for sendrecv, a block otherwise. */
+uint64_t fs_p2p_peer_bytes(FsCollOp op, uint64_t nbytes, guint n);
+
+G_END_DECLS

@@ -1,0 +1,841 @@
+/* streams.c — the stream model of a collective.  See streams.h.
+ *
+ * Order of work in fs_coll_streams_new: pick the skeletons' loop and ring-step
+ * counts; build them (folded where allowed), numbering their connections
+ * (the streams) as they appear; extrapolate each stream's wire bytes and
+ * the plan's latency depth to the full collective; route the streams once
+ * and load the links; evaluate every skeleton as a max-plus system with
+ * the streams' rates; extrapolate the time, and when the skeletons' times
+ * per unit disagree, double the counts and try again while the skeletons
+ * stay under the budget. */
+#include "collrun/streams.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "collrun/exec-params.h"
+#include "core/rng.h"
+#include "util/error.h"
+#include "util/names.h"
+
+static const char *const exec_names[] = {FS_COLL_EXECS(FS_NAMES_ENTRY)};
+FS_NAMES_DEFINE(FsCollExec, fs_coll_exec, exec_names, FS_COLL_EXEC_N, fs_names_index_nocase)
+
+/* A connection: what makes a stream (exec.c keys its transfers so). */
+typedef struct {
+  guint32 channel, lane;
+  FsCollEp src, dst;
+} ConnKey;
+
+typedef struct {
+  ConnKey k;
+  int src_node, dst_node;
+  uint64_t key;  /* the ECMP key of its transfers (exec.c conn_key) */
+  double wire;   /* its wire bytes in the full collective */
+  double t;      /* seconds its busiest link (or cap) needs for the whole run */
+  double lat;    /* ps: its slowest path's latency */
+  double cap;    /* bytes/s: its rate cap (flow cap × width), 0 = none */
+  guint width;   /* identical connections it stands for (a folded skeleton) */
+} Stream;
+
+struct FsCollStreams {
+  GArray *streams; /* Stream */
+  FsCollExecParams ep;
+  double mp;       /* ps after the base latency: the max-plus time of the full collective */
+  double t_bw;     /* seconds */
+  FsCollStreamsInfo info;
+};
+
+static guint conn_hash(gconstpointer p)
+{
+  const ConnKey *k = p;
+  return (guint)fs_hash64(((uint64_t)k->src << 32 | k->dst) ^
+                          fs_hash64((uint64_t)k->channel << 8 | k->lane));
+}
+
+static gboolean conn_equal(gconstpointer a, gconstpointer b)
+{
+  return memcmp(a, b, sizeof(ConnKey)) == 0;
+}
+
+/* The ECMP key exec.c gives a transfer of this connection. */
+static uint64_t conn_key(uint64_t key, const FsCollStep *s)
+{
+  uint64_t c = fs_hash64(((uint64_t)s->src << 32 | s->dst) ^
+                         fs_hash64(((uint64_t)s->channel << 8 | s->lane) + 1));
+  return (key << 32) + (c & 0xffffffffu);
+}
+
+/* A skeleton: a cut plan, each of its steps' stream (G_MAXUINT32 for a
+ * reduction), and the wire bytes it puts on every stream. */
+typedef struct {
+  FsCollPlan *plan;
+  guint32 *conn;
+  GArray *wire; /* double per stream */
+  double depth;
+  double time;  /* ps, max-plus */
+} Skel;
+
+static void skel_clear(Skel *k)
+{
+  fs_coll_plan_free(k->plan);
+  g_free(k->conn);
+  if (k->wire)
+    g_array_unref(k->wire);
+  memset(k, 0, sizeof *k);
+}
+
+typedef struct {
+  const FsComm *comm;
+  const FsCollRequest *req;
+  const FsCollStreamsOpts *opts;
+  FsFlowNet *net;
+  uint64_t key;
+  double payload;
+  GHashTable *conns; /* ConnKey* (owned) → index + 1 */
+  GArray *streams;   /* Stream */
+  /* The loaded links (maxmin): their time for their full-size bytes (ps)
+   * and the streams crossing each (CSR), from pace(). */
+  guint n_links;
+  FsChannelId *links;
+  double *link_need;
+  guint *inc_off;
+  guint32 *inc;
+  double *inc_w; /* the share of the stream's bytes on the link */
+} Ctx;
+
+static void ctx_links_clear(Ctx *c)
+{
+  g_clear_pointer(&c->links, g_free);
+  g_clear_pointer(&c->link_need, g_free);
+  g_clear_pointer(&c->inc_off, g_free);
+  g_clear_pointer(&c->inc, g_free);
+  g_clear_pointer(&c->inc_w, g_free);
+  c->n_links = 0;
+}
+
+/* Numbers the connections of k's plan (new ones become streams) and sums
+ * their wire bytes. */
+static void skel_scan(Ctx *c, Skel *k)
+{
+  guint n = fs_coll_plan_n_steps(k->plan);
+  k->conn = g_new(guint32, n + 1);
+  k->wire = g_array_sized_new(FALSE, TRUE, sizeof(double), c->streams->len + 16);
+  k->depth = fs_coll_plan_latency_depth(k->plan);
+  const FsCollStep *steps = n ? fs_coll_plan_step(k->plan, 0) : NULL;
+  for (guint i = 0; i < n; i++) {
+    const FsCollStep *s = &steps[i];
+    if (s->kind != FS_STEP_XFER) {
+      k->conn[i] = G_MAXUINT32;
+      continue;
+    }
+    ConnKey key;
+    memset(&key, 0, sizeof key);
+    key.channel = s->channel, key.lane = s->lane, key.src = s->src, key.dst = s->dst;
+    gpointer v = g_hash_table_lookup(c->conns, &key);
+    guint idx;
+    if (v == NULL) {
+      idx = c->streams->len;
+      Stream st = {.k = key};
+      const FsComm *comm = fs_coll_plan_comm(k->plan);
+      st.src_node = fs_coll_ep_node(comm, s->src, s->channel);
+      st.dst_node = fs_coll_ep_node(comm, s->dst, s->channel);
+      st.key = conn_key(c->key, s);
+      st.cap = 0;
+      g_array_append_val(c->streams, st);
+      g_hash_table_insert(c->conns, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(idx + 1));
+    } else {
+      idx = GPOINTER_TO_UINT(v) - 1;
+    }
+    k->conn[i] = idx;
+    if (k->wire->len <= idx)
+      g_array_set_size(k->wire, idx + 1);
+    guint width = MAX(s->width, 1);
+    g_array_index(k->wire, double, idx) += ceil((double)s->bytes / c->payload) * width;
+    Stream *st = &g_array_index(c->streams, Stream, idx);
+    st->cap = MAX(st->cap, (double)width); /* the width, until the cap is known */
+    st->width = MAX(st->width, width);
+  }
+}
+
+/* The value at `to` of a quantity measured at three equally spaced counts
+ * (or at one: then it is that value); *agree: the two slopes agree. */
+static double extrap(const double v[3], const guint64 at[3], guint n, guint64 to, gboolean *agree)
+{
+  if (n == 1)
+    return v[0];
+  double s1 = (v[1] - v[0]) / (double)(at[1] - at[0]);
+  double s2 = (v[2] - v[1]) / (double)(at[2] - at[1]);
+  if (agree != NULL && fabs(s2 - s1) > 1e-6 * MAX(fabs(s2), fabs(s1)) + 1e-9)
+    *agree = FALSE;
+  return v[2] + ((double)to - (double)at[2]) * s2;
+}
+
+/* Max-plus time of a skeleton (ps after its kickoff): a transfer takes its
+ * wire bytes at its stream's rate plus its path latency, a reduction its
+ * bytes at the reduce bandwidth; a data dependency on another connection's
+ * transfer adds the step latency, FIFO order and credits none; the end is
+ * the last completion plus the step latency of a final delivery (exec.c). */
+static double maxplus(const Skel *k, const Stream *st, const FsCollExecParams *ep, double payload,
+                      double *xa, double *xb)
+{
+  const FsCollPlan *pl = k->plan;
+  guint n = fs_coll_plan_n_steps(pl);
+  if (n == 0)
+    return 0;
+  const FsCollStep *steps = fs_coll_plan_step(pl, 0);
+  g_autofree guint *pending = g_new0(guint, n);
+  g_autofree guint *off = g_new0(guint, n + 2);
+  g_autofree gboolean *data_succ = g_new0(gboolean, n);
+  guint total = 0;
+  for (guint i = 0; i < n; i++) {
+    guint nd, nc;
+    const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
+    const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
+    pending[i] = nd + nc;
+    total += nd + nc;
+    for (guint j = 0; j < nd; j++) {
+      off[d[j] + 1]++;
+      data_succ[d[j]] = TRUE;
+    }
+    for (guint j = 0; j < nc; j++)
+      off[cr[j] + 1]++;
+  }
+  for (guint i = 0; i < n; i++)
+    off[i + 1] += off[i];
+  g_autofree uint32_t *succ = g_new(uint32_t, total + 1);
+  g_autofree guint *fill = g_new0(guint, n);
+  for (guint i = 0; i < n; i++) {
+    guint nd, nc;
+    const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
+    const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
+    for (guint j = 0; j < nd; j++)
+      succ[off[d[j]] + fill[d[j]]++] = i;
+    for (guint j = 0; j < nc; j++)
+      succ[off[cr[j]] + fill[cr[j]]++] = i | 0x80000000u;
+  }
+  g_autofree double *ready = g_new0(double, n);
+  g_autofree guint *queue = g_new(guint, n);
+  guint head = 0, tail = 0;
+  for (guint i = 0; i < n; i++)
+    if (pending[i] == 0)
+      queue[tail++] = i;
+  double end = 0;
+  while (head < tail) {
+    guint i = queue[head++];
+    const FsCollStep *s = &steps[i];
+    double fin = ready[i];
+    double out_lat = 0;
+    if (s->kind == FS_STEP_XFER) {
+      guint32 ci = k->conn[i];
+      const Stream *c = &st[ci];
+      xa[i] = ready[i];
+      double wire = ceil((double)s->bytes / payload) * MAX(s->width, 1);
+      if (c->wire > 0)
+        fin += wire / c->wire * c->t * 1e12;
+      xb[i] = fin; /* the bytes have left: the links are free (flow.h) */
+      fin += c->lat;
+      out_lat = (double)ep->step_latency[s->inter ? 1 : 0];
+    } else if (ep->reduce_bw > 0) {
+      fin += (double)s->bytes / ep->reduce_bw * 1e12;
+    }
+    if (!data_succ[i])
+      end = MAX(end, fin + out_lat);
+    end = MAX(end, fin);
+    for (guint x = off[i]; x < off[i + 1]; x++) {
+      guint j = succ[x] & 0x7fffffffu;
+      double lat = 0;
+      if (!(succ[x] & 0x80000000u) && !fs_coll_step_same_conn(s, &steps[j]))
+        lat = out_lat;
+      ready[j] = MAX(ready[j], fin + lat);
+      if (--pending[j] == 0)
+        queue[tail++] = j;
+    }
+  }
+  return end;
+}
+
+/* The paths of stream s into w (weights) and hops (per path: its hop
+ * count, then its channels; exec.h). */
+static gboolean stream_paths(const Ctx *c, const Stream *s, GArray *w, GArray *hops,
+                             GError **error)
+{
+  g_array_set_size(w, 0);
+  g_array_set_size(hops, 0);
+  if (c->opts->route_paths(c->opts->route_ctx, s->src_node, s->dst_node, s->key, w, hops))
+    return TRUE;
+  g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no route for a stream of the "
+              "collective (topology nodes %d to %d)", s->src_node, s->dst_node);
+  return FALSE;
+}
+
+/* Routes every stream, loads the links with their full-size bytes and sets
+ * each stream's time (streams.h, Pace) and latency; returns T_bw. */
+static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t_free,
+                     GError **error)
+{
+  guint nch = fs_flownet_n_channels(c->net);
+  g_autofree double *load = g_new0(double, nch + 1);
+  gboolean analytic = fs_flownet_model(c->net) == FS_NET_ANALYTIC;
+  g_autoptr(GArray) rw = g_array_new(FALSE, FALSE, sizeof(double));
+  g_autoptr(GArray) rh = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  gboolean ok = TRUE;
+  for (guint pass = 0; pass < 2 && ok; pass++)
+    for (guint i = 0; i < c->streams->len && ok; i++) {
+      Stream *s = &g_array_index(c->streams, Stream, i);
+      if (pass == 0)
+        s->cap = ep->rate_cap > 0 ? ep->rate_cap * s->cap : 0; /* s->cap held the width */
+      if (s->src_node < 0 || s->dst_node < 0) {
+        g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
+                    "a stream's endpoint has no topology node (bind ranks with fs_comm_set_gpu, "
+                    "NVLS and CollNet switches with their setters)");
+        ok = FALSE;
+        break;
+      }
+      if (!stream_paths(c, s, rw, rh, error)) {
+        ok = FALSE;
+        break;
+      }
+      double t = 0, lat = 0;
+      for (guint p = 0, pos = 0; p < rw->len; p++) {
+        guint len = g_array_index(rh, FsChannelId, pos);
+        const FsChannelId *path = &g_array_index(rh, FsChannelId, pos + 1);
+        pos += len + 1;
+        double w = g_array_index(rw, double, p);
+        if (pass == 0) {
+          for (guint h = 0; h < len; h++)
+            load[path[h]] += w * s->wire;
+          continue;
+        }
+        lat = MAX(lat, (double)fs_flownet_path_latency(c->net, path, len));
+        if (w <= 0 || s->wire <= 0)
+          continue;
+        double cap = fs_flownet_path_capacity(c->net, path, len);
+        if (s->cap > 0)
+          cap = MIN(cap, w * s->cap);
+        if (isfinite(cap))
+          t = MAX(t, w * s->wire / cap);
+        if (!analytic)
+          for (guint h = 0; h < len; h++)
+            *t_bw = MAX(*t_bw, load[path[h]] / fs_flownet_channel_capacity(c->net, path[h]));
+      }
+      if (pass == 1) {
+        s->t = t;
+        s->lat = lat;
+        *t_bw = MAX(*t_bw, t);
+        *t_free = MAX(*t_free, t);
+      }
+    }
+  if (!ok || analytic)
+    return ok;
+  /* The loaded links and, per link, the streams that cross it. */
+  ctx_links_clear(c);
+  g_autofree guint *link_of = g_new(guint, nch + 1);
+  for (guint ch = 0; ch < nch; ch++)
+    link_of[ch] = load[ch] > 0 ? c->n_links++ : G_MAXUINT;
+  c->links = g_new(FsChannelId, c->n_links + 1);
+  c->link_need = g_new(double, c->n_links + 1);
+  c->inc_off = g_new0(guint, c->n_links + 2);
+  for (guint ch = 0; ch < nch; ch++)
+    if (link_of[ch] != G_MAXUINT) {
+      c->links[link_of[ch]] = ch;
+      c->link_need[link_of[ch]] = load[ch] / fs_flownet_channel_capacity(c->net, ch) * 1e12;
+    }
+  GArray *pairs = g_array_new(FALSE, FALSE, sizeof(guint32) * 2);
+  GArray *pw = g_array_new(FALSE, FALSE, sizeof(double));
+  for (guint i = 0; i < c->streams->len && ok; i++) {
+    const Stream *st = &g_array_index(c->streams, Stream, i);
+    ok = stream_paths(c, st, rw, rh, error);
+    for (guint p = 0, pos = 0; ok && p < rw->len; p++) {
+      guint len = g_array_index(rh, FsChannelId, pos);
+      const FsChannelId *path = &g_array_index(rh, FsChannelId, pos + 1);
+      pos += len + 1;
+      double w = g_array_index(rw, double, p);
+      for (guint h = 0; h < len; h++) {
+        guint32 pr[2] = {link_of[path[h]], i};
+        if (pr[0] != G_MAXUINT) {
+          g_array_append_val(pairs, pr);
+          g_array_append_val(pw, w);
+        }
+      }
+    }
+  }
+  c->inc = g_new(guint32, pairs->len + 1);
+  c->inc_w = g_new(double, pairs->len + 1);
+  for (guint j = 0; j < pairs->len; j++)
+    c->inc_off[((guint32 *)pairs->data)[2 * j] + 1]++;
+  for (guint l = 0; l < c->n_links; l++)
+    c->inc_off[l + 1] += c->inc_off[l];
+  g_autofree guint *fill = g_new0(guint, c->n_links + 1);
+  for (guint j = 0; j < pairs->len; j++) {
+    guint32 l = ((guint32 *)pairs->data)[2 * j];
+    c->inc_w[c->inc_off[l] + fill[l]] = g_array_index(pw, double, j);
+    c->inc[c->inc_off[l] + fill[l]++] = ((guint32 *)pairs->data)[2 * j + 1];
+  }
+  g_array_unref(pairs);
+  g_array_unref(pw);
+  return ok;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+  const double *x = a, *y = b;
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Per loaded link, how much longer its streams' bytes need at its
+ * capacity than the max-plus schedule of skeleton k sends through it (the
+ * union of its transfers' sending intervals xa..xb): where streams overlap
+ * there at full rate, the link serves them one after another.  Into
+ * extra[link], in ps; scaled from the full size by the skeleton's share of
+ * the bytes (wire of the skeleton / full wire, per stream). */
+static void link_extra(const Ctx *c, const Skel *k, const double *xa, const double *xb,
+                       double *extra)
+{
+  guint n = fs_coll_plan_n_steps(k->plan), ns = c->streams->len;
+  g_autofree guint *off = g_new0(guint, ns + 2);
+  for (guint i = 0; i < n; i++)
+    if (k->conn[i] != G_MAXUINT32)
+      off[k->conn[i] + 1]++;
+  for (guint t = 0; t < ns; t++)
+    off[t + 1] += off[t];
+  g_autofree guint *by = g_new(guint, off[ns] + 1);
+  g_autofree guint *fill = g_new0(guint, ns + 1);
+  for (guint i = 0; i < n; i++)
+    if (k->conn[i] != G_MAXUINT32)
+      by[off[k->conn[i]] + fill[k->conn[i]]++] = i;
+  GArray *iv = g_array_new(FALSE, FALSE, sizeof(double) * 2);
+  for (guint l = 0; l < c->n_links; l++) {
+    g_array_set_size(iv, 0);
+    double need = 0;
+    double cap = fs_flownet_channel_capacity(c->net, c->links[l]);
+    for (guint j = c->inc_off[l]; j < c->inc_off[l + 1]; j++) {
+      guint32 t = c->inc[j];
+      if (t >= ns)
+        continue;
+      double sk = t < k->wire->len ? g_array_index(k->wire, double, t) : 0;
+      need += sk * c->inc_w[j] / cap * 1e12;
+      for (guint x = off[t]; x < off[t + 1]; x++) {
+        guint i = by[x];
+        if (xb[i] > xa[i]) {
+          double v[2] = {xa[i], xb[i]};
+          g_array_append_val(iv, v);
+        }
+      }
+    }
+    qsort(iv->data, iv->len, sizeof(double) * 2, cmp_span);
+    double total = 0, a = 0, b = -1;
+    for (guint j = 0; j < iv->len; j++) {
+      const double *v = (const double *)iv->data + 2 * j;
+      if (v[0] > b) {
+        total += b > a ? b - a : 0;
+        a = v[0], b = v[1];
+      } else {
+        b = MAX(b, v[1]);
+      }
+    }
+    total += b > a ? b - a : 0;
+    extra[l] = need - total;
+  }
+  g_array_unref(iv);
+}
+
+/* Builds the skeleton of x whole loops (nx > 1; else the full loops) and k
+ * ring steps per loop (nk > 1; else all). */
+static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F, guint nx,
+                           guint64 x, guint nk, guint64 k, Skel *out, GError **error)
+{
+  FsCollRequest r = *c->req;
+  if (nx > 1)
+    r.bytes = c->req->bytes - (F - x) * q * c->req->nchannels;
+  if (nk > 1)
+    r.max_ring_steps = (guint)k;
+  gboolean fold = c->opts->route_fixed != NULL && fs_flownet_model(c->net) == FS_NET_MAXMIN;
+  out->plan = fold ? fs_coll_plan_new_folded(c->comm, algo, &r, c->opts->route_fixed,
+                                             c->opts->route_ctx, error)
+                   : fs_coll_plan_new(c->comm, algo, &r, error);
+  if (out->plan == NULL)
+    return FALSE;
+  skel_scan(c, out);
+  return TRUE;
+}
+
+/* See streams.h.  One attempt per pair of counts (x0 loops, k0 steps): a 3 × 3 grid of
+ * skeletons at most (fewer where a dimension runs whole). */
+FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                   const FsComm *comm, uint64_t nbytes, const FsCollChoice *choice,
+                                   const FsCollRequest *req, uint64_t key, FsFlowNet *net,
+                                   const FsCollStreamsOpts *opts, GError **error)
+{
+  g_return_val_if_fail(opts != NULL && opts->route_paths != NULL, NULL);
+  const FsCollAlgo *algo = choice->algo;
+  guint n = fs_comm_size(comm);
+  uint64_t q = algo->loop_bytes && req->nchannels >= 1 && n > 1 ? algo->loop_bytes(comm, req) : 0;
+  guint64 F = G_MAXUINT64;
+  if (q > 0)
+    for (guint ch = 0; ch < req->nchannels; ch++)
+      F = MIN(F, fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, ch) / q);
+  if (q == 0)
+    F = 0;
+  guint S = algo->ring_steps && n > 1 ? algo->ring_steps(comm, req) : 0;
+  guint P = fs_comm_uniform_ranks_per_host(comm);
+  FsCollExecParams ep;
+  fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice, 1, &ep);
+  Ctx c = {comm, req, opts, net, key, ep.payload,
+           g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL),
+           g_array_new(FALSE, TRUE, sizeof(Stream)), 0, NULL, NULL, NULL, NULL, NULL};
+  FsCollStreams *s = g_new0(FsCollStreams, 1);
+  s->info.loops = F;
+  s->info.ring_steps = S;
+  guint64 x0 = 2, k0 = MAX(4, P);
+  gboolean ok = TRUE, done = FALSE;
+  Skel grid[3][3];
+  memset(grid, 0, sizeof grid);
+  while (ok && !done) {
+    /* Loops: three counts 1 apart past x0, or the full plan's. */
+    guint nx = F >= x0 + 3 ? 3 : 1, nk = S >= k0 + 2 * P + 1 ? 3 : 1;
+    guint64 xs[3] = {x0, x0 + 1, x0 + 2}, ks[3] = {k0, k0 + P, k0 + 2 * P};
+    guint64 steps = 0;
+    for (guint i = 0; i < nx && ok; i++)
+      for (guint j = 0; j < nk && ok; j++) {
+        ok = skel_build(&c, algo, q, F, nx, xs[i], nk, ks[j], &grid[i][j], error);
+        if (ok) {
+          steps += fs_coll_plan_n_steps(grid[i][j].plan);
+          s->info.skeletons++;
+        }
+      }
+    if (!ok)
+      break;
+    s->info.sim_steps += steps;
+    /* Every skeleton's wire bytes per stream, extrapolated to the full plan. */
+    guint ns = c.streams->len;
+    gboolean agree = TRUE;
+    double vx[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+    for (guint t = 0; t < ns; t++) {
+      for (guint i = 0; i < nx; i++) {
+        for (guint j = 0; j < nk; j++) {
+          GArray *w = grid[i][j].wire;
+          v[j] = t < w->len ? g_array_index(w, double, t) : 0;
+        }
+        vx[i] = extrap(v, ks, nk, S, NULL);
+      }
+      g_array_index(c.streams, Stream, t).wire = MAX(0, extrap(vx, xs, nx, F, NULL));
+    }
+    for (guint i = 0; i < nx; i++) {
+      for (guint j = 0; j < nk; j++)
+        v[j] = grid[i][j].depth;
+      vx[i] = extrap(v, ks, nk, S, NULL);
+    }
+    double depth = extrap(vx, xs, nx, F, NULL);
+    fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice,
+                              (guint)CLAMP(llround(depth), 0, G_MAXUINT), &ep);
+    ep.key = key;
+    s->t_bw = 0;
+    double t_free = 0;
+    /* Routes and caps are set once: a retry only adds skeletons' steps. */
+    for (guint t = 0; t < ns; t++) {
+      Stream *st = &g_array_index(c.streams, Stream, t);
+      st->t = 0;
+    }
+    if (!(ok = pace(&c, &ep, &s->t_bw, &t_free, error)))
+      break;
+    guint nl = c.n_links;
+    g_autofree double *busy = g_new0(double, (gsize)9 * (nl + 1));
+    for (guint i = 0; i < nx; i++) {
+      for (guint j = 0; j < nk; j++) {
+        guint nsteps = fs_coll_plan_n_steps(grid[i][j].plan);
+        g_autofree double *xa = g_new0(double, nsteps + 1);
+        g_autofree double *xb = g_new0(double, nsteps + 1);
+        v[j] = grid[i][j].time = maxplus(&grid[i][j], (const Stream *)c.streams->data, &ep,
+                                         c.payload, xa, xb);
+        if (nl > 0)
+          link_extra(&c, &grid[i][j], xa, xb, busy + (gsize)(i * 3 + j) * (nl + 1));
+      }
+      vx[i] = extrap(v, ks, nk, S, &agree);
+    }
+    /* A link whose streams' bytes need longer than the schedule keeps
+     * them active (they overlap at full rate in it) lengthens the
+     * collective by the difference (streams.h). */
+    double deficit = 0;
+    for (guint l = 0; l < nl; l++) {
+      for (guint i = 0; i < nx; i++) {
+        for (guint j = 0; j < nk; j++)
+          v[j] = busy[(gsize)(i * 3 + j) * (nl + 1) + l];
+        vx[i] = extrap(v, ks, nk, S, NULL);
+      }
+      deficit = MAX(deficit, extrap(vx, xs, nx, F, NULL));
+    }
+    for (guint i = 0; i < nx; i++) {
+      for (guint j = 0; j < nk; j++)
+        v[j] = grid[i][j].time;
+      vx[i] = extrap(v, ks, nk, S, NULL);
+    }
+    /* Never more than the busiest link needs beyond the busiest stream
+     * alone (the overlap cannot exceed it). */
+    deficit = MIN(deficit, (s->t_bw - t_free) * 1e12);
+    s->mp = MAX(0, extrap(vx, xs, nx, F, NULL)) + MAX(0, deficit);
+    s->info.approximate = !agree;
+    /* Widen the counts that disagree while the next grid stays in budget
+     * (its size about doubles). */
+    done = agree || (nx == 1 && nk == 1) || 2 * steps > FS_COLL_STREAMS_MAX_SKELETON;
+    for (guint i = 0; i < 3; i++)
+      for (guint j = 0; j < 3; j++)
+        skel_clear(&grid[i][j]);
+    if (!done) {
+      /* The streams' caps go back to their widths for the next pace(). */
+      for (guint t = 0; t < ns; t++) {
+        Stream *st = &g_array_index(c.streams, Stream, t);
+        st->cap = ep.rate_cap > 0 ? st->cap / ep.rate_cap : 1;
+      }
+      if (nx == 3)
+        x0 *= 2;
+      if (nk == 3)
+        k0 *= 2;
+    }
+  }
+  for (guint i = 0; i < 3; i++)
+    for (guint j = 0; j < 3; j++)
+      skel_clear(&grid[i][j]);
+  g_hash_table_unref(c.conns);
+  ctx_links_clear(&c);
+  s->streams = c.streams;
+  if (!ok) {
+    fs_coll_streams_free(s);
+    return NULL;
+  }
+  s->ep = ep;
+  s->info.time = fs_time_add_sat(ep.base_latency, (FsTime)llround(s->mp));
+  s->info.t_bw = fs_time_from_s(s->t_bw);
+  s->info.streams = s->streams->len;
+  return s;
+}
+
+void fs_coll_streams_free(FsCollStreams *s)
+{
+  if (s == NULL)
+    return;
+  if (s->streams)
+    g_array_unref(s->streams);
+  g_free(s);
+}
+
+void fs_coll_streams_info(const FsCollStreams *s, FsCollStreamsInfo *out)
+{
+  *out = s->info;
+}
+
+/* ---- Runs ---------------------------------------------------------------- */
+
+struct FsCollStreamsRun {
+  FsFlowNet *net;
+  FsSim *sim;
+  const FsCollStreams *s;
+  FsCollTransferFn xfer;
+  void *xfer_ctx;
+  FsCollStreamsDoneFn done;
+  void *done_ctx;
+  FsTime start, flows_start, end;
+  guint pending;
+  gboolean finished, ended;
+  GError *error;
+};
+
+static void run_finish(FsCollStreamsRun *run)
+{
+  if (run->finished)
+    return;
+  run->finished = TRUE;
+  if (run->done)
+    run->done(run->done_ctx, run);
+}
+
+static void end_event(void *ctx, uint64_t arg)
+{
+  (void)arg;
+  run_finish(ctx);
+}
+
+/* The end once the streams are done at now: the max-plus time, later by as
+ * much as the streams ended after T_bw and their latency. */
+static void streams_done(FsCollStreamsRun *run)
+{
+  const FsCollStreams *s = run->s;
+  FsTime now = fs_sim_now(run->sim);
+  FsTime end = fs_time_add_sat(run->flows_start, (FsTime)llround(s->mp));
+  double lat = 0;
+  for (guint i = 0; i < s->streams->len; i++) {
+    const Stream *st = &g_array_index(s->streams, Stream, i);
+    if (st->wire > 0)
+      lat = MAX(lat, st->lat);
+  }
+  double alone = (double)run->flows_start + s->t_bw * 1e12 + lat;
+  double late = (double)now - alone;
+  /* Rounding of drain times to picoseconds is not lateness. */
+  if (late > 1e-9 * s->t_bw * 1e12 + 64)
+    end = fs_time_add_sat(end, (FsTime)llround(late));
+  run->end = MAX(end, now);
+  run->ended = TRUE;
+  if (run->end > now)
+    fs_sim_at(run->sim, run->end, end_event, run, 0);
+  else
+    run_finish(run);
+}
+
+static void flow_done(void *ctx, const FsFlowInfo *info)
+{
+  (void)info;
+  FsCollStreamsRun *run = ctx;
+  g_assert(run->pending > 0);
+  if (--run->pending == 0 && run->error == NULL)
+    streams_done(run);
+}
+
+static void kickoff(void *ctx, uint64_t arg)
+{
+  (void)arg;
+  FsCollStreamsRun *run = ctx;
+  const FsCollStreams *s = run->s;
+  run->flows_start = fs_sim_now(run->sim);
+  /* Count first: a flow may complete inside xfer. */
+  run->pending = 1;
+  for (guint i = 0; i < s->streams->len && run->error == NULL; i++) {
+    const Stream *st = &g_array_index(s->streams, Stream, i);
+    if (st->wire <= 0)
+      continue;
+    /* A folded stream runs as its width of flows, as many as share the
+     * links with other traffic under max-min; each at its pace. */
+    guint w = MAX(st->width, 1);
+    double pace = s->t_bw > 0 ? st->wire / w / s->t_bw : 0;
+    for (guint f = 0; f < w && run->error == NULL; f++) {
+      run->pending++;
+      GError *err = NULL;
+      if (!run->xfer(run->xfer_ctx, st->src_node, st->dst_node, (uint64_t)ceil(st->wire / w), pace,
+                     st->key, flow_done, run, NULL, &err)) {
+        run->pending--;
+        run->error = err;
+      }
+    }
+  }
+  if (run->error != NULL) {
+    run->ended = TRUE;
+    run->end = fs_sim_now(run->sim);
+    run_finish(run);
+    return;
+  }
+  flow_done(run, NULL);
+}
+
+FsCollStreamsRun *fs_coll_streams_start(FsFlowNet *net, const FsCollStreams *s,
+                                        FsCollTransferFn xfer, void *xfer_ctx, FsTime at,
+                                        FsCollStreamsDoneFn done, void *done_ctx)
+{
+  g_return_val_if_fail(net != NULL && s != NULL && xfer != NULL, NULL);
+  FsCollStreamsRun *run = g_new0(FsCollStreamsRun, 1);
+  run->net = net;
+  run->sim = fs_flownet_sim(net);
+  run->s = s;
+  run->xfer = xfer;
+  run->xfer_ctx = xfer_ctx;
+  run->done = done;
+  run->done_ctx = done_ctx;
+  run->start = at;
+  fs_sim_at(run->sim, fs_time_add_sat(at, s->ep.base_latency), kickoff, run, 0);
+  return run;
+}
+
+gboolean fs_coll_streams_run_is_done(const FsCollStreamsRun *run)
+{
+  return run->finished;
+}
+
+FsTime fs_coll_streams_run_start_time(const FsCollStreamsRun *run)
+{
+  return run->start;
+}
+
+FsTime fs_coll_streams_run_end_time(const FsCollStreamsRun *run)
+{
+  return run->end;
+}
+
+gboolean fs_coll_streams_run_finish(FsCollStreamsRun *run, GError **error)
+{
+  if (run->error != NULL) {
+    g_propagate_error(error, g_error_copy(run->error));
+    return FALSE;
+  }
+  if (!run->finished) {
+    g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_DEADLOCK,
+                "collective streams did not complete: %u of %u streams still running",
+                run->pending, run->s->streams->len);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void fs_coll_streams_run_free(FsCollStreamsRun *run)
+{
+  if (run == NULL)
+    return;
+  g_clear_error(&run->error);
+  g_free(run);
+}
+
+static gboolean not_done(void *data)
+{
+  return !((FsCollStreamsRun *)data)->finished;
+}
+
+gboolean fs_coll_streams_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                    const FsComm *comm, uint64_t nbytes,
+                                    const FsCollChoice *choice, const FsCollRequest *req,
+                                    uint64_t key, FsFlowNet *net, FsCollTransferFn xfer,
+                                    void *xfer_ctx, const FsCollStreamsOpts *opts,
+                                    FsTime *elapsed, FsCollStreamsInfo *info, GError **error)
+{
+  g_autoptr(FsCollStreams) s = fs_coll_streams_new(p, sys, comm, nbytes, choice, req, key, net,
+                                                   opts, error);
+  if (s == NULL)
+    return FALSE;
+  FsSim *sim = fs_flownet_sim(net);
+  g_autoptr(FsCollStreamsRun) run = fs_coll_streams_start(net, s, xfer, xfer_ctx,
+                                                          fs_sim_now(sim), NULL, NULL);
+  if (!fs_sim_run_while(sim, not_done, run, error))
+    return FALSE;
+  if (!fs_coll_streams_run_finish(run, error)) {
+    fs_sim_run(sim, NULL); /* flows in flight point at the run */
+    return FALSE;
+  }
+  *elapsed = run->end - run->start;
+  if (info != NULL)
+    fs_coll_streams_info(s, info);
+  return TRUE;
+}
+
+/* See streams.h: the whole loops of the smallest channel share, and the
+ * steps the plan would have (channels × ranks × ring steps, or 2 for a
+ * tree or switch, × the slices each carries). */
+gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op)
+{
+  if (op == FS_COLL_BROADCAST || op == FS_COLL_REDUCE)
+    return FALSE;
+  return algo->nccl != FS_NCCL_ALGO_TREE && algo->nccl != FS_NCCL_ALGO_COLLNET_DIRECT &&
+         algo->nccl != FS_NCCL_ALGO_COLLNET_CHAIN;
+}
+
+gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
+                                   const FsCollRequest *req)
+{
+  guint n = fs_comm_size(comm);
+  if (n < 2 || req->nchannels == 0 || !fs_coll_exec_streams_trusted(algo, req->op))
+    return FALSE;
+  uint64_t q = algo->loop_bytes ? algo->loop_bytes(comm, req) : 0;
+  uint64_t share = req->bytes / req->nchannels;
+  if (q > 0 && share / q >= FS_COLL_STREAMS_AUTO_LOOPS)
+    return TRUE;
+  guint S = algo->ring_steps ? algo->ring_steps(comm, req) : 0;
+  uint64_t slice = MAX(req->slice_bytes, 1);
+  double per = S > 0 ? (double)share / n : (double)share;
+  double steps = (double)req->nchannels * n * MAX(S, 2) * MAX(1.0, ceil(per / (double)slice));
+  return steps > FS_COLL_STREAMS_AUTO_STEPS;
+}

@@ -1,0 +1,170 @@
+/* streams.h — the stream model of a collective: a second way to run one,
+ * beside the step executor (exec.h), chosen per run (FsCollExec).
+ *
+ * A pipelined collective in steady state keeps every connection of its
+ * plan (channel, lane, source, destination: one per channel per ring hop,
+ * per tree edge, per NVLS or CollNet leg) busy at one pace.  The stream
+ * model runs each connection as one flow (a stream) carrying all the bytes
+ * the connection carries in the whole collective, on the same flow network
+ * as everything else, and adds to the streams' time the pipeline's fill
+ * and drain and the per-step latencies.  Its cost grows with the
+ * connections, not with the bytes or the steps.
+ *
+ * How the figures are found, from the plans the step executor runs (the
+ * algorithms' builders and the communicator's channels: whatever changes
+ * there changes here):
+ *
+ *   Skeletons.  Plans of the same request cut to a few whole loops
+ *   (FsCollAlgo.loop_bytes) and, for ring phases, a few ring steps per loop
+ *   (FsCollRequest.max_ring_steps), folded where channels are identical
+ *   (fs_coll_plan_new_folded).  Their connections are the streams; each
+ *   stream's bytes in the full collective are extrapolated linearly from
+ *   the skeletons (a loop, or a ring step, adds the same bytes to every
+ *   connection), as is the full plan's latency depth (for the executor's
+ *   parameters, exec-params.h).
+ *
+ *   Pace.  Every link carries the bytes of the streams routed over it
+ *   (their paths and ECMP keys as the executor would draw them); the
+ *   collective cannot take less than the busiest link's bytes over its
+ *   capacity, nor a stream less than its bytes over its rate cap: that is
+ *   T_bw.  A stream's rate while it sends is its bytes over the time of
+ *   the busiest link on its own paths (the links share their capacity in
+ *   proportion to the bytes they carry; in the analytic model, its paths'
+ *   capacity alone).
+ *
+ *   Fill, drain, latency.  Each skeleton is evaluated as a max-plus system
+ *   with those rates: a transfer takes its wire bytes at its stream's rate
+ *   plus its path's latency, waits for its dependencies plus the
+ *   executor's step latency (exec.h: none on one connection's FIFO order
+ *   or on a credit), a reduction takes its bytes at the reduce bandwidth.
+ *   The time of the full collective is extrapolated from the skeletons
+ *   (three loop counts, three ring-step counts a host period apart;
+ *   checked to agree per unit to 1e-6, else the counts double while the
+ *   skeletons stay under FS_COLL_STREAMS_MAX_SKELETON steps).
+ *
+ *   Run.  At start + base latency every stream starts as a flow of its
+ *   bytes capped at its pace (bytes / T_bw): alone, every stream ends at
+ *   T_bw plus its path latency.  When the last one ends, the collective
+ *   ends at start + base + the max-plus time + however much later than
+ *   that the streams ended (other traffic on the network slowed them).
+ *
+ * Exactness: alone on the network, the time is the max-plus time, which
+ * equals the step executor's where the links' sharing stays in proportion
+ * to the bytes (rings, trees, NVLS legs in steady state); measured against
+ * --exact step runs in tests/test-coll-streams.c and tests/bench/RESULTS.md.
+ *
+ * Ownership: a model borrows nothing after fs_coll_streams_new returns; a
+ * run borrows its model, network and transfer context until done.
+ * Errors: those of fs_coll_plan_new and of the route callback;
+ * FS_RUNTIME_ERROR_LIMIT when even the smallest skeletons pass the step
+ * limit.  Cost: building and evaluating the skeletons, O(their steps), and
+ * one flow per stream.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "coll/tuner.h"
+#include "collrun/exec.h"
+
+G_BEGIN_DECLS
+
+/* How collectives run: the step executor, the stream model, or the rule
+ * of fs_coll_exec_pick_streams. */
+#define FS_COLL_EXECS(X) \
+  X(STEPS, "steps")      \
+  X(STREAMS, "streams")  \
+  X(AUTO, "auto")
+
+typedef enum {
+#define X(id, str) FS_COLL_EXEC_##id,
+  FS_COLL_EXECS(X)
+#undef X
+  FS_COLL_EXEC_N
+} FsCollExec;
+
+const char *fs_coll_exec_name(FsCollExec e);
+/* FALSE when s names no execution model (ASCII-case-insensitive). */
+gboolean fs_coll_exec_from_name(const char *s, FsCollExec *out);
+
+/* The most steps the skeletons of one model may have together before the
+ * loop or step counts stop doubling (the extrapolation then takes the
+ * last counts' figures). */
+#define FS_COLL_STREAMS_MAX_SKELETON (1u << 21)
+
+/* The algorithms and operations whose stream model was measured close to
+ * exact step runs (tests/test-coll-streams.c, tests/bench/RESULTS.md):
+ * all but the chains of broadcast and reduce, NCCL's tree and CollNet
+ * (their links carry several of the collective's streams whose overlap the
+ * model only estimates; up to 25 % off across nodes). */
+gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
+/* The rule of --exec auto: TRUE when the collective req is trusted (above)
+ * and deep: every channel's share is at least FS_COLL_STREAMS_AUTO_LOOPS
+ * whole loops, or the plan's steps would pass FS_COLL_STREAMS_AUTO_STEPS
+ * (the step executor is then slow and the pipeline deep).  Cost: O(1). */
+#define FS_COLL_STREAMS_AUTO_LOOPS 64
+#define FS_COLL_STREAMS_AUTO_STEPS (1u << 20)
+gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
+                                   const FsCollRequest *req);
+
+typedef struct {
+  FsCollRouteFixedFn route_fixed; /* folding the skeletons; NULL: none */
+  FsCollRoutePathsFn route_paths; /* required */
+  void *route_ctx;                /* of both */
+} FsCollStreamsOpts;
+
+typedef struct FsCollStreams FsCollStreams;
+
+/* The stream model of collective req (built with choice->algo; nbytes as
+ * fs_coll_cost, for the executor's latencies) on net's links, with the
+ * ECMP key key (FsCollExecParams.key).  NULL with error (above). */
+FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                   const FsComm *comm, uint64_t nbytes, const FsCollChoice *choice,
+                                   const FsCollRequest *req, uint64_t key, FsFlowNet *net,
+                                   const FsCollStreamsOpts *opts, GError **error);
+void fs_coll_streams_free(FsCollStreams *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollStreams, fs_coll_streams_free)
+
+typedef struct {
+  FsTime time;          /* alone: base latency + the max-plus time */
+  FsTime t_bw;          /* the busiest link's (or cap's) time, T_bw */
+  guint streams;        /* connections run as flows */
+  guint skeletons;      /* skeleton plans built */
+  guint64 sim_steps;    /* their steps */
+  guint64 loops;        /* whole loops per channel of the full plan (0: none) */
+  guint ring_steps;     /* ring steps per loop of the full plan (0: none) */
+  gboolean approximate; /* the skeletons' times per unit did not agree to 1e-6 */
+} FsCollStreamsInfo;
+
+/* The model's figures. */
+void fs_coll_streams_info(const FsCollStreams *s, FsCollStreamsInfo *out);
+
+typedef struct FsCollStreamsRun FsCollStreamsRun;
+typedef void (*FsCollStreamsDoneFn)(void *ctx, FsCollStreamsRun *run);
+
+/* Starts the streams of s at absolute time at (>= now) through xfer
+ * (FsCollTransferFn, exec.h); done runs once when the collective ends
+ * (above) or fails.  The run is the caller's (fs_coll_streams_run_free
+ * after done). */
+FsCollStreamsRun *fs_coll_streams_start(FsFlowNet *net, const FsCollStreams *s,
+                                        FsCollTransferFn xfer, void *xfer_ctx, FsTime at,
+                                        FsCollStreamsDoneFn done, void *done_ctx);
+gboolean fs_coll_streams_run_is_done(const FsCollStreamsRun *run);
+FsTime fs_coll_streams_run_start_time(const FsCollStreamsRun *run);
+FsTime fs_coll_streams_run_end_time(const FsCollStreamsRun *run);
+/* FALSE with the run's error (a transfer that could not start), or with
+ * FS_RUNTIME_ERROR_DEADLOCK when it has not ended. */
+gboolean fs_coll_streams_run_finish(FsCollStreamsRun *run, GError **error);
+void fs_coll_streams_run_free(FsCollStreamsRun *run);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollStreamsRun, fs_coll_streams_run_free)
+
+/* Times collective req alone on net from now as streams (the simulation
+ * advances by its duration) into *elapsed; info may be NULL. */
+gboolean fs_coll_streams_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                    const FsComm *comm, uint64_t nbytes,
+                                    const FsCollChoice *choice, const FsCollRequest *req,
+                                    uint64_t key, FsFlowNet *net, FsCollTransferFn xfer,
+                                    void *xfer_ctx, const FsCollStreamsOpts *opts,
+                                    FsTime *elapsed, FsCollStreamsInfo *info, GError **error);
+
+G_END_DECLS

@@ -638,10 +638,8 @@ START_TEST(test_extrapolate_ring_steps)
 {
   /* 8 NDR nodes, 64 ranks, one partial loop: the ring's steps repeat
    * exactly (the hosts sit under one leaf per rail).  With the sender's own
-   * NIC (NCCL_CROSS_NIC=1, the routes before rails): with PXN (the default)
-   * each host's NVLink flows share the rings' exit hops and the steps do
-   * not repeat to 1e-6, so such rings run whole (issue 18: slower, not
-   * wrong). */
+   * NIC (NCCL_CROSS_NIC=1, the routes before rails); the default rails
+   * repeat every host's 8 steps instead (test-rails.c). */
   Sys s;
   g_setenv("NCCL_CROSS_NIC", "1", TRUE);
   sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=8");

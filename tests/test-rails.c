@@ -2,11 +2,16 @@
  * host-to-host transfer leaves through under NCCL_CROSS_NIC and
  * NCCL_PXN_DISABLE, PXN over NVLink, adaptive routing's equal split over the
  * spines, the topology's `routing:` field and -D routing, and the rings'
- * description with their NICs (collrun/coll-topo.h). */
+ * description with their NICs (collrun/coll-topo.h), and the step
+ * extrapolation of rail-aligned rings (collrun/alone.h: a period of one
+ * host's ranks). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "collrun/alone.h"
+#include "collrun/bench.h"
 #include "collrun/coll-topo.h"
 #include "core/sim.h"
 #include "net/route.h"
@@ -128,6 +133,15 @@ START_TEST(test_rails_default_uses_the_destination_rail_through_pxn)
   ck_assert(!fs_router_net_nics(w.r, a, node(t, "node0/gpu0"), &sn, &rn, &proxy));
   ck_assert(fs_router_net_nics(w.r, node(t, "node0/gpu3"), node(t, "node1/gpu3"), &sn, &rn, &proxy));
   ck_assert_int_eq(proxy, (int)node(t, "node0/gpu3"));
+  /* A rail NIC on the sender's own PCIe switch (gpu1 and nic0 share
+   * pcie0): used directly, no NVLink leg (NCCL relays only past a CPU). */
+  ck_assert(fs_router_net_nics(w.r, node(t, "node0/gpu1"), b, &sn, &rn, &proxy));
+  ck_assert_int_eq(sn, (int)node(t, "node0/nic0"));
+  ck_assert_int_eq(proxy, (int)node(t, "node0/gpu1"));
+  ck_assert(fs_router_route(w.r, node(t, "node0/gpu1"), b, 0, &route, &error));
+  ck_assert_uint_eq(route.n_paths, 1);
+  ck_assert(!route_crosses(t, &route, node(t, "node0/gpu0")));
+  ck_assert(route_crosses(t, &route, node(t, "node0/nic0")));
   fs_route_clear(&route);
   world_clear(&w);
 }
@@ -322,8 +336,13 @@ START_TEST(test_rails_describe_rings_shows_nics_and_collisions)
   fs_assert_no_error(error);
   g_autofree char *text = fs_coll_describe_rings(w.r, c);
   ck_assert_msg(strstr(text, "ring 0: node0/gpu0") != NULL, "%s", text);
-  ck_assert_msg(strstr(text, "-> node0/nic0 (PXN: NVLink to node0/gpu0) -> node1/nic0 -> node1/gpu0")
+  /* Each ring leaves a host from the GPU that shares the entry's NIC's PCIe
+   * switch (pick_exit): no PXN leg. */
+  ck_assert_msg(strstr(text, "node0/gpu7 node0/gpu1 -> node0/nic0 -> node1/nic0 -> node1/gpu0")
                   != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "node0/gpu5 node0/gpu7 -> node0/nic6 -> node1/nic6 -> node1/gpu6")
+                  != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "PXN") == NULL, "%s", text);
   ck_assert_msg(strstr(text, "0 crossing rails; none goes above a leaf switch") != NULL, "%s", text);
   ck_assert_msg(strstr(text, "trees: ") != NULL, "%s", text);
   world_clear(&w);
@@ -353,6 +372,56 @@ START_TEST(test_rails_describe_rings_shows_nics_and_collisions)
 }
 END_TEST
 
+START_TEST(test_rails_rings_extrapolate_by_host_period)
+{
+  /* 8 nodes, default rails (each ring leaves a host from the GPU beside the
+   * entry's NIC): a ring all_reduce repeats every 8 steps (one host's
+   * ranks), so the step extrapolation takes its period and gives the full
+   * simulation's time, simulating fewer steps: 2.2e-6 off (the check
+   * accepts periods equal to 1e-6; alone.h documents up to 8e-4 where a
+   * ring settles late), bound here at 1e-5. */
+  FsTestColl s;
+  g_unsetenv("NCCL_CROSS_NIC");
+  g_unsetenv("NCCL_PXN_DISABLE");
+  fs_test_coll_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=8", "all", FS_NET_MAXMIN);
+  GError *err = NULL;
+  guint n = fs_comm_size(s.comm);
+  FsCollSizes sizes;
+  fs_coll_sizes(FS_COLL_ALL_REDUCE, 1u << 30, FS_COLL_DT_FLOAT, n, &sizes);
+  uint64_t nb = fs_coll_nccl_bytes(FS_COLL_ALL_REDUCE, &sizes, n);
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  prefs.algo = fs_coll_algo_find("ring");
+  prefs.proto = FS_PROTO_SIMPLE;
+  FsCollChoice ch;
+  ck_assert(fs_coll_tune(s.np, &s.sys, s.comm, FS_COLL_ALL_REDUCE, nb, &prefs, &ch, &err));
+  fs_assert_no_error(err);
+  FsCollRequest req = {
+    .op = FS_COLL_ALL_REDUCE, .bytes = sizes.unit_bytes, .dtype = FS_COLL_DT_FLOAT,
+    .redop = FS_COLL_REDOP_SUM, .proto = ch.proto, .nchannels = ch.nchannels,
+    .chunk_bytes = ch.chunk_bytes, .slice_bytes = ch.slice_bytes, .conn_slots = ch.conn_slots,
+  };
+  const FsCollAloneOpts exact = {.exact = TRUE};
+  const FsCollAloneOpts fast = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet};
+  FsCollAloneStats a, b;
+  ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net, fs_coll_topo_xfer,
+                               s.tnet, &exact, &a, &err));
+  ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net, fs_coll_topo_xfer,
+                               s.tnet, &fast, &b, &err));
+  fs_assert_no_error(err);
+  double e = fabs((double)b.time - (double)a.time) / (double)a.time;
+  printf("rails 8 nodes all_reduce 1 GiB ring/%s/%u: exact %.3f us, extrapolated %.3f us "
+         "(%u of %u ring steps, period %u), error %.2e\n", fs_coll_proto_name(ch.proto),
+         ch.nchannels, fs_time_to_us(a.time), fs_time_to_us(b.time), b.sim_ring_steps,
+         b.ring_steps, b.step_period, e);
+  ck_assert_uint_eq(a.sim_ring_steps, a.ring_steps);
+  ck_assert_uint_lt(b.sim_ring_steps, b.ring_steps);
+  ck_assert_uint_eq(b.step_period, 8);
+  ck_assert_double_le(e, 1e-5);
+  fs_test_coll_close(&s);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("rails");
@@ -362,5 +431,6 @@ int main(void)
   FS_ADD_TEST(s, test_rails_adaptive_splits_over_every_spine);
   FS_ADD_TEST(s, test_rails_routing_field_and_define);
   FS_ADD_TEST(s, test_rails_describe_rings_shows_nics_and_collisions);
+  FS_ADD_TEST(s, test_rails_rings_extrapolate_by_host_period);
   return fs_test_run_suite(s);
 }

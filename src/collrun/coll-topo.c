@@ -156,6 +156,30 @@ static guint gcd(guint a, guint b)
   return a;
 }
 
+/* The exit of a ring through a host whose GPUs may be visited in any order:
+ * path[0..L-1] (local ranks, entering at path[0]) is rearranged so that its
+ * last GPU reaches the entry's rail NIC without PXN (fs_router_net_nics:
+ * its own PCIe switches), as NCCL's search ends a channel "GPU x -> NET n"
+ * on the best path type first (src/graph/search.cc); the other GPUs keep
+ * their order.  Unchanged when the last GPU already does, or none does.
+ * h0 and h1 are the ranks of two hosts (alike), to ask the router. */
+static void pick_exit(FsRouter *router, const FsComm *c, const guint *h0, const guint *h1,
+                      guint *path, guint L)
+{
+  guint dst = (guint)fs_comm_gpu(c, h1[path[0]]);
+  for (guint back = 1; back < L; back++) {
+    guint i = L - back;
+    int sn, rn, proxy;
+    if (!fs_router_net_nics(router, (guint)fs_comm_gpu(c, h0[path[i]]), dst, &sn, &rn, &proxy) ||
+        proxy != fs_comm_gpu(c, h0[path[i]]))
+      continue;
+    guint x = path[i];
+    memmove(path + i, path + i + 1, (L - 1 - i) * sizeof *path);
+    path[L - 1] = x;
+    return;
+  }
+}
+
 /* See coll-topo.h: maps the GPUs to ranks and hosts, searches the rings (fs_coll_ring_search)
  * and records the NVLS switches and CollNet groups; the new communicator belongs to the caller.
  * FS_COLL_ERROR_INVALID for a count out of range, a node that is not a GPU or a GPU given
@@ -230,9 +254,10 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
    * (hosts are alike: same template) uses the same cycles by local rank.
    * One host: ring r is cycle r.  Several hosts of equal size L: ring r
    * follows cycle r mod R through every host, entering each host at local
-   * rank r mod L and leaving it from that rank's predecessor on the cycle,
-   * so the rings' host-to-host hops spread over every GPU's NIC (NCCL's
-   * rings do the same on multi-rail systems); there are lcm(R, L) rings
+   * rank r mod L and leaving it from that rank's predecessor on the cycle
+   * (behind NVSwitches: from a GPU that reaches the entry's NIC without
+   * PXN, pick_exit), so the rings' host-to-host hops spread over every
+   * GPU's NIC (NCCL's rings do the same on multi-rail systems); there are lcm(R, L) rings
    * (max(R, L) when that exceeds max_rings).  Without a cycle (no search,
    * or none found) the cycle is local rank order. */
   guint L0;
@@ -265,17 +290,27 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
     if (nrings > MAX(max_rings, 1))
       nrings = MAX(cycles, L0);
     g_autofree guint *order = g_new(guint, n);
+    g_autofree guint *path = g_new(guint, L0);
+    guint L1;
+    const guint *h1 = fs_comm_host_ranks(c, 1, &L1);
+    /* Behind NVSwitches (one cycle at the whole route's rate) any order is
+     * a ring, so the exit may be chosen. */
+    gboolean free_order = R == 1 && rs.kind == FS_ROUTE_NVLINK && L0 > 2;
     for (guint r = 0; r < nrings; r++) {
       const guint *cyc = R > 0 ? rs.order + (r % R) * L0 : identity;
       guint entry = r % L0, start = 0;
       while (cyc[start] != entry)
         start++;
+      for (guint i = 0; i < L0; i++)
+        path[i] = cyc[(start + i) % L0];
+      if (free_order)
+        pick_exit(router, c, h0, h1, path, L0);
       guint k = 0;
       for (guint h = 0; h < nh; h++) {
         guint m;
         const guint *hr = fs_comm_host_ranks(c, h, &m);
         for (guint i = 0; i < m; i++)
-          order[k++] = hr[cyc[(start + i) % m]];
+          order[k++] = hr[path[i]];
       }
       if (!fs_comm_set_ring(c, r, order, error)) {
         fs_ring_set_clear(&rs);

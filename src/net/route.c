@@ -890,6 +890,26 @@ static int nic_gpu(FsRouter *r, guint src, guint nic)
   return -1;
 }
 
+/* Whether GPU gpu reaches nic over PCIe without crossing a CPU (NCCL's PIX
+ * or PXB), and *bw, the slowest link of that path (0 when it does not). */
+static gboolean pcie_to_nic(FsRouter *r, guint gpu, guint nic, double *bw)
+{
+  *bw = 0;
+  g_array_set_size(r->leg, 0);
+  if (!walk(r, gpu, nic, SUB_PCIE, 0, r->leg))
+    return FALSE;
+  double b = G_MAXDOUBLE;
+  for (guint i = 0; i < r->leg->len; i++) {
+    FsChannelId ch = g_array_index(r->leg, FsChannelId, i);
+    guint to = fs_topo_channel_dst(r->topo, ch);
+    if (to != nic && fs_topo_node(r->topo, to)->kind == FS_NODE_CPU)
+      return FALSE;
+    b = MIN(b, fs_topo_link(r->topo, fs_topo_channel_link(ch))->bandwidth);
+  }
+  *bw = r->leg->len > 0 ? b : 0;
+  return r->leg->len > 0;
+}
+
 /* Which NIC GPU src sends through toward GPU dst on another host, and how
  * it gets there (route.h, rails): *nic, and *proxy the GPU whose NIC it is
  * when the bytes cross NVLink first (PXN), src when src is next to it, -1
@@ -908,6 +928,17 @@ static gboolean pick_nics(FsRouter *r, guint src, guint dst, int *nic, int *prox
   if (want < 0 || want == ns)
     return TRUE;
   int gpu = r->opt.pxn_disable || r->opt.p2p_disable ? -1 : nic_gpu(r, src, (guint)want);
+  double own_bw, proxy_bw = 0;
+  gboolean own_pcie = pcie_to_nic(r, src, (guint)want, &own_bw);
+  if (gpu >= 0)
+    pcie_to_nic(r, (guint)gpu, (guint)want, &proxy_bw);
+  /* NCCL (src/graph/paths.cc, ncclTopoComputePaths) relays through a GPU
+   * for NIC n only when that GPU has a faster path to n or when ours
+   * crosses a CPU; a rail NIC behind our own PCIe switches is used directly. */
+  if (own_pcie && own_bw >= proxy_bw) {
+    *nic = want;
+    return TRUE;
+  }
   if (gpu >= 0 && local_dist(r, (guint)gpu, SUB_NVLINK)[src] != INF_DIST) {
     *nic = want, *proxy = gpu;
     return TRUE;

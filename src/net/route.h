@@ -32,7 +32,10 @@
  * NCCL's rings and trees do on multi-rail systems: a channel enters and
  * leaves a node through the same NIC (NCCL: src/graph/search.cc, "NET n ->
  * GPU a -> .. -> GPU x -> NET n"), so every host-to-host hop stays on one
- * rail.  When that NIC is not the source's nearest one, PXN: the bytes
+ * rail.  The source uses that NIC directly when its PCIe path to it
+ * crosses no CPU (NCCL's PIX or PXB: a NIC on the source's own PCIe
+ * switches) and is as fast as the path of the NIC's own GPU; otherwise PXN
+ * (NCCL's rule, src/graph/paths.cc): the bytes
  * cross NVLink (sprayed as NVLINK above) to the GPU next to that NIC, whose
  * proxy sends them (NCCL_PXN_DISABLE, since NCCL 2.12: "inter-node
  * communication using a non-local NIC, using NVLink and an intermediate

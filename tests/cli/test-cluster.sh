@@ -69,11 +69,13 @@ check_bad() {
   grep -qF -- "$want" "$tmp/err" || fail "topo check $*: no '$want' in $(cat "$tmp/err")"
   [ ! -s "$tmp/out" ] || fail "topo check $*: wrote stdout"
 }
-check_bad 'cluster.yaml:29:3: -D node=dgx-h300' "$C" -D node=dgx-h300
+check_bad 'cluster.yaml:32:3: -D node=dgx-h300' "$C" -D node=dgx-h300
 check_bad 'dgx-h100-node.yaml:19:3: -D nics=5' "$C" -D nics=5
 check_bad 'nodes/gb200-nvl72-node.yaml' "$C" -D node=gb200-nvl72 -D nics=8
 check_bad 'the least allowed is 1' "$C" -D nodes=0
 check_bad 'expected one of 0, 1' "$C" -D sharp=2
+check_bad 'expected one of static, adaptive' "$C" -D routing=ecmp
+check_bad 'expected one of static, adaptive' "$FS_SOURCE_ROOT/topologies/dgx-h100-ib-ndr.yaml" -D routing=spray
 check_bad 'oversubscription must be a ratio' "$C" -D oversubscription=half
 check_bad 'expected one of dgx-a100' "$FS_SOURCE_ROOT/topologies/dgx-a100-ib-hdr.yaml" -D node=dgx-h100
 
@@ -86,4 +88,15 @@ set -e
 [ "$rc" -ne 0 ] && grep -q "no CollNet (SHARP) switch" "$tmp/err" || fail "sharp=0 CollNet: $rc $(cat "$tmp/err")"
 "$FABRICSIM" coll "$C" -D nodes=2 -D sharp=1 --algo collnet_direct -o all_reduce -b 1G -e 1G \
   >/dev/null || fail "sharp=1 CollNet"
+# routing: the cluster file's parameter, inherited by the wrappers; a file
+# without it refuses -D routing like any parameter it does not declare.
+"$FABRICSIM" topo check "$C" -D routing=adaptive >/dev/null || fail "cluster -D routing=adaptive"
+"$FABRICSIM" topo check "$FS_SOURCE_ROOT/topologies/dgx-h100-ib-ndr-oversub.yaml" \
+  -D routing=static >/dev/null || fail "oversub wrapper -D routing=static"
+set +e
+"$FABRICSIM" topo check "$FS_SOURCE_ROOT/topologies/dgx-h100.yaml" -D routing=adaptive \
+  >/dev/null 2>"$tmp/err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "routing" "$tmp/err" || fail "dgx-h100.yaml -D routing: $rc $(cat "$tmp/err")"
 echo "cluster: ok"

@@ -896,7 +896,10 @@ static gboolean pcie_to_nic(FsRouter *r, guint gpu, guint nic, double *bw)
 {
   *bw = 0;
   g_array_set_size(r->leg, 0);
-  if (!walk(r, gpu, nic, SUB_PCIE, 0, r->leg))
+  guint choices = r->ecmp; /* a look, not a route: its choices do not key the route */
+  gboolean found = walk(r, gpu, nic, SUB_PCIE, 0, r->leg);
+  r->ecmp = choices;
+  if (!found)
     return FALSE;
   double b = G_MAXDOUBLE;
   for (guint i = 0; i < r->leg->len; i++) {
@@ -974,6 +977,25 @@ guint fs_router_last_choices(const FsRouter *r)
   return r->last_choices;
 }
 
+/* Keeps only the heaviest path of r (the first among equals), weight 1.  A
+ * PXN leg takes one NVLink plane: the NIC behind it is the slower hop, and
+ * parts of unequal weight sharing that NIC would finish apart under
+ * max-min (equal rates, unequal bytes), a slowdown the hardware, which
+ * sprays bytes and queues them at one NIC, does not have. */
+static void one_path(FsRoute *r)
+{
+  guint best = 0;
+  for (guint p = 1; p < r->n_paths; p++)
+    if (g_array_index(r->weights, double, p) > g_array_index(r->weights, double, best))
+      best = p;
+  guint len;
+  const FsChannelId *hops = fs_route_path(r, best, &len);
+  g_autofree FsChannelId *keep = g_memdup2(hops, len * sizeof *hops);
+  route_reset(r);
+  g_array_append_vals(r->hops, keep, len);
+  route_end_path(r, 1);
+}
+
 /* Finds the route from src to dst (GPUs or CPUs) into out, without the cache: NVLink spraying
  * between GPUs when allowed, else within a host PCIe peer-to-peer up to the P2P level or
  * through the nearest CPU, else across hosts through the nearest NICs (GPUDirect or staged) and
@@ -1035,6 +1057,7 @@ static gboolean route_search(FsRouter *r, guint src, guint dst, uint64_t key, gb
     if (!spray_nvlink(r, src, (guint)proxy, head) ||
         !nic_leg(r, (guint)proxy, (guint)ns, TRUE, key, r->leg, &gdr_s))
       return no_route(r, src, dst, "no PXN path to the rail's NIC", error);
+    one_path(head);
   } else {
     if (!nic_leg(r, src, (guint)ns, TRUE, key, r->leg, &gdr_s))
       return no_route(r, src, dst, "no path through the network", error);

@@ -5,7 +5,9 @@
 # all of a node's traffic to the other crosses its NICs), taken from the
 # catalog (`fabricsim models LINK --json`); GB200 trays of one rack run over NVLink
 # instead; bad -D values exit 2 with file:line:col on one stderr line; the
-# README's B200 example runs; the wrappers keep their node.
+# README's B200 examples run (ring busbw flat from 2 to 64 nodes under
+# adaptive routing); -D routing works on the file and its wrappers; the
+# wrappers keep their node.
 set -euo pipefail
 : "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
 : "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
@@ -55,6 +57,18 @@ echo "$out" | grep -q "nvls" || fail "GB200 trays of one rack should use NVLS: $
 # The README's B200 example.
 "$FABRICSIM" coll "$C" -D node=hgx-b200 -D nodes=4 -D nic=connectx-8 -o all_reduce -b 64M -e 1G -f 4 \
   >/dev/null || fail "README B200 example"
+
+# The README's routing example (issue 18's done-when): rail-aligned ring
+# busbw under adaptive routing stays flat (within 3 %) from 2 to 64 B200 nodes.
+for n in 2 64; do
+  "$FABRICSIM" coll "$C" -D node=hgx-b200 -D nodes=$n -D routing=adaptive -o all_reduce \
+    --algo ring -b 8G -e 8G --exec auto --json >"$tmp/b200-$n.json" || fail "B200 x $n adaptive"
+done
+python3 - "$tmp/b200-2.json" "$tmp/b200-64.json" <<'PY' || fail "ring busbw not flat from 2 to 64 nodes"
+import json, sys
+a, b = (json.load(open(f))["results"][-1]["busbw_GBps"] for f in sys.argv[1:3])
+assert 0.97 * a <= b <= 1.001 * a, (a, b)
+PY
 
 # Bad values: exit 2, one line, located.
 check_bad() {

@@ -937,12 +937,14 @@ static gboolean pick_nics(FsRouter *r, guint src, guint dst, int *nic, int *prox
     pcie_to_nic(r, (guint)gpu, (guint)want, &proxy_bw);
   /* NCCL (src/graph/paths.cc, ncclTopoComputePaths) relays through a GPU
    * for NIC n only when that GPU has a faster path to n or when ours
-   * crosses a CPU; a rail NIC behind our own PCIe switches is used directly. */
+   * crosses a CPU; a rail NIC behind our own PCIe switches is used directly,
+   * and a relay whose own path to n crosses a CPU too (GB200's NICs behind
+   * Grace) gains nothing, so it is not taken. */
   if (own_pcie && own_bw >= proxy_bw) {
     *nic = want;
     return TRUE;
   }
-  if (gpu >= 0 && local_dist(r, (guint)gpu, SUB_NVLINK)[src] != INF_DIST) {
+  if (gpu >= 0 && proxy_bw > 0 && local_dist(r, (guint)gpu, SUB_NVLINK)[src] != INF_DIST) {
     *nic = want, *proxy = gpu;
     return TRUE;
   }

@@ -637,9 +637,13 @@ static double check_ring_steps(Sys *s, const char *what, FsCollOp op, uint64_t s
 START_TEST(test_extrapolate_ring_steps)
 {
   /* 8 NDR nodes, 64 ranks, one partial loop: the ring's steps repeat
-   * exactly (the hosts sit under one leaf per rail). */
+   * exactly (the hosts sit under one leaf per rail).  With the sender's own
+   * NIC (NCCL_CROSS_NIC=1, the routes before rails); the default rails
+   * repeat every host's 8 steps instead (test-rails.c). */
   Sys s;
+  g_setenv("NCCL_CROSS_NIC", "1", TRUE);
   sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=8");
+  g_unsetenv("NCCL_CROSS_NIC");
   double w = check_ring_steps(&s, "8 nodes", FS_COLL_ALL_REDUCE, 64u << 20, 0, 1e-6);
   w = MAX(w, check_ring_steps(&s, "8 nodes", FS_COLL_ALL_GATHER, 16u << 20, 0, 1e-6));
   sys_close(&s);

@@ -163,6 +163,30 @@ static guint gcd(guint a, guint b)
   return a;
 }
 
+/* The exit of a ring through a host whose GPUs may be visited in any order:
+ * path[0..L-1] (local ranks, entering at path[0]) is rearranged so that its
+ * last GPU reaches the entry's rail NIC without PXN (fs_router_net_nics:
+ * its own PCIe switches), as NCCL's search ends a channel "GPU x -> NET n"
+ * on the best path type first (src/graph/search.cc); the other GPUs keep
+ * their order.  Unchanged when the last GPU already does, or none does.
+ * h0 and h1 are the ranks of two hosts (alike), to ask the router. */
+static void pick_exit(FsRouter *router, const FsComm *c, const guint *h0, const guint *h1,
+                      guint *path, guint L)
+{
+  guint dst = (guint)fs_comm_gpu(c, h1[path[0]]);
+  for (guint back = 1; back < L; back++) {
+    guint i = L - back;
+    int sn, rn, proxy;
+    if (!fs_router_net_nics(router, (guint)fs_comm_gpu(c, h0[path[i]]), dst, &sn, &rn, &proxy) ||
+        proxy != fs_comm_gpu(c, h0[path[i]]))
+      continue;
+    guint x = path[i];
+    memmove(path + i, path + i + 1, (L - 1 - i) * sizeof *path);
+    path[L - 1] = x;
+    return;
+  }
+}
+
 /* See coll-topo.h: maps the GPUs to ranks and hosts, searches the rings (fs_coll_ring_search)
  * and records the NVLS switches and CollNet groups; the new communicator belongs to the caller.
  * FS_COLL_ERROR_INVALID for a count out of range, a node that is not a GPU or a GPU given
@@ -237,9 +261,10 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
    * (hosts are alike: same template) uses the same cycles by local rank.
    * One host: ring r is cycle r.  Several hosts of equal size L: ring r
    * follows cycle r mod R through every host, entering each host at local
-   * rank r mod L and leaving it from that rank's predecessor on the cycle,
-   * so the rings' host-to-host hops spread over every GPU's NIC (NCCL's
-   * rings do the same on multi-rail systems); there are lcm(R, L) rings
+   * rank r mod L and leaving it from that rank's predecessor on the cycle
+   * (behind NVSwitches: from a GPU that reaches the entry's NIC without
+   * PXN, pick_exit), so the rings' host-to-host hops spread over every
+   * GPU's NIC (NCCL's rings do the same on multi-rail systems); there are lcm(R, L) rings
    * (max(R, L) when that exceeds max_rings).  Without a cycle (no search,
    * or none found) the cycle is local rank order. */
   guint L0;
@@ -272,17 +297,27 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
     if (nrings > MAX(max_rings, 1))
       nrings = MAX(cycles, L0);
     g_autofree guint *order = g_new(guint, n);
+    g_autofree guint *path = g_new(guint, L0);
+    guint L1;
+    const guint *h1 = fs_comm_host_ranks(c, 1, &L1);
+    /* Behind NVSwitches (one cycle at the whole route's rate) any order is
+     * a ring, so the exit may be chosen. */
+    gboolean free_order = R == 1 && rs.kind == FS_ROUTE_NVLINK && L0 > 2;
     for (guint r = 0; r < nrings; r++) {
       const guint *cyc = R > 0 ? rs.order + (r % R) * L0 : identity;
       guint entry = r % L0, start = 0;
       while (cyc[start] != entry)
         start++;
+      for (guint i = 0; i < L0; i++)
+        path[i] = cyc[(start + i) % L0];
+      if (free_order)
+        pick_exit(router, c, h0, h1, path, L0);
       guint k = 0;
       for (guint h = 0; h < nh; h++) {
         guint m;
         const guint *hr = fs_comm_host_ranks(c, h, &m);
         for (guint i = 0; i < m; i++)
-          order[k++] = hr[cyc[(start + i) % m]];
+          order[k++] = hr[path[i]];
       }
       if (!fs_comm_set_ring(c, r, order, error)) {
         fs_ring_set_clear(&rs);
@@ -304,18 +339,125 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
   return g_steal_pointer(&c);
 }
 
-char *fs_coll_describe_rings(const FsTopo *topo, const FsComm *comm)
+/* The host-to-host hops of ring `ring` (borrowed order): each rank whose
+ * successor is on another host, with that successor, into pairs (a, b). */
+static guint ring_hops(const FsComm *comm, const guint *order, guint *pairs)
 {
+  guint n = fs_comm_size(comm), k = 0;
+  for (guint i = 0; i < n; i++) {
+    guint a = order[i], b = order[(i + 1) % n];
+    if (fs_comm_host_index(comm, a) != fs_comm_host_index(comm, b)) {
+      pairs[2 * k] = a;
+      pairs[2 * k + 1] = b;
+      k++;
+    }
+  }
+  return k;
+}
+
+/* Appends "nicA -> nicB (PXN via gpuX)" for the network hop from GPU a to
+ * GPU b, and whether it changes rails. */
+static void describe_hop(GString *s, FsRouter *router, guint a, guint b)
+{
+  const FsTopo *topo = fs_router_topo(router);
+  int sn, rn, proxy;
+  if (!fs_router_net_nics(router, a, b, &sn, &rn, &proxy))
+    return;
+  const FsTopoNode *sa = fs_topo_node(topo, (guint)sn), *rb = fs_topo_node(topo, (guint)rn);
+  g_string_append_printf(s, " -> %s", sa->name);
+  if (proxy >= 0 && (guint)proxy != a)
+    g_string_append_printf(s, " (PXN: NVLink to %s)", fs_topo_node(topo, (guint)proxy)->name);
+  else if (proxy < 0)
+    g_string_append(s, " (over PCIe)");
+  g_string_append_printf(s, " -> %s -> %s%s", rb->name, fs_topo_node(topo, b)->name,
+                         sa->local == rb->local ? "" : " [crosses rails]");
+}
+
+/* Appends the fabric's load from the rings' host-to-host hops: every hop of
+ * every distinct ring routed once, the weight each fabric channel carries
+ * summed per link of its bundle; the most loaded channel and how many hops
+ * cross rails. */
+static void describe_fabric(GString *s, FsRouter *router, const FsComm *comm)
+{
+  const FsTopo *topo = fs_router_topo(router);
+  guint nr = MAX(fs_comm_n_rings(comm), 1), n = fs_comm_size(comm);
+  g_autofree guint *pairs = g_new(guint, 2 * (gsize)n);
+  g_autoptr(GHashTable) load = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  guint hops = 0, cross = 0;
+  FsRoute route;
+  fs_route_init(&route);
+  for (guint r = 0; r < nr; r++) {
+    guint k = ring_hops(comm, fs_comm_ring(comm, r), pairs);
+    for (guint i = 0; i < k; i++) {
+      guint a = (guint)fs_comm_gpu(comm, pairs[2 * i]), b = (guint)fs_comm_gpu(comm, pairs[2 * i + 1]);
+      int sn, rn, proxy;
+      if (!fs_router_net_nics(router, a, b, &sn, &rn, &proxy) ||
+          !fs_router_route(router, a, b, ((guint64)r << 32) | i, &route, NULL))
+        continue;
+      hops++;
+      cross += fs_topo_node(topo, (guint)sn)->local != fs_topo_node(topo, (guint)rn)->local;
+      for (guint p = 0; p < route.n_paths; p++) {
+        guint len;
+        const FsChannelId *path = fs_route_path(&route, p, &len);
+        for (guint h = 0; h < len; h++) {
+          guint from = fs_topo_channel_src(topo, path[h]), to = fs_topo_channel_dst(topo, path[h]);
+          if (fs_topo_node(topo, from)->host >= 0 || fs_topo_node(topo, to)->host >= 0)
+            continue; /* a NIC's own link: not the switches' choice */
+          double *w = g_hash_table_lookup(load, GUINT_TO_POINTER(path[h] + 1));
+          if (w == NULL) {
+            w = g_new0(double, 1);
+            g_hash_table_insert(load, GUINT_TO_POINTER(path[h] + 1), w);
+          }
+          /* Per link of a bundle: a hop takes one link's worth. */
+          *w += g_array_index(route.weights, double, p) / fs_topo_link(topo, path[h] / 2)->count;
+        }
+      }
+    }
+  }
+  fs_route_clear(&route);
+  if (hops == 0)
+    return;
+  /* The most loaded switch-to-switch channel (lowest channel id on ties). */
+  double best = 0;
+  guint best_ch = 0, used = 0;
+  for (guint ch = 0; ch < fs_topo_n_channels(topo); ch++) {
+    const double *w = g_hash_table_lookup(load, GUINT_TO_POINTER(ch + 1));
+    if (w == NULL)
+      continue;
+    used++;
+    if (*w > best + 1e-9)
+      best = *w, best_ch = ch;
+  }
+  g_string_append_printf(s, "fabric (%s routing): %u host-to-host hop%s of %u ring%s, %u crossing rails",
+                         fs_topo_routing_name(fs_topo_routing(topo)), hops, hops == 1 ? "" : "s",
+                         nr, nr == 1 ? "" : "s", cross);
+  if (used == 0) {
+    g_string_append(s, "; none goes above a leaf switch\n");
+    return;
+  }
+  g_autofree char *name = fs_router_channel_name(router, best_ch);
+  g_string_append_printf(s, "; %u switch-to-switch links used, the busiest (%s) carries %.2f hop%s "
+                         "per link at once (%s)\n", used, name, best, best > 1 + 1e-9 ? "s" : "",
+                         best > 1 + 1e-9 ? "they share its bandwidth" : "no collision");
+}
+
+/* See coll-topo.h: the rings' summary, each ring's order through the first host and its
+ * host-to-host hop with the NICs it uses, the trees' NICs, and the fabric's load. */
+char *fs_coll_describe_rings(FsRouter *router, const FsComm *comm)
+{
+  const FsTopo *topo = fs_router_topo(router);
   GString *s = g_string_new(NULL);
   guint nr = fs_comm_n_rings(comm), hr = fs_comm_host_rings(comm);
   guint L;
   const guint *h0 = fs_comm_host_ranks(comm, 0, &L);
+  gboolean multi = fs_comm_n_hosts(comm) > 1;
   if (hr > 0)
     g_string_append_printf(s, "rings: %u per host from the search, %.2f GB/s each, %.2f GB/s per GPU in all; %u ring%s over %u host%s\n",
                            hr, fs_comm_ring_bw(comm) / hr / 1e9, fs_comm_ring_bw(comm) / 1e9, MAX(nr, 1),
                            MAX(nr, 1) == 1 ? "" : "s", fs_comm_n_hosts(comm), fs_comm_n_hosts(comm) == 1 ? "" : "s");
   else
     g_string_append_printf(s, "rings: %u (no search: GPU order within a host)\n", MAX(nr, 1));
+  g_autofree guint *pairs = g_new(guint, 2 * (gsize)fs_comm_size(comm));
   for (guint r = 0; r < MAX(nr, 1) && r < 8; r++) {
     const guint *order = fs_comm_ring(comm, r);
     g_string_append_printf(s, "  ring %u:", r);
@@ -324,10 +466,39 @@ char *fs_coll_describe_rings(const FsTopo *topo, const FsComm *comm)
         g_string_append_printf(s, " %s", fs_topo_node(topo, (guint)fs_comm_gpu(comm, order[i]))->name);
         k++;
       }
+    /* The hop that leaves the first host, with its NICs. */
+    guint k = multi ? ring_hops(comm, order, pairs) : 0;
+    for (guint i = 0; i < k; i++)
+      if (fs_comm_host_index(comm, pairs[2 * i]) == 0) {
+        describe_hop(s, router, (guint)fs_comm_gpu(comm, pairs[2 * i]),
+                     (guint)fs_comm_gpu(comm, pairs[2 * i + 1]));
+        break;
+      }
     g_string_append_c(s, '\n');
   }
   if (nr > 8)
     g_string_append_printf(s, "  … %u more\n", nr - 8);
+  if (multi) {
+    /* Trees (algo-tree.c): a channel's host heads are its ring's first rank
+     * on each host, joined host to host, so the same local GPU and NIC. */
+    const guint *order = fs_comm_ring(comm, 0);
+    guint head = order[0];
+    int sn, rn, proxy;
+    guint other = h0[0];
+    for (guint i = 0; i < fs_comm_size(comm); i++)
+      if (fs_comm_host_index(comm, order[i]) != fs_comm_host_index(comm, head)) {
+        other = order[i];
+        break;
+      }
+    if (fs_router_net_nics(router, (guint)fs_comm_gpu(comm, head), (guint)fs_comm_gpu(comm, other),
+                           &sn, &rn, &proxy))
+      g_string_append_printf(s, "trees: channel c joins hosts at ring c's first GPU of each host "
+                             "(channel 0: %s -> %s -> %s -> %s)\n",
+                             fs_topo_node(topo, (guint)fs_comm_gpu(comm, head))->name,
+                             fs_topo_node(topo, (guint)sn)->name, fs_topo_node(topo, (guint)rn)->name,
+                             fs_topo_node(topo, (guint)fs_comm_gpu(comm, other))->name);
+    describe_fabric(s, router, comm);
+  }
   return g_string_free(s, FALSE);
 }
 
@@ -385,8 +556,40 @@ guint *fs_coll_parse_gpus(const FsTopo *topo, const char *text, guint *n, GError
   return (guint *)g_array_free(g_steal_pointer(&out), FALSE);
 }
 
+/* The rate of a network route whose paths share channels (PXN's NVLink
+ * paths and adaptive routing's fabric paths all cross the same NICs): the
+ * largest R with R × (the shares of the paths through c) ≤ c's capacity on
+ * every channel c. */
+static double shared_capacity(const FsFlowNet *net, const FsRoute *r)
+{
+  g_autoptr(GHashTable) load = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  double best = INFINITY;
+  for (guint i = 0; i < r->n_paths; i++) {
+    guint len;
+    const FsChannelId *p = fs_route_path(r, i, &len);
+    for (guint k = 0; k < len; k++) {
+      double *w = g_hash_table_lookup(load, GUINT_TO_POINTER(p[k] + 1));
+      if (w == NULL) {
+        w = g_new0(double, 1);
+        g_hash_table_insert(load, GUINT_TO_POINTER(p[k] + 1), w);
+      }
+      *w += g_array_index(r->weights, double, i);
+    }
+  }
+  for (guint i = 0; i < r->n_paths; i++) {
+    guint len;
+    const FsChannelId *p = fs_route_path(r, i, &len);
+    for (guint k = 0; k < len; k++) {
+      const double *w = g_hash_table_lookup(load, GUINT_TO_POINTER(p[k] + 1));
+      best = MIN(best, fs_flownet_channel_capacity(net, p[k]) / *w);
+    }
+  }
+  return best;
+}
+
 /* Total capacity of a route (bytes/s): the sum over its paths of each
- * path's bottleneck. */
+ * path's bottleneck (NVLink planes are disjoint), or for a network route of
+ * several paths their shared capacity. */
 static gboolean route_capacity(FsRouter *router, guint a, guint b, double *bw, double *lat_us,
                                FsRouteKind *kind, GError **error)
 {
@@ -402,6 +605,8 @@ static gboolean route_capacity(FsRouter *router, guint a, guint b, double *bw, d
       sum += fs_flownet_path_capacity(fs_router_net(router), p, len);
       lat = MAX(lat, fs_flownet_path_latency(fs_router_net(router), p, len));
     }
+    if (r.n_paths > 1 && (r.kind == FS_ROUTE_NET_GDR || r.kind == FS_ROUTE_NET_STAGED))
+      sum = shared_capacity(fs_router_net(router), &r);
     *bw = sum;
     *lat_us = fs_time_to_us(lat);
     *kind = r.kind;

@@ -41,9 +41,13 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
 
 /* The rings of comm in words, for `explain`: how many, what they carry,
  * and the order of each ring (up to 8 rings) through the first host's
- * GPUs by name, e.g. "ring 0: gpu0 gpu3 gpu2 gpu1 gpu5 gpu6 gpu7 gpu4"
- * (caller frees). */
-char *fs_coll_describe_rings(const FsTopo *topo, const FsComm *comm);
+ * GPUs by name, e.g. "ring 0: gpu0 gpu3 gpu2 gpu1 gpu5 gpu6 gpu7 gpu4";
+ * with several hosts also each ring's hop out of the first host with the
+ * NICs it takes (fs_router_net_nics: PXN, rails), the trees' NICs, and the
+ * fabric's load: every host-to-host hop of every ring routed once, how many
+ * cross rails and how many share the busiest switch-to-switch link (the
+ * collisions of static routing by destination).  Caller frees. */
+char *fs_coll_describe_rings(FsRouter *router, const FsComm *comm);
 
 /* Parses a GPU list: "all", a count "N" (the first N GPUs in placement
  * order), or comma-separated GPU names or node indices ("node0/gpu1,3").

@@ -81,6 +81,12 @@ struct FsRouter {
   GHashTable *walk_memo;   /* walk key → Memo* */
   guint ecmp;              /* equal-cost choices made so far (a counter) */
   guint last_choices;      /* of them, made by the last fs_router_route (0 on a memo hit) */
+  /* Pieces of a network route (route_net): the source's legs to its NIC,
+   * the fabric paths, the leg from the destination's NIC. */
+  FsRoute head, fab;
+  GArray *leg, *tail;      /* FsChannelId */
+  GArray *fstack;          /* adaptive fabric paths: channels of the current path */
+  gboolean adaptive;       /* the topology's routing is adaptive */
 };
 
 /* A memoised route (or walk): its paths, or for a route that depends on
@@ -112,11 +118,44 @@ static const char *const ecmp_names[] = { FS_ROUTE_ECMP_MODES(FS_NAMES_ENTRY) };
 
 FS_NAMES_DEFINE(FsRouteEcmp, fs_route_ecmp, ecmp_names, FS_ROUTE_ECMP_N, fs_names_index_nocase)
 
+/* An NCCL integer variable's value when it is set to one of 0 .. max, else
+ * def (fs_route_options_check_env reports a bad one). */
+static guint env_choice(const char *name, guint max, guint def)
+{
+  const char *v = g_getenv(name);
+  if (v == NULL || v[0] < '0' || v[0] > (char)('0' + max) || v[1] != '\0')
+    return def;
+  return (guint)(v[0] - '0');
+}
+
 void fs_route_options_init(FsRouteOptions *opt)
 {
   memset(opt, 0, sizeof *opt);
   opt->p2p_level = FS_P2P_LEVEL_AUTO;
   opt->cache_size = 1024;
+  /* NCCL's defaults: NCCL_CROSS_NIC 2, NCCL_PXN_DISABLE 0 (env.html). */
+  opt->cross_nic = env_choice("NCCL_CROSS_NIC", 2, 2);
+  opt->pxn_disable = env_choice("NCCL_PXN_DISABLE", 1, 0) == 1;
+}
+
+gboolean fs_route_options_check_env(GError **error)
+{
+  static const struct {
+    const char *name;
+    guint max;
+  } vars[] = {{"NCCL_CROSS_NIC", 2}, {"NCCL_PXN_DISABLE", 1}};
+  for (guint i = 0; i < G_N_ELEMENTS(vars); i++) {
+    const char *v = g_getenv(vars[i].name);
+    if (v == NULL || v[0] == '\0')
+      continue;
+    if (v[0] < '0' || v[0] > (char)('0' + vars[i].max) || v[1] != '\0') {
+      g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                  "%s=%s: expected %s", vars[i].name, v,
+                  vars[i].max == 2 ? "0, 1 or 2" : "0 or 1");
+      return FALSE;
+    }
+  }
+  return TRUE;
 }
 
 gboolean fs_route_p2p_level_from_name(const char *s, FsPathType *out)
@@ -264,6 +303,12 @@ FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions
   r->memo = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, memo_free);
   r->walk_memo = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, memo_free);
   fs_route_init(&r->scratch);
+  fs_route_init(&r->head);
+  fs_route_init(&r->fab);
+  r->leg = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  r->tail = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  r->fstack = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  r->adaptive = fs_topo_routing(topo) == FS_TOPO_ROUTING_ADAPTIVE;
   return r;
 }
 
@@ -291,6 +336,11 @@ void fs_router_free(FsRouter *r)
   g_hash_table_unref(r->memo);
   g_hash_table_unref(r->walk_memo);
   fs_route_clear(&r->scratch);
+  fs_route_clear(&r->head);
+  fs_route_clear(&r->fab);
+  g_array_unref(r->leg);
+  g_array_unref(r->tail);
+  g_array_unref(r->fstack);
   g_free(r);
 }
 
@@ -513,6 +563,79 @@ static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GAr
   FsChannelId ch = fs_topo_channel_from(r->topo, last_link, (guint)anchor);
   g_array_append_val(hops, ch);
   return TRUE;
+}
+
+/* Adaptive routing: every shortest fabric path from u to the anchor switch
+ * (then the last link to the destination endpoint), the share w split
+ * evenly over the next hops at each switch; at most budget paths (a switch
+ * with more next hops than its budget takes that many, starting at one
+ * chosen by the destination).  Appended to out as whole paths. */
+static void adaptive_from(FsRouter *r, const FsTime *dist, guint u, guint anchor, guint last_link,
+                          guint dst, double w, guint budget, FsRoute *out)
+{
+  if (u == anchor) {
+    g_array_append_vals(out->hops, r->fstack->data, r->fstack->len);
+    FsChannelId ch = fs_topo_channel_from(r->topo, last_link, anchor);
+    g_array_append_val(out->hops, ch);
+    route_end_path(out, w);
+    return;
+  }
+  guint n, cand = 0;
+  FsTime best = INF_DIST;
+  const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
+  for (int pass = 0; pass < 2; pass++)
+    for (guint k = 0; k < n; k++) {
+      int p = r->fidx[adj[k].peer];
+      if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC) || dist[p] == INF_DIST)
+        continue;
+      FsTime via = dist[p] + hop_latency(r, adj[k].link, adj[k].peer);
+      if (pass == 0)
+        best = MIN(best, via);
+      else
+        cand += via == best;
+    }
+  if (cand == 0 || r->fstack->len > r->n_fab + 1)
+    return;
+  guint take = MIN(cand, MAX(budget, 1));
+  guint first = take < cand ? (guint)(fs_hash64(((uint64_t)dst << 32) ^ fs_hash64(u + 1)) % cand) : 0;
+  for (guint k = 0, i = 0; k < n; k++) {
+    int p = r->fidx[adj[k].peer];
+    if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC) || dist[p] == INF_DIST ||
+        dist[p] + hop_latency(r, adj[k].link, adj[k].peer) != best)
+      continue;
+    guint slot = (i++ + cand - first) % cand; /* this next hop's place after `first` */
+    if (slot >= take)
+      continue;
+    FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
+    g_array_append_val(r->fstack, ch);
+    adaptive_from(r, dist, adj[k].peer, anchor, last_link, dst, w / take, MAX(budget / take, 1),
+                  out);
+    g_array_set_size(r->fstack, r->fstack->len - 1);
+  }
+}
+
+/* The fabric paths from endpoint src to endpoint dst into out (reset
+ * first): one walk_fabric path (weight 1) under static routing, every
+ * equal-cost path under adaptive routing (at most budget).  FALSE when
+ * there is none. */
+static gboolean fabric_paths(FsRouter *r, guint src, guint dst, uint64_t key, guint budget,
+                             FsRoute *out)
+{
+  route_reset(out);
+  if (!r->adaptive) {
+    if (!walk_fabric(r, src, dst, key, out->hops))
+      return FALSE;
+    route_end_path(out, 1);
+    return TRUE;
+  }
+  guint last_link;
+  int anchor = attach_switch(r, dst, &last_link);
+  if (anchor < 0)
+    return FALSE;
+  const FsTime *dist = fabric_dist(r, (guint)anchor);
+  g_array_set_size(r->fstack, 0);
+  adaptive_from(r, dist, src, (guint)anchor, last_link, dst, 1.0, budget, out);
+  return out->n_paths > 0;
 }
 
 /* TRUE when adj entry k of u is a shortest next hop toward dst. */
@@ -740,6 +863,110 @@ static gboolean nic_leg(FsRouter *r, guint ep, guint nic, gboolean to_nic, uint6
          walk(r, (guint)cpu, ep, SUB_PCIE, key, hops);
 }
 
+/* The NIC of host `host` whose local index is `local`, or -1. */
+static int host_nic(const FsRouter *r, int host, int local)
+{
+  if (host < 0)
+    return -1;
+  guint n;
+  const guint *nodes = fs_topo_host_nodes(r->topo, (guint)host, &n);
+  for (guint i = 0; i < n; i++) {
+    const FsTopoNode *c = fs_topo_node(r->topo, nodes[i]);
+    if (c->kind == FS_NODE_NIC && c->local == local)
+      return (int)nodes[i];
+  }
+  return -1;
+}
+
+/* The GPU of src's host next to nic (whose nearest NIC it is; the lowest
+ * such node), or -1. */
+static int nic_gpu(FsRouter *r, guint src, guint nic)
+{
+  guint n;
+  const guint *gpus = fs_topo_host_gpus(r->topo, (guint)fs_topo_node(r->topo, src)->host, &n);
+  for (guint i = 0; i < n; i++)
+    if (fs_router_nearest_nic(r, gpus[i]) == (int)nic)
+      return (int)gpus[i];
+  return -1;
+}
+
+/* Whether GPU gpu reaches nic over PCIe without crossing a CPU (NCCL's PIX
+ * or PXB), and *bw, the slowest link of that path (0 when it does not). */
+static gboolean pcie_to_nic(FsRouter *r, guint gpu, guint nic, double *bw)
+{
+  *bw = 0;
+  g_array_set_size(r->leg, 0);
+  guint choices = r->ecmp; /* a look, not a route: its choices do not key the route */
+  gboolean found = walk(r, gpu, nic, SUB_PCIE, 0, r->leg);
+  r->ecmp = choices;
+  if (!found)
+    return FALSE;
+  double b = G_MAXDOUBLE;
+  for (guint i = 0; i < r->leg->len; i++) {
+    FsChannelId ch = g_array_index(r->leg, FsChannelId, i);
+    guint to = fs_topo_channel_dst(r->topo, ch);
+    if (to != nic && fs_topo_node(r->topo, to)->kind == FS_NODE_CPU)
+      return FALSE;
+    b = MIN(b, fs_topo_link(r->topo, fs_topo_channel_link(ch))->bandwidth);
+  }
+  *bw = r->leg->len > 0 ? b : 0;
+  return r->leg->len > 0;
+}
+
+/* Which NIC GPU src sends through toward GPU dst on another host, and how
+ * it gets there (route.h, rails): *nic, and *proxy the GPU whose NIC it is
+ * when the bytes cross NVLink first (PXN), src when src is next to it, -1
+ * when they go over PCIe to a NIC not src's nearest.  *recv is dst's NIC.
+ * FALSE when a side has no NIC. */
+static gboolean pick_nics(FsRouter *r, guint src, guint dst, int *nic, int *proxy, int *recv)
+{
+  int ns = fs_router_nearest_nic(r, src), nd = fs_router_nearest_nic(r, dst);
+  *nic = ns, *proxy = (int)src, *recv = nd;
+  if (ns < 0 || nd < 0)
+    return FALSE;
+  const FsTopoNode *s = fs_topo_node(r->topo, src), *d = fs_topo_node(r->topo, dst);
+  if (r->opt.cross_nic == 1 || s->kind != FS_NODE_GPU || d->kind != FS_NODE_GPU)
+    return TRUE;
+  int want = host_nic(r, s->host, fs_topo_node(r->topo, (guint)nd)->local);
+  if (want < 0 || want == ns)
+    return TRUE;
+  int gpu = r->opt.pxn_disable || r->opt.p2p_disable ? -1 : nic_gpu(r, src, (guint)want);
+  double own_bw, proxy_bw = 0;
+  gboolean own_pcie = pcie_to_nic(r, src, (guint)want, &own_bw);
+  if (gpu >= 0)
+    pcie_to_nic(r, (guint)gpu, (guint)want, &proxy_bw);
+  /* NCCL (src/graph/paths.cc, ncclTopoComputePaths) relays through a GPU
+   * for NIC n only when that GPU has a faster path to n or when ours
+   * crosses a CPU; a rail NIC behind our own PCIe switches is used directly,
+   * and a relay whose own path to n crosses a CPU too (GB200's NICs behind
+   * Grace) gains nothing, so it is not taken. */
+  if (own_pcie && own_bw >= proxy_bw) {
+    *nic = want;
+    return TRUE;
+  }
+  if (gpu >= 0 && proxy_bw > 0 && local_dist(r, (guint)gpu, SUB_NVLINK)[src] != INF_DIST) {
+    *nic = want, *proxy = gpu;
+    return TRUE;
+  }
+  /* No PXN: NCCL_CROSS_NIC=2 takes src's own NIC (the same rule for every
+   * pair, so no NIC carries two rings' exits); 0 goes over PCIe to the
+   * rail's NIC. */
+  if (r->opt.cross_nic == 2)
+    return TRUE;
+  *nic = want, *proxy = -1;
+  return TRUE;
+}
+
+gboolean fs_router_net_nics(FsRouter *r, guint src, guint dst, int *send_nic, int *recv_nic,
+                            int *proxy)
+{
+  g_return_val_if_fail(src < r->n_nodes && dst < r->n_nodes, FALSE);
+  const FsTopoNode *s = fs_topo_node(r->topo, src), *d = fs_topo_node(r->topo, dst);
+  if (s->kind != FS_NODE_GPU || d->kind != FS_NODE_GPU || s->host < 0 || s->host == d->host)
+    return FALSE;
+  return pick_nics(r, src, dst, send_nic, proxy, recv_nic);
+}
+
 static gboolean no_route(FsRouter *r, guint src, guint dst, const char *why, GError **error)
 {
   g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no route from %s to %s: %s",
@@ -750,6 +977,25 @@ static gboolean no_route(FsRouter *r, guint src, guint dst, const char *why, GEr
 guint fs_router_last_choices(const FsRouter *r)
 {
   return r->last_choices;
+}
+
+/* Keeps only the heaviest path of r (the first among equals), weight 1.  A
+ * PXN leg takes one NVLink plane: the NIC behind it is the slower hop, and
+ * parts of unequal weight sharing that NIC would finish apart under
+ * max-min (equal rates, unequal bytes), a slowdown the hardware, which
+ * sprays bytes and queues them at one NIC, does not have. */
+static void one_path(FsRoute *r)
+{
+  guint best = 0;
+  for (guint p = 1; p < r->n_paths; p++)
+    if (g_array_index(r->weights, double, p) > g_array_index(r->weights, double, best))
+      best = p;
+  guint len;
+  const FsChannelId *hops = fs_route_path(r, best, &len);
+  g_autofree FsChannelId *keep = g_memdup2(hops, len * sizeof *hops);
+  route_reset(r);
+  g_array_append_vals(r->hops, keep, len);
+  route_end_path(r, 1);
 }
 
 /* Finds the route from src to dst (GPUs or CPUs) into out, without the cache: NVLink spraying
@@ -798,16 +1044,45 @@ static gboolean route_search(FsRouter *r, guint src, guint dst, uint64_t key, gb
   }
   if (r->opt.ib_disable)
     return no_route(r, src, dst, "different hosts and the network is disabled", error);
-  int ns = fs_router_nearest_nic(r, src), nd = fs_router_nearest_nic(r, dst);
-  if (ns < 0 || nd < 0)
+  int ns, nd, proxy;
+  if (!pick_nics(r, src, dst, &ns, &proxy, &nd))
     return no_route(r, src, dst, "a host without a NIC on PCIe", error);
+  /* Heads: src to its NIC, over NVLink to the proxy first with PXN (one
+   * path per NVLink path); the fabric paths; the tail to dst.  The route is
+   * every head × fabric path, its share the product of theirs. */
+  FsRoute *head = &r->head, *fab = &r->fab;
+  route_reset(head);
+  g_array_set_size(r->leg, 0);
+  g_array_set_size(r->tail, 0);
   gboolean gdr_s, gdr_d;
-  if (!nic_leg(r, src, (guint)ns, TRUE, key, out->hops, &gdr_s) ||
-      !walk_fabric(r, (guint)ns, (guint)nd, key, out->hops) ||
-      !nic_leg(r, dst, (guint)nd, FALSE, key, out->hops, &gdr_d))
+  if (proxy >= 0 && (guint)proxy != src) {
+    if (!spray_nvlink(r, src, (guint)proxy, head) ||
+        !nic_leg(r, (guint)proxy, (guint)ns, TRUE, key, r->leg, &gdr_s))
+      return no_route(r, src, dst, "no PXN path to the rail's NIC", error);
+    one_path(head);
+  } else {
+    if (!nic_leg(r, src, (guint)ns, TRUE, key, r->leg, &gdr_s))
+      return no_route(r, src, dst, "no path through the network", error);
+    route_end_path(head, 1);
+  }
+  if (!fabric_paths(r, (guint)ns, (guint)nd, key, MAX(FS_ROUTE_MAX_PATHS / head->n_paths, 1), fab) ||
+      !nic_leg(r, dst, (guint)nd, FALSE, key, r->tail, &gdr_d))
     return no_route(r, src, dst, "no path through the network", error);
+  for (guint i = 0; i < head->n_paths; i++) {
+    guint hl, fl;
+    const FsChannelId *hp = fs_route_path(head, i, &hl);
+    double hw = g_array_index(head->weights, double, i);
+    for (guint j = 0; j < fab->n_paths; j++) {
+      const FsChannelId *fp = fs_route_path(fab, j, &fl);
+      if (hl > 0)
+        g_array_append_vals(out->hops, hp, hl);
+      g_array_append_vals(out->hops, r->leg->data, r->leg->len);
+      g_array_append_vals(out->hops, fp, fl);
+      g_array_append_vals(out->hops, r->tail->data, r->tail->len);
+      route_end_path(out, hw * g_array_index(fab->weights, double, j));
+    }
+  }
   out->kind = gdr_s && gdr_d ? FS_ROUTE_NET_GDR : FS_ROUTE_NET_STAGED;
-  route_end_path(out, 1);
   return TRUE;
 }
 
@@ -919,7 +1194,7 @@ gboolean fs_router_transfer(FsRouter *r, guint src, guint dst, uint64_t bytes, F
    * runs, so a zero-byte transfer still completes after its latency). */
   uint64_t given = 0;
   guint last = route->n_paths - 1;
-  uint64_t part[MAX_SPRAY];
+  uint64_t part[MAX(MAX_SPRAY, FS_ROUTE_MAX_PATHS)];
   for (guint i = 0; i < route->n_paths; i++) {
     double w = g_array_index(route->weights, double, i);
     part[i] = i == last ? bytes - given : MIN((uint64_t)((double)bytes * w), bytes - given);

@@ -22,10 +22,34 @@
  *   HOST        GPU to GPU in one host staged through host memory: to the
  *               source's nearest CPU, then on to the destination.
  *   PCIE        host memory (a CPU node) to or from a GPU of its host.
- *   NET_GDR     different hosts: GPU → its nearest NIC over PCIe without a
+ *   NET_GDR     different hosts: GPU → a NIC of its host over PCIe without a
  *               CPU on the way (GPUDirect RDMA, NIC model permitting), the
  *               fabric, NIC → GPU likewise.
  *   NET_STAGED  the same where a side must go through its CPU's memory.
+ * Which NICs a GPU-to-GPU network route uses (rails).  The destination
+ * receives on its nearest NIC.  The source sends through the NIC of its
+ * host with the same local index as that NIC (the destination's rail), as
+ * NCCL's rings and trees do on multi-rail systems: a channel enters and
+ * leaves a node through the same NIC (NCCL: src/graph/search.cc, "NET n ->
+ * GPU a -> .. -> GPU x -> NET n"), so every host-to-host hop stays on one
+ * rail.  The source uses that NIC directly when its PCIe path to it
+ * crosses no CPU (NCCL's PIX or PXB: a NIC on the source's own PCIe
+ * switches) and is as fast as the path of the NIC's own GPU; otherwise PXN
+ * (NCCL's rule, src/graph/paths.cc): the bytes
+ * cross NVLink (sprayed as NVLINK above) to the GPU next to that NIC, whose
+ * proxy sends them (NCCL_PXN_DISABLE, since NCCL 2.12: "inter-node
+ * communication using a non-local NIC, using NVLink and an intermediate
+ * GPU"); without PXN they go over PCIe to that NIC (through the CPU's
+ * memory when the path crosses a CPU).  FsRouteOptions.cross_nic decides
+ * as NCCL_CROSS_NIC does (NCCL docs, env.html#nccl-cross-nic): 0 always the
+ * destination's rail; 1 different NICs allowed, so the source's nearest NIC
+ * (a hop from rail i to rail j crosses the spines); 2 (NCCL's default) the
+ * destination's rail when PXN reaches it, else the nearest NIC.  (NCCL's
+ * search relaxes the path type to PXN before it allows crossing NICs, and
+ * reserves each NIC's bandwidth per channel; that without PXN it prefers
+ * the nearest NIC at full speed to a same-NIC path over PCIe is this
+ * model's reading of the search, not a rule NCCL documents.)  A host
+ * without a NIC of that index uses its nearest NIC.
  * Within one subgraph the path is a shortest path by latency; among equal
  * ones (ECMP) the next hop is chosen by fs_hash64 of (flow key, node), so a
  * flow key always takes the same path and different keys spread, except
@@ -35,9 +59,24 @@
  * (one output port per destination LID: IBTA spec vol. 1 §18.2.4.3;
  * OpenSM's minhop/updn/ftree engines fill it) — so every transfer between
  * two endpoints takes one path whatever its key.  Ethernet (RoCE) switches
- * hash a flow's 5-tuple (per queue pair, so per key).  A GPU
- * uses its nearest NIC (multi-rail: ties go to the NIC with the GPU's local
- * index, then the lowest node).
+ * hash a flow's 5-tuple (per queue pair, so per key).  A GPU's nearest NIC
+ * is the closest over PCIe (multi-rail: ties go to the NIC with the GPU's
+ * local index, then the lowest node).
+ *
+ * Adaptive routing (topology `routing: adaptive`, fs_topo_routing): every
+ * fabric switch spreads each transfer over all its equal-cost next hops,
+ * evenly, instead of picking one.  An InfiniBand switch with adaptive
+ * routing "select[s] the output port based on the port's load" among an AR
+ * group that the subnet manager configures, on a fat tree "all ports with
+ * minimal hops to destination" (NVIDIA, InfiniBand Cluster Bring-up
+ * Procedure, "Adaptive Routing": docs.nvidia.com/networking/display/
+ * ibclusterbringupprocedure/adaptive+routing; Quantum-2 switches, AR on by
+ * default in opensm.conf).  At flow level a transfer becomes one flow per
+ * equal-cost fabric path, the bytes split evenly at each switch (what
+ * load-based port choice averages to under a symmetric load), at most
+ * FS_ROUTE_MAX_PATHS paths (past that, a switch splits over a subset of its
+ * next hops chosen by the destination).  Such a route makes no choice by
+ * key.
  *
  * Knobs (FsRouteOptions), after NCCL's environment: p2p_level (NCCL_P2P_LEVEL:
  * PIX, PXB, PHB, SYS; NODE counts as PHB, as in NCCL; default: PXB when a host's
@@ -131,11 +170,23 @@ typedef struct {
   gboolean ib_disable;
   guint cache_size;      /* distance arrays kept (>= 1) */
   FsRouteEcmp ecmp;      /* equal-cost picks at fabric switches (above) */
+  guint cross_nic;       /* NCCL_CROSS_NIC: 0, 1 or 2 (above) */
+  gboolean pxn_disable;  /* NCCL_PXN_DISABLE=1: no PXN (above) */
 } FsRouteOptions;
 
+/* Most paths of one route (NVLink planes × adaptive fabric paths). */
+#define FS_ROUTE_MAX_PATHS 64
+
 /* The defaults: auto P2P level, nothing disabled, 1024 cached fabric
- * destinations, ECMP auto (by destination on InfiniBand). */
+ * destinations, ECMP auto (by destination on InfiniBand), and
+ * NCCL_CROSS_NIC / NCCL_PXN_DISABLE from the environment as NCCL reads
+ * them (2 and 0 when unset; a value that is not 0/1/2, 0/1 is ignored here:
+ * fs_route_options_check_env reports it). */
 void fs_route_options_init(FsRouteOptions *opt);
+/* FALSE with G_OPTION_ERROR_BAD_VALUE naming the variable when
+ * NCCL_CROSS_NIC is set to other than 0, 1, 2 or NCCL_PXN_DISABLE to other
+ * than 0, 1 (the commands call it once, at the start of a scenario). */
+gboolean fs_route_options_check_env(GError **error);
 /* Parses a P2P level name (NVL, PIX, PXB, PHB, NODE, SYS, or LOC/0 for none,
  * case-insensitive) as NCCL_P2P_LEVEL does.  FALSE if unknown. */
 gboolean fs_route_p2p_level_from_name(const char *s, FsPathType *out);
@@ -184,8 +235,16 @@ guint fs_router_last_choices(const FsRouter *router);
 
 /* The nearest CPU (host memory) of a node in its host, or -1. */
 int fs_router_nearest_cpu(FsRouter *router, guint node);
-/* The NIC a GPU (or CPU) uses, or -1 when its host has none. */
+/* The nearest NIC of a GPU (or CPU), or -1 when its host has none. */
 int fs_router_nearest_nic(FsRouter *router, guint node);
+
+/* The NICs a network route from GPU src to GPU dst on another host uses
+ * (rails, above): *send_nic on src's host, *recv_nic on dst's, and *proxy,
+ * the GPU whose NIC sends (src itself, or with PXN the GPU next to
+ * *send_nic; -1 when the bytes go over PCIe to a NIC not the nearest).
+ * FALSE when the two are not GPUs of different hosts with NICs. */
+gboolean fs_router_net_nics(FsRouter *router, guint src, guint dst, int *send_nic, int *recv_nic,
+                            int *proxy);
 
 /* Starts a transfer of bytes from src to dst at time start: one flow per
  * path of the route, the bytes split by the weights (remainders to the

@@ -295,7 +295,7 @@ gboolean fs_report_coll_explain(GString *out, const FsScenario *sc, FsCollOp op,
   if (!fs_coll_tune(np, &sys, comm, op, nbytes, prefs, &choice, error))
     return FALSE;
   g_autofree char *text = fs_coll_explain(np, &sys, comm, op, nbytes, &choice);
-  g_autofree char *rings = fs_coll_describe_rings(topo, comm);
+  g_autofree char *rings = fs_coll_describe_rings(w->router, comm);
   g_string_append_printf(out, "%s %s on %u GPUs of %s\n%s%s", fs_coll_op_name(op), size_label, n,
                          fs_topo_name(topo), rings, text);
   return TRUE;

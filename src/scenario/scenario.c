@@ -27,7 +27,9 @@ gboolean fs_scenario_prefs_from_env(FsCollPrefs *prefs, GError **error)
   /* As in NCCL, CollNet (SHARP) is used only when enabled. */
   const char *cn = g_getenv("NCCL_COLLNET_ENABLE");
   prefs->collnet_off = !(cn != NULL && strcmp(cn, "1") == 0);
-  return TRUE;
+  /* NCCL_CROSS_NIC and NCCL_PXN_DISABLE choose the NICs of every router
+   * (net/route.h, fs_route_options_init): a bad value is refused here. */
+  return fs_route_options_check_env(error);
 }
 
 /* Lays a command's forced choices over prefs. */

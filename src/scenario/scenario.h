@@ -95,7 +95,9 @@ const FsCollPrefs *fs_scenario_prefs(const FsScenario *sc);
 
 /* Reads the NCCL_* tuner variables into prefs (initialised here): NCCL_ALGO
  * and NCCL_PROTO as NCCL 2.24+ (fs_coll_prefs_set_nccl_algo), CollNet
- * (SHARP) off unless NCCL_COLLNET_ENABLE=1.  FALSE with the parse error. */
+ * (SHARP) off unless NCCL_COLLNET_ENABLE=1; checks NCCL_CROSS_NIC and
+ * NCCL_PXN_DISABLE, which every router reads (net/route.h).  FALSE with
+ * the parse error. */
 gboolean fs_scenario_prefs_from_env(FsCollPrefs *prefs, GError **error);
 
 /* The engines of one run: a simulator, a flow network on it, a router over

@@ -36,6 +36,7 @@ typedef struct {
   GPtrArray *hosts, *nodes, *links, *gens; /* const FsYamlNode * entries */
   char *name;                /* the top file's name: or basename */
   int lone_host;             /* host of top-level nodes when no templates are instantiated */
+  int routing;               /* FsTopoRouting from the outermost `routing:` field, -1 none */
 } Loader;
 
 /* Scalar helpers: ${} substitution, positions in errors (loader.c). */

@@ -27,7 +27,7 @@
 
 static const char *const top_keys[] = {"name", "description", "source", "parameters", "include",
                                        "templates", "hosts", "nodes", "links", "generators",
-                                       NULL};
+                                       "routing", NULL};
 static const char *const template_keys[] = {"description", "source", "nodes", "links", "like",
                                             NULL};
 static const char *const param_keys[] = {"default", "values", "min", "max", "description", NULL};
@@ -168,6 +168,25 @@ static gboolean valid_param_name(const char *s)
   for (; *s; s++)
     if (!g_ascii_isalnum(*s) && *s != '_')
       return FALSE;
+  return TRUE;
+}
+
+/* The `routing:` field (static or adaptive, after ${} substitution: a file
+ * makes it selectable with a word parameter, `routing: ${routing}`); the
+ * outermost file's wins. */
+static gboolean read_routing(Loader *L, const FsYamlNode *v, GError **error)
+{
+  g_autofree char *text = fs_topo_loader_text(L, v, "a routing", error);
+  if (text == NULL)
+    return FALSE;
+  FsTopoRouting r;
+  if (!fs_topo_routing_from_name(text, &r)) {
+    fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM, v->file, v->line, v->col,
+                    "routing must be static or adaptive, got \"%s\"", text);
+    return FALSE;
+  }
+  if (L->routing < 0)
+    L->routing = (int)r;
   return TRUE;
 }
 
@@ -490,6 +509,8 @@ static gboolean read_doc(Loader *L, FsYamlDoc *doc, const char *path, GError **e
   }
   const FsYamlNode *v;
   if ((v = fs_yaml_map_get(root, "parameters")) && !read_parameters(L, v, error))
+    return FALSE;
+  if ((v = fs_yaml_map_get(root, "routing")) && !read_routing(L, v, error))
     return FALSE;
   if ((v = fs_yaml_map_get(root, "include")) && !read_include(L, v, path, error))
     return FALSE;
@@ -943,6 +964,7 @@ static void loader_init(Loader *L, const FsCatalog *cat)
   L->links = g_ptr_array_new();
   L->gens = g_ptr_array_new();
   L->lone_host = -1;
+  L->routing = -1;
 }
 
 static FsTopo *build(Loader *L, GError **error)
@@ -958,6 +980,8 @@ static FsTopo *build(Loader *L, GError **error)
     else
       fs_topo_set_param(L->topo, p, *(int64_t *)g_hash_table_lookup(L->params, p));
   }
+  if (L->routing >= 0)
+    fs_topo_set_routing(L->topo, (FsTopoRouting)L->routing);
   gboolean ok = TRUE;
   for (guint i = 0; ok && i < L->hosts->len; i++)
     ok = add_hosts(L, L->hosts->pdata[i], error);

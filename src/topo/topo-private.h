@@ -18,6 +18,7 @@ struct FsTopo {
   GPtrArray *param_names;   /* parameters after loading, declaration order */
   GArray *param_values;     /* int64_t (0 for a string parameter) */
   GPtrArray *param_strings; /* const char * (in strings), NULL for an integer parameter */
+  FsTopoRouting routing;    /* the fabric's routing (topo.h) */
   gboolean finalized;
   /* Indexes built by fs_topo_finalize. */
   guint *adj_start;         /* nodes + 1 */

@@ -6,6 +6,7 @@
 #include "topo/topo-private.h"
 #include "util/error.h"
 #include "util/limits.h"
+#include "util/names.h"
 
 G_DEFINE_QUARK(fs-topo-error-quark, fs_topo_error)
 
@@ -498,6 +499,22 @@ void fs_topo_set_reduction(FsTopo *t, guint node, gboolean reduction)
   g_return_if_fail(!t->finalized && node < t->nodes->len);
   FsTopoNode *n = &g_array_index(t->nodes, FsTopoNode, node);
   n->reduction = reduction && n->kind == FS_NODE_SWITCH && n->model->u.sw.reduction;
+}
+
+static const char *const routing_names[] = { FS_TOPO_ROUTINGS(FS_NAMES_ENTRY) };
+
+FS_NAMES_DEFINE(FsTopoRouting, fs_topo_routing, routing_names, FS_TOPO_ROUTING_N,
+                fs_names_index_nocase)
+
+FsTopoRouting fs_topo_routing(const FsTopo *t)
+{
+  return t->routing;
+}
+
+void fs_topo_set_routing(FsTopo *t, FsTopoRouting routing)
+{
+  g_return_if_fail(routing < FS_TOPO_ROUTING_N);
+  t->routing = routing;
 }
 
 guint fs_topo_params(const FsTopo *t, const char *const **names, const int64_t **values)

@@ -248,6 +248,29 @@ const char *fs_topo_param_string(const FsTopo *topo, guint i);
 void fs_topo_set_param(FsTopo *topo, const char *name, int64_t value);
 void fs_topo_set_param_string(FsTopo *topo, const char *name, const char *value);
 
+/* How the fabric's switches route (the topology's `routing:` field, which a
+ * file may take from a word parameter: cluster.yaml's -D routing=…; net/route.h says what each does): STATIC, the default, by
+ * destination on InfiniBand (the subnet manager's forwarding tables) and by
+ * flow hash on Ethernet; ADAPTIVE, every transfer spread evenly over all
+ * equal-cost next hops (InfiniBand adaptive routing, packet spraying). */
+#define FS_TOPO_ROUTINGS(X)   \
+  X(STATIC, "static")         \
+  X(ADAPTIVE, "adaptive")
+
+typedef enum {
+#define X(id, str) FS_TOPO_ROUTING_##id,
+  FS_TOPO_ROUTINGS(X)
+#undef X
+  FS_TOPO_ROUTING_N
+} FsTopoRouting;
+
+const char *fs_topo_routing_name(FsTopoRouting r);
+/* Parses "static" or "adaptive" (ASCII case-insensitive).  FALSE if unknown. */
+gboolean fs_topo_routing_from_name(const char *s, FsTopoRouting *out);
+FsTopoRouting fs_topo_routing(const FsTopo *topo);
+/* Sets the fabric's routing (the loader; before fs_topo_finalize or after). */
+void fs_topo_set_routing(FsTopo *topo, FsTopoRouting routing);
+
 /* ---- analysis --------------------------------------------------------- */
 
 /* Bisection bandwidth in bytes/s per direction: the maximum flow from the

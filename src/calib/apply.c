@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "calib/calibration.h"
+#include "util/strutil.h"
 #include "util/units.h"
 
 /* ---- matching ------------------------------------------------------------ */
@@ -23,17 +24,7 @@ static char **tokens(const char *s, const char *seps)
   for (char *p = low; *p; p++)
     if (seps == NULL ? !g_ascii_isalnum(*p) : strchr(seps, *p) != NULL)
       *p = ' ';
-  char **parts = g_strsplit(low, " ", -1);
-  /* Drop the empty strings that runs of separators leave. */
-  guint j = 0;
-  for (guint i = 0; parts[i]; i++) {
-    if (parts[i][0] != '\0')
-      parts[j++] = parts[i];
-    else
-      g_free(parts[i]);
-  }
-  parts[j] = NULL;
-  return parts;
+  return fs_split_words(low, " ");
 }
 
 /* How many '-'-separated parts of the model name appear as words of the

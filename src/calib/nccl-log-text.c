@@ -17,6 +17,7 @@
 #include "calib/nccl-log.h"
 #include "calib/nccl-log-private.h"
 #include "util/error.h"
+#include "util/strutil.h"
 
 /* ---- text: columns ------------------------------------------------------------ */
 
@@ -38,16 +39,7 @@ typedef struct {
 /* Tokens of a line split on blanks (caller frees). */
 static char **split_blanks(const char *s)
 {
-  char **parts = g_strsplit_set(s, " \t", -1);
-  guint j = 0;
-  for (guint i = 0; parts[i]; i++) {
-    if (parts[i][0] != '\0')
-      parts[j++] = parts[i];
-    else
-      g_free(parts[i]);
-  }
-  parts[j] = NULL;
-  return parts;
+  return fs_split_words(s, " \t");
 }
 
 /* Recognises a column-title line ("# size count type …", the '#' already

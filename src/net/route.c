@@ -505,6 +505,36 @@ static gboolean by_destination(const FsRouter *r, guint u)
   }
 }
 
+/* Whether fabric link a leads to a switch with a path to the anchor
+ * (dist: every fabric switch's distance to it), and *via the distance
+ * through a. */
+static gboolean fabric_step(FsRouter *r, const FsTime *dist, const FsTopoAdj *a, FsTime *via)
+{
+  int p = r->fidx[a->peer];
+  if (p < 0 || !link_in(r->topo, a->link, SUB_FABRIC) || dist[p] == INF_DIST)
+    return FALSE;
+  *via = dist[p] + hop_latency(r, a->link, a->peer);
+  return TRUE;
+}
+
+/* How many of the n links adj of a switch lead on a shortest fabric path
+ * to the anchor (ties counted), and *best that path's distance (INF_DIST
+ * when none does). */
+static guint shortest_next_hops(FsRouter *r, const FsTime *dist, const FsTopoAdj *adj, guint n,
+                                FsTime *best)
+{
+  guint cand = 0;
+  *best = INF_DIST;
+  for (guint k = 0; k < n; k++) {
+    FsTime via;
+    if (!fabric_step(r, dist, &adj[k], &via) || via > *best)
+      continue;
+    cand = via < *best ? 1 : cand + 1;
+    *best = via;
+  }
+  return cand;
+}
+
 /* Appends a shortest fabric path from endpoint src to endpoint dst (NICs,
  * or GPUs wired to the fabric), ECMP by key: toward dst's switch, then the
  * last hop.  FALSE (nothing appended) when there is none. */
@@ -523,20 +553,10 @@ static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GAr
       return FALSE;
     }
     /* Candidates: fabric switches next to u on a shortest path. */
-    guint n, cand = 0;
-    FsTime best = INF_DIST;
+    guint n;
+    FsTime best;
     const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
-    for (int pass = 0; pass < 2; pass++)
-      for (guint k = 0; k < n; k++) {
-        int p = r->fidx[adj[k].peer];
-        if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC) || dist[p] == INF_DIST)
-          continue;
-        FsTime via = dist[p] + hop_latency(r, adj[k].link, adj[k].peer);
-        if (pass == 0)
-          best = MIN(best, via);
-        else
-          cand += via == best;
-      }
+    guint cand = shortest_next_hops(r, dist, adj, n, &best);
     if (cand == 0) {
       g_array_set_size(hops, mark);
       return FALSE;
@@ -548,9 +568,8 @@ static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GAr
                         : fs_hash64(key ^ fs_hash64(u + 1));
     guint pick = cand == 1 ? 0 : (guint)(h % cand);
     for (guint k = 0; k < n; k++) {
-      int p = r->fidx[adj[k].peer];
-      if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC) || dist[p] == INF_DIST ||
-          dist[p] + hop_latency(r, adj[k].link, adj[k].peer) != best)
+      FsTime via;
+      if (!fabric_step(r, dist, &adj[k], &via) || via != best)
         continue;
       if (pick-- == 0) {
         FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
@@ -580,28 +599,17 @@ static void adaptive_from(FsRouter *r, const FsTime *dist, guint u, guint anchor
     route_end_path(out, w);
     return;
   }
-  guint n, cand = 0;
-  FsTime best = INF_DIST;
+  guint n;
+  FsTime best;
   const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
-  for (int pass = 0; pass < 2; pass++)
-    for (guint k = 0; k < n; k++) {
-      int p = r->fidx[adj[k].peer];
-      if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC) || dist[p] == INF_DIST)
-        continue;
-      FsTime via = dist[p] + hop_latency(r, adj[k].link, adj[k].peer);
-      if (pass == 0)
-        best = MIN(best, via);
-      else
-        cand += via == best;
-    }
+  guint cand = shortest_next_hops(r, dist, adj, n, &best);
   if (cand == 0 || r->fstack->len > r->n_fab + 1)
     return;
   guint take = MIN(cand, MAX(budget, 1));
   guint first = take < cand ? (guint)(fs_hash64(((uint64_t)dst << 32) ^ fs_hash64(u + 1)) % cand) : 0;
   for (guint k = 0, i = 0; k < n; k++) {
-    int p = r->fidx[adj[k].peer];
-    if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC) || dist[p] == INF_DIST ||
-        dist[p] + hop_latency(r, adj[k].link, adj[k].peer) != best)
+    FsTime via;
+    if (!fabric_step(r, dist, &adj[k], &via) || via != best)
       continue;
     guint slot = (i++ + cand - first) % cand; /* this next hop's place after `first` */
     if (slot >= take)

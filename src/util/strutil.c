@@ -294,3 +294,17 @@ gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len,
   }
   return fs_atomic_file_commit(f, error);
 }
+
+char **fs_split_words(const char *s, const char *seps)
+{
+  char **parts = g_strsplit_set(s, seps, -1);
+  guint j = 0;
+  for (guint i = 0; parts[i]; i++) {
+    if (parts[i][0] != '\0')
+      parts[j++] = parts[i];
+    else
+      g_free(parts[i]);
+  }
+  parts[j] = NULL;
+  return parts;
+}

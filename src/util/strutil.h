@@ -23,6 +23,11 @@ const char *fs_did_you_mean(const char *word, const char *const *candidates, gss
  * UTF-8 included, are copied as they are.  Linear in the length. */
 char *fs_escape_controls(const char *text);
 
+/* The words of s: the pieces between runs of any of the characters of seps,
+ * without empty ones ("a  b\t" on " \t" → {"a", "b"}).  Returns a new
+ * NULL-terminated vector (free with g_strfreev).  Cost: O(length). */
+char **fs_split_words(const char *s, const char *seps);
+
 /* Writes contents to path atomically: a temporary file
  * "path.tmp-PID-XXXXXX" in the same folder (mode 0666 minus the umask),
  * written in full, fsync()ed, then rename()d over path.  On failure nothing

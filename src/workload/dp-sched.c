@@ -54,6 +54,25 @@ void fs_train_dp_clear(FsRankBuilder *b)
   g_array_unref(dp->pending);
 }
 
+/* The time of a data-parallel collective of this rank's dp × cp group (or
+ * its expert-data-parallel group when `expert`) run alone, into *d.  FALSE
+ * when it cannot be simulated: the step's first error is kept for the
+ * caller of the build (b->t->error), later ones are dropped. */
+static gboolean measure_alone(FsRankBuilder *b, gboolean expert, FsCollOp op, uint64_t unit,
+                              FsTime *d)
+{
+  const FsSimRank *r = b->r;
+  GError *err = NULL;
+  if (fs_train_measure(b->t, expert ? r->edp_nodes : r->dp_nodes,
+                       expert ? r->edp_size : r->dp_size, op, unit, d, &err))
+    return TRUE;
+  if (b->t->error == NULL)
+    b->t->error = err;
+  else
+    g_error_free(err);
+  return FALSE;
+}
+
 /* A gradient or parameter collective of this rank over its dp × cp group,
  * or over its expert-data-parallel group when `expert`. */
 static guint32 add_coll_on(FsRankBuilder *b, gboolean expert, guint stream, FsCollOp op,
@@ -64,14 +83,7 @@ static guint32 add_coll_on(FsRankBuilder *b, gboolean expert, guint stream, FsCo
   const FsSimRank *r = b->r;
   if (b->t->dp_alone) {
     FsTime d = 0;
-    GError *err = NULL;
-    if (!fs_train_measure(b->t, expert ? r->edp_nodes : r->dp_nodes,
-                          expert ? r->edp_size : r->dp_size, op, unit, &d, &err)) {
-      if (b->t->error == NULL)
-        b->t->error = err;
-      else
-        g_error_free(err);
-    }
+    measure_alone(b, expert, op, unit, &d);
     guint32 id = fs_train_add_op(g, stream, FS_OP_DELAY, cat, name, d, -1, layer, 0, deps, n);
     g_array_append_val(b->r->comm_ops, id);
     return id;
@@ -125,15 +137,8 @@ static void overlap_cost(FsRankBuilder *b, gboolean expert, FsCollOp op, uint64_
     return;
   const FsSimRank *r = b->r;
   FsTime d = 0;
-  GError *err = NULL;
-  if (!fs_train_measure(b->t, expert ? r->edp_nodes : r->dp_nodes,
-                        expert ? r->edp_size : r->dp_size, op, unit, &d, &err)) {
-    if (b->t->error == NULL)
-      b->t->error = err;
-    else
-      g_error_free(err);
+  if (!measure_alone(b, expert, op, unit, &d))
     return;
-  }
   FsTime loss = fs_train_overlap_loss(G_MAXINT64 / 4, d, y);
   if (loss > 0)
     fs_train_add_op(b->t->g, r->s_compute, FS_OP_COMPUTE, FS_CAT_BACKWARD, "dp overlap", loss, -1, -1,

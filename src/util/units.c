@@ -491,6 +491,21 @@ static gboolean to_uint(const Number *num, const Unit *unit, uint64_t max, uint6
   return TRUE;
 }
 
+/* TRUE when nothing but blanks follows the number num scanned from text;
+ * else FALSE with FS_UNITS_ERROR_SYNTAX ("expected WHAT, got …"). */
+static gboolean nothing_after(const char *text, const Number *num, const char *what,
+                              GError **error)
+{
+  const char *p = num->end;
+  while (is_space(*p))
+    p++;
+  if (*p == '\0')
+    return TRUE;
+  set_error(error, FS_UNITS_ERROR_SYNTAX,
+            "expected %s, got \"%s\": unexpected \"%s\" after the number", what, text, p);
+  return FALSE;
+}
+
 gboolean fs_parse_number(const char *text, double *out, GError **error)
 {
   g_return_val_if_fail(out != NULL, FALSE);
@@ -505,14 +520,8 @@ gboolean fs_parse_number(const char *text, double *out, GError **error)
                 text ? text : "");
     return FALSE;
   }
-  const char *p = num.end;
-  while (is_space(*p))
-    p++;
-  if (*p != '\0') {
-    set_error(error, FS_UNITS_ERROR_SYNTAX,
-                "expected a number like \"1.5\", got \"%s\": unexpected \"%s\" after the number", text, p);
+  if (!nothing_after(text, &num, "a number like \"1.5\"", error))
     return FALSE;
-  }
   if (!isfinite(num.value)) {
     set_error(error, FS_UNITS_ERROR_RANGE,
                 "expected a number like \"1.5\", got \"%s\": the number is too large", text);
@@ -534,14 +543,8 @@ gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
                 text ? text : "");
     return FALSE;
   }
-  const char *p = num.end;
-  while (is_space(*p))
-    p++;
-  if (*p != '\0') {
-    set_error(error, FS_UNITS_ERROR_SYNTAX,
-                "expected an integer like \"64\", got \"%s\": unexpected \"%s\" after the number", text, p);
+  if (!nothing_after(text, &num, "an integer like \"64\"", error))
     return FALSE;
-  }
   const char *range = "the integer is out of range (it must lie between -9223372036854775808 and "
                       "9223372036854775807)";
   /* Digits only, with or without a sign: exact. */

@@ -86,12 +86,22 @@ static gboolean fail_key(const FsValTable *t, const char *key, GError **error, c
   return FALSE;
 }
 
+/* The line of t's header key (1 when absent). */
+static int key_line(const FsValTable *t, const char *key)
+{
+  for (guint i = 0; i < t->keys->len; i++)
+    if (strcmp(g_ptr_array_index(t->keys, i), key) == 0)
+      return GPOINTER_TO_INT(g_ptr_array_index(t->key_lines, i));
+  return 1;
+}
+
 /* The prepare step of the nccl-tests table kind: reads the table's collective, optional
  * algorithm, rank count (or its gpus column) and column positions, loads its topology (relative
- * to the data root, with the `defines` parameters) and the default NCCL parameters, and applies cal's NCCL figures to them.
+ * to the data root, with the `defines` parameters) and the NCCL parameters of the table's `nccl`
+ * release (the default ones without it), and applies cal's NCCL figures to them.
  * On success *ctx holds a new Nccl context, freed by the kind's free_ctx (nccl_free).  Returns
  * FALSE with FS_VAL_ERROR set for a missing or bad key or column, or the loader's error prefixed
- * with the table's file. */
+ * with the table's file (and the `defines` or `nccl` line at fault). */
 static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
                              void **ctx,
                              GError **error)
@@ -165,14 +175,26 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
       g_ptr_array_add(dv, defines[i]);
   g_ptr_array_add(dv, NULL);
   GError *e = NULL;
-  if ((c->topo = fs_topo_load_file(path, cat, (const char *const *)dv->pdata, &e)) == NULL ||
-      (c->np = fs_nccl_params_load_default(&e)) == NULL) {
+  /* The NCCL release the table was measured with (`nccl: 2.26`, first word), else the
+   * default parameters. */
+  const char *rel = fs_val_table_key(t, "nccl");
+  g_autofree char *relw = rel != NULL ? g_strdup(rel) : NULL;
+  if (relw != NULL && strchr(relw, ' ') != NULL)
+    *strchr(relw, ' ') = '\0';
+  if ((c->topo = fs_topo_load_file(path, cat, (const char *const *)dv->pdata, &e)) == NULL) {
     /* A bad or unknown parameter is the defines line's fault. */
     int line = 0;
     if (defs != NULL && g_error_matches(e, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM))
-      for (guint i = 0; i < t->keys->len; i++)
-        if (strcmp(g_ptr_array_index(t->keys, i), "defines") == 0)
-          line = GPOINTER_TO_INT(g_ptr_array_index(t->key_lines, i));
+      line = key_line(t, "defines");
+    fs_error_prefix_at(e, t->file, line, line > 0 ? 3 : 0);
+    g_propagate_error(error, e);
+    nccl_free(c);
+    return FALSE;
+  }
+  if ((c->np = relw != NULL ? fs_nccl_params_load_version(relw, "nccl", &e)
+                            : fs_nccl_params_load_default(&e)) == NULL) {
+    /* An unknown release is the nccl line's fault. */
+    int line = relw != NULL ? key_line(t, "nccl") : 0;
     fs_error_prefix_at(e, t->file, line, line > 0 ? 3 : 0);
     g_propagate_error(error, e);
     nccl_free(c);

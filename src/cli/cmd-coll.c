@@ -163,6 +163,7 @@ int fs_cmd_coll(int argc, char **argv)
     "in NCCL 2.24+: \"ring;allreduce:tree,ring;allgather:^nvls\"); CollNet (SHARP)\n"
     "is considered only with NCCL_COLLNET_ENABLE=1 or --algo collnet_direct|collnet_chain.\n"
     "NCCL_CROSS_NIC and NCCL_PXN_DISABLE choose each ring's NICs (rails) as in NCCL.\n"
+    "NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS set the channels.\n"
     "\n"
     "Examples:\n"
     "  fabricsim coll topologies/dgx-h100.yaml -o all_reduce -b 8 -e 8G -f 2\n"

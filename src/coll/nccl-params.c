@@ -311,6 +311,12 @@ static const FsSchemaField host_launch_fields[] = {
 };
 SCHEMA(host_launch_schema, "host_launch", host_launch_fields);
 
+static const FsSchemaField coll_net_channel_fields[] = {
+  SOURCE, NUM("bw_gbps", POFF(coll_channel_net_bw), "100000",
+              "the most one channel of a collective moves through one network connection, GB/s"),
+};
+SCHEMA(coll_net_channel_schema, "coll_net_channel", coll_net_channel_fields);
+
 /* Fills p from the root map of an NCCL parameter file: the NCCL version, step and protocol
  * settings, base and hardware latencies per algorithm and protocol, the architecture rows, the
  * bandwidth caps and correction tables, channel counts, p2p chunk sizes, and the optional
@@ -383,6 +389,10 @@ static const FsSchemaField top_fields[] = {
         "(one kernel launch inside an NCCL group) in an nccl-tests iteration; a thread driving "
         "`-g N` GPUs issues N of them per iteration, which floors the iteration's time "
         "(`src/coll/launch.h`)"),
+  FIXED("coll_net_channel", FALSE, coll_net_channel_schema,
+        "absent = 0 (no cap): `bw_gbps`, the most one channel of a collective (one thread block "
+        "and its network connection) moves across hosts: every connection of a collective's plan "
+        "that crosses hosts runs at most at it (`src/collrun/exec-params.c`)"),
   TABLE("algorithms", FALSE,
         "`absent`, a list of NCCL algorithms the release does not have (the tuner never costs "
         "them; `PAT` before 2.23)"),
@@ -421,6 +431,7 @@ static const FsSchemaEntry schemas[] = {
   {"nccl.p2p_schedule", &p2p_sched_schema},
   {"nccl.ring_kernel", &ring_kernel_schema},
   {"nccl.host_launch", &host_launch_schema},
+  {"nccl.coll_net_channel", &coll_net_channel_schema},
 };
 
 const FsSchemaEntry *fs_nccl_params_schemas(guint *n)
@@ -436,7 +447,8 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
     return FALSE;
   p->version = g_strdup(fs_yaml_map_get(root, "nccl_version")->value);
   static const char *const fixed_tables[] = {"steps", "net_overhead_us", "bandwidth_factors",
-                                             "channels", "p2p", "ring_kernel", "host_launch"};
+                                             "channels", "p2p", "ring_kernel", "host_launch",
+                                             "coll_net_channel"};
   for (guint i = 0; i < G_N_ELEMENTS(fixed_tables); i++) {
     const FsYamlNode *ft = fs_yaml_map_get(root, fixed_tables[i]);
     if (ft != NULL && !check_source(ft, fixed_tables[i], error))
@@ -805,5 +817,34 @@ gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error)
     return FALSE;
   if (set && p->p2p.on)
     p->p2p.channel_net_bw = (double)v;
+  /* NCCL's channel limits (src/init.cc NCCL_MIN_CTAS/NCCL_MAX_CTAS, src/graph/connect.cc
+   * NCCL_MIN_NCHANNELS/NCCL_MAX_NCHANNELS); MAXCHANNELS caps them in fs_nccl_params_channels. */
+  static const char *const limits[] = {"NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_MIN_NCHANNELS",
+                                       "NCCL_MAX_NCHANNELS"};
+  guint *slot[] = {&p->env_min_ctas, &p->env_max_ctas, &p->env_min_nchannels, &p->env_max_nchannels};
+  for (guint i = 0; i < G_N_ELEMENTS(limits); i++) {
+    if (!env_uint(limits[i], 1, 64, &v, &set, error))
+      return FALSE;
+    if (set)
+      *slot[i] = (guint)v;
+  }
   return TRUE;
+}
+
+void fs_nccl_params_channels(const FsNcclParams *p, guint *ring, guint *nvls)
+{
+  guint cap = MAX(p->max_channels, 1u);
+  guint min_ctas = MIN(p->env_min_ctas, cap), max_ctas = p->env_max_ctas ? MIN(p->env_max_ctas, cap) : cap;
+  if (min_ctas > max_ctas) /* src/init.cc: "minCTAs is larger than maxCTAs, set both to" max */
+    min_ctas = max_ctas;
+  guint max_nch = p->env_max_nchannels ? MIN(p->env_max_nchannels, cap) : cap;
+  guint min_nch = MIN(p->env_min_nchannels, cap);
+  /* src/graph/connect.cc: nChannels = min(maxNchannels, nChannels, maxCTAs), then copied up to
+   * max(minNchannels, minCTAs) (copyChannels never goes past MAXCHANNELS). */
+  guint r = MIN(MIN(*ring, max_nch), max_ctas);
+  r = MAX(r, MIN(MAX(min_nch, min_ctas), cap));
+  *ring = MAX(r, 1u);
+  /* src/transport/nvls.cc: nvlsChannels = max(minCTAs, min(maxCTAs, channels)). */
+  if (*nvls > 0)
+    *nvls = MAX(min_ctas, MIN(max_ctas, *nvls));
 }

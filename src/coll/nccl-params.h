@@ -147,6 +147,14 @@ typedef struct {
    * issuing one GPU's collective in an nccl-tests iteration, µs
    * (coll/launch.h: the floor of -g N launches from one thread). */
   double host_launch_us;
+  /* coll_net_channel (optional table; 0 when absent = no cap): the most one
+   * channel of a collective moves through one network connection, GB/s
+   * (FsCollExecParams.rate_cap_inter for collectives). */
+  double coll_channel_net_bw;
+  /* NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS
+   * from the environment (fs_nccl_params_apply_env); 0 = unset.  Applied to
+   * a communicator's channel counts by fs_nccl_params_channels. */
+  guint env_min_ctas, env_max_ctas, env_min_nchannels, env_max_nchannels;
 } FsNcclParams;
 
 /* Loads a params file.  NULL with error (file:line:col) on any problem:
@@ -172,11 +180,25 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsNcclParams, fs_nccl_params_free)
  * them: NCCL_P2P_NET_CHUNKSIZE and NCCL_P2P_NVL_CHUNKSIZE (bytes),
  * NCCL_P2P_LL_THRESHOLD (bytes), and, where p has a p2p_schedule table,
  * NCCL_NCHANNELS_PER_NET_PEER (a fixed count per network peer: NCCL then
- * skips its scaling rules) and NCCL_P2P_PER_CHANNEL_NET_BW (GB/s).  Unset
+ * skips its scaling rules) and NCCL_P2P_PER_CHANNEL_NET_BW (GB/s); and the
+ * channel limits NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_MIN_NCHANNELS,
+ * NCCL_MAX_NCHANNELS (1 to 64 each; fs_nccl_params_channels).  Unset
  * or empty variables leave p alone.  FALSE with FS_COLL_ERROR_PARSE naming
  * the variable for a value that is not a whole number in range.  Cost: a
  * few getenv. */
 gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error);
+
+/* The channel counts NCCL gives a communicator (src/graph/connect.cc and
+ * src/transport/nvls.cc), from the ring channels before the limits
+ * (*ring: the graph's channels, doubled by NCCL's ring connection) and the
+ * NVLS channels (*nvls: p->nvls_channels, 0 without NVLS), in place: the
+ * ring count is cut to NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS, then raised
+ * (channels copied) to NCCL_MIN_NCHANNELS and NCCL_MIN_CTAS; the NVLS count
+ * becomes max(NCCL_MIN_CTAS, min(NCCL_MAX_CTAS, *nvls)).  Every limit is
+ * capped at p->max_channels (NCCL's MAXCHANNELS), a minimum above the
+ * maximum is lowered to it (NCCL's own rule for the CTAs); unset limits
+ * (0) do nothing.  Cost: O(1). */
+void fs_nccl_params_channels(const FsNcclParams *p, guint *ring, guint *nvls);
 
 /* Path of the default file (caller frees). */
 char *fs_nccl_params_default_path(void);

@@ -548,7 +548,7 @@ void fs_coll_p2p_shape(const FsCollSysInfo *sys, const FsComm *comm, FsP2pShape 
   *out = (FsP2pShape){
     .nranks = fs_comm_size(comm),
     .nhosts = fs_comm_n_hosts(comm),
-    .max_channels = sys->max_channels,
+    .max_channels = sys->p2p_max_channels ? sys->p2p_max_channels : sys->max_channels,
     .local_channels = sys->p2p_local_channels,
     .net_bw_gbps = sys->net_bw_gbps,
     .net_count = sys->net_count,

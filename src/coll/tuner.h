@@ -43,6 +43,9 @@ typedef struct {
   double bw_inter;        /* GB/s per channel across hosts (bwInter) */
   double latency_inter;   /* µs, NCCL's graph latencyInter (usually 0) */
   guint max_channels;     /* channels of the ring/tree graph */
+  guint p2p_max_channels; /* the collective channels point-to-point scheduling starts from
+                             (FsP2pShape.max_channels): max_channels before the cut to 2
+                             per NIC across hosts, with the same NCCL_*_CTAS limits */
   guint nvls_channels;    /* channels NVLS uses (0: no NVLS) */
   gboolean collnet;       /* a CollNet/SHARP switch is available */
   gboolean ll128;         /* LL128 enabled (NCCL: NVLink inside the host) */

@@ -669,6 +669,15 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
   out->max_channels = p->max_channels;
   if (nrings > 0 && nrings <= p->max_channels)
     out->max_channels = nrings * (p->max_channels / nrings);
+  /* Across hosts NCCL's ring graph holds one channel per NIC it leaves by (each reserves
+   * a NIC's bandwidth at the search's first inter-node speed; at most MAXCHANNELS/2 of
+   * them, src/init.cc ringGraph->maxChannels), and connecting the rings doubles them
+   * (src/graph/connect.cc "Duplication"): 16 channels on 8 NICs.  fabricsim's rings
+   * enter every host at each local rank in turn, one NIC per local rank. */
+  out->p2p_max_channels = out->max_channels;
+  guint ppn = fs_comm_ppn(comm);
+  if (fs_comm_n_hosts(comm) > 1 && ppn > 0)
+    out->max_channels = MIN(out->max_channels, 2 * MIN(ppn, MAX(p->max_channels / 2, 1u)));
   out->intra_hw = FS_NCCL_HW_PCI;
   /* Inside a host: rank 0 to the next rank of its host on ring 0. */
   const guint *ring = fs_comm_ring(comm, 0);
@@ -710,6 +719,16 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
     out->net_count = 1;
   }
   out->nvls_channels = fs_comm_nvls_available(comm) ? p->nvls_channels : 0;
+  /* NCCL_MIN/MAX_CTAS and NCCL_MIN/MAX_NCHANNELS (coll/nccl-params.h); the per-channel
+   * bandwidths above stay the totals over the new counts. */
+  guint nch = out->max_channels, none = 0;
+  fs_nccl_params_channels(p, &nch, &out->nvls_channels);
+  fs_nccl_params_channels(p, &out->p2p_max_channels, &none);
+  if (nch != out->max_channels) {
+    out->bw_intra = out->bw_intra * out->max_channels / nch;
+    out->bw_inter = out->bw_inter * out->max_channels / nch;
+    out->max_channels = nch;
+  }
   out->collnet = fs_comm_collnet_switch(comm, 0) >= 0;
   out->ll128 = out->intra_hw == FS_NCCL_HW_NVLINK;
   const FsGpuModel *gm = &g0->model->u.gpu;

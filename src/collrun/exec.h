@@ -87,7 +87,9 @@ typedef struct {
   double rate_cap;           /* per flow, bytes/s; 0 = none */
   double rate_cap_inter;     /* per flow that crosses hosts (FsCollStep.inter), bytes/s, on
                                 top of rate_cap; 0 = none: one network channel of a
-                                point-to-point plan (coll/p2p-sched.h) */
+                                point-to-point plan (coll/p2p-sched.h), or one network
+                                connection of a collective's channel (models/nccl
+                                coll_net_channel; exec-params.c) */
   double reduce_bw;          /* bytes/s of a local reduction; 0 = instantaneous */
   uint64_t key;              /* transfer keys are key << 32 | a 32-bit hash of the
                                 step's connection (channel, lane, src, dst): one

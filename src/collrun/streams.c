@@ -36,6 +36,7 @@ typedef struct {
   double lat;    /* ps: its slowest path's latency */
   double cap;    /* bytes/s: its rate cap (flow cap × width), 0 = none */
   guint width;   /* identical connections it stands for (a folded skeleton) */
+  gboolean inter; /* it crosses hosts (FsCollStep.inter): rate_cap_inter applies */
 } Stream;
 
 struct FsCollStreams {
@@ -200,6 +201,7 @@ static void skel_scan(Ctx *c, Skel *k)
       st.dst_node = fs_coll_ep_node(comm, s->dst, s->channel);
       st.key = conn_key(c->key, s);
       st.cap = 0;
+      st.inter = s->inter;
       g_array_append_val(c->tmpl, st);
       g_hash_table_insert(c->conns, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(idx + 1));
     } else {
@@ -367,8 +369,12 @@ static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t
   for (guint pass = 0; pass < 2 && ok; pass++)
     for (guint i = 0; i < c->streams->len && ok; i++) {
       Stream *s = &g_array_index(c->streams, Stream, i);
-      if (pass == 0)
-        s->cap = ep->rate_cap > 0 ? ep->rate_cap * s->cap : 0; /* s->cap held the width */
+      if (pass == 0) { /* s->cap held the width; a flow's cap as exec.c gives it */
+        double fc = ep->rate_cap;
+        if (s->inter && ep->rate_cap_inter > 0)
+          fc = fc > 0 ? MIN(fc, ep->rate_cap_inter) : ep->rate_cap_inter;
+        s->cap = fc > 0 ? fc * s->cap : 0;
+      }
       if (s->src_node < 0 || s->dst_node < 0) {
         g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
                     "a stream's endpoint has no topology node (bind ranks with fs_comm_set_gpu, "

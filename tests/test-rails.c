@@ -393,6 +393,8 @@ START_TEST(test_rails_rings_extrapolate_by_host_period)
   fs_coll_prefs_init(&prefs);
   prefs.algo = fs_coll_algo_find("ring");
   prefs.proto = FS_PROTO_SIMPLE;
+  prefs.channels = 32; /* 4 per rail (NCCL_MIN_CTAS=32), the layout this period was
+                          measured on (NCCL's default across hosts: 2 per NIC, coll-topo.c) */
   FsCollChoice ch;
   ck_assert(fs_coll_tune(s.np, &s.sys, s.comm, FS_COLL_ALL_REDUCE, nb, &prefs, &ch, &err));
   fs_assert_no_error(err);

@@ -671,13 +671,19 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
     out->max_channels = nrings * (p->max_channels / nrings);
   /* Across hosts NCCL's ring graph holds one channel per NIC it leaves by (each reserves
    * a NIC's bandwidth at the search's first inter-node speed; at most MAXCHANNELS/2 of
-   * them, src/init.cc ringGraph->maxChannels), and connecting the rings doubles them
-   * (src/graph/connect.cc "Duplication"): 16 channels on 8 NICs.  fabricsim's rings
-   * enter every host at each local rank in turn, one NIC per local rank. */
+   * them, src/init.cc ringGraph->maxChannels), doubled when there are at most 4
+   * (src/graph/search.cc ncclTopoDupChannels keeps more than 4 on sm80+), and connecting
+   * the rings doubles them again (src/graph/connect.cc "Duplication"): 16 channels on 8
+   * NICs, 4 for one GPU and its NIC.  fabricsim's rings enter every host at each local
+   * rank in turn, one NIC per local rank. */
   out->p2p_max_channels = out->max_channels;
   guint ppn = fs_comm_ppn(comm);
-  if (fs_comm_n_hosts(comm) > 1 && ppn > 0)
-    out->max_channels = MIN(out->max_channels, 2 * MIN(ppn, MAX(p->max_channels / 2, 1u)));
+  if (fs_comm_n_hosts(comm) > 1 && ppn > 0) {
+    guint graph = MIN(ppn, MAX(p->max_channels / 2, 1u));
+    if (graph <= 4)
+      graph *= 2;
+    out->max_channels = MIN(out->max_channels, 2 * graph);
+  }
   out->intra_hw = FS_NCCL_HW_PCI;
   /* Inside a host: rank 0 to the next rank of its host on ring 0. */
   const guint *ring = fs_comm_ring(comm, 0);

@@ -12,19 +12,12 @@
 #     (--algo, NCCL_ALGO), where it used to ignore them;
 #   - --quiet is accepted by every simulating command, and with stderr not
 #     a terminal no progress line is written.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: expected \"$2\" in: $1" ;; esac; }
 T="$FS_SOURCE_ROOT/topologies"
 W="$FS_SOURCE_ROOT/workloads"
 CAL="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23-repeat.json"
 BADCAL="$FS_TEST_DATA/calibration/n_peak_string.json"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 
 # A small training job: llama2-7b on two DGX H100 (IB), tp 4, pp 2, dp 4.

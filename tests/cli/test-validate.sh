@@ -2,14 +2,8 @@
 # test-validate.sh — `fabricsim validate`: the committed tables, one table by
 # name, --json, --calibration, --list-kinds, exit 1 on a missed bar, 2 on a
 # malformed table, and tools/validate-report's output.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 ref="$FS_SOURCE_ROOT/validation/reference"
 cal="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"
 

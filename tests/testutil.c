@@ -22,6 +22,12 @@ char *fs_test_source_path(const char *relative)
   return g_build_filename(env_or("FS_SOURCE_ROOT", "."), relative, NULL);
 }
 
+gboolean fs_test_reduced(void)
+{
+  const char *v = g_getenv("FS_TEST_REDUCED");
+  return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
 int fs_test_run_suite(Suite *s)
 {
   SRunner *sr = srunner_create(s);

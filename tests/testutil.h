@@ -19,6 +19,12 @@ char *fs_test_data_path(const char *relative);
 /* Path of a file under the source root (caller frees). */
 char *fs_test_source_path(const char *relative);
 
+/* TRUE when $FS_TEST_REDUCED is set and not "0" (tools/test --sanitize sets
+ * it): a test that repeats one check over many inputs (the accuracy tables)
+ * then runs a reduced set that still takes every code path and can still
+ * fail; the plain build runs it whole (tests/README.md, "CI time"). */
+gboolean fs_test_reduced(void);
+
 /* Runs a suite, writing TAP to stdout (one "ok N - ..." line per test;
  * $CK_TAP_LOG_FILE_NAME names another file); returns the process exit status. */
 int fs_test_run_suite(Suite *s);

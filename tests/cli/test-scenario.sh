@@ -129,9 +129,12 @@ cmp -s tr0.json tr2.json && fail "coll --trace ignored NCCL_ALGO=Ring"
 "$FABRICSIM" "${TR[@]}" --quiet >/dev/null 2>err1 || fail "train --quiet exited $?"
 "$FABRICSIM" "${TR[@]}" >/dev/null 2>err2 || fail "train exited $?"
 [ ! -s err1 ] && [ ! -s err2 ] || fail "progress or noise on a non-terminal stderr: $(cat err1 err2)"
+# validate: one simulated table (the whole set takes a minute: it is
+# test-validate.sh's and test-train-accuracy.c's).
 for cmd in "coll $T/dgx-h100.yaml -b 1M -e 1M" "p2p $T/dgx-h100.yaml -g 2" \
            "flows $T/dgx-h100.yaml $FS_TEST_DATA/flows/y_dgx_h100_basic.csv" \
-           "replay $RTOPO $W/traces/allreduce-7b-fp32.json" "validate" \
+           "replay $RTOPO $W/traces/allreduce-7b-fp32.json" \
+           "validate h100_dgx_allreduce_8gpu_nvidia_dgxc" \
            "calibrate nccl-tests --topo $T/dgx-h100.yaml $FS_TEST_DATA/nccl-tests/y_dgxh100_g8_2.13.txt"; do
   # shellcheck disable=SC2086
   "$FABRICSIM" $cmd -q >/dev/null 2>err || fail "'$cmd -q' exited $?: $(cat err)"

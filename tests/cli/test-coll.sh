@@ -3,15 +3,9 @@
 # NCCL_ALGO / --algo / --proto / --channels, every collective on a DGX H100
 # (one by one and -o all),
 # several hosts, determinism, and bad input exiting 2 with one stderr line.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
 T="$FS_SOURCE_ROOT/topologies"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # The nccl-tests layout: header, column titles, one row per size, footer.
 out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -o all_reduce -b 8 -e 128M -f 4)

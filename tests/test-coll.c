@@ -322,6 +322,31 @@ START_TEST(test_plan_fifo_per_connection)
 }
 END_TEST
 
+/* Connection indices of every algorithm and op (folded plans:
+ * test-coll-fast.c, test_fold_while_building). */
+START_TEST(test_plan_connection_index)
+{
+  g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
+  int sw0 = 100, sw1 = 101;
+  fs_comm_set_nvls_switch(c, 0, &sw0, 1);
+  fs_comm_set_nvls_switch(c, 1, &sw1, 1);
+  int cn = 200;
+  fs_comm_set_collnet_switches(c, &cn, 1);
+  guint checked = 0;
+  for (guint a = 0; fs_coll_algos[a]; a++)
+    for (guint op = 0; op < FS_COLL_N_OPS; op++) {
+      if (fs_coll_algos[a]->unsupported(c, op) != NULL)
+        continue;
+      FsCollRequest req = req_of(op, 65536, 4, 8192);
+      g_autoptr(FsCollPlan) p = plan_of(c, fs_coll_algos[a]->name, &req);
+      g_autofree char *what = g_strdup_printf("%s %s", fs_coll_algos[a]->name, fs_coll_op_name(op));
+      fs_test_check_plan_conns(p, what);
+      checked++;
+    }
+  ck_assert_uint_ge(checked, 25);
+}
+END_TEST
+
 START_TEST(test_plan_volumes)
 {
   g_autoptr(FsComm) c = fs_comm_new(8);
@@ -528,6 +553,7 @@ int main(void)
   FS_ADD_TEST(s, test_plan_tree_depth_log_n);
   FS_ADD_TEST(s, test_plan_every_algorithm_builds);
   FS_ADD_TEST(s, test_plan_fifo_per_connection);
+  FS_ADD_TEST(s, test_plan_connection_index);
   FS_ADD_TEST(s, test_plan_volumes);
   FS_ADD_TEST(s, test_plan_unsupported_reasons);
   FS_ADD_TEST(s, test_plan_step_limit);

@@ -19,6 +19,7 @@ struct FsCollPlan {
   uint64_t xfer_bytes;
   guint width;     /* channels each step stands for (fs_coll_plan_fold) */
   guint max_conn;  /* most transfers on one connection */
+  guint n_conns;   /* connections (FsCollStep.conn) */
   guint lat_depth; /* fs_coll_plan_latency_depth + 1, once computed (0: not yet) */
 };
 
@@ -27,14 +28,30 @@ typedef struct {
   uint32_t src, dst, channel, lane;
 } ConnKey;
 
-/* A connection's table entry: the key (first, so that the entry is its own
- * hash key) and its last transfer.  One allocation per connection, updated
- * in place by later transfers on it. */
+/* A connection's entry in the builder's table (ConnTable): its key, its
+ * last transfer and its index (FsCollStep.conn); count 0 marks a free
+ * slot. */
 typedef struct {
   ConnKey key;
   uint32_t last;
   uint32_t count;  /* transfers on the connection */
+  uint32_t id;
 } ConnEntry;
+
+/* The builder's connections: open addressing with linear probing in a
+ * power-of-two array of entries kept inline, at most half full, one table
+ * per channel (channel mod FS_PLAN_CONN_TABLES).  A plan looks its
+ * connection up once per transfer, so this lookup is the builder's inner
+ * loop: no allocation per connection, and as the algorithms build channel
+ * by channel, the table in use is one channel's, small enough to stay in
+ * cache on thousands of ranks. */
+typedef struct {
+  ConnEntry *slot;
+  guint mask; /* size − 1 */
+  guint used;
+} ConnTable;
+
+#define FS_PLAN_CONN_TABLES 64
 
 /* Folding while building (fs_coll_plan_new_folded): the algorithm still
  * makes every step, but a channel that turns out identical to an earlier
@@ -48,6 +65,7 @@ typedef struct {
   uint32_t vcount;    /* steps made */
   uint32_t vbase[64]; /* virtual id of channel c's first step */
   uint32_t sbase[64]; /* stored id of channel c's first step (while kept) */
+  uint32_t cbase[64]; /* the plan's connection count when channel c began */
   guint rep[64];      /* the kept channel c equals (c itself when kept) */
   guint size[64];     /* channels equal to kept channel c, c included */
   guint count[64];    /* steps of kept channel c */
@@ -58,7 +76,7 @@ struct FsPlanBuilder {
   FsCollPlan *plan;
   GArray *fifo_prev; /* uint32_t per step: the previous transfer on its connection */
   gboolean overflow;  /* past FS_COLL_PLAN_MAX_STEPS: further steps are dropped */
-  GHashTable *conns; /* set of ConnEntry*, keyed by their ConnKey */
+  ConnTable conns[FS_PLAN_CONN_TABLES]; /* by channel; slot NULL: not used yet */
   guint cur_channel; /* channel of the last transfer (for reductions) */
   FoldBuild fold;
   guint steps_cap, deps_cap, fifo_cap; /* elements allocated (see reserve) */
@@ -123,17 +141,50 @@ const FsCollAlgo *fs_coll_algo_for_nccl(FsNcclAlgo a)
   return NULL;
 }
 
-static guint conn_hash(gconstpointer p)
+static inline guint conn_hash(const ConnKey *k)
 {
-  const ConnKey *k = p;
   guint64 h = ((guint64)k->src * 0x9E3779B97F4A7C15ull) ^ ((guint64)k->dst * 0xC2B2AE3D27D4EB4Full) ^
               ((guint64)(k->channel * 256u + k->lane) * 0x165667B19E3779F9ull);
-  return (guint)(h ^ (h >> 32));
+  h ^= h >> 33; /* MurmurHash3's finalizer: every key bit reaches the low bits */
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return (guint)h;
 }
 
-static gboolean conn_equal(gconstpointer a, gconstpointer b)
+static inline gboolean conn_equal(const ConnKey *a, const ConnKey *b)
 {
-  return memcmp(a, b, sizeof(ConnKey)) == 0;
+  return a->src == b->src && a->dst == b->dst && a->channel == b->channel && a->lane == b->lane;
+}
+
+static void conn_table_init(ConnTable *t)
+{
+  t->mask = 255;
+  t->used = 0;
+  t->slot = g_new0(ConnEntry, t->mask + 1);
+}
+
+/* The entry of key k, made free (count 0) when new; the table doubles
+ * first when it would pass half full. */
+static ConnEntry *conn_table_get(ConnTable *t, const ConnKey *k)
+{
+  if (2 * (t->used + 1) > t->mask + 1) {
+    ConnEntry *old = t->slot;
+    guint n = t->mask + 1;
+    t->mask = 2 * n - 1;
+    t->slot = g_new0(ConnEntry, 2 * n);
+    for (guint i = 0; i < n; i++)
+      if (old[i].count > 0) {
+        guint j = conn_hash(&old[i].key) & t->mask;
+        while (t->slot[j].count > 0)
+          j = (j + 1) & t->mask;
+        t->slot[j] = old[i];
+      }
+    g_free(old);
+  }
+  guint j = conn_hash(k) & t->mask;
+  while (t->slot[j].count > 0 && !conn_equal(&t->slot[j].key, k))
+    j = (j + 1) & t->mask;
+  return &t->slot[j];
 }
 
 const FsComm *fs_plan_comm(const FsPlanBuilder *b)
@@ -209,6 +260,7 @@ static gboolean fold_step(FsPlanBuilder *b, guint ch)
   f->seen[ch] = TRUE;
   f->vbase[ch] = f->vcount;
   f->sbase[ch] = b->plan->steps->len;
+  f->cbase[ch] = b->plan->n_conns;
   return TRUE;
 }
 
@@ -272,15 +324,22 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
   s.inter = hs == G_MAXUINT || hd == G_MAXUINT || hs != hd;
   /* FIFO: after the previous transfer on the same connection. */
   ConnKey key = {src, dst, channel, lane};
-  ConnEntry *conn = g_hash_table_lookup(b->conns, &key);
-  uint32_t fifo = conn ? conn->last : FS_STEP_NONE;
+  ConnTable *tab = &b->conns[channel % FS_PLAN_CONN_TABLES];
+  if (tab->slot == NULL)
+    conn_table_init(tab);
+  ConnEntry *conn = conn_table_get(tab, &key);
+  gboolean fresh = conn->count == 0;
+  uint32_t fifo = fresh ? FS_STEP_NONE : conn->last;
+  /* A connection's index is its first stored transfer's order (folding
+   * while building takes back those of a dropped channel). */
+  s.conn = fresh ? p->n_conns : conn->id;
   uint32_t id = add_step(b, &s, deps, n, fifo);
   if (id == FS_STEP_NONE)
     return id;
-  if (conn == NULL) {
-    conn = g_new0(ConnEntry, 1);
+  if (fresh) {
     conn->key = key;
-    g_hash_table_add(b->conns, conn);
+    conn->id = p->n_conns++;
+    tab->used++;
   }
   conn->last = id;
   p->max_conn = MAX(p->max_conn, ++conn->count);
@@ -295,7 +354,7 @@ uint32_t fs_plan_reduce(FsPlanBuilder *b, guint rank, uint64_t bytes, const uint
 {
   FsCollStep s = {
     .kind = FS_STEP_REDUCE, .src = FS_EP_RANK(rank), .dst = FS_EP_RANK(rank), .bytes = bytes,
-    .channel = (uint16_t)b->cur_channel,
+    .channel = (uint16_t)b->cur_channel, .conn = FS_STEP_NONE,
   };
   return add_step(b, &s, deps, n, FS_STEP_NONE);
 }
@@ -409,6 +468,7 @@ static void fold_channel_end(FsPlanBuilder *b)
         g_array_set_size(p->deps, step_at(p, f->sbase[c])->dep_off);
       g_array_set_size(p->steps, f->sbase[c]);
       g_array_set_size(b->fifo_prev, f->sbase[c]);
+      p->n_conns = f->cbase[c];
       return;
     }
   f->rep[c] = c;
@@ -484,7 +544,6 @@ static FsCollPlan *build_plan_mode(const FsComm *comm, const FsCollAlgo *algo,
   p->deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   FsPlanBuilder b = {
     .plan = p,
-    .conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL),
     .fifo_prev = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
   };
   if (route_fixed != NULL) {
@@ -493,7 +552,8 @@ static FsCollPlan *build_plan_mode(const FsComm *comm, const FsCollAlgo *algo,
   }
   if (fs_comm_size(comm) > 1)
     algo->build(&b);
-  g_hash_table_destroy(b.conns);
+  for (guint t = 0; t < FS_PLAN_CONN_TABLES; t++)
+    g_free(b.conns[t].slot);
   if (route_fixed != NULL && !b.overflow && !fold_finish(&b, route_fixed, ctx)) {
     *unfolded = TRUE;
     g_array_unref(b.fifo_prev);
@@ -669,6 +729,11 @@ const uint32_t *fs_coll_plan_credits(const FsCollPlan *p, guint i, guint *n)
 guint fs_coll_plan_width(const FsCollPlan *p)
 {
   return p->width;
+}
+
+guint fs_coll_plan_n_conns(const FsCollPlan *p)
+{
+  return p->n_conns;
 }
 
 guint fs_coll_plan_max_conn_xfers(const FsCollPlan *p)
@@ -890,6 +955,7 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
   g_autofree guint *size = g_new0(guint, nch); /* class size, at the representative */
   g_autofree guint *kept = g_new0(guint, nch); /* members kept so far, at the representative */
   g_autofree uint32_t *map = NULL;
+  g_autofree uint32_t *conn_map = NULL; /* a kept connection's new index */
   FsCollPlan *f = NULL;
   guint k = 0;
   for (guint i = 0; i < n; i++) {
@@ -938,6 +1004,8 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
   f->steps = g_array_sized_new(FALSE, FALSE, sizeof(FsCollStep), n);
   f->deps = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), p->deps->len);
   map = g_new(uint32_t, n);
+  conn_map = g_new(uint32_t, p->n_conns + 1);
+  memset(conn_map, 0xff, sizeof(uint32_t) * (p->n_conns + 1));
   /* The kept steps' new ids first: credits may point forward. */
   for (guint i = 0, m = 0; i < n; i++)
     map[i] = keep[step_at(p, i)->channel] ? m++ : FS_STEP_NONE;
@@ -948,6 +1016,11 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
     FsCollStep t = *s;
     t.width = (uint8_t)k;
     t.dep_off = f->deps->len;
+    if (s->kind == FS_STEP_XFER) {
+      if (conn_map[s->conn] == FS_STEP_NONE)
+        conn_map[s->conn] = f->n_conns++;
+      t.conn = conn_map[s->conn];
+    }
     guint nd = s->n_deps + s->n_credits;
     if (nd > 0) { /* a plan with no dependency at all has no deps array */
       const uint32_t *d = &g_array_index(p->deps, uint32_t, s->dep_off);

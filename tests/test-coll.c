@@ -278,8 +278,10 @@ START_TEST(test_plan_every_algorithm_builds)
 END_TEST
 
 /* Every transfer depends on the previous transfer on its connection
- * (channel, lane, src, dst), found by a backward scan of the plan, for
- * every algorithm and op on a 2-host × 4 communicator. */
+ * (channel, lane, src, dst), found by a backward scan of the plan, and the
+ * plan's connection indices hold (fs_test_check_plan_conns; folded plans:
+ * test-coll-fast.c), for every algorithm and op on a 2-host × 4
+ * communicator. */
 START_TEST(test_plan_fifo_per_connection)
 {
   g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
@@ -295,6 +297,7 @@ START_TEST(test_plan_fifo_per_connection)
         continue;
       FsCollRequest req = req_of(op, 65536, 2, 8192);
       g_autoptr(FsCollPlan) p = plan_of(c, fs_coll_algos[a]->name, &req);
+      fs_test_check_plan_conns(p, fs_coll_algos[a]->name);
       guint n = fs_coll_plan_n_steps(p);
       for (guint i = 0; i < n; i++) {
         const FsCollStep *s = fs_coll_plan_step(p, i);
@@ -319,31 +322,6 @@ START_TEST(test_plan_fifo_per_connection)
       }
     }
   ck_assert_uint_gt(checked, 1000);
-}
-END_TEST
-
-/* Connection indices of every algorithm and op (folded plans:
- * test-coll-fast.c, test_fold_while_building). */
-START_TEST(test_plan_connection_index)
-{
-  g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
-  int sw0 = 100, sw1 = 101;
-  fs_comm_set_nvls_switch(c, 0, &sw0, 1);
-  fs_comm_set_nvls_switch(c, 1, &sw1, 1);
-  int cn = 200;
-  fs_comm_set_collnet_switches(c, &cn, 1);
-  guint checked = 0;
-  for (guint a = 0; fs_coll_algos[a]; a++)
-    for (guint op = 0; op < FS_COLL_N_OPS; op++) {
-      if (fs_coll_algos[a]->unsupported(c, op) != NULL)
-        continue;
-      FsCollRequest req = req_of(op, 65536, 4, 8192);
-      g_autoptr(FsCollPlan) p = plan_of(c, fs_coll_algos[a]->name, &req);
-      g_autofree char *what = g_strdup_printf("%s %s", fs_coll_algos[a]->name, fs_coll_op_name(op));
-      fs_test_check_plan_conns(p, what);
-      checked++;
-    }
-  ck_assert_uint_ge(checked, 25);
 }
 END_TEST
 
@@ -553,7 +531,6 @@ int main(void)
   FS_ADD_TEST(s, test_plan_tree_depth_log_n);
   FS_ADD_TEST(s, test_plan_every_algorithm_builds);
   FS_ADD_TEST(s, test_plan_fifo_per_connection);
-  FS_ADD_TEST(s, test_plan_connection_index);
   FS_ADD_TEST(s, test_plan_volumes);
   FS_ADD_TEST(s, test_plan_unsupported_reasons);
   FS_ADD_TEST(s, test_plan_step_limit);

@@ -29,29 +29,33 @@ typedef struct {
 } ConnKey;
 
 /* A connection's entry in the builder's table (ConnTable): its key, its
- * last transfer and its index (FsCollStep.conn); count 0 marks a free
- * slot. */
+ * last transfer, its index (FsCollStep.conn) and the next entry of its
+ * chain; count 0: made by the lookup, no transfer stored yet. */
 typedef struct {
   ConnKey key;
   uint32_t last;
   uint32_t count;  /* transfers on the connection */
   uint32_t id;
+  uint32_t next;   /* in the pool; FS_STEP_NONE ends the chain */
 } ConnEntry;
 
-/* The builder's connections: open addressing with linear probing in a
- * power-of-two array of entries kept inline, at most half full, one table
- * per channel (channel mod FS_PLAN_CONN_TABLES).  A plan looks its
- * connection up once per transfer, so this lookup is the builder's inner
- * loop: no allocation per connection, and as the algorithms build channel
- * by channel, the table in use is one channel's, small enough to stay in
- * cache on thousands of ranks. */
-typedef struct {
-  ConnEntry *slot;
-  guint mask; /* size − 1 */
-  guint used;
-} ConnTable;
-
+/* The builder's connections, looked up once per transfer (the builder's
+ * inner loop): entries in one pool in the order they were made, chained
+ * per (channel, source endpoint) from a head array per channel indexed by
+ * the source (ranks, then NVLS switches, then CollNet switches, each
+ * index modulo the communicator's size: a chain compares whole keys).  A
+ * source has a few connections per channel, and the algorithms make the
+ * transfers of one channel rank after rank, so a lookup reads one head
+ * near the last one and entries made together: no hashing, no allocation
+ * per connection, few cache misses on thousands of ranks. */
 #define FS_PLAN_CONN_TABLES 64
+
+typedef struct {
+  ConnEntry *pool;
+  guint n, cap;
+  guint n_ep;                          /* slots per endpoint kind: the communicator's size */
+  uint32_t *head[FS_PLAN_CONN_TABLES]; /* by channel (mod); NULL: not used yet */
+} ConnTable;
 
 /* Folding while building (fs_coll_plan_new_folded): the algorithm still
  * makes every step, but a channel that turns out identical to an earlier
@@ -76,7 +80,7 @@ struct FsPlanBuilder {
   FsCollPlan *plan;
   GArray *fifo_prev; /* uint32_t per step: the previous transfer on its connection */
   gboolean overflow;  /* past FS_COLL_PLAN_MAX_STEPS: further steps are dropped */
-  ConnTable conns[FS_PLAN_CONN_TABLES]; /* by channel; slot NULL: not used yet */
+  ConnTable conns;
   guint cur_channel; /* channel of the last transfer (for reductions) */
   FoldBuild fold;
   guint steps_cap, deps_cap, fifo_cap; /* elements allocated (see reserve) */
@@ -141,50 +145,38 @@ const FsCollAlgo *fs_coll_algo_for_nccl(FsNcclAlgo a)
   return NULL;
 }
 
-static inline guint conn_hash(const ConnKey *k)
-{
-  guint64 h = ((guint64)k->src * 0x9E3779B97F4A7C15ull) ^ ((guint64)k->dst * 0xC2B2AE3D27D4EB4Full) ^
-              ((guint64)(k->channel * 256u + k->lane) * 0x165667B19E3779F9ull);
-  h ^= h >> 33; /* MurmurHash3's finalizer: every key bit reaches the low bits */
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return (guint)h;
-}
-
 static inline gboolean conn_equal(const ConnKey *a, const ConnKey *b)
 {
   return a->src == b->src && a->dst == b->dst && a->channel == b->channel && a->lane == b->lane;
 }
 
-static void conn_table_init(ConnTable *t)
-{
-  t->mask = 255;
-  t->used = 0;
-  t->slot = g_new0(ConnEntry, t->mask + 1);
-}
-
-/* The entry of key k, made free (count 0) when new; the table doubles
- * first when it would pass half full. */
+/* The entry of connection k; a new one (count 0) when there is none. */
 static ConnEntry *conn_table_get(ConnTable *t, const ConnKey *k)
 {
-  if (2 * (t->used + 1) > t->mask + 1) {
-    ConnEntry *old = t->slot;
-    guint n = t->mask + 1;
-    t->mask = 2 * n - 1;
-    t->slot = g_new0(ConnEntry, 2 * n);
-    for (guint i = 0; i < n; i++)
-      if (old[i].count > 0) {
-        guint j = conn_hash(&old[i].key) & t->mask;
-        while (t->slot[j].count > 0)
-          j = (j + 1) & t->mask;
-        t->slot[j] = old[i];
-      }
-    g_free(old);
+  guint c = k->channel % FS_PLAN_CONN_TABLES;
+  if (t->head[c] == NULL) {
+    t->head[c] = g_new(uint32_t, 3 * t->n_ep);
+    memset(t->head[c], 0xff, sizeof(uint32_t) * 3 * t->n_ep);
   }
-  guint j = conn_hash(k) & t->mask;
-  while (t->slot[j].count > 0 && !conn_equal(&t->slot[j].key, k))
-    j = (j + 1) & t->mask;
-  return &t->slot[j];
+  guint kind = FS_EP_KIND(k->src) == FS_EP_RANK_KIND   ? 0
+               : FS_EP_KIND(k->src) == FS_EP_NVLS_KIND ? 1
+                                                       : 2;
+  uint32_t *h = &t->head[c][kind * t->n_ep + FS_EP_INDEX(k->src) % t->n_ep];
+  for (uint32_t i = *h; i != FS_STEP_NONE; i = t->pool[i].next)
+    if (conn_equal(&t->pool[i].key, k))
+      return &t->pool[i];
+  if (t->n == t->cap) {
+    /* First: room for a few connections per endpoint and channel, so that
+     * large plans do not copy the pool at every doubling. */
+    t->cap = MAX(2 * t->cap, MAX(1024u, 4 * t->n_ep));
+    t->pool = g_renew(ConnEntry, t->pool, t->cap);
+  }
+  ConnEntry *e = &t->pool[t->n];
+  memset(e, 0, sizeof *e);
+  e->key = *k;
+  e->next = *h;
+  *h = t->n++;
+  return e;
 }
 
 const FsComm *fs_plan_comm(const FsPlanBuilder *b)
@@ -324,10 +316,7 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
   s.inter = hs == G_MAXUINT || hd == G_MAXUINT || hs != hd;
   /* FIFO: after the previous transfer on the same connection. */
   ConnKey key = {src, dst, channel, lane};
-  ConnTable *tab = &b->conns[channel % FS_PLAN_CONN_TABLES];
-  if (tab->slot == NULL)
-    conn_table_init(tab);
-  ConnEntry *conn = conn_table_get(tab, &key);
+  ConnEntry *conn = conn_table_get(&b->conns, &key);
   gboolean fresh = conn->count == 0;
   uint32_t fifo = fresh ? FS_STEP_NONE : conn->last;
   /* A connection's index is its first stored transfer's order (folding
@@ -336,11 +325,8 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
   uint32_t id = add_step(b, &s, deps, n, fifo);
   if (id == FS_STEP_NONE)
     return id;
-  if (fresh) {
-    conn->key = key;
+  if (fresh)
     conn->id = p->n_conns++;
-    tab->used++;
-  }
   conn->last = id;
   p->max_conn = MAX(p->max_conn, ++conn->count);
   b->cur_channel = channel;
@@ -545,6 +531,7 @@ static FsCollPlan *build_plan_mode(const FsComm *comm, const FsCollAlgo *algo,
   FsPlanBuilder b = {
     .plan = p,
     .fifo_prev = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
+    .conns = {.n_ep = MAX(fs_comm_size(comm), 1u)},
   };
   if (route_fixed != NULL) {
     b.fold.on = TRUE;
@@ -553,7 +540,8 @@ static FsCollPlan *build_plan_mode(const FsComm *comm, const FsCollAlgo *algo,
   if (fs_comm_size(comm) > 1)
     algo->build(&b);
   for (guint t = 0; t < FS_PLAN_CONN_TABLES; t++)
-    g_free(b.conns[t].slot);
+    g_free(b.conns.head[t]);
+  g_free(b.conns.pool);
   if (route_fixed != NULL && !b.overflow && !fold_finish(&b, route_fixed, ctx)) {
     *unfolded = TRUE;
     g_array_unref(b.fifo_prev);
@@ -922,10 +910,12 @@ static guint gcd(guint a, guint b)
 static gboolean routes_fixed(const FsCollPlan *p, FsCollRouteFixedFn fixed, void *ctx)
 {
   g_autoptr(GHashTable) seen = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, NULL);
+  g_autofree gboolean *conn_seen = g_new0(gboolean, p->n_conns + 1); /* one look per connection */
   for (guint i = 0; i < p->steps->len; i++) {
     const FsCollStep *s = step_at(p, i);
-    if (s->kind != FS_STEP_XFER)
+    if (s->kind != FS_STEP_XFER || conn_seen[s->conn])
       continue;
+    conn_seen[s->conn] = TRUE;
     int a = fs_coll_ep_node(p->comm, s->src, s->channel);
     int b = fs_coll_ep_node(p->comm, s->dst, s->channel);
     if (a < 0 || b < 0)

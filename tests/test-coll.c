@@ -278,8 +278,10 @@ START_TEST(test_plan_every_algorithm_builds)
 END_TEST
 
 /* Every transfer depends on the previous transfer on its connection
- * (channel, lane, src, dst), found by a backward scan of the plan, for
- * every algorithm and op on a 2-host × 4 communicator. */
+ * (channel, lane, src, dst), found by a backward scan of the plan, and the
+ * plan's connection indices hold (fs_test_check_plan_conns; folded plans:
+ * test-coll-fast.c), for every algorithm and op on a 2-host × 4
+ * communicator. */
 START_TEST(test_plan_fifo_per_connection)
 {
   g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
@@ -295,6 +297,7 @@ START_TEST(test_plan_fifo_per_connection)
         continue;
       FsCollRequest req = req_of(op, 65536, 2, 8192);
       g_autoptr(FsCollPlan) p = plan_of(c, fs_coll_algos[a]->name, &req);
+      fs_test_check_plan_conns(p, fs_coll_algos[a]->name);
       guint n = fs_coll_plan_n_steps(p);
       for (guint i = 0; i < n; i++) {
         const FsCollStep *s = fs_coll_plan_step(p, i);

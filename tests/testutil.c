@@ -223,3 +223,33 @@ void fs_test_coll_close(FsTestColl *s)
   fs_topo_free(s->topo);
   fs_catalog_free(s->cat);
 }
+
+/* FsCollStep.conn: transfers on one connection (fs_coll_step_same_conn)
+ * share an index, indices are numbered 0, 1, … in the order of each
+ * connection's first transfer, fs_coll_plan_n_conns counts them, and a
+ * reduction has none. */
+void fs_test_check_plan_conns(const FsCollPlan *p, const char *what)
+{
+  guint n = fs_coll_plan_n_steps(p), next = 0;
+  g_autofree guint *first = g_new(guint, n + 1); /* a connection's first transfer */
+  for (guint i = 0; i < n; i++) {
+    const FsCollStep *s = fs_coll_plan_step(p, i);
+    if (s->kind != FS_STEP_XFER) {
+      ck_assert_uint_eq(s->conn, FS_STEP_NONE);
+      continue;
+    }
+    ck_assert_msg(s->conn <= next, "%s: step %u has connection %u before %u", what, i, s->conn,
+                  next);
+    if (s->conn == next)
+      first[next++] = i;
+    const FsCollStep *f = fs_coll_plan_step(p, first[s->conn]);
+    ck_assert_msg(fs_coll_step_same_conn(f, s), "%s: step %u is not on connection %u", what, i,
+                  s->conn);
+  }
+  for (guint a = 0; a < next; a++)
+    for (guint b = a + 1; b < next; b++)
+      ck_assert_msg(!fs_coll_step_same_conn(fs_coll_plan_step(p, first[a]),
+                                            fs_coll_plan_step(p, first[b])),
+                    "%s: connections %u and %u are one", what, a, b);
+  ck_assert_uint_eq(fs_coll_plan_n_conns(p), next);
+}

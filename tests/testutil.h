@@ -127,3 +127,9 @@ typedef struct {
 void fs_test_coll_open(FsTestColl *s, const char *name, const char *define, const char *gpu_list,
                        FsNetModel model);
 void fs_test_coll_close(FsTestColl *s);
+
+/* Asserts plan p's connection indices (FsCollStep.conn): transfers on one
+ * connection share one, they are numbered 0, 1, … in the order of each
+ * connection's first transfer, fs_coll_plan_n_conns counts them and a
+ * reduction has none (FS_STEP_NONE); what names the plan in messages. */
+void fs_test_check_plan_conns(const FsCollPlan *p, const char *what);

@@ -429,6 +429,12 @@ const FsSchemaEntry *fs_nccl_params_schemas(guint *n)
   return schemas;
 }
 
+/* Reads the NCCL parameter tables of root into p: the fixed tables through
+ * the schema walker (each with its source:), then the tables keyed by
+ * protocol, algorithm, hardware and architecture row (latencies, LL and
+ * per-channel bandwidth caps, NVLS efficiency, tree corrections), the
+ * checks that span fields, the p2p schedule and the algorithms a release
+ * lacks.  FALSE with the error at the offending node. */
 static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
 {
   /* The walk reads the tables with fixed keys into p (fixed_tables). */

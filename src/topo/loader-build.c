@@ -212,6 +212,7 @@ static gboolean add_links(Loader *L, const FsYamlNode *e, const char *prefix, GE
   return TRUE;
 }
 
+/* Adds template t's nodes and links to host, their names under prefix. */
 static gboolean instantiate(Loader *L, const Template *t, const char *prefix, int host,
                             GError **error)
 {
@@ -257,7 +258,10 @@ GArray *fs_topo_loader_template_hosts(Loader *L, const char *name)
   return out;
 }
 
-
+/* Makes the hosts of one "hosts:" entry e from its template (following
+ * like: to the template with the nodes, a loop refused): one host named
+ * after the template, or one per name of the name pattern, each with the
+ * template's nodes and links under "name/".  Errors at the entry. */
 static gboolean add_hosts(Loader *L, const FsYamlNode *e, GError **error)
 {
   if (!fs_yaml_check_keys(e, host_keys, "hosts entry", error))

@@ -527,6 +527,10 @@ static void writer_clear(Writer *w)
   g_free(w->members);
 }
 
+/* See chakra.h. Checks and lays out the graph, numbers the process groups
+ * in the order of the collectives' first ops, encodes every rank into
+ * memory, then writes the files atomically; an interruption part-way
+ * removes the ranks already written. */
 gboolean fs_chakra_write(const FsOpGraph *g, const FsTopo *topo, const char *dir,
                          const char *prefix, GError **error)
 {

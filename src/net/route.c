@@ -46,11 +46,7 @@ typedef struct {
 
 static const char *const kind_names[] = { FS_ROUTE_KINDS(FS_NAMES_ENTRY) };
 
-const char *fs_route_kind_name(FsRouteKind k)
-{
-  g_return_val_if_fail(k < FS_ROUTE_N_KINDS, "?");
-  return kind_names[k];
-}
+FS_NAMES_DEFINE_NAME(FsRouteKind, fs_route_kind, kind_names, FS_ROUTE_N_KINDS)
 
 static const char *const ecmp_names[] = { FS_ROUTE_ECMP_MODES(FS_NAMES_ENTRY) };
 

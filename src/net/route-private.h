@@ -101,16 +101,44 @@ static inline FsTime hop_latency(const FsRouter *r, guint link, guint to)
   return fs_topo_link(r->topo, link)->latency + r->node_lat[to];
 }
 
-/* ---- route.c ---- */
-
 /* Whether link `link` belongs to subgraph sub (its family; an NVLink to
- * a CPU is PCIe's). */
-gboolean router_link_in(const FsTopo *t, guint link, Sub sub);
+ * a CPU is PCIe's).  Inline: every search step asks it. */
+static inline gboolean router_link_in(const FsTopo *t, guint link, Sub sub)
+{
+  const FsTopoLink *l = fs_topo_link(t, link);
+  FsLinkFamily f = l->model->u.link.family;
+  switch (sub) {
+  case SUB_NVLINK:
+    return f == FS_LINK_NVLINK;
+  case SUB_PCIE:
+    return f == FS_LINK_PCIE || f == FS_LINK_INTERSOCKET || f == FS_LINK_C2C ||
+           (f == FS_LINK_NVLINK && (fs_topo_node(t, l->a)->kind == FS_NODE_CPU ||
+                                    fs_topo_node(t, l->b)->kind == FS_NODE_CPU));
+  case SUB_FABRIC:
+    return f == FS_LINK_INFINIBAND || f == FS_LINK_ETHERNET;
+  }
+  return FALSE;
+}
 
 /* Whether a path over subgraph sub may cross node `node` (NVSwitches for
  * NVLink, PCIe switches and CPUs for PCIe, IB/Ethernet switches for the
  * fabric). */
-gboolean router_transit_in(const FsTopo *t, guint node, Sub sub);
+static inline gboolean router_transit_in(const FsTopo *t, guint node, Sub sub)
+{
+  const FsTopoNode *n = fs_topo_node(t, node);
+  FsSwitchKind sk = n->kind == FS_NODE_SWITCH ? n->model->u.sw.kind : FS_SWITCH_N_KINDS;
+  switch (sub) {
+  case SUB_NVLINK:
+    return sk == FS_SWITCH_NVSWITCH;
+  case SUB_PCIE:
+    return n->kind == FS_NODE_CPU || sk == FS_SWITCH_PCIE;
+  case SUB_FABRIC:
+    return sk == FS_SWITCH_INFINIBAND || sk == FS_SWITCH_ETHERNET;
+  }
+  return FALSE;
+}
+
+/* ---- route.c ---- */
 
 /* The router's binary min-heap of (distance, node), ties to the lower
  * node: push, and pop of the least (h not empty).  O(log n). */

@@ -303,6 +303,17 @@ static const FsSchemaField host_launch_fields[] = {
 };
 SCHEMA(host_launch_schema, "host_launch", host_launch_fields);
 
+static const FsSchemaField collnet_agrs_fields[] = {
+  SOURCE,
+  NUM("one_rank_per_node", POFF(collnet_agrs_ppn1), "1000",
+      "factor on the bus bandwidth at 1 rank per node"),
+  NUM("eight_ranks_per_node", POFF(collnet_agrs_ppn8), "1000",
+      "factor at 8 ranks per node (linear between the two in ranks per node)"),
+  NUM("inter_factor", POFF(collnet_agrs_inter), "1000",
+      "one GPU's NIC bandwidth × this is the per-rank rate (NCCL: min(bwIntra, bwInter × this)); 0: × 1"),
+};
+SCHEMA(collnet_agrs_schema, "collnet_allgather_reducescatter", collnet_agrs_fields);
+
 /* Fills p from the root map of an NCCL parameter file: the NCCL version, step and protocol
  * settings, base and hardware latencies per algorithm and protocol, the architecture rows, the
  * bandwidth caps and correction tables, channel counts, p2p chunk sizes, and the optional
@@ -375,6 +386,12 @@ static const FsSchemaField top_fields[] = {
         "(one kernel launch inside an NCCL group) in an nccl-tests iteration; a thread driving "
         "`-g N` GPUs issues N of them per iteration, which floors the iteration's time "
         "(`src/coll/launch.h`)"),
+  FIXED("collnet_allgather_reducescatter", FALSE, collnet_agrs_schema,
+        "absent: the release runs CollNet (SHARP) for all_reduce only; present (2.20+): "
+        "CollNetDirect also runs all_gather and reduce_scatter when every rank of a host has a "
+        "NIC of its own, with bus bandwidth = ranks per node × min(bwIntra, bwInter × "
+        "`inter_factor`) × the factor interpolated between `one_rank_per_node` and "
+        "`eight_ranks_per_node`"),
   TABLE("algorithms", FALSE,
         "`absent`, a list of NCCL algorithms the release does not have (the tuner never costs "
         "them; `PAT` before 2.23)"),
@@ -413,6 +430,7 @@ static const FsSchemaEntry schemas[] = {
   {"nccl.p2p_schedule", &p2p_sched_schema},
   {"nccl.ring_kernel", &ring_kernel_schema},
   {"nccl.host_launch", &host_launch_schema},
+  {"nccl.collnet_allgather_reducescatter", &collnet_agrs_schema},
 };
 
 const FsSchemaEntry *fs_nccl_params_schemas(guint *n)
@@ -434,12 +452,14 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
     return FALSE;
   p->version = g_strdup(fs_yaml_map_get(root, "nccl_version")->value);
   static const char *const fixed_tables[] = {"steps", "net_overhead_us", "bandwidth_factors",
-                                             "channels", "p2p", "ring_kernel", "host_launch"};
+                                             "channels", "p2p", "ring_kernel", "host_launch",
+                                             "collnet_allgather_reducescatter"};
   for (guint i = 0; i < G_N_ELEMENTS(fixed_tables); i++) {
     const FsYamlNode *ft = fs_yaml_map_get(root, fixed_tables[i]);
     if (ft != NULL && !check_source(ft, fixed_tables[i], error))
       return FALSE;
   }
+  p->collnet_agrs = fs_yaml_map_get(root, "collnet_allgather_reducescatter") != NULL;
 
   const FsYamlNode *t = get_table(root, "protocols", proto_names(), FS_PROTO_N, NULL, error);
   if (t == NULL)

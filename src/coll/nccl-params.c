@@ -29,11 +29,7 @@ static const char *const row_names[FS_NCCL_ROW_N + 1] = {
   NULL,
 };
 
-const char *fs_nccl_row_name(FsNcclRow r)
-{
-  g_return_val_if_fail(r < FS_NCCL_ROW_N, "?");
-  return row_names[r];
-}
+FS_NAMES_DEFINE_NAME(FsNcclRow, fs_nccl_row, row_names, FS_NCCL_ROW_N)
 
 gboolean fs_nccl_params_arch_row(const FsNcclParams *p, const char *arch, FsNcclRow *out)
 {
@@ -44,11 +40,7 @@ gboolean fs_nccl_params_arch_row(const FsNcclParams *p, const char *arch, FsNccl
   return TRUE;
 }
 
-const char *fs_nccl_hw_name(FsNcclHw hw)
-{
-  g_return_val_if_fail(hw < FS_NCCL_HW_N, "?");
-  return hw_names[hw];
-}
+FS_NAMES_DEFINE_NAME(FsNcclHw, fs_nccl_hw, hw_names, FS_NCCL_HW_N)
 
 /* Reads a list of exactly n non-negative numbers. */
 static gboolean get_row(const FsYamlNode *node, guint n, double *out, GError **error)
@@ -447,6 +439,12 @@ const FsSchemaEntry *fs_nccl_params_schemas(guint *n)
   return schemas;
 }
 
+/* Reads the NCCL parameter tables of root into p: the fixed tables through
+ * the schema walker (each with its source:), then the tables keyed by
+ * protocol, algorithm, hardware and architecture row (latencies, LL and
+ * per-channel bandwidth caps, NVLS efficiency, tree corrections), the
+ * checks that span fields, the p2p schedule and the algorithms a release
+ * lacks.  FALSE with the error at the offending node. */
 static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
 {
   /* The walk reads the tables with fixed keys into p (fixed_tables). */

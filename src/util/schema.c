@@ -72,7 +72,8 @@ static char *plural_in_unit(const FsSchemaField *f)
 static size_t value_size(const FsSchemaField *f)
 {
   switch (f->type) {
-  case FS_SCHEMA_STRING: return sizeof(const char *);
+  case FS_SCHEMA_STRING:
+  case FS_SCHEMA_SCALAR: return sizeof(const char *);
   case FS_SCHEMA_BOOL: return sizeof(gboolean);
   case FS_SCHEMA_UINT: return sizeof(guint);
   case FS_SCHEMA_DOUBLE: return sizeof(double);
@@ -95,6 +96,7 @@ static gboolean parse_text(const FsSchemaField *f, const char *text, Value *v, d
   gboolean ok = TRUE;
   switch (f->type) {
   case FS_SCHEMA_STRING:
+  case FS_SCHEMA_SCALAR:
     v->s = text;
     return TRUE;
   case FS_SCHEMA_BOOL:
@@ -270,6 +272,14 @@ static gboolean read_node(const FsSchemaField *f, const FsYamlNode *node, Value 
     return TRUE;
   case FS_SCHEMA_BOOL:
     return fs_yaml_get_bool(node, &v->b, error);
+  case FS_SCHEMA_SCALAR:
+    if (node->kind != FS_YAML_SCALAR || node->is_null) {
+      fs_yaml_error(error, node, "expected a value (a number or a string), got %s",
+                    fs_yaml_kind_name(node));
+      return FALSE;
+    }
+    v->s = node->value;
+    return TRUE;
   case FS_SCHEMA_UINT: {
     double lo = 0, hi = G_MAXUINT;
     if ((f->min && !table_number(f, f->min, &lo)) || (f->max && !table_number(f, f->max, &hi)))
@@ -333,6 +343,7 @@ static void store(const FsSchemaField *f, gpointer out, const Value *v, GStringC
 {
   switch (f->type) {
   case FS_SCHEMA_STRING:
+  case FS_SCHEMA_SCALAR:
     *(const char **)out = strings ? g_string_chunk_insert_const(strings, v->s) : v->s;
     break;
   case FS_SCHEMA_BOOL: *(gboolean *)out = v->b; break;
@@ -565,7 +576,8 @@ gboolean fs_schema_check(const FsSchema *schema, GError **error)
       else if (f->number_unit == NULL && f->max && !parse_text(f, f->max, &v, &num, NULL) &&
                !fs_parse_number(f->max, &num, NULL))
         bad = f->max;
-      else if (f->def && f->type != FS_SCHEMA_STRING && !parse_text(f, f->def, &v, &num, NULL))
+      else if (f->def && f->type != FS_SCHEMA_STRING && f->type != FS_SCHEMA_SCALAR &&
+               !parse_text(f, f->def, &v, &num, NULL))
         bad = f->def;
       if (bad != NULL) {
         g_set_error(error, FS_YAML_ERROR, FS_YAML_ERROR_SCHEMA,
@@ -592,6 +604,7 @@ static char *value_column(const FsSchemaField *f)
   const char *bare = g_str_has_prefix(n, "an ") ? n + 3 : g_str_has_prefix(n, "a ") ? n + 2 : n;
   switch (f->type) {
   case FS_SCHEMA_STRING: return g_strdup("text");
+  case FS_SCHEMA_SCALAR: return g_strdup("number or text");
   case FS_SCHEMA_BOOL: return g_strdup("`true` or `false`");
   case FS_SCHEMA_MAP: return g_strdup("mapping");
   case FS_SCHEMA_LIST: return g_strdup("list");

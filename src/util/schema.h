@@ -64,6 +64,7 @@ typedef enum {
   FS_SCHEMA_LIST,     /* a list: only its kind is checked; the loader reads its items */
   FS_SCHEMA_ANY,      /* any value: left to the loader */
   FS_SCHEMA_SET,      /* guint64; a list of names[], bit values[i] (or i) set for each */
+  FS_SCHEMA_SCALAR,   /* const char *; any scalar (a number, a string, a boolean) as written */
 } FsSchemaType;
 
 /* The unit of a FS_SCHEMA_QUANTITY, and how its value is stored. */

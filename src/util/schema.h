@@ -116,7 +116,8 @@ typedef struct {
                                * base) declares; key is only the README's name for them
                                * ("architecture").  Values are read as the field (offset:
                                * FS_SCHEMA_NOWHERE) and passed to FsSchemaRead.any_key, in the
-                               * file's order; required: at least one such key. */
+                               * file's order; required: at least one such key.  Such a
+                               * field belongs in a schema that is no other's base. */
 } FsSchemaField;
 
 struct FsSchema {
@@ -165,9 +166,10 @@ typedef struct {
 gboolean fs_schema_read(const FsSchema *schema, const FsYamlNode *map, gpointer record,
                         const FsSchemaRead *opts, GError **error);
 
-/* Reads one value node against field into out (the field's storage type),
- * with the same checks and messages as fs_schema_read; for loaders that
- * read the items of a list, or a FS_SCHEMA_NOWHERE field, themselves. */
+/* Reads one value node against field into out (the field's storage type;
+ * an array of field->count of them for a row), with the same checks and
+ * messages as fs_schema_read; for loaders that read the items of a list,
+ * or a FS_SCHEMA_NOWHERE field, themselves. */
 gboolean fs_schema_read_value(const FsSchemaField *field, const FsYamlNode *node, gpointer out,
                               GError **error);
 

@@ -360,6 +360,45 @@ START_TEST(test_plan_volumes)
 }
 END_TEST
 
+/* CollNetDirect all_gather and reduce_scatter on 2 hosts × 4 (one CollNet
+ * switch): every rank receives the whole output of all_gather (its rail's
+ * nh blocks from the switch, the other rails' from its 3 peers), and every
+ * rank sends its rail's nh blocks (the host's sum) up for reduce_scatter
+ * and gets back only its own block. */
+START_TEST(test_plan_collnet_rails)
+{
+  g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
+  int cn = 200;
+  fs_comm_set_collnet_switches(c, &cn, 1);
+  const uint64_t S = 4 * 8192;
+  for (guint k = 0; k < 2; k++) {
+    FsCollRequest req = req_of(k == 0 ? FS_COLL_ALL_GATHER : FS_COLL_REDUCE_SCATTER, S, 2, 8192);
+    g_autoptr(FsCollPlan) p = plan_of(c, "collnet_direct", &req);
+    uint64_t into3 = 0, up3 = 0, down3 = 0;
+    for (guint i = 0; i < fs_coll_plan_n_steps(p); i++) {
+      const FsCollStep *s = fs_coll_plan_step(p, i);
+      if (s->kind != FS_STEP_XFER)
+        continue;
+      if (s->dst == FS_EP_RANK(3))
+        into3 += s->bytes;
+      if (s->src == FS_EP_RANK(3) && FS_EP_KIND(s->dst) == FS_EP_COLLNET_KIND)
+        up3 += s->bytes;
+      if (s->dst == FS_EP_RANK(3) && FS_EP_KIND(s->src) == FS_EP_COLLNET_KIND)
+        down3 += s->bytes;
+    }
+    if (k == 0) {
+      ck_assert_uint_eq(into3, 8 * S);
+      ck_assert_uint_eq(up3, S);
+      ck_assert_uint_eq(down3, 2 * S);
+    } else {
+      ck_assert_uint_eq(up3, 2 * S);
+      ck_assert_uint_eq(down3, S);
+      ck_assert_uint_eq(into3, 3 * 2 * S + S);
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_plan_unsupported_reasons)
 {
   g_autoptr(FsComm) c = fs_comm_new(6);
@@ -529,6 +568,7 @@ int main(void)
   FS_ADD_TEST(s, test_plan_every_algorithm_builds);
   FS_ADD_TEST(s, test_plan_fifo_per_connection);
   FS_ADD_TEST(s, test_plan_volumes);
+  FS_ADD_TEST(s, test_plan_collnet_rails);
   FS_ADD_TEST(s, test_plan_unsupported_reasons);
   FS_ADD_TEST(s, test_plan_step_limit);
   FS_ADD_TEST(s, test_plan_deterministic);

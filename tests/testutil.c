@@ -22,6 +22,12 @@ char *fs_test_source_path(const char *relative)
   return g_build_filename(env_or("FS_SOURCE_ROOT", "."), relative, NULL);
 }
 
+gboolean fs_test_reduced(void)
+{
+  const char *v = g_getenv("FS_TEST_REDUCED");
+  return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
 int fs_test_run_suite(Suite *s)
 {
   SRunner *sr = srunner_create(s);
@@ -50,6 +56,59 @@ int fs_test_run_suite(Suite *s)
   if (fd >= 0)
     close(fd);
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* ---- the topology fixture ------------------------------------------------ */
+
+FsCatalog *fs_test_catalog(void)
+{
+  static FsCatalog *cat = NULL;
+  if (cat == NULL) {
+    GError *err = NULL;
+    cat = fs_catalog_load_default(NULL, &err);
+    ck_assert_msg(cat != NULL, "catalog: %s", err ? err->message : "");
+  }
+  return cat;
+}
+
+void fs_test_catalog_setup(void)
+{
+  (void)fs_test_catalog();
+}
+
+/* topologies/NAME over cat; with error NULL, an error fails the test. */
+static FsTopo *load_topo(const FsCatalog *cat, const char *name, const char *const *defines,
+                         GError **error)
+{
+  g_autofree char *rel = g_strdup_printf("topologies/%s%s", name,
+                                         g_str_has_suffix(name, ".yaml") ? "" : ".yaml");
+  g_autofree char *path = fs_test_source_path(rel);
+  GError *err = NULL;
+  FsTopo *t = fs_topo_load_file(path, cat, defines, &err);
+  if (error != NULL) {
+    g_propagate_error(error, err);
+    return t;
+  }
+  ck_assert_msg(t != NULL, "%s: %s", name, err ? err->message : "");
+  return t;
+}
+
+FsTopo *fs_test_topo(const char *name, const char *const *defines, GError **error)
+{
+  return load_topo(fs_test_catalog(), name, defines, error);
+}
+
+FsTopo *fs_test_topo_text(const char *text, const char *name, const char *const *defines,
+                          GError **error)
+{
+  GError *err = NULL;
+  FsTopo *t = fs_topo_load_string(text, name, fs_test_catalog(), defines, &err);
+  if (error != NULL) {
+    g_propagate_error(error, err);
+    return t;
+  }
+  ck_assert_msg(t != NULL, "%s: %s", name, err ? err->message : "");
+  return t;
 }
 
 /* ---- the training-step fixture ------------------------------------------ */
@@ -81,12 +140,7 @@ void fs_test_models_teardown(void)
 
 FsTopo *fs_test_load_topo(const char *name, const char *const *defines)
 {
-  g_autofree char *rel = g_strdup_printf("topologies/%s", name);
-  g_autofree char *path = fs_test_source_path(rel);
-  GError *err = NULL;
-  FsTopo *t = fs_topo_load_file(path, fs_test_cat, defines, &err);
-  fs_assert_no_error(err);
-  return t;
+  return load_topo(fs_test_cat, name, defines, NULL);
 }
 
 FsWorkload *fs_test_small_gpt(const char *parallel, const char *const *overrides)

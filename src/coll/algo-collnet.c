@@ -8,6 +8,19 @@
  *   (NCCL's CollNetDirect uses separate warps for them), so the next
  *   chunk's scatter does not wait behind the previous chunk's round trip
  *   through the network.
+ *   collnet_direct (all_gather, reduce_scatter; NCCL 2.20+ with the SHARP
+ *   plugin's iallgather/ireducescatter, one NIC per rank): rail j is the
+ *   blocks of every host's local rank j.  all_gather: per slice, rank j
+ *   sends its own block to shard j's switch, which returns the rail's
+ *   blocks of every host (nh slices) to each host's rank j, and rank j
+ *   forwards them to its L-1 peers (NCCL 2.20 all_gather.h RunWorkColl
+ *   CollNetDirect: send to network, receive and broadcast to the local
+ *   heads, receive the broadcast).  reduce_scatter, the reverse: rank j
+ *   gathers rail j's blocks (nh slices) from its L-1 peers, sends their
+ *   sum to the switch, which reduces over the hosts and returns to each
+ *   host's rank j its own block.  NCCL walks the rail's blocks host by host
+ *   in chunks; the model moves every host's slice at once: the same bytes
+ *   on every link, a pipeline of slices.
  *   collnet_chain (all_reduce): a chain inside each host reduces the chunk
  *   to the channel's head rank (local rank channel mod L, so channels use
  *   every NIC), which sends it up the tree (shard = the head's local
@@ -24,11 +37,25 @@
 /* The fewest chunks collnet_direct splits a channel's share into, when
  * slices allow (pipeline depth, not a hardware figure). */
 #define MIN_CHUNKS 4
+/* all_gather and reduce_scatter halve their unit below a slice, down to
+ * this fraction of it, to keep MIN_CHUNKS in flight (NCCL's enqueue.cc
+ * halves CollNetDirect chunks down to 128, 64 and 32 KiB for depth; a
+ * Simple slice is 1 MiB: pipeline policy, not a hardware figure). */
+#define MIN_UNIT_DIV 8
 
-static const char *unsupported(const FsComm *comm, FsCollOp op)
+/* all_gather and reduce_scatter's unit for a channel share of `share`
+ * bytes: the slice, halved down to slice / MIN_UNIT_DIV while the share
+ * would hold fewer than MIN_CHUNKS units. */
+static uint64_t rail_unit(const FsCollRequest *req, uint64_t share)
 {
-  if (op != FS_COLL_ALL_REDUCE)
-    return "CollNet runs all_reduce only";
+  uint64_t unit = req->slice_bytes, least = MAX(req->slice_bytes / MIN_UNIT_DIV, 1);
+  while (unit / 2 >= least && share / unit < MIN_CHUNKS)
+    unit /= 2;
+  return unit;
+}
+
+static const char *unsupported_comm(const FsComm *comm)
+{
   if (fs_comm_collnet_switch(comm, 0) < 0)
     return "the communicator has no CollNet (SHARP) switch";
   if (fs_comm_n_hosts(comm) < 2)
@@ -38,14 +65,37 @@ static const char *unsupported(const FsComm *comm, FsCollOp op)
   return NULL;
 }
 
+static const char *unsupported_direct(const FsComm *comm, FsCollOp op)
+{
+  if (op != FS_COLL_ALL_REDUCE && op != FS_COLL_ALL_GATHER && op != FS_COLL_REDUCE_SCATTER)
+    return "CollNetDirect runs all_reduce, all_gather and reduce_scatter";
+  return unsupported_comm(comm);
+}
+
+static const char *unsupported_chain(const FsComm *comm, FsCollOp op)
+{
+  if (op != FS_COLL_ALL_REDUCE)
+    return "CollNetChain runs all_reduce only";
+  return unsupported_comm(comm);
+}
+
+/* What crosses the tree's inner links (leaf → root, root → leaf) when
+ * each host sends `bytes` up: the reduction of all_reduce keeps `bytes`
+ * on every link; all_gather carries its group's hosts' slices up and every
+ * host's down; reduce_scatter (each host sending nh slices of `bytes`)
+ * carries the group's reduced nh slices up and its hosts' own slices down. */
+typedef enum { TRIP_REDUCE, TRIP_GATHER, TRIP_SCATTER } TripKind;
+
 /* One shard's trip through the aggregation tree on channel ch: up[h] is
  * host h's send of the shard to its switch (already added, with its
- * endpoint given by sw_of(h)); adds the tree's transfers and returns in
- * back_dep[h] the step after which host h's switch may send the total
- * back, and in from[h] that switch's endpoint.  grp_up (G entries) and
- * grp_down (G entries) are scratch. */
-static void tree_trip(FsPlanBuilder *b, guint ch, guint shard, uint64_t bytes, const uint32_t *up,
-                      uint32_t *grp_up, uint32_t *deps, uint32_t *back_dep, FsCollEp *from)
+ * endpoint given by up_switch); adds the tree's transfers and returns in
+ * back_dep[h] the step after which host h's switch may send the result
+ * back, and in from[h] that switch's endpoint.  bytes is what each host
+ * sends up (reduce_scatter: nh slices; kind sets what the inner links
+ * carry); grp_up (G entries) and deps (nh entries) are scratch. */
+static void tree_trip(FsPlanBuilder *b, guint ch, guint shard, TripKind kind, uint64_t bytes,
+                      const uint32_t *up, uint32_t *grp_up, uint32_t *deps, uint32_t *back_dep,
+                      FsCollEp *from)
 {
   const FsComm *comm = fs_plan_comm(b);
   guint nh = fs_comm_n_hosts(comm), G = fs_comm_collnet_n_groups(comm);
@@ -56,17 +106,29 @@ static void tree_trip(FsPlanBuilder *b, guint ch, guint shard, uint64_t bytes, c
       from[h] = FS_EP_COLLNET(shard);
     return;
   }
+  /* Hosts per group: the inner links' payload for all_gather and
+   * reduce_scatter (grp_up holds the counts until it holds the steps). */
+  for (guint g = 0; g < G; g++)
+    grp_up[g] = 0;
+  for (guint h = 0; h < nh; h++)
+    grp_up[fs_comm_collnet_group(comm, h)]++;
+  g_autofree uint64_t *down_bytes = g_new(uint64_t, G);
   for (guint g = 0; g < G; g++) {
+    uint64_t up_bytes = kind == TRIP_GATHER ? grp_up[g] * bytes : bytes;
+    down_bytes[g] = kind == TRIP_GATHER    ? nh * bytes
+                    : kind == TRIP_SCATTER ? grp_up[g] * (bytes / nh)
+                                           : bytes;
     guint nd = 0;
     for (guint h = 0; h < nh; h++)
       if (fs_comm_collnet_group(comm, h) == g)
         deps[nd++] = up[h];
     grp_up[g] = fs_plan_xfer(b, ch, FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard)),
-                             FS_EP_COLLNET(shard), bytes, deps, nd);
+                             FS_EP_COLLNET(shard), up_bytes, deps, nd);
   }
   for (guint g = 0; g < G; g++) {
     uint32_t down = fs_plan_xfer(b, ch, FS_EP_COLLNET(shard),
-                                 FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard)), bytes, grp_up, G);
+                                 FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard)), down_bytes[g],
+                                 grp_up, G);
     for (guint h = 0; h < nh; h++)
       if (fs_comm_collnet_group(comm, h) == g) {
         back_dep[h] = down;
@@ -131,7 +193,7 @@ static void build_direct(FsPlanBuilder *b)
         uint64_t shard = fs_plan_split(b, c, L, j);
         for (guint h = 0; h < nh; h++)
           up[h] = toswitch[h * L + j];
-        tree_trip(b, ch, j, shard, up, grp, in, back_dep, from);
+        tree_trip(b, ch, j, TRIP_REDUCE, shard, up, grp, in, back_dep, from);
         for (guint h = 0; h < nh; h++) {
           guint m;
           const guint *ranks = fs_comm_host_ranks(comm, h, &m);
@@ -144,6 +206,68 @@ static void build_direct(FsPlanBuilder *b)
       }
     }
   }
+}
+
+/* Adds collnet_direct's all_gather or reduce_scatter steps to the plan (the model in the file
+ * comment): per channel and slice c of each rank's block, rail j's trip through the aggregation
+ * tree for every j, all_gather forwarding the nh returned slices to the host's L-1 peers on lane
+ * 1, reduce_scatter gathering nh slices from them first.  Adds about nh·L·(L+1) transfers per
+ * slice; allocates only its scratch arrays. */
+static void build_direct_rail(FsPlanBuilder *b)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  const FsCollRequest *req = fs_plan_req(b);
+  gboolean gather = req->op == FS_COLL_ALL_GATHER;
+  guint nh = fs_comm_n_hosts(comm), L, G = fs_comm_collnet_n_groups(comm);
+  fs_comm_host_ranks(comm, 0, &L);
+  gboolean tree = G > 1;
+  g_autofree uint32_t *in = g_new(uint32_t, MAX(L, nh));
+  g_autofree uint32_t *up = g_new(uint32_t, nh);
+  g_autofree uint32_t *grp = g_new(uint32_t, G);
+  g_autofree uint32_t *back_dep = g_new(uint32_t, nh);
+  g_autofree FsCollEp *from = g_new(FsCollEp, nh);
+  for (guint ch = 0; ch < req->nchannels; ch++) {
+    uint64_t share = fs_plan_split(b, req->bytes, req->nchannels, ch);
+    uint64_t unit = rail_unit(req, share);
+    guint64 nchunks = share == 0 ? 1 : (share + unit - 1) / unit;
+    for (guint64 k = 0; k < nchunks; k++) {
+      uint64_t c = MIN(unit, share - MIN(share, k * unit)), rail = nh * c;
+      for (guint j = 0; j < L; j++) {
+        for (guint h = 0; h < nh; h++) {
+          guint m;
+          const guint *ranks = fs_comm_host_ranks(comm, h, &m);
+          guint nin = 0;
+          if (!gather)
+            for (guint i = 1; i < L; i++)
+              in[nin++] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[(j + i) % L]), FS_EP_RANK(ranks[j]),
+                                       rail, NULL, 0);
+          up[h] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), up_switch(comm, h, j),
+                               gather ? c : rail, in, nin);
+        }
+        tree_trip(b, ch, j, gather ? TRIP_GATHER : TRIP_SCATTER, gather ? c : rail, up, grp, in,
+                  back_dep, from);
+        for (guint h = 0; h < nh; h++) {
+          guint m;
+          const guint *ranks = fs_comm_host_ranks(comm, h, &m);
+          uint64_t ret = gather ? rail : c;
+          uint32_t back = tree ? fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[j]), ret, &back_dep[h], 1)
+                               : fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[j]), ret, up, nh);
+          if (gather)
+            for (guint i = 1; i < L; i++)
+              fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(ranks[j]), FS_EP_RANK(ranks[(j + i) % L]), rail,
+                                &back, 1);
+        }
+      }
+    }
+  }
+}
+
+static void build_direct_any(FsPlanBuilder *b)
+{
+  if (fs_plan_req(b)->op == FS_COLL_ALL_REDUCE)
+    build_direct(b);
+  else
+    build_direct_rail(b);
 }
 
 /* Adds collnet_chain's steps to the plan: per channel and slice-sized chunk, a chain inside
@@ -179,7 +303,7 @@ static void build_chain(FsPlanBuilder *b)
                               FS_EP_RANK(ranks[(head + j - 1) % L]), c, &prev, 1);
         toswitch[h] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[head]), up_switch(comm, h, head), c, &prev, 1);
       }
-      tree_trip(b, ch, head, c, toswitch, grp, deps, back_dep, from);
+      tree_trip(b, ch, head, TRIP_REDUCE, c, toswitch, grp, deps, back_dep, from);
       for (guint h = 0; h < nh; h++) {
         guint m;
         const guint *ranks = fs_comm_host_ranks(comm, h, &m);
@@ -200,7 +324,8 @@ static uint64_t direct_loop_bytes(const FsComm *comm, const FsCollRequest *req)
 {
   guint L;
   fs_comm_host_ranks(comm, 0, &L);
-  uint64_t unit = req->slice_bytes * L;
+  /* all_reduce: a chunk of L slices; all_gather, reduce_scatter: a slice. */
+  uint64_t unit = req->op == FS_COLL_ALL_REDUCE ? req->slice_bytes * L : req->slice_bytes;
   uint64_t share = fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, 0);
   for (guint c = 1; c < req->nchannels; c++)
     share = MIN(share, fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, c));
@@ -212,17 +337,18 @@ static uint64_t direct_loop_bytes(const FsComm *comm, const FsCollRequest *req)
 const FsCollAlgo fs_coll_algo_collnet_direct = {
   .name = "collnet_direct",
   .nccl = FS_NCCL_ALGO_COLLNET_DIRECT,
-  .summary = "SHARP: intra-host direct reduce-scatter, switch reduction per shard, all-gather",
-  .unsupported = unsupported,
-  .build = build_direct,
-  .loop_bytes = direct_loop_bytes, /* one loop: a chunk of L slices */
+  .summary = "SHARP: intra-host direct reduce-scatter, switch reduction per shard, all-gather; "
+             "all_gather and reduce_scatter per rail",
+  .unsupported = unsupported_direct,
+  .build = build_direct_any,
+  .loop_bytes = direct_loop_bytes, /* one loop: a chunk of L slices (all_reduce), or a slice */
 };
 
 const FsCollAlgo fs_coll_algo_collnet_chain = {
   .name = "collnet_chain",
   .nccl = FS_NCCL_ALGO_COLLNET_CHAIN,
   .summary = "SHARP: intra-host chain to the channel's head rank, switch reduction, chain back",
-  .unsupported = unsupported,
+  .unsupported = unsupported_chain,
   .build = build_chain,
   .loop_bytes = fs_algo_slice_loop_bytes, /* one loop: one slice */
 };

@@ -207,6 +207,17 @@ static const FsSchemaField host_launch_fields[] = {
 };
 SCHEMA(host_launch_schema, "host_launch", host_launch_fields);
 
+static const FsSchemaField collnet_agrs_fields[] = {
+  SOURCE,
+  NUM("one_rank_per_node", POFF(collnet_agrs_ppn1), "1000",
+      "factor on the bus bandwidth at 1 rank per node"),
+  NUM("eight_ranks_per_node", POFF(collnet_agrs_ppn8), "1000",
+      "factor at 8 ranks per node (linear between the two in ranks per node)"),
+  NUM("inter_factor", POFF(collnet_agrs_inter), "1000",
+      "one GPU's NIC bandwidth × this is the per-rank rate (NCCL: min(bwIntra, bwInter × this)); 0: × 1"),
+};
+SCHEMA(collnet_agrs_schema, "collnet_allgather_reducescatter", collnet_agrs_fields);
+
 /* protocols: one FsNcclProto per protocol name. */
 #define OFF(member) offsetof(FsNcclProto, member)
 static const FsSchemaField proto_fields[] = {
@@ -396,6 +407,12 @@ static const FsSchemaField top_fields[] = {
         "(one kernel launch inside an NCCL group) in an nccl-tests iteration; a thread driving "
         "`-g N` GPUs issues N of them per iteration, which floors the iteration's time "
         "(`src/coll/launch.h`)"),
+  TABLE("collnet_allgather_reducescatter", FALSE, collnet_agrs_schema, FS_SCHEMA_NOWHERE,
+        "absent: the release runs CollNet (SHARP) for all_reduce only; present (2.20+): "
+        "CollNetDirect also runs all_gather and reduce_scatter when every rank of a host has a "
+        "NIC of its own, with bus bandwidth = ranks per node × min(bwIntra, bwInter × "
+        "`inter_factor`) × the factor interpolated between `one_rank_per_node` and "
+        "`eight_ranks_per_node`"),
   TABLE("algorithms", FALSE, algorithms_schema, FS_SCHEMA_NOWHERE,
         "`absent`, a list of NCCL algorithms the release does not have (the tuner never costs "
         "them; `PAT` before 2.23)"),
@@ -425,6 +442,7 @@ static const FsSchemaEntry schemas[] = {
   {"nccl.p2p_schedule", &p2p_sched_schema},
   {"nccl.ring_kernel", &ring_kernel_schema},
   {"nccl.host_launch", &host_launch_schema},
+  {"nccl.collnet_allgather_reducescatter", &collnet_agrs_schema},
   {"nccl.algorithms", &algorithms_schema},
 };
 
@@ -474,6 +492,7 @@ static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
   if (!fs_schema_read(&top_schema, root, p, &opts, error))
     return FALSE;
   p->version = g_strdup(fs_yaml_map_get(root, "nccl_version")->value);
+  p->collnet_agrs = fs_yaml_map_get(root, "collnet_allgather_reducescatter") != NULL;
 
   const FsYamlNode *t = fs_yaml_map_get(root, "protocols");
   for (guint i = 0; i < FS_PROTO_N; i++) {

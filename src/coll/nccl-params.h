@@ -147,6 +147,12 @@ typedef struct {
    * issuing one GPU's collective in an nccl-tests iteration, µs
    * (coll/launch.h: the floor of -g N launches from one thread). */
   double host_launch_us;
+  /* collnet_allgather_reducescatter (optional table, 2.20+): CollNetDirect
+   * runs all_gather and reduce_scatter (collnet_agrs TRUE); bus bandwidth
+   * = ppn × min(bwIntra, bwInter × inter (when > 0)) × the factor
+   * interpolated linearly in ppn between ppn1 (1 rank per node) and ppn8. */
+  gboolean collnet_agrs;
+  double collnet_agrs_ppn1, collnet_agrs_ppn8, collnet_agrs_inter;
 } FsNcclParams;
 
 /* Loads a params file.  NULL with error (file:line:col) on any problem:

@@ -547,6 +547,8 @@ gboolean fs_schema_read(const FsSchema *schema, const FsYamlNode *map, gpointer 
   return FALSE;
 }
 
+/* Checks a schema table itself (schema.h): every bound and default of
+ * every field, base tables included, parses as its field's value. */
 gboolean fs_schema_check(const FsSchema *schema, GError **error)
 {
   g_return_val_if_fail(schema != NULL, FALSE);

@@ -67,7 +67,7 @@ json.dump({"schema_version": 1, "nranks": 8,
 PY
 
 stopped_in_output "train --trace" INT "$tmp/train.json" \
-  "$FABRICSIM" train "$TIB" "$W/llama2-7b.yaml" -D nodes=2 -q --trace "$tmp/train.json"
+  "$FABRICSIM" train "$TIB" "$W/llama2-7b.yaml" -D nodes=2 --pp=8 -q --trace "$tmp/train.json"
 stopped_in_output "replay --trace" TERM "$tmp/replay.json" \
   "$FABRICSIM" replay "$T" "$tmp/trace-in.json" --trace "$tmp/replay.json"
 stopped_in_output "flows --trace" TERM "$tmp/flows.json" \

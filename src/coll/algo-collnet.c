@@ -86,55 +86,108 @@ static const char *unsupported_chain(const FsComm *comm, FsCollOp op)
  * carries the group's reduced nh slices up and its hosts' own slices down. */
 typedef enum { TRIP_REDUCE, TRIP_GATHER, TRIP_SCATTER } TripKind;
 
+/* A builder's state for the trips through the aggregation tree, made once
+ * per plan: the group of leaf switches' host counts and the scratch of
+ * tree_trip, whose results (back_dep, from) trip_back reads. */
+typedef struct {
+  guint nh, G;
+  gboolean tree;     /* several groups: leaves under a root */
+  guint *hosts;      /* G: hosts per group */
+  uint32_t *grp_up;  /* G: each leaf's send to the root */
+  uint64_t *down;    /* G: what the root returns to each leaf */
+  uint32_t *deps;    /* nh */
+  uint32_t *back_dep; /* nh: the step host h's return waits for (tree) */
+  FsCollEp *from;    /* nh: the switch that returns to host h */
+} Trip;
+
+static void trip_init(Trip *t, const FsComm *comm)
+{
+  t->nh = fs_comm_n_hosts(comm);
+  t->G = fs_comm_collnet_n_groups(comm);
+  t->tree = t->G > 1;
+  t->hosts = g_new0(guint, MAX(t->G, 1));
+  for (guint h = 0; t->tree && h < t->nh; h++)
+    t->hosts[fs_comm_collnet_group(comm, h)]++;
+  t->grp_up = g_new(uint32_t, MAX(t->G, 1));
+  t->down = g_new(uint64_t, MAX(t->G, 1));
+  t->deps = g_new(uint32_t, t->nh);
+  t->back_dep = g_new(uint32_t, t->nh);
+  t->from = g_new(FsCollEp, t->nh);
+}
+
+static void trip_clear(Trip *t)
+{
+  g_free(t->hosts);
+  g_free(t->grp_up);
+  g_free(t->down);
+  g_free(t->deps);
+  g_free(t->back_dep);
+  g_free(t->from);
+}
+
 /* One shard's trip through the aggregation tree on channel ch: up[h] is
  * host h's send of the shard to its switch (already added, with its
- * endpoint given by up_switch); adds the tree's transfers and returns in
- * back_dep[h] the step after which host h's switch may send the result
- * back, and in from[h] that switch's endpoint.  bytes is what each host
+ * endpoint given by up_switch); adds the tree's transfers and leaves in
+ * t->back_dep[h] the step after which host h's switch may send the result
+ * back, and in t->from[h] that switch's endpoint.  bytes is what each host
  * sends up (reduce_scatter: nh slices; kind sets what the inner links
- * carry); grp_up (G entries) and deps (nh entries) are scratch. */
-static void tree_trip(FsPlanBuilder *b, guint ch, guint shard, TripKind kind, uint64_t bytes,
-                      const uint32_t *up, uint32_t *grp_up, uint32_t *deps, uint32_t *back_dep,
-                      FsCollEp *from)
+ * carry). */
+static void tree_trip(FsPlanBuilder *b, Trip *t, guint ch, guint shard, TripKind kind,
+                      uint64_t bytes, const uint32_t *up)
 {
   const FsComm *comm = fs_plan_comm(b);
-  guint nh = fs_comm_n_hosts(comm), G = fs_comm_collnet_n_groups(comm);
-  if (G <= 1) {
+  guint nh = t->nh, G = t->G;
+  if (!t->tree) {
     /* The shard's switch returns the total to each host once all arrived:
-     * the return waits for every host's part (deps = up, all hosts). */
+     * the return waits for every host's part (trip_back: deps = up). */
     for (guint h = 0; h < nh; h++)
-      from[h] = FS_EP_COLLNET(shard);
+      t->from[h] = FS_EP_COLLNET(shard);
     return;
   }
-  /* Hosts per group: the inner links' payload for all_gather and
-   * reduce_scatter (grp_up holds the counts until it holds the steps). */
-  for (guint g = 0; g < G; g++)
-    grp_up[g] = 0;
-  for (guint h = 0; h < nh; h++)
-    grp_up[fs_comm_collnet_group(comm, h)]++;
-  g_autofree uint64_t *down_bytes = g_new(uint64_t, G);
   for (guint g = 0; g < G; g++) {
-    uint64_t up_bytes = kind == TRIP_GATHER ? grp_up[g] * bytes : bytes;
-    down_bytes[g] = kind == TRIP_GATHER    ? nh * bytes
-                    : kind == TRIP_SCATTER ? grp_up[g] * (bytes / nh)
-                                           : bytes;
+    uint64_t up_bytes = kind == TRIP_GATHER ? t->hosts[g] * bytes : bytes;
+    t->down[g] = kind == TRIP_GATHER    ? nh * bytes
+                 : kind == TRIP_SCATTER ? t->hosts[g] * (bytes / nh)
+                                        : bytes;
     guint nd = 0;
     for (guint h = 0; h < nh; h++)
       if (fs_comm_collnet_group(comm, h) == g)
-        deps[nd++] = up[h];
-    grp_up[g] = fs_plan_xfer(b, ch, FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard)),
-                             FS_EP_COLLNET(shard), up_bytes, deps, nd);
+        t->deps[nd++] = up[h];
+    t->grp_up[g] = fs_plan_xfer(b, ch, FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard)),
+                                FS_EP_COLLNET(shard), up_bytes, t->deps, nd);
   }
   for (guint g = 0; g < G; g++) {
     uint32_t down = fs_plan_xfer(b, ch, FS_EP_COLLNET(shard),
-                                 FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard)), down_bytes[g],
-                                 grp_up, G);
+                                 FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard)), t->down[g],
+                                 t->grp_up, G);
     for (guint h = 0; h < nh; h++)
       if (fs_comm_collnet_group(comm, h) == g) {
-        back_dep[h] = down;
-        from[h] = FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard));
+        t->back_dep[h] = down;
+        t->from[h] = FS_EP_COLLNET(fs_comm_collnet_leaf(comm, g, shard));
       }
   }
+}
+
+/* After tree_trip: host h's switch returns bytes to rank, once the tree's
+ * return reached it (several groups) or once every host's up[] arrived
+ * (one switch).  Returns the transfer. */
+static uint32_t trip_back(FsPlanBuilder *b, const Trip *t, guint ch, guint h, guint rank,
+                          uint64_t bytes, const uint32_t *up)
+{
+  return t->tree ? fs_plan_xfer(b, ch, t->from[h], FS_EP_RANK(rank), bytes, &t->back_dep[h], 1)
+                 : fs_plan_xfer(b, ch, t->from[h], FS_EP_RANK(rank), bytes, up, t->nh);
+}
+
+/* A channel share of `bytes` in units of `unit`: how many (at least 1),
+ * and the size of unit k (the last may be short). */
+static guint64 n_units(uint64_t bytes, uint64_t unit)
+{
+  return bytes == 0 ? 1 : (bytes + unit - 1) / unit;
+}
+
+static uint64_t unit_at(uint64_t bytes, uint64_t unit, guint64 k)
+{
+  return MIN(unit, bytes - MIN(bytes, k * unit));
 }
 
 /* The endpoint host index h sends shard j to. */
@@ -154,15 +207,13 @@ static void build_direct(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
   const FsCollRequest *req = fs_plan_req(b);
-  guint nh = fs_comm_n_hosts(comm), L, G = fs_comm_collnet_n_groups(comm);
+  guint nh = fs_comm_n_hosts(comm), L;
   fs_comm_host_ranks(comm, 0, &L);
-  gboolean tree = G > 1;
-  g_autofree uint32_t *in = g_new(uint32_t, MAX(L, nh));
+  Trip t;
+  trip_init(&t, comm);
+  g_autofree uint32_t *in = g_new(uint32_t, L);
   g_autofree uint32_t *toswitch = g_new(uint32_t, (gsize)nh * L);
   g_autofree uint32_t *up = g_new(uint32_t, nh);
-  g_autofree uint32_t *grp = g_new(uint32_t, G);
-  g_autofree uint32_t *back_dep = g_new(uint32_t, nh);
-  g_autofree FsCollEp *from = g_new(FsCollEp, nh);
   for (guint ch = 0; ch < req->nchannels; ch++) {
     uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
     /* Units of L slices, so that each rank's shard is a whole slice (a
@@ -173,9 +224,9 @@ static void build_direct(FsPlanBuilder *b)
     uint64_t unit = req->slice_bytes * L;
     while (unit > req->slice_bytes && bytes / unit < MIN_CHUNKS)
       unit /= 2;
-    guint64 nchunks = bytes == 0 ? 1 : (bytes + unit - 1) / unit;
+    guint64 nchunks = n_units(bytes, unit);
     for (guint64 k = 0; k < nchunks; k++) {
-      uint64_t c = MIN(unit, bytes - MIN(bytes, k * unit));
+      uint64_t c = unit_at(bytes, unit, k);
       for (guint h = 0; h < nh; h++) {
         guint m;
         const guint *ranks = fs_comm_host_ranks(comm, h, &m);
@@ -193,12 +244,11 @@ static void build_direct(FsPlanBuilder *b)
         uint64_t shard = fs_plan_split(b, c, L, j);
         for (guint h = 0; h < nh; h++)
           up[h] = toswitch[h * L + j];
-        tree_trip(b, ch, j, TRIP_REDUCE, shard, up, grp, in, back_dep, from);
+        tree_trip(b, &t, ch, j, TRIP_REDUCE, shard, up);
         for (guint h = 0; h < nh; h++) {
           guint m;
           const guint *ranks = fs_comm_host_ranks(comm, h, &m);
-          uint32_t back = tree ? fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[j]), shard, &back_dep[h], 1)
-                               : fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[j]), shard, up, nh);
+          uint32_t back = trip_back(b, &t, ch, h, ranks[j], shard, up);
           for (guint i = 1; i < L; i++)
             fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(ranks[j]), FS_EP_RANK(ranks[(j + i) % L]), shard,
                               &back, 1);
@@ -206,6 +256,7 @@ static void build_direct(FsPlanBuilder *b)
       }
     }
   }
+  trip_clear(&t);
 }
 
 /* Adds collnet_direct's all_gather or reduce_scatter steps to the plan (the model in the file
@@ -218,20 +269,18 @@ static void build_direct_rail(FsPlanBuilder *b)
   const FsComm *comm = fs_plan_comm(b);
   const FsCollRequest *req = fs_plan_req(b);
   gboolean gather = req->op == FS_COLL_ALL_GATHER;
-  guint nh = fs_comm_n_hosts(comm), L, G = fs_comm_collnet_n_groups(comm);
+  guint nh = fs_comm_n_hosts(comm), L;
   fs_comm_host_ranks(comm, 0, &L);
-  gboolean tree = G > 1;
-  g_autofree uint32_t *in = g_new(uint32_t, MAX(L, nh));
+  Trip t;
+  trip_init(&t, comm);
+  g_autofree uint32_t *in = g_new(uint32_t, L);
   g_autofree uint32_t *up = g_new(uint32_t, nh);
-  g_autofree uint32_t *grp = g_new(uint32_t, G);
-  g_autofree uint32_t *back_dep = g_new(uint32_t, nh);
-  g_autofree FsCollEp *from = g_new(FsCollEp, nh);
   for (guint ch = 0; ch < req->nchannels; ch++) {
     uint64_t share = fs_plan_split(b, req->bytes, req->nchannels, ch);
     uint64_t unit = rail_unit(req, share);
-    guint64 nchunks = share == 0 ? 1 : (share + unit - 1) / unit;
+    guint64 nchunks = n_units(share, unit);
     for (guint64 k = 0; k < nchunks; k++) {
-      uint64_t c = MIN(unit, share - MIN(share, k * unit)), rail = nh * c;
+      uint64_t c = unit_at(share, unit, k), rail = nh * c;
       for (guint j = 0; j < L; j++) {
         for (guint h = 0; h < nh; h++) {
           guint m;
@@ -244,14 +293,11 @@ static void build_direct_rail(FsPlanBuilder *b)
           up[h] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), up_switch(comm, h, j),
                                gather ? c : rail, in, nin);
         }
-        tree_trip(b, ch, j, gather ? TRIP_GATHER : TRIP_SCATTER, gather ? c : rail, up, grp, in,
-                  back_dep, from);
+        tree_trip(b, &t, ch, j, gather ? TRIP_GATHER : TRIP_SCATTER, gather ? c : rail, up);
         for (guint h = 0; h < nh; h++) {
           guint m;
           const guint *ranks = fs_comm_host_ranks(comm, h, &m);
-          uint64_t ret = gather ? rail : c;
-          uint32_t back = tree ? fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[j]), ret, &back_dep[h], 1)
-                               : fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[j]), ret, up, nh);
+          uint32_t back = trip_back(b, &t, ch, h, ranks[j], gather ? rail : c, up);
           if (gather)
             for (guint i = 1; i < L; i++)
               fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(ranks[j]), FS_EP_RANK(ranks[(j + i) % L]), rail,
@@ -260,6 +306,7 @@ static void build_direct_rail(FsPlanBuilder *b)
       }
     }
   }
+  trip_clear(&t);
 }
 
 static void build_direct_any(FsPlanBuilder *b)
@@ -278,14 +325,11 @@ static void build_chain(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
   const FsCollRequest *req = fs_plan_req(b);
-  guint nh = fs_comm_n_hosts(comm), L, G = fs_comm_collnet_n_groups(comm);
+  guint nh = fs_comm_n_hosts(comm), L;
   fs_comm_host_ranks(comm, 0, &L);
-  gboolean tree = G > 1;
+  Trip t;
+  trip_init(&t, comm);
   g_autofree uint32_t *toswitch = g_new(uint32_t, nh);
-  g_autofree uint32_t *grp = g_new(uint32_t, G);
-  g_autofree uint32_t *deps = g_new(uint32_t, nh);
-  g_autofree uint32_t *back_dep = g_new(uint32_t, nh);
-  g_autofree FsCollEp *from = g_new(FsCollEp, nh);
   for (guint ch = 0; ch < req->nchannels; ch++) {
     uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
     guint64 nchunks = fs_algo_n_chunks(b, bytes);
@@ -303,18 +347,18 @@ static void build_chain(FsPlanBuilder *b)
                               FS_EP_RANK(ranks[(head + j - 1) % L]), c, &prev, 1);
         toswitch[h] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[head]), up_switch(comm, h, head), c, &prev, 1);
       }
-      tree_trip(b, ch, head, TRIP_REDUCE, c, toswitch, grp, deps, back_dep, from);
+      tree_trip(b, &t, ch, head, TRIP_REDUCE, c, toswitch);
       for (guint h = 0; h < nh; h++) {
         guint m;
         const guint *ranks = fs_comm_host_ranks(comm, h, &m);
-        uint32_t prev = tree ? fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[head]), c, &back_dep[h], 1)
-                             : fs_plan_xfer(b, ch, from[h], FS_EP_RANK(ranks[head]), c, toswitch, nh);
+        uint32_t prev = trip_back(b, &t, ch, h, ranks[head], c, toswitch);
         for (guint j = 0; j + 1 < L; j++)
           prev = fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(ranks[(head + j) % L]),
                                    FS_EP_RANK(ranks[(head + j + 1) % L]), c, &prev, 1);
       }
     }
   }
+  trip_clear(&t);
 }
 
 /* collnet_direct's loop: one chunk of L slices per channel, when the smallest channel share

@@ -8,37 +8,6 @@
 #include "topo/paths.h"
 #include "topo/topo.h"
 
-static FsCatalog *cat;
-
-static void setup(void)
-{
-  GError *e = NULL;
-  cat = fs_catalog_load_default(NULL, &e);
-  ck_assert_msg(cat != NULL, "catalog: %s", e ? e->message : "");
-}
-
-static void teardown(void)
-{
-  fs_catalog_free(cat);
-  cat = NULL;
-}
-
-/* cluster.yaml (or another ready file) with -D defines; NULL with *error. */
-static FsTopo *load(const char *file, const char *const *defines, GError **error)
-{
-  g_autofree char *rel = g_strdup_printf("topologies/%s.yaml", file);
-  g_autofree char *path = fs_test_source_path(rel);
-  return fs_topo_load_file(path, cat, defines, error);
-}
-
-static FsTopo *load_ok(const char *file, const char *const *defines)
-{
-  GError *e = NULL;
-  FsTopo *t = load(file, defines, &e);
-  ck_assert_msg(t != NULL, "%s: %s", file, e ? e->message : "");
-  return t;
-}
-
 static guint count_kind(const FsTopo *t, FsNodeKind kind, int host)
 {
   guint n = 0;
@@ -76,7 +45,7 @@ START_TEST(test_cluster_every_node)
   for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
     g_autofree char *node = g_strdup_printf("node=%s", want[i].node);
     const char *const defines[] = {node, "nodes=2", NULL};
-    g_autoptr(FsTopo) t = load_ok("cluster", defines);
+    g_autoptr(FsTopo) t = fs_test_topo("cluster", defines, NULL);
     guint n;
     const guint *g = fs_topo_gpus(t, &n);
     ck_assert_uint_eq(n, 2 * want[i].gpus_per_host);
@@ -100,7 +69,7 @@ END_TEST
 START_TEST(test_cluster_nics_per_node)
 {
   const char *const twelve[] = {"nics=12", "nodes=2", NULL};
-  g_autoptr(FsTopo) t = load_ok("cluster", twelve);
+  g_autoptr(FsTopo) t = fs_test_topo("cluster", twelve, NULL);
   ck_assert_uint_eq(count_kind(t, FS_NODE_NIC, 0), 12);
   ck_assert_int_ge(fs_topo_find(t, "ib/leaf11"), 0);
   ck_assert_int_eq(fs_topo_find(t, "ib/leaf12"), -1);
@@ -117,7 +86,7 @@ START_TEST(test_cluster_nics_per_node)
     ck_assert_msg(found, "%s is not on %s", nic, sw);
   }
   const char *const four[] = {"node=dgx-a100", "gpu=a100-sxm4-80gb", "nics=4", "nodes=2", NULL};
-  g_autoptr(FsTopo) a = load_ok("cluster", four);
+  g_autoptr(FsTopo) a = fs_test_topo("cluster", four, NULL);
   ck_assert_uint_eq(count_kind(a, FS_NODE_NIC, 1), 4);
 }
 END_TEST
@@ -141,7 +110,7 @@ START_TEST(test_cluster_bad_values)
   for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
     const char *const defines[] = {bad[i].def, NULL};
     GError *e = NULL;
-    ck_assert_ptr_null(load("cluster", defines, &e));
+    ck_assert_ptr_null(fs_test_topo("cluster", defines, &e));
     ck_assert_msg(e != NULL && e->domain == FS_TOPO_ERROR, "%s", bad[i].def);
     ck_assert_msg(strstr(e->message, bad[i].where) && strstr(e->message, bad[i].what),
                   "-D %s: %s", bad[i].def, e->message);
@@ -150,7 +119,7 @@ START_TEST(test_cluster_bad_values)
   /* A wrapper pins its node: its declaration allows one value. */
   const char *const pinned[] = {"node=hgx-b200", NULL};
   GError *e = NULL;
-  ck_assert_ptr_null(load("dgx-h100-ib-ndr", pinned, &e));
+  ck_assert_ptr_null(fs_test_topo("dgx-h100-ib-ndr", pinned, &e));
   fs_assert_error(e, FS_TOPO_ERROR, "dgx-h100-ib-ndr.yaml:13:3: -D node=hgx-b200: parameter "
                                     "\"node\" is \"hgx-b200\"; expected one of dgx-h100");
 }
@@ -161,7 +130,7 @@ START_TEST(test_cluster_sharp)
 {
   for (int on = 0; on <= 1; on++) {
     const char *const defines[] = {on ? "sharp=1" : "sharp=0", "nodes=2", NULL};
-    g_autoptr(FsTopo) t = load_ok("cluster", defines);
+    g_autoptr(FsTopo) t = fs_test_topo("cluster", defines, NULL);
     guint ib = 0;
     for (guint i = 0; i < fs_topo_n_nodes(t); i++) {
       const FsTopoNode *x = fs_topo_node(t, i);
@@ -182,7 +151,7 @@ END_TEST
 START_TEST(test_cluster_gb200_racks)
 {
   const char *const defines[] = {"node=gb200-nvl72", "nodes=36", NULL};
-  g_autoptr(FsTopo) t = load_ok("cluster", defines);
+  g_autoptr(FsTopo) t = fs_test_topo("cluster", defines, NULL);
   guint n;
   fs_topo_gpus(t, &n);
   ck_assert_uint_eq(n, 144);
@@ -197,7 +166,7 @@ START_TEST(test_cluster_gb200_racks)
   ck_assert_int_eq(fs_topo_find(t, "nvl/rack2/swtray0/nvswitch0"), -1);
   /* A partial rack: 20 trays are a full rack and one of 2. */
   const char *const partial[] = {"node=gb200-nvl72", "nodes=20", NULL};
-  g_autoptr(FsTopo) p = load_ok("cluster", partial);
+  g_autoptr(FsTopo) p = fs_test_topo("cluster", partial, NULL);
   sw = fs_topo_find(p, "nvl/rack1/swtray0/nvswitch0");
   ck_assert_int_ge(sw, 0);
   ck_assert_uint_eq(fs_topo_node_ports(p, (guint)sw), 8);
@@ -208,7 +177,7 @@ END_TEST
 START_TEST(test_cluster_auto_fabric)
 {
   const char *const defines[] = {"node=hgx-b200", "nic=connectx-8", "nodes=2", NULL};
-  g_autoptr(FsTopo) t = load_ok("cluster", defines);
+  g_autoptr(FsTopo) t = fs_test_topo("cluster", defines, NULL);
   int leaf = fs_topo_find(t, "ib/leaf0");
   ck_assert_str_eq(fs_topo_node(t, (guint)leaf)->model->name, "quantum-x800");
   guint na;
@@ -238,7 +207,7 @@ START_TEST(test_cluster_language)
     "hosts:\n"
     "  - {template: copy, name: \"n${label}x\"}\n";
   const char *const h200[] = {"kind=h200-sxm", NULL};
-  g_autoptr(FsTopo) t = fs_topo_load_string(text, "lang.yaml", cat, h200, &e);
+  g_autoptr(FsTopo) t = fs_test_topo_text(text, "lang.yaml", h200, &e);
   ck_assert_msg(t != NULL, "%s", e ? e->message : "");
   ck_assert_str_eq(fs_topo_node(t, (guint)fs_topo_find(t, "n7x/gpu1"))->model->name, "h200-sxm");
   ck_assert(!fs_topo_node(t, (guint)fs_topo_find(t, "n7x/sw"))->reduction);
@@ -253,7 +222,7 @@ START_TEST(test_cluster_language)
   };
   for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
     const char *const d[] = {bad[i].def, NULL};
-    ck_assert_ptr_null(fs_topo_load_string(text, "lang.yaml", cat, d, &e));
+    ck_assert_ptr_null(fs_test_topo_text(text, "lang.yaml", d, &e));
     fs_assert_error(e, FS_TOPO_ERROR, bad[i].what);
   }
   /* A string in arithmetic, a like: loop, like: with nodes, reduction on a GPU. */
@@ -271,7 +240,7 @@ START_TEST(test_cluster_language)
     {"parameters: {n: {default: x, min: 1}}\n", "min: and max: apply to integers"},
   };
   for (guint i = 0; i < G_N_ELEMENTS(wrong); i++) {
-    ck_assert_ptr_null(fs_topo_load_string(wrong[i].text, "w.yaml", cat, NULL, &e));
+    ck_assert_ptr_null(fs_test_topo_text(wrong[i].text, "w.yaml", NULL, &e));
     ck_assert_msg(e && g_str_has_prefix(e->message, "w.yaml:"), "not located: %s",
                   e ? e->message : "(no error)");
     fs_assert_error(e, FS_TOPO_ERROR, wrong[i].what);
@@ -283,8 +252,8 @@ END_TEST
 START_TEST(test_cluster_deterministic)
 {
   const char *const defines[] = {"node=hgx-b200", "nodes=3", "nics=12", NULL};
-  g_autoptr(FsTopo) a = load_ok("cluster", defines);
-  g_autoptr(FsTopo) b = load_ok("cluster", defines);
+  g_autoptr(FsTopo) a = fs_test_topo("cluster", defines, NULL);
+  g_autoptr(FsTopo) b = fs_test_topo("cluster", defines, NULL);
   ck_assert_uint_eq(fs_topo_n_nodes(a), fs_topo_n_nodes(b));
   ck_assert_uint_eq(fs_topo_n_links(a), fs_topo_n_links(b));
   for (guint i = 0; i < fs_topo_n_nodes(a); i++)
@@ -314,7 +283,7 @@ int main(void)
   Suite *s = suite_create("cluster");
   for (guint i = 0; i < G_N_ELEMENTS(tests); i++) {
     TCase *tc = tcase_create(tests[i].name);
-    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_add_unchecked_fixture(tc, fs_test_catalog_setup, NULL);
     tcase_add_test(tc, tests[i].fn);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

@@ -242,12 +242,14 @@ static void check_same_plan(const FsCollPlan *a, const FsCollPlan *b, const char
   ck_assert_uint_eq(fs_coll_plan_n_xfers(a), fs_coll_plan_n_xfers(b));
   ck_assert_uint_eq(fs_coll_plan_xfer_bytes(a), fs_coll_plan_xfer_bytes(b));
   ck_assert_uint_eq(fs_coll_plan_max_conn_xfers(a), fs_coll_plan_max_conn_xfers(b));
+  ck_assert_uint_eq(fs_coll_plan_n_conns(a), fs_coll_plan_n_conns(b));
   ck_assert_uint_eq(fs_coll_plan_latency_depth(a), fs_coll_plan_latency_depth(b));
   for (guint i = 0; i < fs_coll_plan_n_steps(a); i++) {
     const FsCollStep *x = fs_coll_plan_step(a, i), *y = fs_coll_plan_step(b, i);
     ck_assert_msg(x->kind == y->kind && x->src == y->src && x->dst == y->dst &&
                   x->bytes == y->bytes && x->channel == y->channel && x->lane == y->lane &&
-                  x->width == y->width && x->inter == y->inter, "%s: step %u differs", what, i);
+                  x->width == y->width && x->inter == y->inter && x->conn == y->conn,
+                  "%s: step %u differs", what, i);
     guint nx, ny, cx, cy;
     const uint32_t *dx = fs_coll_plan_deps(a, i, &nx), *dy = fs_coll_plan_deps(b, i, &ny);
     const uint32_t *kx = fs_coll_plan_credits(a, i, &cx), *ky = fs_coll_plan_credits(b, i, &cy);
@@ -297,6 +299,8 @@ START_TEST(test_fold_while_building)
            fs_coll_plan_n_steps(whole), fs_coll_plan_width(built));
     fflush(stdout);
     check_same_plan(built, folded ? folded : whole, what);
+    fs_test_check_plan_conns(whole, what);
+    fs_test_check_plan_conns(built, what);
     if (cases[i].min_width > 1)
       ck_assert_uint_ge(fs_coll_plan_width(built), cases[i].min_width);
     sys_close(&s);

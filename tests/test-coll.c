@@ -278,8 +278,10 @@ START_TEST(test_plan_every_algorithm_builds)
 END_TEST
 
 /* Every transfer depends on the previous transfer on its connection
- * (channel, lane, src, dst), found by a backward scan of the plan, for
- * every algorithm and op on a 2-host × 4 communicator. */
+ * (channel, lane, src, dst), found by a backward scan of the plan, and the
+ * plan's connection indices hold (fs_test_check_plan_conns; folded plans:
+ * test-coll-fast.c), for every algorithm and op on a 2-host × 4
+ * communicator. */
 START_TEST(test_plan_fifo_per_connection)
 {
   g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
@@ -295,6 +297,7 @@ START_TEST(test_plan_fifo_per_connection)
         continue;
       FsCollRequest req = req_of(op, 65536, 2, 8192);
       g_autoptr(FsCollPlan) p = plan_of(c, fs_coll_algos[a]->name, &req);
+      fs_test_check_plan_conns(p, fs_coll_algos[a]->name);
       guint n = fs_coll_plan_n_steps(p);
       for (guint i = 0; i < n; i++) {
         const FsCollStep *s = fs_coll_plan_step(p, i);
@@ -357,6 +360,45 @@ START_TEST(test_plan_volumes)
   g_autoptr(FsCollPlan) pat = plan_of(c6, "pat", &req);
   ck_assert_uint_eq(fs_coll_plan_xfer_bytes(pat), 6 * 5 * 4096);
   ck_assert_uint_eq(fs_coll_plan_depth(pat), 3);
+}
+END_TEST
+
+/* CollNetDirect all_gather and reduce_scatter on 2 hosts × 4 (one CollNet
+ * switch): every rank receives the whole output of all_gather (its rail's
+ * nh blocks from the switch, the other rails' from its 3 peers), and every
+ * rank sends its rail's nh blocks (the host's sum) up for reduce_scatter
+ * and gets back only its own block. */
+START_TEST(test_plan_collnet_rails)
+{
+  g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
+  int cn = 200;
+  fs_comm_set_collnet_switches(c, &cn, 1);
+  const uint64_t S = 4 * 8192;
+  for (guint k = 0; k < 2; k++) {
+    FsCollRequest req = req_of(k == 0 ? FS_COLL_ALL_GATHER : FS_COLL_REDUCE_SCATTER, S, 2, 8192);
+    g_autoptr(FsCollPlan) p = plan_of(c, "collnet_direct", &req);
+    uint64_t into3 = 0, up3 = 0, down3 = 0;
+    for (guint i = 0; i < fs_coll_plan_n_steps(p); i++) {
+      const FsCollStep *s = fs_coll_plan_step(p, i);
+      if (s->kind != FS_STEP_XFER)
+        continue;
+      if (s->dst == FS_EP_RANK(3))
+        into3 += s->bytes;
+      if (s->src == FS_EP_RANK(3) && FS_EP_KIND(s->dst) == FS_EP_COLLNET_KIND)
+        up3 += s->bytes;
+      if (s->dst == FS_EP_RANK(3) && FS_EP_KIND(s->src) == FS_EP_COLLNET_KIND)
+        down3 += s->bytes;
+    }
+    if (k == 0) {
+      ck_assert_uint_eq(into3, 8 * S);
+      ck_assert_uint_eq(up3, S);
+      ck_assert_uint_eq(down3, 2 * S);
+    } else {
+      ck_assert_uint_eq(up3, 2 * S);
+      ck_assert_uint_eq(down3, S);
+      ck_assert_uint_eq(into3, 3 * 2 * S + S);
+    }
+  }
 }
 END_TEST
 
@@ -529,6 +571,7 @@ int main(void)
   FS_ADD_TEST(s, test_plan_every_algorithm_builds);
   FS_ADD_TEST(s, test_plan_fifo_per_connection);
   FS_ADD_TEST(s, test_plan_volumes);
+  FS_ADD_TEST(s, test_plan_collnet_rails);
   FS_ADD_TEST(s, test_plan_unsupported_reasons);
   FS_ADD_TEST(s, test_plan_step_limit);
   FS_ADD_TEST(s, test_plan_deterministic);

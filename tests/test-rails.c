@@ -18,27 +18,6 @@
 #include "testutil.h"
 #include "topo/topo.h"
 
-static FsCatalog *catalog(void)
-{
-  static FsCatalog *cat = NULL;
-  if (cat == NULL) {
-    GError *error = NULL;
-    cat = fs_catalog_load_default(NULL, &error);
-    fs_assert_no_error(error);
-  }
-  return cat;
-}
-
-/* dgx-h100-ib-ndr.yaml with the given -D defines (NULL-terminated). */
-static FsTopo *cluster(const char *const *defines)
-{
-  g_autofree char *full = fs_test_source_path("topologies/dgx-h100-ib-ndr.yaml");
-  GError *error = NULL;
-  FsTopo *t = fs_topo_load_file(full, catalog(), defines, &error);
-  fs_assert_no_error(error);
-  return t;
-}
-
 static guint node(const FsTopo *t, const char *name)
 {
   int i = fs_topo_find(t, name);
@@ -106,7 +85,7 @@ START_TEST(test_rails_default_uses_the_destination_rail_through_pxn)
   /* NCCL_CROSS_NIC=2 with PXN: gpu7 of node0 sends to gpu0 of node1 through
    * node0's nic0 (rail 0), reached over NVLink through node0/gpu0. */
   const char *defs[] = {"nodes=2", NULL};
-  g_autoptr(FsTopo) t = cluster(defs);
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100-ib-ndr", defs, NULL);
   World w;
   world_init(&w, t, 2, FALSE);
   guint a = node(t, "node0/gpu7"), b = node(t, "node1/gpu0");
@@ -150,7 +129,7 @@ END_TEST
 START_TEST(test_rails_cross_nic_and_pxn_disable)
 {
   const char *defs[] = {"nodes=2", NULL};
-  g_autoptr(FsTopo) t = cluster(defs);
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100-ib-ndr", defs, NULL);
   guint a = node(t, "node0/gpu7"), b = node(t, "node1/gpu0");
   int sn, rn, proxy;
   FsRoute route;
@@ -224,8 +203,8 @@ START_TEST(test_rails_adaptive_splits_over_every_spine)
    * routing takes one spine, adaptive routing all of them, evenly, and the
    * route does not depend on the key. */
   const char *stat[] = {"nodes=2", NULL}, *adap[] = {"nodes=2", "routing=adaptive", NULL};
-  g_autoptr(FsTopo) ts = cluster(stat);
-  g_autoptr(FsTopo) ta = cluster(adap);
+  g_autoptr(FsTopo) ts = fs_test_topo("dgx-h100-ib-ndr", stat, NULL);
+  g_autoptr(FsTopo) ta = fs_test_topo("dgx-h100-ib-ndr", adap, NULL);
   ck_assert_int_eq(fs_topo_routing(ts), FS_TOPO_ROUTING_STATIC);
   ck_assert_int_eq(fs_topo_routing(ta), FS_TOPO_ROUTING_ADAPTIVE);
   World w;
@@ -273,28 +252,28 @@ START_TEST(test_rails_routing_field_and_define)
                      "nodes:\n"
                      "  - {name: g0, model: h100-sxm}\n";
   g_autofree char *adaptive = g_strconcat("routing: Adaptive\n", base, NULL);
-  g_autoptr(FsTopo) t = fs_topo_load_string(adaptive, "r.yaml", catalog(), NULL, &error);
+  g_autoptr(FsTopo) t = fs_test_topo_text(adaptive, "r.yaml", NULL, &error);
   fs_assert_no_error(error);
   ck_assert_int_eq(fs_topo_routing(t), FS_TOPO_ROUTING_ADAPTIVE);
   /* A word parameter makes it selectable: -D routing overrides the default. */
   g_autofree char *param = g_strconcat("parameters:\n"
                                        "  routing: {default: adaptive, values: [static, adaptive]}\n"
                                        "routing: ${routing}\n", base, NULL);
-  g_autoptr(FsTopo) tp = fs_topo_load_string(param, "r.yaml", catalog(), NULL, &error);
+  g_autoptr(FsTopo) tp = fs_test_topo_text(param, "r.yaml", NULL, &error);
   fs_assert_no_error(error);
   ck_assert_int_eq(fs_topo_routing(tp), FS_TOPO_ROUTING_ADAPTIVE);
   const char *defs[] = {"routing=static", NULL};
-  g_autoptr(FsTopo) t2 = fs_topo_load_string(param, "r.yaml", catalog(), defs, &error);
+  g_autoptr(FsTopo) t2 = fs_test_topo_text(param, "r.yaml", defs, &error);
   fs_assert_no_error(error);
   ck_assert_int_eq(fs_topo_routing(t2), FS_TOPO_ROUTING_STATIC);
   /* A bad value: file:line:col. */
   g_autofree char *bad = g_strconcat("routing: sprayed\n", base, NULL);
-  ck_assert(fs_topo_load_string(bad, "r.yaml", catalog(), NULL, &error) == NULL);
+  ck_assert(fs_test_topo_text(bad, "r.yaml", NULL, &error) == NULL);
   ck_assert_msg(strstr(error->message, "r.yaml:1:10: routing must be static or adaptive") != NULL,
                 "%s", error->message);
   g_clear_error(&error);
   const char *bad_def[] = {"routing=ecmp", NULL};
-  ck_assert(fs_topo_load_string(param, "r.yaml", catalog(), bad_def, &error) == NULL);
+  ck_assert(fs_test_topo_text(param, "r.yaml", bad_def, &error) == NULL);
   ck_assert_msg(strstr(error->message, "-D routing=ecmp: parameter \"routing\" is \"ecmp\"; "
                                        "expected one of static, adaptive") != NULL,
                 "%s", error->message);
@@ -302,20 +281,20 @@ START_TEST(test_rails_routing_field_and_define)
   /* Without values: the field itself refuses the word, at the field. */
   g_autofree char *loose = g_strconcat("parameters: {routing: static}\n"
                                        "routing: ${routing}\n", base, NULL);
-  ck_assert(fs_topo_load_string(loose, "r.yaml", catalog(), bad_def, &error) == NULL);
+  ck_assert(fs_test_topo_text(loose, "r.yaml", bad_def, &error) == NULL);
   ck_assert_msg(strstr(error->message, "r.yaml:2:10: routing must be static or adaptive, got "
                                        "\"ecmp\"") != NULL, "%s", error->message);
   g_clear_error(&error);
   /* -D routing on a topology without the parameter is refused like any
    * undeclared parameter, and a literal field cannot be overridden. */
   const char *ad[] = {"routing=adaptive", NULL};
-  ck_assert(fs_topo_load_string(base, "r.yaml", catalog(), ad, &error) == NULL);
+  ck_assert(fs_test_topo_text(base, "r.yaml", ad, &error) == NULL);
   ck_assert_msg(strstr(error->message, "-D routing=adaptive") != NULL, "%s", error->message);
   g_clear_error(&error);
-  ck_assert(fs_topo_load_string(adaptive, "r.yaml", catalog(), ad, &error) == NULL);
+  ck_assert(fs_test_topo_text(adaptive, "r.yaml", ad, &error) == NULL);
   g_clear_error(&error);
   /* Without the field: static. */
-  g_autoptr(FsTopo) t3 = fs_topo_load_string(base, "r.yaml", catalog(), NULL, &error);
+  g_autoptr(FsTopo) t3 = fs_test_topo_text(base, "r.yaml", NULL, &error);
   fs_assert_no_error(error);
   ck_assert_int_eq(fs_topo_routing(t3), FS_TOPO_ROUTING_STATIC);
   ck_assert_str_eq(fs_topo_routing_name(FS_TOPO_ROUTING_ADAPTIVE), "adaptive");
@@ -325,7 +304,7 @@ END_TEST
 START_TEST(test_rails_describe_rings_shows_nics_and_collisions)
 {
   const char *defs[] = {"nodes=4", NULL};
-  g_autoptr(FsTopo) t = cluster(defs);
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100-ib-ndr", defs, NULL);
   guint ng;
   const guint *gpus = fs_topo_gpus(t, &ng);
   GError *error = NULL;
@@ -350,7 +329,7 @@ START_TEST(test_rails_describe_rings_shows_nics_and_collisions)
    * rails, and static routing by destination puts more than one on a spine
    * link; adaptive routing spreads them to one per link. */
   const char *d64[] = {"nodes=64", NULL}, *a64[] = {"nodes=64", "routing=adaptive", NULL};
-  g_autoptr(FsTopo) t64 = cluster(d64);
+  g_autoptr(FsTopo) t64 = fs_test_topo("dgx-h100-ib-ndr", d64, NULL);
   gpus = fs_topo_gpus(t64, &ng);
   world_init(&w, t64, 1, FALSE);
   g_autoptr(FsComm) c1 = fs_coll_comm_from_topo(w.r, gpus, ng, 32, &error);
@@ -360,7 +339,7 @@ START_TEST(test_rails_describe_rings_shows_nics_and_collisions)
   ck_assert_msg(strstr(t1, "512 host-to-host hops of 8 rings, 512 crossing rails") != NULL, "%s", t1);
   ck_assert_msg(strstr(t1, "2.25 hops per link at once (they share its bandwidth)") != NULL, "%s", t1);
   world_clear(&w);
-  g_autoptr(FsTopo) ta = cluster(a64);
+  g_autoptr(FsTopo) ta = fs_test_topo("dgx-h100-ib-ndr", a64, NULL);
   gpus = fs_topo_gpus(ta, &ng);
   world_init(&w, ta, 1, FALSE);
   g_autoptr(FsComm) c2 = fs_coll_comm_from_topo(w.r, gpus, ng, 32, &error);

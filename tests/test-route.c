@@ -10,35 +10,6 @@
 #include "testutil.h"
 #include "topo/topo.h"
 
-static FsCatalog *catalog(void)
-{
-  static FsCatalog *cat = NULL;
-  if (cat == NULL) {
-    GError *error = NULL;
-    cat = fs_catalog_load_default(NULL, &error);
-    fs_assert_no_error(error);
-  }
-  return cat;
-}
-
-static FsTopo *load(const char *file)
-{
-  g_autofree char *path = g_build_filename("topologies", file, NULL);
-  g_autofree char *full = fs_test_source_path(path);
-  GError *error = NULL;
-  FsTopo *t = fs_topo_load_file(full, catalog(), NULL, &error);
-  fs_assert_no_error(error);
-  return t;
-}
-
-static FsTopo *load_string(const char *text)
-{
-  GError *error = NULL;
-  FsTopo *t = fs_topo_load_string(text, "test.yaml", catalog(), NULL, &error);
-  fs_assert_no_error(error);
-  return t;
-}
-
 static guint node(const FsTopo *t, const char *name)
 {
   int i = fs_topo_find(t, name);
@@ -48,7 +19,7 @@ static guint node(const FsTopo *t, const char *name)
 
 static double link_bw(const char *model)
 {
-  const FsModel *m = fs_catalog_get(catalog(), model);
+  const FsModel *m = fs_catalog_get(fs_test_catalog(), model);
   ck_assert_msg(m != NULL, "no model %s", model);
   return m->u.link.bandwidth;
 }
@@ -118,7 +89,7 @@ static FsRouteKind route_kind(FsRouter *r, guint a, guint b, guint *n_paths)
 
 START_TEST(test_route_dgx_h100_single_peer_gets_all_planes)
 {
-  g_autoptr(FsTopo) t = load("dgx-h100.yaml");
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100.yaml", NULL, NULL);
   guint src = node(t, "gpu0"), dst = node(t, "gpu5");
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
@@ -138,7 +109,7 @@ END_TEST
 
 START_TEST(test_route_full_mesh_pair_gets_only_its_links)
 {
-  g_autoptr(FsTopo) t = load("h100-fullmesh-nvlink.yaml");
+  g_autoptr(FsTopo) t = fs_test_topo("h100-fullmesh-nvlink.yaml", NULL, NULL);
   guint n;
   const guint *gpus = fs_topo_gpus(t, &n);
   ck_assert_uint_eq(n, 8);
@@ -158,7 +129,7 @@ END_TEST
 
 START_TEST(test_route_pcie_gen4_host_limited_by_root_links)
 {
-  g_autoptr(FsTopo) t = load("pcie-gen4-8gpu.yaml");
+  g_autoptr(FsTopo) t = fs_test_topo("pcie-gen4-8gpu.yaml", NULL, NULL);
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
@@ -183,7 +154,7 @@ END_TEST
 
 START_TEST(test_route_p2p_level_and_disable)
 {
-  g_autoptr(FsTopo) t = load("pcie-gen4-8gpu.yaml");
+  g_autoptr(FsTopo) t = fs_test_topo("pcie-gen4-8gpu.yaml", NULL, NULL);
   guint n;
   const guint *g = fs_topo_gpus(t, &n);
   g_autoptr(FsSim) sim = fs_sim_new();
@@ -218,7 +189,7 @@ END_TEST
 
 START_TEST(test_route_dgx_h100_p2p_disabled_goes_through_host)
 {
-  g_autoptr(FsTopo) t = load("dgx-h100.yaml");
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100.yaml", NULL, NULL);
   FsRouteOptions opt;
   fs_route_options_init(&opt);
   opt.p2p_disable = TRUE;
@@ -235,7 +206,7 @@ END_TEST
 
 START_TEST(test_route_multi_node_uses_nearest_nic)
 {
-  g_autoptr(FsTopo) t = load("dgx-h100-ib-ndr.yaml");
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100-ib-ndr.yaml", NULL, NULL);
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
@@ -271,7 +242,7 @@ END_TEST
 
 START_TEST(test_route_ib_disable)
 {
-  g_autoptr(FsTopo) t = load("dgx-h100-ib-ndr.yaml");
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100-ib-ndr.yaml", NULL, NULL);
   FsRouteOptions opt;
   fs_route_options_init(&opt);
   opt.ib_disable = TRUE;
@@ -316,7 +287,7 @@ static char *fat_tree_yaml(int hosts, const char *oversub)
 static double cross_leaf_rate(int per_leaf, const char *oversub)
 {
   g_autofree char *yaml = fat_tree_yaml(2 * per_leaf, oversub);
-  g_autoptr(FsTopo) t = load_string(yaml);
+  g_autoptr(FsTopo) t = fs_test_topo_text(yaml, "test.yaml", NULL, NULL);
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
@@ -372,7 +343,7 @@ START_TEST(test_route_ecmp_by_destination)
    * takes one path to a destination, no pick depends on the key (so the
    * route is memoised), and different destinations spread over the spines. */
   g_autofree char *yaml = fat_tree_yaml(512, "1:1"); /* 16 leaves, 8 spines */
-  g_autoptr(FsTopo) t = load_string(yaml);
+  g_autoptr(FsTopo) t = fs_test_topo_text(yaml, "test.yaml", NULL, NULL);
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
@@ -414,7 +385,7 @@ END_TEST
 START_TEST(test_route_ecmp_is_deterministic_and_spreads)
 {
   g_autofree char *yaml = fat_tree_yaml(512, "1:1"); /* 16 leaves, 8 spines */
-  g_autoptr(FsTopo) t = load_string(yaml);
+  g_autoptr(FsTopo) t = fs_test_topo_text(yaml, "test.yaml", NULL, NULL);
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   FsRouteOptions opt;
@@ -476,7 +447,8 @@ static void assert_same_route(const FsRoute *a, const FsRoute *b)
 START_TEST(test_route_memo_hit_is_identical)
 {
   g_autofree char *yaml = fat_tree_yaml(64, "1:1");
-  FsTopo *topos[3] = { load_string(yaml), load("pcie-gen3-8gpu.yaml"), load("dgx-h100.yaml") };
+  FsTopo *topos[3] = {fs_test_topo_text(yaml, "test.yaml", NULL, NULL),
+                      fs_test_topo("pcie-gen3-8gpu", NULL, NULL), fs_test_topo("dgx-h100", NULL, NULL)};
   for (guint ti = 0; ti < 3; ti++) {
     FsTopo *t = topos[ti];
     for (int disable = 0; disable < 2; disable++) {
@@ -517,7 +489,7 @@ END_TEST
 
 START_TEST(test_route_channels_match_topology)
 {
-  g_autoptr(FsTopo) t = load("dgx-h100.yaml");
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100.yaml", NULL, NULL);
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
@@ -542,7 +514,7 @@ START_TEST(test_route_free_with_transfers_in_flight)
 {
   /* Freeing the router (then the network) mid-run releases the transfers'
    * bookkeeping: the sanitizer build checks nothing leaks. */
-  g_autoptr(FsTopo) t = load("dgx-h100.yaml");
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100.yaml", NULL, NULL);
   g_autoptr(FsSim) sim = fs_sim_new();
   g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
   g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);

@@ -10,36 +10,6 @@
 #include "topo/topo.h"
 #include "util/yaml.h"
 
-static FsCatalog *cat;
-
-static void setup(void)
-{
-  GError *e = NULL;
-  cat = fs_catalog_load_default(NULL, &e);
-  ck_assert_msg(cat != NULL, "catalog: %s", e ? e->message : "");
-}
-
-static void teardown(void)
-{
-  fs_catalog_free(cat);
-  cat = NULL;
-}
-
-static FsTopo *load_ready(const char *name, const char *const *defines)
-{
-  g_autofree char *rel = g_strdup_printf("topologies/%s.yaml", name);
-  g_autofree char *path = fs_test_source_path(rel);
-  GError *e = NULL;
-  FsTopo *t = fs_topo_load_file(path, cat, defines, &e);
-  ck_assert_msg(t != NULL, "%s: %s", name, e ? e->message : "");
-  return t;
-}
-
-static FsTopo *load_text(const char *text, GError **error)
-{
-  return fs_topo_load_string(text, "test.yaml", cat, NULL, error);
-}
-
 /* The label of the pair of GPU ranks (i, j). */
 static char *label(const FsTopo *t, guint i, guint j)
 {
@@ -78,7 +48,7 @@ START_TEST(test_topo_corpus)
     const char *name = names->pdata[i];
     g_autofree char *path = g_build_filename(dir, name, NULL);
     GError *e = NULL;
-    FsTopo *t = fs_topo_load_file(path, cat, NULL, &e);
+    FsTopo *t = fs_topo_load_file(path, fs_test_catalog(), NULL, &e);
     if (name[0] == 'y') {
       ck_assert_msg(t != NULL, "%s should load: %s", name, e ? e->message : "");
       ny++;
@@ -116,7 +86,7 @@ START_TEST(test_topo_ready_files_load)
       continue;
     g_autofree char *path = g_build_filename(dir, f, NULL);
     GError *e = NULL;
-    g_autoptr(FsTopo) t = fs_topo_load_file(path, cat, NULL, &e);
+    g_autoptr(FsTopo) t = fs_topo_load_file(path, fs_test_catalog(), NULL, &e);
     ck_assert_msg(t != NULL, "%s: %s", f, e ? e->message : "");
     n++;
   }
@@ -139,7 +109,7 @@ START_TEST(test_topo_documented_counts)
     {"pcie-gen5-8gpu", 8, 1, 0},
   };
   for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
-    g_autoptr(FsTopo) t = load_ready(want[i].file, NULL);
+    g_autoptr(FsTopo) t = fs_test_topo(want[i].file, NULL, NULL);
     guint n;
     const guint *g = fs_topo_gpus(t, &n);
     ck_assert_msg(n == want[i].gpus, "%s: %u GPUs", want[i].file, n);
@@ -166,7 +136,7 @@ START_TEST(test_topo_dgx1_v100_matrix)
     {"SYS", "SYS", "NV1", "SYS", "NV1", "NV2", "X", "NV2"},
     {"SYS", "SYS", "SYS", "NV1", "NV2", "NV1", "NV2", "X"},
   };
-  g_autoptr(FsTopo) t = load_ready("dgx-1-v100", NULL);
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-1-v100", NULL, NULL);
   for (guint i = 0; i < 8; i++)
     for (guint j = 0; j < 8; j++)
       assert_label(t, i, j, m[i][j]);
@@ -175,7 +145,7 @@ END_TEST
 
 START_TEST(test_topo_dgx1_p100_cube_mesh)
 {
-  g_autoptr(FsTopo) t = load_ready("dgx-1-p100", NULL);
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-1-p100", NULL, NULL);
   /* Linked: the quad and the peer i+4; the rest cross the sockets. */
   for (guint i = 0; i < 8; i++)
     for (guint j = 0; j < 8; j++) {
@@ -194,7 +164,7 @@ START_TEST(test_topo_nvswitch_systems)
     {"gb200-nvl72", "NV18"}, {"dgx-h100-superpod-256", "NV18"},
   };
   for (guint k = 0; k < G_N_ELEMENTS(want); k++) {
-    g_autoptr(FsTopo) t = load_ready(want[k].file, NULL);
+    g_autoptr(FsTopo) t = fs_test_topo(want[k].file, NULL, NULL);
     guint n;
     fs_topo_gpus(t, &n);
     /* Every pair for small systems; a stride through the big ones. */
@@ -208,25 +178,25 @@ END_TEST
 
 START_TEST(test_topo_pcie_servers)
 {
-  g_autoptr(FsTopo) g3 = load_ready("pcie-gen3-8gpu", NULL);
+  g_autoptr(FsTopo) g3 = fs_test_topo("pcie-gen3-8gpu", NULL, NULL);
   assert_label(g3, 0, 1, "PIX");
   assert_label(g3, 0, 2, "PHB");
   assert_label(g3, 0, 4, "SYS");
   assert_label(g3, 6, 7, "PIX");
-  g_autoptr(FsTopo) g4 = load_ready("pcie-gen4-8gpu", NULL);
+  g_autoptr(FsTopo) g4 = fs_test_topo("pcie-gen4-8gpu", NULL, NULL);
   assert_label(g4, 0, 1, "PIX");
   assert_label(g4, 0, 3, "PXB");
   assert_label(g4, 2, 7, "SYS");
-  g_autoptr(FsTopo) g5 = load_ready("pcie-gen5-8gpu", NULL);
+  g_autoptr(FsTopo) g5 = fs_test_topo("pcie-gen5-8gpu", NULL, NULL);
   assert_label(g5, 0, 3, "PIX");
   assert_label(g5, 3, 4, "SYS");
-  g_autoptr(FsTopo) minsky = load_ready("ibm-minsky", NULL);
+  g_autoptr(FsTopo) minsky = fs_test_topo("ibm-minsky", NULL, NULL);
   assert_label(minsky, 0, 1, "NV2");
   assert_label(minsky, 1, 2, "SYS");
-  g_autoptr(FsTopo) summit = load_ready("summit-node", NULL);
+  g_autoptr(FsTopo) summit = fs_test_topo("summit-node", NULL, NULL);
   assert_label(summit, 0, 2, "NV2");
   assert_label(summit, 2, 3, "SYS");
-  g_autoptr(FsTopo) mesh = load_ready("h100-fullmesh-nvlink", NULL);
+  g_autoptr(FsTopo) mesh = fs_test_topo("h100-fullmesh-nvlink", NULL, NULL);
   assert_label(mesh, 0, 1, "NV2");
   assert_label(mesh, 0, 3, "NV3");
   assert_label(mesh, 5, 7, "NV2");
@@ -236,7 +206,7 @@ END_TEST
 START_TEST(test_topo_cluster_net_and_order)
 {
   const char *const defines[] = {"nodes=8", NULL};
-  g_autoptr(FsTopo) t = load_ready("dgx-h100-ib-ndr", defines);
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100-ib-ndr", defines, NULL);
   guint n;
   const guint *g = fs_topo_gpus(t, &n);
   ck_assert_uint_eq(n, 64);
@@ -274,7 +244,7 @@ END_TEST
 
 START_TEST(test_topo_adjacency_and_channels)
 {
-  g_autoptr(FsTopo) t = load_ready("dgx-h100-ib-ndr", NULL);
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100-ib-ndr", NULL, NULL);
   guint nn = fs_topo_n_nodes(t), total = 0;
   for (guint i = 0; i < nn; i++) {
     guint n;
@@ -317,12 +287,12 @@ START_TEST(test_topo_defines_errors)
   const char *const bad[] = {"nodes=abc", NULL};
   const char *const syntax[] = {"nodes", NULL};
   GError *e = NULL;
-  ck_assert_ptr_null(fs_topo_load_file(path, cat, unknown, &e));
+  ck_assert_ptr_null(fs_topo_load_file(path, fs_test_catalog(), unknown, &e));
   fs_assert_error(e, FS_TOPO_ERROR, "-D nodez=3: the topology has no parameter \"nodez\"; "
                                     "its parameters are: nodes");
-  ck_assert_ptr_null(fs_topo_load_file(path, cat, bad, &e));
+  ck_assert_ptr_null(fs_topo_load_file(path, fs_test_catalog(), bad, &e));
   fs_assert_error(e, FS_TOPO_ERROR, "parameter \"nodes\" must be an integer");
-  ck_assert_ptr_null(fs_topo_load_file(path, cat, syntax, &e));
+  ck_assert_ptr_null(fs_topo_load_file(path, fs_test_catalog(), syntax, &e));
   fs_assert_error(e, FS_TOPO_ERROR, "expected NAME=INTEGER");
 }
 END_TEST
@@ -359,7 +329,7 @@ END_TEST
 START_TEST(test_topo_pairings)
 {
   GError *e = NULL;
-  g_autoptr(FsTopo) t = load_text(
+  g_autoptr(FsTopo) t = fs_test_topo_text(
     "nodes:\n"
     "  - {name: \"g[0-3]\", model: h100-sxm}\n"
     "  - {name: \"s[0-1]\", model: nvswitch-gen3}\n"
@@ -367,7 +337,8 @@ START_TEST(test_topo_pairings)
     "links:\n"
     "  - {a: \"g[0-3]\", b: \"g[0-3]\", model: nvlink4, pairing: all}\n"
     "  - {a: \"g[0-3]\", b: \"s[0-1]\", model: nvlink4, count: 2}\n"
-    "  - {a: \"g[0-3]\", b: \"n[0-3]\", model: pcie-gen5-x16}\n", &e);
+    "  - {a: \"g[0-3]\", b: \"n[0-3]\", model: pcie-gen5-x16}\n",
+    "test.yaml", NULL, &e);
   ck_assert_msg(t != NULL, "%s", e ? e->message : "");
   /* mesh: 6 pairs; one-to-many: 8; zip: 4. */
   ck_assert_uint_eq(fs_topo_n_links(t), 6 + 8 + 4);
@@ -384,14 +355,14 @@ START_TEST(test_topo_bisection)
 {
   /* Eight GPUs each with one 400G NIC on one leaf, halves of 4 GPUs: four
    * NIC links carry the cut. */
-  g_autoptr(FsTopo) t = load_ready("dgx-h100-ib-ndr", NULL);
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100-ib-ndr", NULL, NULL);
   double b = fs_topo_bisection(t);
-  const FsModel *ndr = fs_catalog_get(cat, "ib-ndr");
+  const FsModel *ndr = fs_catalog_get(fs_test_catalog(), "ib-ndr");
   ck_assert_ptr_nonnull(ndr);
   /* 2 of 4 nodes on each side: 16 NICs' worth crosses. */
   ck_assert_double_eq_tol(b, 16 * ndr->u.link.bandwidth, 1e-3 * b);
   const char *const d84[] = {"nodes=84", NULL};
-  g_autoptr(FsTopo) o = load_ready("dgx-h100-ib-ndr-oversub", d84);
+  g_autoptr(FsTopo) o = fs_test_topo("dgx-h100-ib-ndr-oversub", d84, NULL);
   /* Two scalable units of 42: the cut is the 8 leaves × 22 up links. */
   ck_assert_double_eq_tol(fs_topo_bisection(o), 8 * 22 * ndr->u.link.bandwidth, 1e-3 * b);
 }
@@ -402,14 +373,14 @@ START_TEST(test_topo_load_string_include)
 {
   g_autofree char *name = fs_test_data_path("topo/virtual.yaml");
   GError *e = NULL;
-  g_autoptr(FsTopo) t = fs_topo_load_string(
+  g_autoptr(FsTopo) t = fs_test_topo_text(
     "include: inc/box.yaml\n"
     "hosts:\n"
     "  - template: box\n"
     "    name: \"n[0-2]\"\n"
     "generators:\n"
     "  - {type: fat-tree, endpoints: \"n[0-2]/nic[0-1]\", switch: quantum-2-ndr, link: ib-ndr}\n",
-    name, cat, NULL, &e);
+    name, NULL, &e);
   ck_assert_msg(t != NULL, "%s", e ? e->message : "");
   guint n;
   fs_topo_gpus(t, &n);
@@ -419,8 +390,7 @@ START_TEST(test_topo_load_string_include)
   assert_label(t, 0, 1, "NV18");
   assert_label(t, 1, 2, "NET");
   /* The same text from a folder without inc/ fails at the include. */
-  ck_assert_ptr_null(fs_topo_load_string("include: inc/box.yaml\n", "/nonexistent/x.yaml", cat,
-                                         NULL, &e));
+  ck_assert_ptr_null(fs_test_topo_text("include: inc/box.yaml\n", "/nonexistent/x.yaml", NULL, &e));
   fs_assert_error(e, FS_TOPO_ERROR, "x.yaml:1:10: included file \"/nonexistent/inc/box.yaml\"");
 }
 END_TEST
@@ -437,18 +407,18 @@ START_TEST(test_topo_limits_override)
                      "  - name: sw\n    model: nvswitch-gen3\n"
                      "links:\n  - {a: \"g[0-3]\", b: sw, model: nvlink4, count: 16}\n";
   fs_topo_set_limits(&(FsTopoLimits){3, saved.nodes, saved.links});
-  ck_assert_ptr_null(load_text(four, &err));
+  ck_assert_ptr_null(fs_test_topo_text(four, "test.yaml", NULL, &err));
   fs_assert_error(err, FS_TOPO_ERROR,
                   "test.yaml:2:11: name range \"g[0-3]\" expands to 4 names; the limit is 3 "
                   "(FABRICSIM_MAX_NAMES raises it)");
   fs_topo_set_limits(&(FsTopoLimits){saved.names, 4, saved.links});
-  ck_assert_ptr_null(load_text(four, &err));
+  ck_assert_ptr_null(fs_test_topo_text(four, "test.yaml", NULL, &err));
   fs_assert_error(err, FS_TOPO_ERROR, "test.yaml:4:11: more than 4 nodes");
   fs_topo_set_limits(&(FsTopoLimits){saved.names, saved.nodes, 3});
-  ck_assert_ptr_null(load_text(four, &err));
+  ck_assert_ptr_null(fs_test_topo_text(four, "test.yaml", NULL, &err));
   fs_assert_error(err, FS_TOPO_ERROR, "test.yaml:7:5: more than 3 links");
   fs_topo_set_limits(&(FsTopoLimits){4, 5, 4});
-  g_autoptr(FsTopo) t = load_text(four, &err);
+  g_autoptr(FsTopo) t = fs_test_topo_text(four, "test.yaml", NULL, &err);
   fs_assert_no_error(err);
   ck_assert_uint_eq(fs_topo_n_nodes(t), 5);
   fs_topo_set_limits(&saved);
@@ -477,7 +447,7 @@ int main(void)
   };
   for (guint i = 0; i < G_N_ELEMENTS(tests); i++) {
     TCase *tc = tcase_create(tests[i].name);
-    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_add_unchecked_fixture(tc, fs_test_catalog_setup, NULL);
     tcase_add_test(tc, tests[i].fn);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

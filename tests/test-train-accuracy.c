@@ -29,17 +29,15 @@
 #include "testutil.h"
 
 /* Issue #20's bars: test-set step-time MAPE <= 10 % and no model family
- * biased by more than 10 % either way.  Reached on 2026-11-27 with the
- * measured-kernel and overlap-cost model (kernels merge) and the one factor:
- * 10.80 % over 35 test rows (9.95 % before that model, whose raw error it
- * cut from -25.8 % to -20.9 %), so the MAPE bar asserted is that level, 11 %,
- * a guard against regressions and not the issue's bar; family bias: met but
- * for Mixtral (one test row, -10.1 %), asserted at 12 %.  A GPU generation's
- * bias is held to 20 % (B200 -13.2 %: predicted too fast).
- * Figures: validation/reference/training/README.md. */
-#define MAPE_BAR 11.0
-#define BIAS_FAMILY_BAR 12.0
-#define BIAS_GEN_BAR 20.0
+ * biased by more than 10 % either way.  Met on 2026-11-27 with the Blackwell
+ * GEMM curves (models/compute/blackwell.yaml) and the asynchronous SP
+ * backward collectives: 9.83 % over 35 test rows (10.80 % before), family
+ * biases within -6.3 % (llama2) and +5.5 % (llama3), GPU generations within
+ * -6.0 % (B200, -13.2 % before) and +7.0 % (GB200), so every generation is
+ * held to the same 10 %.  Figures: validation/reference/training/README.md. */
+#define MAPE_BAR 10.0
+#define BIAS_FAMILY_BAR 10.0
+#define BIAS_GEN_BAR 10.0
 
 static FsScenario *scenario(void)
 {
@@ -48,6 +46,53 @@ static FsScenario *scenario(void)
   FsScenario *sc = fs_scenario_load(&in, &err);
   fs_assert_no_error(err);
   return sc;
+}
+
+/* The reduced set (fs_test_reduced: the sanitizer build): a copy of each
+ * table in a fresh folder with its header and two rows, the fit row and the
+ * test row with the fewest GPUs (the first of equals).  Every table, system,
+ * generation, metric and both sets still run; the bars are the plain
+ * build's.  Returns the copies' paths; *dir is the folder to remove. */
+static GPtrArray *reduced_tables(const GPtrArray *files, char **dir)
+{
+  *dir = g_dir_make_tmp("fs-train-reduced-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(*dir);
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; i < files->len; i++) {
+    const char *path = g_ptr_array_index(files, i);
+    g_autofree char *text = NULL;
+    ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GString) copy = g_string_new(NULL);
+    const char *best[2] = { NULL, NULL }; /* fit, test */
+    guint64 best_gpus[2] = { G_MAXUINT64, G_MAXUINT64 };
+    gboolean header = FALSE;
+    for (guint j = 0; lines[j] != NULL; j++) {
+      const char *l = lines[j];
+      if (l[0] == '#' || !header) {
+        g_string_append_printf(copy, "%s\n", l);
+        header = header || (l[0] != '#' && l[0] != '\0');
+        continue;
+      }
+      g_auto(GStrv) f = g_strsplit(l, ",", -1);
+      if (g_strv_length(f) != 7)
+        continue; /* blank; a malformed row fails the whole run below */
+      int set = strcmp(f[6], "fit") == 0 ? 0 : 1;
+      guint64 gpus = g_ascii_strtoull(f[3], NULL, 10);
+      if (gpus < best_gpus[set]) {
+        best_gpus[set] = gpus;
+        best[set] = l;
+      }
+    }
+    for (int s = 0; s < 2; s++)
+      if (best[s] != NULL)
+        g_string_append_printf(copy, "%s\n", best[s]);
+    g_autofree char *base = g_path_get_basename(path);
+    char *dst = g_build_filename(*dir, base, NULL);
+    ck_assert(g_file_set_contents(dst, copy->str, -1, NULL));
+    g_ptr_array_add(out, dst);
+  }
+  return out;
 }
 
 static gboolean has_set(const FsTrainRef *ref, const char *generation, gboolean fit)
@@ -69,8 +114,20 @@ START_TEST(test_train_accuracy_tables)
   g_autofree char *dir = fs_test_source_path("validation/reference/training");
   g_autoptr(GPtrArray) files = fs_train_ref_list(dir);
   ck_assert_uint_ge(files->len, 3);
+  const gboolean reduced = fs_test_reduced();
+  g_autofree char *rdir = NULL;
+  if (reduced) {
+    GPtrArray *r = reduced_tables(files, &rdir);
+    g_ptr_array_unref(files);
+    files = r;
+  }
   g_autoptr(FsTrainRef) ref = fs_train_ref_run(sc, files, &err);
   fs_assert_no_error(err);
+  if (reduced) {
+    for (guint i = 0; i < files->len; i++)
+      g_unlink(g_ptr_array_index(files, i));
+    g_rmdir(rdir);
+  }
   g_autoptr(FsValReport) rep = fs_report_validate_new(NULL);
   fs_report_validate_training(rep, ref);
   g_autoptr(GString) out = g_string_new(NULL);
@@ -90,8 +147,8 @@ START_TEST(test_train_accuracy_tables)
     ck_assert_uint_gt(t->result->in_scope, 0);
     rows += t->result->rows->len;
   }
-  /* What the issue asks the tables to cover. */
-  ck_assert_uint_ge(rows, 60);
+  /* What the issue asks the tables to cover (the reduced set: two rows a table). */
+  ck_assert_uint_ge(rows, reduced ? 2 * files->len : 60);
   ck_assert_uint_eq(ref->n_fit + ref->n_test, rows);
   const char *gens[] = { "a100", "h100", "b200", "gb200" };
   for (guint g = 0; g < G_N_ELEMENTS(gens); g++)
@@ -99,6 +156,8 @@ START_TEST(test_train_accuracy_tables)
                   "generation %s lacks fit or test rows", gens[g]);
   /* One factor, fitted on the fit rows: every prediction is raw x factor. */
   ck_assert(ref->factor > 0.5 && ref->factor < 2);
+  if (reduced) /* the bars below are the whole tables': the plain build's */
+    return;
   ck_assert_msg(ref->test_mape <= MAPE_BAR, "test-set step-time MAPE %.2f %% > %.0f %%",
                 ref->test_mape, MAPE_BAR);
   for (guint i = 0; i < ref->families->len; i++) {

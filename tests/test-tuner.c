@@ -423,6 +423,38 @@ START_TEST(test_params_release_changes)
 }
 END_TEST
 
+/* CollNetDirect all_gather / reduce_scatter (2.20+): none before 2.20;
+ * 2.20-2.26 busBw = ppn × NIC × the interpolated ratio; 2.27+ ppn × NIC ×
+ * 0.9; never with fewer NICs (heads) than ranks on a host. */
+START_TEST(test_collnet_allgather_reducescatter)
+{
+  g_autoptr(FsNcclParams) p19 = release("2.19");
+  g_autoptr(FsNcclParams) p20 = release("2.20");
+  g_autoptr(FsNcclParams) p27 = release("2.27");
+  FsCollSysInfo s = hopper_box();
+  s.collnet = TRUE;
+  s.collnet_heads = 8;
+  s.net_bw_gbps = 50.0;
+  g_autoptr(FsComm) c = fs_comm_new_grid(4, 8);
+  int cn = 200;
+  fs_comm_set_collnet_switches(c, &cn, 1);
+  const FsCollAlgo *cd = fs_coll_algo_find("collnet_direct");
+  FsCollCost k;
+  ck_assert(!fs_coll_cost(p19, &s, c, FS_COLL_ALL_GATHER, cd, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  ck_assert(fs_coll_cost(p20, &s, c, FS_COLL_ALL_GATHER, cd, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  ck_assert_double_eq_tol(k.busbw_gbps, 8 * 50.0 * 0.85, 1e-9); /* w = 1 at 8 per node */
+  ck_assert_double_eq_tol(k.algbw_gbps, k.busbw_gbps, 1e-9);
+  ck_assert(fs_coll_cost(p27, &s, c, FS_COLL_REDUCE_SCATTER, cd, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  ck_assert_double_eq_tol(k.busbw_gbps, 8 * 50.0 * 0.9, 1e-9);
+  ck_assert(!fs_coll_cost(p27, &s, c, FS_COLL_REDUCE_SCATTER, cd, FS_PROTO_LL, 16, 1 << 30, &k));
+  s.collnet_heads = 4; /* two GPUs per NIC: NCCL refuses */
+  ck_assert(!fs_coll_cost(p27, &s, c, FS_COLL_ALL_GATHER, cd, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  /* CollNetChain stays all_reduce only. */
+  ck_assert_ptr_nonnull(fs_coll_algo_find("collnet_chain")->unsupported(c, FS_COLL_ALL_GATHER));
+  ck_assert_ptr_null(cd->unsupported(c, FS_COLL_REDUCE_SCATTER));
+}
+END_TEST
+
 /* NVLS before 2.28: algbw = min(bwIntra, bwInter) × nCh × 5/6, not the
  * 2.28+ efficiency model. */
 START_TEST(test_params_nvls_legacy)
@@ -531,6 +563,7 @@ int main(void)
   FS_ADD_TEST(s, test_params_releases_load);
   FS_ADD_TEST(s, test_params_unknown_release);
   FS_ADD_TEST(s, test_params_release_changes);
+  FS_ADD_TEST(s, test_collnet_allgather_reducescatter);
   FS_ADD_TEST(s, test_params_nvls_legacy);
   FS_ADD_TEST(s, test_p2p_channels_per_release);
   FS_ADD_TEST(s, test_p2p_tuner_across_hosts);

@@ -778,6 +778,112 @@ START_TEST(test_schema_markdown_and_check)
 }
 END_TEST
 
+/* The shapes beyond one value per key: a row of numbers, records nested at
+ * an offset (one table for every element of an array), a set of names,
+ * open keys handed to the loader, a string that may not be empty. */
+typedef struct {
+  double lat[2][3];
+  guint64 absent;
+  const char *src;
+} Shapes;
+
+static const char *const shape_names[] = {"Tree", "Ring", "PAT", NULL};
+static const FsSchemaField row_fields[] = {
+  {.key = "Tree", .type = FS_SCHEMA_DOUBLE, .offset = 0, .required = TRUE, .min = "0",
+   .max = "100", .count = 3},
+};
+static const FsSchema row_schema = {"NVLINK", NULL, row_fields, G_N_ELEMENTS(row_fields)};
+static const FsSchemaField open_fields[] = {
+  {.key = "architecture", .any_key = TRUE, .type = FS_SCHEMA_ENUM,
+   .offset = FS_SCHEMA_NOWHERE, .names = shape_names, .label = "algorithm", .required = TRUE,
+   .doc = "any name"},
+};
+static const FsSchema open_schema = {"arch_rows", NULL, open_fields, G_N_ELEMENTS(open_fields)};
+static const FsSchemaField shape_fields[] = {
+  {.key = "source", .type = FS_SCHEMA_STRING, .offset = offsetof(Shapes, src), .required = TRUE,
+   .nonempty = TRUE},
+  {.key = "a", .type = FS_SCHEMA_MAP, .offset = offsetof(Shapes, lat[0]), .sub = &row_schema,
+   .required = TRUE},
+  {.key = "b", .type = FS_SCHEMA_MAP, .offset = offsetof(Shapes, lat[1]), .sub = &row_schema,
+   .required = TRUE},
+  {.key = "absent", .type = FS_SCHEMA_SET, .offset = offsetof(Shapes, absent),
+   .names = shape_names, .label = "algorithm"},
+  {.key = "rows", .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE, .sub = &open_schema},
+};
+static const FsSchema shape_schema = {"shapes", NULL, shape_fields, G_N_ELEMENTS(shape_fields)};
+
+/* FsSchemaRead.any_key: appends "key=index;" to data (a GString). */
+static gboolean open_key(const FsSchemaField *f, const FsYamlNode *key, const FsYamlNode *node,
+                         gconstpointer value, gpointer data, GError **error)
+{
+  (void)f, (void)node, (void)error;
+  g_string_append_printf(data, "%s=%d;", key->value, *(const int *)value);
+  return TRUE;
+}
+
+static GError *read_shapes(const char *text, Shapes *r, GString *keys)
+{
+  g_autoptr(FsYamlDoc) doc = load_ok(text);
+  GError *err = NULL;
+  memset(r, 0, sizeof *r);
+  FsSchemaRead opts = {.any_key = open_key, .data = keys};
+  gboolean ok = fs_schema_read(&shape_schema, fs_yaml_doc_root(doc), r, &opts, &err);
+  ck_assert(ok == (err == NULL));
+  return err;
+}
+
+START_TEST(test_schema_rows_nested_sets_open_keys)
+{
+  Shapes r;
+  g_autoptr(GString) keys = g_string_new(NULL);
+  GError *err = read_shapes("source: s\na: {Tree: [1, 2, 3]}\nb: {Tree: [4, 5, 6.5]}\n"
+                            "absent: [PAT, Tree]\nrows: {x: Ring, y: PAT}\n", &r, keys);
+  fs_assert_no_error(err);
+  ck_assert(r.lat[0][0] == 1 && r.lat[0][2] == 3 && r.lat[1][0] == 4 && r.lat[1][2] == 6.5);
+  ck_assert_uint_eq(r.absent, (1u << 2) | 1u);
+  ck_assert_str_eq(keys->str, "x=1;y=2;");
+  ck_assert(fs_schema_check(&shape_schema, &err));
+
+  static const struct {
+    const char *text, *message;
+  } bad[] = {
+    {"source: s\na: {Tree: [1, 2]}\nb: {Tree: [4, 5, 6]}\n",
+     "t.yaml:2:11: expected a list of 3 numbers, got 2"},
+    {"source: s\na: {Tree: [1, 2, 300]}\nb: {Tree: [4, 5, 6]}\n",
+     "t.yaml:2:18: expected a number from 0 to 100, got 300"},
+    {"source: s\na: {Tree: 1}\nb: {Tree: [4, 5, 6]}\n", "t.yaml:2:11: expected a list, got \"1\""},
+    {"source: s\na: {Tree: [1, 2, 3]}\nb: {Tre: [4, 5, 6]}\n",
+     "t.yaml:3:5: unknown key \"Tre\" in NVLINK; did you mean \"Tree\"?"},
+    {"source: s\na: {Tree: [1, 2, 3]}\nb: {Tree: [4, 5, 6]}\nabsent: [Rin]\n",
+     "t.yaml:4:10: unknown algorithm \"Rin\"; did you mean \"Ring\"?"},
+    {"source: s\na: {Tree: [1, 2, 3]}\nb: {Tree: [4, 5, 6]}\nabsent: Ring\n",
+     "t.yaml:4:9: expected a list, got \"Ring\""},
+    {"source: s\na: {Tree: [1, 2, 3]}\nb: {Tree: [4, 5, 6]}\nrows: {x: Rng}\n",
+     "t.yaml:4:11: unknown algorithm \"Rng\"; did you mean \"Ring\"?"},
+    {"source: s\na: {Tree: [1, 2, 3]}\nb: {Tree: [4, 5, 6]}\nrows: {}\n",
+     "t.yaml:4:7: expected at least one algorithm in arch_rows"},
+    {"source: \"\"\na: {Tree: [1, 2, 3]}\nb: {Tree: [4, 5, 6]}\n",
+     "t.yaml:1:9: expected a non-empty source"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_string_truncate(keys, 0);
+    err = read_shapes(bad[i].text, &r, keys);
+    fs_assert_error(err, FS_YAML_ERROR, bad[i].message);
+  }
+
+  g_autoptr(GString) md = g_string_new(NULL);
+  fs_schema_doc_markdown(&row_schema, md);
+  ck_assert_ptr_nonnull(strstr(md->str, "| `Tree` | list of 3 numbers from 0 to 100 | yes |"));
+  g_string_truncate(md, 0);
+  fs_schema_doc_markdown(&open_schema, md);
+  ck_assert_ptr_nonnull(
+    strstr(md->str, "| *architecture* | one of `Tree`, `Ring`, `PAT` | at least one |  | any name |"));
+  g_string_truncate(md, 0);
+  fs_schema_doc_markdown(&shape_schema, md);
+  ck_assert_ptr_nonnull(strstr(md->str, "| `absent` | list of names from `Tree`, `Ring`, `PAT` |"));
+}
+END_TEST
+
 /* The JSON front end: the same table read from JSON, every refusal at the
  * value's (or the key's) line:col with its JSON path, JSON's own types. */
 static const FsSchemaField json_fields[] = {
@@ -879,6 +985,7 @@ int main(void)
   FS_ADD_TEST(s, test_schema_reads_values_and_defaults);
   FS_ADD_TEST(s, test_schema_errors_are_located);
   FS_ADD_TEST(s, test_schema_markdown_and_check);
+  FS_ADD_TEST(s, test_schema_rows_nested_sets_open_keys);
   FS_ADD_TEST(s, test_schema_json_front_end);
   return fs_test_run_suite(s);
 }

@@ -22,6 +22,12 @@ char *fs_test_source_path(const char *relative)
   return g_build_filename(env_or("FS_SOURCE_ROOT", "."), relative, NULL);
 }
 
+gboolean fs_test_reduced(void)
+{
+  const char *v = g_getenv("FS_TEST_REDUCED");
+  return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
 int fs_test_run_suite(Suite *s)
 {
   SRunner *sr = srunner_create(s);
@@ -50,6 +56,59 @@ int fs_test_run_suite(Suite *s)
   if (fd >= 0)
     close(fd);
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* ---- the topology fixture ------------------------------------------------ */
+
+FsCatalog *fs_test_catalog(void)
+{
+  static FsCatalog *cat = NULL;
+  if (cat == NULL) {
+    GError *err = NULL;
+    cat = fs_catalog_load_default(NULL, &err);
+    ck_assert_msg(cat != NULL, "catalog: %s", err ? err->message : "");
+  }
+  return cat;
+}
+
+void fs_test_catalog_setup(void)
+{
+  (void)fs_test_catalog();
+}
+
+/* topologies/NAME over cat; with error NULL, an error fails the test. */
+static FsTopo *load_topo(const FsCatalog *cat, const char *name, const char *const *defines,
+                         GError **error)
+{
+  g_autofree char *rel = g_strdup_printf("topologies/%s%s", name,
+                                         g_str_has_suffix(name, ".yaml") ? "" : ".yaml");
+  g_autofree char *path = fs_test_source_path(rel);
+  GError *err = NULL;
+  FsTopo *t = fs_topo_load_file(path, cat, defines, &err);
+  if (error != NULL) {
+    g_propagate_error(error, err);
+    return t;
+  }
+  ck_assert_msg(t != NULL, "%s: %s", name, err ? err->message : "");
+  return t;
+}
+
+FsTopo *fs_test_topo(const char *name, const char *const *defines, GError **error)
+{
+  return load_topo(fs_test_catalog(), name, defines, error);
+}
+
+FsTopo *fs_test_topo_text(const char *text, const char *name, const char *const *defines,
+                          GError **error)
+{
+  GError *err = NULL;
+  FsTopo *t = fs_topo_load_string(text, name, fs_test_catalog(), defines, &err);
+  if (error != NULL) {
+    g_propagate_error(error, err);
+    return t;
+  }
+  ck_assert_msg(t != NULL, "%s: %s", name, err ? err->message : "");
+  return t;
 }
 
 /* ---- the training-step fixture ------------------------------------------ */
@@ -81,12 +140,7 @@ void fs_test_models_teardown(void)
 
 FsTopo *fs_test_load_topo(const char *name, const char *const *defines)
 {
-  g_autofree char *rel = g_strdup_printf("topologies/%s", name);
-  g_autofree char *path = fs_test_source_path(rel);
-  GError *err = NULL;
-  FsTopo *t = fs_topo_load_file(path, fs_test_cat, defines, &err);
-  fs_assert_no_error(err);
-  return t;
+  return load_topo(fs_test_cat, name, defines, NULL);
 }
 
 FsWorkload *fs_test_small_gpt(const char *parallel, const char *const *overrides)
@@ -168,4 +222,34 @@ void fs_test_coll_close(FsTestColl *s)
   fs_nccl_params_free(s->np);
   fs_topo_free(s->topo);
   fs_catalog_free(s->cat);
+}
+
+/* FsCollStep.conn: transfers on one connection (fs_coll_step_same_conn)
+ * share an index, indices are numbered 0, 1, … in the order of each
+ * connection's first transfer, fs_coll_plan_n_conns counts them, and a
+ * reduction has none. */
+void fs_test_check_plan_conns(const FsCollPlan *p, const char *what)
+{
+  guint n = fs_coll_plan_n_steps(p), next = 0;
+  g_autofree guint *first = g_new(guint, n + 1); /* a connection's first transfer */
+  for (guint i = 0; i < n; i++) {
+    const FsCollStep *s = fs_coll_plan_step(p, i);
+    if (s->kind != FS_STEP_XFER) {
+      ck_assert_uint_eq(s->conn, FS_STEP_NONE);
+      continue;
+    }
+    ck_assert_msg(s->conn <= next, "%s: step %u has connection %u before %u", what, i, s->conn,
+                  next);
+    if (s->conn == next)
+      first[next++] = i;
+    const FsCollStep *f = fs_coll_plan_step(p, first[s->conn]);
+    ck_assert_msg(fs_coll_step_same_conn(f, s), "%s: step %u is not on connection %u", what, i,
+                  s->conn);
+  }
+  for (guint a = 0; a < next; a++)
+    for (guint b = a + 1; b < next; b++)
+      ck_assert_msg(!fs_coll_step_same_conn(fs_coll_plan_step(p, first[a]),
+                                            fs_coll_plan_step(p, first[b])),
+                    "%s: connections %u and %u are one", what, a, b);
+  ck_assert_uint_eq(fs_coll_plan_n_conns(p), next);
 }

@@ -19,6 +19,12 @@ char *fs_test_data_path(const char *relative);
 /* Path of a file under the source root (caller frees). */
 char *fs_test_source_path(const char *relative);
 
+/* TRUE when $FS_TEST_REDUCED is set and not "0" (tools/test --sanitize sets
+ * it): a test that repeats one check over many inputs (the accuracy tables)
+ * then runs a reduced set that still takes every code path and can still
+ * fail; the plain build runs it whole (tests/README.md, "CI time"). */
+gboolean fs_test_reduced(void);
+
 /* Runs a suite, writing TAP to stdout (one "ok N - ..." line per test;
  * $CK_TAP_LOG_FILE_NAME names another file); returns the process exit status. */
 int fs_test_run_suite(Suite *s);
@@ -46,6 +52,28 @@ int fs_test_run_suite(Suite *s);
 #define fs_assert_no_error(err)                                                     \
   ck_assert_msg((err) == NULL, "unexpected error: %s", (err) ? (err)->message : "")
 
+/* ---- the topology fixture (test-topo.c, test-cluster.c, test-route.c,
+ * test-rails.c) ---- */
+
+/* The default catalog (models/ or $FABRICSIM_MODELS), loaded at the first
+ * call and kept for the process (never freed: it stays reachable, so
+ * LeakSanitizer does not count it); fails the test when it cannot load. */
+FsCatalog *fs_test_catalog(void);
+/* An unchecked fixture's setup (no teardown needed): loads fs_test_catalog()
+ * in Check's parent process, so that forked tests inherit it instead of
+ * each reading models/ again. */
+void fs_test_catalog_setup(void);
+/* topologies/NAME under the source root (".yaml" appended when NAME lacks
+ * it) with -D defines (NULL-terminated, or NULL) over fs_test_catalog().
+ * With error NULL it fails the test on an error; otherwise NULL with
+ * *error set.  Caller frees. */
+FsTopo *fs_test_topo(const char *name, const char *const *defines, GError **error);
+/* A topology from text, NAME standing for its file (in messages, and the
+ * folder includes are looked up in), over fs_test_catalog(); errors as
+ * fs_test_topo.  Caller frees. */
+FsTopo *fs_test_topo_text(const char *text, const char *name, const char *const *defines,
+                          GError **error);
+
 /* ---- the training-step fixture (test-executor.c, test-collclass.c) ---- */
 
 /* The default catalog, efficiency curves and NCCL parameters (models/ or
@@ -58,7 +86,8 @@ void fs_test_models_setup(void);
 void fs_test_models_teardown(void);
 
 /* topologies/NAME under the source root, with -D defines (NULL-terminated,
- * or NULL), over fs_test_cat; fails the test on an error.  Caller frees. */
+ * or NULL), over fs_test_cat (fs_test_topo's loader); fails the test on an
+ * error.  Caller frees. */
 FsTopo *fs_test_load_topo(const char *name, const char *const *defines);
 
 /* A small GPT (8 layers, hidden 1024, 16 heads, sequences of 1024, 64 per
@@ -98,3 +127,9 @@ typedef struct {
 void fs_test_coll_open(FsTestColl *s, const char *name, const char *define, const char *gpu_list,
                        FsNetModel model);
 void fs_test_coll_close(FsTestColl *s);
+
+/* Asserts plan p's connection indices (FsCollStep.conn): transfers on one
+ * connection share one, they are numbered 0, 1, … in the order of each
+ * connection's first transfer, fs_coll_plan_n_conns counts them and a
+ * reduction has none (FS_STEP_NONE); what names the plan in messages. */
+void fs_test_check_plan_conns(const FsCollPlan *p, const char *what);

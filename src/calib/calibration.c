@@ -10,23 +10,16 @@
 #include "catalog/names.h"
 #include "util/error.h"
 #include "util/json-pos.h"
+#include "util/names.h"
 #include "util/schema.h"
 #include "util/units.h"
 #include "util/yaml.h"
 
 G_DEFINE_QUARK(fs-calib-error-quark, fs_calib_error)
 
-static const char *const nccl_op_names[] = {
-#define X(id, str) str,
-  FS_CALIB_NCCL_OPS(X)
-#undef X
-};
+static const char *const nccl_op_names[] = { FS_CALIB_NCCL_OPS(FS_NAMES_ENTRY) };
 
-const char *fs_calib_nccl_op_name(FsCalibNcclOp op)
-{
-  g_return_val_if_fail(op < FS_CALIB_NCCL_N, "?");
-  return nccl_op_names[op];
-}
+FS_NAMES_DEFINE_NAME(FsCalibNcclOp, fs_calib_nccl_op, nccl_op_names, FS_CALIB_NCCL_N)
 
 /* ---- the format: schemas ------------------------------------------------
  *

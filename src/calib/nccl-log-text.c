@@ -181,10 +181,9 @@ static gboolean fail_at(Text *tx, int line, int col, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  fs_set_error_at_va(tx->error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_PARSE, tx->file, line, col,
+                     fmt, ap);
   va_end(ap);
-  fs_set_error_at(tx->error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_PARSE, tx->file, line, col, "%s",
-                  msg);
   return FALSE;
 }
 

@@ -258,10 +258,9 @@ static gboolean resolve_fail(const FsNcclLog *log, int line, GError **error, con
 {
   va_list ap;
   va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  fs_set_error_at_va(error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_PARSE, log->file,
+                     MAX(line, 1), 1, fmt, ap);
   va_end(ap);
-  fs_set_error_at(error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_PARSE, log->file, MAX(line, 1), 1,
-                  "%s", msg);
   return FALSE;
 }
 

@@ -27,9 +27,9 @@ void fs_catalog_error_at(GError **error, const FsYamlNode *node, FsCatalogError 
 {
   va_list ap;
   va_start(ap, format);
-  g_autofree char *msg = g_strdup_vprintf(format, ap);
+  fs_set_error_at_va(error, FS_CATALOG_ERROR, code, node->file, node->line, node->col, format,
+                     ap);
   va_end(ap);
-  fs_set_error_at(error, FS_CATALOG_ERROR, code, node->file, node->line, node->col, "%s", msg);
 }
 
 #define FAMILY(f) (1u << (f))

@@ -95,11 +95,7 @@ gboolean fs_coll_op_from_name(const char *name, FsCollOp *out)
   return FALSE;
 }
 
-const char *fs_coll_dtype_name(FsCollDtype dt)
-{
-  g_return_val_if_fail(dt < FS_COLL_N_DTYPES, "?");
-  return dtype_names[dt];
-}
+FS_NAMES_DEFINE_NAME(FsCollDtype, fs_coll_dtype, dtype_names, FS_COLL_N_DTYPES)
 
 guint fs_coll_dtype_size(FsCollDtype dt)
 {

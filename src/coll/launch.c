@@ -17,6 +17,9 @@ double fs_coll_launch_host_us(const FsCollLaunch *l, double launch_us)
   return l->graph_iters > 0 ? per_iter / (double)l->graph_iters : per_iter;
 }
 
+/* See launch.h. Walks the words of text: each -t/-g/-G (or its long name)
+ * takes the next non-empty word as its count, checked for range and
+ * repetition; the first other word ends the flags. */
 gboolean fs_coll_launch_parse(const char *text, FsCollLaunch *l, GError **error)
 {
   fs_coll_launch_init(l);

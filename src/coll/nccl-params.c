@@ -1,7 +1,9 @@
 /* nccl-params.c — the loader of the files in models/nccl/.  See nccl-params.h and
- * models/nccl/README.md.  Every table is a mapping with a `source:`; rows
- * are lists of numbers of a fixed length; a missing row, an extra key or a
- * negative number is an error naming file:line:col. */
+ * models/nccl/README.md.  Every table is declared below as a schema
+ * (util/schema.h) and read by one walk: a table is a mapping with a
+ * `source:`, rows are lists of numbers of a fixed length, and a missing
+ * row, an unknown key (with "did you mean"), a wrong type or a number out
+ * of range is an error naming file:line:col. */
 #include "coll/nccl-params.h"
 
 #include <stdio.h>
@@ -29,11 +31,7 @@ static const char *const row_names[FS_NCCL_ROW_N + 1] = {
   NULL,
 };
 
-const char *fs_nccl_row_name(FsNcclRow r)
-{
-  g_return_val_if_fail(r < FS_NCCL_ROW_N, "?");
-  return row_names[r];
-}
+FS_NAMES_DEFINE_NAME(FsNcclRow, fs_nccl_row, row_names, FS_NCCL_ROW_N)
 
 gboolean fs_nccl_params_arch_row(const FsNcclParams *p, const char *arch, FsNcclRow *out)
 {
@@ -44,172 +42,68 @@ gboolean fs_nccl_params_arch_row(const FsNcclParams *p, const char *arch, FsNccl
   return TRUE;
 }
 
-const char *fs_nccl_hw_name(FsNcclHw hw)
-{
-  g_return_val_if_fail(hw < FS_NCCL_HW_N, "?");
-  return hw_names[hw];
-}
+FS_NAMES_DEFINE_NAME(FsNcclHw, fs_nccl_hw, hw_names, FS_NCCL_HW_N)
 
-/* Reads a list of exactly n non-negative numbers. */
-static gboolean get_row(const FsYamlNode *node, guint n, double *out, GError **error)
-{
-  if (!fs_yaml_require_seq(node, error))
-    return FALSE;
-  if (node->n != n) {
-    fs_yaml_error(error, node, "expected a list of %u numbers, got %u", n, node->n);
-    return FALSE;
-  }
-  for (guint i = 0; i < n; i++)
-    if (!fs_yaml_get_double(node->values[i], 0.0, 1e12, &out[i], error))
-      return FALSE;
-  return TRUE;
-}
-
-/* Table t (named key) has a non-empty `source:`. */
-static gboolean check_source(const FsYamlNode *t, const char *key, GError **error)
-{
-  const char *src = NULL;
-  const FsYamlNode *s = fs_yaml_require_key(t, "source", key, error);
-  if (s == NULL || !fs_yaml_get_string(s, &src, error))
-    return FALSE;
-  if (src[0] == '\0') {
-    fs_yaml_error(error, s, "expected a non-empty source for %s", key);
-    return FALSE;
-  }
-  return TRUE;
-}
-
-/* Looks up a table (a mapping with `source:`) and checks its keys: the
- * names in rows (count n) and, when extra is non-NULL, those too. */
-static const FsYamlNode *get_table(const FsYamlNode *root, const char *key,
-                                   const char *const *rows, guint n, const char *const *extra,
-                                   GError **error)
-{
-  const FsYamlNode *t = fs_yaml_require_key(root, key, "NCCL parameters", error);
-  if (t == NULL || !fs_yaml_require_map(t, error))
-    return NULL;
-  g_autoptr(GPtrArray) allowed = g_ptr_array_new();
-  g_ptr_array_add(allowed, (gpointer) "source");
-  for (guint i = 0; i < n; i++)
-    g_ptr_array_add(allowed, (gpointer)rows[i]);
-  for (guint i = 0; extra && extra[i]; i++)
-    g_ptr_array_add(allowed, (gpointer)extra[i]);
-  g_ptr_array_add(allowed, NULL);
-  if (rows != NULL && !fs_yaml_check_keys(t, (const char *const *)allowed->pdata, key, error))
-    return NULL;
-  return check_source(t, key, error) ? t : NULL;
-}
-
-static gboolean get_number(const FsYamlNode *map, const char *key, const char *what, double max,
-                           double *out, GError **error)
-{
-  const FsYamlNode *v = fs_yaml_require_key(map, key, what, error);
-  return v != NULL && fs_yaml_get_double(v, 0.0, max, out, error);
-}
-
-static gboolean get_uint(const FsYamlNode *map, const char *key, const char *what, int64_t min,
-                         int64_t max, uint64_t *out, GError **error)
-{
-  const FsYamlNode *v = fs_yaml_require_key(map, key, what, error);
-  int64_t x;
-  if (v == NULL || !fs_yaml_get_int(v, min, max, &x, error))
-    return FALSE;
-  *out = (uint64_t)x;
-  return TRUE;
-}
-
-static const char *const *algo_names(void)
-{
-  static const char *const names[FS_NCCL_ALGO_N + 1] = {
+static const char *const algo_names[FS_NCCL_ALGO_N + 1] = {
 #define X(id, name) name,
-    FS_NCCL_ALGOS(X)
+  FS_NCCL_ALGOS(X)
 #undef X
-    NULL,
-  };
-  return names;
-}
+  NULL,
+};
 
-static const char *const *proto_names(void)
-{
-  static const char *const names[FS_PROTO_N + 1] = {
+static const char *const p2p_rule_names[] = {
 #define X(id, name) name,
-    FS_COLL_PROTOS(X)
+  FS_NCCL_P2P_RULES(X)
 #undef X
-    NULL,
-  };
-  return names;
-}
+  NULL,
+};
 
-/* table[algo] = [LL, LL128, Simple]. */
-static gboolean load_algo_proto(const FsYamlNode *t, double out[FS_NCCL_ALGO_N][FS_PROTO_N],
-                                const char *what, GError **error)
+const char *fs_nccl_p2p_rule_name(FsNcclP2pRule r)
 {
-  for (guint a = 0; a < FS_NCCL_ALGO_N; a++) {
-    const FsYamlNode *row = fs_yaml_require_key(t, algo_names()[a], what, error);
-    if (row == NULL || !get_row(row, FS_PROTO_N, out[a], error))
-      return FALSE;
-  }
-  return TRUE;
+  return (guint)r < FS_NCCL_P2P_RULE_N ? p2p_rule_names[r] : "?";
 }
 
-/* table[row] = [n numbers] for each architecture row. */
-static gboolean load_arch_rows(const FsYamlNode *t, guint n, double *out, const char *what,
-                               GError **error)
-{
-  if (!fs_yaml_require_map(t, error) || !fs_yaml_check_keys(t, row_names, what, error))
-    return FALSE;
-  for (guint r = 0; r < FS_NCCL_ROW_N; r++) {
-    const FsYamlNode *row = fs_yaml_require_key(t, row_names[r], what, error);
-    if (row == NULL)
-      return FALSE;
-    if (n == 1 ? !fs_yaml_get_double(row, 0.0, 1e12, &out[r], error)
-               : !get_row(row, n, out + r * n, error))
-      return FALSE;
-  }
-  return TRUE;
-}
+/* ---- the schema ------------------------------------------------------------- */
 
-/* A [min, max] pair of part sizes in chunks: both above 0, min <= max. */
-static gboolean get_part(const FsYamlNode *t, const char *key, double out[2], GError **error)
-{
-  const FsYamlNode *row = fs_yaml_require_key(t, key, "p2p_schedule", error);
-  if (row == NULL || !get_row(row, 2, out, error))
-    return FALSE;
-  if (out[0] <= 0 || out[1] < out[0]) {
-    fs_yaml_error(error, row, "expected [min, max] part sizes in chunks with 0 < min <= max");
-    return FALSE;
-  }
-  return TRUE;
-}
-
-/* The optional p2p_schedule table (models/nccl/README.md): the walk of the
- * top level read its fixed keys; here the part sizes.  Sets p->p2p.on. */
-static gboolean load_p2p_schedule(FsNcclParams *p, const FsYamlNode *t, GError **error)
-{
-  if (!check_source(t, "p2p_schedule", error) ||
-      !get_part(t, "part_net", p->p2p.part_net, error) ||
-      !get_part(t, "part_host", p->p2p.part_host, error))
-    return FALSE;
-  p->p2p.on = TRUE;
-  return TRUE;
-}
-
-/* The tables with fixed keys, read by the walk of the top level into
- * FsNcclParams (util/schema.h); each names its `source`. */
+/* Every table of a parameters file is declared here (util/schema.h) and
+ * read by one walk into FsNcclParams; models/nccl/README.md prints these
+ * tables (tools/gen-schema-docs).  The tables keyed by NCCL's algorithms,
+ * protocols, hardware classes and architecture rows are expansions of the
+ * X-macro name lists, one field per name at its array index; a table
+ * nested in another (a hardware class's algorithms, a protocol) is read
+ * into the record at its field's offset, so one table serves every
+ * element.  What a table cannot say is checked after the walk (load): a
+ * protocol's steps bounded by the file's `steps`, part sizes in order. */
 #define POFF(m) offsetof(FsNcclParams, m)
+/* The largest number a row of the tables holds. */
+#define BIG "1e12"
 #define SOURCE                                                                               \
   {.key = "source", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,   \
-   .doc = "where the numbers come from (not empty)"}
+   .nonempty = TRUE, .doc = "where the numbers come from (not empty)"}
 #define NUM(k, off, hi, d)                                                                   \
   {.key = k, .type = FS_SCHEMA_DOUBLE, .offset = off, .required = TRUE, .min = "0", .max = hi, \
    .doc = d}
 #define OPT_NUM(k, off, hi, d)                                                               \
   {.key = k, .type = FS_SCHEMA_DOUBLE, .offset = off, .min = "0", .max = hi, .doc = d}
+/* Above 0: a divisor. */
+#define POS_NUM(k, off, hi, d)                                                               \
+  {.key = k, .type = FS_SCHEMA_DOUBLE, .offset = off, .required = TRUE, .min = "0",            \
+   .min_open = TRUE, .max = hi, .doc = d}
+/* A row of n numbers from 0 to BIG. */
+#define ROW(k, off, n, d)                                                                    \
+  {.key = k, .type = FS_SCHEMA_DOUBLE, .offset = off, .required = TRUE, .min = "0",            \
+   .max = BIG, .count = n, .doc = d}
 #define COUNT(k, off, lo, hi, d)                                                             \
   {.key = k, .type = FS_SCHEMA_UINT, .offset = off, .required = TRUE, .min = lo, .max = hi,    \
    .doc = d}
+/* A nested table read into the record at off (FS_SCHEMA_NOWHERE: the same record). */
+#define NESTED(k, off, sch, req, vdoc, d)                                                    \
+  {.key = k, .type = FS_SCHEMA_MAP, .offset = off, .required = req, .sub = &sch,               \
+   .value_doc = vdoc, .doc = d}
 #define SCHEMA(var, name, fields) static const FsSchema var = {name, NULL, fields, G_N_ELEMENTS(fields)}
 
+/* steps, net_overhead_us, bandwidth_factors, channels, p2p, p2p_schedule,
+ * ring_kernel, host_launch: fixed keys. */
 static const FsSchemaField steps_fields[] = {
   SOURCE, COUNT("value", POFF(steps), "1", "64", "NCCL_STEPS: buffer slots per connection"),
 };
@@ -230,7 +124,7 @@ static const FsSchemaField factor_fields[] = {
   NUM("ll128", POFF(f_ll128), "1000", "LL128"),
   NUM("ring_ll128", POFF(f_ring_ll128), "1000", "Ring+LL128"),
   NUM("tree_all_reduce", POFF(f_tree_ar), "1000", "Tree all_reduce"),
-  NUM("tree_ll_divisor", POFF(f_tree_ll_div), "1000", "Tree+LL divisor (above 0)"),
+  POS_NUM("tree_ll_divisor", POFF(f_tree_ll_div), "1000", "Tree+LL divisor"),
   NUM("tree_ll128_one_host", POFF(f_tree_ll128_one_host), "1000", "Tree+LL128 on one host"),
   NUM("tree_pattern", POFF(f_tree_pattern), "1000", "Tree pattern"),
   NUM("pat", POFF(f_pat), "1000", "PAT"),
@@ -239,7 +133,7 @@ static const FsSchemaField factor_fields[] = {
   NUM("ring_plateau", POFF(f_ring_plateau), "1000", "Ring plateau"),
   NUM("collnet_arity_us", POFF(collnet_arity_us), "1000", "CollNet µs per arity"),
   NUM("pat_rank_us", POFF(pat_rank_us), "1000", "PAT µs per rank"),
-  NUM("pat_inter_divisor", POFF(pat_inter_div), "1000", "PAT inter-node divisor (above 0)"),
+  POS_NUM("pat_inter_divisor", POFF(pat_inter_div), "1000", "PAT inter-node divisor"),
   OPT_NUM("ring_ll128_one_rank_per_node", POFF(f_ring_ll128_one_ppn), "1000",
           "Ring+LL128 when ppn < 2 (default `ring_ll128`)"),
   OPT_NUM("ring_ll_one_host_other", POFF(f_ring_ll_one_host_other), "1000",
@@ -254,28 +148,22 @@ static const FsSchemaField channels_fields[] = {
 };
 SCHEMA(channels_schema, "channels", channels_fields);
 
-#define CHUNK(k, off, d)                                                                     \
+#define CHUNK(k, off, lo, d)                                                                 \
   {.key = k, .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE, .offset = off,               \
-   .required = TRUE, .doc = d}
+   .required = TRUE, .min = lo, .doc = d}
 static const FsSchemaField p2p_fields[] = {
-  SOURCE, CHUNK("nvl_chunk", POFF(p2p_nvl_chunk), "p2p chunk over NVLink (at least 1 B)"),
-  CHUNK("net_chunk", POFF(p2p_net_chunk), "p2p chunk over the network (at least 1 B)"),
-  CHUNK("ll_threshold", POFF(p2p_ll_threshold), "bytes per peer up to which send/recv uses LL"),
+  SOURCE, CHUNK("nvl_chunk", POFF(p2p_nvl_chunk), "1 B", "p2p chunk over NVLink"),
+  CHUNK("net_chunk", POFF(p2p_net_chunk), "1 B", "p2p chunk over the network"),
+  CHUNK("ll_threshold", POFF(p2p_ll_threshold), NULL,
+        "bytes per peer up to which send/recv uses LL"),
 };
 SCHEMA(p2p_schema, "p2p", p2p_fields);
 
-static const char *const p2p_rule_names[] = {
-#define X(id, name) name,
-  FS_NCCL_P2P_RULES(X)
-#undef X
-  NULL,
-};
-const char *fs_nccl_p2p_rule_name(FsNcclP2pRule r)
-{
-  return (guint)r < FS_NCCL_P2P_RULE_N ? p2p_rule_names[r] : "?";
-}
-
 #define SOFF(m) POFF(p2p.m)
+/* A [min, max] part size: both above 0 (min <= max: checked by load). */
+#define PART(k, off, d)                                                                      \
+  {.key = k, .type = FS_SCHEMA_DOUBLE, .offset = off, .required = TRUE, .min = "0",            \
+   .min_open = TRUE, .max = BIG, .count = 2, .doc = d}
 static const FsSchemaField p2p_sched_fields[] = {
   SOURCE,
   {.key = "net_peer_rule", .type = FS_SCHEMA_ENUM, .offset = SOFF(net_rule), .required = TRUE,
@@ -291,10 +179,10 @@ static const FsSchemaField p2p_sched_fields[] = {
   COUNT("pci_peer_channels", SOFF(pci_channels), "1", "64", "another peer on the host"),
   {.key = "halve_min_across_hosts", .type = FS_SCHEMA_BOOL, .offset = SOFF(halve_min_net),
    .required = TRUE, .doc = "nChannelsMin halved by the ranks across hosts (2.20+)"},
-  {.key = "part_net", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
-   .value_doc = "`[min, max]`", .doc = "part size of an op across hosts, in p2p chunks"},
-  {.key = "part_host", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
-   .value_doc = "`[min, max]`", .doc = "part size of an op on the host, in p2p chunks"},
+  PART("part_net", SOFF(part_net), "`[min, max]` part size of an op across hosts, in p2p chunks "
+                                   "(min ≤ max)"),
+  PART("part_host", SOFF(part_host), "`[min, max]` part size of an op on the host, in p2p "
+                                     "chunks (min ≤ max)"),
 };
 #undef SOFF
 SCHEMA(p2p_sched_schema, "p2p_schedule", p2p_sched_fields);
@@ -317,57 +205,185 @@ static const FsSchemaField coll_net_channel_fields[] = {
 };
 SCHEMA(coll_net_channel_schema, "coll_net_channel", coll_net_channel_fields);
 
-/* Fills p from the root map of an NCCL parameter file: the NCCL version, step and protocol
- * settings, base and hardware latencies per algorithm and protocol, the architecture rows, the
- * bandwidth caps and correction tables, channel counts, p2p chunk sizes, and the optional
- * algorithms a release lacks and ring kernel copy cost. Unknown keys are refused. Sets a YAML
- * error at the offending node and returns FALSE on the first missing or out-of-range value. */
-/* The declared keys of a parameters file (util/schema.h): its top level
- * and one protocol's table; models/nccl/README.md prints them
- * (tools/gen-schema-docs).  The other tables are keyed by algorithm, row
- * or protocol names and read below. */
-#define TABLE(k, req, text)                                                                  \
-  {.key = k, .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE, .required = req,          \
-   .value_doc = "table with `source`", .doc = text}
-/* A table with fixed keys, read by the same walk (its own schema below). */
-#define FIXED(k, req, sch, text)                                                             \
-  {.key = k, .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE, .required = req, .sub = &sch, \
-   .value_doc = "table `nccl." k "`", .doc = text}
+static const FsSchemaField collnet_agrs_fields[] = {
+  SOURCE,
+  NUM("one_rank_per_node", POFF(collnet_agrs_ppn1), "1000",
+      "factor on the bus bandwidth at 1 rank per node"),
+  NUM("eight_ranks_per_node", POFF(collnet_agrs_ppn8), "1000",
+      "factor at 8 ranks per node (linear between the two in ranks per node)"),
+  NUM("inter_factor", POFF(collnet_agrs_inter), "1000",
+      "one GPU's NIC bandwidth × this is the per-rank rate (NCCL: min(bwIntra, bwInter × this)); 0: × 1"),
+};
+SCHEMA(collnet_agrs_schema, "collnet_allgather_reducescatter", collnet_agrs_fields);
+
+/* protocols: one FsNcclProto per protocol name. */
+#define OFF(member) offsetof(FsNcclProto, member)
+static const FsSchemaField proto_fields[] = {
+  {.key = "buffer", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE, .offset = OFF(buffer),
+   .required = TRUE, .doc = "bytes per connection (at least `steps`)"},
+  {.key = "chunk_steps", .type = FS_SCHEMA_UINT, .offset = OFF(chunk_steps), .required = TRUE,
+   .value_doc = "integer from 1 to `steps`", .doc = "slots per pipelined chunk"},
+  {.key = "slice_steps", .type = FS_SCHEMA_UINT, .offset = OFF(slice_steps), .required = TRUE,
+   .value_doc = "integer from 1 to `steps`",
+   .doc = "slots per slice, the unit that moves (at most `chunk_steps`)"},
+  {.key = "payload", .type = FS_SCHEMA_DOUBLE, .offset = OFF(payload), .required = TRUE,
+   .min = "0", .min_open = TRUE, .max = "1", .doc = "payload bytes per wire byte"},
+  {.key = "max_threads", .type = FS_SCHEMA_UINT, .offset = OFF(max_threads), .required = TRUE,
+   .min = "1", .max = "65536", .doc = "threads per block"},
+  {.key = "thread_threshold", .type = FS_SCHEMA_UINT, .offset = OFF(thread_threshold),
+   .required = TRUE, .min = "0", .max = "1048576",
+   .doc = "bytes per thread under which NCCL drops channels"},
+};
+#undef OFF
+SCHEMA(proto_schema, "protocol", proto_fields);
+
+static const FsSchemaField protocols_fields[] = {
+  SOURCE,
+#define X(id, name)                                                                          \
+  NESTED(name, FS_PROTO_##id * sizeof(FsNcclProto), proto_schema, TRUE, "table `nccl.protocol`", \
+         "the " name " protocol"),
+  FS_COLL_PROTOS(X)
+#undef X
+};
+SCHEMA(protocols_schema, "protocols", protocols_fields);
+
+/* base_latency_us and each hardware class of hw_latency_us: per algorithm,
+ * [LL, LL128, Simple] µs (a double[FS_NCCL_ALGO_N][FS_PROTO_N]). */
+#define ALGO_ROW(id, name)                                                                   \
+  ROW(name, FS_NCCL_ALGO_##id * sizeof(double[FS_PROTO_N]), FS_PROTO_N,                      \
+      "`[LL, LL128, Simple]` µs for " name),
+static const FsSchemaField base_lat_fields[] = {SOURCE, FS_NCCL_ALGOS(ALGO_ROW)};
+SCHEMA(base_lat_schema, "base_latency_us", base_lat_fields);
+static const FsSchemaField algo_lat_fields[] = {FS_NCCL_ALGOS(ALGO_ROW)};
+#undef ALGO_ROW
+/* One table per class, for its name in messages ("missing key "PAT" in NVLINK"). */
+static const FsSchema hw_class_schemas[FS_NCCL_HW_N] = {
+#define X(id, name) [FS_NCCL_HW_##id] = {name, NULL, algo_lat_fields, G_N_ELEMENTS(algo_lat_fields)},
+  FS_NCCL_HWS(X)
+#undef X
+};
+static const FsSchemaField hw_lat_fields[] = {
+  SOURCE,
+#define X(id, name)                                                                          \
+  NESTED(name, FS_NCCL_HW_##id * sizeof(double[FS_NCCL_ALGO_N][FS_PROTO_N]),                  \
+         hw_class_schemas[FS_NCCL_HW_##id], TRUE, "table `nccl.hw_class`",                    \
+         "the " name " latencies per algorithm"),
+  FS_NCCL_HWS(X)
+#undef X
+};
+SCHEMA(hw_lat_schema, "hw_latency_us", hw_lat_fields);
+
+/* arch_rows: open keys, the GPU architectures, each naming its row. */
+static const FsSchemaField arch_rows_fields[] = {
+  SOURCE,
+  {.key = "architecture", .any_key = TRUE, .type = FS_SCHEMA_ENUM,
+   .offset = FS_SCHEMA_NOWHERE, .names = row_names, .label = "architecture row",
+   .doc = "a GPU architecture as the catalog names it (`hopper`, `ada`, …): the row of the "
+          "per-architecture tables it uses"},
+};
+SCHEMA(arch_rows_schema, "arch_rows", arch_rows_fields);
+
+/* Tables keyed by architecture row: one number (GB/s, or a ratio up to
+ * hi), or a row of n numbers. */
+#define ARCH_NUM(id, name)                                                                   \
+  NUM(name, FS_NCCL_ROW_##id * sizeof(double), BIG, "GB/s on one host, " name " row"),
+static const FsSchemaField ll_single_fields[] = {FS_NCCL_ARCH_ROWS(ARCH_NUM)};
+#undef ARCH_NUM
+SCHEMA(ll_single_schema, "single_host", ll_single_fields);
+
+static const FsSchemaField ll_max_fields[] = {
+  SOURCE,
+  NESTED("single_host", POFF(ll_max_bw_single), ll_single_schema, TRUE,
+         "table `nccl.ll_single_host`", "one host: GB/s by architecture row"),
+  ROW("intel", POFF(ll_max_bw_multi[0]), 2, "Intel hosts: `[2 hosts, 4+ hosts]` GB/s"),
+  ROW("amd", POFF(ll_max_bw_multi[1]), 2, "AMD hosts: `[2 hosts, 4+ hosts]` GB/s"),
+};
+SCHEMA(ll_max_schema, "ll_max_bw_gbps", ll_max_fields);
+
+#define ARCH_ROW3(id, name)                                                                  \
+  ROW(name, FS_NCCL_ROW_##id * sizeof(double[3]), 3,                                         \
+      "`[1 host, 2 hosts, 4+ hosts]` GB/s per channel, " name " row"),
+static const FsSchemaField per_ch_row_fields[] = {FS_NCCL_ARCH_ROWS(ARCH_ROW3)};
+#undef ARCH_ROW3
+/* The four caps, each a table of rows; named for messages. */
+#define PER_CH_CAPS(X)                                                                       \
+  X(0, "ring_ll128", ring_ll128_bw, "Ring with LL128 (`perChMaxRingLL128Bws`)")              \
+  X(1, "tree_ll128", tree_ll128_bw, "Tree with LL128 (`perChMaxTreeLL128Bws`)")              \
+  X(2, "tree", tree_bw, "Tree (`perChMaxTreeBws`)")                                           \
+  X(3, "nvls_tree", nvls_tree_bw, "NVLSTree (`perChMaxNVLSTreeBws`)")
+static const FsSchema per_ch_schemas[] = {
+#define X(i, name, member, d) [i] = {name, NULL, per_ch_row_fields, G_N_ELEMENTS(per_ch_row_fields)},
+  PER_CH_CAPS(X)
+#undef X
+};
+static const FsSchemaField per_ch_fields[] = {
+  SOURCE,
+#define X(i, name, member, d)                                                                \
+  NESTED(name, POFF(member), per_ch_schemas[i], TRUE, "table `nccl.per_channel_rows`", d),
+  PER_CH_CAPS(X)
+#undef X
+};
+SCHEMA(per_ch_schema, "per_channel_max_bw_gbps", per_ch_fields);
+
+#define ARCH_EFF(id, name) NUM(name, FS_NCCL_ROW_##id * sizeof(double), "1", name " row"),
+static const FsSchemaField nvls_eff_fields[] = {SOURCE, FS_NCCL_ARCH_ROWS(ARCH_EFF)};
+#undef ARCH_EFF
+SCHEMA(nvls_eff_schema, "nvls_efficiency", nvls_eff_fields);
+
+#define PROTO_CORR(id, name)                                                                 \
+  ROW(name, FS_PROTO_##id * sizeof(double[FS_NCCL_TREE_CORR_N]), FS_NCCL_TREE_CORR_N,       \
+      name ": factors for 64 B, 128 B, … 256 MB"),
+static const FsSchemaField tree_corr_fields[] = {SOURCE, FS_COLL_PROTOS(PROTO_CORR)};
+#undef PROTO_CORR
+SCHEMA(tree_corr_schema, "tree_correction", tree_corr_fields);
+
+static const FsSchemaField algorithms_fields[] = {
+  SOURCE,
+  {.key = "absent", .type = FS_SCHEMA_SET, .offset = POFF(algo_absent), .required = TRUE,
+   .names = algo_names, .label = "NCCL algorithm",
+   .doc = "the NCCL algorithms the release does not have"},
+};
+SCHEMA(algorithms_schema, "algorithms", algorithms_fields);
+
+#define TABLE(k, req, sch, off, text) NESTED(k, off, sch, req, "table `nccl." k "`", text)
 static const FsSchemaField top_fields[] = {
-  {.key = "nccl_version", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE,
-   .required = TRUE, .doc = "the NCCL release the numbers are from; printed in headers and `explain`"},
-  FIXED("steps", TRUE, steps_schema, "`value`: NCCL_STEPS, buffer slots per connection (1 to 64)"),
-  TABLE("protocols", TRUE, "for `LL`, `LL128`, `Simple`: a protocol table (below)"),
-  TABLE("base_latency_us", TRUE,
-        "`baseLatencies`: per algorithm (`Tree`, `Ring`, `CollNetDirect`, `CollNetChain`, `NVLS`, "
-        "`NVLSTree`, `PAT`) a list `[LL, LL128, Simple]` in µs"),
-  TABLE("hw_latency_us", TRUE, "`hwLatencies`: for `NVLINK`, `PCI`, `NET`, the same per-algorithm lists"),
-  TABLE("arch_rows", TRUE,
+  {.key = "nccl_version", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .doc = "the NCCL release the numbers are from; printed in headers and `explain`"},
+  TABLE("steps", TRUE, steps_schema, FS_SCHEMA_NOWHERE,
+        "`value`: NCCL_STEPS, buffer slots per connection (1 to 64)"),
+  TABLE("protocols", TRUE, protocols_schema, POFF(proto),
+        "for `LL`, `LL128`, `Simple`: a protocol table (`nccl.protocol`)"),
+  TABLE("base_latency_us", TRUE, base_lat_schema, POFF(base_lat),
+        "`baseLatencies`: per algorithm a list `[LL, LL128, Simple]` in µs"),
+  TABLE("hw_latency_us", TRUE, hw_lat_schema, POFF(hw_lat),
+        "`hwLatencies`: for `NVLINK`, `PCI`, `NET`, the same per-algorithm lists"),
+  TABLE("arch_rows", TRUE, arch_rows_schema, FS_SCHEMA_NOWHERE,
         "GPU architecture name (as in the catalog) → row of the per-arch tables (`volta`, "
         "`ampere`, `hopper`, `blackwell`)"),
-  TABLE("ll_max_bw_gbps", TRUE,
+  TABLE("ll_max_bw_gbps", TRUE, ll_max_schema, FS_SCHEMA_NOWHERE,
         "`llMaxBws`: `single_host` per row; `intel` and `amd` as `[2 hosts, 4+ hosts]`"),
-  TABLE("per_channel_max_bw_gbps", TRUE,
+  TABLE("per_channel_max_bw_gbps", TRUE, per_ch_schema, FS_SCHEMA_NOWHERE,
         "`ring_ll128`, `tree_ll128`, `tree`, `nvls_tree`: per row, `[1 host, 2 hosts, 4+ hosts]` "
         "GB/s per channel"),
-  TABLE("nvls_efficiency", TRUE, "per row"),
-  TABLE("tree_correction", TRUE,
+  TABLE("nvls_efficiency", TRUE, nvls_eff_schema, POFF(nvls_eff), "per row"),
+  TABLE("tree_correction", TRUE, tree_corr_schema, POFF(tree_corr),
         "per protocol, 24 factors for 64 B … 256 MB (`treeCorrectionFactor`)"),
-  FIXED("net_overhead_us", TRUE, overhead_schema, "`intel`, `amd`, `other` µs; `simple_multiplier`"),
-  FIXED("bandwidth_factors", TRUE, factor_schema,
+  TABLE("net_overhead_us", TRUE, overhead_schema, FS_SCHEMA_NOWHERE,
+        "`intel`, `amd`, `other` µs; `simple_multiplier`"),
+  TABLE("bandwidth_factors", TRUE, factor_schema, FS_SCHEMA_NOWHERE,
         "the named refinements of `ncclTopoTuneModel` (see comments in the file); optional, for "
         "older releases: `ring_ll128_one_rank_per_node` (Ring+LL128 factor when ppn < 2; default "
         "`ring_ll128`), `ring_ll_one_host_other` (Ring+LL factor on one host for collectives "
         "other than all_reduce and reduce; absent: `ring_ll`), `nvls_legacy_ratio` (NVLS before "
         "2.28: algbw = nCh × min(bwIntra, bwInter; halved for NVLSTree beyond 2 nodes) × this "
         "ratio, instead of the `nvls_efficiency` model)"),
-  FIXED("channels", TRUE, channels_schema,
+  TABLE("channels", TRUE, channels_schema, FS_SCHEMA_NOWHERE,
         "`max`: channels of the ring/tree graphs; `nvls`: NVLS channels (fabricsim divides a "
         "GPU's bandwidth among them)"),
-  FIXED("p2p", TRUE, p2p_schema,
+  TABLE("p2p", TRUE, p2p_schema, FS_SCHEMA_NOWHERE,
         "point-to-point chunk sizes (`nvl_chunk`, `net_chunk`) and `ll_threshold` (bytes per "
         "peer up to which send/recv uses LL)"),
-  FIXED("p2p_schedule", FALSE, p2p_sched_schema,
+  TABLE("p2p_schedule", FALSE, p2p_sched_schema, FS_SCHEMA_NOWHERE,
         "absent: point-to-point ops keep the collective channels, with no per-channel network "
         "cap. NCCL's scheduling of send/recv across hosts (`src/coll/p2p-sched.h`): "
         "`net_peer_rule` `fixed` (2.18–2.19: `net_peer_channels` per network peer), `scale` "
@@ -380,50 +396,47 @@ static const FsSchemaField top_fields[] = {
         "max] part size of an op, in p2p chunks); `per_channel_net_bw_gbps` "
         "(NCCL_P2P_PER_CHANNEL_NET_BW, 2.29's 14 GB/s: the most one channel moves over the "
         "network, used as a cap in every release)"),
-  FIXED("ring_kernel", FALSE, ring_kernel_schema,
+  TABLE("ring_kernel", FALSE, ring_kernel_schema, FS_SCHEMA_NOWHERE,
         "absent = 0: `local_copy_sm_share`, the speed of the ring kernel's one local copy per "
         "loop, as a fraction of one SM's share of the GPU's memory bandwidth (catalog "
         "`memory_bandwidth` × calibrated memory efficiency / `sms`); 0 makes the copy free"),
-  FIXED("host_launch", FALSE, host_launch_schema,
+  TABLE("host_launch", FALSE, host_launch_schema, FS_SCHEMA_NOWHERE,
         "absent = 0 (no floor): `launch_us`, the host's cost of issuing one GPU's collective "
         "(one kernel launch inside an NCCL group) in an nccl-tests iteration; a thread driving "
         "`-g N` GPUs issues N of them per iteration, which floors the iteration's time "
         "(`src/coll/launch.h`)"),
-  FIXED("coll_net_channel", FALSE, coll_net_channel_schema,
+  TABLE("coll_net_channel", FALSE, coll_net_channel_schema, FS_SCHEMA_NOWHERE,
         "absent = 0 (no cap): `bw_gbps`, the most one channel of a collective (one thread block "
         "and its network connection) moves across hosts: every connection of a collective's plan "
         "that crosses hosts runs at most at it (`src/collrun/exec-params.c`)"),
-  TABLE("algorithms", FALSE,
+  TABLE("collnet_allgather_reducescatter", FALSE, collnet_agrs_schema, FS_SCHEMA_NOWHERE,
+        "absent: the release runs CollNet (SHARP) for all_reduce only; present (2.20+): "
+        "CollNetDirect also runs all_gather and reduce_scatter when every rank of a host has a "
+        "NIC of its own, with bus bandwidth = ranks per node × min(bwIntra, bwInter × "
+        "`inter_factor`) × the factor interpolated between `one_rank_per_node` and "
+        "`eight_ranks_per_node`"),
+  TABLE("algorithms", FALSE, algorithms_schema, FS_SCHEMA_NOWHERE,
         "`absent`, a list of NCCL algorithms the release does not have (the tuner never costs "
         "them; `PAT` before 2.23)"),
 };
 #undef TABLE
-static const FsSchema top_schema = {"NCCL parameters", NULL, top_fields, G_N_ELEMENTS(top_fields)};
-
-#define OFF(member) offsetof(FsNcclProto, member)
-static const FsSchemaField proto_fields[] = {
-  {.key = "buffer", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE, .offset = OFF(buffer),
-   .required = TRUE, .doc = "bytes per connection (at least `steps`)"},
-  {.key = "chunk_steps", .type = FS_SCHEMA_UINT, .offset = OFF(chunk_steps), .required = TRUE,
-   .value_doc = "integer from 1 to `steps`", .doc = "slots per pipelined chunk"},
-  {.key = "slice_steps", .type = FS_SCHEMA_UINT, .offset = OFF(slice_steps), .required = TRUE,
-   .value_doc = "integer from 1 to `steps`",
-   .doc = "slots per slice, the unit that moves (at most `chunk_steps`)"},
-  {.key = "payload", .type = FS_SCHEMA_DOUBLE, .offset = OFF(payload), .required = TRUE,
-   .min = "0", .max = "1", .doc = "payload bytes per wire byte (above 0)"},
-  {.key = "max_threads", .type = FS_SCHEMA_UINT, .offset = OFF(max_threads), .required = TRUE,
-   .min = "1", .max = "65536", .doc = "threads per block"},
-  {.key = "thread_threshold", .type = FS_SCHEMA_UINT, .offset = OFF(thread_threshold),
-   .required = TRUE, .min = "0", .max = "1048576",
-   .doc = "bytes per thread under which NCCL drops channels"},
-};
-#undef OFF
-static const FsSchema proto_schema = {"protocol", NULL, proto_fields, G_N_ELEMENTS(proto_fields)};
+SCHEMA(top_schema, "NCCL parameters", top_fields);
 
 static const FsSchemaEntry schemas[] = {
   {"nccl.file", &top_schema},
-  {"nccl.protocol", &proto_schema},
   {"nccl.steps", &steps_schema},
+  {"nccl.protocols", &protocols_schema},
+  {"nccl.protocol", &proto_schema},
+  {"nccl.base_latency_us", &base_lat_schema},
+  {"nccl.hw_latency_us", &hw_lat_schema},
+  {"nccl.hw_class", &hw_class_schemas[0]},
+  {"nccl.arch_rows", &arch_rows_schema},
+  {"nccl.ll_max_bw_gbps", &ll_max_schema},
+  {"nccl.ll_single_host", &ll_single_schema},
+  {"nccl.per_channel_max_bw_gbps", &per_ch_schema},
+  {"nccl.per_channel_rows", &per_ch_schemas[0]},
+  {"nccl.nvls_efficiency", &nvls_eff_schema},
+  {"nccl.tree_correction", &tree_corr_schema},
   {"nccl.net_overhead_us", &overhead_schema},
   {"nccl.bandwidth_factors", &factor_schema},
   {"nccl.channels", &channels_schema},
@@ -432,6 +445,8 @@ static const FsSchemaEntry schemas[] = {
   {"nccl.ring_kernel", &ring_kernel_schema},
   {"nccl.host_launch", &host_launch_schema},
   {"nccl.coll_net_channel", &coll_net_channel_schema},
+  {"nccl.collnet_allgather_reducescatter", &collnet_agrs_schema},
+  {"nccl.algorithms", &algorithms_schema},
 };
 
 const FsSchemaEntry *fs_nccl_params_schemas(guint *n)
@@ -440,165 +455,86 @@ const FsSchemaEntry *fs_nccl_params_schemas(guint *n)
   return schemas;
 }
 
+/* FsSchemaRead.any_key of arch_rows: appends the architecture and its row. */
+static gboolean arch_row_seen(const FsSchemaField *field, const FsYamlNode *key,
+                              const FsYamlNode *node, gconstpointer value, gpointer data,
+                              GError **error)
+{
+  (void)field, (void)node, (void)error;
+  FsNcclParams *p = data;
+  p->arch_names = g_renew(char *, p->arch_names, p->n_archs + 2);
+  p->arch_rows = g_renew(FsNcclRow, p->arch_rows, p->n_archs + 2);
+  p->arch_names[p->n_archs] = g_strdup(key->value);
+  p->arch_rows[p->n_archs++] = (FsNcclRow) * (const int *)value;
+  p->arch_names[p->n_archs] = NULL;
+  return TRUE;
+}
+
+/* A protocol's chunk_steps or slice_steps (key) lies in 1 .. the file's steps. */
+static gboolean check_steps(const FsNcclParams *p, const FsYamlNode *m, const char *key,
+                            guint v, GError **error)
+{
+  if (v >= 1 && v <= p->steps)
+    return TRUE;
+  fs_yaml_error(error, fs_yaml_map_get(m, key), "expected an integer from 1 to %u, got %u",
+                p->steps, v);
+  return FALSE;
+}
+
+/* Fills p from the root map of an NCCL parameter file: one walk of the
+ * schema above stores every table; then what the tables cannot say — a
+ * protocol's steps within the file's `steps` and its buffer of at least
+ * `steps` bytes, part sizes with min <= max, the defaults one key takes
+ * from another.  A YAML error at the offending node and FALSE on the
+ * first problem. */
 static gboolean load(FsNcclParams *p, const FsYamlNode *root, GError **error)
 {
-  /* The walk reads the tables with fixed keys into p (fixed_tables). */
-  if (!fs_schema_read(&top_schema, root, p, NULL, error))
+  FsSchemaRead opts = {.any_key = arch_row_seen, .data = p};
+  p->arch_names = g_new0(char *, 1);
+  p->arch_rows = g_new0(FsNcclRow, 1);
+  if (!fs_schema_read(&top_schema, root, p, &opts, error))
     return FALSE;
   p->version = g_strdup(fs_yaml_map_get(root, "nccl_version")->value);
-  static const char *const fixed_tables[] = {"steps", "net_overhead_us", "bandwidth_factors",
-                                             "channels", "p2p", "ring_kernel", "host_launch",
-                                             "coll_net_channel"};
-  for (guint i = 0; i < G_N_ELEMENTS(fixed_tables); i++) {
-    const FsYamlNode *ft = fs_yaml_map_get(root, fixed_tables[i]);
-    if (ft != NULL && !check_source(ft, fixed_tables[i], error))
-      return FALSE;
-  }
+  p->collnet_agrs = fs_yaml_map_get(root, "collnet_allgather_reducescatter") != NULL;
 
-  const FsYamlNode *t = get_table(root, "protocols", proto_names(), FS_PROTO_N, NULL, error);
-  if (t == NULL)
-    return FALSE;
+  const FsYamlNode *t = fs_yaml_map_get(root, "protocols");
   for (guint i = 0; i < FS_PROTO_N; i++) {
-    const char *name = proto_names()[i];
-    const FsYamlNode *m = fs_yaml_require_key(t, name, "protocols", error);
-    FsNcclProto *pr = &p->proto[i];
-    uint64_t cs, ss;
-    /* The file's own steps bound the protocol's (the table cannot say). */
-    if (m == NULL || !fs_schema_read(&proto_schema, m, pr, NULL, error) ||
-        !get_uint(m, "chunk_steps", name, 1, p->steps, &cs, error) ||
-        !get_uint(m, "slice_steps", name, 1, p->steps, &ss, error))
+    const char *name = protocols_fields[1 + i].key;
+    const FsYamlNode *m = fs_yaml_map_get(t, name);
+    const FsNcclProto *pr = &p->proto[i];
+    if (!check_steps(p, m, "chunk_steps", pr->chunk_steps, error) ||
+        !check_steps(p, m, "slice_steps", pr->slice_steps, error))
       return FALSE;
-    if (pr->payload <= 0 || pr->buffer < p->steps) {
-      fs_yaml_error(error, m, "protocol %s needs a payload fraction above 0 and a buffer of at least %u bytes",
-                    name, p->steps);
+    if (pr->buffer < p->steps) {
+      fs_yaml_error(error, fs_yaml_map_get(m, "buffer"),
+                    "protocol %s needs a buffer of at least %u bytes (one per step)", name,
+                    p->steps);
       return FALSE;
     }
-    if (ss > cs) {
+    if (pr->slice_steps > pr->chunk_steps) {
       fs_yaml_error(error, fs_yaml_map_get(m, "slice_steps"),
-                    "protocol %s: slice_steps (%" G_GUINT64_FORMAT ") must not exceed chunk_steps (%" G_GUINT64_FORMAT ")",
-                    name, ss, cs);
+                    "protocol %s: slice_steps (%u) must not exceed chunk_steps (%u)", name,
+                    pr->slice_steps, pr->chunk_steps);
       return FALSE;
     }
-  }
-
-  t = get_table(root, "base_latency_us", algo_names(), FS_NCCL_ALGO_N, NULL, error);
-  if (t == NULL || !load_algo_proto(t, p->base_lat, "base_latency_us", error))
-    return FALSE;
-  t = get_table(root, "hw_latency_us", hw_names, FS_NCCL_HW_N, NULL, error);
-  if (t == NULL)
-    return FALSE;
-  for (guint h = 0; h < FS_NCCL_HW_N; h++) {
-    const FsYamlNode *m = fs_yaml_require_key(t, hw_names[h], "hw_latency_us", error);
-    if (m == NULL || !fs_yaml_require_map(m, error) ||
-        !fs_yaml_check_keys(m, algo_names(), hw_names[h], error) ||
-        !load_algo_proto(m, p->hw_lat[h], hw_names[h], error))
-      return FALSE;
-  }
-
-  t = get_table(root, "arch_rows", NULL, 0, NULL, error);
-  if (t == NULL)
-    return FALSE;
-  p->arch_names = g_new0(char *, t->n + 1);
-  p->arch_rows = g_new0(FsNcclRow, t->n + 1);
-  for (guint i = 0; i < t->n; i++) {
-    const char *arch = t->keys[i]->value, *row;
-    if (strcmp(arch, "source") == 0)
-      continue;
-    if (!fs_yaml_get_string(t->values[i], &row, error))
-      return FALSE;
-    guint r;
-    if (!fs_names_index(row_names, FS_NCCL_ROW_N, row, &r)) {
-      fs_yaml_error(error, t->values[i],
-                    "expected an architecture row (volta, ampere, hopper, blackwell), got \"%s\"", row);
-      return FALSE;
-    }
-    p->arch_names[p->n_archs] = g_strdup(arch);
-    p->arch_rows[p->n_archs++] = (FsNcclRow)r;
-  }
-
-  static const char *const ll_keys[] = {"single_host", "intel", "amd", NULL};
-  t = get_table(root, "ll_max_bw_gbps", ll_keys, 3, NULL, error);
-  if (t == NULL)
-    return FALSE;
-  const FsYamlNode *m = fs_yaml_require_key(t, "single_host", "ll_max_bw_gbps", error);
-  if (m == NULL || !load_arch_rows(m, 1, p->ll_max_bw_single, "single_host", error))
-    return FALSE;
-  for (guint i = 0; i < 2; i++) {
-    m = fs_yaml_require_key(t, ll_keys[1 + i], "ll_max_bw_gbps", error);
-    if (m == NULL || !get_row(m, 2, p->ll_max_bw_multi[i], error))
-      return FALSE;
-  }
-
-  static const char *const ch_keys[] = {"ring_ll128", "tree_ll128", "tree", "nvls_tree", NULL};
-  t = get_table(root, "per_channel_max_bw_gbps", ch_keys, 4, NULL, error);
-  if (t == NULL)
-    return FALSE;
-  double *ch_out[4] = {&p->ring_ll128_bw[0][0], &p->tree_ll128_bw[0][0], &p->tree_bw[0][0],
-                       &p->nvls_tree_bw[0][0]};
-  for (guint i = 0; i < 4; i++) {
-    m = fs_yaml_require_key(t, ch_keys[i], "per_channel_max_bw_gbps", error);
-    if (m == NULL || !load_arch_rows(m, 3, ch_out[i], ch_keys[i], error))
-      return FALSE;
-  }
-
-  t = get_table(root, "nvls_efficiency", row_names, FS_NCCL_ROW_N, NULL, error);
-  if (t == NULL)
-    return FALSE;
-  for (guint r = 0; r < FS_NCCL_ROW_N; r++)
-    if (!get_number(t, row_names[r], "nvls_efficiency", 1.0, &p->nvls_eff[r], error))
-      return FALSE;
-
-  t = get_table(root, "tree_correction", proto_names(), FS_PROTO_N, NULL, error);
-  if (t == NULL)
-    return FALSE;
-  for (guint i = 0; i < FS_PROTO_N; i++) {
-    m = fs_yaml_require_key(t, proto_names()[i], "tree_correction", error);
-    if (m == NULL || !get_row(m, FS_NCCL_TREE_CORR_N, p->tree_corr[i], error))
-      return FALSE;
   }
 
   t = fs_yaml_map_get(root, "bandwidth_factors");
   if (fs_yaml_map_get(t, "ring_ll128_one_rank_per_node") == NULL)
     p->f_ring_ll128_one_ppn = p->f_ring_ll128;
-  if (p->f_tree_ll_div <= 0 || p->pat_inter_div <= 0) {
-    fs_yaml_error(error, fs_yaml_map_get(t, "tree_ll_divisor"), "expected tree_ll_divisor and pat_inter_divisor above 0");
-    return FALSE;
-  }
-
-  t = fs_yaml_map_get(root, "p2p");
-  if (p->p2p_nvl_chunk == 0 || p->p2p_net_chunk == 0) {
-    fs_yaml_error(error, t, "p2p chunk sizes must be at least 1 byte");
-    return FALSE;
-  }
 
   t = fs_yaml_map_get(root, "p2p_schedule");
-  if (t != NULL && !load_p2p_schedule(p, t, error))
-    return FALSE;
-
-  /* Optional: the algorithms a release lacks (PAT before 2.23). */
-  if (fs_yaml_map_get(root, "algorithms") != NULL) {
-    static const char *const al_keys[] = {"absent", NULL};
-    t = get_table(root, "algorithms", al_keys, 1, NULL, error);
-    if (t == NULL)
-      return FALSE;
-    const FsYamlNode *abs = fs_yaml_require_key(t, "absent", "algorithms", error);
-    if (abs == NULL || !fs_yaml_require_seq(abs, error))
-      return FALSE;
-    for (guint i = 0; i < abs->n; i++) {
-      const char *name;
-      guint a;
-      if (!fs_yaml_get_string(abs->values[i], &name, error))
-        return FALSE;
-      if (!fs_names_index(algo_names(), FS_NCCL_ALGO_N, name, &a)) {
-        fs_yaml_error(error, abs->values[i],
-                      "expected an NCCL algorithm (Tree, Ring, CollNetDirect, CollNetChain, NVLS, "
-                      "NVLSTree, PAT), got \"%s\"", name);
+  if (t != NULL) {
+    static const char *const parts[] = {"part_net", "part_host"};
+    const double *vals[] = {p->p2p.part_net, p->p2p.part_host};
+    for (guint i = 0; i < G_N_ELEMENTS(parts); i++)
+      if (vals[i][1] < vals[i][0]) {
+        fs_yaml_error(error, fs_yaml_map_get(t, parts[i]),
+                      "expected [min, max] part sizes in chunks with 0 < min <= max");
         return FALSE;
       }
-      p->algo_absent |= (guint64)1 << a;
-    }
+    p->p2p.on = TRUE;
   }
-
   return TRUE;
 }
 

@@ -155,6 +155,12 @@ typedef struct {
    * from the environment (fs_nccl_params_apply_env); 0 = unset.  Applied to
    * a communicator's channel counts by fs_nccl_params_channels. */
   guint env_min_ctas, env_max_ctas, env_min_nchannels, env_max_nchannels;
+  /* collnet_allgather_reducescatter (optional table, 2.20+): CollNetDirect
+   * runs all_gather and reduce_scatter (collnet_agrs TRUE); bus bandwidth
+   * = ppn × min(bwIntra, bwInter × inter (when > 0)) × the factor
+   * interpolated linearly in ppn between ppn1 (1 rank per node) and ppn8. */
+  gboolean collnet_agrs;
+  double collnet_agrs_ppn1, collnet_agrs_ppn8, collnet_agrs_inter;
 } FsNcclParams;
 
 /* Loads a params file.  NULL with error (file:line:col) on any problem:

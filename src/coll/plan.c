@@ -19,6 +19,7 @@ struct FsCollPlan {
   uint64_t xfer_bytes;
   guint width;     /* channels each step stands for (fs_coll_plan_fold) */
   guint max_conn;  /* most transfers on one connection */
+  guint n_conns;   /* connections (FsCollStep.conn) */
   guint lat_depth; /* fs_coll_plan_latency_depth + 1, once computed (0: not yet) */
 };
 
@@ -27,14 +28,34 @@ typedef struct {
   uint32_t src, dst, channel, lane;
 } ConnKey;
 
-/* A connection's table entry: the key (first, so that the entry is its own
- * hash key) and its last transfer.  One allocation per connection, updated
- * in place by later transfers on it. */
+/* A connection's entry in the builder's table (ConnTable): its key, its
+ * last transfer, its index (FsCollStep.conn) and the next entry of its
+ * chain; count 0: made by the lookup, no transfer stored yet. */
 typedef struct {
   ConnKey key;
   uint32_t last;
   uint32_t count;  /* transfers on the connection */
+  uint32_t id;
+  uint32_t next;   /* in the pool; FS_STEP_NONE ends the chain */
 } ConnEntry;
+
+/* The builder's connections, looked up once per transfer (the builder's
+ * inner loop): entries in one pool in the order they were made, chained
+ * per (channel, source endpoint) from a head array per channel indexed by
+ * the source (ranks, then NVLS switches, then CollNet switches, each
+ * index modulo the communicator's size: a chain compares whole keys).  A
+ * source has a few connections per channel, and the algorithms make the
+ * transfers of one channel rank after rank, so a lookup reads one head
+ * near the last one and entries made together: no hashing, no allocation
+ * per connection, few cache misses on thousands of ranks. */
+#define FS_PLAN_CONN_TABLES 64
+
+typedef struct {
+  ConnEntry *pool;
+  guint n, cap;
+  guint n_ep;                          /* slots per endpoint kind: the communicator's size */
+  uint32_t *head[FS_PLAN_CONN_TABLES]; /* by channel (mod); NULL: not used yet */
+} ConnTable;
 
 /* Folding while building (fs_coll_plan_new_folded): the algorithm still
  * makes every step, but a channel that turns out identical to an earlier
@@ -48,6 +69,7 @@ typedef struct {
   uint32_t vcount;    /* steps made */
   uint32_t vbase[64]; /* virtual id of channel c's first step */
   uint32_t sbase[64]; /* stored id of channel c's first step (while kept) */
+  uint32_t cbase[64]; /* the plan's connection count when channel c began */
   guint rep[64];      /* the kept channel c equals (c itself when kept) */
   guint size[64];     /* channels equal to kept channel c, c included */
   guint count[64];    /* steps of kept channel c */
@@ -58,7 +80,7 @@ struct FsPlanBuilder {
   FsCollPlan *plan;
   GArray *fifo_prev; /* uint32_t per step: the previous transfer on its connection */
   gboolean overflow;  /* past FS_COLL_PLAN_MAX_STEPS: further steps are dropped */
-  GHashTable *conns; /* set of ConnEntry*, keyed by their ConnKey */
+  ConnTable conns;
   guint cur_channel; /* channel of the last transfer (for reductions) */
   FoldBuild fold;
   guint steps_cap, deps_cap, fifo_cap; /* elements allocated (see reserve) */
@@ -123,17 +145,38 @@ const FsCollAlgo *fs_coll_algo_for_nccl(FsNcclAlgo a)
   return NULL;
 }
 
-static guint conn_hash(gconstpointer p)
+static inline gboolean conn_equal(const ConnKey *a, const ConnKey *b)
 {
-  const ConnKey *k = p;
-  guint64 h = ((guint64)k->src * 0x9E3779B97F4A7C15ull) ^ ((guint64)k->dst * 0xC2B2AE3D27D4EB4Full) ^
-              ((guint64)(k->channel * 256u + k->lane) * 0x165667B19E3779F9ull);
-  return (guint)(h ^ (h >> 32));
+  return a->src == b->src && a->dst == b->dst && a->channel == b->channel && a->lane == b->lane;
 }
 
-static gboolean conn_equal(gconstpointer a, gconstpointer b)
+/* The entry of connection k; a new one (count 0) when there is none. */
+static ConnEntry *conn_table_get(ConnTable *t, const ConnKey *k)
 {
-  return memcmp(a, b, sizeof(ConnKey)) == 0;
+  guint c = k->channel % FS_PLAN_CONN_TABLES;
+  if (t->head[c] == NULL) {
+    t->head[c] = g_new(uint32_t, 3 * t->n_ep);
+    memset(t->head[c], 0xff, sizeof(uint32_t) * 3 * t->n_ep);
+  }
+  guint kind = FS_EP_KIND(k->src) == FS_EP_RANK_KIND   ? 0
+               : FS_EP_KIND(k->src) == FS_EP_NVLS_KIND ? 1
+                                                       : 2;
+  uint32_t *h = &t->head[c][kind * t->n_ep + FS_EP_INDEX(k->src) % t->n_ep];
+  for (uint32_t i = *h; i != FS_STEP_NONE; i = t->pool[i].next)
+    if (conn_equal(&t->pool[i].key, k))
+      return &t->pool[i];
+  if (t->n == t->cap) {
+    /* First: room for a few connections per endpoint and channel, so that
+     * large plans do not copy the pool at every doubling. */
+    t->cap = MAX(2 * t->cap, MAX(1024u, 4 * t->n_ep));
+    t->pool = g_renew(ConnEntry, t->pool, t->cap);
+  }
+  ConnEntry *e = &t->pool[t->n];
+  memset(e, 0, sizeof *e);
+  e->key = *k;
+  e->next = *h;
+  *h = t->n++;
+  return e;
 }
 
 const FsComm *fs_plan_comm(const FsPlanBuilder *b)
@@ -209,6 +252,7 @@ static gboolean fold_step(FsPlanBuilder *b, guint ch)
   f->seen[ch] = TRUE;
   f->vbase[ch] = f->vcount;
   f->sbase[ch] = b->plan->steps->len;
+  f->cbase[ch] = b->plan->n_conns;
   return TRUE;
 }
 
@@ -272,16 +316,17 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
   s.inter = hs == G_MAXUINT || hd == G_MAXUINT || hs != hd;
   /* FIFO: after the previous transfer on the same connection. */
   ConnKey key = {src, dst, channel, lane};
-  ConnEntry *conn = g_hash_table_lookup(b->conns, &key);
-  uint32_t fifo = conn ? conn->last : FS_STEP_NONE;
+  ConnEntry *conn = conn_table_get(&b->conns, &key);
+  gboolean fresh = conn->count == 0;
+  uint32_t fifo = fresh ? FS_STEP_NONE : conn->last;
+  /* A connection's index is its first stored transfer's order (folding
+   * while building takes back those of a dropped channel). */
+  s.conn = fresh ? p->n_conns : conn->id;
   uint32_t id = add_step(b, &s, deps, n, fifo);
   if (id == FS_STEP_NONE)
     return id;
-  if (conn == NULL) {
-    conn = g_new0(ConnEntry, 1);
-    conn->key = key;
-    g_hash_table_add(b->conns, conn);
-  }
+  if (fresh)
+    conn->id = p->n_conns++;
   conn->last = id;
   p->max_conn = MAX(p->max_conn, ++conn->count);
   b->cur_channel = channel;
@@ -295,7 +340,7 @@ uint32_t fs_plan_reduce(FsPlanBuilder *b, guint rank, uint64_t bytes, const uint
 {
   FsCollStep s = {
     .kind = FS_STEP_REDUCE, .src = FS_EP_RANK(rank), .dst = FS_EP_RANK(rank), .bytes = bytes,
-    .channel = (uint16_t)b->cur_channel,
+    .channel = (uint16_t)b->cur_channel, .conn = FS_STEP_NONE,
   };
   return add_step(b, &s, deps, n, FS_STEP_NONE);
 }
@@ -409,6 +454,7 @@ static void fold_channel_end(FsPlanBuilder *b)
         g_array_set_size(p->deps, step_at(p, f->sbase[c])->dep_off);
       g_array_set_size(p->steps, f->sbase[c]);
       g_array_set_size(b->fifo_prev, f->sbase[c]);
+      p->n_conns = f->cbase[c];
       return;
     }
   f->rep[c] = c;
@@ -484,8 +530,8 @@ static FsCollPlan *build_plan_mode(const FsComm *comm, const FsCollAlgo *algo,
   p->deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   FsPlanBuilder b = {
     .plan = p,
-    .conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL),
     .fifo_prev = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
+    .conns = {.n_ep = MAX(fs_comm_size(comm), 1u)},
   };
   if (route_fixed != NULL) {
     b.fold.on = TRUE;
@@ -493,7 +539,9 @@ static FsCollPlan *build_plan_mode(const FsComm *comm, const FsCollAlgo *algo,
   }
   if (fs_comm_size(comm) > 1)
     algo->build(&b);
-  g_hash_table_destroy(b.conns);
+  for (guint t = 0; t < FS_PLAN_CONN_TABLES; t++)
+    g_free(b.conns.head[t]);
+  g_free(b.conns.pool);
   if (route_fixed != NULL && !b.overflow && !fold_finish(&b, route_fixed, ctx)) {
     *unfolded = TRUE;
     g_array_unref(b.fifo_prev);
@@ -669,6 +717,11 @@ const uint32_t *fs_coll_plan_credits(const FsCollPlan *p, guint i, guint *n)
 guint fs_coll_plan_width(const FsCollPlan *p)
 {
   return p->width;
+}
+
+guint fs_coll_plan_n_conns(const FsCollPlan *p)
+{
+  return p->n_conns;
 }
 
 guint fs_coll_plan_max_conn_xfers(const FsCollPlan *p)
@@ -857,10 +910,12 @@ static guint gcd(guint a, guint b)
 static gboolean routes_fixed(const FsCollPlan *p, FsCollRouteFixedFn fixed, void *ctx)
 {
   g_autoptr(GHashTable) seen = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, NULL);
+  g_autofree gboolean *conn_seen = g_new0(gboolean, p->n_conns + 1); /* one look per connection */
   for (guint i = 0; i < p->steps->len; i++) {
     const FsCollStep *s = step_at(p, i);
-    if (s->kind != FS_STEP_XFER)
+    if (s->kind != FS_STEP_XFER || conn_seen[s->conn])
       continue;
+    conn_seen[s->conn] = TRUE;
     int a = fs_coll_ep_node(p->comm, s->src, s->channel);
     int b = fs_coll_ep_node(p->comm, s->dst, s->channel);
     if (a < 0 || b < 0)
@@ -890,6 +945,7 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
   g_autofree guint *size = g_new0(guint, nch); /* class size, at the representative */
   g_autofree guint *kept = g_new0(guint, nch); /* members kept so far, at the representative */
   g_autofree uint32_t *map = NULL;
+  g_autofree uint32_t *conn_map = NULL; /* a kept connection's new index */
   FsCollPlan *f = NULL;
   guint k = 0;
   for (guint i = 0; i < n; i++) {
@@ -938,6 +994,8 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
   f->steps = g_array_sized_new(FALSE, FALSE, sizeof(FsCollStep), n);
   f->deps = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), p->deps->len);
   map = g_new(uint32_t, n);
+  conn_map = g_new(uint32_t, p->n_conns + 1);
+  memset(conn_map, 0xff, sizeof(uint32_t) * (p->n_conns + 1));
   /* The kept steps' new ids first: credits may point forward. */
   for (guint i = 0, m = 0; i < n; i++)
     map[i] = keep[step_at(p, i)->channel] ? m++ : FS_STEP_NONE;
@@ -948,6 +1006,11 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *p, FsCollRouteFixedFn route_fixe
     FsCollStep t = *s;
     t.width = (uint8_t)k;
     t.dep_off = f->deps->len;
+    if (s->kind == FS_STEP_XFER) {
+      if (conn_map[s->conn] == FS_STEP_NONE)
+        conn_map[s->conn] = f->n_conns++;
+      t.conn = conn_map[s->conn];
+    }
     guint nd = s->n_deps + s->n_credits;
     if (nd > 0) { /* a plan with no dependency at all has no deps array */
       const uint32_t *d = &g_array_index(p->deps, uint32_t, s->dep_off);

@@ -88,6 +88,9 @@ typedef enum {
 typedef struct {
   FsCollStepKind kind;
   FsCollEp src, dst;
+  uint32_t conn;      /* a transfer's connection (channel, lane, src, dst) as an index
+                         0 .. fs_coll_plan_n_conns() − 1, numbered in the order of
+                         their first transfer; FS_STEP_NONE for a reduction */
   uint64_t bytes;     /* payload bytes (the protocol's wire overhead is the executor's) */
   uint16_t channel;
   uint8_t lane;       /* FIFO lane within the connection (see fs_plan_xfer_lane) */
@@ -238,6 +241,9 @@ FsCollPlan *fs_coll_plan_new_folded(const FsComm *comm, const FsCollAlgo *algo,
 guint fs_coll_plan_width(const FsCollPlan *plan);
 /* The most transfers any connection (channel, lane, src, dst) carries. */
 guint fs_coll_plan_max_conn_xfers(const FsCollPlan *plan);
+/* How many connections the plan's transfers use (FsCollStep.conn is below
+ * it): a table indexed by it replaces a lookup per transfer.  O(1). */
+guint fs_coll_plan_n_conns(const FsCollPlan *plan);
 /* Channel ch's share of bytes split over nchannels (what fs_plan_split
  * gives the algorithms: whole elements of dtype, the remainder to the last
  * channel). */

@@ -172,6 +172,19 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
   } else if (a == FS_NCCL_ALGO_PAT) {
     bus *= p->f_pat;
     say(why, "  PAT: × %.2f = %.2f GB/s\n", p->f_pat, bus);
+  } else if (a == FS_NCCL_ALGO_COLLNET_DIRECT && agrs) {
+    /* 2.20+: every rank of a host needs a head (NIC) of its own. */
+    if (!p->collnet_agrs || ppn > sys->collnet_heads)
+      return FALSE;
+    /* NCCL's CollNet graph gives each GPU a channel to its NIC at the NIC's
+     * speed: bwIntra = bwInter = one GPU's network bandwidth. */
+    double cap = p->collnet_agrs_inter > 0 ? sys->net_bw_gbps * MIN(1.0, p->collnet_agrs_inter)
+                                           : sys->net_bw_gbps;
+    double w = (ppn - 1) / 7.0;
+    double f = w * p->collnet_agrs_ppn8 + (1 - w) * p->collnet_agrs_ppn1;
+    bus = ppn * cap * f;
+    say(why, "  CollNetDirect all_gather/reduce_scatter: bus = %u ppn × %.2f GB/s × %.3f = %.2f GB/s\n",
+        ppn, cap, f, bus);
   } else if (a == FS_NCCL_ALGO_COLLNET_DIRECT) {
     double f = (double)ppn / nch;
     f -= (f - 1) / 2;

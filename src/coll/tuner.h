@@ -48,6 +48,7 @@ typedef struct {
                              per NIC across hosts, with the same NCCL_*_CTAS limits */
   guint nvls_channels;    /* channels NVLS uses (0: no NVLS) */
   gboolean collnet;       /* a CollNet/SHARP switch is available */
+  guint collnet_heads;    /* distinct NICs (CollNet heads) of the host with the fewest */
   gboolean ll128;         /* LL128 enabled (NCCL: NVLink inside the host) */
   /* The simulated network's own latency of one transfer inside a host and
    * across hosts (µs).  NCCL's hwLatencies include it, so the executor

@@ -101,6 +101,28 @@ static int root_switch(const FsTopo *topo, const int *leaves, guint n, guint pic
   return -1;
 }
 
+/* The fewest distinct NICs the ranks of one host reach first (NCCL's
+ * CollNet heads of a node: all_gather and reduce_scatter need one per
+ * rank). */
+static guint collnet_heads(FsRouter *router, const FsComm *comm)
+{
+  guint best = G_MAXUINT;
+  for (guint h = 0; h < fs_comm_n_hosts(comm); h++) {
+    guint m, distinct = 0;
+    const guint *ranks = fs_comm_host_ranks(comm, h, &m);
+    g_autofree int *nic = g_new(int, m);
+    for (guint j = 0; j < m; j++) {
+      nic[j] = fs_router_nearest_nic(router, (guint)fs_comm_gpu(comm, ranks[j]));
+      gboolean seen = nic[j] < 0;
+      for (guint i = 0; i < j && !seen; i++)
+        seen = nic[i] == nic[j];
+      distinct += !seen;
+    }
+    best = MIN(best, distinct);
+  }
+  return best == G_MAXUINT ? 0 : best;
+}
+
 /* Sets comm's CollNet switches (and groups) for nh hosts of L ranks;
  * FALSE when some rank has no reducing switch within reach. */
 static gboolean collnet_from_topo(FsRouter *router, FsComm *c, guint nh, guint L)
@@ -736,6 +758,7 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
     out->max_channels = nch;
   }
   out->collnet = fs_comm_collnet_switch(comm, 0) >= 0;
+  out->collnet_heads = out->collnet ? collnet_heads(router, comm) : 0;
   out->ll128 = out->intra_hw == FS_NCCL_HW_NVLINK;
   const FsGpuModel *gm = &g0->model->u.gpu;
   if (gm->sms > 0)

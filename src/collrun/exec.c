@@ -293,24 +293,6 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   return run;
 }
 
-/* A connection of the plan (fs_coll_step_same_conn), as a hash key of
- * fs_coll_share_caps. */
-typedef struct {
-  uint32_t src, dst, chl; /* chl: channel << 8 | lane */
-} ConnKey;
-
-static guint conn_hash(gconstpointer p)
-{
-  const ConnKey *k = p;
-  return (guint)fs_hash64(((uint64_t)k->src << 32 | k->dst) ^ fs_hash64(k->chl + 1));
-}
-
-static gboolean conn_equal(gconstpointer a, gconstpointer b)
-{
-  const ConnKey *x = a, *y = b;
-  return x->src == y->src && x->dst == y->dst && x->chl == y->chl;
-}
-
 /* Adds to load[ch] (a hash of channel + 1 → double bytes) what every path of
  * connection c puts on each of its channels: its bytes × the path's weight;
  * or, with cap != NULL, lowers cap[c] to the rate at which the connection's
@@ -350,7 +332,7 @@ double *fs_coll_share_caps(const FsCollPlan *plan, const FsFlowNet *net, uint64_
   const FsComm *comm = fs_coll_plan_comm(plan);
   const FsCollStep *st = n ? fs_coll_plan_step(plan, 0) : NULL;
   FsCollRun keyer = { .key_base = key << 32 };
-  g_autoptr(GHashTable) conns = g_hash_table_new_full(conn_hash, conn_equal, g_free, NULL);
+  g_autofree guint *conn_at = g_new0(guint, fs_coll_plan_n_conns(plan) + 1); /* FsCollStep.conn → c */
   g_autoptr(GHashTable) load = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   g_autoptr(GArray) pw = g_array_new(FALSE, FALSE, sizeof(double));      /* path weights */
   g_autoptr(GArray) ph = g_array_new(FALSE, FALSE, sizeof(FsChannelId)); /* [len, hops…] per path */
@@ -365,14 +347,13 @@ double *fs_coll_share_caps(const FsCollPlan *plan, const FsFlowNet *net, uint64_
     const FsCollStep *s = &st[i];
     if (s->kind != FS_STEP_XFER)
       continue;
-    ConnKey id = {s->src, s->dst, (uint32_t)s->channel << 8 | s->lane};
-    guint c = GPOINTER_TO_UINT(g_hash_table_lookup(conns, &id));
+    guint c = conn_at[s->conn];
     if (c == 0) {
       int a = fs_coll_ep_node(comm, s->src, s->channel), b = fs_coll_ep_node(comm, s->dst, s->channel);
       if (a < 0 || b < 0 || !paths(ctx, a, b, conn_key(&keyer, s), pw, ph))
         return NULL;
       c = off->len; /* connections from 1 */
-      g_hash_table_insert(conns, g_memdup2(&id, sizeof id), GUINT_TO_POINTER(c));
+      conn_at[s->conn] = c;
       guint end = pw->len;
       g_array_append_val(off, end);
       g_array_append_val(bytes, none);

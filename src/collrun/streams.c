@@ -173,8 +173,31 @@ static void ctx_links_clear(Ctx *c)
   c->n_links = 0;
 }
 
-/* Numbers the connections of k's plan (new ones become streams) and sums
- * their wire bytes. */
+/* The stream of transfer s's connection, numbered (a new stream) when
+ * first seen. */
+static guint stream_index(Ctx *c, const FsCollPlan *plan, const FsCollStep *s)
+{
+  ConnKey key;
+  memset(&key, 0, sizeof key);
+  key.channel = s->channel, key.lane = s->lane, key.src = s->src, key.dst = s->dst;
+  gpointer v = g_hash_table_lookup(c->conns, &key);
+  if (v != NULL)
+    return GPOINTER_TO_UINT(v) - 1;
+  guint idx = c->tmpl->len;
+  Stream st = {.k = key};
+  const FsComm *comm = fs_coll_plan_comm(plan);
+  st.src_node = fs_coll_ep_node(comm, s->src, s->channel);
+  st.dst_node = fs_coll_ep_node(comm, s->dst, s->channel);
+  st.key = conn_key(c->key, s);
+  st.cap = 0;
+  st.inter = s->inter;
+  g_array_append_val(c->tmpl, st);
+  g_hash_table_insert(c->conns, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(idx + 1));
+  return idx;
+}
+
+/* Numbers the connections of k's plan (new ones become streams: one
+ * lookup per connection, FsCollStep.conn) and sums their wire bytes. */
 static void skel_scan(Ctx *c, Skel *k)
 {
   guint n = fs_coll_plan_n_steps(k->plan);
@@ -182,31 +205,18 @@ static void skel_scan(Ctx *c, Skel *k)
   k->wire = g_array_sized_new(FALSE, TRUE, sizeof(double), c->tmpl->len + 16);
   k->depth = fs_coll_plan_latency_depth(k->plan);
   const FsCollStep *steps = n ? fs_coll_plan_step(k->plan, 0) : NULL;
+  guint nc = fs_coll_plan_n_conns(k->plan);
+  g_autofree guint32 *stream_of = g_new(guint32, nc + 1); /* per plan connection */
+  memset(stream_of, 0xff, sizeof(guint32) * (nc + 1));
   for (guint i = 0; i < n; i++) {
     const FsCollStep *s = &steps[i];
     if (s->kind != FS_STEP_XFER) {
       k->conn[i] = G_MAXUINT32;
       continue;
     }
-    ConnKey key;
-    memset(&key, 0, sizeof key);
-    key.channel = s->channel, key.lane = s->lane, key.src = s->src, key.dst = s->dst;
-    gpointer v = g_hash_table_lookup(c->conns, &key);
-    guint idx;
-    if (v == NULL) {
-      idx = c->tmpl->len;
-      Stream st = {.k = key};
-      const FsComm *comm = fs_coll_plan_comm(k->plan);
-      st.src_node = fs_coll_ep_node(comm, s->src, s->channel);
-      st.dst_node = fs_coll_ep_node(comm, s->dst, s->channel);
-      st.key = conn_key(c->key, s);
-      st.cap = 0;
-      st.inter = s->inter;
-      g_array_append_val(c->tmpl, st);
-      g_hash_table_insert(c->conns, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(idx + 1));
-    } else {
-      idx = GPOINTER_TO_UINT(v) - 1;
-    }
+    if (stream_of[s->conn] == G_MAXUINT32)
+      stream_of[s->conn] = stream_index(c, k->plan, s);
+    guint idx = stream_of[s->conn];
     k->conn[i] = idx;
     if (k->wire->len <= idx)
       g_array_set_size(k->wire, idx + 1);

@@ -3,35 +3,17 @@
 
 #include <math.h>
 
-static const char *const class_names[] = {
-#define X(id, str) str,
-  FS_KERNEL_CLASSES(X)
-#undef X
-};
+#include "util/names.h"
 
-static const char *const pass_names[] = {
-#define X(id, str) str,
-  FS_KERNEL_PASSES(X)
-#undef X
-};
+static const char *const class_names[] = { FS_KERNEL_CLASSES(FS_NAMES_ENTRY) };
 
-static const char *const dtype_names[] = {
-#define X(id, str) str,
-  FS_DTYPES(X)
-#undef X
-};
+static const char *const pass_names[] = { FS_KERNEL_PASSES(FS_NAMES_ENTRY) };
 
-const char *fs_kernel_class_name(FsKernelClass c)
-{
-  g_return_val_if_fail((guint)c < FS_KERNEL_N_CLASSES, "?");
-  return class_names[c];
-}
+static const char *const dtype_names[] = { FS_DTYPES(FS_NAMES_ENTRY) };
 
-const char *fs_kernel_pass_name(FsKernelPass p)
-{
-  g_return_val_if_fail((guint)p < FS_PASS_N, "?");
-  return pass_names[p];
-}
+FS_NAMES_DEFINE_NAME(FsKernelClass, fs_kernel_class, class_names, FS_KERNEL_N_CLASSES)
+
+FS_NAMES_DEFINE_NAME(FsKernelPass, fs_kernel_pass, pass_names, FS_PASS_N)
 
 double fs_dtype_bytes(FsDtype dtype)
 {

@@ -41,9 +41,8 @@ static void input_error(GError **error, const char *file, int line, int col, con
 {
   va_list ap;
   va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  fs_set_error_at_va(error, FS_NET_ERROR, FS_NET_ERROR_INPUT, file, line, col, fmt, ap);
   va_end(ap);
-  fs_set_error_at(error, FS_NET_ERROR, FS_NET_ERROR_INPUT, file, line, col, "%s", msg);
 }
 
 /* Resolves an endpoint name: a GPU or a CPU (host memory). */

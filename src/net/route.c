@@ -1,5 +1,7 @@
-/* route.c — transports and shortest paths on the topology graph.
- * Contract in route.h.
+/* route.c — transports and shortest paths on the topology graph: the
+ * router's options, its construction, routes and their memo, and transfers
+ * split over a route's paths.  Contract in route.h; the router's inside in
+ * route-private.h.
  *
  * Three subgraphs, each a set of link families and of nodes a path may
  * cross (endpoints may be anything):
@@ -9,85 +11,21 @@
  *   FABRIC  InfiniBand and Ethernet links, through IB/Ethernet switches.
  * An edge u→v weighs the latency of its channel (the link's plus v's
  * entry latency).  NVLink and PCIe searches are local to a host or rack:
- * local_dist() runs a Dijkstra from the destination over the part of the
- * subgraph it reaches, in one dense array reset through a touched list.
- * Fabric searches are per anchor (the switch the destination NIC hangs
- * from) over the fabric's switches only, in compact arrays cached LRU
- * (fabric_dist).  walk() / walk_fabric() follow a shortest path from the
- * source, choosing among equal next hops by hash; spray() enumerates all
- * of them (NVLink).
+ * router_local_dist() runs a Dijkstra from the destination over the part
+ * of the subgraph it reaches, in one dense array reset through a touched
+ * list; router_walk() follows a shortest path from the source, choosing
+ * among equal next hops by hash; spray_nvlink() enumerates all of them
+ * (NVLink).  Fabric paths (static ECMP and adaptive) are in
+ * route-fabric.c, the NIC a GPU's bytes leave by (rails, PXN) in
+ * route-nic.c.
  */
 #include "net/route.h"
 
 #include <string.h>
 
 #include "core/rng.h"
+#include "net/route-private.h"
 #include "util/names.h"
-
-typedef enum { SUB_NVLINK, SUB_PCIE, SUB_FABRIC } Sub;
-
-#define INF_DIST INT64_MAX
-#define MAX_SPRAY 64
-
-typedef struct {
-  guint dst;
-  Sub sub;
-  uint64_t stamp;  /* 0 = empty */
-  FsTime *dist;
-} CacheEntry;
-
-typedef struct {
-  FsTime d;
-  guint node;
-} HeapItem;
-
-/* A transfer split over several flows, until its last flow lands. */
-typedef struct Transfer Transfer;
-struct Transfer {
-  guint left;
-  FsFlowInfo agg;
-  FsFlowDoneFn done;
-  void *ctx;
-  FsRouter *router;
-  Transfer *prev, *next;   /* the router's list of transfers in flight */
-};
-
-struct FsRouter {
-  const FsTopo *topo;
-  FsFlowNet *net;
-  FsRouteOptions opt;
-  guint n_nodes;
-  FsTime *node_lat;        /* latency of entering each node */
-  /* Local searches (PCIe, NVLink): one dense array, reset through the list
-   * of the nodes the last search touched. */
-  FsTime *sdist;
-  GArray *touched;         /* guint */
-  /* Fabric searches: distances over the fabric switches only (fidx maps a
-   * node to its index among them, or -1), cached per anchor switch. */
-  int *fidx;
-  guint n_fab;
-  CacheEntry *cache;
-  GHashTable *cache_index;  /* anchor node → CacheEntry* */
-  uint64_t clock;
-  int *near_cpu, *near_nic; /* -2 = not computed yet */
-  GArray *heap;            /* HeapItem */
-  FsRoute scratch;         /* for fs_router_transfer */
-  Transfer *live;      /* transfers in flight (freed with the router) */
-  GArray *stack;           /* spray: channels of the current path */
-  /* Memoised routes (see route.h, "Memoisation"): whole routes per (src,
-   * dst) and PCIe walks per (src, dst), each kept only when no equal-cost
-   * choice was made, so that the key could not have changed it. */
-  GHashTable *memo;        /* pair key → Memo* (lookups only; never iterated) */
-  GHashTable *walk_memo;   /* walk key → Memo* */
-  guint ecmp;              /* equal-cost choices made so far (a counter) */
-  guint last_choices;      /* of them, made by the last fs_router_route (0 on a memo hit) */
-  /* Pieces of a network route (route_net): the source's legs to its NIC,
-   * the fabric paths, the leg from the destination's NIC. */
-  FsRoute head, fab;
-  GArray *leg, *tail;      /* FsChannelId */
-  GArray *fstack;          /* adaptive fabric paths: channels of the current path */
-  gboolean adaptive;       /* the topology's routing is adaptive */
-};
 
 /* A memoised route (or walk): its paths, or for a route that depends on
  * the key only the fact that NVLink does not reach (no_nvlink). */
@@ -108,11 +46,7 @@ typedef struct {
 
 static const char *const kind_names[] = { FS_ROUTE_KINDS(FS_NAMES_ENTRY) };
 
-const char *fs_route_kind_name(FsRouteKind k)
-{
-  g_return_val_if_fail(k < FS_ROUTE_N_KINDS, "?");
-  return kind_names[k];
-}
+FS_NAMES_DEFINE_NAME(FsRouteKind, fs_route_kind, kind_names, FS_ROUTE_N_KINDS)
 
 static const char *const ecmp_names[] = { FS_ROUTE_ECMP_MODES(FS_NAMES_ENTRY) };
 
@@ -189,57 +123,7 @@ void fs_route_clear(FsRoute *route)
   g_clear_pointer(&route->weights, g_array_unref);
 }
 
-static void route_reset(FsRoute *r)
-{
-  r->n_paths = 0;
-  g_array_set_size(r->hops, 0);
-  g_array_set_size(r->weights, 0);
-  g_array_set_size(r->starts, 1);
-  g_array_index(r->starts, guint, 0) = 0;
-}
-
-/* Closes the path made of the hops appended since the last one. */
-static void route_end_path(FsRoute *r, double weight)
-{
-  guint end = r->hops->len;
-  g_array_append_val(r->starts, end);
-  g_array_append_val(r->weights, weight);
-  r->n_paths++;
-}
-
-/* ---- the subgraphs ---- */
-
-static gboolean link_in(const FsTopo *t, guint link, Sub sub)
-{
-  const FsTopoLink *l = fs_topo_link(t, link);
-  FsLinkFamily f = l->model->u.link.family;
-  switch (sub) {
-  case SUB_NVLINK:
-    return f == FS_LINK_NVLINK;
-  case SUB_PCIE:
-    return f == FS_LINK_PCIE || f == FS_LINK_INTERSOCKET || f == FS_LINK_C2C ||
-           (f == FS_LINK_NVLINK && (fs_topo_node(t, l->a)->kind == FS_NODE_CPU ||
-                                    fs_topo_node(t, l->b)->kind == FS_NODE_CPU));
-  case SUB_FABRIC:
-    return f == FS_LINK_INFINIBAND || f == FS_LINK_ETHERNET;
-  }
-  return FALSE;
-}
-
-static gboolean transit_in(const FsTopo *t, guint node, Sub sub)
-{
-  const FsTopoNode *n = fs_topo_node(t, node);
-  FsSwitchKind sk = n->kind == FS_NODE_SWITCH ? n->model->u.sw.kind : FS_SWITCH_N_KINDS;
-  switch (sub) {
-  case SUB_NVLINK:
-    return sk == FS_SWITCH_NVSWITCH;
-  case SUB_PCIE:
-    return n->kind == FS_NODE_CPU || sk == FS_SWITCH_PCIE;
-  case SUB_FABRIC:
-    return sk == FS_SWITCH_INFINIBAND || sk == FS_SWITCH_ETHERNET;
-  }
-  return FALSE;
-}
+/* ---- the router ---- */
 
 static void memo_free(gpointer p)
 {
@@ -293,7 +177,7 @@ FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions
   r->fidx = g_new(int, MAX(r->n_nodes, 1));
   for (guint i = 0; i < r->n_nodes; i++) {
     r->sdist[i] = INF_DIST;
-    r->fidx[i] = transit_in(topo, i, SUB_FABRIC) ? (int)r->n_fab++ : -1;
+    r->fidx[i] = router_transit_in(topo, i, SUB_FABRIC) ? (int)r->n_fab++ : -1;
   }
   r->touched = g_array_new(FALSE, FALSE, sizeof(guint));
   r->cache = g_new0(CacheEntry, r->opt.cache_size);
@@ -347,13 +231,9 @@ void fs_router_free(FsRouter *r)
 const FsTopo *fs_router_topo(const FsRouter *r) { return r->topo; }
 FsFlowNet *fs_router_net(const FsRouter *r) { return r->net; }
 
-/* Latency of the channel leaving `from` over `link`. */
-static FsTime hop_latency(const FsRouter *r, guint link, guint to)
-{
-  return fs_topo_link(r->topo, link)->latency + r->node_lat[to];
-}
+/* ---- local searches (PCIe, NVLink) ---- */
 
-static void heap_push(GArray *h, HeapItem it)
+void router_heap_push(GArray *h, HeapItem it)
 {
   g_array_append_val(h, it);
   HeapItem *a = (HeapItem *)h->data;
@@ -366,7 +246,7 @@ static void heap_push(GArray *h, HeapItem it)
   a[i] = it;
 }
 
-static HeapItem heap_pop(GArray *h)
+HeapItem router_heap_pop(GArray *h)
 {
   HeapItem *a = (HeapItem *)h->data;
   HeapItem top = a[0], last = a[h->len - 1];
@@ -390,8 +270,8 @@ static HeapItem heap_pop(GArray *h)
 
 /* Distances to dst over a local subgraph (PCIe or NVLink) from every node
  * it reaches (INF_DIST elsewhere).  The array is the router's: valid until
- * the next local_dist call.  Cost: the part of the subgraph reached. */
-static const FsTime *local_dist(FsRouter *r, guint dst, Sub sub)
+ * the next router_local_dist call.  Cost: the part of the subgraph reached. */
+const FsTime *router_local_dist(FsRouter *r, guint dst, Sub sub)
 {
   FsTime *dist = r->sdist;
   for (guint i = 0; i < r->touched->len; i++)
@@ -400,17 +280,17 @@ static const FsTime *local_dist(FsRouter *r, guint dst, Sub sub)
   dist[dst] = 0;
   g_array_append_val(r->touched, dst);
   g_array_set_size(r->heap, 0);
-  heap_push(r->heap, (HeapItem){0, dst});
+  router_heap_push(r->heap, (HeapItem){0, dst});
   while (r->heap->len > 0) {
-    HeapItem it = heap_pop(r->heap);
+    HeapItem it = router_heap_pop(r->heap);
     if (it.d > dist[it.node])
       continue;
-    if (it.node != dst && !transit_in(r->topo, it.node, sub))
+    if (it.node != dst && !router_transit_in(r->topo, it.node, sub))
       continue;
     guint n;
     const FsTopoAdj *adj = fs_topo_adj(r->topo, it.node, &n);
     for (guint k = 0; k < n; k++) {
-      if (!link_in(r->topo, adj[k].link, sub))
+      if (!router_link_in(r->topo, adj[k].link, sub))
         continue;
       /* The edge peer → it.node enters it.node. */
       FsTime nd = it.d + hop_latency(r, adj[k].link, it.node);
@@ -418,241 +298,21 @@ static const FsTime *local_dist(FsRouter *r, guint dst, Sub sub)
         if (dist[adj[k].peer] == INF_DIST)
           g_array_append_val(r->touched, adj[k].peer);
         dist[adj[k].peer] = nd;
-        heap_push(r->heap, (HeapItem){nd, adj[k].peer});
+        router_heap_push(r->heap, (HeapItem){nd, adj[k].peer});
       }
     }
   }
   return dist;
 }
 
-/* Distances to the fabric switch `anchor` from every fabric switch, by
- * fabric index (INF_DIST when unreachable), over switches only.  Borrowed
- * from the LRU cache: valid until the next fabric_dist call.  Cost on a
- * miss: a Dijkstra over the fabric's switches. */
-static const FsTime *fabric_dist(FsRouter *r, guint anchor)
-{
-  CacheEntry *hit = g_hash_table_lookup(r->cache_index, GUINT_TO_POINTER(anchor + 1));
-  if (hit != NULL) {
-    hit->stamp = ++r->clock;
-    return hit->dist;
-  }
-  /* A miss: evict the least recently used entry (a scan, on misses only). */
-  CacheEntry *victim = &r->cache[0];
-  for (guint i = 0; i < r->opt.cache_size; i++)
-    if (r->cache[i].stamp < victim->stamp)
-      victim = &r->cache[i];
-  if (victim->stamp != 0)
-    g_hash_table_remove(r->cache_index, GUINT_TO_POINTER(victim->dst + 1));
-  g_hash_table_insert(r->cache_index, GUINT_TO_POINTER(anchor + 1), victim);
-  if (victim->dist == NULL)
-    victim->dist = g_new(FsTime, MAX(r->n_fab, 1));
-  victim->dst = anchor;
-  victim->sub = SUB_FABRIC;
-  victim->stamp = ++r->clock;
-  FsTime *dist = victim->dist;
-  for (guint i = 0; i < r->n_fab; i++)
-    dist[i] = INF_DIST;
-  dist[r->fidx[anchor]] = 0;
-  g_array_set_size(r->heap, 0);
-  heap_push(r->heap, (HeapItem){0, anchor});
-  while (r->heap->len > 0) {
-    HeapItem it = heap_pop(r->heap);
-    if (it.d > dist[r->fidx[it.node]])
-      continue;
-    guint n;
-    const FsTopoAdj *adj = fs_topo_adj(r->topo, it.node, &n);
-    for (guint k = 0; k < n; k++) {
-      int p = r->fidx[adj[k].peer];
-      if (p < 0 || !link_in(r->topo, adj[k].link, SUB_FABRIC))
-        continue;
-      FsTime nd = it.d + hop_latency(r, adj[k].link, it.node);
-      if (nd < dist[p]) {
-        dist[p] = nd;
-        heap_push(r->heap, (HeapItem){nd, adj[k].peer});
-      }
-    }
-  }
-  return dist;
-}
-
-/* The fabric switch a fabric endpoint hangs from (its first fabric link's
- * far end, by link order), or -1. */
-static int attach_switch(const FsRouter *r, guint ep, guint *link)
-{
-  guint n;
-  const FsTopoAdj *adj = fs_topo_adj(r->topo, ep, &n);
-  for (guint k = 0; k < n; k++)
-    if (r->fidx[adj[k].peer] >= 0 && link_in(r->topo, adj[k].link, SUB_FABRIC)) {
-      *link = adj[k].link;
-      return (int)adj[k].peer;
-    }
-  return -1;
-}
-
-/* TRUE when fabric node u picks among equal next hops by destination
- * (FsRouteOptions.ecmp). */
-static gboolean by_destination(const FsRouter *r, guint u)
-{
-  switch (r->opt.ecmp) {
-  case FS_ROUTE_ECMP_FLOW:
-    return FALSE;
-  case FS_ROUTE_ECMP_DESTINATION:
-    return TRUE;
-  default: {
-    const FsTopoNode *node = fs_topo_node(r->topo, u);
-    return node->kind == FS_NODE_SWITCH && node->model->u.sw.kind == FS_SWITCH_INFINIBAND;
-  }
-  }
-}
-
-/* Whether fabric link a leads to a switch with a path to the anchor
- * (dist: every fabric switch's distance to it), and *via the distance
- * through a. */
-static gboolean fabric_step(FsRouter *r, const FsTime *dist, const FsTopoAdj *a, FsTime *via)
-{
-  int p = r->fidx[a->peer];
-  if (p < 0 || !link_in(r->topo, a->link, SUB_FABRIC) || dist[p] == INF_DIST)
-    return FALSE;
-  *via = dist[p] + hop_latency(r, a->link, a->peer);
-  return TRUE;
-}
-
-/* How many of the n links adj of a switch lead on a shortest fabric path
- * to the anchor (ties counted), and *best that path's distance (INF_DIST
- * when none does). */
-static guint shortest_next_hops(FsRouter *r, const FsTime *dist, const FsTopoAdj *adj, guint n,
-                                FsTime *best)
-{
-  guint cand = 0;
-  *best = INF_DIST;
-  for (guint k = 0; k < n; k++) {
-    FsTime via;
-    if (!fabric_step(r, dist, &adj[k], &via) || via > *best)
-      continue;
-    cand = via < *best ? 1 : cand + 1;
-    *best = via;
-  }
-  return cand;
-}
-
-/* Appends a shortest fabric path from endpoint src to endpoint dst (NICs,
- * or GPUs wired to the fabric), ECMP by key: toward dst's switch, then the
- * last hop.  FALSE (nothing appended) when there is none. */
-static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GArray *hops)
-{
-  guint last_link;
-  int anchor = attach_switch(r, dst, &last_link);
-  if (anchor < 0)
-    return FALSE;
-  const FsTime *dist = fabric_dist(r, (guint)anchor);
-  guint mark = hops->len;
-  guint u = src;
-  for (guint steps = 0; u != (guint)anchor; steps++) {
-    if (steps > r->n_fab + 1) {
-      g_array_set_size(hops, mark);
-      return FALSE;
-    }
-    /* Candidates: fabric switches next to u on a shortest path. */
-    guint n;
-    FsTime best;
-    const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
-    guint cand = shortest_next_hops(r, dist, adj, n, &best);
-    if (cand == 0) {
-      g_array_set_size(hops, mark);
-      return FALSE;
-    }
-    /* A switch that routes by destination ignores the key (route.h). */
-    gboolean by_dst = cand > 1 && by_destination(r, u);
-    r->ecmp += cand > 1 && !by_dst;
-    uint64_t h = by_dst ? fs_hash64(((uint64_t)dst << 32) ^ fs_hash64(u + 1))
-                        : fs_hash64(key ^ fs_hash64(u + 1));
-    guint pick = cand == 1 ? 0 : (guint)(h % cand);
-    for (guint k = 0; k < n; k++) {
-      FsTime via;
-      if (!fabric_step(r, dist, &adj[k], &via) || via != best)
-        continue;
-      if (pick-- == 0) {
-        FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
-        g_array_append_val(hops, ch);
-        u = adj[k].peer;
-        break;
-      }
-    }
-  }
-  FsChannelId ch = fs_topo_channel_from(r->topo, last_link, (guint)anchor);
-  g_array_append_val(hops, ch);
-  return TRUE;
-}
-
-/* Adaptive routing: every shortest fabric path from u to the anchor switch
- * (then the last link to the destination endpoint), the share w split
- * evenly over the next hops at each switch; at most budget paths (a switch
- * with more next hops than its budget takes that many, starting at one
- * chosen by the destination).  Appended to out as whole paths. */
-static void adaptive_from(FsRouter *r, const FsTime *dist, guint u, guint anchor, guint last_link,
-                          guint dst, double w, guint budget, FsRoute *out)
-{
-  if (u == anchor) {
-    g_array_append_vals(out->hops, r->fstack->data, r->fstack->len);
-    FsChannelId ch = fs_topo_channel_from(r->topo, last_link, anchor);
-    g_array_append_val(out->hops, ch);
-    route_end_path(out, w);
-    return;
-  }
-  guint n;
-  FsTime best;
-  const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
-  guint cand = shortest_next_hops(r, dist, adj, n, &best);
-  if (cand == 0 || r->fstack->len > r->n_fab + 1)
-    return;
-  guint take = MIN(cand, MAX(budget, 1));
-  guint first = take < cand ? (guint)(fs_hash64(((uint64_t)dst << 32) ^ fs_hash64(u + 1)) % cand) : 0;
-  for (guint k = 0, i = 0; k < n; k++) {
-    FsTime via;
-    if (!fabric_step(r, dist, &adj[k], &via) || via != best)
-      continue;
-    guint slot = (i++ + cand - first) % cand; /* this next hop's place after `first` */
-    if (slot >= take)
-      continue;
-    FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
-    g_array_append_val(r->fstack, ch);
-    adaptive_from(r, dist, adj[k].peer, anchor, last_link, dst, w / take, MAX(budget / take, 1),
-                  out);
-    g_array_set_size(r->fstack, r->fstack->len - 1);
-  }
-}
-
-/* The fabric paths from endpoint src to endpoint dst into out (reset
- * first): one walk_fabric path (weight 1) under static routing, every
- * equal-cost path under adaptive routing (at most budget).  FALSE when
- * there is none. */
-static gboolean fabric_paths(FsRouter *r, guint src, guint dst, uint64_t key, guint budget,
-                             FsRoute *out)
-{
-  route_reset(out);
-  if (!r->adaptive) {
-    if (!walk_fabric(r, src, dst, key, out->hops))
-      return FALSE;
-    route_end_path(out, 1);
-    return TRUE;
-  }
-  guint last_link;
-  int anchor = attach_switch(r, dst, &last_link);
-  if (anchor < 0)
-    return FALSE;
-  const FsTime *dist = fabric_dist(r, (guint)anchor);
-  g_array_set_size(r->fstack, 0);
-  adaptive_from(r, dist, src, (guint)anchor, last_link, dst, 1.0, budget, out);
-  return out->n_paths > 0;
-}
 
 /* TRUE when adj entry k of u is a shortest next hop toward dst. */
 static gboolean is_next(const FsRouter *r, const FsTime *dist, guint u, const FsTopoAdj *a,
                         guint dst, Sub sub)
 {
-  if (!link_in(r->topo, a->link, sub))
+  if (!router_link_in(r->topo, a->link, sub))
     return FALSE;
-  if (a->peer != dst && !transit_in(r->topo, a->peer, sub))
+  if (a->peer != dst && !router_transit_in(r->topo, a->peer, sub))
     return FALSE;
   return dist[a->peer] != INF_DIST && dist[a->peer] + hop_latency(r, a->link, a->peer) == dist[u];
 }
@@ -662,7 +322,7 @@ static gboolean is_next(const FsRouter *r, const FsTime *dist, guint u, const Fs
 static gboolean walk_search(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key,
                             GArray *hops)
 {
-  const FsTime *dist = local_dist(r, dst, sub);
+  const FsTime *dist = router_local_dist(r, dst, sub);
   if (dist[src] == INF_DIST)
     return FALSE;
   guint u = src;
@@ -691,7 +351,7 @@ static gboolean walk_search(FsRouter *r, guint src, guint dst, Sub sub, uint64_t
 
 /* walk_search, memoised per (src, dst, sub) when it made no equal-cost
  * choice (then the key cannot change it).  A failed walk is not kept. */
-static gboolean walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, GArray *hops)
+gboolean router_walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, GArray *hops)
 {
   if (src == dst)
     return TRUE;
@@ -741,7 +401,7 @@ static void spray_from(FsRouter *r, const FsTime *dist, guint u, guint dst, doub
 
 static gboolean spray_nvlink(FsRouter *r, guint src, guint dst, FsRoute *out)
 {
-  const FsTime *dist = local_dist(r, dst, SUB_NVLINK);
+  const FsTime *dist = router_local_dist(r, dst, SUB_NVLINK);
   if (dist[src] == INF_DIST)
     return FALSE;
   g_array_set_size(r->stack, 0);
@@ -754,60 +414,7 @@ static gboolean spray_nvlink(FsRouter *r, guint src, guint dst, FsRoute *out)
   return out->n_paths > 0;
 }
 
-/* The node of `kind` in node's host closest over PCIe: ties go to the same
- * local index, then the lowest node index.  -1 if none. */
-static int nearest(FsRouter *r, guint node, FsNodeKind kind)
-{
-  const FsTopoNode *me = fs_topo_node(r->topo, node);
-  if (me->kind == kind)
-    return (int)node;
-  if (me->host < 0)
-    return -1;
-  const FsTime *dist = local_dist(r, node, SUB_PCIE);
-  guint n;
-  const guint *nodes = fs_topo_host_nodes(r->topo, (guint)me->host, &n);
-  int best = -1;
-  for (guint i = 0; i < n; i++) {
-    const FsTopoNode *c = fs_topo_node(r->topo, nodes[i]);
-    if (c->kind != kind || dist[nodes[i]] == INF_DIST)
-      continue;
-    if (best < 0) {
-      best = (int)nodes[i];
-      continue;
-    }
-    const FsTopoNode *b = fs_topo_node(r->topo, (guint)best);
-    FsTime db = dist[best], dc = dist[nodes[i]];
-    gboolean cl = c->local == me->local, bl = b->local == me->local;
-    if (dc < db || (dc == db && ((cl && !bl) || (cl == bl && nodes[i] < (guint)best))))
-      best = (int)nodes[i];
-  }
-  return best;
-}
-
-int fs_router_nearest_cpu(FsRouter *r, guint node)
-{
-  g_return_val_if_fail(node < r->n_nodes, -1);
-  if (r->near_cpu[node] == -2)
-    r->near_cpu[node] = nearest(r, node, FS_NODE_CPU);
-  return r->near_cpu[node];
-}
-
-int fs_router_nearest_nic(FsRouter *r, guint node)
-{
-  g_return_val_if_fail(node < r->n_nodes, -1);
-  if (r->near_nic[node] == -2) {
-    /* An endpoint wired to the fabric itself (a fabric of GPUs) is its own NIC. */
-    guint n;
-    const FsTopoAdj *adj = fs_topo_adj(r->topo, node, &n);
-    r->near_nic[node] = -1;
-    for (guint k = 0; k < n && r->near_nic[node] < 0; k++)
-      if (link_in(r->topo, adj[k].link, SUB_FABRIC))
-        r->near_nic[node] = (int)node;
-    if (r->near_nic[node] < 0)
-      r->near_nic[node] = nearest(r, node, FS_NODE_NIC);
-  }
-  return r->near_nic[node];
-}
+/* ---- whole routes ---- */
 
 /* Rank of a path type for comparison with the P2P level (NODE = PHB). */
 static int rank(FsPathType t)
@@ -833,146 +440,6 @@ FsPathType fs_router_p2p_level(const FsRouter *r, guint gpu)
     }
   }
   return FS_PATH_SYS;
-}
-
-/* Appends the leg between an endpoint and its NIC (either direction):
- * directly over PCIe when no CPU is crossed and the NIC can do GPUDirect
- * RDMA (or the endpoint is host memory), else through the endpoint's
- * nearest CPU.  *gdr tells which.  FALSE if no path. */
-static gboolean nic_leg(FsRouter *r, guint ep, guint nic, gboolean to_nic, uint64_t key,
-                        GArray *hops, gboolean *gdr)
-{
-  guint mark = hops->len;
-  guint a = to_nic ? ep : nic, b = to_nic ? nic : ep;
-  if (ep == nic) {
-    *gdr = TRUE;
-    return TRUE;
-  }
-  const FsTopoNode *e = fs_topo_node(r->topo, ep);
-  if (!walk(r, a, b, SUB_PCIE, key, hops))
-    return FALSE;
-  gboolean via_cpu = FALSE;
-  for (guint i = mark; i < hops->len; i++) {
-    guint to = fs_topo_channel_dst(r->topo, g_array_index(hops, FsChannelId, i));
-    via_cpu |= to != b && fs_topo_node(r->topo, to)->kind == FS_NODE_CPU;
-  }
-  *gdr = e->kind != FS_NODE_GPU ||
-         (!via_cpu && fs_topo_node(r->topo, nic)->model->u.nic.gpudirect);
-  if (*gdr || e->kind != FS_NODE_GPU)
-    return TRUE;
-  g_array_set_size(hops, mark);
-  int cpu = fs_router_nearest_cpu(r, ep);
-  if (cpu < 0)
-    return FALSE;
-  if (to_nic)
-    return walk(r, ep, (guint)cpu, SUB_PCIE, key, hops) &&
-           walk(r, (guint)cpu, nic, SUB_PCIE, key, hops);
-  return walk(r, nic, (guint)cpu, SUB_PCIE, key, hops) &&
-         walk(r, (guint)cpu, ep, SUB_PCIE, key, hops);
-}
-
-/* The NIC of host `host` whose local index is `local`, or -1. */
-static int host_nic(const FsRouter *r, int host, int local)
-{
-  if (host < 0)
-    return -1;
-  guint n;
-  const guint *nodes = fs_topo_host_nodes(r->topo, (guint)host, &n);
-  for (guint i = 0; i < n; i++) {
-    const FsTopoNode *c = fs_topo_node(r->topo, nodes[i]);
-    if (c->kind == FS_NODE_NIC && c->local == local)
-      return (int)nodes[i];
-  }
-  return -1;
-}
-
-/* The GPU of src's host next to nic (whose nearest NIC it is; the lowest
- * such node), or -1. */
-static int nic_gpu(FsRouter *r, guint src, guint nic)
-{
-  guint n;
-  const guint *gpus = fs_topo_host_gpus(r->topo, (guint)fs_topo_node(r->topo, src)->host, &n);
-  for (guint i = 0; i < n; i++)
-    if (fs_router_nearest_nic(r, gpus[i]) == (int)nic)
-      return (int)gpus[i];
-  return -1;
-}
-
-/* Whether GPU gpu reaches nic over PCIe without crossing a CPU (NCCL's PIX
- * or PXB), and *bw, the slowest link of that path (0 when it does not). */
-static gboolean pcie_to_nic(FsRouter *r, guint gpu, guint nic, double *bw)
-{
-  *bw = 0;
-  g_array_set_size(r->leg, 0);
-  guint choices = r->ecmp; /* a look, not a route: its choices do not key the route */
-  gboolean found = walk(r, gpu, nic, SUB_PCIE, 0, r->leg);
-  r->ecmp = choices;
-  if (!found)
-    return FALSE;
-  double b = G_MAXDOUBLE;
-  for (guint i = 0; i < r->leg->len; i++) {
-    FsChannelId ch = g_array_index(r->leg, FsChannelId, i);
-    guint to = fs_topo_channel_dst(r->topo, ch);
-    if (to != nic && fs_topo_node(r->topo, to)->kind == FS_NODE_CPU)
-      return FALSE;
-    b = MIN(b, fs_topo_link(r->topo, fs_topo_channel_link(ch))->bandwidth);
-  }
-  *bw = r->leg->len > 0 ? b : 0;
-  return r->leg->len > 0;
-}
-
-/* Which NIC GPU src sends through toward GPU dst on another host, and how
- * it gets there (route.h, rails): *nic, and *proxy the GPU whose NIC it is
- * when the bytes cross NVLink first (PXN), src when src is next to it, -1
- * when they go over PCIe to a NIC not src's nearest.  *recv is dst's NIC.
- * FALSE when a side has no NIC. */
-static gboolean pick_nics(FsRouter *r, guint src, guint dst, int *nic, int *proxy, int *recv)
-{
-  int ns = fs_router_nearest_nic(r, src), nd = fs_router_nearest_nic(r, dst);
-  *nic = ns, *proxy = (int)src, *recv = nd;
-  if (ns < 0 || nd < 0)
-    return FALSE;
-  const FsTopoNode *s = fs_topo_node(r->topo, src), *d = fs_topo_node(r->topo, dst);
-  if (r->opt.cross_nic == 1 || s->kind != FS_NODE_GPU || d->kind != FS_NODE_GPU)
-    return TRUE;
-  int want = host_nic(r, s->host, fs_topo_node(r->topo, (guint)nd)->local);
-  if (want < 0 || want == ns)
-    return TRUE;
-  int gpu = r->opt.pxn_disable || r->opt.p2p_disable ? -1 : nic_gpu(r, src, (guint)want);
-  double own_bw, proxy_bw = 0;
-  gboolean own_pcie = pcie_to_nic(r, src, (guint)want, &own_bw);
-  if (gpu >= 0)
-    pcie_to_nic(r, (guint)gpu, (guint)want, &proxy_bw);
-  /* NCCL (src/graph/paths.cc, ncclTopoComputePaths) relays through a GPU
-   * for NIC n only when that GPU has a faster path to n or when ours
-   * crosses a CPU; a rail NIC behind our own PCIe switches is used directly,
-   * and a relay whose own path to n crosses a CPU too (GB200's NICs behind
-   * Grace) gains nothing, so it is not taken. */
-  if (own_pcie && own_bw >= proxy_bw) {
-    *nic = want;
-    return TRUE;
-  }
-  if (gpu >= 0 && proxy_bw > 0 && local_dist(r, (guint)gpu, SUB_NVLINK)[src] != INF_DIST) {
-    *nic = want, *proxy = gpu;
-    return TRUE;
-  }
-  /* No PXN: NCCL_CROSS_NIC=2 takes src's own NIC (the same rule for every
-   * pair, so no NIC carries two rings' exits); 0 goes over PCIe to the
-   * rail's NIC. */
-  if (r->opt.cross_nic == 2)
-    return TRUE;
-  *nic = want, *proxy = -1;
-  return TRUE;
-}
-
-gboolean fs_router_net_nics(FsRouter *r, guint src, guint dst, int *send_nic, int *recv_nic,
-                            int *proxy)
-{
-  g_return_val_if_fail(src < r->n_nodes && dst < r->n_nodes, FALSE);
-  const FsTopoNode *s = fs_topo_node(r->topo, src), *d = fs_topo_node(r->topo, dst);
-  if (s->kind != FS_NODE_GPU || d->kind != FS_NODE_GPU || s->host < 0 || s->host == d->host)
-    return FALSE;
-  return pick_nics(r, src, dst, send_nic, proxy, recv_nic);
 }
 
 static gboolean no_route(FsRouter *r, guint src, guint dst, const char *why, GError **error)
@@ -1032,18 +499,18 @@ static gboolean route_search(FsRouter *r, guint src, guint dst, uint64_t key, gb
   if (s->host >= 0 && s->host == d->host) {
     if (!gpus) {
       out->kind = FS_ROUTE_PCIE;
-      if (!walk(r, src, dst, SUB_PCIE, key, out->hops))
+      if (!router_walk(r, src, dst, SUB_PCIE, key, out->hops))
         return no_route(r, src, dst, "no PCIe path in the host", error);
     } else {
       FsPathType type = fs_topo_path_type(r->topo, src, dst, NULL);
       if (!r->opt.p2p_disable && rank(type) <= rank(fs_router_p2p_level(r, src)) &&
-          walk(r, src, dst, SUB_PCIE, key, out->hops)) {
+          router_walk(r, src, dst, SUB_PCIE, key, out->hops)) {
         out->kind = FS_ROUTE_PCIE_P2P;
       } else {
         int cpu = fs_router_nearest_cpu(r, src);
         out->kind = FS_ROUTE_HOST;
-        if (cpu < 0 || !walk(r, src, (guint)cpu, SUB_PCIE, key, out->hops) ||
-            !walk(r, (guint)cpu, dst, SUB_PCIE, key, out->hops))
+        if (cpu < 0 || !router_walk(r, src, (guint)cpu, SUB_PCIE, key, out->hops) ||
+            !router_walk(r, (guint)cpu, dst, SUB_PCIE, key, out->hops))
           return no_route(r, src, dst, "no PCIe path through host memory", error);
       }
     }
@@ -1053,7 +520,7 @@ static gboolean route_search(FsRouter *r, guint src, guint dst, uint64_t key, gb
   if (r->opt.ib_disable)
     return no_route(r, src, dst, "different hosts and the network is disabled", error);
   int ns, nd, proxy;
-  if (!pick_nics(r, src, dst, &ns, &proxy, &nd))
+  if (!router_pick_nics(r, src, dst, &ns, &proxy, &nd))
     return no_route(r, src, dst, "a host without a NIC on PCIe", error);
   /* Heads: src to its NIC, over NVLink to the proxy first with PXN (one
    * path per NVLink path); the fabric paths; the tail to dst.  The route is
@@ -1065,16 +532,16 @@ static gboolean route_search(FsRouter *r, guint src, guint dst, uint64_t key, gb
   gboolean gdr_s, gdr_d;
   if (proxy >= 0 && (guint)proxy != src) {
     if (!spray_nvlink(r, src, (guint)proxy, head) ||
-        !nic_leg(r, (guint)proxy, (guint)ns, TRUE, key, r->leg, &gdr_s))
+        !router_nic_leg(r, (guint)proxy, (guint)ns, TRUE, key, r->leg, &gdr_s))
       return no_route(r, src, dst, "no PXN path to the rail's NIC", error);
     one_path(head);
   } else {
-    if (!nic_leg(r, src, (guint)ns, TRUE, key, r->leg, &gdr_s))
+    if (!router_nic_leg(r, src, (guint)ns, TRUE, key, r->leg, &gdr_s))
       return no_route(r, src, dst, "no path through the network", error);
     route_end_path(head, 1);
   }
-  if (!fabric_paths(r, (guint)ns, (guint)nd, key, MAX(FS_ROUTE_MAX_PATHS / head->n_paths, 1), fab) ||
-      !nic_leg(r, dst, (guint)nd, FALSE, key, r->tail, &gdr_d))
+  if (!router_fabric_paths(r, (guint)ns, (guint)nd, key, MAX(FS_ROUTE_MAX_PATHS / head->n_paths, 1), fab) ||
+      !router_nic_leg(r, dst, (guint)nd, FALSE, key, r->tail, &gdr_d))
     return no_route(r, src, dst, "no path through the network", error);
   for (guint i = 0; i < head->n_paths; i++) {
     guint hl, fl;
@@ -1134,7 +601,6 @@ gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRout
 }
 
 /* ---- transfers over several paths ---- */
-
 
 static void transfer_release(Transfer *t);
 

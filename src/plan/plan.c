@@ -436,6 +436,10 @@ static char *explain(const FsPlanner *p, const FsPlannerDesign *d, const FsPlann
   return g_string_free(s, FALSE);
 }
 
+/* See plan.h. Calibrates each fabric's NCCL constants when the scenario
+ * has a calibration, simulates every candidate design on the sweep pool
+ * (sim_task), prices them, sorts them by fs_planner_design_cmp and writes
+ * each design's reason against the next. */
 gboolean fs_planner_run(FsPlanner *p, FsPlannerProgressFn progress, void *ud, GError **error)
 {
   g_return_val_if_fail(p->prepared && !p->ran, FALSE);

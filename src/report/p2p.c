@@ -15,12 +15,19 @@ static json_t *jnum(double v)
   return v < 0 ? json_null() : json_real(v);
 }
 
-static void G_GNUC_PRINTF(5, 0) print_matrix(GString *out, const char *title, guint n, const double *m, const char *fmt)
+/* The title line and the column header (destination GPUs 0 .. n-1, each
+ * right-aligned in width) of a GPU × GPU matrix. */
+static void matrix_head(GString *out, const char *title, guint n, int width)
 {
   g_string_append_printf(out, "%s\n   D\\D", title);
   for (guint j = 0; j < n; j++)
-    g_string_append_printf(out, " %8u", j);
+    g_string_append_printf(out, " %*u", width, j);
   g_string_append_printf(out, "\n");
+}
+
+static void G_GNUC_PRINTF(5, 0) print_matrix(GString *out, const char *title, guint n, const double *m, const char *fmt)
+{
+  matrix_head(out, title, n, 8);
   for (guint i = 0; i < n; i++) {
     g_string_append_printf(out, "%6u ", i);
     for (guint j = 0; j < n; j++) {
@@ -128,10 +135,7 @@ void fs_report_p2p(GString *out, FsReportFormat fmt, const FsTopo *t, FsNetModel
   for (guint i = 0; i < ng; i++)
     g_string_append_printf(out, "# GPU%-3u %s\n", i, fs_topo_node(t, gpus[i])->name);
   g_string_append_printf(out, "\n");
-  g_string_append_printf(out, "Transport (nvlink, pcie-p2p, host-staged, net-gdr, net-staged)\n   D\\D");
-  for (guint j = 0; j < ng; j++)
-    g_string_append_printf(out, " %11u", j);
-  g_string_append_printf(out, "\n");
+  matrix_head(out, "Transport (nvlink, pcie-p2p, host-staged, net-gdr, net-staged)", ng, 11);
   for (guint i = 0; i < ng; i++) {
     g_string_append_printf(out, "%6u ", i);
     for (guint j = 0; j < ng; j++) {

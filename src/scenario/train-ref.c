@@ -314,6 +314,11 @@ static void groups_finish(GArray *groups)
   g_array_sort(groups, cmp_group);
 }
 
+/* See train-ref.h. Loads and simulates every table (load_table), fits one
+ * step-time factor as the geometric mean of measured/simulated over the fit
+ * rows of all tables, then scores each test row with it: per table MAPE and
+ * pass, overall test MAPE, bias and worst row, and the groups by family and
+ * generation. */
 FsTrainRef *fs_train_ref_run(const FsScenario *sc, GPtrArray *files, GError **error)
 {
   g_autoptr(FsTrainRef) ref = g_new0(FsTrainRef, 1);

@@ -53,12 +53,14 @@ void fs_sweep_mpi_poll_other(void *ud);
 void fs_sweep_mpi_send_result(FsSweepResult *r, void *ud);
 
 /* After fs_sweep_run: another rank tells rank 0 how its run ended; rank 0
- * receives until every other rank is done, and turns a run that ended
+ * receives (asleep between looks, not spinning on a core a working rank
+ * may need) until every other rank is done, and turns a run that ended
  * before another rank's interrupt into that interrupt (*ran FALSE, *error
  * FS_RUNTIME_ERROR_INTERRUPTED). */
 void fs_sweep_mpi_finish(FsSweepMpi *m, gboolean *ran, GError **error);
 
-/* The exit status every rank returns (the largest), and MPI's end. */
+/* The exit status every rank returns (the largest), and MPI's end; the
+ * other ranks wait asleep until rank 0 has written the output. */
 void fs_sweep_mpi_end(FsSweepMpi *m, int *status);
 
 G_END_DECLS

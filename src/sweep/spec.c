@@ -8,6 +8,7 @@
 #include "util/error.h"
 #include "util/limits.h"
 #include "util/schema.h"
+#include "util/strutil.h"
 #include "util/yaml.h"
 
 G_DEFINE_QUARK(fs-sweep-error-quark, fs_sweep_error)
@@ -85,40 +86,72 @@ static const char *max_points_text(void)
   g_snprintf(buf, sizeof buf, "%" G_GUINT64_FORMAT, fs_sweep_max_points());
   return buf;
 }
-/* A setting's key is one the kind understands. */
-static gboolean check_key(const FsSweepSpec *s, const FsYamlNode *k, GError **error)
+/* A setting's key is one the kind understands: FsSchemaRead.any_key of the
+ * settings and grid tables (the keys every kind takes are declared). */
+static gboolean check_key(const FsSchemaField *field, const FsYamlNode *k, const FsYamlNode *v,
+                          gconstpointer value, gpointer data, GError **error)
 {
+  (void)field, (void)v, (void)value;
+  const FsSweepSpec *s = data;
   const char *key = k->value;
-  if (strcmp(key, "topology") == 0 || strcmp(key, "workload") == 0 || strcmp(key, "model") == 0)
-    return TRUE;
   if (g_str_has_prefix(key, "D.") && key[2] != '\0')
     return TRUE;
   if (s->kind->accepts(key))
     return TRUE;
+  static const char *const common[] = {"topology", "workload", "model", NULL};
+  const char *guess = fs_did_you_mean(key, common, -1);
+  if (guess != NULL) {
+    g_autofree char *m = g_strdup_printf("\"%%s\" is not a setting of a %s point; did you mean "
+                                         "\"%s\"?", s->kind->name, guess);
+    return spec_error(error, k, m, key);
+  }
   g_autofree char *m = g_strdup_printf("\"%%s\" is not a setting of a %s point (expected topology, "
                                        "workload, model, D.<parameter> or one of the kind's; see "
                                        "workloads/sweeps/README.md)", s->kind->name);
   return spec_error(error, k, m, key);
 }
 
-static gboolean scalar_text(const FsYamlNode *v, const char **out, GError **error)
+/* The settings of a point (`set:`, each entry of `list:`) and the axes of
+ * `grid:` (util/schema.h): the keys every kind takes, and any other key —
+ * D.<parameter> or a setting of the kind, which check_key tests.  A grid
+ * axis may be a list of values; read_grid reads it. */
+#define SETTING(k, t, vdoc, d)                                                                \
+  {.key = k, .type = t, .offset = FS_SCHEMA_NOWHERE, .value_doc = vdoc, .doc = d}
+#define SETTINGS(t, vdoc)                                                                     \
+  SETTING("topology", t, vdoc, "the topology file, relative to the spec's folder, else to the " \
+                               "working directory"),                                         \
+  SETTING("workload", t, vdoc, "the workload file (`train`), found the same way"),            \
+  SETTING("model", t, vdoc, "the flow model: `maxmin` (default) or `analytic`"),              \
+  {.key = "setting", .any_key = TRUE, .type = t, .offset = FS_SCHEMA_NOWHERE,                 \
+   .value_doc = vdoc,                                                                        \
+   .doc = "`D.<parameter>`: a topology parameter, as `-D parameter=value`; or a setting of "  \
+          "the point's kind (section \"Settings by kind\")"}
+static const FsSchemaField settings_fields[] = {SETTINGS(FS_SCHEMA_SCALAR, NULL)};
+static const FsSchema settings_schema = {"settings", NULL, settings_fields,
+                                         G_N_ELEMENTS(settings_fields)};
+static const FsSchemaField grid_fields[] = {
+  SETTINGS(FS_SCHEMA_ANY, "a value (number or text) or a non-empty list of values")};
+static const FsSchema grid_schema = {"grid", NULL, grid_fields, G_N_ELEMENTS(grid_fields)};
+#undef SETTINGS
+#undef SETTING
+
+/* Reads map against schema (settings or grid), the kind's keys checked; in
+ * FS_SWEEP_ERROR_SPEC. */
+static gboolean read_table(FsSweepSpec *s, const FsSchema *schema, const FsYamlNode *map,
+                           GError **error)
 {
-  if (v == NULL || v->kind != FS_YAML_SCALAR || v->is_null)
-    return spec_error(error, v, "expected a value (a number or a string), found %s",
-                      v ? fs_yaml_kind_name(v) : "nothing");
-  *out = v->value;
-  return TRUE;
+  FsSchemaRead opts = {.any_key = check_key, .data = s, .domain = FS_SWEEP_ERROR,
+                       .code = FS_SWEEP_ERROR_SPEC};
+  return fs_schema_read(schema, map, NULL, &opts, error);
 }
 
+/* Appends the settings of map (checked against the settings table) to out, in file order. */
 static gboolean read_settings(FsSweepSpec *s, const FsYamlNode *map, GArray *out, GError **error)
 {
-  if (!fs_yaml_require_map(map, error))
+  if (!read_table(s, &settings_schema, map, error))
     return FALSE;
   for (guint i = 0; i < map->n; i++) {
-    const char *v;
-    if (!check_key(s, map->keys[i], error) || !scalar_text(map->values[i], &v, error))
-      return FALSE;
-    Setting st = { g_strdup(map->keys[i]->value), g_strdup(v) };
+    Setting st = { g_strdup(map->keys[i]->value), g_strdup(map->values[i]->value) };
     g_array_append_val(out, st);
   }
   return TRUE;
@@ -132,33 +165,33 @@ static gboolean has_axis(const FsSweepSpec *s, const char *key)
   return FALSE;
 }
 
+/* Reads the axes of `grid:` (keys checked by the grid table): each a value
+ * or a non-empty list of values; the product is bounded by FABRICSIM_MAX_POINTS. */
 static gboolean read_grid(FsSweepSpec *s, const FsYamlNode *map, GError **error)
 {
-  if (!fs_yaml_require_map(map, error))
+  if (!read_table(s, &grid_schema, map, error))
     return FALSE;
+  const FsSchemaField *one = &settings_fields[0]; /* a scalar value */
   guint64 n = 1;
   for (guint i = 0; i < map->n; i++) {
     const FsYamlNode *vals = map->values[i];
-    if (!check_key(s, map->keys[i], error))
-      return FALSE;
     Axis a = { g_strdup(map->keys[i]->value), g_ptr_array_new_with_free_func(g_free) };
     g_array_append_val(s->grid, a);
-    if (vals->kind == FS_YAML_SCALAR) {
-      const char *v;
-      if (!scalar_text(vals, &v, error))
-        return FALSE;
-      g_ptr_array_add(a.values, g_strdup(v));
-    } else if (vals->kind == FS_YAML_SEQ) {
-      if (vals->n == 0)
-        return spec_error(error, vals, "the grid axis \"%s\" has no values", a.key);
-      for (guint k = 0; k < vals->n; k++) {
-        const char *v;
-        if (!scalar_text(vals->values[k], &v, error))
-          return FALSE;
-        g_ptr_array_add(a.values, g_strdup(v));
-      }
-    } else {
+    if (vals->kind == FS_YAML_MAP)
       return spec_error(error, vals, "expected a list of values for the grid axis \"%s\"", a.key);
+    if (vals->kind == FS_YAML_SEQ && vals->n == 0)
+      return spec_error(error, vals, "the grid axis \"%s\" has no values", a.key);
+    for (guint k = 0; k < (vals->kind == FS_YAML_SEQ ? vals->n : 1); k++) {
+      const FsYamlNode *v = vals->kind == FS_YAML_SEQ ? vals->values[k] : vals;
+      const char *text;
+      GError *local = NULL;
+      if (!fs_schema_read_value(one, v, &text, &local)) {
+        local->domain = FS_SWEEP_ERROR;
+        local->code = FS_SWEEP_ERROR_SPEC;
+        g_propagate_error(error, local);
+        return FALSE;
+      }
+      g_ptr_array_add(a.values, g_strdup(text));
     }
     n *= a.values->len;
     if (n > fs_sweep_max_points())
@@ -183,17 +216,21 @@ static const FsSchemaField top_fields[] = {
    .value_doc = "`train`, `coll` or `p2p`",
    .doc = "what each point runs (`fabricsim sweep --list-kinds`)"},
   {.key = "set", .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE,
-   .value_doc = "mapping of settings", .doc = "settings common to every point"},
+   .value_doc = "table `sweep.settings`", .doc = "settings common to every point"},
   {.key = "list", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE,
-   .value_doc = "list of mappings of settings",
+   .value_doc = "list of tables `sweep.settings`",
    .doc = "one entry per group of points (not empty)"},
   {.key = "grid", .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE,
-   .value_doc = "mapping of axes: a value or a list of values",
+   .value_doc = "table `sweep.grid`",
    .doc = "every combination of the axes' values, for each list entry"},
 };
 static const FsSchema top_schema = {"a sweep spec", NULL, top_fields, G_N_ELEMENTS(top_fields)};
 
-static const FsSchemaEntry schemas[] = {{"sweep.spec", &top_schema}};
+static const FsSchemaEntry schemas[] = {
+  {"sweep.spec", &top_schema},
+  {"sweep.settings", &settings_schema},
+  {"sweep.grid", &grid_schema},
+};
 
 const FsSchemaEntry *fs_sweep_spec_schemas(guint *n)
 {

@@ -13,10 +13,9 @@ static gboolean gen_fail(GError **error, const FsGenPos *pos, const char *format
 {
   va_list ap;
   va_start(ap, format);
-  g_autofree char *msg = g_strdup_vprintf(format, ap);
+  fs_set_error_at_va(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, pos->file, pos->line, pos->col,
+                     format, ap);
   va_end(ap);
-  fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, pos->file, pos->line, pos->col,
-                  "%s", msg);
   return FALSE;
 }
 

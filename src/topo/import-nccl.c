@@ -60,10 +60,9 @@ gboolean nccl_fail_at(const Walk *w, const XNode *x, GError **error, const char 
 {
   va_list ap;
   va_start(ap, format);
-  g_autofree char *msg = g_strdup_vprintf(format, ap);
+  fs_set_error_at_va(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, w->name, x->line, x->col,
+                     format, ap);
   va_end(ap);
-  fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, w->name, x->line, x->col, "%s",
-                  msg);
   return FALSE;
 }
 

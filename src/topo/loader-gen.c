@@ -156,6 +156,10 @@ static gboolean gen_dragonfly(Loader *L, const FsYamlNode *e, const char *prefix
   return fs_topo_gen_dragonfly(L->topo, (guint *)(void *)ep->data, ep->len, &s, NULL, error);
 }
 
+/* The nvlink-rack generator: compute trays of GPUs (with CPUs over C2C
+ * when cpus_per_tray > 0) on NVSwitch trays, counts and models from the
+ * entry; with template:, that template's hosts are the compute trays and
+ * only the switch trays are made.  Errors at the entry's keys. */
 static gboolean gen_rack(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
 {
   FsNvlRackSpec s = {0};
@@ -229,6 +233,10 @@ static const struct {
                    "links_per_switch", "template", "reduction", NULL}, gen_rack},
 };
 
+/* Runs one generators: entry: finds its type in the generator table,
+ * checks its keys, names its nodes under name: (the type by default),
+ * runs it and turns reduction off on the switches it made when
+ * reduction: false.  An unknown type fails at type: with a did-you-mean. */
 gboolean fs_topo_loader_generate(Loader *L, const FsYamlNode *e, GError **error)
 {
   const FsYamlNode *tn = fs_yaml_require_key(e, "type", "generator", error);

@@ -1,4 +1,7 @@
-/* loader-private.h — what loader.c shares with loader-gen.c (the
+/* loader-private.h — what the files of the topology loader share:
+ * loader.c (scalar helpers, reading files and includes, the entry points),
+ * loader-params.c (parameters and -D overrides), loader-build.c (hosts,
+ * nodes and links built from the entries read) and loader-gen.c (the
  * `generators:` section).  Private to the topo module. */
 #pragma once
 
@@ -61,6 +64,30 @@ GArray *fs_topo_loader_template_hosts(Loader *L, const char *name);
 /* A yes/no value (true/false, yes/no, 1/0 after ${}) at node. */
 gboolean fs_topo_loader_bool(Loader *L, const FsYamlNode *node, const char *what,
                              gboolean *out, GError **error);
+
+/* ---- parameters (loader-params.c) ---- */
+
+/* Records the -D overrides ("name=value", the value typed later by the
+ * parameter's declaration).  FALSE with FS_TOPO_ERROR_PARAM for one
+ * without a valid name, an = or a value. */
+gboolean fs_topo_loader_parse_defines(Loader *L, const char *const *defines, GError **error);
+/* Reads a parameters: mapping: each declaration's value in force (a -D
+ * override, a value set before, or its default) is recorded and checked
+ * against it.  FALSE with the error at the file position. */
+gboolean fs_topo_loader_read_parameters(Loader *L, const FsYamlNode *map, GError **error);
+/* FALSE with FS_TOPO_ERROR_PARAM naming the first (by name) -D override
+ * that no declaration read, and the parameters there are. */
+gboolean fs_topo_loader_check_defines(Loader *L, GError **error);
+/* Frees a ParamSource (the values of L->param_src). */
+void fs_topo_loader_param_source_free(gpointer p);
+
+/* ---- building (loader-build.c) ---- */
+
+/* Builds the topology from what reading collected: parameters, routing,
+ * hosts, top-level nodes, links and generators, then finalizes and
+ * validates it.  A new topology (caller frees), or NULL with the first
+ * error (unused -D, a bad entry, a failed validation). */
+FsTopo *fs_topo_loader_build(Loader *L, GError **error);
 
 /* Runs one `generators:` entry (loader-gen.c). */
 gboolean fs_topo_loader_generate(Loader *L, const FsYamlNode *e, GError **error);

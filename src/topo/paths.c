@@ -4,18 +4,11 @@
 #include <string.h>
 
 #include "topo/topo-private.h"
+#include "util/names.h"
 
-static const char *const path_names[] = {
-#define X(id, str) str,
-  FS_PATH_TYPES(X)
-#undef X
-};
+static const char *const path_names[] = { FS_PATH_TYPES(FS_NAMES_ENTRY) };
 
-const char *fs_path_type_name(FsPathType p)
-{
-  g_return_val_if_fail(p < FS_PATH_N_TYPES, "?");
-  return path_names[p];
-}
+FS_NAMES_DEFINE_NAME(FsPathType, fs_path_type, path_names, FS_PATH_N_TYPES)
 
 char *fs_path_label(FsPathType p, guint nvlinks)
 {

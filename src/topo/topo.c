@@ -38,17 +38,9 @@ void fs_topo_set_limits(const FsTopoLimits *l)
   limits.links = MIN(l->links, LIMIT_CEILING);
 }
 
-static const char *const node_kind_names[] = {
-#define X(id, str) str,
-  FS_NODE_KINDS(X)
-#undef X
-};
+static const char *const node_kind_names[] = { FS_NODE_KINDS(FS_NAMES_ENTRY) };
 
-const char *fs_node_kind_name(FsNodeKind k)
-{
-  g_return_val_if_fail(k < FS_NODE_N_KINDS, "?");
-  return node_kind_names[k];
-}
+FS_NAMES_DEFINE_NAME(FsNodeKind, fs_node_kind, node_kind_names, FS_NODE_N_KINDS)
 
 FsTopo *fs_topo_new(const FsCatalog *cat, const char *name)
 {

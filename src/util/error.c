@@ -47,18 +47,23 @@ static char *one_line(char *msg)
   return g_string_free(s, FALSE);
 }
 
-void fs_set_error_at(GError **error, GQuark domain, int code, const char *file,
-                     int line, int col, const char *format, ...)
+void fs_set_error_at_va(GError **error, GQuark domain, int code, const char *file, int line,
+                        int col, const char *format, va_list ap)
 {
   if (error == NULL)
     return;
-  va_list ap;
-  va_start(ap, format);
-  g_autofree char *msg = g_strdup_vprintf(format, ap);
-  va_end(ap);
-  msg = one_line(msg);
+  g_autofree char *msg = one_line(g_strdup_vprintf(format, ap));
   g_autofree char *loc = location_string(file, line, col);
   g_set_error(error, domain, code, "%s: %s", loc, msg);
+}
+
+void fs_set_error_at(GError **error, GQuark domain, int code, const char *file,
+                     int line, int col, const char *format, ...)
+{
+  va_list ap;
+  va_start(ap, format);
+  fs_set_error_at_va(error, domain, code, file, line, col, format, ap);
+  va_end(ap);
 }
 
 void fs_error_prefix_at(GError *error, const char *file, int line, int col)

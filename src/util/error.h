@@ -9,6 +9,8 @@
  */
 #pragma once
 
+#include <stdarg.h>
+
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -47,6 +49,12 @@ int fs_error_exit_status(const GError *error);
  * as C escapes ("\n", "\t", "\x01"). */
 void fs_set_error_at(GError **error, GQuark domain, int code, const char *file,
                      int line, int col, const char *format, ...) G_GNUC_PRINTF(7, 8);
+
+/* fs_set_error_at with the message's arguments as a va_list (ap is used
+ * up), for a module's own printf-like error helper: its body is
+ * va_start, this, va_end. */
+void fs_set_error_at_va(GError **error, GQuark domain, int code, const char *file, int line,
+                        int col, const char *format, va_list ap) G_GNUC_PRINTF(7, 0);
 
 /* Prepends "file:line:col: " to an existing error's message, in place, and
  * escapes control characters in it as fs_set_error_at does. */

@@ -32,16 +32,22 @@ gboolean fs_names_index_nocase(const char *const *names, guint n, const char *na
 
 /* Defines, for the enum Type whose spellings are names[0 .. count):
  *   const char *PREFIX_name(Type v) — names[v]; "?" after a critical
- *     warning for a value out of range (a programmer error);
- *   gboolean PREFIX_from_name(const char *s, Type *out) — the value spelt
- *     s, looked up with `lookup` (fs_names_index or fs_names_index_nocase);
- *     FALSE when s is NULL or unknown; out may be NULL. */
-#define FS_NAMES_DEFINE(Type, prefix, names, count, lookup)   \
+ *     warning for a value out of range (a programmer error).
+ * For an enum that is written but never read back. */
+#define FS_NAMES_DEFINE_NAME(Type, prefix, names, count)      \
   const char *prefix##_name(Type v)                           \
   {                                                           \
     g_return_val_if_fail((guint)v < (guint)(count), "?");     \
     return (names)[v];                                        \
-  }                                                           \
+  }
+
+/* Defines, for the enum Type whose spellings are names[0 .. count):
+ *   const char *PREFIX_name(Type v), as FS_NAMES_DEFINE_NAME;
+ *   gboolean PREFIX_from_name(const char *s, Type *out) — the value spelt
+ *     s, looked up with `lookup` (fs_names_index or fs_names_index_nocase);
+ *     FALSE when s is NULL or unknown; out may be NULL. */
+#define FS_NAMES_DEFINE(Type, prefix, names, count, lookup)   \
+  FS_NAMES_DEFINE_NAME(Type, prefix, names, count)            \
   gboolean prefix##_from_name(const char *s, Type *out)       \
   {                                                           \
     guint i_;                                                 \

@@ -24,6 +24,7 @@ typedef union {
   FsTime t;
   uint64_t z;
   int e;
+  guint64 bits;
 } Value;
 
 /* ---- units ----------------------------------------------------------------- */
@@ -34,6 +35,7 @@ static const char *noun(const FsSchemaField *f)
   switch (f->type) {
   case FS_SCHEMA_UINT: return "an integer";
   case FS_SCHEMA_DOUBLE: return "a number";
+  case FS_SCHEMA_SET: return "a list of names";
   case FS_SCHEMA_QUANTITY:
     switch (f->unit) {
     case FS_SCHEMA_BANDWIDTH: return "a bandwidth";
@@ -55,6 +57,36 @@ static char *noun_in_unit(const FsSchemaField *f)
   return f->number_unit ? g_strdup_printf("%s in %s", noun(f), f->number_unit) : g_strdup(noun(f));
 }
 
+/* The values of a row of f: "numbers", "bandwidths in GB/s".  Caller frees. */
+static char *plural_in_unit(const FsSchemaField *f)
+{
+  const char *n = f->type == FS_SCHEMA_STRING ? "a string"
+                  : f->type == FS_SCHEMA_BOOL ? "a boolean"
+                  : f->type == FS_SCHEMA_ENUM ? "a name"
+                                              : noun(f);
+  n += g_str_has_prefix(n, "an ") ? 3 : 2;
+  return f->number_unit ? g_strdup_printf("%ss in %s", n, f->number_unit) : g_strdup_printf("%ss", n);
+}
+
+/* The bytes one value of f takes in the record (0: nothing is stored). */
+static size_t value_size(const FsSchemaField *f)
+{
+  switch (f->type) {
+  case FS_SCHEMA_STRING:
+  case FS_SCHEMA_SCALAR: return sizeof(const char *);
+  case FS_SCHEMA_BOOL: return sizeof(gboolean);
+  case FS_SCHEMA_UINT: return sizeof(guint);
+  case FS_SCHEMA_DOUBLE: return sizeof(double);
+  case FS_SCHEMA_QUANTITY:
+    return f->unit == FS_SCHEMA_TIME ? sizeof(FsTime)
+           : f->unit == FS_SCHEMA_SIZE ? sizeof(uint64_t)
+                                       : sizeof(double);
+  case FS_SCHEMA_ENUM: return sizeof(int);
+  case FS_SCHEMA_SET: return sizeof(guint64);
+  default: return 0;
+  }
+}
+
 /* Parses text (a range bound or a default, no position) as field f's value;
  * *num receives it as a double for range checks. */
 static gboolean parse_text(const FsSchemaField *f, const char *text, Value *v, double *num,
@@ -64,6 +96,7 @@ static gboolean parse_text(const FsSchemaField *f, const char *text, Value *v, d
   gboolean ok = TRUE;
   switch (f->type) {
   case FS_SCHEMA_STRING:
+  case FS_SCHEMA_SCALAR:
     v->s = text;
     return TRUE;
   case FS_SCHEMA_BOOL:
@@ -211,6 +244,7 @@ static gboolean read_enum(const FsSchemaField *f, const FsYamlNode *node, Value 
     v->e = f->values ? f->values[k] : (int)k;
     return TRUE;
   }
+
   const char *label = f->label ? f->label : f->key;
   const char *guess = fs_did_you_mean(s, f->names, -1);
   if (guess != NULL) {
@@ -229,9 +263,23 @@ static gboolean read_node(const FsSchemaField *f, const FsYamlNode *node, Value 
   int64_t i;
   switch (f->type) {
   case FS_SCHEMA_STRING:
-    return fs_yaml_get_string(node, &v->s, error);
+    if (!fs_yaml_get_string(node, &v->s, error))
+      return FALSE;
+    if (f->nonempty && v->s[0] == '\0') {
+      fs_yaml_error(error, node, "expected a non-empty %s", f->label ? f->label : f->key);
+      return FALSE;
+    }
+    return TRUE;
   case FS_SCHEMA_BOOL:
     return fs_yaml_get_bool(node, &v->b, error);
+  case FS_SCHEMA_SCALAR:
+    if (node->kind != FS_YAML_SCALAR || node->is_null) {
+      fs_yaml_error(error, node, "expected a value (a number or a string), got %s",
+                    fs_yaml_kind_name(node));
+      return FALSE;
+    }
+    v->s = node->value;
+    return TRUE;
   case FS_SCHEMA_UINT: {
     double lo = 0, hi = G_MAXUINT;
     if ((f->min && !table_number(f, f->min, &lo)) || (f->max && !table_number(f, f->max, &hi)))
@@ -270,6 +318,22 @@ static gboolean read_node(const FsSchemaField *f, const FsYamlNode *node, Value 
     return fs_yaml_require_seq(node, error);
   case FS_SCHEMA_ANY:
     return TRUE;
+  case FS_SCHEMA_SET:
+    if (!fs_yaml_require_seq(node, error))
+      return FALSE;
+    v->bits = 0;
+    for (guint i = 0; i < node->n; i++) {
+      Value item;
+      if (!read_enum(f, node->values[i], &item, error))
+        return FALSE;
+      if (item.e < 0 || item.e > 63) {
+        g_critical("schema field \"%s\": value %d of a set is not a bit of 64", f->key, item.e);
+        fs_yaml_error(error, node, "the schema of \"%s\" has a value out of a set's bits", f->key);
+        return FALSE;
+      }
+      v->bits |= (guint64)1 << item.e;
+    }
+    return TRUE;
   }
   return check_range(f, node, num, error);
 }
@@ -279,6 +343,7 @@ static void store(const FsSchemaField *f, gpointer out, const Value *v, GStringC
 {
   switch (f->type) {
   case FS_SCHEMA_STRING:
+  case FS_SCHEMA_SCALAR:
     *(const char **)out = strings ? g_string_chunk_insert_const(strings, v->s) : v->s;
     break;
   case FS_SCHEMA_BOOL: *(gboolean *)out = v->b; break;
@@ -292,19 +357,45 @@ static void store(const FsSchemaField *f, gpointer out, const Value *v, GStringC
     }
     break;
   case FS_SCHEMA_ENUM: *(int *)out = v->e; break;
+  case FS_SCHEMA_SET: *(guint64 *)out = v->bits; break;
   default: break; /* maps, lists and anything: the loader reads them */
   }
+}
+
+/* Reads node as f (a row of f->count values when count > 0) and stores it
+ * at out (NULL: checked only). */
+static gboolean read_value(const FsSchemaField *f, const FsYamlNode *node, gpointer out,
+                           GStringChunk *strings, GError **error)
+{
+  Value v;
+  if (f->count == 0) {
+    if (!read_node(f, node, &v, error))
+      return FALSE;
+    if (out != NULL)
+      store(f, out, &v, strings);
+    return TRUE;
+  }
+  if (!fs_yaml_require_seq(node, error))
+    return FALSE;
+  if (node->n != f->count) {
+    g_autofree char *what = plural_in_unit(f);
+    fs_yaml_error(error, node, "expected a list of %u %s, got %u", f->count, what, node->n);
+    return FALSE;
+  }
+  for (guint i = 0; i < f->count; i++) {
+    if (!read_node(f, node->values[i], &v, error))
+      return FALSE;
+    if (out != NULL)
+      store(f, (char *)out + i * value_size(f), &v, strings);
+  }
+  return TRUE;
 }
 
 gboolean fs_schema_read_value(const FsSchemaField *field, const FsYamlNode *node, gpointer out,
                               GError **error)
 {
   g_return_val_if_fail(field != NULL && node != NULL && out != NULL, FALSE);
-  Value v;
-  if (!read_node(field, node, &v, error))
-    return FALSE;
-  store(field, out, &v, NULL);
-  return TRUE;
+  return read_value(field, node, out, NULL, error);
 }
 
 /* ---- mappings ---------------------------------------------------------------------- */
@@ -313,14 +404,26 @@ const FsSchemaField *fs_schema_field(const FsSchema *schema, const char *key)
 {
   for (const FsSchema *s = schema; s != NULL; s = s->base)
     for (guint i = 0; i < s->n_fields; i++)
-      if (strcmp(s->fields[i].key, key) == 0)
+      if (!s->fields[i].any_key && strcmp(s->fields[i].key, key) == 0)
         return &s->fields[i];
   return NULL;
+}
+
+/* Whether schema (or its base) has a field for open keys. */
+static gboolean has_any_key(const FsSchema *schema)
+{
+  for (const FsSchema *s = schema; s != NULL; s = s->base)
+    for (guint i = 0; i < s->n_fields; i++)
+      if (s->fields[i].any_key)
+        return TRUE;
+  return FALSE;
 }
 
 /* Refuses the first key of map that no field of schema (or its base) declares. */
 static gboolean check_keys(const FsSchema *schema, const FsYamlNode *map, GError **error)
 {
+  if (has_any_key(schema))
+    return TRUE;
   g_autoptr(GPtrArray) keys = g_ptr_array_new();
   for (const FsSchema *s = schema; s != NULL; s = s->base)
     for (guint i = 0; i < s->n_fields; i++)
@@ -329,16 +432,50 @@ static gboolean check_keys(const FsSchema *schema, const FsYamlNode *map, GError
   return fs_yaml_check_keys(map, (const char *const *)keys->pdata, schema->name, error);
 }
 
+/* Reads the keys of map that no field of top declares as the any_key
+ * field f, handing each to opts->any_key. */
+static gboolean read_open_keys(const FsSchema *top, const FsSchemaField *f, const FsSchema *s,
+                               const FsYamlNode *map, const FsSchemaRead *opts, GError **error)
+{
+  guint found = 0;
+  for (guint i = 0; i < map->n; i++) {
+    if (fs_schema_field(top, map->keys[i]->value) != NULL)
+      continue;
+    found++;
+    Value v;
+    gboolean scalar = value_size(f) > 0;
+    if (!(scalar ? read_node(f, map->values[i], &v, error)
+                 : read_value(f, map->values[i], NULL, NULL, error)))
+      return FALSE;
+    if (opts->any_key != NULL &&
+        !opts->any_key(f, map->keys[i], map->values[i], scalar ? (gconstpointer)&v : NULL,
+                       opts->data, error))
+      return FALSE;
+  }
+  if (found == 0 && f->required) {
+    fs_yaml_error(error, map, "expected at least one %s in %s", f->label ? f->label : f->key,
+                  s->name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean read_map(const FsSchema *schema, const FsYamlNode *map, gpointer record,
                          const FsSchemaRead *opts, GError **error);
 
-/* Reads the fields of one table (not its base) from map into record. */
-static gboolean read_fields(const FsSchema *s, const FsYamlNode *map, char *record,
-                            const FsSchemaRead *opts, GError **error)
+/* Reads the fields of one table s (not its base) of schema top from map
+ * into record. */
+static gboolean read_fields(const FsSchema *top, const FsSchema *s, const FsYamlNode *map,
+                            char *record, const FsSchemaRead *opts, GError **error)
 {
   for (guint i = 0; i < s->n_fields; i++) {
     const FsSchemaField *f = &s->fields[i];
     gpointer out = f->offset == FS_SCHEMA_NOWHERE || record == NULL ? NULL : record + f->offset;
+    if (f->any_key) {
+      if (!read_open_keys(top, f, s, map, opts, error))
+        return FALSE;
+      continue;
+    }
     const FsYamlNode *node = fs_yaml_map_get(map, f->key);
     Value v;
     if (node == NULL) {
@@ -354,20 +491,20 @@ static gboolean read_fields(const FsSchema *s, const FsYamlNode *map, char *reco
                         f->key);
           return FALSE;
         }
-        store(f, out, &v, opts->strings);
+        for (guint k = 0; k < MAX(f->count, 1u); k++)
+          store(f, (char *)out + k * value_size(f), &v, opts->strings);
       }
       continue;
     }
-    if (!read_node(f, node, &v, error))
+    if (!read_value(f, node, f->type == FS_SCHEMA_MAP ? NULL : out, opts->strings, error))
       return FALSE;
     if (f->type == FS_SCHEMA_MAP && f->sub != NULL) {
+      /* A nested record at the field's offset, or the same record. */
       FsSchemaRead sub = *opts;
       sub.skip_base = FALSE;
-      if (!read_map(f->sub, node, record, &sub, error))
+      if (!read_map(f->sub, node, out != NULL ? out : record, &sub, error))
         return FALSE;
     }
-    if (out != NULL)
-      store(f, out, &v, opts->strings);
     if (opts->seen != NULL && !opts->seen(f, node, opts->data, error))
       return FALSE;
   }
@@ -389,7 +526,7 @@ static gboolean read_map(const FsSchema *schema, const FsYamlNode *map, gpointer
     if (!read_map(schema->base, map, record, &base, error))
       return FALSE;
   }
-  return read_fields(schema, map, record, opts, error);
+  return read_fields(schema, schema, map, record, opts, error);
 }
 
 gboolean fs_schema_read(const FsSchema *schema, const FsYamlNode *map, gpointer record,
@@ -410,6 +547,8 @@ gboolean fs_schema_read(const FsSchema *schema, const FsYamlNode *map, gpointer 
   return FALSE;
 }
 
+/* Checks a schema table itself (schema.h): every bound and default of
+ * every field, base tables included, parses as its field's value. */
 gboolean fs_schema_check(const FsSchema *schema, GError **error)
 {
   g_return_val_if_fail(schema != NULL, FALSE);
@@ -420,8 +559,12 @@ gboolean fs_schema_check(const FsSchema *schema, GError **error)
       double num;
       Value v;
       g_autofree char *one = f->number_unit ? g_strconcat("1 ", f->number_unit, NULL) : NULL;
-      if (f->type == FS_SCHEMA_ENUM && f->names == NULL)
+      if ((f->type == FS_SCHEMA_ENUM || f->type == FS_SCHEMA_SET) && f->names == NULL)
         bad = "an enum without names";
+      else if (f->count > 0 && (value_size(f) == 0 || f->type == FS_SCHEMA_SET || f->any_key))
+        bad = "a row of values that are not scalars, or of open keys";
+      else if (f->any_key && f->offset != FS_SCHEMA_NOWHERE)
+        bad = "open keys with an offset";
       else if (f->number_unit != NULL && f->type == FS_SCHEMA_QUANTITY &&
                !parse_text(f, one, &v, &num, NULL))
         bad = one;
@@ -435,7 +578,8 @@ gboolean fs_schema_check(const FsSchema *schema, GError **error)
       else if (f->number_unit == NULL && f->max && !parse_text(f, f->max, &v, &num, NULL) &&
                !fs_parse_number(f->max, &num, NULL))
         bad = f->max;
-      else if (f->def && f->type != FS_SCHEMA_STRING && !parse_text(f, f->def, &v, &num, NULL))
+      else if (f->def && f->type != FS_SCHEMA_STRING && f->type != FS_SCHEMA_SCALAR &&
+               !parse_text(f, f->def, &v, &num, NULL))
         bad = f->def;
       if (bad != NULL) {
         g_set_error(error, FS_YAML_ERROR, FS_YAML_ERROR_SCHEMA,
@@ -462,12 +606,14 @@ static char *value_column(const FsSchemaField *f)
   const char *bare = g_str_has_prefix(n, "an ") ? n + 3 : g_str_has_prefix(n, "a ") ? n + 2 : n;
   switch (f->type) {
   case FS_SCHEMA_STRING: return g_strdup("text");
+  case FS_SCHEMA_SCALAR: return g_strdup("number or text");
   case FS_SCHEMA_BOOL: return g_strdup("`true` or `false`");
   case FS_SCHEMA_MAP: return g_strdup("mapping");
   case FS_SCHEMA_LIST: return g_strdup("list");
   case FS_SCHEMA_ANY: return g_strdup("any");
-  case FS_SCHEMA_ENUM: {
-    GString *s = g_string_new("one of ");
+  case FS_SCHEMA_ENUM:
+  case FS_SCHEMA_SET: {
+    GString *s = g_string_new(f->type == FS_SCHEMA_SET ? "list of names from " : "one of ");
     for (guint i = 0; f->names[i] != NULL; i++)
       g_string_append_printf(s, "%s`%s`", i ? ", " : "", f->names[i]);
     return g_string_free(s, FALSE);
@@ -475,6 +621,21 @@ static char *value_column(const FsSchemaField *f)
   default:
     return range ? g_strdup_printf("%s %s", bare, range) : g_strdup(bare);
   }
+}
+
+/* The "value" column: one value, or a row of f->count of them ("list of 3
+ * numbers from 0 to 1e12"). */
+static char *value_cell(const FsSchemaField *f)
+{
+  g_autofree char *one = value_column(f);
+  if (f->count == 0 || f->value_doc != NULL)
+    return g_steal_pointer(&one);
+  g_autofree char *range = range_text(f);
+  g_autofree char *many = plural_in_unit(f);
+  if (f->type == FS_SCHEMA_ENUM)
+    return g_strdup_printf("list of %u names, each %s", f->count, one);
+  return range ? g_strdup_printf("list of %u %s %s", f->count, many, range)
+               : g_strdup_printf("list of %u %s", f->count, many);
 }
 
 /* Appends text with '|' escaped for a Markdown cell. */
@@ -496,15 +657,19 @@ void fs_schema_doc_markdown(const FsSchema *schema, GString *out)
   g_string_append(out, "|---|---|---|---|---|\n");
   for (guint i = 0; i < schema->n_fields; i++) {
     const FsSchemaField *f = &schema->fields[i];
-    g_autofree char *key = g_strdup_printf("`%s`", f->key);
-    g_autofree char *value = value_column(f);
+    /* Open keys: the placeholder in italics ("*architecture*"). */
+    g_autofree char *key = g_strdup_printf(f->any_key ? "*%s*" : "`%s`", f->key);
+    g_autofree char *value = value_cell(f);
     g_autofree char *def = f->def == NULL   ? g_strdup("")
                            : f->def[0] == '\0' ? g_strdup("`\"\"`")
                                                : g_strdup_printf("`%s`", f->def);
     g_string_append(out, "|");
     cell(out, key);
     cell(out, value);
-    cell(out, f->required_doc ? f->required_doc : f->required ? "yes" : "no");
+    cell(out, f->required_doc ? f->required_doc
+              : f->any_key   ? (f->required ? "at least one" : "no")
+              : f->required  ? "yes"
+                             : "no");
     cell(out, def);
     g_autoptr(GString) doc = g_string_new(f->doc ? f->doc : "");
     for (guint k = 0; f->aliases && f->aliases[k]; k++)

@@ -15,8 +15,21 @@
  * FS_YAML_ERROR_SCHEMA.  Fields are read in table order (a schema's base
  * first), so the first error is the same whatever the order of the keys.
  * What one table cannot say — keys that exclude each other, references
- * between records, lists — stays in the loader, after the walk, with the
- * same kind of message.
+ * between records, lists of records — stays in the loader, after the walk,
+ * with the same kind of message.
+ *
+ * Shapes beyond one value per key:
+ *  - a row: a scalar field with count > 0 is a list of exactly count
+ *    values, each checked like the field, stored as an array at offset
+ *    ("[LL, LL128, Simple]" as double[3]);
+ *  - a nested record: a FS_SCHEMA_MAP with sub and an offset reads sub into
+ *    record + offset (sub's offsets are relative to it), so one table serves
+ *    every element of an array of records (the three protocols, the rows of
+ *    a per-architecture table); with FS_SCHEMA_NOWHERE, into the record;
+ *  - a set of names: FS_SCHEMA_SET, a list of names[] stored as bits;
+ *  - open keys: a field with any_key stands for every key no other field
+ *    declares (an architecture name, a setting); each such key's value is
+ *    read as the field and handed, with its key, to FsSchemaRead.any_key.
  *
  * Ranges and defaults are written as text in the field's unit ("100 TB/s",
  * "1 s", "0.5"), so that messages and READMEs quote them as written, and
@@ -50,6 +63,8 @@ typedef enum {
   FS_SCHEMA_MAP,      /* a mapping: read with sub into the same record, or left to the loader */
   FS_SCHEMA_LIST,     /* a list: only its kind is checked; the loader reads its items */
   FS_SCHEMA_ANY,      /* any value: left to the loader */
+  FS_SCHEMA_SET,      /* guint64; a list of names[], bit values[i] (or i) set for each */
+  FS_SCHEMA_SCALAR,   /* const char *; any scalar (a number, a string, a boolean) as written */
 } FsSchemaType;
 
 /* The unit of a FS_SCHEMA_QUANTITY, and how its value is stored. */
@@ -93,6 +108,16 @@ typedef struct {
                                * options: "--tp"), NULL-terminated; listed in the README */
   int id;                     /* the loader's own number for the field (0: none), which
                                * FsSchemaRead.seen reports */
+  guint count;                /* a STRING, BOOL, UINT, DOUBLE, QUANTITY or ENUM field: 0, one
+                               * value; above 0, a list of exactly count values, each checked
+                               * as the field, stored as an array of count at offset */
+  gboolean nonempty;          /* FS_SCHEMA_STRING: the empty string "" is refused */
+  gboolean any_key;           /* the field of every key no other field of the schema (or its
+                               * base) declares; key is only the README's name for them
+                               * ("architecture").  Values are read as the field (offset:
+                               * FS_SCHEMA_NOWHERE) and passed to FsSchemaRead.any_key, in the
+                               * file's order; required: at least one such key.  Such a
+                               * field belongs in a schema that is no other's base. */
 } FsSchemaField;
 
 struct FsSchema {
@@ -114,6 +139,13 @@ typedef struct {
    * where a value came from, or to store one no offset can reach. */
   gboolean (*seen)(const FsSchemaField *field, const FsYamlNode *node, gpointer data,
                    GError **error);
+  /* Called for each key of an any_key field, in the file's order, with the
+   * value read as the field (value points to its storage type: a const
+   * char *, a guint, a double, an int of an enum…; NULL for a map, list or
+   * any value): the loader stores what no offset can (a name → row table).
+   * Unset: the values are only checked. */
+  gboolean (*any_key)(const FsSchemaField *field, const FsYamlNode *key, const FsYamlNode *node,
+                      gconstpointer value, gpointer data, GError **error);
   gpointer data;
 } FsSchemaRead;
 
@@ -134,9 +166,10 @@ typedef struct {
 gboolean fs_schema_read(const FsSchema *schema, const FsYamlNode *map, gpointer record,
                         const FsSchemaRead *opts, GError **error);
 
-/* Reads one value node against field into out (the field's storage type),
- * with the same checks and messages as fs_schema_read; for loaders that
- * read the items of a list, or a FS_SCHEMA_NOWHERE field, themselves. */
+/* Reads one value node against field into out (the field's storage type;
+ * an array of field->count of them for a row), with the same checks and
+ * messages as fs_schema_read; for loaders that read the items of a list,
+ * or a FS_SCHEMA_NOWHERE field, themselves. */
 gboolean fs_schema_read_value(const FsSchemaField *field, const FsYamlNode *node, gpointer out,
                               GError **error);
 

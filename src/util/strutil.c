@@ -174,6 +174,9 @@ struct FsAtomicFile {
   int fd;
 };
 
+/* See strutil.h. "-" is stdout (flushed first); else, after the stop
+ * request and leftovers of killed runs, a temporary file beside path,
+ * named with our process id, with the mode the umask gives a new file. */
 FsAtomicFile *fs_atomic_file_open(const char *path, GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);

@@ -202,6 +202,41 @@ static FsTime named_kernel_time(const FsTrain *t, const GArray *k, const FsGpuMo
   return first;
 }
 
+/* The summed time of the kernels of k whose name is in names. */
+static FsTime kernels_named_time(const FsTrain *t, const GArray *k, const FsGpuModel *gpu,
+                                 const char *const *names, guint n)
+{
+  FsTime sum = 0;
+  for (guint i = 0; i < k->len; i++) {
+    const FsKernel *kn = &g_array_index(k, FsKernel, i);
+    for (guint j = 0; j < n; j++)
+      if (strcmp(kn->name, names[j]) == 0) {
+        sum += fs_kernel_time(kn, gpu, t->eff, NULL);
+        break;
+      }
+  }
+  return sum;
+}
+
+/* The backward GEMMs of the column-parallel linears (QKV and the MLP's
+ * input projections): their dgrads and their wgrads. */
+static void column_parallel_bwd(const FsTrain *t, const GArray *k, const FsGpuModel *gpu,
+                                FsTime *dgrad, FsTime *wgrad)
+{
+  static const char *const dg[] = { "qkv.dgrad", "mlp_fc1.dgrad", "mlp_gate.dgrad", "mlp_up.dgrad" };
+  static const char *const wg[] = { "qkv.wgrad", "mlp_fc1.wgrad", "mlp_gate.wgrad", "mlp_up.wgrad" };
+  *dgrad = kernels_named_time(t, k, gpu, dg, G_N_ELEMENTS(dg));
+  *wgrad = kernels_named_time(t, k, gpu, wg, G_N_ELEMENTS(wg));
+}
+
+/* What a collective of `comm` launched asynchronously beside a compute
+ * span of `compute` adds to the pass: the part of it that outlasts the
+ * compute, and what the compute loses to its SMs (at rate y). */
+static FsTime async_beside(FsTime compute, FsTime comm, double y)
+{
+  return (comm > compute ? comm - compute : 0) + fs_train_overlap_loss(compute, comm, y);
+}
+
 /* Ring attention: the exchange of each K/V block runs behind one step's
  * attention kernel; what a step's share of the exchange (comm / steps)
  * takes beyond the step's kernel is exposed, once per step. */
@@ -243,9 +278,12 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
   gboolean tp_split = w->overlap_tp_comm && ntp > 1 && w->overlap_cost == FS_OVERLAP_COST_MODELLED;
   FsTime cp_step[2];
   guint cp_steps[2];
+  FsTime col_dgrad = 0, col_wgrad = 0;
   for (guint pass = 0; pass < 2; pass++) {
     GArray *k = fs_transformer_layer_kernels(cfg, &run, l, pass ? FS_PASS_BACKWARD : FS_PASS_FORWARD);
     FsTime extra = tp_split ? tp_split_extra(t, k, gpu, ntp) : 0;
+    if (pass)
+      column_parallel_bwd(t, k, gpu, &col_dgrad, &col_wgrad);
     cp_step[pass] = named_kernel_time(t, k, gpu, pass ? "attention.cp_step.bwd" : "attention.cp_step",
                                       &cp_steps[pass]);
     if (pass)
@@ -268,7 +306,7 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
    * and a reduce-scatter after each block (Korthikanti et al. 2022, §4.2.2). */
   uint64_t act = (uint64_t)((double)w->micro_batch * cfg->seq_len / w->cp * cfg->hidden * 2.0);
   if (ntp > 1) {
-    FsTime ar, ag, rs;
+    FsTime ar = 0, ag = 0, rs = 0;
     if (w->sequence_parallel) {
       if (!fs_train_measure(t, tp_nodes, ntp, FS_COLL_ALL_GATHER, act / ntp, &ag, error) ||
           !fs_train_measure(t, tp_nodes, ntp, FS_COLL_REDUCE_SCATTER, act / ntp, &rs, error))
@@ -278,6 +316,22 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
       if (!fs_train_measure(t, tp_nodes, ntp, FS_COLL_ALL_REDUCE, act, &ar, error))
         return FALSE;
       c->tp_fwd = c->tp_bwd = 2 * ar;
+    }
+    /* With sequence parallelism and without TP overlap, Megatron's
+     * column-parallel linears launch their backward collectives
+     * asynchronously (LinearWithGradAccumulationAndAsyncCommunication.
+     * backward): the re-gather of the input beside the dgrad GEMM and the
+     * reduce-scatter of the input gradient beside the wgrad GEMM, so that
+     * only the row-parallel linears' gathers of the output gradient stay
+     * on the compute stream.  The async collectives are NCCL kernels: the
+     * compute keeps the overlap-dp rate (one CTA per channel) while they
+     * run, and what outlasts the GEMM is exposed.  Without sequence
+     * parallelism the backward all-reduces stay on the stream (the
+     * Megatron of the 2020-21 runs reduced synchronously);
+     * `overlap.cost: exposed` keeps every backward collective on it. */
+    if (w->sequence_parallel && !w->overlap_tp_comm && w->overlap_cost != FS_OVERLAP_COST_EXPOSED) {
+      double y = fs_train_overlap_rate(t, FS_EFF_OVERLAP_DP, gpu, (double)act);
+      c->tp_bwd = 2 * ag + async_beside(col_dgrad, 2 * ag, y) + async_beside(col_wgrad, 2 * rs, y);
     }
     if (w->recompute == FS_RECOMPUTE_FULL)
       c->tp_bwd += c->tp_fwd;

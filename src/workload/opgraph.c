@@ -412,6 +412,16 @@ static gboolean tune(const FsOpEnv *env, const FsCollSysInfo *sys, const FsComm 
   return TRUE;
 }
 
+/* A new, empty entry for (op, unit) in c's plans (borrowed: c owns it). */
+static CachedPlan *cached_plan_add(Comm *c, FsCollOp op, uint64_t unit)
+{
+  CachedPlan *p = g_new0(CachedPlan, 1);
+  p->op = op;
+  p->unit = unit;
+  g_ptr_array_add(c->plans, p);
+  return p;
+}
+
 /* The plan (built once per op and size on a communicator) and executor
  * parameters of a collective, tuned as NCCL would. */
 static CachedPlan *plan_for(FsOpGraph *g, Comm *c, FsCollOp op, uint64_t unit, GError **error)
@@ -436,22 +446,16 @@ static CachedPlan *plan_for(FsOpGraph *g, Comm *c, FsCollOp op, uint64_t unit, G
                                            g->key++, g->env->net, &so, error);
     if (s == NULL)
       return NULL;
-    CachedPlan *p = g_new0(CachedPlan, 1);
-    p->op = op;
-    p->unit = unit;
+    CachedPlan *p = cached_plan_add(c, op, unit);
     p->streams = s;
-    g_ptr_array_add(c->plans, p);
     return p;
   }
   FsCollPlan *plan = fs_coll_plan_new(c->comm, ch.algo, &req, error);
   if (plan == NULL)
     return NULL;
-  CachedPlan *p = g_new0(CachedPlan, 1);
-  p->op = op;
-  p->unit = unit;
+  CachedPlan *p = cached_plan_add(c, op, unit);
   p->plan = plan;
   fs_coll_exec_params(np, &c->sys, c->comm, op, nbytes, &ch, plan, &p->params);
-  g_ptr_array_add(c->plans, p);
   return p;
 }
 

@@ -3,17 +3,11 @@
 
 #include <string.h>
 
-static const char *const dim_names[] = {
-#define X(id, str) str,
-  FS_PARALLEL_DIMS(X)
-#undef X
-};
+#include "util/names.h"
 
-const char *fs_parallel_dim_name(FsParallelDim d)
-{
-  g_return_val_if_fail((guint)d < FS_DIM_N, "?");
-  return dim_names[d];
-}
+static const char *const dim_names[] = { FS_PARALLEL_DIMS(FS_NAMES_ENTRY) };
+
+FS_NAMES_DEFINE_NAME(FsParallelDim, fs_parallel_dim, dim_names, FS_DIM_N)
 
 /* The dense dimensions (tp, cp, dp, pp) in the workload's order, innermost
  * first, with their sizes.  The order was validated by fs_workload_resolve. */

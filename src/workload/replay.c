@@ -61,14 +61,13 @@ static gboolean bad_at(GError **error, const Loader *ld, const char *path, const
 
 static gboolean bad_at(GError **error, const Loader *ld, const char *path, const char *fmt, ...)
 {
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
   int line, col;
   fs_json_doc_position(ld->doc, path, &line, &col);
-  fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, ld->file, line, col, "%s",
-                  msg);
+  va_list ap;
+  va_start(ap, fmt);
+  fs_set_error_at_va(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, ld->file, line, col,
+                     fmt, ap);
+  va_end(ap);
   return FALSE;
 }
 

@@ -10,7 +10,8 @@
  *     small      Llama 2 7B on one DGX H100 (a quick check).
  *   Options after the scenario: --dp-isolated (data-parallel collectives
  *   timed alone), --analytic (the analytic flow model), --coll-classes=MODE
- *   (auto, on, off: congruent groups share a measurement, executor.h).
+ *   (auto, on, off: congruent groups share a measurement, executor.h),
+ *   --exec=MODE (steps, streams, auto: how collectives run, collrun/streams.h).
  *
  * Prints one line: scenario, mode, gpus, step time (simulated), ops,
  * the memo of collectives timed alone (entries, of them congruence
@@ -44,7 +45,12 @@ int main(int argc, char **argv)
       opt.dp_isolated = TRUE;
     else if (strcmp(argv[i], "--analytic") == 0)
       opt.net_model = FS_NET_ANALYTIC;
-    else if (!g_str_has_prefix(argv[i], "--coll-classes=") ||
+    else if (g_str_has_prefix(argv[i], "--exec=")) {
+      if (!fs_coll_exec_from_name(argv[i] + strlen("--exec="), &opt.exec)) {
+        fprintf(stderr, "bench-train: --exec takes steps, streams or auto\n");
+        return 2;
+      }
+    } else if (!g_str_has_prefix(argv[i], "--coll-classes=") ||
              !fs_coll_classes_from_name(argv[i] + strlen("--coll-classes="), &opt.coll_classes)) {
       fprintf(stderr, "bench-train: unknown option %s\n", argv[i]);
       return 2;
@@ -108,12 +114,13 @@ int main(int argc, char **argv)
   const FsTrainResult *r = fs_train_result(t);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  printf("scenario=%s model=%s dp=%s classes=%s gpus=%u step_s=%.4f step_ps=%" G_GINT64_FORMAT
+  printf("scenario=%s model=%s dp=%s classes=%s exec=%s gpus=%u step_s=%.4f step_ps=%" G_GINT64_FORMAT
          " mfu=%.3f ops=%u ranks_simulated=%u memo_entries=%u class_entries=%u memo_hits=%" G_GUINT64_FORMAT
          " class_hits=%" G_GUINT64_FORMAT " user_s=%.2f sys_s=%.2f "
          "load_s=%.2f build_s=%.2f run_s=%.2f wall_s=%.2f rss_mib=%.0f\n",
          sc, opt.net_model == FS_NET_ANALYTIC ? "analytic" : "maxmin",
-         opt.dp_isolated ? "isolated" : "flows", fs_coll_classes_name(opt.coll_classes), ngpus,
+         opt.dp_isolated ? "isolated" : "flows", fs_coll_classes_name(opt.coll_classes),
+         fs_coll_exec_name(opt.exec), ngpus,
          fs_time_to_s(r->step_time), (gint64)r->step_time, r->mfu, r->n_ops, r->simulated_ranks,
          entries, centries, hits, chits,
          ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,

@@ -6,14 +6,8 @@
 # from validate --json, not assumed).  Also: the NCCL latency hook
 # (src/calib/nccl-apply.h) changes `fabricsim coll` times, and a reference
 # table is accepted as calibrate's input.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?}" "${FS_TEST_DATA:?}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 topo="$FS_SOURCE_ROOT/topologies"
 ref="$FS_SOURCE_ROOT/validation/reference"
 h100_log="$FS_TEST_DATA/nccl-tests/y_dgxh100_g8_2.13.txt"

@@ -2,15 +2,8 @@
 # test-calibrate.sh — `fabricsim calibrate nccl-tests` and `fabricsim models
 # --calibration`: the fit table, the calibration file it writes (JSON,
 # byte-stable, readable back), and usage/input errors.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?}" "${FS_TEST_DATA:?}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
-one_line() { [ "$(printf '%s\n' "$1" | wc -l)" -eq 1 ] || fail "$2: error is not one line: $1"; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 logs="$FS_TEST_DATA/nccl-tests"
 topo="$FS_SOURCE_ROOT/topologies"
 h100="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23.json"

@@ -5,16 +5,10 @@
 # report says how compute was timed; --json; bad files exit 2 with a located
 # one-line error; the train → Chakra → replay round trip gives the same step
 # time to the picosecond and the same bytes when written again.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 T="$FS_SOURCE_ROOT/topologies/dgx-h100.yaml"
 D="$FS_TEST_DATA/chakra"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 for t in all_reduce_8r_1MiB all_gather_8r_1MiB reduce_scatter_8r_1MiB \
          all_to_all_8r_1MiB ring_allreduce_8r_1MiB; do

@@ -8,14 +8,9 @@
 # README's B200 examples run (ring busbw flat from 2 to 64 nodes under
 # adaptive routing); -D routing works on the file and its wrappers; the
 # wrappers keep their node.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 C="$FS_SOURCE_ROOT/topologies/cluster.yaml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # The per-direction bandwidth of a link model, in bytes/s, from the catalog.
 link_bw() {

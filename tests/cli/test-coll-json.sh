@@ -5,14 +5,8 @@
 # order are nccl-tests'; the figures are the text table's; `calibrate`'s
 # reader (src/calib/nccl-log.c) reads it back with the right collective,
 # ranks and rows; the file is written atomically and misuse exits 2.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 G="$FS_SOURCE_ROOT/tests/data/golden"
 T="$FS_SOURCE_ROOT/topologies"
 

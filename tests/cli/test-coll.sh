@@ -3,15 +3,9 @@
 # NCCL_ALGO / --algo / --proto / --channels, every collective on a DGX H100
 # (one by one and -o all),
 # several hosts, determinism, and bad input exiting 2 with one stderr line.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
 T="$FS_SOURCE_ROOT/topologies"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # The nccl-tests layout: header, column titles, one row per size, footer.
 out=$("$FABRICSIM" coll "$T/dgx-h100.yaml" -o all_reduce -b 8 -e 128M -f 4)
@@ -137,6 +131,27 @@ contains "$out" "Rank 15 Group" "two hosts: 16 ranks"
 case "$out" in *"# collnet"*) fail "CollNet chosen without NCCL_COLLNET_ENABLE=1" ;; esac
 out=$("$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 -b 16M -e 16M --algo collnet_direct)
 contains "$out" "# collnet_direct/Simple/" "--algo collnet_direct"
+# CollNet all_gather / reduce_scatter (NCCL 2.20+): forced here; 2.19 and
+# the tuner on a host with fewer NICs than GPUs never pick it.
+for op in all_gather reduce_scatter; do
+  out=$("$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 -o $op -b 1G -e 1G --algo collnet_direct)
+  contains "$out" "# collnet_direct/Simple/" "--algo collnet_direct -o $op"
+done
+out=$(NCCL_COLLNET_ENABLE=1 NCCL_ALGO=CollNetDirect "$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 \
+  -o all_gather -b 4G -e 4G)
+contains "$out" "# collnet_direct/Simple/" "NCCL_ALGO=CollNetDirect all_gather"
+set +e
+out=$(NCCL_COLLNET_ENABLE=1 NCCL_ALGO=CollNetDirect "$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 \
+  --nccl-version 2.19 -o all_gather -b 4G -e 4G 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "CollNet all_gather offered by NCCL 2.19: $rc $out"
+set +e
+out=$(NCCL_COLLNET_ENABLE=1 NCCL_ALGO=CollNetDirect "$FABRICSIM" coll "$T/cluster.yaml" -D node=hgx-a100 \
+  -D nodes=2 -o all_gather -b 4G -e 4G 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "CollNet all_gather with 2 GPUs per NIC: $rc $out"
 
 # The host launch (coll/launch.h): one thread driving -g 8 issues eight
 # launches per iteration, a floor of 8 x 4.1 us over the 13-17 us of one

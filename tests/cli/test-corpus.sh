@@ -18,10 +18,7 @@
 # command line with FILE standing for the input, or DIR for a fresh folder
 # that holds only the input (for loaders that read a folder); ROOT/ at the
 # start of a word is the source tree.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 formats=(
   "models|yaml|models --models DIR"
@@ -37,8 +34,6 @@ formats=(
 )
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 failures=0
 checked=0
 

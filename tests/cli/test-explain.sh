@@ -4,12 +4,7 @@
 # prints something; then `explain schedule`'s bubble against the formula
 # and its usage errors; explain topo's transports per pair type, explain
 # overlap's hidden/exposed arithmetic, and their usage errors.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mkdir "$tmp/bin"
 ln -s "$FABRICSIM" "$tmp/bin/fabricsim"
 export PATH="$tmp/bin:$PATH"

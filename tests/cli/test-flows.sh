@@ -3,16 +3,10 @@
 # replay, n_ files exit 2 with their .err fragment on one stderr line), the
 # dependency and sharing semantics through --json, the analytic model, CSV
 # output and determinism.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 T="$FS_SOURCE_ROOT/topologies/dgx-h100.yaml"
 D="$FS_TEST_DATA/flows"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 n=0
 for f in "$D"/y_*; do

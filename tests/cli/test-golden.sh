@@ -4,11 +4,8 @@
 # (determinism; numbers change only on purpose, with tools/regen-golden).
 # The check itself is tools/regen-golden --check, so the test and the tool
 # that rewrites the files run the commands the same way.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 n=$(grep -cv '^\(#\|$\)' "$FS_SOURCE_ROOT/tests/data/golden/commands.txt")
 [ "$n" -ge 40 ] || fail "only $n golden commands listed"
 FABRICSIM="$FABRICSIM" "$FS_SOURCE_ROOT/tools/regen-golden" --check || fail "golden outputs differ (see above)"

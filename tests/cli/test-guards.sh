@@ -5,16 +5,10 @@
 # that names the guard's variable, exit 2 for a guard on an input (a file, a
 # topology, a spec) and 1 for a guard on a run; the sampler guard warns and
 # goes on.  The overrides that lift a guard are checked where it is cheap.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 T="$FS_SOURCE_ROOT/topologies/dgx-h100.yaml"
 W="$FS_SOURCE_ROOT/workloads/gpt3-13b.yaml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # guard VAR VALUE RC FRAGMENT CMD...: runs CMD with VAR=VALUE; checks the
 # status, that stderr is one line holding FRAGMENT and naming VAR.

@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
 # test-help.sh — `fabricsim --help`, `help`, `--version` and unknown commands.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 out=$("$FABRICSIM" --help) || fail "--help exited $?"
 case "$out" in *"Usage: fabricsim"*"units"*) ;; *) fail "--help does not list the commands: $out" ;; esac

@@ -4,14 +4,7 @@
 # class for every GPU pair as the nvidia-smi input; -o writes the file
 # (atomically, same bytes as stdout); bad inputs exit 2 with file:line:col
 # on one stderr line; option misuse exits 2.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # The GPU x GPU classes of an nvidia-smi matrix (GPU rows, GPU columns),
 # colour codes and carriage returns removed, one line per row.

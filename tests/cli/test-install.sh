@@ -7,13 +7,8 @@
 # it), not the source tree.  Also: the man page renders without a warning
 # and documents every command; the bash completion completes commands and
 # options.
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 : "${FS_BUILD_ROOT:?set FS_BUILD_ROOT to the build folder}"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 meson install -C "$FS_BUILD_ROOT" --no-rebuild --quiet --destdir "$tmp/stage" >"$tmp/install.log" 2>&1 ||
   { cat "$tmp/install.log" >&2; fail "meson install exited non-zero"; }

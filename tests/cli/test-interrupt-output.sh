@@ -11,26 +11,11 @@
 # writing the same trace, and one of a live process is kept.  (A stop
 # during the simulation itself is test-interrupt.sh's; sweeps keep
 # OUT.partial for --resume by design, tested there.)
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 T="$FS_SOURCE_ROOT/topologies/dgx-h100.yaml"
 TIB="$FS_SOURCE_ROOT/topologies/dgx-h100-ib-ndr.yaml"
 W="$FS_SOURCE_ROOT/workloads"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-# writing_started PID OUT: waits until PID's temporary file of OUT exists
-# (the trace is being built and written); returns 1 when PID ends first.
-writing_started() {
-  local pid="$1" out="$2"
-  until compgen -G "$out.tmp-$pid-*" >/dev/null; do
-    kill -0 "$pid" 2>/dev/null || return 1
-    sleep 0.02
-  done
-}
 
 # stopped_in_output NAME SIGNAL OUT CMD...: runs CMD, sends SIGNAL once the
 # output phase has begun, checks status 130, the message, and that neither
@@ -46,11 +31,10 @@ stopped_in_output() {
     rm -f "$out"
     "$@" >"$tmp/stdout" 2>"$tmp/err" &
     pid=$!
-    if ! writing_started "$pid" "$out"; then
+    if ! signal_when "$pid" "$sig" writing "$pid" "$out"; then
       wait "$pid" || fail "$name: exit status $? before the output phase: $(cat "$tmp/err")"
       continue # the whole write fell between two looks
     fi
-    kill -"$sig" "$pid" 2>/dev/null || true
     wait "$pid" || rc=$?
     [ "$rc" -eq 0 ] && [ -s "$out" ] && ! compgen -G "$out.tmp-*" >/dev/null || break
   done
@@ -83,7 +67,7 @@ json.dump({"schema_version": 1, "nranks": 8,
 PY
 
 stopped_in_output "train --trace" INT "$tmp/train.json" \
-  "$FABRICSIM" train "$TIB" "$W/llama2-7b.yaml" -D nodes=2 -q --trace "$tmp/train.json"
+  "$FABRICSIM" train "$TIB" "$W/llama2-7b.yaml" -D nodes=2 --pp=8 -q --trace "$tmp/train.json"
 stopped_in_output "replay --trace" TERM "$tmp/replay.json" \
   "$FABRICSIM" replay "$T" "$tmp/trace-in.json" --trace "$tmp/replay.json"
 stopped_in_output "flows --trace" TERM "$tmp/flows.json" \

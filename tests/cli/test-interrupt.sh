@@ -6,44 +6,11 @@
 # the points it finished in OUT.partial, prints "N of M points done;
 # re-run with --resume", and --resume finishes it.  Also the resource
 # guards: FABRICSIM_MAX_EVENTS and FABRICSIM_MAX_FLOWS.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 T="$FS_SOURCE_ROOT/topologies/dgx-h100.yaml"
 TIB="$FS_SOURCE_ROOT/topologies/dgx-h100-ib-ndr.yaml"
 W="$FS_SOURCE_ROOT/workloads"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-# sigint_ready PID: waits until PID is fabricsim with its SIGINT handler
-# installed (bit 1 of SigCgt in /proc/PID/status): from then on SIGINT is
-# the command's to handle.  Before that, SIGINT kills it outright (exit
-# 130, nothing on stderr), and on a loaded machine starting the process
-# can take longer than any fixed delay.  Fails when PID ends first.
-sigint_ready() {
-  local pid="$1" comm mask
-  while kill -0 "$pid" 2>/dev/null; do
-    comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
-    mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null || true)
-    if [ "$comm" = fabricsim ] && [ -n "$mask" ] && (( (16#$mask >> 1) & 1 )); then
-      return 0
-    fi
-    sleep 0.05
-  done
-  return 1
-}
-
-# wait_rows PID FILE N: waits until FILE holds at least N lines, or fails
-# when PID ends first (no time limit: the test's own timeout bounds it).
-wait_rows() {
-  local pid="$1" file="$2" n="$3"
-  until [ -f "$file" ] && [ "$(wc -l <"$file")" -ge "$n" ]; do
-    kill -0 "$pid" 2>/dev/null || fail "process $pid ended before $file had $n lines"
-    sleep 0.1
-  done
-}
 
 # interrupted NAME OUTFILE CMD...: runs CMD, sends SIGINT once its handler
 # is installed (a long run: it is still setting up or simulating then),
@@ -53,8 +20,8 @@ interrupted() {
   shift 2
   "$@" >"$tmp/stdout" 2>"$tmp/err" &
   pid=$!
-  sigint_ready "$pid" || fail "$name: the command ended before SIGINT: $(cat "$tmp/err")"
-  kill -INT "$pid" 2>/dev/null || fail "$name: the command ended before SIGINT"
+  signal_when "$pid" INT sigint_handled "$pid" ||
+    fail "$name: the command ended before SIGINT: $(cat "$tmp/err")"
   wait "$pid" || rc=$?
   [ "$rc" -eq 130 ] || fail "$name: exit status $rc after SIGINT, expected 130: $(cat "$tmp/err")"
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$name: stderr is not one line: $(cat "$tmp/err")"
@@ -104,8 +71,7 @@ SPEC
 out="$tmp/sweep.csv"
 "$FABRICSIM" sweep "$tmp/spec.yaml" -o "$out" -j 1 -q 2>"$tmp/err" &
 pid=$!
-wait_rows "$pid" "$out.partial" 2
-kill -INT "$pid"
+signal_when "$pid" INT has_lines "$out.partial" 2 || fail "sweep: ended before $out.partial had 2 lines"
 rc=0
 wait "$pid" || rc=$?
 [ "$rc" -eq 130 ] || fail "sweep: exit status $rc after SIGINT, expected 130: $(cat "$tmp/err")"
@@ -135,7 +101,7 @@ if [ "${FS_HAVE_MPI:-0}" = 1 ] && command -v mpirun >/dev/null 2>&1; then
     --allow-run-as-root -n 2 "$FABRICSIM" sweep "$tmp/spec8.yaml" -o "$out" -j 1 -q \
     >/dev/null 2>"$tmp/err" &
   pid=$!
-  wait_rows "$pid" "$out.partial" 2
+  wait_until "$pid" has_lines "$out.partial" 2 || fail "mpi sweep: ended before $out.partial had 2 lines"
   for p in $(pgrep -f "sweep $tmp/spec8.yaml -o $out" || true); do
     if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
       kill -TERM "$p"

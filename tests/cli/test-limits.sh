@@ -9,15 +9,9 @@
 # reach each other unless --allow-disconnected; the plan-step guard says
 # which guard it is and how to lift it (FABRICSIM_MAX_STEPS); plan's
 # amounts (tokens, dollars, years) stop at 10^15.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 T="$FS_SOURCE_ROOT/topologies/dgx-h100.yaml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 CLOCK="simulated time exceeds the clock's range (int64 picoseconds: at most 9223372.036 s, about 106 days)"
 
 # expect RC FRAGMENT CMD...: runs CMD, checks its status, that stderr is

@@ -1,13 +1,6 @@
 #!/usr/bin/env bash
 # test-models.sh — `fabricsim models`: list, show one, --kind, --json, bad names.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FABRICSIM_MODELS:?set FABRICSIM_MODELS to the models folder}"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # The list: one line per model, sorted (digit runs by value), every kind present.
 list=$("$FABRICSIM" models) || fail "models exited $?"

@@ -6,14 +6,8 @@
 # back the same node: `topo paths` prints the same GPU x GPU matrix.  Also:
 # --host picks a host of a cluster, the output is byte-identical run to run
 # and written atomically with -o, and misuse exits 2 with one line.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 topos=$(cd "$FS_TEST_DATA/../../topologies" && pwd)
 
 # The GPU x GPU classes of `topo paths` (no header, no names).

@@ -5,12 +5,7 @@
 # --trace FILE (train, replay, coll, flows) as trace-event JSON, written
 # atomically (no temporary left behind, nothing written when the folder is
 # missing: exit 1, one line on stderr); --json with --csv exits 2.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$FS_SOURCE_ROOT"
 T=topologies/dgx-h100.yaml
 W=workloads/llama2-7b.yaml

@@ -2,13 +2,9 @@
 # test-p2p.sh — `fabricsim p2p`: the matrices on DGX H100 (NVLink over all
 # four NVSwitch planes), the PCIe Gen4 server (root uplinks, P2P disabled),
 # JSON shape, knobs and usage errors.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 T="$FS_SOURCE_ROOT/topologies"
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2'" ;; esac; }
 
 out=$("$FABRICSIM" p2p "$T/dgx-h100.yaml")
 contains "$out" "Unidirectional P2P bandwidth (GB/s)" "p2p dgx-h100"

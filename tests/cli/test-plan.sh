@@ -5,16 +5,10 @@
 # counts adding up), CSV, the same bytes on 1 and 2 threads, exit 1 with
 # the closest designs or the peak-FLOP/s bound when nothing meets the
 # target, the search-size limits, Ctrl-C, and bad inputs exiting 2.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
 T="$FS_SOURCE_ROOT/topologies"
 W="$FS_SOURCE_ROOT/workloads/llama2-7b.yaml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # A small search: 256 sequences per step, tp 1 or 8, pp 1 or 2, micro-batch 2.
 plan() {

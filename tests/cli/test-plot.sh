@@ -4,14 +4,9 @@
 # and PNG; each SVG must parse as XML with an <svg> root, each PNG must
 # start with the PNG signature.  Bad inputs exit 2.  Skipped (exit 77)
 # when gnuplot or python3 is absent.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 command -v gnuplot >/dev/null || { echo "cli plot: gnuplot not found, skipped"; exit 77; }
 command -v python3 >/dev/null || { echo "cli plot: python3 not found, skipped"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cd "$FS_SOURCE_ROOT"
 plot=tools/plot
 T=topologies/dgx-h100.yaml

@@ -12,13 +12,8 @@
 #     model (`fabricsim models GPU --json`): at most the GPU's NVLinks plus its
 #     PCIe link, at least its PCIe link shared by every GPU (1/N), and, where
 #     every GPU pair is NVLink, at least half the GPU's NVLink rate.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 R="$FS_TEST_DATA/real/nccl-xml"
 
 matrix() {

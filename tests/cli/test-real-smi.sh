@@ -7,13 +7,8 @@
 # of GPU0 -> GPU1 lies between bounds derived from the chosen GPU's catalog
 # link rates (at most its NVLink aggregate or PCIe rate, whichever the pair
 # uses, and at least a tenth of its PCIe rate).
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 dir="$FS_TEST_DATA/real/smi"
 
 # file | gpu | cpu | nic ("-": no NIC in the matrix) | lines that must be on stderr

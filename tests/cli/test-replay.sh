@@ -2,16 +2,10 @@
 # test-replay.sh — `fabricsim replay`: the example trace runs; JSON output;
 # the corpus in tests/data/replay (n_ files exit 2 with the .err fragment;
 # d_ files deadlock: exit 1 naming ranks and ops); determinism; --trace.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 T="$FS_SOURCE_ROOT/topologies/dgx-h100.yaml"
 D="$FS_TEST_DATA/replay"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 "$FABRICSIM" replay "$T" "$FS_SOURCE_ROOT/workloads/traces/pipeline-2stage.json" >"$tmp/out" \
   || fail "example trace failed"

@@ -12,19 +12,12 @@
 #     (--algo, NCCL_ALGO), where it used to ignore them;
 #   - --quiet is accepted by every simulating command, and with stderr not
 #     a terminal no progress line is written.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: expected \"$2\" in: $1" ;; esac; }
 T="$FS_SOURCE_ROOT/topologies"
 W="$FS_SOURCE_ROOT/workloads"
 CAL="$FS_SOURCE_ROOT/validation/results/h100-2026-11-23-repeat.json"
 BADCAL="$FS_TEST_DATA/calibration/n_peak_string.json"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 
 # A small training job: llama2-7b on two DGX H100 (IB), tp 4, pp 2, dp 4.
@@ -136,9 +129,12 @@ cmp -s tr0.json tr2.json && fail "coll --trace ignored NCCL_ALGO=Ring"
 "$FABRICSIM" "${TR[@]}" --quiet >/dev/null 2>err1 || fail "train --quiet exited $?"
 "$FABRICSIM" "${TR[@]}" >/dev/null 2>err2 || fail "train exited $?"
 [ ! -s err1 ] && [ ! -s err2 ] || fail "progress or noise on a non-terminal stderr: $(cat err1 err2)"
+# validate: one simulated table (the whole set takes a minute: it is
+# test-validate.sh's and test-train-accuracy.c's).
 for cmd in "coll $T/dgx-h100.yaml -b 1M -e 1M" "p2p $T/dgx-h100.yaml -g 2" \
            "flows $T/dgx-h100.yaml $FS_TEST_DATA/flows/y_dgx_h100_basic.csv" \
-           "replay $RTOPO $W/traces/allreduce-7b-fp32.json" "validate" \
+           "replay $RTOPO $W/traces/allreduce-7b-fp32.json" \
+           "validate h100_dgx_allreduce_8gpu_nvidia_dgxc" \
            "calibrate nccl-tests --topo $T/dgx-h100.yaml $FS_TEST_DATA/nccl-tests/y_dgxh100_g8_2.13.txt"; do
   # shellcheck disable=SC2086
   "$FABRICSIM" $cmd -q >/dev/null 2>err || fail "'$cmd -q' exited $?: $(cat err)"

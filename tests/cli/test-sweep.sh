@@ -3,14 +3,8 @@
 # schema_version, the same bytes with 1 and 2 threads, --resume after an
 # interrupted run, failed points as rows, bad specs exiting 2, and MPI
 # (2 ranks) giving the same file as a plain run when mpirun is present.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 T="$FS_SOURCE_ROOT/topologies"
 
 cat > "$tmp/spec.yaml" <<YAML

@@ -2,19 +2,11 @@
 # test-topo.sh — `fabricsim topo`: every ready topology passes `topo check`;
 # paths, show, dot and --json work; -D overrides; bad files exit 2 with
 # file:line:col on one stderr line; output is deterministic.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
-: "${FS_TEST_DATA:?set FS_TEST_DATA to tests/data}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 T="$FS_SOURCE_ROOT/topologies"
 
-contains() { case "$1" in *"$2"*) ;; *) fail "$3: output does not contain '$2': $1" ;; esac; }
-
 # Every ready file, text and JSON (the JSON checked in one Python run).
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 n=0
 for f in "$T"/*.yaml; do
   out=$("$FABRICSIM" topo check "$f" 2>&1) || fail "topo check $f exited $?: $out"

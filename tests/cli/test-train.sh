@@ -3,15 +3,10 @@
 # fields and arithmetic (tokens/s, MFU, energy), overrides with Megatron
 # names, --trace writes a loadable Chrome trace, --strict memory errors,
 # usage errors, and determinism.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-: "${FS_SOURCE_ROOT:?set FS_SOURCE_ROOT to the source tree}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 T="$FS_SOURCE_ROOT/topologies/dgx-h100.yaml"
 W="$FS_SOURCE_ROOT/workloads"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 "$FABRICSIM" train "$T" "$W/llama2-7b.yaml" >"$tmp/out" 2>"$tmp/err" || fail "llama2-7b exited $?: $(cat "$tmp/err")"
 for k in "step time" "tokens/s" "MFU" "energy/step" "Busiest links" "Memory per GPU" "bubble"; do

@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
 # test-units.sh — `fabricsim units`: parses quantities as the YAML loaders do.
-set -euo pipefail
-: "${FABRICSIM:?set FABRICSIM to the fabricsim binary}"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # expect_out ARGS... :: FRAGMENT: runs `fabricsim units ARGS`, must exit 0 and print FRAGMENT.
 expect_out() {

@@ -79,9 +79,9 @@ static gboolean fail_at(GError **error, const char *name, int line, int col, con
 {
   va_list ap;
   va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  fs_set_error_at_va(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, name, line, col, fmt,
+                     ap);
   va_end(ap);
-  fs_set_error_at(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, name, line, col, "%s", msg);
   return FALSE;
 }
 

@@ -318,37 +318,33 @@ typedef struct {
   guint n;
 } Attrs;
 
+/* Appends a new attribute called name of the value kind vc to at and
+ * returns it for its value to be set (at holds ten at most). */
+static ChakraProtoMsg__AttributeProto *attr_add(Attrs *at, const char *name,
+                                               ChakraProtoMsg__AttributeProto__ValueCase vc)
+{
+  g_assert(at->n < G_N_ELEMENTS(at->a));
+  ChakraProtoMsg__AttributeProto *x = &at->a[at->n];
+  *x = (ChakraProtoMsg__AttributeProto)CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT;
+  x->name = (char *)name;
+  x->value_case = vc;
+  at->p[at->n++] = x;
+  return x;
+}
+
 static void attr_int(Attrs *at, const char *name, int64_t v)
 {
-  ChakraProtoMsg__AttributeProto x = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT;
-  x.name = (char *)name;
-  x.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
-  x.int64_val = v;
-  at->a[at->n] = x;
-  at->p[at->n] = &at->a[at->n];
-  at->n++;
+  attr_add(at, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL)->int64_val = v;
 }
 
 static void attr_bool(Attrs *at, const char *name, gboolean v)
 {
-  ChakraProtoMsg__AttributeProto x = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT;
-  x.name = (char *)name;
-  x.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
-  x.bool_val = v;
-  at->a[at->n] = x;
-  at->p[at->n] = &at->a[at->n];
-  at->n++;
+  attr_add(at, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL)->bool_val = v;
 }
 
 static void attr_str(Attrs *at, const char *name, const char *v)
 {
-  ChakraProtoMsg__AttributeProto x = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT;
-  x.name = (char *)name;
-  x.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
-  x.string_val = (char *)v;
-  at->a[at->n] = x;
-  at->p[at->n] = &at->a[at->n];
-  at->n++;
+  attr_add(at, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)->string_val = (char *)v;
 }
 
 /* Appends a message after its length as a varint. */
@@ -527,6 +523,10 @@ static void writer_clear(Writer *w)
   g_free(w->members);
 }
 
+/* See chakra.h. Checks and lays out the graph, numbers the process groups
+ * in the order of the collectives' first ops, encodes every rank into
+ * memory, then writes the files atomically; an interruption part-way
+ * removes the ranks already written. */
 gboolean fs_chakra_write(const FsOpGraph *g, const FsTopo *topo, const char *dir,
                          const char *prefix, GError **error)
 {

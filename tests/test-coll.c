@@ -239,6 +239,25 @@ START_TEST(test_plan_tree_depth_log_n)
 }
 END_TEST
 
+/* NVLink domains: hosts that share an NVLS switch (a GB200 NVL72 rack's
+ * trays) count once, a host without one counts alone. */
+START_TEST(test_comm_nvlink_domains)
+{
+  g_autoptr(FsComm) c = fs_comm_new_grid(4, 4);
+  ck_assert_uint_eq(fs_comm_n_nvlink_domains(c), 4);
+  int rack0 = 100, rack1 = 101;
+  fs_comm_set_nvls_switch(c, 0, &rack0, 1);
+  fs_comm_set_nvls_switch(c, 1, &rack0, 1);
+  ck_assert_uint_eq(fs_comm_n_nvlink_domains(c), 3);
+  fs_comm_set_nvls_switch(c, 2, &rack1, 1);
+  fs_comm_set_nvls_switch(c, 3, &rack1, 1);
+  ck_assert_uint_eq(fs_comm_n_nvlink_domains(c), 2);
+  fs_comm_set_nvls_switch(c, 2, &rack0, 1);
+  fs_comm_set_nvls_switch(c, 3, &rack0, 1);
+  ck_assert_uint_eq(fs_comm_n_nvlink_domains(c), 1);
+}
+END_TEST
+
 START_TEST(test_plan_every_algorithm_builds)
 {
   /* Every algorithm, every op it accepts, on a 2-host × 4 communicator
@@ -564,6 +583,7 @@ int main(void)
   FS_ADD_TEST(s, test_coll_sizes_match_nccl_tests);
   FS_ADD_TEST(s, test_coll_names_roundtrip);
   FS_ADD_TEST(s, test_comm_hosts_and_rings);
+  FS_ADD_TEST(s, test_comm_nvlink_domains);
   FS_ADD_TEST(s, test_plan_ring_all_reduce_steps);
   FS_ADD_TEST(s, test_plan_ring_other_ops);
   FS_ADD_TEST(s, test_btree_shape);

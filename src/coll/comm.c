@@ -236,6 +236,18 @@ gboolean fs_comm_has_nvls(const FsComm *c)
   return TRUE;
 }
 
+guint fs_comm_n_nvlink_domains(const FsComm *c)
+{
+  guint nh = fs_comm_n_hosts(c), n = 0;
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (guint h = 0; h < nh; h++) {
+    int sw = fs_comm_nvls_switch(c, h, 0);
+    if (sw < 0 || g_hash_table_add(seen, GINT_TO_POINTER(sw + 1)))
+      n++;
+  }
+  return n;
+}
+
 gboolean fs_comm_nvls_available(const FsComm *c)
 {
   if (!fs_comm_has_nvls(c))

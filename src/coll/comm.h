@@ -93,6 +93,11 @@ void fs_comm_set_nvls_switch(FsComm *comm, guint host_index, const int *nodes, g
 int fs_comm_nvls_switch(const FsComm *comm, guint host_index, guint channel);
 /* TRUE when every host has an NVLS switch. */
 gboolean fs_comm_has_nvls(const FsComm *comm);
+/* The NVLink domains the communicator spans: hosts that share an NVLS
+ * switch (the trays of one GB200 NVL72 rack) count once, every other host
+ * once.  NCCL treats such a domain (MNNVL) as one node: only between
+ * domains does a collective go through the network.  Cost O(hosts). */
+guint fs_comm_n_nvlink_domains(const FsComm *comm);
 /* TRUE when NCCL would offer NVLS on the communicator: every host has an
  * NVLS switch and every NVLink domain (the ranks whose hosts share that
  * switch: one host, or several in a multi-node NVLink domain) holds more

@@ -408,7 +408,8 @@ static const FsSchemaField top_fields[] = {
   TABLE("coll_net_channel", FALSE, coll_net_channel_schema, FS_SCHEMA_NOWHERE,
         "absent = 0 (no cap): `bw_gbps`, the most one channel of a collective (one thread block "
         "and its network connection) moves across hosts: every connection of a collective's plan "
-        "that crosses hosts runs at most at it (`src/collrun/exec-params.c`)"),
+        "that crosses hosts runs at most at it when the plan spans several NVLink domains "
+        "(`src/collrun/exec-params.c`)"),
   TABLE("collnet_allgather_reducescatter", FALSE, collnet_agrs_schema, FS_SCHEMA_NOWHERE,
         "absent: the release runs CollNet (SHARP) for all_reduce only; present (2.20+): "
         "CollNetDirect also runs all_gather and reduce_scatter when every rank of a host has a "

@@ -697,10 +697,11 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
    * (src/graph/search.cc ncclTopoDupChannels keeps more than 4 on sm80+), and connecting
    * the rings doubles them again (src/graph/connect.cc "Duplication"): 16 channels on 8
    * NICs, 4 for one GPU and its NIC.  fabricsim's rings enter every host at each local
-   * rank in turn, one NIC per local rank. */
+   * rank in turn, one NIC per local rank.  Hosts of one NVLink domain (a GB200 NVL72
+   * rack's trays) are one node to NCCL (MNNVL), whose rings stay on NVLink. */
   out->p2p_max_channels = out->max_channels;
   guint ppn = fs_comm_ppn(comm);
-  if (fs_comm_n_hosts(comm) > 1 && ppn > 0) {
+  if (fs_comm_n_nvlink_domains(comm) > 1 && ppn > 0) {
     guint graph = MIN(ppn, MAX(p->max_channels / 2, 1u));
     if (graph <= 4)
       graph *= 2;

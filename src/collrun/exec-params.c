@@ -36,10 +36,12 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
    * bandwidth (coll/p2p-sched.h). */
   if (fs_coll_p2p_scheduled(p, comm, op, choice->algo))
     out->rate_cap_inter = p->p2p.channel_net_bw * 1e9;
-  else if (p->coll_channel_net_bw > 0 && fs_comm_n_hosts(comm) > 1) {
+  else if (p->coll_channel_net_bw > 0 && fs_comm_n_nvlink_domains(comm) > 1) {
     /* A collective's channel is one thread block per GPU with one network connection per
      * peer across hosts (a ring's next host, a tree's parent and children, an NVLS tree's
-     * heads): each moves at most coll_channel_net_bw (models/nccl coll_net_channel). */
+     * heads): each moves at most coll_channel_net_bw (models/nccl coll_net_channel).  Not
+     * inside one NVLink domain (the trays of a GB200 NVL72 rack talk over NVLink); a
+     * communicator over several domains caps its NVLink hops between trays too. */
     out->rate_cap_inter = p->coll_channel_net_bw * 1e9;
   }
   if (choice->proto == FS_PROTO_LL128) {

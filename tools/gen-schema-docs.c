@@ -26,6 +26,7 @@
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
 #include "sweep/sweep.h"
+#include "topo/topo.h"
 #include "util/schema.h"
 #include "util/strutil.h"
 #include "workload/spec.h"
@@ -50,6 +51,8 @@ static GArray *all_schemas(void)
   e = fs_calibration_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_workload_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_topo_schemas(&n);
   g_array_append_vals(a, e, n);
   return a;
 }

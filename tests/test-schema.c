@@ -308,6 +308,49 @@ START_TEST(test_schema_json_front_end)
 }
 END_TEST
 
+/* A list whose items have a declared form (valid + form), not empty. */
+static gboolean valid_hex4(const char *s)
+{
+  if (strlen(s) != 4)
+    return FALSE;
+  for (const char *p = s; *p; p++)
+    if (!g_ascii_isxdigit(*p))
+      return FALSE;
+  return TRUE;
+}
+static const FsSchemaField id_item = {.key = "ids", .type = FS_SCHEMA_STRING,
+                                      .offset = FS_SCHEMA_NOWHERE, .valid = valid_hex4,
+                                      .form = "\"10de\" (four hex digits)"};
+static const FsSchemaField ids_fields[] = {
+  {.key = "ids", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .item = &id_item,
+   .nonempty = TRUE, .doc = "ids"},
+};
+static const FsSchema ids_schema = {"part", NULL, ids_fields, G_N_ELEMENTS(ids_fields)};
+
+static GError *read_ids(const char *text)
+{
+  g_autoptr(FsYamlDoc) doc = load_ok(text);
+  GError *err = NULL;
+  gboolean ok = fs_schema_read(&ids_schema, fs_yaml_doc_root(doc), NULL, NULL, &err);
+  ck_assert(ok == (err == NULL));
+  return err;
+}
+
+START_TEST(test_schema_list_items_have_a_form)
+{
+  GError *err = read_ids("ids: [10de, 15b3]\n");
+  fs_assert_no_error(err);
+  err = read_ids("ids: [10de, 15bx]\n");
+  fs_assert_error(err, FS_YAML_ERROR,
+                  "t.yaml:1:13: \"15bx\" in \"ids\" is not of the form \"10de\" (four hex digits)");
+  err = read_ids("ids: []\n");
+  fs_assert_error(err, FS_YAML_ERROR,
+                  "t.yaml:1:6: \"ids\" is empty; expected a list like [\"10de\" (four hex digits)]");
+  err = read_ids("ids: [[10de]]\n");
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:1:7: expected a string, got a list");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("schema");
@@ -316,5 +359,6 @@ int main(void)
   FS_ADD_TEST(s, test_schema_markdown_and_check);
   FS_ADD_TEST(s, test_schema_rows_nested_sets_open_keys);
   FS_ADD_TEST(s, test_schema_json_front_end);
+  FS_ADD_TEST(s, test_schema_list_items_have_a_form);
   return fs_test_run_suite(s);
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "calib/calibration.h"
+#include "calib/validate.h"
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
@@ -53,6 +54,8 @@ static GArray *all_schemas(void)
   e = fs_workload_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_topo_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_val_schemas(&n);
   g_array_append_vals(a, e, n);
   return a;
 }

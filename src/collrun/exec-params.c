@@ -10,6 +10,9 @@ void fs_coll_exec_params(const FsNcclParams *p, const FsCollSysInfo *sys, const 
   fs_coll_exec_params_depth(p, sys, comm, op, nbytes, choice, fs_coll_plan_latency_depth(plan), out);
 }
 
+/* See exec-params.h: the executor's latencies for a plan of latency depth `depth`, the
+ * payload, the per-flow rate caps (a point-to-point channel's or a collective connection's
+ * across NVLink domains, the LL128 cap) and the reduction bandwidth, from p and sys. */
 void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                                FsCollOp op, uint64_t nbytes, const FsCollChoice *choice,
                                guint depth, FsCollExecParams *out)

@@ -21,6 +21,8 @@ typedef struct {
   FsCollProto proto;
   guint nchannels, conn_slots, max_slices, root;
   uint64_t chunk, slice, q;
+  uint64_t rest; /* the request's bytes beyond its whole loops (the last, partial
+                    loop of every channel), which every plan of the family keeps */
   FsCollExecParams ep; /* key zeroed */
 } Family;
 
@@ -71,13 +73,14 @@ static void family_set_ep(Family *f, const FsCollExecParams *ep)
 }
 
 static void family_of(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
-                      uint64_t q, const FsCollExecParams *ep, Family *f)
+                      uint64_t q, guint64 F, const FsCollExecParams *ep, Family *f)
 {
   memset(f, 0, sizeof *f); /* padding too: families are compared with memcmp */
   f->comm = comm, f->algo = algo, f->op = req->op, f->dtype = req->dtype, f->proto = req->proto;
   f->nchannels = req->nchannels, f->conn_slots = req->conn_slots;
   f->max_slices = req->max_slices_per_conn, f->root = req->root;
   f->chunk = req->chunk_bytes, f->slice = req->slice_bytes, f->q = q;
+  f->rest = req->bytes - F * q * req->nchannels;
   family_set_ep(f, ep);
 }
 
@@ -113,15 +116,6 @@ static const MemoEntry *memo_find_run(const FsCollAloneMemo *m, const Family *f,
       return e;
   }
   return NULL;
-}
-
-/* TRUE when every channel's share of req is exactly F loops of q bytes. */
-static gboolean pure_loops(const FsCollRequest *req, uint64_t q, guint64 F)
-{
-  for (guint c = 0; c < req->nchannels; c++)
-    if (fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, c) != F * q)
-      return FALSE;
-  return TRUE;
 }
 
 /* TRUE when runs fold identical channels (alone.h). */
@@ -208,8 +202,8 @@ static void truncate_req(const FsCollRequest *req, Dim dim, uint64_t q, guint64 
  * unit of the three intervals agrees within tol (relative).  *done tells
  * whether it did.  Lazily: the plans are built and run in order and the
  * attempt stops at the first check that fails, which gives the same answer
- * as building and running all four first.  fam (DIM_LOOPS of a pure-loop
- * request with a memo, else NULL): runs of the family's plans are taken
+ * as building and running all four first.  fam (DIM_LOOPS of a request of
+ * at least 8 whole loops with a memo, else NULL): runs of the family's plans are taken
  * from the memo and recorded in it (the same plan with the same parameters
  * alone on the network takes the same time: exact). */
 typedef struct {
@@ -399,7 +393,7 @@ static gboolean window_run(const Attempt *at, guint64 x, GError **error)
   return ok;
 }
 
-/* Window extrapolation of the pure-loop plan of F loops (alone.h): from the
+/* Window extrapolation of the plan of F whole loops (alone.h): from the
  * largest window in the memo with L3 <= F/2.  A refused window widens to
  * [L3/2, L3, 2 L3], running the plan of 2 L3 loops, while that costs at
  * most F/2 loops.  run_missing (the exact shortcuts have failed): with no
@@ -455,12 +449,12 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   uint64_t q = choice->algo->loop_bytes && req->nchannels >= 1 && fs_comm_size(comm) > 1
                  ? choice->algo->loop_bytes(comm, req)
                  : 0;
-  /* A plan of F >= 8 whole loops and nothing else belongs to a family
-   * whose runs the memo keeps (alone.h). */
+  /* A plan of F >= 8 whole loops (and its last, partial loop) belongs to a
+   * family whose runs the memo keeps (alone.h). */
   guint64 F = q > 0 ? whole_loops(req, q) : 0;
   gboolean remember = FALSE;
   Family fam;
-  if (q > 0 && !opts->exact && opts->memo != NULL && F >= 8 && pure_loops(req, q, F)) {
+  if (q > 0 && !opts->exact && opts->memo != NULL && F >= 8) {
     /* The executor parameters of the F plan: its latency depth from the
      * one-loop and two-loop plans (it must not grow with the loops). */
     FsCollRequest r1 = *req, r2 = *req;
@@ -474,7 +468,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
     if (fs_coll_plan_latency_depth(p1) == fs_coll_plan_latency_depth(p2)) {
       FsCollExecParams ep;
       fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, p1, &ep);
-      family_of(comm, choice->algo, req, q, &ep, &fam);
+      family_of(comm, choice->algo, req, q, F, &ep, &fam);
       remember = TRUE;
     }
   }

@@ -72,10 +72,12 @@
  *   it off.
  *
  *   Window extrapolation (opts->memo): where no periodic regime exists
- *   (the NVLS tree across many nodes), a plan of F >= 64 whole loops and
- *   nothing else takes its time from runs of plans of the same family
- *   (algorithm, protocol, channels, chunk, slice, slots, op, datatype,
- *   executor parameters, folded) of L1 >= 8, L2 = 2 L1 and L3 = 2 L2 <=
+ *   (the NVLS tree across many nodes; NCCL's tree over 64 NDR nodes, whose
+ *   loops repeat only from about the 56th), a plan of F >= 64 whole loops
+ *   (and its last, partial loop, which every plan of the family keeps)
+ *   takes its time from runs of plans of the same family (algorithm,
+ *   protocol, channels, chunk, slice, slots, op, datatype, the bytes past
+ *   the whole loops, executor parameters, folded) of L1 >= 8, L2 = 2 L1 and L3 = 2 L2 <=
  *   F/2 whole loops: T(F) = T(L3) + (F − L3) × s2, where s1 and s2 are the
  *   times per loop over [L1, L2] and [L2, L3].  The two windows disagree by
  *   |s2 − s1| per loop; over the F − L3 loops extrapolated that is the

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "collrun/exec-params.h"
+#include "util/error.h"
 
 /* ---- The memo of whole plans (window extrapolation, alone.h) ---------- */
 
@@ -435,6 +436,30 @@ static gboolean window(const Attempt *at, gboolean run_missing, gboolean *done, 
   return TRUE;
 }
 
+/* *over: the plan of req (F >= 2 whole loops of q bytes per channel, as
+ * runs build it: folded where they fold) would have more steps than the
+ * step guard allows (req->max_steps, else fs_coll_plan_max_steps()): its
+ * plans of one and two whole loops (and the rest) tell the steps per loop.
+ * FALSE only when one of those plans cannot be built. */
+static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
+                           uint64_t q, guint64 F, const FsCollAloneOpts *opts, const FsFlowNet *net,
+                           gboolean *over, GError **error)
+{
+  FsCollRequest r1, r2;
+  truncate_req(req, DIM_LOOPS, q, F, 1, &r1);
+  truncate_req(req, DIM_LOOPS, q, F, 2, &r2);
+  g_autoptr(FsCollPlan) p1 = new_plan(comm, algo, &r1, opts, net, error);
+  if (p1 == NULL)
+    return FALSE;
+  g_autoptr(FsCollPlan) p2 = new_plan(comm, algo, &r2, opts, net, error);
+  if (p2 == NULL)
+    return FALSE;
+  double n1 = fs_coll_plan_n_steps(p1), n2 = fs_coll_plan_n_steps(p2);
+  guint limit = req->max_steps ? req->max_steps : fs_coll_plan_max_steps();
+  *over = n1 + (double)(F - 1) * (n2 - n1) > (double)limit;
+  return TRUE;
+}
+
 /* fs_coll_time_alone without the check of the clock's range.  Tries the cheap exact
  * shortcuts in turn: a window from the memo, loop extrapolation (N, N+1, N+2, 2N+2 loops, N
  * doubling from past the pipeline's fill), ring-step extrapolation (also over the host period
@@ -444,8 +469,10 @@ static gboolean window(const Attempt *at, gboolean run_missing, gboolean *done, 
 static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                            uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
                            uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
-                           const FsCollAloneOpts *opts, FsCollAloneStats *stats, GError **error)
+                           const FsCollAloneOpts *opts, FsCollAloneStats *stats, gboolean *too_big,
+                           GError **error)
 {
+  *too_big = FALSE;
   uint64_t q = choice->algo->loop_bytes && req->nchannels >= 1 && fs_comm_size(comm) > 1
                  ? choice->algo->loop_bytes(comm, req)
                  : 0;
@@ -561,9 +588,28 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
     if (done)
       return TRUE;
   }
-  g_autoptr(FsCollPlan) plan = new_plan(comm, choice->algo, req, opts, net, error);
-  if (plan == NULL)
+  /* A whole plan past the step guard (coll/plan.h) cannot run: where the
+   * stream model can time it, it does (fs_coll_time_alone).  A plan of
+   * whole loops is measured before it is built (its one- and two-loop
+   * plans); any other fails while it is built. */
+  gboolean can_stream = !opts->exact && opts->route_paths != NULL;
+  if (can_stream && q > 0 && F >= 2) {
+    if (!over_guard(comm, choice->algo, req, q, F, opts, net, too_big, error))
+      return FALSE;
+    if (*too_big)
+      return TRUE;
+  }
+  GError *perr = NULL;
+  g_autoptr(FsCollPlan) plan = new_plan(comm, choice->algo, req, opts, net, &perr);
+  if (plan == NULL) {
+    if (can_stream && g_error_matches(perr, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT)) {
+      g_error_free(perr);
+      *too_big = TRUE;
+      return TRUE;
+    }
+    g_propagate_error(error, perr);
     return FALSE;
+  }
   FsCollExecParams ep;
   fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, plan, &ep);
   ep.key = key;
@@ -582,7 +628,35 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   return TRUE;
 }
 
-/* See alone.h: time_alone, and an error when the time passes the clock's range. */
+/* Times req with the stream model (streams.h), sharing the memo's streams. */
+static gboolean time_streams(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                             uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
+                             uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                             const FsCollAloneOpts *opts, FsCollAloneStats *stats, GError **error)
+{
+  FsCollStreamsOpts so = {opts->route_fixed, opts->route_paths, opts->route_ctx, NULL};
+  if (opts->memo != NULL) {
+    if (opts->memo->streams == NULL)
+      opts->memo->streams = fs_coll_streams_memo_new();
+    so.memo = opts->memo->streams;
+  }
+  FsCollStreamsInfo info;
+  *stats = (FsCollAloneStats){.width = 1};
+  if (!fs_coll_streams_time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx,
+                                  &so, &stats->time, &info, error))
+    return FALSE;
+  stats->streams = TRUE;
+  stats->runs = 1;
+  stats->sim_steps = info.sim_steps;
+  stats->loops = info.loops;
+  stats->ring_steps = info.ring_steps;
+  stats->sim_channels = info.streams;
+  return TRUE;
+}
+
+/* See alone.h: the stream model where opts->exec picks it, else time_alone (the stream model
+ * when the whole plan would pass the step guard), and an error when the time passes the
+ * clock's range. */
 gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                             uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
                             uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
@@ -597,27 +671,16 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   *stats = (FsCollAloneStats){.width = 1};
   if (!opts->exact && opts->route_paths != NULL &&
       (opts->exec == FS_COLL_EXEC_STREAMS ||
-       (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(comm, choice->algo, req)))) {
-    FsCollStreamsOpts so = {opts->route_fixed, opts->route_paths, opts->route_ctx, NULL};
-    if (opts->memo != NULL) {
-      if (opts->memo->streams == NULL)
-        opts->memo->streams = fs_coll_streams_memo_new();
-      so.memo = opts->memo->streams;
-    }
-    FsCollStreamsInfo info;
-    if (!fs_coll_streams_time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx,
-                                    &so, &stats->time, &info, error))
-      return FALSE;
-    stats->streams = TRUE;
-    stats->runs = 1;
-    stats->sim_steps = info.sim_steps;
-    stats->loops = info.loops;
-    stats->ring_steps = info.ring_steps;
-    stats->sim_channels = info.streams;
-    return TRUE;
-  }
-  if (!time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats, error))
+       (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(comm, choice->algo, req))))
+    return time_streams(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,
+                        error);
+  gboolean too_big;
+  if (!time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,
+                  &too_big, error))
     return FALSE;
+  if (too_big)
+    return time_streams(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,
+                        error);
   /* An extrapolated time saturates at the clock's end (a simulated one
    * stops the run before it). */
   if (stats->time >= FS_TIME_MAX - fs_sim_now(fs_flownet_sim(net))) {

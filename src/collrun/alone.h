@@ -119,6 +119,14 @@
  * still differs by 2.5 %), so those plans fail the 1e-6 check and run
  * whole, or take a window extrapolation (above).
  *
+ * Too big for steps: when no shortcut applies and the whole plan would
+ * pass the plan-step guard (coll/plan.h; a plan of whole loops is measured
+ * from its one- and two-loop plans before it is built, any other fails
+ * while it is built), a run that can route streams (opts->route_paths,
+ * not exact) is timed by the stream model (streams.h; stats->streams)
+ * instead of failing: the NVLS tree's all_reduce of 1 GiB on 512 DGX H100
+ * nodes (64 loops that do not repeat).
+ *
  * A collective that shares the network with others cannot use either:
  * coarser slices (FsCollRequest.max_slices_per_conn, coll/plan.h) are the
  * trade-off offered there.

@@ -439,8 +439,9 @@ static gboolean window(const Attempt *at, gboolean run_missing, gboolean *done, 
 /* *over: the plan of req (F >= 2 whole loops of q bytes per channel, as
  * runs build it: folded where they fold) would have more steps than the
  * step guard allows (req->max_steps, else fs_coll_plan_max_steps()): its
- * plans of one and two whole loops (and the rest) tell the steps per loop.
- * FALSE only when one of those plans cannot be built. */
+ * plans of one and two whole loops (and the rest) tell the steps per loop
+ * (over too when one of them passes the guard).  FALSE only when one of
+ * them cannot be built for another reason. */
 static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
                            uint64_t q, guint64 F, const FsCollAloneOpts *opts, const FsFlowNet *net,
                            gboolean *over, GError **error)
@@ -448,12 +449,19 @@ static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsC
   FsCollRequest r1, r2;
   truncate_req(req, DIM_LOOPS, q, F, 1, &r1);
   truncate_req(req, DIM_LOOPS, q, F, 2, &r2);
-  g_autoptr(FsCollPlan) p1 = new_plan(comm, algo, &r1, opts, net, error);
-  if (p1 == NULL)
+  GError *e = NULL;
+  g_autoptr(FsCollPlan) p1 = new_plan(comm, algo, &r1, opts, net, &e);
+  g_autoptr(FsCollPlan) p2 = p1 ? new_plan(comm, algo, &r2, opts, net, &e) : NULL;
+  if (p2 == NULL) {
+    /* Past the guard already with one or two loops. */
+    if (g_error_matches(e, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT)) {
+      g_error_free(e);
+      *over = TRUE;
+      return TRUE;
+    }
+    g_propagate_error(error, e);
     return FALSE;
-  g_autoptr(FsCollPlan) p2 = new_plan(comm, algo, &r2, opts, net, error);
-  if (p2 == NULL)
-    return FALSE;
+  }
   double n1 = fs_coll_plan_n_steps(p1), n2 = fs_coll_plan_n_steps(p2);
   guint limit = req->max_steps ? req->max_steps : fs_coll_plan_max_steps();
   *over = n1 + (double)(F - 1) * (n2 - n1) > (double)limit;

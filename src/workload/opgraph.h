@@ -136,7 +136,8 @@ const FsStream *fs_opgraph_stream(const FsOpGraph *g, guint i);
 guint fs_opgraph_add_comm(FsOpGraph *g, const char *name, const guint *gpus, guint n);
 /* Makes the collectives of comm run the stream model (collrun/streams.h)
  * where it is trusted (fs_coll_exec_streams_trusted: every algorithm but
- * NCCL's tree, CollNet and the chains of broadcast and reduce) when
+ * NCCL's tree, CollNet, the chains of broadcast and reduce, and NVLS
+ * across hosts, as fs_coll_exec_pick_streams) when
  * FsOpEnv.exec is STEPS; the others, and every collective under STREAMS or
  * AUTO, run as env->exec says.  Cost: O(1). */
 void fs_opgraph_comm_set_streams(FsOpGraph *g, guint comm);

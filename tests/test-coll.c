@@ -402,6 +402,53 @@ START_TEST(test_plan_collnet_rails)
 }
 END_TEST
 
+/* NVLS across hosts (NVLS+SHARP) on 2 hosts × 4, one NVLS switch per host
+ * and one CollNet switch: rank 3 heads shard 3.  all_reduce: the host's
+ * load-reduce returns shard 3 (S/4), which goes to the network and back;
+ * all_gather: its block up, its rail's 2 blocks back, stored once in the
+ * NVLS switch, and every rail's 2 blocks multicast to it (8 S);
+ * reduce_scatter: its 4 rails' 2 blocks into the load-reduce, the rail's
+ * sum (2 S) up, its own block (S) back. */
+START_TEST(test_plan_nvls_sharp)
+{
+  g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
+  int sw0 = 100, sw1 = 101, cn = 200;
+  fs_comm_set_nvls_switch(c, 0, &sw0, 1);
+  fs_comm_set_nvls_switch(c, 1, &sw1, 1);
+  g_autoptr(FsComm) bare = fs_comm_new_grid(2, 4);
+  fs_comm_set_nvls_switch(bare, 0, &sw0, 1);
+  fs_comm_set_nvls_switch(bare, 1, &sw1, 1);
+  ck_assert_ptr_nonnull(strstr(fs_coll_algo_find("nvls")->unsupported(bare, FS_COLL_ALL_REDUCE), "SHARP"));
+  fs_comm_set_collnet_switches(c, &cn, 1);
+  const uint64_t S = 4 * 8192;
+  const FsCollOp ops[] = {FS_COLL_ALL_REDUCE, FS_COLL_ALL_GATHER, FS_COLL_REDUCE_SCATTER};
+  /* Expected per op: to the network, from it, into the NVLS switch, from it. */
+  const uint64_t want[3][4] = {
+    {S / 4, S / 4, S + S / 4, S / 4 + S},
+    {S, 2 * S, 2 * S, 8 * S},
+    {2 * S, S, 8 * S, 2 * S},
+  };
+  for (guint k = 0; k < 3; k++) {
+    FsCollRequest req = req_of(ops[k], S, 2, 8192);
+    g_autoptr(FsCollPlan) p = plan_of(c, "nvls", &req);
+    uint64_t got[4] = {0};
+    for (guint i = 0; i < fs_coll_plan_n_steps(p); i++) {
+      const FsCollStep *s = fs_coll_plan_step(p, i);
+      if (s->kind != FS_STEP_XFER)
+        continue;
+      gboolean from3 = s->src == FS_EP_RANK(3), to3 = s->dst == FS_EP_RANK(3);
+      got[0] += from3 && FS_EP_KIND(s->dst) == FS_EP_COLLNET_KIND ? s->bytes : 0;
+      got[1] += to3 && FS_EP_KIND(s->src) == FS_EP_COLLNET_KIND ? s->bytes : 0;
+      got[2] += from3 && FS_EP_KIND(s->dst) == FS_EP_NVLS_KIND ? s->bytes : 0;
+      got[3] += to3 && FS_EP_KIND(s->src) == FS_EP_NVLS_KIND ? s->bytes : 0;
+    }
+    for (guint j = 0; j < 4; j++)
+      ck_assert_msg(got[j] == want[k][j], "%s: flow %u: %" G_GUINT64_FORMAT " B, want %" G_GUINT64_FORMAT,
+                    fs_coll_op_name(ops[k]), j, got[j], want[k][j]);
+  }
+}
+END_TEST
+
 START_TEST(test_plan_unsupported_reasons)
 {
   g_autoptr(FsComm) c = fs_comm_new(6);
@@ -572,6 +619,7 @@ int main(void)
   FS_ADD_TEST(s, test_plan_fifo_per_connection);
   FS_ADD_TEST(s, test_plan_volumes);
   FS_ADD_TEST(s, test_plan_collnet_rails);
+  FS_ADD_TEST(s, test_plan_nvls_sharp);
   FS_ADD_TEST(s, test_plan_unsupported_reasons);
   FS_ADD_TEST(s, test_plan_step_limit);
   FS_ADD_TEST(s, test_plan_deterministic);

@@ -455,6 +455,40 @@ START_TEST(test_collnet_allgather_reducescatter)
 }
 END_TEST
 
+/* NVLS across hosts (NVLS+SHARP): offered only with CollNet (NCCL_COLLNET_ENABLE),
+ * all_gather/reduce_scatter only from 2.20 and with a NIC per rank; its
+ * network bandwidth is one NIC per head: 2.28+ all_reduce bus = min(intra,
+ * 8 heads × 50 GB/s). */
+START_TEST(test_nvls_across_hosts)
+{
+  g_autoptr(FsNcclParams) p = params();
+  g_autoptr(FsNcclParams) p19 = release("2.19");
+  FsCollSysInfo s = hopper_box();
+  s.nvls_channels = 16;
+  s.net_bw_gbps = 50.0;
+  s.collnet_heads = 8;
+  g_autoptr(FsComm) c = fs_comm_new_grid(4, 8);
+  int sw[4] = {90, 91, 92, 93}, cn = 200;
+  for (guint h = 0; h < 4; h++)
+    fs_comm_set_nvls_switch(c, h, &sw[h], 1);
+  fs_comm_set_collnet_switches(c, &cn, 1);
+  const FsCollAlgo *nvls = fs_coll_algo_find("nvls");
+  FsCollCost k;
+  ck_assert(!fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  s.collnet = TRUE;
+  ck_assert(fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  double intra = 320.0 * 0.85 * 15 / 16 * 2;
+  ck_assert_double_eq_tol(k.busbw_gbps, MIN(intra, 8 * 50.0), 1e-9);
+  ck_assert(fs_coll_cost(p, &s, c, FS_COLL_ALL_GATHER, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  ck_assert(!fs_coll_cost(p19, &s, c, FS_COLL_ALL_GATHER, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  ck_assert(fs_coll_cost(p19, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  s.collnet_heads = 4; /* two GPUs per NIC: all_reduce on 4 heads, no all_gather */
+  ck_assert(!fs_coll_cost(p, &s, c, FS_COLL_REDUCE_SCATTER, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  ck_assert(fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
+  ck_assert_double_eq_tol(k.busbw_gbps, 4 * 50.0, 1e-9);
+}
+END_TEST
+
 /* NVLS before 2.28: algbw = min(bwIntra, bwInter) × nCh × 5/6, not the
  * 2.28+ efficiency model. */
 START_TEST(test_params_nvls_legacy)
@@ -565,6 +599,7 @@ int main(void)
   FS_ADD_TEST(s, test_params_release_changes);
   FS_ADD_TEST(s, test_collnet_allgather_reducescatter);
   FS_ADD_TEST(s, test_params_nvls_legacy);
+  FS_ADD_TEST(s, test_nvls_across_hosts);
   FS_ADD_TEST(s, test_p2p_channels_per_release);
   FS_ADD_TEST(s, test_p2p_tuner_across_hosts);
   return fs_test_run_suite(s);

@@ -5,25 +5,33 @@
 
 #include <string.h>
 
-guint64 fs_algo_n_chunks(const FsPlanBuilder *b, uint64_t bytes)
+guint64 fs_algo_n_units(const FsPlanBuilder *b, uint64_t bytes, uint64_t unit)
 {
-  /* Each chunk adds a step at least: past the step limit the plan fails,
-   * so a loop over more chunks than that (an EiB in 512 KiB slices) only
+  /* Each unit adds a step at least: past the step limit the plan fails,
+   * so a loop over more units than that (an EiB in 512 KiB slices) only
    * needs to reach the limit, and one that starts after it nothing. */
   if (fs_plan_overflowed(b))
     return 1;
-  uint64_t c = fs_plan_req(b)->slice_bytes;
-  guint64 n = bytes == 0 ? 1 : bytes / c + (bytes % c != 0);
+  guint64 n = bytes == 0 ? 1 : bytes / unit + (bytes % unit != 0);
   return MIN(n, (guint64)fs_plan_req(b)->max_steps + 1);
+}
+
+uint64_t fs_algo_unit(uint64_t bytes, uint64_t unit, guint64 i)
+{
+  uint64_t start = i * unit;
+  if (start >= bytes)
+    return 0;
+  return MIN(unit, bytes - start);
+}
+
+guint64 fs_algo_n_chunks(const FsPlanBuilder *b, uint64_t bytes)
+{
+  return fs_algo_n_units(b, bytes, fs_plan_req(b)->slice_bytes);
 }
 
 uint64_t fs_algo_chunk(const FsPlanBuilder *b, uint64_t bytes, guint64 i)
 {
-  uint64_t c = fs_plan_req(b)->slice_bytes;
-  uint64_t start = i * c;
-  if (start >= bytes)
-    return 0;
-  return MIN(c, bytes - start);
+  return fs_algo_unit(bytes, fs_plan_req(b)->slice_bytes, i);
 }
 
 /* See algos.h. Each block moves in slices, and slice j of a step waits for slice j of the step

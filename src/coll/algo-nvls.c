@@ -8,6 +8,22 @@
  *     the whole reduced chunk c down to every rank;
  *   reduce_scatter: every rank sends its L blocks up; each gets its reduced block;
  *   all_gather: every rank sends its block up once; each gets all L.
+ * nvls across hosts (NVLS + SHARP: NCCL runs it only with CollNet enabled,
+ * tuning.cc "Collnet+NVLS"; all_reduce.h/all_gather.h/reduce_scatter.h
+ * RunWorkColl NVLS, the !oneNode branch): each rank j is the head of
+ * shard j;
+ *   all_reduce: the NVLS load-reduce gives rank j its host's shard j,
+ *     which it sends to shard j's network switch (algo-sharp.c); the switch
+ *     returns the shard reduced over all hosts, and rank j stores it for
+ *     the NVLS multicast to its host (nvls_down);
+ *   all_gather, per slice c of each block: rank j sends its block to rail
+ *     j's switch, which returns every host's rank-j block (nh·c); rank j
+ *     stores them once into the NVLS switch, which multicasts them to the
+ *     host's L ranks;
+ *   reduce_scatter, the reverse: the host's ranks' rail-j blocks (nh·c
+ *     each) go up the NVLS load-reduce, whose sum reaches rank j, which
+ *     sends it to the network switch; rank j gets its own block (c) back
+ *     reduced over every host.
  * nvls_tree (several hosts, all_reduce): the intra-host NVLS reduce-scatter,
  * then for every shard an inter-host binary tree (NCCL's btree over hosts;
  * odd channels use the complementary tree) among the ranks holding that
@@ -30,8 +46,13 @@ static const char *unsupported(const FsComm *comm, FsCollOp op)
 {
   if (op != FS_COLL_ALL_REDUCE && op != FS_COLL_REDUCE_SCATTER && op != FS_COLL_ALL_GATHER)
     return "NVLS runs all_reduce, reduce_scatter and all_gather";
-  if (fs_comm_n_hosts(comm) > 1)
-    return "NVLS spans one host; use nvls_tree across hosts";
+  if (fs_comm_n_hosts(comm) > 1) {
+    if (fs_comm_collnet_switch(comm, 0) < 0)
+      return "NVLS across hosts needs CollNet (SHARP) switches in the fabric (NCCL's NVLS+SHARP); "
+             "use nvls_tree";
+    if (!fs_comm_hosts_uniform(comm))
+      return "NVLS across hosts needs the same number of ranks on every host";
+  }
   return check_nvls(comm);
 }
 
@@ -77,9 +98,101 @@ static void nvls_down(FsPlanBuilder *b, guint ch, guint h, uint64_t c, const uin
     fs_plan_xfer_lane(b, ch, 1, FS_EP_NVLS(h), FS_EP_RANK(ranks[j]), c, st, L);
 }
 
+/* One host's all_gather forward of rail j's returned blocks: rank stores
+ * `bytes` once into the NVLS switch (lane 1, after `back`), which
+ * multicasts them to the host's L ranks. */
+static void nvls_multicast(FsPlanBuilder *b, guint ch, guint h, guint rank, uint64_t bytes, uint32_t back)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  guint L;
+  const guint *ranks = fs_comm_host_ranks(comm, h, &L);
+  uint32_t st = fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(rank), FS_EP_NVLS(h), bytes, &back, 1);
+  for (guint i = 0; i < L; i++)
+    fs_plan_xfer_lane(b, ch, 1, FS_EP_NVLS(h), FS_EP_RANK(ranks[i]), bytes, &st, 1);
+}
+
+/* One host's reduce_scatter load-reduce of rail j: every rank's nh·c rail
+ * blocks go up, their sum comes to rank (the rail's head).  Returns the
+ * arrival. */
+static uint32_t nvls_rail_reduce(FsPlanBuilder *b, guint ch, guint h, guint rank, uint64_t bytes,
+                                 uint32_t *up)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  guint L;
+  const guint *ranks = fs_comm_host_ranks(comm, h, &L);
+  for (guint i = 0; i < L; i++)
+    up[i] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[i]), FS_EP_NVLS(h), bytes, NULL, 0);
+  return fs_plan_xfer(b, ch, FS_EP_NVLS(h), FS_EP_RANK(rank), bytes, up, L);
+}
+
+/* Adds NVLS+SHARP's steps across hosts (the file comment): per channel and slice, all_reduce's
+ * NVLS load-reduce in every host, each shard's trip through the network's aggregation tree
+ * (algo-sharp.c) and the multicast back; all_gather and reduce_scatter per rail j, the network
+ * trip of rank j's blocks with the NVLS multicast after it or the NVLS load-reduce before it.
+ * Adds about nh·L·(L+3) transfers per slice; allocates only its scratch arrays. */
+static void build_net(FsPlanBuilder *b)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  const FsCollRequest *req = fs_plan_req(b);
+  guint nh = fs_comm_n_hosts(comm), L;
+  fs_comm_host_ranks(comm, 0, &L);
+  FsSharpTrip t;
+  fs_sharp_trip_init(&t, comm);
+  g_autofree uint32_t *mid = g_new(uint32_t, (gsize)nh * L);
+  g_autofree uint32_t *up = g_new(uint32_t, nh);
+  g_autofree uint32_t *scratch = g_new(uint32_t, L);
+  gboolean ar = req->op == FS_COLL_ALL_REDUCE, gather = req->op == FS_COLL_ALL_GATHER;
+  for (guint ch = 0; ch < req->nchannels; ch++) {
+    uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
+    /* all_reduce by slices; all_gather and reduce_scatter by rail units
+     * (fs_sharp_rail_unit: slices, halved to keep a pipeline). */
+    uint64_t unit = ar ? req->slice_bytes : fs_sharp_rail_unit(req, bytes);
+    guint64 nchunks = fs_algo_n_units(b, bytes, unit);
+    for (guint64 k = 0; k < nchunks; k++) {
+      uint64_t c = fs_algo_unit(bytes, unit, k), rail = nh * c;
+      if (ar)
+        for (guint h = 0; h < nh; h++)
+          nvls_up(b, ch, h, c, mid + (gsize)h * L);
+      for (guint j = 0; j < L; j++) {
+        uint64_t shard = ar ? fs_plan_split(b, c, L, j) : gather ? c : rail;
+        for (guint h = 0; h < nh; h++) {
+          guint m;
+          const guint *ranks = fs_comm_host_ranks(comm, h, &m);
+          uint32_t ready = ar ? mid[(gsize)h * L + j]
+                           : gather ? FS_STEP_NONE : nvls_rail_reduce(b, ch, h, ranks[j], rail, scratch);
+          up[h] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), fs_sharp_up_switch(comm, h, j), shard, &ready, 1);
+        }
+        fs_sharp_trip_run(b, &t, ch, j, ar ? FS_SHARP_REDUCE : gather ? FS_SHARP_GATHER : FS_SHARP_SCATTER,
+                          shard, up);
+        for (guint h = 0; h < nh; h++) {
+          guint m;
+          const guint *ranks = fs_comm_host_ranks(comm, h, &m);
+          uint32_t back = fs_sharp_trip_back(b, &t, ch, h, ranks[j], ar ? shard : gather ? rail : c, up);
+          if (ar)
+            mid[(gsize)h * L + j] = back;
+          else if (gather)
+            nvls_multicast(b, ch, h, ranks[j], rail, back);
+        }
+      }
+      if (ar)
+        for (guint h = 0; h < nh; h++)
+          nvls_down(b, ch, h, c, mid + (gsize)h * L);
+    }
+  }
+  fs_sharp_trip_clear(&t);
+}
+
+/* Adds NVLS's steps within one host (the file comment): per channel and slice, all_reduce's
+ * load-reduce up and multicast down (nvls_up, nvls_down), or one exchange through the switch
+ * for reduce_scatter and all_gather; across hosts, build_net. Adds about 4·L transfers per
+ * slice. */
 static void build(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
+  if (fs_comm_n_hosts(comm) > 1) {
+    build_net(b);
+    return;
+  }
   const FsCollRequest *req = fs_plan_req(b);
   guint L;
   const guint *ranks = fs_comm_host_ranks(comm, 0, &L);
@@ -226,13 +339,23 @@ static void build_tree(FsPlanBuilder *b)
   host_tree_free(&trees[1]);
 }
 
+/* NVLS's loop: a slice; across hosts, all_gather and reduce_scatter's rail unit
+ * (fs_sharp_loop_bytes). */
+static uint64_t nvls_loop_bytes(const FsComm *comm, const FsCollRequest *req)
+{
+  if (fs_comm_n_hosts(comm) > 1 && req->op != FS_COLL_ALL_REDUCE)
+    return fs_sharp_loop_bytes(req, req->slice_bytes);
+  return fs_algo_slice_loop_bytes(comm, req);
+}
+
 const FsCollAlgo fs_coll_algo_nvls = {
   .name = "nvls",
   .nccl = FS_NCCL_ALGO_NVLS,
-  .summary = "in-switch reduction on NVSwitch (multimem): data crosses each NVLink once each way",
+  .summary = "in-switch reduction on NVSwitch (multimem): data crosses each NVLink once each way; "
+             "across hosts with SHARP switches (NVLS+SHARP)",
   .unsupported = unsupported,
   .build = build,
-  .loop_bytes = fs_algo_slice_loop_bytes, /* one loop: one slice */
+  .loop_bytes = nvls_loop_bytes,
 };
 
 const FsCollAlgo fs_coll_algo_nvls_tree = {

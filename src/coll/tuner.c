@@ -67,6 +67,30 @@ static void say(GString *why, const char *fmt, ...)
   va_end(ap);
 }
 
+/* NVLS across hosts (NVLS+SHARP): NCCL offers it only with CollNet
+ * enabled (tuning.cc: "Disable ... Collnet+NVLS if collnet is not
+ * supported"), and all_gather/reduce_scatter only where CollNet runs
+ * them (2.20+, one NIC per rank: the collNetHeadsNum check). */
+static gboolean nvls_net_offered(const FsNcclParams *p, const FsCollSysInfo *sys, guint ppn, gboolean agrs)
+{
+  if (!sys->collnet)
+    return FALSE;
+  return !agrs || (p->collnet_agrs && ppn <= sys->collnet_heads);
+}
+
+/* The NVLS graph's network bandwidth per GPU, summed over its channels:
+ * NVLS across hosts (NVLS+SHARP) has one channel per head, each at its
+ * NIC's speed (search.cc ncclTopoCompareGraphs: "NVLS channels correspond
+ * to GPUs pulling from NVLS", nChannels × bwInter), so a host's heads
+ * (one per distinct NIC, at most ppn) add up; NVLSTree crosses hosts on
+ * the ring graph's network bandwidth. */
+static double nvls_inter_bw(const FsCollSysInfo *sys, FsNcclAlgo a, guint ppn)
+{
+  if (a == FS_NCCL_ALGO_NVLS && sys->net_bw_gbps > 0)
+    return sys->net_bw_gbps * MAX(MIN(ppn, sys->collnet_heads), 1u);
+  return sys->bw_inter * sys->max_channels;
+}
+
 /* NCCL's model for the algorithms it has. */
 static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                           FsCollOp op, FsNcclAlgo a, FsCollProto pr, guint nch, uint64_t nbytes,
@@ -109,13 +133,13 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
     /* Before 2.28: the NVLS graph's bandwidth, capped by the network's
      * (halved for NVLSTree beyond 2 nodes), × a ratio for algbw. */
     double gpu = sys->bw_intra * sys->max_channels;
-    double inter = sys->bw_inter * sys->max_channels;
+    double inter = nvls_inter_bw(sys, a, ppn);
     if (a == FS_NCCL_ALGO_NVLS_TREE && nh > 2)
       inter /= 2;
     bus = nh > 1 ? MIN(gpu, inter) : gpu;
     say(why, "  NVLS (before 2.28): bus = min(bwIntra %.2f%s) = %.2f GB/s\n", gpu,
         nh > 1 ? ", bwInter" : "", bus);
-    if (nh > 1 && a == FS_NCCL_ALGO_NVLS)
+    if (nh > 1 && a == FS_NCCL_ALGO_NVLS && !nvls_net_offered(p, sys, ppn, agrs))
       return FALSE;
   } else if (a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE) {
     double nv = sys->nvls_channels;
@@ -132,8 +156,7 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
     say(why, " = %.2f GB/s\n", intra);
     bus = intra;
     if (nh > 1) {
-      double inter = sys->bw_inter * sys->max_channels *
-                     ((nh <= 2 && a == FS_NCCL_ALGO_NVLS_TREE) ? 2 : 1);
+      double inter = nvls_inter_bw(sys, a, ppn) * ((nh <= 2 && a == FS_NCCL_ALGO_NVLS_TREE) ? 2 : 1);
       bus = MIN(bus, inter);
       say(why, "  inter = %.2f GB/s; bus = min = %.2f GB/s\n", inter, bus);
     }
@@ -141,7 +164,7 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
       bus = MIN(bus, nch * p->nvls_tree_bw[row][col]);
       say(why, "  cap %u ch × %.2f GB/s (perChMaxNVLSTreeBw): %.2f GB/s\n", nch, p->nvls_tree_bw[row][col], bus);
     }
-    if (nh > 1 && a == FS_NCCL_ALGO_NVLS)
+    if (nh > 1 && a == FS_NCCL_ALGO_NVLS && !nvls_net_offered(p, sys, ppn, agrs))
       return FALSE;
   } else if (a == FS_NCCL_ALGO_RING && pr == FS_PROTO_LL) {
     double f = nh == 1 && !ar && op != FS_COLL_REDUCE && p->f_ring_ll_one_host_other > 0
@@ -390,8 +413,10 @@ void fs_coll_prefs_init(FsCollPrefs *prefs)
 
 void fs_coll_prefs_apply_sys(const FsCollPrefs *prefs, FsCollSysInfo *sys)
 {
+  /* A forced CollNet algorithm, or NVLS (across hosts: NVLS+SHARP), keeps the network's switches. */
   gboolean forced = prefs->algo != NULL && (prefs->algo->nccl == FS_NCCL_ALGO_COLLNET_DIRECT ||
-                                            prefs->algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN);
+                                            prefs->algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN ||
+                                            prefs->algo->nccl == FS_NCCL_ALGO_NVLS);
   if (prefs->collnet_off && !forced)
     sys->collnet = FALSE;
 }

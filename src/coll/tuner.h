@@ -120,7 +120,8 @@ typedef struct {
 void fs_coll_prefs_init(FsCollPrefs *prefs);
 /* Applies prefs' CollNet setting to sys (fs_coll_sysinfo_from_topo's
  * answer): sys->collnet becomes FALSE when prefs->collnet_off and no
- * CollNet algorithm is forced.  Cost: O(1). */
+ * CollNet algorithm (or NVLS, which across hosts is NVLS+SHARP) is
+ * forced.  Cost: O(1). */
 void fs_coll_prefs_apply_sys(const FsCollPrefs *prefs, FsCollSysInfo *sys);
 /* Parses a plain NCCL_ALGO list ("Ring,Tree", "^NVLS") into *mask. */
 gboolean fs_coll_parse_nccl_algo(const char *text, guint64 *mask, GError **error);

@@ -102,7 +102,8 @@ gboolean fs_coll_exec_from_name(const char *s, FsCollExec *out);
  * model only estimates; up to 25 % off across nodes). */
 gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
 /* The rule of --exec auto: TRUE when the collective req is trusted (above)
- * and deep: every channel's share is at least FS_COLL_STREAMS_AUTO_LOOPS
+ * (and not NVLS across hosts, which goes through the SHARP switches as
+ * CollNet does) and deep: every channel's share is at least FS_COLL_STREAMS_AUTO_LOOPS
  * whole loops, or the plan's steps would pass FS_COLL_STREAMS_AUTO_STEPS
  * (the step executor is then slow and the pipeline deep).  Cost: O(1). */
 #define FS_COLL_STREAMS_AUTO_LOOPS 64

@@ -137,6 +137,12 @@ for op in all_gather reduce_scatter; do
   out=$("$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 -o $op -b 1G -e 1G --algo collnet_direct)
   contains "$out" "# collnet_direct/Simple/" "--algo collnet_direct -o $op"
 done
+# NVLS across hosts (NVLS+SHARP): forced and by NCCL_ALGO with CollNet on;
+# refused without SHARP switches (-D sharp=0), with the reason (below).
+for op in all_reduce all_gather reduce_scatter; do
+  out=$(NCCL_COLLNET_ENABLE=1 NCCL_ALGO=NVLS "$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 -o $op -b 1G -e 1G)
+  contains "$out" "# nvls/Simple/" "NCCL_ALGO=NVLS -o $op on 2 hosts"
+done
 out=$(NCCL_COLLNET_ENABLE=1 NCCL_ALGO=CollNetDirect "$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 \
   -o all_gather -b 4G -e 4G)
 contains "$out" "# collnet_direct/Simple/" "NCCL_ALGO=CollNetDirect all_gather"
@@ -190,6 +196,7 @@ check_bad "unknown datatype" "$T/dgx-h100.yaml" -d float17
 check_bad "unknown reduction op \"bogus\"" "$T/dgx-h100.yaml" -o all --redop bogus
 check_bad "unknown collective \"bogus\"" "$T/dgx-h100.yaml" -o bogus --redop max
 check_bad "can run all_reduce on 8 ranks: the communicator has no CollNet" "$T/dgx-h100.yaml" -o all --algo collnet_direct
+check_bad "NVLS across hosts needs CollNet (SHARP) switches" "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 -D sharp=0 --algo nvls
 check_bad "not a GPU of the topology" "$T/dgx-h100.yaml" --gpus dgx-h100/gpu0,nosuch
 # An empty list (the CLI fuzzer's fifth-session finding: a crash).
 check_bad "-g takes the GPUs per thread" "$T/dgx-h100.yaml" -g ""

@@ -301,19 +301,29 @@ START_TEST(test_rails_routing_field_and_define)
 }
 END_TEST
 
-START_TEST(test_rails_describe_rings_shows_nics_and_collisions)
+/* fs_coll_describe_rings of the 32-channel rings over every GPU of
+ * dgx-h100-ib-ndr with defines, routed with cross_nic (caller frees). */
+static char *describe_rings(const char *const *defines, guint cross_nic)
 {
-  const char *defs[] = {"nodes=4", NULL};
-  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100-ib-ndr", defs, NULL);
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100-ib-ndr", defines, NULL);
   guint ng;
   const guint *gpus = fs_topo_gpus(t, &ng);
   GError *error = NULL;
-  /* Rail-aligned (default): every hop stays under its rail's leaf. */
   World w;
-  world_init(&w, t, 2, FALSE);
-  g_autoptr(FsComm) c = fs_coll_comm_from_topo(w.r, gpus, ng, 32, &error);
+  world_init(&w, t, cross_nic, FALSE);
+  FsComm *c = fs_coll_comm_from_topo(w.r, gpus, ng, 32, &error);
   fs_assert_no_error(error);
-  g_autofree char *text = fs_coll_describe_rings(w.r, c);
+  char *text = fs_coll_describe_rings(w.r, c);
+  fs_comm_free(c);
+  world_clear(&w);
+  return text;
+}
+
+START_TEST(test_rails_describe_rings_shows_nics_and_collisions)
+{
+  /* Rail-aligned (default): every hop stays under its rail's leaf. */
+  const char *defs[] = {"nodes=4", NULL};
+  g_autofree char *text = describe_rings(defs, 2);
   ck_assert_msg(strstr(text, "ring 0: node0/gpu0") != NULL, "%s", text);
   /* Each ring leaves a host from the GPU that shares the entry's NIC's PCIe
    * switch (pick_exit): no PXN leg. */
@@ -324,30 +334,17 @@ START_TEST(test_rails_describe_rings_shows_nics_and_collisions)
   ck_assert_msg(strstr(text, "PXN") == NULL, "%s", text);
   ck_assert_msg(strstr(text, "0 crossing rails; none goes above a leaf switch") != NULL, "%s", text);
   ck_assert_msg(strstr(text, "trees: ") != NULL, "%s", text);
-  world_clear(&w);
   /* NCCL_CROSS_NIC=1 on 64 nodes (two scalable units): every hop changes
    * rails, and static routing by destination puts more than one on a spine
    * link; adaptive routing spreads them to one per link. */
   const char *d64[] = {"nodes=64", NULL}, *a64[] = {"nodes=64", "routing=adaptive", NULL};
-  g_autoptr(FsTopo) t64 = fs_test_topo("dgx-h100-ib-ndr", d64, NULL);
-  gpus = fs_topo_gpus(t64, &ng);
-  world_init(&w, t64, 1, FALSE);
-  g_autoptr(FsComm) c1 = fs_coll_comm_from_topo(w.r, gpus, ng, 32, &error);
-  fs_assert_no_error(error);
-  g_autofree char *t1 = fs_coll_describe_rings(w.r, c1);
+  g_autofree char *t1 = describe_rings(d64, 1);
   ck_assert_msg(strstr(t1, "[crosses rails]") != NULL, "%s", t1);
   ck_assert_msg(strstr(t1, "512 host-to-host hops of 8 rings, 512 crossing rails") != NULL, "%s", t1);
   ck_assert_msg(strstr(t1, "2.25 hops per link at once (they share its bandwidth)") != NULL, "%s", t1);
-  world_clear(&w);
-  g_autoptr(FsTopo) ta = fs_test_topo("dgx-h100-ib-ndr", a64, NULL);
-  gpus = fs_topo_gpus(ta, &ng);
-  world_init(&w, ta, 1, FALSE);
-  g_autoptr(FsComm) c2 = fs_coll_comm_from_topo(w.r, gpus, ng, 32, &error);
-  fs_assert_no_error(error);
-  g_autofree char *t2 = fs_coll_describe_rings(w.r, c2);
+  g_autofree char *t2 = describe_rings(a64, 1);
   ck_assert_msg(strstr(t2, "fabric (adaptive routing)") != NULL, "%s", t2);
   ck_assert_msg(strstr(t2, "1.00 hop per link at once (no collision)") != NULL, "%s", t2);
-  world_clear(&w);
 }
 END_TEST
 

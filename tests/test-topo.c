@@ -94,6 +94,34 @@ START_TEST(test_topo_ready_files_load)
 }
 END_TEST
 
+/* The declared keys (topo/loader-schema.c): every table is well formed, and
+ * a generator's keys are its own plus the shared ones (a fat-tree's key is
+ * refused in a dragonfly, a dragonfly's accepted there). */
+START_TEST(test_topo_schemas_declared)
+{
+  guint n;
+  const FsSchemaEntry *e = fs_topo_schemas(&n);
+  ck_assert_uint_ge(n, 10);
+  for (guint i = 0; i < n; i++) {
+    GError *err = NULL;
+    ck_assert_msg(fs_schema_check(e[i].schema, &err), "%s: %s", e[i].id,
+                  err ? err->message : "");
+    ck_assert(g_str_has_prefix(e[i].id, "topo."));
+  }
+  const char *base = "nodes:\n  - {name: \"node[0-8]/nic0\", model: connectx-7, fabric: true}\n"
+                     "generators:\n  - {type: dragonfly, endpoints: \"node[0-8]/nic0\", "
+                     "switch: quantum-2-ndr, link: ib-ndr, groups: 9, routers: 4, "
+                     "global_per_router: 2";
+  g_autofree char *ok = g_strconcat(base, ", global_link: ib-ndr}\n", NULL);
+  g_autofree char *bad = g_strconcat(base, ", levels: 2}\n", NULL);
+  GError *err = NULL;
+  g_autoptr(FsTopo) t = fs_topo_load_string(ok, "t.yaml", fs_test_catalog(), NULL, &err);
+  ck_assert_msg(t != NULL, "%s", err ? err->message : "");
+  ck_assert_ptr_null(fs_topo_load_string(bad, "t.yaml", fs_test_catalog(), NULL, &err));
+  fs_assert_error(err, FS_YAML_ERROR, "t.yaml:4:134: unknown key \"levels\" in dragonfly generator");
+}
+END_TEST
+
 /* GPU and host counts as documented in each file's header. */
 START_TEST(test_topo_documented_counts)
 {
@@ -431,6 +459,7 @@ int main(void)
   const struct { const char *name; const TTest *fn; } tests[] = {
     {"test_topo_corpus", test_topo_corpus},
     {"test_topo_ready_files_load", test_topo_ready_files_load},
+    {"test_topo_schemas_declared", test_topo_schemas_declared},
     {"test_topo_documented_counts", test_topo_documented_counts},
     {"test_topo_dgx1_v100_matrix", test_topo_dgx1_v100_matrix},
     {"test_topo_dgx1_p100_cube_mesh", test_topo_dgx1_p100_cube_mesh},

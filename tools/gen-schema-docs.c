@@ -22,10 +22,12 @@
 #include <string.h>
 
 #include "calib/calibration.h"
+#include "calib/validate.h"
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
 #include "sweep/sweep.h"
+#include "topo/topo.h"
 #include "util/schema.h"
 #include "util/strutil.h"
 #include "workload/spec.h"
@@ -50,6 +52,10 @@ static GArray *all_schemas(void)
   e = fs_calibration_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_workload_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_topo_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_val_schemas(&n);
   g_array_append_vals(a, e, n);
   return a;
 }

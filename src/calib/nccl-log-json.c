@@ -30,35 +30,47 @@ static gboolean js_fail(Js *js, const char *path, const char *fmt, ...)
   return FALSE;
 }
 
-/* A number member (nccl-tests writes "nan" as a string for NaN). */
+/* The member key of o, checked: a non-negative integer (integer) or number
+ * (nccl-tests writes "nan" as a string for NaN, accepted as a number).
+ * NULL after failing at path.key when it is missing or of another type. */
+static json_t *js_get(Js *js, const json_t *o, const char *path, const char *key,
+                      gboolean integer)
+{
+  g_autofree char *mp = fs_json_path_member(path, key);
+  json_t *v = json_object_get(o, key);
+  const char *what = integer ? "integer" : "number";
+  if (v == NULL) {
+    js_fail(js, mp, "missing; expected %s %s", integer ? "an" : "a", what);
+    return NULL;
+  }
+  if (!integer && json_is_string(v) && strcmp(json_string_value(v), "nan") == 0)
+    return v;
+  if (integer ? !json_is_integer(v) || json_integer_value(v) < 0
+              : !json_is_number(v) || json_number_value(v) < 0) {
+    js_fail(js, mp, "expected a non-negative %s", what);
+    return NULL;
+  }
+  return v;
+}
+
+/* A number member (NaN for "nan"). */
 static gboolean js_number(Js *js, const json_t *o, const char *path, const char *key,
                           double *out)
 {
-  g_autofree char *mp = fs_json_path_member(path, key);
-  json_t *v = json_object_get(o, key);
-  if (v == NULL)
-    return js_fail(js, mp, "missing; expected a number");
-  if (json_is_string(v) && strcmp(json_string_value(v), "nan") == 0) {
-    *out = NAN;
-    return TRUE;
-  }
-  if (!json_is_number(v) || json_number_value(v) < 0)
-    return js_fail(js, mp, "expected a non-negative number");
-  *out = json_number_value(v);
-  return TRUE;
+  json_t *v = js_get(js, o, path, key, FALSE);
+  if (v != NULL)
+    *out = json_is_string(v) ? NAN : json_number_value(v);
+  return v != NULL;
 }
 
+/* A non-negative integer member. */
 static gboolean js_uint(Js *js, const json_t *o, const char *path, const char *key,
                         uint64_t *out)
 {
-  g_autofree char *mp = fs_json_path_member(path, key);
-  json_t *v = json_object_get(o, key);
-  if (v == NULL)
-    return js_fail(js, mp, "missing; expected an integer");
-  if (!json_is_integer(v) || json_integer_value(v) < 0)
-    return js_fail(js, mp, "expected a non-negative integer");
-  *out = (uint64_t)json_integer_value(v);
-  return TRUE;
+  json_t *v = js_get(js, o, path, key, TRUE);
+  if (v != NULL)
+    *out = (uint64_t)json_integer_value(v);
+  return v != NULL;
 }
 
 /* One "out_of_place" / "in_place" object; absent or null: not measured. */

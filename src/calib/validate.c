@@ -8,9 +8,70 @@
 
 #include "util/datadir.h"
 #include "util/error.h"
+#include "util/schema.h"
 #include "util/units.h"
+#include "util/yaml.h"
 
 G_DEFINE_QUARK(fs-val-error-quark, fs_val_error)
+
+/* ---- the header's declared keys (validation/reference/README.md) ---- */
+
+#define KEY(k, req, vdoc, text)                                                              \
+  {.key = k, .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE, .required = req,           \
+   .value_doc = vdoc, .doc = text}
+static const FsSchemaField header_fields[] = {
+  KEY("source", TRUE, "text", "where the numbers come from (paper, repository and commit, file)"),
+  KEY("setup", FALSE, "text", "the machine and how it was measured"),
+  KEY("kind", TRUE, "a kind's name", "which runner predicts the rows (`fabricsim validate "
+      "--list-kinds`; see \"Kinds\")"),
+  KEY("bar", TRUE, "`METRIC within N% [for size >= SIZE]`",
+      "the accuracy the model must reach over the rows in scope (see below)"),
+  KEY("gap", FALSE, "text", "a known gap: by how much the model misses the bar today, and why"),
+  KEY("split", FALSE, "`fit`, `test` or `none`, then text",
+      "whether a calibration may be fitted on the table (see below)"),
+  KEY("command", FALSE, "text", "the command that measured the rows"),
+  KEY("columns", FALSE, "text", "how the columns were taken from the source"),
+  KEY("measured", FALSE, "text", "when and with what the rows were measured"),
+  KEY("note", FALSE, "text", "what a reader of the table should know"),
+  KEY("degraded", FALSE, "text", "`degraded/` tables: why the run is below what the machine "
+      "reaches"),
+  KEY("gpu", FALSE, "a GPU model", "`host-copy`: the catalog's GPU model"),
+  KEY("topology", FALSE, "a path", "`nccl-tests`: the topology file, from the repository root"),
+  KEY("defines", FALSE, "`NAME=INTEGER` words", "`nccl-tests`: the topology's parameters"),
+  KEY("collective", FALSE, "a collective", "`nccl-tests`: the operation measured"),
+  KEY("ranks", FALSE, "a number or `the gpus column`", "`nccl-tests`: the ranks of each row"),
+  KEY("algorithm", FALSE, "`default` or an algorithm", "`nccl-tests`: the algorithm forced "
+      "(`default`: the tuner's choice)"),
+  KEY("launch", FALSE, "`-t N -g N -G N` then text", "`nccl-tests`: how nccl-tests was "
+      "launched (absent: `-g 1`)"),
+};
+#undef KEY
+static const FsSchema header_schema = {"reference table header", NULL, header_fields,
+                                       G_N_ELEMENTS(header_fields)};
+static const FsSchemaEntry schemas[] = {{"validate.header", &header_schema}};
+
+const FsSchemaEntry *fs_val_schemas(guint *n)
+{
+  *n = G_N_ELEMENTS(schemas);
+  return schemas;
+}
+
+/* Reads the header's keys (positions in cols: key and value column of
+ * each) against the declared table: an unknown key, a missing required one,
+ * at its file:line:col in FS_VAL_ERROR_PARSE. */
+static gboolean check_header(const FsValTable *t, const GArray *cols, GError **error)
+{
+  g_autofree FsYamlPair *pairs = g_new0(FsYamlPair, MAX(t->keys->len, 1));
+  for (guint i = 0; i < t->keys->len; i++) {
+    int line = GPOINTER_TO_INT(g_ptr_array_index(t->key_lines, i));
+    pairs[i] = (FsYamlPair){g_ptr_array_index(t->keys, i), g_ptr_array_index(t->values, i),
+                            line, g_array_index(cols, int, 2 * i), line,
+                            g_array_index(cols, int, 2 * i + 1)};
+  }
+  g_autoptr(FsYamlDoc) doc = fs_yaml_doc_from_pairs(t->file, pairs, t->keys->len);
+  FsSchemaRead opts = {.domain = FS_VAL_ERROR, .code = FS_VAL_ERROR_PARSE};
+  return fs_schema_read(&header_schema, fs_yaml_doc_root(doc), NULL, &opts, error);
+}
 
 void fs_val_table_free(FsValTable *t)
 {
@@ -124,6 +185,7 @@ FsValTable *fs_val_table_load(const char *path, GError **error)
   t->key_lines = g_ptr_array_new();
   GPtrArray *rows = g_ptr_array_new();
   GArray *lines = g_array_new(FALSE, FALSE, sizeof(int));
+  g_autoptr(GArray) key_cols = g_array_new(FALSE, FALSE, sizeof(int)); /* key, value column */
   g_auto(GStrv) all = g_strsplit(text, "\n", -1);
   gboolean ok = TRUE;
   for (guint i = 0; ok && all[i]; i++) {
@@ -143,6 +205,10 @@ FsValTable *fs_val_table_load(const char *path, GError **error)
       if (p > k && *p == ':') {
         g_autofree char *key = g_strndup(k, (gsize)(p - k));
         g_autofree char *val = g_strstrip(g_strdup(p + 1));
+        const char *v = p + 1;
+        while (*v == ' ' || *v == '\t')
+          v++;
+        int kc = (int)(k - l) + 1, vc = (int)(v - l) + 1;
         int ki = key_index(t, key);
         if (ki >= 0) {
           char *joined = g_strdup_printf("%s %s", (char *)g_ptr_array_index(t->values, ki), val);
@@ -152,6 +218,8 @@ FsValTable *fs_val_table_load(const char *path, GError **error)
           g_ptr_array_add(t->keys, g_steal_pointer(&key));
           g_ptr_array_add(t->values, g_steal_pointer(&val));
           g_ptr_array_add(t->key_lines, GINT_TO_POINTER(line));
+          g_array_append_val(key_cols, kc);
+          g_array_append_val(key_cols, vc);
         }
       }
       continue;
@@ -186,8 +254,7 @@ FsValTable *fs_val_table_load(const char *path, GError **error)
                     "no table: expected a header line of column names and at least one row");
     return NULL;
   }
-  if (fs_val_table_require(t, "source", error) == NULL ||
-      fs_val_table_require(t, "kind", error) == NULL || !parse_bar(t, error))
+  if (!check_header(t, key_cols, error) || !parse_bar(t, error))
     return NULL;
   return g_steal_pointer(&t);
 }

@@ -31,6 +31,7 @@
 
 #include "calib/calibration.h"
 #include "catalog/catalog.h"
+#include "util/schema.h"
 
 G_BEGIN_DECLS
 
@@ -67,6 +68,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsValTable, fs_val_table_free)
 
 /* The value of a header key, or NULL. */
 const char *fs_val_table_key(const FsValTable *t, const char *key);
+/* The declared keys of a reference table's header (util/schema.h), with
+ * the name validation/reference/README.md's markers give them
+ * ("validate.header"); *n receives the count.  Static, borrowed.  A table
+ * whose header has a key they do not declare, or lacks a required one, is
+ * refused by fs_val_table_load at the key (or 1:1). */
+const FsSchemaEntry *fs_val_schemas(guint *n);
 /* The same, or an error naming the table and the key when absent. */
 const char *fs_val_table_require(const FsValTable *t, const char *key, GError **error);
 /* Column index by name, or -1 (with an error when error is non-NULL). */

@@ -78,96 +78,31 @@ static gboolean add_ref(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map
 
 /* ---- identification lists ------------------------------------------------ */
 
-/* "10de:2330": four hex digits, a colon, four hex digits, lowercase. */
-static gboolean valid_pci_id(const char *s)
+/* The optional list of strings under key, its items checked by the schema
+ * (catalog/schema.c: each of its form, the list not empty), stored joined
+ * by '\n' ("" when absent). */
+static void opt_id_list(FsCatalog *cat, const FsYamlNode *map, const char *key,
+                        const char **out)
 {
-  if (strlen(s) != 9 || s[4] != ':')
-    return FALSE;
-  for (int i = 0; i < 9; i++)
-    if (i != 4 && !(g_ascii_isdigit(s[i]) || (s[i] >= 'a' && s[i] <= 'f')))
-      return FALSE;
-  return TRUE;
-}
-
-/* "GenuineIntel 6 143" (vendor, family, model in decimal) or a machine
- * name of lowercase letters, digits and '_' ("ppc64le", "aarch64"). */
-static gboolean valid_cpuid(const char *s)
-{
-  g_auto(GStrv) w = g_strsplit(s, " ", -1);
-  guint n = g_strv_length(w);
-  if (n == 1) {
-    for (const char *p = s; *p; p++)
-      if (!(g_ascii_islower(*p) || g_ascii_isdigit(*p) || *p == '_'))
-        return FALSE;
-    return *s != '\0';
-  }
-  if (n != 3 || *w[0] == '\0')
-    return FALSE;
-  for (guint i = 1; i < 3; i++) {
-    if (*w[i] == '\0' || strlen(w[i]) > 4)
-      return FALSE;
-    for (const char *p = w[i]; *p; p++)
-      if (!g_ascii_isdigit(*p))
-        return FALSE;
-  }
-  return TRUE;
-}
-
-/* An optional list of strings (key), each checked by valid (may be NULL:
- * any non-empty string without a newline); stored joined by '\n' ("" when
- * absent).  what and example name the expected form in the error. */
-static gboolean opt_id_list(FsCatalog *cat, const FsYamlNode *map, const char *key,
-                            gboolean (*valid)(const char *), const char *example,
-                            const char **out, GError **error)
-{
-  *out = fs_catalog_intern(cat, "");
   const FsYamlNode *n = fs_yaml_map_get(map, key);
-  if (n == NULL)
-    return TRUE;
-  if (!fs_yaml_require_seq(n, error))
-    return FALSE;
-  if (n->n == 0) {
-    fs_catalog_error_at(error, n, FS_CATALOG_ERROR_INVALID,
-                        "\"%s\" is empty; expected a list like [%s]", key, example);
-    return FALSE;
-  }
   GString *joined = g_string_new(NULL);
-  for (guint i = 0; i < n->n; i++) {
-    const char *v;
-    if (!fs_yaml_get_string(n->values[i], &v, error)) {
-      g_string_free(joined, TRUE);
-      return FALSE;
-    }
-    if (*v == '\0' || strchr(v, '\n') != NULL || (valid != NULL && !valid(v))) {
-      fs_catalog_error_at(error, n->values[i], FS_CATALOG_ERROR_INVALID,
-                          "\"%s\" in \"%s\" is not of the form %s", v, key, example);
-      g_string_free(joined, TRUE);
-      return FALSE;
-    }
-    g_string_append_printf(joined, "%s%s", i ? "\n" : "", v);
-  }
+  for (guint i = 0; n != NULL && i < n->n; i++)
+    g_string_append_printf(joined, "%s%s", i ? "\n" : "", n->values[i]->value);
   *out = fs_catalog_intern(cat, joined->str);
   g_string_free(joined, TRUE);
-  return TRUE;
 }
 
-/* pci_ids and product_names (GPUs, CPUs, NICs), cpuid (CPUs). */
-static gboolean parse_ids(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map,
-                          GError **error)
+/* pci_ids and product_names (GPUs, CPUs, NICs), cpuid (CPUs); the kind's
+ * schema read them already. */
+static void parse_ids(FsCatalog *cat, FsCatalogEntry *e, const FsYamlNode *map)
 {
   FsModelIds *ids = &e->m.ids;
-  if (!opt_id_list(cat, map, "pci_ids", valid_pci_id, "\"10de:2330\" (vendor:device, lowercase hex)",
-                   &ids->pci_ids, error) ||
-      !opt_id_list(cat, map, "product_names", NULL, "\"NVIDIA H100 80GB HBM3\"",
-                   &ids->product_names, error))
-    return FALSE;
-  if (e->m.kind != FS_MODEL_CPU) {
+  opt_id_list(cat, map, "pci_ids", &ids->pci_ids);
+  opt_id_list(cat, map, "product_names", &ids->product_names);
+  if (e->m.kind == FS_MODEL_CPU)
+    opt_id_list(cat, map, "cpuid", &ids->cpuid);
+  else
     ids->cpuid = fs_catalog_intern(cat, "");
-    return TRUE;
-  }
-  return opt_id_list(cat, map, "cpuid", valid_cpuid,
-                     "\"GenuineIntel 6 143\" (vendor, family, model) or a machine name "
-                     "(\"ppc64le\")", &ids->cpuid, error);
 }
 
 /* ---- links ------------------------------------------------------------- */
@@ -561,7 +496,7 @@ static gboolean parse_entry(FsCatalog *cat, const char *file, const FsYamlNode *
   default: g_assert_not_reached();
   }
   if (ok && e->m.kind != FS_MODEL_LINK && e->m.kind != FS_MODEL_SWITCH)
-    ok = parse_ids(cat, e, item, error);
+    parse_ids(cat, e, item);
   else if (ok) {
     e->m.ids.pci_ids = e->m.ids.product_names = e->m.ids.cpuid = fs_catalog_intern(cat, "");
   }

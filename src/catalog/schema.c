@@ -9,6 +9,7 @@
  * figures whose meaning depends on other keys.
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "catalog/catalog-private.h"
 #include "catalog/names.h"
@@ -41,13 +42,67 @@
 #define REF(k, req, what, text)                                                            \
   {.key = k, .type = FS_SCHEMA_STRING, .offset = NOWHERE, .required = req,                 \
    .value_doc = what, .doc = text}
+/* ---- identification lists: the form of their items ---- */
+
+/* "10de:2330": four hex digits, a colon, four hex digits, lowercase. */
+static gboolean valid_pci_id(const char *s)
+{
+  if (strlen(s) != 9 || s[4] != ':')
+    return FALSE;
+  for (int i = 0; i < 9; i++)
+    if (i != 4 && !(g_ascii_isdigit(s[i]) || (s[i] >= 'a' && s[i] <= 'f')))
+      return FALSE;
+  return TRUE;
+}
+
+/* "GenuineIntel 6 143" (vendor, family, model in decimal) or a machine
+ * name of lowercase letters, digits and '_' ("ppc64le", "aarch64"). */
+static gboolean valid_cpuid(const char *s)
+{
+  g_auto(GStrv) w = g_strsplit(s, " ", -1);
+  guint n = g_strv_length(w);
+  if (n == 1) {
+    for (const char *p = s; *p; p++)
+      if (!(g_ascii_islower(*p) || g_ascii_isdigit(*p) || *p == '_'))
+        return FALSE;
+    return *s != '\0';
+  }
+  if (n != 3 || *w[0] == '\0')
+    return FALSE;
+  for (guint i = 1; i < 3; i++) {
+    if (*w[i] == '\0' || strlen(w[i]) > 4)
+      return FALSE;
+    for (const char *p = w[i]; *p; p++)
+      if (!g_ascii_isdigit(*p))
+        return FALSE;
+  }
+  return TRUE;
+}
+
+/* A product name: any text on one line, not empty. */
+static gboolean valid_product_name(const char *s)
+{
+  return *s != '\0' && strchr(s, '\n') == NULL;
+}
+
+#define ID_ITEM(k, fn, example)                                                            \
+  static const FsSchemaField k##_item = {.key = #k, .type = FS_SCHEMA_STRING,               \
+                                         .offset = NOWHERE, .valid = fn, .form = example}
+ID_ITEM(pci_ids, valid_pci_id, "\"10de:2330\" (vendor:device, lowercase hex)");
+ID_ITEM(product_names, valid_product_name, "\"NVIDIA H100 80GB HBM3\"");
+ID_ITEM(cpuid, valid_cpuid,
+        "\"GenuineIntel 6 143\" (vendor, family, model) or a machine name (\"ppc64le\")");
+
+/* A list of identifiers k, each of the form its item declares (not empty
+ * when present); parse.c joins them into the model (FsModelIds). */
 #define IDS(k, form, text)                                                                 \
-  {.key = k, .type = FS_SCHEMA_LIST, .offset = NOWHERE, .value_doc = form, .doc = text}
+  {.key = #k, .type = FS_SCHEMA_LIST, .offset = NOWHERE, .item = &k##_item,                 \
+   .nonempty = TRUE, .value_doc = form, .doc = text}
 #define PCI_IDS                                                                            \
-  IDS("pci_ids", "list of `\"vvvv:dddd\"` (lowercase hex)",                                \
+  IDS(pci_ids, "list of `\"vvvv:dddd\"` (lowercase hex)",                                \
       "PCI vendor:device ids of the part (physical and virtual functions)")
 #define PRODUCT_NAMES                                                                      \
-  IDS("product_names", "list of text",                                                     \
+  IDS(product_names, "list of text",                                                     \
       "names as the device's tools print them (`\"NVIDIA H100 80GB HBM3\"`); compared "    \
       "ignoring case, a leading `NVIDIA `/`Tesla `, and `-`/`_`/spaces")
 
@@ -186,7 +241,7 @@ static const FsSchemaField cpu_fields[] = {
         "cores per socket (matched against the `CPU Affinity` column's CPU count)"),
   COUNT("threads_per_core", OFF(u.cpu.threads_per_core), FALSE, "1", "16",
         "hardware threads per core"),
-  IDS("cpuid", "list of `\"GenuineIntel 6 143\"` or a machine name `\"ppc64le\"`",
+  IDS(cpuid, "list of `\"GenuineIntel 6 143\"` or a machine name `\"ppc64le\"`",
       "CPUID vendor, family and model as /proc/cpuinfo prints them"),
   PCI_IDS,
   PRODUCT_NAMES,

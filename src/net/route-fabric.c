@@ -158,9 +158,7 @@ static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GAr
       if (!fabric_step(r, dist, &adj[k], &via) || via != best)
         continue;
       if (pick-- == 0) {
-        FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
-        g_array_append_val(hops, ch);
-        u = adj[k].peer;
+        u = route_hop(r->topo, hops, u, &adj[k]);
         break;
       }
     }
@@ -200,8 +198,7 @@ static void adaptive_from(FsRouter *r, const FsTime *dist, guint u, guint anchor
     guint slot = (i++ + cand - first) % cand; /* this next hop's place after `first` */
     if (slot >= take)
       continue;
-    FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
-    g_array_append_val(r->fstack, ch);
+    route_hop(r->topo, r->fstack, u, &adj[k]);
     adaptive_from(r, dist, adj[k].peer, anchor, last_link, dst, w / take, MAX(budget / take, 1),
                   out);
     g_array_set_size(r->fstack, r->fstack->len - 1);

@@ -96,6 +96,16 @@ static inline void route_end_path(FsRoute *r, double weight)
 }
 
 /* Latency of the channel over `link` that enters node `to`. */
+/* Appends to hops the channel of the adjacency a out of node u (its link in
+ * the direction away from u); returns the node it reaches.  Every walk
+ * takes its hops through this. */
+static inline guint route_hop(const FsTopo *t, GArray *hops, guint u, const FsTopoAdj *a)
+{
+  FsChannelId ch = fs_topo_channel_from(t, a->link, u);
+  g_array_append_val(hops, ch);
+  return a->peer;
+}
+
 static inline FsTime hop_latency(const FsRouter *r, guint link, guint to)
 {
   return fs_topo_link(r->topo, link)->latency + r->node_lat[to];

@@ -339,9 +339,7 @@ static gboolean walk_search(FsRouter *r, guint src, guint dst, Sub sub, uint64_t
       if (!is_next(r, dist, u, &adj[k], dst, sub))
         continue;
       if (pick-- == 0) {
-        FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
-        g_array_append_val(hops, ch);
-        u = adj[k].peer;
+        u = route_hop(r->topo, hops, u, &adj[k]);
         break;
       }
     }
@@ -391,8 +389,7 @@ static void spray_from(FsRouter *r, const FsTime *dist, guint u, guint dst, doub
   for (guint k = 0; k < n; k++) {
     if (!is_next(r, dist, u, &adj[k], dst, SUB_NVLINK))
       continue;
-    FsChannelId ch = fs_topo_channel_from(r->topo, adj[k].link, u);
-    g_array_append_val(r->stack, ch);
+    route_hop(r->topo, r->stack, u, &adj[k]);
     spray_from(r, dist, adj[k].peer, dst, MIN(bw, fs_topo_link(r->topo, adj[k].link)->bandwidth),
                out);
     g_array_set_size(r->stack, r->stack->len - 1);

@@ -6,18 +6,12 @@
 #include "topo/topo-private.h"
 #include "util/error.h"
 
-static gboolean gen_fail(GError **error, const FsGenPos *pos, const char *format, ...)
-  G_GNUC_PRINTF(3, 4);
-
-static gboolean gen_fail(GError **error, const FsGenPos *pos, const char *format, ...)
-{
-  va_list ap;
-  va_start(ap, format);
-  fs_set_error_at_va(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, pos->file, pos->line, pos->col,
-                     format, ap);
-  va_end(ap);
-  return FALSE;
-}
+/* Fails at the entry's position pos (an FsGenPos *) with FS_TOPO_ERROR_INVALID and a
+ * printf-like message; evaluates to FALSE, for "return gen_fail(...)". */
+#define gen_fail(error, pos, ...)                                                             \
+  (fs_set_error_at((error), FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, (pos)->file, (pos)->line,    \
+                   (pos)->col, __VA_ARGS__),                                                  \
+   FALSE)
 
 /* Adds a fabric switch "<prefix>/<role><i>"; returns its index. */
 static gboolean add_switch(FsTopo *t, const FsFabricSpec *s, const char *role, guint i,

@@ -11,10 +11,6 @@
 #include "util/strutil.h"
 #include "util/yaml.h"
 
-static const char *const host_keys[] = {"template", "name", NULL};
-static const char *const node_keys[] = {"name", "model", "socket", "fabric", "reduction", NULL};
-static const char *const link_keys[] = {"a", "b", "model", "count", "pairing", NULL};
-
 /* Adds the nodes of one "nodes:" entry e, its name a pattern that may expand to many, under
  * prefix and in host. A top-level node joins the implicit host0 while the file declares no
  * host, and no host when it is marked fabric or hosts exist; "fabric" inside a template is
@@ -23,12 +19,9 @@ static const char *const link_keys[] = {"a", "b", "model", "count", "pairing", N
 static gboolean add_nodes(Loader *L, const FsYamlNode *e, const char *prefix, int host,
                           gboolean top, GError **error)
 {
-  if (!fs_yaml_check_keys(e, node_keys, "node", error))
+  if (!fs_topo_loader_check(&fs_topo_node_schema, e, FALSE, error))
     return FALSE;
-  const FsYamlNode *nn = fs_yaml_require_key(e, "name", "node", error);
-  const FsYamlNode *mn = nn ? fs_yaml_require_key(e, "model", "node", error) : NULL;
-  if (mn == NULL)
-    return FALSE;
+  const FsYamlNode *nn = fs_yaml_map_get(e, "name"), *mn = fs_yaml_map_get(e, "model");
   const FsModel *model = fs_topo_loader_model(L, mn, FS_MODEL_N_KINDS, error);
   if (model == NULL)
     return FALSE;
@@ -128,13 +121,10 @@ static gboolean same_list(const guint *a, const guint *b, guint n)
  * pairs than FABRICSIM_MAX_NAMES (FS_TOPO_ERROR_LIMIT). */
 static gboolean add_links(Loader *L, const FsYamlNode *e, const char *prefix, GError **error)
 {
-  if (!fs_yaml_check_keys(e, link_keys, "link", error))
+  if (!fs_topo_loader_check(&fs_topo_link_schema, e, FALSE, error))
     return FALSE;
-  const FsYamlNode *an = fs_yaml_require_key(e, "a", "link", error);
-  const FsYamlNode *bn = an ? fs_yaml_require_key(e, "b", "link", error) : NULL;
-  const FsYamlNode *mn = bn ? fs_yaml_require_key(e, "model", "link", error) : NULL;
-  if (mn == NULL)
-    return FALSE;
+  const FsYamlNode *an = fs_yaml_map_get(e, "a"), *bn = fs_yaml_map_get(e, "b");
+  const FsYamlNode *mn = fs_yaml_map_get(e, "model");
   const FsModel *model = fs_topo_loader_model(L, mn, FS_MODEL_LINK, error);
   if (model == NULL)
     return FALSE;
@@ -264,11 +254,9 @@ GArray *fs_topo_loader_template_hosts(Loader *L, const char *name)
  * template's nodes and links under "name/".  Errors at the entry. */
 static gboolean add_hosts(Loader *L, const FsYamlNode *e, GError **error)
 {
-  if (!fs_yaml_check_keys(e, host_keys, "hosts entry", error))
+  if (!fs_topo_loader_check(&fs_topo_host_schema, e, FALSE, error))
     return FALSE;
-  const FsYamlNode *tn = fs_yaml_require_key(e, "template", "hosts entry", error);
-  if (tn == NULL)
-    return FALSE;
+  const FsYamlNode *tn = fs_yaml_map_get(e, "template");
   g_autofree char *tname = fs_topo_loader_text(L, tn, "a template name", error);
   if (tname == NULL)
     return FALSE;

@@ -13,9 +13,7 @@ typedef gboolean (*GenFn)(Loader *L, const FsYamlNode *e, const char *prefix, GE
 /* Endpoint node indices from the `endpoints` key (a pattern or a list). */
 static GArray *endpoints(Loader *L, const FsYamlNode *e, GError **error)
 {
-  const FsYamlNode *v = fs_yaml_require_key(e, "endpoints", "generator", error);
-  if (v == NULL)
-    return NULL;
+  const FsYamlNode *v = fs_yaml_map_get(e, "endpoints"); /* required by the schema */
   const FsYamlNode *const *items = (const FsYamlNode *const *)&v;
   guint n = 1;
   if (v->kind == FS_YAML_SEQ) {
@@ -98,10 +96,7 @@ static const FsModel *fabric_model(Loader *L, const FsYamlNode *node, FsModelKin
 static gboolean fabric_spec(Loader *L, const FsYamlNode *e, const char *prefix, const GArray *ep,
                             FsFabricSpec *s, GError **error)
 {
-  const FsYamlNode *sw = fs_yaml_require_key(e, "switch", "generator", error);
-  const FsYamlNode *ln = sw ? fs_yaml_require_key(e, "link", "generator", error) : NULL;
-  if (ln == NULL)
-    return FALSE;
+  const FsYamlNode *sw = fs_yaml_map_get(e, "switch"), *ln = fs_yaml_map_get(e, "link");
   s->link = fabric_model(L, ln, FS_MODEL_LINK, NULL, ep, error);
   if (s->link == NULL)
     return FALSE;
@@ -147,9 +142,8 @@ static gboolean gen_dragonfly(Loader *L, const FsYamlNode *e, const char *prefix
     return FALSE;
   const char *req[] = {"groups", "routers", "global_per_router"};
   guint *dst[] = {&s.groups, &s.routers, &s.global_per_router};
-  for (guint i = 0; i < 3; i++)
-    if (!fs_yaml_require_key(e, req[i], "dragonfly generator", error) ||
-        !fs_topo_loader_uint(L, e, req[i], 1 << 20, dst[i], error))
+  for (guint i = 0; i < 3; i++) /* required by the schema */
+    if (!fs_topo_loader_uint(L, e, req[i], 1 << 20, dst[i], error))
       return FALSE;
   if (!fs_topo_loader_uint(L, e, "endpoints_per_router", 1 << 20, &s.endpoints_per_router, error))
     return FALSE;
@@ -215,22 +209,16 @@ static gboolean gen_rack(Loader *L, const FsYamlNode *e, const char *prefix, GEr
                                   error);
 }
 
-/* The generator table: type name, its keys, the function. */
+/* The generator table: type name, its keys (loader-schema.c), the function. */
 static const struct {
   const char *type;
-  const char *const keys[16];
+  const FsSchema *schema;
   GenFn fn;
 } generators[] = {
-  {"fat-tree", {"type", "name", "endpoints", "switch", "link", "oversubscription", "levels",
-                "reduction", NULL}, gen_fat_tree},
-  {"rail-optimized", {"type", "name", "endpoints", "switch", "link", "oversubscription",
-                      "levels", "rails", "hosts_per_leaf", "reduction", NULL}, gen_rail},
-  {"dragonfly", {"type", "name", "endpoints", "switch", "link", "global_link", "groups",
-                 "routers", "global_per_router", "endpoints_per_router", "reduction", NULL},
-   gen_dragonfly},
-  {"nvlink-rack", {"type", "name", "trays", "gpus_per_tray", "cpus_per_tray", "switch_trays",
-                   "switches_per_tray", "gpu", "cpu", "switch", "nvlink", "c2c",
-                   "links_per_switch", "template", "reduction", NULL}, gen_rack},
+  {"fat-tree", &fs_topo_fat_tree_schema, gen_fat_tree},
+  {"rail-optimized", &fs_topo_rail_schema, gen_rail},
+  {"dragonfly", &fs_topo_dragonfly_schema, gen_dragonfly},
+  {"nvlink-rack", &fs_topo_rack_schema, gen_rack},
 };
 
 /* Runs one generators: entry: finds its type in the generator table,
@@ -239,16 +227,16 @@ static const struct {
  * reduction: false.  An unknown type fails at type: with a did-you-mean. */
 gboolean fs_topo_loader_generate(Loader *L, const FsYamlNode *e, GError **error)
 {
-  const FsYamlNode *tn = fs_yaml_require_key(e, "type", "generator", error);
-  if (tn == NULL)
+  if (!fs_topo_loader_check(&fs_topo_gen_schema, e, TRUE, error))
     return FALSE;
+  const FsYamlNode *tn = fs_yaml_map_get(e, "type");
   g_autofree char *type = fs_topo_loader_text(L, tn, "a generator type", error);
   if (type == NULL)
     return FALSE;
   for (guint i = 0; i < G_N_ELEMENTS(generators); i++) {
     if (strcmp(type, generators[i].type) != 0)
       continue;
-    if (!fs_yaml_check_keys(e, generators[i].keys, generators[i].type, error))
+    if (!fs_topo_loader_check(generators[i].schema, e, FALSE, error))
       return FALSE;
     const FsYamlNode *nn = fs_yaml_map_get(e, "name");
     g_autofree char *prefix = nn ? fs_topo_loader_text(L, nn, "a name prefix", error)

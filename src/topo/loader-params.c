@@ -14,7 +14,6 @@
 #include "util/strutil.h"
 #include "util/yaml.h"
 
-static const char *const param_keys[] = {"default", "values", "min", "max", "description", NULL};
 
 /* A parameter's name: letters, digits and _, not starting with a digit. */
 static gboolean valid_param_name(const char *s)
@@ -55,14 +54,12 @@ static gboolean read_decl(Loader *L, const FsYamlNode *k, const FsYamlNode *v, D
   d->key = k;
   d->def = v;
   if (v->kind == FS_YAML_MAP) {
-    if (!fs_yaml_check_keys(v, param_keys, "parameter", error) ||
-        !(d->def = fs_yaml_require_key(v, "default", "parameter", error)))
+    if (!fs_topo_loader_check(&fs_topo_param_schema, v, FALSE, error))
       return FALSE;
+    d->def = fs_yaml_map_get(v, "default");
     d->values = fs_yaml_map_get(v, "values");
     d->min = fs_yaml_map_get(v, "min");
     d->max = fs_yaml_map_get(v, "max");
-    if (d->values && !fs_yaml_require_seq(d->values, error))
-      return FALSE;
   }
   if (d->def->kind != FS_YAML_SCALAR) {
     fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM, d->def->file, d->def->line,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "topo/topo.h"
+#include "util/schema.h"
 #include "util/yaml.h"
 
 typedef struct {
@@ -64,6 +65,19 @@ GArray *fs_topo_loader_template_hosts(Loader *L, const char *name);
 /* A yes/no value (true/false, yes/no, 1/0 after ${}) at node. */
 gboolean fs_topo_loader_bool(Loader *L, const FsYamlNode *node, const char *what,
                              gboolean *out, GError **error);
+
+/* ---- declared keys (loader-schema.c) ---- */
+
+/* The tables of the mappings of a topology file (fs_topo_schemas). */
+extern const FsSchema fs_topo_file_schema, fs_topo_template_schema, fs_topo_host_schema,
+  fs_topo_node_schema, fs_topo_link_schema, fs_topo_param_schema, fs_topo_gen_schema,
+  fs_topo_fat_tree_schema, fs_topo_rail_schema, fs_topo_dragonfly_schema, fs_topo_rack_schema;
+/* Checks map against schema: a mapping, no undeclared key (unless
+ * allow_unknown), every required key, each value of its declared kind; the
+ * values themselves are the loader's to read.  FALSE with the first error
+ * "file:line:col: ..." (FS_YAML_ERROR_SCHEMA).  Cost: keys × fields. */
+gboolean fs_topo_loader_check(const FsSchema *schema, const FsYamlNode *map,
+                              gboolean allow_unknown, GError **error);
 
 /* ---- parameters (loader-params.c) ---- */
 

@@ -25,12 +25,6 @@
 #include "util/strutil.h"
 #include "util/yaml.h"
 
-static const char *const top_keys[] = {"name", "description", "source", "parameters", "include",
-                                       "templates", "hosts", "nodes", "links", "generators",
-                                       "routing", NULL};
-static const char *const template_keys[] = {"description", "source", "nodes", "links", "like",
-                                            NULL};
-
 /* ---- scalar helpers: ${} substitution with positions -------------------- */
 
 /* Prefixes an error from names.c with node's position. */
@@ -229,19 +223,15 @@ static gboolean read_templates(Loader *L, const FsYamlNode *map, GError **error)
                       old->key->file, old->key->line, old->key->col);
       return FALSE;
     }
-    if (!fs_yaml_require_map(v, error) || !fs_yaml_check_keys(v, template_keys, "template", error))
+    if (!fs_topo_loader_check(&fs_topo_template_schema, v, FALSE, error))
       return FALSE;
-    const FsYamlNode *list, *like = fs_yaml_map_get(v, "like");
+    const FsYamlNode *like = fs_yaml_map_get(v, "like");
     if (like != NULL && (fs_yaml_map_get(v, "nodes") || fs_yaml_map_get(v, "links"))) {
       fs_set_error_at(error, FS_TOPO_ERROR, FS_TOPO_ERROR_INVALID, like->file, like->line,
                       like->col, "a template with like: takes its nodes and links from the "
                       "other template; drop nodes: and links: or like:");
       return FALSE;
     }
-    if ((list = fs_yaml_map_get(v, "nodes")) && !fs_yaml_require_seq(list, error))
-      return FALSE;
-    if ((list = fs_yaml_map_get(v, "links")) && !fs_yaml_require_seq(list, error))
-      return FALSE;
     Template *t = g_new0(Template, 1);
     t->name = k->value;
     t->map = v;
@@ -276,7 +266,7 @@ static gboolean read_doc(Loader *L, FsYamlDoc *doc, const char *path, GError **e
                     "empty topology file; expected a mapping with nodes: and links:");
     return FALSE;
   }
-  if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, top_keys, "topology", error))
+  if (!fs_topo_loader_check(&fs_topo_file_schema, root, FALSE, error))
     return FALSE;
   if (L->name == NULL) {
     const char *name = NULL;

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "catalog/catalog.h"
+#include "util/schema.h"
 #include "util/units.h"
 
 G_BEGIN_DECLS
@@ -234,6 +235,13 @@ FsTopo *fs_topo_load_file(const char *path, const FsCatalog *cat, const char *co
  * relative includes (its folder). */
 FsTopo *fs_topo_load_string(const char *text, const char *name, const FsCatalog *cat,
                             const char *const *defines, GError **error);
+
+/* The declared keys of a topology file (util/schema.h), each with the name
+ * topologies/README.md's markers give it ("topo.node"); *n receives the
+ * count.  Static, borrowed; the order is the README's.  Values may hold
+ * ${} expressions, so the tables declare keys and kinds of values, and the
+ * loader checks each value after substitution. */
+const FsSchemaEntry *fs_topo_schemas(guint *n);
 
 /* Parameter values after loading, in declaration order (for summaries):
  * returns the number of parameters and sets *names / *values (borrowed).

@@ -57,6 +57,14 @@ void fs_set_error_at_va(GError **error, GQuark domain, int code, const char *fil
   g_set_error(error, domain, code, "%s: %s", loc, msg);
 }
 
+void fs_set_error_va(GError **error, GQuark domain, int code, const char *format, va_list ap)
+{
+  if (error == NULL)
+    return;
+  g_autofree char *msg = one_line(g_strdup_vprintf(format, ap));
+  g_set_error_literal(error, domain, code, msg);
+}
+
 void fs_set_error_at(GError **error, GQuark domain, int code, const char *file,
                      int line, int col, const char *format, ...)
 {

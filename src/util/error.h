@@ -56,6 +56,12 @@ void fs_set_error_at(GError **error, GQuark domain, int code, const char *file,
 void fs_set_error_at_va(GError **error, GQuark domain, int code, const char *file, int line,
                         int col, const char *format, va_list ap) G_GNUC_PRINTF(7, 0);
 
+/* The same without a position (the message names its place itself, or the
+ * caller prefixes one later with fs_error_prefix_at): *error (if non-NULL)
+ * set to the message, on one line, in domain/code; ap is used up. */
+void fs_set_error_va(GError **error, GQuark domain, int code, const char *format, va_list ap)
+  G_GNUC_PRINTF(4, 0);
+
 /* Prepends "file:line:col: " to an existing error's message, in place, and
  * escapes control characters in it as fs_set_error_at does. */
 void fs_error_prefix_at(GError *error, const char *file, int line, int col);

@@ -139,6 +139,20 @@ static void scan_string(Scan *sc, GString *out)
 
 static void scan_value(Scan *sc, int depth);
 
+/* Scans the value of a member or an element whose path is sc->path, then
+ * takes the path back to keep and steps past a ','.  FALSE when no ','
+ * follows (the container ends). */
+static gboolean scan_item(Scan *sc, int depth, gsize keep)
+{
+  scan_value(sc, depth + 1);
+  g_string_truncate(sc->path, keep);
+  skip_ws(sc);
+  if (peek(sc) != ',')
+    return FALSE;
+  advance(sc);
+  return TRUE;
+}
+
 static void scan_object(Scan *sc, int depth)
 {
   advance(sc); /* { */
@@ -159,12 +173,8 @@ static void scan_object(Scan *sc, int depth)
     skip_ws(sc);
     if (peek(sc) == ':')
       advance(sc);
-    scan_value(sc, depth + 1);
-    g_string_truncate(sc->path, keep);
-    skip_ws(sc);
-    if (peek(sc) != ',')
+    if (!scan_item(sc, depth, keep))
       break;
-    advance(sc);
     skip_ws(sc);
   }
   if (peek(sc) == '}')
@@ -182,12 +192,8 @@ static void scan_array(Scan *sc, int depth)
   for (gsize idx = 0; peek(sc) >= 0; idx++) {
     gsize keep = sc->path->len;
     g_string_append_printf(sc->path, "[%" G_GSIZE_FORMAT "]", idx);
-    scan_value(sc, depth + 1);
-    g_string_truncate(sc->path, keep);
-    skip_ws(sc);
-    if (peek(sc) != ',')
+    if (!scan_item(sc, depth, keep))
       break;
-    advance(sc);
   }
   if (peek(sc) == ']')
     advance(sc);
@@ -333,12 +339,12 @@ void fs_json_doc_error(const FsJsonDoc *doc, GError **error, GQuark domain, int 
 {
   if (error == NULL)
     return;
+  int line, col;
+  fs_json_doc_position(doc, path, &line, &col);
   va_list ap;
   va_start(ap, format);
   g_autofree char *msg = g_strdup_vprintf(format, ap);
   va_end(ap);
-  int line, col;
-  fs_json_doc_position(doc, path, &line, &col);
   fs_set_error_at(error, domain, code, doc->name, line, col, "%s: %s", path, msg);
 }
 

@@ -269,6 +269,11 @@ static gboolean read_node(const FsSchemaField *f, const FsYamlNode *node, Value 
       fs_yaml_error(error, node, "expected a non-empty %s", f->label ? f->label : f->key);
       return FALSE;
     }
+    if (f->valid != NULL && !f->valid(v->s)) {
+      fs_yaml_error(error, node, "\"%s\" in \"%s\" is not of the form %s", v->s, f->key,
+                    f->form ? f->form : "its field declares");
+      return FALSE;
+    }
     return TRUE;
   case FS_SCHEMA_BOOL:
     return fs_yaml_get_bool(node, &v->b, error);
@@ -315,7 +320,21 @@ static gboolean read_node(const FsSchemaField *f, const FsYamlNode *node, Value 
   case FS_SCHEMA_MAP:
     return fs_yaml_require_map(node, error);
   case FS_SCHEMA_LIST:
-    return fs_yaml_require_seq(node, error);
+    if (!fs_yaml_require_seq(node, error))
+      return FALSE;
+    if (f->item == NULL)
+      return TRUE;
+    if (f->nonempty && node->n == 0) {
+      fs_yaml_error(error, node, "\"%s\" is empty; expected a list like [%s]", f->key,
+                    f->item->form ? f->item->form : "...");
+      return FALSE;
+    }
+    for (guint k = 0; k < node->n; k++) {
+      Value item;
+      if (!read_node(f->item, node->values[k], &item, error))
+        return FALSE;
+    }
+    return TRUE;
   case FS_SCHEMA_ANY:
     return TRUE;
   case FS_SCHEMA_SET:

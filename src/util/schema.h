@@ -82,7 +82,7 @@ typedef enum {
 
 typedef struct FsSchema FsSchema;
 
-typedef struct {
+typedef struct FsSchemaField {
   const char *key;
   FsSchemaType type;
   FsSchemaUnit unit;          /* FS_SCHEMA_QUANTITY */
@@ -111,7 +111,17 @@ typedef struct {
   guint count;                /* a STRING, BOOL, UINT, DOUBLE, QUANTITY or ENUM field: 0, one
                                * value; above 0, a list of exactly count values, each checked
                                * as the field, stored as an array of count at offset */
-  gboolean nonempty;          /* FS_SCHEMA_STRING: the empty string "" is refused */
+  gboolean nonempty;          /* FS_SCHEMA_STRING: the empty string "" is refused; FS_SCHEMA_LIST
+                               * with item: the empty list is refused ("\"KEY\" is empty;
+                               * expected a list like [FORM]") */
+  gboolean (*valid)(const char *text); /* FS_SCHEMA_STRING: the form a value must have (NULL:
+                               * any); a value it refuses: "\"VALUE\" in \"KEY\" is not of the
+                               * form FORM" */
+  const char *form;           /* with valid: the form in that message, an example
+                               * ("\"10de:2330\" (vendor:device, lowercase hex)") */
+  const struct FsSchemaField *item; /* FS_SCHEMA_LIST: each item is read as this field (its key
+                               * names the list in messages); NULL: items unchecked.  The
+                               * loader still reads (and stores) the items itself. */
   gboolean any_key;           /* the field of every key no other field of the schema (or its
                                * base) declares; key is only the README's name for them
                                * ("architecture").  Values are read as the field (offset:

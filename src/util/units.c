@@ -306,14 +306,10 @@ static char *known_units(const Kind *kind)
 static void set_error(GError **error, int code, const char *format, ...) G_GNUC_PRINTF(3, 4);
 static void set_error(GError **error, int code, const char *format, ...)
 {
-  if (error == NULL)
-    return;
   va_list ap;
   va_start(ap, format);
-  g_autofree char *msg = g_strdup_vprintf(format, ap);
+  fs_set_error_va(error, FS_UNITS_ERROR, code, format, ap);
   va_end(ap);
-  g_autofree char *clean = fs_escape_controls(msg);
-  g_set_error_literal(error, FS_UNITS_ERROR, code, clean);
 }
 
 /* Sets the standard complaint: expected a <kind> like "<example>", got "<text>"<detail>. */

@@ -182,6 +182,41 @@ FsYamlDoc *fs_yaml_doc_from_json(const FsJsonDoc *json)
   return doc;
 }
 
+/* Headers of other formats ------------------------------------------------- */
+
+/* A scalar of text at line:col. */
+static FsYamlNode *pair_scalar(FsYamlDoc *doc, const char *text, int line, int col)
+{
+  Node *n = arena_alloc(doc, sizeof(Node));
+  n->pub.kind = FS_YAML_SCALAR;
+  n->pub.file = doc->name;
+  n->pub.line = line;
+  n->pub.col = col;
+  n->pub.value = g_string_chunk_insert_const(doc->strings, text);
+  n->pub.quoted = TRUE;
+  return &n->pub;
+}
+
+FsYamlDoc *fs_yaml_doc_from_pairs(const char *name, const FsYamlPair *pairs, guint n)
+{
+  g_return_val_if_fail(pairs != NULL || n == 0, NULL);
+  FsYamlDoc *doc = doc_new(name);
+  Node *map = arena_alloc(doc, sizeof(Node));
+  map->pub.kind = FS_YAML_MAP;
+  map->pub.file = doc->name;
+  map->pub.line = map->pub.col = 1;
+  map->pub.n = n;
+  map->pub.keys = arena_alloc(doc, sizeof(FsYamlNode *) * MAX(n, 1));
+  map->pub.values = arena_alloc(doc, sizeof(FsYamlNode *) * MAX(n, 1));
+  for (guint i = 0; i < n; i++) {
+    map->pub.keys[i] = pair_scalar(doc, pairs[i].key, pairs[i].key_line, pairs[i].key_col);
+    map->pub.values[i] = pair_scalar(doc, pairs[i].value, pairs[i].value_line,
+                                     pairs[i].value_col);
+  }
+  doc->root = &map->pub;
+  return doc;
+}
+
 /* Loading ---------------------------------------------------------------- */
 
 /* One open collection. */

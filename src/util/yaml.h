@@ -101,6 +101,20 @@ typedef struct FsJsonDoc FsJsonDoc; /* util/json-pos.h */
  * The tree is independent of json (strings are copied).  Cost: linear in
  * the document. */
 FsYamlDoc *fs_yaml_doc_from_json(const FsJsonDoc *json);
+
+/* One "key: value" of a header in another format (the "# key: value"
+ * lines of a validation table), with the 1-based positions of both. */
+typedef struct {
+  const char *key, *value;
+  int key_line, key_col, value_line, value_col;
+} FsYamlPair;
+
+/* A document named name whose root (at 1:1) is the mapping of the n pairs,
+ * in order, each value a quoted scalar (text; numbers and units still
+ * parse from it), so that schema walks (util/schema.h) read such headers
+ * with the same checks and messages as YAML.  Keys must be distinct.
+ * Strings are copied.  Cost: linear in n. */
+FsYamlDoc *fs_yaml_doc_from_pairs(const char *name, const FsYamlPair *pairs, guint n);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsYamlDoc, fs_yaml_doc_free)
 
 /* The root node, or NULL for an empty document. */

@@ -6,14 +6,7 @@
 # comment after code), which it must report as file:line:col with exit
 # status 1; block and `//` comments right above pass.
 set -uo pipefail
-root=${FS_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-check="$root/tools/check-comments"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-
-out=$("$check" "$root" 2>&1) || fail "the tree itself: $out"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" check-comments
 
 # f NAME LINES: a C function NAME whose signature and body span LINES lines.
 f() {
@@ -28,13 +21,6 @@ mk() {
     > "$tmp/t/src/m/m.c"
 }
 at=$((2 + 10 + 2))  # the long function's first line without a comment
-# expect WANT: check-comments on the tree exits 1 and prints WANT.
-expect() {
-  local out st
-  out=$("$check" "$tmp/t" 2>/dev/null); st=$?
-  [ "$st" -eq 1 ] || fail "$1: exit $st, expected 1"
-  printf '%s\n' "$out" | grep -qF -- "$1" || fail "expected '$1', got: $out"
-}
 # good ABOVE WHAT: a tree with ABOVE over the long function passes.
 good() {
   local out
@@ -65,4 +51,4 @@ out=$("$check" --min-lines 39 "$tmp/t" 2>/dev/null); st=$?
 "$check" "$tmp/none" >/dev/null 2>&1; st=$?
 [ "$st" -eq 2 ] || fail "a tree without src/: exit $st, expected 2"
 
-[ "$fails" -eq 0 ] && echo "ok" || exit 1
+lint_done

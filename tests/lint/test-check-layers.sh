@@ -4,14 +4,7 @@
 # fault (an upward include, a table out of order, a command layer of
 # 2,500 lines or more), which it must report as file:line:col with exit status 1.
 set -uo pipefail
-root=${FS_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-check="$root/tools/check-layers"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-
-out=$("$check" "$root" 2>&1) || fail "the tree itself: $out"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" check-layers
 
 # A tree of three layers: low, mid (uses low), high (uses low and mid).
 mk() {
@@ -35,13 +28,6 @@ MESON
 | `high/` | x | `low`, `mid` | `high.h` |
 | `cli/` | x | all | |
 MD
-}
-# expect WANT: check-layers on the tree exits 1 and prints WANT.
-expect() {
-  local out st
-  out=$("$check" "$tmp/t" 2>/dev/null); st=$?
-  [ "$st" -eq 1 ] || fail "$1: exit $st, expected 1"
-  printf '%s\n' "$out" | grep -qF -- "$1" || fail "expected '$1', got: $out"
 }
 
 mk
@@ -73,4 +59,4 @@ mk; printf 'fs_layers = [\n  junk\n]\n' > "$tmp/t/src/meson.build"
 "$check" "$tmp/t" >/dev/null 2>&1; st=$?
 [ "$st" -eq 2 ] || fail "a table that does not parse: exit $st, expected 2"
 
-[ "$fails" -eq 0 ] && echo "ok" || exit 1
+lint_done

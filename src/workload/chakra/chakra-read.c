@@ -40,10 +40,8 @@ static gboolean fail(GError **error, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  fs_set_error_va(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, fmt, ap);
   va_end(ap);
-  g_autofree char *esc = fs_escape_controls(msg);
-  g_set_error_literal(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, esc);
   return FALSE;
 }
 

@@ -232,7 +232,11 @@ static void round_trip(const char *parallel)
 {
   g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
   g_autoptr(FsWorkload) w = fs_test_small_gpt(parallel, NULL);
-  g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
+  /* Step by step, as the replay runs collectives (train --chakra-out too). */
+  FsTrainOptions opt;
+  fs_train_options_init(&opt);
+  opt.dp_streams = FALSE;
+  g_autoptr(FsTrain) t = fs_test_train(topo, w, &opt);
   FsTime step = fs_train_result(t)->step_time;
   g_autofree char *dir = g_dir_make_tmp("chakra-XXXXXX", NULL);
   g_autofree char *again = g_build_filename(dir, "again", NULL);

@@ -2,6 +2,7 @@
  * overlap hides data-parallel communication, results are deterministic,
  * the op graph reports deadlocks with ranks and ops. */
 #include <check.h>
+#include <math.h>
 #include <string.h>
 
 #include "catalog/catalog.h"
@@ -386,6 +387,45 @@ END_TEST
  * each distinct one once): the same step, stage by stage, as running them
  * as flows on the shared network, on one node and across nodes (ZeRO-1
  * reduce-scatters and all-gathers, ZeRO-0 all-reduces, ZeRO-3 gathers). */
+/* The default mode's data-parallel collectives on the shared network run
+ * as streams (FsTrainOptions.dp_streams): the step agrees with running
+ * them step by step (dp_streams FALSE) on 4 NDR nodes, 16-rank DP rings of
+ * ZeRO-1 buckets overlapped with the backward and of all_reduces after it;
+ * the stream runs are deterministic. */
+START_TEST(test_executor_dp_streams_match_steps)
+{
+  const char *defs[] = { "nodes=4", NULL };
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100-ib-ndr.yaml", defs);
+  const char *layouts[] = {
+    "  tp: 2\n  zero_stage: 1\n  bucket_size: 8 MB\n",
+    "  tp: 2\n  zero_stage: 0\n  overlap:\n    dp_grads: false\n",
+  };
+  for (guint li = 0; li < G_N_ELEMENTS(layouts); li++) {
+    g_autoptr(FsWorkload) wa = fs_test_small_gpt(layouts[li], NULL);
+    g_autoptr(FsWorkload) wb = fs_test_small_gpt(layouts[li], NULL);
+    g_autoptr(FsWorkload) wc = fs_test_small_gpt(layouts[li], NULL);
+    FsTrainOptions oa, ob;
+    fs_train_options_init(&oa);
+    ck_assert(oa.dp_streams);
+    ob = oa;
+    ob.dp_streams = FALSE;
+    g_autoptr(FsTrain) ta = fs_test_train(topo, wa, &oa);
+    g_autoptr(FsTrain) tb = fs_test_train(topo, wb, &ob);
+    g_autoptr(FsTrain) tc = fs_test_train(topo, wc, &oa);
+    fs_test_assert_same_result(ta, tc);
+    FsTime a = fs_train_result(ta)->step_time, b = fs_train_result(tb)->step_time;
+    const FsTrainClass *ca = &g_array_index(fs_train_result(ta)->classes, FsTrainClass, 0);
+    const FsTrainClass *cb = &g_array_index(fs_train_result(tb)->classes, FsTrainClass, 0);
+    ck_assert_int_gt(cb->time.exposed[FS_CAT_DP], 0);
+    ck_assert_msg(fabs((double)a / (double)b - 1) < 0.01, "layout %u: streams %.6f s, steps %.6f s",
+                  li, fs_time_to_s(a), fs_time_to_s(b));
+    ck_assert_msg(fabs((double)ca->time.exposed[FS_CAT_DP] / (double)cb->time.exposed[FS_CAT_DP] - 1) < 0.05,
+                  "layout %u: exposed DP %.6f vs %.6f s", li,
+                  fs_time_to_s(ca->time.exposed[FS_CAT_DP]), fs_time_to_s(cb->time.exposed[FS_CAT_DP]));
+  }
+}
+END_TEST
+
 START_TEST(test_executor_analytic_dp_alone_is_exact)
 {
   const char *defs[] = { "nodes=2", NULL };
@@ -524,6 +564,7 @@ int main(void)
   tcase_add_test(tc, test_executor_schedules_order);
   tcase_add_test(tc, test_executor_gpu_count_mismatch);
   tcase_add_test(tc, test_executor_analytic_dp_alone_is_exact);
+  tcase_add_test(tc, test_executor_dp_streams_match_steps);
   tcase_add_test(tc, test_executor_memo_hit_is_identical);
   tcase_add_test(tc, test_executor_analytic_tp_shares_links);
   tcase_add_test(tc, test_executor_tied_embeddings);

@@ -47,10 +47,11 @@ static const GOptionEntry entries[] = {
    "Collectives timed alone on congruent GPU groups share one measurement: auto (where exact, "
    "the default), on (also under max-min with ECMP: approximate), off", "MODE"},
   {"exec", 0, 0, G_OPTION_ARG_STRING, &opt_exec,
-   "How collectives run: steps (default), streams or auto (as coll --exec)", "MODEL"},
+   "How collectives run: steps, streams or auto (as coll --exec). Default: steps, but "
+   "data-parallel collectives on the shared network as streams where trusted", "MODEL"},
   {"chakra-out", 0, 0, G_OPTION_ARG_FILENAME, &opt_chakra_out,
    "Write the step as MLCommons Chakra traces DIR/step.RANK.et (as ASTRA-sim reads them; "
-   "fabricsim replay TOPO --chakra DIR runs them again)", "DIR"},
+   "fabricsim replay TOPO --chakra DIR runs them again; collectives run step by step)", "DIR"},
   {"list-schedules", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the pipeline schedules", NULL},
   FS_OPT_QUIET(opt_quiet),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -101,6 +102,8 @@ int fs_cmd_train(int argc, char **argv)
     return fs_cli_usage("train", "unknown --coll-classes \"%s\" (auto, on or off)", opt_coll_classes);
   if (opt_exec != NULL && !fs_coll_exec_from_name(opt_exec, &topt.exec))
     return fs_cli_usage("train", "--exec takes steps, streams or auto");
+  /* --chakra-out: step by step, as `fabricsim replay` runs the traces. */
+  topt.dp_streams = opt_exec == NULL && opt_chakra_out == NULL;
   if (opt_model != NULL && !fs_net_model_from_name(opt_model, &topt.net_model))
     return fs_cli_usage("train", "unknown flow model \"%s\" (maxmin or analytic)", opt_model);
   FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,

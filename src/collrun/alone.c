@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "collrun/exec-params.h"
+#include "util/error.h"
 
 /* ---- The memo of whole plans (window extrapolation, alone.h) ---------- */
 
@@ -21,6 +22,8 @@ typedef struct {
   FsCollProto proto;
   guint nchannels, conn_slots, max_slices, root;
   uint64_t chunk, slice, q;
+  uint64_t rest; /* the request's bytes beyond its whole loops (the last, partial
+                    loop of every channel), which every plan of the family keeps */
   FsCollExecParams ep; /* key zeroed */
 } Family;
 
@@ -71,13 +74,14 @@ static void family_set_ep(Family *f, const FsCollExecParams *ep)
 }
 
 static void family_of(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
-                      uint64_t q, const FsCollExecParams *ep, Family *f)
+                      uint64_t q, guint64 F, const FsCollExecParams *ep, Family *f)
 {
   memset(f, 0, sizeof *f); /* padding too: families are compared with memcmp */
   f->comm = comm, f->algo = algo, f->op = req->op, f->dtype = req->dtype, f->proto = req->proto;
   f->nchannels = req->nchannels, f->conn_slots = req->conn_slots;
   f->max_slices = req->max_slices_per_conn, f->root = req->root;
   f->chunk = req->chunk_bytes, f->slice = req->slice_bytes, f->q = q;
+  f->rest = req->bytes - F * q * req->nchannels;
   family_set_ep(f, ep);
 }
 
@@ -113,15 +117,6 @@ static const MemoEntry *memo_find_run(const FsCollAloneMemo *m, const Family *f,
       return e;
   }
   return NULL;
-}
-
-/* TRUE when every channel's share of req is exactly F loops of q bytes. */
-static gboolean pure_loops(const FsCollRequest *req, uint64_t q, guint64 F)
-{
-  for (guint c = 0; c < req->nchannels; c++)
-    if (fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, c) != F * q)
-      return FALSE;
-  return TRUE;
 }
 
 /* TRUE when runs fold identical channels (alone.h). */
@@ -208,8 +203,8 @@ static void truncate_req(const FsCollRequest *req, Dim dim, uint64_t q, guint64 
  * unit of the three intervals agrees within tol (relative).  *done tells
  * whether it did.  Lazily: the plans are built and run in order and the
  * attempt stops at the first check that fails, which gives the same answer
- * as building and running all four first.  fam (DIM_LOOPS of a pure-loop
- * request with a memo, else NULL): runs of the family's plans are taken
+ * as building and running all four first.  fam (DIM_LOOPS of a request of
+ * at least 8 whole loops with a memo, else NULL): runs of the family's plans are taken
  * from the memo and recorded in it (the same plan with the same parameters
  * alone on the network takes the same time: exact). */
 typedef struct {
@@ -399,7 +394,7 @@ static gboolean window_run(const Attempt *at, guint64 x, GError **error)
   return ok;
 }
 
-/* Window extrapolation of the pure-loop plan of F loops (alone.h): from the
+/* Window extrapolation of the plan of F whole loops (alone.h): from the
  * largest window in the memo with L3 <= F/2.  A refused window widens to
  * [L3/2, L3, 2 L3], running the plan of 2 L3 loops, while that costs at
  * most F/2 loops.  run_missing (the exact shortcuts have failed): with no
@@ -441,6 +436,38 @@ static gboolean window(const Attempt *at, gboolean run_missing, gboolean *done, 
   return TRUE;
 }
 
+/* *over: the plan of req (F >= 2 whole loops of q bytes per channel, as
+ * runs build it: folded where they fold) would have more steps than the
+ * step guard allows (req->max_steps, else fs_coll_plan_max_steps()): its
+ * plans of one and two whole loops (and the rest) tell the steps per loop
+ * (over too when one of them passes the guard).  FALSE only when one of
+ * them cannot be built for another reason. */
+static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
+                           uint64_t q, guint64 F, const FsCollAloneOpts *opts, const FsFlowNet *net,
+                           gboolean *over, GError **error)
+{
+  FsCollRequest r1, r2;
+  truncate_req(req, DIM_LOOPS, q, F, 1, &r1);
+  truncate_req(req, DIM_LOOPS, q, F, 2, &r2);
+  GError *e = NULL;
+  g_autoptr(FsCollPlan) p1 = new_plan(comm, algo, &r1, opts, net, &e);
+  g_autoptr(FsCollPlan) p2 = p1 ? new_plan(comm, algo, &r2, opts, net, &e) : NULL;
+  if (p2 == NULL) {
+    /* Past the guard already with one or two loops. */
+    if (g_error_matches(e, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT)) {
+      g_error_free(e);
+      *over = TRUE;
+      return TRUE;
+    }
+    g_propagate_error(error, e);
+    return FALSE;
+  }
+  double n1 = fs_coll_plan_n_steps(p1), n2 = fs_coll_plan_n_steps(p2);
+  guint limit = req->max_steps ? req->max_steps : fs_coll_plan_max_steps();
+  *over = n1 + (double)(F - 1) * (n2 - n1) > (double)limit;
+  return TRUE;
+}
+
 /* fs_coll_time_alone without the check of the clock's range.  Tries the cheap exact
  * shortcuts in turn: a window from the memo, loop extrapolation (N, N+1, N+2, 2N+2 loops, N
  * doubling from past the pipeline's fill), ring-step extrapolation (also over the host period
@@ -450,17 +477,19 @@ static gboolean window(const Attempt *at, gboolean run_missing, gboolean *done, 
 static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                            uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
                            uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
-                           const FsCollAloneOpts *opts, FsCollAloneStats *stats, GError **error)
+                           const FsCollAloneOpts *opts, FsCollAloneStats *stats, gboolean *too_big,
+                           GError **error)
 {
+  *too_big = FALSE;
   uint64_t q = choice->algo->loop_bytes && req->nchannels >= 1 && fs_comm_size(comm) > 1
                  ? choice->algo->loop_bytes(comm, req)
                  : 0;
-  /* A plan of F >= 8 whole loops and nothing else belongs to a family
-   * whose runs the memo keeps (alone.h). */
+  /* A plan of F >= 8 whole loops (and its last, partial loop) belongs to a
+   * family whose runs the memo keeps (alone.h). */
   guint64 F = q > 0 ? whole_loops(req, q) : 0;
   gboolean remember = FALSE;
   Family fam;
-  if (q > 0 && !opts->exact && opts->memo != NULL && F >= 8 && pure_loops(req, q, F)) {
+  if (q > 0 && !opts->exact && opts->memo != NULL && F >= 8) {
     /* The executor parameters of the F plan: its latency depth from the
      * one-loop and two-loop plans (it must not grow with the loops). */
     FsCollRequest r1 = *req, r2 = *req;
@@ -474,7 +503,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
     if (fs_coll_plan_latency_depth(p1) == fs_coll_plan_latency_depth(p2)) {
       FsCollExecParams ep;
       fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, p1, &ep);
-      family_of(comm, choice->algo, req, q, &ep, &fam);
+      family_of(comm, choice->algo, req, q, F, &ep, &fam);
       remember = TRUE;
     }
   }
@@ -567,9 +596,28 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
     if (done)
       return TRUE;
   }
-  g_autoptr(FsCollPlan) plan = new_plan(comm, choice->algo, req, opts, net, error);
-  if (plan == NULL)
+  /* A whole plan past the step guard (coll/plan.h) cannot run: where the
+   * stream model can time it, it does (fs_coll_time_alone).  A plan of
+   * whole loops is measured before it is built (its one- and two-loop
+   * plans); any other fails while it is built. */
+  gboolean can_stream = !opts->exact && opts->route_paths != NULL;
+  if (can_stream && q > 0 && F >= 2) {
+    if (!over_guard(comm, choice->algo, req, q, F, opts, net, too_big, error))
+      return FALSE;
+    if (*too_big)
+      return TRUE;
+  }
+  GError *perr = NULL;
+  g_autoptr(FsCollPlan) plan = new_plan(comm, choice->algo, req, opts, net, &perr);
+  if (plan == NULL) {
+    if (can_stream && g_error_matches(perr, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT)) {
+      g_error_free(perr);
+      *too_big = TRUE;
+      return TRUE;
+    }
+    g_propagate_error(error, perr);
     return FALSE;
+  }
   FsCollExecParams ep;
   fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, plan, &ep);
   ep.key = key;
@@ -588,7 +636,35 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   return TRUE;
 }
 
-/* See alone.h: time_alone, and an error when the time passes the clock's range. */
+/* Times req with the stream model (streams.h), sharing the memo's streams. */
+static gboolean time_streams(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                             uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
+                             uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                             const FsCollAloneOpts *opts, FsCollAloneStats *stats, GError **error)
+{
+  FsCollStreamsOpts so = {opts->route_fixed, opts->route_paths, opts->route_ctx, NULL};
+  if (opts->memo != NULL) {
+    if (opts->memo->streams == NULL)
+      opts->memo->streams = fs_coll_streams_memo_new();
+    so.memo = opts->memo->streams;
+  }
+  FsCollStreamsInfo info;
+  *stats = (FsCollAloneStats){.width = 1};
+  if (!fs_coll_streams_time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx,
+                                  &so, &stats->time, &info, error))
+    return FALSE;
+  stats->streams = TRUE;
+  stats->runs = 1;
+  stats->sim_steps = info.sim_steps;
+  stats->loops = info.loops;
+  stats->ring_steps = info.ring_steps;
+  stats->sim_channels = info.streams;
+  return TRUE;
+}
+
+/* See alone.h: the stream model where opts->exec picks it, else time_alone (the stream model
+ * when the whole plan would pass the step guard), and an error when the time passes the
+ * clock's range. */
 gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                             uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
                             uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
@@ -603,27 +679,16 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   *stats = (FsCollAloneStats){.width = 1};
   if (!opts->exact && opts->route_paths != NULL &&
       (opts->exec == FS_COLL_EXEC_STREAMS ||
-       (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(comm, choice->algo, req)))) {
-    FsCollStreamsOpts so = {opts->route_fixed, opts->route_paths, opts->route_ctx, NULL};
-    if (opts->memo != NULL) {
-      if (opts->memo->streams == NULL)
-        opts->memo->streams = fs_coll_streams_memo_new();
-      so.memo = opts->memo->streams;
-    }
-    FsCollStreamsInfo info;
-    if (!fs_coll_streams_time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx,
-                                    &so, &stats->time, &info, error))
-      return FALSE;
-    stats->streams = TRUE;
-    stats->runs = 1;
-    stats->sim_steps = info.sim_steps;
-    stats->loops = info.loops;
-    stats->ring_steps = info.ring_steps;
-    stats->sim_channels = info.streams;
-    return TRUE;
-  }
-  if (!time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats, error))
+       (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(comm, choice->algo, req))))
+    return time_streams(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,
+                        error);
+  gboolean too_big;
+  if (!time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,
+                  &too_big, error))
     return FALSE;
+  if (too_big)
+    return time_streams(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,
+                        error);
   /* An extrapolated time saturates at the clock's end (a simulated one
    * stops the run before it). */
   if (stats->time >= FS_TIME_MAX - fs_sim_now(fs_flownet_sim(net))) {

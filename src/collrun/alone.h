@@ -72,10 +72,12 @@
  *   it off.
  *
  *   Window extrapolation (opts->memo): where no periodic regime exists
- *   (the NVLS tree across many nodes), a plan of F >= 64 whole loops and
- *   nothing else takes its time from runs of plans of the same family
- *   (algorithm, protocol, channels, chunk, slice, slots, op, datatype,
- *   executor parameters, folded) of L1 >= 8, L2 = 2 L1 and L3 = 2 L2 <=
+ *   (the NVLS tree across many nodes; NCCL's tree over 64 NDR nodes, whose
+ *   loops repeat only from about the 56th), a plan of F >= 64 whole loops
+ *   (and its last, partial loop, which every plan of the family keeps)
+ *   takes its time from runs of plans of the same family (algorithm,
+ *   protocol, channels, chunk, slice, slots, op, datatype, the bytes past
+ *   the whole loops, executor parameters, folded) of L1 >= 8, L2 = 2 L1 and L3 = 2 L2 <=
  *   F/2 whole loops: T(F) = T(L3) + (F − L3) × s2, where s1 and s2 are the
  *   times per loop over [L1, L2] and [L2, L3].  The two windows disagree by
  *   |s2 − s1| per loop; over the F − L3 loops extrapolated that is the
@@ -116,6 +118,14 @@
  * nodes periodic (128 NDR nodes: the time per loop over windows of 8 loops
  * still differs by 2.5 %), so those plans fail the 1e-6 check and run
  * whole, or take a window extrapolation (above).
+ *
+ * Too big for steps: when no shortcut applies and the whole plan would
+ * pass the plan-step guard (coll/plan.h; a plan of whole loops is measured
+ * from its one- and two-loop plans before it is built, any other fails
+ * while it is built), a run that can route streams (opts->route_paths,
+ * not exact) is timed by the stream model (streams.h; stats->streams)
+ * instead of failing: the NVLS tree's all_reduce of 1 GiB on 512 DGX H100
+ * nodes (64 loops that do not repeat).
  *
  * A collective that shares the network with others cannot use either:
  * coarser slices (FsCollRequest.max_slices_per_conn, coll/plan.h) are the

@@ -26,6 +26,7 @@ void fs_train_options_init(FsTrainOptions *opt)
   opt->coll_classes = FS_COLL_CLASSES_AUTO;
   opt->prefs = NULL;
   opt->exec = FS_COLL_EXEC_STEPS;
+  opt->dp_streams = TRUE;
 }
 
 static const char *const class_names[] = { FS_COLL_CLASSES(FS_NAMES_ENTRY) };
@@ -727,7 +728,10 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
   t->v = v;
   t->m = w->grad_accum;
   t->nj = w->gpus <= t->opt.full_tp_limit ? w->tp : 1;
-  /* Simulated ranks and their streams. */
+  /* Simulated ranks and their streams.  Data-parallel collectives on the
+   * shared network as streams where trusted (FsTrainOptions.dp_streams;
+   * not with dp_flows, the path kept for checking the analytic model). */
+  gboolean dp_streams = t->opt.dp_streams && !t->opt.dp_flows && t->opt.exec == FS_COLL_EXEC_STEPS;
   for (guint s = 0; s < t->p; s++)
     for (guint j = 0; j < t->nj; j++) {
       FsRankCoords c = { .tp = j, .cp = 0, .dp = 0, .pp = s };
@@ -753,7 +757,11 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
         r.edp_nodes = group_nodes(t, FS_DIM_EDP, r.rank, &r.edp_size);
         g_snprintf(name, sizeof name, "edp(stage %u, tp %u)", s, j);
         r.edp_comm = fs_opgraph_add_comm(t->g, name, r.edp_nodes, r.edp_size);
+        if (dp_streams)
+          fs_opgraph_comm_set_streams(t->g, r.edp_comm);
       }
+      if (dp_streams)
+        fs_opgraph_comm_set_streams(t->g, r.dp_comm);
       r.emb_coll = G_MAXUINT;
       g_array_append_val(t->ranks, r);
     }

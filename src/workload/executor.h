@@ -103,6 +103,12 @@ typedef struct {
   /* How collectives run (collrun/streams.h; default STEPS): on the shared
    * network and when timed alone.  A shared memo must see one setting. */
   FsCollExec exec;
+  /* With exec STEPS, the data-parallel collectives on the shared network
+   * (not dp_isolated) run the stream model where it is trusted
+   * (fs_opgraph_comm_set_streams): a step of hundreds of DP ranks then
+   * costs seconds, not minutes (tests/bench/RESULTS.md, "Training
+   * reference rows").  Default TRUE; FALSE runs them step by step. */
+  gboolean dp_streams;
 } FsTrainOptions;
 
 void fs_train_options_init(FsTrainOptions *opt);

@@ -34,6 +34,7 @@ typedef struct {
   FsComm *comm;
   FsCollSysInfo sys;
   GPtrArray *plans;      /* CachedPlan */
+  gboolean streams;      /* trusted collectives as streams (fs_opgraph_comm_set_streams) */
 } Comm;
 
 typedef struct {
@@ -158,6 +159,12 @@ guint fs_opgraph_add_comm(FsOpGraph *g, const char *name, const guint *gpus, gui
   Comm c = { .name = g_strdup(name), .gpus = g_memdup2(gpus, n * sizeof(guint)), .n = n };
   g_array_append_val(g->comms, c);
   return g->comms->len - 1;
+}
+
+void fs_opgraph_comm_set_streams(FsOpGraph *g, guint comm)
+{
+  g_return_if_fail(comm < g->comms->len);
+  g_array_index(g->comms, Comm, comm).streams = TRUE;
 }
 
 guint fs_opgraph_add_coll(FsOpGraph *g, guint comm, FsCollOp op, uint64_t unit_bytes)
@@ -422,6 +429,15 @@ static CachedPlan *cached_plan_add(Comm *c, FsCollOp op, uint64_t unit)
   return p;
 }
 
+/* Whether comm's collective op by algo may run as streams under
+ * fs_opgraph_comm_set_streams: what --exec auto trusts (streams.h), NVLS
+ * across hosts excepted as fs_coll_exec_pick_streams excepts it (SHARP). */
+static gboolean streams_trusted(const FsComm *comm, const FsCollAlgo *algo, FsCollOp op)
+{
+  return fs_coll_exec_streams_trusted(algo, op) &&
+         !(algo->nccl == FS_NCCL_ALGO_NVLS && fs_comm_n_hosts(comm) > 1);
+}
+
 /* The plan (built once per op and size on a communicator) and executor
  * parameters of a collective, tuned as NCCL would. */
 static CachedPlan *plan_for(FsOpGraph *g, Comm *c, FsCollOp op, uint64_t unit, GError **error)
@@ -439,7 +455,8 @@ static CachedPlan *plan_for(FsOpGraph *g, Comm *c, FsCollOp op, uint64_t unit, G
     return NULL;
   FsCollExec ex = g->env->exec;
   if (ex == FS_COLL_EXEC_STREAMS ||
-      (ex == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(c->comm, ch.algo, &req))) {
+      (ex == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(c->comm, ch.algo, &req)) ||
+      (ex == FS_COLL_EXEC_STEPS && c->streams && streams_trusted(c->comm, ch.algo, op))) {
     FsCollStreamsOpts so = {fs_coll_topo_route_fixed, fs_coll_topo_route_paths, g->env->tnet,
                             NULL};
     FsCollStreams *s = fs_coll_streams_new(np, &c->sys, c->comm, nbytes, &ch, &req,

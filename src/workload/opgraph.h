@@ -134,6 +134,13 @@ const FsStream *fs_opgraph_stream(const FsOpGraph *g, guint i);
 
 /* Adds a communicator over n GPU nodes (copied); returns its index. */
 guint fs_opgraph_add_comm(FsOpGraph *g, const char *name, const guint *gpus, guint n);
+/* Makes the collectives of comm run the stream model (collrun/streams.h)
+ * where it is trusted (fs_coll_exec_streams_trusted: every algorithm but
+ * NCCL's tree, CollNet, the chains of broadcast and reduce, and NVLS
+ * across hosts, as fs_coll_exec_pick_streams) when
+ * FsOpEnv.exec is STEPS; the others, and every collective under STREAMS or
+ * AUTO, run as env->exec says.  Cost: O(1). */
+void fs_opgraph_comm_set_streams(FsOpGraph *g, guint comm);
 /* Adds a collective on comm of op with unit_bytes per rank (as
  * FsCollSizes.unit_bytes); members join with COLL ops.  Returns its index. */
 guint fs_opgraph_add_coll(FsOpGraph *g, guint comm, FsCollOp op, uint64_t unit_bytes);

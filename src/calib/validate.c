@@ -44,6 +44,8 @@ static const FsSchemaField header_fields[] = {
       "(`default`: the tuner's choice)"),
   KEY("launch", FALSE, "`-t N -g N -G N` then text", "`nccl-tests`: how nccl-tests was "
       "launched (absent: `-g 1`)"),
+  KEY("nccl", FALSE, "a release `X.Y` then text", "`nccl-tests`: the NCCL release whose "
+      "constants predict the rows (`models/nccl/nccl-X.Y.yaml`; absent: the default)"),
 };
 #undef KEY
 static const FsSchema header_schema = {"reference table header", NULL, header_fields,

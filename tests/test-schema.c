@@ -9,16 +9,6 @@
 #include "util/schema.h"
 #include "util/yaml.h"
 
-/* Loads text (NUL-terminated) named "t.yaml"; fails the test on error. */
-static FsYamlDoc *load_ok(const char *text)
-{
-  GError *err = NULL;
-  FsYamlDoc *doc = fs_yaml_load_string(text, -1, "t.yaml", &err);
-  ck_assert_msg(doc != NULL, "load failed: %s", err ? err->message : "");
-  fs_assert_no_error(err);
-  return doc;
-}
-
 typedef struct {
   const char *name;
   guint count;
@@ -54,7 +44,7 @@ static GError *read_rec(const char *text, Rec *r)
   static GStringChunk *strings;
   if (strings == NULL)
     strings = g_string_chunk_new(64);
-  g_autoptr(FsYamlDoc) doc = load_ok(text);
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok(text);
   GError *err = NULL;
   memset(r, 0, sizeof *r);
   FsSchemaRead opts = {.strings = strings};
@@ -171,7 +161,7 @@ static gboolean open_key(const FsSchemaField *f, const FsYamlNode *key, const Fs
 
 static GError *read_shapes(const char *text, Shapes *r, GString *keys)
 {
-  g_autoptr(FsYamlDoc) doc = load_ok(text);
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok(text);
   GError *err = NULL;
   memset(r, 0, sizeof *r);
   FsSchemaRead opts = {.any_key = open_key, .data = keys};
@@ -329,7 +319,7 @@ static const FsSchema ids_schema = {"part", NULL, ids_fields, G_N_ELEMENTS(ids_f
 
 static GError *read_ids(const char *text)
 {
-  g_autoptr(FsYamlDoc) doc = load_ok(text);
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok(text);
   GError *err = NULL;
   gboolean ok = fs_schema_read(&ids_schema, fs_yaml_doc_root(doc), NULL, NULL, &err);
   ck_assert(ok == (err == NULL));

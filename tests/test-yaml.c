@@ -10,16 +10,6 @@
 #include "testutil.h"
 #include "util/yaml.h"
 
-/* Loads text (NUL-terminated) named "t.yaml"; fails the test on error. */
-static FsYamlDoc *load_ok(const char *text)
-{
-  GError *err = NULL;
-  FsYamlDoc *doc = fs_yaml_load_string(text, -1, "t.yaml", &err);
-  ck_assert_msg(doc != NULL, "load failed: %s", err ? err->message : "");
-  fs_assert_no_error(err);
-  return doc;
-}
-
 /* Loads text that must fail with code and a message containing fragment. */
 static void load_bad(const char *text, gssize len, int code, const char *fragment)
 {
@@ -121,7 +111,7 @@ START_TEST(test_yaml_positions_nested)
     "  - id: 1\n"             /* 5 */
     "    nic:\n"              /* 6 */
     "      rate: 400 Gb/s\n"; /* 7 */
-  g_autoptr(FsYamlDoc) doc = load_ok(text);
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok(text);
   FsYamlNode *root = fs_yaml_doc_root(doc);
   ck_assert_int_eq(root->kind, FS_YAML_MAP);
   ck_assert_uint_eq(root->n, 2);
@@ -154,7 +144,7 @@ END_TEST
 START_TEST(test_yaml_positions_utf8_columns)
 {
   /* Columns count characters, as editors do: "µ" is one column. */
-  g_autoptr(FsYamlDoc) doc = load_ok("\xc2\xb5\xc2\xb5: x\nb: [\xc3\xa9, y]\n");
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok("\xc2\xb5\xc2\xb5: x\nb: [\xc3\xa9, y]\n");
   FsYamlNode *root = fs_yaml_doc_root(doc);
   assert_pos(root->values[0], 1, 5);
   assert_pos(root->values[1]->values[1], 2, 8);
@@ -163,7 +153,7 @@ END_TEST
 
 START_TEST(test_yaml_scalars_null_and_quoted)
 {
-  g_autoptr(FsYamlDoc) doc = load_ok("a: ~\nb: null\nc:\nd: NULL\ne: Null\nf: \"\"\ng: 'null'\nh: nil\n"
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok("a: ~\nb: null\nc:\nd: NULL\ne: Null\nf: \"\"\ng: 'null'\nh: nil\n"
                                      "i: !!str 12\nj: |\n  x\n");
   FsYamlNode *root = fs_yaml_doc_root(doc);
   const char *nulls[] = {"a", "b", "c", "d", "e"};
@@ -188,7 +178,7 @@ END_TEST
 
 START_TEST(test_yaml_anchor_and_alias)
 {
-  g_autoptr(FsYamlDoc) doc = load_ok("base: &b\n  x: 1\nlist: [*b, *b]\nname: &n hello\nagain: *n\n");
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok("base: &b\n  x: 1\nlist: [*b, *b]\nname: &n hello\nagain: *n\n");
   FsYamlNode *root = fs_yaml_doc_root(doc);
   FsYamlNode *base = fs_yaml_map_get(root, "base");
   FsYamlNode *list = fs_yaml_map_get(root, "list");
@@ -199,7 +189,7 @@ START_TEST(test_yaml_anchor_and_alias)
   /* The alias resolves to the anchored node, with its position. */
   ck_assert_int_eq(fs_yaml_map_get(root, "again")->line, 4);
   /* An anchor may be redefined; an alias takes the latest definition. */
-  g_autoptr(FsYamlDoc) doc2 = load_ok("a: &x 1\nb: &x 2\nc: *x\n");
+  g_autoptr(FsYamlDoc) doc2 = fs_test_yaml_ok("a: &x 1\nb: &x 2\nc: *x\n");
   ck_assert_str_eq(fs_yaml_map_get(fs_yaml_doc_root(doc2), "c")->value, "2");
   load_bad("a: *nope\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:4: undefined alias *nope");
   load_bad("a: &r [1, *r]\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:11: alias *r refers to the node that contains it");
@@ -208,7 +198,7 @@ END_TEST
 
 START_TEST(test_yaml_merge_keys)
 {
-  g_autoptr(FsYamlDoc) doc = load_ok("defaults: &d {lanes: 16, rate: 32 GT/s}\n"
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok("defaults: &d {lanes: 16, rate: 32 GT/s}\n"
                                      "more: &m {rate: 64 GT/s, latency: 1 us}\n"
                                      "a:\n"
                                      "  lanes: 8\n"
@@ -247,7 +237,7 @@ START_TEST(test_yaml_merge_keys)
   GString *big = g_string_new("base: &b {k3: merged, extra: 1}\nm:\n  <<: *b\n");
   for (int i = 0; i < 40; i++)
     g_string_append_printf(big, "  k%d: %d\n", i, i);
-  g_autoptr(FsYamlDoc) bd = load_ok(big->str);
+  g_autoptr(FsYamlDoc) bd = fs_test_yaml_ok(big->str);
   FsYamlNode *m = fs_yaml_map_get(fs_yaml_doc_root(bd), "m");
   ck_assert_uint_eq(m->n, 41);
   ck_assert_str_eq(fs_yaml_map_get(m, "k3")->value, "3");
@@ -267,7 +257,7 @@ START_TEST(test_yaml_duplicate_and_bad_keys)
   load_bad("? [a]\n: 1\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:3: a mapping key must be a scalar, got a list");
   load_bad("? {a: 1}\n: 1\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:1:3: a mapping key must be a scalar, got a mapping");
   /* The same key in different mappings is fine. */
-  g_autoptr(FsYamlDoc) doc = load_ok("a: {x: 1}\nb: {x: 2}\n");
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok("a: {x: 1}\nb: {x: 2}\n");
   ck_assert_ptr_nonnull(doc);
 }
 END_TEST
@@ -276,12 +266,12 @@ START_TEST(test_yaml_documents)
 {
   load_bad("a: 1\n---\nb: 2\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:2:1: a second YAML document starts here");
   load_bad("--- 1\n--- 2\n", -1, FS_YAML_ERROR_SYNTAX, "t.yaml:2:1:");
-  g_autoptr(FsYamlDoc) one = load_ok("---\na: 1\n...\n");
+  g_autoptr(FsYamlDoc) one = fs_test_yaml_ok("---\na: 1\n...\n");
   ck_assert_ptr_nonnull(fs_yaml_doc_root(one));
   /* Empty input: an empty document, no error. */
   const char *empties[] = {"", "\n\n", "# just a comment\n", "   "};
   for (guint i = 0; i < G_N_ELEMENTS(empties); i++) {
-    g_autoptr(FsYamlDoc) e = load_ok(empties[i]);
+    g_autoptr(FsYamlDoc) e = fs_test_yaml_ok(empties[i]);
     ck_assert_ptr_null(fs_yaml_doc_root(e));
   }
   GError *err = NULL;
@@ -300,7 +290,7 @@ START_TEST(test_yaml_depth_limit)
     g_string_append_c(ok, '[');
   for (int i = 0; i < FS_YAML_MAX_DEPTH; i++)
     g_string_append_c(ok, ']');
-  g_autoptr(FsYamlDoc) doc = load_ok(ok->str);
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok(ok->str);
   g_string_free(ok, TRUE);
   ck_assert_ptr_nonnull(doc);
   /* A depth bomb: a million open brackets stop at level 65. */
@@ -354,7 +344,7 @@ START_TEST(test_yaml_billion_laughs)
   load_bad(big, -1, FS_YAML_ERROR_LIMIT, "the document has more than 1000000 nodes");
   /* Five levels expand to under 70,000 nodes: accepted. */
   g_autofree char *small = laughs(5);
-  g_autoptr(FsYamlDoc) doc = load_ok(small);
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok(small);
   FsYamlNode *l4 = fs_yaml_map_get(fs_yaml_doc_root(doc), "l4");
   ck_assert_uint_eq(l4->n, 9);
   ck_assert_ptr_eq(l4->values[0], fs_yaml_map_get(fs_yaml_doc_root(doc), "l3"));
@@ -474,7 +464,7 @@ static const char *getters_text =
 
 START_TEST(test_yaml_typed_getters)
 {
-  g_autoptr(FsYamlDoc) doc = load_ok(getters_text);
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok(getters_text);
   FsYamlNode *m = fs_yaml_doc_root(doc);
   GError *err = NULL;
   const char *s = NULL;
@@ -531,13 +521,13 @@ START_TEST(test_yaml_typed_getters)
   ck_assert(!fs_yaml_get_lane_rate(fs_yaml_map_get(m, "bw"), &d, &err));
   fs_assert_error(err, FS_YAML_ERROR, "t.yaml:3:5: expected a lane rate like \"16 GT/s\"");
   /* Out-of-range quantities keep the units parser's reason. */
-  g_autoptr(FsYamlDoc) doc2 = load_ok("t: -5 ns\nb: 1e30 TB/s\n");
+  g_autoptr(FsYamlDoc) doc2 = fs_test_yaml_ok("t: -5 ns\nb: 1e30 TB/s\n");
   ck_assert(!fs_yaml_get_time(fs_yaml_map_get(fs_yaml_doc_root(doc2), "t"), &t, &err));
   fs_assert_error(err, FS_YAML_ERROR, "t.yaml:1:4: expected a time like \"1.5 us\", got \"-5 ns\": a time cannot be negative");
   ck_assert(!fs_yaml_get_bandwidth(fs_yaml_map_get(fs_yaml_doc_root(doc2), "b"), &d, &err));
   fs_assert_error(err, FS_YAML_ERROR, "t.yaml:2:4: expected a bandwidth like \"50 GB/s\", got \"1e30 TB/s\": the value is out of range");
   /* A value with newlines is quoted on one line. */
-  g_autoptr(FsYamlDoc) doc3 = load_ok("bw: |\n  50\n  GB/s\n");
+  g_autoptr(FsYamlDoc) doc3 = fs_test_yaml_ok("bw: |\n  50\n  GB/s\n");
   ck_assert(!fs_yaml_get_bandwidth(fs_yaml_map_get(fs_yaml_doc_root(doc3), "bw"), &d, &err));
   ck_assert_msg(strchr(err->message, '\n') == NULL, "multi-line: %s", err->message);
   fs_assert_error(err, FS_YAML_ERROR, "t.yaml:1:5: expected a bandwidth like \"50 GB/s\", got \"50\\nGB/s\\n\"");
@@ -551,7 +541,7 @@ END_TEST
 
 START_TEST(test_yaml_bool_spellings)
 {
-  g_autoptr(FsYamlDoc) doc = load_ok("[true, True, TRUE, yes, Yes, on, ON, false, False, no, NO, off, Off, y, 1]");
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok("[true, True, TRUE, yes, Yes, on, ON, false, False, no, NO, off, Off, y, 1]");
   FsYamlNode *l = fs_yaml_doc_root(doc);
   GError *err = NULL;
   for (guint i = 0; i < 13; i++) {
@@ -569,7 +559,7 @@ END_TEST
 
 START_TEST(test_yaml_map_access_and_keys)
 {
-  g_autoptr(FsYamlDoc) doc = load_ok("link:\n  name: x\n  latncy: 1 us\nlist: [1]\nscalar: s\n");
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok("link:\n  name: x\n  latncy: 1 us\nlist: [1]\nscalar: s\n");
   FsYamlNode *root = fs_yaml_doc_root(doc);
   FsYamlNode *link = fs_yaml_map_get(root, "link");
   GError *err = NULL;
@@ -612,7 +602,7 @@ END_TEST
 
 START_TEST(test_yaml_optional_fields)
 {
-  g_autoptr(FsYamlDoc) doc = load_ok("a: 5\nb: x\nbw: 10 GB/s\nt: 2 ns\nz: 1K\nf: off\nd: 0.5\n");
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok("a: 5\nb: x\nbw: 10 GB/s\nt: 2 ns\nz: 1K\nf: off\nd: 0.5\n");
   FsYamlNode *m = fs_yaml_doc_root(doc);
   GError *err = NULL;
   int64_t i = 99;
@@ -653,7 +643,7 @@ END_TEST
  * escaped by fs_set_error_at). */
 START_TEST(test_yaml_messages_are_one_line)
 {
-  g_autoptr(FsYamlDoc) doc = load_ok("a: \"one\\ntwo\"\nb: \"tab\\there\\x01\"\n");
+  g_autoptr(FsYamlDoc) doc = fs_test_yaml_ok("a: \"one\\ntwo\"\nb: \"tab\\there\\x01\"\n");
   FsYamlNode *m = fs_yaml_doc_root(doc);
   GError *err = NULL;
   gboolean b;

@@ -98,6 +98,15 @@ FsTopo *fs_test_topo(const char *name, const char *const *defines, GError **erro
   return load_topo(fs_test_catalog(), name, defines, error);
 }
 
+FsYamlDoc *fs_test_yaml_ok(const char *text)
+{
+  GError *err = NULL;
+  FsYamlDoc *doc = fs_yaml_load_string(text, -1, "t.yaml", &err);
+  ck_assert_msg(doc != NULL, "load failed: %s", err ? err->message : "");
+  fs_assert_no_error(err);
+  return doc;
+}
+
 FsTopo *fs_test_topo_text(const char *text, const char *name, const char *const *defines,
                           GError **error)
 {

@@ -26,6 +26,7 @@
 #include "collrun/coll-topo.h"
 #include "compute/efficiency.h"
 #include "topo/topo.h"
+#include "util/yaml.h"
 #include "workload/executor.h"
 #include "workload/spec.h"
 
@@ -88,6 +89,10 @@ FsTopo *fs_test_topo(const char *name, const char *const *defines, GError **erro
  * fs_test_topo.  Caller frees. */
 FsTopo *fs_test_topo_text(const char *text, const char *name, const char *const *defines,
                           GError **error);
+
+/* A YAML document from text (NUL-terminated) named "t.yaml"; fails the
+ * test on an error.  Caller frees. */
+FsYamlDoc *fs_test_yaml_ok(const char *text);
 
 /* ---- the training-step fixture (test-executor.c, test-collclass.c) ---- */
 

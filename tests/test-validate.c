@@ -162,7 +162,11 @@ END_TEST
  * build (the nccl-tests kind needs the collective layer); the host-copy
  * table passes its bar, and a table that misses its bar carries a gap line
  * (a known gap, recorded with today's error).  Whether the simulator meets the published tables'
- * bars is the report's business (validation/REPORT.md), not this test's. */
+ * bars is the report's business (validation/REPORT.md), not this test's.
+ * The multi-node nccl-tests tables of InfiniBand H100 clusters (h100_ib400_*: seconds of CPU
+ * each, 43 s in all) are loaded but not run: tests/test-coll-accuracy.c runs and judges every
+ * nccl-tests table, these with their bars and gap lines; the multi-node tables that are run
+ * here (B200, 2 nodes) take the same paths. */
 START_TEST(test_validate_committed_tables)
 {
   g_autoptr(FsCatalog) cat = catalog();
@@ -175,6 +179,8 @@ START_TEST(test_validate_committed_tables)
   for (guint i = 0; i < files->len; i++) {
     g_autoptr(FsValTable) t = fs_val_table_load(g_ptr_array_index(files, i), &error);
     fs_assert_no_error(error);
+    if (g_str_has_prefix(t->name, "h100_ib400_"))
+      continue;
     g_autoptr(FsValResult) r = fs_val_run(t, cat, &error);
     fs_assert_no_error(error);
     ran += r->ran;
@@ -197,9 +203,8 @@ int main(void)
 {
   Suite *s = suite_create("validate");
   TCase *tc = tcase_create("validate");
-  /* The committed tables include multi-node clusters: seconds each on a busy machine
-   * (about 45 s of CPU in all, 2026-11-27: rings of several loops per channel on 16
-   * channels across hosts run whole, src/collrun/alone.h). */
+  /* The committed tables run include 2-node clusters: a second or two of CPU in all
+   * (2026-11-27); a busy machine needs more than Check's default. */
   tcase_set_timeout(tc, 300);
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_validate_table_header_and_bar);

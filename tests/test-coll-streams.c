@@ -87,40 +87,75 @@ static gboolean shared(const FsCollAlgo *a)
 static const FsCollOp ops[] = {FS_COLL_ALL_REDUCE, FS_COLL_ALL_GATHER, FS_COLL_REDUCE_SCATTER,
                                FS_COLL_BROADCAST, FS_COLL_REDUCE, FS_COLL_ALLTOALL};
 
+/* One case of sweep(): algorithm a, ops[o] and the protocol of ch, exact
+ * steps against streams; the error is bounded where --exec auto may pick
+ * the streams (printed elsewhere), counted in *cases and *worst. */
+static void sweep_case(Sys *s, const char *name, const char *define, uint64_t size, guint a,
+                       guint o, const FsCollChoice *ch, const FsCollRequest *req, uint64_t nb,
+                       double *worst, guint *cases)
+{
+  FsTime x = time_alone(s, ch, req, nb, FS_COLL_EXEC_STEPS);
+  FsTime y = time_alone(s, ch, req, nb, FS_COLL_EXEC_STREAMS);
+  double err = ((double)y - (double)x) / (double)x;
+  g_autofree char *sz = fs_format_size(size);
+  printf("%s %s %s %s %s/%s/%u: exact %.2f us streams %.2f us (%+.3f %%)\n", name,
+         define ? define : "", fs_coll_op_name(ops[o]), sz, fs_coll_algos[a]->name,
+         fs_coll_proto_name(ch->proto), ch->nchannels, x / 1e6, y / 1e6, 100 * err);
+  fflush(stdout);
+  if (!fs_coll_exec_streams_trusted(fs_coll_algos[a], ops[o]))
+    return;
+  ck_assert_msg(fabs(err) <= (shared(fs_coll_algos[a]) ? STREAMS_TOL_SHARED : STREAMS_TOL),
+                "%s %s: %s off by %.3f %%", name, fs_coll_algos[a]->name,
+                fs_coll_op_name(ops[o]), 100 * err);
+  *worst = MAX(*worst, fabs(err));
+  (*cases)++;
+}
+
 /* Every algorithm × op × protocol on topology name (define) at size;
- * returns the worst relative error and counts the cases in *cases. */
+ * returns the worst relative error and counts the cases in *cases.
+ * Reduced set (fs_test_reduced, the sanitizer build): each op of each
+ * algorithm once, with a protocol the algorithm has not run yet where one
+ * runs, then each protocol the algorithm has not run yet with its first op:
+ * every algorithm × op and every algorithm × protocol of the full set, with
+ * the same bounds, in a third of the cases. */
 static double sweep(const char *name, const char *define, const char *gpus, uint64_t size,
                     guint *cases)
 {
   Sys s;
   fs_test_coll_open(&s, name, define, gpus, FS_NET_MAXMIN);
   double worst = 0;
-  for (guint a = 0; fs_coll_algos[a] != NULL; a++)
+  const gboolean reduced = fs_test_reduced();
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  for (guint a = 0; fs_coll_algos[a] != NULL; a++) {
+    const FsCollAlgo *algo = fs_coll_algos[a];
+    if (!reduced) {
+      for (guint o = 0; o < G_N_ELEMENTS(ops); o++)
+        for (int p = 0; p < FS_PROTO_N; p++)
+          if (choose(&s, ops[o], size, algo, p, &ch, &req, &nb))
+            sweep_case(&s, name, define, size, a, o, &ch, &req, nb, &worst, cases);
+      continue;
+    }
+    guint ran = 0; /* the protocols this algorithm ran, a bit each */
     for (guint o = 0; o < G_N_ELEMENTS(ops); o++)
-      for (int p = 0; p < FS_PROTO_N; p++) {
-        FsCollChoice ch;
-        FsCollRequest req;
-        uint64_t nb;
-        if (!choose(&s, ops[o], size, fs_coll_algos[a], p, &ch, &req, &nb))
+      for (int i = 0; i < 2 * FS_PROTO_N; i++) {
+        int p = (int)((a + o + (guint)i) % FS_PROTO_N);
+        if ((i < FS_PROTO_N) == ((ran >> p) & 1u))
+          continue; /* first the protocols not run yet, then the others */
+        if (!choose(&s, ops[o], size, algo, p, &ch, &req, &nb))
           continue;
-        FsTime x = time_alone(&s, &ch, &req, nb, FS_COLL_EXEC_STEPS);
-        FsTime y = time_alone(&s, &ch, &req, nb, FS_COLL_EXEC_STREAMS);
-        double err = ((double)y - (double)x) / (double)x;
-        g_autofree char *sz = fs_format_size(size);
-        printf("%s %s %s %s %s/%s/%u: exact %.2f us streams %.2f us (%+.3f %%)\n", name,
-               define ? define : "", fs_coll_op_name(ops[o]), sz,
-               fs_coll_algos[a]->name, fs_coll_proto_name(ch.proto), ch.nchannels, x / 1e6,
-               y / 1e6, 100 * err);
-        fflush(stdout);
-        /* Bounded where --exec auto may pick the streams; printed elsewhere. */
-        if (!fs_coll_exec_streams_trusted(fs_coll_algos[a], ops[o]))
-          continue;
-        ck_assert_msg(fabs(err) <= (shared(fs_coll_algos[a]) ? STREAMS_TOL_SHARED : STREAMS_TOL),
-                      "%s %s: %s off by %.3f %%", name, fs_coll_algos[a]->name,
-                      fs_coll_op_name(ops[o]), 100 * err);
-        worst = MAX(worst, fabs(err));
-        (*cases)++;
+        ran |= 1u << ch.proto;
+        sweep_case(&s, name, define, size, a, o, &ch, &req, nb, &worst, cases);
+        break;
       }
+    for (int p = 0; p < FS_PROTO_N; p++)
+      for (guint o = 0; o < G_N_ELEMENTS(ops) && !((ran >> p) & 1u); o++)
+        if (choose(&s, ops[o], size, algo, p, &ch, &req, &nb)) {
+          ran |= 1u << ch.proto;
+          sweep_case(&s, name, define, size, a, o, &ch, &req, nb, &worst, cases);
+        }
+  }
   fs_test_coll_close(&s);
   return worst;
 }
@@ -130,7 +165,7 @@ START_TEST(test_single_node)
   guint n = 0;
   double w = sweep("dgx-h100.yaml", NULL, "all", 256u << 20, &n);
   printf("single node: %u cases, worst %.3f %%\n", n, 100 * w);
-  ck_assert_uint_gt(n, 20);
+  ck_assert_uint_gt(n, fs_test_reduced() ? 8 : 20);
 }
 END_TEST
 
@@ -139,7 +174,7 @@ START_TEST(test_nodes_2)
   guint n = 0;
   double w = sweep("dgx-h100-ib-ndr.yaml", "nodes=2", "all", 256u << 20, &n);
   printf("2 nodes: %u cases, worst %.3f %%\n", n, 100 * w);
-  ck_assert_uint_gt(n, 20);
+  ck_assert_uint_gt(n, fs_test_reduced() ? 8 : 20);
 }
 END_TEST
 
@@ -155,7 +190,7 @@ START_TEST(test_nodes_8)
   for (guint i = 0; i < G_N_ELEMENTS(sets); i++)
     w = MAX(w, sweep("dgx-h100-ib-ndr.yaml", sets[i][0], sets[i][1], 64u << 20, &n));
   printf("8 nodes: %u cases, worst %.3f %%\n", n, 100 * w);
-  ck_assert_uint_gt(n, 5);
+  ck_assert_uint_gt(n, fs_test_reduced() ? 2 : 5);
 }
 END_TEST
 

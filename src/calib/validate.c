@@ -259,13 +259,13 @@ FsValTable *fs_val_table_read(const char *path, const FsSchema *header, gpointer
   t->row_lines = (int *)(void *)g_array_free(lines, FALSE);
   if (!ok)
     return NULL;
+  if (!check_header(t, key_cols, header, record, error))
+    return NULL;
   if (t->cols == NULL || t->nrows == 0) {
     fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, path, 1, 1,
                     "no table: expected a header line of column names and at least one row");
     return NULL;
   }
-  if (!check_header(t, key_cols, header, record, error))
-    return NULL;
   return g_steal_pointer(&t);
 }
 

@@ -248,8 +248,8 @@ static const struct {
   {"b200_ib400_2node_allreduce_default_vultr.csv", 8, 3, TRUE},
   {"b200_ib400_2node_allgather_default_vultr.csv", 8, 3, TRUE},
   {"b200_ib400_2node_reducescatter_default_vultr.csv", 8, 3, TRUE},
-  {"b200_ib400_2node_alltoall_default_vultr.csv", 8, 3, TRUE},
-  {"b200_ib400_2node_sendrecv_default_vultr.csv", 8, 3, TRUE},
+  {"b200_ib400_2node_alltoall_default_vultr2.csv", 8, 3, TRUE},
+  {"b200_ib400_2node_sendrecv_default_vultr2.csv", 8, 3, TRUE},
   {"efa/h100_efa_2to32node_alltoall_default_awsbench.csv", 30, 0, TRUE},   /* 3.7 s */
   {"efa/h100_efa_2to16node_allreduce_default_awsbench.csv", 32, 0, FALSE}, /* 4.9 s */
 };

@@ -559,7 +559,8 @@ END_TEST
 
 /* The tuner's choice for sendrecv across hosts: the channels of the
  * schedule, one transfer per channel, and the cost capped at the channels'
- * network bandwidth (2 × 14 GB/s of a 50 GB/s NIC on 128 ranks, 2.30). */
+ * network rate (2 × 17.9 GB/s of a 50 GB/s NIC on 128 ranks, 2.30: the
+ * release file's p2p_net_channel, not NCCL's 14 GB/s estimate). */
 START_TEST(test_p2p_tuner_across_hosts)
 {
   g_autoptr(FsNcclParams) p = release("2.30");
@@ -576,9 +577,46 @@ START_TEST(test_p2p_tuner_across_hosts)
   ck_assert_str_eq(ch.algo->name, "direct");
   ck_assert_uint_eq(ch.nchannels, 2);
   ck_assert_uint_eq(ch.chunk_bytes, 1u << 30);
-  ck_assert_double_eq_tol(ch.cost.busbw_gbps, 28.0, 1e-9);
+  ck_assert_double_eq_tol(fs_p2p_channel_rate_gbps(p), 17.9, 1e-9);
+  ck_assert_double_eq_tol(ch.cost.busbw_gbps, 2 * 17.9, 1e-9);
   ck_assert(fs_coll_p2p_scheduled(p, comm, FS_COLL_SENDRECV, ch.algo));
   ck_assert(!fs_coll_p2p_scheduled(p, comm, FS_COLL_ALL_REDUCE, ch.algo));
+}
+END_TEST
+
+/* The per-channel network rate of a point-to-point plan: the p2p_net_channel
+ * table's figure when the file has one (every release file: 17.9 GB/s),
+ * else NCCL's per_channel_net_bw_gbps (14); NCCL_P2P_PER_CHANNEL_NET_BW
+ * changes NCCL's estimate (the channel count of the bandwidth rule), not the
+ * table's rate. */
+START_TEST(test_p2p_channel_rate)
+{
+  GError *err = NULL;
+  g_autofree char *with = fs_test_data_path("nccl-params/y_p2p_net_channel.yaml");
+  g_autofree char *without = fs_test_data_path("nccl-params/y_p2p_schedule.yaml");
+  g_autoptr(FsNcclParams) a = fs_nccl_params_load(with, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsNcclParams) b = fs_nccl_params_load(without, &err);
+  fs_assert_no_error(err);
+  ck_assert_double_eq_tol(fs_p2p_channel_rate_gbps(a), 20.0, 1e-12);
+  ck_assert_double_eq_tol(fs_p2p_channel_rate_gbps(b), 14.0, 1e-12);
+  static const char *const releases[] = {"2.18", "2.24", "2.28", "2.29", "2.30"};
+  for (guint i = 0; i < G_N_ELEMENTS(releases); i++) {
+    g_autoptr(FsNcclParams) p = release(releases[i]);
+    ck_assert_double_eq_tol(fs_p2p_channel_rate_gbps(p), 17.9, 1e-12);
+  }
+  g_setenv("NCCL_P2P_PER_CHANNEL_NET_BW", "25", TRUE);
+  ck_assert(fs_nccl_params_apply_env(a, &err));
+  ck_assert(fs_nccl_params_apply_env(b, &err));
+  g_unsetenv("NCCL_P2P_PER_CHANNEL_NET_BW");
+  fs_assert_no_error(err);
+  ck_assert_double_eq_tol(a->p2p.channel_net_bw, 25.0, 1e-12);
+  ck_assert_double_eq_tol(fs_p2p_channel_rate_gbps(a), 20.0, 1e-12);
+  ck_assert_double_eq_tol(fs_p2p_channel_rate_gbps(b), 25.0, 1e-12);
+  /* The bandwidth rule divides the NIC by NCCL's estimate: divUp(50, 25) = 2 channels. */
+  FsP2pShape s = {.nranks = 16, .nhosts = 2, .max_channels = 32, .local_channels = 36,
+                  .net_bw_gbps = 50.0, .net_count = 1};
+  ck_assert_uint_eq(fs_p2p_channels_per_peer(a, &s), 2);
 }
 END_TEST
 
@@ -602,5 +640,6 @@ int main(void)
   FS_ADD_TEST(s, test_nvls_across_hosts);
   FS_ADD_TEST(s, test_p2p_channels_per_release);
   FS_ADD_TEST(s, test_p2p_tuner_across_hosts);
+  FS_ADD_TEST(s, test_p2p_channel_rate);
   return fs_test_run_suite(s);
 }

@@ -172,7 +172,7 @@ static const FsSchemaField p2p_sched_fields[] = {
   COUNT("net_peer_scale", SOFF(net_scale), "1", "64", "`scale`: the halving threshold"),
   {.key = "per_channel_net_bw_gbps", .type = FS_SCHEMA_DOUBLE, .offset = SOFF(channel_net_bw),
    .required = TRUE, .min = "0", .min_open = TRUE, .max = "100000",
-   .doc = "the most one channel moves over the network, GB/s"},
+   .doc = "what NCCL takes one channel to move over the network (NCCL_P2P_PER_CHANNEL_NET_BW), GB/s"},
   COUNT("work_per_batch", SOFF(work_per_batch), "1", "64", "`bandwidth`: peers per work batch"),
   COUNT("nvl_channels_per_link", SOFF(nvl_channels_per_link), "1", "64",
         "an NVLink peer: this × its NVLinks"),
@@ -204,6 +204,12 @@ static const FsSchemaField coll_net_channel_fields[] = {
               "the most one channel of a collective moves through one network connection, GB/s"),
 };
 SCHEMA(coll_net_channel_schema, "coll_net_channel", coll_net_channel_fields);
+
+static const FsSchemaField p2p_net_channel_fields[] = {
+  SOURCE, NUM("bw_gbps", POFF(p2p_channel_net_rate), "100000",
+              "the most one channel of a point-to-point plan moves across hosts, GB/s"),
+};
+SCHEMA(p2p_net_channel_schema, "p2p_net_channel", p2p_net_channel_fields);
 
 static const FsSchemaField collnet_agrs_fields[] = {
   SOURCE,
@@ -394,8 +400,9 @@ static const FsSchemaField top_fields[] = {
         "NVLinks), `pci_peer_channels` (another peer on the host); `halve_min_across_hosts` "
         "(nChannelsMin halved by the ranks across hosts, 2.20+); `part_net`, `part_host` ([min, "
         "max] part size of an op, in p2p chunks); `per_channel_net_bw_gbps` "
-        "(NCCL_P2P_PER_CHANNEL_NET_BW, 2.29's 14 GB/s: the most one channel moves over the "
-        "network, used as a cap in every release)"),
+        "(NCCL_P2P_PER_CHANNEL_NET_BW, 2.29's 14 GB/s: what NCCL takes one channel to move over "
+        "the network, for the `bandwidth` rule; also the per-channel cap when the file has no "
+        "`p2p_net_channel` table)"),
   TABLE("ring_kernel", FALSE, ring_kernel_schema, FS_SCHEMA_NOWHERE,
         "absent = 0: `local_copy_sm_share`, the speed of the ring kernel's one local copy per "
         "loop, as a fraction of one SM's share of the GPU's memory bandwidth (catalog "
@@ -410,6 +417,11 @@ static const FsSchemaField top_fields[] = {
         "and its network connection) moves across hosts: every connection of a collective's plan "
         "that crosses hosts runs at most at it when the plan spans several NVLink domains "
         "(`src/collrun/exec-params.c`)"),
+  TABLE("p2p_net_channel", FALSE, p2p_net_channel_schema, FS_SCHEMA_NOWHERE,
+        "absent: `p2p_schedule`'s `per_channel_net_bw_gbps`: `bw_gbps`, the most one channel of a "
+        "point-to-point plan (sendrecv, alltoall, gather, scatter, `train` sends) moves across "
+        "hosts: every network transfer of such a plan runs at most at it, and a network peer at "
+        "most at its channels × it (`src/coll/p2p-sched.h`)"),
   TABLE("collnet_allgather_reducescatter", FALSE, collnet_agrs_schema, FS_SCHEMA_NOWHERE,
         "absent: the release runs CollNet (SHARP) for all_reduce only; present (2.20+): "
         "CollNetDirect also runs all_gather and reduce_scatter when every rank of a host has a "
@@ -446,6 +458,7 @@ static const FsSchemaEntry schemas[] = {
   {"nccl.ring_kernel", &ring_kernel_schema},
   {"nccl.host_launch", &host_launch_schema},
   {"nccl.coll_net_channel", &coll_net_channel_schema},
+  {"nccl.p2p_net_channel", &p2p_net_channel_schema},
   {"nccl.collnet_allgather_reducescatter", &collnet_agrs_schema},
   {"nccl.algorithms", &algorithms_schema},
 };

@@ -151,6 +151,10 @@ typedef struct {
    * channel of a collective moves through one network connection, GB/s
    * (FsCollExecParams.rate_cap_inter for collectives). */
   double coll_channel_net_bw;
+  /* p2p_net_channel (optional table; 0 when absent): the most one channel of a
+   * point-to-point plan moves across hosts, GB/s (fs_p2p_channel_rate_gbps;
+   * absent: p2p.channel_net_bw, NCCL's own per-channel estimate). */
+  double p2p_channel_net_rate;
   /* NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS
    * from the environment (fs_nccl_params_apply_env); 0 = unset.  Applied to
    * a communicator's channel counts by fs_nccl_params_channels. */

@@ -109,6 +109,11 @@ guint fs_p2p_op_channels(const FsNcclParams *p, const FsP2pShape *s, FsCollProto
   return n;
 }
 
+double fs_p2p_channel_rate_gbps(const FsNcclParams *p)
+{
+  return p->p2p_channel_net_rate > 0 ? p->p2p_channel_net_rate : p->p2p.channel_net_bw;
+}
+
 uint64_t fs_p2p_peer_bytes(FsCollOp op, uint64_t nbytes, guint n)
 {
   return op == FS_COLL_SENDRECV || n == 0 ? nbytes : nbytes / n;

@@ -12,11 +12,13 @@
  * halved while it times the ranks exceeds the p2p channels) and
  * nChannelsMax (that count) channels by its size: parts of at least
  * part[0] chunks, doubled while parts exceed part[1] chunks.  One channel moves at
- * most per_channel_net_bw over the network (NCCL_P2P_PER_CHANNEL_NET_BW:
- * what NCCL 2.29 takes one channel to drive; fabricsim caps every network
+ * most fs_p2p_channel_rate_gbps over the network (the `p2p_net_channel`
+ * figure, fitted on a measured sendrecv across hosts; without it,
+ * NCCL_P2P_PER_CHANNEL_NET_BW, what NCCL 2.29 takes one channel to drive and
+ * what its `bandwidth` rule divides the NIC by; fabricsim caps every network
  * transfer of a point-to-point plan at it, in every release), so that a
  * network peer with few channels gets a fraction of its NIC: 2 channels of
- * 14 GB/s on a 50 GB/s NDR port, about one half; 1 channel, 28 %.  A
+ * 17.9 GB/s on a 50 GB/s NDR port, about 70 %; 1 channel, 36 %.  A
  * channel's share of a send runs as one transfer: NCCL keeps NCCL_STEPS
  * chunks of it in flight, so it streams at the channel's rate and pays the
  * path's latency once (chunked, each chunk would wait for the previous
@@ -76,6 +78,11 @@ uint64_t fs_p2p_step_bytes(const FsNcclParams *p, const FsP2pShape *s, FsCollPro
  * nChannelsMin and nChannelsMax as addP2pToPlan splits it (1 for 0 bytes). */
 guint fs_p2p_op_channels(const FsNcclParams *p, const FsP2pShape *s, FsCollProto proto,
                          gboolean nvlink, uint64_t bytes);
+
+/* The most one channel of a point-to-point plan moves across hosts, GB/s:
+ * the params' `p2p_net_channel` figure (fitted on a measurement), else
+ * NCCL's own per-channel estimate (per_channel_net_bw_gbps). */
+double fs_p2p_channel_rate_gbps(const FsNcclParams *p);
 
 /* The bytes per peer of one call of op moving nbytes on n ranks (NCCL's
  * nBytes, fs_coll_cost): the buffer for sendrecv, a block otherwise. */

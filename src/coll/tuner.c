@@ -357,8 +357,8 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
   gboolean sched = fs_coll_p2p_scheduled(p, comm, op, algo) && sys->net_bw_gbps > 0;
   if (sched) {
     /* NCCL's schedule (p2p-sched.h): each channel of a network peer moves at most
-     * per_channel_net_bw over the NIC. */
-    bw = MIN(sys->net_bw_gbps, nch * p->p2p.channel_net_bw) * eff;
+     * fs_p2p_channel_rate_gbps over the NIC. */
+    bw = MIN(sys->net_bw_gbps, nch * fs_p2p_channel_rate_gbps(p)) * eff;
   }
   c->busbw_gbps = bw;
   c->algbw_gbps = load > 0 ? bw / load : bw;
@@ -366,7 +366,7 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
   if (sched)
     say(why, "bandwidth: min(NIC %.2f GB/s, %u ch × %.2f GB/s per network channel) × payload %.4f = "
         "%.2f GB/s per rank; each rank sends %.3f × the bytes: %.2f GB/s\n",
-        sys->net_bw_gbps, nch, p->p2p.channel_net_bw, eff, bw, load, c->algbw_gbps);
+        sys->net_bw_gbps, nch, fs_p2p_channel_rate_gbps(p), eff, bw, load, c->algbw_gbps);
   else
     say(why, "bandwidth: %u ch × %.2f GB/s × payload %.4f = %.2f GB/s per rank; each rank sends %.3f × the bytes: %.2f GB/s\n",
         nch, nh > 1 ? sys->bw_inter : sys->bw_intra, eff, bw, load, c->algbw_gbps);

@@ -842,5 +842,5 @@ double fs_coll_p2p_send_cap(const FsNcclParams *p, FsRouter *router, int src, in
                   .net_bw_gbps = bw / 1e9, .net_count = 1};
   guint nch = fs_p2p_op_channels(p, &s, bytes <= p->p2p_ll_threshold ? FS_PROTO_LL : FS_PROTO_SIMPLE,
                                  FALSE, bytes);
-  return nch * p->p2p.channel_net_bw * 1e9;
+  return nch * fs_p2p_channel_rate_gbps(p) * 1e9;
 }

@@ -38,7 +38,7 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
   /* A network channel of a point-to-point plan moves at most NCCL's per-channel network
    * bandwidth (coll/p2p-sched.h). */
   if (fs_coll_p2p_scheduled(p, comm, op, choice->algo))
-    out->rate_cap_inter = p->p2p.channel_net_bw * 1e9;
+    out->rate_cap_inter = fs_p2p_channel_rate_gbps(p) * 1e9;
   else if (p->coll_channel_net_bw > 0 && fs_comm_n_nvlink_domains(comm) > 1) {
     /* A collective's channel is one thread block per GPU with one network connection per
      * peer across hosts (a ring's next host, a tree's parent and children, an NVLS tree's

@@ -220,21 +220,24 @@ rows=$(printf '%s\n' "$out" | grep -c '^ *[0-9]')
 [ "$("$FABRICSIM" coll "$T/dgx-h100.yaml" -b 0 -e 16G -f 2 | grep -c '^ *[0-9]')" -eq 1 ] \
   || fail "-b 0 with a factor is one size"
 # NCCL's point-to-point schedule across hosts (models/nccl/README.md,
-# p2p_schedule): 1 GiB sendrecv over NDR ports of 50 GB/s runs at the NIC
-# on 2 nodes (4 channels of 14 GB/s), at two channels' 28 GB/s on 16 nodes
-# (128 ranks halve them) and at 2 channels from 2 nodes with NCCL 2.27.
+# p2p_schedule, p2p_net_channel): 1 GiB sendrecv over NDR ports of 50 GB/s
+# runs at the NIC on 2 nodes (4 channels of 17.9 GB/s), at two channels'
+# 35.8 GB/s on 16 nodes (128 ranks halve them) and at 2 channels from 2 nodes
+# with NCCL 2.27.
 C="$T/dgx-h100-ib-ndr.yaml"
 sr() { "$FABRICSIM" coll "$C" -o sendrecv -b 1G -e 1G "$@" | awk '/^ *[0-9]/ {print $8, $NF}'; }
 [ "$(sr -D nodes=2)" = "49.63 direct/Simple/4" ] || fail "sendrecv on 2 nodes: $(sr -D nodes=2)"
-[ "$(sr -D nodes=16)" = "27.98 direct/Simple/2" ] || fail "sendrecv on 16 nodes: $(sr -D nodes=16)"
-[ "$(sr -D nodes=2 --nccl-version 2.27)" = "27.98 direct/Simple/2" ] \
+[ "$(sr -D nodes=16)" = "35.77 direct/Simple/2" ] || fail "sendrecv on 16 nodes: $(sr -D nodes=16)"
+[ "$(sr -D nodes=2 --nccl-version 2.27)" = "35.77 direct/Simple/2" ] \
   || fail "sendrecv on 2 nodes, NCCL 2.27: $(sr -D nodes=2 --nccl-version 2.27)"
-# NCCL's variables, as NCCL reads them: one channel per network peer; 7 GB/s
-# per channel; a bad value names the variable.
-[ "$(NCCL_NCHANNELS_PER_NET_PEER=1 sr -D nodes=2)" = "14.00 direct/Simple/1" ] \
+# NCCL's variables, as NCCL reads them: one channel per network peer; NCCL's
+# own per-channel estimate of 25 GB/s gives 2.30 divUp(49, 25) = 2 channels
+# (each still moves p2p_net_channel's 17.9 GB/s: the variable sets NCCL's
+# channel count, not the network); a bad value names the variable.
+[ "$(NCCL_NCHANNELS_PER_NET_PEER=1 sr -D nodes=2)" = "17.89 direct/Simple/1" ] \
   || fail "NCCL_NCHANNELS_PER_NET_PEER=1: $(NCCL_NCHANNELS_PER_NET_PEER=1 sr -D nodes=2)"
-[ "$(NCCL_P2P_PER_CHANNEL_NET_BW=7 sr -D nodes=2 --nccl-version 2.27)" = "14.00 direct/Simple/2" ] \
-  || fail "NCCL_P2P_PER_CHANNEL_NET_BW=7: $(NCCL_P2P_PER_CHANNEL_NET_BW=7 sr -D nodes=2 --nccl-version 2.27)"
+[ "$(NCCL_P2P_PER_CHANNEL_NET_BW=25 sr -D nodes=2)" = "35.77 direct/Simple/2" ] \
+  || fail "NCCL_P2P_PER_CHANNEL_NET_BW=25: $(NCCL_P2P_PER_CHANNEL_NET_BW=25 sr -D nodes=2)"
 NCCL_NCHANNELS_PER_NET_PEER=x check_bad 'NCCL_NCHANNELS_PER_NET_PEER="x": expected a whole number' "$C"
 # Collective channels across hosts (models/nccl coll_net_channel): NCCL's 16
 # ring channels on 8 NICs, each network connection at most 20.8 GB/s, hold

@@ -897,6 +897,9 @@ static void flow_done(void *ctx, const FsFlowInfo *info)
     streams_done(run);
 }
 
+/* At the run's start plus the base latency: starts every stream's bytes as
+ * flows at its pace (a folded stream as its width of transfers, or as one of
+ * that many copies when xfer_copies is set); streams_done follows the last. */
 static void kickoff(void *ctx, uint64_t arg)
 {
   (void)arg;

@@ -696,6 +696,72 @@ START_TEST(test_flow_long_transfer_exact_or_clock_error)
 }
 END_TEST
 
+/* A flow of c copies gets what c identical flows get under max-min (and in
+ * the analytic model): the same finish times, to rounding, with the copies'
+ * counts in the channel counters and fs_flownet_check's invariants kept. */
+START_TEST(test_flow_copies_equal_identical_flows)
+{
+  static Scenario sc;
+  static Record one, many;
+  static const guint pick[] = {1, 2, 3, 4, 8};
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    make_scenario(&sc, seed, 24, 300, FALSE);
+    FsNetModel model = seed == 8 ? FS_NET_ANALYTIC : FS_NET_MAXMIN;
+    FsRng rng;
+    fs_rng_init(&rng, seed, 11);
+    guint copies[512];
+    for (guint f = 0; f < sc.n_flows; f++)
+      copies[f] = pick[fs_rng_below(&rng, G_N_ELEMENTS(pick))];
+    uint64_t units = 0;
+    FsChannelStats st_one[24], st_many[24];
+    for (int pass = 0; pass < 2; pass++) {
+      g_autoptr(FsSim) sim = fs_sim_new();
+      g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
+      fs_flownet_set_check(net, seed <= 2);
+      for (guint c = 0; c < sc.n_chans; c++)
+        fs_flownet_add_channel(net, sc.cap[c], sc.lat[c]);
+      Record *r = pass == 0 ? &one : &many;
+      memset(r, 0, sizeof *r);
+      for (guint f = 0; f < sc.n_flows; f++) {
+        if (pass == 0) {
+          FsFlowSpec spec = {
+            .src = (int)f, .dst = (int)f, .path = sc.path[f], .path_len = sc.len[f],
+            .bytes = sc.bytes[f] * copies[f], .rate_cap = sc.rcap[f] * copies[f],
+            .start = sc.start[f], .done = record_done, .ctx = r, .copies = copies[f],
+          };
+          ck_assert(fs_flownet_start(net, &spec) != FS_FLOW_NONE);
+        } else {
+          for (guint k = 0; k < copies[f]; k++)
+            start_flow(net, r, (int)(f * 8 + k), sc.path[f], sc.len[f], sc.bytes[f],
+                       sc.start[f], sc.rcap[f]);
+        }
+      }
+      run(sim);
+      assert_check(net);
+      for (guint c = 0; c < sc.n_chans; c++)
+        fs_flownet_channel_stats(net, c, pass == 0 ? &st_one[c] : &st_many[c]);
+    }
+    for (guint f = 0; f < sc.n_flows; f++) {
+      units += copies[f];
+      for (guint k = 0; k < copies[f]; k++) {
+        FsTime a = one.info[f].finish, b = many.info[f * 8 + k].finish;
+        ck_assert_msg(llabs(a - b) <= 16 + (FsTime)(1e-12 * (double)b),
+                      "seed %" G_GUINT64_FORMAT " flow %u (%u copies): %" G_GINT64_FORMAT
+                      " ps as one flow, %" G_GINT64_FORMAT " ps as copies", seed, f, copies[f],
+                      a, b);
+      }
+      ck_assert_uint_eq(one.info[f].bytes, sc.bytes[f] * copies[f]);
+    }
+    ck_assert_uint_eq(many.n, units);
+    for (guint c = 0; c < sc.n_chans; c++) {
+      ck_assert_uint_eq(st_one[c].flows_done, st_many[c].flows_done);
+      ck_assert_uint_eq(st_one[c].bytes, st_many[c].bytes);
+      ck_assert_uint_eq(st_one[c].peak_flows, st_many[c].peak_flows);
+    }
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("flow");
@@ -721,5 +787,6 @@ int main(void)
   FS_ADD_TEST(s, test_flow_rates_match_brute_force);
   FS_ADD_TEST(s, test_flow_rates_match_brute_force_while_running);
   FS_ADD_TEST(s, test_flow_long_transfer_exact_or_clock_error);
+  FS_ADD_TEST(s, test_flow_copies_equal_identical_flows);
   return fs_test_run_suite(s);
 }

@@ -49,6 +49,13 @@ G_BEGIN_DECLS
 typedef gboolean (*FsCollTransferFn)(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
                                      uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
                                      GError **error);
+/* As FsCollTransferFn for `copies` identical transfers (1 to
+ * FS_FLOW_MAX_COPIES; bytes and rate_cap each copy's) that get under max-min
+ * what separate transfers would (FsFlowSpec.copies); done runs once. */
+typedef gboolean (*FsCollTransferCopiesFn)(void *ctx, int src, int dst, uint64_t bytes,
+                                           guint copies, double rate_cap, uint64_t key,
+                                           FsFlowDoneFn done, void *done_ctx, void *user,
+                                           GError **error);
 
 /* The paths a transfer from node src to node dst with ECMP key `key` takes:
  * appends each path's share of the bytes to weights (double) and, to hops

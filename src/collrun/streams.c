@@ -836,6 +836,7 @@ struct FsCollStreamsRun {
   FsSim *sim;
   const FsCollStreams *s;
   FsCollTransferFn xfer;
+  FsCollTransferCopiesFn xfer_copies; /* NULL: a folded stream as its width of transfers */
   void *xfer_ctx;
   FsCollStreamsDoneFn done;
   void *done_ctx;
@@ -896,6 +897,9 @@ static void flow_done(void *ctx, const FsFlowInfo *info)
     streams_done(run);
 }
 
+/* At the run's start plus the base latency: starts every stream's bytes as
+ * flows at its pace (a folded stream as its width of transfers, or as one of
+ * that many copies when xfer_copies is set); streams_done follows the last. */
 static void kickoff(void *ctx, uint64_t arg)
 {
   (void)arg;
@@ -914,6 +918,17 @@ static void kickoff(void *ctx, uint64_t arg)
      * of their bytes at their pace takes the same time. */
     guint w = run->alone ? 1 : MAX(st->width, 1);
     double pace = s->t_bw > 0 ? st->wire / w / s->t_bw : 0;
+    if (w > 1 && run->xfer_copies != NULL) {
+      /* The w transfers as one of w copies: the same rates. */
+      run->pending++;
+      GError *err = NULL;
+      if (!run->xfer_copies(run->xfer_ctx, st->src_node, st->dst_node, (uint64_t)ceil(st->wire / w),
+                            w, pace, st->key, flow_done, run, NULL, &err)) {
+        run->pending--;
+        run->error = err;
+      }
+      continue;
+    }
     for (guint f = 0; f < w && run->error == NULL; f++) {
       run->pending++;
       GError *err = NULL;
@@ -949,6 +964,12 @@ FsCollStreamsRun *fs_coll_streams_start(FsFlowNet *net, const FsCollStreams *s,
   run->start = at;
   fs_sim_at(run->sim, fs_time_add_sat(at, s->ep.base_latency), kickoff, run, 0);
   return run;
+}
+
+void fs_coll_streams_run_set_copies(FsCollStreamsRun *run, FsCollTransferCopiesFn xfer_copies)
+{
+  g_return_if_fail(run != NULL);
+  run->xfer_copies = xfer_copies;
 }
 
 gboolean fs_coll_streams_run_is_done(const FsCollStreamsRun *run)

@@ -168,6 +168,11 @@ typedef void (*FsCollStreamsDoneFn)(void *ctx, FsCollStreamsRun *run);
 FsCollStreamsRun *fs_coll_streams_start(FsFlowNet *net, const FsCollStreams *s,
                                         FsCollTransferFn xfer, void *xfer_ctx, FsTime at,
                                         FsCollStreamsDoneFn done, void *done_ctx);
+/* Runs each folded stream of width w (identical connections: one route)
+ * as one transfer of w copies through xfer_copies instead of w transfers
+ * through xfer: the same rates under max-min, w times fewer flows.  Call
+ * before the run's start time. */
+void fs_coll_streams_run_set_copies(FsCollStreamsRun *run, FsCollTransferCopiesFn xfer_copies);
 gboolean fs_coll_streams_run_is_done(const FsCollStreamsRun *run);
 FsTime fs_coll_streams_run_start_time(const FsCollStreamsRun *run);
 FsTime fs_coll_streams_run_end_time(const FsCollStreamsRun *run);

@@ -16,8 +16,12 @@
  *
  * Progressive filling with per-flow caps, on a min-heap of "levels":
  *   - a channel's level is its fair share: (capacity - rates already frozen
- *     or fixed on it) / (flows of A on it not yet frozen);
- *   - a capped flow's level is its cap.
+ *     or fixed on it) / (flows of A on it not yet frozen, a flow of c copies
+ *     counting c);
+ *   - a capped flow's level is its cap per copy.
+ * Levels are rates per copy: a flow frozen at L gets copies × L, and adds L
+ * to each channel it crosses once per copy (as its copies would, one by one,
+ * so that the sums are those of the copies).
  * Popping the lowest level L freezes either every unfrozen flow of A on that
  * channel at L (the channel is their bottleneck) or the one capped flow at
  * its cap; the channels those flows cross get a new share, pushed once per
@@ -92,18 +96,19 @@ static void push_share(FsFlowNet *net, uint32_t ci)
   heap_push(net, (FsFillEntry){share, (FS_FILL_CHAN << 32) | ci, c->ver});
 }
 
-/* Freezes flow `slot` at `level`, updating the channels it crosses. */
+/* Freezes flow `slot` at `level` per copy, updating the channels it crosses. */
 static void freeze(FsFlowNet *net, uint32_t slot, double level, int64_t bneck)
 {
   FsFlow *f = &net->flows[slot];
   f->frozen = net->epoch;
-  f->new_rate = level;
+  f->new_rate = f->copies == 1 ? level : level * f->copies;
   f->new_bneck = bneck;
   for (uint32_t h = 0; h < f->n_hops; h++) {
     uint32_t ci = f->hops[h].chan;
     FsChan *c = &net->chans[ci];
-    c->frozen_sum += level;
-    c->unfrozen--;
+    for (uint32_t k = 0; k < f->copies; k++)
+      c->frozen_sum += level;
+    c->unfrozen -= f->copies;
     c->ver++;
     if (c->touched != net->step) {
       c->touched = net->step;
@@ -213,22 +218,24 @@ static void fill(FsFlowNet *net)
     const FsFlow *f = &net->flows[net->comp_flows.v[i]];
     for (uint32_t h = 0; h < f->n_hops; h++) {
       FsChan *c = &net->chans[f->hops[h].chan];
-      c->unfrozen++;
+      c->unfrozen += f->copies;
       c->frozen_sum -= f->rate;
     }
   }
   for (guint i = 0; i < net->comp_chans.n; i++) {
     uint32_t ci = net->comp_chans.v[i];
     FsChan *c = &net->chans[ci];
-    if (c->unfrozen == c->n_inc || c->frozen_sum < 0)
+    if (c->unfrozen == c->units || c->frozen_sum < 0)
       c->frozen_sum = 0; /* no outside flow (exactly), or rounding */
     if (c->unfrozen > 0)
       push_share(net, ci);
   }
   for (guint i = 0; i < net->comp_flows.n; i++) {
     uint32_t s = net->comp_flows.v[i];
-    if (isfinite(net->flows[s].cap))
-      heap_push(net, (FsFillEntry){net->flows[s].cap, (FS_FILL_CAP << 32) | s, 0});
+    const FsFlow *f = &net->flows[s];
+    if (isfinite(f->cap))
+      heap_push(net, (FsFillEntry){f->copies == 1 ? f->cap : f->cap / f->copies,
+                                   (FS_FILL_CAP << 32) | s, 0});
   }
   double level = 0;
   while (net->heap_n > 0) {
@@ -279,7 +286,7 @@ static gboolean expand(FsFlowNet *net)
       FsChan *c = &net->chans[f->hops[h].chan];
       c->old_sum += f->rate;
       c->new_sum += f->new_rate;
-      c->max_new = MAX(c->max_new, f->new_rate);
+      c->max_new = MAX(c->max_new, f->new_rate / f->copies);
     }
   }
   gboolean grew = FALSE;
@@ -287,7 +294,7 @@ static gboolean expand(FsFlowNet *net)
   for (guint i = 0; i < n; i++) {
     uint32_t ci = net->comp_chans.v[i];
     FsChan *c = &net->chans[ci];
-    if (c->n_inc == c->unfrozen)
+    if (c->units == c->unfrozen)
       continue; /* no outside flow */
     gboolean changed = fabs(c->new_sum - c->old_sum) > 1e-12 * c->capacity;
     gboolean froze = c->froze == net->epoch;
@@ -298,8 +305,9 @@ static gboolean expand(FsFlowNet *net)
       const FsFlow *o = &net->flows[s];
       if (o->mark == net->epoch)
         continue;
-      if ((o->bneck == ci && (changed || c->max_new > o->rate * (1 + 1e-12))) ||
-          (froze && o->rate > c->froze_level * (1 + 1e-12))) {
+      double per = o->rate / o->copies;
+      if ((o->bneck == ci && (changed || c->max_new > per * (1 + 1e-12))) ||
+          (froze && per > c->froze_level * (1 + 1e-12))) {
         add_flow(net, s);
         grew = TRUE;
       }

@@ -26,6 +26,7 @@ typedef struct {
   FsTime latency;
   FsInc *inc;           /* the flows on this channel (unordered) */
   uint32_t n_inc, inc_cap;
+  uint32_t units;       /* the copies of the flows on it (n_inc when none has copies) */
   /* Counters. */
   uint64_t bytes, flows_done;
   FsTime busy, busy_since;
@@ -36,12 +37,13 @@ typedef struct {
   /* Scratch of one recomputation. */
   uint32_t mark;        /* == net->epoch: in the component */
   uint32_t touched;     /* == net->step: touched in the current filling step */
-  uint32_t unfrozen;    /* incidences of flows not yet frozen */
+  uint32_t unfrozen;    /* copies of the flows not yet frozen */
   uint32_t ver;         /* bumped when `unfrozen`/`frozen_sum` change */
   uint32_t froze;       /* == net->epoch: it was the bottleneck of a filling step */
   double froze_level;   /* the level of that step */
   double frozen_sum;    /* sum of the frozen (or fixed) flows' rates */
-  double old_sum, new_sum, max_new; /* the affected flows' rates on it */
+  double old_sum, new_sum; /* the affected flows' rates on it */
+  double max_new;       /* the fastest affected flow's rate per copy */
   uint32_t n_bneck;     /* running flows whose current bottleneck it is */
   gboolean dirty;       /* a seed of the next recomputation */
 } FsChan;
@@ -67,6 +69,7 @@ typedef struct {
   uint32_t frozen;      /* == net->epoch: its new rate is set */
   uint32_t gen;
   uint32_t active_pos;  /* index in net->active */
+  uint32_t copies;      /* identical flows it stands for (>= 1; flow.h) */
   double new_rate;
   int64_t new_bneck;
   uint8_t state;

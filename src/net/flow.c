@@ -301,8 +301,9 @@ static void begin_flow(FsFlowNet *net, uint32_t slot)
       c->busy_since = now;
     f->hops[h].pos = c->n_inc;
     c->inc[c->n_inc++] = (FsInc){slot, h};
-    if (c->n_inc > c->peak)
-      c->peak = c->n_inc;
+    c->units += f->copies;
+    if (c->units > c->peak)
+      c->peak = c->units;
   }
   if (net->n_active == net->active_cap) {
     net->active_cap = net->active_cap ? net->active_cap * 2 : 256;
@@ -313,7 +314,8 @@ static void begin_flow(FsFlowNet *net, uint32_t slot)
 
   if (net->model == FS_NET_ANALYTIC || f->n_hops == 0) {
     /* Alone on its path: the same choice progressive filling makes for a
-     * single flow (smallest capacity, lowest id; a channel wins a tie). */
+     * single flow (smallest capacity, lowest id; a channel wins a tie), per
+     * copy. */
     double best = INFINITY;
     int64_t best_ch = FS_CHANNEL_NONE;
     for (uint32_t h = 0; h < f->n_hops; h++) {
@@ -324,8 +326,9 @@ static void begin_flow(FsFlowNet *net, uint32_t slot)
         best_ch = ch;
       }
     }
-    double rate = f->cap < best ? f->cap : best;
-    int64_t bneck = f->cap < best ? FS_CHANNEL_NONE : best_ch;
+    gboolean capped = f->cap / f->copies < best;
+    double rate = capped ? f->cap : best * f->copies;
+    int64_t bneck = capped ? FS_CHANNEL_NONE : best_ch;
     for (uint32_t h = 0; h < f->n_hops; h++) {
       FsChan *c = &net->chans[f->hops[h].chan];
       fs_flownet_settle_channel(net, c);
@@ -358,6 +361,7 @@ FsFlowId fs_flownet_start(FsFlowNet *net, const FsFlowSpec *spec)
   g_return_val_if_fail(spec->rate_cap >= 0 && !isnan(spec->rate_cap), FS_FLOW_NONE);
   g_return_val_if_fail(spec->extra_latency >= 0, FS_FLOW_NONE);
   g_return_val_if_fail(spec->path_len == 0 || spec->path != NULL, FS_FLOW_NONE);
+  g_return_val_if_fail(spec->copies <= FS_FLOW_MAX_COPIES, FS_FLOW_NONE);
   for (guint i = 0; i < spec->path_len; i++)
     g_return_val_if_fail(spec->path[i] < net->n_chans, FS_FLOW_NONE);
 
@@ -371,6 +375,7 @@ FsFlowId fs_flownet_start(FsFlowNet *net, const FsFlowSpec *spec)
   for (guint i = 0; i < spec->path_len; i++)
     f->hops[i] = (FsHop){spec->path[i], 0};
   f->cap = spec->rate_cap > 0 ? spec->rate_cap : INFINITY;
+  f->copies = MAX(spec->copies, 1);
   f->bytes = spec->bytes;
   f->src = spec->src;
   f->dst = spec->dst;
@@ -456,7 +461,8 @@ static void drain_cb(void *ctx, uint64_t arg)
       net->flows[last.flow].hops[last.hop].pos = hop.pos;
     }
     c->bytes += f->bytes;
-    c->flows_done++;
+    c->flows_done += f->copies;
+    c->units -= f->copies;
     if (c->n_inc == 0) {
       c->busy = fs_time_add_sat(c->busy, now - c->busy_since);
       c->load = 0;
@@ -507,7 +513,7 @@ void fs_flownet_channel_stats(const FsFlowNet *net, FsChannelId ch, FsChannelSta
   out->flows_done = c->flows_done;
   out->busy = fs_time_add_sat(c->busy, c->n_inc > 0 ? now - c->busy_since : 0);
   out->peak_flows = c->peak;
-  out->active_flows = c->n_inc;
+  out->active_flows = c->units;
   out->load = c->load;
   out->volume = c->volume + c->load * (double)(now - c->vol_time) / 1e12;
 }
@@ -521,14 +527,15 @@ void fs_flownet_set_check(FsFlowNet *net, gboolean on) { net->check = on; }
 void fs_flownet_set_global_recompute(FsFlowNet *net, gboolean on) { net->global = on; }
 
 /* Max-min fairness, by its characterisation: every running flow is at its
- * cap or crosses a full channel on which no flow is faster (1e-9 slack). */
+ * cap or crosses a full channel on which no flow is faster per copy (1e-9
+ * slack). */
 static gboolean check_maxmin(const FsFlowNet *net, GError **error)
 {
   g_autofree double *fastest = g_new0(double, MAX(net->n_chans, 1));
   for (uint32_t i = 0; i < net->n_active; i++) {
     const FsFlow *f = &net->flows[net->active[i]];
     for (uint32_t h = 0; h < f->n_hops; h++)
-      fastest[f->hops[h].chan] = MAX(fastest[f->hops[h].chan], f->rate);
+      fastest[f->hops[h].chan] = MAX(fastest[f->hops[h].chan], f->rate / f->copies);
   }
   for (uint32_t i = 0; i < net->n_active; i++) {
     const FsFlow *f = &net->flows[net->active[i]];
@@ -536,7 +543,7 @@ static gboolean check_maxmin(const FsFlowNet *net, GError **error)
     for (uint32_t h = 0; h < f->n_hops && !limited; h++) {
       const FsChan *c = &net->chans[f->hops[h].chan];
       limited = c->load >= c->capacity * (1 - 1e-9) &&
-                f->rate >= fastest[f->hops[h].chan] * (1 - 1e-9);
+                f->rate / f->copies >= fastest[f->hops[h].chan] * (1 - 1e-9);
     }
     if (!limited) {
       g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_INVARIANT,
@@ -566,6 +573,7 @@ gboolean fs_flownet_check(FsFlowNet *net, GError **error)
   for (uint32_t ci = 0; ci < net->n_chans; ci++) {
     const FsChan *c = &net->chans[ci];
     double sum = 0, moved = (double)c->bytes;
+    uint64_t units = 0;
     for (uint32_t k = 0; k < c->n_inc; k++) {
       FsInc e = c->inc[k];
       const FsFlow *f = e.flow < net->n_flows ? &net->flows[e.flow] : NULL;
@@ -576,8 +584,15 @@ gboolean fs_flownet_check(FsFlowNet *net, GError **error)
         return FALSE;
       }
       sum += f->rate;
+      units += f->copies;
       double left = f->bytes_left - f->rate * (double)(now - f->t_upd) / 1e12;
       moved += (double)f->bytes - MAX(left, 0.0);
+    }
+    if (units != c->units) {
+      g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_INVARIANT,
+                  "channel %u: counts %u copies but its flows stand for %" G_GUINT64_FORMAT,
+                  ci, c->units, units);
+      return FALSE;
     }
     double tol = 1e-9 * MAX(sum, c->capacity);
     if (net->model == FS_NET_MAXMIN && sum > c->capacity + tol) {

@@ -35,6 +35,16 @@
  * cost one recomputation together (no simulated time passes meanwhile;
  * fs_flownet_flush forces it early).
  *
+ * Copies: a flow may stand for `copies` identical flows (same path, bytes
+ * and cap each; FsFlowSpec.copies).  It is one record, one incidence per
+ * channel and one drain event, and it gets exactly what its copies would
+ * get: progressive filling counts it `copies` times on every channel and
+ * freezes it at copies × the level (its cap, bytes and rate are the
+ * copies' sums).  A stream model that would start w identical flows starts
+ * one of w copies: the same rates, w times fewer flows to recompute.
+ * Channel counters count copies (peak_flows, active_flows, flows_done);
+ * the network's counters (FsFlowNetStats) count flows as started.
+ *
  * Model FS_NET_ANALYTIC: no sharing.  Each flow gets, alone and for its whole
  * life, min(its cap, the smallest capacity on its path).  When no two flows
  * share a channel both models give identical times, to the picosecond.
@@ -150,6 +160,8 @@ typedef struct {
   FsFlowDoneFn done;         /* may be NULL */
   void *ctx;                 /* first argument of done */
   void *user;                /* handed back in FsFlowInfo */
+  guint copies;              /* identical flows it stands for, 0 or 1: itself
+                                alone; bytes and rate_cap are their sums */
 } FsFlowSpec;
 
 /* Per-channel counters, up to the current time. */
@@ -200,9 +212,13 @@ FsTime fs_flownet_path_latency(const FsFlowNet *net, const FsChannelId *path, gu
 /* Smallest capacity along a path (INFINITY for an empty path); O(len). */
 double fs_flownet_path_capacity(const FsFlowNet *net, const FsChannelId *path, guint len);
 
+/* The most copies one flow may stand for (FsFlowSpec.copies). */
+#define FS_FLOW_MAX_COPIES (1u << 16)
+
 /* Starts a flow (now, or later at spec->start).  Returns its id.  Programmer
- * errors (a channel id out of range, start in the past, a negative cap) are
- * g_return_val_if_fail'ed to FS_FLOW_NONE. */
+ * errors (a channel id out of range, start in the past, a negative cap,
+ * copies above FS_FLOW_MAX_COPIES) are g_return_val_if_fail'ed to
+ * FS_FLOW_NONE. */
 FsFlowId fs_flownet_start(FsFlowNet *net, const FsFlowSpec *spec);
 
 /* Fills *out for a flow not yet finished (pending or running) and returns

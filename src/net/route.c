@@ -644,6 +644,17 @@ gboolean fs_router_transfer(FsRouter *r, guint src, guint dst, uint64_t bytes, F
                             double rate_cap, uint64_t key, FsFlowDoneFn done, void *ctx,
                             void *user, GError **error)
 {
+  return fs_router_transfer_copies(r, src, dst, bytes, 1, start, rate_cap, key, done, ctx, user,
+                                   error);
+}
+
+/* See route.h: fs_router_transfer's split of one copy, each part's flow
+ * standing for the copies. */
+gboolean fs_router_transfer_copies(FsRouter *r, guint src, guint dst, uint64_t bytes,
+                                   guint copies, FsTime start, double rate_cap, uint64_t key,
+                                   FsFlowDoneFn done, void *ctx, void *user, GError **error)
+{
+  g_return_val_if_fail(copies >= 1 && copies <= FS_FLOW_MAX_COPIES, FALSE);
   FsRoute *route = &r->scratch;
   if (!fs_router_route(r, src, dst, key, route, error))
     return FALSE;
@@ -657,7 +668,7 @@ gboolean fs_router_transfer(FsRouter *r, guint src, guint dst, uint64_t bytes, F
   t->ctx = ctx;
   t->agg.src = (int32_t)src;
   t->agg.dst = (int32_t)dst;
-  t->agg.bytes = bytes;
+  t->agg.bytes = bytes * copies;
   t->agg.start = start;
   t->agg.user = user;
   t->agg.bottleneck = FS_CHANNEL_NONE;
@@ -683,10 +694,11 @@ gboolean fs_router_transfer(FsRouter *r, guint src, guint dst, uint64_t bytes, F
       continue;
     guint len;
     const FsChannelId *path = fs_route_path(route, i, &len);
+    double cap = rate_cap * g_array_index(route->weights, double, i);
     FsFlowSpec spec = {
       .src = (int32_t)src, .dst = (int32_t)dst, .path = path, .path_len = len,
-      .bytes = part[i], .start = start, .done = part_done, .ctx = t, .user = user,
-      .rate_cap = rate_cap * g_array_index(route->weights, double, i),
+      .bytes = part[i] * copies, .start = start, .done = part_done, .ctx = t, .user = user,
+      .rate_cap = copies == 1 ? cap : cap * copies, .copies = copies,
     };
     fs_flownet_start(r->net, &spec);
   }

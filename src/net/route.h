@@ -259,6 +259,15 @@ gboolean fs_router_net_nics(FsRouter *router, guint src, guint dst, int *send_ni
 gboolean fs_router_transfer(FsRouter *router, guint src, guint dst, uint64_t bytes,
                             FsTime start, double rate_cap, uint64_t key, FsFlowDoneFn done,
                             void *ctx, void *user, GError **error);
+/* fs_router_transfer for `copies` identical transfers (1 to
+ * FS_FLOW_MAX_COPIES; bytes and rate_cap are each copy's): each path's part
+ * of one copy, split as above, runs as one flow of that many copies
+ * (FsFlowSpec.copies), so the copies get what separate transfers would
+ * under max-min, from copies times fewer flows; done runs once, with the
+ * bytes of all the copies. */
+gboolean fs_router_transfer_copies(FsRouter *router, guint src, guint dst, uint64_t bytes,
+                                   guint copies, FsTime start, double rate_cap, uint64_t key,
+                                   FsFlowDoneFn done, void *ctx, void *user, GError **error);
 
 /* The P2P level that applies to a GPU: the option, or with "auto" PXB
  * when its host's CPUs are Intel (or NVIDIA Grace), else SYS. */

@@ -550,6 +550,7 @@ static void start_coll(FsOpGraph *g, guint ci)
   if (p->streams != NULL) {
     c->srun = fs_coll_streams_start(g->env->net, p->streams, fs_coll_topo_xfer, g->env->tnet,
                                     fs_sim_now(sim), coll_streams_done, cc);
+    fs_coll_streams_run_set_copies(c->srun, fs_coll_topo_xfer_copies);
     return;
   }
   FsCollExecParams params = p->params;

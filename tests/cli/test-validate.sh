@@ -21,7 +21,7 @@ out=$("$FABRICSIM" validate)
 st=$?
 set -e
 [ "$st" -eq 0 ] || fail "validate exited $st (a table missed its bar?): $out"
-contains "$out" "summary: 6 passed, 0 failed, 0 not run, 8 known gaps" "validate"
+contains "$out" "summary: 8 passed, 0 failed, 0 not run, 6 known gaps" "validate"
 contains "$out" "h100_ib400_2node_allreduce_default_nccltests309 (nccl-tests)" "validate multi-node"
 contains "$out" "KNOWN GAP" "validate multi-node"
 contains "$out" "  known gap: busbw MAPE" "validate multi-node"
@@ -42,10 +42,10 @@ contains "$out" "summary: 1 passed, 0 failed, 0 not run" "validate one table"
 # --json and its determinism on two tables (a multi-node one with a known
 # gap, and the host copies), run twice; every table is the text run's above
 # (the whole set again, twice, would triple the test's time).
-det="h100_ib400_2node_allreduce_default_nccltests309 h100_pcie_gen5_host_copies_fabricsim_probe"
+det="b200_ib400_2node_allreduce_default_vultr h100_pcie_gen5_host_copies_fabricsim_probe"
 "$FABRICSIM" validate --json $det > "$tmp/a.json" || [ $? -eq 1 ] || fail "validate --json failed"
 "$FABRICSIM" validate --json $det > "$tmp/b.json" || true
-grep -q '"h100_ib400_2node_allreduce_default_nccltests309"' "$tmp/a.json" \
+grep -q '"b200_ib400_2node_allreduce_default_vultr"' "$tmp/a.json" \
   || fail "validate --json of two tables: $(head -c 300 "$tmp/a.json")"
 cmp -s "$tmp/a.json" "$tmp/b.json" || fail "validate --json differs between runs"
 python3 - "$tmp/a.json" <<'PY' || fail "validate --json content"
@@ -72,16 +72,17 @@ PY
 # same table without it fails (exit 1); a gap line on a table that meets its
 # bar is reported as closed.
 t2="$ref/h100_ib400_2node_allreduce_default_nccltests309.csv"
-out=$("$FABRICSIM" validate "$t2") || fail "known gap: exit $?"
+tg="$ref/b200_ib400_2node_allreduce_default_vultr.csv"
+out=$("$FABRICSIM" validate "$tg") || fail "known gap: exit $?"
 contains "$out" "summary: 0 passed, 0 failed, 0 not run, 1 known gap (" "known gap"
-grep -v '^# gap:' "$t2" > "$tmp/nogap.csv"
+grep -v '^# gap:' "$tg" > "$tmp/nogap.csv"
 set +e
 out=$("$FABRICSIM" validate "$tmp/nogap.csv")
 st=$?
 set -e
 [ "$st" -eq 1 ] || fail "missed bar without a gap line: exit $st, expected 1"
-contains "$out" "busbw MAPE 24.27 % over 9 rows (max 31.46 %): FAIL" "missed bar without a gap line"
-sed 's/^# bar: .*/# bar: busbw within 50% for size >= 64MiB/' "$t2" > "$tmp/closed.csv"
+contains "$out" "busbw MAPE 13.13 % over 8 rows (max 32.81 %): FAIL" "missed bar without a gap line"
+sed 's/^# bar: .*/# bar: busbw within 50% for size >= 64MiB/' "$tg" > "$tmp/closed.csv"
 out=$("$FABRICSIM" validate "$tmp/closed.csv") || fail "closed gap: exit $?"
 contains "$out" "PASS (its gap is closed: remove the table's gap line)" "closed gap"
 

@@ -594,11 +594,14 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
   if (!p2p_peers(p, router, comm, g0, out, error))
     return FALSE;
   out->nvls_channels = fs_comm_nvls_available(comm) ? p->nvls_channels : 0;
-  /* NCCL's NVLS graph: every GPU of the host a head on one host (src/graph/search.cc "Force
-   * intra-node NVLS algorithm to pull evenly from all GPUs"), one head per NIC across hosts;
+  /* NCCL's NVLS graph: every GPU of the node a head on one node (src/graph/search.cc "Force
+   * intra-node NVLS algorithm to pull evenly from all GPUs"; one NVLink domain of several
+   * hosts, a GB200 NVL72 rack's trays, is one node to NCCL), one head per NIC across nodes;
    * at most NCCL_MAX_NVLS_ARITY. */
   if (out->nvls_channels > 0)
-    out->nvls_heads = MIN(fs_comm_n_hosts(comm) > 1 ? MAX(out->net_nics, 1u) : ppn, MAX(p->nvls_arity, 1u));
+    out->nvls_heads = MIN(fs_comm_n_nvlink_domains(comm) > 1 ? MAX(out->net_nics, 1u)
+                          : fs_comm_n_hosts(comm) > 1 ? fs_comm_size(comm) : ppn,
+                          MAX(p->nvls_arity, 1u));
   /* NCCL_MIN/MAX_CTAS and NCCL_MIN/MAX_NCHANNELS (coll/nccl-params.h); the per-channel
    * bandwidths above stay the totals over the new counts. */
   guint nch = out->max_channels, none = 0;

@@ -425,6 +425,9 @@ START_TEST(test_conn_slots_credits)
    * help). */
   Sys s;
   sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=2");
+  /* The NVLS tree as the plan alone runs it (no NVLSTree kernel rate, models/nccl
+   * nvls_tree_kernel): its run-ahead is what the credits bound. */
+  s.np->nvls_tree_exec_bw[FS_NCCL_ROW_HOPPER] = 0;
   GError *err = NULL;
   const char *algos[] = {"tree", "nvls_tree", "ring"};
   guint binds = 0;
@@ -513,6 +516,9 @@ START_TEST(test_window_extrapolation)
    * per loop over [16, 32]: compared with the whole run of 1 GiB. */
   Sys s;
   sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=8");
+  /* Without the NVLSTree kernel rate (models/nccl nvls_tree_kernel), whose capped flows
+   * settle into a periodic regime: the plan alone has none. */
+  s.np->nvls_tree_exec_bw[FS_NCCL_ROW_HOPPER] = 0;
   g_autoptr(FsCollAloneMemo) memo = fs_coll_alone_memo_new();
   FsCollAloneOpts with_memo = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet,
                                .memo = memo};
@@ -548,6 +554,7 @@ START_TEST(test_window_runs_its_own)
    * one the sweep takes from its sizes, to the picosecond. */
   Sys s;
   sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=8");
+  s.np->nvls_tree_exec_bw[FS_NCCL_ROW_HOPPER] = 0; /* the plan alone, as above */
   g_autoptr(FsCollAloneMemo) own = fs_coll_alone_memo_new();
   g_autoptr(FsCollAloneMemo) swept = fs_coll_alone_memo_new();
   FsCollAloneOpts alone = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet,

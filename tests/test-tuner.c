@@ -138,7 +138,7 @@ START_TEST(test_tuner_small_and_large)
   /* With NVLS on the host, large all_reduce goes in-switch. */
   int sw = 99;
   fs_comm_set_nvls_switch(c, 0, &sw, 1);
-  s.nvls_channels = 16;
+  s.nvls_channels = 16, s.nvls_heads = 8;
   ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 1 << 30, &prefs, &ch, &err));
   ck_assert_str_eq(ch.algo->name, "nvls");
   ck_assert_uint_eq(ch.proto, FS_PROTO_SIMPLE);
@@ -456,15 +456,15 @@ START_TEST(test_collnet_allgather_reducescatter)
 END_TEST
 
 /* NVLS across hosts (NVLS+SHARP): offered only with CollNet (NCCL_COLLNET_ENABLE),
- * all_gather/reduce_scatter only from 2.20 and with a NIC per rank; its
- * network bandwidth is one NIC per head: 2.28+ all_reduce bus = min(intra,
- * 8 heads × 50 GB/s). */
+ * all_gather/reduce_scatter only from 2.20 and with a NIC per rank; NCCL's NVLS
+ * graph has a channel per head, bwIntra = 320 / (8+1) per channel, bwInter one
+ * 50 GB/s NIC: 2.28+ all_reduce bus = 8 × min(bwIntra × 0.85 × 7/8 × 2, 50). */
 START_TEST(test_nvls_across_hosts)
 {
   g_autoptr(FsNcclParams) p = params();
   g_autoptr(FsNcclParams) p19 = release("2.19");
   FsCollSysInfo s = hopper_box();
-  s.nvls_channels = 16;
+  s.nvls_channels = 16, s.nvls_heads = 8;
   s.net_bw_gbps = 50.0;
   s.collnet_heads = 8;
   g_autoptr(FsComm) c = fs_comm_new_grid(4, 8);
@@ -477,15 +477,98 @@ START_TEST(test_nvls_across_hosts)
   ck_assert(!fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
   s.collnet = TRUE;
   ck_assert(fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
-  double intra = 320.0 * 0.85 * 15 / 16 * 2;
-  ck_assert_double_eq_tol(k.busbw_gbps, MIN(intra, 8 * 50.0), 1e-9);
+  double intra = 320.0 / 9 * 0.85 * 7 / 8 * 2;
+  ck_assert_double_eq_tol(k.busbw_gbps, 8 * MIN(intra, 50.0), 1e-9);
   ck_assert(fs_coll_cost(p, &s, c, FS_COLL_ALL_GATHER, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
   ck_assert(!fs_coll_cost(p19, &s, c, FS_COLL_ALL_GATHER, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
   ck_assert(fs_coll_cost(p19, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
-  s.collnet_heads = 4; /* two GPUs per NIC: all_reduce on 4 heads, no all_gather */
+  s.collnet_heads = s.nvls_heads = 4; /* two GPUs per NIC: all_reduce on 4 heads, no all_gather */
   ck_assert(!fs_coll_cost(p, &s, c, FS_COLL_REDUCE_SCATTER, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
   ck_assert(fs_coll_cost(p, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k));
   ck_assert_double_eq_tol(k.busbw_gbps, 4 * 50.0, 1e-9);
+}
+END_TEST
+
+/* Issue 309's 2 DGX H100 nodes (8 × H100, 8 × 400 Gb/s NICs each): NCCL prices
+ * NVLSTree on its NVLS graph, 8 heads each with its own NIC (src/graph/tuning.cc
+ * v2.26.2-1 line 275: "if (a == NCCL_ALGO_NVLS_TREE) bw = std::min(graphs[a]->bwIntra,
+ * nNodes <= 2 ? graphs[a]->bwInter : graphs[a]->bwInter/2)", busBw = nChannels × bw),
+ * so it runs NVLSTree for large all_reduce on 2 nodes (the maintainer in
+ * NVIDIA/nccl-tests issue 309) and the ring beyond (half the network per head);
+ * 2.28+ as well (v2.28.9-1 line 298, "Handle 2 node case of NVLSTree": bwInter × 2,
+ * capped at perChMaxNVLSTreeBw 57.7).  Priced on one NIC, it loses to the ring. */
+START_TEST(test_nvls_tree_two_dgx_nodes)
+{
+  for (guint r = 0; r < 2; r++) {
+    FsTestColl t;
+    fs_test_coll_open(&t, "dgx-h100-ib-ndr.yaml", "nodes=2", "all", FS_NET_ANALYTIC);
+    g_autoptr(FsNcclParams) p = r == 0 ? release("2.26") : params();
+    GError *err = NULL;
+    ck_assert(fs_coll_sysinfo_from_topo(p, t.router, t.comm, &t.sys, &err));
+    fs_assert_no_error(err);
+    ck_assert_uint_eq(t.sys.nvls_heads, 8);
+    ck_assert_uint_eq(t.sys.net_nics, 8);
+    ck_assert_uint_eq(t.sys.graph_channels, 8);
+    FsCollPrefs prefs;
+    fs_coll_prefs_init(&prefs);
+    prefs.collnet_off = TRUE; /* NCCL without NCCL_COLLNET_ENABLE: no NVLS+SHARP */
+    fs_coll_prefs_apply_sys(&prefs, &t.sys);
+    FsCollChoice ch;
+    ck_assert(fs_coll_tune(p, &t.sys, t.comm, FS_COLL_ALL_REDUCE, (uint64_t)4 << 30, &prefs, &ch, &err));
+    fs_assert_no_error(err);
+    ck_assert_str_eq(ch.algo->name, "nvls_tree");
+    ck_assert_uint_eq(ch.nchannels, p->nvls_channels);
+    /* 2.26: 8 heads × min(bwIntra = 370.8/9, bwInter = one NIC); 2.30: 8 × 57.7 (the cap). */
+    if (r == 0)
+      ck_assert_double_eq_tol(ch.cost.busbw_gbps, 8 * t.sys.bw_intra * t.sys.max_channels / 9, 1e-6);
+    else
+      ck_assert_double_eq_tol(ch.cost.busbw_gbps, 8 * 57.7, 1e-6);
+    /* Its heads on one NIC (what fabricsim priced before), it loses to the ring. */
+    FsCollSysInfo one = t.sys;
+    one.nvls_heads = 1;
+    FsCollCost nv, ring;
+    ck_assert(fs_coll_cost(p, &t.sys, t.comm, FS_COLL_ALL_REDUCE, fs_coll_algo_find("ring"), FS_PROTO_SIMPLE,
+                           t.sys.max_channels, (uint64_t)4 << 30, &ring));
+    if (fs_coll_cost(p, &one, t.comm, FS_COLL_ALL_REDUCE, fs_coll_algo_find("nvls_tree"), FS_PROTO_SIMPLE,
+                     p->nvls_channels, (uint64_t)4 << 30, &nv))
+      ck_assert_double_gt(nv.time_us, ring.time_us);
+    fs_test_coll_close(&t);
+  }
+  /* 4 nodes on 2.26: bwInter / 2 per head (24.8 GB/s × 8) loses to the ring at 4 GiB. */
+  FsTestColl t;
+  fs_test_coll_open(&t, "dgx-h100-ib-ndr.yaml", "nodes=4", "all", FS_NET_ANALYTIC);
+  g_autoptr(FsNcclParams) p = release("2.26");
+  GError *err = NULL;
+  ck_assert(fs_coll_sysinfo_from_topo(p, t.router, t.comm, &t.sys, &err));
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  prefs.collnet_off = TRUE;
+  fs_coll_prefs_apply_sys(&prefs, &t.sys);
+  FsCollChoice ch;
+  ck_assert(fs_coll_tune(p, &t.sys, t.comm, FS_COLL_ALL_REDUCE, (uint64_t)4 << 30, &prefs, &ch, &err));
+  fs_assert_no_error(err);
+  ck_assert_str_eq(ch.algo->name, "ring");
+  fs_test_coll_close(&t);
+}
+END_TEST
+
+/* CollNetDirect is priced on NCCL's CollNetDirect graph (2.22+): one channel per head
+ * (NIC) at the head's NIC speed, not on the ring's channels: on 2 DGX H100 nodes
+ * 8 heads × 49.7 GB/s × 0.85 (sm90), the GPU/NIC ratio 8/8 giving no arity factor. */
+START_TEST(test_collnet_direct_heads)
+{
+  FsTestColl t;
+  fs_test_coll_open(&t, "dgx-h100-ib-ndr.yaml", "nodes=2", "all", FS_NET_ANALYTIC);
+  ck_assert(t.sys.collnet);
+  ck_assert_uint_eq(t.sys.collnet_heads, 8);
+  FsCollCost k;
+  ck_assert(fs_coll_cost(t.np, &t.sys, t.comm, FS_COLL_ALL_REDUCE, fs_coll_algo_find("collnet_direct"),
+                         FS_PROTO_SIMPLE, t.sys.max_channels, (uint64_t)1 << 30, &k));
+  ck_assert_double_eq_tol(k.busbw_gbps, 8 * t.sys.net_bw_gbps * t.np->f_collnet_sm90, 1e-6);
+  /* Before 2.22 the CollNet graph has the ring graph's channels. */
+  g_autoptr(FsNcclParams) p21 = release("2.21");
+  ck_assert_uint_eq(p21->direct_heads, 0);
+  fs_test_coll_close(&t);
 }
 END_TEST
 
@@ -496,7 +579,7 @@ START_TEST(test_params_nvls_legacy)
   g_autoptr(FsNcclParams) p27 = release("2.27");
   g_autoptr(FsNcclParams) p28 = release("2.28");
   FsCollSysInfo s = hopper_box();
-  s.nvls_channels = 16;
+  s.nvls_channels = 16, s.nvls_heads = 8;
   g_autoptr(FsComm) c = fs_comm_new(8);
   int sw = 99;
   fs_comm_set_nvls_switch(c, 0, &sw, 1);
@@ -504,9 +587,10 @@ START_TEST(test_params_nvls_legacy)
   FsCollCost k27, k28;
   ck_assert(fs_coll_cost(p27, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k27));
   ck_assert(fs_coll_cost(p28, &s, c, FS_COLL_ALL_REDUCE, nvls, FS_PROTO_SIMPLE, 16, 1 << 30, &k28));
-  ck_assert_double_eq_tol(k27.algbw_gbps, 320.0 * 5 / 6, 1e-9);
-  /* 2.28: 320 × 0.85 × 15/16 × 2, × 8/14. */
-  ck_assert_double_eq_tol(k28.algbw_gbps, 320.0 * 0.85 * 15 / 16 * 2 * 8 / 14, 1e-6);
+  /* The NVLS graph: 8 heads (one per GPU on one host) of bwIntra 320 / (8+1). */
+  ck_assert_double_eq_tol(k27.algbw_gbps, 8 * 320.0 / 9 * 5 / 6, 1e-9);
+  /* 2.28: 8 × 320/9 × 0.85 × 7/8 × 2, × 8/14. */
+  ck_assert_double_eq_tol(k28.algbw_gbps, 8 * 320.0 / 9 * 0.85 * 7 / 8 * 2 * 8 / 14, 1e-6);
   ck_assert_double_eq_tol(k27.lat_us, 25.0, 1e-9);
 }
 END_TEST
@@ -638,6 +722,8 @@ int main(void)
   FS_ADD_TEST(s, test_collnet_allgather_reducescatter);
   FS_ADD_TEST(s, test_params_nvls_legacy);
   FS_ADD_TEST(s, test_nvls_across_hosts);
+  FS_ADD_TEST(s, test_nvls_tree_two_dgx_nodes);
+  FS_ADD_TEST(s, test_collnet_direct_heads);
   FS_ADD_TEST(s, test_p2p_channels_per_release);
   FS_ADD_TEST(s, test_p2p_tuner_across_hosts);
   FS_ADD_TEST(s, test_p2p_channel_rate);

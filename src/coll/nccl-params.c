@@ -145,6 +145,9 @@ SCHEMA(factor_schema, "bandwidth_factors", factor_fields);
 static const FsSchemaField channels_fields[] = {
   SOURCE, COUNT("max", POFF(max_channels), "1", "64", "channels of the ring/tree graphs"),
   COUNT("nvls", POFF(nvls_channels), "0", "64", "NVLS channels"),
+  COUNT("nvls_arity", POFF(nvls_arity), "1", "64", "NCCL_MAX_NVLS_ARITY: the most NVLS heads"),
+  COUNT("direct_heads", POFF(direct_heads), "0", "64",
+        "NCCL_MAX_DIRECT_ARITY + 1: the most CollNetDirect heads (0: before 2.22, the ring graph's channels)"),
 };
 SCHEMA(channels_schema, "channels", channels_fields);
 
@@ -335,6 +338,10 @@ SCHEMA(per_ch_schema, "per_channel_max_bw_gbps", per_ch_fields);
 static const FsSchemaField nvls_eff_fields[] = {SOURCE, FS_NCCL_ARCH_ROWS(ARCH_EFF)};
 #undef ARCH_EFF
 SCHEMA(nvls_eff_schema, "nvls_efficiency", nvls_eff_fields);
+#define ARCH_NVT(id, name) NUM(name, FS_NCCL_ROW_##id * sizeof(double), "100000", name " row, GB/s per head"),
+static const FsSchemaField nvls_tree_kernel_fields[] = {SOURCE, FS_NCCL_ARCH_ROWS(ARCH_NVT)};
+#undef ARCH_NVT
+SCHEMA(nvls_tree_kernel_schema, "nvls_tree_kernel", nvls_tree_kernel_fields);
 
 #define PROTO_CORR(id, name)                                                                 \
   ROW(name, FS_PROTO_##id * sizeof(double[FS_NCCL_TREE_CORR_N]), FS_NCCL_TREE_CORR_N,       \
@@ -385,7 +392,9 @@ static const FsSchemaField top_fields[] = {
         "ratio, instead of the `nvls_efficiency` model)"),
   TABLE("channels", TRUE, channels_schema, FS_SCHEMA_NOWHERE,
         "`max`: channels of the ring/tree graphs; `nvls`: NVLS channels (fabricsim divides a "
-        "GPU's bandwidth among them)"),
+        "GPU's bandwidth among them); `nvls_arity` (NCCL_MAX_NVLS_ARITY) and `direct_heads` "
+        "(NCCL_MAX_DIRECT_ARITY + 1): the most heads, one channel each, of the NVLS and "
+        "CollNetDirect graphs the tuner prices"),
   TABLE("p2p", TRUE, p2p_schema, FS_SCHEMA_NOWHERE,
         "point-to-point chunk sizes (`nvl_chunk`, `net_chunk`) and `ll_threshold` (bytes per "
         "peer up to which send/recv uses LL)"),
@@ -422,6 +431,10 @@ static const FsSchemaField top_fields[] = {
         "point-to-point plan (sendrecv, alltoall, gather, scatter, `train` sends) moves across "
         "hosts: every network transfer of such a plan runs at most at it, and a network peer at "
         "most at its channels × it (`src/coll/p2p-sched.h`)"),
+  TABLE("nvls_tree_kernel", FALSE, nvls_tree_kernel_schema, POFF(nvls_tree_exec_bw),
+        "absent = 0 (no cap), per architecture row (0: none): the most busbw NCCL's NVLSTree "
+        "kernel moves per NVLS head, GB/s; the executed nvls_tree plan's flows are capped so "
+        "that its busbw stays under heads × this (`src/collrun/exec-params.c`)"),
   TABLE("collnet_allgather_reducescatter", FALSE, collnet_agrs_schema, FS_SCHEMA_NOWHERE,
         "absent: the release runs CollNet (SHARP) for all_reduce only; present (2.20+): "
         "CollNetDirect also runs all_gather and reduce_scatter when every rank of a host has a "
@@ -459,6 +472,7 @@ static const FsSchemaEntry schemas[] = {
   {"nccl.host_launch", &host_launch_schema},
   {"nccl.coll_net_channel", &coll_net_channel_schema},
   {"nccl.p2p_net_channel", &p2p_net_channel_schema},
+  {"nccl.nvls_tree_kernel", &nvls_tree_kernel_schema},
   {"nccl.collnet_allgather_reducescatter", &collnet_agrs_schema},
   {"nccl.algorithms", &algorithms_schema},
 };

@@ -136,6 +136,10 @@ typedef struct {
   guint64 algo_absent;
   /* Channel counts for communicators built from a topology. */
   guint max_channels, nvls_channels;
+  /* The most heads NCCL's NVLS graph and CollNetDirect graph have
+   * (NCCL_MAX_NVLS_ARITY; NCCL_MAX_DIRECT_ARITY + 1, src/graph/search.cc
+   * "NVLS and COLLNET_DIRECT search must have ngpus heads at most"). */
+  guint nvls_arity, direct_heads;
   /* Point to point. */
   uint64_t p2p_nvl_chunk, p2p_net_chunk, p2p_ll_threshold;
   FsNcclP2pSched p2p;
@@ -155,6 +159,10 @@ typedef struct {
    * point-to-point plan moves across hosts, GB/s (fs_p2p_channel_rate_gbps;
    * absent: p2p.channel_net_bw, NCCL's own per-channel estimate). */
   double p2p_channel_net_rate;
+  /* nvls_tree_kernel (optional table; 0 when absent or for a row = no cap): the most busbw
+   * NCCL's NVLSTree kernel moves per NVLS head (GB/s), per architecture row; the executed
+   * nvls_tree plan's flows are capped to it (collrun/exec-params.c). */
+  double nvls_tree_exec_bw[FS_NCCL_ROW_N];
   /* NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS
    * from the environment (fs_nccl_params_apply_env); 0 = unset.  Applied to
    * a communicator's channel counts by fs_nccl_params_channels. */

@@ -78,17 +78,20 @@ static gboolean nvls_net_offered(const FsNcclParams *p, const FsCollSysInfo *sys
   return !agrs || (p->collnet_agrs && ppn <= sys->collnet_heads);
 }
 
-/* The NVLS graph's network bandwidth per GPU, summed over its channels:
- * NVLS across hosts (NVLS+SHARP) has one channel per head, each at its
- * NIC's speed (search.cc ncclTopoCompareGraphs: "NVLS channels correspond
- * to GPUs pulling from NVLS", nChannels × bwInter), so a host's heads
- * (one per distinct NIC, at most ppn) add up; NVLSTree crosses hosts on
- * the ring graph's network bandwidth. */
-static double nvls_inter_bw(const FsCollSysInfo *sys, FsNcclAlgo a, guint ppn)
+/* NCCL's NVLS graph (src/graph/search.cc, pattern NVLS), the graph NVLS and
+ * NVLSTree are priced on (tuning.cc graphs[NVLS] = graphs[NVLS_TREE]): one
+ * channel per head (sys->nvls_heads, at least 1 here).  Every channel pulls
+ * from every GPU through the NVSwitch and twice from its head
+ * (ncclTopoSearchTryNvls: "d0 == g ? 2 : 1"), so a channel's bwIntra is a
+ * GPU's NVLink bandwidth / (heads + 1); across hosts each head crosses on
+ * its own NIC (ncclTopoSearchRecNet reserves bwInter on the head's NIC), so
+ * a channel's bwInter is one NIC's bandwidth.  On one host nothing bounds
+ * bwInter (the search raises it above bwIntra): *inter_ch = *intra_ch. */
+static void nvls_graph(const FsCollSysInfo *sys, guint nh, guint *heads, double *intra_ch, double *inter_ch)
 {
-  if (a == FS_NCCL_ALGO_NVLS && sys->net_bw_gbps > 0)
-    return sys->net_bw_gbps * MAX(MIN(ppn, sys->collnet_heads), 1u);
-  return sys->bw_inter * sys->max_channels;
+  *heads = MAX(sys->nvls_heads, 1u);
+  *intra_ch = sys->bw_intra * sys->max_channels / (*heads + 1);
+  *inter_ch = nh > 1 && sys->net_bw_gbps > 0 ? sys->net_bw_gbps : *intra_ch;
 }
 
 /* NCCL's model for the algorithms it has. */
@@ -120,32 +123,49 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
 
   c->nsteps = nccl_nsteps(op, n);
   gboolean collnet = a == FS_NCCL_ALGO_COLLNET_DIRECT || a == FS_NCCL_ALGO_COLLNET_CHAIN;
+  gboolean nvls = a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE;
   double bw = (nh <= 2 || collnet) ? sys->bw_intra : sys->bw_inter;
   double bus = nch * bw;
-  say(why, "bandwidth: bus = %u ch × %.2f GB/s (%s) = %.2f GB/s\n", nch, bw,
-      (nh <= 2 || collnet) ? "bwIntra" : "bwInter", bus);
+  if (!nvls)
+    say(why, "bandwidth: bus = %u ch × %.2f GB/s (%s) = %.2f GB/s\n", nch, bw,
+        (nh <= 2 || collnet) ? "bwIntra" : "bwInter", bus);
   double llmax = nh == 1 ? p->ll_max_bw_single[row]
                          : p->ll_max_bw_multi[sys->cpu == FS_NCCL_CPU_AMD ? 1 : 0][nh <= 2 ? 0 : 1];
 
-  gboolean nvls_legacy = (a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE) &&
-                         p->f_nvls_legacy_ratio > 0;
+  /* NCCL's per-channel caps multiply its graph's channels (graphs[a]->nChannels), which
+   * across hosts are half the channels it runs (sys->graph_channels). */
+  guint capch = sys->graph_channels > 0 ? MIN(nch, sys->graph_channels) : nch;
+  gboolean nvls_legacy = nvls && p->f_nvls_legacy_ratio > 0;
+  guint heads = 0;
+  double intra_ch = 0, inter_ch = 0;
+  if (nvls) {
+    nvls_graph(sys, nh, &heads, &intra_ch, &inter_ch);
+    say(why, "bandwidth: NVLS graph of %u head%s (one channel each; %u NVLS channel%s run it): "
+        "bwIntra = %.2f GB/s per GPU / (%u+1) = %.2f GB/s", heads, heads == 1 ? "" : "s",
+        sys->nvls_channels, sys->nvls_channels == 1 ? "" : "s", sys->bw_intra * sys->max_channels,
+        heads, intra_ch);
+    if (nh > 1)
+      say(why, ", bwInter = one NIC per head = %.2f GB/s", inter_ch);
+    say(why, "\n");
+  }
   if (nvls_legacy) {
-    /* Before 2.28: the NVLS graph's bandwidth, capped by the network's
-     * (halved for NVLSTree beyond 2 nodes), × a ratio for algbw. */
-    double gpu = sys->bw_intra * sys->max_channels;
-    double inter = nvls_inter_bw(sys, a, ppn);
-    if (a == FS_NCCL_ALGO_NVLS_TREE && nh > 2)
-      inter /= 2;
-    bus = nh > 1 ? MIN(gpu, inter) : gpu;
-    say(why, "  NVLS (before 2.28): bus = min(bwIntra %.2f%s) = %.2f GB/s\n", gpu,
-        nh > 1 ? ", bwInter" : "", bus);
+    /* Before 2.28: nCh × min(bwIntra, bwInter; halved for NVLSTree beyond 2 nodes), × a ratio
+     * for algbw (tuning.cc v2.26: "bw = std::min(graphs[a]->bwIntra, nNodes <= 2 ?
+     * graphs[a]->bwInter : graphs[a]->bwInter/2)"). */
+    double inter = a == FS_NCCL_ALGO_NVLS_TREE && nh > 2 ? inter_ch / 2 : inter_ch;
+    double per = nh > 1 ? MIN(intra_ch, inter) : intra_ch;
+    bus = heads * per;
+    say(why, "  NVLS (before 2.28): bus = %u ch × min(bwIntra %.2f%s) = %.2f GB/s\n", heads, intra_ch,
+        nh > 1 ? (a == FS_NCCL_ALGO_NVLS_TREE && nh > 2 ? ", bwInter/2" : ", bwInter") : "", bus);
     if (nh > 1 && a == FS_NCCL_ALGO_NVLS && !nvls_net_offered(p, sys, ppn, agrs))
       return FALSE;
-  } else if (a == FS_NCCL_ALGO_NVLS || a == FS_NCCL_ALGO_NVLS_TREE) {
-    double nv = sys->nvls_channels;
-    double intra = sys->bw_intra * sys->max_channels * p->nvls_eff[row] * (nv - 1) / nv;
-    say(why, "  NVLS: intra = %.2f GB/s per GPU × efficiency %.2f × (%u-1)/%u", sys->bw_intra * sys->max_channels,
-        p->nvls_eff[row], sys->nvls_channels, sys->nvls_channels);
+  } else if (nvls) {
+    /* tuning.cc 2.28+: "NVLS/NVLStree needs at least 2 channels". */
+    if (heads < 2)
+      return FALSE;
+    double intra = intra_ch * p->nvls_eff[row] * (heads - 1) / heads;
+    say(why, "  NVLS: intra = bwIntra %.2f × efficiency %.2f × (%u-1)/%u", intra_ch, p->nvls_eff[row],
+        heads, heads);
     if (ar) {
       intra *= 2;
       say(why, " × 2 (all_reduce pipelines two operations)");
@@ -153,17 +173,20 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
       intra *= (double)(ppn - 1) / ppn;
       say(why, " × (ppn-1)/ppn");
     }
-    say(why, " = %.2f GB/s\n", intra);
-    bus = intra;
+    say(why, " = %.2f GB/s per channel\n", intra);
+    double per = intra;
     if (nh > 1) {
-      double inter = nvls_inter_bw(sys, a, ppn) * ((nh <= 2 && a == FS_NCCL_ALGO_NVLS_TREE) ? 2 : 1);
-      bus = MIN(bus, inter);
-      say(why, "  inter = %.2f GB/s; bus = min = %.2f GB/s\n", inter, bus);
+      double inter = inter_ch * ((nh <= 2 && a == FS_NCCL_ALGO_NVLS_TREE) ? 2 : 1);
+      per = MIN(per, inter);
+      say(why, "  inter = bwInter%s = %.2f GB/s; min = %.2f GB/s per channel\n",
+          (nh <= 2 && a == FS_NCCL_ALGO_NVLS_TREE) ? " × 2 (2 nodes)" : "", inter, per);
     }
     if (a == FS_NCCL_ALGO_NVLS_TREE && p->nvls_tree_bw[row][col] > 0) {
-      bus = MIN(bus, nch * p->nvls_tree_bw[row][col]);
-      say(why, "  cap %u ch × %.2f GB/s (perChMaxNVLSTreeBw): %.2f GB/s\n", nch, p->nvls_tree_bw[row][col], bus);
+      per = MIN(per, p->nvls_tree_bw[row][col]);
+      say(why, "  cap %.2f GB/s per channel (perChMaxNVLSTreeBw): %.2f GB/s\n", p->nvls_tree_bw[row][col], per);
     }
+    bus = heads * per;
+    say(why, "  bus = %u ch × %.2f GB/s = %.2f GB/s\n", heads, per, bus);
     if (nh > 1 && a == FS_NCCL_ALGO_NVLS && !nvls_net_offered(p, sys, ppn, agrs))
       return FALSE;
   } else if (a == FS_NCCL_ALGO_RING && pr == FS_PROTO_LL) {
@@ -174,13 +197,13 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
     say(why, "  Ring+LL: min(llMaxBw %.2f, bus × %.2f) = %.2f GB/s\n", llmax, f, bus);
   } else if (a == FS_NCCL_ALGO_RING && pr == FS_PROTO_LL128) {
     double f = ppn < 2 ? p->f_ring_ll128_one_ppn : p->f_ring_ll128;
-    bus = MIN(bus * f, nch * p->ring_ll128_bw[row][col]);
-    say(why, "  Ring+LL128: min(bus × %.2f, %u ch × %.2f) = %.2f GB/s\n", f, nch,
+    bus = MIN(bus * f, capch * p->ring_ll128_bw[row][col]);
+    say(why, "  Ring+LL128: min(bus × %.2f, %u graph ch × %.2f) = %.2f GB/s\n", f, capch,
         p->ring_ll128_bw[row][col], bus);
   } else if (a == FS_NCCL_ALGO_TREE) {
     if (ar) {
-      bus = MIN(bus * p->f_tree_ar, nch * p->tree_bw[row][col]);
-      say(why, "  Tree all_reduce: min(bus × %.2f, %u ch × %.2f) = %.2f GB/s\n", p->f_tree_ar, nch,
+      bus = MIN(bus * p->f_tree_ar, capch * p->tree_bw[row][col]);
+      say(why, "  Tree all_reduce: min(bus × %.2f, %u graph ch × %.2f) = %.2f GB/s\n", p->f_tree_ar, capch,
           p->tree_bw[row][col], bus);
     }
     if (pr == FS_PROTO_LL) {
@@ -188,8 +211,8 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
       say(why, "  Tree+LL: min(bus / %.2f, llMaxBw %.2f) = %.2f GB/s\n", p->f_tree_ll_div, llmax, bus);
     } else if (pr == FS_PROTO_LL128) {
       double f = nh == 1 ? p->f_tree_ll128_one_host : p->f_ll128;
-      bus = MIN(bus * f, nch * p->tree_ll128_bw[row][col]);
-      say(why, "  Tree+LL128: min(bus × %.4f, %u ch × %.2f) = %.2f GB/s\n", f, nch,
+      bus = MIN(bus * f, capch * p->tree_ll128_bw[row][col]);
+      say(why, "  Tree+LL128: min(bus × %.4f, %u graph ch × %.2f) = %.2f GB/s\n", f, capch,
           p->tree_ll128_bw[row][col], bus);
     }
   } else if (a == FS_NCCL_ALGO_PAT) {
@@ -209,7 +232,22 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
     say(why, "  CollNetDirect all_gather/reduce_scatter: bus = %u ppn × %.2f GB/s × %.3f = %.2f GB/s\n",
         ppn, cap, f, bus);
   } else if (a == FS_NCCL_ALGO_COLLNET_DIRECT) {
-    double f = (double)ppn / nch;
+    /* NCCL prices its CollNetDirect graph (2.22+, search.cc pattern COLLNET_DIRECT): one
+     * channel per head (NIC-local GPU), bwIntra the head's NIC speed, at most what the
+     * head's NVLinks carry when every other GPU also sends each other head 1/(ppn-1) of a
+     * channel (ncclTopoSearchTryCollnetDirect: "mul = 1.0 / (count - 1)").  Before 2.22 the
+     * CollNet graph has the ring graph's channels (direct_heads 0). */
+    double g = nch;
+    if (p->direct_heads > 0 && sys->collnet_heads > 0 && sys->net_bw_gbps > 0) {
+      g = sys->collnet_heads;
+      double per = sys->net_bw_gbps;
+      if (ppn > 1)
+        per = MIN(per, sys->bw_intra * sys->max_channels / (1 + (g - 1) / (ppn - 1)));
+      bus = g * per;
+      say(why, "  CollNetDirect graph: %u head%s × bwIntra %.2f GB/s (the head's NIC) = %.2f GB/s\n",
+          sys->collnet_heads, sys->collnet_heads == 1 ? "" : "s", per, bus);
+    }
+    double f = (double)ppn / g;
     f -= (f - 1) / 2;
     if (f > 0)
       bus /= f;
@@ -318,7 +356,8 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
   if (pr == FS_PROTO_LL128 && !sys->ll128)
     return FALSE;
   double eff = p->proto[pr].payload;
-  double bw = (nh > 1 ? sys->bw_inter : sys->bw_intra) * nch * eff;
+  /* Across hosts a rank's exchanges leave by its own NIC. */
+  double bw = (nh > 1 ? sys->net_bw_gbps / MAX(sys->max_channels, 1u) : sys->bw_intra) * nch * eff;
   /* bytes each rank sends per byte of nbytes, and steps. */
   double load = 1;
   guint steps = 1;

@@ -43,12 +43,24 @@ typedef struct {
   double bw_inter;        /* GB/s per channel across hosts (bwInter) */
   double latency_inter;   /* µs, NCCL's graph latencyInter (usually 0) */
   guint max_channels;     /* channels of the ring/tree graph */
+  /* Across hosts: the ring/tree graph's own channels (ncclTopoCompute's, before
+   * connect.cc doubles them into max_channels), which NCCL's per-channel caps
+   * (perChMaxRingLL128Bw, perChMaxTreeBw, perChMaxTreeLL128Bw) multiply;
+   * 0: max_channels. */
+  guint graph_channels;
   guint p2p_max_channels; /* the collective channels point-to-point scheduling starts from
                              (FsP2pShape.max_channels): max_channels before the cut to 2
                              per NIC across hosts, with the same NCCL_*_CTAS limits */
-  guint nvls_channels;    /* channels NVLS uses (0: no NVLS) */
+  guint nvls_channels;    /* channels NVLS runs on (comm->nvlsChannels; 0: no NVLS) */
+  /* NCCL's NVLS graph (src/graph/search.cc, pattern NVLS): one channel per
+   * head.  On one host every GPU is a head (at most NCCL_MAX_NVLS_ARITY);
+   * across hosts a head is the GPU next to a NIC, one per distinct NIC
+   * (ncclTopoSearchRecNet "NVLS search only tries to find NIC:GPU
+   * combinations to compute the heads").  0 without NVLS. */
+  guint nvls_heads;
   gboolean collnet;       /* a CollNet/SHARP switch is available */
-  guint collnet_heads;    /* distinct NICs (CollNet heads) of the host with the fewest */
+  guint collnet_heads;    /* distinct NICs (CollNet heads) of the host with the fewest,
+                             at most NCCL_MAX_DIRECT_ARITY + 1 (0 without CollNet) */
   gboolean ll128;         /* LL128 enabled (NCCL: NVLink inside the host) */
   /* The simulated network's own latency of one transfer inside a host and
    * across hosts (µs).  NCCL's hwLatencies include it, so the executor
@@ -65,6 +77,10 @@ typedef struct {
   guint p2p_local_channels;
   double net_bw_gbps;
   guint net_count;
+  /* The distinct NICs the ranks of a host reach first (the host with the
+   * fewest; 0 on one host): the rails the rings, trees and NVLS heads cross
+   * hosts on, each at net_bw_gbps. */
+  guint net_nics;
 } FsCollSysInfo;
 
 /* The communicator as NCCL's point-to-point rules see it (coll/p2p-sched.h). */

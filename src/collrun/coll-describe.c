@@ -107,6 +107,43 @@ static void describe_fabric(GString *s, FsRouter *router, const FsComm *comm)
                          best > 1 + 1e-9 ? "they share its bandwidth" : "no collision");
 }
 
+/* Appends the NICs of nvls_tree's trees across hosts (algo-nvls.c): shard j of every chunk
+ * crosses between the hosts' local rank j, each on its own NIC, as NCCL's NVLS heads each
+ * run their tree on their NIC (search.cc, one head per NIC-local GPU); how many distinct
+ * NICs (rails) that is and how many of the hops change rails. */
+static void describe_nvls_tree(GString *s, FsRouter *router, const FsComm *comm)
+{
+  const FsTopo *topo = fs_router_topo(router);
+  guint L, L1;
+  const guint *h0 = fs_comm_host_ranks(comm, 0, &L);
+  const guint *h1 = fs_comm_host_ranks(comm, 1, &L1);
+  g_autofree int *nics = g_new(int, L);
+  guint distinct = 0, cross = 0;
+  for (guint j = 0; j < L && j < L1; j++) {
+    int sn, rn, proxy;
+    nics[j] = -1;
+    if (!fs_router_net_nics(router, (guint)fs_comm_gpu(comm, h0[j]), (guint)fs_comm_gpu(comm, h1[j]), &sn,
+                            &rn, &proxy))
+      continue;
+    nics[j] = sn;
+    gboolean seen = FALSE;
+    for (guint i = 0; i < j && !seen; i++)
+      seen = nics[i] == sn;
+    distinct += !seen;
+    cross += fs_topo_node(topo, (guint)sn)->local != fs_topo_node(topo, (guint)rn)->local;
+  }
+  g_string_append_printf(s, "nvls_tree: shard j of every chunk crosses hosts between local rank j of each "
+                         "host: %u shard%s on %u NIC%s per host, %u crossing rails (shard 0: %s",
+                         L, L == 1 ? "" : "s", distinct, distinct == 1 ? "" : "s", cross,
+                         fs_topo_node(topo, (guint)fs_comm_gpu(comm, h0[0]))->name);
+  describe_hop(s, router, (guint)fs_comm_gpu(comm, h0[0]), (guint)fs_comm_gpu(comm, h1[0]));
+  if (L > 1) {
+    g_string_append_printf(s, "; shard %u: %s", L - 1, fs_topo_node(topo, (guint)fs_comm_gpu(comm, h0[L - 1]))->name);
+    describe_hop(s, router, (guint)fs_comm_gpu(comm, h0[L - 1]), (guint)fs_comm_gpu(comm, h1[L - 1]));
+  }
+  g_string_append(s, ")\n");
+}
+
 /* See coll-topo.h: the rings' summary, each ring's order through the first host and its
  * host-to-host hop with the NICs it uses, the trees' NICs, and the fabric's load. */
 char *fs_coll_describe_rings(FsRouter *router, const FsComm *comm)
@@ -163,6 +200,8 @@ char *fs_coll_describe_rings(FsRouter *router, const FsComm *comm)
                              fs_topo_node(topo, (guint)fs_comm_gpu(comm, head))->name,
                              fs_topo_node(topo, (guint)sn)->name, fs_topo_node(topo, (guint)rn)->name,
                              fs_topo_node(topo, (guint)fs_comm_gpu(comm, other))->name);
+    if (fs_comm_nvls_available(comm) && fs_comm_hosts_uniform(comm))
+      describe_nvls_tree(s, router, comm);
     describe_fabric(s, router, comm);
   }
   return g_string_free(s, FALSE);

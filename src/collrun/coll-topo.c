@@ -101,10 +101,12 @@ static int root_switch(const FsTopo *topo, const int *leaves, guint n, guint pic
   return -1;
 }
 
-/* The fewest distinct NICs the ranks of one host reach first (NCCL's
- * CollNet heads of a node: all_gather and reduce_scatter need one per
- * rank). */
-static guint collnet_heads(FsRouter *router, const FsComm *comm)
+/* The fewest distinct NICs the ranks of one host reach first: the rails a
+ * host's rings, trees and NVLS heads cross hosts on, and NCCL's NVLS and
+ * CollNet heads of a node (search.cc ncclTopoSearchRecNet: one head per
+ * NIC-local GPU, no GPU twice; CollNet all_gather and reduce_scatter need
+ * one per rank). */
+static guint host_nics(FsRouter *router, const FsComm *comm)
 {
   guint best = G_MAXUINT;
   for (guint h = 0; h < fs_comm_n_hosts(comm); h++) {
@@ -543,6 +545,7 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
     if (graph <= 4)
       graph *= 2;
     out->max_channels = MIN(out->max_channels, 2 * graph);
+    out->graph_channels = MIN(graph, out->max_channels);
   }
   out->intra_hw = FS_NCCL_HW_PCI;
   /* Inside a host: rank 0 to the next rank of its host on ring 0. */
@@ -574,17 +577,31 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
     inter = intra;
     out->path_lat_inter = out->path_lat_intra;
   }
-  out->bw_intra = intra / 1e9 / out->max_channels;
-  out->bw_inter = inter / 1e9 / out->max_channels;
-  if (!p2p_peers(p, router, comm, g0, out, error))
-    return FALSE;
   if (fs_comm_n_hosts(comm) > 1) {
     /* One GPU's network: the route between two hosts' first GPUs (its NIC).
      * NCCL counts the NICs that match the GPU's bandwidth; fabricsim takes one. */
     out->net_bw_gbps = inter / 1e9;
     out->net_count = 1;
+    /* The rings cross hosts on every NIC of the host, each channel on one (search.cc
+     * ncclTopoSearchRecNet reserves the channel's speed on its NIC, and the ring graph's
+     * bwInter is its bwIntra): what they carry across hosts is the NICs' sum, at most
+     * what they carry inside the host. */
+    out->net_nics = host_nics(router, comm);
+    inter = MIN(intra, MAX(out->net_nics, 1u) * inter);
   }
+  out->bw_intra = intra / 1e9 / out->max_channels;
+  out->bw_inter = inter / 1e9 / out->max_channels;
+  if (!p2p_peers(p, router, comm, g0, out, error))
+    return FALSE;
   out->nvls_channels = fs_comm_nvls_available(comm) ? p->nvls_channels : 0;
+  /* NCCL's NVLS graph: every GPU of the node a head on one node (src/graph/search.cc "Force
+   * intra-node NVLS algorithm to pull evenly from all GPUs"; one NVLink domain of several
+   * hosts, a GB200 NVL72 rack's trays, is one node to NCCL), one head per NIC across nodes;
+   * at most NCCL_MAX_NVLS_ARITY. */
+  if (out->nvls_channels > 0)
+    out->nvls_heads = MIN(fs_comm_n_nvlink_domains(comm) > 1 ? MAX(out->net_nics, 1u)
+                          : fs_comm_n_hosts(comm) > 1 ? fs_comm_size(comm) : ppn,
+                          MAX(p->nvls_arity, 1u));
   /* NCCL_MIN/MAX_CTAS and NCCL_MIN/MAX_NCHANNELS (coll/nccl-params.h); the per-channel
    * bandwidths above stay the totals over the new counts. */
   guint nch = out->max_channels, none = 0;
@@ -596,7 +613,10 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
     out->max_channels = nch;
   }
   out->collnet = fs_comm_collnet_switch(comm, 0) >= 0;
-  out->collnet_heads = out->collnet ? collnet_heads(router, comm) : 0;
+  /* CollNetDirect's graph: one head per NIC, at most NCCL_MAX_DIRECT_ARITY + 1 (2.22+). */
+  out->collnet_heads = out->collnet ? host_nics(router, comm) : 0;
+  if (p->direct_heads > 0)
+    out->collnet_heads = MIN(out->collnet_heads, p->direct_heads);
   out->ll128 = out->intra_hw == FS_NCCL_HW_NVLINK;
   const FsGpuModel *gm = &g0->model->u.gpu;
   if (gm->sms > 0)

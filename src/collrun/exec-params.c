@@ -47,6 +47,15 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
      * communicator over several domains caps its NVLink hops between trays too. */
     out->rate_cap_inter = p->coll_channel_net_bw * 1e9;
   }
+  if (choice->algo->nccl == FS_NCCL_ALGO_NVLS_TREE && p->nvls_tree_exec_bw[sys->arch] > 0 &&
+      fs_comm_size(comm) > 1) {
+    /* NCCL's NVLSTree kernel (models/nccl nvls_tree_kernel): busbw at most heads × the
+     * figure, i.e. algbw = busbw × n / 2(n-1), shared by the plan's channels; every flow
+     * of a channel (its NVLS legs and its tree's network legs) moves at most that. */
+    guint n = fs_comm_size(comm);
+    double bus = p->nvls_tree_exec_bw[sys->arch] * MAX(sys->nvls_heads, 1u);
+    out->rate_cap = bus * n / (2.0 * (n - 1)) / MAX(choice->nchannels, 1u) * 1e9;
+  }
   if (choice->proto == FS_PROTO_LL128) {
     guint nh = fs_comm_n_hosts(comm), col = nh == 1 ? 0 : nh == 2 ? 1 : 2;
     double cap = choice->algo->nccl == FS_NCCL_ALGO_TREE ? p->tree_ll128_bw[sys->arch][col]

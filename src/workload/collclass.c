@@ -213,6 +213,11 @@ static gboolean put_comm(Sig *s, FsRouter *router, const FsNcclParams *nccl, con
   put(s, dbits(sys.latency_inter));
   put(s, sys.max_channels);
   put(s, sys.nvls_channels);
+  put(s, sys.nvls_heads);
+  put(s, sys.graph_channels);
+  put(s, sys.net_nics);
+  put(s, sys.collnet_heads);
+  put(s, dbits(sys.net_bw_gbps));
   put(s, sys.collnet);
   put(s, sys.ll128);
   put(s, dbits(sys.path_lat_intra));

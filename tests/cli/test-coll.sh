@@ -250,6 +250,25 @@ ar() { "$FABRICSIM" coll "$C" -o all_reduce -b 2G -e 2G -D nodes=8 --nccl-versio
 [ "$(NCCL_MIN_CTAS=24 ar)" = "380.95 ring/Simple/24" ] || fail "NCCL_MIN_CTAS=24: $(NCCL_MIN_CTAS=24 ar)"
 [ "$(NCCL_MAX_CTAS=8 ar)" = "160.84 ring/Simple/8" ] || fail "NCCL_MAX_CTAS=8: $(NCCL_MAX_CTAS=8 ar)"
 [ "$(NCCL_MIN_NCHANNELS=24 ar)" = "380.95 ring/Simple/24" ] || fail "NCCL_MIN_NCHANNELS=24: $(NCCL_MIN_NCHANNELS=24 ar)"
+# channels and the NICs' bound; NCCL_MAX_CTAS=8 halves the plateau.
+ar() { "$FABRICSIM" coll "$C" -o all_reduce -b 4G -e 4G -D nodes=8 --nccl-version 2.26 | awk '/^ *[0-9]/ {print $8, $NF}'; }
+[ "$(ar)" = "321.56 ring/Simple/16" ] || fail "all_reduce on 8 nodes: $(ar)"
+[ "$(NCCL_MIN_CTAS=24 ar)" = "386.09 ring/Simple/24" ] || fail "NCCL_MIN_CTAS=24: $(NCCL_MIN_CTAS=24 ar)"
+[ "$(NCCL_MAX_CTAS=8 ar)" = "161.13 ring/Simple/8" ] || fail "NCCL_MAX_CTAS=8: $(NCCL_MAX_CTAS=8 ar)"
+[ "$(NCCL_MIN_NCHANNELS=24 ar)" = "386.09 ring/Simple/24" ] || fail "NCCL_MIN_NCHANNELS=24: $(NCCL_MIN_NCHANNELS=24 ar)"
+# NVLSTree on 2 DGX H100 nodes (issue 309: NCCL runs it there, 466-469 GB/s from
+# 4 GiB on): the tuner prices NCCL's NVLS graph, 8 heads each on its own NIC, and
+# picks it over the ring; its trees cross hosts between local rank j of each host,
+# on rail j (explain coll), at the fitted NVLSTree kernel rate (models/nccl
+# nvls_tree_kernel).  On 8 nodes it keeps the ring (half the network per head).
+ar2() { "$FABRICSIM" coll "$C" -o all_reduce -b 4G -e 4G -D nodes=2 --nccl-version 2.26 | awk '/^ *[0-9]/ {print $8, $NF}'; }
+[ "$(ar2)" = "464.34 nvls_tree/Simple/16" ] || fail "all_reduce on 2 nodes: $(ar2)"
+[ "$(NCCL_ALGO=ring ar2)" = "321.49 ring/Simple/16" ] || fail "ring all_reduce on 2 nodes: $(NCCL_ALGO=ring ar2)"
+out=$("$FABRICSIM" explain coll "$C" -D nodes=2 -s 4G)
+contains "$out" "choice: nvls_tree / Simple / 16 channels" "explain coll on 2 nodes: the choice"
+contains "$out" "NVLS graph of 8 heads" "explain coll on 2 nodes: NCCL's NVLS graph"
+contains "$out" "nvls_tree: shard j of every chunk crosses hosts between local rank j of each host: 8 shards on 8 NICs per host, 0 crossing rails" "explain coll: the NVLS trees' NICs"
+contains "$out" "shard 7: node0/gpu7 -> node0/nic7 -> node1/nic7 -> node1/gpu7" "explain coll: shard 7 on rail 7"
 NCCL_MIN_CTAS=0 check_bad 'NCCL_MIN_CTAS="0": expected a whole number from 1 to 64' "$C" -b 1M -e 1M
 NCCL_MAX_CTAS=x check_bad 'NCCL_MAX_CTAS="x": expected a whole number from 1 to 64' "$C" -b 1M -e 1M
 NCCL_MAX_NCHANNELS=65 check_bad 'NCCL_MAX_NCHANNELS="65": expected a whole number' "$C" -b 1M -e 1M

@@ -86,10 +86,10 @@ PY
 # same table without it fails (exit 1); a gap line on a table that meets its
 # bar is reported as closed (a 2-node table of a fifth of a second; its
 # figures are test-coll-accuracy's).
-t2="$ref/b200_ib400_2node_allgather_default_vultr.csv"
-out=$("$FABRICSIM" validate "$t2") || fail "known gap: exit $?"
+tg="$ref/b200_ib400_2node_allgather_default_vultr.csv"
+out=$("$FABRICSIM" validate "$tg") || fail "known gap: exit $?"
 contains "$out" "summary: 0 passed, 0 failed, 0 not run, 1 known gap (" "known gap"
-grep -v '^# gap:' "$t2" > "$tmp/nogap.csv"
+grep -v '^# gap:' "$tg" > "$tmp/nogap.csv"
 set +e
 out=$("$FABRICSIM" validate "$tmp/nogap.csv")
 st=$?
@@ -97,7 +97,7 @@ set -e
 [ "$st" -eq 1 ] || fail "missed bar without a gap line: exit $st, expected 1"
 printf '%s\n' "$out" | grep -Eq '^  busbw MAPE [0-9.]+ % over 8 rows \(max [0-9.]+ %\): FAIL$' \
   || fail "missed bar without a gap line: $out"
-sed 's/^# bar: .*/# bar: busbw within 500% for size >= 64MiB/' "$t2" > "$tmp/closed.csv"
+sed 's/^# bar: .*/# bar: busbw within 500% for size >= 64MiB/' "$tg" > "$tmp/closed.csv"
 out=$("$FABRICSIM" validate "$tmp/closed.csv") || fail "closed gap: exit $?"
 contains "$out" "PASS (its gap is closed: remove the table's gap line)" "closed gap"
 

@@ -84,6 +84,11 @@ struct FsPlanBuilder {
   guint cur_channel; /* channel of the last transfer (for reductions) */
   FoldBuild fold;
   guint steps_cap, deps_cap, fifo_cap; /* elements allocated (see reserve) */
+  /* fs_coll_plan_count_steps: steps are counted, not stored; every one
+   * gets id 0 (a step, never FS_STEP_NONE, so the algorithm's choices
+   * stay those of a real build). */
+  gboolean count_only;
+  guint64 counted;
 };
 
 /* Makes room for `need` elements in a (GArray of plain elements, no
@@ -261,6 +266,10 @@ static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32
 {
   FsCollPlan *p = b->plan;
   FoldBuild *f = &b->fold;
+  if (b->count_only) {
+    b->counted++;
+    return 0;
+  }
   if ((f->on ? f->vcount : p->steps->len) >= p->req.max_steps) {
     b->overflow = TRUE;
     return FS_STEP_NONE;
@@ -306,6 +315,10 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
   g_assert(lane < 256);
   if (b->overflow)
     return FS_STEP_NONE;
+  if (b->count_only) {
+    b->counted++;
+    return 0;
+  }
   FsCollPlan *p = b->plan;
   g_assert(src != dst);
   FsCollStep s = {
@@ -620,6 +633,21 @@ FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
     r.chunk_bytes = r.chunk_bytes > G_MAXUINT64 / f ? G_MAXUINT64 : r.chunk_bytes * f;
     r.slice_bytes = r.slice_bytes > G_MAXUINT64 / f ? G_MAXUINT64 : r.slice_bytes * f;
   }
+}
+
+gboolean fs_coll_plan_count_steps(const FsComm *comm, const FsCollAlgo *algo,
+                                  const FsCollRequest *req, guint64 *steps, GError **error)
+{
+  g_return_val_if_fail(comm != NULL && algo != NULL && req != NULL && steps != NULL, FALSE);
+  FsCollRequest r;
+  if (!check_request(comm, algo, req, &r, error))
+    return FALSE;
+  FsCollPlan p = {.req = r, .algo = algo, .comm = comm, .width = 1};
+  FsPlanBuilder b = {.plan = &p, .count_only = TRUE};
+  if (fs_comm_size(comm) > 1)
+    algo->build(&b);
+  *steps = b.counted;
+  return TRUE;
 }
 
 FsCollPlan *fs_coll_plan_new_folded(const FsComm *comm, const FsCollAlgo *algo,

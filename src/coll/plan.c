@@ -261,6 +261,9 @@ static gboolean fold_step(FsPlanBuilder *b, guint ch)
   return TRUE;
 }
 
+/* Stores step proto with its dependencies deps (n, FS_STEP_NONE ignored) and
+ * the previous transfer of its connection fifo; returns its id (virtual
+ * while folding, 0 when only counting), FS_STEP_NONE past the guard. */
 static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32_t *deps, guint n,
                          uint32_t fifo)
 {

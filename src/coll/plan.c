@@ -43,7 +43,8 @@ typedef struct {
  * inner loop): entries in one pool in the order they were made, chained
  * per (channel, source endpoint) from a head array per channel indexed by
  * the source (ranks, then NVLS switches, then CollNet switches, each
- * index modulo the communicator's size: a chain compares whole keys).  A
+ * index modulo the communicator's size: a chain compares whole keys; a
+ * switch's connections to ranks by the receiving rank instead).  A
  * source has a few connections per channel, and the algorithms make the
  * transfers of one channel rank after rank, so a lookup reads one head
  * near the last one and entries made together: no hashing, no allocation
@@ -166,7 +167,11 @@ static ConnEntry *conn_table_get(ConnTable *t, const ConnKey *k)
   guint kind = FS_EP_KIND(k->src) == FS_EP_RANK_KIND   ? 0
                : FS_EP_KIND(k->src) == FS_EP_NVLS_KIND ? 1
                                                        : 2;
-  uint32_t *h = &t->head[c][kind * t->n_ep + FS_EP_INDEX(k->src) % t->n_ep];
+  /* A switch sends to every rank of its host or shard (NVLS: L ranks × 2
+   * lanes per channel): its chains go by the receiving rank, so that each
+   * stays a lane or two long. */
+  FsCollEp by = kind != 0 && FS_EP_KIND(k->dst) == FS_EP_RANK_KIND ? k->dst : k->src;
+  uint32_t *h = &t->head[c][kind * t->n_ep + FS_EP_INDEX(by) % t->n_ep];
   for (uint32_t i = *h; i != FS_STEP_NONE; i = t->pool[i].next)
     if (conn_equal(&t->pool[i].key, k))
       return &t->pool[i];

@@ -477,6 +477,19 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   /* A plan of F >= 8 whole loops (and its last, partial loop) belongs to a
    * family whose runs the memo keeps (alone.h). */
   guint64 F = q > 0 ? whole_loops(req, q) : 0;
+  /* A whole plan past the step guard whose stream model is trusted
+   * (streams.h, fs_coll_exec_streams_trusted) runs as streams at once,
+   * before the family's plans below are built: the shortcuts' short runs
+   * of thousands of ranks cost seconds each and, for the NVLS tree across
+   * many nodes, fail (alone.h, "Too big for steps"). */
+  gboolean can_stream = !opts->exact && opts->route_paths != NULL;
+  if (can_stream && q > 0 && F >= 2 &&
+      fs_coll_exec_streams_trusted(choice->algo, req->op)) {
+    if (!over_guard(comm, choice->algo, req, q, F, too_big, error))
+      return FALSE;
+    if (*too_big)
+      return TRUE;
+  }
   gboolean remember = FALSE;
   Family fam;
   if (q > 0 && !opts->exact && opts->memo != NULL && F >= 8) {
@@ -509,18 +522,6 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
     if (!window(&loops, FALSE, &done, error))
       return FALSE;
     if (done)
-      return TRUE;
-  }
-  /* A whole plan past the step guard whose stream model is trusted
-   * (streams.h, fs_coll_exec_streams_trusted) runs as streams at once: the
-   * shortcuts' short runs of thousands of ranks cost seconds each and, for
-   * the NVLS tree across many nodes, fail (alone.h, "Too big for steps"). */
-  gboolean can_stream = !opts->exact && opts->route_paths != NULL;
-  if (can_stream && q > 0 && F >= 2 &&
-      fs_coll_exec_streams_trusted(choice->algo, req->op)) {
-    if (!over_guard(comm, choice->algo, req, q, F, too_big, error))
-      return FALSE;
-    if (*too_big)
       return TRUE;
   }
   if (q > 0) {

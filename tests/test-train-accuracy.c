@@ -193,24 +193,34 @@ static void expect_error(const char *text, const char *where, const char *what)
   g_rmdir(dir);
 }
 
-#define HEAD "# source: x\n# topology: topologies/dgx-h100-ib-ndr.yaml\n# generation: h100\n" \
-             "# metric: step_time_s\n# bar: 10\nname,family,workload,gpus,overrides,measured,set\n"
+#define SRC "# source: x\n"
+#define TOPO "# topology: topologies/dgx-h100-ib-ndr.yaml\n"
+#define GEN "# generation: h100\n"
+#define METRIC "# metric: step_time_s\n"
+#define BAR "# bar: 10\n"
+#define COLS "name,family,workload,gpus,overrides,measured,set\n"
+#define HEAD SRC TOPO GEN METRIC BAR COLS
 
 START_TEST(test_train_ref_bad_tables)
 {
   expect_error(HEAD "a,gpt,gpt3-175b.yaml,64,--tp=8,1.5,maybe\n", "7:36", "set \"maybe\"");
-  expect_error(HEAD "a,gpt,gpt3-175b.yaml,sixty,--tp=8,1.5,fit\n", "7:22", "gpus \"sixty\"");
+  expect_error(HEAD "a,gpt,gpt3-175b.yaml,sixty,--tp=8,1.5,fit\n", "7:22",
+               "\"gpus\": expected an integer, got \"sixty\"");
   expect_error(HEAD "a,gpt,gpt3-175b.yaml,64,--tp=8,-1,test\n", "7:32", "measured \"-1\"");
   expect_error(HEAD "a,,gpt3-175b.yaml,64,--tp=8,1.5,test\n", "7:3", "family");
-  expect_error(HEAD "a,gpt,gpt3-175b.yaml,64\n", "7:1", "7 fields");
-  expect_error(HEAD "a,gpt3-175b.yaml,64,--tp=8,1.5,test\n", "7:1", "7 fields");
-  expect_error("# source: x\n# topology: t.yaml\n# generation: h100\n# metric: step_time_s\n"
-               "# bar: tight\n", "5:8", "bar \"tight\"");
-  expect_error("# source: x\n# metric: mfu\n", "2:11", "metric \"mfu\"");
-  expect_error("# source: x\nname,family,workload,gpus,overrides,measured,set\n", "2:1", "# topology:");
-  expect_error("# source: x\nname,workload,gpus,overrides,measured,set\n", "2:1", "# topology:");
-  expect_error("# topology: cluster.yaml node\n", "1:13", "topology definition \"node\"");
-  expect_error("# gpus_per_node: 0\n", "1:18", "gpus_per_node \"0\"");
+  expect_error(HEAD "a,gpt,gpt3-175b.yaml,64\n", "7:1", "names 7");
+  expect_error(HEAD "a,gpt3-175b.yaml,64,--tp=8,1.5,test\n", "7:1", "names 7");
+  expect_error(SRC TOPO GEN METRIC "# bar: tight\n", "5:8", "\"tight\" in \"bar\"");
+  expect_error(SRC TOPO GEN "# metric: mfu\n" BAR COLS "a,gpt,gpt3-175b.yaml,64,,1.5,fit\n",
+               "4:11", "unknown metric \"mfu\"");
+  expect_error(SRC COLS "a,gpt,gpt3-175b.yaml,64,,1.5,fit\n", "1:1", "missing key \"topology\"");
+  expect_error(SRC "# topology: cluster.yaml node\n" GEN METRIC BAR, "2:13",
+               "in \"topology\" is not of the form");
+  expect_error(HEAD "# gpus_per_node: 0\n", "7:18", "expected an integer from 1 to 1024, got 0");
+  expect_error(SRC TOPO GEN METRIC BAR "# generaton: b200\n", "6:3",
+               "unknown key \"generaton\" in training table header; did you mean \"generation\"?");
+  expect_error(SRC TOPO GEN METRIC BAR "name,family,workload,gpus,overrides,measured\n"
+               "a,gpt,gpt3-175b.yaml,64,,1.5\n", "6:1", "expected the columns");
   /* Every row a test row: nothing to fit the factor on (one small row is run first). */
   expect_error(HEAD "a,llama2,llama2-7b.yaml,8,--global-batch-size=8 --num-layers=2,1.5,test\n", "1:1",
                "no fit row");

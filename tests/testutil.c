@@ -86,7 +86,8 @@ static FsTopo *load_topo(const FsCatalog *cat, const char *name, const char *con
   GError *err = NULL;
   FsTopo *t = fs_topo_load_file(path, cat, defines, &err);
   if (error != NULL) {
-    g_propagate_error(error, err);
+    if (err != NULL)
+      g_propagate_error(error, err);
     return t;
   }
   ck_assert_msg(t != NULL, "%s: %s", name, err ? err->message : "");
@@ -113,7 +114,8 @@ FsTopo *fs_test_topo_text(const char *text, const char *name, const char *const 
   GError *err = NULL;
   FsTopo *t = fs_topo_load_string(text, name, fs_test_catalog(), defines, &err);
   if (error != NULL) {
-    g_propagate_error(error, err);
+    if (err != NULL)
+      g_propagate_error(error, err);
     return t;
   }
   ck_assert_msg(t != NULL, "%s: %s", name, err ? err->message : "");

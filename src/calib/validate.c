@@ -61,7 +61,8 @@ const FsSchemaEntry *fs_val_schemas(guint *n)
 /* Reads the header's keys (positions in cols: key and value column of
  * each) against the declared table: an unknown key, a missing required one,
  * at its file:line:col in FS_VAL_ERROR_PARSE. */
-static gboolean check_header(const FsValTable *t, const GArray *cols, GError **error)
+static gboolean check_header(const FsValTable *t, const GArray *cols, const FsSchema *schema,
+                             gpointer record, GError **error)
 {
   g_autofree FsYamlPair *pairs = g_new0(FsYamlPair, MAX(t->keys->len, 1));
   for (guint i = 0; i < t->keys->len; i++) {
@@ -72,7 +73,7 @@ static gboolean check_header(const FsValTable *t, const GArray *cols, GError **e
   }
   g_autoptr(FsYamlDoc) doc = fs_yaml_doc_from_pairs(t->file, pairs, t->keys->len);
   FsSchemaRead opts = {.domain = FS_VAL_ERROR, .code = FS_VAL_ERROR_PARSE};
-  return fs_schema_read(&header_schema, fs_yaml_doc_root(doc), NULL, &opts, error);
+  return fs_schema_read(schema, fs_yaml_doc_root(doc), record, &opts, error);
 }
 
 void fs_val_table_free(FsValTable *t)
@@ -160,12 +161,19 @@ static gboolean parse_bar(FsValTable *t, GError **error)
   return TRUE;
 }
 
-/* Reads the reference table at path: "# key: value" comment lines become keys (a repeated key
- * has its values joined by a space), the first other non-blank line is the CSV header and the
- * rest are rows.  Returns a new table that the caller frees, or NULL with FS_VAL_ERROR_IO set
- * when the file cannot be read, or FS_VAL_ERROR_PARSE (file:line:col) for a row of the wrong
- * width, no header or no rows, a missing "source" or "kind" key, or a malformed "bar". */
 FsValTable *fs_val_table_load(const char *path, GError **error)
+{
+  g_autoptr(FsValTable) t = fs_val_table_read(path, &header_schema, NULL, error);
+  if (t == NULL || !parse_bar(t, error))
+    return NULL;
+  return g_steal_pointer(&t);
+}
+
+/* Reads the lines of path into a table (validate.h): "# key: value" lines
+ * into keys and values, the first other line into the column names, the
+ * rest into rows of the same width; then the keys against header. */
+FsValTable *fs_val_table_read(const char *path, const FsSchema *header, gpointer record,
+                              GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);
   g_autofree char *text = NULL;
@@ -251,13 +259,13 @@ FsValTable *fs_val_table_load(const char *path, GError **error)
   t->row_lines = (int *)(void *)g_array_free(lines, FALSE);
   if (!ok)
     return NULL;
+  if (!check_header(t, key_cols, header, record, error))
+    return NULL;
   if (t->cols == NULL || t->nrows == 0) {
     fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, path, 1, 1,
                     "no table: expected a header line of column names and at least one row");
     return NULL;
   }
-  if (!check_header(t, key_cols, error) || !parse_bar(t, error))
-    return NULL;
   return g_steal_pointer(&t);
 }
 
@@ -287,8 +295,7 @@ int fs_val_table_col(const FsValTable *t, const char *name, GError **error)
   return -1;
 }
 
-/* Column (1-based) where field col of a row starts, for messages. */
-static int cell_col(const FsValTable *t, guint row, int col)
+int fs_val_table_cell_col(const FsValTable *t, guint row, int col)
 {
   int c = 1;
   for (int i = 0; i < col; i++)
@@ -304,8 +311,8 @@ gboolean fs_val_table_u64(const FsValTable *t, guint row, int col, uint64_t *out
   guint64 v = g_ascii_strtoull(s, &end, 10);
   if (!g_ascii_isdigit(s[0]) || *end != '\0' || errno == ERANGE) {
     fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row],
-                    cell_col(t, row, col), "column \"%s\": expected an integer, got \"%s\"",
-                    t->cols[col], s);
+                    fs_val_table_cell_col(t, row, col),
+                    "column \"%s\": expected an integer, got \"%s\"", t->cols[col], s);
     return FALSE;
   }
   *out = v;
@@ -319,8 +326,8 @@ gboolean fs_val_table_double(const FsValTable *t, guint row, int col, double *ou
   double v = g_ascii_strtod(s, &end);
   if (end == s || *end != '\0' || !isfinite(v)) {
     fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row],
-                    cell_col(t, row, col), "column \"%s\": expected a number, got \"%s\"",
-                    t->cols[col], s);
+                    fs_val_table_cell_col(t, row, col),
+                    "column \"%s\": expected a number, got \"%s\"", t->cols[col], s);
     return FALSE;
   }
   *out = v;

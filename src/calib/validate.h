@@ -62,7 +62,23 @@ typedef struct {
   uint64_t bar_min_size;  /* 0: every row */
 } FsValTable;
 
+/* Reads the reference table at path (validation/reference/README.md):
+ * "# key: value" comment lines, where key is a lower-case word (letters and
+ * '_'), become keys (a repeated key has its values joined by a space; other
+ * comments are prose), the first other non-blank line is the CSV header and
+ * the rest are rows.  The keys are checked against the reference header's
+ * schema (fs_val_schemas) and its bar parsed.  Returns a new table that the
+ * caller frees, or NULL with FS_VAL_ERROR_IO when the file cannot be read,
+ * or FS_VAL_ERROR_PARSE (file:line:col) for a row of the wrong width, no
+ * header or no rows, a key the schema does not declare or a missing
+ * required one, or a malformed "bar".  Cost: linear in the file. */
 FsValTable *fs_val_table_load(const char *path, GError **error);
+/* The same reader for a table of another format: the keys are read
+ * against header (util/schema.h; values it stores go into record, which may
+ * be NULL when every field is FS_SCHEMA_NOWHERE) and no bar is parsed.  The
+ * training tables (scenario/train-ref.c) are read with it. */
+FsValTable *fs_val_table_read(const char *path, const FsSchema *header, gpointer record,
+                              GError **error);
 void fs_val_table_free(FsValTable *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsValTable, fs_val_table_free)
 
@@ -78,6 +94,8 @@ const FsSchemaEntry *fs_val_schemas(guint *n);
 const char *fs_val_table_require(const FsValTable *t, const char *key, GError **error);
 /* Column index by name, or -1 (with an error when error is non-NULL). */
 int fs_val_table_col(const FsValTable *t, const char *name, GError **error);
+/* Column (1-based) where cell col of row starts in its line, for messages. */
+int fs_val_table_cell_col(const FsValTable *t, guint row, int col);
 /* Typed cells with file:line:col errors. */
 gboolean fs_val_table_u64(const FsValTable *t, guint row, int col, uint64_t *out, GError **error);
 gboolean fs_val_table_double(const FsValTable *t, guint row, int col, double *out,

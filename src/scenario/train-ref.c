@@ -104,33 +104,96 @@ static gboolean simulate(const FsScenario *sc, const System *sys, const char *wo
   return TRUE;
 }
 
-/* Column (1-based) of field k of a comma-separated line. */
-static int field_col(char **f, guint k)
+/* ---- the header's declared keys (validation/reference/training/README.md) ---- */
+
+/* The typed header values; the text ones are read with fs_val_table_key. */
+typedef struct {
+  guint gpus_per_node;
+  int metric;           /* index in metrics[] */
+} Header;
+
+static const char *const metrics[] = {"step_time_s", "tokens_per_s_per_gpu", NULL};
+
+/* `# topology:` is a path, then key=value words. */
+static gboolean valid_topology(const char *text)
 {
-  int col = 1;
-  for (guint i = 0; i < k; i++)
-    col += (int)strlen(f[i]) + 1;
-  return col;
+  g_auto(GStrv) w = g_strsplit_set(text, " \t", -1);
+  guint n = 0;
+  for (guint k = 0; w[k] != NULL; k++)
+    if (w[k][0] != '\0' && n++ > 0 && strchr(w[k], '=') == NULL)
+      return FALSE;
+  return n > 0;
 }
 
-static gboolean bad(GError **error, const char *file, int line, int col, const char *msg,
+/* `# bar:` is a positive percentage, or "none" and why. */
+static gboolean valid_bar(const char *text)
+{
+  char *end = NULL;
+  double b = g_ascii_strtod(text, &end);
+  return (g_ascii_isdigit(text[0]) && end != text && *end == '\0' && b > 0) ||
+         g_str_has_prefix(text, "none");
+}
+
+#define TEXT(k, req, vdoc, text)                                                             \
+  {.key = k, .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE, .required = req,           \
+   .value_doc = vdoc, .doc = text}
+static const FsSchemaField header_fields[] = {
+  TEXT("source", TRUE, "text", "where the numbers come from (URL, or repository + path + "
+       "commit, each checked with the `read_file` or `search` tool)"),
+  TEXT("setup", FALSE, "text", "the system as the source states it"),
+  TEXT("derivation", FALSE, "text", "how `measured` was derived when the source prints "
+       "something else"),
+  {.key = "topology", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .valid = valid_topology, .form = "\"topologies/cluster.yaml node=hgx-b200\" (a file, then "
+   "key=value words)", .value_doc = "a path, then `key=value` words",
+   .doc = "the topology file run, with its definitions; `nodes` is set to GPUs / "
+   "gpus_per_node"},
+  {.key = "gpus_per_node", .type = FS_SCHEMA_UINT, .offset = G_STRUCT_OFFSET(Header,
+   gpus_per_node), .min = "1", .max = "1024", .def = "8",
+   .doc = "GPUs per host of that topology (GB200 NVL72 compute trays: 4)"},
+  TEXT("generation", TRUE, "a GPU generation", "reported: the test-set bias per generation"),
+  {.key = "metric", .type = FS_SCHEMA_ENUM, .offset = G_STRUCT_OFFSET(Header, metric),
+   .required = TRUE, .names = metrics, .doc = "what `measured` is"},
+  {.key = "bar", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .valid = valid_bar, .form = "\"10\" (a test-set MAPE in percent) or \"none: why\"",
+   .value_doc = "a percentage, or `none: why`",
+   .doc = "the largest test-set MAPE accepted for the table (`none: why` for a known miss)"},
+  TEXT("split", FALSE, "text", "how the `set` column was chosen"),
+  TEXT("rows", FALSE, "text", "which rows of the source are here, and why others are not"),
+  TEXT("runs", FALSE, "text", "how the rows are run"),
+};
+#undef TEXT
+static const FsSchema header_schema = {"training table header", NULL, header_fields,
+                                       G_N_ELEMENTS(header_fields)};
+static const FsSchemaEntry schemas[] = {{"train.header", &header_schema}};
+
+const FsSchemaEntry *fs_train_ref_schemas(guint *n)
+{
+  *n = G_N_ELEMENTS(schemas);
+  return schemas;
+}
+
+static gboolean bad(GError **error, const FsValTable *v, guint row, int col, const char *msg,
                     const char *arg)
 {
-  fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, file, line, col, msg, arg);
+  fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, v->file, v->row_lines[row],
+                  fs_val_table_cell_col(v, row, col), msg, arg);
   return FALSE;
 }
 
-/* A header line `# key: value` (key and value stripped, caller frees);
- * FALSE for a comment without a colon. */
-static gboolean header_kv(const char *l, char **key, char **val, int *val_col)
+/* The topology words of the header: the path, then key=value definitions
+ * (NULL-terminated, caller frees). */
+static char **topology_words(const char *text)
 {
-  const char *v = strchr(l, ':');
-  if (v == NULL)
-    return FALSE;
-  *key = g_strstrip(g_strndup(l + 1, (gsize)(v - l - 1)));
-  *val = g_strstrip(g_strdup(v + 1));
-  *val_col = (int)(v - l) + 3;
-  return TRUE;
+  char **w = g_strsplit_set(text, " \t", -1);
+  guint n = 0;
+  for (guint k = 0; w[k] != NULL; k++)
+    if (w[k][0] != '\0')
+      w[n++] = w[k];
+    else
+      g_free(w[k]);
+  w[n] = NULL;
+  return w;
 }
 
 /* Reads one table and simulates its rows: t's header fields and result
@@ -138,112 +201,50 @@ static gboolean header_kv(const char *l, char **key, char **val, int *val_col)
 static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTable *t,
                            GError **error)
 {
-  g_autofree char *text = NULL;
-  GError *e = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &e)) {
-    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_IO, path, 0, 0, "%s", e->message);
-    g_error_free(e);
+  Header h = {0};
+  g_autoptr(FsValTable) v = fs_val_table_read(path, &header_schema, &h, error);
+  if (v == NULL)
+    return FALSE;
+  g_autofree char *cols = g_strjoinv(",", v->cols);
+  if (strcmp(cols, columns) != 0) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, path, v->header_line, 1,
+                    "expected the columns %s", columns);
     return FALSE;
   }
   FsValResult *r = t->result;
-  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-  g_auto(GStrv) topo = NULL;
-  System sys = { NULL, 8 };
-  gboolean header = FALSE;
   r->pass = TRUE;
-  for (guint i = 0; lines[i] != NULL; i++) {
-    char *l = lines[i];
-    int ln = (int)i + 1;
-    g_strchomp(l);
-    if (l[0] == '\0')
-      continue;
-    if (l[0] == '#') {
-      g_autofree char *key = NULL, *val = NULL;
-      int vc = 0;
-      if (!header_kv(l, &key, &val, &vc))
-        continue;
-      if (strcmp(key, "topology") == 0) {
-        g_strfreev(topo);
-        topo = g_strsplit_set(val, " \t", -1);
-        guint n = 0;
-        for (guint k = 0; topo[k] != NULL; k++)
-          if (topo[k][0] != '\0')
-            topo[n++] = topo[k];
-          else
-            g_free(topo[k]);
-        topo[n] = NULL;
-        for (guint k = 1; k < n; k++)
-          if (strchr(topo[k], '=') == NULL)
-            return bad(error, path, ln, vc, "topology definition \"%s\": expected key=value",
-                       topo[k]);
-        if (n == 0)
-          return bad(error, path, ln, vc, "%s", "topology: expected a topology file");
-      } else if (strcmp(key, "gpus_per_node") == 0) {
-        char *end = NULL;
-        long g = strtol(val, &end, 10);
-        if (end == val || *end != '\0' || g < 1 || g > 1024)
-          return bad(error, path, ln, vc, "gpus_per_node \"%s\": expected a count of 1 to 1024",
-                     val);
-        sys.gpus_per_node = (guint)g;
-      } else if (strcmp(key, "generation") == 0) {
-        g_free(t->generation);
-        t->generation = g_strdup(val);
-      } else if (strcmp(key, "source") == 0 && r->source == NULL) {
-        r->source = g_strdup(val);
-      } else if (strcmp(key, "metric") == 0) {
-        if (strcmp(val, "step_time_s") != 0 && strcmp(val, "tokens_per_s_per_gpu") != 0)
-          return bad(error, path, ln, vc,
-                     "metric \"%s\": expected step_time_s or tokens_per_s_per_gpu", val);
-        g_free(t->metric);
-        t->metric = g_strdup(val);
-      } else if (strcmp(key, "bar") == 0) {
-        char *end = NULL;
-        double b = g_ascii_strtod(val, &end);
-        if (g_ascii_isdigit(val[0]) && end != val && *end == '\0' && b > 0)
-          r->mape = b; /* the bar, kept here until the score replaces it */
-        else if (g_str_has_prefix(val, "none"))
-          r->mape = -1;
-        else
-          return bad(error, path, ln, vc,
-                     "bar \"%s\": expected a test-set MAPE in percent, or \"none: why\"", val);
-        g_free(r->bar);
-        r->bar = g_strdup(val);
-      }
-      continue;
-    }
-    if (!header) {
-      if (topo == NULL || t->generation == NULL || t->metric == NULL || r->bar == NULL)
-        return bad(error, path, ln, 1, "%s", "a `# topology:`, `# generation:`, `# metric:` and "
-                   "`# bar:` line must come before the column names");
-      if (strcmp(g_strstrip(l), columns) != 0)
-        return bad(error, path, ln, 1, "expected the columns %s", columns);
-      sys.topo = topo;
-      header = TRUE;
-      continue;
-    }
-    g_auto(GStrv) f = g_strsplit(l, ",", -1);
-    if (g_strv_length(f) != NCOLS) {
-      fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, path, ln, 1,
-                      "a row has %d fields (%s), this one %u", NCOLS, columns, g_strv_length(f));
-      return FALSE;
-    }
+  r->source = g_strdup(fs_val_table_key(v, "source"));
+  t->generation = g_strdup(fs_val_table_key(v, "generation"));
+  t->metric = g_strdup(metrics[h.metric]);
+  const char *bar = fs_val_table_key(v, "bar");
+  r->bar = g_strdup(bar);
+  r->mape = g_ascii_isdigit(bar[0]) ? g_ascii_strtod(bar, NULL) : -1; /* the bar, kept here
+                                                                        * until the score
+                                                                        * replaces it */
+  g_auto(GStrv) topo = topology_words(fs_val_table_key(v, "topology"));
+  System sys = {topo, h.gpus_per_node};
+  gboolean time_metric = strcmp(t->metric, "step_time_s") == 0;
+  for (guint i = 0; i < v->nrows; i++) {
+    char **f = v->cells[i];
+    int ln = v->row_lines[i];
     if (f[1][0] == '\0')
-      return bad(error, path, ln, field_col(f, 1), "%s", "family: expected a model family name");
-    char *end = NULL;
-    long gpus = strtol(f[3], &end, 10);
-    if (end == f[3] || *end != '\0' || gpus < 1 || gpus > 1 << 20)
-      return bad(error, path, ln, field_col(f, 3), "gpus \"%s\": expected a GPU count", f[3]);
-    FsValRow row = { .row = r->rows->len, .line = ln };
-    row.measured = g_ascii_strtod(f[5], &end);
-    if (end == f[5] || *end != '\0' || !(row.measured > 0))
-      return bad(error, path, ln, field_col(f, 5), "measured \"%s\": expected a positive number",
-                 f[5]);
+      return bad(error, v, i, 1, "%s", "family: expected a model family name");
+    uint64_t gpus = 0;
+    if (!fs_val_table_u64(v, i, 3, &gpus, error))
+      return FALSE;
+    if (gpus < 1 || gpus > 1 << 20)
+      return bad(error, v, i, 3, "gpus \"%s\": expected a GPU count of 1 to 1048576", f[3]);
+    FsValRow row = {.row = r->rows->len, .line = ln};
+    if (!fs_val_table_double(v, i, 5, &row.measured, error))
+      return FALSE;
+    if (!(row.measured > 0))
+      return bad(error, v, i, 5, "measured \"%s\": expected a positive number", f[5]);
     if (strcmp(f[6], "fit") != 0 && strcmp(f[6], "test") != 0)
-      return bad(error, path, ln, field_col(f, 6), "set \"%s\": expected fit or test", f[6]);
+      return bad(error, v, i, 6, "set \"%s\": expected fit or test", f[6]);
     row.fit = strcmp(f[6], "fit") == 0;
     double raw = 0;
-    if (!simulate(sc, &sys, f[2], f[4], (guint)gpus, strcmp(t->metric, "step_time_s") == 0, &raw,
-                  &e)) {
+    GError *e = NULL;
+    if (!simulate(sc, &sys, f[2], f[4], (guint)gpus, time_metric, &raw, &e)) {
       fs_error_prefix_at(e, path, ln, 1);
       g_propagate_error(error, e);
       return FALSE;
@@ -253,8 +254,6 @@ static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTab
     g_ptr_array_add(t->families, g_strdup(f[1]));
     g_array_append_val(r->rows, row);
   }
-  if (!header)
-    return bad(error, path, (int)g_strv_length(lines), 1, "no column line (%s)", columns);
   return TRUE;
 }
 

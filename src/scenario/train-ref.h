@@ -65,6 +65,12 @@ typedef struct {
   GArray *generations;     /* FsTrainRefGroup, sorted by name */
 } FsTrainRef;
 
+/* The declared keys of a training table's header (util/schema.h), named
+ * "train.header" as validation/reference/training/README.md's markers name
+ * them; *n receives the count.  Static, borrowed.  A table whose header has
+ * a key they do not declare, lacks a required one or holds a bad value is
+ * refused at that key or value. */
+const FsSchemaEntry *fs_train_ref_schemas(guint *n);
 /* The training-*.csv files of dir, sorted (caller frees; empty when none
  * or when dir does not exist). */
 GPtrArray *fs_train_ref_list(const char *dir);

@@ -201,16 +201,32 @@ set -e
 contains "$out" "test-set MAPE" "training, tight bar"
 contains "$out" "FAIL" "training, tight bar"
 
-# A malformed training table: exit 2, file:line:col, nothing on stdout.
-sed 's/,test$/,later/' "$tmp/tref/training/training-two.csv" > "$tmp/training-bad.csv"
-line=$(grep -n ',later$' "$tmp/training-bad.csv" | cut -d: -f1)
-set +e
-o=$("$FABRICSIM" validate "$tmp/training-bad.csv" 2>"$tmp/err")
-st=$?
-set -e
-[ "$st" -eq 2 ] || fail "bad training table: exit $st, expected 2"
-[ -z "$o" ] || fail "bad training table: stdout not empty: $o"
-grep -q "training-bad.csv:$line:[0-9]*: set \"later\": expected fit or test" "$tmp/err" \
-  || fail "bad training table: $(cat "$tmp/err")"
+# A malformed training table: exit 2, file:line:col, nothing on stdout.  The
+# header's keys are declared (train.header): each bad one is refused at its
+# line and column before any row is simulated.
+two="$tmp/tref/training/training-two.csv"
+bad_training() { # sed-expression, expected "LINE:COL: message" (grep -E), what
+  sed "$1" "$two" > "$tmp/training-bad.csv"
+  set +e
+  o=$("$FABRICSIM" validate "$tmp/training-bad.csv" 2>"$tmp/err")
+  st=$?
+  set -e
+  [ "$st" -eq 2 ] || fail "$3: exit $st, expected 2"
+  [ -z "$o" ] || fail "$3: stdout not empty: $o"
+  grep -Eq "training-bad.csv:$2" "$tmp/err" || fail "$3: $(cat "$tmp/err")"
+}
+line=$(grep -n ',test$' "$two" | cut -d: -f1)
+bad_training 's/,test$/,later/' "$line:[0-9]+: set \"later\": expected fit or test" "unknown set"
+bad_training 's/^# generation:/# generaton:/' '[0-9]+:3: .*"generaton".*"generation"' \
+  "misspelt key"
+bad_training '/^# generation:/d' '1:1: .*"generation"' "missing generation"
+bad_training 's/^# metric: .*/# metric: seconds/' '[0-9]+:[0-9]+: .*"seconds".*step_time_s' \
+  "unknown metric"
+bad_training 's/^# bar: .*/# bar: ten/' '[0-9]+:[0-9]+: "ten" in "bar" is not of the form' \
+  "bad bar"
+bad_training 's|^# topology: .*|# topology: topologies/dgx-a100-ib-hdr.yaml nodes|' \
+  '[0-9]+:[0-9]+: .* in "topology" is not of the form' "topology definition without ="
+bad_training 's/^# metric:/# gpus_per_node: 0\n# metric:/' \
+  '[0-9]+:[0-9]+: expected an integer from 1 to 1024, got 0' "gpus_per_node 0"
 
 echo "cli validate: ok"

@@ -345,6 +345,47 @@ START_TEST(test_memo)
 }
 END_TEST
 
+/* ---- Past the step guard ------------------------------------------------ */
+
+START_TEST(test_past_guard)
+{
+  /* A plan past the plan-step guard (its steps counted, not built) runs as
+   * streams in the step mode: at once where the stream model is trusted
+   * (ring, NVLS), the time the stream model gives; one step under the
+   * guard it runs as steps. */
+  Sys s;
+  fs_test_coll_open(&s, "dgx-h100.yaml", NULL, "all", FS_NET_MAXMIN);
+  static const char *const algos[] = {"ring", "nvls"};
+  for (guint a = 0; a < G_N_ELEMENTS(algos); a++) {
+    FsCollChoice ch;
+    FsCollRequest req;
+    uint64_t nb;
+    ck_assert(choose(&s, FS_COLL_ALL_REDUCE, 256u << 20, fs_coll_algo_find(algos[a]),
+                     FS_PROTO_SIMPLE, &ch, &req, &nb));
+    guint64 steps;
+    GError *err = NULL;
+    ck_assert(fs_coll_plan_count_steps(s.comm, ch.algo, &req, &steps, &err));
+    fs_assert_no_error(err);
+    FsTime streams = time_alone(&s, &ch, &req, nb, FS_COLL_EXEC_STREAMS);
+    FsCollAloneOpts o = {.exec = FS_COLL_EXEC_STEPS, .route_fixed = fs_coll_topo_route_fixed,
+                         .route_paths = fs_coll_topo_route_paths, .route_ctx = s.tnet};
+    FsCollAloneStats st;
+    req.max_steps = (guint)steps - 1;
+    ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
+                                 fs_coll_topo_xfer, s.tnet, &o, &st, &err));
+    fs_assert_no_error(err);
+    ck_assert_msg(st.streams, "%s past the guard ran as steps", algos[a]);
+    ck_assert_uint_eq(st.time, streams);
+    req.max_steps = (guint)steps;
+    ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
+                                 fs_coll_topo_xfer, s.tnet, &o, &st, &err));
+    fs_assert_no_error(err);
+    ck_assert_msg(!st.streams, "%s under the guard ran as streams", algos[a]);
+  }
+  fs_test_coll_close(&s);
+}
+END_TEST
+
 /* ---- The rule, the names ----------------------------------------------- */
 
 START_TEST(test_auto_rule_and_names)
@@ -390,5 +431,6 @@ int main(void)
   FS_ADD_TEST(s, test_concurrent_traffic);
   FS_ADD_TEST(s, test_auto_rule_and_names);
   FS_ADD_TEST(s, test_memo);
+  FS_ADD_TEST(s, test_past_guard);
   return fs_test_run_suite(s);
 }

@@ -504,6 +504,41 @@ START_TEST(test_plan_step_limit)
 }
 END_TEST
 
+START_TEST(test_plan_count_steps)
+{
+  /* Counting without building gives the steps a build makes, whatever the
+   * guard (the count is what decides that a plan is past it), for every
+   * algorithm that runs here; a bad request fails as the build does. */
+  g_autoptr(FsComm) c = fs_comm_new_grid(4, 4);
+  static const char *const algos[] = {"ring", "tree", "hier", "pat", "rhd", "direct"};
+  static const FsCollOp ops[] = {FS_COLL_ALL_REDUCE, FS_COLL_ALL_GATHER, FS_COLL_BROADCAST};
+  guint checked = 0;
+  for (guint a = 0; a < G_N_ELEMENTS(algos); a++)
+    for (guint o = 0; o < G_N_ELEMENTS(ops); o++) {
+      FsCollRequest req = req_of(ops[o], 3u << 20, 4, 1u << 18);
+      const FsCollAlgo *algo = fs_coll_algo_find(algos[a]);
+      GError *err = NULL;
+      g_autoptr(FsCollPlan) p = fs_coll_plan_new(c, algo, &req, &err);
+      if (p == NULL) {
+        g_clear_error(&err);
+        continue;
+      }
+      guint64 n = 0;
+      req.max_steps = 10; /* the count is not bounded by the guard */
+      ck_assert(fs_coll_plan_count_steps(c, algo, &req, &n, &err));
+      fs_assert_no_error(err);
+      ck_assert_uint_eq(n, fs_coll_plan_n_steps(p));
+      checked++;
+    }
+  ck_assert_uint_ge(checked, 8);
+  FsCollRequest bad = req_of(FS_COLL_ALL_REDUCE, 1u << 20, 0, 1u << 18);
+  guint64 n = 7;
+  GError *err = NULL;
+  ck_assert(!fs_coll_plan_count_steps(c, fs_coll_algo_find("ring"), &bad, &n, &err));
+  fs_assert_error(err, FS_COLL_ERROR, "channels must be 1..64");
+}
+END_TEST
+
 START_TEST(test_plan_deterministic)
 {
   g_autoptr(FsComm) c = fs_comm_new_grid(2, 4);
@@ -642,6 +677,7 @@ int main(void)
   FS_ADD_TEST(s, test_plan_nvls_sharp);
   FS_ADD_TEST(s, test_plan_unsupported_reasons);
   FS_ADD_TEST(s, test_plan_step_limit);
+  FS_ADD_TEST(s, test_plan_count_steps);
   FS_ADD_TEST(s, test_plan_deterministic);
   FS_ADD_TEST(s, test_ncclt_float_format);
   FS_ADD_TEST(s, test_ncclt_table_layout);

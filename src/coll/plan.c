@@ -43,7 +43,8 @@ typedef struct {
  * inner loop): entries in one pool in the order they were made, chained
  * per (channel, source endpoint) from a head array per channel indexed by
  * the source (ranks, then NVLS switches, then CollNet switches, each
- * index modulo the communicator's size: a chain compares whole keys).  A
+ * index modulo the communicator's size: a chain compares whole keys; a
+ * switch's connections to ranks by the receiving rank instead).  A
  * source has a few connections per channel, and the algorithms make the
  * transfers of one channel rank after rank, so a lookup reads one head
  * near the last one and entries made together: no hashing, no allocation
@@ -84,6 +85,11 @@ struct FsPlanBuilder {
   guint cur_channel; /* channel of the last transfer (for reductions) */
   FoldBuild fold;
   guint steps_cap, deps_cap, fifo_cap; /* elements allocated (see reserve) */
+  /* fs_coll_plan_count_steps: steps are counted, not stored; every one
+   * gets id 0 (a step, never FS_STEP_NONE, so the algorithm's choices
+   * stay those of a real build). */
+  gboolean count_only;
+  guint64 counted;
 };
 
 /* Makes room for `need` elements in a (GArray of plain elements, no
@@ -161,7 +167,11 @@ static ConnEntry *conn_table_get(ConnTable *t, const ConnKey *k)
   guint kind = FS_EP_KIND(k->src) == FS_EP_RANK_KIND   ? 0
                : FS_EP_KIND(k->src) == FS_EP_NVLS_KIND ? 1
                                                        : 2;
-  uint32_t *h = &t->head[c][kind * t->n_ep + FS_EP_INDEX(k->src) % t->n_ep];
+  /* A switch sends to every rank of its host or shard (NVLS: L ranks × 2
+   * lanes per channel): its chains go by the receiving rank, so that each
+   * stays a lane or two long. */
+  FsCollEp by = kind != 0 && FS_EP_KIND(k->dst) == FS_EP_RANK_KIND ? k->dst : k->src;
+  uint32_t *h = &t->head[c][kind * t->n_ep + FS_EP_INDEX(by) % t->n_ep];
   for (uint32_t i = *h; i != FS_STEP_NONE; i = t->pool[i].next)
     if (conn_equal(&t->pool[i].key, k))
       return &t->pool[i];
@@ -256,11 +266,18 @@ static gboolean fold_step(FsPlanBuilder *b, guint ch)
   return TRUE;
 }
 
+/* Stores step proto with its dependencies deps (n, FS_STEP_NONE ignored) and
+ * the previous transfer of its connection fifo; returns its id (virtual
+ * while folding, 0 when only counting), FS_STEP_NONE past the guard. */
 static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32_t *deps, guint n,
                          uint32_t fifo)
 {
   FsCollPlan *p = b->plan;
   FoldBuild *f = &b->fold;
+  if (b->count_only) {
+    b->counted++;
+    return 0;
+  }
   if ((f->on ? f->vcount : p->steps->len) >= p->req.max_steps) {
     b->overflow = TRUE;
     return FS_STEP_NONE;
@@ -306,6 +323,10 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
   g_assert(lane < 256);
   if (b->overflow)
     return FS_STEP_NONE;
+  if (b->count_only) {
+    b->counted++;
+    return 0;
+  }
   FsCollPlan *p = b->plan;
   g_assert(src != dst);
   FsCollStep s = {
@@ -620,6 +641,21 @@ FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
     r.chunk_bytes = r.chunk_bytes > G_MAXUINT64 / f ? G_MAXUINT64 : r.chunk_bytes * f;
     r.slice_bytes = r.slice_bytes > G_MAXUINT64 / f ? G_MAXUINT64 : r.slice_bytes * f;
   }
+}
+
+gboolean fs_coll_plan_count_steps(const FsComm *comm, const FsCollAlgo *algo,
+                                  const FsCollRequest *req, guint64 *steps, GError **error)
+{
+  g_return_val_if_fail(comm != NULL && algo != NULL && req != NULL && steps != NULL, FALSE);
+  FsCollRequest r;
+  if (!check_request(comm, algo, req, &r, error))
+    return FALSE;
+  FsCollPlan p = {.req = r, .algo = algo, .comm = comm, .width = 1};
+  FsPlanBuilder b = {.plan = &p, .count_only = TRUE};
+  if (fs_comm_size(comm) > 1)
+    algo->build(&b);
+  *steps = b.counted;
+  return TRUE;
 }
 
 FsCollPlan *fs_coll_plan_new_folded(const FsComm *comm, const FsCollAlgo *algo,

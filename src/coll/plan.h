@@ -211,6 +211,14 @@ FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
                              const FsCollRequest *req, GError **error);
 void fs_coll_plan_free(FsCollPlan *plan);
 
+/* The steps the plan of req would have unfolded, what the plan-step guard
+ * counts (of a folded plan too: its steps × its width), into *steps,
+ * without storing them: the algorithm runs, nothing is allocated.  For a
+ * decision on a plan too large to build (collrun/alone.c).  Errors: those
+ * of fs_coll_plan_new's checks of the request; never the guard.  Cost: one
+ * call per step. */
+gboolean fs_coll_plan_count_steps(const FsComm *comm, const FsCollAlgo *algo,
+                                  const FsCollRequest *req, guint64 *steps, GError **error);
 /* Channel folding.  Channels whose steps are identical (same transfers
  * between the same topology nodes with the same bytes and the same
  * dependencies, channel for channel) behave identically when the

@@ -436,35 +436,25 @@ static gboolean window(const Attempt *at, gboolean run_missing, gboolean *done, 
   return TRUE;
 }
 
-/* *over: the plan of req (F >= 2 whole loops of q bytes per channel, as
- * runs build it: folded where they fold) would have more steps than the
- * step guard allows (req->max_steps, else fs_coll_plan_max_steps()): its
- * plans of one and two whole loops (and the rest) tell the steps per loop
- * (over too when one of them passes the guard).  FALSE only when one of
- * them cannot be built for another reason. */
+/* *over: the plan of req (F >= 2 whole loops of q bytes per channel)
+ * would have more steps than the step guard allows (req->max_steps, else
+ * fs_coll_plan_max_steps()), as the guard counts them (a folded plan's
+ * too): its plans of one and two whole loops (and the rest), counted
+ * without being built (fs_coll_plan_count_steps), tell the steps per loop.
+ * FALSE only when they cannot be planned for another reason.  Cost: the
+ * algorithm's calls for three loops. */
 static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
-                           uint64_t q, guint64 F, const FsCollAloneOpts *opts, const FsFlowNet *net,
-                           gboolean *over, GError **error)
+                           uint64_t q, guint64 F, gboolean *over, GError **error)
 {
   FsCollRequest r1, r2;
   truncate_req(req, DIM_LOOPS, q, F, 1, &r1);
   truncate_req(req, DIM_LOOPS, q, F, 2, &r2);
-  GError *e = NULL;
-  g_autoptr(FsCollPlan) p1 = new_plan(comm, algo, &r1, opts, net, &e);
-  g_autoptr(FsCollPlan) p2 = p1 ? new_plan(comm, algo, &r2, opts, net, &e) : NULL;
-  if (p2 == NULL) {
-    /* Past the guard already with one or two loops. */
-    if (g_error_matches(e, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT)) {
-      g_error_free(e);
-      *over = TRUE;
-      return TRUE;
-    }
-    g_propagate_error(error, e);
+  guint64 n1, n2;
+  if (!fs_coll_plan_count_steps(comm, algo, &r1, &n1, error) ||
+      !fs_coll_plan_count_steps(comm, algo, &r2, &n2, error))
     return FALSE;
-  }
-  double n1 = fs_coll_plan_n_steps(p1), n2 = fs_coll_plan_n_steps(p2);
   guint limit = req->max_steps ? req->max_steps : fs_coll_plan_max_steps();
-  *over = n1 + (double)(F - 1) * (n2 - n1) > (double)limit;
+  *over = (double)n1 + (double)(F - 1) * ((double)n2 - (double)n1) > (double)limit;
   return TRUE;
 }
 
@@ -487,6 +477,19 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   /* A plan of F >= 8 whole loops (and its last, partial loop) belongs to a
    * family whose runs the memo keeps (alone.h). */
   guint64 F = q > 0 ? whole_loops(req, q) : 0;
+  /* A whole plan past the step guard whose stream model is trusted
+   * (streams.h, fs_coll_exec_streams_trusted) runs as streams at once,
+   * before the family's plans below are built: the shortcuts' short runs
+   * of thousands of ranks cost seconds each and, for the NVLS tree across
+   * many nodes, fail (alone.h, "Too big for steps"). */
+  gboolean can_stream = !opts->exact && opts->route_paths != NULL;
+  if (can_stream && q > 0 && F >= 2 &&
+      fs_coll_exec_streams_trusted(choice->algo, req->op)) {
+    if (!over_guard(comm, choice->algo, req, q, F, too_big, error))
+      return FALSE;
+    if (*too_big)
+      return TRUE;
+  }
   gboolean remember = FALSE;
   Family fam;
   if (q > 0 && !opts->exact && opts->memo != NULL && F >= 8) {
@@ -600,9 +603,8 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
    * stream model can time it, it does (fs_coll_time_alone).  A plan of
    * whole loops is measured before it is built (its one- and two-loop
    * plans); any other fails while it is built. */
-  gboolean can_stream = !opts->exact && opts->route_paths != NULL;
-  if (can_stream && q > 0 && F >= 2) {
-    if (!over_guard(comm, choice->algo, req, q, F, opts, net, too_big, error))
+  if (can_stream && q > 0 && F >= 2 && !fs_coll_exec_streams_trusted(choice->algo, req->op)) {
+    if (!over_guard(comm, choice->algo, req, q, F, too_big, error))
       return FALSE;
     if (*too_big)
       return TRUE;

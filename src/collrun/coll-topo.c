@@ -627,6 +627,13 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
 struct FsCollTopoNet {
   FsRouter *router;
   GHashTable *paths; /* (src << 32 | dst) → GArray of FsChannelId */
+  GHashTable *fixed; /* (src << 32 | dst) → 1 + fs_coll_topo_route_fixed's answer */
+  /* bfs_path's scratch, one entry per topology node, made at first use:
+   * via[] is -1 everywhere between searches (a search resets the nodes it
+   * reached, queue[0 .. its tail)), so a search costs the nodes it visits,
+   * not the topology's size. */
+  int *via;
+  guint *queue;
 };
 
 FsCollTopoNet *fs_coll_topo_net_new(FsRouter *router)
@@ -634,6 +641,7 @@ FsCollTopoNet *fs_coll_topo_net_new(FsRouter *router)
   FsCollTopoNet *t = g_new0(FsCollTopoNet, 1);
   t->router = router;
   t->paths = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+  t->fixed = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, NULL);
   return t;
 }
 
@@ -642,19 +650,26 @@ void fs_coll_topo_net_free(FsCollTopoNet *t)
   if (t == NULL)
     return;
   g_hash_table_destroy(t->paths);
+  g_hash_table_destroy(t->fixed);
+  g_free(t->via);
+  g_free(t->queue);
   g_free(t);
 }
 
 /* Fewest-hop path from src to dst that never passes through a GPU
  * (breadth-first, neighbours in adjacency order: deterministic), as
- * channels; NULL when none. */
-static GArray *bfs_path(const FsTopo *topo, guint src, guint dst)
+ * channels; NULL when none.  Costs the nodes it reaches (t's scratch). */
+static GArray *bfs_path(FsCollTopoNet *t, const FsTopo *topo, guint src, guint dst)
 {
-  guint nn = fs_topo_n_nodes(topo);
-  g_autofree int *via = g_new(int, nn); /* link used to reach the node, -1 unseen */
-  g_autofree guint *queue = g_new(guint, nn);
-  for (guint i = 0; i < nn; i++)
-    via[i] = -1;
+  if (t->via == NULL) {
+    guint nn = fs_topo_n_nodes(topo);
+    t->via = g_new(int, nn); /* link used to reach the node, -1 unseen */
+    t->queue = g_new(guint, nn);
+    for (guint i = 0; i < nn; i++)
+      t->via[i] = -1;
+  }
+  int *via = t->via;
+  guint *queue = t->queue;
   guint head = 0, tail = 0;
   queue[tail++] = src;
   via[src] = (int)G_MAXINT;
@@ -670,17 +685,20 @@ static GArray *bfs_path(const FsTopo *topo, guint src, guint dst)
         queue[tail++] = adj[k].peer;
       }
   }
-  if (via[dst] < 0)
-    return NULL;
-  GArray *path = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
-  for (guint v = dst; v != src;) {
-    guint link = (guint)via[v];
-    const FsTopoLink *l = fs_topo_link(topo, link);
-    guint from = l->a == v ? l->b : l->a;
-    FsChannelId ch = fs_topo_channel_from(topo, link, from);
-    g_array_prepend_val(path, ch);
-    v = from;
+  GArray *path = NULL;
+  if (via[dst] >= 0) {
+    path = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+    for (guint v = dst; v != src;) {
+      guint link = (guint)via[v];
+      const FsTopoLink *l = fs_topo_link(topo, link);
+      guint from = l->a == v ? l->b : l->a;
+      FsChannelId ch = fs_topo_channel_from(topo, link, from);
+      g_array_prepend_val(path, ch);
+      v = from;
+    }
   }
+  for (guint i = 0; i < tail; i++)
+    via[queue[i]] = -1;
   return path;
 }
 
@@ -701,10 +719,10 @@ static const GArray *switch_path(FsCollTopoNet *t, int src, int dst, GError **er
   int nic = both || fs_topo_node(topo, sw)->model->u.sw.kind == FS_SWITCH_NVSWITCH
               ? -1 : fs_router_nearest_nic(t->router, gpu);
   if (both || nic < 0 || fs_topo_node(topo, gpu)->kind != FS_NODE_GPU) {
-    path = bfs_path(topo, (guint)src, (guint)dst);
+    path = bfs_path(t, topo, (guint)src, (guint)dst);
   } else {
-    GArray *a = bfs_path(topo, up ? gpu : sw, (guint)nic);
-    GArray *b = bfs_path(topo, (guint)nic, up ? sw : gpu);
+    GArray *a = bfs_path(t, topo, up ? gpu : sw, (guint)nic);
+    GArray *b = bfs_path(t, topo, (guint)nic, up ? sw : gpu);
     if (a && b)
       g_array_append_vals(a, b->data, b->len);
     else if (a)
@@ -841,11 +859,17 @@ gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)
   /* Paths to and from a reducing switch take no key (see fs_coll_topo_xfer). */
   if (to_switch(topo, src, dst))
     return TRUE;
+  /* Asked once per pair: every plan folded on this network asks again. */
+  gint64 k = ((gint64)src << 32) | (guint)dst;
+  gpointer v = g_hash_table_lookup(t->fixed, &k);
+  if (v != NULL)
+    return GPOINTER_TO_UINT(v) - 1;
   FsRoute route;
   fs_route_init(&route);
   gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, 0, &route, NULL) &&
                 fs_router_last_choices(t->router) == 0;
   fs_route_clear(&route);
+  g_hash_table_insert(t->fixed, g_memdup2(&k, sizeof k), GUINT_TO_POINTER((guint)ok + 1));
   return ok;
 }
 

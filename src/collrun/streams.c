@@ -17,6 +17,7 @@
 #include "core/rng.h"
 #include "util/error.h"
 #include "util/names.h"
+#include "util/units.h"
 
 static const char *const exec_names[] = {FS_COLL_EXECS(FS_NAMES_ENTRY)};
 FS_NAMES_DEFINE(FsCollExec, fs_coll_exec, exec_names, FS_COLL_EXEC_N, fs_names_index_nocase)
@@ -1027,6 +1028,14 @@ gboolean fs_coll_streams_time_alone(const FsNcclParams *p, const FsCollSysInfo *
   if (s == NULL)
     return FALSE;
   FsSim *sim = fs_flownet_sim(net);
+  /* A time past the clock's end is refused before it runs, as the step
+   * model's extrapolations are (alone.c). */
+  if (s->info.time >= FS_TIME_MAX - fs_sim_now(sim)) {
+    g_autofree char *size = fs_format_size(req->bytes);
+    return fs_set_clock_range_error(error, "%s of %s on %u ranks would end past the clock's end; "
+                                    "time fewer bytes", fs_coll_op_name(req->op), size,
+                                    fs_comm_size(comm));
+  }
   g_autoptr(FsCollStreamsRun) run = fs_coll_streams_start(net, s, xfer, xfer_ctx,
                                                           fs_sim_now(sim), NULL, NULL);
   run->alone = TRUE;

@@ -7,6 +7,7 @@
 
 #include "util/datadir.h"
 #include "util/error.h"
+#include "util/strutil.h"
 
 static const char *const columns = "name,family,workload,gpus,overrides,measured,set";
 enum { NCOLS = 7 };
@@ -117,12 +118,11 @@ static const char *const metrics[] = {"step_time_s", "tokens_per_s_per_gpu", NUL
 /* `# topology:` is a path, then key=value words. */
 static gboolean valid_topology(const char *text)
 {
-  g_auto(GStrv) w = g_strsplit_set(text, " \t", -1);
-  guint n = 0;
-  for (guint k = 0; w[k] != NULL; k++)
-    if (w[k][0] != '\0' && n++ > 0 && strchr(w[k], '=') == NULL)
+  g_auto(GStrv) w = fs_split_words(text, " \t");
+  for (guint k = 1; w[0] != NULL && w[k] != NULL; k++)
+    if (strchr(w[k], '=') == NULL)
       return FALSE;
-  return n > 0;
+  return w[0] != NULL;
 }
 
 /* `# bar:` is a positive percentage, or "none" and why. */
@@ -181,21 +181,6 @@ static gboolean bad(GError **error, const FsValTable *v, guint row, int col, con
   return FALSE;
 }
 
-/* The topology words of the header: the path, then key=value definitions
- * (NULL-terminated, caller frees). */
-static char **topology_words(const char *text)
-{
-  char **w = g_strsplit_set(text, " \t", -1);
-  guint n = 0;
-  for (guint k = 0; w[k] != NULL; k++)
-    if (w[k][0] != '\0')
-      w[n++] = w[k];
-    else
-      g_free(w[k]);
-  w[n] = NULL;
-  return w;
-}
-
 /* Reads one table and simulates its rows: t's header fields and result
  * rows (raw predictions, names and families, measured values and sets). */
 static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTable *t,
@@ -221,7 +206,7 @@ static gboolean load_table(const FsScenario *sc, const char *path, FsTrainRefTab
   r->mape = g_ascii_isdigit(bar[0]) ? g_ascii_strtod(bar, NULL) : -1; /* the bar, kept here
                                                                         * until the score
                                                                         * replaces it */
-  g_auto(GStrv) topo = topology_words(fs_val_table_key(v, "topology"));
+  g_auto(GStrv) topo = fs_split_words(fs_val_table_key(v, "topology"), " \t");
   System sys = {topo, h.gpus_per_node};
   gboolean time_metric = strcmp(t->metric, "step_time_s") == 0;
   for (guint i = 0; i < v->nrows; i++) {

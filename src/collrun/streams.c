@@ -810,7 +810,7 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
     return NULL;
   }
   s->ep = ep;
-  s->info.time = fs_time_add_sat(ep.base_latency, (FsTime)llround(s->mp));
+  s->info.time = fs_time_add_sat(ep.base_latency, fs_time_from_ps(s->mp));
   s->info.t_bw = fs_time_from_s(s->t_bw);
   s->info.streams = s->streams->len;
   return s;
@@ -869,7 +869,7 @@ static void streams_done(FsCollStreamsRun *run)
 {
   const FsCollStreams *s = run->s;
   FsTime now = fs_sim_now(run->sim);
-  FsTime end = fs_time_add_sat(run->flows_start, (FsTime)llround(s->mp));
+  FsTime end = fs_time_add_sat(run->flows_start, fs_time_from_ps(s->mp));
   double lat = 0;
   for (guint i = 0; i < s->streams->len; i++) {
     const Stream *st = &g_array_index(s->streams, Stream, i);
@@ -880,7 +880,7 @@ static void streams_done(FsCollStreamsRun *run)
   double late = (double)now - alone;
   /* Rounding of drain times to picoseconds is not lateness. */
   if (late > 1e-9 * s->t_bw * 1e12 + 64)
-    end = fs_time_add_sat(end, (FsTime)llround(late));
+    end = fs_time_add_sat(end, fs_time_from_ps(late));
   run->end = MAX(end, now);
   run->ended = TRUE;
   if (run->end > now)

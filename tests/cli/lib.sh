@@ -26,6 +26,20 @@ one_line() { [ "$(printf '%s\n' "$1" | wc -l)" -eq 1 ] || fail "$2: error is not
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# refused WHAT COMMAND...: runs COMMAND, which must refuse its input: exit
+# status 2 and nothing on stdout; its stderr is left in $err.
+refused() {
+  local what=$1 out st
+  shift
+  set +e
+  out=$("$@" 2>"$tmp/refused.err")
+  st=$?
+  set -e
+  err=$(cat "$tmp/refused.err")
+  [ "$st" -eq 2 ] || fail "$what: exit $st, expected 2: $err"
+  [ -z "$out" ] || fail "$what: stdout not empty: $out"
+}
+
 # ---- waiting for a running command, then signalling it -------------------
 # (test-interrupt.sh, test-interrupt-output.sh).  No time limit: the test's
 # own timeout bounds a wait, and on a loaded machine any fixed delay is

@@ -156,6 +156,7 @@ FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficien
   g_return_val_if_fail(k != NULL && gpu != NULL, FS_TIME_MAX);
   FsKernelTiming t = {0};
   t.launch = gpu->launch_latency;
+  t.shape_factor = 1.0;
 
   /* Compute side. */
   if (k->cls == FS_KERNEL_MEMORY) {
@@ -168,6 +169,10 @@ FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficien
                                              : FS_EFF_ATTENTION_FWD;
     t.curve = eff ? fs_efficiency_find(eff, kind, gpu->arch, t.peak_dtype, k->causal) : NULL;
     t.efficiency = t.curve ? fs_eff_curve_eval(t.curve, axis_value(k, t.curve->axis)) : 1.0;
+    if (t.curve != NULL && k->cls == FS_KERNEL_GEMM && t.curve->n_shapes > 0) {
+      t.shape_factor = fs_eff_curve_shape_factor(t.curve, (double)k->m, (double)k->n, (double)k->k);
+      t.efficiency = MIN(1.0, t.efficiency * t.shape_factor);
+    }
   }
   t.peak = gpu->flops[t.peak_dtype];
   double compute_s = k->flops > 0 ? k->flops / (t.peak * t.efficiency) : 0;

@@ -81,6 +81,23 @@ assert all(not t["pass"] for t in d["tables"] if t["gap"] is not None)
 PY
 
 "$FABRICSIM" validate --list-kinds | grep -q "^host-copy " || fail "--list-kinds"
+"$FABRICSIM" validate --list-kinds | grep -q "^gemm " || fail "--list-kinds gemm"
+
+# gemm: the H100 probe's held-out GEMM shapes (figures: tests/test-gemm-shape.c);
+# an unknown datatype or a zero dimension is the row's error, exit 2.
+tgm="$ref/h100_gemm_shapes_cublaslt_probe_test.csv"
+out=$("$FABRICSIM" validate "$tgm") || fail "gemm table: exit $?"
+contains "$out" "h100_gemm_shapes_cublaslt_probe_test (gemm): bar time within 10%" "gemm table"
+printf '%s\n' "$out" | grep -Eq '^  time MAPE [0-9.]+ % over 20 rows \(max [0-9.]+ %\): PASS$' \
+  || fail "gemm table: $out"
+sed 's/^gpt3_175b_tp8_qkv,bf16,/gpt3_175b_tp8_qkv,bf17,/' "$tgm" > "$tmp/baddt.csv"
+refused "gemm unknown dtype" "$FABRICSIM" validate "$tmp/baddt.csv"
+line=$(grep -n '^gpt3_175b_tp8_qkv,bf17,' "$tmp/baddt.csv" | cut -d: -f1)
+contains "$err" "baddt.csv:$line:1: column \"dtype\": unknown datatype \"bf17\"" "gemm unknown dtype"
+sed 's/^decode_16tok_8192,fp8,16,/decode_16tok_8192,fp8,0,/' "$tgm" > "$tmp/zerodim.csv"
+refused "gemm zero dimension" "$FABRICSIM" validate "$tmp/zerodim.csv"
+contains "$err" "zerodim.csv:" "gemm zero dimension"
+contains "$err" "a GEMM dimension must be at least 1" "gemm zero dimension"
 
 # A table that misses its bar with a gap line is a known gap (exit 0); the
 # same table without it fails (exit 1); a gap line on a table that meets its

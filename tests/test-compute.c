@@ -207,6 +207,8 @@ START_TEST(test_kernel_huge_gemm_is_compute_bound)
   g_autofree char *text = fs_kernel_explain(&k, &gpu, eff);
   ck_assert_msg(strstr(text, "compute-bound") && strstr(text, "big (forward gemm 16384×16384×16384 bf16)"),
                 "%s", text);
+  g_autofree char *split = g_strdup_printf("(FLOPs curve %.3f × measured shapes %.3f)", eff_16k, shape);
+  ck_assert_msg(strstr(text, split) != NULL, "%s lacks %s", text, split);
 }
 END_TEST
 

@@ -150,6 +150,9 @@ static FsTime seconds_to_time(double s)
   return fs_time_from_s(s);
 }
 
+/* The roofline time of one kernel (kernel.h): the compute side at the
+ * curve's efficiency (times a GEMM curve's measured-shape factor, capped at
+ * 1), the memory side at the memory curve's, the larger plus launch. */
 FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficiency *eff,
                       FsKernelTiming *timing)
 {
@@ -224,8 +227,12 @@ char *fs_kernel_explain(const FsKernel *k, const FsGpuModel *gpu, const FsEffici
   g_autofree char *tl = fs_format_time(t.launch);
   g_autofree char *tt = fs_format_time(t.time);
   g_autofree char *bw = fs_format_bandwidth(gpu->memory_bandwidth);
-  g_string_append_printf(s, "%.4g GFLOP at %.1f TFLOP/s (%s) × %.2f = %s; ", k->flops / 1e9,
-                         t.peak / 1e12, dtype_names[t.peak_dtype], t.efficiency, tc);
+  g_string_append_printf(s, "%.4g GFLOP at %.1f TFLOP/s (%s) × %.2f", k->flops / 1e9,
+                         t.peak / 1e12, dtype_names[t.peak_dtype], t.efficiency);
+  if (t.shape_factor != 1.0)
+    g_string_append_printf(s, " (FLOPs curve %.3f × measured shapes %.3f)",
+                           fs_eff_curve_eval(t.curve, k->flops), t.shape_factor);
+  g_string_append_printf(s, " = %s; ", tc);
   g_string_append_printf(s, "%.4g MB at %s × %.2f = %s; + %s launch → %s (%s-bound)",
                          k->bytes / 1e6, bw, t.mem_efficiency, tm, tl, tt,
                          t.memory_bound ? "memory" : "compute");

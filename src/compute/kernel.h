@@ -141,7 +141,9 @@ FsTime fs_kernel_list_time(const FsKernel *kernels, guint n, const FsGpuModel *g
 /* One line of arithmetic for a kernel, e.g.
  * "qkv (forward gemm 8192×12288×4096 bf16): 824.6 GFLOP at 989.0 TFLOP/s ×
  *  0.80 = 1.042 ms; 302.0 MB at 3350.0 GB/s × 0.90 = 100.2 us; + 4.0 us launch
- *  → 1.046 ms (compute-bound)".  Caller frees. */
+ *  → 1.046 ms (compute-bound)"; a GEMM whose curve has measured shapes
+ * shows the split after its efficiency, "× 0.73 (FLOPs curve 0.784 ×
+ * measured shapes 0.930)" (their product capped at 1).  Caller frees. */
 char *fs_kernel_explain(const FsKernel *k, const FsGpuModel *gpu, const FsEfficiency *eff);
 
 G_END_DECLS

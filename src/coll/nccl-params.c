@@ -182,6 +182,9 @@ static const FsSchemaField p2p_sched_fields[] = {
   COUNT("pci_peer_channels", SOFF(pci_channels), "1", "64", "another peer on the host"),
   {.key = "halve_min_across_hosts", .type = FS_SCHEMA_BOOL, .offset = SOFF(halve_min_net),
    .required = TRUE, .doc = "nChannelsMin halved by the ranks across hosts (2.20+)"},
+  {.key = "serial_net_posts", .type = FS_SCHEMA_BOOL, .offset = SOFF(serial_posts),
+   .doc = "a proxy posts its network operations one after the other, each at "
+          "`net_overhead_us` (alltoall, sendrecv across hosts); absent: false"},
   PART("part_net", SOFF(part_net), "`[min, max]` part size of an op across hosts, in p2p chunks "
                                    "(min ≤ max)"),
   PART("part_host", SOFF(part_host), "`[min, max]` part size of an op on the host, in p2p "

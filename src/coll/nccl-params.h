@@ -81,6 +81,8 @@ typedef struct {
                                (NCCL_MAX_DEV_WORK_P2P_PER_BATCH) */
   guint nvl_channels_per_link; /* an NVLink peer: this × its NVLinks */
   guint pci_channels;       /* any other peer on the host */
+  gboolean serial_posts;    /* serial_net_posts: each network operation a proxy posts beyond
+                               one send and one receive adds net_overhead_us (tuner.c) */
   gboolean halve_min_net;   /* nChannelsMin halved by the ranks across hosts too (2.20+; before,
                                on one host only) */
   double part_net[2];       /* an op's part size, min and max, in p2p chunks, across hosts */

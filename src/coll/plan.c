@@ -86,6 +86,7 @@ typedef struct {
   guint64 kept;       /* bit c: channel c is kept */
   guint64 alive;      /* kept channels the current one still matches */
   gboolean mirror;    /* the current channel's steps are not stored (yet) */
+  guint64 nvls_same;  /* bit r: kept channel r's NVLS switches are the current one's */
 } FoldBuild;
 
 struct FsPlanBuilder {
@@ -115,6 +116,19 @@ static inline void reserve(GArray *a, guint *cap, guint need)
   g_array_set_size(a, c);
   a->len = len;
   *cap = c;
+}
+
+/* The index of the lowest set bit of m (m != 0). */
+static inline guint lowest_bit(guint64 m)
+{
+#if defined(__GNUC__) || defined(__clang__)
+  return (guint)__builtin_ctzll(m);
+#else
+  guint i = 0;
+  while (!(m & 1))
+    m >>= 1, i++;
+  return i;
+#endif
 }
 
 static void fold_channel_end(FsPlanBuilder *b);
@@ -276,9 +290,19 @@ static gboolean fold_step(FsPlanBuilder *b, guint ch)
   f->vbase[ch] = f->vcount;
   f->sbase[ch] = b->plan->steps->len;
   f->cbase[ch] = b->plan->n_conns;
-  /* Every kept channel is a candidate until a step differs. */
+  /* Every kept channel is a candidate until a step differs; whether its
+   * NVLS switches are this channel's, once per channel. */
   f->alive = f->kept;
   f->mirror = f->alive != 0;
+  f->nvls_same = 0;
+  const FsComm *comm = b->plan->comm;
+  for (guint64 left = f->alive; left != 0; left &= left - 1) {
+    guint r = lowest_bit(left), h = 0, nh = fs_comm_n_hosts(comm);
+    while (h < nh && fs_comm_nvls_switch(comm, h, r) == fs_comm_nvls_switch(comm, h, ch))
+      h++;
+    if (h == nh)
+      f->nvls_same |= G_GUINT64_CONSTANT(1) << r;
+  }
   return TRUE;
 }
 
@@ -349,13 +373,13 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
     .kind = FS_STEP_XFER, .src = src, .dst = dst, .bytes = bytes,
     .channel = (uint16_t)channel, .lane = (uint8_t)lane,
   };
-  guint hs = ep_host(p->comm, src), hd = ep_host(p->comm, dst);
-  s.inter = hs == G_MAXUINT || hd == G_MAXUINT || hs != hd;
   uint32_t mirrored;
   if (b->fold.on && fold_mirror(b, &s, deps, n, &mirrored)) {
     b->cur_channel = channel;
     return mirrored;
   }
+  guint hs = ep_host(p->comm, src), hd = ep_host(p->comm, dst);
+  s.inter = hs == G_MAXUINT || hd == G_MAXUINT || hs != hd;
   /* FIFO: after the previous transfer on the same connection. */
   ConnKey key = {src, dst, channel, lane};
   ConnEntry *conn = conn_table_get(&b->conns, &key);
@@ -530,11 +554,13 @@ static void fold_materialize(FsPlanBuilder *b, guint r, uint32_t k)
 /* Mirroring (FoldBuild): the step s (dependencies deps, n of them, virtual
  * ids, FS_STEP_NONE ignored) is about to be made in channel s->channel.
  * TRUE with its virtual id in *id when the channel is mirrored and s equals
- * step for step what a kept channel it still matches has there (as
- * fold_equal compares: kind, endpoints and their topology nodes, bytes,
- * lane, inter, dependencies relative to the channel's first step; the FIFO
- * dependency follows from the same endpoints); nothing is stored.  FALSE:
- * make it as usual (the steps made so far are then stored). */
+ * step for step what a kept channel it still matches has there (what
+ * fold_equal compares: kind, endpoints, bytes, lane, dependencies relative
+ * to the channel's first step; `inter` and the endpoints' topology nodes
+ * follow from the endpoints, but for NVLS switches on channels whose
+ * switches differ (FoldBuild.nvls_same); the FIFO dependency follows from
+ * the same endpoints before); nothing is stored.  FALSE: make it as usual
+ * (the steps made so far are then stored).  s->inter need not be set. */
 static gboolean fold_mirror(FsPlanBuilder *b, const FsCollStep *s, const uint32_t *deps, guint n,
                             uint32_t *id)
 {
@@ -546,31 +572,29 @@ static gboolean fold_mirror(FsPlanBuilder *b, const FsCollStep *s, const uint32_
   uint32_t k = f->vcount - f->vbase[c];
   const uint32_t *all = (const uint32_t *)p->deps->data;
   const uint32_t *fifo = (const uint32_t *)b->fifo_prev->data;
-  int sn = -1, dn = -1;
-  if (s->kind == FS_STEP_XFER) {
-    sn = fs_coll_ep_node(p->comm, s->src, c);
-    dn = fs_coll_ep_node(p->comm, s->dst, c);
-  }
-  guint64 alive = f->alive;
+  guint64 alive = f->alive, left = alive;
   guint last = 0;
-  for (guint r = 0; r < c; r++) {
-    if (!(alive & (G_GUINT64_CONSTANT(1) << r)))
-      continue;
+  while (left != 0) {
+    guint r = lowest_bit(left);
+    left &= left - 1;
     last = r;
     gboolean same = k < f->count[r];
     const FsCollStep *x = same ? step_at(p, f->sbase[r] + k) : NULL;
     if (same)
       same = x->kind == s->kind && x->src == s->src && x->dst == s->dst &&
-             x->bytes == s->bytes && x->lane == s->lane && x->inter == s->inter;
-    if (same && s->kind == FS_STEP_XFER)
-      same = fs_coll_ep_node(p->comm, x->src, r) == sn && fs_coll_ep_node(p->comm, x->dst, r) == dn;
+             x->bytes == s->bytes && x->lane == s->lane;
+    if (same && s->kind == FS_STEP_XFER && !(f->nvls_same & (G_GUINT64_CONSTANT(1) << r)) &&
+        (FS_EP_KIND(s->src) == FS_EP_NVLS_KIND || FS_EP_KIND(s->dst) == FS_EP_NVLS_KIND))
+      same = fs_coll_ep_node(p->comm, s->src, r) == fs_coll_ep_node(p->comm, s->src, c) &&
+             fs_coll_ep_node(p->comm, s->dst, r) == fs_coll_ep_node(p->comm, s->dst, c);
     guint m = 0;
+    const uint32_t *dx = same ? all + x->dep_off : NULL;
     for (guint j = 0; same && j < n; j++) {
       if (deps[j] == FS_STEP_NONE)
         continue;
       /* A dependency outside the channel fails folding (fold_stored). */
       same = deps[j] >= f->vbase[c] && m < x->n_deps &&
-             all[x->dep_off + m] - f->sbase[r] == deps[j] - f->vbase[c];
+             dx[m] - f->sbase[r] == deps[j] - f->vbase[c];
       m++;
     }
     if (same)
@@ -579,7 +603,7 @@ static gboolean fold_mirror(FsPlanBuilder *b, const FsCollStep *s, const uint32_
       alive &= ~(G_GUINT64_CONSTANT(1) << r);
   }
   if (alive == 0) {
-    /* The last channel to fail matched the k steps before this one. */
+    /* Every candidate matched the k steps before this one. */
     fold_materialize(b, last, k);
     return FALSE;
   }

@@ -357,6 +357,9 @@ uint32_t fs_plan_xfer(FsPlanBuilder *b, guint channel, FsCollEp src, FsCollEp ds
   return fs_plan_xfer_lane(b, channel, 0, src, dst, bytes, deps, n);
 }
 
+/* See plan.h: a mirrored step (fold_mirror) is only compared; else the
+ * step is stored after its connection's last transfer (FIFO), numbering
+ * the connection when it is new. */
 uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src,
                            FsCollEp dst, uint64_t bytes, const uint32_t *deps, guint n)
 {

@@ -278,6 +278,10 @@ START_TEST(test_fold_while_building)
     {"dgx-h100-ib-ndr.yaml", "nodes=4", FS_COLL_ALL_REDUCE, "nvls_tree", 64u << 20, 4},
     {"dgx-h100-ib-ndr.yaml", "nodes=2", FS_COLL_ALL_REDUCE, "tree", 16u << 20, 1},
     {"dgx-h100-ib-ndr.yaml", "nodes=2", FS_COLL_ALL_REDUCE, "hier", 16u << 20, 1},
+    /* Channels of the two host trees: the mirrored channel matches the
+     * other tree through every host's NVLS reduce, then differs. */
+    {"dgx-h100-ib-ndr.yaml", "nodes=8", FS_COLL_ALL_REDUCE, "nvls_tree", 32u << 20, 4},
+    {"dgx-h100-ib-ndr.yaml", "nodes=2", FS_COLL_ALL_GATHER, "ring", 16u << 20, 1},
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     Sys s;
@@ -301,10 +305,70 @@ START_TEST(test_fold_while_building)
     check_same_plan(built, folded ? folded : whole, what);
     fs_test_check_plan_conns(whole, what);
     fs_test_check_plan_conns(built, what);
-    if (cases[i].min_width > 1)
+    if (cases[i].min_width > 1) {
       ck_assert_uint_ge(fs_coll_plan_width(built), cases[i].min_width);
+      ck_assert_msg(fs_coll_plan_folded_while_built(built), "%s: built whole", what);
+    }
     sys_close(&s);
   }
+}
+END_TEST
+
+/* A made-up algorithm whose channels exercise every case of mirroring
+ * while folding (plan.c, FoldBuild): channel c is a chain of transfers
+ * over ranks 0 → 1 → 2 …, of 6 steps (c ≡ 0 mod 4), of 3 steps, a prefix
+ * of those (c ≡ 1: mirrored to its end with only longer candidates, then
+ * kept), of 6 steps whose fourth goes elsewhere (c ≡ 2: stored from the
+ * step that differs), and of 6 again with a reduction (c ≡ 3). */
+static void build_mirror_cases(FsPlanBuilder *b)
+{
+  const FsCollRequest *req = fs_plan_req(b);
+  for (guint ch = 0; ch < req->nchannels; ch++) {
+    guint kind = ch % 4, n = kind == 1 ? 3 : 6;
+    uint32_t prev = FS_STEP_NONE;
+    for (guint k = 0; k < n; k++) {
+      guint src = k % 4, dst = kind == 2 && k == 3 ? 7 : (k + 1) % 4;
+      prev = fs_plan_xfer(b, ch, FS_EP_RANK(src), FS_EP_RANK(dst), 4096, &prev, 1);
+      if (kind == 3 && k == 4)
+        prev = fs_plan_reduce(b, dst, 4096, &prev, 1);
+    }
+  }
+}
+
+static const char *mirror_cases_unsupported(const FsComm *comm, FsCollOp op)
+{
+  (void)comm, (void)op;
+  return NULL;
+}
+
+static const FsCollAlgo mirror_cases_algo = {
+  .name = "mirror-cases", .nccl = FS_NCCL_ALGO_NONE, .summary = "test",
+  .unsupported = mirror_cases_unsupported, .build = build_mirror_cases,
+};
+
+START_TEST(test_fold_mirror_cases)
+{
+  Sys s;
+  sys_open(&s, "dgx-h100.yaml", NULL);
+  FsCollRequest req = {.op = FS_COLL_ALL_REDUCE, .bytes = 1u << 20, .dtype = FS_COLL_DT_FLOAT,
+                       .proto = FS_PROTO_SIMPLE, .nchannels = 8, .chunk_bytes = 1u << 20};
+  GError *err = NULL;
+  g_autoptr(FsCollPlan) whole = fs_coll_plan_new(s.comm, &mirror_cases_algo, &req, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsCollPlan) folded = fs_coll_plan_fold(whole, fs_coll_topo_route_fixed, s.tnet);
+  ck_assert_ptr_nonnull(folded);
+  g_autoptr(FsCollPlan) built = fs_coll_plan_new_folded(s.comm, &mirror_cases_algo, &req,
+                                                        fs_coll_topo_route_fixed, s.tnet, &err);
+  fs_assert_no_error(err);
+  /* Four classes of two channels: 6 + 3 + 6 + 7 steps kept, width 2,
+   * folded while built (not the whole plan folded after). */
+  ck_assert(fs_coll_plan_folded_while_built(built));
+  ck_assert(!fs_coll_plan_folded_while_built(whole));
+  ck_assert_uint_eq(fs_coll_plan_width(built), 2);
+  ck_assert_uint_eq(fs_coll_plan_n_steps(built), 22);
+  check_same_plan(built, folded, "mirror cases");
+  fs_test_check_plan_conns(built, "mirror cases");
+  sys_close(&s);
 }
 END_TEST
 
@@ -727,6 +791,7 @@ int main(void)
   FS_ADD_TEST(s, test_fold_refused);
   FS_ADD_TEST(s, test_fold_route_fixed);
   FS_ADD_TEST(s, test_fold_while_building);
+  FS_ADD_TEST(s, test_fold_mirror_cases);
   FS_ADD_TEST(s, test_extrapolate_dgx_h100);
   FS_ADD_TEST(s, test_extrapolate_ndr_2_nodes);
   FS_ADD_TEST(s, test_extrapolate_small_runs_full);

@@ -21,6 +21,7 @@ struct FsCollPlan {
   guint max_conn;  /* most transfers on one connection */
   guint n_conns;   /* connections (FsCollStep.conn) */
   guint lat_depth; /* fs_coll_plan_latency_depth + 1, once computed (0: not yet) */
+  gboolean folded_while_built; /* fs_coll_plan_folded_while_built */
 };
 
 /* A connection: its last transfer is kept for the FIFO dependency. */
@@ -75,6 +76,17 @@ typedef struct {
   guint size[64];     /* channels equal to kept channel c, c included */
   guint count[64];    /* steps of kept channel c */
   gboolean seen[64];
+  /* Mirroring: while the channel being made matches, step for step so far,
+   * one or more kept channels (the bits of `alive`), its steps are only
+   * compared with theirs (fold_mirror), not stored; when the last match
+   * fails, or the channel ends without an equal, the steps made so far are
+   * copied from a channel that matched them (fold_materialize) and the
+   * build goes on storing.  The plan comes out the same as storing every
+   * step and comparing at the channel's end (fold_equal), for less. */
+  guint64 kept;       /* bit c: channel c is kept */
+  guint64 alive;      /* kept channels the current one still matches */
+  gboolean mirror;    /* the current channel's steps are not stored (yet) */
+  guint64 nvls_same;  /* bit r: kept channel r's NVLS switches are the current one's */
 } FoldBuild;
 
 struct FsPlanBuilder {
@@ -106,7 +118,22 @@ static inline void reserve(GArray *a, guint *cap, guint need)
   *cap = c;
 }
 
+/* The index of the lowest set bit of m (m != 0). */
+static inline guint lowest_bit(guint64 m)
+{
+#if defined(__GNUC__) || defined(__clang__)
+  return (guint)__builtin_ctzll(m);
+#else
+  guint i = 0;
+  while (!(m & 1))
+    m >>= 1, i++;
+  return i;
+#endif
+}
+
 static void fold_channel_end(FsPlanBuilder *b);
+static gboolean fold_mirror(FsPlanBuilder *b, const FsCollStep *s, const uint32_t *deps, guint n,
+                            uint32_t *id);
 
 static const char *const nccl_algo_names[FS_NCCL_ALGO_N] = {
 #define X(id, name) name,
@@ -263,6 +290,19 @@ static gboolean fold_step(FsPlanBuilder *b, guint ch)
   f->vbase[ch] = f->vcount;
   f->sbase[ch] = b->plan->steps->len;
   f->cbase[ch] = b->plan->n_conns;
+  /* Every kept channel is a candidate until a step differs; whether its
+   * NVLS switches are this channel's, once per channel. */
+  f->alive = f->kept;
+  f->mirror = f->alive != 0;
+  f->nvls_same = 0;
+  const FsComm *comm = b->plan->comm;
+  for (guint64 left = f->alive; left != 0; left &= left - 1) {
+    guint r = lowest_bit(left), h = 0, nh = fs_comm_n_hosts(comm);
+    while (h < nh && fs_comm_nvls_switch(comm, h, r) == fs_comm_nvls_switch(comm, h, ch))
+      h++;
+    if (h == nh)
+      f->nvls_same |= G_GUINT64_CONSTANT(1) << r;
+  }
   return TRUE;
 }
 
@@ -326,6 +366,9 @@ uint32_t fs_plan_xfer_ring(FsPlanBuilder *b, guint channel, FsCollEp src, FsColl
   return xfer(b, channel, 0, src, dst, bytes, deps, n, TRUE);
 }
 
+/* See plan.h: a mirrored step (fold_mirror) is only compared; else the
+ * step is stored after its connection's last transfer (FIFO), numbering
+ * the connection when it is new. */
 uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src,
                            FsCollEp dst, uint64_t bytes, const uint32_t *deps, guint n)
 {
@@ -349,6 +392,11 @@ static uint32_t xfer(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src, 
     .kind = FS_STEP_XFER, .src = src, .dst = dst, .bytes = bytes,
     .channel = (uint16_t)channel, .lane = (uint8_t)lane, .ring_head = ring_head ? 1 : 0,
   };
+  uint32_t mirrored;
+  if (b->fold.on && fold_mirror(b, &s, deps, n, &mirrored)) {
+    b->cur_channel = channel;
+    return mirrored;
+  }
   guint hs = ep_host(p->comm, src), hd = ep_host(p->comm, dst);
   s.inter = hs == G_MAXUINT || hd == G_MAXUINT || hs != hd;
   /* FIFO: after the previous transfer on the same connection. */
@@ -379,6 +427,9 @@ uint32_t fs_plan_reduce(FsPlanBuilder *b, guint rank, uint64_t bytes, const uint
     .kind = FS_STEP_REDUCE, .src = FS_EP_RANK(rank), .dst = FS_EP_RANK(rank), .bytes = bytes,
     .channel = (uint16_t)b->cur_channel, .conn = FS_STEP_NONE,
   };
+  uint32_t mirrored;
+  if (b->fold.on && fold_mirror(b, &s, deps, n, &mirrored))
+    return mirrored;
   return add_step(b, &s, deps, n, FS_STEP_NONE);
 }
 
@@ -477,13 +528,136 @@ static gboolean fold_equal(const FsPlanBuilder *b, guint r, guint c, guint nc)
   return TRUE;
 }
 
+/* Mirroring (FoldBuild): stores the first k steps of the current channel
+ * c, which are kept channel r's first k steps (the same transfers, bytes and
+ * dependencies relative to the channel's first step), on c's own
+ * connections, as add_step and fs_plan_xfer_lane would have stored them.
+ * Ends the mirroring of c.  Cost: O(k + their dependencies). */
+static void fold_materialize(FsPlanBuilder *b, guint r, uint32_t k)
+{
+  FsCollPlan *p = b->plan;
+  FoldBuild *f = &b->fold;
+  guint c = f->cur;
+  uint32_t br = f->sbase[r], bc = f->sbase[c];
+  g_assert(p->steps->len == bc && b->fifo_prev->len == bc);
+  f->mirror = FALSE;
+  f->alive = 0;
+  for (uint32_t i = 0; i < k; i++) {
+    FsCollStep s = *step_at(p, br + i);
+    s.channel = (uint16_t)c;
+    s.dep_off = p->deps->len;
+    reserve(p->deps, &b->deps_cap, s.dep_off + s.n_deps + 1);
+    const uint32_t *dr = (const uint32_t *)p->deps->data + step_at(p, br + i)->dep_off;
+    uint32_t *d = (uint32_t *)p->deps->data + s.dep_off;
+    for (guint j = 0; j < s.n_deps; j++)
+      d[j] = dr[j] - br + bc;
+    p->deps->len = s.dep_off + s.n_deps;
+    uint32_t fifo = ((const uint32_t *)b->fifo_prev->data)[br + i];
+    if (fifo != FS_STEP_NONE)
+      fifo = fifo - br + bc;
+    if (s.kind == FS_STEP_XFER) {
+      ConnKey key = {s.src, s.dst, c, s.lane};
+      ConnEntry *conn = conn_table_get(&b->conns, &key);
+      if (conn->count == 0)
+        conn->id = p->n_conns++;
+      s.conn = conn->id;
+      conn->last = f->vbase[c] + i;
+      p->max_conn = MAX(p->max_conn, ++conn->count);
+    }
+    reserve(p->steps, &b->steps_cap, p->steps->len + 1);
+    ((FsCollStep *)p->steps->data)[p->steps->len++] = s;
+    reserve(b->fifo_prev, &b->fifo_cap, b->fifo_prev->len + 1);
+    ((uint32_t *)b->fifo_prev->data)[b->fifo_prev->len++] = fifo;
+  }
+}
+
+/* Mirroring (FoldBuild): the step s (dependencies deps, n of them, virtual
+ * ids, FS_STEP_NONE ignored) is about to be made in channel s->channel.
+ * TRUE with its virtual id in *id when the channel is mirrored and s equals
+ * step for step what a kept channel it still matches has there (what
+ * fold_equal compares: kind, endpoints, bytes, lane, dependencies relative
+ * to the channel's first step; `inter` and the endpoints' topology nodes
+ * follow from the endpoints, but for NVLS switches on channels whose
+ * switches differ (FoldBuild.nvls_same); the FIFO dependency follows from
+ * the same endpoints before); nothing is stored.  FALSE: make it as usual
+ * (the steps made so far are then stored).  s->inter need not be set. */
+static gboolean fold_mirror(FsPlanBuilder *b, const FsCollStep *s, const uint32_t *deps, guint n,
+                            uint32_t *id)
+{
+  FsCollPlan *p = b->plan;
+  FoldBuild *f = &b->fold;
+  if (b->count_only || f->vcount >= p->req.max_steps || !fold_step(b, s->channel) || !f->mirror)
+    return FALSE;
+  guint c = f->cur;
+  uint32_t k = f->vcount - f->vbase[c];
+  const uint32_t *all = (const uint32_t *)p->deps->data;
+  const uint32_t *fifo = (const uint32_t *)b->fifo_prev->data;
+  guint64 alive = f->alive, left = alive;
+  guint last = 0;
+  while (left != 0) {
+    guint r = lowest_bit(left);
+    left &= left - 1;
+    last = r;
+    gboolean same = k < f->count[r];
+    const FsCollStep *x = same ? step_at(p, f->sbase[r] + k) : NULL;
+    if (same)
+      same = x->kind == s->kind && x->src == s->src && x->dst == s->dst &&
+             x->bytes == s->bytes && x->lane == s->lane;
+    if (same && s->kind == FS_STEP_XFER && !(f->nvls_same & (G_GUINT64_CONSTANT(1) << r)) &&
+        (FS_EP_KIND(s->src) == FS_EP_NVLS_KIND || FS_EP_KIND(s->dst) == FS_EP_NVLS_KIND))
+      same = fs_coll_ep_node(p->comm, s->src, r) == fs_coll_ep_node(p->comm, s->src, c) &&
+             fs_coll_ep_node(p->comm, s->dst, r) == fs_coll_ep_node(p->comm, s->dst, c);
+    guint m = 0;
+    const uint32_t *dx = same ? all + x->dep_off : NULL;
+    for (guint j = 0; same && j < n; j++) {
+      if (deps[j] == FS_STEP_NONE)
+        continue;
+      /* A dependency outside the channel fails folding (fold_stored). */
+      same = deps[j] >= f->vbase[c] && m < x->n_deps &&
+             dx[m] - f->sbase[r] == deps[j] - f->vbase[c];
+      m++;
+    }
+    if (same)
+      same = x->n_deps == m + (fifo[f->sbase[r] + k] != FS_STEP_NONE);
+    if (!same)
+      alive &= ~(G_GUINT64_CONSTANT(1) << r);
+  }
+  if (alive == 0) {
+    /* Every candidate matched the k steps before this one. */
+    fold_materialize(b, last, k);
+    return FALSE;
+  }
+  f->alive = alive;
+  *id = f->vcount++;
+  return TRUE;
+}
+
 /* The channel made last ends: dropped when it equals a kept channel (the
  * first, as fs_coll_plan_fold picks), else kept. */
 static void fold_channel_end(FsPlanBuilder *b)
 {
   FsCollPlan *p = b->plan;
   FoldBuild *f = &b->fold;
-  guint c = f->cur, nc = p->steps->len - f->sbase[c];
+  guint c = f->cur;
+  if (f->mirror) {
+    /* Mirrored to the end: equal to the first candidate of as many steps. */
+    uint32_t nc = f->vcount - f->vbase[c];
+    for (guint r = 0; r < c; r++)
+      if ((f->alive & (G_GUINT64_CONSTANT(1) << r)) && f->count[r] == nc) {
+        f->rep[c] = r;
+        f->size[r]++;
+        f->mirror = FALSE;
+        f->alive = 0;
+        return;
+      }
+    /* Longer candidates only: c is kept, its steps are theirs so far. */
+    for (guint r = 0; r < c; r++)
+      if (f->alive & (G_GUINT64_CONSTANT(1) << r)) {
+        fold_materialize(b, r, nc);
+        break;
+      }
+  }
+  guint nc = p->steps->len - f->sbase[c];
   for (guint r = 0; r < c; r++)
     if (f->rep[r] == r && f->seen[r] && fold_equal(b, r, c, nc)) {
       f->rep[c] = r;
@@ -498,6 +672,7 @@ static void fold_channel_end(FsPlanBuilder *b)
   f->rep[c] = c;
   f->size[c] = 1;
   f->count[c] = nc;
+  f->kept |= G_GUINT64_CONSTANT(1) << c;
 }
 
 /* Folding while building, once the algorithm is done: TRUE when the plan
@@ -524,6 +699,7 @@ static gboolean fold_finish(FsPlanBuilder *b, FsCollRouteFixedFn route_fixed, vo
   if (k < 2 || k > G_MAXUINT8 || !routes_fixed(p, route_fixed, ctx))
     return FALSE;
   p->width = k;
+  p->folded_while_built = TRUE;
   p->n_xfers = 0;
   p->xfer_bytes = 0;
   FsCollStep *st = (FsCollStep *)p->steps->data;
@@ -772,6 +948,11 @@ guint fs_coll_plan_width(const FsCollPlan *p)
   return p->width;
 }
 
+gboolean fs_coll_plan_folded_while_built(const FsCollPlan *p)
+{
+  return p->folded_while_built;
+}
+
 guint fs_coll_plan_n_conns(const FsCollPlan *p)
 {
   return p->n_conns;
@@ -959,10 +1140,12 @@ static guint gcd(guint a, guint b)
   return a;
 }
 
-/* TRUE when every transfer of p goes between nodes whose route is fixed. */
+/* TRUE when every transfer of p goes between nodes whose route is fixed:
+ * one question per connection (fs_coll_topo_route_fixed remembers its
+ * answers per node pair, so a table of the pairs asked here cost more than
+ * it saved). */
 static gboolean routes_fixed(const FsCollPlan *p, FsCollRouteFixedFn fixed, void *ctx)
 {
-  g_autoptr(GHashTable) seen = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, NULL);
   g_autofree gboolean *conn_seen = g_new0(gboolean, p->n_conns + 1); /* one look per connection */
   for (guint i = 0; i < p->steps->len; i++) {
     const FsCollStep *s = step_at(p, i);
@@ -971,14 +1154,8 @@ static gboolean routes_fixed(const FsCollPlan *p, FsCollRouteFixedFn fixed, void
     conn_seen[s->conn] = TRUE;
     int a = fs_coll_ep_node(p->comm, s->src, s->channel);
     int b = fs_coll_ep_node(p->comm, s->dst, s->channel);
-    if (a < 0 || b < 0)
+    if (a < 0 || b < 0 || !fixed(ctx, a, b))
       return FALSE;
-    gint64 k = ((gint64)a << 32) | (guint)b;
-    if (g_hash_table_contains(seen, &k))
-      continue;
-    if (!fixed(ctx, a, b))
-      return FALSE;
-    g_hash_table_add(seen, g_memdup2(&k, sizeof k));
   }
   return TRUE;
 }

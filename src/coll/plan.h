@@ -235,19 +235,28 @@ gboolean fs_coll_plan_count_steps(const FsComm *comm, const FsCollAlgo *algo,
  * channels, or when a transfer's route may depend on its ECMP key
  * (route_fixed says no for a pair of nodes; the copies could then take
  * different paths).  Exact only for a collective alone on the network.
- * Cost: O(steps + deps) plus one route_fixed call per distinct node pair. */
+ * Cost: O(steps + deps) plus one route_fixed call per connection. */
 FsCollPlan *fs_coll_plan_fold(const FsCollPlan *plan, FsCollRouteFixedFn route_fixed, void *ctx);
 /* The same as fs_coll_plan_fold(fs_coll_plan_new(...)), or the plan of
  * fs_coll_plan_new when that gives NULL, for less: channel by channel, as
  * the algorithms build them, a channel identical to an earlier kept one is
- * dropped when it ends (its steps are made and compared, not kept), so the
- * whole plan never exists.  Where that does not give the same plan (the
+ * dropped when it ends, so the whole plan never exists; while a channel
+ * matches an earlier kept one step for step its steps are only compared as
+ * they are made (mirrored), not stored, and stored only from the first
+ * step that differs (copied from the kept channel up to there) — the same
+ * plan for less (tests/test-coll-fast.c compares it with the folded whole
+ * plan).  Where that does not give the same plan (the
  * channels' shares differ, a class would keep several members, a step
  * comes out of channel order, a dependency leaves its channel) it builds
  * the whole plan and folds it.  Errors: those of fs_coll_plan_new. */
 FsCollPlan *fs_coll_plan_new_folded(const FsComm *comm, const FsCollAlgo *algo,
                                     const FsCollRequest *req, FsCollRouteFixedFn route_fixed,
                                     void *ctx, GError **error);
+/* TRUE when fs_coll_plan_new_folded folded the plan while building it,
+ * FALSE when it built the whole plan (and folded that), and for any other
+ * plan: the two give the same plan, the first for less (a test's check
+ * that the cheap way was taken). */
+gboolean fs_coll_plan_folded_while_built(const FsCollPlan *plan);
 /* The width of a folded plan's steps (1 for a plan that is not folded). */
 guint fs_coll_plan_width(const FsCollPlan *plan);
 /* The most transfers any connection (channel, lane, src, dst) carries. */

@@ -575,7 +575,7 @@ static void fold_materialize(FsPlanBuilder *b, guint r, uint32_t k)
  * ids, FS_STEP_NONE ignored) is about to be made in channel s->channel.
  * TRUE with its virtual id in *id when the channel is mirrored and s equals
  * step for step what a kept channel it still matches has there (what
- * fold_equal compares: kind, endpoints, bytes, lane, dependencies relative
+ * fold_equal compares: kind, endpoints, bytes, lane, ring_head, dependencies relative
  * to the channel's first step; `inter` and the endpoints' topology nodes
  * follow from the endpoints, but for NVLS switches on channels whose
  * switches differ (FoldBuild.nvls_same); the FIFO dependency follows from
@@ -602,7 +602,7 @@ static gboolean fold_mirror(FsPlanBuilder *b, const FsCollStep *s, const uint32_
     const FsCollStep *x = same ? step_at(p, f->sbase[r] + k) : NULL;
     if (same)
       same = x->kind == s->kind && x->src == s->src && x->dst == s->dst &&
-             x->bytes == s->bytes && x->lane == s->lane;
+             x->bytes == s->bytes && x->lane == s->lane && x->ring_head == s->ring_head;
     if (same && s->kind == FS_STEP_XFER && !(f->nvls_same & (G_GUINT64_CONSTANT(1) << r)) &&
         (FS_EP_KIND(s->src) == FS_EP_NVLS_KIND || FS_EP_KIND(s->dst) == FS_EP_NVLS_KIND))
       same = fs_coll_ep_node(p->comm, s->src, r) == fs_coll_ep_node(p->comm, s->src, c) &&

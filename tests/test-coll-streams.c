@@ -1,17 +1,17 @@
 /* test-coll-streams.c — the stream model (collrun/streams.h) against the
  * step executor run exactly (every transfer, no shortcut: `coll --exact`):
  *   every algorithm × operation × protocol that runs on one DGX H100, on
- *   2 DGX H100 nodes over NDR and on 8 single-GPU nodes (sizes whose exact
- *   runs CI can afford: 256 MiB, 64 MiB); the error of each is printed,
- *   and bounded where --exec auto may pick the streams
- *   (fs_coll_exec_streams_trusted): STREAMS_TOL for algorithms whose links
- *   carry one stream each at a time, STREAMS_TOL_SHARED for NVLS and NVLS
- *   tree, whose links carry several of the collective's streams; the
- *   worst cases are in tests/bench/RESULTS.md.  The issue's bar (1 %
- *   everywhere) is not met: measured worst 1.25 % on one node (NVLS),
- *   1.9 % on 2 nodes (PAT), 20 % for the NVLS tree over 8 single-GPU
- *   nodes; NCCL's tree, CollNet and the chains of broadcast and reduce are
- *   further off, and auto leaves them to the steps;
+ *   2 DGX H100 nodes over NDR, on 4 nodes with 4 GPUs each (a
+ *   data-parallel group beside tensor-parallel pairs) and on 8 single-GPU
+ *   nodes (sizes whose exact runs CI can afford: 256, 32 and 64 MiB); the
+ *   error of each is printed, and bounded where --exec auto may pick the
+ *   streams (fs_coll_exec_streams_trusted), per set (tol_dense, tol_pxn
+ *   below); the worst cases are in tests/bench/RESULTS.md.  The issue's
+ *   bar (1 % everywhere) is met on whole hosts and one GPU per host but
+ *   for NVLS across hosts (2.0 %, which auto leaves to the steps), not on
+ *   half hosts (rings 5.3 %, NVLS tree 18 %); NCCL's tree, CollNet and
+ *   the chains of broadcast and reduce are further off, and auto leaves
+ *   them to the steps;
  *   with concurrent traffic: a bulk transfer sharing the network with the
  *   collective delays the streams as it delays the steps;
  *   the rule of --exec auto, the names, the debug of a run that fails;
@@ -27,10 +27,19 @@
 #include "collrun/streams.h"
 #include "testutil.h"
 
-/* Bounds of |streams − exact| / exact (measured worst cases in
- * tests/bench/RESULTS.md, with some room). */
-#define STREAMS_TOL 0.02
-#define STREAMS_TOL_SHARED 0.25
+/* Bounds of |streams − exact| / exact, {algorithms whose links carry one
+ * stream each at a time, NVLS and NVLS tree} (measured worst cases in
+ * tests/bench/RESULTS.md, with some room): whole hosts and one GPU per
+ * host (measured 0.11 % and 2.0 %, NVLS all_reduce across 2 hosts, LL);
+ * half of each host's GPUs, whose rings and trees leave through the NICs
+ * of GPUs outside the group over NVLinks that their own hops also cross
+ * (measured 5.3 %, ring all_reduce Simple, and 20.2 %, NVLS
+ * reduce_scatter across hosts): the stream model's known gap (issue 19
+ * item 2). */
+static const double tol_dense[2] = {0.01, 0.025};
+static const double tol_pxn[2] = {0.06, 0.25};
+/* With concurrent traffic (test_concurrent_traffic). */
+#define STREAMS_TOL_SHARED 0.025
 
 typedef FsTestColl Sys;
 
@@ -93,7 +102,7 @@ static const FsCollOp ops[] = {FS_COLL_ALL_REDUCE, FS_COLL_ALL_GATHER, FS_COLL_R
  * the streams (printed elsewhere), counted in *cases and *worst. */
 static void sweep_case(Sys *s, const char *name, const char *define, uint64_t size, guint a,
                        guint o, const FsCollChoice *ch, const FsCollRequest *req, uint64_t nb,
-                       double *worst, guint *cases)
+                       const double tol[2], double *worst, guint *cases)
 {
   FsTime x = time_alone(s, ch, req, nb, FS_COLL_EXEC_STEPS);
   FsTime y = time_alone(s, ch, req, nb, FS_COLL_EXEC_STREAMS);
@@ -105,7 +114,7 @@ static void sweep_case(Sys *s, const char *name, const char *define, uint64_t si
   fflush(stdout);
   if (!fs_coll_exec_streams_trusted(fs_coll_algos[a], ops[o]))
     return;
-  ck_assert_msg(fabs(err) <= (shared(fs_coll_algos[a]) ? STREAMS_TOL_SHARED : STREAMS_TOL),
+  ck_assert_msg(fabs(err) <= (shared(fs_coll_algos[a]) ? tol[1] : tol[0]),
                 "%s %s: %s off by %.3f %%", name, fs_coll_algos[a]->name,
                 fs_coll_op_name(ops[o]), 100 * err);
   *worst = MAX(*worst, fabs(err));
@@ -120,7 +129,7 @@ static void sweep_case(Sys *s, const char *name, const char *define, uint64_t si
  * every algorithm × op and every algorithm × protocol of the full set, with
  * the same bounds, in a third of the cases. */
 static double sweep(const char *name, const char *define, const char *gpus, uint64_t size,
-                    guint *cases)
+                    const double tol[2], guint *cases)
 {
   Sys s;
   fs_test_coll_open(&s, name, define, gpus, FS_NET_MAXMIN);
@@ -135,7 +144,7 @@ static double sweep(const char *name, const char *define, const char *gpus, uint
       for (guint o = 0; o < G_N_ELEMENTS(ops); o++)
         for (int p = 0; p < FS_PROTO_N; p++)
           if (choose(&s, ops[o], size, algo, p, &ch, &req, &nb))
-            sweep_case(&s, name, define, size, a, o, &ch, &req, nb, &worst, cases);
+            sweep_case(&s, name, define, size, a, o, &ch, &req, nb, tol, &worst, cases);
       continue;
     }
     guint ran = 0; /* the protocols this algorithm ran, a bit each */
@@ -147,14 +156,14 @@ static double sweep(const char *name, const char *define, const char *gpus, uint
         if (!choose(&s, ops[o], size, algo, p, &ch, &req, &nb))
           continue;
         ran |= 1u << ch.proto;
-        sweep_case(&s, name, define, size, a, o, &ch, &req, nb, &worst, cases);
+        sweep_case(&s, name, define, size, a, o, &ch, &req, nb, tol, &worst, cases);
         break;
       }
     for (int p = 0; p < FS_PROTO_N; p++)
       for (guint o = 0; o < G_N_ELEMENTS(ops) && !((ran >> p) & 1u); o++)
         if (choose(&s, ops[o], size, algo, p, &ch, &req, &nb)) {
           ran |= 1u << ch.proto;
-          sweep_case(&s, name, define, size, a, o, &ch, &req, nb, &worst, cases);
+          sweep_case(&s, name, define, size, a, o, &ch, &req, nb, tol, &worst, cases);
         }
   }
   fs_test_coll_close(&s);
@@ -164,7 +173,7 @@ static double sweep(const char *name, const char *define, const char *gpus, uint
 START_TEST(test_single_node)
 {
   guint n = 0;
-  double w = sweep("dgx-h100.yaml", NULL, "all", 256u << 20, &n);
+  double w = sweep("dgx-h100.yaml", NULL, "all", 256u << 20, tol_dense, &n);
   printf("single node: %u cases, worst %.3f %%\n", n, 100 * w);
   ck_assert_uint_gt(n, fs_test_reduced() ? 8 : 20);
 }
@@ -173,9 +182,25 @@ END_TEST
 START_TEST(test_nodes_2)
 {
   guint n = 0;
-  double w = sweep("dgx-h100-ib-ndr.yaml", "nodes=2", "all", 256u << 20, &n);
+  double w = sweep("dgx-h100-ib-ndr.yaml", "nodes=2", "all", 256u << 20, tol_dense, &n);
   printf("2 nodes: %u cases, worst %.3f %%\n", n, 100 * w);
   ck_assert_uint_gt(n, fs_test_reduced() ? 8 : 20);
+}
+END_TEST
+
+START_TEST(test_nodes_4x4)
+{
+  /* Four GPUs of each of 4 DGX H100 nodes (a data-parallel group of
+   * tensor-parallel pairs): rings leave each host through NICs whose GPUs
+   * are not in the group (PXN, over NVLink), sharing those NVLinks with
+   * the rings' own hops. */
+  guint n = 0;
+  double w = sweep("dgx-h100-ib-ndr.yaml", "nodes=4",
+                   "node0/gpu0,node0/gpu2,node0/gpu4,node0/gpu6,node1/gpu0,node1/gpu2,node1/gpu4,"
+                   "node1/gpu6,node2/gpu0,node2/gpu2,node2/gpu4,node2/gpu6,node3/gpu0,node3/gpu2,"
+                   "node3/gpu4,node3/gpu6", 32u << 20, tol_pxn, &n);
+  printf("4 nodes x 4 GPUs: %u cases, worst %.3f %%\n", n, 100 * w);
+  ck_assert_uint_gt(n, fs_test_reduced() ? 2 : 5);
 }
 END_TEST
 
@@ -189,7 +214,7 @@ START_TEST(test_nodes_8)
                 "node7/gpu0"},
   };
   for (guint i = 0; i < G_N_ELEMENTS(sets); i++)
-    w = MAX(w, sweep("dgx-h100-ib-ndr.yaml", sets[i][0], sets[i][1], 64u << 20, &n));
+    w = MAX(w, sweep("dgx-h100-ib-ndr.yaml", sets[i][0], sets[i][1], 64u << 20, tol_dense, &n));
   printf("8 nodes: %u cases, worst %.3f %%\n", n, 100 * w);
   ck_assert_uint_gt(n, fs_test_reduced() ? 2 : 5);
 }
@@ -421,7 +446,7 @@ int main(void)
     const char *name;
     const TTest *test;
   } sweeps[] = {{"test_single_node", test_single_node}, {"test_nodes_2", test_nodes_2},
-                {"test_nodes_8", test_nodes_8}};
+                {"test_nodes_4x4", test_nodes_4x4}, {"test_nodes_8", test_nodes_8}};
   for (guint i = 0; i < G_N_ELEMENTS(sweeps); i++) {
     TCase *tc = tcase_create(sweeps[i].name);
     tcase_add_test(tc, sweeps[i].test);

@@ -419,12 +419,15 @@ START_TEST(test_executor_dp_streams_match_steps)
     ck_assert_int_gt(cb->time.exposed[FS_CAT_DP], 0);
     ck_assert_msg(fabs((double)a / (double)b - 1) < 0.01, "layout %u: streams %.6f s, steps %.6f s",
                   li, fs_time_to_s(a), fs_time_to_s(b));
-    /* The exposed part is a small residual of overlapped 8 MB buckets: the
-     * stream model's known gap on pipelines of few loops (issue #19 item 2,
-     * tests/bench/RESULTS.md: -3 to -7 % at 16-256 MiB on 8 nodes) shows
-     * there as 8 % since the tuner prices rings and NVLS trees on all NICs
-     * (0.587 vs 0.634 ms); the step itself within 1 %. */
-    ck_assert_msg(fabs((double)ca->time.exposed[FS_CAT_DP] / (double)cb->time.exposed[FS_CAT_DP] - 1) < 0.10,
+    /* The exposed part is a small residual of overlapped 8 MB buckets:
+     * 16-rank rings (4 GPUs of each host) whose NIC hops leave through
+     * other GPUs' NICs over NVLinks that the rings' own hops also cross
+     * (PXN).  The stream model used to run every transfer at its stream's
+     * own rate there (0.587 vs 0.634 ms, -7 %); with its schedule repaired
+     * to the links' capacity (collrun/streams.h) 0.653 vs 0.634 ms (+3 %,
+     * the half-host gap of tests/test-coll-streams.c); the step within
+     * 0.3 %. */
+    ck_assert_msg(fabs((double)ca->time.exposed[FS_CAT_DP] / (double)cb->time.exposed[FS_CAT_DP] - 1) < 0.05,
                   "layout %u: exposed DP %.6f vs %.6f s", li,
                   fs_time_to_s(ca->time.exposed[FS_CAT_DP]), fs_time_to_s(cb->time.exposed[FS_CAT_DP]));
   }

@@ -5,9 +5,11 @@
  * (the streams) as they appear; extrapolate each stream's wire bytes and
  * the plan's latency depth to the full collective; route the streams once
  * and load the links; evaluate every skeleton as a max-plus system with
- * the streams' rates; extrapolate the time, and when the skeletons' times
- * per unit disagree, double the counts and try again while the skeletons
- * stay under the budget. */
+ * the streams' rates, repair its schedule once to the links' capacity
+ * (max-min between events, repair) and evaluate it again; extrapolate the
+ * time, and when the skeletons' times per unit disagree, double the counts
+ * and try again while the skeletons stay under the budget, past which the
+ * unrepaired schedule's time and its links' deficit are taken. */
 #include "collrun/streams.h"
 
 #include <math.h>
@@ -75,7 +77,8 @@ typedef struct {
   guint32 *conn;
   GArray *wire; /* double per stream */
   double depth;
-  double time;  /* ps, max-plus */
+  double time;  /* ps, max-plus, the schedule repaired to the links' capacity */
+  double time0; /* ps, max-plus at the streams' own rates (no repair) */
   gboolean cached; /* a copy of a memo's skeleton: its plan, conn and wire are the memo's */
 } Skel;
 
@@ -248,7 +251,7 @@ static double extrap(const double v[3], const guint64 at[3], guint n, guint64 to
  * transfer adds the step latency, FIFO order and credits none; the end is
  * the last completion plus the step latency of a final delivery (exec.c). */
 static double maxplus(const Skel *k, const Stream *st, const FsCollExecParams *ep, double payload,
-                      double *xa, double *xb)
+                      const double *stretch, double *xa, double *xb)
 {
   const FsCollPlan *pl = k->plan;
   guint n = fs_coll_plan_n_steps(pl);
@@ -303,7 +306,7 @@ static double maxplus(const Skel *k, const Stream *st, const FsCollExecParams *e
       xa[i] = ready[i];
       double wire = ceil((double)s->bytes / payload) * MAX(s->width, 1);
       if (c->wire > 0)
-        fin += wire / c->wire * c->t * 1e12;
+        fin += wire / c->wire * c->t * 1e12 * stretch[i];
       xb[i] = fin; /* the bytes have left: the links are free (flow.h) */
       fin += c->lat;
       out_lat = (double)ep->step_latency[s->inter ? 1 : 0];
@@ -482,6 +485,166 @@ static int cmp_span(const void *a, const void *b)
   return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
+typedef struct {
+  double t;   /* ps */
+  double r;   /* bytes/ps, signed: + at the start, − at the end */
+  guint i;    /* the transfer */
+} DemandEv;
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cmp_ev(const void *a, const void *b)
+{
+  const DemandEv *x = a, *y = b;
+  if (x->t != y->t)
+    return x->t < y->t ? -1 : 1;
+  if ((x->r < 0) != (y->r < 0))
+    return x->r < 0 ? -1 : 1; /* ends before starts at one instant */
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* One repair of skeleton k's max-plus schedule (xa..xb: each transfer's
+ * sending interval) to its links' capacity (streams.h).  On every loaded
+ * link each transfer sending asks for its rate (wire bytes over its
+ * interval, times the share of its stream's bytes on the link); between
+ * two events the link is shared max-min among those sending (one asking
+ * less than the level keeps its rate), and a transfer's stretch becomes
+ * the largest, over its links, of its mean slowdown over its interval
+ * (rate over share; never below 1).  start, worst: scratch of a double per
+ * step; wsum: of a double per stream, zero, left zero; ev: scratch.
+ * Returns the largest relative change of a stretch.  Cost: per link, its
+ * transfers' events sorted, and a sort of the transfers sending at once
+ * where they ask for more than the capacity. */
+static double repair(const Ctx *c, const Skel *k, double payload, const double *xa,
+                     const double *xb, const guint *off, const guint *by, double *stretch,
+                     double *start, double *worst, double *wsum, GArray *ev)
+{
+  guint n = fs_coll_plan_n_steps(k->plan), ns = c->streams->len;
+  const FsCollStep *steps = n ? fs_coll_plan_step(k->plan, 0) : NULL;
+  memset(worst, 0, sizeof(double) * n);
+  g_autoptr(GArray) act = g_array_new(FALSE, FALSE, sizeof(DemandEv));
+  g_autoptr(GArray) srt = g_array_new(FALSE, FALSE, sizeof(double));
+  g_autoptr(GArray) seen = g_array_new(FALSE, FALSE, sizeof(guint32));
+  for (guint l = 0; l < c->n_links; l++) {
+    g_array_set_size(ev, 0);
+    double cap = fs_flownet_channel_capacity(c->net, c->links[l]) * 1e-12;
+    /* A stream whose several paths cross the link: once, their shares summed. */
+    g_array_set_size(seen, 0);
+    for (guint j = c->inc_off[l]; j < c->inc_off[l + 1]; j++) {
+      guint32 t = c->inc[j];
+      if (t >= ns)
+        continue;
+      if (wsum[t] == 0)
+        g_array_append_val(seen, t);
+      wsum[t] += c->inc_w[j];
+    }
+    for (guint q = 0; q < seen->len; q++) {
+      guint32 t = g_array_index(seen, guint32, q);
+      double w = wsum[t];
+      wsum[t] = 0;
+      for (guint x = off[t]; x < off[t + 1]; x++) {
+        guint i = by[x];
+        if (!(xb[i] > xa[i]) || !(w > 0))
+          continue;
+        const FsCollStep *s = &steps[i];
+        double wire = ceil((double)s->bytes / payload) * MAX(s->width, 1);
+        double r = w * wire / (xb[i] - xa[i]);
+        DemandEv e0 = {xa[i], r, i}, e1 = {xb[i], -r, i};
+        g_array_append_val(ev, e0);
+        g_array_append_val(ev, e1);
+      }
+    }
+    if (ev->len == 0 || !(cap > 0))
+      continue;
+    qsort(ev->data, ev->len, sizeof(DemandEv), cmp_ev);
+    /* Max-min on the link over each stretch of time between events: the
+     * transfers active share cap, those asking less than the level keep
+     * their rate; a transfer's slowdown there is its rate over its share,
+     * integrated over its interval into start[] (per link). */
+    g_array_set_size(act, 0);
+    double sum = 0, last = g_array_index(ev, DemandEv, 0).t;
+    for (guint e = 0; e < ev->len; e++) {
+      const DemandEv *x = &g_array_index(ev, DemandEv, e);
+      double dt = x->t - last;
+      if (dt > 0 && act->len > 0) {
+        if (sum <= cap * (1 + 1e-9)) {
+          for (guint q = 0; q < act->len; q++)
+            start[g_array_index(act, DemandEv, q).i] += dt;
+        } else {
+          g_array_set_size(srt, act->len);
+          for (guint q = 0; q < act->len; q++)
+            g_array_index(srt, double, q) = g_array_index(act, DemandEv, q).r;
+          qsort(srt->data, srt->len, sizeof(double), cmp_double);
+          double left = cap, level = 0;
+          for (guint q = 0; q < srt->len; q++) {
+            double dq = g_array_index(srt, double, q);
+            guint rest = srt->len - q;
+            if (dq * rest >= left) {
+              level = left / rest;
+              break;
+            }
+            left -= dq;
+            level = dq;
+          }
+          for (guint q = 0; q < act->len; q++) {
+            const DemandEv *y = &g_array_index(act, DemandEv, q);
+            start[y->i] += dt * (y->r > level ? y->r / level : 1);
+          }
+        }
+      }
+      last = x->t;
+      if (x->r > 0) {
+        DemandEv y = *x;
+        start[x->i] = 0;
+        g_array_append_val(act, y);
+        sum += x->r;
+      } else {
+        for (guint q = 0; q < act->len; q++)
+          if (g_array_index(act, DemandEv, q).i == x->i) {
+            sum -= g_array_index(act, DemandEv, q).r;
+            g_array_index(act, DemandEv, q) = g_array_index(act, DemandEv, act->len - 1);
+            g_array_set_size(act, act->len - 1);
+            break;
+          }
+        worst[x->i] = MAX(worst[x->i], start[x->i] / (xb[x->i] - xa[x->i]));
+      }
+    }
+  }
+  double change = 0;
+  for (guint i = 0; i < n; i++) {
+    if (k->conn[i] == G_MAXUINT32 || worst[i] <= 0)
+      continue;
+    double f = MAX(1.0, stretch[i] * worst[i]);
+    change = MAX(change, fabs(f - stretch[i]) / stretch[i]);
+    stretch[i] = f;
+  }
+  return change;
+}
+
+/* The transfers of skeleton k by stream (CSR: those of stream t are
+ * by[off[t] .. off[t + 1])), as link_extra and repair walk them. */
+static void skel_by_stream(const Ctx *c, const Skel *k, guint **off_out, guint **by_out)
+{
+  guint n = fs_coll_plan_n_steps(k->plan), ns = c->streams->len;
+  guint *off = g_new0(guint, ns + 2);
+  for (guint i = 0; i < n; i++)
+    if (k->conn[i] != G_MAXUINT32)
+      off[k->conn[i] + 1]++;
+  for (guint t = 0; t < ns; t++)
+    off[t + 1] += off[t];
+  guint *by = g_new(guint, off[ns] + 1);
+  g_autofree guint *fill = g_new0(guint, ns + 1);
+  for (guint i = 0; i < n; i++)
+    if (k->conn[i] != G_MAXUINT32)
+      by[off[k->conn[i]] + fill[k->conn[i]]++] = i;
+  *off_out = off;
+  *by_out = by;
+}
+
 /* Per loaded link, how much longer its streams' bytes need at its
  * capacity than the max-plus schedule of skeleton k sends through it (the
  * union of its transfers' sending intervals xa..xb): where streams overlap
@@ -489,20 +652,9 @@ static int cmp_span(const void *a, const void *b)
  * extra[link], in ps; scaled from the full size by the skeleton's share of
  * the bytes (wire of the skeleton / full wire, per stream). */
 static void link_extra(const Ctx *c, const Skel *k, const double *xa, const double *xb,
-                       double *extra)
+                       const guint *off, const guint *by, double *extra)
 {
-  guint n = fs_coll_plan_n_steps(k->plan), ns = c->streams->len;
-  g_autofree guint *off = g_new0(guint, ns + 2);
-  for (guint i = 0; i < n; i++)
-    if (k->conn[i] != G_MAXUINT32)
-      off[k->conn[i] + 1]++;
-  for (guint t = 0; t < ns; t++)
-    off[t + 1] += off[t];
-  g_autofree guint *by = g_new(guint, off[ns] + 1);
-  g_autofree guint *fill = g_new0(guint, ns + 1);
-  for (guint i = 0; i < n; i++)
-    if (k->conn[i] != G_MAXUINT32)
-      by[off[k->conn[i]] + fill[k->conn[i]]++] = i;
+  guint ns = c->streams->len;
   GArray *iv = g_array_new(FALSE, FALSE, sizeof(double) * 2);
   for (guint l = 0; l < c->n_links; l++) {
     g_array_set_size(iv, 0);
@@ -537,6 +689,33 @@ static void link_extra(const Ctx *c, const Skel *k, const double *xa, const doub
     extra[l] = need - total;
   }
   g_array_unref(iv);
+}
+
+/* Skeleton k's max-plus times: k->time0 at the streams' own rates (with
+ * link_extra's figures of that schedule into busy, when links are loaded)
+ * and k->time with the schedule repaired once to the links' capacity
+ * (repair).  xa, xb: scratch of a double per step. */
+static void skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, double payload,
+                      double *xa, double *xb, double *busy)
+{
+  guint n = fs_coll_plan_n_steps(k->plan);
+  const Stream *st = (const Stream *)c->streams->data;
+  g_autofree double *stretch = g_new(double, n + 1);
+  for (guint i = 0; i <= n; i++)
+    stretch[i] = 1;
+  k->time = k->time0 = maxplus(k, st, ep, payload, stretch, xa, xb);
+  if (c->n_links == 0)
+    return;
+  g_autofree guint *off = NULL;
+  g_autofree guint *by = NULL;
+  skel_by_stream(c, k, &off, &by);
+  link_extra(c, k, xa, xb, off, by, busy);
+  g_autofree double *start = g_new(double, n + 1);
+  g_autofree double *worst = g_new(double, n + 1);
+  g_autofree double *wsum = g_new0(double, c->streams->len + 1);
+  g_autoptr(GArray) ev = g_array_new(FALSE, FALSE, sizeof(DemandEv));
+  if (repair(c, k, payload, xa, xb, off, by, stretch, start, worst, wsum, ev) > 0)
+    k->time = maxplus(k, st, ep, payload, stretch, xa, xb);
 }
 
 /* A skeleton the memo keeps, by its request and the payload its wire
@@ -750,43 +929,60 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
       break;
     guint nl = c.n_links;
     g_autofree double *busy = g_new0(double, (gsize)9 * (nl + 1));
-    for (guint i = 0; i < nx; i++) {
+    for (guint i = 0; i < nx; i++)
       for (guint j = 0; j < nk; j++) {
         guint nsteps = fs_coll_plan_n_steps(grid[i][j].plan);
         g_autofree double *xa = g_new0(double, nsteps + 1);
         g_autofree double *xb = g_new0(double, nsteps + 1);
-        v[j] = grid[i][j].time = maxplus(&grid[i][j], (const Stream *)c.streams->data, &ep,
-                                         c.payload, xa, xb);
-        if (nl > 0)
-          link_extra(&c, &grid[i][j], xa, xb, busy + (gsize)(i * 3 + j) * (nl + 1));
+        skel_time(&c, &grid[i][j], &ep, c.payload, xa, xb,
+                  busy + (gsize)(i * 3 + j) * (nl + 1));
       }
-      vx[i] = extrap(v, ks, nk, S, &agree);
-    }
-    /* A link whose streams' bytes need longer than the schedule keeps
-     * them active (they overlap at full rate in it) lengthens the
-     * collective by the difference (streams.h). */
-    double deficit = 0;
-    for (guint l = 0; l < nl; l++) {
-      for (guint i = 0; i < nx; i++) {
-        for (guint j = 0; j < nk; j++)
-          v[j] = busy[(gsize)(i * 3 + j) * (nl + 1) + l];
-        vx[i] = extrap(v, ks, nk, S, NULL);
-      }
-      deficit = MAX(deficit, extrap(vx, xs, nx, F, NULL));
-    }
+    /* The repaired schedule's time, checked in both counts (streams.h). */
     for (guint i = 0; i < nx; i++) {
       for (guint j = 0; j < nk; j++)
         v[j] = grid[i][j].time;
-      vx[i] = extrap(v, ks, nk, S, NULL);
+      vx[i] = extrap(v, ks, nk, S, &agree);
     }
-    /* Never more than the busiest link needs beyond the busiest stream
-     * alone (the overlap cannot exceed it). */
-    deficit = MIN(deficit, (s->t_bw - t_free) * 1e12);
-    s->mp = MAX(0, extrap(vx, xs, nx, F, NULL)) + MAX(0, deficit);
-    s->info.approximate = !agree;
+    double mp = MAX(0, extrap(vx, xs, nx, F, &agree));
     /* Widen the counts that disagree while the next grid stays in budget
      * (its size about doubles). */
     done = agree || (nx == 1 && nk == 1) || 2 * steps > FS_COLL_STREAMS_MAX_SKELETON;
+    if (!agree && done) {
+      /* Past the budget without a steady repaired schedule: the streams'
+       * own rates, their ring steps checked as before, and the links whose
+       * streams' bytes need longer than that schedule sends through them
+       * lengthen it by the difference, never by more than the busiest
+       * link needs beyond the busiest stream alone. */
+      agree = TRUE;
+      for (guint i = 0; i < nx; i++) {
+        for (guint j = 0; j < nk; j++)
+          v[j] = grid[i][j].time0;
+        vx[i] = extrap(v, ks, nk, S, &agree);
+      }
+      double deficit = 0;
+      for (guint l = 0; l < nl; l++) {
+        for (guint i = 0; i < nx; i++) {
+          for (guint j = 0; j < nk; j++)
+            v[j] = busy[(gsize)(i * 3 + j) * (nl + 1) + l];
+          vx[i] = extrap(v, ks, nk, S, NULL);
+        }
+        deficit = MAX(deficit, extrap(vx, xs, nx, F, NULL));
+      }
+      for (guint i = 0; i < nx; i++) {
+        for (guint j = 0; j < nk; j++)
+          v[j] = grid[i][j].time0;
+        vx[i] = extrap(v, ks, nk, S, NULL);
+      }
+      deficit = MIN(deficit, (s->t_bw - t_free) * 1e12);
+      mp = MAX(0, extrap(vx, xs, nx, F, NULL)) + MAX(0, deficit);
+      s->info.repaired = FALSE;
+    } else {
+      s->info.repaired = nl > 0;
+    }
+    s->mp = mp;
+    s->info.approximate = !agree;
+    /* Widen the counts that disagree while the next grid stays in budget
+     * (its size about doubles). */
     for (guint i = 0; i < 3; i++)
       for (guint j = 0; j < 3; j++)
         skel_clear(&grid[i][j]);

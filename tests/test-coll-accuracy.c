@@ -1,28 +1,27 @@
 /* test-coll-accuracy.c — the collective layer against published
- * measurements (validation/reference/): DGX H100 8-GPU all_reduce (NVIDIA
- * dgxc-benchmarking sample output) and A100 2–8 GPUs (vTrain's measured
- * LUTs).  Each row is simulated exactly as `fabricsim coll` runs it (the
- * nccl-tests kind of `fabricsim validate`: tuner's choice, float, sum, the
- * first N GPUs of the table's topology) with one set of catalog figures for
- * every size and GPU count.  Prints predicted vs measured and the error per
- * row (run with CK_VERBOSITY or read the test log).
+ * measurements (validation/reference/): one node of 8 H100 (Azure ND H100 v5,
+ * NCCL 2.18.5, NVLS forced; NVIDIA/nccl-tests issue 290's single node) and
+ * one of 8 A100 80 GB (Azure ND A100 v4), then the multi-node tables.  Each
+ * row is simulated exactly as `fabricsim coll` runs it (the nccl-tests kind
+ * of `fabricsim validate`: tuner's choice unless the table forces an
+ * algorithm, float, sum, the first N GPUs of the table's topology) with one
+ * set of catalog figures for every size and GPU count.  Prints predicted vs
+ * measured and the error per row (run with CK_VERBOSITY or read the test log).
  *
  * Bars enforced (see the CSV headers):
- *   H100 time:  every row with size <= 1 MiB within 25 % of the out-of-place
- *               time.  A row whose out-of-place and in-place times (two
- *               back-to-back runs of the same size) disagree by more than
- *               25 % is a measurement outlier (32 B: 68.14 vs 13.52 us;
- *               4 KiB: 23.59 vs 16.46 us); it is printed as EXCLUDED and
- *               checked against the in-place time instead.
- *   H100 busbw: the table's bar (MAPE within 10 % over size >= 64 MiB), and
- *               every such row within 12 % (the current worst row is 512 MiB
- *               at +11.3 %: the simulated NVLS curve converges to its
- *               asymptote faster than the measured one).
- *   A100 busbw: the table's bar (MAPE within 10 % over size >= 64 MiB; 5.05 %
- *               with the ring kernel's local copy, models/nccl ring_kernel),
- *               and every such row within 14 % (the worst is 3 GPUs at
- *               64 MiB, +12.8 %: the measured times carry ~45–80 us of fixed
- *               cost that NCCL's latency model does not have).
+ *   Single node: each table's bar (busbw MAPE within 10 % over size >= 64
+ *               MiB) and the level the model reaches (2026-11-28), so that it
+ *               does not slip: Azure H100 MAPE 6.71 % (bound 7.2 %), every
+ *               row within 11.5 % (worst 512 MiB, +10.9 %: the simulated NVLS
+ *               curve reaches its asymptote at smaller sizes than the
+ *               measured one and sits 6-7 % above it from 1 GiB on); issue
+ *               290's node 9.61 % (bound 10 %), rows within 13 % (+12.6 % at
+ *               512 MiB); Azure A100 8.57 % (bound 9.1 %), rows within 27.5 %
+ *               (64 and 128 MiB, +26 and +27 %: the measured curve stalls at
+ *               167-174 GB/s there before 214 at 256 MiB; from 256 MiB on
+ *               within 6.2 %).  These sources give no single-node times
+ *               below 128 MiB: the single-node small sizes are checked on the
+ *               -g 8 table of multinode[] (h100_dgx_allreduce_8gpu_g8_vpbench).
  *   Multi-node (issue 18; H100 + 8 x 400 Gb/s InfiniBand per node, 2, 4
  *               and 8 nodes, all_reduce, nccl-tests issue 309): busbw
  *               against the table's bar (MAPE <= 10 % over >= 64 MiB) and
@@ -62,43 +61,6 @@ static FsValTable *table(const char *file)
 
 static double err_pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; }
 
-START_TEST(test_h100_small_time)
-{
-  g_autoptr(FsCatalog) cat = catalog();
-  g_autoptr(FsValTable) t = table("h100_dgx_allreduce_8gpu_nvidia_dgxc.csv");
-  GError *error = NULL;
-  void *ctx = NULL;
-  const FsValKind *k = &fs_val_kind_nccl_tests;
-  ck_assert(k->prepare(t, cat, NULL, &ctx, &error));
-  int c_ip = fs_val_table_col(t, "ip_time_us", &error);
-  fs_assert_no_error(error);
-  guint checked = 0, failed = 0;
-  printf("DGX H100 8 GPUs all_reduce, time (us), size <= 1 MiB, bar 25 %%\n");
-  printf("%12s %10s %10s %10s %8s\n", "size (B)", "predicted", "oop", "ip", "error %");
-  for (guint r = 0; r < t->nrows; r++) {
-    double pred, oop, ip;
-    uint64_t size;
-    ck_assert(k->predict(ctx, t, r, "time", &pred, &oop, &size, &error));
-    ck_assert(fs_val_table_double(t, r, c_ip, &ip, &error));
-    if (size > (1u << 20))
-      continue;
-    double lo = MIN(oop, ip), hi = MAX(oop, ip);
-    gboolean outlier = hi > 1.25 * lo;
-    double meas = outlier ? ip : oop;
-    double e = err_pct(pred, meas);
-    gboolean ok = fabs(e) <= 25.0;
-    printf("%12" G_GUINT64_FORMAT " %10.2f %10.2f %10.2f %+8.2f%s%s\n", size, pred, oop, ip, e,
-           outlier ? "  EXCLUDED oop (oop/ip disagree > 25 %: outlier), checked vs ip" : "",
-           ok ? "" : "  FAIL");
-    checked++;
-    failed += !ok;
-  }
-  k->free_ctx(ctx);
-  ck_assert_uint_eq(checked, 18);
-  ck_assert_uint_eq(failed, 0);
-}
-END_TEST
-
 static double busbw_check(const char *file, double row_bar, guint want_rows, double *max_abs)
 {
   g_autoptr(FsCatalog) cat = catalog();
@@ -128,21 +90,33 @@ static double busbw_check(const char *file, double row_bar, guint want_rows, dou
   return res->mape;
 }
 
-START_TEST(test_h100_large_busbw)
+/* A single-node table: its bar, and its MAPE and worst row no worse than the bounds (the level
+ * the model reaches today, header comment); rows: the rows in the bar's scope. */
+static void single_check(const char *file, guint rows, double mape_bound, double row_bound)
 {
+  g_autoptr(FsValTable) t = table(file);
   double max_abs;
-  double mape = busbw_check("h100_dgx_allreduce_8gpu_nvidia_dgxc.csv", 12.0, 9, &max_abs);
-  ck_assert_double_le(mape, 10.0);
-  ck_assert_double_le(max_abs, 12.0);
+  double mape = busbw_check(file, row_bound, rows, &max_abs);
+  ck_assert_double_le(mape, t->bar_pct);
+  ck_assert_double_le(mape, mape_bound);
+  ck_assert_double_le(max_abs, row_bound);
+}
+
+START_TEST(test_h100_azure_busbw)
+{
+  single_check("h100_hgx_allreduce_8gpu_g8_nvls_azure.csv", 8, 7.2, 11.5);
 }
 END_TEST
 
-START_TEST(test_a100_busbw)
+START_TEST(test_h100_nccltests290_busbw)
 {
-  double max_abs;
-  double mape = busbw_check("a100_allreduce_2to8gpu_vtrain_lut.csv", 14.0, 35, &max_abs);
-  ck_assert_double_le(mape, 10.0);
-  ck_assert_double_le(max_abs, 14.0);
+  single_check("h100_hgx_allreduce_8gpu_g8_nccltests290.csv", 6, 10.0, 13.0);
+}
+END_TEST
+
+START_TEST(test_a100_azure_busbw)
+{
+  single_check("a100_hgx_allreduce_8gpu_g8_azure.csv", 8, 9.1, 27.5);
 }
 END_TEST
 
@@ -269,8 +243,9 @@ END_TEST
  * judged (fabricsim validate and tests/test-validate.c leave the costly ones to this test). */
 START_TEST(test_every_table_judged)
 {
-  static const char *const single[] = {"h100_dgx_allreduce_8gpu_nvidia_dgxc.csv",
-                                       "a100_allreduce_2to8gpu_vtrain_lut.csv"};
+  static const char *const single[] = {"h100_hgx_allreduce_8gpu_g8_nvls_azure.csv",
+                                       "h100_hgx_allreduce_8gpu_g8_nccltests290.csv",
+                                       "a100_hgx_allreduce_8gpu_g8_azure.csv"};
   static const char *const dirs[] = {"", "efa"};
   guint found = 0;
   for (guint d = 0; d < G_N_ELEMENTS(dirs); d++) {
@@ -305,9 +280,9 @@ END_TEST
 int main(void)
 {
   Suite *s = suite_create("coll-accuracy");
-  FS_ADD_TEST(s, test_h100_small_time);
-  FS_ADD_TEST(s, test_h100_large_busbw);
-  FS_ADD_TEST(s, test_a100_busbw);
+  FS_ADD_TEST(s, test_h100_azure_busbw);
+  FS_ADD_TEST(s, test_h100_nccltests290_busbw);
+  FS_ADD_TEST(s, test_a100_azure_busbw);
   FS_ADD_TEST(s, test_every_table_judged);
   guint n = 0;
   for (guint m = 0; m < G_N_ELEMENTS(multinode); m++)

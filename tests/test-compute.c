@@ -56,9 +56,13 @@ START_TEST(test_efficiency_default_curves_load)
                     "no fallback for %s", fs_eff_kind_name(k));
   for (guint i = 0; i < fs_efficiency_size(eff); i++)
     ck_assert_str_ne(fs_efficiency_nth(eff, i)->source, "");
-  /* The Hopper 16-bit GEMM curve is picked over the generic one, fp8 over both. */
+  /* The Hopper bf16 GEMM curve (with its measured shapes) is picked over the
+   * Hopper 16-bit one and the generic one, fp8 over all. */
   const FsEffCurve *c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
-  ck_assert(!c->any_arch && c->any_dtype && c->axis == FS_EFF_AXIS_FLOPS);
+  ck_assert(!c->any_arch && !c->any_dtype && c->dtype == FS_DTYPE_BF16 && c->axis == FS_EFF_AXIS_FLOPS);
+  ck_assert_uint_gt(c->n_shapes, 0);
+  c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_INT8, FALSE);
+  ck_assert(!c->any_arch && c->any_dtype && c->axis == FS_EFF_AXIS_FLOPS && c->n_shapes == 0);
   c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_FP8, FALSE);
   ck_assert(!c->any_arch && !c->any_dtype && c->dtype == FS_DTYPE_FP8);
   /* A100 GEMMs have their own measured curve (no longer Calculon's 0.95). */
@@ -103,10 +107,11 @@ START_TEST(test_efficiency_override_replaces_curve)
   guint n = fs_efficiency_size(eff);
   GError *err = NULL;
   double x[] = {1}, y[] = {0.5};
-  ck_assert(fs_efficiency_set(eff, FS_EFF_GEMM, FALSE, FS_ARCH_HOPPER, TRUE, 0, FS_EFF_CAUSAL_ANY,
-                              FS_EFF_AXIS_MIN_DIM, x, y, 1, "calibration", &err));
+  ck_assert(fs_efficiency_set(eff, FS_EFF_GEMM, FALSE, FS_ARCH_HOPPER, FALSE, FS_DTYPE_BF16,
+                              FS_EFF_CAUSAL_ANY, FS_EFF_AXIS_MIN_DIM, x, y, 1, "calibration", &err));
   fs_assert_no_error(err);
   ck_assert_uint_eq(fs_efficiency_size(eff), n); /* replaced, not added */
+  ck_assert_uint_eq(fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE)->n_shapes, 0);
   ck_assert(fs_efficiency_lookup(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE, 4096, NULL) == 0.5);
   ck_assert_str_eq(fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE)->source,
                    "calibration");
@@ -190,14 +195,20 @@ START_TEST(test_kernel_huge_gemm_is_compute_bound)
   FsTime time = fs_kernel_time(&k, &gpu, eff, &t);
   double eff_16k = fs_efficiency_lookup(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE, k.flops, NULL);
   ck_assert(!t.memory_bound);
-  ck_assert(t.efficiency == eff_16k && eff_16k > 0.5 && eff_16k < 1);
-  ck_assert_int_eq(t.compute, fs_time_from_s(k.flops / (1e15 * eff_16k)));
+  /* 16384³ is a measured shape of the bf16 curve: the curve times its shape factor. */
+  const FsEffCurve *c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+  double shape = fs_eff_curve_shape_factor(c, 16384, 16384, 16384);
+  ck_assert(t.shape_factor == shape && shape != 1.0);
+  ck_assert(t.efficiency == eff_16k * shape && t.efficiency > 0.5 && t.efficiency < 1);
+  ck_assert_int_eq(t.compute, fs_time_from_s(k.flops / (1e15 * t.efficiency)));
   ck_assert_int_eq(time, t.compute + 2 * FS_US);
   /* Without curves: the plain roofline at peak. */
   ck_assert_int_eq(fs_kernel_time(&k, &gpu, NULL, NULL), fs_time_from_s(k.flops / 1e15) + 2 * FS_US);
   g_autofree char *text = fs_kernel_explain(&k, &gpu, eff);
   ck_assert_msg(strstr(text, "compute-bound") && strstr(text, "big (forward gemm 16384×16384×16384 bf16)"),
                 "%s", text);
+  g_autofree char *split = g_strdup_printf("(FLOPs curve %.3f × measured shapes %.3f)", eff_16k, shape);
+  ck_assert_msg(strstr(text, split) != NULL, "%s lacks %s", text, split);
 }
 END_TEST
 

@@ -6,8 +6,10 @@
  */
 #include <string.h>
 
+#include "calib/calibration.h"
 #include "calib/validate.h"
 #include "calib/validate-nccl.h"
+#include "compute/kernel.h"
 #include "util/error.h"
 
 /* ---- host-copy: cudaMemcpyAsync over the GPU's host link ------------------
@@ -87,8 +89,108 @@ static const FsValKind host_copy = {
   g_free,
 };
 
+/* ---- gemm: one GEMM kernel's time on one GPU --------------------------------
+ * Header: `gpu:` catalog GPU model.  Columns: dtype (a catalog datatype), m,
+ * n, k (C is m×n, k summed), time_us (the kernel's time without the launch
+ * floor).  Metric: time (µs).  Model: fs_kernel_time of fs_kernel_gemm with
+ * the default efficiency curves (models/compute, their measured shapes
+ * included; --calibration lays its GEMM points over them), less the launch
+ * overhead the kernel model adds. */
+
+typedef struct {
+  const FsModel *gpu;
+  FsEfficiency *eff;
+  int c_dtype, c_m, c_n, c_k, c_time;
+} Gemm;
+
+static void gemm_free(void *ctx)
+{
+  Gemm *g = ctx;
+  if (g == NULL)
+    return;
+  fs_efficiency_free(g->eff);
+  g_free(g);
+}
+
+static gboolean gemm_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
+                             void **ctx, GError **error)
+{
+  const char *name = fs_val_table_require(t, "gpu", error);
+  if (name == NULL)
+    return FALSE;
+  GError *e = NULL;
+  const FsModel *gpu = fs_catalog_require(cat, name, FS_MODEL_GPU, &e);
+  if (gpu == NULL) {
+    fs_error_prefix_at(e, t->file, 0, 0);
+    g_propagate_error(error, e);
+    return FALSE;
+  }
+  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, error);
+  if (eff == NULL || (cal != NULL && !fs_calibration_apply_efficiency(cal, cat, eff, error)))
+    return FALSE;
+  Gemm *g = g_new0(Gemm, 1);
+  g->gpu = gpu;
+  if ((g->c_dtype = fs_val_table_col(t, "dtype", error)) < 0 ||
+      (g->c_m = fs_val_table_col(t, "m", error)) < 0 ||
+      (g->c_n = fs_val_table_col(t, "n", error)) < 0 ||
+      (g->c_k = fs_val_table_col(t, "k", error)) < 0 ||
+      (g->c_time = fs_val_table_col(t, "time_us", error)) < 0) {
+    g_free(g);
+    return FALSE;
+  }
+  g->eff = g_steal_pointer(&eff);
+  *ctx = g;
+  return TRUE;
+}
+
+static gboolean gemm_predict(void *ctx, const FsValTable *t, guint row, const char *metric,
+                             double *predicted, double *measured, uint64_t *size, GError **error)
+{
+  const Gemm *g = ctx;
+  if (strcmp(metric, "time") != 0) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_KIND, t->file, 1, 1,
+                    "kind gemm predicts time, not \"%s\"", metric);
+    return FALSE;
+  }
+  const char *dt = t->cells[row][g->c_dtype];
+  FsDtype dtype;
+  if (!fs_dtype_from_name(dt, &dtype)) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row], 1,
+                    "column \"dtype\": unknown datatype \"%s\"", dt);
+    return FALSE;
+  }
+  uint64_t m, n, k;
+  double time_us;
+  if (!fs_val_table_u64(t, row, g->c_m, &m, error) || !fs_val_table_u64(t, row, g->c_n, &n, error) ||
+      !fs_val_table_u64(t, row, g->c_k, &k, error) ||
+      !fs_val_table_double(t, row, g->c_time, &time_us, error))
+    return FALSE;
+  if (m == 0 || n == 0 || k == 0) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row], 1,
+                    "columns m, n, k: a GEMM dimension must be at least 1");
+    return FALSE;
+  }
+  FsKernel kn = fs_kernel_gemm("gemm", FS_PASS_FORWARD, dtype, m, n, k, 1);
+  FsKernelTiming tm;
+  fs_kernel_time(&kn, &g->gpu->u.gpu, g->eff, &tm);
+  *predicted = fs_time_to_s(tm.time - tm.launch) * 1e6;
+  *measured = time_us;
+  *size = (uint64_t)kn.bytes;
+  return TRUE;
+}
+
+static const FsValKind gemm = {
+  "gemm",
+  "one GEMM kernel: max(FLOPs / (peak x efficiency(FLOPs curve x measured-shape factor)), "
+  "bytes / (HBM bandwidth x memory efficiency)), launch excluded",
+  gemm_prepare,
+  gemm_predict,
+  gemm_free,
+};
+
 const FsValKind *const fs_val_kinds[] = {
   &host_copy,
+  &gemm,
   &fs_val_kind_nccl_tests,
   NULL,
 };

@@ -142,8 +142,8 @@ int fs_cmd_calibrate(int argc, char **argv)
     "\n"
     "Examples:\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-h100.yaml all_reduce.log\n"
-    "  fabricsim calibrate nccl-tests --topo topologies/dgx-a100.yaml --simulate \\\n"
-    "      validation/reference/a100_allreduce_2to8gpu_vtrain_lut.csv -o a100-fit.json\n"
+    "  fabricsim calibrate nccl-tests --topo topologies/dgx-h100.yaml --simulate \\\n"
+    "      validation/reference/h100_hgx_allreduce_8gpu_g8_nccltests290.csv -o h100-fit.json\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-a100.yaml --op all_reduce \\\n"
     "      --calibration validation/results/h100-2026-11-23.json run*.log -o fitted.json\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "calibrate");

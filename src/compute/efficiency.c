@@ -43,6 +43,8 @@ static void curve_free(gpointer p)
   g_free(c->source);
   g_free(c->note);
   g_free(c->file);
+  g_free(c->shapes);
+  g_free(c->shape_cache);
   g_free(c);
 }
 
@@ -191,6 +193,15 @@ static const FsSchemaField curve_fields[] = {
    .doc = "where the points come from (not empty)"},
   {.key = "note", .type = FS_SCHEMA_STRING, .offset = OFF(note), .def = "",
    .doc = "a remark"},
+  {.key = "shapes", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "list of `[m, n, k, efficiency]`", .required_doc = "no (the curve alone)",
+   .doc = "`gemm` curves on the `flops` axis only: measured GEMM shapes that pull the curve "
+          "towards themselves nearby (\"GEMM shapes\" below); m, n, k integers from 1 to "
+          "1073741824, efficiency in (0, 1], each shape once"},
+  {.key = "shape_range", .type = FS_SCHEMA_DOUBLE, .offset = OFF(shape_range), .min = "1",
+   .min_open = TRUE, .max = "1e6", .def = "4",
+   .doc = "with `shapes`: the factor in every dimension at which a lone shape's pull falls to "
+          "half"},
 };
 #undef OFF
 static const FsSchema curve_schema = {"curve", NULL, curve_fields, G_N_ELEMENTS(curve_fields)};
@@ -225,6 +236,76 @@ static FsEffAxis default_axis(FsEffKind k)
     return FS_EFF_AXIS_SEQ_LEN;
   default:
     return FS_EFF_AXIS_BYTES;
+  }
+}
+
+/* Reads a curve's "shapes" list into c->shapes (m, n, k, efficiency per
+ * row): only on a gemm curve on the flops axis, each row four numbers, m,
+ * n, k whole from 1 to 2^30, efficiency in (0, 1], no shape twice.  The
+ * error is at the offending node. */
+static gboolean parse_shapes(FsEffCurve *c, const FsYamlNode *list, GError **error)
+{
+  if (c->kind != FS_EFF_GEMM || c->axis != FS_EFF_AXIS_FLOPS) {
+    fs_yaml_error(error, list, "\"shapes\" applies only to a gemm curve with axis: flops");
+    return FALSE;
+  }
+  if (list->n == 0) {
+    fs_yaml_error(error, list, "\"shapes\" is empty; expected a list like [[4096, 12288, 4096, 0.73]]");
+    return FALSE;
+  }
+  g_autofree double *rows = g_new(double, 4 * (gsize)list->n);
+  for (guint i = 0; i < list->n; i++) {
+    const FsYamlNode *r = list->values[i];
+    if (r->kind != FS_YAML_SEQ || r->n != 4) {
+      fs_yaml_error(error, r, "expected a shape [m, n, k, efficiency], got %s",
+                    fs_yaml_kind_name(r));
+      return FALSE;
+    }
+    double *row = rows + 4 * (gsize)i;
+    for (guint j = 0; j < 3; j++) {
+      if (!fs_yaml_get_double(r->values[j], 1, 1073741824.0, &row[j], error))
+        return FALSE;
+      if (row[j] != floor(row[j])) {
+        fs_yaml_error(error, r->values[j], "a GEMM dimension must be a whole number, got %g", row[j]);
+        return FALSE;
+      }
+    }
+    if (!fs_yaml_get_double(r->values[3], 0, 1, &row[3], error))
+      return FALSE;
+    if (!(row[3] > 0)) {
+      fs_yaml_error(error, r->values[3], "efficiency must be in (0, 1], got %g", row[3]);
+      return FALSE;
+    }
+    for (guint p = 0; p < i; p++) {
+      const double *o = rows + 4 * (gsize)p;
+      if (o[0] == row[0] && o[1] == row[1] && o[2] == row[2]) {
+        fs_yaml_error(error, r, "shape %gx%gx%g is given twice (shapes %u and %u)", row[0],
+                      row[1], row[2], p + 1, i + 1);
+        return FALSE;
+      }
+    }
+  }
+  c->n_shapes = list->n;
+  c->shapes = g_steal_pointer(&rows);
+  return TRUE;
+}
+
+/* Derives c->shape_cache from c->shapes and the points: per shape its log
+ * dimensions and its residual against the curve at its own FLOPs. */
+static void shapes_prepare(FsEffCurve *c)
+{
+  g_free(c->shape_cache);
+  c->shape_cache = NULL;
+  if (c->n_shapes == 0)
+    return;
+  c->shape_cache = g_new(double, 4 * (gsize)c->n_shapes);
+  for (guint i = 0; i < c->n_shapes; i++) {
+    const double *s = c->shapes + 4 * (gsize)i;
+    double *o = c->shape_cache + 4 * (gsize)i;
+    o[0] = log(s[0]);
+    o[1] = log(s[1]);
+    o[2] = log(s[2]);
+    o[3] = s[3] / fs_eff_curve_eval(c, 2.0 * s[0] * s[1] * s[2]);
   }
 }
 
@@ -288,9 +369,18 @@ static FsEffCurve *parse_curve(const FsYamlNode *node, GError **error)
       return NULL;
     }
   }
+  FsYamlNode *shn = fs_yaml_map_get(node, "shapes");
+  if (shn != NULL && !parse_shapes(c, shn, error))
+    return NULL;
+  if (shn == NULL && fs_yaml_map_get(node, "shape_range") != NULL) {
+    fs_yaml_error(error, fs_yaml_map_get(node, "shape_range"),
+                  "\"shape_range\" applies only to a curve with \"shapes\"");
+    return NULL;
+  }
   c->n = pn->n;
   c->x = g_steal_pointer(&x);
   c->y = g_steal_pointer(&y);
+  shapes_prepare(c);
   c->source = g_strdup(source);
   c->note = g_strdup(note);
   c->file = g_strdup(node->file);
@@ -325,6 +415,8 @@ static gboolean load_doc(FsEfficiency *eff, FsYamlDoc *doc, const char *path,
     c->source = g_strdup(o->source);
     c->note = g_strdup(o->note);
     c->file = g_strdup(o->file);
+    c->shapes = o->n_shapes ? g_memdup2(o->shapes, 4 * o->n_shapes * sizeof(double)) : NULL;
+    c->shape_cache = o->n_shapes ? g_memdup2(o->shape_cache, 4 * o->n_shapes * sizeof(double)) : NULL;
     g_ptr_array_add(staged, c);
   }
   /* Within one file a key may appear once, even when replacing. */
@@ -457,6 +549,27 @@ double fs_eff_curve_eval(const FsEffCurve *c, double x)
   double x0 = c->x[lo], x1 = c->x[hi];
   double t = c->log_scale ? (log(x) - log(x0)) / (log(x1) - log(x0)) : (x - x0) / (x1 - x0);
   return c->y[lo] + t * (c->y[hi] - c->y[lo]);
+}
+
+double fs_eff_curve_shape_factor(const FsEffCurve *c, double m, double n, double k)
+{
+  g_return_val_if_fail(c != NULL, 1.0);
+  if (c->n_shapes == 0 || !(m >= 1 && n >= 1 && k >= 1))
+    return 1.0;
+  double lm = log(m), ln = log(n), lk = log(k);
+  double range = log(c->shape_range);
+  double w0 = 1.0 / (range * range);
+  double sw = w0, swr = w0;
+  for (guint i = 0; i < c->n_shapes; i++) {
+    const double *s = c->shape_cache + 4 * (gsize)i;
+    double dm = lm - s[0], dn = ln - s[1], dk = lk - s[2];
+    double d2 = dm * dm + dn * dn + dk * dk;
+    if (d2 < 1e-18)
+      return s[3]; /* a measured shape: its own residual */
+    sw += 1.0 / d2;
+    swr += s[3] / d2;
+  }
+  return swr / sw;
 }
 
 double fs_efficiency_lookup(const FsEfficiency *eff, FsEffKind kind, FsGpuArch arch,

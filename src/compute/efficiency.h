@@ -103,6 +103,14 @@ typedef struct {
   char *note;            /* may be "" */
   char *file;            /* where it was defined ("" for fs_efficiency_set) */
   int line, col;
+  /* GEMM curves on the flops axis only: measured GEMM shapes (`shapes:`),
+   * n_shapes rows of 4 doubles (m, n, k, efficiency), and the factor in
+   * every dimension over which a lone shape's pull on its neighbours
+   * falls to half (`shape_range:`, > 1); see fs_eff_curve_shape_factor. */
+  guint n_shapes;
+  double *shapes;
+  double shape_range;
+  double *shape_cache;   /* per shape: ln m, ln n, ln k, residual (derived at load) */
 } FsEffCurve;
 
 /* The declared keys of a curves file and of one curve (util/schema.h), named
@@ -152,6 +160,21 @@ const FsEffCurve *fs_efficiency_find(const FsEfficiency *eff, FsEffKind kind, Fs
 
 /* The curve's value at x (clamped at both ends).  Cost: O(log n). */
 double fs_eff_curve_eval(const FsEffCurve *curve, double x);
+
+/* The shape factor of a GEMM of m×n×k (per product of a batch) on a GEMM
+ * curve with measured shapes: the efficiency of the kernel is
+ * fs_eff_curve_eval(curve, flops) × this factor (capped at 1 by the
+ * caller).  Each measured shape i gives a residual r_i = its efficiency /
+ * the curve at its own FLOPs (2·m_i·n_i·k_i); the factor is their
+ * inverse-square-distance mean, distance d_i measured in (ln m, ln n,
+ * ln k), with the curve itself (residual 1) as one more neighbour at
+ * distance ln(shape_range):
+ *   factor = (1/ln²(range) + Σ r_i/d_i²) / (1/ln²(range) + Σ 1/d_i²).
+ * At a measured shape it is that shape's residual exactly, so the model
+ * reproduces the table there; far from every shape it tends to 1 (the
+ * FLOPs curve alone).  1.0 for a curve without shapes or a zero
+ * dimension.  Deterministic; cost O(n_shapes). */
+double fs_eff_curve_shape_factor(const FsEffCurve *curve, double m, double n, double k);
 
 /* fs_efficiency_find + eval at x, which must be on the found curve's axis
  * (fs_kernel_time picks x by the axis); 1.0 (the roofline itself) when no

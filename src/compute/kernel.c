@@ -150,12 +150,16 @@ static FsTime seconds_to_time(double s)
   return fs_time_from_s(s);
 }
 
+/* The roofline time of one kernel (kernel.h): the compute side at the
+ * curve's efficiency (times a GEMM curve's measured-shape factor, capped at
+ * 1), the memory side at the memory curve's, the larger plus launch. */
 FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficiency *eff,
                       FsKernelTiming *timing)
 {
   g_return_val_if_fail(k != NULL && gpu != NULL, FS_TIME_MAX);
   FsKernelTiming t = {0};
   t.launch = gpu->launch_latency;
+  t.shape_factor = 1.0;
 
   /* Compute side. */
   if (k->cls == FS_KERNEL_MEMORY) {
@@ -168,6 +172,10 @@ FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficien
                                              : FS_EFF_ATTENTION_FWD;
     t.curve = eff ? fs_efficiency_find(eff, kind, gpu->arch, t.peak_dtype, k->causal) : NULL;
     t.efficiency = t.curve ? fs_eff_curve_eval(t.curve, axis_value(k, t.curve->axis)) : 1.0;
+    if (t.curve != NULL && k->cls == FS_KERNEL_GEMM && t.curve->n_shapes > 0) {
+      t.shape_factor = fs_eff_curve_shape_factor(t.curve, (double)k->m, (double)k->n, (double)k->k);
+      t.efficiency = MIN(1.0, t.efficiency * t.shape_factor);
+    }
   }
   t.peak = gpu->flops[t.peak_dtype];
   double compute_s = k->flops > 0 ? k->flops / (t.peak * t.efficiency) : 0;
@@ -219,8 +227,12 @@ char *fs_kernel_explain(const FsKernel *k, const FsGpuModel *gpu, const FsEffici
   g_autofree char *tl = fs_format_time(t.launch);
   g_autofree char *tt = fs_format_time(t.time);
   g_autofree char *bw = fs_format_bandwidth(gpu->memory_bandwidth);
-  g_string_append_printf(s, "%.4g GFLOP at %.1f TFLOP/s (%s) × %.2f = %s; ", k->flops / 1e9,
-                         t.peak / 1e12, dtype_names[t.peak_dtype], t.efficiency, tc);
+  g_string_append_printf(s, "%.4g GFLOP at %.1f TFLOP/s (%s) × %.2f", k->flops / 1e9,
+                         t.peak / 1e12, dtype_names[t.peak_dtype], t.efficiency);
+  if (t.shape_factor != 1.0)
+    g_string_append_printf(s, " (FLOPs curve %.3f × measured shapes %.3f)",
+                           fs_eff_curve_eval(t.curve, k->flops), t.shape_factor);
+  g_string_append_printf(s, " = %s; ", tc);
   g_string_append_printf(s, "%.4g MB at %s × %.2f = %s; + %s launch → %s (%s-bound)",
                          k->bytes / 1e6, bw, t.mem_efficiency, tm, tl, tt,
                          t.memory_bound ? "memory" : "compute");

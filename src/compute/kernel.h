@@ -9,7 +9,9 @@
  * eff_flops and eff_mem are efficiency curves (efficiency.h), looked up by
  * the GPU's architecture, the kernel's datatype and its size: the FLOPs
  * of the whole kernel for a GEMM (or min(M,N,K) for a curve on that axis),
- * the key length for attention, the bytes
+ * times, for a GEMM curve with measured shapes, the shape factor of its
+ * (m, n, k) (fs_eff_curve_shape_factor: the table of measured GEMM shapes
+ * interpolated around the curve), the key length for attention, the bytes
  * moved for a memory-bound kernel (whose compute side runs at the FP32
  * vector rate with efficiency 1).  Where the GPU has no peak for the
  * kernel's datatype (FP8 on an A100), the kernel runs at the next wider
@@ -116,7 +118,8 @@ typedef struct {
   FsTime launch;
   double peak;            /* FLOP/s used */
   FsDtype peak_dtype;     /* the datatype whose peak was used */
-  double efficiency;      /* compute efficiency applied */
+  double efficiency;      /* compute efficiency applied (shape factor included) */
+  double shape_factor;    /* GEMM: the curve's measured-shape factor (efficiency.h), else 1 */
   double mem_efficiency;  /* memory efficiency applied */
   const FsEffCurve *curve;     /* compute curve, or NULL (none matched, or memory-bound) */
   const FsEffCurve *mem_curve; /* memory curve, or NULL */
@@ -138,7 +141,9 @@ FsTime fs_kernel_list_time(const FsKernel *kernels, guint n, const FsGpuModel *g
 /* One line of arithmetic for a kernel, e.g.
  * "qkv (forward gemm 8192×12288×4096 bf16): 824.6 GFLOP at 989.0 TFLOP/s ×
  *  0.80 = 1.042 ms; 302.0 MB at 3350.0 GB/s × 0.90 = 100.2 us; + 4.0 us launch
- *  → 1.046 ms (compute-bound)".  Caller frees. */
+ *  → 1.046 ms (compute-bound)"; a GEMM whose curve has measured shapes
+ * shows the split after its efficiency, "× 0.73 (FLOPs curve 0.784 ×
+ * measured shapes 0.930)" (their product capped at 1).  Caller frees. */
 char *fs_kernel_explain(const FsKernel *k, const FsGpuModel *gpu, const FsEfficiency *eff);
 
 G_END_DECLS

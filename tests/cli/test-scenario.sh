@@ -134,7 +134,7 @@ cmp -s tr0.json tr2.json && fail "coll --trace ignored NCCL_ALGO=Ring"
 for cmd in "coll $T/dgx-h100.yaml -b 1M -e 1M" "p2p $T/dgx-h100.yaml -g 2" \
            "flows $T/dgx-h100.yaml $FS_TEST_DATA/flows/y_dgx_h100_basic.csv" \
            "replay $RTOPO $W/traces/allreduce-7b-fp32.json" \
-           "validate h100_dgx_allreduce_8gpu_nvidia_dgxc" \
+           "validate h100_hgx_allreduce_8gpu_g8_nvls_azure" \
            "calibrate nccl-tests --topo $T/dgx-h100.yaml $FS_TEST_DATA/nccl-tests/y_dgxh100_g8_2.13.txt"; do
   # shellcheck disable=SC2086
   "$FABRICSIM" $cmd -q >/dev/null 2>err || fail "'$cmd -q' exited $?: $(cat err)"

@@ -41,7 +41,7 @@ contains "$out" "KNOWN GAP" "validate multi-node"
 contains "$out" "  known gap: busbw MAPE" "validate multi-node"
 contains "$out" "h100_pcie_gen5_host_copies_fabricsim_probe (host-copy): bar time within 10% for size >= 64MiB" "validate"
 contains "$out" "time MAPE 1.49 % over 6 rows" "validate"
-contains "$out" "h100_dgx_allreduce_8gpu_nvidia_dgxc (nccl-tests)" "validate"
+contains "$out" "a100_hgx_allreduce_8gpu_g8_azure (nccl-tests)" "validate"
 contains "$out" "summary:" "validate"
 # The tables in name order, each once.
 names=$(printf '%s\n' "$out" | sed -n 's/^\([a-z0-9_]*\) ([a-z-]*): bar .*/\1/p')
@@ -81,6 +81,23 @@ assert all(not t["pass"] for t in d["tables"] if t["gap"] is not None)
 PY
 
 "$FABRICSIM" validate --list-kinds | grep -q "^host-copy " || fail "--list-kinds"
+"$FABRICSIM" validate --list-kinds | grep -q "^gemm " || fail "--list-kinds gemm"
+
+# gemm: the H100 probe's held-out GEMM shapes (figures: tests/test-gemm-shape.c);
+# an unknown datatype or a zero dimension is the row's error, exit 2.
+tgm="$ref/h100_gemm_shapes_cublaslt_probe_test.csv"
+out=$("$FABRICSIM" validate "$tgm") || fail "gemm table: exit $?"
+contains "$out" "h100_gemm_shapes_cublaslt_probe_test (gemm): bar time within 10%" "gemm table"
+printf '%s\n' "$out" | grep -Eq '^  time MAPE [0-9.]+ % over 20 rows \(max [0-9.]+ %\): PASS$' \
+  || fail "gemm table: $out"
+sed 's/^gpt3_175b_tp8_qkv,bf16,/gpt3_175b_tp8_qkv,bf17,/' "$tgm" > "$tmp/baddt.csv"
+refused "gemm unknown dtype" "$FABRICSIM" validate "$tmp/baddt.csv"
+line=$(grep -n '^gpt3_175b_tp8_qkv,bf17,' "$tmp/baddt.csv" | cut -d: -f1)
+contains "$err" "baddt.csv:$line:1: column \"dtype\": unknown datatype \"bf17\"" "gemm unknown dtype"
+sed 's/^decode_16tok_8192,fp8,16,/decode_16tok_8192,fp8,0,/' "$tgm" > "$tmp/zerodim.csv"
+refused "gemm zero dimension" "$FABRICSIM" validate "$tmp/zerodim.csv"
+contains "$err" "zerodim.csv:" "gemm zero dimension"
+contains "$err" "a GEMM dimension must be at least 1" "gemm zero dimension"
 
 # A table that misses its bar with a gap line is a known gap (exit 0); the
 # same table without it fails (exit 1); a gap line on a table that meets its
@@ -146,19 +163,24 @@ set -e
 [ "$st" -eq 2 ] || fail "unknown table: exit $st, expected 2"
 
 # tools/validate-report writes REPORT.md with the same figures (into a copy
-# of the tree holding two tables: the host copies, and the DGX H100 table,
-# which has a fitted calibration file; the rows checked are theirs).
+# of the tree holding two tables: the host copies, and issue 290's H100 node,
+# given a fitted calibration file here (calibrate nccl-tests on the table);
+# the rows checked are theirs).
 mkdir -p "$tmp/tree/tools" "$tmp/tree/validation/reference" "$tmp/tree/build/src/cli"
 cp "$FS_SOURCE_ROOT/tools/validate-report" "$tmp/tree/tools/"
-cp "$ref/h100_pcie_gen5_host_copies_fabricsim_probe.csv" "$ref/h100_dgx_allreduce_8gpu_nvidia_dgxc.csv" \
+cp "$ref/h100_pcie_gen5_host_copies_fabricsim_probe.csv" "$ref/h100_hgx_allreduce_8gpu_g8_nccltests290.csv" \
   "$tmp/tree/validation/reference/"
 cp -r "$FS_SOURCE_ROOT/validation/results" "$tmp/tree/validation/"
+mkdir -p "$tmp/tree/validation/results/fitted"
+"$FABRICSIM" calibrate nccl-tests --topo "$FS_SOURCE_ROOT/topologies/dgx-h100.yaml" \
+  -o "$tmp/tree/validation/results/fitted/h100_hgx_allreduce_8gpu_g8_nccltests290.json" \
+  "$ref/h100_hgx_allreduce_8gpu_g8_nccltests290.csv" > /dev/null || fail "calibrate for the report exited $?"
 ln -s "$FABRICSIM" "$tmp/tree/build/src/cli/fabricsim"
 FABRICSIM_VALIDATION="$tmp/tree/validation/reference" "$tmp/tree/tools/validate-report" > /dev/null \
   || fail "validate-report exited $?"
 report=$(cat "$tmp/tree/validation/REPORT.md")
 contains "$report" "| \`h100_pcie_gen5_host_copies_fabricsim_probe\` | host-copy | time within 10% for size >= 64MiB | 1.49 | 1.61 | - | pass / pass |" "REPORT.md"
-printf '%s\n' "$report" | grep -Eq '^\| `h100_dgx_allreduce_8gpu_nvidia_dgxc` \| nccl-tests \|.*\| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| pass / pass \|$' \
+printf '%s\n' "$report" | grep -Eq '^\| `h100_hgx_allreduce_8gpu_g8_nccltests290` \| nccl-tests \|.*\| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| pass / pass \|$' \
   || fail "REPORT.md: the DGX H100 row lacks its catalog, calibrated or fitted MAPE: $report"
 
 # A training table (its first two rows, 8 GPUs: one fit, one test) in a

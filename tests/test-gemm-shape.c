@@ -1,0 +1,261 @@
+/* test-gemm-shape.c — GEMM efficiency by shape: the measured-shape factor of
+ * the efficiency curves (fs_eff_curve_shape_factor, `shapes:` in
+ * models/compute/README.md) and its out-of-sample check on the H100 probe's
+ * GEMM tables (validation/reference/h100_gemm_shapes_cublaslt_probe_*.csv):
+ * the model is made from the fit table only, and the held-out test table's
+ * kernel-time MAPE is recorded here, before (FLOPs curves alone) and after
+ * (with the measured shapes), so that a drift of either fails. */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "calib/validate.h"
+#include "catalog/catalog.h"
+#include "compute/efficiency.h"
+#include "compute/kernel.h"
+#include "testutil.h"
+
+/* Recorded test-table MAPEs (%), validation/reference/
+ * h100_gemm_shapes_cublaslt_probe_test.csv's note; a change of more than
+ * DRIFT points either way fails (a better model updates the record). */
+#define TEST_MAPE_BEFORE 8.35
+#define TEST_MAPE_AFTER 6.64
+#define DRIFT 0.3
+
+static FsEfficiency *load_text(const char *text)
+{
+  g_autoptr(FsEfficiency) eff = fs_efficiency_new();
+  GError *err = NULL;
+  ck_assert_msg(fs_efficiency_load_string(eff, text, -1, "t.yaml", FALSE, &err), "%s",
+                err ? err->message : "");
+  return g_steal_pointer(&eff);
+}
+
+/* A constant curve of 0.5 with two measured shapes. */
+static const char two_shapes[] =
+  "curves:\n"
+  "  - kind: gemm\n"
+  "    arch: hopper\n"
+  "    axis: flops\n"
+  "    points: [[1, 0.5]]\n"
+  "    shapes: [[1000, 1000, 1000, 0.25], [1000, 8000, 1000, 0.45]]\n"
+  "    shape_range: 2\n"
+  "    source: test\n";
+
+START_TEST(test_shape_factor_formula)
+{
+  g_autoptr(FsEfficiency) eff = load_text(two_shapes);
+  const FsEffCurve *c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+  ck_assert_ptr_nonnull(c);
+  ck_assert_uint_eq(c->n_shapes, 2);
+  ck_assert(c->shape_range == 2);
+  /* At a measured shape: its residual exactly. */
+  ck_assert(fs_eff_curve_shape_factor(c, 1000, 1000, 1000) == 0.5);
+  ck_assert(fs_eff_curve_shape_factor(c, 1000, 8000, 1000) == 0.9);
+  /* Between them (n = 2000: distances ln 2 and ln 4), by the formula. */
+  double l2 = log(2), l4 = log(4);
+  double w0 = 1 / (l2 * l2), w1 = 1 / (l2 * l2), w2 = 1 / (l4 * l4);
+  double want = (w0 + 0.5 * w1 + 0.9 * w2) / (w0 + w1 + w2);
+  ck_assert_msg(fabs(fs_eff_curve_shape_factor(c, 1000, 2000, 1000) - want) < 1e-12, "%.17g vs %.17g",
+                fs_eff_curve_shape_factor(c, 1000, 2000, 1000), want);
+  /* Far from both: the curve alone; no shapes or a zero dimension: 1. */
+  ck_assert(fabs(fs_eff_curve_shape_factor(c, 1e9, 1e9, 1e9) - 1) < 0.01);
+  ck_assert(fs_eff_curve_shape_factor(c, 0, 1000, 1000) == 1.0);
+  g_autoptr(FsEfficiency) plain = load_text("curves:\n  - kind: gemm\n    arch: any\n    axis: flops\n"
+                                            "    points: [[1, 0.5]]\n    source: s\n");
+  const FsEffCurve *p = fs_efficiency_find(plain, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+  ck_assert_uint_eq(p->n_shapes, 0);
+  ck_assert(fs_eff_curve_shape_factor(p, 1000, 1000, 1000) == 1.0);
+}
+END_TEST
+
+START_TEST(test_shape_factor_in_kernel_time)
+{
+  g_autoptr(FsEfficiency) eff = load_text(two_shapes);
+  FsGpuModel gpu;
+  memset(&gpu, 0, sizeof gpu);
+  gpu.arch = FS_ARCH_HOPPER;
+  gpu.flops[FS_DTYPE_BF16] = 1e15;
+  gpu.memory_bandwidth = 3e12;
+  gpu.launch_latency = 2 * FS_US;
+  FsKernel k = fs_kernel_gemm("g", FS_PASS_FORWARD, FS_DTYPE_BF16, 1000, 1000, 1000, 1);
+  FsKernelTiming t;
+  fs_kernel_time(&k, &gpu, eff, &t);
+  ck_assert(t.shape_factor == 0.5 && t.efficiency == 0.25);
+  ck_assert_int_eq(t.compute, fs_time_from_s(k.flops / (1e15 * 0.25)));
+  /* A batch keeps the per-product shape; the curve is read at the kernel's FLOPs. */
+  FsKernel kb = fs_kernel_gemm("g", FS_PASS_FORWARD, FS_DTYPE_BF16, 1000, 1000, 1000, 4);
+  fs_kernel_time(&kb, &gpu, eff, &t);
+  ck_assert(t.shape_factor == 0.5);
+  /* Other kernels and curves without shapes: factor 1. */
+  FsKernel a = fs_kernel_attention("a", FS_PASS_FORWARD, FS_DTYPE_BF16, 8, 1000, 1000, 128, 1, FALSE, FALSE);
+  fs_kernel_time(&a, &gpu, eff, &t);
+  ck_assert(t.shape_factor == 1.0);
+  /* The product is capped at the peak. */
+  g_autoptr(FsEfficiency) hi = load_text("curves:\n  - kind: gemm\n    arch: hopper\n    axis: flops\n"
+                                         "    points: [[1, 0.5]]\n    shapes: [[64, 64, 64, 1]]\n"
+                                         "    source: s\n");
+  FsKernel s = fs_kernel_gemm("s", FS_PASS_FORWARD, FS_DTYPE_BF16, 64, 64, 64, 1);
+  fs_kernel_time(&s, &gpu, hi, &t);
+  ck_assert(t.shape_factor == 2.0 && t.efficiency == 1.0);
+}
+END_TEST
+
+START_TEST(test_shapes_rejected)
+{
+  static const struct { const char *curve, *fragment; } cases[] = {
+    {"  - kind: memory\n    arch: hopper\n    points: [[1, 0.5]]\n    shapes: [[1, 1, 1, 0.5]]\n",
+     "t.yaml:5:13: \"shapes\" applies only to a gemm curve with axis: flops"},
+    {"  - kind: gemm\n    arch: hopper\n    points: [[1, 0.5]]\n    shapes: [[1, 1, 1, 0.5]]\n",
+     "\"shapes\" applies only to a gemm curve with axis: flops"},
+    {"  - kind: gemm\n    arch: hopper\n    axis: flops\n    points: [[1, 0.5]]\n    shapes: []\n",
+     "\"shapes\" is empty"},
+    {"  - kind: gemm\n    arch: hopper\n    axis: flops\n    points: [[1, 0.5]]\n    shapes: [[1, 1, 0.5]]\n",
+     "t.yaml:6:14: expected a shape [m, n, k, efficiency]"},
+    {"  - kind: gemm\n    arch: hopper\n    axis: flops\n    points: [[1, 0.5]]\n    shapes: [[1.5, 1, 1, 0.5]]\n",
+     "t.yaml:6:15: a GEMM dimension must be a whole number"},
+    {"  - kind: gemm\n    arch: hopper\n    axis: flops\n    points: [[1, 0.5]]\n    shapes: [[0, 1, 1, 0.5]]\n",
+     "t.yaml:6:15: expected a number from 1"},
+    {"  - kind: gemm\n    arch: hopper\n    axis: flops\n    points: [[1, 0.5]]\n    shapes: [[1, 1, 1, 0]]\n",
+     "efficiency must be in (0, 1]"},
+    {"  - kind: gemm\n    arch: hopper\n    axis: flops\n    points: [[1, 0.5]]\n    shapes: [[1, 1, 1, 1.5]]\n",
+     "expected a number from 0 to 1"},
+    {"  - kind: gemm\n    arch: hopper\n    axis: flops\n    points: [[1, 0.5]]\n"
+     "    shapes: [[2, 3, 4, 0.5], [2, 3, 4, 0.6]]\n",
+     "t.yaml:6:30: shape 2x3x4 is given twice (shapes 1 and 2)"},
+    {"  - kind: gemm\n    arch: hopper\n    axis: flops\n    points: [[1, 0.5]]\n    shape_range: 2\n",
+     "t.yaml:6:18: \"shape_range\" applies only to a curve with \"shapes\""},
+    {"  - kind: gemm\n    arch: hopper\n    axis: flops\n    points: [[1, 0.5]]\n    shapes: [[1, 1, 1, 0.5]]\n"
+     "    shape_range: 1\n",
+     "t.yaml:7:18: expected a number above 1 and at most 1e6, got 1"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *text = g_strdup_printf("curves:\n%s    source: s\n", cases[i].curve);
+    g_autoptr(FsEfficiency) eff = fs_efficiency_new();
+    GError *err = NULL;
+    ck_assert_msg(!fs_efficiency_load_string(eff, text, -1, "t.yaml", FALSE, &err), "case %u accepted", i);
+    ck_assert_msg(strstr(err->message, cases[i].fragment) != NULL, "case %u: \"%s\" lacks \"%s\"", i,
+                  err->message, cases[i].fragment);
+    ck_assert_uint_eq(fs_efficiency_size(eff), 0);
+    g_clear_error(&err);
+  }
+}
+END_TEST
+
+/* Shapes survive a later file's load (the staging copy) and a replace by
+ * fs_efficiency_set drops them with the old points. */
+START_TEST(test_shapes_copied_and_replaced)
+{
+  g_autoptr(FsEfficiency) eff = load_text(two_shapes);
+  GError *err = NULL;
+  ck_assert(fs_efficiency_load_string(eff, "curves:\n  - kind: memory\n    arch: any\n"
+                                      "    points: [[1, 0.8]]\n    source: s\n",
+                                      -1, "m.yaml", FALSE, &err));
+  fs_assert_no_error(err);
+  const FsEffCurve *c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+  ck_assert_uint_eq(c->n_shapes, 2);
+  ck_assert(fs_eff_curve_shape_factor(c, 1000, 1000, 1000) == 0.5);
+  double x = 1, y = 0.7;
+  ck_assert(fs_efficiency_set(eff, FS_EFF_GEMM, FALSE, FS_ARCH_HOPPER, TRUE, 0, FS_EFF_CAUSAL_ANY,
+                              FS_EFF_AXIS_FLOPS, &x, &y, 1, "probe", &err));
+  c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+  ck_assert_uint_eq(c->n_shapes, 0);
+}
+END_TEST
+
+/* ---- the H100 probe tables --------------------------------------------- */
+
+typedef struct {
+  double mape, bias;
+  guint rows;
+} Score;
+
+/* Kernel-time error of every row of the reference table name against the
+ * kernel model with eff on h100-sxm (as kind gemm predicts it). */
+static Score score_table(const char *name, const FsCatalog *cat, const FsEfficiency *eff)
+{
+  g_autofree char *rel = g_strdup_printf("validation/reference/%s.csv", name);
+  g_autofree char *path = fs_test_source_path(rel);
+  GError *err = NULL;
+  g_autoptr(FsValTable) t = fs_val_table_load(path, &err);
+  fs_assert_no_error(err);
+  const FsModel *gpu = fs_catalog_require(cat, fs_val_table_key(t, "gpu"), FS_MODEL_GPU, &err);
+  fs_assert_no_error(err);
+  int cd = fs_val_table_col(t, "dtype", NULL), cm = fs_val_table_col(t, "m", NULL);
+  int cn = fs_val_table_col(t, "n", NULL), ck = fs_val_table_col(t, "k", NULL);
+  int ct = fs_val_table_col(t, "time_us", NULL);
+  ck_assert(cd >= 0 && cm >= 0 && cn >= 0 && ck >= 0 && ct >= 0);
+  Score s = {0};
+  for (guint r = 0; r < t->nrows; r++) {
+    FsDtype dt;
+    uint64_t m, n, k;
+    double us;
+    ck_assert(fs_dtype_from_name(t->cells[r][cd], &dt));
+    ck_assert(fs_val_table_u64(t, r, cm, &m, NULL) && fs_val_table_u64(t, r, cn, &n, NULL) &&
+              fs_val_table_u64(t, r, ck, &k, NULL) && fs_val_table_double(t, r, ct, &us, NULL));
+    FsKernel kn = fs_kernel_gemm("g", FS_PASS_FORWARD, dt, m, n, k, 1);
+    FsKernelTiming tm;
+    fs_kernel_time(&kn, &gpu->u.gpu, eff, &tm);
+    double e = fs_time_to_us(tm.time - tm.launch) / us - 1;
+    s.mape += fabs(e);
+    s.bias += e;
+    s.rows++;
+  }
+  s.mape *= 100.0 / s.rows;
+  s.bias *= 100.0 / s.rows;
+  return s;
+}
+
+/* The default curves with every GEMM curve's shapes removed (the FLOPs
+ * curves alone). */
+static FsEfficiency *without_shapes(void)
+{
+  GError *err = NULL;
+  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  for (guint i = 0; i < fs_efficiency_size(eff); i++) {
+    const FsEffCurve *c = fs_efficiency_nth(eff, i);
+    if (c->n_shapes == 0)
+      continue;
+    g_autofree char *src = g_strdup(c->source);
+    ck_assert(fs_efficiency_set(eff, c->kind, c->any_arch, c->arch, c->any_dtype, c->dtype, c->causal,
+                                c->axis, c->x, c->y, c->n, src, &err));
+    fs_assert_no_error(err);
+  }
+  return g_steal_pointer(&eff);
+}
+
+START_TEST(test_h100_probe_out_of_sample)
+{
+  GError *err = NULL;
+  g_autoptr(FsCatalog) cat = fs_catalog_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsEfficiency) bare = without_shapes();
+  /* The shipped shapes are the fit table's rows: reproduced to rounding. */
+  Score fit = score_table("h100_gemm_shapes_cublaslt_probe_fit", cat, eff);
+  ck_assert_uint_eq(fit.rows, 55);
+  ck_assert_msg(fit.mape < 0.1, "fit table MAPE %.3f %%: models/compute/hopper.yaml's shapes and the "
+                "fit table disagree (rerun tools/gemm-shapes)", fit.mape);
+  Score before = score_table("h100_gemm_shapes_cublaslt_probe_test", cat, bare);
+  Score after = score_table("h100_gemm_shapes_cublaslt_probe_test", cat, eff);
+  ck_assert_uint_eq(after.rows, 20);
+  ck_assert_msg(fabs(before.mape - TEST_MAPE_BEFORE) <= DRIFT, "FLOPs curves alone: test MAPE %.2f %% "
+                "(recorded %.2f %%)", before.mape, TEST_MAPE_BEFORE);
+  ck_assert_msg(fabs(after.mape - TEST_MAPE_AFTER) <= DRIFT, "with shapes: test MAPE %.2f %% (recorded "
+                "%.2f %%, bias %.2f %%)", after.mape, TEST_MAPE_AFTER, after.bias);
+  ck_assert(after.mape < before.mape && fabs(after.bias) < fabs(before.bias));
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("gemm-shape");
+  FS_ADD_TEST(s, test_shape_factor_formula);
+  FS_ADD_TEST(s, test_shape_factor_in_kernel_time);
+  FS_ADD_TEST(s, test_shapes_rejected);
+  FS_ADD_TEST(s, test_shapes_copied_and_replaced);
+  FS_ADD_TEST(s, test_h100_probe_out_of_sample);
+  return fs_test_run_suite(s);
+}

@@ -172,6 +172,35 @@ START_TEST(test_exec_ring_local_copy)
 }
 END_TEST
 
+START_TEST(test_exec_ring_step_latency_across_hosts)
+{
+  /* A ring all_gather over 2 hosts × 4 GPUs, one loop of 256 KiB blocks: with
+   * ring_step_latency_inter L the connection across hosts idles L between its
+   * n-1 = 7 steps, so the run takes about 6 L more (each step waits for the one
+   * before it on that connection); the NVLink connections do not pay it, and
+   * a plan inside one host is unchanged. */
+  const double B = 25e9;
+  const uint64_t blk = 256u << 10, S = blk * 8;
+  const FsTime L = 14 * FS_US;
+  for (int hosts = 1; hosts <= 2; hosts++) {
+    Graph g;
+    graph_init(&g, 8, B, FALSE);
+    g_autoptr(FsComm) c = comm_on(8, FALSE);
+    for (guint r = 0; r < 8; r++)
+      fs_comm_set_host(c, r, hosts == 2 ? r / 4 : 0);
+    g_autoptr(FsCollPlan) p = plan(c, "ring", FS_COLL_ALL_GATHER, S, 1, 2 << 20, 1 << 20);
+    FsCollExecParams ep = simple_params;
+    double t0 = run_alone_us(&g, p, &ep);
+    ep.ring_step_latency_inter = L;
+    double t1 = run_alone_us(&g, p, &ep);
+    double want = hosts == 2 ? 6 * fs_time_to_us(L) : 0;
+    ck_assert_msg(fabs((t1 - t0) - want) <= 0.1 * fs_time_to_us(L) + 1e-6,
+                  "%d host(s): %.3f us -> %.3f us, want +%.3f", hosts, t0, t1, want);
+    graph_free(&g);
+  }
+}
+END_TEST
+
 START_TEST(test_exec_latency_floor_matches_protocol)
 {
   /* 8 bytes, LL: base 6.6 µs + 14 steps × 0.6 µs; the bytes are noise. */
@@ -362,6 +391,7 @@ int main(void)
   Suite *s = suite_create("coll-exec");
   FS_ADD_TEST(s, test_exec_ring_reaches_link_bandwidth);
   FS_ADD_TEST(s, test_exec_ring_local_copy);
+  FS_ADD_TEST(s, test_exec_ring_step_latency_across_hosts);
   FS_ADD_TEST(s, test_exec_latency_floor_matches_protocol);
   FS_ADD_TEST(s, test_exec_concurrent_collectives_share_links);
   FS_ADD_TEST(s, test_exec_nvls_beats_ring_through_switch);

@@ -374,10 +374,11 @@ START_TEST(test_extrapolate_ndr_2_nodes)
   sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=2");
   const Case cases[] = {
     {FS_COLL_ALL_REDUCE, "ring", 1u << 30, 1, FALSE},
-    /* The tree across 2 hosts and the NVLS tree do not pass the two-scale
-     * check (alone.h) and run whole. */
+    /* The tree across 2 hosts does not pass the two-scale check (alone.h)
+     * and runs whole; the NVLS tree does since its network connections
+     * run at 23.9 GB/s (models/nccl coll_net_channel, 3.6e-3 short). */
     {FS_COLL_ALL_REDUCE, "tree", 1u << 30, 4, TRUE},
-    {FS_COLL_ALL_REDUCE, "nvls_tree", 256u << 20, 4, TRUE},
+    {FS_COLL_ALL_REDUCE, "nvls_tree", 256u << 20, 4, FALSE},
     {FS_COLL_ALL_REDUCE, "hier", 1u << 30, 1, FALSE},
   };
   double w = check_cases(&s, cases, G_N_ELEMENTS(cases));
@@ -646,7 +647,7 @@ START_TEST(test_extrapolate_ring_steps)
   sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=8");
   g_unsetenv("NCCL_CROSS_NIC");
   double w = check_ring_steps(&s, "8 nodes", FS_COLL_ALL_REDUCE, 64u << 20, 0, 1e-6);
-  w = MAX(w, check_ring_steps(&s, "8 nodes", FS_COLL_ALL_GATHER, 16u << 20, 0, 1e-6));
+  w = MAX(w, check_ring_steps(&s, "8 nodes", FS_COLL_ALL_GATHER, 16u << 20, 0, 2e-6));
   sys_close(&s);
   /* 40 nodes, one GPU each (rail 0): the ring crosses two scalable units
    * (32 nodes per leaf); the longer hops through the spines take about a

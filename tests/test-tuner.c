@@ -668,6 +668,34 @@ START_TEST(test_p2p_tuner_across_hosts)
 }
 END_TEST
 
+/* A proxy's serial network posts (p2p_schedule serial_net_posts): on 2 hosts of 8 ranks with
+ * 8 NICs an alltoall's busiest proxy posts 8 sends and 8 receives, 14 beyond one of each, so
+ * its latency grows by 14 x net_overhead_us of the CPU vendor (1 us Intel, 2 AMD); a
+ * sendrecv posts one of each (nothing added); without the key nothing changes. */
+START_TEST(test_p2p_serial_net_posts)
+{
+  g_autoptr(FsNcclParams) p = release("2.28");
+  ck_assert(p->p2p.serial_posts);
+  FsCollSysInfo sys = hopper_box();
+  sys.max_channels = 32, sys.p2p_local_channels = 36, sys.net_bw_gbps = 50.0, sys.net_count = 1;
+  sys.net_nics = 8;
+  g_autoptr(FsComm) comm = fs_comm_new_grid(2, 8);
+  const FsCollAlgo *direct = fs_coll_algo_find("direct");
+  for (int amd = 0; amd < 2; amd++) {
+    sys.cpu = amd ? FS_NCCL_CPU_AMD : FS_NCCL_CPU_INTEL;
+    FsCollCost on, off, sr_on, sr_off;
+    ck_assert(fs_coll_cost(p, &sys, comm, FS_COLL_ALLTOALL, direct, FS_PROTO_SIMPLE, 2, 1u << 20, &on));
+    ck_assert(fs_coll_cost(p, &sys, comm, FS_COLL_SENDRECV, direct, FS_PROTO_SIMPLE, 2, 1u << 20, &sr_on));
+    p->p2p.serial_posts = FALSE;
+    ck_assert(fs_coll_cost(p, &sys, comm, FS_COLL_ALLTOALL, direct, FS_PROTO_SIMPLE, 2, 1u << 20, &off));
+    ck_assert(fs_coll_cost(p, &sys, comm, FS_COLL_SENDRECV, direct, FS_PROTO_SIMPLE, 2, 1u << 20, &sr_off));
+    p->p2p.serial_posts = TRUE;
+    ck_assert_double_eq_tol(on.lat_us - off.lat_us, 14 * (amd ? 2.0 : 1.0), 1e-9);
+    ck_assert_double_eq_tol(sr_on.lat_us, sr_off.lat_us, 1e-12);
+  }
+}
+END_TEST
+
 /* The per-channel network rate of a point-to-point plan: the p2p_net_channel
  * table's figure when the file has one (every release file: 17.9 GB/s),
  * else NCCL's per_channel_net_bw_gbps (14); NCCL_P2P_PER_CHANNEL_NET_BW
@@ -726,6 +754,7 @@ int main(void)
   FS_ADD_TEST(s, test_collnet_direct_heads);
   FS_ADD_TEST(s, test_p2p_channels_per_release);
   FS_ADD_TEST(s, test_p2p_tuner_across_hosts);
+  FS_ADD_TEST(s, test_p2p_serial_net_posts);
   FS_ADD_TEST(s, test_p2p_channel_rate);
   return fs_test_run_suite(s);
 }

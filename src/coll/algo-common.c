@@ -71,10 +71,11 @@ void fs_algo_ring_loop(FsPlanBuilder *b, guint channel, FsRingKind kind, const g
         uint64_t bytes = MIN(left, slice);
         left -= bytes;
         uint32_t deps[2] = {prev[from * J + j], ready ? ready[p] : FS_STEP_NONE};
-        cur[p * J + j] = (bytes > 0 || j == 0)
-                           ? fs_plan_xfer(b, channel, FS_EP_RANK(ranks[p]),
-                                          FS_EP_RANK(ranks[(p + 1) % m]), bytes, deps, 2)
-                           : FS_STEP_NONE;
+        /* A step's first slice follows the connection's previous step (ring_head). */
+        FsCollEp src = FS_EP_RANK(ranks[p]), dst = FS_EP_RANK(ranks[(p + 1) % m]);
+        cur[p * J + j] = j == 0    ? fs_plan_xfer_ring(b, channel, src, dst, bytes, deps, 2)
+                         : bytes > 0 ? fs_plan_xfer(b, channel, src, dst, bytes, deps, 2)
+                                     : FS_STEP_NONE;
       }
     }
     memcpy(prev, cur, sizeof(uint32_t) * m * J);

@@ -182,6 +182,9 @@ static const FsSchemaField p2p_sched_fields[] = {
   COUNT("pci_peer_channels", SOFF(pci_channels), "1", "64", "another peer on the host"),
   {.key = "halve_min_across_hosts", .type = FS_SCHEMA_BOOL, .offset = SOFF(halve_min_net),
    .required = TRUE, .doc = "nChannelsMin halved by the ranks across hosts (2.20+)"},
+  {.key = "serial_net_posts", .type = FS_SCHEMA_BOOL, .offset = SOFF(serial_posts),
+   .doc = "a proxy posts its network operations one after the other, each at "
+          "`net_overhead_us` (alltoall, sendrecv across hosts); absent: false"},
   PART("part_net", SOFF(part_net), "`[min, max]` part size of an op across hosts, in p2p chunks "
                                    "(min ≤ max)"),
   PART("part_host", SOFF(part_host), "`[min, max]` part size of an op on the host, in p2p "
@@ -205,6 +208,9 @@ SCHEMA(host_launch_schema, "host_launch", host_launch_fields);
 static const FsSchemaField coll_net_channel_fields[] = {
   SOURCE, NUM("bw_gbps", POFF(coll_channel_net_bw), "100000",
               "the most one channel of a collective moves through one network connection, GB/s"),
+  OPT_NUM("ring_step_latencies", POFF(coll_ring_step_lats), "100",
+          "NCCL network step latencies (Ring/Simple) a ring's connection across hosts idles "
+          "between consecutive steps; absent = 0"),
 };
 SCHEMA(coll_net_channel_schema, "coll_net_channel", coll_net_channel_fields);
 
@@ -425,7 +431,9 @@ static const FsSchemaField top_fields[] = {
         "absent = 0 (no cap): `bw_gbps`, the most one channel of a collective (one thread block "
         "and its network connection) moves across hosts: every connection of a collective's plan "
         "that crosses hosts runs at most at it when the plan spans several NVLink domains "
-        "(`src/collrun/exec-params.c`)"),
+        "(`src/collrun/exec-params.c`); `ring_step_latencies` (absent = 0): a Ring/Simple "
+        "plan's connection across hosts idles that many of NCCL's network step latencies "
+        "(Ring/Simple `interLat`) between two consecutive ring steps"),
   TABLE("p2p_net_channel", FALSE, p2p_net_channel_schema, FS_SCHEMA_NOWHERE,
         "absent: `p2p_schedule`'s `per_channel_net_bw_gbps`: `bw_gbps`, the most one channel of a "
         "point-to-point plan (sendrecv, alltoall, gather, scatter, `train` sends) moves across "

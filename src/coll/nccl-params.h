@@ -81,6 +81,8 @@ typedef struct {
                                (NCCL_MAX_DEV_WORK_P2P_PER_BATCH) */
   guint nvl_channels_per_link; /* an NVLink peer: this × its NVLinks */
   guint pci_channels;       /* any other peer on the host */
+  gboolean serial_posts;    /* serial_net_posts: each network operation a proxy posts beyond
+                               one send and one receive adds net_overhead_us (tuner.c) */
   gboolean halve_min_net;   /* nChannelsMin halved by the ranks across hosts too (2.20+; before,
                                on one host only) */
   double part_net[2];       /* an op's part size, min and max, in p2p chunks, across hosts */
@@ -155,6 +157,10 @@ typedef struct {
    * channel of a collective moves through one network connection, GB/s
    * (FsCollExecParams.rate_cap_inter for collectives). */
   double coll_channel_net_bw;
+  /* coll_net_channel ring_step_latencies (optional; 0 when absent = none): how many of NCCL's
+   * network step latencies (FsCollCost.inter_lat_us of Ring/Simple) a ring's connection across
+   * hosts idles between consecutive steps (FsCollExecParams.ring_step_latency_inter). */
+  double coll_ring_step_lats;
   /* p2p_net_channel (optional table; 0 when absent): the most one channel of a
    * point-to-point plan moves across hosts, GB/s (fs_p2p_channel_rate_gbps;
    * absent: p2p.channel_net_bw, NCCL's own per-channel estimate). */

@@ -311,14 +311,30 @@ static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32
   return p->steps->len - 1;
 }
 
+static uint32_t xfer(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src, FsCollEp dst,
+                     uint64_t bytes, const uint32_t *deps, guint n, gboolean ring_head);
+
 uint32_t fs_plan_xfer(FsPlanBuilder *b, guint channel, FsCollEp src, FsCollEp dst,
                       uint64_t bytes, const uint32_t *deps, guint n)
 {
-  return fs_plan_xfer_lane(b, channel, 0, src, dst, bytes, deps, n);
+  return xfer(b, channel, 0, src, dst, bytes, deps, n, FALSE);
+}
+
+uint32_t fs_plan_xfer_ring(FsPlanBuilder *b, guint channel, FsCollEp src, FsCollEp dst,
+                           uint64_t bytes, const uint32_t *deps, guint n)
+{
+  return xfer(b, channel, 0, src, dst, bytes, deps, n, TRUE);
 }
 
 uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src,
                            FsCollEp dst, uint64_t bytes, const uint32_t *deps, guint n)
+{
+  return xfer(b, channel, lane, src, dst, bytes, deps, n, FALSE);
+}
+
+/* See fs_plan_xfer_lane; ring_head sets FsCollStep.ring_head. */
+static uint32_t xfer(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src, FsCollEp dst,
+                     uint64_t bytes, const uint32_t *deps, guint n, gboolean ring_head)
 {
   g_assert(lane < 256);
   if (b->overflow)
@@ -331,7 +347,7 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
   g_assert(src != dst);
   FsCollStep s = {
     .kind = FS_STEP_XFER, .src = src, .dst = dst, .bytes = bytes,
-    .channel = (uint16_t)channel, .lane = (uint8_t)lane,
+    .channel = (uint16_t)channel, .lane = (uint8_t)lane, .ring_head = ring_head ? 1 : 0,
   };
   guint hs = ep_host(p->comm, src), hd = ep_host(p->comm, dst);
   s.inter = hs == G_MAXUINT || hd == G_MAXUINT || hs != hd;
@@ -447,7 +463,8 @@ static gboolean fold_equal(const FsPlanBuilder *b, guint r, guint c, guint nc)
   for (guint k = 0; k < nc; k++) {
     const FsCollStep *x = step_at(p, br + k), *y = step_at(p, bc + k);
     if (x->kind != y->kind || x->src != y->src || x->dst != y->dst || x->bytes != y->bytes ||
-        x->lane != y->lane || x->inter != y->inter || x->n_deps != y->n_deps)
+        x->lane != y->lane || x->inter != y->inter || x->ring_head != y->ring_head ||
+        x->n_deps != y->n_deps)
       return FALSE;
     if (x->kind == FS_STEP_XFER &&
         (fs_coll_ep_node(p->comm, x->src, r) != fs_coll_ep_node(p->comm, y->src, c) ||
@@ -914,8 +931,8 @@ static gboolean channels_equal(const FsCollPlan *p, const ChannelSteps *cs, guin
     const FsCollStep *x = step_at(p, cs->idx[cs->off[a] + k]);
     const FsCollStep *y = step_at(p, cs->idx[cs->off[b] + k]);
     if (x->kind != y->kind || x->src != y->src || x->dst != y->dst || x->bytes != y->bytes ||
-        x->lane != y->lane || x->inter != y->inter || x->n_deps != y->n_deps ||
-        x->n_credits != y->n_credits)
+        x->lane != y->lane || x->inter != y->inter || x->ring_head != y->ring_head ||
+        x->n_deps != y->n_deps || x->n_credits != y->n_credits)
       return FALSE;
     if (x->kind == FS_STEP_XFER &&
         (fs_coll_ep_node(p->comm, x->src, a) != fs_coll_ep_node(p->comm, y->src, b) ||

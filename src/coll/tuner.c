@@ -341,6 +341,27 @@ static gboolean cost_nccl(const FsNcclParams *p, const FsCollSysInfo *sys, const
   return TRUE;
 }
 
+/* The network operations (sends and receives across hosts) that the busiest proxy of the
+ * first rank's host posts for one alltoall or sendrecv: the host's ranks' network peers,
+ * spread over its nics NICs (PXN hands each to the proxy of the peer's rail); 0 for other
+ * ops.  Cost: O(ranks). */
+static guint p2p_net_ops_per_proxy(const FsComm *comm, FsCollOp op, guint nics)
+{
+  guint n = fs_comm_size(comm), h0 = fs_comm_host(comm, 0), ops = 0;
+  for (guint r = 0; r < n; r++) {
+    if (fs_comm_host(comm, r) != h0)
+      continue;
+    if (op == FS_COLL_ALLTOALL) {
+      for (guint q = 0; q < n; q++)
+        ops += fs_comm_host(comm, q) != h0 ? 2 : 0; /* a send to q and a receive from q */
+    } else if (op == FS_COLL_SENDRECV) {
+      ops += fs_comm_host(comm, (r + 1) % n) != h0 ? 1 : 0;
+      ops += fs_comm_host(comm, (r + n - 1) % n) != h0 ? 1 : 0;
+    }
+  }
+  return (ops + MAX(nics, 1u) - 1) / MAX(nics, 1u);
+}
+
 /* A plain α-β estimate for fabricsim's own algorithms (rhd, direct,
  * hier), with NCCL's Ring latencies and the protocol's payload. */
 static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
@@ -389,10 +410,21 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
   c->lat_us = c->base_us + steps * step_lat;
   c->intra_lat_us = c->inter_lat_us = step_lat;
   gboolean sched = fs_coll_p2p_scheduled(p, comm, op, algo) && sys->net_bw_gbps > 0;
+  double post_us = 0;
+  guint posts = 0;
   if (sched) {
     /* NCCL's schedule (p2p-sched.h): each channel of a network peer moves at most
      * fs_p2p_channel_rate_gbps over the NIC. */
     bw = MIN(sys->net_bw_gbps, nch * fs_p2p_channel_rate_gbps(p)) * eff;
+    /* A proxy posts its network operations one after the other, each at NCCL's network post
+     * overhead (getNetOverhead, per CPU vendor); the latency above holds one send and one
+     * receive, each further one waits (models/nccl/README.md, "p2p_schedule"). */
+    if (nh > 1 && p->p2p.serial_posts) {
+      guint ops = p2p_net_ops_per_proxy(comm, op, sys->net_nics);
+      posts = ops > 2 ? ops - 2 : 0;
+      post_us = posts * p->net_overhead_us[sys->cpu];
+      c->lat_us += post_us;
+    }
   }
   c->busbw_gbps = bw;
   c->algbw_gbps = load > 0 ? bw / load : bw;
@@ -404,8 +436,13 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
   else
     say(why, "bandwidth: %u ch × %.2f GB/s × payload %.4f = %.2f GB/s per rank; each rank sends %.3f × the bytes: %.2f GB/s\n",
         nch, nh > 1 ? sys->bw_inter : sys->bw_intra, eff, bw, load, c->algbw_gbps);
-  say(why, "latency: base %.2f us (Ring/%s) + %u steps × %.2f us (%s) = %.2f us\n", c->base_us,
-      fs_coll_proto_name(pr), steps, step_lat, fs_nccl_hw_name(hw), c->lat_us);
+  if (posts > 0)
+    say(why, "latency: base %.2f us (Ring/%s) + %u steps × %.2f us (%s) + %u network posts × "
+        "%.2f us (one proxy's) = %.2f us\n", c->base_us, fs_coll_proto_name(pr), steps, step_lat,
+        fs_nccl_hw_name(hw), posts, p->net_overhead_us[sys->cpu], c->lat_us);
+  else
+    say(why, "latency: base %.2f us (Ring/%s) + %u steps × %.2f us (%s) = %.2f us\n", c->base_us,
+        fs_coll_proto_name(pr), steps, step_lat, fs_nccl_hw_name(hw), c->lat_us);
   return TRUE;
 }
 

@@ -67,6 +67,7 @@ static void family_set_ep(Family *f, const FsCollExecParams *ep)
   f->ep.base_latency = ep->base_latency;
   f->ep.step_latency[0] = ep->step_latency[0];
   f->ep.step_latency[1] = ep->step_latency[1];
+  f->ep.ring_step_latency_inter = ep->ring_step_latency_inter;
   f->ep.payload = ep->payload;
   f->ep.rate_cap = ep->rate_cap;
   f->ep.rate_cap_inter = ep->rate_cap_inter;

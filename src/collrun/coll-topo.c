@@ -505,6 +505,31 @@ static gboolean p2p_peers(const FsNcclParams *p, FsRouter *router, const FsComm 
   return TRUE;
 }
 
+/* NCCL's CPU vendor of the communicator (comm->cpuVendor: llMaxBws rows, getNetOverhead in
+ * src/graph/tuning.cc): the catalog vendor of the first CPU on the host of `gpu`; Intel when
+ * the host has none (a GPU-only test topology). */
+static FsNcclCpu nccl_cpu(const FsTopo *topo, const FsTopoNode *gpu)
+{
+  if (gpu->host < 0)
+    return FS_NCCL_CPU_INTEL;
+  guint n;
+  const guint *nodes = fs_topo_host_nodes(topo, (guint)gpu->host, &n);
+  for (guint i = 0; i < n; i++) {
+    const FsTopoNode *c = fs_topo_node(topo, nodes[i]);
+    if (c->kind != FS_NODE_CPU || c->model == NULL)
+      continue;
+    switch (c->model->u.cpu.vendor) {
+    case FS_VENDOR_INTEL:
+      return FS_NCCL_CPU_INTEL;
+    case FS_VENDOR_AMD:
+      return FS_NCCL_CPU_AMD;
+    default:
+      return FS_NCCL_CPU_OTHER;
+    }
+  }
+  return FS_NCCL_CPU_INTEL;
+}
+
 /* See coll-topo.h: fills out (zeroed first) with the NCCL tuning row of the first GPU's
  * architecture (FS_COLL_ERROR_INVALID when nccl-params has none), the channel count, the
  * per-channel bandwidths and latencies measured on the routes, and which of NVLS, CollNet and
@@ -523,7 +548,7 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
     return FALSE;
   }
   out->arch = row;
-  out->cpu = FS_NCCL_CPU_INTEL;
+  out->cpu = nccl_cpu(topo, g0);
   /* Channels: a multiple of the rings, so that every ring carries as
    * many channels (NCCL duplicates its rings up to MAXCHANNELS). */
   guint nrings = fs_comm_n_rings(comm);

@@ -64,7 +64,9 @@ guint *fs_coll_parse_gpus(const FsTopo *topo, const char *text, guint *n, GError
  * together, or else the route capacity between ring neighbours; across
  * hosts: the route capacity between the first ranks of two hosts; each
  * divided by the channels), NVLS/CollNet availability, LL128 when NVLink.
- * The CPU vendor is taken as Intel.  Point to point (coll/p2p-sched.h):
+ * The CPU vendor (NCCL's llMaxBws row and network post overhead) is the
+ * catalog vendor of the first CPU on rank 0's host (Intel without one).
+ * Point to point (coll/p2p-sched.h):
  * the least channels of a peer on the first rank's host (one route per
  * peer there) and, across hosts, that route capacity as one GPU's network. */
 gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, const FsComm *comm,

@@ -22,6 +22,7 @@ static gboolean channels_alike(const Chans *cs, guint a, guint b)
     guint i = cs->idx[cs->off[a] + k], j = cs->idx[cs->off[b] + k];
     const FsCollStep *x = &cs->st[i], *y = &cs->st[j];
     if (x->kind != y->kind || x->bytes != y->bytes || x->inter != y->inter ||
+        x->ring_head != y->ring_head ||
         x->n_deps != y->n_deps || x->n_credits != y->n_credits || cs->prof[i] != cs->prof[j] ||
         (cs->caps != NULL && cs->caps[i] != cs->caps[j]))
       return FALSE;

@@ -19,7 +19,7 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
 {
   memset(out, 0, sizeof *out);
   FsNcclAlgo a = choice->algo->nccl == FS_NCCL_ALGO_NONE ? FS_NCCL_ALGO_RING : choice->algo->nccl;
-  FsCollCost c;
+  FsCollCost c = {0};
   double base_us = p->base_lat[a][choice->proto], lat_us = base_us;
   if (fs_coll_cost(p, sys, comm, op, choice->algo, choice->proto, choice->nchannels, nbytes, &c)) {
     base_us = MIN(c.base_us, c.lat_us);
@@ -30,6 +30,15 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
   /* The flows pay the network's own latency; the step pays the rest. */
   out->step_latency[0] = fs_time_from_s(MAX(step_us - sys->path_lat_intra, 0) * 1e-6);
   out->step_latency[1] = fs_time_from_s(MAX(step_us - sys->path_lat_inter, 0) * 1e-6);
+  /* A ring's connection across hosts runs its steps one after the other, each after NCCL's
+   * network step (the proxy's send, the receiver's flush, the GPU's poll: Ring/Simple's
+   * interLat), times models/nccl coll_net_channel ring_step_latencies; the flow pays the
+   * network's own latency. */
+  if (choice->algo->nccl == FS_NCCL_ALGO_RING && choice->proto == FS_PROTO_SIMPLE &&
+      p->coll_ring_step_lats > 0 && fs_comm_n_hosts(comm) > 1) {
+    double lat = p->coll_ring_step_lats * c.inter_lat_us - sys->path_lat_inter;
+    out->ring_step_latency_inter = fs_time_from_s(MAX(lat, 0) * 1e-6);
+  }
   out->payload = p->proto[choice->proto].payload;
   /* Plans built of ring phases have one local copy per loop and rank;
    * nothing else in them is a reduction step. */

@@ -100,7 +100,7 @@ static FsTime edge_latency(const FsCollRun *run, guint i, guint j)
   if (a->kind != FS_STEP_XFER)
     return 0;
   if (j != G_MAXUINT && fs_coll_step_same_conn(a, &run->steps[j]))
-    return 0;
+    return a->inter && run->steps[j].ring_head ? run->params.ring_step_latency_inter : 0;
   return run->params.step_latency[a->inter ? 1 : 0];
 }
 

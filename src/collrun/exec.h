@@ -90,6 +90,11 @@ double *fs_coll_share_caps(const FsCollPlan *plan, const FsFlowNet *net, uint64_
 typedef struct {
   FsTime base_latency;       /* once, before the first step */
   FsTime step_latency[2];    /* per data dependency: [0] inside a host, [1] across hosts */
+  FsTime ring_step_latency_inter; /* per FIFO dependency into a ring step's first transfer
+                                (FsCollStep.ring_head) on a connection across hosts: the
+                                connection idles this long between its steps (NCCL's network
+                                step of Ring/Simple, models/nccl coll_net_channel
+                                ring_step_latencies; exec-params.c); 0 = none */
   double payload;            /* payload bytes per wire byte (0 < payload <= 1) */
   double rate_cap;           /* per flow, bytes/s; 0 = none */
   double rate_cap_inter;     /* per flow that crosses hosts (FsCollStep.inter), bytes/s, on

@@ -318,6 +318,8 @@ static double maxplus(const Skel *k, const Stream *st, const FsCollExecParams *e
       double lat = 0;
       if (!(succ[x] & 0x80000000u) && !fs_coll_step_same_conn(s, &steps[j]))
         lat = out_lat;
+      else if (!(succ[x] & 0x80000000u) && s->inter && steps[j].ring_head)
+        lat = (double)ep->ring_step_latency_inter; /* a ring's next step (exec.h) */
       ready[j] = MAX(ready[j], fin + lat);
       if (--pending[j] == 0)
         queue[tail++] = j;

@@ -54,10 +54,12 @@ echo "$out" | grep -q "nvls" || fail "GB200 trays of one rack should use NVLS: $
   >/dev/null || fail "README B200 example"
 
 # The README's routing example (issue 18's done-when): rail-aligned ring
-# busbw under adaptive routing stays flat (within 3 %) from 2 to 64 B200 nodes.
+# busbw under adaptive routing stays flat (within 3 %) from 2 to 64 B200 nodes,
+# at 16 GiB, one whole loop of NCCL's ring on 512 ranks (a partial loop pays
+# NCCL's network step per ring step on less data: models/nccl/README.md).
 for n in 2 64; do
   "$FABRICSIM" coll "$C" -D node=hgx-b200 -D nodes=$n -D routing=adaptive -o all_reduce \
-    --algo ring -b 8G -e 8G --exec auto --json >"$tmp/b200-$n.json" || fail "B200 x $n adaptive"
+    --algo ring -b 16G -e 16G --exec auto --json >"$tmp/b200-$n.json" || fail "B200 x $n adaptive"
 done
 python3 - "$tmp/b200-2.json" "$tmp/b200-64.json" <<'PY' || fail "ring busbw not flat from 2 to 64 nodes"
 import json, sys

@@ -36,11 +36,6 @@ static guint force_channels;
 static gboolean choose(Sys *s, FsCollOp op, uint64_t size, const char *algo, FsCollChoice *ch,
                        FsCollRequest *req, uint64_t *nbytes)
 {
-  GError *err = NULL;
-  guint n = fs_comm_size(s->comm);
-  FsCollSizes sizes;
-  fs_coll_sizes(op, size, FS_COLL_DT_FLOAT, n, &sizes);
-  *nbytes = fs_coll_nccl_bytes(op, &sizes, n);
   FsCollPrefs prefs;
   fs_coll_prefs_init(&prefs);
   prefs.channels = force_channels;
@@ -48,16 +43,8 @@ static gboolean choose(Sys *s, FsCollOp op, uint64_t size, const char *algo, FsC
     prefs.algo = fs_coll_algo_find(algo);
     ck_assert_ptr_nonnull(prefs.algo);
   }
-  if (!fs_coll_tune(s->np, &s->sys, s->comm, op, *nbytes, &prefs, ch, &err)) {
-    g_clear_error(&err); /* the algorithm does not run here */
-    return FALSE;
-  }
-  *req = (FsCollRequest){
-    .op = op, .bytes = sizes.unit_bytes, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
-    .proto = ch->proto, .nchannels = ch->nchannels, .chunk_bytes = ch->chunk_bytes,
-    .slice_bytes = ch->slice_bytes, .conn_slots = ch->conn_slots,
-  };
-  return TRUE;
+  /* FALSE: the algorithm does not run here. */
+  return fs_test_coll_choose(s, op, size, &prefs, ch, req, nbytes);
 }
 
 static FsCollAloneStats time_it(Sys *s, const FsCollChoice *ch, const FsCollRequest *req,

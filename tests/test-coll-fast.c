@@ -55,24 +55,14 @@ static void sys_close(Sys *s)
 static void choose(Sys *s, FsCollOp op, uint64_t size, const char *algo, int proto, guint nch,
                    FsCollChoice *ch, FsCollRequest *req, uint64_t *nbytes)
 {
-  GError *err = NULL;
-  guint n = fs_comm_size(s->comm);
-  FsCollSizes sizes;
-  fs_coll_sizes(op, size, FS_COLL_DT_FLOAT, n, &sizes);
-  *nbytes = fs_coll_nccl_bytes(op, &sizes, n);
   FsCollPrefs prefs;
   fs_coll_prefs_init(&prefs);
   prefs.algo = fs_coll_algo_find(algo);
   ck_assert_ptr_nonnull(prefs.algo);
   prefs.proto = proto;
   prefs.channels = nch;
-  ck_assert(fs_coll_tune(s->np, &s->sys, s->comm, op, *nbytes, &prefs, ch, &err));
-  fs_assert_no_error(err);
-  *req = (FsCollRequest){
-    .op = op, .bytes = sizes.unit_bytes, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
-    .proto = ch->proto, .nchannels = ch->nchannels, .chunk_bytes = ch->chunk_bytes,
-    .slice_bytes = ch->slice_bytes, .conn_slots = ch->conn_slots,
-  };
+  ck_assert_msg(fs_test_coll_choose(s, op, size, &prefs, ch, req, nbytes),
+                "the tuner refused %s with %s", fs_coll_op_name(op), algo);
 }
 
 /* Times req alone with opts; returns the stats. */

@@ -48,27 +48,13 @@ typedef FsTestColl Sys;
 static gboolean choose(Sys *s, FsCollOp op, uint64_t size, const FsCollAlgo *algo, int proto,
                        FsCollChoice *ch, FsCollRequest *req, uint64_t *nbytes)
 {
-  guint n = fs_comm_size(s->comm);
   if (algo->unsupported(s->comm, op) != NULL)
     return FALSE;
-  FsCollSizes sizes;
-  fs_coll_sizes(op, size, FS_COLL_DT_FLOAT, n, &sizes);
-  *nbytes = fs_coll_nccl_bytes(op, &sizes, n);
   FsCollPrefs prefs;
   fs_coll_prefs_init(&prefs);
   prefs.algo = algo;
   prefs.proto = proto;
-  GError *err = NULL;
-  if (!fs_coll_tune(s->np, &s->sys, s->comm, op, *nbytes, &prefs, ch, &err)) {
-    g_clear_error(&err);
-    return FALSE;
-  }
-  *req = (FsCollRequest){
-    .op = op, .bytes = sizes.unit_bytes, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
-    .proto = ch->proto, .nchannels = ch->nchannels, .chunk_bytes = ch->chunk_bytes,
-    .slice_bytes = ch->slice_bytes, .conn_slots = ch->conn_slots,
-  };
-  return TRUE;
+  return fs_test_coll_choose(s, op, size, &prefs, ch, req, nbytes);
 }
 
 static FsTime time_alone(Sys *s, const FsCollChoice *ch, const FsCollRequest *req, uint64_t nb,

@@ -362,10 +362,6 @@ START_TEST(test_rails_rings_extrapolate_by_host_period)
   g_unsetenv("NCCL_PXN_DISABLE");
   fs_test_coll_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=8", "all", FS_NET_MAXMIN);
   GError *err = NULL;
-  guint n = fs_comm_size(s.comm);
-  FsCollSizes sizes;
-  fs_coll_sizes(FS_COLL_ALL_REDUCE, 1u << 30, FS_COLL_DT_FLOAT, n, &sizes);
-  uint64_t nb = fs_coll_nccl_bytes(FS_COLL_ALL_REDUCE, &sizes, n);
   FsCollPrefs prefs;
   fs_coll_prefs_init(&prefs);
   prefs.algo = fs_coll_algo_find("ring");
@@ -373,13 +369,9 @@ START_TEST(test_rails_rings_extrapolate_by_host_period)
   prefs.channels = 32; /* 4 per rail (NCCL_MIN_CTAS=32), the layout this period was
                           measured on (NCCL's default across hosts: 2 per NIC, coll-topo.c) */
   FsCollChoice ch;
-  ck_assert(fs_coll_tune(s.np, &s.sys, s.comm, FS_COLL_ALL_REDUCE, nb, &prefs, &ch, &err));
-  fs_assert_no_error(err);
-  FsCollRequest req = {
-    .op = FS_COLL_ALL_REDUCE, .bytes = sizes.unit_bytes, .dtype = FS_COLL_DT_FLOAT,
-    .redop = FS_COLL_REDOP_SUM, .proto = ch.proto, .nchannels = ch.nchannels,
-    .chunk_bytes = ch.chunk_bytes, .slice_bytes = ch.slice_bytes, .conn_slots = ch.conn_slots,
-  };
+  FsCollRequest req;
+  uint64_t nb;
+  ck_assert(fs_test_coll_choose(&s, FS_COLL_ALL_REDUCE, 1u << 30, &prefs, &ch, &req, &nb));
   const FsCollAloneOpts exact = {.exact = TRUE};
   const FsCollAloneOpts fast = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet};
   FsCollAloneStats a, b;

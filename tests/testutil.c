@@ -223,6 +223,23 @@ void fs_test_coll_open(FsTestColl *s, const char *name, const char *define, cons
   fs_assert_no_error(err);
 }
 
+gboolean fs_test_coll_choose(const FsTestColl *s, FsCollOp op, uint64_t size,
+                             const FsCollPrefs *prefs, FsCollChoice *ch, FsCollRequest *req,
+                             uint64_t *nbytes)
+{
+  guint n = fs_comm_size(s->comm);
+  FsCollSizes sizes;
+  fs_coll_sizes(op, size, FS_COLL_DT_FLOAT, n, &sizes);
+  *nbytes = fs_coll_nccl_bytes(op, &sizes, n);
+  GError *err = NULL;
+  if (!fs_coll_tune(s->np, &s->sys, s->comm, op, *nbytes, prefs, ch, &err)) {
+    g_clear_error(&err);
+    return FALSE;
+  }
+  *req = fs_coll_choice_request(ch, op, sizes.unit_bytes, FS_COLL_DT_FLOAT, FS_COLL_REDOP_SUM, 0);
+  return TRUE;
+}
+
 void fs_test_coll_close(FsTestColl *s)
 {
   fs_comm_free(s->comm);

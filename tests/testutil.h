@@ -148,6 +148,13 @@ void fs_test_coll_open(FsTestColl *s, const char *name, const char *define, cons
                        FsNetModel model);
 void fs_test_coll_close(FsTestColl *s);
 
+/* The tuner's choice on s for op at nccl-tests size `size` (float, sum) under prefs, the
+ * request that runs it (fs_coll_choice_request) and NCCL's nBytes in *nbytes; FALSE, the
+ * error dropped, where the tuner refuses (no allowed algorithm runs op here). */
+gboolean fs_test_coll_choose(const FsTestColl *s, FsCollOp op, uint64_t size,
+                             const FsCollPrefs *prefs, FsCollChoice *ch, FsCollRequest *req,
+                             uint64_t *nbytes);
+
 /* Asserts plan p's connection indices (FsCollStep.conn): transfers on one
  * connection share one, they are numbered 0, 1, … in the order of each
  * connection's first transfer, fs_coll_plan_n_conns counts them and a

@@ -64,10 +64,8 @@ static void build_direct(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
   const FsCollRequest *req = fs_plan_req(b);
-  guint nh = fs_comm_n_hosts(comm), L;
-  fs_comm_host_ranks(comm, 0, &L);
   FsSharpTrip t;
-  fs_sharp_trip_init(&t, comm);
+  guint L, nh = fs_sharp_build_start(b, &t, &L);
   g_autofree uint32_t *in = g_new(uint32_t, L);
   g_autofree uint32_t *toswitch = g_new(uint32_t, (gsize)nh * L);
   g_autofree uint32_t *up = g_new(uint32_t, nh);
@@ -126,10 +124,8 @@ static void build_direct_rail(FsPlanBuilder *b)
   const FsComm *comm = fs_plan_comm(b);
   const FsCollRequest *req = fs_plan_req(b);
   gboolean gather = req->op == FS_COLL_ALL_GATHER;
-  guint nh = fs_comm_n_hosts(comm), L;
-  fs_comm_host_ranks(comm, 0, &L);
   FsSharpTrip t;
-  fs_sharp_trip_init(&t, comm);
+  guint L, nh = fs_sharp_build_start(b, &t, &L);
   g_autofree uint32_t *in = g_new(uint32_t, L);
   g_autofree uint32_t *up = g_new(uint32_t, nh);
   for (guint ch = 0; ch < req->nchannels; ch++) {
@@ -182,10 +178,8 @@ static void build_chain(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
   const FsCollRequest *req = fs_plan_req(b);
-  guint nh = fs_comm_n_hosts(comm), L;
-  fs_comm_host_ranks(comm, 0, &L);
   FsSharpTrip t;
-  fs_sharp_trip_init(&t, comm);
+  guint L, nh = fs_sharp_build_start(b, &t, &L);
   g_autofree uint32_t *toswitch = g_new(uint32_t, nh);
   for (guint ch = 0; ch < req->nchannels; ch++) {
     uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);

@@ -134,10 +134,8 @@ static void build_net(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
   const FsCollRequest *req = fs_plan_req(b);
-  guint nh = fs_comm_n_hosts(comm), L;
-  fs_comm_host_ranks(comm, 0, &L);
   FsSharpTrip t;
-  fs_sharp_trip_init(&t, comm);
+  guint L, nh = fs_sharp_build_start(b, &t, &L);
   g_autofree uint32_t *mid = g_new(uint32_t, (gsize)nh * L);
   g_autofree uint32_t *up = g_new(uint32_t, nh);
   g_autofree uint32_t *scratch = g_new(uint32_t, L);

@@ -95,16 +95,7 @@ static uint64_t loop_bytes(const FsComm *comm, const FsCollRequest *req)
  * n-1; the chains of broadcast and reduce have none. */
 static guint ring_steps(const FsComm *comm, const FsCollRequest *req)
 {
-  guint n = fs_comm_size(comm);
-  switch (req->op) {
-  case FS_COLL_ALL_REDUCE:
-    return 2 * (n - 1);
-  case FS_COLL_REDUCE_SCATTER:
-  case FS_COLL_ALL_GATHER:
-    return n - 1;
-  default:
-    return 0;
-  }
+  return fs_coll_ring_steps(req->op, fs_comm_size(comm));
 }
 
 const FsCollAlgo fs_coll_algo_ring = {

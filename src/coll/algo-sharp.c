@@ -24,6 +24,14 @@ void fs_sharp_trip_init(FsSharpTrip *t, const FsComm *comm)
   t->from = g_new(FsCollEp, t->nh);
 }
 
+guint fs_sharp_build_start(const FsPlanBuilder *b, FsSharpTrip *t, guint *L)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  fs_comm_host_ranks(comm, 0, L);
+  fs_sharp_trip_init(t, comm);
+  return t->nh;
+}
+
 void fs_sharp_trip_clear(FsSharpTrip *t)
 {
   g_free(t->hosts);

@@ -86,6 +86,11 @@ typedef struct {
 
 void fs_sharp_trip_init(FsSharpTrip *t, const FsComm *comm);
 void fs_sharp_trip_clear(FsSharpTrip *t);
+/* The start of a builder through the aggregation tree: t's trip state for the plan's
+ * communicator (fs_sharp_trip_init; the builder frees it with fs_sharp_trip_clear); returns
+ * the number of hosts and sets *L to the ranks on each (the tree's algorithms run on
+ * communicators with the same number on every host). */
+guint fs_sharp_build_start(const FsPlanBuilder *b, FsSharpTrip *t, guint *L);
 /* One shard's trip on channel ch: up[h] is host h's send of the shard to
  * its switch (already added, to fs_sharp_up_switch(comm, h, shard)); adds
  * the tree's inner transfers (none with one group) and leaves in t the

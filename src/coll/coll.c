@@ -165,25 +165,42 @@ void fs_coll_sizes(FsCollOp op, uint64_t bytes, FsCollDtype dt, guint nranks, Fs
   out->recv_bytes = recv * w;
   out->size = MAX(out->send_bytes, out->recv_bytes);
   out->unit_bytes = param * w;
+  if (op == FS_COLL_BARRIER) {
+    /* A barrier moves no payload: its rows show time only. */
+    out->unit_bytes = 0;
+    out->algbw_bytes = 0;
+  } else if (op == FS_COLL_HYPERCUBE) {
+    out->algbw_bytes = param * w * (n - 1);
+  } else {
+    out->algbw_bytes = fs_coll_unit_is_block(op) ? param * w * n : param * w;
+  }
+}
+
+gboolean fs_coll_unit_is_block(FsCollOp op)
+{
   switch (op) {
   case FS_COLL_ALL_GATHER:
   case FS_COLL_REDUCE_SCATTER:
   case FS_COLL_ALLTOALL:
   case FS_COLL_GATHER:
   case FS_COLL_SCATTER:
-    out->algbw_bytes = param * w * n;
-    break;
   case FS_COLL_HYPERCUBE:
-    out->algbw_bytes = param * w * (n - 1);
-    break;
-  case FS_COLL_BARRIER:
-    /* A barrier moves no payload: its rows show time only. */
-    out->unit_bytes = 0;
-    out->algbw_bytes = 0;
-    break;
+    return TRUE;
   default:
-    out->algbw_bytes = param * w;
-    break;
+    return FALSE;
+  }
+}
+
+guint fs_coll_ring_steps(FsCollOp op, guint n)
+{
+  switch (op) {
+  case FS_COLL_ALL_REDUCE:
+    return 2 * (n - 1);
+  case FS_COLL_REDUCE_SCATTER:
+  case FS_COLL_ALL_GATHER:
+    return n - 1;
+  default:
+    return 0;
   }
 }
 

@@ -136,6 +136,14 @@ typedef struct {
  * dtype on nranks ranks. */
 void fs_coll_sizes(FsCollOp op, uint64_t bytes, FsCollDtype dt, guint nranks, FsCollSizes *out);
 
+/* TRUE when op's unit (FsCollSizes.unit_bytes) is a per-rank block: all_gather,
+ * reduce_scatter, alltoall, gather, scatter and hypercube; FALSE when it is the buffer. */
+gboolean fs_coll_unit_is_block(FsCollOp op);
+
+/* The ring steps of op on n ranks, as NCCL counts them: all_reduce 2(n-1), reduce_scatter and
+ * all_gather n-1; 0 for an op without a ring phase. */
+guint fs_coll_ring_steps(FsCollOp op, guint n);
+
 /* busbw / algbw: 2(n-1)/n all_reduce; (n-1)/n all_gather, reduce_scatter,
  * alltoall, gather, scatter; 1 otherwise. */
 double fs_coll_busbw_factor(FsCollOp op, guint nranks);

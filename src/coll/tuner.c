@@ -27,32 +27,27 @@ static guint ceil_log2(guint n)
   return r;
 }
 
+/* NCCL's nsteps: the ring steps, and n for an op without a ring phase. */
 static guint nccl_nsteps(FsCollOp op, guint n)
 {
-  switch (op) {
-  case FS_COLL_ALL_REDUCE:
-    return 2 * (n - 1);
-  case FS_COLL_REDUCE_SCATTER:
-  case FS_COLL_ALL_GATHER:
-    return n - 1;
-  default:
-    return n;
-  }
+  gboolean ring = op == FS_COLL_ALL_REDUCE || op == FS_COLL_REDUCE_SCATTER ||
+                  op == FS_COLL_ALL_GATHER;
+  return ring ? fs_coll_ring_steps(op, n) : n;
+}
+
+FsCollRequest fs_coll_choice_request(const FsCollChoice *ch, FsCollOp op, uint64_t unit_bytes,
+                                     FsCollDtype dtype, FsCollRedop redop, guint root)
+{
+  return (FsCollRequest){
+    .op = op, .bytes = unit_bytes, .dtype = dtype, .redop = redop, .root = root,
+    .proto = ch->proto, .nchannels = ch->nchannels, .chunk_bytes = ch->chunk_bytes,
+    .slice_bytes = ch->slice_bytes, .conn_slots = ch->conn_slots,
+  };
 }
 
 uint64_t fs_coll_nccl_bytes(FsCollOp op, const FsCollSizes *sizes, guint nranks)
 {
-  switch (op) {
-  case FS_COLL_ALL_GATHER:
-  case FS_COLL_REDUCE_SCATTER:
-  case FS_COLL_ALLTOALL:
-  case FS_COLL_GATHER:
-  case FS_COLL_SCATTER:
-  case FS_COLL_HYPERCUBE:
-    return sizes->unit_bytes * nranks;
-  default:
-    return sizes->unit_bytes;
-  }
+  return fs_coll_unit_is_block(op) ? sizes->unit_bytes * nranks : sizes->unit_bytes;
 }
 
 /* Appends to why when narrating. */

@@ -178,6 +178,13 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
                       FsCollOp op, uint64_t nbytes, const FsCollPrefs *prefs, FsCollChoice *out,
                       GError **error);
 
+/* The plan request that runs choice ch for op on a unit of unit_bytes (FsCollSizes.unit_bytes)
+ * with dtype, redop and root: the choice's protocol, channels, chunk, slice and connection
+ * slots; every other field 0 (exact NCCL slicing, the whole collective, the default step
+ * guard). Cost O(1). */
+FsCollRequest fs_coll_choice_request(const FsCollChoice *ch, FsCollOp op, uint64_t unit_bytes,
+                                     FsCollDtype dtype, FsCollRedop redop, guint root);
+
 /* NCCL's nBytes for a row of nccl-tests sizes. */
 uint64_t fs_coll_nccl_bytes(FsCollOp op, const FsCollSizes *sizes, guint nranks);
 

@@ -56,12 +56,8 @@ static gboolean bench_size(const FsCollBenchStep *step, void *data, GError **err
   const FsCollSweep *sw = b->sw;
   const FsCollChoice *ch = &step->choice;
   guint n = fs_comm_size(b->comm);
-  FsCollRequest req = {
-    .op = sw->op, .bytes = step->sizes.unit_bytes, .dtype = sw->dtype, .redop = sw->redop,
-    .root = sw->root, .proto = ch->proto, .nchannels = ch->nchannels,
-    .chunk_bytes = ch->chunk_bytes, .slice_bytes = ch->slice_bytes,
-    .conn_slots = ch->conn_slots,
-  };
+  FsCollRequest req =
+    fs_coll_choice_request(ch, sw->op, step->sizes.unit_bytes, sw->dtype, sw->redop, sw->root);
   FsCollAloneStats st;
   if (!fs_coll_time_alone(b->p, b->sys, b->comm, step->nbytes, ch, &req, b->key++, b->net,
                           b->xfer, b->xfer_ctx, &b->alone, &st, error))

@@ -411,11 +411,8 @@ static gboolean tune(const FsOpEnv *env, const FsCollSysInfo *sys, const FsComm 
   }
   if (!fs_coll_tune(env->nccl, sys, comm, op, *nbytes, prefs, ch, error))
     return FALSE;
-  *req = (FsCollRequest){
-    .op = op, .bytes = sizes.unit_bytes, .dtype = FS_COLL_DT_BFLOAT16, .redop = FS_COLL_REDOP_SUM,
-    .root = 0, .proto = ch->proto, .nchannels = ch->nchannels, .chunk_bytes = ch->chunk_bytes,
-    .slice_bytes = ch->slice_bytes, .conn_slots = ch->conn_slots,
-  };
+  *req =
+    fs_coll_choice_request(ch, op, sizes.unit_bytes, FS_COLL_DT_BFLOAT16, FS_COLL_REDOP_SUM, 0);
   return TRUE;
 }
 

@@ -70,15 +70,10 @@ PY
 # Bad values: exit 2, one line, located.
 check_bad() {
   local want=$1; shift
-  set +e
-  "$FABRICSIM" topo check "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  set -e
-  [ "$rc" -eq 2 ] || fail "topo check $* exited $rc, expected 2"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "topo check $*: not one line: $(cat "$tmp/err")"
-  grep -qE '\.yaml:[0-9]+:[0-9]+: ' "$tmp/err" || fail "topo check $*: not located: $(cat "$tmp/err")"
-  grep -qF -- "$want" "$tmp/err" || fail "topo check $*: no '$want' in $(cat "$tmp/err")"
-  [ ! -s "$tmp/out" ] || fail "topo check $*: wrote stdout"
+  refused "topo check $*" "$FABRICSIM" topo check "$@"
+  one_line "$err" "topo check $*"
+  [[ $err =~ \.yaml:[0-9]+:[0-9]+:\  ]] || fail "topo check $*: not located: $err"
+  contains "$err" "$want" "topo check $*"
 }
 check_bad 'cluster.yaml:32:3: -D node=dgx-h300' "$C" -D node=dgx-h300
 check_bad 'dgx-h100-node.yaml:19:3: -D nics=5' "$C" -D nics=5

@@ -176,15 +176,11 @@ out=$("$FABRICSIM" coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=2 --nprocs 2 -t 2 -g 
 contains "$out" "# nThread 2 nGpus 4 " "--nprocs 2 -t 2 -g 4"
 contains "$out" "Rank 15 Group" "--nprocs 2 -t 2 -g 4: 16 ranks"
 
-# Bad input: exit 2, one line on stderr.
+# Bad input: exit 2, one line on stderr, nothing on stdout.
 check_bad() {
   local want="$1"; shift
-  set +e
-  err=$("$FABRICSIM" coll "$@" 2>&1 >/dev/null)
-  st=$?
-  set -e
-  [ "$st" -eq 2 ] || fail "coll $* exited $st, expected 2"
-  [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "coll $*: more than one stderr line: $err"
+  refused "coll $*" "$FABRICSIM" coll "$@"
+  one_line "$err" "coll $*"
   contains "$err" "$want" "coll $*"
 }
 check_bad "unknown collective or reduction op" "$T/dgx-h100.yaml" -o allreduced

@@ -91,11 +91,15 @@ cp "$out.partial" "$tmp/kept"
 # MPI: a signal to one rank (SIGTERM, as a batch scheduler sends) stops
 # every rank; rank 0 reports, the kept rows resume without MPI.
 if [ "${FS_HAVE_MPI:-0}" = 1 ] && command -v mpirun >/dev/null 2>&1; then
-  # 8 nodes: points long enough (1 GiB and up run whole, seconds each) that
-  # the signal lands before the sweep ends; 4 nodes now take under a second
-  # in all (folding while building), so the run could finish first.
-  sed 's/D.nodes: 4/D.nodes: 8/' "$tmp/spec.yaml" >"$tmp/spec8.yaml"
-  grep -q 'D.nodes: 8' "$tmp/spec8.yaml" || fail "mpi sweep: spec not rewritten"
+  # 8 nodes: points long enough (1 GiB and up, about half a second of CPU
+  # each) that the signal lands before the sweep ends; 4 nodes now take
+  # under a second in all (folding while building), so the run could finish
+  # first.  6 GiB, not 8: on 8 nodes 8 GiB alone costs 11 s of CPU (its
+  # step shortcuts do not hold; tests/README.md, "CI time"), and the resume
+  # below runs it whole.
+  sed 's/D.nodes: 4/D.nodes: 8/; s/, 8G\]/, 6G]/' "$tmp/spec.yaml" >"$tmp/spec8.yaml"
+  grep -q 'D.nodes: 8' "$tmp/spec8.yaml" && grep -q ', 6G\]' "$tmp/spec8.yaml" \
+    || fail "mpi sweep: spec not rewritten"
   out="$tmp/mpi.csv"
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" mpirun -x ASAN_OPTIONS --oversubscribe \
     --allow-run-as-root -n 2 "$FABRICSIM" sweep "$tmp/spec8.yaml" -o "$out" -j 1 -q \

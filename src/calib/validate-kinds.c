@@ -18,6 +18,22 @@
  * time).  Model: t = the GPU's copy_latency + size / its PCIe model's
  * effective bandwidth (both changed by --calibration). */
 
+/* The catalog GPU named by the table's `gpu` header key; NULL with an
+ * error at the table's file when the key is missing or names no GPU. */
+static const FsModel *table_gpu(const FsValTable *t, const FsCatalog *cat, GError **error)
+{
+  const char *name = fs_val_table_require(t, "gpu", error);
+  if (name == NULL)
+    return NULL;
+  GError *e = NULL;
+  const FsModel *gpu = fs_catalog_require(cat, name, FS_MODEL_GPU, &e);
+  if (gpu == NULL) {
+    fs_error_prefix_at(e, t->file, 0, 0);
+    g_propagate_error(error, e);
+  }
+  return gpu;
+}
+
 typedef struct {
   const FsModel *gpu;
   int c_dir, c_size, c_time;
@@ -28,16 +44,9 @@ static gboolean host_copy_prepare(const FsValTable *t, const FsCatalog *cat,
                                   GError **error)
 {
   (void)cal; /* the host link and copy latency were laid over the catalog */
-  const char *name = fs_val_table_require(t, "gpu", error);
-  if (name == NULL)
+  const FsModel *gpu = table_gpu(t, cat, error);
+  if (gpu == NULL)
     return FALSE;
-  GError *e = NULL;
-  const FsModel *gpu = fs_catalog_require(cat, name, FS_MODEL_GPU, &e);
-  if (gpu == NULL) {
-    fs_error_prefix_at(e, t->file, 0, 0);
-    g_propagate_error(error, e);
-    return FALSE;
-  }
   HostCopy *h = g_new0(HostCopy, 1);
   h->gpu = gpu;
   if ((h->c_dir = fs_val_table_col(t, "direction", error)) < 0 ||
@@ -115,16 +124,9 @@ static void gemm_free(void *ctx)
 static gboolean gemm_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
                              void **ctx, GError **error)
 {
-  const char *name = fs_val_table_require(t, "gpu", error);
-  if (name == NULL)
+  const FsModel *gpu = table_gpu(t, cat, error);
+  if (gpu == NULL)
     return FALSE;
-  GError *e = NULL;
-  const FsModel *gpu = fs_catalog_require(cat, name, FS_MODEL_GPU, &e);
-  if (gpu == NULL) {
-    fs_error_prefix_at(e, t->file, 0, 0);
-    g_propagate_error(error, e);
-    return FALSE;
-  }
   g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, error);
   if (eff == NULL || (cal != NULL && !fs_calibration_apply_efficiency(cal, cat, eff, error)))
     return FALSE;

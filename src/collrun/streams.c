@@ -954,10 +954,11 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
        * lengthen it by the difference, never by more than the busiest
        * link needs beyond the busiest stream alone. */
       agree = TRUE;
+      double v0[3] = {0, 0, 0};
       for (guint i = 0; i < nx; i++) {
         for (guint j = 0; j < nk; j++)
           v[j] = grid[i][j].time0;
-        vx[i] = extrap(v, ks, nk, S, &agree);
+        v0[i] = extrap(v, ks, nk, S, &agree);
       }
       double deficit = 0;
       for (guint l = 0; l < nl; l++) {
@@ -968,13 +969,8 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
         }
         deficit = MAX(deficit, extrap(vx, xs, nx, F, NULL));
       }
-      for (guint i = 0; i < nx; i++) {
-        for (guint j = 0; j < nk; j++)
-          v[j] = grid[i][j].time0;
-        vx[i] = extrap(v, ks, nk, S, NULL);
-      }
       deficit = MIN(deficit, (s->t_bw - t_free) * 1e12);
-      mp = MAX(0, extrap(vx, xs, nx, F, NULL)) + MAX(0, deficit);
+      mp = MAX(0, extrap(v0, xs, nx, F, NULL)) + MAX(0, deficit);
       s->info.repaired = FALSE;
     } else {
       s->info.repaired = nl > 0;

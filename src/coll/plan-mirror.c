@@ -40,16 +40,17 @@ gboolean fs_plan_fold_step(FsPlanBuilder *b, guint ch)
   FoldBuild *f = &b->fold;
   if (f->failed)
     return FALSE;
-  if (ch == f->cur)
+  if (ch == f->cur && f->open)
     return TRUE;
   /* Channel by channel only: a step of an earlier channel fails. */
   if (ch >= G_N_ELEMENTS(f->seen) || f->seen[ch] || (f->cur != G_MAXUINT && ch < f->cur)) {
     f->failed = TRUE;
     return FALSE;
   }
-  if (f->cur != G_MAXUINT)
+  if (f->open)
     fold_channel_end(b);
   f->cur = ch;
+  f->open = TRUE;
   f->seen[ch] = TRUE;
   f->vbase[ch] = f->vcount;
   f->sbase[ch] = b->plan->steps->len;
@@ -204,7 +205,7 @@ gboolean fs_plan_fold_mirror(FsPlanBuilder *b, const FsCollStep *s, const uint32
 
 /* The channel made last ends: dropped when it equals a kept channel (the
  * first, as fs_coll_plan_fold picks), else kept. */
-static void fold_channel_end(FsPlanBuilder *b)
+static void fold_channel_close(FsPlanBuilder *b)
 {
   FsCollPlan *p = b->plan;
   FoldBuild *f = &b->fold;
@@ -245,6 +246,78 @@ static void fold_channel_end(FsPlanBuilder *b)
   f->kept |= G_GUINT64_CONSTANT(1) << c;
 }
 
+/* fold_channel_close, then the check of fs_plan_channel_mirrored: a channel
+ * an algorithm claimed to mirror kept channel r must have been found equal
+ * to r. */
+static void fold_channel_end(FsPlanBuilder *b)
+{
+  FoldBuild *f = &b->fold;
+  guint c = f->cur;
+  f->open = FALSE;
+  fold_channel_close(b);
+  if (f->claimed && f->expect[c] != G_MAXUINT && f->rep[c] != f->expect[c])
+    g_error("plan mirroring: %s channel %u was claimed to mirror channel %u, but its steps "
+            "differ (built, it %s %u)",
+            b->plan->algo->name, c, f->expect[c],
+            f->rep[c] == c ? "is kept as channel" : "equals channel", f->rep[c]);
+}
+
+/* Whether mirrors are checked instead of taken (fs_plan_channel_mirrored):
+ * FABRICSIM_CHECK_MIRRORS, by default on in a build without FS_RELEASE. */
+static gboolean check_mirrors(void)
+{
+#ifdef FS_RELEASE
+  gboolean on = FALSE;
+#else
+  gboolean on = TRUE;
+#endif
+  const char *v = g_getenv("FABRICSIM_CHECK_MIRRORS");
+  if (v != NULL && *v != '\0')
+    on = g_strcmp0(v, "0") != 0;
+  return on;
+}
+
+/* See plan.h.  The claimed channel joins the class of the first candidate
+ * whose NVLS switches are its own on every host (that candidate's kept
+ * representative: the class fold_channel_close would have found). */
+gboolean fs_plan_channel_mirrored(FsPlanBuilder *b, guint ch, guint step)
+{
+  FsCollPlan *p = b->plan;
+  FoldBuild *f = &b->fold;
+  if (!f->on || f->failed || b->count_only || b->overflow || step == 0 ||
+      ch >= G_N_ELEMENTS(f->seen) || f->seen[ch] || (f->cur != G_MAXUINT && ch < f->cur))
+    return FALSE;
+  /* The channel before ends first: its class decides the candidates'. */
+  if (f->open)
+    fold_channel_end(b);
+  if (!f->claimed) {
+    for (guint c = 0; c < G_N_ELEMENTS(f->expect); c++)
+      f->expect[c] = G_MAXUINT;
+    f->claimed = TRUE;
+  }
+  const FsComm *comm = p->comm;
+  guint nh = fs_comm_n_hosts(comm), rep = G_MAXUINT;
+  for (guint r = ch % step; r < ch && rep == G_MAXUINT; r += step) {
+    if (!f->seen[r])
+      continue;
+    guint h = 0;
+    while (h < nh && fs_comm_nvls_switch(comm, h, r) == fs_comm_nvls_switch(comm, h, ch))
+      h++;
+    if (h == nh)
+      rep = f->rep[r];
+  }
+  if (rep == G_MAXUINT)
+    return FALSE;
+  f->expect[ch] = rep;
+  if (check_mirrors())
+    return FALSE; /* made and compared: fold_channel_end checks */
+  f->cur = ch;
+  f->seen[ch] = TRUE;
+  f->rep[ch] = rep;
+  f->size[rep]++;
+  return TRUE;
+}
+
 /* Folding while building, once the algorithm is done: TRUE when the plan
  * kept is what fs_coll_plan_fold gives for the whole plan (every class of
  * identical channels of the same size k >= 2, so one member of each is
@@ -256,7 +329,8 @@ gboolean fs_plan_fold_finish(FsPlanBuilder *b, FsCollRouteFixedFn route_fixed, v
   guint nch = p->req.nchannels, k = 0;
   if (f->failed || f->cur == G_MAXUINT)
     return FALSE;
-  fold_channel_end(b);
+  if (f->open)
+    fold_channel_end(b);
   for (guint c = 0; c < nch; c++)
     if (!f->seen[c])
       return FALSE;

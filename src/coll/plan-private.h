@@ -76,6 +76,12 @@ typedef struct {
   guint size[64];     /* channels equal to kept channel c, c included */
   guint count[64];    /* steps of kept channel c */
   gboolean seen[64];
+  gboolean open;      /* channel cur has steps made and has not ended */
+  /* fs_plan_channel_mirrored: expect[c], the kept channel c was found to
+   * mirror without being made, or, when checking, must be found equal to
+   * when it ends (G_MAXUINT: none claimed; set once a claim is made). */
+  guint expect[64];
+  gboolean claimed;   /* expect[] is filled */
   /* Mirroring: while the channel being made matches, step for step so far,
    * one or more kept channels (the bits of `alive`), its steps are only
    * compared with theirs (fold_mirror), not stored; when the last match

@@ -491,34 +491,10 @@ typedef struct {
   guint i;    /* the transfer */
 } DemandEv;
 
-/* The first index of sorted a (doubles, ascending) whose value is not below v. */
-static guint sorted_lower(const GArray *a, double v)
+static int cmp_double(const void *a, const void *b)
 {
-  const double *d = (const double *)a->data;
-  guint lo = 0, hi = a->len;
-  while (lo < hi) {
-    guint mid = lo + (hi - lo) / 2;
-    if (d[mid] < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-/* Inserts v into sorted a (what sorting a with v appended gives, value for
- * value): repair's active rates, one sort per link instead of one per event. */
-static void sorted_insert(GArray *a, double v)
-{
-  g_array_insert_val(a, sorted_lower(a, v), v);
-}
-
-/* Removes one element equal to v from sorted a (there is one). */
-static void sorted_remove(GArray *a, double v)
-{
-  guint i = sorted_lower(a, v);
-  g_assert(i < a->len && g_array_index(a, double, i) == v);
-  g_array_remove_index(a, i);
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
 }
 
 static int cmp_ev(const void *a, const void *b)
@@ -590,7 +566,6 @@ static double repair(const Ctx *c, const Skel *k, double payload, const double *
      * their rate; a transfer's slowdown there is its rate over its share,
      * integrated over its interval into start[] (per link). */
     g_array_set_size(act, 0);
-    g_array_set_size(srt, 0);
     double sum = 0, last = g_array_index(ev, DemandEv, 0).t;
     for (guint e = 0; e < ev->len; e++) {
       const DemandEv *x = &g_array_index(ev, DemandEv, e);
@@ -600,7 +575,10 @@ static double repair(const Ctx *c, const Skel *k, double payload, const double *
           for (guint q = 0; q < act->len; q++)
             start[g_array_index(act, DemandEv, q).i] += dt;
         } else {
-          /* srt: the active rates, kept sorted as they come and go. */
+          g_array_set_size(srt, act->len);
+          for (guint q = 0; q < act->len; q++)
+            g_array_index(srt, double, q) = g_array_index(act, DemandEv, q).r;
+          qsort(srt->data, srt->len, sizeof(double), cmp_double);
           double left = cap, level = 0;
           for (guint q = 0; q < srt->len; q++) {
             double dq = g_array_index(srt, double, q);
@@ -623,13 +601,11 @@ static double repair(const Ctx *c, const Skel *k, double payload, const double *
         DemandEv y = *x;
         start[x->i] = 0;
         g_array_append_val(act, y);
-        sorted_insert(srt, x->r);
         sum += x->r;
       } else {
         for (guint q = 0; q < act->len; q++)
           if (g_array_index(act, DemandEv, q).i == x->i) {
             sum -= g_array_index(act, DemandEv, q).r;
-            sorted_remove(srt, g_array_index(act, DemandEv, q).r);
             g_array_index(act, DemandEv, q) = g_array_index(act, DemandEv, act->len - 1);
             g_array_set_size(act, act->len - 1);
             break;

@@ -314,7 +314,7 @@ START_TEST(test_fold_while_building)
 END_TEST
 
 /* A made-up algorithm whose channels exercise every case of mirroring
- * while folding (plan.c, FoldBuild): channel c is a chain of transfers
+ * while folding (plan-mirror.c, FoldBuild): channel c is a chain of transfers
  * over ranks 0 → 1 → 2 …, of 6 steps (c ≡ 0 mod 4), of 3 steps, a prefix
  * of those (c ≡ 1: mirrored to its end with only longer candidates, then
  * kept), of 6 steps whose fourth goes elsewhere (c ≡ 2: stored from the

@@ -595,6 +595,32 @@ START_TEST(test_params_nvls_legacy)
 }
 END_TEST
 
+/* NCCL's NVLS channels by architecture (src/transport/nvls.cc): 16 on Hopper; on Blackwell
+ * 24 within one NVLink domain and 32 across hosts from 2.27 (NVLS_NCHANNELS_SM100_NVL,
+ * NVLS_NCHANNELS_SM100), 32 everywhere in 2.25-2.26, 16 before. */
+START_TEST(test_nvls_channels_blackwell)
+{
+  FsTestColl t;
+  fs_test_coll_open(&t, "hgx-b200.yaml", NULL, "all", FS_NET_ANALYTIC);
+  ck_assert_uint_eq(t.sys.nvls_channels, 24);
+  fs_test_coll_close(&t);
+  fs_test_coll_open(&t, "cluster.yaml", "node=hgx-b200", "all", FS_NET_ANALYTIC);
+  ck_assert_uint_eq(t.sys.nvls_channels, 32);
+  fs_test_coll_close(&t);
+  fs_test_coll_open(&t, "dgx-h100-ib-ndr.yaml", "nodes=2", "all", FS_NET_ANALYTIC);
+  ck_assert_uint_eq(t.sys.nvls_channels, 16);
+  fs_test_coll_close(&t);
+  g_autoptr(FsNcclParams) p24 = release("2.24");
+  g_autoptr(FsNcclParams) p26 = release("2.26");
+  g_autoptr(FsNcclParams) p27 = release("2.27");
+  ck_assert_uint_eq(fs_nccl_params_nvls_channels(p24, FS_NCCL_ROW_BLACKWELL, FALSE), 16);
+  ck_assert_uint_eq(fs_nccl_params_nvls_channels(p26, FS_NCCL_ROW_BLACKWELL, FALSE), 32);
+  ck_assert_uint_eq(fs_nccl_params_nvls_channels(p27, FS_NCCL_ROW_BLACKWELL, FALSE), 24);
+  ck_assert_uint_eq(fs_nccl_params_nvls_channels(p27, FS_NCCL_ROW_BLACKWELL, TRUE), 32);
+  ck_assert_uint_eq(fs_nccl_params_nvls_channels(p27, FS_NCCL_ROW_HOPPER, TRUE), 16);
+}
+END_TEST
+
 /* NCCL's point-to-point channels per release (coll/p2p-sched.h): a DGX H100
  * rank (NVSwitch peers of 18 NVLinks: 36 channels; one 50 GB/s NIC) with 32
  * collective channels.  2.18/2.19 give a network peer 2 channels at any
@@ -752,6 +778,7 @@ int main(void)
   FS_ADD_TEST(s, test_nvls_across_hosts);
   FS_ADD_TEST(s, test_nvls_tree_two_dgx_nodes);
   FS_ADD_TEST(s, test_collnet_direct_heads);
+  FS_ADD_TEST(s, test_nvls_channels_blackwell);
   FS_ADD_TEST(s, test_p2p_channels_per_release);
   FS_ADD_TEST(s, test_p2p_tuner_across_hosts);
   FS_ADD_TEST(s, test_p2p_serial_net_posts);

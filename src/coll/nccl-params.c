@@ -145,6 +145,12 @@ SCHEMA(factor_schema, "bandwidth_factors", factor_fields);
 static const FsSchemaField channels_fields[] = {
   SOURCE, COUNT("max", POFF(max_channels), "1", "64", "channels of the ring/tree graphs"),
   COUNT("nvls", POFF(nvls_channels), "0", "64", "NVLS channels"),
+  {.key = "nvls_blackwell_one_node", .type = FS_SCHEMA_UINT, .offset = POFF(nvls_channels_sm100[0]),
+   .min = "0", .max = "64",
+   .doc = "NVLS channels on Blackwell within one NVLink domain (NVLS_NCHANNELS_SM100_NVL; absent or 0: `nvls`)"},
+  {.key = "nvls_blackwell_multi_node", .type = FS_SCHEMA_UINT, .offset = POFF(nvls_channels_sm100[1]),
+   .min = "0", .max = "64",
+   .doc = "NVLS channels on Blackwell across NVLink domains (NVLS_NCHANNELS_SM100; absent or 0: `nvls`)"},
   COUNT("nvls_arity", POFF(nvls_arity), "1", "64", "NCCL_MAX_NVLS_ARITY: the most NVLS heads"),
   COUNT("direct_heads", POFF(direct_heads), "0", "64",
         "NCCL_MAX_DIRECT_ARITY + 1: the most CollNetDirect heads (0: before 2.22, the ring graph's channels)"),
@@ -400,7 +406,9 @@ static const FsSchemaField top_fields[] = {
         "`max`: channels of the ring/tree graphs; `nvls`: NVLS channels (fabricsim divides a "
         "GPU's bandwidth among them); `nvls_arity` (NCCL_MAX_NVLS_ARITY) and `direct_heads` "
         "(NCCL_MAX_DIRECT_ARITY + 1): the most heads, one channel each, of the NVLS and "
-        "CollNetDirect graphs the tuner prices"),
+        "CollNetDirect graphs the tuner prices; optional `nvls_blackwell_one_node` and "
+        "`nvls_blackwell_multi_node`: NVLS channels on Blackwell (compute capability 10.0+) "
+        "within one NVLink domain and across domains (NCCL 2.25+; absent: `nvls`)"),
   TABLE("p2p", TRUE, p2p_schema, FS_SCHEMA_NOWHERE,
         "point-to-point chunk sizes (`nvl_chunk`, `net_chunk`) and `ll_threshold` (bytes per "
         "peer up to which send/recv uses LL)"),
@@ -801,6 +809,12 @@ gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error)
       *slot[i] = (guint)v;
   }
   return TRUE;
+}
+
+guint fs_nccl_params_nvls_channels(const FsNcclParams *p, FsNcclRow row, gboolean multi_node)
+{
+  guint v = row == FS_NCCL_ROW_BLACKWELL ? p->nvls_channels_sm100[multi_node ? 1 : 0] : 0;
+  return v > 0 ? v : p->nvls_channels;
 }
 
 void fs_nccl_params_channels(const FsNcclParams *p, guint *ring, guint *nvls)

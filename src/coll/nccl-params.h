@@ -138,6 +138,10 @@ typedef struct {
   guint64 algo_absent;
   /* Channel counts for communicators built from a topology. */
   guint max_channels, nvls_channels;
+  /* NVLS channels on the Blackwell row (compute capability 10.0+, src/transport/nvls.cc
+   * NVLS_NCHANNELS_SM100 / _SM100_NVL): [one NVLink domain, several]; 0 (absent) =
+   * nvls_channels.  Applied by fs_nccl_params_nvls_channels. */
+  guint nvls_channels_sm100[2];
   /* The most heads NCCL's NVLS graph and CollNetDirect graph have
    * (NCCL_MAX_NVLS_ARITY; NCCL_MAX_DIRECT_ARITY + 1, src/graph/search.cc
    * "NVLS and COLLNET_DIRECT search must have ngpus heads at most"). */
@@ -223,6 +227,13 @@ gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error);
  * maximum is lowered to it (NCCL's own rule for the CTAs); unset limits
  * (0) do nothing.  Cost: O(1). */
 void fs_nccl_params_channels(const FsNcclParams *p, guint *ring, guint *nvls);
+
+/* The NVLS channels NCCL gives a GPU of tuning row `row` before the limits
+ * (src/transport/nvls.cc ncclNvlsInit): on the Blackwell row the release's
+ * nvls_channels_sm100 entry for one NVLink domain or several (`multi_node`:
+ * the communicator spans hosts that do not share one NVLink domain), where
+ * the file gives it; otherwise p->nvls_channels.  Cost: O(1). */
+guint fs_nccl_params_nvls_channels(const FsNcclParams *p, FsNcclRow row, gboolean multi_node);
 
 /* Path of the default file (caller frees). */
 char *fs_nccl_params_default_path(void);

@@ -618,7 +618,10 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
   out->bw_inter = inter / 1e9 / out->max_channels;
   if (!p2p_peers(p, router, comm, g0, out, error))
     return FALSE;
-  out->nvls_channels = fs_comm_nvls_available(comm) ? p->nvls_channels : 0;
+  /* NCCL's NVLS channels by architecture; on Blackwell by whether the communicator leaves its
+   * NVLink domain (src/transport/nvls.cc: multiNode, hosts or MNNVL cliques). */
+  out->nvls_channels = fs_comm_nvls_available(comm)
+                         ? fs_nccl_params_nvls_channels(p, row, fs_comm_n_nvlink_domains(comm) > 1) : 0;
   /* NCCL's NVLS graph: every GPU of the node a head on one node (src/graph/search.cc "Force
    * intra-node NVLS algorithm to pull evenly from all GPUs"; one NVLink domain of several
    * hosts, a GB200 NVL72 rack's trays, is one node to NCCL), one head per NIC across nodes;

@@ -259,6 +259,11 @@ static gboolean cell_choice(const FsValTable *t, guint row, int col, const char 
   return FALSE;
 }
 
+/* One row: the attention kernel of its dtype, pass, mask and sizes timed
+ * by the kernel model without its launch overhead, against the row's FLOPs
+ * at its published TFLOP/s (metric time), or the same as TFLOP/s (metric
+ * tflops); *size is the sequence length.  An error at the row for a bad
+ * cell or a non-positive size. */
 static gboolean attn_predict(void *ctx, const FsValTable *t, guint row, const char *metric,
                              double *predicted, double *measured, uint64_t *size, GError **error)
 {

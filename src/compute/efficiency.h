@@ -8,13 +8,18 @@
  * achieves.  The size is the curve's axis: min(M,N,K) for GEMMs, the key
  * length for attention, the bytes moved for memory-bound kernels.  Between
  * points the curve is piecewise linear (in log x by default, or in x);
- * outside the points it is clamped to the first or last value.
+ * outside the points it is clamped to the first or last value.  A GEMM
+ * curve may carry measured shapes and an attention curve head-dimension
+ * rows, each a factor on the curve (fs_eff_curve_shape_factor,
+ * fs_eff_curve_head_dim_factor).
  *
  * Lookup picks the most specific curve that matches (architecture counts
  * more than datatype, datatype more than the causal flag); a curve for
  * `arch: any` / no `dtype:` is the fallback.  Calibration replaces curves
  * with fs_efficiency_set() or by loading a file with replace = TRUE; a
- * replaced curve keeps its key and takes the new points and source.
+ * replaced curve keeps its key and takes the new points and source (and
+ * the replacement's shapes or head-dimension rows, none from
+ * fs_efficiency_set()).
  *
  * Ownership: FsEfficiency owns every curve and string; the const pointers it
  * hands out live until the next replace of that curve or the free.  Curves

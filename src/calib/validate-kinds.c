@@ -190,9 +190,138 @@ static const FsValKind gemm = {
   gemm_free,
 };
 
+/* ---- attention: one fused attention kernel's time on one GPU -----------------
+ * Header: `gpu:` catalog GPU model.  Columns: dtype (a catalog datatype),
+ * pass (forward or backward), causal (true or false), batch, heads, seq
+ * (query and key length), head_dim, tflops (the published TFLOP/s in
+ * FlashAttention's convention: forward 4·batch·heads·seq²·head_dim, halved
+ * with a causal mask; backward 2.5× the forward).  Metrics: time (µs: the
+ * kernel's FLOPs over tflops) and tflops.  Model: fs_kernel_time of
+ * fs_kernel_attention (one query head per KV head) with the default
+ * efficiency curves (models/compute, their head_dims: factors included;
+ * --calibration lays its curves over them), less the launch overhead the
+ * kernel model adds. */
+
+typedef struct {
+  const FsModel *gpu;
+  FsEfficiency *eff;
+  int c_dtype, c_pass, c_causal, c_batch, c_heads, c_seq, c_d, c_tflops;
+} Attn;
+
+static void attn_free(void *ctx)
+{
+  Attn *a = ctx;
+  if (a == NULL)
+    return;
+  fs_efficiency_free(a->eff);
+  g_free(a);
+}
+
+static gboolean attn_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
+                             void **ctx, GError **error)
+{
+  const FsModel *gpu = table_gpu(t, cat, error);
+  if (gpu == NULL)
+    return FALSE;
+  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, error);
+  if (eff == NULL || (cal != NULL && !fs_calibration_apply_efficiency(cal, cat, eff, error)))
+    return FALSE;
+  Attn *a = g_new0(Attn, 1);
+  a->gpu = gpu;
+  if ((a->c_dtype = fs_val_table_col(t, "dtype", error)) < 0 ||
+      (a->c_pass = fs_val_table_col(t, "pass", error)) < 0 ||
+      (a->c_causal = fs_val_table_col(t, "causal", error)) < 0 ||
+      (a->c_batch = fs_val_table_col(t, "batch", error)) < 0 ||
+      (a->c_heads = fs_val_table_col(t, "heads", error)) < 0 ||
+      (a->c_seq = fs_val_table_col(t, "seq", error)) < 0 ||
+      (a->c_d = fs_val_table_col(t, "head_dim", error)) < 0 ||
+      (a->c_tflops = fs_val_table_col(t, "tflops", error)) < 0) {
+    g_free(a);
+    return FALSE;
+  }
+  a->eff = g_steal_pointer(&eff);
+  *ctx = a;
+  return TRUE;
+}
+
+/* Reads column col of row as one of two words (FALSE for no, TRUE for
+ * yes); an error at the row otherwise. */
+static gboolean cell_choice(const FsValTable *t, guint row, int col, const char *no,
+                            const char *yes, gboolean *out, GError **error)
+{
+  const char *v = t->cells[row][col];
+  if (strcmp(v, no) == 0 || strcmp(v, yes) == 0) {
+    *out = strcmp(v, yes) == 0;
+    return TRUE;
+  }
+  fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row], 1,
+                  "column \"%s\": expected %s or %s, got \"%s\"", t->cols[col], no, yes, v);
+  return FALSE;
+}
+
+/* One row: the attention kernel of its dtype, pass, mask and sizes timed
+ * by the kernel model without its launch overhead, against the row's FLOPs
+ * at its published TFLOP/s (metric time), or the same as TFLOP/s (metric
+ * tflops); *size is the sequence length.  An error at the row for a bad
+ * cell or a non-positive size. */
+static gboolean attn_predict(void *ctx, const FsValTable *t, guint row, const char *metric,
+                             double *predicted, double *measured, uint64_t *size, GError **error)
+{
+  const Attn *a = ctx;
+  gboolean want_time = strcmp(metric, "time") == 0;
+  if (!want_time && strcmp(metric, "tflops") != 0) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_KIND, t->file, 1, 1,
+                    "kind attention predicts time or tflops, not \"%s\"", metric);
+    return FALSE;
+  }
+  const char *dt = t->cells[row][a->c_dtype];
+  FsDtype dtype;
+  if (!fs_dtype_from_name(dt, &dtype)) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row], 1,
+                    "column \"dtype\": unknown datatype \"%s\"", dt);
+    return FALSE;
+  }
+  gboolean backward, causal;
+  uint64_t b, h, s, d;
+  double tflops;
+  if (!cell_choice(t, row, a->c_pass, "forward", "backward", &backward, error) ||
+      !cell_choice(t, row, a->c_causal, "false", "true", &causal, error) ||
+      !fs_val_table_u64(t, row, a->c_batch, &b, error) ||
+      !fs_val_table_u64(t, row, a->c_heads, &h, error) ||
+      !fs_val_table_u64(t, row, a->c_seq, &s, error) ||
+      !fs_val_table_u64(t, row, a->c_d, &d, error) ||
+      !fs_val_table_double(t, row, a->c_tflops, &tflops, error))
+    return FALSE;
+  if (b == 0 || h == 0 || s == 0 || d == 0 || !(tflops > 0)) {
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row], 1,
+                    "columns batch, heads, seq, head_dim and tflops must be positive");
+    return FALSE;
+  }
+  FsKernel kn = fs_kernel_attention("attention", backward ? FS_PASS_BACKWARD : FS_PASS_FORWARD,
+                                    dtype, b * h, s, s, d, 1, causal, backward);
+  FsKernelTiming tm;
+  fs_kernel_time(&kn, &a->gpu->u.gpu, a->eff, &tm);
+  double pred_us = fs_time_to_s(tm.time - tm.launch) * 1e6;
+  double meas_us = kn.flops / (tflops * 1e12) * 1e6;
+  *predicted = want_time ? pred_us : kn.flops / pred_us / 1e6;
+  *measured = want_time ? meas_us : tflops;
+  *size = s;
+  return TRUE;
+}
+
+static const FsValKind attention = {
+  "attention",
+  "one fused attention kernel: max(FLOPs / (peak x efficiency(sequence curve x head-dim factor)), "
+  "bytes / (HBM bandwidth x memory efficiency)), launch excluded",
+  attn_prepare,
+  attn_predict,
+  attn_free,
+};
+
 const FsValKind *const fs_val_kinds[] = {
   &host_copy,
   &gemm,
+  &attention,
   &fs_val_kind_nccl_tests,
   NULL,
 };

@@ -36,7 +36,7 @@ static const FsSchemaField header_fields[] = {
   KEY("note", FALSE, "text", "what a reader of the table should know"),
   KEY("degraded", FALSE, "text", "`degraded/` tables: why the run is below what the machine "
       "reaches"),
-  KEY("gpu", FALSE, "a GPU model", "`host-copy`, `gemm`: the catalog's GPU model"),
+  KEY("gpu", FALSE, "a GPU model", "`host-copy`, `gemm`, `attention`: the catalog's GPU model"),
   KEY("topology", FALSE, "a path", "`nccl-tests`: the topology file, from the repository root"),
   KEY("defines", FALSE, "`NAME=INTEGER` words", "`nccl-tests`: the topology's parameters"),
   KEY("collective", FALSE, "a collective", "`nccl-tests`: the operation measured"),

@@ -48,6 +48,7 @@ static void curve_free(gpointer p)
   g_free(c->file);
   g_free(c->shapes);
   g_free(c->shape_cache);
+  g_free(c->head_dims);
   g_free(c);
 }
 
@@ -320,6 +321,11 @@ static const FsSchemaField curve_fields[] = {
    .min_open = TRUE, .max = "1e6", .def = G_STRINGIFY(DEFAULT_SHAPE_RANGE),
    .doc = "with `shapes`: the factor in every dimension at which a lone shape's pull falls to "
           "half"},
+  {.key = "head_dims", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "list of `[head_dim, factor]`", .required_doc = "no (factor 1)",
+   .doc = "attention curves only: the efficiency at a head dimension over the one at the head "
+          "dimension the points were measured at (\"Attention by head dimension\" below); head "
+          "dims integers from 1 to 65536, strictly increasing, factor in (0, 4]"},
 };
 #undef OFF
 static const FsSchema curve_schema = {"curve", NULL, curve_fields, G_N_ELEMENTS(curve_fields)};
@@ -405,6 +411,50 @@ static gboolean parse_shapes(FsEffCurve *c, const FsYamlNode *list, GError **err
   }
   c->n_shapes = list->n;
   c->shapes = g_steal_pointer(&rows);
+  return TRUE;
+}
+
+/* Reads an attention curve's "head_dims" list into c->head_dims (head dim,
+ * factor per row): each row two numbers, head dims whole from 1 to 65536
+ * and strictly increasing, factor in (0, 4].  The error is at the
+ * offending node. */
+static gboolean parse_head_dims(FsEffCurve *c, const FsYamlNode *list, GError **error)
+{
+  if (c->kind != FS_EFF_ATTENTION_FWD && c->kind != FS_EFF_ATTENTION_BWD) {
+    fs_yaml_error(error, list, "\"head_dims\" applies only to attention curves");
+    return FALSE;
+  }
+  if (list->n == 0) {
+    fs_yaml_error(error, list, "\"head_dims\" is empty; expected a list like [[64, 0.67], [128, 1]]");
+    return FALSE;
+  }
+  g_autofree double *rows = g_new(double, 2 * (gsize)list->n);
+  for (guint i = 0; i < list->n; i++) {
+    const FsYamlNode *r = list->values[i];
+    if (r->kind != FS_YAML_SEQ || r->n != 2) {
+      fs_yaml_error(error, r, "expected a row [head_dim, factor], got %s", fs_yaml_kind_name(r));
+      return FALSE;
+    }
+    double *row = rows + 2 * (gsize)i;
+    if (!fs_yaml_get_double(r->values[0], 1, 65536, &row[0], error) ||
+        !fs_yaml_get_double(r->values[1], 0, 4, &row[1], error))
+      return FALSE;
+    if (row[0] != floor(row[0])) {
+      fs_yaml_error(error, r->values[0], "a head dimension must be a whole number, got %g", row[0]);
+      return FALSE;
+    }
+    if (!(row[1] > 0)) {
+      fs_yaml_error(error, r->values[1], "factor must be in (0, 4], got %g", row[1]);
+      return FALSE;
+    }
+    if (i > 0 && !(row[0] > rows[2 * (gsize)(i - 1)])) {
+      fs_yaml_error(error, r->values[0], "head dims must increase (%g after %g)", row[0],
+                    rows[2 * (gsize)(i - 1)]);
+      return FALSE;
+    }
+  }
+  c->n_head_dims = list->n;
+  c->head_dims = g_steal_pointer(&rows);
   return TRUE;
 }
 
@@ -495,6 +545,9 @@ static FsEffCurve *parse_curve(const FsYamlNode *node, GError **error)
                   "\"shape_range\" applies only to a curve with \"shapes\"");
     return NULL;
   }
+  FsYamlNode *hdn = fs_yaml_map_get(node, "head_dims");
+  if (hdn != NULL && !parse_head_dims(c, hdn, error))
+    return NULL;
   c->n = pn->n;
   c->x = g_steal_pointer(&x);
   c->y = g_steal_pointer(&y);
@@ -535,6 +588,7 @@ static gboolean load_doc(FsEfficiency *eff, FsYamlDoc *doc, const char *path,
     c->file = g_strdup(o->file);
     c->shapes = o->n_shapes ? g_memdup2(o->shapes, 4 * o->n_shapes * sizeof(double)) : NULL;
     c->shape_cache = o->n_shapes ? g_memdup2(o->shape_cache, 4 * o->n_shapes * sizeof(double)) : NULL;
+    c->head_dims = o->n_head_dims ? g_memdup2(o->head_dims, 2 * o->n_head_dims * sizeof(double)) : NULL;
     g_ptr_array_add(staged, c);
   }
   /* Within one file a key may appear once, even when replacing. */
@@ -697,4 +751,23 @@ double fs_efficiency_lookup(const FsEfficiency *eff, FsEffKind kind, FsGpuArch a
   if (used != NULL)
     *used = c;
   return c ? fs_eff_curve_eval(c, x) : 1.0;
+}
+
+double fs_eff_curve_head_dim_factor(const FsEffCurve *c, double d)
+{
+  g_return_val_if_fail(c != NULL, 1.0);
+  if (c->n_head_dims == 0 || !(d >= 1))
+    return 1.0;
+  const double *r = c->head_dims;
+  guint n = c->n_head_dims;
+  if (d <= r[0])
+    return r[1];
+  if (d >= r[2 * (n - 1)])
+    return r[2 * (n - 1) + 1];
+  guint i = 1;
+  while (r[2 * i] < d)
+    i++;
+  double x0 = log(r[2 * (i - 1)]), x1 = log(r[2 * i]);
+  double f = (log(d) - x0) / (x1 - x0);
+  return r[2 * (i - 1) + 1] + f * (r[2 * i + 1] - r[2 * (i - 1) + 1]);
 }

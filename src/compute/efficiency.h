@@ -8,13 +8,18 @@
  * achieves.  The size is the curve's axis: min(M,N,K) for GEMMs, the key
  * length for attention, the bytes moved for memory-bound kernels.  Between
  * points the curve is piecewise linear (in log x by default, or in x);
- * outside the points it is clamped to the first or last value.
+ * outside the points it is clamped to the first or last value.  A GEMM
+ * curve may carry measured shapes and an attention curve head-dimension
+ * rows, each a factor on the curve (fs_eff_curve_shape_factor,
+ * fs_eff_curve_head_dim_factor).
  *
  * Lookup picks the most specific curve that matches (architecture counts
  * more than datatype, datatype more than the causal flag); a curve for
  * `arch: any` / no `dtype:` is the fallback.  Calibration replaces curves
  * with fs_efficiency_set() or by loading a file with replace = TRUE; a
- * replaced curve keeps its key and takes the new points and source.
+ * replaced curve keeps its key and takes the new points and source (and
+ * the replacement's shapes or head-dimension rows, none from
+ * fs_efficiency_set()).
  *
  * Ownership: FsEfficiency owns every curve and string; the const pointers it
  * hands out live until the next replace of that curve or the free.  Curves
@@ -111,6 +116,11 @@ typedef struct {
   double *shapes;
   double shape_range;
   double *shape_cache;   /* per shape: ln m, ln n, ln k, residual (derived at load) */
+  /* Attention curves only: the head-dimension factor (`head_dims:`),
+   * n_head_dims rows of 2 doubles (head dim, factor), head dims strictly
+   * increasing; see fs_eff_curve_head_dim_factor. */
+  guint n_head_dims;
+  double *head_dims;
 } FsEffCurve;
 
 /* The declared keys of a curves file and of one curve (util/schema.h), named
@@ -199,6 +209,16 @@ double fs_eff_curve_eval(const FsEffCurve *curve, double x);
  * FLOPs curve alone).  1.0 for a curve without shapes or a zero
  * dimension.  Deterministic; cost O(n_shapes). */
 double fs_eff_curve_shape_factor(const FsEffCurve *curve, double m, double n, double k);
+
+/* The head-dimension factor of an attention kernel of head dimension d on
+ * an attention curve with `head_dims:` rows (d_i, f_i): the efficiency of
+ * the kernel is fs_eff_curve_eval(curve, seq_len) × this factor (capped at
+ * 1 by the caller).  f_i is the published efficiency at head dim d_i over
+ * the one at the head dim the curve's points were measured at (whose row
+ * has factor 1); between rows the factor is piecewise linear in ln d,
+ * outside them clamped to the first or last row.  1.0 for a curve
+ * without rows or d < 1.  Deterministic; cost O(n_head_dims). */
+double fs_eff_curve_head_dim_factor(const FsEffCurve *curve, double d);
 
 /* fs_efficiency_find + eval at x, which must be on the found curve's axis
  * (fs_kernel_time picks x by the axis); 1.0 (the roofline itself) when no

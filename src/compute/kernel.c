@@ -151,8 +151,8 @@ static FsTime seconds_to_time(double s)
 }
 
 /* The roofline time of one kernel (kernel.h): the compute side at the
- * curve's efficiency (times a GEMM curve's measured-shape factor, capped at
- * 1), the memory side at the memory curve's, the larger plus launch. */
+ * curve's efficiency (times a GEMM curve's measured-shape factor or an
+ * attention curve's head-dimension factor, capped at 1), the memory side at the memory curve's, the larger plus launch. */
 FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficiency *eff,
                       FsKernelTiming *timing)
 {
@@ -174,6 +174,9 @@ FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficien
     t.efficiency = t.curve ? fs_eff_curve_eval(t.curve, axis_value(k, t.curve->axis)) : 1.0;
     if (t.curve != NULL && k->cls == FS_KERNEL_GEMM && t.curve->n_shapes > 0) {
       t.shape_factor = fs_eff_curve_shape_factor(t.curve, (double)k->m, (double)k->n, (double)k->k);
+      t.efficiency = MIN(1.0, t.efficiency * t.shape_factor);
+    } else if (t.curve != NULL && k->cls == FS_KERNEL_ATTENTION && t.curve->n_head_dims > 0) {
+      t.shape_factor = fs_eff_curve_head_dim_factor(t.curve, (double)k->k);
       t.efficiency = MIN(1.0, t.efficiency * t.shape_factor);
     }
   }
@@ -229,9 +232,14 @@ char *fs_kernel_explain(const FsKernel *k, const FsGpuModel *gpu, const FsEffici
   g_autofree char *bw = fs_format_bandwidth(gpu->memory_bandwidth);
   g_string_append_printf(s, "%.4g GFLOP at %.1f TFLOP/s (%s) × %.2f", k->flops / 1e9,
                          t.peak / 1e12, dtype_names[t.peak_dtype], t.efficiency);
-  if (t.shape_factor != 1.0)
+  if (t.shape_factor != 1.0 && k->cls == FS_KERNEL_GEMM)
     g_string_append_printf(s, " (FLOPs curve %.3f × measured shapes %.3f)",
                            fs_eff_curve_eval(t.curve, k->flops), t.shape_factor);
+  else if (t.shape_factor != 1.0)
+    g_string_append_printf(s, " (%s curve %.3f × head dim %" G_GUINT64_FORMAT " %.3f)",
+                           fs_eff_axis_name(t.curve->axis),
+                           fs_eff_curve_eval(t.curve, axis_value(k, t.curve->axis)), k->k,
+                           t.shape_factor);
   g_string_append_printf(s, " = %s; ", tc);
   g_string_append_printf(s, "%.4g MB at %s × %.2f = %s; + %s launch → %s (%s-bound)",
                          k->bytes / 1e6, bw, t.mem_efficiency, tm, tl, tt,

@@ -11,7 +11,9 @@
  * of the whole kernel for a GEMM (or min(M,N,K) for a curve on that axis),
  * times, for a GEMM curve with measured shapes, the shape factor of its
  * (m, n, k) (fs_eff_curve_shape_factor: the table of measured GEMM shapes
- * interpolated around the curve), the key length for attention, the bytes
+ * interpolated around the curve), the key length for attention (times,
+ * for a curve with `head_dims:`, the factor of the kernel's head dimension:
+ * fs_eff_curve_head_dim_factor), the bytes
  * moved for a memory-bound kernel (whose compute side runs at the FP32
  * vector rate with efficiency 1).  Where the GPU has no peak for the
  * kernel's datatype (FP8 on an A100), the kernel runs at the next wider
@@ -119,7 +121,7 @@ typedef struct {
   double peak;            /* FLOP/s used */
   FsDtype peak_dtype;     /* the datatype whose peak was used */
   double efficiency;      /* compute efficiency applied (shape factor included) */
-  double shape_factor;    /* GEMM: the curve's measured-shape factor (efficiency.h), else 1 */
+  double shape_factor;    /* GEMM: the curve's measured-shape factor; attention: its head-dim factor (efficiency.h); else 1 */
   double mem_efficiency;  /* memory efficiency applied */
   const FsEffCurve *curve;     /* compute curve, or NULL (none matched, or memory-bound) */
   const FsEffCurve *mem_curve; /* memory curve, or NULL */

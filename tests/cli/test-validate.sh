@@ -99,6 +99,25 @@ refused "gemm zero dimension" "$FABRICSIM" validate "$tmp/zerodim.csv"
 contains "$err" "zerodim.csv:" "gemm zero dimension"
 contains "$err" "a GEMM dimension must be at least 1" "gemm zero dimension"
 
+# attention: the FlashAttention-3 paper's held-out cuDNN figures (figures:
+# tests/test-attn-head.c); a bad pass, mask or size is the row's error, exit 2.
+"$FABRICSIM" validate --list-kinds | grep -q "^attention " || fail "--list-kinds attention"
+tat="$ref/h100_attention_fa3_paper_test.csv"
+out=$("$FABRICSIM" validate "$tat") || fail "attention table: exit $?"
+contains "$out" "h100_attention_fa3_paper_test (attention): bar time within 10%" "attention table"
+printf '%s\n' "$out" | grep -Eq '^  time MAPE [0-9.]+ % over 30 rows \(max [0-9.]+ %\): PASS$' \
+  || fail "attention table: $out"
+sed 's/^bf16_for_full_d64_s1024,bf16,forward,/bf16_for_full_d64_s1024,bf16,sideways,/' "$tat" > "$tmp/badpass.csv"
+refused "attention bad pass" "$FABRICSIM" validate "$tmp/badpass.csv"
+line=$(grep -n '^bf16_for_full_d64_s1024,' "$tmp/badpass.csv" | cut -d: -f1)
+contains "$err" "badpass.csv:$line:1: column \"pass\": expected forward or backward, got \"sideways\"" "attention bad pass"
+sed 's/^bf16_for_full_d64_s1024,bf16,forward,false,/bf16_for_full_d64_s1024,bf16,forward,maybe,/' "$tat" > "$tmp/badmask.csv"
+refused "attention bad mask" "$FABRICSIM" validate "$tmp/badmask.csv"
+contains "$err" "column \"causal\": expected false or true, got \"maybe\"" "attention bad mask"
+sed 's/^bf16_for_full_d64_s1024,bf16,forward,false,16,32,1024,64,/bf16_for_full_d64_s1024,bf16,forward,false,16,32,1024,0,/' "$tat" > "$tmp/zerod.csv"
+refused "attention zero head dim" "$FABRICSIM" validate "$tmp/zerod.csv"
+contains "$err" "must be positive" "attention zero head dim"
+
 # A table that misses its bar with a gap line is a known gap (exit 0); the
 # same table without it fails (exit 1); a gap line on a table that meets its
 # bar is reported as closed (a 2-node table of a fifth of a second; its

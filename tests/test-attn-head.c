@@ -1,0 +1,233 @@
+/* test-attn-head.c — attention efficiency by head dimension: the
+ * head-dimension factor of the attention curves (fs_eff_curve_head_dim_factor,
+ * `head_dims:` in models/compute/README.md) and its out-of-sample check on the
+ * FlashAttention-3 paper's cuDNN figures (validation/reference/
+ * h100_attention_fa3_paper_*.csv): the factors are made from the fit table
+ * only, and the held-out test table's kernel-time MAPE is recorded here,
+ * before (curves by sequence length alone) and after (with the factors), so
+ * that a drift of either fails. */
+#include <math.h>
+#include <string.h>
+
+#include "calib/validate.h"
+#include "catalog/catalog.h"
+#include "compute/efficiency.h"
+#include "compute/kernel.h"
+#include "testutil.h"
+
+/* Recorded test-table MAPEs (%), the test table's note; a change of more
+ * than DRIFT points either way fails (a better model updates the record). */
+#define TEST_MAPE_BEFORE 18.02
+#define TEST_MAPE_AFTER 7.97
+#define DRIFT 0.3
+
+static FsEfficiency *load_text(const char *text)
+{
+  g_autoptr(FsEfficiency) eff = fs_efficiency_new();
+  GError *err = NULL;
+  ck_assert_msg(fs_efficiency_load_string(eff, text, -1, "t.yaml", FALSE, &err), "%s",
+                err ? err->message : "");
+  return g_steal_pointer(&eff);
+}
+
+/* A constant forward curve of 0.5 with three head-dim rows. */
+static const char three_dims[] =
+  "curves:\n"
+  "  - kind: attention-forward\n"
+  "    arch: hopper\n"
+  "    points: [[1024, 0.5]]\n"
+  "    head_dims: [[64, 0.6], [128, 1], [256, 1.5]]\n"
+  "    source: test\n";
+
+START_TEST(test_head_dim_factor_formula)
+{
+  g_autoptr(FsEfficiency) eff = load_text(three_dims);
+  const FsEffCurve *c = fs_efficiency_find(eff, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, TRUE);
+  ck_assert_ptr_nonnull(c);
+  ck_assert_uint_eq(c->n_head_dims, 3);
+  /* At a row: its factor; outside the rows: clamped. */
+  ck_assert(fs_eff_curve_head_dim_factor(c, 64) == 0.6);
+  ck_assert(fs_eff_curve_head_dim_factor(c, 128) == 1.0);
+  ck_assert(fs_eff_curve_head_dim_factor(c, 256) == 1.5);
+  ck_assert(fs_eff_curve_head_dim_factor(c, 32) == 0.6);
+  ck_assert(fs_eff_curve_head_dim_factor(c, 512) == 1.5);
+  /* Between rows: linear in ln d (96 is 0.415 of the way from 64 to 128). */
+  double f = (log(96) - log(64)) / (log(128) - log(64));
+  ck_assert(fabs(fs_eff_curve_head_dim_factor(c, 96) - (0.6 + f * 0.4)) < 1e-12);
+  ck_assert(fabs(fs_eff_curve_head_dim_factor(c, 192) - (1.0 + (log(192) - log(128)) / log(2) * 0.5)) < 1e-12);
+  /* d < 1 or a curve without rows: 1. */
+  ck_assert(fs_eff_curve_head_dim_factor(c, 0) == 1.0);
+  g_autoptr(FsEfficiency) plain = load_text("curves:\n  - kind: attention-forward\n    arch: any\n"
+                                            "    points: [[1, 0.5]]\n    source: s\n");
+  const FsEffCurve *p = fs_efficiency_find(plain, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+  ck_assert_uint_eq(p->n_head_dims, 0);
+  ck_assert(fs_eff_curve_head_dim_factor(p, 64) == 1.0);
+}
+END_TEST
+
+START_TEST(test_head_dim_factor_in_kernel_time)
+{
+  g_autoptr(FsEfficiency) eff = load_text(three_dims);
+  FsGpuModel gpu;
+  memset(&gpu, 0, sizeof gpu);
+  gpu.arch = FS_ARCH_HOPPER;
+  gpu.flops[FS_DTYPE_BF16] = 1e15;
+  gpu.memory_bandwidth = 3e12;
+  gpu.launch_latency = 2 * FS_US;
+  FsKernel k = fs_kernel_attention("a", FS_PASS_FORWARD, FS_DTYPE_BF16, 64, 4096, 4096, 64, 1, FALSE, FALSE);
+  FsKernelTiming t;
+  fs_kernel_time(&k, &gpu, eff, &t);
+  ck_assert(t.shape_factor == 0.6 && fabs(t.efficiency - 0.3) < 1e-15);
+  ck_assert_int_eq(t.compute, fs_time_from_s(k.flops / (1e15 * t.efficiency)));
+  g_autofree char *line = fs_kernel_explain(&k, &gpu, eff);
+  ck_assert_msg(strstr(line, "(seq_len curve 0.500 × head dim 64 0.600)") != NULL, "%s", line);
+  /* The product is capped at the peak. */
+  FsKernel w = fs_kernel_attention("a", FS_PASS_FORWARD, FS_DTYPE_BF16, 8, 4096, 4096, 512, 1, FALSE, FALSE);
+  g_autoptr(FsEfficiency) hi = load_text("curves:\n  - kind: attention-forward\n    arch: hopper\n"
+                                         "    points: [[1, 0.8]]\n    head_dims: [[128, 1], [256, 2]]\n"
+                                         "    source: s\n");
+  fs_kernel_time(&w, &gpu, hi, &t);
+  ck_assert(t.shape_factor == 2.0 && t.efficiency == 1.0);
+  /* A GEMM on the same set: no factor. */
+  FsKernel g = fs_kernel_gemm("g", FS_PASS_FORWARD, FS_DTYPE_BF16, 64, 64, 64, 1);
+  fs_kernel_time(&g, &gpu, eff, &t);
+  ck_assert(t.shape_factor == 1.0);
+}
+END_TEST
+
+START_TEST(test_head_dims_rejected)
+{
+  static const struct { const char *curve, *fragment; } cases[] = {
+    {"  - kind: gemm\n    arch: hopper\n    points: [[1, 0.5]]\n    head_dims: [[64, 0.5]]\n",
+     "t.yaml:5:16: \"head_dims\" applies only to attention curves"},
+    {"  - kind: attention-backward\n    arch: hopper\n    points: [[1, 0.5]]\n    head_dims: []\n",
+     "\"head_dims\" is empty"},
+    {"  - kind: attention-forward\n    arch: hopper\n    points: [[1, 0.5]]\n    head_dims: [[64, 0.5, 1]]\n",
+     "t.yaml:5:17: expected a row [head_dim, factor]"},
+    {"  - kind: attention-forward\n    arch: hopper\n    points: [[1, 0.5]]\n    head_dims: [[64.5, 0.5]]\n",
+     "t.yaml:5:18: a head dimension must be a whole number"},
+    {"  - kind: attention-forward\n    arch: hopper\n    points: [[1, 0.5]]\n    head_dims: [[0, 0.5]]\n",
+     "t.yaml:5:18: expected a number from 1"},
+    {"  - kind: attention-forward\n    arch: hopper\n    points: [[1, 0.5]]\n    head_dims: [[64, 0]]\n",
+     "factor must be in (0, 4]"},
+    {"  - kind: attention-forward\n    arch: hopper\n    points: [[1, 0.5]]\n    head_dims: [[64, 5]]\n",
+     "expected a number from 0 to 4"},
+    {"  - kind: attention-forward\n    arch: hopper\n    points: [[1, 0.5]]\n"
+     "    head_dims: [[128, 1], [64, 0.6]]\n",
+     "t.yaml:5:28: head dims must increase (64 after 128)"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *text = g_strdup_printf("curves:\n%s    source: s\n", cases[i].curve);
+    g_autoptr(FsEfficiency) eff = fs_efficiency_new();
+    GError *err = NULL;
+    ck_assert_msg(!fs_efficiency_load_string(eff, text, -1, "t.yaml", FALSE, &err), "case %u accepted", i);
+    ck_assert_msg(strstr(err->message, cases[i].fragment) != NULL, "case %u: \"%s\" lacks \"%s\"", i,
+                  err->message, cases[i].fragment);
+    ck_assert_uint_eq(fs_efficiency_size(eff), 0);
+    g_clear_error(&err);
+  }
+}
+END_TEST
+
+/* The rows survive a later file's load (the staging copy) and a replace by
+ * fs_efficiency_set drops them with the old points. */
+START_TEST(test_head_dims_copied_and_replaced)
+{
+  g_autoptr(FsEfficiency) eff = load_text(three_dims);
+  GError *err = NULL;
+  ck_assert(fs_efficiency_load_string(eff, "curves:\n  - kind: memory\n    arch: any\n"
+                                      "    points: [[1, 0.8]]\n    source: s\n",
+                                      -1, "m.yaml", FALSE, &err));
+  fs_assert_no_error(err);
+  const FsEffCurve *c = fs_efficiency_find(eff, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+  ck_assert_uint_eq(c->n_head_dims, 3);
+  ck_assert(fs_eff_curve_head_dim_factor(c, 64) == 0.6);
+  double x = 1, y = 0.7;
+  ck_assert(fs_efficiency_set(eff, FS_EFF_ATTENTION_FWD, FALSE, FS_ARCH_HOPPER, TRUE, 0, FS_EFF_CAUSAL_ANY,
+                              FS_EFF_AXIS_SEQ_LEN, &x, &y, 1, "probe", &err));
+  c = fs_efficiency_find(eff, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+  ck_assert_uint_eq(c->n_head_dims, 0);
+}
+END_TEST
+
+/* ---- the FlashAttention-3 paper's tables -------------------------------- */
+
+/* Kernel-time MAPE and bias (%) of a reference table run by kind attention
+ * with the default curves, or with every head_dims: factor removed. */
+static void score_table(const char *name, gboolean bare, double *mape, double *bias, guint *rows)
+{
+  g_autofree char *rel = g_strdup_printf("validation/reference/%s.csv", name);
+  g_autofree char *path = fs_test_source_path(rel);
+  GError *err = NULL;
+  g_autoptr(FsCatalog) cat = fs_catalog_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsValTable) t = fs_val_table_load(path, &err);
+  fs_assert_no_error(err);
+  const FsModel *gpu = fs_catalog_require(cat, fs_val_table_key(t, "gpu"), FS_MODEL_GPU, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  for (guint i = 0; bare && i < fs_efficiency_size(eff); i++) {
+    const FsEffCurve *c = fs_efficiency_nth(eff, i);
+    if (c->n_head_dims == 0)
+      continue;
+    g_autofree char *src = g_strdup(c->source);
+    ck_assert(fs_efficiency_set(eff, c->kind, c->any_arch, c->arch, c->any_dtype, c->dtype, c->causal,
+                                c->axis, c->x, c->y, c->n, src, &err));
+  }
+  int cd = fs_val_table_col(t, "dtype", NULL), cp = fs_val_table_col(t, "pass", NULL);
+  int cc = fs_val_table_col(t, "causal", NULL), cb = fs_val_table_col(t, "batch", NULL);
+  int ch = fs_val_table_col(t, "heads", NULL), cs = fs_val_table_col(t, "seq", NULL);
+  int ck = fs_val_table_col(t, "head_dim", NULL), ct = fs_val_table_col(t, "tflops", NULL);
+  ck_assert(cd >= 0 && cp >= 0 && cc >= 0 && cb >= 0 && ch >= 0 && cs >= 0 && ck >= 0 && ct >= 0);
+  *mape = *bias = 0;
+  *rows = t->nrows;
+  for (guint r = 0; r < t->nrows; r++) {
+    FsDtype dt;
+    uint64_t b, h, s, d;
+    double tf;
+    ck_assert(fs_dtype_from_name(t->cells[r][cd], &dt));
+    ck_assert(fs_val_table_u64(t, r, cb, &b, NULL) && fs_val_table_u64(t, r, ch, &h, NULL) &&
+              fs_val_table_u64(t, r, cs, &s, NULL) && fs_val_table_u64(t, r, ck, &d, NULL) &&
+              fs_val_table_double(t, r, ct, &tf, NULL));
+    gboolean bwd = strcmp(t->cells[r][cp], "backward") == 0;
+    gboolean causal = strcmp(t->cells[r][cc], "true") == 0;
+    FsKernel kn = fs_kernel_attention("a", bwd ? FS_PASS_BACKWARD : FS_PASS_FORWARD, dt, b * h, s, s, d, 1,
+                                      causal, bwd);
+    FsKernelTiming tm;
+    fs_kernel_time(&kn, &gpu->u.gpu, eff, &tm);
+    double e = fs_time_to_s(tm.time - tm.launch) / (kn.flops / (tf * 1e12)) - 1;
+    *mape += fabs(e);
+    *bias += e;
+  }
+  *mape *= 100.0 / t->nrows;
+  *bias *= 100.0 / t->nrows;
+}
+
+START_TEST(test_fa3_paper_out_of_sample)
+{
+  double before, after, bb, ba, fit, fb;
+  guint rows;
+  score_table("h100_attention_fa3_paper_fit", FALSE, &fit, &fb, &rows);
+  ck_assert_uint_eq(rows, 30);
+  score_table("h100_attention_fa3_paper_test", TRUE, &before, &bb, &rows);
+  score_table("h100_attention_fa3_paper_test", FALSE, &after, &ba, &rows);
+  ck_assert_uint_eq(rows, 30);
+  ck_assert_msg(fabs(before - TEST_MAPE_BEFORE) <= DRIFT, "curves alone: test MAPE %.2f %% (recorded %.2f %%)",
+                before, TEST_MAPE_BEFORE);
+  ck_assert_msg(fabs(after - TEST_MAPE_AFTER) <= DRIFT, "with head_dims: test MAPE %.2f %% (recorded %.2f %%, "
+                "bias %.2f %%; fit table %.2f %%)", after, TEST_MAPE_AFTER, ba, fit);
+  ck_assert(after < before && fabs(ba) < fabs(bb) && after <= 10.0);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("attn-head");
+  FS_ADD_TEST(s, test_head_dim_factor_formula);
+  FS_ADD_TEST(s, test_head_dim_factor_in_kernel_time);
+  FS_ADD_TEST(s, test_head_dims_rejected);
+  FS_ADD_TEST(s, test_head_dims_copied_and_replaced);
+  FS_ADD_TEST(s, test_fa3_paper_out_of_sample);
+  return fs_test_run_suite(s);
+}

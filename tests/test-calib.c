@@ -102,13 +102,16 @@ START_TEST(test_calib_overrides_as_documented)
   assert_close(gpu->u.gpu.memory_bandwidth, 3350e9, 1e-15); /* the peak stays */
   /* Launch: async_us replaces the value. */
   ck_assert_int_eq(gpu->u.gpu.launch_latency, 4155870);
-  /* GEMM: tflops / flops[dtype]; bf16 8192³ measured 774.273. */
+  /* GEMM: flops / (flops[dtype] × (time − the launch floor, async_us));
+   * bf16 8192³ took 1420.06 us (774.273 TFLOP/s), the floor 4.15587 us. */
   gboolean seen = FALSE;
   for (guint i = 0; i < cal->compute.n_gemm[FS_DTYPE_BF16]; i++) {
     const FsCalibGemmPoint *p = &cal->compute.gemm[FS_DTYPE_BF16][i];
-    assert_close(p->efficiency, p->rate / gpu->u.gpu.flops[FS_DTYPE_BF16], 1e-12);
+    assert_close(p->efficiency,
+                 p->flops / (gpu->u.gpu.flops[FS_DTYPE_BF16] * (p->flops / p->rate - 4.15587e-6)),
+                 1e-12);
     if (strcmp(p->shape, "square_8192") == 0) {
-      assert_close(p->efficiency, 774.273 / 989.4, 1e-9);
+      assert_close(p->efficiency, 1099510000000.0 / (989.4e12 * (1420.06 - 4.15587) * 1e-6), 1e-5);
       seen = TRUE;
     }
   }
@@ -131,46 +134,6 @@ START_TEST(test_calib_overrides_as_documented)
 }
 END_TEST
 
-START_TEST(test_calib_gemm_interpolates_in_log_volume)
-{
-  g_autoptr(FsCalibration) cal = load_h100();
-  g_autoptr(FsCatalog) cat = load_catalog();
-  GError *error = NULL;
-  ck_assert(fs_calibration_apply(cal, cat, &error));
-  const FsCalibCompute *c = &cal->compute;
-  const FsCalibGemmPoint *p = c->gemm[FS_DTYPE_BF16];
-  guint n = c->n_gemm[FS_DTYPE_BF16];
-  /* At a measured shape: its value (the first of equal volumes). */
-  assert_close(fs_calib_gemm_efficiency(c, FS_DTYPE_BF16, p[n - 1].m, p[n - 1].n, p[n - 1].k),
-               p[n - 1].efficiency, 1e-12);
-  /* Outside: clamped to the nearest. */
-  assert_close(fs_calib_gemm_efficiency(c, FS_DTYPE_BF16, 1, 1, 1), p[0].efficiency, 1e-12);
-  assert_close(fs_calib_gemm_efficiency(c, FS_DTYPE_BF16, 1u << 20, 1u << 20, 1u << 20),
-               p[n - 1].efficiency, 1e-12);
-  /* Between square 1024 and 2048 (volume ×8): at ×2 volume, a third of the way in log. */
-  double e1 = 0, e2 = 0;
-  for (guint i = 0; i < n; i++) {
-    if (strcmp(p[i].shape, "square_1024") == 0)
-      e1 = p[i].efficiency;
-    if (strcmp(p[i].shape, "square_2048") == 0)
-      e2 = p[i].efficiency;
-  }
-  ck_assert(e1 > 0 && e2 > 0);
-  double got = fs_calib_gemm_efficiency(c, FS_DTYPE_BF16, 2048, 1024, 1024);
-  /* Only if no other measured shape lies between the two volumes. */
-  gboolean between = FALSE;
-  for (guint i = 0; i < n; i++) {
-    double v = (double)p[i].m * p[i].n * p[i].k;
-    if (v > 1024.0 * 1024 * 1024 && v < 2048.0 * 2048 * 2048)
-      between = TRUE;
-  }
-  if (!between)
-    assert_close(got, e1 + (e2 - e1) / 3, 1e-9);
-  /* No points: 0 (keep the defaults). */
-  ck_assert(fs_calib_gemm_efficiency(c, FS_DTYPE_INT8, 64, 64, 64) == 0);
-}
-END_TEST
-
 /* The GEMM points become the compute model's curves for the GPU's arch. */
 START_TEST(test_calib_efficiency_curves)
 {
@@ -178,19 +141,34 @@ START_TEST(test_calib_efficiency_curves)
   g_autoptr(FsCatalog) cat = load_catalog();
   GError *error = NULL;
   g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, &error);
+  g_autoptr(FsEfficiency) ref = fs_efficiency_load_default(NULL, &error);
   fs_assert_no_error(error);
   ck_assert(fs_calibration_apply(cal, cat, &error));
   ck_assert(fs_calibration_apply_efficiency(cal, cat, eff, &error));
   fs_assert_no_error(error);
   const FsEffCurve *c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+  const FsEffCurve *old = fs_efficiency_find(ref, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
   ck_assert_ptr_nonnull(c);
   ck_assert_ptr_nonnull(strstr(c->source, "h100-2026-11-23.json"));
   ck_assert(c->axis == FS_EFF_AXIS_FLOPS);
+  /* The squares are the curve's points, every record a measured shape:
+   * each record's efficiency is reproduced, the decode step (same FLOPs as
+   * the 1024³ square) included. */
+  ck_assert_uint_eq(c->n_shapes, cal->compute.n_gemm[FS_DTYPE_BF16]);
+  double e1024 = 0;
   for (guint i = 0; i < cal->compute.n_gemm[FS_DTYPE_BF16]; i++) {
     const FsCalibGemmPoint *p = &cal->compute.gemm[FS_DTYPE_BF16][i];
-    if (strcmp(p->shape, "square_8192") == 0)
+    if (p->m == p->n && p->n == p->k)
       assert_close(fs_eff_curve_eval(c, p->flops), p->efficiency, 1e-9);
+    if (strcmp(p->shape, "square_1024") == 0)
+      e1024 = p->efficiency;
+    double got = fs_eff_curve_eval(c, p->flops) * fs_eff_curve_shape_factor(c, p->m, p->n, p->k);
+    assert_close(got, p->efficiency, 1e-9);
   }
+  /* Below the smallest square the catalog's ramp continues, scaled to meet it. */
+  ck_assert(e1024 > 0 && c->x[0] == old->x[0] && c->x[0] < 2.0 * 1024 * 1024 * 1024);
+  assert_close(fs_eff_curve_eval(c, c->x[0]),
+               old->y[0] * e1024 / fs_eff_curve_eval(old, 2.0 * 1024 * 1024 * 1024), 1e-9);
   /* Another architecture keeps its curves. */
   const FsEffCurve *a = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_AMPERE, FS_DTYPE_BF16, FALSE);
   ck_assert(a == NULL || strstr(a->source, "h100-2026-11-23.json") == NULL);
@@ -506,7 +484,6 @@ int main(void)
   FS_ADD_TEST(s, test_calib_reads_h100_file);
   FS_ADD_TEST(s, test_calib_apply_nccl);
   FS_ADD_TEST(s, test_calib_overrides_as_documented);
-  FS_ADD_TEST(s, test_calib_gemm_interpolates_in_log_volume);
   FS_ADD_TEST(s, test_calib_nccl_step_latency);
   FS_ADD_TEST(s, test_calib_efficiency_curves);
   FS_ADD_TEST(s, test_calib_pcie_mismatch_warns);

@@ -246,6 +246,10 @@ static gboolean apply_memory(FsCalibration *cal, FsCatalog *cat, const FsModel *
   return TRUE;
 }
 
+/* Sets each GEMM record's efficiency against gpu's peak for its dtype,
+ * the launch floor taken out of its time (records no longer than the floor
+ * and dtypes without a peak are marked unused, with a warning), and lists
+ * the range per dtype as a change. */
 static void apply_gemm(FsCalibration *cal, const FsModel *gpu)
 {
   for (int d = 0; d < FS_DTYPE_N; d++) {
@@ -261,22 +265,39 @@ static void apply_gemm(FsCalibration *cal, const FsModel *gpu)
         cal->compute.gemm[d][i].efficiency = 0;
       continue;
     }
+    /* The probe's time holds one launch of the call, which the kernel
+     * model adds itself (launch_latency, from the same file's async_us):
+     * the efficiency is that of the time less it, as for the catalog's
+     * curves and shapes (models/compute/README.md). */
+    double floor_s = fs_time_to_s(cal->compute.launch_latency);
     double lo = INFINITY, hi = 0;
+    guint used = 0;
     for (guint i = 0; i < n; i++) {
       FsCalibGemmPoint *pt = &cal->compute.gemm[d][i];
-      pt->efficiency = pt->rate / peak;
+      double t = pt->flops / pt->rate - floor_s;
+      if (!(t > 0)) {
+        warn(cal, "GEMM %s %s took no longer than the launch floor (%.4g us); not used",
+             fs_dtype_name((FsDtype)d), pt->shape, floor_s * 1e6);
+        pt->efficiency = 0;
+        continue;
+      }
+      pt->efficiency = pt->flops / (peak * t);
       lo = MIN(lo, pt->efficiency);
       hi = MAX(hi, pt->efficiency);
+      used++;
       if (pt->efficiency > 1)
         warn(cal, "GEMM %s %s reached %.3g of %s's peak (above 1)", fs_dtype_name((FsDtype)d),
              pt->shape, pt->efficiency, gpu->name);
     }
+    if (used == 0)
+      continue;
     g_autofree char *l = fmt_num("%.3f", lo), *h = fmt_num("%.3f", hi),
-                    *p = fmt_num("%.6g", peak / 1e12);
+                    *p = fmt_num("%.6g", peak / 1e12), *f = fmt_num("%.4g", floor_s * 1e6);
     add_change(cal, "compute", field, NULL,
-               g_strdup_printf("%s to %s over %u shapes", l, h, n),
-               g_strdup_printf("measured TFLOP/s / %s TFLOP/s peak, interpolated in log(m·n·k)",
-                               p),
+               g_strdup_printf("%s to %s over %u shapes", l, h, used),
+               g_strdup_printf("2·m·n·k / (%s TFLOP/s peak × (time − %s us launch)); squares "
+                               "make the FLOPs curve, every shape its measured-shape table",
+                               p, f),
                TRUE);
   }
 }
@@ -435,6 +456,70 @@ FsCatalog *fs_calibration_load_catalog(const char *models_dir, const char *calib
 
 /* ---- readers for the compute and collective layers ----------------------- */
 
+/* Appends (x, y) to the points, averaging y over equal x (the input is
+ * sorted by x). */
+static void add_point(GArray *x, GArray *y, GArray *cnt, double fx, double fy)
+{
+  guint m = x->len;
+  if (m > 0 && g_array_index(x, double, m - 1) == fx) {
+    double *py = &g_array_index(y, double, m - 1);
+    guint *c = &g_array_index(cnt, guint, m - 1);
+    *py = (*py * *c + fy) / (*c + 1);
+    (*c)++;
+    return;
+  }
+  guint one = 1;
+  g_array_append_val(x, fx);
+  g_array_append_val(y, fy);
+  g_array_append_val(cnt, one);
+}
+
+/* Lays one datatype's points over eff: the squares (m = n = k) make the
+ * FLOPs curve (every point when there is no square), every record a
+ * measured shape (repeats of one shape averaged); what they do not measure
+ * stays from the curve that applied (fs_efficiency_calibrate_gemm). */
+static gboolean calibrate_dtype(const FsCalibration *cal, FsGpuArch arch, FsDtype d,
+                                FsEfficiency *eff, GError **error)
+{
+  const FsCalibGemmPoint *p = cal->compute.gemm[d];
+  guint n = cal->compute.n_gemm[d];
+  gboolean squares = FALSE;
+  for (guint i = 0; i < n; i++)
+    squares |= p[i].efficiency > 0 && p[i].m == p[i].n && p[i].n == p[i].k;
+  g_autoptr(GArray) x = g_array_new(FALSE, FALSE, sizeof(double));
+  g_autoptr(GArray) y = g_array_new(FALSE, FALSE, sizeof(double));
+  g_autoptr(GArray) cnt = g_array_new(FALSE, FALSE, sizeof(guint));
+  g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(double));
+  g_autoptr(GArray) rcnt = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint i = 0; i < n; i++) {
+    if (p[i].efficiency <= 0)
+      continue;
+    double e = MIN(p[i].efficiency, 1.0);
+    if (!squares || (p[i].m == p[i].n && p[i].n == p[i].k))
+      add_point(x, y, cnt, p[i].flops, e);
+    double row[4] = {(double)p[i].m, (double)p[i].n, (double)p[i].k, e};
+    guint at = 0;
+    while (at < rcnt->len && memcmp(&g_array_index(rows, double, 4 * at), row, 3 * sizeof(double)) != 0)
+      at++;
+    if (at == rcnt->len) {
+      guint one = 1;
+      g_array_append_vals(rows, row, 4);
+      g_array_append_val(rcnt, one);
+    } else {
+      double *re = &g_array_index(rows, double, 4 * at + 3);
+      guint *c = &g_array_index(rcnt, guint, at);
+      *re = (*re * *c + e) / (*c + 1);
+      (*c)++;
+    }
+  }
+  if (x->len == 0)
+    return TRUE;
+  g_autofree char *src = g_strdup_printf("%s: cuBLASLt GEMMs (fabricsim-probe)", cal->provenance);
+  return fs_efficiency_calibrate_gemm(eff, arch, d, (double *)(void *)x->data,
+                                      (double *)(void *)y->data, x->len,
+                                      (double *)(void *)rows->data, rcnt->len, src, error);
+}
+
 gboolean fs_calibration_apply_efficiency(const FsCalibration *cal, const FsCatalog *cat,
                                          FsEfficiency *eff, GError **error)
 {
@@ -444,61 +529,10 @@ gboolean fs_calibration_apply_efficiency(const FsCalibration *cal, const FsCatal
   const FsModel *gpu = fs_catalog_require(cat, cal->gpu_model, FS_MODEL_GPU, error);
   if (gpu == NULL)
     return FALSE;
-  for (int d = 0; d < FS_DTYPE_N; d++) {
-    const FsCalibCompute *c = &cal->compute;
-    guint n = c->n_gemm[d];
-    if (n == 0 || c->gemm[d][0].efficiency <= 0)
-      continue;
-    /* Points are sorted by m·n·k, hence by FLOPs: merge equal x. */
-    double *x = g_new(double, n), *y = g_new(double, n);
-    guint m = 0, cnt = 0;
-    for (guint i = 0; i < n; i++) {
-      double fx = c->gemm[d][i].flops, fy = MIN(c->gemm[d][i].efficiency, 1.0);
-      if (m > 0 && fx == x[m - 1]) {
-        y[m - 1] = (y[m - 1] * cnt + fy) / (cnt + 1);
-        cnt++;
-      } else {
-        x[m] = fx;
-        y[m] = fy;
-        m++;
-        cnt = 1;
-      }
-    }
-    g_autofree char *src = g_strdup_printf("%s: cuBLASLt GEMMs (fabricsim-probe)", cal->provenance);
-    gboolean ok = fs_efficiency_set(eff, FS_EFF_GEMM, FALSE, gpu->u.gpu.arch, FALSE, (FsDtype)d,
-                                    FS_EFF_CAUSAL_ANY, FS_EFF_AXIS_FLOPS, x, y, m, src, error);
-    g_free(x);
-    g_free(y);
-    if (!ok)
+  for (int d = 0; d < FS_DTYPE_N; d++)
+    if (cal->compute.n_gemm[d] > 0 && !calibrate_dtype(cal, gpu->u.gpu.arch, (FsDtype)d, eff, error))
       return FALSE;
-  }
   return TRUE;
-}
-
-double fs_calib_gemm_efficiency(const FsCalibCompute *c, FsDtype dtype, uint64_t m, uint64_t n,
-                                uint64_t k)
-{
-  g_return_val_if_fail(c != NULL && dtype < FS_DTYPE_N, 0);
-  guint np = c->n_gemm[dtype];
-  const FsCalibGemmPoint *p = c->gemm[dtype];
-  if (np == 0 || p[0].efficiency <= 0)
-    return 0;
-  double x = log((double)m * (double)n * (double)k);
-#define LX(i) log((double)p[i].m * (double)p[i].n * (double)p[i].k)
-  if (x <= LX(0))
-    return p[0].efficiency;
-  if (x >= LX(np - 1))
-    return p[np - 1].efficiency;
-  guint i = 1;
-  while (LX(i) < x)
-    i++;
-  double x0 = LX(i - 1), x1 = LX(i);
-#undef LX
-  /* Shapes of equal volume sit at one x: take the first one's value. */
-  if (x1 <= x0)
-    return p[i - 1].efficiency;
-  double t = (x - x0) / (x1 - x0);
-  return p[i - 1].efficiency + t * (p[i].efficiency - p[i - 1].efficiency);
 }
 
 double fs_calib_nccl_step_latency(const FsCalibNccl *n, FsCalibNcclOp op, double base_us)

@@ -67,7 +67,8 @@ typedef struct {
   double flops;         /* 2·m·n·k */
   double min_bytes;     /* A and B read once, D written once */
   double rate;          /* measured FLOP/s */
-  double efficiency;    /* rate / the matched GPU's peak for the dtype; 0 before apply */
+  double efficiency;    /* flops / (the matched GPU's peak for the dtype × (flops / rate −
+                         * launch_latency)); 0 before apply or when not used */
 } FsCalibGemmPoint;
 
 /* What the compute model takes from a calibration.  Zero means "not
@@ -187,19 +188,16 @@ FsCatalog *fs_calibration_load_catalog(const char *models_dir, const char *calib
 
 /* Lays the measured GEMM points over the compute model's curves: for each
  * datatype with points, the curve (gemm, the matched GPU's architecture,
- * that datatype, axis flops) becomes the measured efficiencies at x =
- * 2·m·n·k (shapes of equal FLOPs averaged; values above 1 clamped to 1),
- * with the calibration as its source.  Needs a prior fs_calibration_apply
+ * that datatype, axis flops) takes the squares' efficiencies at x =
+ * 2·m·n·k as its points (every record's when none is square; equal FLOPs
+ * averaged; values above 1 clamped to 1) and every record as a measured
+ * shape, keeping from the curve it replaces what the file does not measure
+ * (fs_efficiency_calibrate_gemm: the ramp beyond the measured FLOPs, the
+ * residuals of shapes not measured), with the calibration as its source.  Needs a prior fs_calibration_apply
  * that matched a GPU (else nothing to do: returns TRUE).  Errors:
  * FS_EFFICIENCY_ERROR from fs_efficiency_set. */
 gboolean fs_calibration_apply_efficiency(const FsCalibration *cal, const FsCatalog *cat,
                                          FsEfficiency *eff, GError **error);
-
-/* GEMM efficiency for a shape: interpolated linearly in log(m·n·k) between
- * the measured points of dtype, the nearest point outside them; 0 when
- * the calibration has no point for dtype (use the defaults). */
-double fs_calib_gemm_efficiency(const FsCalibCompute *c, FsDtype dtype, uint64_t m, uint64_t n,
-                                uint64_t k);
 
 /* NCCL's hardware latency per step implied by a multi-rank record:
  * (latency_floor − base) / nsteps with nsteps = 2(n−1) for all_reduce and

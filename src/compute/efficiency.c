@@ -12,6 +12,9 @@
 
 G_DEFINE_QUARK(fs-efficiency-error-quark, fs_efficiency_error)
 
+/* `shape_range:` when a curve with shapes does not give one (README). */
+#define DEFAULT_SHAPE_RANGE 4
+
 /* Name tables, NULL-terminated for the schema below. */
 static const char *const kind_names[] = { FS_EFF_KINDS(FS_NAMES_ENTRY) NULL };
 
@@ -166,6 +169,121 @@ gboolean fs_efficiency_set(FsEfficiency *eff, FsEffKind kind, gboolean any_arch,
   return insert_curve(eff->curves, c, TRUE, error);
 }
 
+static void shapes_prepare(FsEffCurve *c);
+
+/* Checks n_shapes rows of (m, n, k, efficiency) as parse_shapes does for a
+ * file; the message has no position. */
+static gboolean check_shape_rows(const double *rows, guint n_shapes, char **why)
+{
+  for (guint i = 0; i < n_shapes; i++) {
+    const double *r = rows + 4 * (gsize)i;
+    for (guint j = 0; j < 3; j++)
+      if (!(r[j] >= 1 && r[j] <= 1073741824.0) || r[j] != floor(r[j])) {
+        *why = g_strdup_printf("shape %u: a GEMM dimension must be a whole number from 1 to "
+                               "1073741824, got %g", i + 1, r[j]);
+        return FALSE;
+      }
+    if (!(r[3] > 0 && r[3] <= 1)) {
+      *why = g_strdup_printf("shape %u: efficiency must be in (0, 1], got %g", i + 1, r[3]);
+      return FALSE;
+    }
+    for (guint p = 0; p < i; p++) {
+      const double *o = rows + 4 * (gsize)p;
+      if (o[0] == r[0] && o[1] == r[1] && o[2] == r[2]) {
+        *why = g_strdup_printf("shape %gx%gx%g is given twice (shapes %u and %u)", r[0], r[1], r[2],
+                               p + 1, i + 1);
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
+/* Whether rows (n of 4 doubles) hold the shape m×n×k. */
+static gboolean has_shape(const double *rows, guint n, const double *s)
+{
+  for (guint i = 0; i < n; i++) {
+    const double *r = rows + 4 * (gsize)i;
+    if (r[0] == s[0] && r[1] == s[1] && r[2] == s[2])
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* Builds the calibrated curve (points, then shapes against those points)
+ * from the measured figures and the prior curve, and swaps it in; see the
+ * header for the rules. */
+gboolean fs_efficiency_calibrate_gemm(FsEfficiency *eff, FsGpuArch arch, FsDtype dtype,
+                                      const double *x, const double *y, guint n,
+                                      const double *shapes, guint n_shapes, const char *source,
+                                      GError **error)
+{
+  g_return_val_if_fail(eff != NULL && (n_shapes == 0 || shapes != NULL), FALSE);
+  g_autofree char *why = NULL;
+  if (!check_points(x, y, n, &why) || !check_shape_rows(shapes, n_shapes, &why)) {
+    g_set_error(error, FS_EFFICIENCY_ERROR, FS_EFFICIENCY_ERROR_INVALID, "gemm curve: %s", why);
+    return FALSE;
+  }
+  const FsEffCurve *prior = fs_efficiency_find(eff, FS_EFF_GEMM, arch, dtype, FALSE);
+  if (prior != NULL && prior->axis != FS_EFF_AXIS_FLOPS)
+    prior = NULL;
+  /* The points: the prior ramp below the measured range, scaled to meet
+   * its first point; the measured ones; the prior beyond, scaled likewise. */
+  g_autoptr(GArray) px = g_array_new(FALSE, FALSE, sizeof(double));
+  g_autoptr(GArray) py = g_array_new(FALSE, FALSE, sizeof(double));
+  double lo = prior ? y[0] / fs_eff_curve_eval(prior, x[0]) : 1;
+  double hi = prior ? y[n - 1] / fs_eff_curve_eval(prior, x[n - 1]) : 1;
+  for (guint i = 0; prior != NULL && i < prior->n && prior->x[i] < x[0]; i++) {
+    double v = MIN(1.0, prior->y[i] * lo);
+    g_array_append_val(px, prior->x[i]);
+    g_array_append_val(py, v);
+  }
+  g_array_append_vals(px, x, n);
+  g_array_append_vals(py, y, n);
+  for (guint i = 0; prior != NULL && i < prior->n; i++) {
+    if (prior->x[i] <= x[n - 1])
+      continue;
+    double v = MIN(1.0, prior->y[i] * hi);
+    g_array_append_val(px, prior->x[i]);
+    g_array_append_val(py, v);
+  }
+  FsEffCurve *c = g_new0(FsEffCurve, 1);
+  c->kind = FS_EFF_GEMM;
+  c->arch = arch;
+  c->dtype = dtype;
+  c->causal = FS_EFF_CAUSAL_ANY;
+  c->axis = FS_EFF_AXIS_FLOPS;
+  c->log_scale = TRUE;
+  c->n = px->len;
+  c->x = (double *)(void *)g_array_free(g_steal_pointer(&px), FALSE);
+  c->y = (double *)(void *)g_array_free(g_steal_pointer(&py), FALSE);
+  c->source = g_strdup(source ? source : "");
+  c->note = g_strdup("");
+  c->file = g_strdup("");
+  /* The shapes: the measured ones, then the prior's that they do not
+   * measure, each at its prior residual times the new curve. */
+  guint n_prior = prior != NULL ? prior->n_shapes : 0;
+  c->shapes = g_new(double, 4 * ((gsize)n_shapes + n_prior) + 1);
+  if (n_shapes > 0)
+    memcpy(c->shapes, shapes, 4 * (gsize)n_shapes * sizeof(double));
+  c->n_shapes = n_shapes;
+  for (guint i = 0; i < n_prior; i++) {
+    const double *s = prior->shapes + 4 * (gsize)i;
+    if (has_shape(shapes, n_shapes, s))
+      continue;
+    double *o = c->shapes + 4 * (gsize)c->n_shapes++;
+    o[0] = s[0];
+    o[1] = s[1];
+    o[2] = s[2];
+    o[3] = MIN(1.0, prior->shape_cache[4 * (gsize)i + 3] * fs_eff_curve_eval(c, 2.0 * s[0] * s[1] * s[2]));
+  }
+  if (c->n_shapes == 0)
+    g_clear_pointer(&c->shapes, g_free);
+  c->shape_range = n_prior > 0 ? prior->shape_range : DEFAULT_SHAPE_RANGE;
+  shapes_prepare(c);
+  return insert_curve(eff->curves, c, TRUE, error);
+}
+
 /* ---- YAML ---------------------------------------------------------------- */
 
 /* The keys of a curve and of a curves file (util/schema.h); the README's
@@ -199,7 +317,7 @@ static const FsSchemaField curve_fields[] = {
           "towards themselves nearby (\"GEMM shapes\" below); m, n, k integers from 1 to "
           "1073741824, efficiency in (0, 1], each shape once"},
   {.key = "shape_range", .type = FS_SCHEMA_DOUBLE, .offset = OFF(shape_range), .min = "1",
-   .min_open = TRUE, .max = "1e6", .def = "4",
+   .min_open = TRUE, .max = "1e6", .def = G_STRINGIFY(DEFAULT_SHAPE_RANGE),
    .doc = "with `shapes`: the factor in every dimension at which a lone shape's pull falls to "
           "half"},
 };

@@ -153,6 +153,30 @@ gboolean fs_efficiency_set(FsEfficiency *eff, FsEffKind kind, gboolean any_arch,
                            FsEffAxis axis, const double *x, const double *y, guint n,
                            const char *source, GError **error);
 
+/* Lays measured GEMM efficiencies over the GEMM curve of (arch, dtype)
+ * while keeping what they do not measure.  The prior curve is the one that
+ * applied before (fs_efficiency_find); the new curve, keyed (gemm, arch,
+ * dtype, axis flops), takes:
+ *  - the points x, y (n ≥ 1, x FLOPs strictly increasing, y in (0, 1]) and,
+ *    when the prior curve is on the flops axis, its points below x[0] and
+ *    above x[n − 1] scaled by new / prior at that end (capped at 1), so that
+ *    the prior ramp continues beyond the measured range;
+ *  - the measured shapes (n_shapes rows of m, n, k, efficiency; m, n, k
+ *    whole in [1, 2^30], efficiency in (0, 1], no shape twice) and every
+ *    shape of the prior curve that they do not measure, its residual kept:
+ *    efficiency = its residual against the prior curve × the new curve at
+ *    its FLOPs (capped at 1);
+ *  - the prior curve's shape_range (4 without a prior table), source as given.
+ * A calibration that measured only squares thus keeps the catalog's shape
+ * residuals, and one that measured shapes reproduces them exactly
+ * (models/compute/README.md, "GEMM shapes").  On error (bad points or
+ * shapes: FS_EFFICIENCY_ERROR_INVALID) eff is unchanged.  Cost O((n +
+ * prior points + shapes) · prior shapes). */
+gboolean fs_efficiency_calibrate_gemm(FsEfficiency *eff, FsGpuArch arch, FsDtype dtype,
+                                      const double *x, const double *y, guint n,
+                                      const double *shapes, guint n_shapes, const char *source,
+                                      GError **error);
+
 /* The best curve for a kernel (see the header comment for the order), or
  * NULL when none matches.  causal is ignored for non-attention kinds. */
 const FsEffCurve *fs_efficiency_find(const FsEfficiency *eff, FsEffKind kind, FsGpuArch arch,

@@ -23,6 +23,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "catalog/catalog.h"
 #include "collrun/alone.h"
@@ -284,28 +286,35 @@ START_TEST(test_fold_while_building)
     g_autoptr(FsCollPlan) whole = fs_coll_plan_new(s.comm, ch.algo, &req, &err);
     fs_assert_no_error(err);
     g_autoptr(FsCollPlan) folded = fs_coll_plan_fold(whole, fs_coll_topo_route_fixed, s.tnet);
-    g_autoptr(FsCollPlan) built = fs_coll_plan_new_folded(s.comm, ch.algo, &req,
-                                                          fs_coll_topo_route_fixed, s.tnet, &err);
-    fs_assert_no_error(err);
-    g_autofree char *what = g_strdup_printf("%s %s %s", cases[i].topo, cases[i].algo,
-                                            fs_coll_op_name(cases[i].op));
-    printf("fold while building, %s: %u of %u steps, width %u\n", what, fs_coll_plan_n_steps(built),
-           fs_coll_plan_n_steps(whole), fs_coll_plan_width(built));
-    fflush(stdout);
-    check_same_plan(built, folded ? folded : whole, what);
-    fs_test_check_plan_conns(whole, what);
-    fs_test_check_plan_conns(built, what);
-    if (cases[i].min_width > 1) {
-      ck_assert_uint_ge(fs_coll_plan_width(built), cases[i].min_width);
-      ck_assert_msg(fs_coll_plan_folded_while_built(built), "%s: built whole", what);
+    /* Channels an algorithm claims to mirror (plan.h fs_plan_channel_mirrored):
+     * taken unmade (0), then made and checked (1); the same plan both ways. */
+    for (guint check = 0; check < 2; check++) {
+      g_setenv("FABRICSIM_CHECK_MIRRORS", check ? "1" : "0", TRUE);
+      g_autoptr(FsCollPlan) built = fs_coll_plan_new_folded(s.comm, ch.algo, &req,
+                                                            fs_coll_topo_route_fixed, s.tnet, &err);
+      fs_assert_no_error(err);
+      g_autofree char *what = g_strdup_printf("%s %s %s (mirrors %s)", cases[i].topo,
+                                              cases[i].algo, fs_coll_op_name(cases[i].op),
+                                              check ? "checked" : "taken");
+      printf("fold while building, %s: %u of %u steps, width %u\n", what,
+             fs_coll_plan_n_steps(built), fs_coll_plan_n_steps(whole), fs_coll_plan_width(built));
+      fflush(stdout);
+      check_same_plan(built, folded ? folded : whole, what);
+      fs_test_check_plan_conns(whole, what);
+      fs_test_check_plan_conns(built, what);
+      if (cases[i].min_width > 1) {
+        ck_assert_uint_ge(fs_coll_plan_width(built), cases[i].min_width);
+        ck_assert_msg(fs_coll_plan_folded_while_built(built), "%s: built whole", what);
+      }
     }
+    g_unsetenv("FABRICSIM_CHECK_MIRRORS");
     sys_close(&s);
   }
 }
 END_TEST
 
 /* A made-up algorithm whose channels exercise every case of mirroring
- * while folding (plan.c, FoldBuild): channel c is a chain of transfers
+ * while folding (plan-mirror.c, FoldBuild): channel c is a chain of transfers
  * over ranks 0 → 1 → 2 …, of 6 steps (c ≡ 0 mod 4), of 3 steps, a prefix
  * of those (c ≡ 1: mirrored to its end with only longer candidates, then
  * kept), of 6 steps whose fourth goes elsewhere (c ≡ 2: stored from the
@@ -358,6 +367,74 @@ START_TEST(test_fold_mirror_cases)
   ck_assert_uint_eq(fs_coll_plan_n_steps(built), 22);
   check_same_plan(built, folded, "mirror cases");
   fs_test_check_plan_conns(built, "mirror cases");
+  sys_close(&s);
+}
+END_TEST
+
+/* A made-up algorithm that claims its channels mirror (fs_plan_channel_mirrored):
+ * channel c is a chain 0 → 1 → 2 → 3 of transfers over ranks only, whose
+ * size depends on c / 4 mod 2, claimed with step claim_step (8: true; 4:
+ * false, channels 0 and 4 differ; both multiples of the host's NVLS switch
+ * count, so that the claim is taken or checked). */
+static guint claim_step;
+
+static void build_mirror_claims(FsPlanBuilder *b)
+{
+  const FsCollRequest *req = fs_plan_req(b);
+  for (guint ch = 0; ch < req->nchannels; ch++) {
+    if (fs_plan_channel_mirrored(b, ch, claim_step))
+      continue;
+    uint32_t prev = FS_STEP_NONE;
+    for (guint k = 0; k < 3; k++)
+      prev = fs_plan_xfer(b, ch, FS_EP_RANK(k), FS_EP_RANK(k + 1), 4096u << (ch / 4 % 2), &prev, 1);
+  }
+}
+
+static const FsCollAlgo mirror_claims_algo = {
+  .name = "mirror-claims", .nccl = FS_NCCL_ALGO_NONE, .summary = "test",
+  .unsupported = mirror_cases_unsupported, .build = build_mirror_claims,
+};
+
+START_TEST(test_fold_mirror_claims)
+{
+  Sys s;
+  sys_open(&s, "dgx-h100.yaml", NULL);
+  FsCollRequest req = {.op = FS_COLL_ALL_REDUCE, .bytes = 1u << 20, .dtype = FS_COLL_DT_FLOAT,
+                       .proto = FS_PROTO_SIMPLE, .nchannels = 8, .chunk_bytes = 1u << 20};
+  GError *err = NULL;
+  claim_step = 8;
+  req.nchannels = 16;
+  g_autoptr(FsCollPlan) whole = fs_coll_plan_new(s.comm, &mirror_claims_algo, &req, &err);
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(fs_coll_plan_n_steps(whole), 48); /* a plain build makes every channel */
+  g_autoptr(FsCollPlan) folded = fs_coll_plan_fold(whole, fs_coll_topo_route_fixed, s.tnet);
+  ck_assert_ptr_nonnull(folded);
+  for (guint check = 0; check < 2; check++) {
+    g_setenv("FABRICSIM_CHECK_MIRRORS", check ? "1" : "0", TRUE);
+    g_autoptr(FsCollPlan) built = fs_coll_plan_new_folded(s.comm, &mirror_claims_algo, &req,
+                                                          fs_coll_topo_route_fixed, s.tnet, &err);
+    fs_assert_no_error(err);
+    ck_assert(fs_coll_plan_folded_while_built(built));
+    ck_assert_uint_eq(fs_coll_plan_width(built), 8); /* two classes of 8 */
+    ck_assert_uint_eq(fs_coll_plan_n_steps(built), 6);
+    check_same_plan(built, folded, check ? "claims checked" : "claims taken");
+  }
+  /* A false claim, checked: the build stops with the check's error. */
+  claim_step = 4;
+  fflush(stdout);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    g_setenv("FABRICSIM_CHECK_MIRRORS", "1", TRUE);
+    FsCollPlan *bad = fs_coll_plan_new_folded(s.comm, &mirror_claims_algo, &req,
+                                              fs_coll_topo_route_fixed, s.tnet, NULL);
+    fs_coll_plan_free(bad);
+    _exit(0);
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFSIGNALED(status), "a false mirror claim passed the check (status %d)", status);
+  g_unsetenv("FABRICSIM_CHECK_MIRRORS");
   sys_close(&s);
 }
 END_TEST
@@ -782,6 +859,7 @@ int main(void)
   FS_ADD_TEST(s, test_fold_route_fixed);
   FS_ADD_TEST(s, test_fold_while_building);
   FS_ADD_TEST(s, test_fold_mirror_cases);
+  FS_ADD_TEST(s, test_fold_mirror_claims);
   FS_ADD_TEST(s, test_extrapolate_dgx_h100);
   FS_ADD_TEST(s, test_extrapolate_ndr_2_nodes);
   FS_ADD_TEST(s, test_extrapolate_small_runs_full);

@@ -99,6 +99,30 @@ START_TEST(test_strutil_escape_controls)
 }
 END_TEST
 
+/* fs_split_lines gives what g_strsplit(text, "\n", -1) gives, in linear time. */
+START_TEST(test_strutil_split_lines)
+{
+  static const char *const cases[] = {"", "\n", "a", "a\n", "\na", "a\nb", "a\n\nb\n",
+                                      "\n\n", " x \r\n y", "tail\n\n"};
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_auto(GStrv) want = g_strsplit(cases[i], "\n", -1);
+    g_auto(GStrv) got = fs_split_lines(cases[i]);
+    ck_assert_uint_eq(g_strv_length(got), g_strv_length(want));
+    for (guint k = 0; want[k] != NULL; k++)
+      ck_assert_str_eq(got[k], want[k]);
+  }
+  /* 200,000 lines: quadratic would be 10^11 bytes scanned under ASan. */
+  GString *big = g_string_new(NULL);
+  for (guint k = 0; k < 200000; k++)
+    g_string_append_printf(big, "line %u\n", k);
+  g_auto(GStrv) lines = fs_split_lines(big->str);
+  ck_assert_uint_eq(g_strv_length(lines), 200001);
+  ck_assert_str_eq(lines[199999], "line 199999");
+  ck_assert_str_eq(lines[200000], "");
+  g_string_free(big, TRUE);
+}
+END_TEST
+
 static char *read_all(const char *path)
 {
   char *text = NULL;
@@ -353,6 +377,7 @@ int main(void)
   FS_ADD_TEST(s, test_datadir_find);
   FS_ADD_TEST(s, test_strutil_did_you_mean);
   FS_ADD_TEST(s, test_strutil_escape_controls);
+  FS_ADD_TEST(s, test_strutil_split_lines);
   FS_ADD_TEST(s, test_strutil_atomic_write_creates_and_replaces);
   FS_ADD_TEST(s, test_strutil_atomic_write_failure_keeps_target);
   FS_ADD_TEST(s, test_strutil_atomic_write_stdout);

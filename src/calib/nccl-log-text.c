@@ -705,7 +705,7 @@ FsNcclLog *fs_nccl_log_parse_text(const char *text, gsize len, const char *name,
   }
   if (len > 0 && copy[len - 1] == '\n')
     copy[len - 1] = '\0'; /* no empty last line */
-  g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
+  g_auto(GStrv) lines = fs_split_lines(copy);
   tx.lines = lines;
   tx.nlines = g_strv_length(lines);
   for (guint i = 0; i < tx.nlines; i++) {

@@ -9,6 +9,7 @@
 #include "util/datadir.h"
 #include "util/error.h"
 #include "util/schema.h"
+#include "util/strutil.h"
 #include "util/units.h"
 #include "util/yaml.h"
 
@@ -196,7 +197,7 @@ FsValTable *fs_val_table_read(const char *path, const FsSchema *header, gpointer
   GPtrArray *rows = g_ptr_array_new();
   GArray *lines = g_array_new(FALSE, FALSE, sizeof(int));
   g_autoptr(GArray) key_cols = g_array_new(FALSE, FALSE, sizeof(int)); /* key, value column */
-  g_auto(GStrv) all = g_strsplit(text, "\n", -1);
+  g_auto(GStrv) all = fs_split_lines(text);
   gboolean ok = TRUE;
   for (guint i = 0; ok && all[i]; i++) {
     char *l = all[i];

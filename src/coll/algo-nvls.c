@@ -293,6 +293,10 @@ static void build_tree(FsPlanBuilder *b)
   host_tree(nh, 1, &trees[1]);
   uint32_t deps[3];
   for (guint ch = 0; ch < req->nchannels; ch++) {
+    /* A channel's steps are those of the channels of its tree's parity
+     * but for its NVLS switches: a mirror is not made (plan.h). */
+    if (req->nchannels >= 2 && fs_plan_channel_mirrored(b, ch, 2))
+      continue;
     const HostTree *tr = &trees[req->nchannels >= 2 ? ch % 2 : 0];
     uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
     guint64 nchunks = fs_algo_n_chunks(b, bytes);

@@ -334,6 +334,21 @@ uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp
  * transfer added, for folding). */
 uint32_t fs_plan_reduce(FsPlanBuilder *b, guint rank, uint64_t bytes, const uint32_t *deps,
                         guint n);
+/* Called by an algorithm before it makes channel ch's steps, when it knows
+ * that they are channel r's for every r = ch − step, ch − 2·step, … ≥ 0
+ * (same kinds, endpoints, bytes and dependencies within the channel) but
+ * for the topology node each channel's NVLS switch endpoints stand for.
+ * TRUE: the builder, folding while building (fs_coll_plan_new_folded),
+ * takes ch as a mirror of such an r whose NVLS switches are ch's on every
+ * host, and the algorithm must skip channel ch (make none of its steps).
+ * FALSE: make the channel as usual (always so for a plain build, when
+ * counting, past the guard, or when folding this way has failed).  With
+ * FABRICSIM_CHECK_MIRRORS=1 (the default of a build without
+ * FS_RELEASE, i.e. every build but `--buildtype=release`) it returns FALSE
+ * and checks instead, when the channel ends, that it was found equal to
+ * the kept channel it would have mirrored (a g_error if not: the
+ * algorithm's claim was wrong).  O(hosts × candidates). */
+gboolean fs_plan_channel_mirrored(FsPlanBuilder *b, guint ch, guint step);
 /* Part i of total split into parts pieces (sizes differ by at most one
  * element of the request's datatype; the remainder goes to the last). */
 uint64_t fs_plan_split(const FsPlanBuilder *b, uint64_t total, guint parts, guint i);

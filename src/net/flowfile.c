@@ -9,6 +9,7 @@
 #include "util/json-pos.h"
 #include "util/limits.h"
 #include "util/names.h"
+#include "util/strutil.h"
 #include "util/units.h"
 
 static void record_free(gpointer p)
@@ -180,7 +181,7 @@ static FsFlowList *load_csv(const char *path, const char *text, const FsTopo *t,
   g_autoptr(FsFlowList) l = list_new();
   Pending p = {g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev),
                g_array_new(FALSE, FALSE, sizeof(int))};
-  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  g_auto(GStrv) lines = fs_split_lines(text);
   enum { ID, START, SRC, DST, BYTES, DEPS, NCOL };
   static const char *const colnames[NCOL] = {"id", "start", "src", "dst", "bytes", "deps"};
   int where[NCOL] = {-1, -1, -1, -1, -1, -1};

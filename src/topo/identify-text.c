@@ -83,7 +83,7 @@ gboolean fs_hw_text_parse(const char *text, gsize len, const char *name, FsHwTex
     return FALSE;
   }
   g_autofree char *copy = g_strndup(text, len);
-  g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
+  g_auto(GStrv) lines = fs_split_lines(copy);
   int first_line = 0;
   for (guint i = 0; lines[i] != NULL; i++) {
     char *l = lines[i];

@@ -14,7 +14,8 @@ struct FsJsonDoc {
   char *text;
   gsize len;
   json_t *root;
-  GHashTable *pos; /* path (owned) -> Pos (owned); a member's key under path + "@" */
+  GHashTable *pos; /* path (owned) -> Pos (owned); a member's key under path + "@";
+                    empty until the first position query (positions()) */
 };
 
 /* Where a value (or a member's key) starts. */
@@ -237,10 +238,22 @@ FsJsonDoc *fs_json_doc_parse(const char *text, gsize len, const char *name, GErr
   doc->len = len;
   doc->root = root;
   doc->pos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  Scan sc = {.s = doc->text, .len = len, .line = 1, .path = g_string_new("$"), .pos = doc->pos};
-  scan_value(&sc, 0);
-  g_string_free(sc.path, TRUE);
   return doc;
+}
+
+/* doc's position index, scanned on the first query: most documents that
+ * load are never asked for a position (a replay trace only when an op is
+ * wrong), and the index costs a hash entry per value.  The scan records
+ * the root at least, so an empty table means not scanned yet. */
+static GHashTable *positions(const FsJsonDoc *doc)
+{
+  if (g_hash_table_size(doc->pos) == 0) {
+    Scan sc = {.s = doc->text, .len = doc->len, .line = 1, .path = g_string_new("$"),
+               .pos = doc->pos};
+    scan_value(&sc, 0);
+    g_string_free(sc.path, TRUE);
+  }
+  return doc->pos;
 }
 
 FsJsonDoc *fs_json_doc_load(const char *path, GError **error)
@@ -294,8 +307,9 @@ void fs_json_doc_position(const FsJsonDoc *doc, const char *path, int *line, int
   g_autofree char *p = g_strdup(path != NULL ? path : "$");
   *line = 1;
   *col = 1;
+  GHashTable *pos = positions(doc);
   for (;;) {
-    const Pos *v = g_hash_table_lookup(doc->pos, p);
+    const Pos *v = g_hash_table_lookup(pos, p);
     if (v != NULL) {
       *line = v->line;
       *col = v->col;
@@ -314,7 +328,7 @@ gboolean fs_json_doc_key_position(const FsJsonDoc *doc, const char *path, int *l
 {
   g_return_val_if_fail(doc != NULL && path != NULL, FALSE);
   g_autofree char *key = g_strconcat(path, "@", NULL);
-  const Pos *v = g_hash_table_lookup(doc->pos, key);
+  const Pos *v = g_hash_table_lookup(positions(doc), key);
   if (v == NULL)
     return FALSE;
   *line = v->line;
@@ -325,7 +339,7 @@ gboolean fs_json_doc_key_position(const FsJsonDoc *doc, const char *path, int *l
 char *fs_json_doc_literal(const FsJsonDoc *doc, const char *path)
 {
   g_return_val_if_fail(doc != NULL && path != NULL, NULL);
-  const Pos *v = g_hash_table_lookup(doc->pos, path);
+  const Pos *v = g_hash_table_lookup(positions(doc), path);
   if (v == NULL)
     return NULL;
   gsize end = v->offset;

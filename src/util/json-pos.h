@@ -3,8 +3,8 @@
  * its path, for messages about values that parsed but mean nothing
  * ("$.summary.launch.async_us: expected a number").
  *
- * jansson reports positions only for syntax errors, so after it accepts a
- * text a small scanner walks the same text once and records where each
+ * jansson reports positions only for syntax errors, so once it has accepted a
+ * text, a small scanner walks the same text once and records where each
  * value starts, keyed by its path: "$" for the root, ".key" for a member
  * (keys with characters other than letters, digits and '_' are written
  * ["key"]), "[i]" for an array element.  A key that occurs twice keeps its
@@ -12,8 +12,11 @@
  *
  * Ownership: FsJsonDoc owns the jansson tree, the text and the index; the
  * json_t returned by fs_json_doc_root is borrowed.  Errors are in
- * FS_JSON_ERROR.  Cost: the scanner is linear in the text; one hash entry
- * per value.
+ * FS_JSON_ERROR.  Cost: jansson's parse; the scanner, linear in the text
+ * with one hash entry per value, runs on the first position query
+ * (fs_json_doc_position, _key_position, _literal, _error), so a document
+ * that is never asked for one does not pay for it.  That first query
+ * fills the index: queries on one document are not thread-safe.
  */
 #pragma once
 

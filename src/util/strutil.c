@@ -298,6 +298,24 @@ gboolean fs_write_file_atomic(const char *path, const char *contents, gsize len,
   return fs_atomic_file_commit(f, error);
 }
 
+char **fs_split_lines(const char *text)
+{
+  g_return_val_if_fail(text != NULL, NULL);
+  GPtrArray *lines = g_ptr_array_new();
+  if (*text != '\0')
+    for (const char *p = text;;) {
+      const char *nl = strchr(p, '\n');
+      if (nl == NULL) {
+        g_ptr_array_add(lines, g_strdup(p));
+        break;
+      }
+      g_ptr_array_add(lines, g_strndup(p, (gsize)(nl - p)));
+      p = nl + 1;
+    }
+  g_ptr_array_add(lines, NULL);
+  return (char **)g_ptr_array_free(lines, FALSE);
+}
+
 char **fs_split_words(const char *s, const char *seps)
 {
   char **parts = g_strsplit_set(s, seps, -1);

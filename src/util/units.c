@@ -527,6 +527,15 @@ gboolean fs_parse_number(const char *text, double *out, GError **error)
   return TRUE;
 }
 
+/* FALSE with FS_UNITS_ERROR_RANGE: text is an integer outside int64. */
+static gboolean int64_range_error(const char *text, GError **error)
+{
+  set_error(error, FS_UNITS_ERROR_RANGE,
+            "expected an integer like \"64\", got \"%s\": the integer is out of range (it must "
+            "lie between -9223372036854775808 and 9223372036854775807)", text);
+  return FALSE;
+}
+
 /* See units.h. Plain digits with an optional sign convert exactly; other number forms (such as
  * "1e3") are accepted only when whole and inside the int64 range. Sets FS_UNITS_ERROR_SYNTAX
  * for text that is not an integer and FS_UNITS_ERROR_RANGE for one out of range. */
@@ -541,8 +550,6 @@ gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
   }
   if (!nothing_after(text, &num, "an integer like \"64\"", error))
     return FALSE;
-  const char *range = "the integer is out of range (it must lie between -9223372036854775808 and "
-                      "9223372036854775807)";
   /* Digits only, with or without a sign: exact. */
   const char *q = text;
   while (is_space(*q))
@@ -556,19 +563,13 @@ gboolean fs_parse_int64(const char *text, int64_t *out, GError **error)
     gint64 v;
     g_autoptr(GError) local = NULL;
     if (!g_ascii_string_to_signed(token[0] == '+' ? token + 1 : token, 10, G_MININT64, G_MAXINT64, &v,
-                                  &local)) {
-      set_error(error, FS_UNITS_ERROR_RANGE, "expected an integer like \"64\", got \"%s\": %s",
-                  text, range);
-      return FALSE;
-    }
+                                  &local))
+      return int64_range_error(text, error);
     *out = v;
     return TRUE;
   }
-  if (!isfinite(num.value) || num.value >= 9223372036854775808.0 || num.value < -9223372036854775808.0) {
-    set_error(error, FS_UNITS_ERROR_RANGE, "expected an integer like \"64\", got \"%s\": %s",
-                text, range);
-    return FALSE;
-  }
+  if (!isfinite(num.value) || num.value >= 9223372036854775808.0 || num.value < -9223372036854775808.0)
+    return int64_range_error(text, error);
   if (num.value != floor(num.value)) {
     set_error(error, FS_UNITS_ERROR_SYNTAX,
                 "expected an integer like \"64\", got \"%s\": it has a fraction", text);
@@ -617,19 +618,30 @@ gboolean fs_parse_flops(const char *text, double *flops, GError **error)
   return parse_double_kind(text, &kind_flops, flops, error);
 }
 
+/* Parses an integer-valued quantity of kind no larger than max (rounded to
+ * the nearest); past max, FS_UNITS_ERROR_RANGE with too_large as detail. */
+static gboolean parse_uint_kind(const char *text, const Kind *kind, uint64_t max,
+                                const char *too_large, uint64_t *out, GError **error)
+{
+  Number num;
+  const Unit *unit = NULL;
+  if (!parse_quantity(text, kind, &num, &unit, error))
+    return FALSE;
+  if (!to_uint(&num, unit, max, out)) {
+    set_kind_error(error, FS_UNITS_ERROR_RANGE, kind, text, "%s", too_large);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 gboolean fs_parse_time(const char *text, FsTime *ps, GError **error)
 {
   g_return_val_if_fail(ps != NULL, FALSE);
-  Number num;
-  const Unit *unit = NULL;
-  if (!parse_quantity(text, &kind_time, &num, &unit, error))
-    return FALSE;
   uint64_t v;
-  if (!to_uint(&num, unit, (uint64_t)FS_TIME_MAX, &v)) {
-    set_kind_error(error, FS_UNITS_ERROR_RANGE, &kind_time, text,
-                   "the time is too long (the limit is 9223372036854775807 ps, about 106 days)");
+  if (!parse_uint_kind(text, &kind_time, (uint64_t)FS_TIME_MAX,
+                       "the time is too long (the limit is 9223372036854775807 ps, about 106 days)",
+                       &v, error))
     return FALSE;
-  }
   *ps = (FsTime)v;
   return TRUE;
 }
@@ -637,18 +649,9 @@ gboolean fs_parse_time(const char *text, FsTime *ps, GError **error)
 gboolean fs_parse_size(const char *text, uint64_t *bytes, GError **error)
 {
   g_return_val_if_fail(bytes != NULL, FALSE);
-  Number num;
-  const Unit *unit = NULL;
-  if (!parse_quantity(text, &kind_size, &num, &unit, error))
-    return FALSE;
-  uint64_t v;
-  if (!to_uint(&num, unit, UINT64_MAX, &v)) {
-    set_kind_error(error, FS_UNITS_ERROR_RANGE, &kind_size, text,
-                   "the size is too large (the limit is 18446744073709551615 bytes, 16 EiB)");
-    return FALSE;
-  }
-  *bytes = v;
-  return TRUE;
+  return parse_uint_kind(text, &kind_size, UINT64_MAX,
+                         "the size is too large (the limit is 18446744073709551615 bytes, 16 EiB)",
+                         bytes, error);
 }
 
 /* Formatting ------------------------------------------------------------ */

@@ -106,23 +106,31 @@ static const FsValKind host_copy = {
  * included; --calibration lays its GEMM points over them), less the launch
  * overhead the kernel model adds. */
 
+/* What the kernel kinds (gemm, attention) keep between rows: the table's GPU,
+ * the default efficiency curves with the calibration laid over them, and the
+ * columns they read, in the order of the kind's column-name list. */
 typedef struct {
   const FsModel *gpu;
   FsEfficiency *eff;
-  int c_dtype, c_m, c_n, c_k, c_time;
-} Gemm;
+  int col[8];
+} KernelTable;
 
-static void gemm_free(void *ctx)
+static void kernel_table_free(void *ctx)
 {
-  Gemm *g = ctx;
-  if (g == NULL)
+  KernelTable *k = ctx;
+  if (k == NULL)
     return;
-  fs_efficiency_free(g->eff);
-  g_free(g);
+  fs_efficiency_free(k->eff);
+  g_free(k);
 }
 
-static gboolean gemm_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
-                             void **ctx, GError **error)
+/* Prepares a kernel kind: the table's GPU (table_gpu), the default curves
+ * (calibrated when cal is not NULL) and the columns named by cols (NULL-
+ * terminated, at most 8), each required.  *ctx takes a KernelTable, freed by
+ * kernel_table_free; FALSE with error set and nothing allocated otherwise. */
+static gboolean kernel_table_prepare(const FsValTable *t, const FsCatalog *cat,
+                                     const FsCalibration *cal, const char *const *cols,
+                                     void **ctx, GError **error)
 {
   const FsModel *gpu = table_gpu(t, cat, error);
   if (gpu == NULL)
@@ -130,31 +138,39 @@ static gboolean gemm_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
   g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, error);
   if (eff == NULL || (cal != NULL && !fs_calibration_apply_efficiency(cal, cat, eff, error)))
     return FALSE;
-  Gemm *g = g_new0(Gemm, 1);
-  g->gpu = gpu;
-  if ((g->c_dtype = fs_val_table_col(t, "dtype", error)) < 0 ||
-      (g->c_m = fs_val_table_col(t, "m", error)) < 0 ||
-      (g->c_n = fs_val_table_col(t, "n", error)) < 0 ||
-      (g->c_k = fs_val_table_col(t, "k", error)) < 0 ||
-      (g->c_time = fs_val_table_col(t, "time_us", error)) < 0) {
-    g_free(g);
-    return FALSE;
+  KernelTable *k = g_new0(KernelTable, 1);
+  k->gpu = gpu;
+  for (guint i = 0; cols[i] != NULL; i++) {
+    g_assert(i < G_N_ELEMENTS(k->col));
+    if ((k->col[i] = fs_val_table_col(t, cols[i], error)) < 0) {
+      g_free(k);
+      return FALSE;
+    }
   }
-  g->eff = g_steal_pointer(&eff);
-  *ctx = g;
+  k->eff = g_steal_pointer(&eff);
+  *ctx = k;
   return TRUE;
+}
+
+enum { GEMM_DTYPE, GEMM_M, GEMM_N, GEMM_K, GEMM_TIME };
+static const char *const gemm_cols[] = {"dtype", "m", "n", "k", "time_us", NULL};
+
+static gboolean gemm_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
+                             void **ctx, GError **error)
+{
+  return kernel_table_prepare(t, cat, cal, gemm_cols, ctx, error);
 }
 
 static gboolean gemm_predict(void *ctx, const FsValTable *t, guint row, const char *metric,
                              double *predicted, double *measured, uint64_t *size, GError **error)
 {
-  const Gemm *g = ctx;
+  const KernelTable *g = ctx;
   if (strcmp(metric, "time") != 0) {
     fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_KIND, t->file, 1, 1,
                     "kind gemm predicts time, not \"%s\"", metric);
     return FALSE;
   }
-  const char *dt = t->cells[row][g->c_dtype];
+  const char *dt = t->cells[row][g->col[GEMM_DTYPE]];
   FsDtype dtype;
   if (!fs_dtype_from_name(dt, &dtype)) {
     fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row], 1,
@@ -163,9 +179,9 @@ static gboolean gemm_predict(void *ctx, const FsValTable *t, guint row, const ch
   }
   uint64_t m, n, k;
   double time_us;
-  if (!fs_val_table_u64(t, row, g->c_m, &m, error) || !fs_val_table_u64(t, row, g->c_n, &n, error) ||
-      !fs_val_table_u64(t, row, g->c_k, &k, error) ||
-      !fs_val_table_double(t, row, g->c_time, &time_us, error))
+  if (!fs_val_table_u64(t, row, g->col[GEMM_M], &m, error) || !fs_val_table_u64(t, row, g->col[GEMM_N], &n, error) ||
+      !fs_val_table_u64(t, row, g->col[GEMM_K], &k, error) ||
+      !fs_val_table_double(t, row, g->col[GEMM_TIME], &time_us, error))
     return FALSE;
   if (m == 0 || n == 0 || k == 0) {
     fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row], 1,
@@ -187,7 +203,7 @@ static const FsValKind gemm = {
   "bytes / (HBM bandwidth x memory efficiency)), launch excluded",
   gemm_prepare,
   gemm_predict,
-  gemm_free,
+  kernel_table_free,
 };
 
 /* ---- attention: one fused attention kernel's time on one GPU -----------------
@@ -202,46 +218,14 @@ static const FsValKind gemm = {
  * --calibration lays its curves over them), less the launch overhead the
  * kernel model adds. */
 
-typedef struct {
-  const FsModel *gpu;
-  FsEfficiency *eff;
-  int c_dtype, c_pass, c_causal, c_batch, c_heads, c_seq, c_d, c_tflops;
-} Attn;
-
-static void attn_free(void *ctx)
-{
-  Attn *a = ctx;
-  if (a == NULL)
-    return;
-  fs_efficiency_free(a->eff);
-  g_free(a);
-}
+enum { ATTN_DTYPE, ATTN_PASS, ATTN_CAUSAL, ATTN_BATCH, ATTN_HEADS, ATTN_SEQ, ATTN_D, ATTN_TFLOPS };
+static const char *const attn_cols[] = {"dtype", "pass", "causal", "batch", "heads", "seq",
+                                        "head_dim", "tflops", NULL};
 
 static gboolean attn_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
                              void **ctx, GError **error)
 {
-  const FsModel *gpu = table_gpu(t, cat, error);
-  if (gpu == NULL)
-    return FALSE;
-  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, error);
-  if (eff == NULL || (cal != NULL && !fs_calibration_apply_efficiency(cal, cat, eff, error)))
-    return FALSE;
-  Attn *a = g_new0(Attn, 1);
-  a->gpu = gpu;
-  if ((a->c_dtype = fs_val_table_col(t, "dtype", error)) < 0 ||
-      (a->c_pass = fs_val_table_col(t, "pass", error)) < 0 ||
-      (a->c_causal = fs_val_table_col(t, "causal", error)) < 0 ||
-      (a->c_batch = fs_val_table_col(t, "batch", error)) < 0 ||
-      (a->c_heads = fs_val_table_col(t, "heads", error)) < 0 ||
-      (a->c_seq = fs_val_table_col(t, "seq", error)) < 0 ||
-      (a->c_d = fs_val_table_col(t, "head_dim", error)) < 0 ||
-      (a->c_tflops = fs_val_table_col(t, "tflops", error)) < 0) {
-    g_free(a);
-    return FALSE;
-  }
-  a->eff = g_steal_pointer(&eff);
-  *ctx = a;
-  return TRUE;
+  return kernel_table_prepare(t, cat, cal, attn_cols, ctx, error);
 }
 
 /* Reads column col of row as one of two words (FALSE for no, TRUE for
@@ -267,14 +251,14 @@ static gboolean cell_choice(const FsValTable *t, guint row, int col, const char 
 static gboolean attn_predict(void *ctx, const FsValTable *t, guint row, const char *metric,
                              double *predicted, double *measured, uint64_t *size, GError **error)
 {
-  const Attn *a = ctx;
+  const KernelTable *a = ctx;
   gboolean want_time = strcmp(metric, "time") == 0;
   if (!want_time && strcmp(metric, "tflops") != 0) {
     fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_KIND, t->file, 1, 1,
                     "kind attention predicts time or tflops, not \"%s\"", metric);
     return FALSE;
   }
-  const char *dt = t->cells[row][a->c_dtype];
+  const char *dt = t->cells[row][a->col[ATTN_DTYPE]];
   FsDtype dtype;
   if (!fs_dtype_from_name(dt, &dtype)) {
     fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row], 1,
@@ -284,13 +268,13 @@ static gboolean attn_predict(void *ctx, const FsValTable *t, guint row, const ch
   gboolean backward, causal;
   uint64_t b, h, s, d;
   double tflops;
-  if (!cell_choice(t, row, a->c_pass, "forward", "backward", &backward, error) ||
-      !cell_choice(t, row, a->c_causal, "false", "true", &causal, error) ||
-      !fs_val_table_u64(t, row, a->c_batch, &b, error) ||
-      !fs_val_table_u64(t, row, a->c_heads, &h, error) ||
-      !fs_val_table_u64(t, row, a->c_seq, &s, error) ||
-      !fs_val_table_u64(t, row, a->c_d, &d, error) ||
-      !fs_val_table_double(t, row, a->c_tflops, &tflops, error))
+  if (!cell_choice(t, row, a->col[ATTN_PASS], "forward", "backward", &backward, error) ||
+      !cell_choice(t, row, a->col[ATTN_CAUSAL], "false", "true", &causal, error) ||
+      !fs_val_table_u64(t, row, a->col[ATTN_BATCH], &b, error) ||
+      !fs_val_table_u64(t, row, a->col[ATTN_HEADS], &h, error) ||
+      !fs_val_table_u64(t, row, a->col[ATTN_SEQ], &s, error) ||
+      !fs_val_table_u64(t, row, a->col[ATTN_D], &d, error) ||
+      !fs_val_table_double(t, row, a->col[ATTN_TFLOPS], &tflops, error))
     return FALSE;
   if (b == 0 || h == 0 || s == 0 || d == 0 || !(tflops > 0)) {
     fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_PARSE, t->file, t->row_lines[row], 1,
@@ -315,7 +299,7 @@ static const FsValKind attention = {
   "bytes / (HBM bandwidth x memory efficiency)), launch excluded",
   attn_prepare,
   attn_predict,
-  attn_free,
+  kernel_table_free,
 };
 
 const FsValKind *const fs_val_kinds[] = {

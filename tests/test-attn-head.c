@@ -21,15 +21,6 @@
 #define TEST_MAPE_AFTER 7.97
 #define DRIFT 0.3
 
-static FsEfficiency *load_text(const char *text)
-{
-  g_autoptr(FsEfficiency) eff = fs_efficiency_new();
-  GError *err = NULL;
-  ck_assert_msg(fs_efficiency_load_string(eff, text, -1, "t.yaml", FALSE, &err), "%s",
-                err ? err->message : "");
-  return g_steal_pointer(&eff);
-}
-
 /* A constant forward curve of 0.5 with three head-dim rows. */
 static const char three_dims[] =
   "curves:\n"
@@ -41,7 +32,7 @@ static const char three_dims[] =
 
 START_TEST(test_head_dim_factor_formula)
 {
-  g_autoptr(FsEfficiency) eff = load_text(three_dims);
+  g_autoptr(FsEfficiency) eff = fs_test_eff_load_text(three_dims);
   const FsEffCurve *c = fs_efficiency_find(eff, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, TRUE);
   ck_assert_ptr_nonnull(c);
   ck_assert_uint_eq(c->n_head_dims, 3);
@@ -57,7 +48,7 @@ START_TEST(test_head_dim_factor_formula)
   ck_assert(fabs(fs_eff_curve_head_dim_factor(c, 192) - (1.0 + (log(192) - log(128)) / log(2) * 0.5)) < 1e-12);
   /* d < 1 or a curve without rows: 1. */
   ck_assert(fs_eff_curve_head_dim_factor(c, 0) == 1.0);
-  g_autoptr(FsEfficiency) plain = load_text("curves:\n  - kind: attention-forward\n    arch: any\n"
+  g_autoptr(FsEfficiency) plain = fs_test_eff_load_text("curves:\n  - kind: attention-forward\n    arch: any\n"
                                             "    points: [[1, 0.5]]\n    source: s\n");
   const FsEffCurve *p = fs_efficiency_find(plain, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
   ck_assert_uint_eq(p->n_head_dims, 0);
@@ -67,7 +58,7 @@ END_TEST
 
 START_TEST(test_head_dim_factor_in_kernel_time)
 {
-  g_autoptr(FsEfficiency) eff = load_text(three_dims);
+  g_autoptr(FsEfficiency) eff = fs_test_eff_load_text(three_dims);
   FsGpuModel gpu;
   memset(&gpu, 0, sizeof gpu);
   gpu.arch = FS_ARCH_HOPPER;
@@ -83,7 +74,7 @@ START_TEST(test_head_dim_factor_in_kernel_time)
   ck_assert_msg(strstr(line, "(seq_len curve 0.500 × head dim 64 0.600)") != NULL, "%s", line);
   /* The product is capped at the peak. */
   FsKernel w = fs_kernel_attention("a", FS_PASS_FORWARD, FS_DTYPE_BF16, 8, 4096, 4096, 512, 1, FALSE, FALSE);
-  g_autoptr(FsEfficiency) hi = load_text("curves:\n  - kind: attention-forward\n    arch: hopper\n"
+  g_autoptr(FsEfficiency) hi = fs_test_eff_load_text("curves:\n  - kind: attention-forward\n    arch: hopper\n"
                                          "    points: [[1, 0.8]]\n    head_dims: [[128, 1], [256, 2]]\n"
                                          "    source: s\n");
   fs_kernel_time(&w, &gpu, hi, &t);
@@ -116,16 +107,8 @@ START_TEST(test_head_dims_rejected)
      "    head_dims: [[128, 1], [64, 0.6]]\n",
      "t.yaml:5:28: head dims must increase (64 after 128)"},
   };
-  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-    g_autofree char *text = g_strdup_printf("curves:\n%s    source: s\n", cases[i].curve);
-    g_autoptr(FsEfficiency) eff = fs_efficiency_new();
-    GError *err = NULL;
-    ck_assert_msg(!fs_efficiency_load_string(eff, text, -1, "t.yaml", FALSE, &err), "case %u accepted", i);
-    ck_assert_msg(strstr(err->message, cases[i].fragment) != NULL, "case %u: \"%s\" lacks \"%s\"", i,
-                  err->message, cases[i].fragment);
-    ck_assert_uint_eq(fs_efficiency_size(eff), 0);
-    g_clear_error(&err);
-  }
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++)
+    fs_test_eff_refused(i, cases[i].curve, cases[i].fragment);
 }
 END_TEST
 
@@ -133,7 +116,7 @@ END_TEST
  * fs_efficiency_set drops them with the old points. */
 START_TEST(test_head_dims_copied_and_replaced)
 {
-  g_autoptr(FsEfficiency) eff = load_text(three_dims);
+  g_autoptr(FsEfficiency) eff = fs_test_eff_load_text(three_dims);
   GError *err = NULL;
   ck_assert(fs_efficiency_load_string(eff, "curves:\n  - kind: memory\n    arch: any\n"
                                       "    points: [[1, 0.8]]\n    source: s\n",

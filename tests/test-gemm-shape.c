@@ -23,15 +23,6 @@
 #define TEST_MAPE_AFTER 6.64
 #define DRIFT 0.3
 
-static FsEfficiency *load_text(const char *text)
-{
-  g_autoptr(FsEfficiency) eff = fs_efficiency_new();
-  GError *err = NULL;
-  ck_assert_msg(fs_efficiency_load_string(eff, text, -1, "t.yaml", FALSE, &err), "%s",
-                err ? err->message : "");
-  return g_steal_pointer(&eff);
-}
-
 /* A constant curve of 0.5 with two measured shapes. */
 static const char two_shapes[] =
   "curves:\n"
@@ -45,7 +36,7 @@ static const char two_shapes[] =
 
 START_TEST(test_shape_factor_formula)
 {
-  g_autoptr(FsEfficiency) eff = load_text(two_shapes);
+  g_autoptr(FsEfficiency) eff = fs_test_eff_load_text(two_shapes);
   const FsEffCurve *c = fs_efficiency_find(eff, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
   ck_assert_ptr_nonnull(c);
   ck_assert_uint_eq(c->n_shapes, 2);
@@ -62,7 +53,7 @@ START_TEST(test_shape_factor_formula)
   /* Far from both: the curve alone; no shapes or a zero dimension: 1. */
   ck_assert(fabs(fs_eff_curve_shape_factor(c, 1e9, 1e9, 1e9) - 1) < 0.01);
   ck_assert(fs_eff_curve_shape_factor(c, 0, 1000, 1000) == 1.0);
-  g_autoptr(FsEfficiency) plain = load_text("curves:\n  - kind: gemm\n    arch: any\n    axis: flops\n"
+  g_autoptr(FsEfficiency) plain = fs_test_eff_load_text("curves:\n  - kind: gemm\n    arch: any\n    axis: flops\n"
                                             "    points: [[1, 0.5]]\n    source: s\n");
   const FsEffCurve *p = fs_efficiency_find(plain, FS_EFF_GEMM, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
   ck_assert_uint_eq(p->n_shapes, 0);
@@ -72,7 +63,7 @@ END_TEST
 
 START_TEST(test_shape_factor_in_kernel_time)
 {
-  g_autoptr(FsEfficiency) eff = load_text(two_shapes);
+  g_autoptr(FsEfficiency) eff = fs_test_eff_load_text(two_shapes);
   FsGpuModel gpu;
   memset(&gpu, 0, sizeof gpu);
   gpu.arch = FS_ARCH_HOPPER;
@@ -93,7 +84,7 @@ START_TEST(test_shape_factor_in_kernel_time)
   fs_kernel_time(&a, &gpu, eff, &t);
   ck_assert(t.shape_factor == 1.0);
   /* The product is capped at the peak. */
-  g_autoptr(FsEfficiency) hi = load_text("curves:\n  - kind: gemm\n    arch: hopper\n    axis: flops\n"
+  g_autoptr(FsEfficiency) hi = fs_test_eff_load_text("curves:\n  - kind: gemm\n    arch: hopper\n    axis: flops\n"
                                          "    points: [[1, 0.5]]\n    shapes: [[64, 64, 64, 1]]\n"
                                          "    source: s\n");
   FsKernel s = fs_kernel_gemm("s", FS_PASS_FORWARD, FS_DTYPE_BF16, 64, 64, 64, 1);
@@ -130,16 +121,8 @@ START_TEST(test_shapes_rejected)
      "    shape_range: 1\n",
      "t.yaml:7:18: expected a number above 1 and at most 1e6, got 1"},
   };
-  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-    g_autofree char *text = g_strdup_printf("curves:\n%s    source: s\n", cases[i].curve);
-    g_autoptr(FsEfficiency) eff = fs_efficiency_new();
-    GError *err = NULL;
-    ck_assert_msg(!fs_efficiency_load_string(eff, text, -1, "t.yaml", FALSE, &err), "case %u accepted", i);
-    ck_assert_msg(strstr(err->message, cases[i].fragment) != NULL, "case %u: \"%s\" lacks \"%s\"", i,
-                  err->message, cases[i].fragment);
-    ck_assert_uint_eq(fs_efficiency_size(eff), 0);
-    g_clear_error(&err);
-  }
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++)
+    fs_test_eff_refused(i, cases[i].curve, cases[i].fragment);
 }
 END_TEST
 
@@ -147,7 +130,7 @@ END_TEST
  * fs_efficiency_set drops them with the old points. */
 START_TEST(test_shapes_copied_and_replaced)
 {
-  g_autoptr(FsEfficiency) eff = load_text(two_shapes);
+  g_autoptr(FsEfficiency) eff = fs_test_eff_load_text(two_shapes);
   GError *err = NULL;
   ck_assert(fs_efficiency_load_string(eff, "curves:\n  - kind: memory\n    arch: any\n"
                                       "    points: [[1, 0.8]]\n    source: s\n",
@@ -169,7 +152,7 @@ END_TEST
  * do not measure stay. */
 START_TEST(test_calibrate_keeps_what_is_not_measured)
 {
-  g_autoptr(FsEfficiency) eff = load_text(
+  g_autoptr(FsEfficiency) eff = fs_test_eff_load_text(
     "curves:\n"
     "  - kind: gemm\n"
     "    arch: hopper\n"

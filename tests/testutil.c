@@ -125,6 +125,27 @@ FsTopo *fs_test_topo_text(const char *text, const char *name, const char *const 
 /* ---- the training-step fixture ------------------------------------------ */
 
 FsCatalog *fs_test_cat;
+FsEfficiency *fs_test_eff_load_text(const char *text)
+{
+  g_autoptr(FsEfficiency) eff = fs_efficiency_new();
+  GError *err = NULL;
+  ck_assert_msg(fs_efficiency_load_string(eff, text, -1, "t.yaml", FALSE, &err), "%s",
+                err ? err->message : "");
+  return g_steal_pointer(&eff);
+}
+
+void fs_test_eff_refused(guint i, const char *curve, const char *fragment)
+{
+  g_autofree char *text = g_strdup_printf("curves:\n%s    source: s\n", curve);
+  g_autoptr(FsEfficiency) eff = fs_efficiency_new();
+  GError *err = NULL;
+  ck_assert_msg(!fs_efficiency_load_string(eff, text, -1, "t.yaml", FALSE, &err), "case %u accepted", i);
+  ck_assert_msg(strstr(err->message, fragment) != NULL, "case %u: \"%s\" lacks \"%s\"", i,
+                err->message, fragment);
+  ck_assert_uint_eq(fs_efficiency_size(eff), 0);
+  g_clear_error(&err);
+}
+
 FsEfficiency *fs_test_eff;
 FsNcclParams *fs_test_nccl;
 

@@ -94,6 +94,16 @@ FsTopo *fs_test_topo_text(const char *text, const char *name, const char *const 
  * test on an error.  Caller frees. */
 FsYamlDoc *fs_test_yaml_ok(const char *text);
 
+/* ---- efficiency curves from text (test-gemm-shape.c, test-attn-head.c) ---- */
+
+/* Curves loaded from YAML text named "t.yaml"; fails the test on an error.
+ * Caller frees. */
+FsEfficiency *fs_test_eff_load_text(const char *text);
+
+/* Case i of a table of refused curves: "curves:\n" CURVE "    source: s\n"
+ * must be refused with a message that contains fragment, and load nothing. */
+void fs_test_eff_refused(guint i, const char *curve, const char *fragment);
+
 /* ---- the training-step fixture (test-executor.c, test-collclass.c) ---- */
 
 /* The default catalog, efficiency curves and NCCL parameters (models/ or

@@ -456,16 +456,20 @@ FsCatalog *fs_calibration_load_catalog(const char *models_dir, const char *calib
 
 /* ---- readers for the compute and collective layers ----------------------- */
 
+/* Adds v to the mean of *count values in *mean. */
+static void mean_add(double *mean, guint *count, double v)
+{
+  *mean = (*mean * *count + v) / (*count + 1);
+  (*count)++;
+}
+
 /* Appends (x, y) to the points, averaging y over equal x (the input is
  * sorted by x). */
 static void add_point(GArray *x, GArray *y, GArray *cnt, double fx, double fy)
 {
   guint m = x->len;
   if (m > 0 && g_array_index(x, double, m - 1) == fx) {
-    double *py = &g_array_index(y, double, m - 1);
-    guint *c = &g_array_index(cnt, guint, m - 1);
-    *py = (*py * *c + fy) / (*c + 1);
-    (*c)++;
+    mean_add(&g_array_index(y, double, m - 1), &g_array_index(cnt, guint, m - 1), fy);
     return;
   }
   guint one = 1;
@@ -506,10 +510,7 @@ static gboolean calibrate_dtype(const FsCalibration *cal, FsGpuArch arch, FsDtyp
       g_array_append_vals(rows, row, 4);
       g_array_append_val(rcnt, one);
     } else {
-      double *re = &g_array_index(rows, double, 4 * at + 3);
-      guint *c = &g_array_index(rcnt, guint, at);
-      *re = (*re * *c + e) / (*c + 1);
-      (*c)++;
+      mean_add(&g_array_index(rows, double, 4 * at + 3), &g_array_index(rcnt, guint, at), e);
     }
   }
   if (x->len == 0)

@@ -172,6 +172,18 @@ gboolean fs_efficiency_set(FsEfficiency *eff, FsEffKind kind, gboolean any_arch,
 
 static void shapes_prepare(FsEffCurve *c);
 
+/* The index of the shape m×n×k (s[0..2]) among the first n rows of 4
+ * doubles, or -1. */
+static int shape_index(const double *rows, guint n, const double *s)
+{
+  for (guint i = 0; i < n; i++) {
+    const double *r = rows + 4 * (gsize)i;
+    if (r[0] == s[0] && r[1] == s[1] && r[2] == s[2])
+      return (int)i;
+  }
+  return -1;
+}
+
 /* Checks n_shapes rows of (m, n, k, efficiency) as parse_shapes does for a
  * file; the message has no position. */
 static gboolean check_shape_rows(const double *rows, guint n_shapes, char **why)
@@ -188,28 +200,16 @@ static gboolean check_shape_rows(const double *rows, guint n_shapes, char **why)
       *why = g_strdup_printf("shape %u: efficiency must be in (0, 1], got %g", i + 1, r[3]);
       return FALSE;
     }
-    for (guint p = 0; p < i; p++) {
-      const double *o = rows + 4 * (gsize)p;
-      if (o[0] == r[0] && o[1] == r[1] && o[2] == r[2]) {
-        *why = g_strdup_printf("shape %gx%gx%g is given twice (shapes %u and %u)", r[0], r[1], r[2],
-                               p + 1, i + 1);
-        return FALSE;
-      }
+    int p = shape_index(rows, i, r);
+    if (p >= 0) {
+      *why = g_strdup_printf("shape %gx%gx%g is given twice (shapes %d and %u)", r[0], r[1], r[2],
+                             p + 1, i + 1);
+      return FALSE;
     }
   }
   return TRUE;
 }
 
-/* Whether rows (n of 4 doubles) hold the shape m×n×k. */
-static gboolean has_shape(const double *rows, guint n, const double *s)
-{
-  for (guint i = 0; i < n; i++) {
-    const double *r = rows + 4 * (gsize)i;
-    if (r[0] == s[0] && r[1] == s[1] && r[2] == s[2])
-      return TRUE;
-  }
-  return FALSE;
-}
 
 /* Builds the calibrated curve (points, then shapes against those points)
  * from the measured figures and the prior curve, and swaps it in; see the
@@ -270,7 +270,7 @@ gboolean fs_efficiency_calibrate_gemm(FsEfficiency *eff, FsGpuArch arch, FsDtype
   c->n_shapes = n_shapes;
   for (guint i = 0; i < n_prior; i++) {
     const double *s = prior->shapes + 4 * (gsize)i;
-    if (has_shape(shapes, n_shapes, s))
+    if (shape_index(shapes, n_shapes, s) >= 0)
       continue;
     double *o = c->shapes + 4 * (gsize)c->n_shapes++;
     o[0] = s[0];
@@ -400,13 +400,11 @@ static gboolean parse_shapes(FsEffCurve *c, const FsYamlNode *list, GError **err
       fs_yaml_error(error, r->values[3], "efficiency must be in (0, 1], got %g", row[3]);
       return FALSE;
     }
-    for (guint p = 0; p < i; p++) {
-      const double *o = rows + 4 * (gsize)p;
-      if (o[0] == row[0] && o[1] == row[1] && o[2] == row[2]) {
-        fs_yaml_error(error, r, "shape %gx%gx%g is given twice (shapes %u and %u)", row[0],
-                      row[1], row[2], p + 1, i + 1);
-        return FALSE;
-      }
+    int p = shape_index(rows, i, row);
+    if (p >= 0) {
+      fs_yaml_error(error, r, "shape %gx%gx%g is given twice (shapes %d and %u)", row[0], row[1],
+                    row[2], p + 1, i + 1);
+      return FALSE;
     }
   }
   c->n_shapes = list->n;

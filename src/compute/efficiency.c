@@ -34,7 +34,18 @@ FS_NAMES_DEFINE(FsEffAxis, fs_eff_axis, axis_names, FS_EFF_N_AXES, fs_names_inde
 
 struct FsEfficiency {
   GPtrArray *curves; /* FsEffCurve *, load order */
+  GPtrArray *hosts;  /* FsEffHost *, load order, one per architecture key */
 };
+
+static void host_free(gpointer p)
+{
+  FsEffHost *h = p;
+  if (h == NULL)
+    return;
+  g_free(h->source);
+  g_free(h->file);
+  g_free(h);
+}
 
 static void curve_free(gpointer p)
 {
@@ -56,6 +67,7 @@ FsEfficiency *fs_efficiency_new(void)
 {
   FsEfficiency *eff = g_new0(FsEfficiency, 1);
   eff->curves = g_ptr_array_new_with_free_func(curve_free);
+  eff->hosts = g_ptr_array_new_with_free_func(host_free);
   return eff;
 }
 
@@ -64,6 +76,7 @@ void fs_efficiency_free(FsEfficiency *eff)
   if (eff == NULL)
     return;
   g_ptr_array_free(eff->curves, TRUE);
+  g_ptr_array_free(eff->hosts, TRUE);
   g_free(eff);
 }
 
@@ -330,9 +343,34 @@ static const FsSchemaField curve_fields[] = {
 #undef OFF
 static const FsSchema curve_schema = {"curve", NULL, curve_fields, G_N_ELEMENTS(curve_fields)};
 
+#define OFF(member) offsetof(FsEffHost, member)
+#define HOST_TIME(k, member, text)                                                        \
+  {.key = k, .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_TIME, .offset = OFF(member),     \
+   .required = TRUE, .min = "0", .max = "1 s", .doc = text}
+static const FsSchemaField host_fields[] = {
+  {.key = "arch", .type = FS_SCHEMA_ENUM, .offset = OFF(arch), .required = TRUE,
+   .names = arch_names, .label = "architecture (or \"any\")",
+   .doc = "a catalog architecture, or `any` for every GPU"},
+  HOST_TIME("eager_op", eager_op,
+            "host time per GPU op issued eagerly (framework, autograd and launch)"),
+  HOST_TIME("graph_launch", graph_launch, "host time per CUDA-graph launch"),
+  HOST_TIME("gpu_gap", gpu_gap,
+            "the GPU's own gap per kernel while the host runs ahead (replaces the GPU model's "
+            "`launch_latency` when a host model runs)"),
+  {.key = "source", .type = FS_SCHEMA_STRING, .offset = OFF(source), .required = TRUE,
+   .nonempty = TRUE, .doc = "where the figures come from (not empty)"},
+};
+#undef HOST_TIME
+#undef OFF
+static const FsSchema host_schema = {"host costs", NULL, host_fields, G_N_ELEMENTS(host_fields)};
+
 static const FsSchemaField file_fields[] = {
   {.key = "curves", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
    .value_doc = "list of curves", .doc = "the curves of the file"},
+  {.key = "host", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "list of host-cost entries", .required_doc = "no (none)",
+   .doc = "host (framework) costs of issuing GPU work, one entry per architecture (\"Host "
+          "costs\" below)"},
   {.key = "description", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE,
    .doc = "free text about the file"},
 };
@@ -341,6 +379,7 @@ static const FsSchema file_schema = {"curves file", NULL, file_fields, G_N_ELEME
 static const FsSchemaEntry schemas[] = {
   {"efficiency.file", &file_schema},
   {"efficiency.curve", &curve_schema},
+  {"efficiency.host", &host_schema},
 };
 
 const FsSchemaEntry *fs_efficiency_schemas(guint *n)
@@ -558,6 +597,76 @@ static FsEffCurve *parse_curve(const FsYamlNode *node, GError **error)
   return g_steal_pointer(&c);
 }
 
+static int host_key(const GPtrArray *hosts, const FsEffHost *h)
+{
+  for (guint i = 0; i < hosts->len; i++) {
+    const FsEffHost *o = g_ptr_array_index(hosts, i);
+    if (o->any_arch == h->any_arch && (h->any_arch || o->arch == h->arch))
+      return (int)i;
+  }
+  return -1;
+}
+
+/* The host-cost entries of eff followed by those of list (a "host" list, or NULL), into a new
+ * array *out: an entry of list replaces one of eff with its architecture when replace is set;
+ * the same architecture twice in list, or one already in eff without replace, is an error at
+ * the entry's "arch". */
+static gboolean load_hosts(const FsEfficiency *eff, const FsYamlNode *list, const char *path,
+                           gboolean replace, GPtrArray **out, GError **error)
+{
+  g_autoptr(GPtrArray) hosts = g_ptr_array_new_with_free_func(host_free);
+  for (guint i = 0; i < eff->hosts->len; i++) {
+    const FsEffHost *o = g_ptr_array_index(eff->hosts, i);
+    FsEffHost *h = g_memdup2(o, sizeof *o);
+    h->source = g_strdup(o->source);
+    h->file = g_strdup(o->file);
+    g_ptr_array_add(hosts, h);
+  }
+  guint before = hosts->len;
+  for (guint i = 0; list != NULL && i < list->n; i++) {
+    const FsYamlNode *node = list->values[i];
+    FsEffHost tmp = { 0 };
+    if (!fs_schema_read(&host_schema, node, &tmp, NULL, error))
+      return FALSE;
+    tmp.any_arch = (guint)tmp.arch == FS_ARCH_N;
+    if (tmp.any_arch)
+      tmp.arch = 0;
+    int k = host_key(hosts, &tmp);
+    if (k >= 0 && ((guint)k >= before || !replace)) {
+      fs_yaml_error(error, fs_yaml_map_get(node, "arch"),
+                    "host costs for \"%s\" are given twice", tmp.any_arch ? "any"
+                    : arch_names[tmp.arch]);
+      return FALSE;
+    }
+    FsEffHost *h = g_memdup2(&tmp, sizeof tmp);
+    h->source = g_strdup(tmp.source);
+    h->file = g_strdup(path);
+    h->line = node->line;
+    h->col = node->col;
+    if (k >= 0) {
+      host_free(g_ptr_array_index(hosts, (guint)k));
+      g_ptr_array_index(hosts, (guint)k) = h;
+    } else {
+      g_ptr_array_add(hosts, h);
+    }
+  }
+  *out = g_steal_pointer(&hosts);
+  return TRUE;
+}
+
+const FsEffHost *fs_efficiency_host(const FsEfficiency *eff, FsGpuArch arch)
+{
+  const FsEffHost *any = NULL;
+  for (guint i = 0; i < eff->hosts->len; i++) {
+    const FsEffHost *h = g_ptr_array_index(eff->hosts, i);
+    if (!h->any_arch && h->arch == arch)
+      return h;
+    if (h->any_arch)
+      any = h;
+  }
+  return any;
+}
+
 /* Adds the curves of one parsed document to eff, all or nothing: they are parsed into a copy of
  * the present set, so that a failure leaves eff unchanged. A key given twice in the same file
  * is an error even when replace is set; replace lets the file override curves loaded before it.
@@ -608,8 +717,13 @@ static gboolean load_doc(FsEfficiency *eff, FsYamlDoc *doc, const char *path,
     if (!insert_curve(staged, c, replace, error))
       return FALSE;
   }
+  g_autoptr(GPtrArray) hosts = NULL;
+  if (!load_hosts(eff, fs_yaml_map_get(root, "host"), path, replace, &hosts, error))
+    return FALSE;
   g_ptr_array_free(eff->curves, TRUE);
   eff->curves = g_steal_pointer(&staged);
+  g_ptr_array_free(eff->hosts, TRUE);
+  eff->hosts = g_steal_pointer(&hosts);
   return TRUE;
 }
 

@@ -123,12 +123,32 @@ typedef struct {
   double *head_dims;
 } FsEffCurve;
 
+typedef struct FsEfficiency FsEfficiency;
+
+/* Host (framework) costs of issuing GPU work, per architecture or any
+ * (`host:` in a curves file; models/compute/README.md, "Host costs"):
+ * what the training executor's host model charges (workload/executor.h,
+ * `framework.launch`).  All three are times in ps, at least 0. */
+typedef struct {
+  gboolean any_arch;     /* `arch: any` */
+  FsGpuArch arch;        /* when !any_arch */
+  FsTime eager_op;       /* host time per GPU op issued eagerly (PyTorch, autograd) */
+  FsTime graph_launch;   /* host time per CUDA-graph launch */
+  FsTime gpu_gap;        /* the GPU's own gap per kernel when the host runs ahead */
+  char *source;
+  char *file;            /* where it was defined */
+  int line, col;
+} FsEffHost;
+
+/* The host costs for arch: its own entry, else the `any` one, else NULL.
+ * Borrowed from eff (valid until the next load into it).  Cost: O(entries). */
+const FsEffHost *fs_efficiency_host(const FsEfficiency *eff, FsGpuArch arch);
+
 /* The declared keys of a curves file and of one curve (util/schema.h), named
  * as models/compute/README.md's markers name them ("efficiency.curve"); *n
  * receives the count.  Static, borrowed. */
 const FsSchemaEntry *fs_efficiency_schemas(guint *n);
 
-typedef struct FsEfficiency FsEfficiency;
 
 FsEfficiency *fs_efficiency_new(void);
 void fs_efficiency_free(FsEfficiency *eff);

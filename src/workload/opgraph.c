@@ -62,12 +62,21 @@ typedef struct {
   guint32 op, dep;
 } Edge;
 
+/* A host thread of the host model (fs_opgraph_set_host). */
+typedef struct {
+  GArray *ops;           /* guint32: its ops in program order */
+  guint next;            /* run: the first op not yet issued */
+  guint ended;           /* run: the length of the prefix of ops that have ended */
+  FsTime clock;          /* run: when the host is free to issue ops[next] */
+} Host;
+
 struct FsOpGraph {
   GArray *ops;           /* FsOp */
   GArray *streams;       /* FsStream */
   GArray *edges;         /* Edge */
   GArray *comms;         /* Comm */
   GArray *colls;         /* Coll */
+  GArray *hosts;         /* Host */
   GStringChunk *strings;
   GHashTable *interned;  /* string → interned copy (lookup only; never iterated) */
   /* Run state. */
@@ -87,6 +96,7 @@ FsOpGraph *fs_opgraph_new(void)
   g->edges = g_array_new(FALSE, FALSE, sizeof(Edge));
   g->comms = g_array_new(FALSE, FALSE, sizeof(Comm));
   g->colls = g_array_new(FALSE, FALSE, sizeof(Coll));
+  g->hosts = g_array_new(FALSE, FALSE, sizeof(Host));
   g->strings = g_string_chunk_new(4096);
   g->interned = g_hash_table_new(g_str_hash, g_str_equal);
   return g;
@@ -113,6 +123,9 @@ void fs_opgraph_free(FsOpGraph *g)
       g_ptr_array_unref(c->plans);
     fs_comm_free(c->comm);
   }
+  for (guint i = 0; i < g->hosts->len; i++)
+    g_array_unref(g_array_index(g->hosts, Host, i).ops);
+  g_array_unref(g->hosts);
   g_array_unref(g->ops);
   g_array_unref(g->streams);
   g_array_unref(g->edges);
@@ -220,6 +233,12 @@ guint32 fs_opgraph_add(FsOpGraph *g, guint stream, const FsOp *tmpl, const guint
   op.pending = 0;
   op.start = op.end = -1;
   op.ready = FALSE;
+  op.host = FS_OP_NONE;
+  op.host_cost = op.host_first = op.host_tail = 0;
+  op.host_sync = FALSE;
+  op.issue = op.ready_at = -1;
+  op.host_wait = 0;
+  op.launched = FALSE;
   if (op.kind != FS_OP_COLL)
     op.coll = FS_OP_NONE;
   guint32 id = g->ops->len;
@@ -239,6 +258,28 @@ guint32 fs_opgraph_add(FsOpGraph *g, guint stream, const FsOp *tmpl, const guint
       c->expected++;
   }
   return id;
+}
+
+guint fs_opgraph_add_host(FsOpGraph *g)
+{
+  Host h = { g_array_new(FALSE, FALSE, sizeof(guint32)), 0, 0, 0 };
+  g_array_append_val(g->hosts, h);
+  return g->hosts->len - 1;
+}
+
+void fs_opgraph_set_host(FsOpGraph *g, guint32 op, guint host, FsTime cost, FsTime first,
+                         FsTime tail, gboolean sync)
+{
+  g_return_if_fail(op < g->ops->len && host < g->hosts->len);
+  g_return_if_fail(cost >= 0 && first >= 0 && tail >= 0);
+  FsOp *o = &g_array_index(g->ops, FsOp, op);
+  g_return_if_fail(o->host == FS_OP_NONE);
+  o->host = host;
+  o->host_cost = cost;
+  o->host_first = MIN(first, cost);
+  o->host_tail = tail;
+  o->host_sync = sync;
+  g_array_append_val(g_array_index(g->hosts, Host, host).ops, op);
 }
 
 void fs_opgraph_add_dep(FsOpGraph *g, guint32 op, guint32 dep)
@@ -301,6 +342,7 @@ FsTime fs_opgraph_end(const FsOpGraph *g) { return g->end; }
 
 static void op_ready(FsOpGraph *g, guint32 id);
 static void cached_plan_free(CachedPlan *p);
+static void host_advance(FsOpGraph *g, guint h);
 
 static void fail(FsOpGraph *g, GError *err)
 {
@@ -308,6 +350,64 @@ static void fail(FsOpGraph *g, GError *err)
     g->error = err;
   else
     g_error_free(err);
+}
+
+static void launch_cb(void *ctx, uint64_t arg)
+{
+  op_ready(ctx, (guint32)arg);
+}
+
+/* Starts op id once both its dependencies are met and its host has issued
+ * it: now, or at its first launch if that is later. */
+static void gate(FsOpGraph *g, guint32 id)
+{
+  FsOp *op = &g_array_index(g->ops, FsOp, id);
+  if (op->launched || op->pending > 0 || op->issue < 0)
+    return;
+  op->launched = TRUE;
+  FsSim *sim = g->env->sim;
+  FsTime now = fs_sim_now(sim), s = op->issue + op->host_first;
+  if (s > now)
+    fs_sim_after(sim, s - now, launch_cb, g, id);
+  else
+    op_ready(g, id);
+}
+
+/* Issues the ops of host h in program order until one must wait: a sync op
+ * before every op issued earlier has ended and its dependencies are met. */
+static void host_advance(FsOpGraph *g, guint hi)
+{
+  Host *h = &g_array_index(g->hosts, Host, hi);
+  FsTime now = fs_sim_now(g->env->sim);
+  while (h->next < h->ops->len) {
+    guint32 id = g_array_index(h->ops, guint32, h->next);
+    FsOp *op = &g_array_index(g->ops, FsOp, id);
+    FsTime at = h->clock;
+    if (op->host_sync) {
+      if (h->ended < h->next || op->pending > 0)
+        return;
+      at = MAX(at, now);
+    }
+    op->issue = at;
+    h->clock = at + op->host_cost;
+    h->next++;
+    gate(g, id);
+    h = &g_array_index(g->hosts, Host, hi); /* gate may run ops; the array does not move */
+  }
+}
+
+/* Op id's dependencies are all met at now. */
+static void deps_met(FsOpGraph *g, guint32 id)
+{
+  FsOp *op = &g_array_index(g->ops, FsOp, id);
+  if (op->host == FS_OP_NONE) {
+    op_ready(g, id);
+    return;
+  }
+  op->ready_at = fs_sim_now(g->env->sim);
+  if (op->host_sync && op->issue < 0)
+    host_advance(g, op->host);
+  gate(g, id);
 }
 
 /* Marks op done at now and releases its successors. */
@@ -318,11 +418,21 @@ static void op_done(FsOpGraph *g, guint32 id)
   op->end = fs_sim_now(sim);
   if (op->end > g->end)
     g->end = op->end;
+  if (op->host != FS_OP_NONE) {
+    /* The ended prefix of its host grows; a sync op may now be issued. */
+    Host *h = &g_array_index(g->hosts, Host, op->host);
+    guint e0 = h->ended;
+    while (h->ended < h->ops->len &&
+           g_array_index(g->ops, FsOp, g_array_index(h->ops, guint32, h->ended)).end >= 0)
+      h->ended++;
+    if (h->ended > e0 && h->ended >= h->next)
+      host_advance(g, op->host);
+  }
   for (uint32_t k = g->succ_off[id]; k < g->succ_off[id + 1]; k++) {
     guint32 s = g->succ[k];
     FsOp *so = &g_array_index(g->ops, FsOp, s);
     if (--so->pending == 0)
-      op_ready(g, s);
+      deps_met(g, s);
   }
 }
 
@@ -564,19 +674,31 @@ static void op_ready(FsOpGraph *g, guint32 id)
   FsSim *sim = g->env->sim;
   FsOp *op = &g_array_index(g->ops, FsOp, id);
   op->ready = TRUE;
+  FsTime dur = op->dur;
+  if (op->host != FS_OP_NONE) {
+    /* Waiting for the host: before the start, and while the host is still
+     * issuing the op's kernels (its end bound by issue + tail). */
+    FsTime now = fs_sim_now(sim);
+    op->host_wait = now - op->ready_at;
+    if ((op->kind == FS_OP_COMPUTE || op->kind == FS_OP_DELAY) &&
+        op->issue + op->host_tail > now + dur) {
+      op->host_wait += op->issue + op->host_tail - (now + dur);
+      dur = op->issue + op->host_tail - now;
+    }
+  }
   switch (op->kind) {
   case FS_OP_COMPUTE:
   case FS_OP_DELAY:
     op->start = fs_sim_now(sim);
     /* Each duration is below FS_TIME_MAX, but a chain of them can pass it. */
-    if (op->dur >= FS_TIME_MAX - op->start) {
+    if (dur >= FS_TIME_MAX - op->start) {
       const FsStream *s = &g_array_index(g->streams, FsStream, op->stream);
       GError *e = NULL;
       fs_set_clock_range_error(&e, "rank %u op %u would end past the clock's end", s->rank, id);
       fail(g, e);
       break;
     }
-    fs_sim_after(sim, op->dur, timed_done, g, id);
+    fs_sim_after(sim, dur, timed_done, g, id);
     break;
   case FS_OP_XFER:
     if (op->partner == FS_OP_NONE || g_array_index(g->ops, FsOp, op->partner).ready)
@@ -650,12 +772,22 @@ gboolean fs_opgraph_run(FsOpGraph *g, const FsOpEnv *env, GError **error)
     op->pending = g->pred_off[i + 1] - g->pred_off[i];
     op->ready = FALSE;
     op->start = op->end = -1;
+    op->issue = op->ready_at = -1;
+    op->host_wait = 0;
+    op->launched = FALSE;
   }
   for (guint i = 0; i < g->colls->len; i++)
     g_array_index(g->colls, Coll, i).joined = 0;
+  for (guint i = 0; i < g->hosts->len; i++) {
+    Host *h = &g_array_index(g->hosts, Host, i);
+    h->next = h->ended = 0;
+    h->clock = g->end;
+  }
   for (guint i = 0; i < n && g->error == NULL; i++)
     if (g_array_index(g->ops, FsOp, i).pending == 0)
-      op_ready(g, i);
+      deps_met(g, i);
+  for (guint i = 0; i < g->hosts->len && g->error == NULL; i++)
+    host_advance(g, i);
   if (g->error == NULL && !fs_sim_run(env->sim, error))
     return FALSE;
   if (g->error != NULL) {
@@ -725,7 +857,7 @@ gboolean fs_opgraph_measure_coll(const FsOpEnv *env, const guint *gpus, guint n,
 typedef struct {
   FsTime t;
   int delta;       /* +1 start, -1 end */
-  int cat;         /* -1: compute */
+  int cat;         /* -1: compute, -2: waiting for the host */
 } Edge2;
 
 static int edge2_cmp(const void *a, const void *b)
@@ -757,6 +889,20 @@ void fs_opgraph_breakdown(const FsOpGraph *g, guint compute_stream, const guint3
     if (op->stream != compute_stream || op->end < 0)
       continue;
     FsTime d = op->end - op->start;
+    if (op->host != FS_OP_NONE && op->ready_at >= 0) {
+      /* Before its start the op waited for its first launch; after it, for
+       * the host to issue the rest (the stretch of its end). */
+      FsTime pre = op->start - op->ready_at, stretch = MIN(op->host_wait - pre, d);
+      if (stretch > 0) {
+        d -= stretch;
+        out->host += stretch;
+      }
+      if (pre > 0) {
+        Edge2 a = { op->ready_at, +1, -2 }, b = { op->start, -1, -2 };
+        g_array_append_val(ev, a);
+        g_array_append_val(ev, b);
+      }
+    }
     if (fs_op_cat_is_comm(op->cat)) {
       /* Blocking communication on the compute stream: exposed by definition. */
       out->exposed[op->cat] += d;
@@ -777,13 +923,15 @@ void fs_opgraph_breakdown(const FsOpGraph *g, guint compute_stream, const guint3
   }
   g_array_sort(ev, edge2_cmp);
   int active[FS_CAT_N] = { 0 };
-  int busy = 0;
+  int busy = 0, host = 0;
   FsTime t = from;
   for (guint i = 0; i <= ev->len; i++) {
     FsTime next = i < ev->len ? g_array_index(ev, Edge2, i).t : to;
     if (next > to)
       next = to;
-    if (next > t && busy == 0) {
+    if (next > t && busy == 0 && host > 0) {
+      out->host += next - t;
+    } else if (next > t && busy == 0) {
       FsTime d = next - t;
       gboolean any = FALSE;
       for (guint k = 0; k < G_N_ELEMENTS(comm_priority) && !any; k++)
@@ -799,7 +947,9 @@ void fs_opgraph_breakdown(const FsOpGraph *g, guint compute_stream, const guint3
     if (i == ev->len)
       break;
     const Edge2 *e = &g_array_index(ev, Edge2, i);
-    if (e->cat < 0)
+    if (e->cat == -2)
+      host += e->delta;
+    else if (e->cat < 0)
       busy += e->delta;
     else
       active[e->cat] += e->delta;

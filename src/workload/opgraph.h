@@ -106,10 +106,22 @@ typedef struct {
   gint32 layer;          /* layer, or -1 */
   double model_flops;    /* COMPUTE: FLOPs that count for MFU */
   guint32 dep_off, n_deps;
+  /* The host model (fs_opgraph_set_host); host is FS_OP_NONE for an op no
+   * host issues (it starts when its dependencies are met). */
+  guint32 host;          /* the host thread that issues the op */
+  FsTime host_cost;      /* host time to issue it (all its launches) */
+  FsTime host_first;     /* host time until its first launch is issued (<= host_cost) */
+  FsTime host_tail;      /* its end is at least issue + host_tail */
+  gboolean host_sync;    /* the host first waits for every op it issued before and for
+                            this op's own dependencies (a device synchronization) */
   /* Filled by the run. */
   guint32 pending;
   FsTime start, end;     /* end < 0 until done */
-  gboolean ready;        /* dependencies met */
+  gboolean ready;        /* dependencies met (and, with a host, its first launch issued) */
+  FsTime issue;          /* host time its issue began (-1: no host, or not yet) */
+  FsTime ready_at;       /* when its dependencies were met */
+  FsTime host_wait;      /* of [ready_at, end]: the time spent waiting for the host */
+  gboolean launched;     /* run state of the host gate */
 } FsOp;
 
 typedef struct {
@@ -166,6 +178,26 @@ void fs_opgraph_set_coll_expected(FsOpGraph *g, guint coll, guint expected);
  * dst, coll, mb, layer, model_flops); the rest is set here. */
 guint32 fs_opgraph_add(FsOpGraph *g, guint stream, const FsOp *tmpl, const guint32 *deps,
                        guint n);
+/* The host model: a host thread issues the ops given to it in the order of
+ * the fs_opgraph_set_host calls (its program order), one after another,
+ * never waiting for the GPU except before a `sync` op.  For op i issued
+ * from host time H_i (the host's clock when it reaches the op; with
+ * sync, no earlier than the end of every op the host issued before it and
+ * of the op's own dependencies):
+ *   the host's clock then moves to H_i + cost_i;
+ *   the op starts at max(its dependencies' end, H_i + first_i);
+ *   a COMPUTE or DELAY op ends at max(start + dur, H_i + tail_i);
+ * an XFER, RECV or COLL op is ready (joins its rendezvous) at that start.
+ * Without hosts nothing changes: the run is the one described above.
+ * Cost: O(ops) per run. */
+guint fs_opgraph_add_host(FsOpGraph *g);
+/* Gives op (before the run) to host (from fs_opgraph_add_host), after the
+ * ops given to it so far, with its issue cost, first-launch time and tail
+ * (times >= 0; first is clamped to cost) and whether the host
+ * synchronizes before it.  An op is given to at most one host, once. */
+void fs_opgraph_set_host(FsOpGraph *g, guint32 op, guint host, FsTime cost, FsTime first,
+                         FsTime tail, gboolean sync);
+
 /* Adds one more dependency to op (before the run). */
 void fs_opgraph_add_dep(FsOpGraph *g, guint32 op, guint32 dep);
 /* Pairs an XFER with its RECV. */
@@ -211,10 +243,12 @@ typedef struct {
   FsTime busy[FS_CAT_N];     /* compute-stream time by compute category */
   FsTime exposed[FS_CAT_N];  /* communication the compute stream waited for, by kind */
   FsTime bubble;             /* compute stream idle with no communication of its own active */
+  FsTime host;               /* compute stream waiting for the host to issue its work */
 } FsOpBreakdown;
 
 /* Measures a rank after a run: its compute stream's busy time by
- * category; communication ops on that stream count as exposed; each idle
+ * category; communication ops on that stream count as exposed; the time
+ * its ops waited for the host (FsOp.host_wait) counts as host; each idle
  * stretch of the compute stream counts as exposed communication of the
  * first active kind among comm_ops (the rank's other streams' ops and the
  * transfers it receives; priority dp, emb, pp, cp, ep, tp), else as bubble.

@@ -231,7 +231,10 @@ END_TEST
 static void round_trip(const char *parallel)
 {
   g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
-  g_autoptr(FsWorkload) w = fs_test_small_gpt(parallel, NULL);
+  /* No host model: a Chakra trace holds the GPU ops, not the host's issue
+   * costs (workloads/README.md, "Host (framework) overhead"). */
+  const char *off[] = { "--framework-launch=off", NULL };
+  g_autoptr(FsWorkload) w = fs_test_small_gpt(parallel, off);
   /* Step by step, as the replay runs collectives (train --chakra-out too). */
   FsTrainOptions opt;
   fs_train_options_init(&opt);

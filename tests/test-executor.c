@@ -33,7 +33,7 @@ START_TEST(test_executor_runs_a_step)
     ck_assert_int_gt(c->time.busy[FS_CAT_BACKWARD], c->time.busy[FS_CAT_FORWARD]);
     ck_assert_int_gt(c->time.exposed[FS_CAT_TP], 0);
     /* Every picosecond of the step is accounted for once. */
-    FsTime sum = c->time.bubble;
+    FsTime sum = c->time.bubble + c->time.host;
     for (guint k = 0; k < FS_CAT_N; k++)
       sum += c->time.busy[k] + c->time.exposed[k];
     ck_assert_int_eq(sum, r->step_time);
@@ -78,7 +78,10 @@ START_TEST(test_executor_overlap_cost_modes)
   for (guint m = 0; m < FS_OVERLAP_COST_N; m++) {
     static const char *const names[] = {FS_OVERLAP_COSTS(FS_NAMES_ENTRY)};
     g_autofree char *p = g_strdup_printf(par, names[m]);
-    g_autoptr(FsWorkload) w = fs_test_small_gpt(p, NULL);
+    /* No host model: this small model is host-bound in eager mode, which
+     * hides what overlap costs the GPU (test-host.c). */
+    const char *off[] = { "--framework-launch=off", NULL };
+    g_autoptr(FsWorkload) w = fs_test_small_gpt(p, off);
     ck_assert_int_eq(w->overlap_cost, (int)m);
     g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
     step[m] = fs_train_result(t)->step_time;
@@ -107,9 +110,13 @@ START_TEST(test_executor_schedules_order)
   /* With the same layout, GPipe and 1F1B take the same time when stage
    * times are equal; interleaving takes less. */
   g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
-  const char *gp[] = { "parallel.schedule=gpipe", NULL };
-  const char *il[] = { "parallel.schedule=interleaved", "parallel.virtual_stages=2", NULL };
-  g_autoptr(FsWorkload) a = fs_test_small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", NULL);
+  /* The schedules alone: no host model (its synchronizations differ
+   * between 1F1B and interleaved; test-host.c). */
+  const char *off[] = { "--framework-launch=off", NULL };
+  const char *gp[] = { "parallel.schedule=gpipe", "--framework-launch=off", NULL };
+  const char *il[] = { "parallel.schedule=interleaved", "parallel.virtual_stages=2",
+                       "--framework-launch=off", NULL };
+  g_autoptr(FsWorkload) a = fs_test_small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", off);
   g_autoptr(FsWorkload) b = fs_test_small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", gp);
   g_autoptr(FsWorkload) c = fs_test_small_gpt("  tp: 1\n  pp: 4\n  dp: 2\n", il);
   g_autoptr(FsTrain) ta = fs_test_train(topo, a, NULL);
@@ -401,9 +408,11 @@ START_TEST(test_executor_dp_streams_match_steps)
     "  tp: 2\n  zero_stage: 0\n  overlap:\n    dp_grads: false\n",
   };
   for (guint li = 0; li < G_N_ELEMENTS(layouts); li++) {
-    g_autoptr(FsWorkload) wa = fs_test_small_gpt(layouts[li], NULL);
-    g_autoptr(FsWorkload) wb = fs_test_small_gpt(layouts[li], NULL);
-    g_autoptr(FsWorkload) wc = fs_test_small_gpt(layouts[li], NULL);
+    /* The collectives alone: no host model shifting their launches. */
+    const char *off[] = { "--framework-launch=off", NULL };
+    g_autoptr(FsWorkload) wa = fs_test_small_gpt(layouts[li], off);
+    g_autoptr(FsWorkload) wb = fs_test_small_gpt(layouts[li], off);
+    g_autoptr(FsWorkload) wc = fs_test_small_gpt(layouts[li], off);
     FsTrainOptions oa, ob;
     fs_train_options_init(&oa);
     ck_assert(oa.dp_streams);

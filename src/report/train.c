@@ -30,6 +30,7 @@ static json_t *class_json(const FsTrainClass *c)
   json_object_set_new(o, "compute_ms", compute);
   json_object_set_new(o, "exposed_comm_ms", exposed);
   json_object_set_new(o, "bubble_ms", json_real(ms(c->time.bubble)));
+  json_object_set_new(o, "host_ms", json_real(ms(c->time.host)));
   json_object_set_new(o, "model_tflop", json_real(c->model_flops / 1e12));
   return o;
 }
@@ -54,21 +55,23 @@ void fs_report_train_text(GString *out, FsTrain *t, const FsWorkload *w, const F
   g_string_append_printf(out, "  energy/step  %.4g kJ (%u GPUs × %.0f W TDP × step time)\n", r->energy_j / 1e3, r->gpus,
          r->gpu->tdp);
   g_string_append_printf(out, "\nTime per rank class (ms; stage s = its tp 0, dp 0 rank):\n");
-  g_string_append_printf(out, "  %-5s %-6s %9s %9s %9s %9s | %8s %8s %8s %8s %8s %8s | %9s\n", "stage", "rank",
-         "forward", "backward", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp", "emb",
-         "bubble");
+  g_string_append_printf(out, "  %-5s %-6s %9s %9s %9s %9s | %8s %8s %8s %8s %8s %8s | %9s %8s\n", "stage",
+         "rank", "forward", "backward", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp", "emb",
+         "bubble", "host");
   for (guint i = 0; i < r->classes->len; i++) {
     const FsTrainClass *c = &g_array_index(r->classes, FsTrainClass, i);
-    g_string_append_printf(out, "  %-5u %-6u %9.2f %9.2f %9.2f %9.2f | %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f | %9.2f\n",
+    g_string_append_printf(out, "  %-5u %-6u %9.2f %9.2f %9.2f %9.2f | %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f | %9.2f %8.2f\n",
            c->stage, c->rank, ms(c->time.busy[FS_CAT_FORWARD]), ms(c->time.busy[FS_CAT_BACKWARD]),
            ms(c->time.busy[FS_CAT_RECOMPUTE]), ms(c->time.busy[FS_CAT_OPTIMIZER]),
            ms(c->time.exposed[FS_CAT_TP]), ms(c->time.exposed[FS_CAT_CP]),
            ms(c->time.exposed[FS_CAT_EP]), ms(c->time.exposed[FS_CAT_PP]),
            ms(c->time.exposed[FS_CAT_DP] + c->time.exposed[FS_CAT_COMM]),
-           ms(c->time.exposed[FS_CAT_EMB]), ms(c->time.bubble));
+           ms(c->time.exposed[FS_CAT_EMB]), ms(c->time.bubble), ms(c->time.host));
   }
   g_string_append_printf(out, "  (communication columns are exposed time: the compute stream waited for it;\n"
-         "   emb: the tied-embedding gradient all-reduce between the first and last stage)\n");
+         "   emb: the tied-embedding gradient all-reduce between the first and last stage;\n"
+         "   host: the compute stream waited for the host to issue its kernels, launch %s)\n",
+         fs_launch_mode_name(fs_train_result(t)->launch));
   g_string_append_printf(out, "\nBusiest links (mean utilisation over the step):\n");
   if (nl == 0)
     g_string_append_printf(out, "  none: no traffic crossed a link\n");
@@ -172,14 +175,14 @@ void fs_report_train_csv(GString *out, FsTrain *t)
   for (guint k = 0; k < FS_CAT_N; k++)
     if (k != FS_CAT_OTHER)
       g_string_append_printf(out, ",%s_ms", fs_op_cat_name(k));
-  g_string_append_printf(out, ",bubble_ms\n");
+  g_string_append_printf(out, ",bubble_ms,host_ms\n");
   for (guint i = 0; i < r->classes->len; i++) {
     const FsTrainClass *c = &g_array_index(r->classes, FsTrainClass, i);
     g_string_append_printf(out, "%u,%u,%.10g", c->stage, c->rank, ms(r->step_time));
     for (guint k = 0; k < FS_CAT_N; k++)
       if (k != FS_CAT_OTHER)
         g_string_append_printf(out, ",%.10g", ms(fs_op_cat_is_comm(k) ? c->time.exposed[k] : c->time.busy[k]));
-    g_string_append_printf(out, ",%.10g\n", ms(c->time.bubble));
+    g_string_append_printf(out, ",%.10g,%.10g\n", ms(c->time.bubble), ms(c->time.host));
   }
 }
 

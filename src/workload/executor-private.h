@@ -31,7 +31,16 @@ typedef struct {
   guint emb_coll;            /* tied-embedding all-reduce (first and last stage), or G_MAXUINT */
   GArray *comm_ops;          /* guint32: this rank's communication ops and incoming transfers */
   double model_flops;
+  guint host;                /* its host thread in the op graph (with a host model) */
 } FsSimRank;
+
+/* What the host model needs of a compute op's kernels (host-sched.c). */
+typedef struct {
+  guint kernels;             /* how many kernels the op stands for (0: not recorded) */
+  FsTime sum;                /* their summed GPU time */
+  FsTime tail;               /* max over kernels j of (j + 1)·h + the GPU time of kernels j…n−1,
+                                h the eager per-op host time (0 without a host model) */
+} FsHostOp;
 
 /* Per-layer costs on one rank. */
 typedef struct {
@@ -40,6 +49,7 @@ typedef struct {
   FsTime tp_fwd, tp_bwd;     /* measured TP collectives of the pass */
   FsTime ep_fwd, ep_bwd;
   FsTime cp_fwd, cp_bwd;
+  FsHostOp h_fwd, h_bwd, h_recomp; /* their kernels, for the host model */
   double params;             /* parameters held by the rank */
   double eparams;            /* of which expert parameters reduced over the edp group (ep > 1) */
 } FsLayerCost;
@@ -69,6 +79,12 @@ struct FsTrain {
   uint64_t emb_bytes;        /* tied-embedding gradient all-reduced per TP rank, or 0 */
   GError *error;             /* the first error met while building ops */
   FsTrainResult res;
+  /* The host model (host-sched.c): the launch mode in force (OFF when the
+   * workload says off or the curves have no host costs for the GPU) and
+   * its figures; per compute op, its kernels (FsHostOp by op id). */
+  FsLaunchMode launch;
+  FsTime h_op, h_graph, h_gap;
+  GArray *hops;
 };
 
 /* The data-parallel schedule of one rank (dp-sched.c). */
@@ -92,6 +108,7 @@ typedef struct {
   FsTime emb_fwd, emb_bwd, head_fwd, head_bwd;
   double emb_mf[2], head_mf[2];
   FsTime emb_tp, head_tp_fwd, head_tp_bwd;
+  FsHostOp h_emb[2], h_head[2];  /* forward, backward */
   double emb_params, head_params;
   guint32 *last_b_mb;        /* per chunk: micro-batch of its last backward */
   double grad_bytes;         /* bytes per gradient element */
@@ -127,6 +144,30 @@ void fs_train_layer_range(const FsTrain *t, guint vstage, guint *lo, guint *hi);
 
 /* The number of layers of the model. */
 guint fs_train_n_layers(const FsTrain *t);
+
+/* ---- host-sched.c ---- */
+
+/* Chooses the launch mode and its figures (t->launch, h_op, h_graph,
+ * h_gap) from the workload and the host costs of gpu's architecture in
+ * t->eff (compute/efficiency.h); OFF without curves or without an entry. */
+void fs_train_host_init(FsTrain *t, const FsGpuModel *gpu);
+
+/* The summed time of kernels k (an array of FsKernel, unreferenced here)
+ * on gpu: each kernel's time from the kernel model, its launch latency
+ * replaced by the host model's GPU gap when a host model runs; their
+ * model FLOPs in *mf and the host model's view in *ho (either may be
+ * NULL). */
+FsTime fs_train_kernels_time(const FsTrain *t, GArray *k, const FsGpuModel *gpu, double *mf,
+                             FsHostOp *ho);
+
+/* Records that compute op `op` runs the kernels ho describes. */
+void fs_train_host_note(FsTrain *t, guint32 op, const FsHostOp *ho);
+
+/* Gives the ops of rank r from op `first` on (its whole step, in program
+ * order) to its host thread, each with its issue cost: see
+ * workloads/README.md, "Host (framework) overhead".  A no-op when the
+ * launch mode is OFF. */
+void fs_train_host_rank(FsTrain *t, FsSimRank *r, guint32 first);
 
 /* ---- dp-sched.c: items are layers (>= 0), -1 the embedding, -2 the head ---- */
 

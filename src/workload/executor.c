@@ -123,13 +123,13 @@ gboolean fs_train_measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, 
   return TRUE;
 }
 
-static FsTime kernels_time(const FsTrain *t, GArray *k, const FsGpuModel *gpu, double *mf)
+/* The time of kernels k on gpu (host-sched.c: launch latency or, with a
+ * host model, the GPU gap), their model FLOPs in *mf and their host view
+ * in *ho (either may be NULL).  Unreferences k. */
+static FsTime kernels_time(const FsTrain *t, GArray *k, const FsGpuModel *gpu, double *mf,
+                           FsHostOp *ho)
 {
-  FsTime d = fs_kernel_list_time((const FsKernel *)k->data, k->len, gpu, t->eff);
-  if (mf != NULL)
-    *mf = fs_kernels_model_flops(k);
-  g_array_unref(k);
-  return d;
+  return fs_train_kernels_time(t, k, gpu, mf, ho);
 }
 
 /* The time a compute span of `compute` loses to a communication of
@@ -268,8 +268,10 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
   const FsWorkload *w = t->w;
   memset(c, 0, sizeof *c);
   if (w->form == FS_MODEL_FORM_LAYERS) {
-    c->fwd = kernels_time(t, fs_workload_layer_kernels(w, l, FS_PASS_FORWARD), gpu, &c->mf_fwd);
-    c->bwd = kernels_time(t, fs_workload_layer_kernels(w, l, FS_PASS_BACKWARD), gpu, &c->mf_bwd);
+    c->fwd = kernels_time(t, fs_workload_layer_kernels(w, l, FS_PASS_FORWARD), gpu, &c->mf_fwd,
+                          &c->h_fwd);
+    c->bwd = kernels_time(t, fs_workload_layer_kernels(w, l, FS_PASS_BACKWARD), gpu, &c->mf_bwd,
+                          &c->h_bwd);
     c->params = w->layers[l].params;
     return TRUE;
   }
@@ -288,11 +290,12 @@ static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const gui
     cp_step[pass] = named_kernel_time(t, k, gpu, pass ? "attention.cp_step.bwd" : "attention.cp_step",
                                       &cp_steps[pass]);
     if (pass)
-      c->bwd = kernels_time(t, k, gpu, &c->mf_bwd) + extra;
+      c->bwd = kernels_time(t, k, gpu, &c->mf_bwd, &c->h_bwd) + extra;
     else
-      c->fwd = kernels_time(t, k, gpu, &c->mf_fwd) + extra;
+      c->fwd = kernels_time(t, k, gpu, &c->mf_fwd, &c->h_fwd) + extra;
   }
-  c->recomp = kernels_time(t, fs_transformer_layer_kernels(cfg, &run, l, FS_PASS_RECOMPUTE), gpu, NULL);
+  c->recomp = kernels_time(t, fs_transformer_layer_kernels(cfg, &run, l, FS_PASS_RECOMPUTE), gpu,
+                           NULL, &c->h_recomp);
   FsTransformerParams pp;
   fs_transformer_params(cfg, &pp);
   gboolean moe = fs_transformer_layer_is_moe(cfg, l);
@@ -402,12 +405,14 @@ static guint32 layer_pass(FsRankBuilder *b, guint l, int mb, gboolean backward)
     g_snprintf(name, sizeof name, "layer %u recompute", l);
     op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_RECOMPUTE, name, c->recomp, mb,
                          (int)l, 0, &ag, 1);
+    fs_train_host_note(t, op, &c->h_recomp);
     ag = FS_OP_NONE;
   }
   g_snprintf(name, sizeof name, backward ? "layer %u backward" : "layer %u forward", l);
   op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, backward ? FS_CAT_BACKWARD : FS_CAT_FORWARD,
                        name, backward ? c->bwd : c->fwd, mb, (int)l,
                        backward ? c->mf_bwd : c->mf_fwd, &ag, 1);
+  fs_train_host_note(t, op, backward ? &c->h_bwd : &c->h_fwd);
   r->model_flops += backward ? c->mf_bwd : c->mf_fwd;
   if (!backward && mb == 0)
     fs_train_dp_wait_params(b, op, (int)l);
@@ -488,6 +493,7 @@ static void forward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
   if (vs == 0 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
     op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_FORWARD, "embedding forward",
                          b->emb_fwd, (int)mb, -1, b->emb_mf[0], NULL, 0);
+    fs_train_host_note(t, op, &b->h_emb[0]);
     if (mb == 0)
       fs_train_dp_wait_params(b, op, -1);
     r->model_flops += b->emb_mf[0];
@@ -505,6 +511,7 @@ static void forward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
                       -1, 0, NULL, 0);
     op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_FORWARD, "head forward", b->head_fwd,
                          (int)mb, -1, b->head_mf[0], NULL, 0);
+    fs_train_host_note(t, op, &b->h_head[0]);
     if (mb == 0)
       fs_train_dp_wait_params(b, op, -2);
     r->model_flops += b->head_mf[0];
@@ -541,6 +548,7 @@ static void backward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
   if (vs == nv - 1 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
     op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_BACKWARD, "head backward",
                          b->head_bwd, (int)mb, -1, b->head_mf[1], NULL, 0);
+    fs_train_host_note(t, op, &b->h_head[1]);
     r->model_flops += b->head_mf[1];
     if (b->head_tp_bwd > 0)
       op = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "head tp", b->head_tp_bwd,
@@ -558,6 +566,7 @@ static void backward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
   if (vs == 0 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
     op = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_BACKWARD, "embedding backward",
                          b->emb_bwd, (int)mb, -1, b->emb_mf[1], NULL, 0);
+    fs_train_host_note(t, op, &b->h_emb[1]);
     r->model_flops += b->emb_mf[1];
   }
   if (last_mb)
@@ -589,6 +598,7 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
   const FsGpuModel *gpu = &node->model->u.gpu;
   guint L = fs_train_n_layers(t);
   FsRankBuilder b = { .t = t, .r = r, .gpu = gpu };
+  guint32 first_op = fs_opgraph_n_ops(g);
   b.lc = g_new0(FsLayerCost, L);
   b.last_b_mb = g_new0(guint32, t->v);
   fs_train_dp_init(&b);
@@ -618,10 +628,14 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
     FsTransformerRun run;
     fs_workload_transformer_run(w, &run);
     const FsTransformerConfig *cfg = &w->model;
-    b.emb_fwd = kernels_time(t, fs_transformer_embedding_kernels(cfg, &run, FS_PASS_FORWARD), gpu, &b.emb_mf[0]);
-    b.emb_bwd = kernels_time(t, fs_transformer_embedding_kernels(cfg, &run, FS_PASS_BACKWARD), gpu, &b.emb_mf[1]);
-    b.head_fwd = kernels_time(t, fs_transformer_head_kernels(cfg, &run, FS_PASS_FORWARD), gpu, &b.head_mf[0]);
-    b.head_bwd = kernels_time(t, fs_transformer_head_kernels(cfg, &run, FS_PASS_BACKWARD), gpu, &b.head_mf[1]);
+    b.emb_fwd = kernels_time(t, fs_transformer_embedding_kernels(cfg, &run, FS_PASS_FORWARD), gpu,
+                             &b.emb_mf[0], &b.h_emb[0]);
+    b.emb_bwd = kernels_time(t, fs_transformer_embedding_kernels(cfg, &run, FS_PASS_BACKWARD), gpu,
+                             &b.emb_mf[1], &b.h_emb[1]);
+    b.head_fwd = kernels_time(t, fs_transformer_head_kernels(cfg, &run, FS_PASS_FORWARD), gpu,
+                              &b.head_mf[0], &b.h_head[0]);
+    b.head_bwd = kernels_time(t, fs_transformer_head_kernels(cfg, &run, FS_PASS_BACKWARD), gpu,
+                              &b.head_mf[1], &b.h_head[1]);
     FsTransformerParams pp;
     fs_transformer_params(cfg, &pp);
     b.emb_params = (pp.embedding + pp.positions) / w->tp;
@@ -667,17 +681,27 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
      * collective. */
     double shard = fs_train_dp_shard(&b);
     gboolean mixed = w->dtype != FS_DTYPE_FP32 && w->dtype != FS_DTYPE_TF32;
+    FsHostOp hopt = { 0 }, hcast = { 0 };
     FsTime opt_t = w->offload_optimizer ? 0 :
-      kernels_time(t, fs_optimizer_kernels(shard, w->optimizer, mixed, b.grad_bytes), gpu, NULL);
+      kernels_time(t, fs_optimizer_kernels(shard, w->optimizer, mixed, b.grad_bytes), gpu, NULL,
+                   &hopt);
     /* FP8: the per-step cast of the updated weights (spec-views.c's
      * fs_workload_optimizer_kernels counts the same). */
-    if (w->dtype == FS_DTYPE_FP8 && w->form == FS_MODEL_FORM_TRANSFORMER)
+    if (w->dtype == FS_DTYPE_FP8 && w->form == FS_MODEL_FORM_TRANSFORMER) {
       opt_t += kernels_time(t, fs_fp8_weight_cast_kernels(w->fp8_param_gather ? shard
-                                                          : fs_train_dp_local(&b)), gpu, NULL);
+                                                          : fs_train_dp_local(&b)), gpu, NULL,
+                            &hcast);
+      /* The casts run after the update: one host view of both. */
+      hopt.tail = MAX(hopt.tail + hcast.sum, (FsTime)hopt.kernels * t->h_op + hcast.tail);
+      hopt.kernels += hcast.kernels;
+      hopt.sum += hcast.sum;
+    }
     guint32 opt = fs_train_add_op(g, r->s_compute, FS_OP_COMPUTE, FS_CAT_OPTIMIZER,
                                   "optimizer step", opt_t, -1, -1, 0,
                                   (const guint32 *)b.dp.ops->data, b.dp.ops->len);
+    fs_train_host_note(t, opt, &hopt);
     fs_train_dp_after_optimizer(&b, opt);
+    fs_train_host_rank(t, r, first_op);
   }
   g_free(b.lc);
   g_free(b.last_b_mb);
@@ -783,6 +807,9 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
                                                              t->emb_bytes);
     }
   }
+  /* The host model's mode and figures, for the GPU of rank 0. */
+  fs_train_host_init(t, &fs_topo_node(topo, (guint)g_array_index(t->ranks, FsSimRank, 0).gpu)
+                            ->model->u.gpu);
   guint nlink = t->nj * t->p * t->v * t->m;
   Links lk = { g_new(guint32, nlink), g_new(guint32, nlink), g_new(guint32, nlink),
                g_new(guint32, nlink) };
@@ -826,6 +853,8 @@ void fs_train_free(FsTrain *t)
   }
   g_clear_error(&t->error);
   g_array_unref(t->ranks);
+  if (t->hops != NULL)
+    g_array_unref(t->hops);
   fs_coll_memo_free(t->own_memo);
   if (t->res.classes)
     g_array_unref(t->res.classes);
@@ -856,6 +885,7 @@ gboolean fs_train_run(FsTrain *t, GError **error)
   res->microbatches = t->m;
   res->simulated_ranks = t->ranks->len;
   res->n_ops = fs_opgraph_n_ops(t->g);
+  res->launch = t->launch;
   const FsSimRank *r0 = &g_array_index(t->ranks, FsSimRank, 0);
   const FsTopoNode *node = fs_topo_node(t->topo, (guint)r0->gpu);
   res->gpu = &node->model->u.gpu;

@@ -76,6 +76,8 @@ typedef enum {
 } FsCollClasses;
 
 const char *fs_coll_classes_name(FsCollClasses c);
+/* "eager", "graphs" or "off" (host-sched.c). */
+const char *fs_launch_mode_name(FsLaunchMode m);
 /* FALSE when name is none of auto, on, off. */
 gboolean fs_coll_classes_from_name(const char *name, FsCollClasses *out);
 
@@ -142,6 +144,8 @@ typedef struct {
   guint microbatches;        /* per replica per step */
   guint simulated_ranks;
   guint n_ops;
+  FsLaunchMode launch;       /* the host model in force: the workload's, or OFF where the
+                                efficiency curves give no host costs for the GPU */
   const FsGpuModel *gpu;     /* the GPU model of rank 0 */
   const char *gpu_name;
   GArray *classes;           /* FsTrainClass, by stage */

@@ -18,6 +18,7 @@ static const char *const optimizer_names[] = {FS_OPTIMIZERS(NAME) NULL};
 static const char *const schedule_names[] = {FS_PP_SCHEDULES(NAME) NULL};
 static const char *const overlap_cost_names[] = {FS_OVERLAP_COSTS(NAME) NULL};
 static const char *const fp8_recipe_names[] = {FS_FP8_RECIPES(NAME) NULL};
+static const char *const launch_names[] = {FS_LAUNCH_MODES(NAME) NULL};
 #undef NAME
 /* The training datatypes (a subset of the catalog's). */
 static const char *const dtype_names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
@@ -216,6 +217,13 @@ static const FsSchemaField offload_fields[] = {
 };
 const FsSchema fs_workload_offload_schema = {"offload", NULL, offload_fields, 1};
 
+static const FsSchemaField framework_fields[] = {
+  ENUM_F("launch", F_LAUNCH, OFF(launch), launch_names, NULL, A("--framework-launch"),
+         "eager (default), graphs (one CUDA graph per layer pass) or off: the host time that "
+         "issuing the step's GPU work costs"),
+};
+const FsSchema fs_workload_framework_schema = {"framework", NULL, framework_fields, 1};
+
 static const FsSchemaField top_fields[] = {
   TEXT_F("name", "default: the file name"),
   TEXT_F("description", "free text"),
@@ -232,6 +240,8 @@ static const FsSchemaField top_fields[] = {
    .value_doc = "mapping (`workload.placement`)", .doc = "ranks on GPUs"},
   {.key = "offload", .type = FS_SCHEMA_MAP, .offset = NONE,
    .value_doc = "mapping (`workload.offload`)", .doc = "what lives in host memory"},
+  {.key = "framework", .type = FS_SCHEMA_MAP, .offset = NONE,
+   .value_doc = "mapping (`workload.framework`)", .doc = "how the host issues the GPU work"},
 };
 const FsSchema fs_workload_top_schema = {"workload", NULL, top_fields, G_N_ELEMENTS(top_fields)};
 
@@ -245,6 +255,7 @@ static const FsSchemaEntry schemas[] = {
   {"workload.overlap", &overlap_schema},
   {"workload.placement", &fs_workload_placement_schema},
   {"workload.offload", &fs_workload_offload_schema},
+  {"workload.framework", &fs_workload_framework_schema},
 };
 
 const FsSchemaEntry *fs_workload_schemas(guint *n)
@@ -302,6 +313,7 @@ static const struct {
   {"--use-distributed-optimizer", F_ZERO, "1", NULL},
   {"--recompute-activations", F_RECOMPUTE, "selective", NULL},
   {"--untie-embeddings-and-output-weights", F_TIED, "false", NULL},
+  {"--enable-cuda-graph", F_LAUNCH, "graphs", NULL},
 };
 
 /* The alias named name, or -1. */

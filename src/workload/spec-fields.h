@@ -24,7 +24,7 @@ typedef enum {
   F_TP, F_PP, F_DP, F_CP, F_EP, F_VP, F_SP, F_SCHEDULE, F_ZERO, F_FSDP, F_BUCKET,
   F_STAGE_LAYERS, F_FIRST_STAGE, F_LAST_STAGE, F_ACCOUNT_EMB, F_ACCOUNT_LOSS,
   F_OVERLAP_DP, F_OVERLAP_TP, F_OVERLAP_PARAM, F_OVERLAP_COST, F_FP8_RECIPE, F_FP8_PARAM,
-  F_ORDER, F_RANKS, F_OFFLOAD,
+  F_ORDER, F_RANKS, F_OFFLOAD, F_LAUNCH,
   F_N
 } FieldId;
 
@@ -46,6 +46,7 @@ extern const FsSchema fs_workload_training_schema;
 extern const FsSchema fs_workload_parallel_schema; /* overlap nested */
 extern const FsSchema fs_workload_placement_schema;
 extern const FsSchema fs_workload_offload_schema;
+extern const FsSchema fs_workload_framework_schema;
 
 /* Where a field's value came from. */
 typedef struct {

@@ -453,6 +453,9 @@ static FsWorkload *load_doc(FsYamlDoc *doc, const char *file, const char *dir, G
   const FsYamlNode *of = fs_yaml_map_get(root, "offload");
   if (of != NULL && !read_section(w, &fs_workload_offload_schema, of, error))
     return NULL;
+  const FsYamlNode *fw = fs_yaml_map_get(root, "framework");
+  if (fw != NULL && !read_section(w, &fs_workload_framework_schema, fw, error))
+    return NULL;
   if (w->name == NULL) {
     g_autofree char *base = g_path_get_basename(file);
     w->name = g_str_has_suffix(base, ".yaml") ? g_strndup(base, strlen(base) - 5) : g_strdup(base);

@@ -60,6 +60,27 @@ typedef enum {
   FS_OVERLAP_COST_N
 } FsOverlapCost;
 
+/* How the host issues a step's GPU work (`framework.launch`,
+ * --framework-launch; workloads/README.md, "Host (framework) overhead"):
+ * `eager` — each kernel and communication launch costs the host the
+ * catalog's eager per-op time (models/compute, `host:`), and a kernel
+ * cannot start before it is issued; `graphs` — each transformer layer's
+ * pass is one captured CUDA graph (Megatron's --enable-cuda-graph,
+ * per-layer scope), one graph launch of host time, the rest eager;
+ * `off` — no host: every op starts when its inputs are ready (the
+ * ideal, for teaching). */
+#define FS_LAUNCH_MODES(X)     \
+  X(EAGER, "eager")            \
+  X(GRAPHS, "graphs")          \
+  X(OFF, "off")
+
+typedef enum {
+#define X(id, str) FS_LAUNCH_##id,
+  FS_LAUNCH_MODES(X)
+#undef X
+  FS_LAUNCH_N
+} FsLaunchMode;
+
 G_BEGIN_DECLS
 
 #define FS_WORKLOAD_ERROR (fs_workload_error_quark())
@@ -135,6 +156,7 @@ typedef struct {
   gboolean overlap_tp_comm;
   gboolean overlap_param_gather;
   FsOverlapCost overlap_cost; /* what overlapped communication costs the compute */
+  FsLaunchMode launch;        /* how the host issues the GPU work (default eager) */
   gboolean fp8_param_gather;  /* ZeRO parameter all-gathers in FP8 (1 byte per weight) */
   /* Uneven pipeline stages (at most one of the three ways; workloads/README.md):
    * transformer layers per pipeline stage as given (parallel.stage_layers,

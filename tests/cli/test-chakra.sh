@@ -85,8 +85,8 @@ set -e
 
 # Round trip and determinism.
 W="$FS_SOURCE_ROOT/workloads/llama2-7b.yaml"
-"$FABRICSIM" train "$T" "$W" --tp=1 --pp=8 --global-batch-size=16 --chakra-out "$tmp/s1" --json >"$tmp/t.json"
-"$FABRICSIM" train "$T" "$W" --tp=1 --pp=8 --global-batch-size=16 --chakra-out "$tmp/s2" >/dev/null
+"$FABRICSIM" train "$T" "$W" --tp=1 --pp=8 --global-batch-size=16 --framework-launch=off --chakra-out "$tmp/s1" --json >"$tmp/t.json"
+"$FABRICSIM" train "$T" "$W" --tp=1 --pp=8 --global-batch-size=16 --framework-launch=off --chakra-out "$tmp/s2" >/dev/null
 for r in 0 1 2 3 4 5 6 7; do
   cmp -s "$tmp/s1/step.$r.et" "$tmp/s2/step.$r.et" || fail "step.$r.et differs between two runs"
 done
@@ -98,7 +98,7 @@ assert t["step_time_ps"] == r["makespan_ps"], (t["step_time_ps"], r["makespan_ps
 assert r["chakra"]["compute_timed_by_model"] == 0
 PY
 # Data parallelism: the mirrored replicas are written too.
-"$FABRICSIM" train "$T" "$W" --tp=1 --pp=2 --global-batch-size=16 --chakra-out "$tmp/s4" --json >"$tmp/t4.json"
+"$FABRICSIM" train "$T" "$W" --tp=1 --pp=2 --global-batch-size=16 --framework-launch=off --chakra-out "$tmp/s4" --json >"$tmp/t4.json"
 [ -f "$tmp/s4/step.7.et" ] || fail "dp 4: no file for rank 7"
 "$FABRICSIM" replay "$T" --chakra "$tmp/s4" --json >"$tmp/r4.json"
 python3 - "$tmp/t4.json" "$tmp/r4.json" <<'PY' || fail "round trip with dp 4"

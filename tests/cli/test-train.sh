@@ -33,7 +33,7 @@ assert abs(mfc - d["mfu_causal"]) < 1e-9 and d["mfu_causal"] < d["mfu"], (mfc, d
 assert abs(d["energy_j"] - 700 * 8 * t) < 1e-6 * d["energy_j"]
 assert len(d["rank_classes"]) == 2
 for c in d["rank_classes"]:
-    total = sum(c["compute_ms"].values()) + sum(c["exposed_comm_ms"].values()) + c["bubble_ms"]
+    total = sum(c["compute_ms"].values()) + sum(c["exposed_comm_ms"].values()) + c["bubble_ms"] + c["host_ms"]
     assert abs(total - t * 1e3) < 1e-6 * t * 1e3 + 1e-6, (total, t)
     assert c["exposed_comm_ms"]["tp"] > 0
 assert d["memory"]["fits"] is True

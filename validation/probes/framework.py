@@ -10,9 +10,11 @@
 # fails records its error and the others still run):
 #   host_ops   host time per eager op on a one-element tensor (the GPU idle),
 #              and the same ops replayed from a CUDA graph
+#   graph_launch  host time of one CUDA graph launch by its node count
 #   layer      a Llama-style block (RMSNorm, fused QKV, rotary, SDPA, output
 #              projection, fused SwiGLU fc1, fc2, residuals) forward+backward,
-#              eager and as one CUDA graph, at sizes from host-bound to
+#              eager, as one CUDA graph, and (tiny, small) one graph per
+#              block forward and backward, at sizes from host-bound to
 #              GPU-bound: wall per iteration, kernels per iteration (profiler),
 #              GPU busy time per iteration
 #   memory     memory-bound kernels (copy, add, RMSNorm, LayerNorm, SiLU, mul,
@@ -187,6 +189,41 @@ def host_ops():
     return out
 
 
+# ---------------------------------------------------------------- graph_launch
+@section("graph_launch")
+def graph_launch():
+    # Host time of one CUDA graph launch (g.replay()) by the graph's node
+    # count, the replays issued back to back without waiting.
+    x = torch.zeros(1, device=DEV, dtype=BF16)
+    out = {"graphs": []}
+    for nodes in (1, 8, 64, 512):
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                x.add_(1)
+        torch.cuda.current_stream().wait_stream(s)
+        gr = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(gr):
+            for _ in range(nodes):
+                x.add_(1)
+        reps = 2000 if nodes <= 64 else 200
+        for _ in range(10):
+            gr.replay()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            gr.replay()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        out["graphs"].append({"nodes": nodes, "replays": reps,
+                              "host_issue_us_per_replay": (t1 - t0) * 1e6 / reps,
+                              "wall_us_per_replay": (t2 - t0) * 1e6 / reps})
+        del gr
+    return out
+
+
 # ---------------------------------------------------------------- layer
 class Block(torch.nn.Module):
     def __init__(self, h, heads, ffn):
@@ -299,6 +336,35 @@ def layer():
             del gr
         except Exception as e:
             rec["graph_error"] = "%s: %s" % (type(e).__name__, e)
+        if name in ("tiny", "small"):
+            # One graph per block, forward and backward (Megatron's per-layer
+            # capture, as Transformer Engine's make_graphed_callables does).
+            try:
+                xs = torch.randn(b, t, h, device=DEV, dtype=BF16, requires_grad=True)
+                graphed = [torch.cuda.make_graphed_callables(blk, (xs, model.cos, model.sin))
+                           for blk in model.blocks]
+
+                xg = x.detach().clone().requires_grad_(True)
+
+                def gstep():
+                    for p in params:
+                        p.grad = None
+                    y = xg
+                    for gb in graphed:
+                        y = gb(y, model.cos, model.sin)
+                    y.float().square().mean().backward()
+                for _ in range(3):
+                    gstep()
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                for _ in range(iters):
+                    gstep()
+                torch.cuda.synchronize()
+                rec["layer_graphs_wall_ms_per_iter"] = (time.perf_counter() - t0) * 1e3 / iters
+                rec["layer_graphs_kernels_per_iter"] = kernels_of(gstep)[0]
+                del graphed, xs, xg
+            except Exception as e:
+                rec["layer_graphs_error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
         out["configs"][name] = rec
         del model, params, x
         torch.cuda.empty_cache()

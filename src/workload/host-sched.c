@@ -98,6 +98,12 @@ static guint comm_launches(const FsTrain *t, const FsOp *op)
   }
 }
 
+/* See executor-private.h.  Walks the rank's ops in the order they were
+ * added (its program order), skipping other ranks' and receives, and gives
+ * each to the rank's new host thread: a compute op its kernels' launches
+ * (one graph launch for a layer pass with graphs) and their tail, a
+ * communication op its launches, markers nothing; the optimizer and the
+ * p2p calls of the non-interleaved schedule are synchronizations. */
 void fs_train_host_rank(FsTrain *t, FsSimRank *r, guint32 first)
 {
   if (t->launch == FS_LAUNCH_OFF)

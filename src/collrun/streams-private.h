@@ -78,6 +78,7 @@ typedef struct {
   guint *inc_off;
   guint32 *inc;
   double *inc_w; /* the share of the stream's bytes on the link */
+  guint *link_rep; /* per link, the first with the same streams, shares and capacity */
 } Ctx;
 
 /* The value at `to` of a quantity measured at three equally spaced counts

@@ -21,20 +21,39 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
   return v[2] + ((double)to - (double)at[2]) * s2;
 }
 
-/* A skeleton's plan as max-plus walks it, built once for the schedule's
- * two passes (before and after the repair): each step's successors (CSR,
- * a credit's marked by the top bit) with the latency the edge adds after
- * its source finishes, its count of predecessors, whether a data
- * dependency leaves it, and each transfer's wire bytes. */
+/* A skeleton's plan as max-plus walks it, made once for the schedule's
+ * two passes (before and after the repair): each transfer's wire bytes,
+ * whether a data dependency leaves a step, and whether every step depends
+ * only on earlier ones (ordered: the plan's order is then a topological
+ * one and max-plus pulls each step's start from its dependencies in that
+ * order).  Otherwise each step's successors (CSR, a credit's marked by the
+ * top bit) with the latency the edge adds after its source finishes, and
+ * its count of predecessors, for a walk in dependency order (Kahn). */
 typedef struct {
   guint n;
-  guint *pending;     /* predecessors per step */
+  gboolean ordered;
+  double *wire;       /* per step: its wire bytes (transfers; 0 otherwise) */
+  gboolean *data_succ;
+  double *fin;        /* ordered: scratch, each step's end */
+  guint *pending;     /* not ordered: predecessors per step */
   guint *off;         /* successors of i: succ[off[i] .. off[i + 1]) */
   uint32_t *succ;
   double *elat;       /* per successor edge, ps */
-  gboolean *data_succ;
-  double *wire;       /* per step: its wire bytes (transfers; 0 otherwise) */
 } Dag;
+
+/* The latency a data dependency of step b on step a adds after a ends: the
+ * step latency of a's class when they are not one connection's FIFO, a
+ * ring's network step between consecutive steps across hosts (exec.h),
+ * else none. */
+static inline double dep_latency(const FsCollStep *a, const FsCollStep *b,
+                                 const FsCollExecParams *ep)
+{
+  if (!fs_coll_step_same_conn(a, b))
+    return a->kind == FS_STEP_XFER ? (double)ep->step_latency[a->inter ? 1 : 0] : 0;
+  if (a->inter && b->ring_head)
+    return (double)ep->ring_step_latency_inter; /* a ring's next step (exec.h) */
+  return 0;
+}
 
 /* Builds k's Dag with the latencies of ep.  Cost: O(steps + edges). */
 static void dag_build(const Skel *k, const FsCollExecParams *ep, double payload, Dag *g)
@@ -43,10 +62,9 @@ static void dag_build(const Skel *k, const FsCollExecParams *ep, double payload,
   guint n = fs_coll_plan_n_steps(pl);
   memset(g, 0, sizeof *g);
   g->n = n;
-  g->pending = g_new0(guint, n + 1);
-  g->off = g_new0(guint, n + 2);
-  g->data_succ = g_new0(gboolean, n + 1);
   g->wire = g_new0(double, n + 1);
+  g->data_succ = g_new0(gboolean, n + 1);
+  g->ordered = TRUE;
   if (n == 0)
     return;
   const FsCollStep *steps = fs_coll_plan_step(pl, 0);
@@ -55,16 +73,31 @@ static void dag_build(const Skel *k, const FsCollExecParams *ep, double payload,
     guint nd, nc;
     const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
     const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
-    g->pending[i] = nd + nc;
     total += nd + nc;
     for (guint j = 0; j < nd; j++) {
-      g->off[d[j] + 1]++;
       g->data_succ[d[j]] = TRUE;
+      g->ordered = g->ordered && d[j] < i;
     }
     for (guint j = 0; j < nc; j++)
-      g->off[cr[j] + 1]++;
+      g->ordered = g->ordered && cr[j] < i;
     if (steps[i].kind == FS_STEP_XFER)
       g->wire[i] = ceil((double)steps[i].bytes / payload) * MAX(steps[i].width, 1);
+  }
+  if (g->ordered) {
+    g->fin = g_new(double, n + 1);
+    return;
+  }
+  g->pending = g_new0(guint, n + 1);
+  g->off = g_new0(guint, n + 2);
+  for (guint i = 0; i < n; i++) {
+    guint nd, nc;
+    const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
+    const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
+    g->pending[i] = nd + nc;
+    for (guint j = 0; j < nd; j++)
+      g->off[d[j] + 1]++;
+    for (guint j = 0; j < nc; j++)
+      g->off[cr[j] + 1]++;
   }
   for (guint i = 0; i < n; i++)
     g->off[i + 1] += g->off[i];
@@ -75,53 +108,90 @@ static void dag_build(const Skel *k, const FsCollExecParams *ep, double payload,
     guint nd, nc;
     const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
     const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
-    for (guint j = 0; j < nd; j++)
-      g->succ[g->off[d[j]] + fill[d[j]]++] = i;
-    for (guint j = 0; j < nc; j++)
-      g->succ[g->off[cr[j]] + fill[cr[j]]++] = i | 0x80000000u;
-  }
-  /* The latency each edge adds: a data dependency on another connection's
-   * transfer the step latency, a ring's next step over the network the
-   * ring's; FIFO order and credits none. */
-  for (guint i = 0; i < n; i++) {
-    const FsCollStep *s = &steps[i];
-    double out_lat = s->kind == FS_STEP_XFER ? (double)ep->step_latency[s->inter ? 1 : 0] : 0;
-    for (guint x = g->off[i]; x < g->off[i + 1]; x++) {
-      guint j = g->succ[x] & 0x7fffffffu;
-      double lat = 0;
-      if (!(g->succ[x] & 0x80000000u) && !fs_coll_step_same_conn(s, &steps[j]))
-        lat = out_lat;
-      else if (!(g->succ[x] & 0x80000000u) && s->inter && steps[j].ring_head)
-        lat = (double)ep->ring_step_latency_inter; /* a ring's next step (exec.h) */
-      g->elat[x] = lat;
+    for (guint j = 0; j < nd; j++) {
+      guint x = g->off[d[j]] + fill[d[j]]++;
+      g->succ[x] = i;
+      g->elat[x] = dep_latency(&steps[d[j]], &steps[i], ep);
+    }
+    for (guint j = 0; j < nc; j++) {
+      guint x = g->off[cr[j]] + fill[cr[j]]++;
+      g->succ[x] = i | 0x80000000u;
+      g->elat[x] = 0; /* FIFO order and credits: none */
     }
   }
 }
 
 static void dag_clear(Dag *g)
 {
+  g_free(g->wire);
+  g_free(g->data_succ);
+  g_free(g->fin);
   g_free(g->pending);
   g_free(g->off);
   g_free(g->succ);
   g_free(g->elat);
-  g_free(g->data_succ);
-  g_free(g->wire);
   memset(g, 0, sizeof *g);
 }
 
-/* Max-plus time of a skeleton (ps after its kickoff): a transfer takes its
- * wire bytes at its stream's rate plus its path latency, a reduction its
- * bytes at the reduce bandwidth; a data dependency on another connection's
- * transfer adds the step latency, FIFO order and credits none (Dag.elat);
- * the end is the last completion plus the step latency of a final delivery
- * (exec.c).  Each transfer's sending interval into xa..xb. */
+/* Step i's end when it may start at `ready`: a transfer takes its wire
+ * bytes at its stream's rate (its sending interval into xa..xb) plus its
+ * path latency, a reduction its bytes at the reduce bandwidth. */
+static inline double step_end(const Skel *k, const Dag *g, const Stream *st,
+                              const FsCollExecParams *ep, const double *stretch, guint i,
+                              const FsCollStep *s, double ready, double *xa, double *xb)
+{
+  double fin = ready;
+  if (s->kind == FS_STEP_XFER) {
+    const Stream *c = &st[k->conn[i]];
+    xa[i] = ready;
+    if (c->wire > 0)
+      fin += g->wire[i] / c->wire * c->t * 1e12 * stretch[i];
+    xb[i] = fin; /* the bytes have left: the links are free (flow.h) */
+    fin += c->lat;
+  } else if (ep->reduce_bw > 0) {
+    fin += (double)s->bytes / ep->reduce_bw * 1e12;
+  }
+  return fin;
+}
+
+/* Max-plus time of a skeleton (ps after its kickoff): each step starts
+ * when the last of its dependencies has ended plus the latency the edge
+ * adds (dep_latency; credits none) and ends as step_end says; the end is
+ * the last completion plus the step latency of a final delivery (exec.c).
+ * Every figure is a maximum of the same sums in either walk, so the two
+ * give the same bits. */
 static double maxplus(const Skel *k, const Dag *g, const Stream *st, const FsCollExecParams *ep,
                       const double *stretch, double *xa, double *xb)
 {
+  const FsCollPlan *pl = k->plan;
   guint n = g->n;
   if (n == 0)
     return 0;
-  const FsCollStep *steps = fs_coll_plan_step(k->plan, 0);
+  const FsCollStep *steps = fs_coll_plan_step(pl, 0);
+  double end = 0;
+  if (g->ordered) {
+    double *fin = g->fin;
+    for (guint i = 0; i < n; i++) {
+      const FsCollStep *s = &steps[i];
+      guint nd, nc;
+      const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
+      const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
+      double ready = 0;
+      for (guint j = 0; j < nd; j++)
+        ready = MAX(ready, fin[d[j]] + dep_latency(&steps[d[j]], s, ep));
+      for (guint j = 0; j < nc; j++)
+        ready = MAX(ready, fin[cr[j]] + 0.0);
+      fin[i] = step_end(k, g, st, ep, stretch, i, s, ready, xa, xb);
+    }
+    for (guint i = 0; i < n; i++) {
+      const FsCollStep *s = &steps[i];
+      double out_lat = s->kind == FS_STEP_XFER ? (double)ep->step_latency[s->inter ? 1 : 0] : 0;
+      if (!g->data_succ[i])
+        end = MAX(end, fin[i] + out_lat);
+      end = MAX(end, fin[i]);
+    }
+    return end;
+  }
   g_autofree guint *pending = g_memdup2(g->pending, sizeof(guint) * n);
   g_autofree double *ready = g_new0(double, n);
   g_autofree guint *queue = g_new(guint, n);
@@ -129,23 +199,11 @@ static double maxplus(const Skel *k, const Dag *g, const Stream *st, const FsCol
   for (guint i = 0; i < n; i++)
     if (pending[i] == 0)
       queue[tail++] = i;
-  double end = 0;
   while (head < tail) {
     guint i = queue[head++];
     const FsCollStep *s = &steps[i];
-    double fin = ready[i];
-    double out_lat = 0;
-    if (s->kind == FS_STEP_XFER) {
-      const Stream *c = &st[k->conn[i]];
-      xa[i] = ready[i];
-      if (c->wire > 0)
-        fin += g->wire[i] / c->wire * c->t * 1e12 * stretch[i];
-      xb[i] = fin; /* the bytes have left: the links are free (flow.h) */
-      fin += c->lat;
-      out_lat = (double)ep->step_latency[s->inter ? 1 : 0];
-    } else if (ep->reduce_bw > 0) {
-      fin += (double)s->bytes / ep->reduce_bw * 1e12;
-    }
+    double fin = step_end(k, g, st, ep, stretch, i, s, ready[i], xa, xb);
+    double out_lat = s->kind == FS_STEP_XFER ? (double)ep->step_latency[s->inter ? 1 : 0] : 0;
     if (!g->data_succ[i])
       end = MAX(end, fin + out_lat);
     end = MAX(end, fin);
@@ -287,6 +345,8 @@ static double repair(const Ctx *c, const Skel *k, const Dag *g, const double *xa
   DemandEv *act = sc->act;
   guint *pos = sc->pos;
   for (guint l = 0; l < c->n_links; l++) {
+    if (c->link_rep[l] != l)
+      continue; /* its class's first link gave the same slowdowns (worst[] is a maximum) */
     double cap = fs_flownet_channel_capacity(c->net, c->links[l]) * 1e-12;
     /* A stream whose several paths cross the link: once, their shares summed. */
     guint nseen = 0;
@@ -416,6 +476,10 @@ static void link_extra(const Ctx *c, const Skel *k, const double *xa, const doub
 {
   guint ns = c->streams->len;
   for (guint l = 0; l < c->n_links; l++) {
+    if (c->link_rep[l] != l) {
+      extra[l] = extra[c->link_rep[l]]; /* the same streams and capacity: the same figure */
+      continue;
+    }
     double need = 0;
     double cap = fs_flownet_channel_capacity(c->net, c->links[l]);
     gsize room = 0;

@@ -51,6 +51,7 @@ typedef struct {
   GArray *w;     /* double per path */
   GArray *hop_off; /* guint per path */
   GArray *hops;  /* FsChannelId */
+  GArray *tw, *th; /* scratch: one stream's weights and hops as the route callback gives them */
 } Routes;
 
 /* A family of a sweep's memo (streams.c). */

@@ -73,6 +73,8 @@ static void routes_init(Routes *r)
   r->w = g_array_new(FALSE, FALSE, sizeof(double));
   r->hop_off = g_array_new(FALSE, FALSE, sizeof(guint));
   r->hops = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  r->tw = g_array_new(FALSE, FALSE, sizeof(double));
+  r->th = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
 }
 
 static void routes_clear(Routes *r)
@@ -81,6 +83,8 @@ static void routes_clear(Routes *r)
   g_clear_pointer(&r->w, g_array_unref);
   g_clear_pointer(&r->hop_off, g_array_unref);
   g_clear_pointer(&r->hops, g_array_unref);
+  g_clear_pointer(&r->tw, g_array_unref);
+  g_clear_pointer(&r->th, g_array_unref);
 }
 
 /* A family of collectives whose skeletons and streams are alike: one
@@ -184,8 +188,9 @@ static gboolean stream_paths(Ctx *c, guint i, guint *np, const double **w, const
   }
   if (g_array_index(r->first, guint, 2 * i) == G_MAXUINT) {
     const Stream *s = &g_array_index(c->streams, Stream, i);
-    g_autoptr(GArray) tw = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(GArray) th = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+    GArray *tw = r->tw, *th = r->th;
+    g_array_set_size(tw, 0);
+    g_array_set_size(th, 0);
     if (!c->opts->route_paths(c->opts->route_ctx, s->src_node, s->dst_node, s->key, tw, th)) {
       g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no route for a stream of the "
                   "collective (topology nodes %d to %d)", s->src_node, s->dst_node);

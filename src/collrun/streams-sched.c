@@ -2,7 +2,9 @@
  * evaluation of its plan at the streams' rates, the links' deficit of that
  * schedule (link_extra), and one repair of it to the links' capacity
  * (max-min between events, repair).  The streams, their routes and the
- * loaded links come from streams.c (pace); see streams-private.h. */
+ * loaded links come from streams.c (pace); see streams-private.h.  Links
+ * of one class (Ctx.link_rep) are computed once; sorts are merge sorts
+ * inlined for their element types (DEFINE_MERGE_SORT). */
 #include "collrun/streams-private.h"
 
 #include <math.h>
@@ -501,7 +503,8 @@ static void link_extra(const Ctx *c, const Skel *k, const double *xa, const doub
           iv[niv++] = (Span){xa[i], xb[i]};
       }
     }
-    span_sort(iv, niv, iv + sc->iv_cap);
+    if (niv > 1)
+      span_sort(iv, niv, iv + sc->iv_cap);
     double total = 0, a = 0, b = -1;
     for (guint j = 0; j < niv; j++) {
       if (iv[j].a > b) {

@@ -440,8 +440,8 @@ START_TEST(test_transformer_layer_shapes)
   ck_assert(fs_transformer_check(&c, &run, &err));
   g_autoptr(GArray) f = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
   static const char *const order[] = {"input_norm", "qkv", "rotary", "attention", "out_proj",
-                                      "attn_residual", "post_attn_norm", "mlp_gate", "mlp_up",
-                                      "swiglu", "mlp_down", "mlp_residual"};
+                                      "attn_residual", "post_attn_norm", "mlp_fc1", "swiglu",
+                                      "mlp_fc2", "mlp_residual"};
   ck_assert_uint_eq(f->len, G_N_ELEMENTS(order));
   for (guint i = 0; i < f->len; i++)
     ck_assert_str_eq(g_array_index(f, FsKernel, i).name, order[i]);
@@ -451,14 +451,36 @@ START_TEST(test_transformer_layer_shapes)
   ck_assert_uint_eq(qkv->k, 8192);
   const FsKernel *att = &g_array_index(f, FsKernel, 3);
   ck_assert(att->cls == FS_KERNEL_ATTENTION && att->batch == 8 && att->group == 8 && att->causal);
+  /* SwiGLU's gate and up are one fc1 GEMM of n = 2·ffn/tp (Megatron's
+   * gated_linear_unit); the activation reads both halves, writes one. */
+  const FsKernel *fc1 = &g_array_index(f, FsKernel, 7);
+  ck_assert(fc1->cls == FS_KERNEL_GEMM && fc1->m == 4096 && fc1->k == 8192);
+  ck_assert_uint_eq(fc1->n, 2 * 28672 / 8);
+  ck_assert_rel(fc1->model_flops, 2.0 * 4096 * (2 * 28672 / 8) * 8192);
+  ck_assert_rel(g_array_index(f, FsKernel, 8).bytes, 3.0 * 4096 * (28672 / 8) * 2);
+  const FsKernel *fc2 = &g_array_index(f, FsKernel, 9);
+  ck_assert(fc2->m == 4096 && fc2->n == 8192 && fc2->k == 28672 / 8);
   /* Sequence parallel: the norm runs on s/t tokens. */
   ck_assert_rel(g_array_index(f, FsKernel, 0).bytes, 2.0 * 4096 / 8 * 8192 * 2);
   /* Backward: a dgrad and a wgrad per GEMM with the forward FLOPs each. */
   g_autoptr(GArray) b = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_BACKWARD);
   ck_assert_rel(fs_kernels_class_model_flops(b, FS_KERNEL_GEMM), 2 * fs_kernels_class_model_flops(f, FS_KERNEL_GEMM));
   ck_assert_str_eq(g_array_index(b, FsKernel, 0).name, "mlp_residual.bwd");
-  ck_assert_str_eq(g_array_index(b, FsKernel, 1).name, "mlp_down.dgrad");
-  ck_assert_str_eq(g_array_index(b, FsKernel, 2).name, "mlp_down.wgrad");
+  ck_assert_str_eq(g_array_index(b, FsKernel, 1).name, "mlp_fc2.dgrad");
+  ck_assert_str_eq(g_array_index(b, FsKernel, 2).name, "mlp_fc2.wgrad");
+  /* fc1's dgrad m × k × n and wgrad k × n × m of the fused n. */
+  guint fc1_bwd = 0;
+  for (guint i = 0; i < b->len; i++) {
+    const FsKernel *kn = &g_array_index(b, FsKernel, i);
+    if (strcmp(kn->name, "mlp_fc1.dgrad") == 0) {
+      ck_assert(kn->m == 4096 && kn->n == 8192 && kn->k == 2 * 28672 / 8);
+      fc1_bwd++;
+    } else if (strcmp(kn->name, "mlp_fc1.wgrad") == 0) {
+      ck_assert(kn->m == 8192 && kn->n == 2 * 28672 / 8 && kn->k == 4096);
+      fc1_bwd++;
+    }
+  }
+  ck_assert_uint_eq(fc1_bwd, 2);
   /* Recomputation: none, selective with flash (nothing more), full. */
   g_autoptr(GArray) r0 = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_RECOMPUTE);
   ck_assert_uint_eq(r0->len, 0);
@@ -536,8 +558,9 @@ static double named_bytes(const GArray *k, const char *name)
 START_TEST(test_transformer_fp8_casts)
 {
   /* FP8 GEMMs (Transformer Engine): each GEMM input is cast once (SwiGLU's
-   * up reuses the gate's), each output gradient once; current scaling adds
-   * an amax pass per cast; 16-bit GEMMs have none. */
+   * fused fc1: one cast of its input, one of its 2·ffn-wide output
+   * gradient), each output gradient once; current scaling adds an amax
+   * pass per cast; 16-bit GEMMs have none. */
   FsTransformerConfig c;
   llama2_7b(&c);
   FsTransformerRun run;
@@ -547,12 +570,13 @@ START_TEST(test_transformer_fp8_casts)
   run.dtype = FS_DTYPE_FP8;
   g_autoptr(GArray) f = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
   g_autoptr(GArray) b = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_BACKWARD);
-  ck_assert_uint_eq(count_named(f, "mlp_gate.fp8_cast"), 1);
-  ck_assert_uint_eq(count_named(f, "mlp_up.fp8_cast"), 0);
-  ck_assert_uint_eq(count_named(b, "mlp_up.grad_fp8_cast"), 1);
+  ck_assert_uint_eq(count_named(f, "mlp_fc1.fp8_cast"), 1);
+  ck_assert_uint_eq(count_named(b, "mlp_fc1.grad_fp8_cast"), 1);
   ck_assert_uint_eq(count_named(f, "qkv.fp8_amax"), 0);
   /* T·h elements: 2 bytes read, 1 + 1 written. */
   ck_assert_rel(named_bytes(f, "qkv.fp8_cast"), 4096.0 * 4096 * 4);
+  ck_assert_rel(named_bytes(f, "mlp_fc1.fp8_cast"), 4096.0 * 4096 * 4);
+  ck_assert_rel(named_bytes(b, "mlp_fc1.grad_fp8_cast"), 4096.0 * 2 * 11008 * 4);
   ck_assert_rel(named_bytes(b, "out_proj.grad_fp8_cast"), 4096.0 * 4096 * 4);
   /* The casts carry no model FLOPs: MFU is unchanged. */
   ck_assert_rel(fs_kernels_model_flops(f), fs_kernels_model_flops(bf));

@@ -229,11 +229,9 @@ static const KName kernel_names[] = {
   GEMM_NAME("attn_scores"),   MEM_NAME("softmax"),       MEM_NAME("attn_dropout"),
   GEMM_NAME("attn_values"),   GEMM_NAME("out_proj"),     MEM_NAME("attn_residual"),
   MEM_NAME("post_attn_norm"), GEMM_NAME("mlp_fc1"),      MEM_NAME("gelu"),
-  GEMM_NAME("mlp_fc2"),       GEMM_NAME("mlp_gate"),     GEMM_NAME("mlp_up"),
-  MEM_NAME("swiglu"),         GEMM_NAME("mlp_down"),     GEMM_NAME("router"),
+  MEM_NAME("swiglu"),         GEMM_NAME("mlp_fc2"),      GEMM_NAME("router"),
   MEM_NAME("router_topk"),    MEM_NAME("moe_permute"),   GEMM_NAME("expert_fc1"),
-  MEM_NAME("expert_gelu"),    GEMM_NAME("expert_fc2"),   GEMM_NAME("expert_gate"),
-  GEMM_NAME("expert_up"),     MEM_NAME("expert_swiglu"), GEMM_NAME("expert_down"),
+  MEM_NAME("expert_gelu"),    MEM_NAME("expert_swiglu"), GEMM_NAME("expert_fc2"),
   MEM_NAME("moe_unpermute"),  MEM_NAME("mlp_residual"),  MEM_NAME("embedding"),
   MEM_NAME("final_norm"),     GEMM_NAME("logits"),       MEM_NAME("loss"),
 };
@@ -248,10 +246,9 @@ typedef struct {
 #define CAST_NAME(n) {n, n ".fp8_cast", n ".fp8_amax", n ".grad_fp8_cast", n ".grad_fp8_amax"}
 
 static const CastName cast_names[] = {
-  CAST_NAME("qkv"),        CAST_NAME("out_proj"),   CAST_NAME("mlp_fc1"),    CAST_NAME("mlp_fc2"),
-  CAST_NAME("mlp_gate"),   CAST_NAME("mlp_up"),     CAST_NAME("mlp_down"),   CAST_NAME("router"),
-  CAST_NAME("expert_fc1"), CAST_NAME("expert_fc2"), CAST_NAME("expert_gate"), CAST_NAME("expert_up"),
-  CAST_NAME("expert_down"), CAST_NAME("logits"),    CAST_NAME("attn_scores"), CAST_NAME("attn_values"),
+  CAST_NAME("qkv"),         CAST_NAME("out_proj"),   CAST_NAME("mlp_fc1"),     CAST_NAME("mlp_fc2"),
+  CAST_NAME("router"),      CAST_NAME("expert_fc1"), CAST_NAME("expert_fc2"),  CAST_NAME("logits"),
+  CAST_NAME("attn_scores"), CAST_NAME("attn_values"),
 };
 
 static const CastName *cast_of(const char *gemm)
@@ -335,10 +332,8 @@ static void add_fp8_cast(GArray *out, FsKernelPass pass, FsFp8Recipe recipe, dou
 static void add_gemm(GArray *out, const Dims *D, const char *name, double m, double n, double k,
                      double batch, double model_scale)
 {
-  /* FP8: the input (m × k per product) is cast first; a GEMM that reads
-   * the input of the GEMM before it (SwiGLU's up beside its gate) reuses
-   * that cast. */
-  if (D->fp8 && strcmp(name, "mlp_up") != 0 && strcmp(name, "expert_up") != 0) {
+  /* FP8: the input (m × k per product) is cast first. */
+  if (D->fp8) {
     const CastName *cn = cast_of(name);
     add_fp8_cast(out, D->pass, D->run->fp8_recipe, m * k * batch, D->e, cn->cast, cn->amax);
   }
@@ -421,20 +416,34 @@ static void add_attention_core(GArray *out, const Dims *D)
   add_gemm(out, D, "attn_values", D->s_local, D->d, D->s, bh, half);
 }
 
+/* Columns of the MLP's input projection per unit of ffn/tp: a gated
+ * linear unit (SwiGLU) has its gate and up projections as one linear_fc1
+ * GEMM of twice the width, split after it (NVIDIA/Megatron-LM
+ * megatron/core/transformer/mlp.py at 00caa53a, `gated_linear_unit`:
+ * ffn_hidden_size *= 2, then `glu` chunks the output in two; the experts'
+ * GroupedMLP, moe/experts.py at 00358e5e: fc1_output_size *= 2). */
+static double fc1_width(const FsTransformerConfig *cfg)
+{
+  return cfg->mlp == FS_MLP_SWIGLU ? 2.0 : 1.0;
+}
+
+/* The activation between fc1 and fc2 on `elems` outputs: SwiGLU reads both
+ * halves of fc1's output and writes one, GELU reads one and writes one. */
+static void add_activation(GArray *out, const Dims *D, const char *gelu, const char *swiglu,
+                           double elems)
+{
+  if (D->cfg->mlp == FS_MLP_SWIGLU)
+    add_mem(out, D, swiglu, 3 * elems * D->e, SWIGLU_FLOPS * elems);
+  else
+    add_mem(out, D, gelu, 2 * elems * D->e, GELU_FLOPS * elems);
+}
+
 static void add_dense_mlp(GArray *out, const Dims *D)
 {
   double F_t = (double)D->cfg->ffn_hidden / D->run->tp;
-  double elems = D->T * F_t;
-  if (D->cfg->mlp == FS_MLP_SWIGLU) {
-    add_gemm(out, D, "mlp_gate", D->T, F_t, D->h, 1, 1);
-    add_gemm(out, D, "mlp_up", D->T, F_t, D->h, 1, 1);
-    add_mem(out, D, "swiglu", 3 * elems * D->e, SWIGLU_FLOPS * elems);
-    add_gemm(out, D, "mlp_down", D->T, D->h, F_t, 1, 1);
-  } else {
-    add_gemm(out, D, "mlp_fc1", D->T, F_t, D->h, 1, 1);
-    add_mem(out, D, "gelu", 2 * elems * D->e, GELU_FLOPS * elems);
-    add_gemm(out, D, "mlp_fc2", D->T, D->h, F_t, 1, 1);
-  }
+  add_gemm(out, D, "mlp_fc1", D->T, fc1_width(D->cfg) * F_t, D->h, 1, 1);
+  add_activation(out, D, "gelu", "swiglu", D->T * F_t);
+  add_gemm(out, D, "mlp_fc2", D->T, D->h, F_t, 1, 1);
 }
 
 /* An MoE MLP: router, dispatch, experts (this rank's E/ep experts, each
@@ -452,17 +461,9 @@ static void add_moe_mlp(GArray *out, const Dims *D)
   add_gemm(out, D, "router", D->Tn, E, D->h, 1, D->replicated);
   add_mem(out, D, "router_topk", 2 * D->Tn * E * 4, SOFTMAX_FLOPS * D->Tn * E);
   add_mem(out, D, "moe_permute", 2 * routed * D->h * D->e, 0);
-  double elems = rows * E_loc * F_t;
-  if (cfg->mlp == FS_MLP_SWIGLU) {
-    add_gemm(out, D, "expert_gate", rows, F_t, D->h, E_loc, useful);
-    add_gemm(out, D, "expert_up", rows, F_t, D->h, E_loc, useful);
-    add_mem(out, D, "expert_swiglu", 3 * elems * D->e, SWIGLU_FLOPS * elems);
-    add_gemm(out, D, "expert_down", rows, D->h, F_t, E_loc, useful);
-  } else {
-    add_gemm(out, D, "expert_fc1", rows, F_t, D->h, E_loc, useful);
-    add_mem(out, D, "expert_gelu", 2 * elems * D->e, GELU_FLOPS * elems);
-    add_gemm(out, D, "expert_fc2", rows, D->h, F_t, E_loc, useful);
-  }
+  add_gemm(out, D, "expert_fc1", rows, fc1_width(cfg) * F_t, D->h, E_loc, useful);
+  add_activation(out, D, "expert_gelu", "expert_swiglu", rows * E_loc * F_t);
+  add_gemm(out, D, "expert_fc2", rows, D->h, F_t, E_loc, useful);
   add_mem(out, D, "moe_unpermute", 2 * routed * D->h * D->e + D->T * D->h * D->e,
           routed * D->h);
 }

@@ -163,8 +163,7 @@ double fs_train_overlap_rate(const FsTrain *t, FsEffKind kind, const FsGpuModel 
 static FsTime tp_split_extra(const FsTrain *t, const GArray *k, const FsGpuModel *gpu, guint parts)
 {
   static const char *const split[] = {
-    "qkv", "out_proj", "mlp_fc1", "mlp_fc2", "mlp_gate", "mlp_up", "mlp_down",
-    "out_proj.dgrad", "mlp_fc2.dgrad", "mlp_down.dgrad",
+    "qkv", "out_proj", "mlp_fc1", "mlp_fc2", "out_proj.dgrad", "mlp_fc2.dgrad",
   };
   FsTime extra = 0;
   for (guint i = 0; i < k->len; i++) {
@@ -220,12 +219,12 @@ static FsTime kernels_named_time(const FsTrain *t, const GArray *k, const FsGpuM
 }
 
 /* The backward GEMMs of the column-parallel linears (QKV and the MLP's
- * input projections): their dgrads and their wgrads. */
+ * fc1, SwiGLU's gate and up in one): their dgrads and their wgrads. */
 static void column_parallel_bwd(const FsTrain *t, const GArray *k, const FsGpuModel *gpu,
                                 FsTime *dgrad, FsTime *wgrad)
 {
-  static const char *const dg[] = { "qkv.dgrad", "mlp_fc1.dgrad", "mlp_gate.dgrad", "mlp_up.dgrad" };
-  static const char *const wg[] = { "qkv.wgrad", "mlp_fc1.wgrad", "mlp_gate.wgrad", "mlp_up.wgrad" };
+  static const char *const dg[] = { "qkv.dgrad", "mlp_fc1.dgrad" };
+  static const char *const wg[] = { "qkv.wgrad", "mlp_fc1.wgrad" };
   *dgrad = kernels_named_time(t, k, gpu, dg, G_N_ELEMENTS(dg));
   *wgrad = kernels_named_time(t, k, gpu, wg, G_N_ELEMENTS(wg));
 }

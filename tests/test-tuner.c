@@ -758,6 +758,58 @@ START_TEST(test_p2p_channel_rate)
 }
 END_TEST
 
+/* NCCL's schedule puts a rank's operations to one remote group of 8 local ranks on that group's
+ * channels (coll/p2p-sched.h, shared_net_channels): 2.28 on 2 hosts of 8 (p2p channels 32, 2
+ * per peer) carries an alltoall's 8 network sends on 2 channels, 8 transfers each, so its
+ * network rate is 2 x 17.9 GB/s, not the NIC's 50; 4 hosts: 3 groups on 6 channels; 4 ranks
+ * per host: groups of 4; 64 hosts with 1 channel per peer: the 63 groups fill the 32 channels.
+ * sendrecv (one network peer) and the file without the key keep a channel per transfer. */
+START_TEST(test_p2p_shared_net_channels)
+{
+  g_autoptr(FsNcclParams) p = release("2.28");
+  ck_assert(p->p2p.shared_net);
+  FsP2pShape s = {.nranks = 16, .nhosts = 2, .max_channels = 32, .local_channels = 36,
+                  .net_bw_gbps = 50.0, .net_count = 1};
+  ck_assert_uint_eq(fs_p2p_channels_per_peer(p, &s), 2);
+  static const struct {
+    guint hosts, local, nch;
+    FsCollOp op;
+    guint busy;
+    double k;
+  } cases[] = {
+    {2, 8, 2, FS_COLL_ALLTOALL, 2, 8.0},   {2, 8, 2, FS_COLL_GATHER, 2, 8.0},
+    {2, 8, 2, FS_COLL_SCATTER, 2, 8.0},    {2, 8, 2, FS_COLL_SENDRECV, 2, 1.0},
+    {2, 8, 1, FS_COLL_ALLTOALL, 1, 8.0},   {4, 8, 2, FS_COLL_ALLTOALL, 6, 8.0},
+    {8, 4, 2, FS_COLL_ALLTOALL, 14, 4.0},  {64, 8, 1, FS_COLL_ALLTOALL, 32, 504.0 / 32},
+    {1, 8, 2, FS_COLL_ALLTOALL, 2, 1.0},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    s.nhosts = cases[i].hosts, s.nranks = cases[i].hosts * cases[i].local;
+    ck_assert_msg(fs_p2p_net_channels_busy(p, &s, cases[i].op, cases[i].nch) == cases[i].busy,
+                  "case %u: %u busy channels, want %u", i,
+                  fs_p2p_net_channels_busy(p, &s, cases[i].op, cases[i].nch), cases[i].busy);
+    ck_assert_double_eq_tol(fs_p2p_net_flows_per_channel(p, &s, cases[i].op, cases[i].nch),
+                            cases[i].k, 1e-12);
+  }
+  /* The tuner's rate of a 2-host alltoall: the 2 channels, not the NIC. */
+  FsCollSysInfo sys = hopper_box();
+  sys.max_channels = 32, sys.p2p_local_channels = 36, sys.net_bw_gbps = 50.0, sys.net_count = 1;
+  sys.net_nics = 8;
+  g_autoptr(FsComm) comm = fs_comm_new_grid(2, 8);
+  const FsCollAlgo *direct = fs_coll_algo_find("direct");
+  FsCollCost on, off;
+  ck_assert(fs_coll_cost(p, &sys, comm, FS_COLL_ALLTOALL, direct, FS_PROTO_SIMPLE, 2, 1u << 30, &on));
+  ck_assert_double_eq_tol(on.busbw_gbps, 2 * 17.9, 1e-9);
+  /* Without the key every transfer has a channel of its own: 16 channels, the NIC binds. */
+  p->p2p.shared_net = FALSE;
+  s.nhosts = 2, s.nranks = 16;
+  ck_assert_uint_eq(fs_p2p_net_channels_busy(p, &s, FS_COLL_ALLTOALL, 2), 16);
+  ck_assert_double_eq_tol(fs_p2p_net_flows_per_channel(p, &s, FS_COLL_ALLTOALL, 2), 1.0, 1e-12);
+  ck_assert(fs_coll_cost(p, &sys, comm, FS_COLL_ALLTOALL, direct, FS_PROTO_SIMPLE, 2, 1u << 30, &off));
+  ck_assert_double_eq_tol(off.busbw_gbps, 50.0, 1e-9);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("tuner");
@@ -783,5 +835,6 @@ int main(void)
   FS_ADD_TEST(s, test_p2p_tuner_across_hosts);
   FS_ADD_TEST(s, test_p2p_serial_net_posts);
   FS_ADD_TEST(s, test_p2p_channel_rate);
+  FS_ADD_TEST(s, test_p2p_shared_net_channels);
   return fs_test_run_suite(s);
 }

@@ -72,7 +72,7 @@ static int explain_schedule(int argc, char **argv)
 }
 
 
-static char *opt_op = NULL, *opt_size = NULL, *opt_gpus = NULL, *opt_models = NULL;
+static char *opt_op = NULL, *opt_size = NULL, *opt_gpus = NULL, *opt_models = NULL, *opt_nccl = NULL;
 static char **opt_defines = NULL;
 
 static const GOptionEntry coll_entries[] = {
@@ -81,6 +81,7 @@ static const GOptionEntry coll_entries[] = {
   {"gpus", 'g', 0, G_OPTION_ARG_STRING, &opt_gpus, "GPUs: all, a count or a list (default all)", "GPUS"},
   FS_OPT_MODELS(opt_models),
   FS_OPT_DEFINE(opt_defines),
+  {"nccl-version", 0, 0, G_OPTION_ARG_STRING, &opt_nccl, "NCCL release of the constants, as in coll", "X.Y"},
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -93,7 +94,7 @@ static int explain_coll(int argc, char **argv)
     "Prints the rings the search found in the topology (per host: how many, what\n"
     "each carries, their GPU order), the tuner's choice and NCCL's alpha-beta\n"
     "arithmetic for it.  NCCL_ALGO, NCCL_PROTO and NCCL_COLLNET_ENABLE act as in\n"
-    "`fabricsim coll`.\n\n"
+    "`fabricsim coll`; --nccl-version X.Y takes models/nccl/nccl-X.Y.yaml.\n\n"
     "Example:\n  fabricsim explain coll topologies/dgx-h100.yaml -o all_reduce -s 1G\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "explain coll");
   if (done != FS_CLI_GO_ON)
@@ -107,7 +108,7 @@ static int explain_coll(int argc, char **argv)
   uint64_t bytes = 128u << 20;
   if (opt_size != NULL && !fs_parse_size(opt_size, &bytes, &error))
     return fs_cli_fail("explain coll", error);
-  FsScenarioInputs in = { .models_dir = opt_models, .topology = argv[1],
+  FsScenarioInputs in = { .models_dir = opt_models, .topology = argv[1], .nccl_version = opt_nccl,
                           .defines = (const char *const *)opt_defines, .needs = FS_SCENARIO_NEED_NCCL };
   g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
   if (sc == NULL)

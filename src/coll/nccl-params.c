@@ -182,12 +182,19 @@ static const FsSchemaField p2p_sched_fields[] = {
   {.key = "per_channel_net_bw_gbps", .type = FS_SCHEMA_DOUBLE, .offset = SOFF(channel_net_bw),
    .required = TRUE, .min = "0", .min_open = TRUE, .max = "100000",
    .doc = "what NCCL takes one channel to move over the network (NCCL_P2P_PER_CHANNEL_NET_BW), GB/s"},
-  COUNT("work_per_batch", SOFF(work_per_batch), "1", "64", "`bandwidth`: peers per work batch"),
+  COUNT("work_per_batch", SOFF(work_per_batch), "1", "64",
+        "peers per work batch: the `bandwidth` rule's divisor and the size of a group of "
+        "`shared_net_channels`"),
   COUNT("nvl_channels_per_link", SOFF(nvl_channels_per_link), "1", "64",
         "an NVLink peer: this × its NVLinks"),
   COUNT("pci_peer_channels", SOFF(pci_channels), "1", "64", "another peer on the host"),
   {.key = "halve_min_across_hosts", .type = FS_SCHEMA_BOOL, .offset = SOFF(halve_min_net),
    .required = TRUE, .doc = "nChannelsMin halved by the ranks across hosts (2.20+)"},
+  {.key = "shared_net_channels", .type = FS_SCHEMA_BOOL, .offset = SOFF(shared_net),
+   .doc = "a rank's operations to the ranks of one remote group of `work_per_batch` local "
+          "ranks share that group's channels, each channel moving at most the per-channel "
+          "network rate in each direction (alltoall, gather, scatter across hosts); absent: "
+          "false, every operation on channels of its own"},
   {.key = "serial_net_posts", .type = FS_SCHEMA_BOOL, .offset = SOFF(serial_posts),
    .doc = "a proxy posts its network operations one after the other, each at "
           "`net_overhead_us` (alltoall, sendrecv across hosts); absent: false"},
@@ -425,7 +432,9 @@ static const FsSchemaField top_fields[] = {
         "max] part size of an op, in p2p chunks); `per_channel_net_bw_gbps` "
         "(NCCL_P2P_PER_CHANNEL_NET_BW, 2.29's 14 GB/s: what NCCL takes one channel to move over "
         "the network, for the `bandwidth` rule; also the per-channel cap when the file has no "
-        "`p2p_net_channel` table)"),
+        "`p2p_net_channel` table); `shared_net_channels` (a rank's operations to one remote "
+        "group of `work_per_batch` local ranks share that group's channels: alltoall, gather "
+        "and scatter across hosts)"),
   TABLE("ring_kernel", FALSE, ring_kernel_schema, FS_SCHEMA_NOWHERE,
         "absent = 0: `local_copy_sm_share`, the speed of the ring kernel's one local copy per "
         "loop, as a fraction of one SM's share of the GPU's memory bandwidth (catalog "

@@ -77,10 +77,13 @@ typedef struct {
   guint net_scale;          /* scale rule: halve while channels × ranks > p2p channels × this */
   double channel_net_bw;    /* GB/s one channel moves over the network
                                (NCCL_P2P_PER_CHANNEL_NET_BW) */
-  guint work_per_batch;     /* bandwidth rule: peers per work batch
-                               (NCCL_MAX_DEV_WORK_P2P_PER_BATCH) */
+  guint work_per_batch;     /* peers per work batch (NCCL_MAX_DEV_WORK_P2P_PER_BATCH): the
+                               bandwidth rule's divisor and the schedule's group size */
   guint nvl_channels_per_link; /* an NVLink peer: this × its NVLinks */
   guint pci_channels;       /* any other peer on the host */
+  gboolean shared_net;      /* shared_net_channels: a rank's operations to one remote group of
+                               work_per_batch local ranks share that group's channels
+                               (p2p-sched.h fs_p2p_net_flows_per_channel) */
   gboolean serial_posts;    /* serial_net_posts: each network operation a proxy posts beyond
                                one send and one receive adds net_overhead_us (tuner.c) */
   gboolean halve_min_net;   /* nChannelsMin halved by the ranks across hosts too (2.20+; before,

@@ -114,6 +114,57 @@ double fs_p2p_channel_rate_gbps(const FsNcclParams *p)
   return p->p2p_channel_net_rate > 0 ? p->p2p_channel_net_rate : p->p2p.channel_net_bw;
 }
 
+/* The network operations of the busiest rank in one direction: every rank off its host for
+ * alltoall and at the root of gather and scatter; one for sendrecv and the exchanges. */
+static guint64 net_ops(const FsP2pShape *s, FsCollOp op, guint *local)
+{
+  guint hosts = MAX(s->nhosts, 1u);
+  *local = MAX((s->nranks + hosts - 1) / hosts, 1u);
+  if (s->nhosts < 2)
+    return 0;
+  if (op == FS_COLL_ALLTOALL || op == FS_COLL_GATHER || op == FS_COLL_SCATTER)
+    return s->nranks > *local ? s->nranks - *local : 0;
+  return 1;
+}
+
+static guint gcd_u(guint a, guint b)
+{
+  while (b != 0) {
+    guint t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+guint fs_p2p_net_channels_busy(const FsNcclParams *p, const FsP2pShape *s, FsCollOp op, guint nch)
+{
+  guint local;
+  nch = MAX(nch, 1u);
+  guint64 ops = net_ops(s, op, &local);
+  if (ops <= 1)
+    return nch;
+  if (!p->p2p.shared_net)
+    return (guint)MIN(ops * nch, (guint64)G_MAXUINT);
+  /* NCCL's schedule group: NCCL_MAX_DEV_WORK_P2P_PER_BATCH local ranks, or its gcd with the
+   * ranks per host when they are fewer or not a multiple. */
+  guint group = MAX(gcd_u(MAX(p->p2p.work_per_batch, 1u), local), 1u);
+  guint64 groups = (ops + group - 1) / group;
+  return (guint)MIN(MIN(groups * nch, (guint64)fs_p2p_channels(p, s)) , ops * nch);
+}
+
+double fs_p2p_net_flows_per_channel(const FsNcclParams *p, const FsP2pShape *s, FsCollOp op,
+                                    guint nch)
+{
+  guint local;
+  nch = MAX(nch, 1u);
+  guint64 ops = net_ops(s, op, &local);
+  if (ops <= 1 || !p->p2p.shared_net)
+    return 1.0;
+  double k = (double)(ops * nch) / fs_p2p_net_channels_busy(p, s, op, nch);
+  return MAX(k, 1.0);
+}
+
 uint64_t fs_p2p_peer_bytes(FsCollOp op, uint64_t nbytes, guint n)
 {
   return op == FS_COLL_SENDRECV || n == 0 ? nbytes : nbytes / n;

@@ -84,6 +84,28 @@ guint fs_p2p_op_channels(const FsNcclParams *p, const FsP2pShape *s, FsCollProto
  * NCCL's own per-channel estimate (per_channel_net_bw_gbps). */
 double fs_p2p_channel_rate_gbps(const FsNcclParams *p);
 
+/* The channels that carry one rank's network operations of op in one direction, when each
+ * operation runs on nch channels (fs_p2p_op_channels).  NCCL schedules a rank's peers in
+ * rounds (src/init.cc ncclP2pSchedule, v2.28.9-1: groups of NCCL_P2P_SCHEDULE_GROUP_SIZE =
+ * NCCL_MAX_DEV_WORK_P2P_PER_BATCH local ranks, or the gcd with the ranks per host) and gives
+ * every round of one group the same base channel (src/include/channel.h
+ * ncclP2pChannelBaseForRound: groupDelta × ⌈group / 8⌉ + localDelta / 8; 2.22–2.27 by node
+ * delta, 2.18–2.21 ncclChannelComputeBase likewise): the operations to the ranks of one remote
+ * group share that group's nch channels, and the groups spread over the p2p channels (bit
+ * reversal).  With `shared_net_channels` the busiest rank's network operations (every rank's
+ * for alltoall, the root's for gather and scatter; one for sendrecv and the recursive
+ * exchanges) occupy min(p2p channels, ⌈remote ranks / group⌉ × nch) channels; without it,
+ * nch per operation. */
+guint fs_p2p_net_channels_busy(const FsNcclParams *p, const FsP2pShape *s, FsCollOp op, guint nch);
+
+/* How many network transfers (one per operation and channel) of the busiest rank share one
+ * channel in one direction: its network operations × nch over fs_p2p_net_channels_busy
+ * (>= 1; 1 without `shared_net_channels`).  A channel is one thread block whose warps its
+ * operations split (src/device/sendrecv.h), so each transfer moves at most
+ * fs_p2p_channel_rate_gbps over this. */
+double fs_p2p_net_flows_per_channel(const FsNcclParams *p, const FsP2pShape *s, FsCollOp op,
+                                    guint nch);
+
 /* The bytes per peer of one call of op moving nbytes on n ranks (NCCL's
  * nBytes, fs_coll_cost): the buffer for sendrecv, a block otherwise. */
 uint64_t fs_p2p_peer_bytes(FsCollOp op, uint64_t nbytes, guint n);

@@ -244,6 +244,22 @@ static void add_credits(FsCollPlan *p, const uint32_t *fifo_prev, guint slots)
   guint n = p->steps->len;
   FsCollStep *st = (FsCollStep *)p->steps->data;
   const uint32_t *deps = (const uint32_t *)p->deps->data;
+  /* No transfer has `slots` earlier ones on its connection and the
+   * dependencies lie in step order: the rebuilt array would be this one. */
+  gboolean any = FALSE;
+  guint at = 0;
+  for (guint i = 0; i < n && !any; i++) {
+    any = st[i].dep_off != at;
+    at += st[i].n_deps;
+    if (st[i].kind != FS_STEP_XFER)
+      continue;
+    uint32_t j = i;
+    for (guint t = 0; t < slots && j != FS_STEP_NONE; t++)
+      j = fifo_prev[j];
+    any = any || j != FS_STEP_NONE;
+  }
+  if (!any && at == p->deps->len)
+    return;
   /* Data successors (CSR). */
   g_autofree guint *off = g_new0(guint, n + 2);
   for (guint i = 0; i < n; i++)

@@ -411,11 +411,19 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
   c->intra_lat_us = c->inter_lat_us = step_lat;
   gboolean sched = fs_coll_p2p_scheduled(p, comm, op, algo) && sys->net_bw_gbps > 0;
   double post_us = 0;
-  guint posts = 0;
+  guint posts = 0, busy = nch;
   if (sched) {
-    /* NCCL's schedule (p2p-sched.h): each channel of a network peer moves at most
-     * fs_p2p_channel_rate_gbps over the NIC. */
-    bw = MIN(sys->net_bw_gbps, nch * fs_p2p_channel_rate_gbps(p)) * eff;
+    /* NCCL's schedule (p2p-sched.h): each channel that carries a rank's network operations
+     * moves at most fs_p2p_channel_rate_gbps over the NIC (the operations to one remote group
+     * of ranks share their channels). */
+    FsP2pShape shape;
+    fs_coll_p2p_shape(sys, comm, &shape);
+    busy = fs_p2p_net_channels_busy(p, &shape, op, nch);
+    bw = MIN(sys->net_bw_gbps, busy * fs_p2p_channel_rate_gbps(p)) * eff;
+    /* Only the blocks of ranks on other hosts cross the network (the others move over the
+     * host's links at the same time): alltoall's and the root's of gather and scatter. */
+    if ((op == FS_COLL_ALLTOALL || op == FS_COLL_GATHER || op == FS_COLL_SCATTER) && L < n)
+      load = (double)(n - L) / n;
     /* A proxy posts its network operations one after the other, each at NCCL's network post
      * overhead (getNetOverhead, per CPU vendor); the latency above holds one send and one
      * receive, each further one waits (models/nccl/README.md, "p2p_schedule"). */
@@ -429,10 +437,16 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
   c->busbw_gbps = bw;
   c->algbw_gbps = load > 0 ? bw / load : bw;
   c->time_us = c->lat_us + (load > 0 ? (double)nbytes / (1000.0 * c->algbw_gbps) : 0);
-  if (sched)
-    say(why, "bandwidth: min(NIC %.2f GB/s, %u ch × %.2f GB/s per network channel) × payload %.4f = "
-        "%.2f GB/s per rank; each rank sends %.3f × the bytes: %.2f GB/s\n",
-        sys->net_bw_gbps, nch, fs_p2p_channel_rate_gbps(p), eff, bw, load, c->algbw_gbps);
+  if (sched) {
+    FsP2pShape shape;
+    fs_coll_p2p_shape(sys, comm, &shape);
+    double k = fs_p2p_net_flows_per_channel(p, &shape, op, nch);
+    g_autofree char *shared = k > 1 ? g_strdup_printf(", %.3g transfers sharing each (NCCL's "
+                                                      "schedule groups)", k) : g_strdup("");
+    say(why, "bandwidth: min(NIC %.2f GB/s, %u ch × %.2f GB/s per network channel%s) × payload "
+        "%.4f = %.2f GB/s per rank; each rank sends %.3f × the bytes across hosts: %.2f GB/s\n",
+        sys->net_bw_gbps, busy, fs_p2p_channel_rate_gbps(p), shared, eff, bw, load, c->algbw_gbps);
+  }
   else
     say(why, "bandwidth: %u ch × %.2f GB/s × payload %.4f = %.2f GB/s per rank; each rank sends %.3f × the bytes: %.2f GB/s\n",
         nch, nh > 1 ? sys->bw_inter : sys->bw_intra, eff, bw, load, c->algbw_gbps);

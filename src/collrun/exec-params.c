@@ -45,9 +45,14 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
   if (choice->algo->nccl == FS_NCCL_ALGO_RING || strcmp(choice->algo->name, "hier") == 0)
     out->reduce_bw = sys->local_copy_bw;
   /* A network channel of a point-to-point plan moves at most NCCL's per-channel network
-   * bandwidth (coll/p2p-sched.h). */
-  if (fs_coll_p2p_scheduled(p, comm, op, choice->algo))
-    out->rate_cap_inter = fs_p2p_channel_rate_gbps(p) * 1e9;
+   * bandwidth, shared by the transfers NCCL's schedule puts on it (coll/p2p-sched.h): every
+   * transfer across hosts gets its share. */
+  if (fs_coll_p2p_scheduled(p, comm, op, choice->algo)) {
+    FsP2pShape shape;
+    fs_coll_p2p_shape(sys, comm, &shape);
+    double k = fs_p2p_net_flows_per_channel(p, &shape, op, choice->nchannels);
+    out->rate_cap_inter = fs_p2p_channel_rate_gbps(p) * 1e9 / k;
+  }
   else if (p->coll_channel_net_bw > 0 && fs_comm_n_nvlink_domains(comm) > 1) {
     /* A collective's channel is one thread block per GPU with one network connection per
      * peer across hosts (a ring's next host, a tree's parent and children, an NVLS tree's

@@ -51,6 +51,7 @@ typedef struct {
   GArray *w;     /* double per path */
   GArray *hop_off; /* guint per path */
   GArray *hops;  /* FsChannelId */
+  GArray *tw, *th; /* scratch: one stream's weights and hops as the route callback gives them */
 } Routes;
 
 /* A family of a sweep's memo (streams.c). */
@@ -78,6 +79,9 @@ typedef struct {
   guint *inc_off;
   guint32 *inc;
   double *inc_w; /* the share of the stream's bytes on the link */
+  guint *link_rep; /* per link, the first with the same streams in the same order, the
+                     same shares and capacity (pace): the schedule's figures of one are
+                     the other's, so the repair and the deficit compute a class once */
 } Ctx;
 
 /* The value at `to` of a quantity measured at three equally spaced counts
@@ -90,8 +94,11 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
  * loaded links) and k->time with the schedule repaired once to the links'
  * capacity.  xa, xb: scratch of a double per step of k's plan.  Needs c's
  * streams paced (their t, lat and wire) and its links loaded (pace in
- * streams.c).  Cost: two max-plus passes over the plan's steps and, per
- * loaded link, a sort of its transfers' sending intervals. */
+ * streams.c).  Cost: two max-plus passes over the plan's steps (in plan
+ * order when every step depends only on earlier ones, else in dependency
+ * order over a successor graph made once) and, per class of loaded links
+ * (Ctx.link_rep), a merge sort of its transfers' sending intervals and of
+ * their start and end events. */
 void streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, double payload,
                        double *xa, double *xb, double *busy);
 

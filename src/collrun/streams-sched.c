@@ -2,7 +2,9 @@
  * evaluation of its plan at the streams' rates, the links' deficit of that
  * schedule (link_extra), and one repair of it to the links' capacity
  * (max-min between events, repair).  The streams, their routes and the
- * loaded links come from streams.c (pace); see streams-private.h. */
+ * loaded links come from streams.c (pace); see streams-private.h.  Links
+ * of one class (Ctx.link_rep) are computed once; sorts are merge sorts
+ * inlined for their element types (DEFINE_MERGE_SORT). */
 #include "collrun/streams-private.h"
 
 #include <math.h>
@@ -21,96 +23,200 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
   return v[2] + ((double)to - (double)at[2]) * s2;
 }
 
-/* Max-plus time of a skeleton (ps after its kickoff): a transfer takes its
- * wire bytes at its stream's rate plus its path latency, a reduction its
- * bytes at the reduce bandwidth; a data dependency on another connection's
- * transfer adds the step latency, FIFO order and credits none; the end is
- * the last completion plus the step latency of a final delivery (exec.c). */
-static double maxplus(const Skel *k, const Stream *st, const FsCollExecParams *ep, double payload,
-                      const double *stretch, double *xa, double *xb)
+/* A skeleton's plan as max-plus walks it, made once for the schedule's
+ * two passes (before and after the repair): each transfer's wire bytes,
+ * whether a data dependency leaves a step, and whether every step depends
+ * only on earlier ones (ordered: the plan's order is then a topological
+ * one and max-plus pulls each step's start from its dependencies in that
+ * order).  Otherwise each step's successors (CSR, a credit's marked by the
+ * top bit) with the latency the edge adds after its source finishes, and
+ * its count of predecessors, for a walk in dependency order (Kahn). */
+typedef struct {
+  guint n;
+  gboolean ordered;
+  double *wire;       /* per step: its wire bytes (transfers; 0 otherwise) */
+  gboolean *data_succ;
+  double *fin;        /* ordered: scratch, each step's end */
+  guint *pending;     /* not ordered: predecessors per step */
+  guint *off;         /* successors of i: succ[off[i] .. off[i + 1]) */
+  uint32_t *succ;
+  double *elat;       /* per successor edge, ps */
+} Dag;
+
+/* The latency a data dependency of step b on step a adds after a ends: the
+ * step latency of a's class when they are not one connection's FIFO, a
+ * ring's network step between consecutive steps across hosts (exec.h),
+ * else none. */
+static inline double dep_latency(const FsCollStep *a, const FsCollStep *b,
+                                 const FsCollExecParams *ep)
+{
+  if (!fs_coll_step_same_conn(a, b))
+    return a->kind == FS_STEP_XFER ? (double)ep->step_latency[a->inter ? 1 : 0] : 0;
+  if (a->inter && b->ring_head)
+    return (double)ep->ring_step_latency_inter; /* a ring's next step (exec.h) */
+  return 0;
+}
+
+/* Builds k's Dag with the latencies of ep.  Cost: O(steps + edges). */
+static void dag_build(const Skel *k, const FsCollExecParams *ep, double payload, Dag *g)
 {
   const FsCollPlan *pl = k->plan;
   guint n = fs_coll_plan_n_steps(pl);
+  memset(g, 0, sizeof *g);
+  g->n = n;
+  g->wire = g_new0(double, n + 1);
+  g->data_succ = g_new0(gboolean, n + 1);
+  g->ordered = TRUE;
   if (n == 0)
-    return 0;
+    return;
   const FsCollStep *steps = fs_coll_plan_step(pl, 0);
-  g_autofree guint *pending = g_new0(guint, n);
-  g_autofree guint *off = g_new0(guint, n + 2);
-  g_autofree gboolean *data_succ = g_new0(gboolean, n);
   guint total = 0;
   for (guint i = 0; i < n; i++) {
     guint nd, nc;
     const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
     const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
-    pending[i] = nd + nc;
     total += nd + nc;
     for (guint j = 0; j < nd; j++) {
-      off[d[j] + 1]++;
-      data_succ[d[j]] = TRUE;
+      g->data_succ[d[j]] = TRUE;
+      g->ordered = g->ordered && d[j] < i;
     }
     for (guint j = 0; j < nc; j++)
-      off[cr[j] + 1]++;
+      g->ordered = g->ordered && cr[j] < i;
+    if (steps[i].kind == FS_STEP_XFER)
+      g->wire[i] = ceil((double)steps[i].bytes / payload) * MAX(steps[i].width, 1);
+  }
+  if (g->ordered) {
+    g->fin = g_new(double, n + 1);
+    return;
+  }
+  g->pending = g_new0(guint, n + 1);
+  g->off = g_new0(guint, n + 2);
+  for (guint i = 0; i < n; i++) {
+    guint nd, nc;
+    const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
+    const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
+    g->pending[i] = nd + nc;
+    for (guint j = 0; j < nd; j++)
+      g->off[d[j] + 1]++;
+    for (guint j = 0; j < nc; j++)
+      g->off[cr[j] + 1]++;
   }
   for (guint i = 0; i < n; i++)
-    off[i + 1] += off[i];
-  g_autofree uint32_t *succ = g_new(uint32_t, total + 1);
+    g->off[i + 1] += g->off[i];
+  g->succ = g_new(uint32_t, total + 1);
+  g->elat = g_new(double, total + 1);
   g_autofree guint *fill = g_new0(guint, n);
   for (guint i = 0; i < n; i++) {
     guint nd, nc;
     const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
     const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
-    for (guint j = 0; j < nd; j++)
-      succ[off[d[j]] + fill[d[j]]++] = i;
-    for (guint j = 0; j < nc; j++)
-      succ[off[cr[j]] + fill[cr[j]]++] = i | 0x80000000u;
+    for (guint j = 0; j < nd; j++) {
+      guint x = g->off[d[j]] + fill[d[j]]++;
+      g->succ[x] = i;
+      g->elat[x] = dep_latency(&steps[d[j]], &steps[i], ep);
+    }
+    for (guint j = 0; j < nc; j++) {
+      guint x = g->off[cr[j]] + fill[cr[j]]++;
+      g->succ[x] = i | 0x80000000u;
+      g->elat[x] = 0; /* FIFO order and credits: none */
+    }
   }
+}
+
+static void dag_clear(Dag *g)
+{
+  g_free(g->wire);
+  g_free(g->data_succ);
+  g_free(g->fin);
+  g_free(g->pending);
+  g_free(g->off);
+  g_free(g->succ);
+  g_free(g->elat);
+  memset(g, 0, sizeof *g);
+}
+
+/* Step i's end when it may start at `ready`: a transfer takes its wire
+ * bytes at its stream's rate (its sending interval into xa..xb) plus its
+ * path latency, a reduction its bytes at the reduce bandwidth. */
+static inline double step_end(const Skel *k, const Dag *g, const Stream *st,
+                              const FsCollExecParams *ep, const double *stretch, guint i,
+                              const FsCollStep *s, double ready, double *xa, double *xb)
+{
+  double fin = ready;
+  if (s->kind == FS_STEP_XFER) {
+    const Stream *c = &st[k->conn[i]];
+    xa[i] = ready;
+    if (c->wire > 0)
+      fin += g->wire[i] / c->wire * c->t * 1e12 * stretch[i];
+    xb[i] = fin; /* the bytes have left: the links are free (flow.h) */
+    fin += c->lat;
+  } else if (ep->reduce_bw > 0) {
+    fin += (double)s->bytes / ep->reduce_bw * 1e12;
+  }
+  return fin;
+}
+
+/* Max-plus time of a skeleton (ps after its kickoff): each step starts
+ * when the last of its dependencies has ended plus the latency the edge
+ * adds (dep_latency; credits none) and ends as step_end says; the end is
+ * the last completion plus the step latency of a final delivery (exec.c).
+ * Every figure is a maximum of the same sums in either walk, so the two
+ * give the same bits. */
+static double maxplus(const Skel *k, const Dag *g, const Stream *st, const FsCollExecParams *ep,
+                      const double *stretch, double *xa, double *xb)
+{
+  const FsCollPlan *pl = k->plan;
+  guint n = g->n;
+  if (n == 0)
+    return 0;
+  const FsCollStep *steps = fs_coll_plan_step(pl, 0);
+  double end = 0;
+  if (g->ordered) {
+    double *fin = g->fin;
+    for (guint i = 0; i < n; i++) {
+      const FsCollStep *s = &steps[i];
+      guint nd, nc;
+      const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
+      const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
+      double ready = 0;
+      for (guint j = 0; j < nd; j++)
+        ready = MAX(ready, fin[d[j]] + dep_latency(&steps[d[j]], s, ep));
+      for (guint j = 0; j < nc; j++)
+        ready = MAX(ready, fin[cr[j]] + 0.0);
+      fin[i] = step_end(k, g, st, ep, stretch, i, s, ready, xa, xb);
+    }
+    for (guint i = 0; i < n; i++) {
+      const FsCollStep *s = &steps[i];
+      double out_lat = s->kind == FS_STEP_XFER ? (double)ep->step_latency[s->inter ? 1 : 0] : 0;
+      if (!g->data_succ[i])
+        end = MAX(end, fin[i] + out_lat);
+      end = MAX(end, fin[i]);
+    }
+    return end;
+  }
+  g_autofree guint *pending = g_memdup2(g->pending, sizeof(guint) * n);
   g_autofree double *ready = g_new0(double, n);
   g_autofree guint *queue = g_new(guint, n);
   guint head = 0, tail = 0;
   for (guint i = 0; i < n; i++)
     if (pending[i] == 0)
       queue[tail++] = i;
-  double end = 0;
   while (head < tail) {
     guint i = queue[head++];
     const FsCollStep *s = &steps[i];
-    double fin = ready[i];
-    double out_lat = 0;
-    if (s->kind == FS_STEP_XFER) {
-      guint32 ci = k->conn[i];
-      const Stream *c = &st[ci];
-      xa[i] = ready[i];
-      double wire = ceil((double)s->bytes / payload) * MAX(s->width, 1);
-      if (c->wire > 0)
-        fin += wire / c->wire * c->t * 1e12 * stretch[i];
-      xb[i] = fin; /* the bytes have left: the links are free (flow.h) */
-      fin += c->lat;
-      out_lat = (double)ep->step_latency[s->inter ? 1 : 0];
-    } else if (ep->reduce_bw > 0) {
-      fin += (double)s->bytes / ep->reduce_bw * 1e12;
-    }
-    if (!data_succ[i])
+    double fin = step_end(k, g, st, ep, stretch, i, s, ready[i], xa, xb);
+    double out_lat = s->kind == FS_STEP_XFER ? (double)ep->step_latency[s->inter ? 1 : 0] : 0;
+    if (!g->data_succ[i])
       end = MAX(end, fin + out_lat);
     end = MAX(end, fin);
-    for (guint x = off[i]; x < off[i + 1]; x++) {
-      guint j = succ[x] & 0x7fffffffu;
-      double lat = 0;
-      if (!(succ[x] & 0x80000000u) && !fs_coll_step_same_conn(s, &steps[j]))
-        lat = out_lat;
-      else if (!(succ[x] & 0x80000000u) && s->inter && steps[j].ring_head)
-        lat = (double)ep->ring_step_latency_inter; /* a ring's next step (exec.h) */
-      ready[j] = MAX(ready[j], fin + lat);
+    for (guint x = g->off[i]; x < g->off[i + 1]; x++) {
+      guint j = g->succ[x] & 0x7fffffffu;
+      ready[j] = MAX(ready[j], fin + g->elat[x]);
       if (--pending[j] == 0)
         queue[tail++] = j;
     }
   }
   return end;
-}
-
-static int cmp_span(const void *a, const void *b)
-{
-  const double *x = a, *y = b;
-  return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
 typedef struct {
@@ -119,21 +225,105 @@ typedef struct {
   guint i;    /* the transfer */
 } DemandEv;
 
-static int cmp_double(const void *a, const void *b)
+typedef struct {
+  double a, b; /* ps: a transfer's sending interval */
+} Span;
+
+/* The orders the repair and link_extra sort by.  Events: by time, ends
+ * before starts at one instant, then by transfer (a total order: a
+ * transfer's two events are at different times).  Spans: by start (the
+ * union link_extra takes of them does not depend on the order of ties). */
+static inline gboolean ev_less(const DemandEv *x, const DemandEv *y)
 {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
+  if (x->t != y->t)
+    return x->t < y->t;
+  if ((x->r < 0) != (y->r < 0))
+    return x->r < 0;
+  return x->i < y->i;
 }
 
-static int cmp_ev(const void *a, const void *b)
+static inline gboolean span_less(const Span *x, const Span *y)
 {
-  const DemandEv *x = a, *y = b;
-  if (x->t != y->t)
-    return x->t < y->t ? -1 : 1;
-  if ((x->r < 0) != (y->r < 0))
-    return x->r < 0 ? -1 : 1; /* ends before starts at one instant */
-  return x->i < y->i ? -1 : x->i > y->i;
+  return x->a < y->a;
 }
+
+static inline gboolean dbl_less(const double *x, const double *y)
+{
+  return *x < *y;
+}
+
+/* NAME(a, n, tmp): a stable merge sort of a[0 .. n) by LESS, tmp scratch
+ * of n elements: insertion sort on runs of 16, then merges of runs.  The
+ * events of one link come from a few streams whose transfers are mostly in
+ * time order already, so most runs cost a comparison per element.  Cost:
+ * O(n log n) comparisons, inlined (qsort's calls through a pointer and
+ * byte copies were a fifth of a 4,096-GPU run). */
+#define DEFINE_MERGE_SORT(NAME, T, LESS)                                                    \
+  static void NAME(T *a, guint n, T *tmp)                                                   \
+  {                                                                                         \
+    enum { RUN = 16 };                                                                      \
+    for (guint lo = 0; lo < n; lo += RUN) {                                                 \
+      guint hi = MIN(lo + RUN, n);                                                          \
+      for (guint i = lo + 1; i < hi; i++) {                                                 \
+        if (!LESS(&a[i], &a[i - 1]))                                                        \
+          continue;                                                                         \
+        T v = a[i];                                                                         \
+        guint j = i;                                                                        \
+        for (; j > lo && LESS(&v, &a[j - 1]); j--)                                          \
+          a[j] = a[j - 1];                                                                  \
+        a[j] = v;                                                                           \
+      }                                                                                     \
+    }                                                                                       \
+    T *src = a, *dst = tmp;                                                                 \
+    for (guint w = RUN; w < n; w *= 2) {                                                    \
+      for (guint lo = 0; lo < n; lo += 2 * w) {                                             \
+        guint mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), p = lo, q = mid, o = lo;      \
+        if (mid == hi || !LESS(&src[mid], &src[mid - 1])) {                                 \
+          memcpy(dst + lo, src + lo, sizeof(T) * (hi - lo));                                \
+          continue;                                                                         \
+        }                                                                                   \
+        while (p < mid && q < hi)                                                           \
+          dst[o++] = LESS(&src[q], &src[p]) ? src[q++] : src[p++];                          \
+        while (p < mid)                                                                     \
+          dst[o++] = src[p++];                                                              \
+        while (q < hi)                                                                      \
+          dst[o++] = src[q++];                                                              \
+      }                                                                                     \
+      T *sw = src;                                                                          \
+      src = dst, dst = sw;                                                                  \
+    }                                                                                       \
+    if (src != a)                                                                           \
+      memcpy(a, src, sizeof(T) * n);                                                        \
+  }
+
+DEFINE_MERGE_SORT(ev_sort, DemandEv, ev_less)
+DEFINE_MERGE_SORT(span_sort, Span, span_less)
+DEFINE_MERGE_SORT(dbl_sort, double, dbl_less)
+
+/* A growable scratch array of elements of `size` bytes (repair, link_extra):
+ * room for at least `want` elements, and as many again for a sort's tmp. */
+static void *scratch_room(void *p, gsize *cap, gsize want, gsize size)
+{
+  if (want <= *cap)
+    return p;
+  *cap = MAX(want, 2 * *cap);
+  g_free(p);
+  return g_malloc(size * 2 * *cap);
+}
+
+/* Repair's scratch, kept across links: events, the transfers active on a
+ * link with each one's place in that set, the active rates to sort, the
+ * streams seen on a link. */
+typedef struct {
+  DemandEv *ev;
+  gsize ev_cap;
+  DemandEv *act;
+  guint *pos;
+  double *srt;
+  guint32 *seen;
+  Span *iv;
+  gsize iv_cap;
+} Scratch;
 
 /* One repair of skeleton k's max-plus schedule (xa..xb: each transfer's
  * sending interval) to its links' capacity (streams.h).  On every loaded
@@ -143,74 +333,77 @@ static int cmp_ev(const void *a, const void *b)
  * less than the level keeps its rate), and a transfer's stretch becomes
  * the largest, over its links, of its mean slowdown over its interval
  * (rate over share; never below 1).  start, worst: scratch of a double per
- * step; wsum: of a double per stream, zero, left zero; ev: scratch.
- * Returns the largest relative change of a stretch.  Cost: per link, its
- * transfers' events sorted, and a sort of the transfers sending at once
- * where they ask for more than the capacity. */
-static double repair(const Ctx *c, const Skel *k, double payload, const double *xa,
+ * step; wsum: of a double per stream, zero, left zero; sc: scratch (act,
+ * pos and srt of a step each, seen of a stream each).  Returns the largest
+ * relative change of a stretch.  Cost: per link, its transfers' events
+ * sorted, and a sort of the transfers sending at once where they ask for
+ * more than the capacity. */
+static double repair(const Ctx *c, const Skel *k, const Dag *g, const double *xa,
                      const double *xb, const guint *off, const guint *by, double *stretch,
-                     double *start, double *worst, double *wsum, GArray *ev)
+                     double *start, double *worst, double *wsum, Scratch *sc)
 {
-  guint n = fs_coll_plan_n_steps(k->plan), ns = c->streams->len;
-  const FsCollStep *steps = n ? fs_coll_plan_step(k->plan, 0) : NULL;
+  guint n = g->n, ns = c->streams->len;
   memset(worst, 0, sizeof(double) * n);
-  g_autoptr(GArray) act = g_array_new(FALSE, FALSE, sizeof(DemandEv));
-  g_autoptr(GArray) srt = g_array_new(FALSE, FALSE, sizeof(double));
-  g_autoptr(GArray) seen = g_array_new(FALSE, FALSE, sizeof(guint32));
+  DemandEv *act = sc->act;
+  guint *pos = sc->pos;
   for (guint l = 0; l < c->n_links; l++) {
-    g_array_set_size(ev, 0);
+    if (c->link_rep[l] != l)
+      continue; /* its class's first link gave the same slowdowns (worst[] is a maximum) */
     double cap = fs_flownet_channel_capacity(c->net, c->links[l]) * 1e-12;
     /* A stream whose several paths cross the link: once, their shares summed. */
-    g_array_set_size(seen, 0);
+    guint nseen = 0;
+    gsize room = 0;
     for (guint j = c->inc_off[l]; j < c->inc_off[l + 1]; j++) {
       guint32 t = c->inc[j];
       if (t >= ns)
         continue;
-      if (wsum[t] == 0)
-        g_array_append_val(seen, t);
+      if (wsum[t] == 0) {
+        sc->seen[nseen++] = t;
+        room += off[t + 1] - off[t];
+      }
       wsum[t] += c->inc_w[j];
     }
-    for (guint q = 0; q < seen->len; q++) {
-      guint32 t = g_array_index(seen, guint32, q);
+    sc->ev = scratch_room(sc->ev, &sc->ev_cap, 2 * room, sizeof(DemandEv));
+    DemandEv *ev = sc->ev;
+    guint nev = 0;
+    for (guint q = 0; q < nseen; q++) {
+      guint32 t = sc->seen[q];
       double w = wsum[t];
       wsum[t] = 0;
       for (guint x = off[t]; x < off[t + 1]; x++) {
         guint i = by[x];
         if (!(xb[i] > xa[i]) || !(w > 0))
           continue;
-        const FsCollStep *s = &steps[i];
-        double wire = ceil((double)s->bytes / payload) * MAX(s->width, 1);
-        double r = w * wire / (xb[i] - xa[i]);
-        DemandEv e0 = {xa[i], r, i}, e1 = {xb[i], -r, i};
-        g_array_append_val(ev, e0);
-        g_array_append_val(ev, e1);
+        double r = w * g->wire[i] / (xb[i] - xa[i]);
+        ev[nev++] = (DemandEv){xa[i], r, i};
+        ev[nev++] = (DemandEv){xb[i], -r, i};
       }
     }
-    if (ev->len == 0 || !(cap > 0))
+    if (nev == 0 || !(cap > 0))
       continue;
-    qsort(ev->data, ev->len, sizeof(DemandEv), cmp_ev);
+    ev_sort(ev, nev, ev + sc->ev_cap);
     /* Max-min on the link over each stretch of time between events: the
      * transfers active share cap, those asking less than the level keep
      * their rate; a transfer's slowdown there is its rate over its share,
      * integrated over its interval into start[] (per link). */
-    g_array_set_size(act, 0);
-    double sum = 0, last = g_array_index(ev, DemandEv, 0).t;
-    for (guint e = 0; e < ev->len; e++) {
-      const DemandEv *x = &g_array_index(ev, DemandEv, e);
+    guint nact = 0;
+    double sum = 0, last = ev[0].t;
+    for (guint e = 0; e < nev; e++) {
+      const DemandEv *x = &ev[e];
       double dt = x->t - last;
-      if (dt > 0 && act->len > 0) {
+      if (dt > 0 && nact > 0) {
         if (sum <= cap * (1 + 1e-9)) {
-          for (guint q = 0; q < act->len; q++)
-            start[g_array_index(act, DemandEv, q).i] += dt;
+          for (guint q = 0; q < nact; q++)
+            start[act[q].i] += dt;
         } else {
-          g_array_set_size(srt, act->len);
-          for (guint q = 0; q < act->len; q++)
-            g_array_index(srt, double, q) = g_array_index(act, DemandEv, q).r;
-          qsort(srt->data, srt->len, sizeof(double), cmp_double);
+          double *srt = sc->srt;
+          for (guint q = 0; q < nact; q++)
+            srt[q] = act[q].r;
+          dbl_sort(srt, nact, srt + nact);
           double left = cap, level = 0;
-          for (guint q = 0; q < srt->len; q++) {
-            double dq = g_array_index(srt, double, q);
-            guint rest = srt->len - q;
+          for (guint q = 0; q < nact; q++) {
+            double dq = srt[q];
+            guint rest = nact - q;
             if (dq * rest >= left) {
               level = left / rest;
               break;
@@ -218,26 +411,27 @@ static double repair(const Ctx *c, const Skel *k, double payload, const double *
             left -= dq;
             level = dq;
           }
-          for (guint q = 0; q < act->len; q++) {
-            const DemandEv *y = &g_array_index(act, DemandEv, q);
+          for (guint q = 0; q < nact; q++) {
+            const DemandEv *y = &act[q];
             start[y->i] += dt * (y->r > level ? y->r / level : 1);
           }
         }
       }
       last = x->t;
       if (x->r > 0) {
-        DemandEv y = *x;
         start[x->i] = 0;
-        g_array_append_val(act, y);
+        pos[x->i] = nact;
+        act[nact++] = *x;
         sum += x->r;
       } else {
-        for (guint q = 0; q < act->len; q++)
-          if (g_array_index(act, DemandEv, q).i == x->i) {
-            sum -= g_array_index(act, DemandEv, q).r;
-            g_array_index(act, DemandEv, q) = g_array_index(act, DemandEv, act->len - 1);
-            g_array_set_size(act, act->len - 1);
-            break;
-          }
+        /* Its start came first (ev_less), unless its rate is 0 (a start
+         * with r == 0 never joined the set: it is not there to leave). */
+        guint q = pos[x->i];
+        if (q < nact && act[q].i == x->i) {
+          sum -= act[q].r;
+          act[q] = act[--nact];
+          pos[act[q].i] = q;
+        }
         worst[x->i] = MAX(worst[x->i], start[x->i] / (xb[x->i] - xa[x->i]));
       }
     }
@@ -280,14 +474,23 @@ static void skel_by_stream(const Ctx *c, const Skel *k, guint **off_out, guint *
  * extra[link], in ps; scaled from the full size by the skeleton's share of
  * the bytes (wire of the skeleton / full wire, per stream). */
 static void link_extra(const Ctx *c, const Skel *k, const double *xa, const double *xb,
-                       const guint *off, const guint *by, double *extra)
+                       const guint *off, const guint *by, double *extra, Scratch *sc)
 {
   guint ns = c->streams->len;
-  GArray *iv = g_array_new(FALSE, FALSE, sizeof(double) * 2);
   for (guint l = 0; l < c->n_links; l++) {
-    g_array_set_size(iv, 0);
+    if (c->link_rep[l] != l) {
+      extra[l] = extra[c->link_rep[l]]; /* the same streams and capacity: the same figure */
+      continue;
+    }
     double need = 0;
     double cap = fs_flownet_channel_capacity(c->net, c->links[l]);
+    gsize room = 0;
+    for (guint j = c->inc_off[l]; j < c->inc_off[l + 1]; j++)
+      if (c->inc[j] < ns)
+        room += off[c->inc[j] + 1] - off[c->inc[j]];
+    sc->iv = scratch_room(sc->iv, &sc->iv_cap, room, sizeof(Span));
+    Span *iv = sc->iv;
+    guint niv = 0;
     for (guint j = c->inc_off[l]; j < c->inc_off[l + 1]; j++) {
       guint32 t = c->inc[j];
       if (t >= ns)
@@ -296,27 +499,24 @@ static void link_extra(const Ctx *c, const Skel *k, const double *xa, const doub
       need += sk * c->inc_w[j] / cap * 1e12;
       for (guint x = off[t]; x < off[t + 1]; x++) {
         guint i = by[x];
-        if (xb[i] > xa[i]) {
-          double v[2] = {xa[i], xb[i]};
-          g_array_append_val(iv, v);
-        }
+        if (xb[i] > xa[i])
+          iv[niv++] = (Span){xa[i], xb[i]};
       }
     }
-    qsort(iv->data, iv->len, sizeof(double) * 2, cmp_span);
+    if (niv > 1)
+      span_sort(iv, niv, iv + sc->iv_cap);
     double total = 0, a = 0, b = -1;
-    for (guint j = 0; j < iv->len; j++) {
-      const double *v = (const double *)iv->data + 2 * j;
-      if (v[0] > b) {
+    for (guint j = 0; j < niv; j++) {
+      if (iv[j].a > b) {
         total += b > a ? b - a : 0;
-        a = v[0], b = v[1];
+        a = iv[j].a, b = iv[j].b;
       } else {
-        b = MAX(b, v[1]);
+        b = MAX(b, iv[j].b);
       }
     }
     total += b > a ? b - a : 0;
     extra[l] = need - total;
   }
-  g_array_unref(iv);
 }
 
 /* Skeleton k's max-plus times: k->time0 at the streams' own rates (with
@@ -328,20 +528,33 @@ void streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, double
 {
   guint n = fs_coll_plan_n_steps(k->plan);
   const Stream *st = (const Stream *)c->streams->data;
+  Dag g;
+  dag_build(k, ep, payload, &g);
   g_autofree double *stretch = g_new(double, n + 1);
   for (guint i = 0; i <= n; i++)
     stretch[i] = 1;
-  k->time = k->time0 = maxplus(k, st, ep, payload, stretch, xa, xb);
-  if (c->n_links == 0)
-    return;
-  g_autofree guint *off = NULL;
-  g_autofree guint *by = NULL;
-  skel_by_stream(c, k, &off, &by);
-  link_extra(c, k, xa, xb, off, by, busy);
-  g_autofree double *start = g_new(double, n + 1);
-  g_autofree double *worst = g_new(double, n + 1);
-  g_autofree double *wsum = g_new0(double, c->streams->len + 1);
-  g_autoptr(GArray) ev = g_array_new(FALSE, FALSE, sizeof(DemandEv));
-  if (repair(c, k, payload, xa, xb, off, by, stretch, start, worst, wsum, ev) > 0)
-    k->time = maxplus(k, st, ep, payload, stretch, xa, xb);
+  k->time = k->time0 = maxplus(k, &g, st, ep, stretch, xa, xb);
+  if (c->n_links > 0) {
+    g_autofree guint *off = NULL;
+    g_autofree guint *by = NULL;
+    skel_by_stream(c, k, &off, &by);
+    Scratch sc = {0};
+    link_extra(c, k, xa, xb, off, by, busy, &sc);
+    g_autofree double *start = g_new(double, n + 1);
+    g_autofree double *worst = g_new(double, n + 1);
+    g_autofree double *wsum = g_new0(double, c->streams->len + 1);
+    sc.act = g_new(DemandEv, n + 1);
+    sc.pos = g_new(guint, n + 1);
+    sc.srt = g_new(double, 2 * (gsize)n + 2);
+    sc.seen = g_new(guint32, c->streams->len + 1);
+    if (repair(c, k, &g, xa, xb, off, by, stretch, start, worst, wsum, &sc) > 0)
+      k->time = maxplus(k, &g, st, ep, stretch, xa, xb);
+    g_free(sc.ev);
+    g_free(sc.act);
+    g_free(sc.pos);
+    g_free(sc.srt);
+    g_free(sc.seen);
+    g_free(sc.iv);
+  }
+  dag_clear(&g);
 }

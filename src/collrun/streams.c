@@ -73,6 +73,8 @@ static void routes_init(Routes *r)
   r->w = g_array_new(FALSE, FALSE, sizeof(double));
   r->hop_off = g_array_new(FALSE, FALSE, sizeof(guint));
   r->hops = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  r->tw = g_array_new(FALSE, FALSE, sizeof(double));
+  r->th = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
 }
 
 static void routes_clear(Routes *r)
@@ -81,6 +83,8 @@ static void routes_clear(Routes *r)
   g_clear_pointer(&r->w, g_array_unref);
   g_clear_pointer(&r->hop_off, g_array_unref);
   g_clear_pointer(&r->hops, g_array_unref);
+  g_clear_pointer(&r->tw, g_array_unref);
+  g_clear_pointer(&r->th, g_array_unref);
 }
 
 /* A family of collectives whose skeletons and streams are alike: one
@@ -112,6 +116,7 @@ static void ctx_links_clear(Ctx *c)
   g_clear_pointer(&c->inc_off, g_free);
   g_clear_pointer(&c->inc, g_free);
   g_clear_pointer(&c->inc_w, g_free);
+  g_clear_pointer(&c->link_rep, g_free);
   c->n_links = 0;
 }
 
@@ -183,8 +188,9 @@ static gboolean stream_paths(Ctx *c, guint i, guint *np, const double **w, const
   }
   if (g_array_index(r->first, guint, 2 * i) == G_MAXUINT) {
     const Stream *s = &g_array_index(c->streams, Stream, i);
-    g_autoptr(GArray) tw = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(GArray) th = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+    GArray *tw = r->tw, *th = r->th;
+    g_array_set_size(tw, 0);
+    g_array_set_size(th, 0);
     if (!c->opts->route_paths(c->opts->route_ctx, s->src_node, s->dst_node, s->key, tw, th)) {
       g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE, "no route for a stream of the "
                   "collective (topology nodes %d to %d)", s->src_node, s->dst_node);
@@ -206,6 +212,60 @@ static gboolean stream_paths(Ctx *c, guint i, guint *np, const double **w, const
   *ho = &g_array_index(r->hop_off, guint, f);
   *hops = (const FsChannelId *)r->hops->data;
   return TRUE;
+}
+
+/* Links l and m carry the same streams with the same shares, in the same
+ * order, at the same capacity: every figure the schedule takes of one
+ * (streams-sched.c) is the other's. */
+static gboolean link_same(const Ctx *c, guint l, guint m)
+{
+  guint n = c->inc_off[l + 1] - c->inc_off[l];
+  if (n != c->inc_off[m + 1] - c->inc_off[m] ||
+      fs_flownet_channel_capacity(c->net, c->links[l]) !=
+          fs_flownet_channel_capacity(c->net, c->links[m]))
+    return FALSE;
+  const guint32 *a = &c->inc[c->inc_off[l]], *b = &c->inc[c->inc_off[m]];
+  const double *wa = &c->inc_w[c->inc_off[l]], *wb = &c->inc_w[c->inc_off[m]];
+  return memcmp(a, b, sizeof(guint32) * n) == 0 && memcmp(wa, wb, sizeof(double) * n) == 0;
+}
+
+static uint64_t link_hash(const Ctx *c, guint l)
+{
+  double cap = fs_flownet_channel_capacity(c->net, c->links[l]);
+  uint64_t h;
+  memcpy(&h, &cap, sizeof h);
+  for (guint j = c->inc_off[l]; j < c->inc_off[l + 1]; j++) {
+    uint64_t w;
+    memcpy(&w, &c->inc_w[j], sizeof w);
+    h = fs_hash64(h ^ c->inc[j]) ^ w;
+  }
+  return fs_hash64(h);
+}
+
+/* c->link_rep: per loaded link, the first link of its class (link_same;
+ * itself when it is the first), found with an open-addressed table of
+ * the links' hashes.  The repair and the links' deficit compute a class
+ * once (along a path of a rail-optimized fat tree, the GPU's port, its
+ * NIC and the leaf's uplink carry the same streams).  Cost: O(incidences). */
+static void link_classes(Ctx *c)
+{
+  guint size = 64;
+  while (size < 2 * c->n_links)
+    size *= 2;
+  g_autofree guint *slot = g_new(guint, size);
+  memset(slot, 0xff, sizeof(guint) * size);
+  c->link_rep = g_new(guint, c->n_links + 1);
+  for (guint l = 0; l < c->n_links; l++) {
+    guint at = (guint)(link_hash(c, l) & (size - 1));
+    c->link_rep[l] = l;
+    for (; slot[at] != G_MAXUINT; at = (at + 1) & (size - 1))
+      if (link_same(c, slot[at], l)) {
+        c->link_rep[l] = slot[at];
+        break;
+      }
+    if (c->link_rep[l] == l)
+      slot[at] = l;
+  }
 }
 
 /* Routes every stream, loads the links with their full-size bytes and sets
@@ -315,6 +375,8 @@ static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t
       c->inc_w = g_new(double, c->inc_off[c->n_links] + 1);
     }
   }
+  if (ok)
+    link_classes(c);
   return ok;
 }
 

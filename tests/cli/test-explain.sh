@@ -91,3 +91,13 @@ fabricsim explain nothing >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "unknown topic exit $rc"
 set -e
 echo "explain: $n README blocks ok"
+
+# explain coll across hosts at a named release: a 2-node B200 alltoall at NCCL 2.28 runs the 8
+# network peers of each GPU on their group's 2 channels (8 transfers each), half of the bytes
+# across hosts: 2 × 17.9 / 0.5 = 71.6 GB/s, busbw 66.9 (what `coll` simulates: 66.90); an unknown
+# release is a usage error naming the known ones (exit 2).
+out=$(fabricsim explain coll topologies/cluster.yaml -D node=hgx-b200 -D nodes=2 --nccl-version 2.28 -o alltoall -s 1G)
+case "$out" in *"NCCL 2.28.9 model"*"2 ch × 17.90 GB/s per network channel, 8 transfers sharing each"*"0.500 × the bytes across hosts: 71.60 GB/s"*"busbw = algbw × 0.9375 = 66.9"*) ;;
+  *) fail "explain coll alltoall 2.28: $out" ;; esac
+refused "explain coll unknown release" fabricsim explain coll topologies/cluster.yaml --nccl-version 9.9
+contains "$err" "no parameter file for this release" "explain coll unknown release"

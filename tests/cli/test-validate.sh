@@ -100,12 +100,14 @@ contains "$err" "zerodim.csv:" "gemm zero dimension"
 contains "$err" "a GEMM dimension must be at least 1" "gemm zero dimension"
 
 # attention: the FlashAttention-3 paper's held-out cuDNN figures (figures:
-# tests/test-attn-head.c); a bad pass, mask or size is the row's error, exit 2.
+# tests/test-attn-head.c; a known gap since the bf16 head-dim factors are
+# this project's newer cuDNN); a bad pass, mask or size is the row's error,
+# exit 2.
 "$FABRICSIM" validate --list-kinds | grep -q "^attention " || fail "--list-kinds attention"
 tat="$ref/h100_attention_fa3_paper_test.csv"
 out=$("$FABRICSIM" validate "$tat") || fail "attention table: exit $?"
 contains "$out" "h100_attention_fa3_paper_test (attention): bar time within 10%" "attention table"
-printf '%s\n' "$out" | grep -Eq '^  time MAPE [0-9.]+ % over 33 rows \(max [0-9.]+ %\): PASS$' \
+printf '%s\n' "$out" | grep -Eq '^  time MAPE [0-9.]+ % over 33 rows \(max [0-9.]+ %\): KNOWN GAP$' \
   || fail "attention table: $out"
 sed 's/^bf16_for_full_d64_s1024,bf16,forward,/bf16_for_full_d64_s1024,bf16,sideways,/' "$tat" > "$tmp/badpass.csv"
 refused "attention bad pass" "$FABRICSIM" validate "$tmp/badpass.csv"
@@ -117,6 +119,21 @@ contains "$err" "column \"causal\": expected false or true, got \"maybe\"" "atte
 sed 's/^bf16_for_full_d64_s1024,bf16,forward,false,16,32,1024,64,/bf16_for_full_d64_s1024,bf16,forward,false,16,32,1024,0,/' "$tat" > "$tmp/zerod.csv"
 refused "attention zero head dim" "$FABRICSIM" validate "$tmp/zerod.csv"
 contains "$err" "must be positive" "attention zero head dim"
+
+# The framework probe's tables are what tools/framework-tables makes of its
+# file (the rows; the headers are prose).
+fw="$FS_SOURCE_ROOT/validation/results/framework-h100-2026-11-28.json"
+for pair in gemm:h100_gemm_layouts_framework_probe_test attention:h100_attention_cudnn_framework_probe_fit \
+            attention-batch:h100_attention_cudnn_framework_probe_batch; do
+  python3 "$FS_SOURCE_ROOT/tools/framework-tables" "$fw" "${pair%%:*}" > "$tmp/fw.rows" 2> "$tmp/fw.err" \
+    || fail "tools/framework-tables ${pair%%:*}: $(cat "$tmp/fw.err")"
+  grep -v '^#' "$ref/${pair#*:}.csv" | cmp -s - "$tmp/fw.rows" \
+    || fail "${pair#*:}.csv: rows differ from tools/framework-tables ${pair%%:*}"
+done
+st=0
+python3 "$FS_SOURCE_ROOT/tools/framework-tables" "$cal" gemm > /dev/null 2> "$tmp/fw.err" || st=$?
+[ "$st" -eq 2 ] || fail "tools/framework-tables on a calibration file: exit $st, not 2"
+contains "$(cat "$tmp/fw.err")" "not a framework probe file" "tools/framework-tables on a calibration file"
 
 # A table that misses its bar with a gap line is a known gap (exit 0); the
 # same table without it fails (exit 1); a gap line on a table that meets its

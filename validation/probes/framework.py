@@ -4,7 +4,7 @@
 # never runs this; it is how the figures under validation/results/framework-*
 # were made, kept so that anyone with a GPU and PyTorch can make them again.
 #
-#   python3 validation/probes/framework.py OUT.json [--quick]
+#   python3 validation/probes/framework.py OUT.json [--quick] [--single]
 #
 # Sections (each saved to OUT.json as soon as it is done; a section that
 # fails records its error and the others still run):
@@ -25,8 +25,9 @@
 #   attention  SDPA (cuDNN and flash back ends) at the FlashAttention-3 paper's
 #              setting (hidden 2048, 16k tokens) by head dim, length and mask,
 #              forward and forward+backward; and by batch and heads at one length
-# Timing: CUDA events around each kernel or loop, median of repetitions after
-# warm-up; host time with time.perf_counter. Exit status 0 when the file was
+# Timing: CUDA events around rounds of back-to-back calls (gpu_ms; --single:
+# around each call, as the files made before 2026-11-28 08:00 UTC), median of
+# repetitions after warm-up; host time with time.perf_counter. Exit status 0 when the file was
 # written (sections may hold errors), 2 on usage or no GPU.
 import json
 import os
@@ -37,10 +38,11 @@ import time
 import traceback
 
 if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
-    sys.stderr.write("usage: framework.py OUT.json [--quick]\n")
+    sys.stderr.write("usage: framework.py OUT.json [--quick] [--single]\n")
     sys.exit(2)
 OUT = sys.argv[1]
 QUICK = "--quick" in sys.argv[2:]
+SINGLE = "--single" in sys.argv[2:]
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -68,6 +70,7 @@ result = {
         "cpu_count": os.cpu_count(),
         "kernel": platform.release(),
         "quick": QUICK,
+        "timing": "single call per event pair" if SINGLE else "rounds of back-to-back calls per event pair",
     },
     "sections": {},
 }
@@ -101,19 +104,37 @@ def section(name):
 
 
 def gpu_ms(fn, reps, warm=3):
-    """Median milliseconds of fn() by CUDA events, one event pair per call."""
+    """Median, min and max milliseconds per call of fn() by CUDA events.
+
+    Default: each repetition times a round of k calls issued back to back
+    (k so that a round lasts about 2 ms, at most 64), so that the host's
+    dispatch of the next call overlaps the GPU's work on this one; a call
+    shorter than its host dispatch is then timed at the host's pace (it is
+    launch-bound). With --single (how the files of be98bf5/e064244 were
+    made): one event pair around each call, so each time includes the host
+    dispatch of the call (tens of microseconds) while the GPU waits."""
     for _ in range(warm):
         fn()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
+    k = 1
+    if not SINGLE:
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
         a.record()
         fn()
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b))
+        k = max(1, min(64, int(2.0 / max(a.elapsed_time(b), 1e-3)) + 1))
+    times = []
+    for _ in range(reps):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(k):
+            fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) / k)
     return statistics.median(times), min(times), max(times)
 
 

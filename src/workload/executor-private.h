@@ -128,6 +128,17 @@ guint32 fs_train_add_op(FsOpGraph *g, guint stream, FsOpKind kind, FsOpCat cat, 
 gboolean fs_train_measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, uint64_t unit,
                           FsTime *out, GError **error);
 
+/* ---- layer-cost.c ---- */
+
+/* Fills *c with the costs of layer l on a rank whose GPU is gpu and whose
+ * TP, EP and CP groups are tp_nodes, ep_nodes and cp_nodes (ntp, nep, ncp
+ * GPUs): its forward, backward and recompute passes (with their model
+ * FLOPs and host views) and the collectives each pass launches, timed alone
+ * through fs_train_measure.  Errors: fs_train_measure's. */
+gboolean fs_train_layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const guint *tp_nodes,
+                             guint ntp, const guint *ep_nodes, guint nep, const guint *cp_nodes,
+                             guint ncp, FsLayerCost *c, GError **error);
+
 /* The time a compute span of `compute` loses to `comm` running beside it
  * when it keeps the fraction `rate` of its speed meanwhile:
  * min(comm·(1 − rate), compute·(1/rate − 1)); 0 for rate >= 1. */

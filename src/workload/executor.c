@@ -1,12 +1,12 @@
 /* executor.c — builds and runs the op graph of one training step (see
- * executor.h): the simulated ranks and their streams, per-layer costs and
- * TP/EP/CP collectives timed alone, the forward and backward passes in
- * the schedule's order, the pipeline links, and the result.  The
- * data-parallel part of each rank's schedule (gradient buckets, ZeRO
- * gathers, the optimizer's shard) is in dp-sched.c. */
+ * executor.h): the simulated ranks and their streams, collectives timed
+ * alone, the forward and backward passes in the schedule's order, the
+ * pipeline links, and the result.  What each layer's passes cost is in
+ * layer-cost.c, the data-parallel part of each rank's schedule (gradient
+ * buckets, ZeRO gathers, the optimizer's shard) in dp-sched.c, the host
+ * side in host-sched.c. */
 #include "workload/executor-private.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "compute/kernel.h"
@@ -123,131 +123,6 @@ gboolean fs_train_measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, 
   return TRUE;
 }
 
-/* The time of kernels k on gpu (host-sched.c: launch latency or, with a
- * host model, the GPU gap), their model FLOPs in *mf and their host view
- * in *ho (either may be NULL).  Unreferences k. */
-static FsTime kernels_time(const FsTrain *t, GArray *k, const FsGpuModel *gpu, double *mf,
-                           FsHostOp *ho)
-{
-  return fs_train_kernels_time(t, k, gpu, mf, ho);
-}
-
-/* The time a compute span of `compute` loses to a communication of
- * `comm` running beside it on the same GPU, when the compute keeps the
- * fraction `rate` of its speed meanwhile: the communication's duration at
- * the reduced rate, or all of the compute's if it ends first. */
-FsTime fs_train_overlap_loss(FsTime compute, FsTime comm, double rate)
-{
-  if (rate >= 1 || rate <= 0 || comm <= 0 || compute <= 0)
-    return 0;
-  double a = (double)comm * (1 - rate), b = (double)compute * (1 / rate - 1);
-  return (FsTime)llround(MIN(a, b));
-}
-
-/* The compute rate left beside a communication of kind (an overlap-*
- * curve) of `bytes` on gpu: 1 when the cost is not modelled. */
-double fs_train_overlap_rate(const FsTrain *t, FsEffKind kind, const FsGpuModel *gpu,
-                             double bytes)
-{
-  if (t->w->overlap_cost != FS_OVERLAP_COST_MODELLED || t->eff == NULL)
-    return 1;
-  return fs_efficiency_lookup(t->eff, kind, gpu->arch, t->w->dtype, FALSE, MAX(bytes, 1), NULL);
-}
-
-/* Tensor-parallel overlap (Transformer Engine userbuffers, ring exchange)
- * runs each overlapped GEMM as one chunk per TP rank, each a GEMM of m/tp
- * rows: the time this adds to kernels k over running them whole.  The
- * overlapped GEMMs are the forward GEMMs next to an all-gather or a
- * reduce-scatter and the dgrads of the row-parallel ones (NeMo's
- * qkv/proj/fc1/fc2 fprop and proj/fc2 dgrad). */
-static FsTime tp_split_extra(const FsTrain *t, const GArray *k, const FsGpuModel *gpu, guint parts)
-{
-  static const char *const split[] = {
-    "qkv", "out_proj", "mlp_fc1", "mlp_fc2", "out_proj.dgrad", "mlp_fc2.dgrad",
-  };
-  FsTime extra = 0;
-  for (guint i = 0; i < k->len; i++) {
-    const FsKernel *kn = &g_array_index(k, FsKernel, i);
-    if (kn->cls != FS_KERNEL_GEMM || kn->m < parts)
-      continue;
-    gboolean hit = FALSE;
-    for (guint j = 0; j < G_N_ELEMENTS(split) && !hit; j++)
-      hit = strcmp(kn->name, split[j]) == 0;
-    if (!hit)
-      continue;
-    FsKernel part = fs_kernel_gemm(kn->name, kn->pass, kn->dtype, kn->m / parts, kn->n, kn->k,
-                                   kn->batch);
-    FsTime whole = fs_kernel_time(kn, gpu, t->eff, NULL);
-    FsTime chunks = parts * fs_kernel_time(&part, gpu, t->eff, NULL);
-    if (chunks > whole)
-      extra += chunks - whole;
-  }
-  return extra;
-}
-
-/* The time of the first kernel of k named name (0 when none) and, in
- * *count, how many kernels bear that name. */
-static FsTime named_kernel_time(const FsTrain *t, const GArray *k, const FsGpuModel *gpu,
-                                const char *name, guint *count)
-{
-  FsTime first = 0;
-  *count = 0;
-  for (guint i = 0; i < k->len; i++) {
-    const FsKernel *kn = &g_array_index(k, FsKernel, i);
-    if (strcmp(kn->name, name) != 0)
-      continue;
-    if ((*count)++ == 0)
-      first = fs_kernel_time(kn, gpu, t->eff, NULL);
-  }
-  return first;
-}
-
-/* The summed time of the kernels of k whose name is in names. */
-static FsTime kernels_named_time(const FsTrain *t, const GArray *k, const FsGpuModel *gpu,
-                                 const char *const *names, guint n)
-{
-  FsTime sum = 0;
-  for (guint i = 0; i < k->len; i++) {
-    const FsKernel *kn = &g_array_index(k, FsKernel, i);
-    for (guint j = 0; j < n; j++)
-      if (strcmp(kn->name, names[j]) == 0) {
-        sum += fs_kernel_time(kn, gpu, t->eff, NULL);
-        break;
-      }
-  }
-  return sum;
-}
-
-/* The backward GEMMs of the column-parallel linears (QKV and the MLP's
- * fc1, SwiGLU's gate and up in one): their dgrads and their wgrads. */
-static void column_parallel_bwd(const FsTrain *t, const GArray *k, const FsGpuModel *gpu,
-                                FsTime *dgrad, FsTime *wgrad)
-{
-  static const char *const dg[] = { "qkv.dgrad", "mlp_fc1.dgrad" };
-  static const char *const wg[] = { "qkv.wgrad", "mlp_fc1.wgrad" };
-  *dgrad = kernels_named_time(t, k, gpu, dg, G_N_ELEMENTS(dg));
-  *wgrad = kernels_named_time(t, k, gpu, wg, G_N_ELEMENTS(wg));
-}
-
-/* What a collective of `comm` launched asynchronously beside a compute
- * span of `compute` adds to the pass: the part of it that outlasts the
- * compute, and what the compute loses to its SMs (at rate y). */
-static FsTime async_beside(FsTime compute, FsTime comm, double y)
-{
-  return (comm > compute ? comm - compute : 0) + fs_train_overlap_loss(compute, comm, y);
-}
-
-/* Ring attention: the exchange of each K/V block runs behind one step's
- * attention kernel; what a step's share of the exchange (comm / steps)
- * takes beyond the step's kernel is exposed, once per step. */
-static FsTime cp_exposed(FsTime step, guint steps, FsTime comm)
-{
-  if (steps == 0 || comm <= 0)
-    return 0;
-  FsTime share = comm / steps;
-  return share > step ? (share - step) * steps : 0;
-}
-
 /* Activation bytes of one micro-batch at a stage boundary, per TP rank. */
 static uint64_t boundary_bytes(const FsWorkload *w, guint last_layer)
 {
@@ -257,121 +132,6 @@ static uint64_t boundary_bytes(const FsWorkload *w, guint last_layer)
   if (w->sequence_parallel)
     b /= w->tp;
   return (uint64_t)b;
-}
-
-/* Costs of layer l on the rank with GPU gpu and TP group tp_nodes. */
-static gboolean layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const guint *tp_nodes,
-                           guint ntp, const guint *ep_nodes, guint nep, const guint *cp_nodes,
-                           guint ncp, FsLayerCost *c, GError **error)
-{
-  const FsWorkload *w = t->w;
-  memset(c, 0, sizeof *c);
-  if (w->form == FS_MODEL_FORM_LAYERS) {
-    c->fwd = kernels_time(t, fs_workload_layer_kernels(w, l, FS_PASS_FORWARD), gpu, &c->mf_fwd,
-                          &c->h_fwd);
-    c->bwd = kernels_time(t, fs_workload_layer_kernels(w, l, FS_PASS_BACKWARD), gpu, &c->mf_bwd,
-                          &c->h_bwd);
-    c->params = w->layers[l].params;
-    return TRUE;
-  }
-  FsTransformerRun run;
-  fs_workload_transformer_run(w, &run);
-  const FsTransformerConfig *cfg = &w->model;
-  gboolean tp_split = w->overlap_tp_comm && ntp > 1 && w->overlap_cost == FS_OVERLAP_COST_MODELLED;
-  FsTime cp_step[2];
-  guint cp_steps[2];
-  FsTime col_dgrad = 0, col_wgrad = 0;
-  for (guint pass = 0; pass < 2; pass++) {
-    GArray *k = fs_transformer_layer_kernels(cfg, &run, l, pass ? FS_PASS_BACKWARD : FS_PASS_FORWARD);
-    FsTime extra = tp_split ? tp_split_extra(t, k, gpu, ntp) : 0;
-    if (pass)
-      column_parallel_bwd(t, k, gpu, &col_dgrad, &col_wgrad);
-    cp_step[pass] = named_kernel_time(t, k, gpu, pass ? "attention.cp_step.bwd" : "attention.cp_step",
-                                      &cp_steps[pass]);
-    if (pass)
-      c->bwd = kernels_time(t, k, gpu, &c->mf_bwd, &c->h_bwd) + extra;
-    else
-      c->fwd = kernels_time(t, k, gpu, &c->mf_fwd, &c->h_fwd) + extra;
-  }
-  c->recomp = kernels_time(t, fs_transformer_layer_kernels(cfg, &run, l, FS_PASS_RECOMPUTE), gpu,
-                           NULL, &c->h_recomp);
-  FsTransformerParams pp;
-  fs_transformer_params(cfg, &pp);
-  gboolean moe = fs_transformer_layer_is_moe(cfg, l);
-  c->params = (pp.attention + pp.norms) / w->tp + (moe ? pp.moe / ((double)w->tp * w->ep)
-                                                       : pp.mlp / w->tp);
-  /* Megatron-Core keeps expert parameters in their own gradient buffer,
-   * reduced over the expert-data-parallel group (the router stays dense). */
-  if (moe && w->ep > 1)
-    c->eparams = (pp.moe - (double)cfg->hidden * cfg->experts) / ((double)w->tp * w->ep);
-  /* TP: per layer two collectives in each pass (after attention and after
-   * the MLP): all-reduce, or with sequence parallelism an all-gather before
-   * and a reduce-scatter after each block (Korthikanti et al. 2022, §4.2.2). */
-  uint64_t act = (uint64_t)((double)w->micro_batch * cfg->seq_len / w->cp * cfg->hidden * 2.0);
-  if (ntp > 1) {
-    FsTime ar = 0, ag = 0, rs = 0;
-    if (w->sequence_parallel) {
-      if (!fs_train_measure(t, tp_nodes, ntp, FS_COLL_ALL_GATHER, act / ntp, &ag, error) ||
-          !fs_train_measure(t, tp_nodes, ntp, FS_COLL_REDUCE_SCATTER, act / ntp, &rs, error))
-        return FALSE;
-      c->tp_fwd = c->tp_bwd = 2 * (ag + rs);
-    } else {
-      if (!fs_train_measure(t, tp_nodes, ntp, FS_COLL_ALL_REDUCE, act, &ar, error))
-        return FALSE;
-      c->tp_fwd = c->tp_bwd = 2 * ar;
-    }
-    /* With sequence parallelism and without TP overlap, Megatron's
-     * column-parallel linears launch their backward collectives
-     * asynchronously (LinearWithGradAccumulationAndAsyncCommunication.
-     * backward): the re-gather of the input beside the dgrad GEMM and the
-     * reduce-scatter of the input gradient beside the wgrad GEMM, so that
-     * only the row-parallel linears' gathers of the output gradient stay
-     * on the compute stream.  The async collectives are NCCL kernels: the
-     * compute keeps the overlap-dp rate (one CTA per channel) while they
-     * run, and what outlasts the GEMM is exposed.  Without sequence
-     * parallelism the backward all-reduces stay on the stream (the
-     * Megatron of the 2020-21 runs reduced synchronously);
-     * `overlap.cost: exposed` keeps every backward collective on it. */
-    if (w->sequence_parallel && !w->overlap_tp_comm && w->overlap_cost != FS_OVERLAP_COST_EXPOSED) {
-      double y = fs_train_overlap_rate(t, FS_EFF_OVERLAP_DP, gpu, (double)act);
-      c->tp_bwd = 2 * ag + async_beside(col_dgrad, 2 * ag, y) + async_beside(col_wgrad, 2 * rs, y);
-    }
-    if (w->recompute == FS_RECOMPUTE_FULL)
-      c->tp_bwd += c->tp_fwd;
-    if (w->overlap_tp_comm) {
-      double y = fs_train_overlap_rate(t, FS_EFF_OVERLAP_TP, gpu, (double)act);
-      c->fwd += fs_train_overlap_loss(c->fwd, c->tp_fwd, y);
-      c->bwd += fs_train_overlap_loss(c->bwd, c->tp_bwd, y);
-    }
-  }
-  /* EP: dispatch and combine all-to-alls of the routed tokens (top_k copies)
-   * in each pass. */
-  if (moe && nep > 1) {
-    double tokens = (double)w->micro_batch * cfg->seq_len / w->cp / (w->sequence_parallel ? w->tp : 1);
-    uint64_t block = (uint64_t)(tokens * MAX(cfg->top_k, 1u) * cfg->hidden * 2.0 / nep);
-    FsTime a2a;
-    if (!fs_train_measure(t, ep_nodes, nep, FS_COLL_ALLTOALL, block, &a2a, error))
-      return FALSE;
-    c->ep_fwd = c->ep_bwd = 2 * a2a;
-  }
-  /* CP: the ring exchange of K and V (an all-gather of the rank's KV
-   * block) in the forward, and of their gradients (a reduce-scatter) in the
-   * backward. */
-  if (ncp > 1) {
-    uint64_t kv = (uint64_t)(2.0 * w->micro_batch * cfg->seq_len / w->cp * cfg->kv_heads / w->tp *
-                             fs_transformer_head_dim(cfg) * 2.0);
-    if (!fs_train_measure(t, cp_nodes, ncp, FS_COLL_ALL_GATHER, kv, &c->cp_fwd, error) ||
-        !fs_train_measure(t, cp_nodes, ncp, FS_COLL_REDUCE_SCATTER, kv, &c->cp_bwd, error))
-      return FALSE;
-    double y = fs_train_overlap_rate(t, FS_EFF_OVERLAP_CP, gpu, (double)kv);
-    c->fwd += fs_train_overlap_loss(c->fwd, c->cp_fwd, y);
-    c->bwd += fs_train_overlap_loss(c->bwd, c->cp_bwd, y);
-    if (w->overlap_cost == FS_OVERLAP_COST_MODELLED) {
-      c->fwd += cp_exposed(cp_step[0], cp_steps[0], c->cp_fwd);
-      c->bwd += cp_exposed(cp_step[1], cp_steps[1], c->cp_bwd);
-    }
-  }
-  return TRUE;
 }
 
 /* ---- building ------------------------------------------------------------ */
@@ -620,21 +380,21 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
             found = TRUE;
           }
       if (!found)
-        ok = layer_cost(t, l, gpu, tpn, ntp, epn, nep, cpn, ncp, &b.lc[l], error);
+        ok = fs_train_layer_cost(t, l, gpu, tpn, ntp, epn, nep, cpn, ncp, &b.lc[l], error);
     }
   }
   if (ok && w->form == FS_MODEL_FORM_TRANSFORMER) {
     FsTransformerRun run;
     fs_workload_transformer_run(w, &run);
     const FsTransformerConfig *cfg = &w->model;
-    b.emb_fwd = kernels_time(t, fs_transformer_embedding_kernels(cfg, &run, FS_PASS_FORWARD), gpu,
-                             &b.emb_mf[0], &b.h_emb[0]);
-    b.emb_bwd = kernels_time(t, fs_transformer_embedding_kernels(cfg, &run, FS_PASS_BACKWARD), gpu,
-                             &b.emb_mf[1], &b.h_emb[1]);
-    b.head_fwd = kernels_time(t, fs_transformer_head_kernels(cfg, &run, FS_PASS_FORWARD), gpu,
-                              &b.head_mf[0], &b.h_head[0]);
-    b.head_bwd = kernels_time(t, fs_transformer_head_kernels(cfg, &run, FS_PASS_BACKWARD), gpu,
-                              &b.head_mf[1], &b.h_head[1]);
+    b.emb_fwd = fs_train_kernels_time(
+      t, fs_transformer_embedding_kernels(cfg, &run, FS_PASS_FORWARD), gpu, &b.emb_mf[0], &b.h_emb[0]);
+    b.emb_bwd = fs_train_kernels_time(
+      t, fs_transformer_embedding_kernels(cfg, &run, FS_PASS_BACKWARD), gpu, &b.emb_mf[1], &b.h_emb[1]);
+    b.head_fwd = fs_train_kernels_time(
+      t, fs_transformer_head_kernels(cfg, &run, FS_PASS_FORWARD), gpu, &b.head_mf[0], &b.h_head[0]);
+    b.head_bwd = fs_train_kernels_time(
+      t, fs_transformer_head_kernels(cfg, &run, FS_PASS_BACKWARD), gpu, &b.head_mf[1], &b.h_head[1]);
     FsTransformerParams pp;
     fs_transformer_params(cfg, &pp);
     b.emb_params = (pp.embedding + pp.positions) / w->tp;
@@ -682,14 +442,13 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
     gboolean mixed = w->dtype != FS_DTYPE_FP32 && w->dtype != FS_DTYPE_TF32;
     FsHostOp hopt = { 0 }, hcast = { 0 };
     FsTime opt_t = w->offload_optimizer ? 0 :
-      kernels_time(t, fs_optimizer_kernels(shard, w->optimizer, mixed, b.grad_bytes), gpu, NULL,
-                   &hopt);
+      fs_train_kernels_time(t, fs_optimizer_kernels(shard, w->optimizer, mixed, b.grad_bytes), gpu,
+                            NULL, &hopt);
     /* FP8: the per-step cast of the updated weights (spec-views.c's
      * fs_workload_optimizer_kernels counts the same). */
     if (w->dtype == FS_DTYPE_FP8 && w->form == FS_MODEL_FORM_TRANSFORMER) {
-      opt_t += kernels_time(t, fs_fp8_weight_cast_kernels(w->fp8_param_gather ? shard
-                                                          : fs_train_dp_local(&b)), gpu, NULL,
-                            &hcast);
+      GArray *cast = fs_fp8_weight_cast_kernels(w->fp8_param_gather ? shard : fs_train_dp_local(&b));
+      opt_t += fs_train_kernels_time(t, cast, gpu, NULL, &hcast);
       /* The casts run after the update: one host view of both. */
       hopt.tail = MAX(hopt.tail + hcast.sum, (FsTime)hopt.kernels * t->h_op + hcast.tail);
       hopt.kernels += hcast.kernels;

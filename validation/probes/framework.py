@@ -138,6 +138,24 @@ def gpu_ms(fn, reps, warm=3):
     return statistics.median(times), min(times), max(times)
 
 
+def captured(warm, body, before=None):
+    """A CUDA graph of body(), after three calls of warm() on a side stream
+    (PyTorch's capture recipe: the warm-up allocates outside the graph) and
+    then before(), if given, outside the capture."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            warm()
+    torch.cuda.current_stream().wait_stream(s)
+    if before is not None:
+        before()
+    gr = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(gr):
+        body()
+    return gr
+
+
 def kernels_of(fn):
     """(kernels, memcpy/memset, GPU busy microseconds) of one call of fn, by the profiler."""
     from torch.profiler import ProfilerActivity, profile
@@ -187,17 +205,8 @@ def host_ops():
         # The same n launches from a CUDA graph: the GPU's own cost per op.
         graph_us = None
         try:
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    op()
-            torch.cuda.current_stream().wait_stream(s)
-            gr = torch.cuda.CUDAGraph()
             m = min(n, 2000)
-            with torch.cuda.graph(gr):
-                for _ in range(m):
-                    op()
+            gr = captured(op, lambda: [op() for _ in range(m)])
             med, _, _ = gpu_ms(gr.replay, 5, warm=2)
             graph_us = med * 1e3 / m
         except Exception as e:
@@ -218,16 +227,7 @@ def graph_launch():
     x = torch.zeros(1, device=DEV, dtype=BF16)
     out = {"graphs": []}
     for nodes in (1, 8, 64, 512):
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                x.add_(1)
-        torch.cuda.current_stream().wait_stream(s)
-        gr = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(gr):
-            for _ in range(nodes):
-                x.add_(1)
+        gr = captured(lambda: x.add_(1), lambda: [x.add_(1) for _ in range(nodes)])
         reps = 2000 if nodes <= 64 else 200
         for _ in range(10):
             gr.replay()
@@ -334,18 +334,14 @@ def layer():
         rec["gpu_busy_ms_per_iter"] = busy / 1e3
         # The same step captured as one CUDA graph (PyTorch's whole-network recipe).
         try:
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    step()
-            torch.cuda.current_stream().wait_stream(s)
-            for p in params:
-                p.grad = None
-            gr = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(gr):
-                loss = model(x).float().square().mean()
-                loss.backward()
+            def no_grads():
+                for p in params:
+                    p.grad = None
+
+            def fwd_bwd():
+                model(x).float().square().mean().backward()
+
+            gr = captured(step, fwd_bwd, before=no_grads)
             for _ in range(3):
                 gr.replay()
             torch.cuda.synchronize()

@@ -150,7 +150,7 @@ guint fs_p2p_net_channels_busy(const FsNcclParams *p, const FsP2pShape *s, FsCol
    * ranks per host when they are fewer or not a multiple. */
   guint group = MAX(gcd_u(MAX(p->p2p.work_per_batch, 1u), local), 1u);
   guint64 groups = (ops + group - 1) / group;
-  return (guint)MIN(MIN(groups * nch, (guint64)fs_p2p_channels(p, s)) , ops * nch);
+  return (guint)MIN(MIN(groups * nch, (guint64)fs_p2p_channels(p, s)), ops * nch);
 }
 
 double fs_p2p_net_flows_per_channel(const FsNcclParams *p, const FsP2pShape *s, FsCollOp op,

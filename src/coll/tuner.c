@@ -412,11 +412,11 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
   gboolean sched = fs_coll_p2p_scheduled(p, comm, op, algo) && sys->net_bw_gbps > 0;
   double post_us = 0;
   guint posts = 0, busy = nch;
+  FsP2pShape shape;
   if (sched) {
     /* NCCL's schedule (p2p-sched.h): each channel that carries a rank's network operations
      * moves at most fs_p2p_channel_rate_gbps over the NIC (the operations to one remote group
      * of ranks share their channels). */
-    FsP2pShape shape;
     fs_coll_p2p_shape(sys, comm, &shape);
     busy = fs_p2p_net_channels_busy(p, &shape, op, nch);
     bw = MIN(sys->net_bw_gbps, busy * fs_p2p_channel_rate_gbps(p)) * eff;
@@ -438,8 +438,6 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
   c->algbw_gbps = load > 0 ? bw / load : bw;
   c->time_us = c->lat_us + (load > 0 ? (double)nbytes / (1000.0 * c->algbw_gbps) : 0);
   if (sched) {
-    FsP2pShape shape;
-    fs_coll_p2p_shape(sys, comm, &shape);
     double k = fs_p2p_net_flows_per_channel(p, &shape, op, nch);
     g_autofree char *shared = k > 1 ? g_strdup_printf(", %.3g transfers sharing each (NCCL's "
                                                       "schedule groups)", k) : g_strdup("");

@@ -26,6 +26,7 @@
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
+#include "net/flowfile.h"
 #include "scenario/train-ref.h"
 #include "sweep/sweep.h"
 #include "topo/topo.h"
@@ -59,6 +60,8 @@ static GArray *all_schemas(void)
   e = fs_val_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_train_ref_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_flow_list_schemas(&n);
   g_array_append_vals(a, e, n);
   return a;
 }

@@ -32,6 +32,7 @@
 #include "topo/topo.h"
 #include "util/schema.h"
 #include "util/strutil.h"
+#include "workload/replay.h"
 #include "workload/spec.h"
 
 #define BEGIN "<!-- schema "
@@ -62,6 +63,8 @@ static GArray *all_schemas(void)
   e = fs_train_ref_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_flow_list_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_replay_schemas(&n);
   g_array_append_vals(a, e, n);
   return a;
 }

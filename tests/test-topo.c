@@ -256,6 +256,13 @@ START_TEST(test_topo_cluster_net_and_order)
   assert_label(t, 0, 8, "NET");
   ck_assert_int_eq(fs_topo_find(t, "node5/gpu2"), (int)g[42]);
   ck_assert_int_eq(fs_topo_find(t, "node9/gpu0"), -1);
+  /* A GPU on a command line: its name or its index in placement order. */
+  ck_assert_int_eq(fs_topo_find_gpu(t, "node5/gpu2"), (int)g[42]);
+  ck_assert_int_eq(fs_topo_find_gpu(t, "42"), (int)g[42]);
+  ck_assert_int_eq(fs_topo_find_gpu(t, "64"), -1);
+  ck_assert_int_eq(fs_topo_find_gpu(t, "-1"), -1);
+  ck_assert_int_eq(fs_topo_find_gpu(t, "ib/leaf0"), -1);
+  ck_assert_int_eq(fs_topo_find_gpu(t, ""), -1);
   /* Fabric switches belong to no host. */
   ck_assert_int_eq(fs_topo_node(t, (guint)fs_topo_find(t, "ib/leaf0"))->host, -1);
   const char *const *pn;

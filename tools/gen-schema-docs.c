@@ -26,11 +26,13 @@
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
+#include "net/flowfile.h"
 #include "scenario/train-ref.h"
 #include "sweep/sweep.h"
 #include "topo/topo.h"
 #include "util/schema.h"
 #include "util/strutil.h"
+#include "workload/replay.h"
 #include "workload/spec.h"
 
 #define BEGIN "<!-- schema "
@@ -59,6 +61,10 @@ static GArray *all_schemas(void)
   e = fs_val_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_train_ref_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_flow_list_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_replay_schemas(&n);
   g_array_append_vals(a, e, n);
   return a;
 }
@@ -128,6 +134,10 @@ static gboolean regenerate(const char *path, GArray *schemas, GHashTable *seen, 
   return TRUE;
 }
 
+/* Checks every schema's table (a bad one: exit 2), then does what the command line asks
+ * (usage at the top of this file): prints the sections or the schema names, or checks or
+ * rewrites the marked sections of each FILE; --check also fails on a schema no FILE holds.
+ * Exit status 0, 1 when --check finds a difference, 2 on a bad file or usage. */
 int main(int argc, char **argv)
 {
   g_autoptr(GArray) schemas = all_schemas();

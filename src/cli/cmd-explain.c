@@ -1,18 +1,7 @@
-/* cmd-explain.c — `fabricsim explain TOPIC …`: teaching views.
- *
- *   explain schedule --pp P --microbatches M [--vp V] [--schedule NAME]
- *       the pipeline schedules of the schedule table (src/workload/
- *       schedule.h) drawn as an ASCII timeline, one row per stage, with the
- *       bubble fraction measured on the drawing and the textbook formula.
- *   explain coll TOPO [-o OP] [-s SIZE] [-g GPUS]
- *       the tuner's choice for one collective and its alpha-beta arithmetic
- *       (fs_coll_explain, src/coll/tuner.h).
- *
- * The timeline is a list scheduling of each stage's order (from the
- * schedule's own callback) with a forward chunk of 2 ticks and a backward
- * chunk of 4 ticks (backward ≈ 2 × forward), scaled so that a whole stage's
- * forward is 2·V ticks whatever the schedule (V = --vp).  Communication is
- * free here: the drawing shows the schedule's bubble only. */
+/* cmd-explain.c — `fabricsim explain TOPIC …`: teaching views; the topics
+ * `schedule` (the timelines: report/schedule.h) and `coll` (the tuner's
+ * arithmetic: fs_coll_explain, coll/tuner.h) here, the larger ones in
+ * explain-<topic>.c.  Options and dispatch only. */
 #include <stdio.h>
 #include <string.h>
 

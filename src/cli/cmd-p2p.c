@@ -110,7 +110,8 @@ int fs_cmd_p2p(int argc, char **argv)
     return fs_cli_usage("p2p", "the topology has no GPU");
 
   g_autoptr(FsProgress) progress = fs_progress_new("p2p", opt_quiet);
-  g_autoptr(FsP2pResult) res = fs_p2p_measure(t, model, &ropt, bytes, ng, &error);
+  g_autoptr(FsScenarioWorld) w = fs_scenario_world_new(sc, NULL, model, &ropt);
+  g_autoptr(FsP2pResult) res = fs_p2p_measure_on(w->router, bytes, ng, &error);
   if (res == NULL)
     return fs_cli_fail("p2p", error);
   g_clear_pointer(&progress, fs_progress_free);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "report/progress.h"
 #include "util/error.h"
 #include "util/strutil.h"
 
@@ -107,6 +108,7 @@ const FsCommand *fs_command_find(const char *name)
 
 int fs_cli_fail(const char *cmd, GError *error)
 {
+  fs_progress_end_line();  /* the message on a line of its own, not after the progress line */
   if (g_error_matches(error, G_OPTION_ERROR, FS_USAGE_ERROR)) {
     int st = fs_cli_usage(cmd, "%s", error->message);
     g_error_free(error);

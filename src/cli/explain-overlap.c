@@ -6,11 +6,12 @@
 #include "cli/commands.h"
 #include "cli/explain.h"
 #include "report/explain-overlap.h"
+#include "report/progress.h"
 #include "scenario/scenario.h"
 
 static char **opt_defines = NULL;
 static char *opt_models = NULL, *opt_calibration = NULL;
-static gboolean opt_dp_isolated = FALSE;
+static gboolean opt_dp_isolated = FALSE, opt_quiet = FALSE;
 
 static const GOptionEntry entries[] = {
   FS_OPT_DEFINE(opt_defines),
@@ -18,6 +19,7 @@ static const GOptionEntry entries[] = {
   FS_OPT_MODELS(opt_models),
   {"dp-isolated", 0, 0, G_OPTION_ARG_NONE, &opt_dp_isolated,
    "Time data-parallel collectives alone (as train --dp-isolated)", NULL},
+  FS_OPT_QUIET(opt_quiet),
   {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -65,8 +67,10 @@ int fs_explain_overlap(int argc, char **argv)
   fs_train_options_init(&topt);
   topt.dp_isolated = opt_dp_isolated;
   g_autoptr(GString) out = g_string_new(NULL);
+  g_autoptr(FsProgress) progress = fs_progress_new("explain overlap", opt_quiet);
   if (!fs_report_overlap(out, sc, w, &topt, &error))
     return fs_cli_fail("explain overlap", error);
+  g_clear_pointer(&progress, fs_progress_free);
   fputs(out->str, stdout);
   return 0;
 }

@@ -1,18 +1,6 @@
-/* explain-topo.c — `fabricsim explain topo TOPO [GPU GPU]`: why a GPU pair
- * is NV18, PIX, PXB, PHB, NODE, SYS or NET, for teaching.
- *
- * For a pair: the path type and the rule that gave it (topo/paths.h), the
- * route the router takes (net/route.h) hop by hop with each link's model,
- * family, count, per-direction bandwidth and latency, each path's
- * bottleneck, the bandwidth one transfer of --size bytes gets alone on
- * the flow network, and the transport NCCL would pick (P2P over NVLink or
- * PCIe, SHM through host memory, NET with or without GPUDirect RDMA) with
- * the reason (the P2P level, the NIC's GPUDirect support).  Without a
- * pair: the GPU × GPU matrix (up to 16 GPUs) and one explained pair per
- * path type that occurs.
- *
- * Cost: one route and one simulated transfer per explained pair; finding
- * the example pairs classifies at most 4096 pairs. */
+/* explain-topo.c — `fabricsim explain topo TOPO [GPU GPU]`: options and the
+ * GPU arguments; why a pair is NV#, PIX, PXB, PHB, NODE, SYS or NET (the
+ * rule, the route, the transport NCCL would pick) is report/explain-topo.h. */
 #include <stdio.h>
 #include <string.h>
 
@@ -83,15 +71,11 @@ int fs_explain_topo(int argc, char **argv)
     return fs_cli_usage("explain topo", "%s has no GPU", argv[1]);
   if (argc == 4) {
     int pair[2];
-    for (guint k = 0; k < 2; k++) {
-      const char *a = argv[2 + k];
-      char *end = NULL;
-      guint64 idx = g_ascii_strtoull(a, &end, 10);
-      pair[k] = end != a && *end == '\0' ? (idx < ng ? (int)gpus[idx] : -1) : fs_topo_find(topo, a);
-      if (pair[k] < 0 || fs_topo_node(topo, (guint)pair[k])->kind != FS_NODE_GPU)
+    for (guint k = 0; k < 2; k++)
+      if ((pair[k] = fs_topo_find_gpu(topo, argv[2 + k])) < 0)
         return fs_cli_usage("explain topo", "\"%s\" is not a GPU of %s (a GPU name such as \"%s\", or an "
-                            "index below %u)", a, fs_topo_name(topo), fs_topo_node(topo, gpus[0])->name, ng);
-    }
+                            "index below %u)", argv[2 + k], fs_topo_name(topo),
+                            fs_topo_node(topo, gpus[0])->name, ng);
     if (pair[0] == pair[1])
       return fs_cli_usage("explain topo", "\"%s\" and \"%s\" are the same GPU; give two different GPUs",
                           argv[2], argv[3]);

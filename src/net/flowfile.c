@@ -1,7 +1,7 @@
 /* flowfile.c — read and replay flow lists.  Contract in flowfile.h. */
 #include "net/flowfile.h"
 
-#include <jansson.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "core/sim.h"
@@ -10,7 +10,9 @@
 #include "util/limits.h"
 #include "util/names.h"
 #include "util/strutil.h"
+#include "util/schema.h"
 #include "util/units.h"
+#include "util/yaml.h"
 
 static void record_free(gpointer p)
 {
@@ -279,33 +281,112 @@ static FsFlowList *load_csv(const char *path, const char *text, const FsTopo *t,
   return ok ? g_steal_pointer(&l) : NULL;
 }
 
-/* A semantic error in a JSON flow list: "file:line:col: $.path: message",
- * in this module's domain, at the value's position. */
-static void json_error(const FsJsonDoc *doc, GError **error, const char *path, const char *fmt, ...)
-  G_GNUC_PRINTF(4, 5);
-static void json_error(const FsJsonDoc *doc, GError **error, const char *path, const char *fmt, ...)
+/* ---- JSON, read against declared fields (util/schema.h) ---------------------- */
+
+/* One flow object as the schema walk stores it. */
+typedef struct {
+  const char *id, *src, *dst, *bytes;
+  FsTime start;
+} JsonFlow;
+
+static const FsSchemaField dep_item = {.key = "deps", .type = FS_SCHEMA_STRING};
+
+static const FsSchemaField flow_fields[] = {
+  {.key = "id", .type = FS_SCHEMA_STRING, .offset = offsetof(JsonFlow, id), .required = TRUE,
+   .nonempty = TRUE, .doc = "the transfer's name, unique in the list"},
+  {.key = "start", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_TIME,
+   .offset = offsetof(JsonFlow, start), .def = "0 s",
+   .doc = "when it may start; with `deps`, not before they have all finished"},
+  {.key = "src", .type = FS_SCHEMA_STRING, .offset = offsetof(JsonFlow, src), .required = TRUE,
+   .doc = "the node that sends: a GPU, or a CPU for host memory"},
+  {.key = "dst", .type = FS_SCHEMA_STRING, .offset = offsetof(JsonFlow, dst), .required = TRUE,
+   .doc = "the node that receives: a GPU, or a CPU for host memory"},
+  {.key = "bytes", .type = FS_SCHEMA_SCALAR, .offset = offsetof(JsonFlow, bytes),
+   .required = TRUE, .value_doc = "a non-negative integer, or a size string (`\"64M\"`)",
+   .doc = "what it moves"},
+  {.key = "deps", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .item = &dep_item,
+   .value_doc = "list of ids", .doc = "the flows it waits for"},
+};
+static const FsSchema flow_schema = {"flow", NULL, flow_fields, G_N_ELEMENTS(flow_fields)};
+
+static const FsSchemaField file_fields[] = {
+  {.key = "flows", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .value_doc = "list of tables `flows.flow`", .doc = "the transfers, in any order"},
+};
+static const FsSchema file_schema = {"flow list", NULL, file_fields, G_N_ELEMENTS(file_fields)};
+
+static const FsSchemaEntry schemas[] = {
+  {"flows.file", &file_schema},
+  {"flows.flow", &flow_schema},
+};
+
+const FsSchemaEntry *fs_flow_list_schemas(guint *n)
 {
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  fs_json_doc_error(doc, error, FS_NET_ERROR, FS_NET_ERROR_INPUT, path, "%s", msg);
+  *n = G_N_ELEMENTS(schemas);
+  return schemas;
 }
 
-/* Wraps a units error about the value at path. */
-static gboolean json_units(const FsJsonDoc *doc, const char *path, const char *what, GError *e,
-                           GError **error)
+/* bytes of one flow (node): a JSON integer of zero or more, or a size string. */
+static gboolean json_bytes(const FsYamlNode *node, uint64_t *out, GError **error)
 {
-  json_error(doc, error, path, "%s: %s", what, e->message);
-  g_error_free(e);
-  return FALSE;
+  GError *e = NULL;
+  if (!node->quoted) {
+    if (!g_ascii_string_to_unsigned(node->value, 10, 0, G_MAXUINT64, out, NULL)) {
+      fs_yaml_error(error, node, "expected a non-negative integer or a size string, got %s",
+                    node->value);
+      return FALSE;
+    }
+  } else if (!fs_parse_size(node->value, out, &e)) {
+    fs_yaml_error(error, node, "bytes: %s", e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  return TRUE;
 }
 
-/* Reads a JSON flow list: an array of flow objects, or an object whose "flows" holds one, with
- * string "id", "src" and "dst", an optional "start" time string (default 0), "bytes" as an
- * integer or a size string, and an optional "deps" array of ids. Returns a new list, or NULL
- * with FS_NET_ERROR_INPUT at the position of the offending value (its JSON path in the
- * message). */
+/* Reads the flows of a JSON list (its tree, util/yaml.h) into l: each object against
+ * flow_schema, then its endpoints, bytes and dependency names (into p).  FALSE at the first
+ * error, in FS_YAML_ERROR or FS_NET_ERROR (the caller makes them one domain). */
+static gboolean json_flows(const char *name, const FsYamlNode *flows, const FsTopo *t,
+                           FsFlowList *l, Pending *p, GError **error)
+{
+  for (guint i = 0; i < flows->n; i++) {
+    const FsYamlNode *o = flows->values[i];
+    JsonFlow f = {0};
+    if (!fs_schema_read(&flow_schema, o, &f, NULL, error))
+      return FALSE;
+    FsFlowRecord *r = g_new0(FsFlowRecord, 1);
+    g_ptr_array_add(l->records, r);
+    r->id = g_strdup(f.id);
+    r->start = f.start;
+    r->line = o->line;
+    r->col = o->col;
+    const FsYamlNode *src = fs_yaml_map_get(o, "src"), *dst = fs_yaml_map_get(o, "dst");
+    if (!endpoint(t, f.src, &r->src, name, src->line, src->col, "src", error) ||
+        !endpoint(t, f.dst, &r->dst, name, dst->line, dst->col, "dst", error) ||
+        !json_bytes(fs_yaml_map_get(o, "bytes"), &r->bytes, error))
+      return FALSE;
+    const FsYamlNode *deps = fs_yaml_map_get(o, "deps");
+    char **names = NULL;
+    int dpos[2] = {o->line, o->col};
+    if (deps != NULL) {
+      names = g_new0(char *, deps->n + 1);
+      for (guint k = 0; k < deps->n; k++)
+        names[k] = g_strdup(deps->values[k]->value);
+      dpos[0] = deps->line;
+      dpos[1] = deps->col;
+    }
+    g_ptr_array_add(p->names, names);
+    g_array_append_vals(p->pos, dpos, 2);
+  }
+  return TRUE;
+}
+
+/* Reads a JSON flow list: an array of flow objects, or an object whose "flows" holds one, each
+ * read against the declared fields (flows.flow: string "id", "src" and "dst", optional "start"
+ * time string, default 0, "bytes" as an integer or a size string, optional "deps" array of ids;
+ * any other key is refused). Returns a new list, or NULL with FS_NET_ERROR_INPUT at the
+ * position of the offending value (its JSON path in the message). */
 static FsFlowList *load_json(const char *name, const char *text, gsize len, const FsTopo *t,
                              GError **error)
 {
@@ -317,104 +398,37 @@ static FsFlowList *load_json(const char *name, const char *text, gsize len, cons
     g_error_free(e);
     return NULL;
   }
-  json_t *root = fs_json_doc_root(doc);
-  const char *base = json_is_object(root) ? "$.flows" : "$";
-  json_t *flows = json_is_object(root) ? json_object_get(root, "flows") : root;
-  if (!json_is_array(flows)) {
-    json_error(doc, error, base, "expected an array of flows, or an object with \"flows\"");
-    return NULL;
-  }
-  if (json_array_size(flows) > fs_flow_list_max_flows()) {
-    json_error(doc, error, base, "%zu flows; at most %u are allowed (raise FABRICSIM_MAX_FLOWS to read more)",
-               json_array_size(flows), fs_flow_list_max_flows());
-    return NULL;
-  }
+  g_autoptr(FsYamlDoc) tree = fs_yaml_doc_from_json(doc);
+  const FsYamlNode *root = fs_yaml_doc_root(tree), *flows = root;
   g_autoptr(FsFlowList) l = list_new();
   Pending p = {g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev),
                g_array_new(FALSE, FALSE, sizeof(int))};
   gboolean ok = TRUE;
-  for (size_t i = 0; i < json_array_size(flows) && ok; i++) {
-    json_t *o = json_array_get(flows, i);
-    g_autofree char *at = fs_json_path_index(base, i);
-    const char *id = json_string_value(json_object_get(o, "id"));
-    const char *start = json_string_value(json_object_get(o, "start"));
-    const char *src = json_string_value(json_object_get(o, "src"));
-    const char *dst = json_string_value(json_object_get(o, "dst"));
-    json_t *bytes = json_object_get(o, "bytes");
-    json_t *deps = json_object_get(o, "deps");
-    if (!json_is_object(o) || id == NULL || src == NULL || dst == NULL || bytes == NULL ||
-        (json_object_get(o, "start") != NULL && start == NULL) ||
-        (deps != NULL && !json_is_array(deps))) {
-      json_error(doc, error, at, "flow %zu: expected an object with string \"id\", \"src\", "
-                 "\"dst\", \"start\" (a time such as \"1.5 us\"; default 0), \"bytes\" (an "
-                 "integer or a size such as \"64M\") and optional \"deps\" (an array of ids)",
-                 i + 1);
-      ok = FALSE;
-      break;
-    }
-    FsFlowRecord *r = g_new0(FsFlowRecord, 1);
-    g_ptr_array_add(l->records, r);
-    r->id = g_strdup(id);
-    if (r->id[0] == '\0') {
-      g_autofree char *ap = fs_json_path_member(at, "id");
-      json_error(doc, error, ap, "empty id; expected a name");
-      ok = FALSE;
-      break;
-    }
-    g_autofree char *sp = fs_json_path_member(at, "start");
-    g_autofree char *srcp = fs_json_path_member(at, "src");
-    g_autofree char *dstp = fs_json_path_member(at, "dst");
-    g_autofree char *bp = fs_json_path_member(at, "bytes");
-    int line, col;
-    if (start != NULL && !fs_parse_time(start, &r->start, &e))
-      ok = json_units(doc, sp, "start", e, error);
-    if (ok) {
-      fs_json_doc_position(doc, srcp, &line, &col);
-      ok = endpoint(t, src, &r->src, name, line, col, "src", error);
-    }
-    if (ok) {
-      fs_json_doc_position(doc, dstp, &line, &col);
-      ok = endpoint(t, dst, &r->dst, name, line, col, "dst", error);
-    }
-    if (ok && json_is_integer(bytes) && json_integer_value(bytes) >= 0)
-      r->bytes = (uint64_t)json_integer_value(bytes);
-    else if (ok && json_is_string(bytes)) {
-      if (!fs_parse_size(json_string_value(bytes), &r->bytes, &e))
-        ok = json_units(doc, bp, "bytes", e, error);
-    } else if (ok) {
-      json_error(doc, error, bp, "expected a non-negative integer or a size string");
-      ok = FALSE;
-    }
-    char **names = NULL;
-    if (ok && deps != NULL) {
-      names = g_new0(char *, json_array_size(deps) + 1);
-      for (size_t k = 0; k < json_array_size(deps); k++) {
-        const char *d = json_string_value(json_array_get(deps, k));
-        if (d == NULL) {
-          g_autofree char *dp = fs_json_path_member(at, "deps");
-          g_autofree char *dk = fs_json_path_index(dp, k);
-          json_error(doc, error, dk, "expected an id string");
-          ok = FALSE;
-          break;
-        }
-        names[k] = g_strdup(d);
-      }
-    }
-    /* Positions for link_deps: the line and column of the flow object. */
-    fs_json_doc_position(doc, at, &line, &col);
-    r->line = line;
-    r->col = col;
-    g_ptr_array_add(p.names, names);
-    int dpos[2] = {line, col};
-    if (deps != NULL) {
-      g_autofree char *dp = fs_json_path_member(at, "deps");
-      fs_json_doc_position(doc, dp, &dpos[0], &dpos[1]);
-    }
-    g_array_append_vals(p.pos, dpos, 2);
+  if (root->kind == FS_YAML_MAP) {
+    ok = fs_schema_read(&file_schema, root, NULL, NULL, &e);
+    flows = ok ? fs_yaml_map_get(root, "flows") : NULL;
   }
-  ok = ok && link_deps(l, &p, name, error);
+  if (ok && flows->kind != FS_YAML_SEQ) {
+    fs_yaml_error(&e, flows, "expected an array of flows, or an object with \"flows\"");
+    ok = FALSE;
+  }
+  if (ok && flows->n > fs_flow_list_max_flows()) {
+    fs_yaml_error(&e, flows, "%u flows; at most %u are allowed (raise FABRICSIM_MAX_FLOWS to "
+                  "read more)", flows->n, fs_flow_list_max_flows());
+    ok = FALSE;
+  }
+  ok = ok && json_flows(name, flows, t, l, &p, &e) && link_deps(l, &p, name, &e);
   pending_clear(&p);
-  return ok ? g_steal_pointer(&l) : NULL;
+  if (!ok) {
+    /* The schema walk's errors are this module's. */
+    if (e->domain != FS_NET_ERROR) {
+      e->domain = FS_NET_ERROR;
+      e->code = FS_NET_ERROR_INPUT;
+    }
+    g_propagate_error(error, e);
+    return NULL;
+  }
+  return g_steal_pointer(&l);
 }
 
 guint fs_flow_list_max_flows(void)

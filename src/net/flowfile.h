@@ -6,8 +6,9 @@
  * A transfer starts at max(its start, the finish of every transfer it
  * depends on).  Ids are unique; a dependency on an unknown id or a cycle
  * is an input error.  Errors: FS_NET_ERROR_INPUT with "file:line:col: "
- * (JSON: "file:line:col: $.flows[i].member: ", positions from
- * util/json-pos.h), FS_NET_ERROR_NO_ROUTE from routing, FS_UNITS_ERROR
+ * (JSON: "file:line:col: $.flows[i].member: ", each flow object read
+ * against its declared fields, fs_flow_list_schemas, so that an unknown
+ * key is refused with "did you mean"), FS_NET_ERROR_NO_ROUTE from routing, FS_UNITS_ERROR
  * texts wrapped.  A list holds at most fs_flow_list_max_flows() transfers
  * (FS_FLOW_LIST_MAX_FLOWS, or the environment variable FABRICSIM_MAX_FLOWS).
  *
@@ -21,6 +22,7 @@
 #include "net/flow.h"
 #include "net/route.h"
 #include "topo/topo.h"
+#include "util/schema.h"
 
 G_BEGIN_DECLS
 
@@ -49,6 +51,11 @@ FsFlowList *fs_flow_list_load(const char *path, const FsTopo *topo, GError **err
  * and, ending in ".json", selects JSON.  A NUL byte is an input error. */
 FsFlowList *fs_flow_list_load_string(const char *text, gsize len, const char *name,
                                      const FsTopo *topo, GError **error);
+
+/* The declared fields of a JSON flow list (util/schema.h), with the names
+ * tests/data/flows/README.md's generated tables give them ("flows.flow");
+ * *n receives the count.  Static, borrowed. */
+const FsSchemaEntry *fs_flow_list_schemas(guint *n);
 
 /* The default limit on transfers in one list (10 M: a few GiB of records). */
 #define FS_FLOW_LIST_MAX_FLOWS 10000000u

@@ -62,16 +62,27 @@ static double gbps(double bytes, FsTime t)
   return t < 0 ? -1 : t > 0 ? bytes * 1e12 / (double)t / 1e9 : 0;
 }
 
-/* See p2p.h. Builds its own simulator, flow network and router over topo, then simulates, for
- * each ordered GPU pair with a route, a one-way and a two-way transfer of bytes and a 4-byte
- * one for latency, then host-to-device and device-to-host transfers between each GPU and its
- * nearest CPU, and all GPUs fed from their CPUs at once. Entries without a route stay -1. The
- * result belongs to the caller (fs_p2p_result_free); the cost is 3·n² + 2n + 1 short
- * simulations. */
 FsP2pResult *fs_p2p_measure(const FsTopo *topo, FsNetModel model, const FsRouteOptions *opt,
                             uint64_t bytes, guint max_gpus, GError **error)
 {
-  g_return_val_if_fail(bytes > 0, NULL);
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
+  g_autoptr(FsRouter) router = fs_router_new(topo, net, opt);
+  return fs_p2p_measure_on(router, bytes, max_gpus, error);
+}
+
+/* See p2p.h. On router's simulator and flow network (each measurement on an empty network, the
+ * clock rewound), simulates for each ordered GPU pair with a route a one-way and a two-way
+ * transfer of bytes and a 4-byte one for latency, then host-to-device and device-to-host
+ * transfers between each GPU and its nearest CPU, and all GPUs fed from their CPUs at once.
+ * Entries without a route stay -1. The result belongs to the caller (fs_p2p_result_free); the
+ * cost is 3·n² + 2n + 1 short simulations. */
+FsP2pResult *fs_p2p_measure_on(FsRouter *router, uint64_t bytes, guint max_gpus, GError **error)
+{
+  g_return_val_if_fail(router != NULL && bytes > 0, NULL);
+  const FsTopo *topo = fs_router_topo(router);
+  FsFlowNet *net = fs_router_net(router);
+  FsSim *sim = fs_flownet_sim(net);
   guint ng;
   const guint *gpus = fs_topo_gpus(topo, &ng);
   if (max_gpus > 0)
@@ -89,9 +100,6 @@ FsP2pResult *fs_p2p_measure(const FsTopo *topo, FsNetModel model, const FsRouteO
   r->h2d_gbps = g_new(double, MAX(ng, 1));
   r->d2h_gbps = g_new(double, MAX(ng, 1));
 
-  g_autoptr(FsSim) sim = fs_sim_new();
-  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, model);
-  g_autoptr(FsRouter) router = fs_router_new(topo, net, opt);
   Bench b = {topo, sim, net, router, 0, 0};
   FsRoute route;
   fs_route_init(&route);

@@ -40,8 +40,13 @@ typedef struct {
   guint h2d_all_gpus;
 } FsP2pResult;
 
-/* Measures the first max_gpus GPUs of topo (0 = all) with transfers of
- * bytes (> 0); NULL with error when a run stops (above). */
+/* Measures the first max_gpus GPUs of the router's topology (0 = all) with
+ * transfers of bytes (> 0), on the router's own flow network and simulator
+ * (a command's: scenario/scenario.h, FsScenarioWorld), which must be idle;
+ * NULL with error when a run stops (above). */
+FsP2pResult *fs_p2p_measure_on(FsRouter *router, uint64_t bytes, guint max_gpus, GError **error);
+/* The same on a simulator, flow network (model) and router (opt, or NULL
+ * for the defaults) of its own over topo: for tests and tools. */
 FsP2pResult *fs_p2p_measure(const FsTopo *topo, FsNetModel model, const FsRouteOptions *opt,
                             uint64_t bytes, guint max_gpus, GError **error);
 void fs_p2p_result_free(FsP2pResult *r);

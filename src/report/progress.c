@@ -20,6 +20,10 @@ struct FsProgress {
   gboolean counted;   /* fs_progress_count was called: the tick draws no more */
 };
 
+/* The line that fs_progress_end_line ends: the last one created, while it
+ * lives (the main thread's only; see progress.h). */
+static FsProgress *current;
+
 /* Whether to draw now: enabled, past the first second, and not drawn in
  * the last tenth (unless final). */
 static gboolean due(FsProgress *p, gboolean final, gint64 *now)
@@ -58,6 +62,7 @@ FsProgress *fs_progress_new(const char *cmd, gboolean quiet)
   p->t0 = p->last = g_get_monotonic_time();
   if (p->enabled)
     fs_sim_set_tick(on_tick, p);
+  current = p;
   return p;
 }
 
@@ -86,10 +91,21 @@ void fs_progress_count(FsProgress *p, guint64 done, guint64 total, const char *u
   fflush(stderr);
 }
 
+void fs_progress_end_line(void)
+{
+  if (current == NULL || !current->drawn)
+    return;
+  fputc('\n', stderr);
+  fflush(stderr);
+  current->drawn = FALSE;
+}
+
 void fs_progress_free(FsProgress *p)
 {
   if (p == NULL)
     return;
+  if (current == p)
+    current = NULL;
   if (p->enabled)
     fs_sim_set_tick(NULL, NULL);
   if (p->drawn) {

@@ -6,8 +6,8 @@
  *   - counted work (sweep points, planner designs): fs_progress_count
  *     draws "[#####.....] done/total UNIT  rate/s  ETA m:ss";
  *   - one simulation (coll, train, replay, flows, p2p, calibrate,
- *     validate): the simulator's tick (core/sim.h) draws "CMD: elapsed,
- *     N events, simulated T" while the FsProgress lives.
+ *     validate, explain overlap): the simulator's tick (core/sim.h) draws
+ *     "CMD: elapsed, N events, simulated T" while the FsProgress lives.
  * fs_progress_free ends the line (a newline) when one was drawn, so what
  * follows on stderr starts on a line of its own.  stdout is never touched.
  * Not thread-safe: create, update and free on the main thread (the tick is
@@ -33,6 +33,12 @@ void fs_progress_count(FsProgress *p, guint64 done, guint64 total, const char *u
 
 /* Whether the line is drawn at all (a terminal, not --quiet). */
 gboolean fs_progress_enabled(const FsProgress *p);
+
+/* Ends the progress line now on the terminal, if any (a newline), so that
+ * a message written to stderr next (an error, an interruption) starts on a
+ * line of its own; the next update draws the line again.  No-op when no
+ * line is drawn.  Called by the command's error printers (src/cli). */
+void fs_progress_end_line(void);
 
 /* Ends the line if one was drawn, removes the tick and frees p. */
 void fs_progress_free(FsProgress *p);

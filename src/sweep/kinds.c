@@ -454,7 +454,8 @@ static gboolean p2p_run(const FsSweepEnv *env, const FsSweepSpec *s, guint point
     g_set_error(error, FS_SWEEP_ERROR, FS_SWEEP_ERROR_SPEC, "size must be > 0");
     return FALSE;
   }
-  g_autoptr(FsP2pResult) r = fs_p2p_measure(topo, model, NULL, bytes, MAX(src, dst) + 1, error);
+  g_autoptr(FsScenarioWorld) w = fs_scenario_world_new(env->sc, topo, model, NULL);
+  g_autoptr(FsP2pResult) r = fs_p2p_measure_on(w->router, bytes, MAX(src, dst) + 1, error);
   if (r == NULL)
     return FALSE;
   guint k = src * r->n + dst;

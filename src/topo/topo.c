@@ -415,6 +415,16 @@ int fs_topo_find(const FsTopo *t, const char *name)
   return (int)GPOINTER_TO_UINT(v);
 }
 
+int fs_topo_find_gpu(const FsTopo *t, const char *text)
+{
+  char *end = NULL;
+  guint64 idx = g_ascii_strtoull(text, &end, 10);
+  if (end != text && *end == '\0' && g_ascii_isdigit(text[0]))
+    return idx < t->n_gpus ? (int)t->gpus[idx] : -1;
+  int node = fs_topo_find(t, text);
+  return node >= 0 && fs_topo_node(t, (guint)node)->kind == FS_NODE_GPU ? node : -1;
+}
+
 const guint *fs_topo_gpus(const FsTopo *t, guint *n)
 {
   g_return_val_if_fail(t->finalized, NULL);

@@ -200,6 +200,9 @@ FsTime fs_topo_node_latency(const FsTopo *topo, guint node);
 
 /* Index of the node called name, or -1.  O(1). */
 int fs_topo_find(const FsTopo *topo, const char *name);
+/* The GPU node that text names on a command line: the name of a GPU node,
+ * or its index in placement order (digits only); -1 when it is neither. */
+int fs_topo_find_gpu(const FsTopo *topo, const char *text);
 
 /* GPU node indices in placement order: host-major, then local index
  * (fabric GPUs, if any, last).  Borrowed; *n gets the count. */

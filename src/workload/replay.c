@@ -10,7 +10,9 @@
 #include "util/datadir.h"
 #include "util/error.h"
 #include "util/json-pos.h"
+#include "util/schema.h"
 #include "util/units.h"
+#include "util/yaml.h"
 #include "workload/spec.h"
 
 /* FS_TIME_MAX in words, for messages. */
@@ -434,8 +436,103 @@ static gboolean load_ops(Loader *ld, json_t *root, GError **error)
   return TRUE;
 }
 
-/* Builds a replay from the parsed document doc: checks the root and its schema_version, then
- * reads the ranks, communicators and ops; the name is the file's "name", else name.  Returns a
+/* ---- the declared keys (util/schema.h) -------------------------------------- */
+
+/* Every key a trace may hold, per object; the values are read by the loader
+ * above (FS_SCHEMA_ANY), so the walk refuses an unknown key ("did you mean")
+ * and documents the format (workloads/README.md's generated tables). */
+#define KEY(k, vdoc, d)                                                                         \
+  {.key = k, .type = FS_SCHEMA_ANY, .offset = FS_SCHEMA_NOWHERE, .value_doc = vdoc, .doc = d}
+/* A key the loader requires (req: the README's "required" column). */
+#define NEED(k, req, vdoc, d)                                                                   \
+  {.key = k, .type = FS_SCHEMA_ANY, .offset = FS_SCHEMA_NOWHERE, .value_doc = vdoc, .doc = d,    \
+   .required_doc = req}
+
+static const FsSchemaField trace_fields[] = {
+  KEY("schema_version", "`1`", "the format's version (optional)"),
+  KEY("name", "text", "shown in the output (default: the file name)"),
+  NEED("ranks", "this or `nranks`", "list of tables `replay.rank`", "rank → GPU"),
+  NEED("nranks", "this or `ranks`", "a number", "ranks 0 .. N−1 on the topology's first N GPUs"),
+  KEY("communicators", "list of tables `replay.communicator`", "the groups collectives run on"),
+  NEED("ops", "yes", "list of tables `replay.op`", "every rank's ops (not empty)"),
+};
+static const FsSchema trace_schema = {"trace", NULL, trace_fields, G_N_ELEMENTS(trace_fields)};
+
+static const FsSchemaField rank_fields[] = {
+  NEED("rank", "yes", "a number", "the rank, 0 to N−1"),
+  KEY("gpu", "a GPU name or index", "its GPU (default: the rank-th GPU in placement order)"),
+};
+static const FsSchema rank_schema = {"rank", NULL, rank_fields, G_N_ELEMENTS(rank_fields)};
+
+static const FsSchemaField comm_fields[] = {
+  NEED("name", "yes", "text", "what ops' `comm` names (unique)"),
+  NEED("ranks", "yes", "list of ranks", "its members (not empty, each once)"),
+};
+static const FsSchema comm_schema = {"communicator", NULL, comm_fields, G_N_ELEMENTS(comm_fields)};
+
+static const FsSchemaField op_fields[] = {
+  KEY("id", "text", "what `deps` name (unique)"),
+  NEED("rank", "yes", "a number", "the rank that runs it"),
+  NEED("kind", "yes", "`compute`, `send`, `recv` or a collective (`all_reduce`, …)",
+       "what it does"),
+  NEED("duration", "compute: this or `flops`", "a time (`\"1.5 ms\"`)", "how long it takes"),
+  NEED("flops", "compute: this or `duration`", "a number",
+       "FLOPs, timed as a square GEMM on the rank's GPU"),
+  KEY("dtype", "a datatype (`bf16`)", "compute with flops: the GEMM's datatype (default bf16)"),
+  NEED("peer", "send, recv", "a rank", "the other rank"),
+  NEED("bytes", "send, a collective", "a number, or a size string (`\"32M\"`)",
+       "send: what it moves; a collective: the buffer per rank"),
+  NEED("comm", "a collective", "text", "the communicator's name"),
+  KEY("stream", "text", "ops of one (rank, stream) run in file order (default by kind)"),
+  KEY("deps", "list of ids", "ops that must finish first"),
+  KEY("name", "text", "the label in the trace (default: the id)"),
+};
+static const FsSchema op_schema = {"op", NULL, op_fields, G_N_ELEMENTS(op_fields)};
+
+static const FsSchemaEntry schemas[] = {
+  {"replay.trace", &trace_schema},
+  {"replay.rank", &rank_schema},
+  {"replay.communicator", &comm_schema},
+  {"replay.op", &op_schema},
+};
+
+const FsSchemaEntry *fs_replay_schemas(guint *n)
+{
+  *n = G_N_ELEMENTS(schemas);
+  return schemas;
+}
+
+/* Walks the objects of list (a node of the document's tree, or NULL) against schema; items that
+ * are not objects are left to the loader. */
+static gboolean walk_items(const FsYamlNode *list, const FsSchema *schema, GError **error)
+{
+  for (guint i = 0; list != NULL && list->kind == FS_YAML_SEQ && i < list->n; i++)
+    if (list->values[i]->kind == FS_YAML_MAP &&
+        !fs_schema_read(schema, list->values[i], NULL, NULL, error))
+      return FALSE;
+  return TRUE;
+}
+
+/* Refuses the first key the format does not declare, in the trace object and in each rank,
+ * communicator and op object (a misspelled "deps" or "stream" would be ignored otherwise),
+ * in FS_WORKLOAD_ERROR_INVALID with the key's position and JSON path. */
+static gboolean check_keys(const FsJsonDoc *doc, GError **error)
+{
+  g_autoptr(FsYamlDoc) tree = fs_yaml_doc_from_json(doc);
+  const FsYamlNode *root = fs_yaml_doc_root(tree);
+  GError *e = NULL;
+  if (fs_schema_read(&trace_schema, root, NULL, NULL, &e) &&
+      walk_items(fs_yaml_map_get(root, "ranks"), &rank_schema, &e) &&
+      walk_items(fs_yaml_map_get(root, "communicators"), &comm_schema, &e) &&
+      walk_items(fs_yaml_map_get(root, "ops"), &op_schema, &e))
+    return TRUE;
+  g_set_error_literal(error, FS_WORKLOAD_ERROR, FS_WORKLOAD_ERROR_INVALID, e->message);
+  g_error_free(e);
+  return FALSE;
+}
+
+/* Builds a replay from the parsed document doc: checks the root and its schema_version, the
+ * declared keys (check_keys), then reads the ranks, communicators and ops; the name is the file's "name", else name.  Returns a
  * new replay that the caller frees with fs_replay_free, or NULL with error set at the JSON path
  * of the first fault (the partial replay is freed). */
 static FsReplay *load(const FsJsonDoc *doc, const char *name, const FsTopo *topo,
@@ -461,7 +558,8 @@ static FsReplay *load(const FsJsonDoc *doc, const char *name, const FsTopo *topo
     ok = bad_at(error, &ld, "$", "expected a JSON object with \"ranks\", \"communicators\" and \"ops\"");
   else if (sv != NULL && (!json_is_integer(sv) || json_integer_value(sv) != FS_REPLAY_SCHEMA_VERSION))
     ok = bad_at(error, &ld, "$.schema_version", "\"schema_version\" must be %d", FS_REPLAY_SCHEMA_VERSION);
-  ok = ok && load_ranks(&ld, root, error) && load_comms(&ld, root, error) && load_ops(&ld, root, error);
+  ok = ok && check_keys(doc, error) && load_ranks(&ld, root, error) && load_comms(&ld, root, error) &&
+       load_ops(&ld, root, error);
   const char *nm = json_is_object(root) ? json_string_value(json_object_get(root, "name")) : NULL;
   r->name = g_strdup(nm ? nm : name);
   g_free(ld.gpu);

@@ -16,7 +16,9 @@
  *
  * Ownership: FsReplay owns its graph.  Errors: FS_WORKLOAD_ERROR_INVALID
  * with "file:line:col: ops[i] (id "x"): what was expected", at the value's
- * position (util/json-pos.h), JSON syntax errors alike.
+ * position (util/json-pos.h), JSON syntax errors alike; a key the format
+ * does not declare (fs_replay_schemas) with "file:line:col: $.ops[i].KEY:
+ * unknown key ... did you mean ...".
  */
 #pragma once
 
@@ -24,6 +26,7 @@
 
 #include "compute/efficiency.h"
 #include "topo/topo.h"
+#include "util/schema.h"
 #include "workload/opgraph.h"
 
 G_BEGIN_DECLS
@@ -43,6 +46,11 @@ FsReplay *fs_replay_load_file(const char *path, const FsTopo *topo, const FsEffi
 FsReplay *fs_replay_load_string(const char *text, const char *name, const FsTopo *topo,
                                 const FsEfficiency *eff, GError **error);
 void fs_replay_free(FsReplay *r);
+/* The declared keys of a trace (util/schema.h: every object's keys, their
+ * values read by the loader), named as workloads/README.md's generated
+ * tables name them ("replay.op"); *n receives the count.  Static, borrowed.
+ * A key they do not declare is an input error. */
+const FsSchemaEntry *fs_replay_schemas(guint *n);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsReplay, fs_replay_free)
 
 G_END_DECLS

@@ -30,6 +30,19 @@ for cmd in units models topo p2p flows coll calibrate validate train replay swee
   done
 done
 
+# Every file of the source tree that a --help text names (its examples) exists
+# (train's named a workload that never did).
+for cmd in units models topo p2p flows coll calibrate validate train replay sweep plan \
+           "explain schedule" "explain coll" "explain topo" "explain overlap"; do
+  # shellcheck disable=SC2086 # "explain TOPIC" is two words
+  for path in $("$FABRICSIM" $cmd --help |
+                grep -oE '(^|[ =])(models|topologies|workloads|validation|tests)/[^ ,;)]*[^ ,;).]' |
+                sed 's/^[ =]//'); do
+    case "$path" in *X.Y*) continue ;; esac  # a pattern (models/nccl/nccl-X.Y.yaml), not a file
+    [ -e "$FS_SOURCE_ROOT/$path" ] || fail "$cmd --help names $path, which does not exist"
+  done
+done
+
 out=$("$FABRICSIM" units --help) || fail "units --help exited $?"
 case "$out" in *"Example:"*"fabricsim units "*) ;; *) fail "units --help shows no example: $out" ;; esac
 out=$("$FABRICSIM" help units) || fail "help units exited $?"

@@ -8,6 +8,10 @@
 #   - --calibration is taken by every simulating command (sweep had none),
 #     and a bad file is the same error everywhere; in sweep it changes a
 #     train point as it changes `fabricsim train`;
+#   - one collective gets the same answer in every command: an all-reduce
+#     takes the same time in coll and replay under --calibration, NCCL_ALGO
+#     and NCCL_PROTO; an NCCL_ALGO that leaves all_gather no algorithm is
+#     the same error in coll, train, replay, plan and sweep;
 #   - coll --trace runs with the tuner inputs of the table it traces
 #     (--algo, NCCL_ALGO), where it used to ignore them;
 #   - --quiet is accepted by every simulating command, and with stderr not
@@ -74,6 +78,46 @@ for cmd in "coll $T/dgx-h100.yaml -b 1M -e 1M" "${TR[*]}" \
   contains "$err" 'NCCL_ALGO "Ring,Bogus": unknown name "Bogus"' "'${cmd%% *}'"
 done
 
+# An NCCL_ALGO that leaves all_gather no algorithm (Tree runs all-reduce
+# only) is the same error wherever an all_gather runs: coll, train (sequence
+# parallelism gathers), replay, plan (the design fails) and sweep (the point's
+# row).
+AG="no allowed algorithm and protocol can run all_gather on 8 ranks"
+python3 - "$tmp/ag.json" <<'PY'
+import json, sys
+ops = [{"id": f"g{r}", "rank": r, "kind": "all_gather", "comm": "w", "bytes": "64K"} for r in range(8)]
+json.dump({"schema_version": 1, "nranks": 8, "communicators": [{"name": "w", "ranks": list(range(8))}],
+           "ops": ops}, open(sys.argv[1], "w"))
+PY
+for cmd in "coll $T/dgx-h100.yaml -o all_gather -b 1M -e 1M" \
+           "train $T/dgx-h100.yaml $W/llama2-7b.yaml --tp=8 --sequence-parallel --num-layers=2 --global-batch-size=8" \
+           "replay $T/dgx-h100.yaml $tmp/ag.json"; do
+  set +e
+  # shellcheck disable=SC2086
+  err=$(NCCL_ALGO=Tree "$FABRICSIM" $cmd 2>&1 >/dev/null)
+  st=$?
+  set -e
+  [ "$st" -eq 2 ] || fail "NCCL_ALGO=Tree: '${cmd%% *}' all_gather exited $st, expected 2"
+  contains "$err" "$AG" "NCCL_ALGO=Tree in '${cmd%% *}'"
+done
+PL=(plan --workload "$W/llama2-7b.yaml" --fabric "$T/dgx-h100.yaml" --target-step-time 100 --tp 8
+    --pp 1 --micro-batch 1 --set training.global_batch=64 -q --json)
+"$FABRICSIM" "${PL[@]}" >plan-free.json || fail "plan exited $?"
+contains "$(cat plan-free.json)" '"meets": 1' "the plan without NCCL_ALGO"
+set +e
+NCCL_ALGO=Tree "$FABRICSIM" "${PL[@]}" >plan-tree.json 2>/dev/null
+set -e
+contains "$(cat plan-tree.json)" "simulation failed: $AG" "NCCL_ALGO=Tree in plan"
+cat >ag.yaml <<EOF
+name: scenario-all-gather
+kind: coll
+set: {topology: $T/dgx-h100.yaml, op: all_gather, size: 1M}
+list:
+  - {dtype: float}
+EOF
+NCCL_ALGO=Tree "$FABRICSIM" sweep ag.yaml -q -j 1 >ag.csv || fail "NCCL_ALGO=Tree sweep exited $?"
+contains "$(cat ag.csv)" ",error,,,,,,,,,$AG" "NCCL_ALGO=Tree in sweep"
+
 # ---- --calibration ---------------------------------------------------------
 
 # Every simulating command takes it; a bad file is the same error in each.
@@ -112,6 +156,37 @@ t3 = json.load(open(sys.argv[3]))["step_time_s"]
 assert t1 != t2, "calibration changed nothing"
 assert abs(t2 - t3) <= 1e-6 * t3, (t2, t3)
 PY
+
+# One all-reduce takes the same time in coll and in replay (within 0.1 %)
+# under each setting — none, --calibration, NCCL_ALGO=Tree, NCCL_PROTO=Simple —
+# and each setting changes it.
+python3 - "$tmp/ar.json" <<'PY'
+import json, sys
+ops = [{"id": f"a{r}", "rank": r, "kind": "all_reduce", "comm": "w", "bytes": "64K"} for r in range(8)]
+json.dump({"schema_version": 1, "nranks": 8, "communicators": [{"name": "w", "ranks": list(range(8))}],
+           "ops": ops}, open(sys.argv[1], "w"))
+PY
+# coll_and_replay OUT [VAR=VALUE...] -- [OPTION...]: both times into OUT ("coll_us replay_us").
+coll_and_replay() {
+  local out=$1 envs=()
+  shift
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  env "${envs[@]}" "$FABRICSIM" coll "$T/dgx-h100.yaml" -b 64K -e 64K --json "$@" >c.json
+  env "${envs[@]}" "$FABRICSIM" replay "$T/dgx-h100.yaml" "$tmp/ar.json" --json "$@" >r.json
+  python3 - c.json r.json "$out" <<'PY' || fail "coll and replay disagree on one all-reduce (${envs[*]} $*)"
+import json, sys
+c = json.load(open(sys.argv[1]))["results"][0]["time_us"]
+r = json.load(open(sys.argv[2]))["makespan_ps"] / 1e6
+assert abs(c - r) <= 1e-3 * c, (c, r)
+open(sys.argv[3], "w").write(f"{c} {r}\n")
+PY
+}
+coll_and_replay t0 --
+coll_and_replay t1 -- --calibration "$CAL"
+coll_and_replay t2 NCCL_ALGO=Tree --
+coll_and_replay t3 NCCL_PROTO=Simple --
+for t in t1 t2 t3; do cmp -s t0 "$t" && fail "setting $t changed nothing in coll and replay"; done
 
 # ---- coll --trace: the table's tuner inputs ----------------------------------
 

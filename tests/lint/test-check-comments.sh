@@ -3,8 +3,9 @@
 # of 40 lines or more states its job in a comment above it, issue 22 item 8)
 # and on small trees with each kind of fault (no comment, a comment apart
 # from the function by a blank line, a section rule, a two-word comment, a
-# comment after code), which it must report as file:line:col with exit
-# status 1; block and `//` comments right above pass.
+# comment after code, a long function of tools/ or of a CUDA probe), which
+# it must report as file:line:col with exit status 1; block and `//`
+# comments right above pass.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" check-comments
 
@@ -41,6 +42,14 @@ mk '/* Long. */\n'
 expect "src/m/m.c:$((at + 1)):1: long has 40 lines"
 mk 'int x; /* a declaration, not a comment above */\n'
 expect "src/m/m.c:$((at + 1)):1: long has 40 lines"
+
+# The build's tools and the CUDA probes are checked too (a .cu file as C).
+for where in tools/t.c validation/probes/t.cu; do
+  rm -rf "$tmp/t"; mkdir -p "$tmp/t/src" "$tmp/t/$(dirname "$where")"; f long 40 > "$tmp/t/$where"
+  expect "$where:1:1: long has 40 lines and no comment above it"
+  { printf '/* Adds b to a, many times over. */\n'; f long 40; } > "$tmp/t/$where"
+  out=$("$check" "$tmp/t" 2>&1) || fail "$where with its comment: $out"
+done
 
 # 39 lines need no comment; --min-lines lowers the bar.
 rm -rf "$tmp/t"; mkdir -p "$tmp/t/src/m"; f mid 39 > "$tmp/t/src/m/m.c"

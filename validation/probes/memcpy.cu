@@ -38,6 +38,9 @@ static void summary_begin(FsProbeCtx *ctx, const char *name)
   fs_json_object_begin(ctx->summary, name, 1);
 }
 
+/* See probe.h: allocates pinned and pageable buffers of the largest size, times host-to-device,
+ * device-to-host (pinned, pageable) and bidirectional copies over the sizes, repetitions
+ * interleaved, and writes one record per kind and size and the summary's peaks and latencies. */
 void fs_probe_memcpy(FsProbeCtx *ctx)
 {
   const uint64_t max_size = ctx->quick ? (256ull << 20) : (1ull << 30);

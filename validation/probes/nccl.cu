@@ -88,6 +88,10 @@ static void sync_all(Nccl *c)
   }
 }
 
+/* See probe.h: builds one communicator per visible GPU (ncclCommInitAll), times each
+ * collective of the list above over the sizes as nccl-tests does, writes a record per
+ * collective and size and, per collective, the summary's latency floor and peak algbw and
+ * busbw, then destroys the communicators. */
 void fs_probe_nccl(FsProbeCtx *ctx)
 {
   Nccl c;

@@ -16,6 +16,10 @@
 
 #include <stdlib.h>
 
+/* See probe.h: with two GPUs or more, for every ordered pair enables peer access where the
+ * devices allow it, times the copies described above (one way, then both at once), and
+ * writes a record per pair and size and the summary's min/max peak bandwidth and 4 B latency
+ * over the pairs; with fewer, a skip record. */
 void fs_probe_p2p(FsProbeCtx *ctx)
 {
   int n = ctx->ndev;

@@ -183,6 +183,10 @@ static int selected(const char *only, const char *name)
   return 0;
 }
 
+/* fabricsim-probe: parses the command line (usage()), checks --only's names and the device,
+ * opens the output (-o FILE, written atomically, or stdout), writes the machine's record and
+ * runs every probe selected, in table order, then the summary.  Exit status 0, 2 on a usage
+ * error or with no CUDA device. */
 int main(int argc, char **argv)
 {
   int quick = 0, device = 0, nextra = 0;

@@ -82,7 +82,7 @@ int fs_cmd_train(int argc, char **argv)
     "  fabricsim train topologies/dgx-h100.yaml workloads/llama2-7b.yaml\n"
     "  fabricsim train topologies/dgx-h100-ib-ndr.yaml workloads/gpt3-175b.yaml --tp=8 --pp=8 \\\n"
     "      --trace step.json\n"
-    "  fabricsim train topologies/dgx-h100.yaml workloads/gpt3-1.3b.yaml --tp=1 --pp=8 \\\n"
+    "  fabricsim train topologies/dgx-h100.yaml workloads/gpt3-13b.yaml --tp=1 --pp=8 \\\n"
     "      --chakra-out step/\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "train");
   if (done != FS_CLI_GO_ON)

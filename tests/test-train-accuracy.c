@@ -27,6 +27,7 @@
 #include "report/validate.h"
 #include "scenario/train-ref.h"
 #include "testutil.h"
+#include "workload/spec.h"
 
 /* Issue #20's bars: test-set step-time MAPE <= 10 % and no model family
  * biased by more than 10 % either way.  Met on 2026-11-27 with the Blackwell
@@ -208,6 +209,65 @@ static void expect_error(const char *text, const char *where, const char *what)
   g_rmdir(dir);
 }
 
+/* What issue #20 asks of the tables themselves, read from the files without
+ * simulating: at least 60 rows, from 8 or fewer to 16,384 or more GPUs,
+ * 16-bit (bf16 or fp16) and FP8 rows (each row's datatype is its workload
+ * preset's with the row's overrides applied, as the runner applies them),
+ * and no table drawn from the sources kept for independent checking
+ * (NVIDIA/dgxc-benchmarking, VIA-Research/vTrain; validation/reference/README.md). */
+START_TEST(test_train_tables_cover_issue)
+{
+  g_autofree char *dir = fs_test_source_path("validation/reference/training");
+  g_autoptr(GPtrArray) files = fs_train_ref_list(dir);
+  guint rows = 0, fp8 = 0, wide = 0;
+  guint64 min_gpus = G_MAXUINT64, max_gpus = 0;
+  for (guint i = 0; i < files->len; i++) {
+    const char *path = g_ptr_array_index(files, i);
+    g_autofree char *text = NULL;
+    ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_autofree char *lower = g_ascii_strdown(text, -1);
+    ck_assert_msg(strstr(lower, "dgxc-benchmarking") == NULL && strstr(lower, "vtrain") == NULL,
+                  "%s names a source kept for independent checking", path);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    gboolean header = FALSE;
+    for (guint j = 0; lines[j] != NULL; j++) {
+      const char *l = lines[j];
+      if (l[0] == '#' || l[0] == '\0' || !header) {
+        header = header || (l[0] != '#' && l[0] != '\0');
+        continue;
+      }
+      g_auto(GStrv) f = g_strsplit(l, ",", -1);
+      ck_assert_msg(g_strv_length(f) == 7, "%s:%u: 7 cells expected", path, j + 1);
+      guint64 gpus = g_ascii_strtoull(f[3], NULL, 10);
+      min_gpus = MIN(min_gpus, gpus);
+      max_gpus = MAX(max_gpus, gpus);
+      g_autofree char *wpath = fs_test_source_path("workloads");
+      g_autofree char *wfile = g_build_filename(wpath, f[2], NULL);
+      GError *err = NULL;
+      g_autoptr(FsWorkload) w = fs_workload_load_file(wfile, NULL, &err);
+      fs_assert_no_error(err);
+      g_auto(GStrv) args = g_strsplit_set(g_strstrip(f[4]), " ", -1);
+      g_autoptr(GPtrArray) argv = g_ptr_array_new();
+      for (guint k = 0; args[k] != NULL; k++)
+        if (args[k][0] != '\0')
+          g_ptr_array_add(argv, args[k]);
+      g_ptr_array_add(argv, NULL);
+      ck_assert_msg(fs_workload_apply_overrides(w, (const char *const *)argv->pdata, &err),
+                    "%s:%u: %s", path, j + 1, err ? err->message : "");
+      fp8 += w->dtype == FS_DTYPE_FP8;
+      wide += w->dtype == FS_DTYPE_BF16 || w->dtype == FS_DTYPE_FP16;
+      rows++;
+    }
+  }
+  ck_assert_uint_ge(rows, 60);
+  ck_assert_uint_le(min_gpus, 8);
+  ck_assert_uint_ge(max_gpus, 16384);
+  ck_assert_uint_gt(fp8, 0);
+  ck_assert_uint_gt(wide, 0);
+  ck_assert_uint_eq(fp8 + wide, rows);
+}
+END_TEST
+
 #define SRC "# source: x\n"
 #define TOPO "# topology: topologies/dgx-h100-ib-ndr.yaml\n"
 #define GEN "# generation: h100\n"
@@ -247,6 +307,7 @@ int main(void)
   Suite *s = suite_create("train-accuracy");
   TCase *tc = tcase_create("test_train_accuracy_tables");
   tcase_add_test(tc, test_train_ref_bad_tables);
+  tcase_add_test(tc, test_train_tables_cover_issue);
   tcase_add_test(tc, test_train_accuracy_tables);
   tcase_set_timeout(tc, 900);
   suite_add_tcase(s, tc);

@@ -451,6 +451,26 @@ START_TEST(test_workload_uneven_stages)
   fs_assert_no_error(err);
   for (guint st = 0; st < 16; st++)
     ck_assert_uint_eq(fs_workload_stage_layers(d, st), fs_workload_stage_layers(m, st));
+  /* parallel.stage_layers as an override, bracketed or not, with or without spaces. */
+  const char *sl1[] = {"--pp=16", "parallel.stage_layers=[7,8,8,8,8,8,8,8,8,8,8,8,8,8,8,7]", NULL};
+  const char *sl2[] = {"--pp=16", "stage_layers", "7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7", NULL};
+  const char *const *sls[] = {sl1, sl2};
+  for (guint i = 0; i < G_N_ELEMENTS(sls); i++) {
+    g_autoptr(FsWorkload) o = load_preset("llama3.1-405b", sls[i], &err);
+    fs_assert_no_error(err);
+    for (guint st = 0; st < 16; st++)
+      ck_assert_uint_eq(fs_workload_stage_layers(o, st), fs_workload_stage_layers(m, st));
+  }
+  const char *sl3[] = {"--pp=16", "parallel.stage_layers=[7,8,x]", NULL};
+  g_autoptr(FsWorkload) o3 = load_preset("llama3.1-405b", sl3, &err);
+  ck_assert_ptr_null(o3);
+  fs_assert_error(err, FS_WORKLOAD_ERROR, "override parallel.stage_layers=[7,8,x]: expected a list of "
+                  "layer counts like [7,8,8,7] for parallel.stage_layers, got \"[7,8,x]\"");
+  const char *sl4[] = {"--pp=16", "parallel.stage_layers=[63,63]", NULL};
+  g_autoptr(FsWorkload) o4 = load_preset("llama3.1-405b", sl4, &err);
+  ck_assert_ptr_null(o4);
+  fs_assert_error(err, FS_WORKLOAD_ERROR, "override parallel.stage_layers=[63,63]: stage_layers has 2 "
+                  "entries, but pp is 16");
   const char *bad[] = {"--pp=16", "--decoder-first-pipeline-num-layers=8", NULL};
   g_autoptr(FsWorkload) e = load_preset("llama3.1-405b", bad, &err);
   ck_assert_ptr_null(e);

@@ -346,10 +346,10 @@ const char *fs_workload_field_path(FieldId id)
   return field_index()->path[id];
 }
 
-/* TRUE when an override may set f (placement and stage_layers: YAML only). */
+/* TRUE when an override may set f (placement: YAML only). */
 static gboolean overridable(const FsSchemaField *f)
 {
-  return f->offset != NONE || f->id == F_FSDP;
+  return f->offset != NONE || f->id == F_FSDP || f->id == F_STAGE_LAYERS;
 }
 
 const FsSchemaField *fs_workload_field_by_name(const char *name)
@@ -394,6 +394,38 @@ static int64_t bound(const char *text, int64_t dflt)
   return text != NULL && fs_parse_int(text, &v, NULL) ? v : dflt;
 }
 
+/* parallel.stage_layers from an override's text: "[7,8,8]", "[7, 8, 8]" or
+ * "7,8,8", each an integer from 0 to 100000 (resolve checks them against pp
+ * and the layer count, as for the YAML list). */
+static gboolean set_stage_layers(FsWorkload *w, const FsSchemaField *f, const char *text,
+                                 GError **error)
+{
+  const char *expected = "a list of layer counts like [7,8,8,7]";
+  if (text == NULL)
+    return bad_value(error, f, text, expected);
+  g_autofree char *body = g_strstrip(g_strdup(text));
+  size_t n = strlen(body);
+  if (n >= 2 && body[0] == '[' && body[n - 1] == ']') {
+    body[n - 1] = '\0';
+    memmove(body, body + 1, n - 1);
+  }
+  g_auto(GStrv) parts = g_strsplit(body, ",", -1);
+  guint count = g_strv_length(parts);
+  if (count == 0)
+    return bad_value(error, f, text, expected);
+  g_autofree guint *layers = g_new0(guint, count);
+  for (guint i = 0; i < count; i++) {
+    int64_t v;
+    if (!fs_parse_int(g_strstrip(parts[i]), &v, NULL) || v < 0 || v > 100000)
+      return bad_value(error, f, text, expected);
+    layers[i] = (guint)v;
+  }
+  g_free(w->stage_layers);
+  w->stage_layers = g_steal_pointer(&layers);
+  w->n_stage_layers = count;
+  return TRUE;
+}
+
 /* See spec-fields.h.  Also: the text is read by the field's type (an integer within the field's
  * bounds, true/false/yes/no/1/0 with NULL meaning true, a non-negative number, a size, or an
  * enum name) and stored at the field's offset in w.  Returns FALSE with
@@ -402,6 +434,8 @@ gboolean fs_workload_field_set_text(FsWorkload *w, const FsSchemaField *f, const
                                     GError **error)
 {
   char *base = (char *)w;
+  if (f->id == F_STAGE_LAYERS)
+    return set_stage_layers(w, f, text, error);
   switch (f->type) {
   case FS_SCHEMA_UINT: {
     int64_t v, lo = bound(f->min, 0), hi = bound(f->max, G_MAXUINT);

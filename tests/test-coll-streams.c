@@ -9,9 +9,11 @@
  *   below); the worst cases are in tests/bench/RESULTS.md.  The issue's
  *   bar (1 % everywhere) is met on whole hosts and one GPU per host but
  *   for NVLS across hosts (2.0 %, which auto leaves to the steps), not on
- *   half hosts (rings 5.3 %, NVLS tree 18 %); NCCL's tree, CollNet and
- *   the chains of broadcast and reduce are further off, and auto leaves
- *   them to the steps;
+ *   half hosts (rings 5.3 %, NVLS 20 %); NCCL's tree, CollNet and the
+ *   chains of broadcast and reduce are further off, and auto leaves them
+ *   to the steps;
+ *   the NVLS tree over 4 and 16 whole DGX H100 nodes (its relaxed
+ *   schedule, streams.h);
  *   with concurrent traffic: a bulk transfer sharing the network with the
  *   collective delays the streams as it delays the steps;
  *   the rule of --exec auto, the names, the debug of a run that fails;

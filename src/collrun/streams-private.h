@@ -102,9 +102,10 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
  * and the loops of one steady state then agree to 1e-4 (NVLS tree, 4 DGX
  * H100 nodes), those of a filling pipeline differ by percents. */
 #define STREAMS_RELAX_AGREE 1e-3
-/* The most steps a grid of skeletons may have for its schedules to be
- * relaxed (a pass costs about a repair; up to STREAMS_RELAX_PASSES of
- * them): the whole 256 MiB NVLS tree on 16 DGX H100 nodes has 49 K. */
+/* The most steps the whole plan may have for a model's schedules to be
+ * relaxed (streams.c; a pass costs about a repair, up to
+ * STREAMS_RELAX_PASSES of them), and its grids too: the whole 256 MiB NVLS
+ * tree on 16 DGX H100 nodes has 49 K, 1 GiB on 4 nodes 47 K. */
 #define STREAMS_RELAX_MAX_SKELETON (1u << 16)
 
 /* Skeleton k's max-plus times: k->time0 at the streams' own rates (with

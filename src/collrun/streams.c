@@ -593,9 +593,14 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
     if (!(ok = pace(&c, &ep, &s->t_bw, &t_free, error)))
       break;
     guint nl = c.n_links;
-    /* A relaxed schedule is a fixed point to STREAMS_RELAX_TOL: its times
-     * per loop agree to that much less. */
-    gboolean relax = relax_algo && steps <= STREAMS_RELAX_MAX_SKELETON;
+    /* Relaxed where the whole plan (its steps about those of the last
+     * skeleton per loop) is within the relaxation's budget, so that a grid
+     * whose times disagree can fall back on it; a relaxed schedule is a
+     * fixed point to STREAMS_RELAX_TOL: its times per loop agree to that
+     * much less. */
+    double per_loop = (double)fs_coll_plan_n_steps(grid[nx - 1][0].plan) / (double)xs[nx - 1];
+    double whole_steps = nx == 1 ? (double)steps : per_loop * (double)F;
+    gboolean relax = relax_algo && nk == 1 && whole_steps <= STREAMS_RELAX_MAX_SKELETON;
     double tol = relax ? STREAMS_RELAX_AGREE : 1e-6;
     g_autofree double *busy = g_new0(double, (gsize)9 * (nl + 1));
     for (guint i = 0; i < nx; i++)
@@ -616,17 +621,12 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
     /* Widen the counts that disagree while the next grid stays in budget
      * (its size about doubles). */
     done = agree || (nx == 1 && nk == 1) || 2 * steps > FS_COLL_STREAMS_MAX_SKELETON;
-    /* A relaxed grid of loops only whose times disagree, and the whole
-     * plan (its steps about those of the last skeleton per loop) within
-     * the relaxation's budget where the next grid is not: the whole plan,
-     * relaxed, which needs no agreement. */
-    gboolean whole = FALSE;
-    if (!agree && nx == 3 && nk == 1 && relax) {
-      double per_loop = (double)fs_coll_plan_n_steps(grid[2][0].plan) / (double)(x0 + 2);
-      gboolean fits = per_loop * (double)F <= STREAMS_RELAX_MAX_SKELETON;
-      whole = fits && (done || 2 * steps > STREAMS_RELAX_MAX_SKELETON);
-      done = done && !whole;
-    }
+    /* A relaxed grid whose times disagree, where the next grid would pass
+     * the relaxation's budget: the whole plan, relaxed, which needs no
+     * agreement. */
+    gboolean whole = !agree && nx == 3 && relax &&
+                     (done || 2 * steps > STREAMS_RELAX_MAX_SKELETON);
+    done = done && !whole;
     if (!agree && done) {
       /* Past the budget without a steady repaired schedule: the streams'
        * own rates, their ring steps checked as before, and the links whose

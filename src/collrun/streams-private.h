@@ -41,6 +41,7 @@ typedef struct {
   double time;  /* ps, max-plus, the schedule repaired to the links' capacity */
   double time0; /* ps, max-plus at the streams' own rates (no repair) */
   gboolean cached; /* a copy of a memo's skeleton: its plan, conn and wire are the memo's */
+  guint passes;    /* relaxation passes made (streams_skel_time) */
 } Skel;
 
 /* The streams' paths, found once per stream: path p of stream i is
@@ -86,13 +87,32 @@ typedef struct {
 
 /* The value at `to` of a quantity measured at three equally spaced counts
  * at[] (or at one: then it is that value); *agree (when not NULL) is set
- * FALSE where the two slopes disagree.  Cost: O(1). */
-double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 to, gboolean *agree);
+ * FALSE where the two slopes disagree by more than tol (relative).
+ * Cost: O(1). */
+double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 to, gboolean *agree,
+                      double tol);
+
+/* The relaxation of a repaired schedule (streams_skel_time with relax):
+ * at most STREAMS_RELAX_PASSES passes, until no transfer's stretch
+ * changes by more than STREAMS_RELAX_TOL (relative). */
+#define STREAMS_RELAX_PASSES 64
+#define STREAMS_RELAX_TOL 1e-6
+/* How closely a relaxed skeleton's times per loop must agree (streams.c):
+ * the relaxation's fixed point is found to STREAMS_RELAX_TOL per transfer,
+ * and the loops of one steady state then agree to 1e-4 (NVLS tree, 4 DGX
+ * H100 nodes), those of a filling pipeline differ by percents. */
+#define STREAMS_RELAX_AGREE 1e-3
+/* The most steps the whole plan may have for a model's schedules to be
+ * relaxed (streams.c; a pass costs about a repair, up to
+ * STREAMS_RELAX_PASSES of them), and its grids too: the whole 256 MiB NVLS
+ * tree on 16 DGX H100 nodes has 49 K, 1 GiB on 4 nodes 47 K. */
+#define STREAMS_RELAX_MAX_SKELETON (1u << 16)
 
 /* Skeleton k's max-plus times: k->time0 at the streams' own rates (with
  * the links' deficit of that schedule into busy[link], in ps, when c has
  * loaded links) and k->time with the schedule repaired once to the links'
- * capacity.  xa, xb: scratch of a double per step of k's plan.  Needs c's
+ * capacity, then with relax relaxed to a fixed point, each pass a repair
+ * that lets a stretch shrink where the max-min shares allow (streams.h).  xa, xb: scratch of a double per step of k's plan.  Needs c's
  * streams paced (their t, lat and wire) and its links loaded (pace in
  * streams.c).  Cost: two max-plus passes over the plan's steps (in plan
  * order when every step depends only on earlier ones, else in dependency
@@ -100,6 +120,6 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
  * (Ctx.link_rep), a merge sort of its transfers' sending intervals and of
  * their start and end events. */
 void streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, double payload,
-                       double *xa, double *xb, double *busy);
+                       gboolean relax, double *xa, double *xb, double *busy);
 
 G_END_DECLS

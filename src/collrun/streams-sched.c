@@ -11,14 +11,16 @@
 #include <string.h>
 
 /* The value at `to` of a quantity measured at three equally spaced counts
- * (or at one: then it is that value); *agree: the two slopes agree. */
-double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 to, gboolean *agree)
+ * (or at one: then it is that value); *agree: the two slopes agree to tol
+ * (relative). */
+double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 to, gboolean *agree,
+                      double tol)
 {
   if (n == 1)
     return v[0];
   double s1 = (v[1] - v[0]) / (double)(at[1] - at[0]);
   double s2 = (v[2] - v[1]) / (double)(at[2] - at[1]);
-  if (agree != NULL && fabs(s2 - s1) > 1e-6 * MAX(fabs(s2), fabs(s1)) + 1e-9)
+  if (agree != NULL && fabs(s2 - s1) > tol * MAX(fabs(s2), fabs(s1)) + 1e-9)
     *agree = FALSE;
   return v[2] + ((double)to - (double)at[2]) * s2;
 }
@@ -326,21 +328,31 @@ typedef struct {
 } Scratch;
 
 /* One repair of skeleton k's max-plus schedule (xa..xb: each transfer's
- * sending interval) to its links' capacity (streams.h).  On every loaded
- * link each transfer sending asks for its rate (wire bytes over its
- * interval, times the share of its stream's bytes on the link); between
- * two events the link is shared max-min among those sending (one asking
- * less than the level keeps its rate), and a transfer's stretch becomes
- * the largest, over its links, of its mean slowdown over its interval
- * (rate over share; never below 1).  start, worst: scratch of a double per
- * step; wsum: of a double per stream, zero, left zero; sc: scratch (act,
- * pos and srt of a step each, seen of a stream each).  Returns the largest
- * relative change of a stretch.  Cost: per link, its transfers' events
- * sorted, and a sort of the transfers sending at once where they ask for
- * more than the capacity. */
+ * sending interval) to its links' capacity (streams.h), or, with relax,
+ * one pass of its relaxation to a fixed point.  On every loaded link each
+ * transfer sending asks for a rate: repair, its rate in the schedule (wire
+ * bytes over its interval, times the share of its stream's bytes on the
+ * link); relax, its own rate (the same at stretch 1: the rate it would
+ * take alone).  Between two events the link is shared max-min among those
+ * sending (one asking less than the level keeps its rate).  Repair: a
+ * transfer's stretch becomes the largest, over its links, of its mean
+ * slowdown over its interval (rate over share), times its stretch.  Relax:
+ * the bytes the shares give it over its interval tell how long it needs
+ * at their mean (its bytes over them, times its interval), and its stretch
+ * moves by damp of the way to that (never below 1), so that a transfer
+ * the schedule moved out of a crowd speeds up again.  At a fixed point
+ * every transfer's bytes are what max-min gives it while it sends: what
+ * the flow network does to the same transfers (exact on the NVLS trees
+ * over 2 to 128 DGX H100 nodes, tests/bench/RESULTS.md).  start, worst:
+ * scratch of a double per step; wsum: of a double per stream, zero, left
+ * zero; sc: scratch (act, pos and srt of a step each, seen of a stream
+ * each).  Returns the largest relative change of a stretch.  Cost: per
+ * link, its transfers' events sorted, and a sort of the transfers sending
+ * at once where they ask for more than the capacity. */
 static double repair(const Ctx *c, const Skel *k, const Dag *g, const double *xa,
                      const double *xb, const guint *off, const guint *by, double *stretch,
-                     double *start, double *worst, double *wsum, Scratch *sc)
+                     double *start, double *worst, double *wsum, Scratch *sc, gboolean relax,
+                     double damp)
 {
   guint n = g->n, ns = c->streams->len;
   memset(worst, 0, sizeof(double) * n);
@@ -374,7 +386,7 @@ static double repair(const Ctx *c, const Skel *k, const Dag *g, const double *xa
         guint i = by[x];
         if (!(xb[i] > xa[i]) || !(w > 0))
           continue;
-        double r = w * g->wire[i] / (xb[i] - xa[i]);
+        double r = w * g->wire[i] / (xb[i] - xa[i]) * (relax ? stretch[i] : 1);
         ev[nev++] = (DemandEv){xa[i], r, i};
         ev[nev++] = (DemandEv){xb[i], -r, i};
       }
@@ -394,7 +406,7 @@ static double repair(const Ctx *c, const Skel *k, const Dag *g, const double *xa
       if (dt > 0 && nact > 0) {
         if (sum <= cap * (1 + 1e-9)) {
           for (guint q = 0; q < nact; q++)
-            start[act[q].i] += dt;
+            start[act[q].i] += relax ? dt * act[q].r : dt;
         } else {
           double *srt = sc->srt;
           for (guint q = 0; q < nact; q++)
@@ -413,7 +425,10 @@ static double repair(const Ctx *c, const Skel *k, const Dag *g, const double *xa
           }
           for (guint q = 0; q < nact; q++) {
             const DemandEv *y = &act[q];
-            start[y->i] += dt * (y->r > level ? y->r / level : 1);
+            if (relax)
+              start[y->i] += dt * MIN(y->r, level); /* the bytes it gets */
+            else
+              start[y->i] += dt * (y->r > level ? y->r / level : 1);
           }
         }
       }
@@ -432,7 +447,11 @@ static double repair(const Ctx *c, const Skel *k, const Dag *g, const double *xa
           act[q] = act[--nact];
           pos[act[q].i] = q;
         }
-        worst[x->i] = MAX(worst[x->i], start[x->i] / (xb[x->i] - xa[x->i]));
+        double span = xb[x->i] - xa[x->i];
+        if (!relax)
+          worst[x->i] = MAX(worst[x->i], start[x->i] / span);
+        else if (start[x->i] > 0) /* its bytes (own rate × own time) over those it gets */
+          worst[x->i] = MAX(worst[x->i], -x->r * span / stretch[x->i] / start[x->i]);
       }
     }
   }
@@ -441,6 +460,8 @@ static double repair(const Ctx *c, const Skel *k, const Dag *g, const double *xa
     if (k->conn[i] == G_MAXUINT32 || worst[i] <= 0)
       continue;
     double f = MAX(1.0, stretch[i] * worst[i]);
+    if (relax)
+      f = stretch[i] + damp * (f - stretch[i]);
     change = MAX(change, fabs(f - stretch[i]) / stretch[i]);
     stretch[i] = f;
   }
@@ -522,9 +543,10 @@ static void link_extra(const Ctx *c, const Skel *k, const double *xa, const doub
 /* Skeleton k's max-plus times: k->time0 at the streams' own rates (with
  * link_extra's figures of that schedule into busy, when links are loaded)
  * and k->time with the schedule repaired once to the links' capacity
- * (repair).  xa, xb: scratch of a double per step. */
+ * (repair), then, with relax, relaxed to a fixed point (STREAMS_RELAX_*).
+ * xa, xb: scratch of a double per step. */
 void streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, double payload,
-                       double *xa, double *xb, double *busy)
+                       gboolean relax, double *xa, double *xb, double *busy)
 {
   guint n = fs_coll_plan_n_steps(k->plan);
   const Stream *st = (const Stream *)c->streams->data;
@@ -547,8 +569,31 @@ void streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, double
     sc.pos = g_new(guint, n + 1);
     sc.srt = g_new(double, 2 * (gsize)n + 2);
     sc.seen = g_new(guint32, c->streams->len + 1);
-    if (repair(c, k, &g, xa, xb, off, by, stretch, start, worst, wsum, &sc) > 0)
+    if (repair(c, k, &g, xa, xb, off, by, stretch, start, worst, wsum, &sc, FALSE, 1) > 0)
       k->time = maxplus(k, &g, st, ep, stretch, xa, xb);
+    /* Relaxed to a fixed point: undamped while the changes shrink, then
+     * by halves, to where no stretch changes by more than
+     * STREAMS_RELAX_TOL or the time by more than that twice in a row (a
+     * transfer at the edge of a crowd may flip between two stretches whose
+     * schedules take the same time). */
+    double damp = 1, last = G_MAXDOUBLE;
+    guint still = 0;
+    for (guint pass = 0; relax && pass < STREAMS_RELAX_PASSES; pass++) {
+      double before = k->time;
+      double change = repair(c, k, &g, xa, xb, off, by, stretch, start, worst, wsum, &sc, TRUE,
+                             damp);
+      if (change > 0)
+        k->time = maxplus(k, &g, st, ep, stretch, xa, xb);
+      k->passes++;
+      if (change <= STREAMS_RELAX_TOL)
+        break;
+      still = fabs(k->time - before) <= STREAMS_RELAX_TOL * k->time ? still + 1 : 0;
+      if (still >= 2)
+        break;
+      if (change >= last)
+        damp = 0.5;
+      last = change;
+    }
     g_free(sc.ev);
     g_free(sc.act);
     g_free(sc.pos);

@@ -518,6 +518,9 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   memset(&c, 0, sizeof c);
   c.comm = comm, c.req = req, c.opts = opts, c.net = net, c.key = key, c.payload = ep.payload;
   gboolean fold = opts->route_fixed != NULL && fs_flownet_model(net) == FS_NET_MAXMIN;
+  /* The NVLS tree's schedules are relaxed (streams-sched.c), where the
+   * grid is small enough (below). */
+  gboolean relax_algo = algo->nccl == FS_NCCL_ALGO_NVLS_TREE;
   Routes own_routes = {0};
   if (opts->memo != NULL) {
     c.fam = family_get(opts->memo, comm, algo, req, net, opts->route_ctx, fold, key);
@@ -567,16 +570,16 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
           GArray *w = grid[i][j].wire;
           v[j] = t < w->len ? g_array_index(w, double, t) : 0;
         }
-        vx[i] = streams_extrap(v, ks, nk, S, NULL);
+        vx[i] = streams_extrap(v, ks, nk, S, NULL, 0);
       }
-      g_array_index(c.streams, Stream, t).wire = MAX(0, streams_extrap(vx, xs, nx, F, NULL));
+      g_array_index(c.streams, Stream, t).wire = MAX(0, streams_extrap(vx, xs, nx, F, NULL, 0));
     }
     for (guint i = 0; i < nx; i++) {
       for (guint j = 0; j < nk; j++)
         v[j] = grid[i][j].depth;
-      vx[i] = streams_extrap(v, ks, nk, S, NULL);
+      vx[i] = streams_extrap(v, ks, nk, S, NULL, 0);
     }
-    double depth = streams_extrap(vx, xs, nx, F, NULL);
+    double depth = streams_extrap(vx, xs, nx, F, NULL, 0);
     fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice,
                               (guint)CLAMP(llround(depth), 0, G_MAXUINT), &ep);
     ep.key = key;
@@ -590,25 +593,40 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
     if (!(ok = pace(&c, &ep, &s->t_bw, &t_free, error)))
       break;
     guint nl = c.n_links;
+    /* Relaxed where the whole plan (its steps about those of the last
+     * skeleton per loop) is within the relaxation's budget, so that a grid
+     * whose times disagree can fall back on it; a relaxed schedule is a
+     * fixed point to STREAMS_RELAX_TOL: its times per loop agree to that
+     * much less. */
+    double per_loop = (double)fs_coll_plan_n_steps(grid[nx - 1][0].plan) / (double)xs[nx - 1];
+    double whole_steps = nx == 1 ? (double)steps : per_loop * (double)F;
+    gboolean relax = relax_algo && nk == 1 && whole_steps <= STREAMS_RELAX_MAX_SKELETON;
+    double tol = relax ? STREAMS_RELAX_AGREE : 1e-6;
     g_autofree double *busy = g_new0(double, (gsize)9 * (nl + 1));
     for (guint i = 0; i < nx; i++)
       for (guint j = 0; j < nk; j++) {
         guint nsteps = fs_coll_plan_n_steps(grid[i][j].plan);
         g_autofree double *xa = g_new0(double, nsteps + 1);
         g_autofree double *xb = g_new0(double, nsteps + 1);
-        streams_skel_time(&c, &grid[i][j], &ep, c.payload, xa, xb,
+        streams_skel_time(&c, &grid[i][j], &ep, c.payload, relax, xa, xb,
                   busy + (gsize)(i * 3 + j) * (nl + 1));
       }
     /* The repaired schedule's time, checked in both counts (streams.h). */
     for (guint i = 0; i < nx; i++) {
       for (guint j = 0; j < nk; j++)
         v[j] = grid[i][j].time;
-      vx[i] = streams_extrap(v, ks, nk, S, &agree);
+      vx[i] = streams_extrap(v, ks, nk, S, &agree, tol);
     }
-    double mp = MAX(0, streams_extrap(vx, xs, nx, F, &agree));
+    double mp = MAX(0, streams_extrap(vx, xs, nx, F, &agree, tol));
     /* Widen the counts that disagree while the next grid stays in budget
      * (its size about doubles). */
     done = agree || (nx == 1 && nk == 1) || 2 * steps > FS_COLL_STREAMS_MAX_SKELETON;
+    /* A relaxed grid whose times disagree, where the next grid would pass
+     * the relaxation's budget: the whole plan, relaxed, which needs no
+     * agreement. */
+    gboolean whole = !agree && nx == 3 && relax &&
+                     (done || 2 * steps > STREAMS_RELAX_MAX_SKELETON);
+    done = done && !whole;
     if (!agree && done) {
       /* Past the budget without a steady repaired schedule: the streams'
        * own rates, their ring steps checked as before, and the links whose
@@ -620,19 +638,19 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
       for (guint i = 0; i < nx; i++) {
         for (guint j = 0; j < nk; j++)
           v[j] = grid[i][j].time0;
-        v0[i] = streams_extrap(v, ks, nk, S, &agree);
+        v0[i] = streams_extrap(v, ks, nk, S, &agree, tol);
       }
       double deficit = 0;
       for (guint l = 0; l < nl; l++) {
         for (guint i = 0; i < nx; i++) {
           for (guint j = 0; j < nk; j++)
             v[j] = busy[(gsize)(i * 3 + j) * (nl + 1) + l];
-          vx[i] = streams_extrap(v, ks, nk, S, NULL);
+          vx[i] = streams_extrap(v, ks, nk, S, NULL, 0);
         }
-        deficit = MAX(deficit, streams_extrap(vx, xs, nx, F, NULL));
+        deficit = MAX(deficit, streams_extrap(vx, xs, nx, F, NULL, 0));
       }
       deficit = MIN(deficit, (s->t_bw - t_free) * 1e12);
-      mp = MAX(0, streams_extrap(v0, xs, nx, F, NULL)) + MAX(0, deficit);
+      mp = MAX(0, streams_extrap(v0, xs, nx, F, NULL, 0)) + MAX(0, deficit);
       s->info.repaired = FALSE;
     } else {
       s->info.repaired = nl > 0;
@@ -644,7 +662,9 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
     for (guint i = 0; i < 3; i++)
       for (guint j = 0; j < 3; j++)
         skel_clear(&grid[i][j]);
-    if (!done) {
+    if (whole) {
+      x0 = F; /* nx == 1 below: the full loops */
+    } else if (!done) {
       if (nx == 3)
         x0 *= 2;
       if (nk == 3)

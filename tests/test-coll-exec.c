@@ -10,6 +10,7 @@
 #include "coll/plan.h"
 #include "collrun/bench.h"
 #include "collrun/exec.h"
+#include "collrun/exec-params.h"
 #include "testutil.h"
 
 #define MAXN 17
@@ -335,6 +336,54 @@ START_TEST(test_exec_unbound_endpoint_fails)
 }
 END_TEST
 
+START_TEST(test_exec_ring_step_host_excess)
+{
+  /* A Simple ring's connection across hosts idles NCCL's network step (Ring/Simple interLat,
+   * 14 µs) between steps, and on an AMD host also what its network post overhead adds to
+   * NCCL's per-step ring latency: max(NVLink 3.4, 2 µs × 3) - 3.4 = 2.6 µs
+   * (models/nccl coll_net_channel ring_step_host_excess); an Intel host's 1 µs × 3 hides
+   * under the NVLink latency, and LL128 or one host pays nothing. */
+  GError *err = NULL;
+  g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&err);
+  fs_assert_no_error(err);
+  ck_assert_double_eq(np->coll_ring_step_host_excess, 1.0);
+  FsCollSysInfo sys = {
+    .arch = FS_NCCL_ROW_HOPPER, .intra_hw = FS_NCCL_HW_NVLINK, .cpu = FS_NCCL_CPU_INTEL,
+    .bw_intra = 45, .bw_inter = 25, .max_channels = 16, .graph_channels = 8, .ll128 = TRUE,
+  };
+  FsCollChoice ch = {.algo = fs_coll_algo_find("ring"), .proto = FS_PROTO_SIMPLE, .nchannels = 16};
+  ck_assert_ptr_nonnull(ch.algo);
+  double lat[2][2][2]; /* [hosts-1][AMD][LL128] */
+  for (int h = 0; h < 2; h++)
+    for (int amd = 0; amd < 2; amd++)
+      for (int ll128 = 0; ll128 < 2; ll128++) {
+        g_autoptr(FsComm) c = comm_on(16, FALSE);
+        for (guint r = 0; r < 16; r++)
+          fs_comm_set_host(c, r, h ? r / 8 : 0);
+        sys.cpu = amd ? FS_NCCL_CPU_AMD : FS_NCCL_CPU_INTEL;
+        ch.proto = ll128 ? FS_PROTO_LL128 : FS_PROTO_SIMPLE;
+        FsCollExecParams ep;
+        fs_coll_exec_params_depth(np, &sys, c, FS_COLL_ALL_GATHER, 64u << 20, &ch, 15, &ep);
+        lat[h][amd][ll128] = fs_time_to_us(ep.ring_step_latency_inter);
+      }
+  ck_assert_msg(fabs(lat[1][0][0] - 14.0) < 1e-6, "Intel: %.3f us", lat[1][0][0]);
+  ck_assert_msg(fabs(lat[1][1][0] - 16.6) < 1e-6, "AMD: %.3f us", lat[1][1][0]);
+  for (int amd = 0; amd < 2; amd++) {
+    ck_assert_double_eq(lat[0][amd][0], 0);
+    ck_assert_double_eq(lat[1][amd][1], 0);
+  }
+  np->coll_ring_step_host_excess = 0;
+  g_autoptr(FsComm) c = comm_on(16, FALSE);
+  for (guint r = 0; r < 16; r++)
+    fs_comm_set_host(c, r, r / 8);
+  sys.cpu = FS_NCCL_CPU_AMD;
+  ch.proto = FS_PROTO_SIMPLE;
+  FsCollExecParams ep;
+  fs_coll_exec_params_depth(np, &sys, c, FS_COLL_ALL_GATHER, 64u << 20, &ch, 15, &ep);
+  ck_assert_msg(fabs(fs_time_to_us(ep.ring_step_latency_inter) - 14.0) < 1e-6, "AMD, no excess");
+}
+END_TEST
+
 START_TEST(test_bench_sweep_latency_and_bandwidth)
 {
   /* 8 GPUs on 100 GB/s point-to-point links, NCCL's Hopper/NVLink
@@ -392,6 +441,7 @@ int main(void)
   FS_ADD_TEST(s, test_exec_ring_reaches_link_bandwidth);
   FS_ADD_TEST(s, test_exec_ring_local_copy);
   FS_ADD_TEST(s, test_exec_ring_step_latency_across_hosts);
+  FS_ADD_TEST(s, test_exec_ring_step_host_excess);
   FS_ADD_TEST(s, test_exec_latency_floor_matches_protocol);
   FS_ADD_TEST(s, test_exec_concurrent_collectives_share_links);
   FS_ADD_TEST(s, test_exec_nvls_beats_ring_through_switch);

@@ -223,6 +223,10 @@ static const FsSchemaField coll_net_channel_fields[] = {
   OPT_NUM("ring_step_latencies", POFF(coll_ring_step_lats), "100",
           "NCCL network step latencies (Ring/Simple) a ring's connection across hosts idles "
           "between consecutive steps; absent = 0"),
+  OPT_NUM("ring_step_host_excess", POFF(coll_ring_step_host_excess), "100",
+          "times NCCL's host excess of a ring step across hosts (its per-step latency, "
+          "max(NVLink hw latency, net_overhead_us x simple_multiplier), less the NVLink hw "
+          "latency) that connection also idles between consecutive steps; absent = 0"),
 };
 SCHEMA(coll_net_channel_schema, "coll_net_channel", coll_net_channel_fields);
 
@@ -449,7 +453,10 @@ static const FsSchemaField top_fields[] = {
         "that crosses hosts runs at most at it when the plan spans several NVLink domains "
         "(`src/collrun/exec-params.c`); `ring_step_latencies` (absent = 0): a Ring/Simple "
         "plan's connection across hosts idles that many of NCCL's network step latencies "
-        "(Ring/Simple `interLat`) between two consecutive ring steps"),
+        "(Ring/Simple `interLat`) between two consecutive ring steps; `ring_step_host_excess` "
+        "(absent = 0): and that many of what the host's network post overhead adds to NCCL's "
+        "per-step ring latency (`net_overhead_us` of the CPU vendor × `simple_multiplier` "
+        "beyond the NVLink hw latency)"),
   TABLE("p2p_net_channel", FALSE, p2p_net_channel_schema, FS_SCHEMA_NOWHERE,
         "absent: `p2p_schedule`'s `per_channel_net_bw_gbps`: `bw_gbps`, the most one channel of a "
         "point-to-point plan (sendrecv, alltoall, gather, scatter, `train` sends) moves across "

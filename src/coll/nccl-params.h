@@ -168,6 +168,11 @@ typedef struct {
    * network step latencies (FsCollCost.inter_lat_us of Ring/Simple) a ring's connection across
    * hosts idles between consecutive steps (FsCollExecParams.ring_step_latency_inter). */
   double coll_ring_step_lats;
+  /* coll_net_channel ring_step_host_excess (optional; 0 when absent): how many times that
+   * connection also idles NCCL's host excess of a ring step across hosts: its per-step latency
+   * max(NVLink hw latency, net_overhead_us × net_overhead_simple_mult) (tuning.cc "Inter-node
+   * rings still have to launch nsteps * net overhead") less the NVLink hw latency. */
+  double coll_ring_step_host_excess;
   /* p2p_net_channel (optional table; 0 when absent): the most one channel of a
    * point-to-point plan moves across hosts, GB/s (fs_p2p_channel_rate_gbps;
    * absent: p2p.channel_net_bw, NCCL's own per-channel estimate). */

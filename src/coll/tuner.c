@@ -800,6 +800,24 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   return TRUE;
 }
 
+/* See tuner.h: NCCL prices a step of a ring across hosts at max(NVLink hw latency, its network
+ * post overhead) (tuning.cc "Inter-node rings still have to launch nsteps * net overhead"). */
+double fs_coll_ring_step_idle_us(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                                 const FsCollAlgo *algo, FsCollProto proto, const FsCollCost *c,
+                                 double *host_us)
+{
+  if (host_us != NULL)
+    *host_us = 0;
+  if (algo->nccl != FS_NCCL_ALGO_RING || proto != FS_PROTO_SIMPLE || p->coll_ring_step_lats <= 0 ||
+      fs_comm_n_hosts(comm) < 2)
+    return 0;
+  double nvlink = p->hw_lat[sys->intra_hw][FS_NCCL_ALGO_RING][FS_PROTO_SIMPLE];
+  double host = p->coll_ring_step_host_excess * MAX(c->intra_lat_us - nvlink, 0);
+  if (host_us != NULL)
+    *host_us = host;
+  return p->coll_ring_step_lats * c->inter_lat_us + host;
+}
+
 char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                       FsCollOp op, uint64_t nbytes, const FsCollChoice *ch)
 {
@@ -822,6 +840,12 @@ char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   double f = fs_coll_busbw_factor(op, n);
   double alg = c.time_us > 0 ? (double)nbytes / 1e3 / c.time_us : 0;
   g_string_append_printf(s, "nccl-tests: algbw = %.2f GB/s, busbw = algbw × %.4f = %.2f GB/s\n", alg, f, alg * f);
+  double host_us, idle = fs_coll_ring_step_idle_us(p, sys, comm, ch->algo, ch->proto, &c, &host_us);
+  if (idle > 0)
+    g_string_append_printf(s, "simulated, not in NCCL's model: the ring's connection across hosts idles "
+                           "%.2f us before each ring step (NCCL's network step %.2f us × %.1f + the "
+                           "host's share of a step %.2f us; coll_net_channel)\n",
+                           idle, c.inter_lat_us, p->coll_ring_step_lats, host_us);
   if (sys->local_copy_bw > 0 && (ch->algo->nccl == FS_NCCL_ALGO_RING || strcmp(ch->algo->name, "hier") == 0))
     g_string_append_printf(s, "simulated, not in NCCL's model: after each loop every rank copies its chunk "
                            "inside the GPU at %.1f GB/s (ring_kernel.local_copy_sm_share)\n",

@@ -188,6 +188,16 @@ FsCollRequest fs_coll_choice_request(const FsCollChoice *ch, FsCollOp op, uint64
 /* NCCL's nBytes for a row of nccl-tests sizes. */
 uint64_t fs_coll_nccl_bytes(FsCollOp op, const FsCollSizes *sizes, guint nranks);
 
+/* What a Ring/Simple plan's connection across hosts idles between two consecutive ring steps,
+ * µs, given its cost c (models/nccl coll_net_channel): ring_step_latencies × NCCL's network step
+ * (c->inter_lat_us) + ring_step_host_excess × what the host's network post overhead adds to
+ * NCCL's per-step ring latency (c->intra_lat_us beyond the NVLink hw latency: 2.6 µs on AMD
+ * hosts, none on Intel), in *host_us when not NULL.  0 for other plans, one host, or a file
+ * without ring_step_latencies. */
+double fs_coll_ring_step_idle_us(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                                 const FsCollAlgo *algo, FsCollProto proto, const FsCollCost *c,
+                                 double *host_us);
+
 /* The α-β arithmetic of one choice for nbytes, several lines of text,
  * for `fabricsim explain coll` (caller frees). */
 char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,

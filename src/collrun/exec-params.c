@@ -32,13 +32,11 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
   out->step_latency[1] = fs_time_from_s(MAX(step_us - sys->path_lat_inter, 0) * 1e-6);
   /* A ring's connection across hosts runs its steps one after the other, each after NCCL's
    * network step (the proxy's send, the receiver's flush, the GPU's poll: Ring/Simple's
-   * interLat), times models/nccl coll_net_channel ring_step_latencies; the flow pays the
-   * network's own latency. */
-  if (choice->algo->nccl == FS_NCCL_ALGO_RING && choice->proto == FS_PROTO_SIMPLE &&
-      p->coll_ring_step_lats > 0 && fs_comm_n_hosts(comm) > 1) {
-    double lat = p->coll_ring_step_lats * c.inter_lat_us - sys->path_lat_inter;
-    out->ring_step_latency_inter = fs_time_from_s(MAX(lat, 0) * 1e-6);
-  }
+   * interLat) and the host's share of a ring step (fs_coll_ring_step_idle_us, models/nccl
+   * coll_net_channel); the flow pays the network's own latency. */
+  double idle = fs_coll_ring_step_idle_us(p, sys, comm, choice->algo, choice->proto, &c, NULL);
+  if (idle > 0)
+    out->ring_step_latency_inter = fs_time_from_s(MAX(idle - sys->path_lat_inter, 0) * 1e-6);
   out->payload = p->proto[choice->proto].payload;
   /* Plans built of ring phases have one local copy per loop and rank;
    * nothing else in them is a reduction step. */

@@ -99,5 +99,15 @@ echo "explain: $n README blocks ok"
 out=$(fabricsim explain coll topologies/cluster.yaml -D node=hgx-b200 -D nodes=2 --nccl-version 2.28 -o alltoall -s 1G)
 case "$out" in *"NCCL 2.28.9 model"*"2 ch × 17.90 GB/s per network channel, 8 transfers sharing each"*"0.500 × the bytes across hosts: 71.60 GB/s"*"busbw = algbw × 0.9375 = 66.9"*) ;;
   *) fail "explain coll alltoall 2.28: $out" ;; esac
+# A Simple ring across hosts: its connection across hosts idles NCCL's network step (14 us) before
+# each ring step, and on AMD hosts also the host's share of NCCL's step (max(3.4, 2 × 3) - 3.4 =
+# 2.6 us, coll_net_channel ring_step_host_excess); on the Intel default nothing more.
+for cpu in epyc-9654 xeon-platinum-8570; do
+  out=$(fabricsim explain coll topologies/cluster.yaml -D node=hgx-b200 -D nodes=2 -D cpu=$cpu --nccl-version 2.28 -o all_gather -s 64M)
+  want="idles 16.60 us before each ring step (NCCL's network step 14.00 us × 1.0 + the host's share of a step 2.60 us"
+  [ "$cpu" = epyc-9654 ] || want="idles 14.00 us before each ring step (NCCL's network step 14.00 us × 1.0 + the host's share of a step 0.00 us"
+  contains "$out" "choice: ring / Simple / 16 channels" "explain coll ring step on $cpu"
+  contains "$out" "$want" "explain coll ring step on $cpu"
+done
 refused "explain coll unknown release" fabricsim explain coll topologies/cluster.yaml --nccl-version 9.9
 contains "$err" "no parameter file for this release" "explain coll unknown release"

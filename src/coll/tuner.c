@@ -730,6 +730,7 @@ static gboolean plugin_pick(const FsNcclParams *p, const FsCollSysInfo *sys, con
     if (!fs_tuner_region_contains(&r[i], (double)nbytes, (double)n))
       continue;
     out->algo = a, out->proto = r[i].proto, out->nchannels = nch, out->cost = c;
+    out->plugin = fs_tuner_plugin_name(t);
     return TRUE;
   }
   return FALSE;
@@ -853,6 +854,10 @@ char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   g_string_append_printf(s, "choice: %s / %s / %u channel%s; chunk %" G_GUINT64_FORMAT " B in slices of %" G_GUINT64_FORMAT " B\n",
                          ch->algo->name, fs_coll_proto_name(ch->proto), ch->nchannels,
                          ch->nchannels == 1 ? "" : "s", ch->chunk_bytes, ch->slice_bytes);
+  if (ch->plugin != NULL)
+    g_string_append_printf(s, "chosen by the tuner plugin %s (NCCL_TUNER_PLUGIN): the first of its regions "
+                           "that holds (%" G_GUINT64_FORMAT " B, %u ranks) sets this pair's cost to 0\n",
+                           ch->plugin, nbytes, n);
   FsCollCost c;
   if (!cost_impl(p, sys, comm, op, ch->algo, ch->proto, ch->nchannels, nbytes, &c, s)) {
     g_string_append(s, "the model gives this choice no bandwidth (NCCL would not pick it)\n");

@@ -99,5 +99,15 @@ echo "explain: $n README blocks ok"
 out=$(fabricsim explain coll topologies/cluster.yaml -D node=hgx-b200 -D nodes=2 --nccl-version 2.28 -o alltoall -s 1G)
 case "$out" in *"NCCL 2.28.9 model"*"2 ch × 17.90 GB/s per network channel, 8 transfers sharing each"*"0.500 × the bytes across hosts: 71.60 GB/s"*"busbw = algbw × 0.9375 = 66.9"*) ;;
   *) fail "explain coll alltoall 2.28: $out" ;; esac
+# A tuner plugin (NCCL_TUNER_PLUGIN, models/nccl/tuners/): aws-ofi-nccl's p5 regions put a
+# 64 MiB all_reduce on 4 nodes of 8 on Ring/LL128, and the explanation says who chose it; on 2
+# nodes the plugin leaves the choice to NCCL's model.
+out=$(NCCL_TUNER_PLUGIN=aws-ofi-nccl-p5 fabricsim explain coll topologies/dgx-h100-ib-ndr.yaml -D nodes=4 -s 64M)
+case "$out" in *"choice: ring / LL128 /"*"chosen by the tuner plugin aws-ofi-nccl-p5"*"(67108864 B, 32 ranks)"*) ;;
+  *) fail "explain coll tuner plugin: $out" ;; esac
+out=$(NCCL_TUNER_PLUGIN=aws-ofi-nccl-p5 fabricsim explain coll topologies/dgx-h100-ib-ndr.yaml -D nodes=2 -s 64M)
+case "$out" in *"chosen by the tuner plugin"*) fail "explain coll tuner plugin on 2 nodes: $out" ;; esac
+refused "explain coll unknown tuner plugin" env NCCL_TUNER_PLUGIN=no-such-plugin fabricsim explain coll topologies/dgx-h100.yaml
+contains "$err" "NCCL_TUNER_PLUGIN=\"no-such-plugin\"" "explain coll unknown tuner plugin"
 refused "explain coll unknown release" fabricsim explain coll topologies/cluster.yaml --nccl-version 9.9
 contains "$err" "no parameter file for this release" "explain coll unknown release"

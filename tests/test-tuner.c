@@ -6,6 +6,7 @@
 #include "coll/nccl-params.h"
 #include "coll/p2p-sched.h"
 #include "coll/tuner.h"
+#include "collrun/exec-params.h"
 #include "util/yaml.h"
 #include "testutil.h"
 
@@ -867,6 +868,43 @@ START_TEST(test_tuner_plugin_regions)
 }
 END_TEST
 
+/* NCCL's ring LL128 cap is per channel of its graph (graphs[RING]->nChannels ×
+ * perChMaxRingLL128Bw): across hosts the 8 graph channels run as 16, so each executed channel
+ * of a Ring/LL128 plan moves at most 36.7 × 8 / 16 GB/s (collrun/exec-params.h rate_cap); a
+ * tree keeps its figure per executed channel; on one host the graph's channels are the ones
+ * that run and keep the whole figure. */
+START_TEST(test_ll128_cap_per_graph_channel)
+{
+  static const char *const topo[] = {"dgx-h100-ib-ndr.yaml", "dgx-h100.yaml"};
+  static const char *const def[] = {"nodes=4", NULL};
+  for (guint i = 0; i < 2; i++) {
+    FsTestColl t;
+    fs_test_coll_open(&t, topo[i], def[i], "all", FS_NET_ANALYTIC);
+    g_autoptr(FsNcclParams) p = release("2.27");
+    GError *err = NULL;
+    ck_assert(fs_coll_sysinfo_from_topo(p, t.router, t.comm, &t.sys, &err));
+    fs_assert_no_error(err);
+    FsCollChoice ch = {.algo = fs_coll_algo_find("ring"), .proto = FS_PROTO_LL128,
+                       .nchannels = t.sys.max_channels};
+    FsCollExecParams ep;
+    fs_coll_exec_params_depth(p, &t.sys, t.comm, FS_COLL_ALL_REDUCE, (uint64_t)1 << 30, &ch, 0, &ep);
+    if (i == 0) {
+      ck_assert_uint_eq(t.sys.graph_channels, 8);
+      ck_assert_uint_eq(t.sys.max_channels, 16);
+      ck_assert_double_eq_tol(ep.rate_cap, 36.7e9 * 8 / 16, 1e-3);
+      /* The tree's figure (4+ hosts: 29.0) stays per executed channel. */
+      FsCollChoice tr = ch;
+      tr.algo = fs_coll_algo_find("tree");
+      fs_coll_exec_params_depth(p, &t.sys, t.comm, FS_COLL_ALL_REDUCE, (uint64_t)1 << 30, &tr, 0, &ep);
+      ck_assert_double_eq_tol(ep.rate_cap, 29.0e9, 1e-3);
+    } else {
+      ck_assert_double_eq_tol(ep.rate_cap, 36.7e9, 1e-3);
+    }
+    fs_test_coll_close(&t);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("tuner");
@@ -894,5 +932,6 @@ int main(void)
   FS_ADD_TEST(s, test_p2p_channel_rate);
   FS_ADD_TEST(s, test_p2p_shared_net_channels);
   FS_ADD_TEST(s, test_tuner_plugin_regions);
+  FS_ADD_TEST(s, test_ll128_cap_per_graph_channel);
   return fs_test_run_suite(s);
 }

@@ -6,6 +6,7 @@
 #include "coll/nccl-params.h"
 #include "coll/p2p-sched.h"
 #include "coll/tuner.h"
+#include "collrun/exec-params.h"
 #include "util/yaml.h"
 #include "testutil.h"
 
@@ -810,6 +811,100 @@ START_TEST(test_p2p_shared_net_channels)
 }
 END_TEST
 
+/* The first region of the aws-ofi-nccl p5 plugin that holds (bytes, ranks), as its tuner picks. */
+static const char *plugin_pick_name(const FsTunerPlugin *t, double x, double y, FsCollProto *pr)
+{
+  guint n;
+  const FsTunerRegion *r = fs_tuner_plugin_regions(t, &n);
+  for (guint i = 0; i < n; i++)
+    if (fs_tuner_region_contains(&r[i], x, y)) {
+      *pr = r[i].proto;
+      return r[i].algo;
+    }
+  return NULL;
+}
+
+/* aws-ofi-nccl's region tuner on p5 (models/nccl/tuners/aws-ofi-nccl-p5.yaml): the steps of the
+ * EFA all_reduce table (4 nodes: Ring/LL128 to 1 GiB, Ring/Simple from 2 GiB; 16 nodes:
+ * Tree/LL128 to 256 MiB, NVLSTree at 4 GiB on its bottom edge, Ring/Simple at 8 GiB; a vertex
+ * counts as inside); NCCL_TUNER_PLUGIN loads it and lays its NCCL_BUFFSIZE and
+ * NCCL_P2P_NET_CHUNKSIZE under the given variables; an unknown plugin is an error naming it. */
+START_TEST(test_tuner_plugin_regions)
+{
+  GError *err = NULL;
+  g_autofree char *path = fs_tuner_plugin_path("aws-ofi-nccl-p5");
+  g_autoptr(FsTunerPlugin) t = fs_tuner_plugin_load(path, &err);
+  fs_assert_no_error(err);
+  ck_assert(!fs_tuner_plugin_applies(t, 2) && fs_tuner_plugin_applies(t, 3));
+  static const struct { double x, y; const char *algo; FsCollProto pr; } pts[] = {
+    {33554432, 32, "tree", FS_PROTO_LL128},      {67108864, 32, "ring", FS_PROTO_LL128},
+    {1073741824, 32, "ring", FS_PROTO_LL128},    {2147483648.0, 32, "ring", FS_PROTO_SIMPLE},
+    {2147483648.0, 64, "ring", FS_PROTO_LL128},  {268435456, 128, "tree", FS_PROTO_LL128},
+    {536870912, 128, "ring", FS_PROTO_LL128},    {4294967296.0, 128, "nvls_tree", FS_PROTO_SIMPLE},
+    {8589934592.0, 128, "ring", FS_PROTO_SIMPLE},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(pts); i++) {
+    FsCollProto pr = FS_PROTO_N;
+    const char *a = plugin_pick_name(t, pts[i].x, pts[i].y, &pr);
+    ck_assert_msg(a != NULL && strcmp(a, pts[i].algo) == 0 && pr == pts[i].pr,
+                  "(%.0f, %.0f): %s/%d, expected %s/%d", pts[i].x, pts[i].y, a ? a : "none", pr,
+                  pts[i].algo, pts[i].pr);
+  }
+  g_autoptr(FsNcclParams) p = release("2.27");
+  const char *env[] = {"NCCL_TUNER_PLUGIN=aws-ofi-nccl-p5", "NCCL_P2P_NET_CHUNKSIZE=262144", NULL};
+  ck_assert(fs_nccl_params_apply_environ(p, env, &err));
+  fs_assert_no_error(err);
+  ck_assert_ptr_nonnull(p->tuner_plugin);
+  ck_assert_uint_eq(p->proto[FS_PROTO_SIMPLE].buffer, 8388608);
+  ck_assert_uint_eq(p->p2p_net_chunk, 262144);
+  const char *bad[] = {"NCCL_TUNER_PLUGIN=no-such-plugin", NULL};
+  ck_assert(!fs_nccl_params_apply_environ(p, bad, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "no-such-plugin"));
+  g_clear_error(&err);
+  const char *buf[] = {"NCCL_BUFFSIZE=lots", NULL};
+  ck_assert(!fs_nccl_params_apply_environ(p, buf, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "NCCL_BUFFSIZE"));
+  g_clear_error(&err);
+}
+END_TEST
+
+/* NCCL's ring LL128 cap is per channel of its graph (graphs[RING]->nChannels ×
+ * perChMaxRingLL128Bw): across hosts the 8 graph channels run as 16, so each executed channel
+ * of a Ring/LL128 plan moves at most 36.7 × 8 / 16 GB/s (collrun/exec-params.h rate_cap); a
+ * tree keeps its figure per executed channel; on one host the graph's channels are the ones
+ * that run and keep the whole figure. */
+START_TEST(test_ll128_cap_per_graph_channel)
+{
+  static const char *const topo[] = {"dgx-h100-ib-ndr.yaml", "dgx-h100.yaml"};
+  static const char *const def[] = {"nodes=4", NULL};
+  for (guint i = 0; i < 2; i++) {
+    FsTestColl t;
+    fs_test_coll_open(&t, topo[i], def[i], "all", FS_NET_ANALYTIC);
+    g_autoptr(FsNcclParams) p = release("2.27");
+    GError *err = NULL;
+    ck_assert(fs_coll_sysinfo_from_topo(p, t.router, t.comm, &t.sys, &err));
+    fs_assert_no_error(err);
+    FsCollChoice ch = {.algo = fs_coll_algo_find("ring"), .proto = FS_PROTO_LL128,
+                       .nchannels = t.sys.max_channels};
+    FsCollExecParams ep;
+    fs_coll_exec_params_depth(p, &t.sys, t.comm, FS_COLL_ALL_REDUCE, (uint64_t)1 << 30, &ch, 0, &ep);
+    if (i == 0) {
+      ck_assert_uint_eq(t.sys.graph_channels, 8);
+      ck_assert_uint_eq(t.sys.max_channels, 16);
+      ck_assert_double_eq_tol(ep.rate_cap, 36.7e9 * 8 / 16, 1e-3);
+      /* The tree's figure (4+ hosts: 29.0) stays per executed channel. */
+      FsCollChoice tr = ch;
+      tr.algo = fs_coll_algo_find("tree");
+      fs_coll_exec_params_depth(p, &t.sys, t.comm, FS_COLL_ALL_REDUCE, (uint64_t)1 << 30, &tr, 0, &ep);
+      ck_assert_double_eq_tol(ep.rate_cap, 29.0e9, 1e-3);
+    } else {
+      ck_assert_double_eq_tol(ep.rate_cap, 36.7e9, 1e-3);
+    }
+    fs_test_coll_close(&t);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("tuner");
@@ -836,5 +931,7 @@ int main(void)
   FS_ADD_TEST(s, test_p2p_serial_net_posts);
   FS_ADD_TEST(s, test_p2p_channel_rate);
   FS_ADD_TEST(s, test_p2p_shared_net_channels);
+  FS_ADD_TEST(s, test_tuner_plugin_regions);
+  FS_ADD_TEST(s, test_ll128_cap_per_graph_channel);
   return fs_test_run_suite(s);
 }

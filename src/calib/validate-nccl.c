@@ -200,6 +200,33 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
     nccl_free(c);
     return FALSE;
   }
+  /* The NCCL variables the run set (`env: NCCL_BUFFSIZE=8388608 ...`, up to the first word
+   * without '='), as `fabricsim coll` reads them from the environment. */
+  const char *env = fs_val_table_key(t, "env");
+  if (env != NULL) {
+    g_auto(GStrv) words = g_strsplit_set(env, " \t", -1);
+    g_autoptr(GPtrArray) ev = g_ptr_array_new();
+    for (guint i = 0; words[i] != NULL; i++) {
+      if (words[i][0] == '\0')
+        continue;
+      if (strchr(words[i], '=') == NULL)
+        break;
+      if (!g_str_has_prefix(words[i], "NCCL_")) {
+        fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_KIND, t->file, key_line(t, "env"), 3,
+                        "env: expected NCCL_NAME=VALUE words, got \"%s\"", words[i]);
+        nccl_free(c);
+        return FALSE;
+      }
+      g_ptr_array_add(ev, words[i]);
+    }
+    g_ptr_array_add(ev, NULL);
+    if (!fs_nccl_params_apply_environ(c->np, (const char *const *)ev->pdata, &e)) {
+      fs_error_prefix_at(e, t->file, key_line(t, "env"), 3);
+      g_propagate_error(error, e);
+      nccl_free(c);
+      return FALSE;
+    }
+  }
   /* NCCL's latencies from the calibration (models/nccl is not in the
    * catalog, so --calibration reaches it here). */
   fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(c->topo), c->np, NULL);

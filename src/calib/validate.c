@@ -47,6 +47,9 @@ static const FsSchemaField header_fields[] = {
       "launched (absent: `-g 1`)"),
   KEY("nccl", FALSE, "a release `X.Y` then text", "`nccl-tests`: the NCCL release whose "
       "constants predict the rows (`models/nccl/nccl-X.Y.yaml`; absent: the default)"),
+  KEY("env", FALSE, "`NCCL_NAME=VALUE` words then text", "`nccl-tests`: the NCCL variables the "
+      "run set that the NCCL constants read (`NCCL_BUFFSIZE`, `NCCL_TUNER_PLUGIN`, ...; "
+      "coll/nccl-params.h); prose after the first word without `=`"),
 };
 #undef KEY
 static const FsSchema header_schema = {"reference table header", NULL, header_fields,

@@ -644,6 +644,7 @@ void fs_nccl_params_free(FsNcclParams *p)
     return;
   g_free(p->file);
   g_free(p->version);
+  fs_tuner_plugin_free(p->tuner_plugin);
   g_strfreev(p->arch_names);
   g_free(p->arch_rows);
   g_free(p);
@@ -663,12 +664,12 @@ uint64_t fs_nccl_params_slice_bytes(const FsNcclParams *p, FsCollProto proto)
   return MAX(c, 1);
 }
 
-/* The value of environment variable var as an integer from lo to hi in *out; TRUE when unset
+/* The value of variable var of envp as an integer from lo to hi in *out; TRUE when unset
  * or empty (out untouched), FALSE with an error naming var for anything else. */
-static gboolean env_uint(const char *var, guint64 lo, guint64 hi, guint64 *out, gboolean *set,
-                         GError **error)
+static gboolean env_uint(const char *const *envp, const char *var, guint64 lo, guint64 hi,
+                         guint64 *out, gboolean *set, GError **error)
 {
-  const char *s = g_getenv(var);
+  const char *s = envp != NULL ? g_environ_getenv((char **)envp, var) : NULL;
   *set = FALSE;
   if (s == NULL || *s == '\0')
     return TRUE;
@@ -684,25 +685,53 @@ static gboolean env_uint(const char *var, guint64 lo, guint64 hi, guint64 *out, 
 
 gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error)
 {
+  g_auto(GStrv) envp = g_get_environ();
+  return fs_nccl_params_apply_environ(p, (const char *const *)envp, error);
+}
+
+/* See nccl-params.h: the tuner plugin first (its platform variables fill in what envp leaves
+ * unset), then every variable NCCL reads that the params hold. */
+gboolean fs_nccl_params_apply_environ(FsNcclParams *p, const char *const *given, GError **error)
+{
   guint64 v;
   gboolean set;
-  if (!env_uint("NCCL_P2P_NET_CHUNKSIZE", 1, (guint64)1 << 30, &v, &set, error))
+  g_auto(GStrv) envp = g_strdupv((char **)given);
+  const char *tp = envp != NULL ? g_environ_getenv(envp, "NCCL_TUNER_PLUGIN") : NULL;
+  if (tp != NULL && *tp != '\0') {
+    g_autofree char *path = fs_tuner_plugin_path(tp);
+    FsTunerPlugin *t = fs_tuner_plugin_load(path, error);
+    if (t == NULL) {
+      g_prefix_error(error, "NCCL_TUNER_PLUGIN=\"%s\": ", tp);
+      return FALSE;
+    }
+    fs_tuner_plugin_free(p->tuner_plugin);
+    p->tuner_plugin = t;
+    for (const char *const *e = fs_tuner_plugin_env(t); *e != NULL; e++) {
+      g_auto(GStrv) kv = g_strsplit(*e, "=", 2);
+      envp = g_environ_setenv(envp, kv[0], kv[1], FALSE);
+    }
+  }
+  if (!env_uint((const char *const *)envp, "NCCL_BUFFSIZE", 1, (guint64)1 << 34, &v, &set, error))
+    return FALSE;
+  if (set)
+    p->proto[FS_PROTO_SIMPLE].buffer = MAX(v, (guint64)p->steps);
+  if (!env_uint((const char *const *)envp, "NCCL_P2P_NET_CHUNKSIZE", 1, (guint64)1 << 30, &v, &set, error))
     return FALSE;
   if (set)
     p->p2p_net_chunk = v;
-  if (!env_uint("NCCL_P2P_NVL_CHUNKSIZE", 1, (guint64)1 << 30, &v, &set, error))
+  if (!env_uint((const char *const *)envp, "NCCL_P2P_NVL_CHUNKSIZE", 1, (guint64)1 << 30, &v, &set, error))
     return FALSE;
   if (set)
     p->p2p_nvl_chunk = v;
-  if (!env_uint("NCCL_P2P_LL_THRESHOLD", 0, (guint64)1 << 30, &v, &set, error))
+  if (!env_uint((const char *const *)envp, "NCCL_P2P_LL_THRESHOLD", 0, (guint64)1 << 30, &v, &set, error))
     return FALSE;
   if (set)
     p->p2p_ll_threshold = v;
-  if (!env_uint("NCCL_NCHANNELS_PER_NET_PEER", 1, 64, &v, &set, error))
+  if (!env_uint((const char *const *)envp, "NCCL_NCHANNELS_PER_NET_PEER", 1, 64, &v, &set, error))
     return FALSE;
   if (set && p->p2p.on)
     p->p2p.net_rule = FS_NCCL_P2P_FIXED, p->p2p.net_channels = (guint)v;
-  if (!env_uint("NCCL_P2P_PER_CHANNEL_NET_BW", 1, 100000, &v, &set, error))
+  if (!env_uint((const char *const *)envp, "NCCL_P2P_PER_CHANNEL_NET_BW", 1, 100000, &v, &set, error))
     return FALSE;
   if (set && p->p2p.on)
     p->p2p.channel_net_bw = (double)v;
@@ -712,7 +741,7 @@ gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error)
                                        "NCCL_MAX_NCHANNELS"};
   guint *slot[] = {&p->env_min_ctas, &p->env_max_ctas, &p->env_min_nchannels, &p->env_max_nchannels};
   for (guint i = 0; i < G_N_ELEMENTS(limits); i++) {
-    if (!env_uint(limits[i], 1, 64, &v, &set, error))
+    if (!env_uint((const char *const *)envp, limits[i], 1, 64, &v, &set, error))
       return FALSE;
     if (set)
       *slot[i] = (guint)v;

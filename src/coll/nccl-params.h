@@ -17,6 +17,7 @@
 
 #include "coll/coll.h"
 #include "coll/plan.h"
+#include "coll/tuner-plugin.h"
 #include "util/schema.h"
 
 G_BEGIN_DECLS
@@ -191,6 +192,9 @@ typedef struct {
    * interpolated linearly in ppn between ppn1 (1 rank per node) and ppn8. */
   gboolean collnet_agrs;
   double collnet_agrs_ppn1, collnet_agrs_ppn8, collnet_agrs_inter;
+  /* The tuner plugin NCCL_TUNER_PLUGIN names (coll/tuner-plugin.h; owned;
+   * NULL: NCCL's own tuner), set by fs_nccl_params_apply_environ. */
+  FsTunerPlugin *tuner_plugin;
 } FsNcclParams;
 
 /* Loads a params file.  NULL with error (file:line:col) on any problem:
@@ -223,6 +227,18 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsNcclParams, fs_nccl_params_free)
  * the variable for a value that is not a whole number in range.  Cost: a
  * few getenv. */
 gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error);
+
+/* fs_nccl_params_apply_env with the variables of envp (a g_get_environ()
+ * style NULL-terminated "NAME=VALUE" list, e.g. a validation table's `env`
+ * line) instead of the process environment; NULL: none.  Besides the
+ * variables above: NCCL_BUFFSIZE (bytes, the Simple protocol's buffer per
+ * connection, src/init.cc computeBuffSizes) and NCCL_TUNER_PLUGIN (a tuner
+ * plugin file's name or path, fs_tuner_plugin_path: loaded into
+ * p->tuner_plugin, and the NCCL_* variables the plugin sets for its
+ * platform applied where envp does not set them, as aws-ofi-nccl does).
+ * FALSE with FS_COLL_ERROR_PARSE naming the variable, or the plugin file's
+ * error.  Cost: a few lookups, and the plugin file's load. */
+gboolean fs_nccl_params_apply_environ(FsNcclParams *p, const char *const *envp, GError **error);
 
 /* The channel counts NCCL gives a communicator (src/graph/connect.cc and
  * src/transport/nvls.cc), from the ring channels before the limits

@@ -696,6 +696,46 @@ static guint fit_channels(const FsNcclParams *p, const FsCollAlgo *algo, FsCollP
   return nc;
 }
 
+/* The tuner plugin's pick (coll/tuner-plugin.h) for op moving nbytes on comm, as NCCL applies
+ * it: the first of the plugin's regions for op and comm's ranks per node that contains
+ * (nbytes, ranks) and whose algorithm and protocol NCCL offers (allowed by the masks and given
+ * bandwidth by the model: not NCCL_ALGO_PROTO_IGNORE) gets cost 0 and wins, on forced_channels
+ * channels when non-zero (--channels), else the algorithm's own.  TRUE with out's
+ * algorithm, protocol, channels and cost set; FALSE (out untouched) when the plugin leaves the
+ * choice to NCCL's model.  Cost: the regions' vertices, one cost evaluation per candidate. */
+static gboolean plugin_pick(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
+                            FsCollOp op, uint64_t nbytes, guint64 algo_mask, guint proto_mask,
+                            guint forced_channels, FsCollChoice *out)
+{
+  const FsTunerPlugin *t = p->tuner_plugin;
+  guint hosts = fs_comm_n_hosts(comm), n = fs_comm_size(comm), nr;
+  if (t == NULL || !fs_tuner_plugin_applies(t, hosts))
+    return FALSE;
+  const FsTunerRegion *r = fs_tuner_plugin_regions(t, &nr);
+  for (guint i = 0; i < nr; i++) {
+    if (r[i].op != op || n != r[i].ranks_per_node * hosts || !(proto_mask & (1u << r[i].proto)))
+      continue;
+    guint ai = 0;
+    while (fs_coll_algos[ai] && strcmp(fs_coll_algos[ai]->name, r[i].algo) != 0)
+      ai++;
+    const FsCollAlgo *a = fs_coll_algos[ai];
+    if (a == NULL || !(algo_mask & ALGO_BIT(ai)))
+      continue;
+    guint nch = forced_channels ? forced_channels
+                : (a->nccl == FS_NCCL_ALGO_NVLS || a->nccl == FS_NCCL_ALGO_NVLS_TREE)
+                  ? sys->nvls_channels : MAX(sys->max_channels, 1);
+    FsCollCost c;
+    if (!cost_impl(p, sys, comm, op, a, r[i].proto, nch, nbytes, &c, NULL))
+      continue;
+    if (!fs_tuner_region_contains(&r[i], (double)nbytes, (double)n))
+      continue;
+    out->algo = a, out->proto = r[i].proto, out->nchannels = nch, out->cost = c;
+    out->plugin = fs_tuner_plugin_name(t);
+    return TRUE;
+  }
+  return FALSE;
+}
+
 /* See tuner.h. Point-to-point ops take direct (rhd for hypercube and barrier) with LL below the
  * p2p threshold; the others take the cheapest of NCCL's algorithms and the allowed protocols by
  * the cost model, or the forced algorithm even when the model gives it no bandwidth. Channels
@@ -771,6 +811,9 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
       }
     }
   }
+  /* A tuner plugin rewrites NCCL's cost table; forcing an algorithm or protocol bypasses it. */
+  if (found && prefs->algo == NULL && prefs->proto < 0)
+    plugin_pick(p, sys, comm, op, nbytes, algo_mask, proto_mask, prefs->channels, out);
   if (!found && prefs->algo != NULL && prefs->algo->unsupported(comm, op) == NULL) {
     /* A forced algorithm the model gives no bandwidth (e.g. NVLS with LL):
      * run it as asked; the estimate stays empty. */
@@ -829,6 +872,10 @@ char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   g_string_append_printf(s, "choice: %s / %s / %u channel%s; chunk %" G_GUINT64_FORMAT " B in slices of %" G_GUINT64_FORMAT " B\n",
                          ch->algo->name, fs_coll_proto_name(ch->proto), ch->nchannels,
                          ch->nchannels == 1 ? "" : "s", ch->chunk_bytes, ch->slice_bytes);
+  if (ch->plugin != NULL)
+    g_string_append_printf(s, "chosen by the tuner plugin %s (NCCL_TUNER_PLUGIN): the first of its regions "
+                           "that holds (%" G_GUINT64_FORMAT " B, %u ranks) sets this pair's cost to 0\n",
+                           ch->plugin, nbytes, n);
   FsCollCost c;
   if (!cost_impl(p, sys, comm, op, ch->algo, ch->proto, ch->nchannels, nbytes, &c, s)) {
     g_string_append(s, "the model gives this choice no bandwidth (NCCL would not pick it)\n");

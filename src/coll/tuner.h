@@ -169,6 +169,8 @@ typedef struct {
   guint conn_slots;      /* slices a connection's buffer holds (NCCL_STEPS /
                             slice steps; FsCollRequest.conn_slots), 0 = unbounded */
   FsCollCost cost;       /* at nchannels */
+  const char *plugin;    /* the tuner plugin that chose algo and proto (its name, borrowed
+                            from the params' plugin), NULL: NCCL's cost model */
 } FsCollChoice;
 
 /* Chooses for op moving nbytes (as fs_coll_cost) of which each rank's unit

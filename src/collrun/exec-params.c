@@ -72,6 +72,14 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
     guint nh = fs_comm_n_hosts(comm), col = nh == 1 ? 0 : nh == 2 ? 1 : 2;
     double cap = choice->algo->nccl == FS_NCCL_ALGO_TREE ? p->tree_ll128_bw[sys->arch][col]
                                                         : p->ring_ll128_bw[sys->arch][col];
+    /* NCCL's ring cap is per channel of its ring graph (graphs[RING]->nChannels ×
+     * perChMaxRingLL128Bw); across hosts connecting the rings doubles the graph's channels
+     * into the ones that run (sys->graph_channels), which share it.  The tree's figure stays
+     * per channel that runs: halved, the 1 MiB trees of the split: fit table (issue 309,
+     * 4 and 8 nodes) came out 55 % slow (time MAPE 26.66 -> 50.78 %). */
+    if (choice->algo->nccl != FS_NCCL_ALGO_TREE && sys->graph_channels > 0 &&
+        sys->max_channels > sys->graph_channels)
+      cap *= (double)sys->graph_channels / sys->max_channels;
     out->rate_cap = cap * 1e9;
   }
 }

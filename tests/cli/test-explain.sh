@@ -109,5 +109,15 @@ for cpu in epyc-9654 xeon-platinum-8570; do
   contains "$out" "choice: ring / Simple / 16 channels" "explain coll ring step on $cpu"
   contains "$out" "$want" "explain coll ring step on $cpu"
 done
+# A tuner plugin (NCCL_TUNER_PLUGIN, models/nccl/tuners/): aws-ofi-nccl's p5 regions put a
+# 64 MiB all_reduce on 4 nodes of 8 on Ring/LL128, and the explanation says who chose it; on 2
+# nodes the plugin leaves the choice to NCCL's model.
+out=$(NCCL_TUNER_PLUGIN=aws-ofi-nccl-p5 fabricsim explain coll topologies/dgx-h100-ib-ndr.yaml -D nodes=4 -s 64M)
+case "$out" in *"choice: ring / LL128 /"*"chosen by the tuner plugin aws-ofi-nccl-p5"*"(67108864 B, 32 ranks)"*) ;;
+  *) fail "explain coll tuner plugin: $out" ;; esac
+out=$(NCCL_TUNER_PLUGIN=aws-ofi-nccl-p5 fabricsim explain coll topologies/dgx-h100-ib-ndr.yaml -D nodes=2 -s 64M)
+case "$out" in *"chosen by the tuner plugin"*) fail "explain coll tuner plugin on 2 nodes: $out" ;; esac
+refused "explain coll unknown tuner plugin" env NCCL_TUNER_PLUGIN=no-such-plugin fabricsim explain coll topologies/dgx-h100.yaml
+contains "$err" "NCCL_TUNER_PLUGIN=\"no-such-plugin\"" "explain coll unknown tuner plugin"
 refused "explain coll unknown release" fabricsim explain coll topologies/cluster.yaml --nccl-version 9.9
 contains "$err" "no parameter file for this release" "explain coll unknown release"

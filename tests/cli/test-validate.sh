@@ -197,6 +197,17 @@ line=$(grep -n '^# nccl:' "$tmp/badrel.csv" | cut -d: -f1)
 contains "$err" "badrel.csv:$line:3: " "unknown nccl release"
 contains "$err" "no parameter file for this release" "unknown nccl release"
 
+# env: the NCCL variables of the run (NCCL_BUFFSIZE, NCCL_TUNER_PLUGIN, ...); a bad value, a
+# word that is no NCCL variable or an unknown tuner plugin is the env line's error, exit 2.
+for bad in "NCCL_BUFFSIZE=lots:NCCL_BUFFSIZE" "FOO=1:NCCL_NAME=VALUE" \
+           "NCCL_TUNER_PLUGIN=no-such-plugin:no-such-plugin"; do
+  sed "s/^# nccl: \(2.26 .*\)/# nccl: \1\n# env: ${bad%%:*} (a test line)/" "$t2" > "$tmp/badenv.csv"
+  refused "bad env ${bad%%:*}" "$FABRICSIM" validate "$tmp/badenv.csv"
+  line=$(grep -n '^# env:' "$tmp/badenv.csv" | cut -d: -f1)
+  contains "$err" "badenv.csv:$line:3: " "bad env ${bad%%:*}"
+  contains "$err" "${bad#*:}" "bad env ${bad%%:*}"
+done
+
 # A table that misses its bar: exit 1.
 sed 's/time within 10%/time within 1%/' "$ref/h100_pcie_gen5_host_copies_fabricsim_probe.csv" > "$tmp/tight.csv"
 set +e

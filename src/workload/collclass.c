@@ -196,21 +196,8 @@ static void put_figures(Sig *s, const FsFlowNet *net, FsChannelId ch)
   put(s, (guint64)fs_flownet_channel_latency(net, ch));
 }
 
-/* The words of the route src → dst (interned: end_pair); FALSE in *ok
- * when its profile depends on the key. */
-static gboolean put_route_words(Sig *s, FsRouter *router, guint src, guint dst, FsRoute *rt,
-                                FsRoute *alt, gboolean *ok, gboolean *approx, GError **error);
-
-static gboolean put_route(Sig *s, FsRouter *router, guint src, guint dst, FsRoute *rt,
-                          FsRoute *alt, gboolean *ok, gboolean *approx, GError **error)
-{
-  s->in_pair = TRUE;
-  s->pair->n = 0;
-  gboolean r = put_route_words(s, router, src, dst, rt, alt, ok, approx, error);
-  end_pair(s);
-  return r;
-}
-
+/* The words of the route src → dst (put_route interns them); FALSE in
+ * *ok when its profile depends on the key. */
 static gboolean put_route_words(Sig *s, FsRouter *router, guint src, guint dst, FsRoute *rt,
                                 FsRoute *alt, gboolean *ok, gboolean *approx, GError **error)
 {
@@ -256,6 +243,17 @@ static gboolean put_route_words(Sig *s, FsRouter *router, guint src, guint dst, 
     }
   }
   return TRUE;
+}
+
+/* The words of the route src → dst as one interned pair (end_pair). */
+static gboolean put_route(Sig *s, FsRouter *router, guint src, guint dst, FsRoute *rt,
+                          FsRoute *alt, gboolean *ok, gboolean *approx, GError **error)
+{
+  s->in_pair = TRUE;
+  s->pair->n = 0;
+  gboolean r = put_route_words(s, router, src, dst, rt, alt, ok, approx, error);
+  end_pair(s);
+  return r;
 }
 
 /* The communicator in rank terms and the tuner's system figures. */

@@ -565,6 +565,22 @@ START_TEST(test_executor_memo_hit_is_identical)
   k2 = k;
   k2.n = 2;
   ck_assert(!fs_coll_memo_lookup(memo, &k2, &got));
+  /* A group's class: a claim is a miss for others until stored; a
+   * released claim leaves nothing; the first store wins. */
+  FsCollMemoClass c = { .has_class = TRUE }, out;
+  c.digest[0] = 7;
+  ck_assert(!fs_coll_memo_claim_class(memo, &k, FS_COLL_CLASS_STRICT, &out));
+  ck_assert(!fs_coll_memo_get_class(memo, &k, FS_COLL_CLASS_STRICT, &out));
+  fs_coll_memo_release_class(memo, &k, FS_COLL_CLASS_STRICT);
+  ck_assert(!fs_coll_memo_claim_class(memo, &k, FS_COLL_CLASS_STRICT, &out));
+  fs_coll_memo_put_class(memo, &k, FS_COLL_CLASS_STRICT, &c);
+  ck_assert(fs_coll_memo_claim_class(memo, &k, FS_COLL_CLASS_STRICT, &out));
+  ck_assert(out.has_class && out.digest[0] == 7);
+  c.digest[0] = 8;
+  fs_coll_memo_put_class(memo, &k, FS_COLL_CLASS_STRICT, &c);
+  ck_assert(fs_coll_memo_get_class(memo, &k, FS_COLL_CLASS_STRICT, &out));
+  ck_assert_uint_eq(out.digest[0], 7);
+  ck_assert(!fs_coll_memo_get_class(memo, &k, FS_COLL_CLASS_PROFILE, &out));
 }
 END_TEST
 

@@ -485,6 +485,73 @@ START_TEST(test_plan_run_threads_do_not_change_ranking)
 }
 END_TEST
 
+/* A plan's designs share one memo of collective times (and of group
+ * classes) across designs and threads: each design's figures equal a
+ * plan of that design alone (a memo of its own).  4 DGX H100 on the
+ * rail-optimized fabric, so data-parallel groups cross hosts and rails. */
+static void multi_spec(Setup *s, const char **ov)
+{
+  small_spec(s, 1000);
+  g_free(s->fabric);
+  s->fabric = fs_test_source_path("topologies/dgx-h100-ib-ndr.yaml");
+  s->fabrics[0] = s->fabric;
+  s->spec.overrides = ov;
+  s->spec.gpus[0] = 32;
+  s->spec.n_gpus = 1;
+  s->spec.zero[0] = 1;
+  s->spec.n_zero = 1;
+  s->spec.recompute[0] = FS_RECOMPUTE_NONE;
+  s->spec.n_recompute = 1;
+}
+
+START_TEST(test_plan_shared_memo_equals_fresh)
+{
+  GError *error = NULL;
+  const char *ov[] = { "training.global_batch=64", NULL };
+  Setup s;
+  multi_spec(&s, ov);
+  s.spec.tp[0] = 2;
+  s.spec.tp[1] = 4;
+  s.spec.n_tp = 2;
+  s.spec.pp[0] = 1;
+  s.spec.pp[1] = 2;
+  s.spec.n_pp = 2;
+  s.spec.micro_batch[0] = 1;
+  s.spec.micro_batch[1] = 2;
+  s.spec.n_micro_batch = 2;
+  s.spec.threads = 2;
+  g_autoptr(FsPlanner) p = fs_planner_new(&s.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
+  fs_assert_no_error(error);
+  ck_assert(fs_planner_prepare(p, &error));
+  ck_assert(fs_planner_run(p, NULL, NULL, &error));
+  fs_assert_no_error(error);
+  ck_assert_uint_eq(fs_planner_n_designs(p), 8);
+  for (guint i = 0; i < fs_planner_n_designs(p); i++) {
+    const FsPlannerDesign *d = fs_planner_design(p, i);
+    ck_assert(d->ok);
+    Setup one;
+    multi_spec(&one, ov);
+    one.spec.tp[0] = d->tp;
+    one.spec.pp[0] = d->pp;
+    one.spec.micro_batch[0] = d->micro_batch;
+    one.spec.n_tp = one.spec.n_pp = one.spec.n_micro_batch = 1;
+    one.spec.threads = 1;
+    g_autoptr(FsPlanner) q = fs_planner_new(&one.spec, fs_test_cat, fs_test_eff, fs_test_nccl, &error);
+    fs_assert_no_error(error);
+    ck_assert(fs_planner_prepare(q, &error));
+    ck_assert(fs_planner_run(q, NULL, NULL, &error));
+    ck_assert_uint_eq(fs_planner_n_designs(q), 1);
+    const FsPlannerDesign *e = fs_planner_design(q, 0);
+    /* Exactly: a memo hit is the time a new measurement gives. */
+    ck_assert(e->step_s == d->step_s);
+    ck_assert(e->dp_s == d->dp_s && e->tp_s == d->tp_s && e->pp_s == d->pp_s);
+    ck_assert(e->bubble_s == d->bubble_s);
+    small_free(&one);
+  }
+  small_free(&s);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("plan");
@@ -503,6 +570,7 @@ int main(void)
   tcase_add_test(tc, test_plan_schedules);
   tcase_add_test(tc, test_plan_limit_and_errors);
   tcase_add_test(tc, test_plan_run_threads_do_not_change_ranking);
+  tcase_add_test(tc, test_plan_shared_memo_equals_fresh);
   tcase_set_timeout(tc, 300);
   suite_add_tcase(s, tc);
   return fs_test_run_suite(s);

@@ -487,6 +487,57 @@ START_TEST(test_route_memo_hit_is_identical)
 }
 END_TEST
 
+/* Routes between hosts of a rail-optimized cluster (PXN relays over
+ * NVLink, rails, NCCL_CROSS_NIC 0/1/2, PXN off) from one warm router —
+ * its NIC choices, PXN heads and NVLink islands cached, half the pairs
+ * looked up without storing (fs_router_route_once) — equal a fresh
+ * router's, the second round included. */
+START_TEST(test_route_cached_pieces_are_identical)
+{
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100-ib-ndr.yaml", NULL, NULL);
+  guint ng;
+  const guint *gpus = fs_topo_gpus(t, &ng);
+  ck_assert_uint_ge(ng, 16);
+  for (guint variant = 0; variant < 4; variant++) {
+    FsRouteOptions opt;
+    fs_route_options_init(&opt);
+    opt.cross_nic = variant < 3 ? variant : 2;
+    opt.pxn_disable = variant == 3;
+    g_autoptr(FsSim) sim = fs_sim_new();
+    g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+    g_autoptr(FsRouter) r = fs_router_new(t, net, &opt);
+    FsRoute a, b;
+    fs_route_init(&a);
+    fs_route_init(&b);
+    guint relayed = 0;
+    for (guint round = 0; round < 2; round++)
+      for (guint i = 0; i < 8; i++)
+        for (guint j = 8; j < 24 && j < ng; j += 3) {
+          guint src = gpus[i], dst = gpus[j];
+          GError *error = NULL;
+          if ((i + j + round) % 2)
+            ck_assert(fs_router_route_once(r, src, dst, 0, &a, &error));
+          else
+            ck_assert(fs_router_route(r, src, dst, 0, &a, &error));
+          fs_assert_no_error(error);
+          fresh_route(t, &opt, src, dst, 0, &b);
+          assert_same_route(&a, &b);
+          const FsTopoNode *first =
+            fs_topo_node(t, fs_topo_channel_dst(t, g_array_index(a.hops, FsChannelId, 0)));
+          relayed += first->kind == FS_NODE_SWITCH && first->model->u.sw.kind == FS_SWITCH_NVSWITCH;
+        }
+    /* PXN (a first hop into an NVSwitch) is taken unless it is off or
+     * every pair goes through its own nearest NIC (NCCL_CROSS_NIC=1). */
+    if (variant == 3 || variant == 1)
+      ck_assert_uint_eq(relayed, 0);
+    else
+      ck_assert_uint_gt(relayed, 0);
+    fs_route_clear(&a);
+    fs_route_clear(&b);
+  }
+}
+END_TEST
+
 START_TEST(test_route_channels_match_topology)
 {
   g_autoptr(FsTopo) t = fs_test_topo("dgx-h100.yaml", NULL, NULL);
@@ -544,6 +595,7 @@ int main(void)
   FS_ADD_TEST(s, test_route_ecmp_by_destination);
   FS_ADD_TEST(s, test_route_channels_match_topology);
   FS_ADD_TEST(s, test_route_memo_hit_is_identical);
+  FS_ADD_TEST(s, test_route_cached_pieces_are_identical);
   FS_ADD_TEST(s, test_route_free_with_transfers_in_flight);
   return fs_test_run_suite(s);
 }

@@ -91,29 +91,27 @@ static gboolean by_destination(const FsRouter *r, guint u)
   }
 }
 
-/* Whether fabric link a leads to a switch with a path to the anchor
- * (dist: every fabric switch's distance to it), and *via the distance
- * through a. */
-static gboolean fabric_step(FsRouter *r, const FsTime *dist, const FsTopoAdj *a, FsTime *via)
+/* Whether fabric candidate a (a fabric link to a fabric switch) leads to
+ * a switch with a path to the anchor (dist: every fabric switch's
+ * distance to it), and *via the distance through a. */
+static inline gboolean fabric_step(const FsTime *dist, const FabAdj *a, FsTime *via)
 {
-  int p = r->fidx[a->peer];
-  if (p < 0 || !router_link_in(r->topo, a->link, SUB_FABRIC) || dist[p] == INF_DIST)
+  if (dist[a->fidx] == INF_DIST)
     return FALSE;
-  *via = dist[p] + hop_latency(r, a->link, a->peer);
+  *via = dist[a->fidx] + a->lat;
   return TRUE;
 }
 
-/* How many of the n links adj of a switch lead on a shortest fabric path
- * to the anchor (ties counted), and *best that path's distance (INF_DIST
- * when none does). */
-static guint shortest_next_hops(FsRouter *r, const FsTime *dist, const FsTopoAdj *adj, guint n,
-                                FsTime *best)
+/* How many of the n fabric candidates adj of a switch lead on a shortest
+ * fabric path to the anchor (ties counted), and *best that path's
+ * distance (INF_DIST when none does). */
+static guint shortest_next_hops(const FsTime *dist, const FabAdj *adj, guint n, FsTime *best)
 {
   guint cand = 0;
   *best = INF_DIST;
   for (guint k = 0; k < n; k++) {
     FsTime via;
-    if (!fabric_step(r, dist, &adj[k], &via) || via > *best)
+    if (!fabric_step(dist, &adj[k], &via) || via > *best)
       continue;
     cand = via < *best ? 1 : cand + 1;
     *best = via;
@@ -139,10 +137,10 @@ static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GAr
       return FALSE;
     }
     /* Candidates: fabric switches next to u on a shortest path. */
-    guint n;
     FsTime best;
-    const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
-    guint cand = shortest_next_hops(r, dist, adj, n, &best);
+    const FabAdj *adj = &r->fab_adj[r->fab_first[u]];
+    guint n = r->fab_first[u + 1] - r->fab_first[u];
+    guint cand = shortest_next_hops(dist, adj, n, &best);
     if (cand == 0) {
       g_array_set_size(hops, mark);
       return FALSE;
@@ -155,10 +153,10 @@ static gboolean walk_fabric(FsRouter *r, guint src, guint dst, uint64_t key, GAr
     guint pick = cand == 1 ? 0 : (guint)(h % cand);
     for (guint k = 0; k < n; k++) {
       FsTime via;
-      if (!fabric_step(r, dist, &adj[k], &via) || via != best)
+      if (!fabric_step(dist, &adj[k], &via) || via != best)
         continue;
       if (pick-- == 0) {
-        u = route_hop(r->topo, hops, u, &adj[k]);
+        u = route_hop(r->topo, hops, u, &adj[k].adj);
         break;
       }
     }
@@ -183,23 +181,23 @@ static void adaptive_from(FsRouter *r, const FsTime *dist, guint u, guint anchor
     route_end_path(out, w);
     return;
   }
-  guint n;
   FsTime best;
-  const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
-  guint cand = shortest_next_hops(r, dist, adj, n, &best);
+  const FabAdj *adj = &r->fab_adj[r->fab_first[u]];
+  guint n = r->fab_first[u + 1] - r->fab_first[u];
+  guint cand = shortest_next_hops(dist, adj, n, &best);
   if (cand == 0 || r->fstack->len > r->n_fab + 1)
     return;
   guint take = MIN(cand, MAX(budget, 1));
   guint first = take < cand ? (guint)(fs_hash64(((uint64_t)dst << 32) ^ fs_hash64(u + 1)) % cand) : 0;
   for (guint k = 0, i = 0; k < n; k++) {
     FsTime via;
-    if (!fabric_step(r, dist, &adj[k], &via) || via != best)
+    if (!fabric_step(dist, &adj[k], &via) || via != best)
       continue;
     guint slot = (i++ + cand - first) % cand; /* this next hop's place after `first` */
     if (slot >= take)
       continue;
-    route_hop(r->topo, r->fstack, u, &adj[k]);
-    adaptive_from(r, dist, adj[k].peer, anchor, last_link, dst, w / take, MAX(budget / take, 1),
+    route_hop(r->topo, r->fstack, u, &adj[k].adj);
+    adaptive_from(r, dist, adj[k].adj.peer, anchor, last_link, dst, w / take, MAX(budget / take, 1),
                   out);
     g_array_set_size(r->fstack, r->fstack->len - 1);
   }

@@ -150,23 +150,15 @@ static gboolean pcie_to_nic(FsRouter *r, guint gpu, guint nic, double *bw)
   return r->leg->len > 0;
 }
 
-/* Which NIC GPU src sends through toward GPU dst on another host, and how
- * it gets there (route.h, rails): *nic, and *proxy the GPU whose NIC it is
- * when the bytes cross NVLink first (PXN), src when src is next to it, -1
- * when they go over PCIe to a NIC not src's nearest.  *recv is dst's NIC.
- * FALSE when a side has no NIC. */
-gboolean router_pick_nics(FsRouter *r, guint src, guint dst, int *nic, int *proxy, int *recv)
+/* router_pick_nics' choice for GPU src (whose nearest NIC is ns) toward a
+ * GPU whose NIC has local index `local`: *nic and *proxy, set to ns and
+ * src by the caller.  Nothing of the destination but that index counts. */
+static void pick_rail(FsRouter *r, guint src, const FsTopoNode *s, int local, int ns, int *nic,
+                      int *proxy)
 {
-  int ns = fs_router_nearest_nic(r, src), nd = fs_router_nearest_nic(r, dst);
-  *nic = ns, *proxy = (int)src, *recv = nd;
-  if (ns < 0 || nd < 0)
-    return FALSE;
-  const FsTopoNode *s = fs_topo_node(r->topo, src), *d = fs_topo_node(r->topo, dst);
-  if (r->opt.cross_nic == 1 || s->kind != FS_NODE_GPU || d->kind != FS_NODE_GPU)
-    return TRUE;
-  int want = host_nic(r, s->host, fs_topo_node(r->topo, (guint)nd)->local);
+  int want = host_nic(r, s->host, local);
   if (want < 0 || want == ns)
-    return TRUE;
+    return;
   int gpu = r->opt.pxn_disable || r->opt.p2p_disable ? -1 : nic_gpu(r, src, (guint)want);
   double own_bw, proxy_bw = 0;
   gboolean own_pcie = pcie_to_nic(r, src, (guint)want, &own_bw);
@@ -179,18 +171,52 @@ gboolean router_pick_nics(FsRouter *r, guint src, guint dst, int *nic, int *prox
    * Grace) gains nothing, so it is not taken. */
   if (own_pcie && own_bw >= proxy_bw) {
     *nic = want;
-    return TRUE;
+    return;
   }
   if (gpu >= 0 && proxy_bw > 0 && router_local_dist(r, (guint)gpu, SUB_NVLINK)[src] != INF_DIST) {
     *nic = want, *proxy = gpu;
-    return TRUE;
+    return;
   }
   /* No PXN: NCCL_CROSS_NIC=2 takes src's own NIC (the same rule for every
    * pair, so no NIC carries two rings' exits); 0 goes over PCIe to the
    * rail's NIC. */
   if (r->opt.cross_nic == 2)
-    return TRUE;
+    return;
   *nic = want, *proxy = -1;
+}
+
+/* A pick_rail answer, kept per (src, local index). */
+typedef struct {
+  uint64_t key;
+  int nic, proxy;
+} Pick;
+
+/* Which NIC GPU src sends through toward GPU dst on another host, and how
+ * it gets there (route.h, rails): *nic, and *proxy the GPU whose NIC it is
+ * when the bytes cross NVLink first (PXN), src when src is next to it, -1
+ * when they go over PCIe to a NIC not src's nearest.  *recv is dst's NIC.
+ * FALSE when a side has no NIC.  The choice (pick_rail) is kept per src
+ * and rail: a digest of a large group asks it for every pair. */
+gboolean router_pick_nics(FsRouter *r, guint src, guint dst, int *nic, int *proxy, int *recv)
+{
+  int ns = fs_router_nearest_nic(r, src), nd = fs_router_nearest_nic(r, dst);
+  *nic = ns, *proxy = (int)src, *recv = nd;
+  if (ns < 0 || nd < 0)
+    return FALSE;
+  const FsTopoNode *s = fs_topo_node(r->topo, src), *d = fs_topo_node(r->topo, dst);
+  if (r->opt.cross_nic == 1 || s->kind != FS_NODE_GPU || d->kind != FS_NODE_GPU)
+    return TRUE;
+  int local = fs_topo_node(r->topo, (guint)nd)->local;
+  uint64_t key = ((uint64_t)src << 32) | (guint32)local;
+  const Pick *p = g_hash_table_lookup(r->picks, &key);
+  if (p != NULL) {
+    *nic = p->nic, *proxy = p->proxy;
+    return TRUE;
+  }
+  pick_rail(r, src, s, local, ns, nic, proxy);
+  Pick *np = g_new(Pick, 1);
+  *np = (Pick){ key, *nic, *proxy };
+  g_hash_table_replace(r->picks, &np->key, np);
   return TRUE;
 }
 

@@ -28,6 +28,13 @@ typedef struct {
   guint node;
 } HeapItem;
 
+/* A fabric next-hop candidate of a node (FsRouter.fab_adj). */
+typedef struct {
+  FsTopoAdj adj;     /* the adjacency entry */
+  int fidx;          /* the peer's index among the fabric switches */
+  FsTime lat;        /* hop_latency of the channel into the peer */
+} FabAdj;
+
 /* A transfer split over several flows, until its last flow lands. */
 typedef struct Transfer Transfer;
 struct Transfer {
@@ -53,6 +60,11 @@ struct FsRouter {
    * node to its index among them, or -1), cached per anchor switch. */
   int *fidx;
   guint n_fab;
+  /* Per node, its fabric adjacency in adjacency order: the entries whose
+   * link is a fabric link and whose peer a fabric switch (fab_first[u] ..
+   * fab_first[u + 1] in fab_adj), for the walks' scans. */
+  guint *fab_first;
+  FabAdj *fab_adj;
   CacheEntry *cache;
   GHashTable *cache_index;  /* anchor node → CacheEntry* */
   uint64_t clock;
@@ -66,6 +78,12 @@ struct FsRouter {
    * choice was made, so that the key could not have changed it. */
   GHashTable *memo;        /* pair key → Memo* (lookups only; never iterated) */
   GHashTable *walk_memo;   /* walk key → Memo* */
+  GHashTable *pxn_memo;    /* (src, proxy) → Memo*: the one NVLink path of a PXN head */
+  GHashTable *picks;       /* (src, local index of the receiving NIC) → Pick*: router_pick_nics */
+  /* Per node, its component over NVLink links (through any node): nodes
+   * of different components never reach each other over NVLink, so
+   * spraying between them is skipped without a search. */
+  guint *nvl_island;
   guint ecmp;              /* equal-cost choices made so far (a counter) */
   guint last_choices;      /* of them, made by the last fs_router_route (0 on a memo hit) */
   /* Pieces of a network route (route_search): the source's legs to its NIC,

@@ -35,10 +35,26 @@ typedef struct {
   gboolean no_nvlink;      /* NVLink spraying found no path */
   FsRouteKind kind;
   guint n_paths, n_hops;
-  FsChannelId *hops;
+  FsChannelId *hops;       /* these three point into the entry's own block */
   guint *starts;           /* n_paths + 1 */
   double *weights;
 } Memo;
+
+/* A new entry with room for its paths in the same block (one allocation:
+ * a digest of a large group stores millions of routes). */
+static Memo *memo_new(uint64_t key, guint n_paths, guint n_hops)
+{
+  gsize w = sizeof(Memo), st = w + (gsize)n_paths * sizeof(double);
+  gsize h = st + (gsize)(n_paths + 1) * sizeof(guint);
+  Memo *m = g_malloc0(h + (gsize)n_hops * sizeof(FsChannelId));
+  m->key = key;
+  m->n_paths = n_paths;
+  m->n_hops = n_hops;
+  m->weights = (double *)((char *)m + w);
+  m->starts = (guint *)((char *)m + st);
+  m->hops = (FsChannelId *)((char *)m + h);
+  return m;
+}
 
 /* Entries kept per table before it is emptied (memory bound: a few
  * hundred bytes per entry). */
@@ -125,14 +141,6 @@ void fs_route_clear(FsRoute *route)
 
 /* ---- the router ---- */
 
-static void memo_free(gpointer p)
-{
-  Memo *m = p;
-  g_free(m->hops);
-  g_free(m->starts);
-  g_free(m->weights);
-  g_free(m);
-}
 
 /* Stores m under its key in table, emptying the table first when full. */
 static void memo_put(GHashTable *table, Memo *m)
@@ -140,6 +148,56 @@ static void memo_put(GHashTable *table, Memo *m)
   if (g_hash_table_size(table) >= MEMO_MAX)
     g_hash_table_remove_all(table);
   g_hash_table_replace(table, &m->key, m);
+}
+
+/* The root of node i in the union-find forest up (halving the path on the way). */
+static guint island_root(guint *up, guint i)
+{
+  while (up[i] != i) {
+    up[i] = up[up[i]];
+    i = up[i];
+  }
+  return i;
+}
+
+/* Per node, a label of its component over NVLink links (router_link_in's
+ * NVLINK family, through any node: a superset of what a search through
+ * NVSwitches reaches, so different labels mean "no NVLink path"). */
+static guint *nvlink_islands(const FsTopo *topo, guint n_nodes)
+{
+  guint *up = g_new(guint, MAX(n_nodes, 1));
+  for (guint i = 0; i < n_nodes; i++)
+    up[i] = i;
+  for (guint l = 0; l < fs_topo_n_links(topo); l++)
+    if (router_link_in(topo, l, SUB_NVLINK)) {
+      const FsTopoLink *link = fs_topo_link(topo, l);
+      guint a = island_root(up, link->a), b = island_root(up, link->b);
+      up[MAX(a, b)] = MIN(a, b);
+    }
+  for (guint i = 0; i < n_nodes; i++)
+    up[i] = island_root(up, i);
+  return up;
+}
+
+/* Fills the router's fabric adjacency (fab_first, fab_adj) from fidx. */
+static void fabric_adjacency(FsRouter *r)
+{
+  r->fab_first = g_new(guint, r->n_nodes + 1);
+  GArray *all = g_array_new(FALSE, FALSE, sizeof(FabAdj));
+  for (guint u = 0; u < r->n_nodes; u++) {
+    r->fab_first[u] = all->len;
+    guint n;
+    const FsTopoAdj *adj = fs_topo_adj(r->topo, u, &n);
+    for (guint k = 0; k < n; k++) {
+      int p = r->fidx[adj[k].peer];
+      if (p < 0 || !router_link_in(r->topo, adj[k].link, SUB_FABRIC))
+        continue;
+      FabAdj f = { adj[k], p, hop_latency(r, adj[k].link, adj[k].peer) };
+      g_array_append_val(all, f);
+    }
+  }
+  r->fab_first[r->n_nodes] = all->len;
+  r->fab_adj = (FabAdj *)(void *)g_array_free(all, FALSE);
 }
 
 /* See route.h. Adds two channels per link to net (one per direction, each with the link's
@@ -179,13 +237,17 @@ FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions
     r->sdist[i] = INF_DIST;
     r->fidx[i] = router_transit_in(topo, i, SUB_FABRIC) ? (int)r->n_fab++ : -1;
   }
+  fabric_adjacency(r);
   r->touched = g_array_new(FALSE, FALSE, sizeof(guint));
   r->cache = g_new0(CacheEntry, r->opt.cache_size);
   r->cache_index = g_hash_table_new(g_direct_hash, g_direct_equal);
   r->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
   r->stack = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
-  r->memo = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, memo_free);
-  r->walk_memo = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, memo_free);
+  r->memo = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, g_free);
+  r->walk_memo = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, g_free);
+  r->pxn_memo = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, g_free);
+  r->picks = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, g_free);
+  r->nvl_island = nvlink_islands(topo, r->n_nodes);
   fs_route_init(&r->scratch);
   fs_route_init(&r->head);
   fs_route_init(&r->fab);
@@ -211,6 +273,8 @@ void fs_router_free(FsRouter *r)
   g_hash_table_unref(r->cache_index);
   g_free(r->sdist);
   g_free(r->fidx);
+  g_free(r->fab_first);
+  g_free(r->fab_adj);
   g_array_unref(r->touched);
   g_free(r->node_lat);
   g_free(r->near_cpu);
@@ -219,6 +283,9 @@ void fs_router_free(FsRouter *r)
   g_array_unref(r->stack);
   g_hash_table_unref(r->memo);
   g_hash_table_unref(r->walk_memo);
+  g_hash_table_unref(r->pxn_memo);
+  g_hash_table_unref(r->picks);
+  g_free(r->nvl_island);
   fs_route_clear(&r->scratch);
   fs_route_clear(&r->head);
   fs_route_clear(&r->fab);
@@ -363,10 +430,8 @@ gboolean router_walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, G
   if (!walk_search(r, src, dst, sub, key, hops))
     return FALSE;
   if (r->ecmp == before) {
-    Memo *nm = g_new0(Memo, 1);
-    nm->key = mk;
-    nm->n_hops = hops->len - mark;
-    nm->hops = g_memdup2(&g_array_index(hops, FsChannelId, mark), nm->n_hops * sizeof(FsChannelId));
+    Memo *nm = memo_new(mk, 0, hops->len - mark);
+    memcpy(nm->hops, &g_array_index(hops, FsChannelId, mark), nm->n_hops * sizeof(FsChannelId));
     memo_put(r->walk_memo, nm);
   }
   return TRUE;
@@ -398,6 +463,8 @@ static void spray_from(FsRouter *r, const FsTime *dist, guint u, guint dst, doub
 
 static gboolean spray_nvlink(FsRouter *r, guint src, guint dst, FsRoute *out)
 {
+  if (r->nvl_island[src] != r->nvl_island[dst])
+    return FALSE; /* as the search below would find: no NVLink path */
   const FsTime *dist = router_local_dist(r, dst, SUB_NVLINK);
   if (dist[src] == INF_DIST)
     return FALSE;
@@ -470,6 +537,28 @@ static void one_path(FsRoute *r)
   route_end_path(r, 1);
 }
 
+/* The head of a PXN route into head (reset): the heaviest of the NVLink
+ * paths from src to proxy (spray_nvlink, then one_path), memoised per
+ * (src, proxy) (no key enters it).  FALSE when NVLink does not reach. */
+static gboolean pxn_head(FsRouter *r, guint src, guint proxy, FsRoute *head)
+{
+  uint64_t mk = ((uint64_t)src << 32) | proxy;
+  const Memo *m = g_hash_table_lookup(r->pxn_memo, &mk);
+  route_reset(head);
+  if (m != NULL) {
+    g_array_append_vals(head->hops, m->hops, m->n_hops);
+    route_end_path(head, 1);
+    return TRUE;
+  }
+  if (!spray_nvlink(r, src, proxy, head))
+    return FALSE;
+  one_path(head);
+  Memo *nm = memo_new(mk, 1, head->hops->len);
+  memcpy(nm->hops, head->hops->data, nm->n_hops * sizeof(FsChannelId));
+  memo_put(r->pxn_memo, nm);
+  return TRUE;
+}
+
 /* Finds the route from src to dst (GPUs or CPUs) into out, without the cache: NVLink spraying
  * between GPUs when allowed, else within a host PCIe peer-to-peer up to the P2P level or
  * through the nearest CPU, else across hosts through the nearest NICs (GPUDirect or staged) and
@@ -528,10 +617,9 @@ static gboolean route_search(FsRouter *r, guint src, guint dst, uint64_t key, gb
   g_array_set_size(r->tail, 0);
   gboolean gdr_s, gdr_d;
   if (proxy >= 0 && (guint)proxy != src) {
-    if (!spray_nvlink(r, src, (guint)proxy, head) ||
+    if (!pxn_head(r, src, (guint)proxy, head) ||
         !router_nic_leg(r, (guint)proxy, (guint)ns, TRUE, key, r->leg, &gdr_s))
       return no_route(r, src, dst, "no PXN path to the rail's NIC", error);
-    one_path(head);
   } else {
     if (!router_nic_leg(r, src, (guint)ns, TRUE, key, r->leg, &gdr_s))
       return no_route(r, src, dst, "no path through the network", error);
@@ -558,8 +646,10 @@ static gboolean route_search(FsRouter *r, guint src, guint dst, uint64_t key, gb
   return TRUE;
 }
 
-gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRoute *out,
-                         GError **error)
+/* fs_router_route and fs_router_route_once: a memo hit is copied out; a
+ * miss is searched (route_search) and, when keep, memoised. */
+static gboolean route_memo(FsRouter *r, guint src, guint dst, uint64_t key, gboolean keep,
+                           FsRoute *out, GError **error)
 {
   g_return_val_if_fail(src < r->n_nodes && dst < r->n_nodes, FALSE);
   uint64_t mk = ((uint64_t)src << 32) | dst;
@@ -579,22 +669,32 @@ gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRout
   if (!route_search(r, src, dst, key, m != NULL && m->no_nvlink, out, error))
     return FALSE;
   r->last_choices = r->ecmp - before;
-  if (m != NULL)
+  if (m != NULL || !keep)
     return TRUE;
-  m = g_new0(Memo, 1);
-  m->key = mk;
+  gboolean keyed = r->ecmp != before;
+  m = keyed ? memo_new(mk, 0, 0) : memo_new(mk, out->n_paths, out->hops->len);
   m->no_nvlink = out->kind != FS_ROUTE_NVLINK;
-  m->keyed = r->ecmp != before;
-  if (!m->keyed) {
+  m->keyed = keyed;
+  if (!keyed) {
     m->kind = out->kind;
-    m->n_paths = out->n_paths;
-    m->n_hops = out->hops->len;
-    m->hops = g_memdup2(out->hops->data, m->n_hops * sizeof(FsChannelId));
-    m->starts = g_memdup2(out->starts->data, (m->n_paths + 1) * sizeof(guint));
-    m->weights = g_memdup2(out->weights->data, m->n_paths * sizeof(double));
+    memcpy(m->hops, out->hops->data, m->n_hops * sizeof(FsChannelId));
+    memcpy(m->starts, out->starts->data, (m->n_paths + 1) * sizeof(guint));
+    memcpy(m->weights, out->weights->data, m->n_paths * sizeof(double));
   }
   memo_put(r->memo, m);
   return TRUE;
+}
+
+gboolean fs_router_route(FsRouter *r, guint src, guint dst, uint64_t key, FsRoute *out,
+                         GError **error)
+{
+  return route_memo(r, src, dst, key, TRUE, out, error);
+}
+
+gboolean fs_router_route_once(FsRouter *r, guint src, guint dst, uint64_t key, FsRoute *out,
+                              GError **error)
+{
+  return route_memo(r, src, dst, key, FALSE, out, error);
 }
 
 /* ---- transfers over several paths ---- */

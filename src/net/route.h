@@ -102,7 +102,11 @@
  * NVLink does not reach and keeps each PCIe leg that made no choice.  The
  * result is the same as without the memo (the topology and options never
  * change); each table holds at most 2^18 entries (it is emptied when
- * full), a few hundred bytes each.
+ * full), a few hundred bytes each.  Pieces of network routes that no key
+ * enters are kept too: the NIC a GPU sends through toward each rail (and
+ * its PXN relay), the relay's NVLink head per (GPU, relay), and per node
+ * its NVLink component (GPUs of different components are not searched
+ * for an NVLink path) — O(GPUs × rails) entries.
  *
  * Ownership: the router borrows the topology and the flow network, which
  * must outlive it.  It owns the bookkeeping of transfers in flight: free it
@@ -227,6 +231,11 @@ FsFlowNet *fs_router_net(const FsRouter *router);
  * FS_NET_ERROR_NO_ROUTE when no transport applies. */
 gboolean fs_router_route(FsRouter *router, guint src, guint dst, uint64_t key, FsRoute *out,
                          GError **error);
+/* The same route, but a pair not in the memo yet is not stored there: for
+ * one-off look-ups over many pairs (a group's class signature routes
+ * every ordered pair once), which would only churn the memo. */
+gboolean fs_router_route_once(FsRouter *router, guint src, guint dst, uint64_t key, FsRoute *out,
+                              GError **error);
 
 /* The ECMP decisions of the last fs_router_route call: how many times a
  * next hop was picked by the key among several equal ones.  0 means that

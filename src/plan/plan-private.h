@@ -4,6 +4,7 @@
 
 #include "plan/plan.h"
 #include "topo/topo.h"
+#include "workload/collmemo.h"
 #include "workload/spec.h"
 
 struct FsPlanner {
@@ -19,6 +20,7 @@ struct FsPlanner {
   GPtrArray *topos;         /* FsTopo *, one per system */
   GArray *systems;          /* FsPlannerSystem */
   GArray *designs;          /* FsPlannerDesign */
+  FsCollMemo *memo;         /* collective times measured alone, shared by every design (run) */
   FsPlannerStats stats;
   gboolean prepared, ran;
 };

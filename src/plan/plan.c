@@ -163,6 +163,7 @@ void fs_planner_free(FsPlanner *p)
   g_array_unref(p->designs);
   g_array_unref(p->systems);
   g_ptr_array_unref(p->topos);
+  fs_coll_memo_free(p->memo);
   if (p->sys_nccl != NULL)
     g_ptr_array_unref(p->sys_nccl);
   g_free(p->stats.structure_example);
@@ -221,6 +222,7 @@ static gboolean simulate(const FsPlanner *p, const FsPlannerDesign *d, SimOut *o
   fs_train_options_init(&opt);
   opt.net_model = FS_NET_ANALYTIC;
   opt.dp_isolated = TRUE;
+  opt.memo = p->memo;
   const FsTopo *topo = g_ptr_array_index(p->topos, d->system);
   opt.prefs = p->prefs;
   const FsNcclParams *np = p->sys_nccl != NULL && g_ptr_array_index(p->sys_nccl, d->system) != NULL
@@ -456,6 +458,10 @@ gboolean fs_planner_run(FsPlanner *p, FsPlannerProgressFn progress, void *ud, GE
       g_ptr_array_add(p->sys_nccl, np);
     }
   }
+  /* One memo for every design: layouts that share a group, an operation and a size (every
+   * micro-batch size and schedule of a TP × PP × DP split, for a start) measure it once; a
+   * hit is exactly what a new measurement gives (collmemo.h). */
+  p->memo = fs_coll_memo_new();
   RunCtx c = { p, progress, ud, 0 };
   gint64 t0 = g_get_monotonic_time();
   if (p->designs->len > 0 &&

@@ -55,7 +55,10 @@
  * simulation fails is kept with its error and ranked last.
  * Cost: one workload resolve and memory estimate per enumerated layout and
  * memory setting; one topology load per fabric and GPU count; one training
- * step simulation (analytic) per surviving design.
+ * step simulation (analytic) per surviving design, its collectives timed
+ * alone through one memo shared by every design and thread (collmemo.h:
+ * a group's class and each collective measured once per search, exactly
+ * what a fresh measurement gives).
  */
 #pragma once
 

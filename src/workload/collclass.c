@@ -10,6 +10,8 @@
 
 /* ECMP keys a key-dependent route is compared over. */
 #define N_KEYS 4
+/* Distinct pairs' words kept for interning (end_pair). */
+#define MAX_PAIR_WORDS 4096u
 
 /* The signature is streamed into a SHA-256 through a small buffer. */
 typedef struct {
@@ -22,15 +24,86 @@ typedef struct {
   guint *chans;
   guint n_nodes_seen, n_chans_seen;
   FsCollClassMode mode;
+  /* The words of the pair being written (put_route), interned: a pair
+   * whose words appeared before is written as its index (pair_words). */
+  gboolean in_pair;
+  struct PairWords *pair;  /* the words so far (room for cap) */
+  guint cap;
+  GHashTable *pairs;       /* PairWords* → index + 1 */
 } Sig;
 
-static void put(Sig *s, guint64 w)
+/* One pair's words, a key of Sig.pairs. */
+typedef struct PairWords {
+  guint n;
+  guint hash;
+  guint64 w[];
+} PairWords;
+
+static guint pair_hash(gconstpointer p)
+{
+  return ((const PairWords *)p)->hash;
+}
+
+static gboolean pair_equal(gconstpointer pa, gconstpointer pb)
+{
+  const PairWords *a = pa, *b = pb;
+  return a->n == b->n && a->hash == b->hash && memcmp(a->w, b->w, a->n * sizeof(guint64)) == 0;
+}
+
+static void sum_word(Sig *s, guint64 w)
 {
   s->buf[s->len++] = w;
   if (s->len == G_N_ELEMENTS(s->buf)) {
     g_checksum_update(s->sum, (const guchar *)s->buf, sizeof s->buf);
     s->len = 0;
   }
+}
+
+static void put(Sig *s, guint64 w)
+{
+  if (!s->in_pair) {
+    sum_word(s, w);
+    return;
+  }
+  if (s->pair->n == s->cap) {
+    s->cap *= 2;
+    s->pair = g_realloc(s->pair, sizeof(PairWords) + s->cap * sizeof(guint64));
+  }
+  s->pair->w[s->pair->n++] = w;
+}
+
+/* Ends the pair's words: into the signature as (1, count, the words) the
+ * first time these words appear, as (0, their index) after that — a
+ * stream from which the plain one can be read back, so two signatures
+ * are equal exactly when their plain streams are, for far fewer bytes
+ * hashed (a group's pairs repeat a handful of route profiles).  At most
+ * MAX_PAIR_WORDS distinct pairs are kept (memory; renamed channels make
+ * most pairs distinct outside PROFILE); later new ones are written whole
+ * each time, which reads back as well. */
+static void end_pair(Sig *s)
+{
+  s->in_pair = FALSE;
+  PairWords *k = s->pair;
+  const guint64 *w = k->w;
+  guint n = k->n;
+  guint h = n;
+  for (guint i = 0; i < n; i++)
+    h = (h ^ (guint)(w[i] ^ (w[i] >> 32))) * 16777619u;
+  k->hash = h;
+  guint idx = GPOINTER_TO_UINT(g_hash_table_lookup(s->pairs, k));
+  if (idx != 0) {
+    sum_word(s, 0);
+    sum_word(s, idx - 1);
+    return;
+  }
+  if (g_hash_table_size(s->pairs) < MAX_PAIR_WORDS) {
+    k = g_memdup2(k, sizeof *k + n * sizeof(guint64));
+    g_hash_table_insert(s->pairs, k, GUINT_TO_POINTER(g_hash_table_size(s->pairs) + 1));
+  }
+  sum_word(s, 1);
+  sum_word(s, n);
+  for (guint i = 0; i < n; i++)
+    sum_word(s, w[i]);
 }
 
 static guint64 dbits(double d)
@@ -123,14 +196,14 @@ static void put_figures(Sig *s, const FsFlowNet *net, FsChannelId ch)
   put(s, (guint64)fs_flownet_channel_latency(net, ch));
 }
 
-/* The words of the route src → dst; FALSE in *ok when its profile depends
- * on the key. */
-static gboolean put_route(Sig *s, FsRouter *router, guint src, guint dst, FsRoute *rt,
-                          FsRoute *alt, gboolean *ok, gboolean *approx, GError **error)
+/* The words of the route src → dst (put_route interns them); FALSE in
+ * *ok when its profile depends on the key. */
+static gboolean put_route_words(Sig *s, FsRouter *router, guint src, guint dst, FsRoute *rt,
+                                FsRoute *alt, gboolean *ok, gboolean *approx, GError **error)
 {
   const FsTopo *topo = fs_router_topo(router);
   const FsFlowNet *net = fs_router_net(router);
-  if (!fs_router_route(router, src, dst, 0, &rt[0], error))
+  if (!fs_router_route_once(router, src, dst, 0, &rt[0], error))
     return FALSE;
   gboolean keyed = fs_router_last_choices(router) > 0;
   put(s, rt[0].kind);
@@ -141,7 +214,7 @@ static gboolean put_route(Sig *s, FsRouter *router, guint src, guint dst, FsRout
       *approx = TRUE;
     for (guint k = 1; k < N_KEYS; k++) {
       /* Keys far apart, as the executor's transfers draw them. */
-      if (!fs_router_route(router, src, dst, 0x9e3779b97f4a7c15ull * k, &alt[k - 1], error))
+      if (!fs_router_route_once(router, src, dst, 0x9e3779b97f4a7c15ull * k, &alt[k - 1], error))
         return FALSE;
       if (!same_profiles(net, &rt[0], &alt[k - 1])) {
         *ok = FALSE;
@@ -170,6 +243,17 @@ static gboolean put_route(Sig *s, FsRouter *router, guint src, guint dst, FsRout
     }
   }
   return TRUE;
+}
+
+/* The words of the route src → dst as one interned pair (end_pair). */
+static gboolean put_route(Sig *s, FsRouter *router, guint src, guint dst, FsRoute *rt,
+                          FsRoute *alt, gboolean *ok, gboolean *approx, GError **error)
+{
+  s->in_pair = TRUE;
+  s->pair->n = 0;
+  gboolean r = put_route_words(s, router, src, dst, rt, alt, ok, approx, error);
+  end_pair(s);
+  return r;
 }
 
 /* The communicator in rank terms and the tuner's system figures. */
@@ -242,6 +326,9 @@ gboolean fs_coll_class_digest(FsRouter *router, const FsNcclParams *nccl, FsColl
   s.nodes = g_hash_table_new(g_direct_hash, g_direct_equal);
   s.chans = g_new0(guint, fs_flownet_n_channels(net));
   s.mode = mode;
+  s.cap = 64;
+  s.pair = g_malloc(sizeof(PairWords) + s.cap * sizeof(guint64));
+  s.pairs = g_hash_table_new_full(pair_hash, pair_equal, g_free, NULL);
   put(&s, mode);
   *has_class = TRUE;
   *approx = FALSE;
@@ -280,6 +367,8 @@ gboolean fs_coll_class_digest(FsRouter *router, const FsNcclParams *nccl, FsColl
   }
   g_checksum_free(s.sum);
   g_hash_table_unref(s.nodes);
+  g_hash_table_unref(s.pairs);
+  g_free(s.pair);
   g_free(s.chans);
   return ok;
 }

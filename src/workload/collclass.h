@@ -50,13 +50,16 @@
  * isomorphic when the hosts come from one template and the fabric from one
  * generator).
  *
- * Ownership: borrows the router (its memo warms up); returns a newly
+ * Ownership: borrows the router (its caches warm up); returns a newly
  * allocated digest.  Errors: those of fs_coll_comm_from_topo, the tuner's
  * system figures and routing (FS_COLL_ERROR, FS_NET_ERROR).
  * Cost: n × (n − 1) routes (four for a pair with ECMP choices) and one
  * communicator build: about a second for 128 ranks spread over a
  * 16,384-GPU fabric, against minutes for measuring a 128-rank collective;
- * the signature itself is hashed (SHA-256), not kept.
+ * the signature itself is hashed (SHA-256), not kept, each pair's words
+ * interned (written whole the first time, then by index: a stream that
+ * reads back to the plain one, so equal digests still mean equal
+ * signatures, for a few words hashed per pair).
  */
 #pragma once
 

@@ -222,11 +222,60 @@ gboolean fs_coll_memo_get_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollC
 {
   Entry p = group_probe(key, mode);
   g_mutex_lock(&m->lock);
-  const FsCollMemoClass *c = g_hash_table_lookup(m->groups, &p);
-  if (c != NULL)
-    *out = *c;
+  gpointer k = NULL, v = NULL;
+  gboolean hit = g_hash_table_lookup_extended(m->groups, &p, &k, &v) && !((Entry *)k)->pending;
+  if (hit)
+    *out = *(const FsCollMemoClass *)v;
   g_mutex_unlock(&m->lock);
-  return c != NULL;
+  return hit;
+}
+
+/* A new group entry for key (copies the node list): pending (c NULL, a
+ * zeroed value to fill in) or holding c. */
+static void group_add(FsCollMemo *m, const FsCollMemoKey *key, const Entry *p,
+                      const FsCollMemoClass *c)
+{
+  Entry *e = g_new(Entry, 1);
+  *e = *p;
+  e->nodes = g_memdup2(key->nodes, key->n * sizeof(guint));
+  e->pending = c == NULL;
+  FsCollMemoClass *v = g_new0(FsCollMemoClass, 1);
+  if (c != NULL)
+    *v = *c;
+  g_hash_table_insert(m->groups, e, v);
+}
+
+gboolean fs_coll_memo_claim_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClassMode mode,
+                                  FsCollMemoClass *out)
+{
+  Entry p = group_probe(key, mode);
+  g_mutex_lock(&m->lock);
+  for (;;) {
+    gpointer k = NULL, v = NULL;
+    if (!g_hash_table_lookup_extended(m->groups, &p, &k, &v)) {
+      group_add(m, key, &p, NULL);
+      g_mutex_unlock(&m->lock);
+      return FALSE;
+    }
+    if (!((Entry *)k)->pending) {
+      *out = *(const FsCollMemoClass *)v;
+      g_mutex_unlock(&m->lock);
+      return TRUE;
+    }
+    g_cond_wait(&m->done, &m->lock);
+  }
+}
+
+void fs_coll_memo_release_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClassMode mode)
+{
+  Entry p = group_probe(key, mode);
+  g_mutex_lock(&m->lock);
+  gpointer k = NULL, v = NULL;
+  if (g_hash_table_lookup_extended(m->groups, &p, &k, &v) && ((Entry *)k)->pending) {
+    g_hash_table_remove(m->groups, k);
+    g_cond_broadcast(&m->done);
+  }
+  g_mutex_unlock(&m->lock);
 }
 
 void fs_coll_memo_put_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClassMode mode,
@@ -234,11 +283,14 @@ void fs_coll_memo_put_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClass
 {
   Entry p = group_probe(key, mode);
   g_mutex_lock(&m->lock);
-  if (!g_hash_table_contains(m->groups, &p)) {
-    Entry *e = g_new(Entry, 1);
-    *e = p;
-    e->nodes = g_memdup2(key->nodes, key->n * sizeof(guint));
-    g_hash_table_insert(m->groups, e, g_memdup2(c, sizeof *c));
+  gpointer k = NULL, v = NULL;
+  if (!g_hash_table_lookup_extended(m->groups, &p, &k, &v)) {
+    group_add(m, key, &p, c);
+  } else if (((Entry *)k)->pending) {
+    /* The claim ends: the entry's value is filled in place. */
+    ((Entry *)k)->pending = FALSE;
+    *(FsCollMemoClass *)v = *c;
+    g_cond_broadcast(&m->done);
   }
   g_mutex_unlock(&m->lock);
 }

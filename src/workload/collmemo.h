@@ -90,7 +90,15 @@ typedef struct {
 /* TRUE and the group's class when it was stored before. */
 gboolean fs_coll_memo_get_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClassMode mode,
                                 FsCollMemoClass *out);
-/* Stores the group's class (the first store wins). */
+/* As fs_coll_memo_get_class, waiting first if another thread is
+ * computing the group's class; FALSE when the caller now holds the claim
+ * to compute it (then put_class or release_class).  The rule of claims
+ * above holds: at most one claim, of either kind, while claiming. */
+gboolean fs_coll_memo_claim_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClassMode mode,
+                                  FsCollMemoClass *out);
+/* Gives up a claim on a group's class (computing it failed). */
+void fs_coll_memo_release_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClassMode mode);
+/* Stores the group's class (the first store wins) and ends a claim on it. */
 void fs_coll_memo_put_class(FsCollMemo *m, const FsCollMemoKey *key, FsCollClassMode mode,
                             const FsCollMemoClass *c);
 

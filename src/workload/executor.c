@@ -53,7 +53,8 @@ static guint *group_nodes(const FsTrain *t, FsParallelDim dim, guint rank, guint
 }
 
 /* The congruence class of key's group (collclass.h), computed once per
- * group and memo (shared by the steps of a sweep). */
+ * group and memo (shared by the steps of a sweep or a plan, on any
+ * thread). */
 static gboolean group_class(FsTrain *t, const FsCollMemoKey *key, FsCollMemoClass *c,
                             GError **error)
 {
@@ -62,11 +63,14 @@ static gboolean group_class(FsTrain *t, const FsCollMemoKey *key, FsCollMemoClas
   FsCollClassMode mode = t->opt.net_model == FS_NET_ANALYTIC ? FS_COLL_CLASS_PROFILE :
                          t->opt.coll_classes == FS_COLL_CLASSES_ON ? FS_COLL_CLASS_LOOSE :
                          FS_COLL_CLASS_STRICT;
-  if (fs_coll_memo_get_class(t->memo, key, mode, c))
+  /* Claimed: a thread that needs the same group meanwhile waits for it. */
+  if (fs_coll_memo_claim_class(t->memo, key, mode, c))
     return TRUE;
   if (!fs_coll_class_digest(t->irouter, t->nccl, mode, key->nodes, key->n, c->digest,
-                            &c->has_class, &c->approx, error))
+                            &c->has_class, &c->approx, error)) {
+    fs_coll_memo_release_class(t->memo, key, mode);
     return FALSE;
+  }
   fs_coll_memo_put_class(t->memo, key, mode, c);
   return TRUE;
 }

@@ -23,6 +23,7 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report/validate.h"
 #include "scenario/train-ref.h"
@@ -39,6 +40,8 @@
 #define MAPE_BAR 10.0
 #define BIAS_FAMILY_BAR 10.0
 #define BIAS_GEN_BAR 10.0
+/* How far the catalog's step factor may be from the fit (relative). */
+#define STEP_FACTOR_TOL 1e-3
 
 static FsScenario *scenario(void)
 {
@@ -174,6 +177,13 @@ START_TEST(test_train_accuracy_tables)
   ck_assert(ref->factor > 0.5 && ref->factor < 2);
   if (reduced) /* the bars below are the whole tables': the plain build's */
     return;
+  /* The catalog's figure (models/calibration/training-step.yaml), which
+   * `fabricsim train` prints its validated estimate with, is this fit. */
+  const FsStepFactor *sf = fs_scenario_step_factor(sc);
+  ck_assert_msg(sf != NULL, "models/calibration/training-step.yaml is missing");
+  ck_assert_msg(fabs(sf->factor / ref->factor - 1) <= STEP_FACTOR_TOL && sf->fit_rows == ref->n_fit,
+                "update models/calibration/training-step.yaml: fitted step_factor %.4f on %u fit "
+                "rows (the file says %.4f on %u)", ref->factor, ref->n_fit, sf->factor, sf->fit_rows);
   ck_assert_msg(ref->test_mape <= MAPE_BAR, "test-set step-time MAPE %.2f %% > %.0f %%",
                 ref->test_mape, MAPE_BAR);
   for (guint i = 0; i < ref->families->len; i++) {
@@ -302,11 +312,73 @@ START_TEST(test_train_ref_bad_tables)
 }
 END_TEST
 
+/* A malformed step-factor file: one located error. */
+static void expect_factor_error(const char *text, const char *where, const char *what)
+{
+  g_autofree char *dir = g_dir_make_tmp("fs-step-factor-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "training-step.yaml", NULL);
+  ck_assert(g_file_set_contents(path, text, -1, NULL));
+  GError *err = NULL;
+  g_autoptr(FsStepFactor) f = fs_step_factor_load(path, &err);
+  ck_assert_ptr_null(f);
+  ck_assert_ptr_nonnull(err);
+  g_autofree char *loc = g_strdup_printf("%s:%s: ", path, where);
+  ck_assert_msg(g_str_has_prefix(err->message, loc) && strstr(err->message, what) != NULL,
+                "got \"%s\", expected \"%s...%s\"", err->message, loc, what);
+  g_error_free(err);
+  g_unlink(path);
+  g_rmdir(dir);
+}
+
+/* The shipped step factor loads through the scenario and applies as its
+ * header says; bad files are refused at the key or value. */
+START_TEST(test_step_factor_file)
+{
+  g_autoptr(FsScenario) sc = scenario();
+  const FsStepFactor *sf = fs_scenario_step_factor(sc);
+  ck_assert_ptr_nonnull(sf);
+  ck_assert(sf->factor > 1 && sf->factor < 2 && sf->fit_rows > 0 && sf->source[0] != '\0');
+  FsStepCalibrated c = fs_step_factor_apply(sf, 2.0, 1000.0, 0.5);
+  ck_assert_double_eq_tol(c.step_s, 2.0 * sf->factor, 1e-12);
+  ck_assert_double_eq_tol(c.tokens_per_s * sf->factor, 1000.0, 1e-9);
+  ck_assert_double_eq_tol(c.mfu * sf->factor, 0.5, 1e-12);
+  expect_factor_error("step_factor: 1.2\nfit_rows: 3\n", "1:1", "source");
+  expect_factor_error("step_factor: 0\nfit_rows: 3\nsource: x\n", "1:14", "above 0 and at most 10");
+  expect_factor_error("step_factor: 1.2\nfit_rows: 3\nsource: x\nstep_factr: 1\n", "4:1",
+                      "did you mean \"step_factor\"");
+  /* A models folder without the file (the catalog files and compute/
+   * linked, no calibration/): no factor, no error. */
+  g_autofree char *dir = g_dir_make_tmp("fs-step-factor-XXXXXX", NULL);
+  g_autofree char *models = fs_test_source_path("models");
+  g_autoptr(GPtrArray) links = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GDir) d = g_dir_open(models, 0, NULL);
+  ck_assert_ptr_nonnull(d);
+  for (const char *n; (n = g_dir_read_name(d)) != NULL;) {
+    if (!g_str_has_suffix(n, ".yaml") && strcmp(n, "compute") != 0)
+      continue;
+    g_autofree char *target = g_build_filename(models, n, NULL);
+    char *link = g_build_filename(dir, n, NULL);
+    ck_assert_int_eq(symlink(target, link), 0);
+    g_ptr_array_add(links, link);
+  }
+  GError *err = NULL;
+  FsScenarioInputs in = { .models_dir = dir,
+                          .needs = FS_SCENARIO_NEED_NCCL | FS_SCENARIO_NEED_EFFICIENCY };
+  g_autoptr(FsScenario) bare = fs_scenario_load(&in, &err);
+  fs_assert_no_error(err);
+  ck_assert_ptr_null(fs_scenario_step_factor(bare));
+  for (guint i = 0; i < links->len; i++)
+    g_unlink(g_ptr_array_index(links, i));
+  g_rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("train-accuracy");
   TCase *tc = tcase_create("test_train_accuracy_tables");
   tcase_add_test(tc, test_train_ref_bad_tables);
+  tcase_add_test(tc, test_step_factor_file);
   tcase_add_test(tc, test_train_tables_cover_issue);
   tcase_add_test(tc, test_train_accuracy_tables);
   tcase_set_timeout(tc, 900);

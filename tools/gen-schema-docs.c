@@ -27,6 +27,7 @@
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
 #include "net/flowfile.h"
+#include "scenario/step-factor.h"
 #include "scenario/train-ref.h"
 #include "sweep/sweep.h"
 #include "topo/topo.h"
@@ -61,6 +62,8 @@ static GArray *all_schemas(void)
   e = fs_val_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_train_ref_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_step_factor_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_flow_list_schemas(&n);
   g_array_append_vals(a, e, n);

@@ -77,8 +77,8 @@ int fs_cmd_train(int argc, char **argv)
     "(default), exposed (as if not overlapped) or free; FP8 casts follow --fp8-recipe=delayed|\n"
     "tensorwise. The host issues the kernels: --framework-launch=eager (default: each launch\n"
     "costs the measured eager per-op host time), graphs (one CUDA graph per layer pass) or off\n"
-    "(workloads/README.md, \"Host (framework) overhead\").\n"
-    "\nExample:\n"
+    "(workloads/README.md, \"Host (framework) overhead\"). The \"validated\" line is the raw\n"
+    "step times the one factor fitted on published steps (models/calibration/training-step.yaml).\n\nExample:\n"
     "  fabricsim train topologies/dgx-h100.yaml workloads/llama2-7b.yaml\n"
     "  fabricsim train topologies/dgx-h100-ib-ndr.yaml workloads/gpt3-175b.yaml --tp=8 --pp=8 \\\n"
     "      --trace step.json\n"
@@ -156,11 +156,11 @@ int fs_cmd_train(int argc, char **argv)
     return fs_cli_fail("train", error);
   g_autoptr(GString) out = g_string_new(NULL);
   if (opt_csv)
-    fs_report_train_csv(out, t);
+    fs_report_train_csv(out, t, fs_scenario_step_factor(sc));
   else if (opt_json)
-    fs_report_train_json(out, t, w, topo, &mem, links, nl);
+    fs_report_train_json(out, t, w, topo, &mem, links, nl, fs_scenario_step_factor(sc));
   else
-    fs_report_train_text(out, t, w, topo, &mem, links, nl);
+    fs_report_train_text(out, t, w, topo, &mem, links, nl, fs_scenario_step_factor(sc));
   fputs(out->str, stdout);
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "scenario/step-factor.h"
 #include "util/units.h"
 #include "workload/schedule.h"
 
@@ -13,6 +14,19 @@
 #define TRACE_LINKS 16  /* counter tracks in --trace */
 
 static double ms(FsTime t) { return fs_time_to_s(t) * 1e3; }
+
+/* The validated estimate of r: its step time (s), tokens/s and MFU times
+ * the catalog's step-time factor sf (step-factor.h). */
+static FsStepCalibrated calibrated(const FsStepFactor *sf, const FsTrainResult *r)
+{
+  return fs_step_factor_apply(sf, fs_time_to_s(r->step_time), r->tokens_per_s, r->mfu);
+}
+
+/* A number, or null without a step factor. */
+static json_t *real_or_null(const FsStepFactor *sf, double v)
+{
+  return sf != NULL ? json_real(v) : json_null();
+}
 
 static json_t *class_json(const FsTrainClass *c)
 {
@@ -36,10 +50,12 @@ static json_t *class_json(const FsTrainClass *c)
 }
 
 /* See train.h. Appends the text report of a finished training step to out: layout, step time,
- * throughput, MFU and energy, the time of each rank class by category with exposed
- * communication and bubble, the busiest links, and the memory of the worst stage. */
+ * throughput, MFU, the validated estimate (with a step factor) and energy, the time of each
+ * rank class by category with exposed communication and bubble, the busiest links, and the
+ * memory of the worst stage. */
 void fs_report_train_text(GString *out, FsTrain *t, const FsWorkload *w, const FsTopo *topo,
-                          const FsMemoryBreakdown *mem, const FsLinkUse *links, guint nl)
+                          const FsMemoryBreakdown *mem, const FsLinkUse *links, guint nl,
+                          const FsStepFactor *sf)
 {
   const FsTrainResult *r = fs_train_result(t);
   g_string_append_printf(out, "%s on %s: %u × %s\n", w->name, fs_topo_name(topo), r->gpus, r->gpu_name);
@@ -52,6 +68,12 @@ void fs_report_train_text(GString *out, FsTrain *t, const FsWorkload *w, const F
   g_string_append_printf(out, "  model TFLOP/s per GPU  %.1f  (MFU %.1f%% of %.0f TFLOP/s %s peak; %.1f%% with causal "
          "attention halved)\n", r->tflops_per_gpu, 100 * r->mfu, r->peak_flops / 1e12,
          fs_dtype_name(r->peak_dtype), 100 * r->mfu_causal);
+  if (sf != NULL) {
+    FsStepCalibrated c = calibrated(sf, r);
+    g_string_append_printf(out, "  validated    step %.3f ms, tokens/s %.0f, MFU %.1f%%  (× %.4f: the one step-time "
+           "factor fitted on %u published training steps, validation/REPORT.md)\n", c.step_s * 1e3,
+           c.tokens_per_s, 100 * c.mfu, sf->factor, sf->fit_rows);
+  }
   g_string_append_printf(out, "  energy/step  %.4g kJ (%u GPUs × %.0f W TDP × step time)\n", r->energy_j / 1e3, r->gpus,
          r->gpu->tdp);
   g_string_append_printf(out, "\nTime per rank class (ms; stage s = its tp 0, dp 0 rank):\n");
@@ -97,7 +119,8 @@ void fs_report_train_text(GString *out, FsTrain *t, const FsWorkload *w, const F
  * energy, each rank class, the busiest links and the worst stage's memory. The caller owns the
  * returned reference. */
 static json_t *result_json(FsTrain *t, const FsWorkload *w, const FsTopo *topo,
-                           const FsMemoryBreakdown *mem, const FsLinkUse *links, guint nl)
+                           const FsMemoryBreakdown *mem, const FsLinkUse *links, guint nl,
+                           const FsStepFactor *sf)
 {
   const FsTrainResult *r = fs_train_result(t);
   json_t *o = json_object();
@@ -131,6 +154,11 @@ static json_t *result_json(FsTrain *t, const FsWorkload *w, const FsTopo *topo,
   json_object_set_new(o, "mfu", json_real(r->mfu));
   json_object_set_new(o, "mfu_causal", json_real(r->mfu_causal));
   json_object_set_new(o, "energy_j", json_real(r->energy_j));
+  FsStepCalibrated c = sf != NULL ? calibrated(sf, r) : (FsStepCalibrated){ 0 };
+  json_object_set_new(o, "step_factor", real_or_null(sf, sf != NULL ? sf->factor : 0));
+  json_object_set_new(o, "calibrated_step_time_s", real_or_null(sf, c.step_s));
+  json_object_set_new(o, "calibrated_tokens_per_s", real_or_null(sf, c.tokens_per_s));
+  json_object_set_new(o, "calibrated_mfu", real_or_null(sf, c.mfu));
   json_t *cls = json_array();
   for (guint i = 0; i < r->classes->len; i++)
     json_array_append_new(cls, class_json(&g_array_index(r->classes, FsTrainClass, i)));
@@ -162,27 +190,29 @@ static json_t *result_json(FsTrain *t, const FsWorkload *w, const FsTopo *topo,
 }
 
 void fs_report_train_json(GString *out, FsTrain *t, const FsWorkload *w, const FsTopo *topo,
-                          const FsMemoryBreakdown *mem, const FsLinkUse *links, guint nl)
+                          const FsMemoryBreakdown *mem, const FsLinkUse *links, guint nl,
+                          const FsStepFactor *sf)
 {
-  json_t *o = result_json(t, w, topo, mem, links, nl);
+  json_t *o = result_json(t, w, topo, mem, links, nl, sf);
   fs_report_append_json(out, o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 }
 
-void fs_report_train_csv(GString *out, FsTrain *t)
+void fs_report_train_csv(GString *out, FsTrain *t, const FsStepFactor *sf)
 {
   const FsTrainResult *r = fs_train_result(t);
+  g_autofree char *cal = sf != NULL ? g_strdup_printf("%.10g", calibrated(sf, r).step_s * 1e3) : g_strdup("");
   g_string_append_printf(out, "stage,rank,step_time_ms");
   for (guint k = 0; k < FS_CAT_N; k++)
     if (k != FS_CAT_OTHER)
       g_string_append_printf(out, ",%s_ms", fs_op_cat_name(k));
-  g_string_append_printf(out, ",bubble_ms,host_ms\n");
+  g_string_append_printf(out, ",bubble_ms,host_ms,calibrated_step_time_ms\n");
   for (guint i = 0; i < r->classes->len; i++) {
     const FsTrainClass *c = &g_array_index(r->classes, FsTrainClass, i);
     g_string_append_printf(out, "%u,%u,%.10g", c->stage, c->rank, ms(r->step_time));
     for (guint k = 0; k < FS_CAT_N; k++)
       if (k != FS_CAT_OTHER)
         g_string_append_printf(out, ",%.10g", ms(fs_op_cat_is_comm(k) ? c->time.exposed[k] : c->time.busy[k]));
-    g_string_append_printf(out, ",%.10g,%.10g\n", ms(c->time.bubble), ms(c->time.host));
+    g_string_append_printf(out, ",%.10g,%.10g,%s\n", ms(c->time.bubble), ms(c->time.host), cal);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "calib/nccl-apply.h"
 #include "collrun/coll-topo.h"
+#include "scenario/step-factor.h"
 
 struct FsScenario {
   FsCatalog *cat;
@@ -13,6 +14,7 @@ struct FsScenario {
   FsNcclParams *nccl;
   FsTopo *topo;
   FsCollPrefs prefs;
+  FsStepFactor *step_factor;  /* models/calibration/training-step.yaml, or NULL */
   char *nccl_path;  /* the file the NCCL constants came from */
 };
 
@@ -81,6 +83,14 @@ FsScenario *fs_scenario_load(const FsScenarioInputs *in, GError **error)
     if ((sc->eff = fs_efficiency_load_default(dir, error)) == NULL)
       return NULL;
   }
+  /* A training step's validated factor: read by every command that can
+   * run one (both needs); a models folder without the file has none. */
+  if ((in->needs & FS_SCENARIO_NEED_EFFICIENCY) && (in->needs & FS_SCENARIO_NEED_NCCL)) {
+    g_autofree char *sf = fs_step_factor_path(in->models_dir);
+    if (g_file_test(sf, G_FILE_TEST_EXISTS) &&
+        (sc->step_factor = fs_step_factor_load(sf, error)) == NULL)
+      return NULL;
+  }
   if (in->needs & FS_SCENARIO_NEED_NCCL) {
     if (in->nccl_params != NULL && in->nccl_version != NULL) {
       g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE,
@@ -115,6 +125,7 @@ void fs_scenario_free(FsScenario *sc)
   fs_nccl_params_free(sc->nccl);
   g_free(sc->nccl_path);
   fs_efficiency_free(sc->eff);
+  fs_step_factor_free(sc->step_factor);
   fs_calibration_free(sc->cal);
   fs_catalog_free(sc->cat);
   g_free(sc);
@@ -126,6 +137,7 @@ const FsTopo *fs_scenario_topo(const FsScenario *sc) { return sc->topo; }
 const FsEfficiency *fs_scenario_efficiency(const FsScenario *sc) { return sc->eff; }
 const FsNcclParams *fs_scenario_nccl(const FsScenario *sc) { return sc->nccl; }
 const FsCollPrefs *fs_scenario_prefs(const FsScenario *sc) { return &sc->prefs; }
+const FsStepFactor *fs_scenario_step_factor(const FsScenario *sc) { return sc->step_factor; }
 
 FsNcclParams *fs_scenario_nccl_for_topo(const FsScenario *sc, const FsTopo *topo, GError **error)
 {

@@ -5,8 +5,9 @@
  * the compute efficiency curves, NCCL's constants (--nccl-params FILE, or
  * models/nccl/nccl.yaml, with NCCL's point-to-point variables laid over
  * them: fs_nccl_params_apply_env), the tuner inputs of the NCCL_* environment
- * (NCCL_ALGO, NCCL_PROTO, NCCL_COLLNET_ENABLE) and the topology with its
- * -D parameters.  fs_scenario_load reads them in that order and applies the
+ * (NCCL_ALGO, NCCL_PROTO, NCCL_COLLNET_ENABLE), the validated step-time
+ * factor of a training step (models/calibration/training-step.yaml,
+ * scenario/step-factor.h) and the topology with its -D parameters.  fs_scenario_load reads them in that order and applies the
  * calibration at one moment, when everything is loaded: to the catalog
  * (before the topology resolves its models), to the GEMM curves and to the
  * NCCL constants (matched against the topology's first GPU).  Every
@@ -37,6 +38,7 @@
 #include "core/sim.h"
 #include "net/flow.h"
 #include "net/route.h"
+#include "scenario/step-factor.h"
 #include "topo/topo.h"
 #include "workload/executor.h"
 #include "workload/opgraph.h"
@@ -72,7 +74,7 @@ typedef struct FsScenario FsScenario;
  * bad NCCL_ALGO, NCCL_PROTO or point-to-point variable (FS_COLL_ERROR_PARSE,
  * naming the variable);
  * an unknown forced algorithm or protocol, channels outside 0-64
- * (G_OPTION_ERROR_BAD_VALUE); the catalog, calibration, curves, NCCL
+ * (G_OPTION_ERROR_BAD_VALUE); the catalog, calibration, curves, step factor, NCCL
  * constants or topology that fails to load.  Cost: the files' loading. */
 FsScenario *fs_scenario_load(const FsScenarioInputs *in, GError **error);
 void fs_scenario_free(FsScenario *sc);
@@ -92,6 +94,12 @@ const FsNcclParams *fs_scenario_nccl(const FsScenario *sc);
 /* The tuner inputs: NCCL_ALGO, NCCL_PROTO, NCCL_COLLNET_ENABLE and the
  * forced choices of FsScenarioInputs. */
 const FsCollPrefs *fs_scenario_prefs(const FsScenario *sc);
+/* The validated step-time factor of a training step (step-factor.h):
+ * models/calibration/training-step.yaml of --models DIR or the data root,
+ * loaded with FS_SCENARIO_NEED_NCCL and FS_SCENARIO_NEED_EFFICIENCY; NULL
+ * otherwise or when that folder has no such file.  It was fitted with the
+ * shipped models, no --calibration: a run with one still gets it. */
+const FsStepFactor *fs_scenario_step_factor(const FsScenario *sc);
 
 /* Reads the NCCL_* tuner variables into prefs (initialised here): NCCL_ALGO
  * and NCCL_PROTO as NCCL 2.24+ (fs_coll_prefs_set_nccl_algo), CollNet

@@ -37,16 +37,18 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calib/validate-nccl.h"
 #include "calib/validate.h"
+#include "scenario/nccl-ref.h"
 #include "testutil.h"
 
-static FsCatalog *catalog(void)
+/* The scenario `fabricsim validate` runs the tables in, without options. */
+static FsScenario *scenario(void)
 {
   GError *error = NULL;
-  FsCatalog *cat = fs_catalog_load_default(NULL, &error);
+  FsScenarioInputs in = {.needs = FS_SCENARIO_NEED_NCCL};
+  FsScenario *sc = fs_scenario_load(&in, &error);
   fs_assert_no_error(error);
-  return cat;
+  return sc;
 }
 
 static FsValTable *table(const char *file)
@@ -63,10 +65,10 @@ static double err_pct(double pred, double meas) { return 100.0 * (pred - meas) /
 
 static double busbw_check(const char *file, double row_bar, guint want_rows, double *max_abs)
 {
-  g_autoptr(FsCatalog) cat = catalog();
+  g_autoptr(FsScenario) sc = scenario();
   g_autoptr(FsValTable) t = table(file);
   GError *error = NULL;
-  g_autoptr(FsValResult) res = fs_val_run(t, cat, &error);
+  g_autoptr(FsValResult) res = fs_scenario_val_run(sc, t, &error);
   fs_assert_no_error(error);
   ck_assert(res->ran);
   int c_gpus = fs_val_table_col(t, "gpus", NULL);
@@ -125,12 +127,13 @@ END_TEST
  * as in test_h100_small_time).  *rows: how many rows it covers. */
 static double small_time_mape(const char *file, guint *rows)
 {
-  g_autoptr(FsCatalog) cat = catalog();
+  g_autoptr(FsScenario) sc = scenario();
   g_autoptr(FsValTable) t = table(file);
   GError *error = NULL;
   void *ctx = NULL;
   const FsValKind *k = &fs_val_kind_nccl_tests;
-  ck_assert(k->prepare(t, cat, NULL, &ctx, &error));
+  FsValInputs in = {fs_scenario_catalog(sc), NULL, sc};
+  ck_assert(k->prepare(t, &in, &ctx, &error));
   int c_ip = fs_val_table_col(t, "ip_time_us", &error);
   fs_assert_no_error(error);
   double sum = 0;

@@ -146,7 +146,7 @@ START_TEST(test_train_accuracy_tables)
       g_unlink(g_ptr_array_index(files, i));
     g_rmdir(rdir);
   }
-  g_autoptr(FsValReport) rep = fs_report_validate_new(NULL);
+  g_autoptr(FsValReport) rep = fs_report_validate_new(NULL, NULL);
   fs_report_validate_training(rep, ref);
   g_autoptr(GString) out = g_string_new(NULL);
   guint failed = fs_report_validate_finish(rep, out, FS_REPORT_TEXT);

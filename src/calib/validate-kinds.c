@@ -1,14 +1,14 @@
-/* validate-kinds.c — the table of reference kinds that `fabricsim
- * validate` can run (STYLE rule 7).  To add a kind: write its prepare /
- * predict / free callbacks here (or in the module that owns the model,
- * exporting one FsValKind) and add it to fs_val_kinds below; document its
- * header keys and columns in validation/reference/README.md.
+/* validate-kinds.c — the table of calib's reference kinds (STYLE rule 7):
+ * the ones that need no simulated world.  To add a kind: write its prepare /
+ * predict / free callbacks here and add it to fs_val_kinds below (a kind
+ * that simulates belongs to scenario/, whose table scenario/nccl-ref.c
+ * lists calib's kinds and its own); document its header keys and columns
+ * in validation/reference/README.md.
  */
 #include <string.h>
 
 #include "calib/calibration.h"
 #include "calib/validate.h"
-#include "calib/validate-nccl.h"
 #include "compute/kernel.h"
 #include "util/error.h"
 
@@ -39,12 +39,11 @@ typedef struct {
   int c_dir, c_size, c_time;
 } HostCopy;
 
-static gboolean host_copy_prepare(const FsValTable *t, const FsCatalog *cat,
-                                  const FsCalibration *cal, void **ctx,
+static gboolean host_copy_prepare(const FsValTable *t, const FsValInputs *in, void **ctx,
                                   GError **error)
 {
-  (void)cal; /* the host link and copy latency were laid over the catalog */
-  const FsModel *gpu = table_gpu(t, cat, error);
+  /* in->cal: the host link and copy latency were laid over the catalog */
+  const FsModel *gpu = table_gpu(t, in->cat, error);
   if (gpu == NULL)
     return FALSE;
   HostCopy *h = g_new0(HostCopy, 1);
@@ -90,7 +89,7 @@ static gboolean host_copy_predict(void *ctx, const FsValTable *t, guint row, con
   return TRUE;
 }
 
-static const FsValKind host_copy = {
+const FsValKind fs_val_kind_host_copy = {
   "host-copy",
   "cudaMemcpyAsync host<->device: GPU copy_latency + size / PCIe effective bandwidth",
   host_copy_prepare,
@@ -155,10 +154,10 @@ static gboolean kernel_table_prepare(const FsValTable *t, const FsCatalog *cat,
 enum { GEMM_DTYPE, GEMM_M, GEMM_N, GEMM_K, GEMM_TIME };
 static const char *const gemm_cols[] = {"dtype", "m", "n", "k", "time_us", NULL};
 
-static gboolean gemm_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
-                             void **ctx, GError **error)
+static gboolean gemm_prepare(const FsValTable *t, const FsValInputs *in, void **ctx,
+                             GError **error)
 {
-  return kernel_table_prepare(t, cat, cal, gemm_cols, ctx, error);
+  return kernel_table_prepare(t, in->cat, in->cal, gemm_cols, ctx, error);
 }
 
 static gboolean gemm_predict(void *ctx, const FsValTable *t, guint row, const char *metric,
@@ -197,7 +196,7 @@ static gboolean gemm_predict(void *ctx, const FsValTable *t, guint row, const ch
   return TRUE;
 }
 
-static const FsValKind gemm = {
+const FsValKind fs_val_kind_gemm = {
   "gemm",
   "one GEMM kernel: max(FLOPs / (peak x efficiency(FLOPs curve x measured-shape factor)), "
   "bytes / (HBM bandwidth x memory efficiency)), launch excluded",
@@ -222,10 +221,10 @@ enum { ATTN_DTYPE, ATTN_PASS, ATTN_CAUSAL, ATTN_BATCH, ATTN_HEADS, ATTN_SEQ, ATT
 static const char *const attn_cols[] = {"dtype", "pass", "causal", "batch", "heads", "seq",
                                         "head_dim", "tflops", NULL};
 
-static gboolean attn_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
-                             void **ctx, GError **error)
+static gboolean attn_prepare(const FsValTable *t, const FsValInputs *in, void **ctx,
+                             GError **error)
 {
-  return kernel_table_prepare(t, cat, cal, attn_cols, ctx, error);
+  return kernel_table_prepare(t, in->cat, in->cal, attn_cols, ctx, error);
 }
 
 /* Reads column col of row as one of two words (FALSE for no, TRUE for
@@ -293,7 +292,7 @@ static gboolean attn_predict(void *ctx, const FsValTable *t, guint row, const ch
   return TRUE;
 }
 
-static const FsValKind attention = {
+const FsValKind fs_val_kind_attention = {
   "attention",
   "one fused attention kernel: max(FLOPs / (peak x efficiency(sequence curve x head-dim factor)), "
   "bytes / (HBM bandwidth x memory efficiency)), launch excluded",
@@ -303,9 +302,8 @@ static const FsValKind attention = {
 };
 
 const FsValKind *const fs_val_kinds[] = {
-  &host_copy,
-  &gemm,
-  &attention,
-  &fs_val_kind_nccl_tests,
+  &fs_val_kind_host_copy,
+  &fs_val_kind_gemm,
+  &fs_val_kind_attention,
   NULL,
 };

@@ -41,8 +41,9 @@ static const FsSchemaField header_fields[] = {
   KEY("defines", FALSE, "`NAME=INTEGER` words", "`nccl-tests`: the topology's parameters"),
   KEY("collective", FALSE, "a collective", "`nccl-tests`: the operation measured"),
   KEY("ranks", FALSE, "a number or `the gpus column`", "`nccl-tests`: the ranks of each row"),
-  KEY("algorithm", FALSE, "`default` or an algorithm", "`nccl-tests`: the algorithm forced "
-      "(`default`: the tuner's choice)"),
+  KEY("algorithm", FALSE, "`default` or an algorithm", "`nccl-tests`: the algorithm forced, "
+      "over `NCCL_ALGO` (`default`: the tuner's choice, which follows `NCCL_ALGO` / `NCCL_PROTO` "
+      "as `fabricsim coll` does)"),
   KEY("launch", FALSE, "`-t N -g N -G N` then text", "`nccl-tests`: how nccl-tests was "
       "launched (absent: `-g 1`)"),
   KEY("nccl", FALSE, "a release `X.Y` then text", "`nccl-tests`: the NCCL release whose "
@@ -338,13 +339,16 @@ gboolean fs_val_table_double(const FsValTable *t, guint row, int col, double *ou
   return TRUE;
 }
 
-const FsValKind *fs_val_kind_find(const char *name)
+/* The kind named name in kinds (NULL-terminated), or NULL. */
+static const FsValKind *kind_in(const FsValKind *const *kinds, const char *name)
 {
-  for (guint i = 0; fs_val_kinds[i]; i++)
-    if (strcmp(fs_val_kinds[i]->name, name) == 0)
-      return fs_val_kinds[i];
+  for (guint i = 0; name != NULL && kinds[i]; i++)
+    if (strcmp(kinds[i]->name, name) == 0)
+      return kinds[i];
   return NULL;
 }
+
+const FsValKind *fs_val_kind_find(const char *name) { return kind_in(fs_val_kinds, name); }
 
 void fs_val_result_free(FsValResult *r)
 {
@@ -365,14 +369,21 @@ FsValResult *fs_val_run(const FsValTable *t, const FsCatalog *cat, GError **erro
   return fs_val_run_calibrated(t, cat, NULL, error);
 }
 
+FsValResult *fs_val_run_calibrated(const FsValTable *t, const FsCatalog *cat,
+                                   const FsCalibration *cal, GError **error)
+{
+  FsValInputs in = {cat, cal, NULL};
+  return fs_val_run_kinds(t, fs_val_kinds, &in, error);
+}
+
 /* See validate.h.  Also: each row's error is (predicted − measured) / measured in percent; the
  * rows within the bar's size range with a finite error are in scope, and the table passes when
  * some row is in scope and their mean absolute error is within the bar.  The kind's context is
  * freed before returning.  The caller owns the result. */
-FsValResult *fs_val_run_calibrated(const FsValTable *t, const FsCatalog *cat,
-                                   const FsCalibration *cal, GError **error)
+FsValResult *fs_val_run_kinds(const FsValTable *t, const FsValKind *const *kinds,
+                              const FsValInputs *in, GError **error)
 {
-  g_return_val_if_fail(t != NULL && cat != NULL, NULL);
+  g_return_val_if_fail(t != NULL && kinds != NULL && in != NULL && in->cat != NULL, NULL);
   g_autoptr(FsValResult) r = g_new0(FsValResult, 1);
   r->table = g_strdup(t->name);
   r->file = g_strdup(t->file);
@@ -381,12 +392,12 @@ FsValResult *fs_val_run_calibrated(const FsValTable *t, const FsCatalog *cat,
   r->bar = g_strdup(fs_val_table_key(t, "bar"));
   r->gap = g_strdup(fs_val_table_key(t, "gap"));
   r->rows = g_array_new(FALSE, TRUE, sizeof(FsValRow));
-  const FsValKind *k = fs_val_kind_find(r->kind);
+  const FsValKind *k = kind_in(kinds, r->kind);
   r->pass = TRUE;
   if (k == NULL)
     return g_steal_pointer(&r);
   void *ctx = NULL;
-  if (!k->prepare(t, cat, cal, &ctx, error))
+  if (!k->prepare(t, in, &ctx, error))
     return NULL;
   r->ran = TRUE;
   double sum = 0;

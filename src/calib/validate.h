@@ -12,11 +12,13 @@
  * columns; then one row per line.
  *
  * Runners register by kind in a table of callbacks (fs_val_kinds): a kind
- * prepares a context from the table's header (loading a topology, a
- * model), then predicts each row's metric and reads its measured value.
- * Other modules add kinds by adding an entry to that table (validate-
- * kinds.c).  A table whose kind has no runner in this build is reported
- * as not run and does not fail the run.
+ * prepares a context from the table's header (a model, a GPU), then
+ * predicts each row's metric and reads its measured value.  Calib's own
+ * kinds are in validate-kinds.c; a higher module runs a table with a
+ * table of its own that adds kinds (fs_val_run_kinds: the nccl-tests kind,
+ * which simulates collectives in a scenario's world, is scenario/nccl-ref.h's).
+ * A table whose kind has no runner in the table given is reported as not
+ * run and does not fail the run.
  *
  * The bar holds when the MAPE over the rows in its scope is at most N %.
  *
@@ -103,14 +105,21 @@ gboolean fs_val_table_double(const FsValTable *t, guint row, int col, double *ou
 
 /* ---- kinds ------------------------------------------------------------------ */
 
+/* What a kind predicts with, all borrowed (they outlive the kind's context). */
+typedef struct {
+  const FsCatalog *cat;       /* the catalog, calibrated */
+  const FsCalibration *cal;   /* the applied calibration, or NULL, for what the
+                                 catalog does not hold (GEMM curves, NCCL's constants) */
+  gconstpointer world;        /* the caller's, for the kinds of its own table
+                                 (scenario/nccl-ref.h: the FsScenario); opaque here,
+                                 NULL for calib's kinds */
+} FsValInputs;
+
 typedef struct {
   const char *name;      /* `kind:` value */
   const char *summary;   /* one line for --list-kinds */
-  /* Reads the header and builds the context (cat and cal borrowed, outlive
-   * ctx; cal is the applied calibration or NULL, for what the catalog does
-   * not hold, e.g. NCCL's constants). */
-  gboolean (*prepare)(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
-                      void **ctx, GError **error);
+  /* Reads the header and builds the context. */
+  gboolean (*prepare)(const FsValTable *t, const FsValInputs *in, void **ctx, GError **error);
   /* Predicted and measured value of metric for row; *size the row's size
    * in bytes for the bar's scope (0 when the row has none).  FALSE with an
    * error for a metric the kind does not predict or a bad cell. */
@@ -119,8 +128,11 @@ typedef struct {
   void (*free_ctx)(void *ctx);
 } FsValKind;
 
-/* NULL-terminated, in listing order. */
+/* Calib's kinds (host-copy, gemm, attention), NULL-terminated, in listing
+ * order; each also by name for the tables of other modules. */
 extern const FsValKind *const fs_val_kinds[];
+extern const FsValKind fs_val_kind_host_copy, fs_val_kind_gemm, fs_val_kind_attention;
+/* The kind named name in fs_val_kinds, or NULL. */
 const FsValKind *fs_val_kind_find(const char *name);
 
 /* ---- running ------------------------------------------------------------------ */
@@ -156,8 +168,12 @@ typedef struct {
 void fs_val_result_free(FsValResult *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsValResult, fs_val_result_free)
 
-/* Runs one table against cat.  NULL with error for a malformed table or a
- * kind's error; a kind without a runner gives a result with ran = FALSE. */
+/* Runs one table with the kind of its `kind:` line found in kinds (NULL-
+ * terminated).  NULL with error for a malformed table or a kind's error; a
+ * kind not in kinds gives a result with ran = FALSE. */
+FsValResult *fs_val_run_kinds(const FsValTable *t, const FsValKind *const *kinds,
+                              const FsValInputs *in, GError **error);
+/* fs_val_run_kinds with calib's kinds (fs_val_kinds), cat and no calibration. */
 FsValResult *fs_val_run(const FsValTable *t, const FsCatalog *cat, GError **error);
 /* The same with the calibration that was applied to cat (NULL: none), for
  * the figures kinds take from it outside the catalog. */

@@ -4,11 +4,10 @@
  * Exit 1 when a table misses its bar, 2 for a malformed table. */
 #include <stdio.h>
 
-#include "calib/validate.h"
 #include "cli/commands.h"
 #include "report/progress.h"
 #include "report/validate.h"
-#include "scenario/scenario.h"
+#include "scenario/nccl-ref.h"
 #include "scenario/train-ref.h"
 
 static gboolean opt_json = FALSE;
@@ -74,8 +73,8 @@ int fs_cmd_validate(int argc, char **argv)
   if (done != FS_CLI_GO_ON)
     return done;
   if (opt_list) {
-    for (guint i = 0; fs_val_kinds[i]; i++)
-      printf("%-16s %s\n", fs_val_kinds[i]->name, fs_val_kinds[i]->summary);
+    for (guint i = 0; fs_scenario_val_kinds[i]; i++)
+      printf("%-16s %s\n", fs_scenario_val_kinds[i]->name, fs_scenario_val_kinds[i]->summary);
     return 0;
   }
   const char *dir = opt_dir != NULL ? opt_dir : fs_val_default_dir();
@@ -102,14 +101,13 @@ int fs_cmd_validate(int argc, char **argv)
   g_autoptr(FsScenario) sc = fs_scenario_load(&in, &error);
   if (sc == NULL)
     return fs_cli_fail("validate", error);
-  g_autoptr(FsValReport) rep = fs_report_validate_new(opt_calibration);
+  g_autoptr(FsValReport) rep = fs_report_validate_new(opt_calibration, sc);
   g_autoptr(FsProgress) progress = fs_progress_new("validate", opt_quiet);
   for (guint i = 0; i < files->len; i++) {
     g_autoptr(FsValTable) t = fs_val_table_load(g_ptr_array_index(files, i), &error);
     if (t == NULL)
       return fs_cli_fail("validate", error);
-    g_autoptr(FsValResult) r =
-      fs_val_run_calibrated(t, fs_scenario_catalog(sc), fs_scenario_calibration(sc), &error);
+    g_autoptr(FsValResult) r = fs_scenario_val_run(sc, t, &error);
     if (r == NULL)
       return fs_cli_fail("validate", error);
     fs_report_validate_add(rep, r, t->bar_metric);

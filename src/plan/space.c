@@ -125,7 +125,10 @@ static FsTopo *load_topo(FsPlanner *p, const char *path, guint nodes, GError **e
   if (nodes > 0)
     g_ptr_array_add(defs, g_strdup_printf(SCALE_PARAM "=%u", nodes));
   g_ptr_array_add(defs, NULL);
-  return fs_topo_load_file(path, p->cat, (const char *const *)defs->pdata, error);
+  /* Through the scenario, the one place that loads topologies; a planner
+   * without one (fs_planner_new) has its own catalog. */
+  return p->sc != NULL ? fs_scenario_load_topology(p->sc, path, (const char *const *)defs->pdata, error)
+                       : fs_topo_load_file(path, p->cat, (const char *const *)defs->pdata, error);
 }
 
 /* What carries traffic between two GPUs of a node, in words: NVSwitch

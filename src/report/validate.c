@@ -98,13 +98,22 @@ static void table_text(GString *out, const FsValResult *r, const char *metric)
   g_string_append(out, "\n");
 }
 
-FsValReport *fs_report_validate_new(const char *calibration)
+FsValReport *fs_report_validate_new(const char *calibration, const FsScenario *sc)
 {
   FsValReport *v = g_new0(FsValReport, 1);
   v->calibration = g_strdup(calibration);
   v->tables = json_array();
   v->notes = json_array();
   v->text = g_string_new(NULL);
+  const char *env = sc != NULL ? fs_scenario_env_text(sc) : NULL;
+  if (env != NULL) {
+    g_autofree char *line = g_strdup_printf(
+      "note: the NCCL_* variables set here (%s) apply to every simulated table, as to "
+      "`fabricsim coll` and `train` (a table's own `algorithm:` line wins over NCCL_ALGO); the "
+      "measurements ran without them", env);
+    fs_report_validate_note(v, line);
+    g_string_append(v->text, "\n");
+  }
   return v;
 }
 

@@ -10,14 +10,18 @@
 
 #include "calib/validate.h"
 #include "report/format.h"
+#include "scenario/scenario.h"
 #include "scenario/train-ref.h"
 
 G_BEGIN_DECLS
 
 typedef struct FsValReport FsValReport;
 
-/* A report; calibration (borrowed, copied) is the --calibration file, or NULL. */
-FsValReport *fs_report_validate_new(const char *calibration);
+/* A report; calibration (borrowed, copied) is the --calibration file, or
+ * NULL; sc the scenario the tables run in: when the environment set NCCL_*
+ * variables it applies (fs_scenario_env_text), the report starts with a
+ * note naming them, since the tables were measured without them. */
+FsValReport *fs_report_validate_new(const char *calibration, const FsScenario *sc);
 /* Adds one table's result (bar metric: its name in the text). */
 void fs_report_validate_add(FsValReport *v, const FsValResult *r, const char *metric);
 /* Adds a line of text after the tables added so far (in JSON: the

@@ -27,7 +27,8 @@ static gboolean predict(void *ctx, const double *p, const uint64_t *sizes, guint
   for (guint m = 0; s->fit->models[m]; m++)
     if (!fs_catalog_set_link_efficiency(s->cat, s->fit->models[m], p[0], NULL, error))
       return FALSE;
-  g_autoptr(FsTopo) topo = fs_topo_load_file(s->topo_path, s->cat, NULL, error);
+  /* Loaded again each time: its links take the catalog's refitted figures. */
+  g_autoptr(FsTopo) topo = fs_scenario_load_topology(s->sc, s->topo_path, NULL, error);
   if (topo == NULL)
     return FALSE;
   /* A shallow copy: only the latency table (an array inside the record)

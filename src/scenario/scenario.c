@@ -16,6 +16,7 @@ struct FsScenario {
   FsCollPrefs prefs;
   FsStepFactor *step_factor;  /* models/calibration/training-step.yaml, or NULL */
   char *nccl_path;  /* the file the NCCL constants came from */
+  char *env_text;   /* fs_scenario_env_text */
 };
 
 gboolean fs_scenario_prefs_from_env(FsCollPrefs *prefs, GError **error)
@@ -58,6 +59,26 @@ static gboolean force_tuner(FsCollPrefs *prefs, const char *algo, const char *pr
   }
   prefs->channels = (guint)channels;
   return TRUE;
+}
+
+/* The NCCL_* variables set in the environment that a scenario applies
+ * (fs_scenario_env_text), or NULL. */
+static char *env_text(void)
+{
+  /* fs_scenario_prefs_from_env's, net/route.h's and fs_nccl_params_apply_env's. */
+  static const char *const vars[] = {
+    "NCCL_ALGO", "NCCL_PROTO", "NCCL_COLLNET_ENABLE", "NCCL_CROSS_NIC", "NCCL_PXN_DISABLE",
+    "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD",
+    "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_P2P_PER_CHANNEL_NET_BW", "NCCL_MIN_CTAS",
+    "NCCL_MAX_CTAS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
+  };
+  g_autoptr(GString) out = g_string_new(NULL);
+  for (guint i = 0; i < G_N_ELEMENTS(vars); i++) {
+    const char *v = g_getenv(vars[i]);
+    if (v != NULL && v[0] != '\0')
+      g_string_append_printf(out, "%s%s=%s", out->len > 0 ? " " : "", vars[i], v);
+  }
+  return out->len > 0 ? g_string_free(g_steal_pointer(&out), FALSE) : NULL;
 }
 
 /* Loads the inputs in their order (tuner inputs, catalog with the
@@ -105,6 +126,7 @@ FsScenario *fs_scenario_load(const FsScenarioInputs *in, GError **error)
     /* NCCL's point-to-point variables (NCCL_P2P_NET_CHUNKSIZE, NCCL_NCHANNELS_PER_NET_PEER…). */
     if (!fs_nccl_params_apply_env(sc->nccl, error))
       return NULL;
+    sc->env_text = env_text();
   }
   /* The calibration's one moment: the catalog has it already (the
    * topology's models are the calibrated ones); now the curves and NCCL's
@@ -124,6 +146,7 @@ void fs_scenario_free(FsScenario *sc)
   fs_topo_free(sc->topo);
   fs_nccl_params_free(sc->nccl);
   g_free(sc->nccl_path);
+  g_free(sc->env_text);
   fs_efficiency_free(sc->eff);
   fs_step_factor_free(sc->step_factor);
   fs_calibration_free(sc->cal);
@@ -139,15 +162,38 @@ const FsNcclParams *fs_scenario_nccl(const FsScenario *sc) { return sc->nccl; }
 const FsCollPrefs *fs_scenario_prefs(const FsScenario *sc) { return &sc->prefs; }
 const FsStepFactor *fs_scenario_step_factor(const FsScenario *sc) { return sc->step_factor; }
 
+FsTopo *fs_scenario_load_topology(const FsScenario *sc, const char *path,
+                                  const char *const *defines, GError **error)
+{
+  g_return_val_if_fail(sc != NULL && path != NULL, NULL);
+  return fs_topo_load_file(path, sc->cat, defines, error);
+}
+
+FsNcclParams *fs_scenario_nccl_release(const FsScenario *sc, const char *version, const char *what,
+                                       const FsTopo *topo, GError **error)
+{
+  g_return_val_if_fail(sc != NULL && topo != NULL, NULL);
+  g_autofree char *path = version != NULL ? fs_nccl_params_version_path(version, what, error)
+                        : sc->nccl_path != NULL ? g_strdup(sc->nccl_path)
+                                                : fs_nccl_params_default_path();
+  if (path == NULL)
+    return NULL;
+  g_autoptr(FsNcclParams) np = fs_nccl_params_load(path, error);
+  if (np == NULL || !fs_nccl_params_apply_env(np, error))
+    return NULL;
+  if (sc->cal != NULL)
+    fs_calibration_apply_nccl(sc->cal, fs_calibration_topo_gpu(topo), np, NULL);
+  return g_steal_pointer(&np);
+}
+
+const char *fs_scenario_env_text(const FsScenario *sc) { return sc->env_text; }
+
 FsNcclParams *fs_scenario_nccl_for_topo(const FsScenario *sc, const FsTopo *topo, GError **error)
 {
   g_return_val_if_fail(sc != NULL && topo != NULL, NULL);
   if (sc->cal == NULL || sc->nccl_path == NULL)
     return NULL;
-  FsNcclParams *np = fs_nccl_params_load(sc->nccl_path, error);
-  if (np != NULL)
-    fs_calibration_apply_nccl(sc->cal, fs_calibration_topo_gpu(topo), np, NULL);
-  return np;
+  return fs_scenario_nccl_release(sc, NULL, NULL, topo, error);
 }
 
 FsScenarioWorld *fs_scenario_world_new(const FsScenario *sc, const FsTopo *topo, FsNetModel model,

@@ -136,10 +136,36 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsScenarioWorld, fs_scenario_world_free)
 FsTrain *fs_scenario_train_new(const FsScenario *sc, const FsTopo *topo, const FsNcclParams *nccl,
                                const FsWorkload *w, const FsTrainOptions *opt, GError **error);
 
+/* A topology file with its -D parameters (NULL-terminated NAME=VALUE, or
+ * NULL) on the scenario's calibrated catalog: for the runs that load their
+ * own (validate's nccl-tests tables; a sweep or plan point).  Caller frees.
+ * Errors: as fs_topo_load_file. */
+FsTopo *fs_scenario_load_topology(const FsScenario *sc, const char *path,
+                                  const char *const *defines, GError **error);
+
+/* NCCL's constants of release version (X.Y, as --nccl-version; what names
+ * where it came from in the error), or, when version is NULL, the
+ * scenario's own file (--nccl-params / --nccl-version, else the default),
+ * loaded again with the NCCL_* point-to-point and channel variables laid
+ * over them (fs_nccl_params_apply_env) and the calibration matched against
+ * topo's first GPU, as fs_scenario_load does for its own.  Caller frees.
+ * Errors: an unknown release (FS_COLL_ERROR), the file's, a bad variable. */
+FsNcclParams *fs_scenario_nccl_release(const FsScenario *sc, const char *version, const char *what,
+                                       const FsTopo *topo, GError **error);
+
+/* The NCCL_* variables the scenario applied that the environment set when
+ * it loaded (with FS_SCENARIO_NEED_NCCL): the tuner's (NCCL_ALGO,
+ * NCCL_PROTO, NCCL_COLLNET_ENABLE), the router's (NCCL_CROSS_NIC,
+ * NCCL_PXN_DISABLE) and NCCL's constants' (point-to-point chunks and
+ * channels, NCCL_MIN/MAX_CTAS, NCCL_MIN/MAX_NCHANNELS), as "NAME=VALUE"
+ * words separated by spaces; NULL when none was set.  Borrowed.
+ * `fabricsim validate` notes them: its tables were measured without them. */
+const char *fs_scenario_env_text(const FsScenario *sc);
+
 /* For a scenario without a topology of its own (sweep, plan: one per
- * point) but with a calibration: NCCL's constants loaded again and
- * calibrated for topo's first GPU, as fs_scenario_load does for the
- * scenario's topology (caller frees).  NULL without a calibration (the
+ * point) but with a calibration: NCCL's constants loaded again with the
+ * NCCL_* variables and calibrated for topo's first GPU, as fs_scenario_load
+ * does for the scenario's topology (fs_scenario_nccl_release; caller frees).  NULL without a calibration (the
  * scenario's constants apply as they are) or with the load's error. */
 FsNcclParams *fs_scenario_nccl_for_topo(const FsScenario *sc, const FsTopo *topo, GError **error);
 

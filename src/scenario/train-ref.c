@@ -78,8 +78,8 @@ static gboolean simulate(const FsScenario *sc, const System *sys, const char *wo
   for (guint i = 1; sys->topo[i] != NULL; i++)
     g_ptr_array_add(defs, g_strdup(sys->topo[i]));
   g_ptr_array_add(defs, NULL);
-  g_autoptr(FsTopo) topo = fs_topo_load_file(tpath, fs_scenario_catalog(sc),
-                                             (const char *const *)defs->pdata, error);
+  g_autoptr(FsTopo) topo = fs_scenario_load_topology(sc, tpath, (const char *const *)defs->pdata,
+                                                     error);
   if (topo == NULL)
     return FALSE;
   g_autofree char *wpath = fs_datadir_find(FS_DATA_WORKLOADS, workload);

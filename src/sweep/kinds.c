@@ -107,7 +107,7 @@ void fs_sweep_env_prepare(FsSweepEnv *env, const FsSweepSpec *s, guint first, gu
     g_autofree char *path = fs_sweep_point_path(s, p, "topology");
     GError *error = NULL;
     TopoEntry *e = g_new0(TopoEntry, 1);
-    e->topo = fs_topo_load_file(path, env->cat, (const char *const *)defs->pdata, &error);
+    e->topo = fs_scenario_load_topology(env->sc, path, (const char *const *)defs->pdata, &error);
     if (e->topo != NULL && (e->nccl = fs_scenario_nccl_for_topo(env->sc, e->topo, &error)) == NULL &&
         error != NULL)
       g_clear_pointer(&e->topo, fs_topo_free);

@@ -12,6 +12,9 @@
 #     takes the same time in coll and replay under --calibration, NCCL_ALGO
 #     and NCCL_PROTO; an NCCL_ALGO that leaves all_gather no algorithm is
 #     the same error in coll, train, replay, plan and sweep;
+#   - validate's nccl-tests tables run in the scenario's world: a table with
+#     `algorithm: default` follows NCCL_ALGO, NCCL_PROTO and --calibration
+#     as coll does (the same time), with a note; a pinned algorithm wins;
 #   - coll --trace runs with the tuner inputs of the table it traces
 #     (--algo, NCCL_ALGO), where it used to ignore them;
 #   - --quiet is accepted by every simulating command, and with stderr not
@@ -187,6 +190,68 @@ coll_and_replay t1 -- --calibration "$CAL"
 coll_and_replay t2 NCCL_ALGO=Tree --
 coll_and_replay t3 NCCL_PROTO=Simple --
 for t in t1 t2 t3; do cmp -s t0 "$t" && fail "setting $t changed nothing in coll and replay"; done
+
+# validate's nccl-tests kind runs in the scenario's world: an `algorithm:
+# default` table follows NCCL_ALGO, NCCL_PROTO and --calibration as coll does
+# (the same all-reduce, the same time within 0.1 %; each setting changes
+# it), with a note naming the variables; a table that pins its algorithm
+# keeps it under NCCL_ALGO; a bad NCCL_ALGO is refused.
+# vtable FILE ALGORITHM: a one-row table of that all-reduce.
+vtable() {
+  cat >"$1" <<EOF
+# source: tests/cli/test-scenario.sh
+# kind: nccl-tests
+# topology: $T/dgx-h100.yaml
+# collective: all_reduce
+# ranks: 8
+# algorithm: $2
+# bar: time within 1000%
+size_bytes,oop_time_us,oop_busbw_GBps
+65536,10,1
+EOF
+}
+vtable vt.csv default
+vtable vring.csv ring
+# coll_and_validate OUT [VAR=VALUE...] -- [OPTION...]: both times into OUT.
+coll_and_validate() {
+  local out=$1 envs=()
+  shift
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  env "${envs[@]}" "$FABRICSIM" coll "$T/dgx-h100.yaml" -b 64K -e 64K --json "$@" >c.json
+  env "${envs[@]}" "$FABRICSIM" validate -q --json vt.csv "$@" >v.json
+  python3 - c.json v.json "$out" <<'PY' || fail "coll and validate disagree on one all-reduce (${envs[*]} $*)"
+import json, sys
+c = json.load(open(sys.argv[1]))["results"][0]["time_us"]
+v = json.load(open(sys.argv[2]))["tables"][0]["rows"][0]["predicted"]
+assert abs(c - v) <= 1e-3 * c, (c, v)
+open(sys.argv[3], "w").write(f"{c} {v}\n")
+PY
+}
+coll_and_validate v0 --
+coll_and_validate v1 -- --calibration "$CAL"
+coll_and_validate v2 NCCL_ALGO=Tree --
+coll_and_validate v3 NCCL_PROTO=Simple --
+for t in v1 v2 v3; do cmp -s v0 "$t" && fail "setting $t changed nothing in coll and validate"; done
+# The note: the tables were measured without the variables.
+out=$(NCCL_ALGO=Tree NCCL_PROTO=Simple "$FABRICSIM" validate -q vt.csv)
+contains "$out" "note: the NCCL_* variables set here (NCCL_ALGO=Tree NCCL_PROTO=Simple) apply" \
+  "validate's note"
+case "$("$FABRICSIM" validate -q vt.csv)" in *"note: the NCCL_"*) fail "a note without NCCL_*";; esac
+# A pinned algorithm wins over NCCL_ALGO: ring under NCCL_ALGO=Tree is ring.
+"$FABRICSIM" validate -q --json vring.csv >r0.json
+NCCL_ALGO=Tree "$FABRICSIM" validate -q --json vring.csv >r1.json
+python3 - r0.json r1.json <<'PY' || fail "NCCL_ALGO=Tree changed a table that pins ring"
+import json, sys
+a, b = (json.load(open(f))["tables"][0]["rows"][0]["predicted"] for f in sys.argv[1:3])
+assert a == b, (a, b)
+PY
+set +e
+err=$(NCCL_ALGO=Bogus "$FABRICSIM" validate -q vt.csv 2>&1 >/dev/null)
+st=$?
+set -e
+[ "$st" -eq 2 ] || fail "NCCL_ALGO=Bogus validate exited $st, expected 2"
+contains "$err" 'NCCL_ALGO "Bogus"' "NCCL_ALGO=Bogus in validate"
 
 # ---- coll --trace: the table's tuner inputs ----------------------------------
 

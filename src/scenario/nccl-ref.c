@@ -1,44 +1,42 @@
-/* validate-nccl.c — the `nccl-tests` reference kind of `fabricsim
- * validate`: each row's collective is run on the simulator the way
- * `fabricsim coll` runs it (tuner's choice unless `algorithm:` forces one,
- * float, sum; CollNet only when forced, as without NCCL_COLLNET_ENABLE) on the first `ranks` GPUs of the table's topology, and its
- * busbw or time is compared with the measured out-of-place figure.
- * Built only when the collective layer and routing are (src/calib/
- * meson.build); registered in validate-kinds.c.
+/* nccl-ref.c — the `nccl-tests` reference kind of `fabricsim validate`
+ * (nccl-ref.h): each row's collective is run the way `fabricsim coll` runs
+ * it (float, sum; the tuner's choice under the scenario's NCCL_ALGO,
+ * NCCL_PROTO and NCCL_COLLNET_ENABLE unless the table's `algorithm:`
+ * forces one) on the first `ranks` GPUs of the table's topology, in a
+ * world the scenario builds, and its busbw or time is compared with the
+ * measured out-of-place figure.
  *
- * Header keys: `topology` (a path, relative to the repository root when
- * not absolute), `defines` (optional: the topology's parameters as
+ * Header keys: `topology` (a path, relative to the data root when not
+ * absolute), `defines` (optional: the topology's parameters as
  * `NAME=INTEGER` words, like `-D`, e.g. `nodes=2`), `collective`, `ranks`
  * (a number; or a `gpus` column), `algorithm` (`default` or a `fabricsim
- * coll --list` name), `launch` (optional: nccl-tests' launch flags `-t N
- * -g N -G N` followed by prose, coll/launch.h; absent = `-g 1`, one
- * process per GPU).  Columns: `size_bytes`, `oop_busbw_GBps`, optional
- * `oop_time_us` (needed by the time metric) and `gpus`.
- * Cost: one simulated collective per row; the network of each rank count
- * is built once per table.
+ * coll --list` name), `nccl` (optional: the release measured, first word
+ * X.Y; absent = the default constants), `launch` (optional: nccl-tests'
+ * launch flags `-t N -g N -G N` followed by prose, coll/launch.h; absent =
+ * `-g 1`, one process per GPU).  Columns: `size_bytes`, `oop_busbw_GBps`,
+ * optional `oop_time_us` (needed by the time metric) and `gpus`.
+ * Cost: one simulated collective per row; the world of each rank count is
+ * built once per table.
  */
 #include <string.h>
 
-#include "calib/nccl-apply.h"
-#include "calib/validate-nccl.h"
+#include "scenario/nccl-ref.h"
+
 #include "collrun/bench.h"
 #include "collrun/coll-topo.h"
-#include "net/route.h"
 #include "util/datadir.h"
 #include "util/error.h"
 
 typedef struct {
   guint nranks;
-  FsSim *sim;
-  FsFlowNet *net;
-  FsRouter *router;
-  FsCollTopoNet *tnet;
+  FsScenarioWorld *world;  /* simulator, flow network, router (the scenario's) */
   FsComm *comm;
   FsCollSysInfo sys;
   FsCollAloneMemo *memo;  /* shared by the rows of this rank count, as a sweep shares it */
 } Setup;
 
 typedef struct {
+  const FsScenario *sc;
   FsTopo *topo;
   FsNcclParams *np;
   FsCollOp op;
@@ -55,10 +53,7 @@ static void setup_free(gpointer p)
   if (s->memo != NULL)
     fs_coll_alone_memo_free(s->memo);
   fs_comm_free(s->comm);
-  fs_coll_topo_net_free(s->tnet);
-  fs_router_free(s->router);
-  fs_flownet_free(s->net);
-  fs_sim_free(s->sim);
+  fs_scenario_world_free(s->world);
   g_free(s);
 }
 
@@ -96,16 +91,18 @@ static int key_line(const FsValTable *t, const char *key)
 }
 
 /* The prepare step of the nccl-tests table kind: reads the table's collective, optional
- * algorithm, rank count (or its gpus column) and column positions, loads its topology (relative
- * to the data root, with the `defines` parameters) and the NCCL parameters of the table's `nccl`
- * release (the default ones without it), and applies cal's NCCL figures to them.
+ * algorithm, rank count (or its gpus column) and column positions; loads its topology through
+ * the scenario in->world (relative to the data root, with the `defines` parameters) and the NCCL
+ * constants of the table's `nccl` release (the scenario's without it), with the NCCL_*
+ * environment and the calibration applied (fs_scenario_nccl_release).  The tuner inputs are the
+ * scenario's (NCCL_ALGO, NCCL_PROTO, NCCL_COLLNET_ENABLE), the table's algorithm winning.
  * On success *ctx holds a new Nccl context, freed by the kind's free_ctx (nccl_free).  Returns
  * FALSE with FS_VAL_ERROR set for a missing or bad key or column, or the loader's error prefixed
  * with the table's file (and the `defines` or `nccl` line at fault). */
-static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const FsCalibration *cal,
-                             void **ctx,
+static gboolean nccl_prepare(const FsValTable *t, const FsValInputs *in, void **ctx,
                              GError **error)
 {
+  g_return_val_if_fail(in->world != NULL, FALSE);
   const char *topo_key = fs_val_table_require(t, "topology", error);
   const char *coll = topo_key ? fs_val_table_require(t, "collective", error) : NULL;
   if (coll == NULL)
@@ -116,10 +113,11 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
     nccl_free(c);
     return fail_key(t, "collective", error, "unknown collective \"%s\"", coll);
   }
-  fs_coll_prefs_init(&c->prefs);
-  /* As NCCL and `fabricsim coll` run without NCCL_COLLNET_ENABLE=1: no
-   * CollNet (SHARP) unless the table's algorithm forces it. */
-  c->prefs.collnet_off = TRUE;
+  c->sc = in->world;
+  /* The scenario's tuner inputs, as `fabricsim coll` runs: NCCL_ALGO and
+   * NCCL_PROTO; CollNet (SHARP) only with NCCL_COLLNET_ENABLE=1, or where
+   * the table's algorithm forces it. */
+  c->prefs = *fs_scenario_prefs(c->sc);
   const char *algo = fs_val_table_key(t, "algorithm");
   if (algo != NULL && !g_str_has_prefix(algo, "default")) {
     g_autofree char *name = g_strdup(algo);
@@ -181,7 +179,8 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
   g_autofree char *relw = rel != NULL ? g_strdup(rel) : NULL;
   if (relw != NULL && strchr(relw, ' ') != NULL)
     *strchr(relw, ' ') = '\0';
-  if ((c->topo = fs_topo_load_file(path, cat, (const char *const *)dv->pdata, &e)) == NULL) {
+  if ((c->topo = fs_scenario_load_topology(c->sc, path, (const char *const *)dv->pdata, &e)) ==
+      NULL) {
     /* A bad or unknown parameter is the defines line's fault. */
     int line = 0;
     if (defs != NULL && g_error_matches(e, FS_TOPO_ERROR, FS_TOPO_ERROR_PARAM))
@@ -191,8 +190,9 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
     nccl_free(c);
     return FALSE;
   }
-  if ((c->np = relw != NULL ? fs_nccl_params_load_version(relw, "nccl", &e)
-                            : fs_nccl_params_load_default(&e)) == NULL) {
+  /* The release's constants with the NCCL_* environment and NCCL's latencies from the
+   * calibration (models/nccl is not in the catalog, so --calibration reaches it here). */
+  if ((c->np = fs_scenario_nccl_release(c->sc, relw, "nccl", c->topo, &e)) == NULL) {
     /* An unknown release is the nccl line's fault. */
     int line = relw != NULL ? key_line(t, "nccl") : 0;
     fs_error_prefix_at(e, t->file, line, line > 0 ? 3 : 0);
@@ -201,7 +201,8 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
     return FALSE;
   }
   /* The NCCL variables the run set (`env: NCCL_BUFFSIZE=8388608 ...`, up to the first word
-   * without '='), as `fabricsim coll` reads them from the environment. */
+   * without '='), as `fabricsim coll` reads them from the environment; over the process's own NCCL_* variables
+   * and the calibration, which fs_scenario_nccl_release applied. */
   const char *env = fs_val_table_key(t, "env");
   if (env != NULL) {
     g_auto(GStrv) words = g_strsplit_set(env, " \t", -1);
@@ -227,9 +228,6 @@ static gboolean nccl_prepare(const FsValTable *t, const FsCatalog *cat, const Fs
       return FALSE;
     }
   }
-  /* NCCL's latencies from the calibration (models/nccl is not in the
-   * catalog, so --calibration reaches it here). */
-  fs_calibration_apply_nccl(cal, fs_calibration_topo_gpu(c->topo), c->np, NULL);
   *ctx = c;
   return TRUE;
 }
@@ -250,13 +248,11 @@ static Setup *setup_for(Nccl *c, guint n, GError **error)
   Setup *s = g_new0(Setup, 1);
   s->nranks = n;
   s->memo = fs_coll_alone_memo_new();
-  s->sim = fs_sim_new();
-  s->net = fs_flownet_new(s->sim, FS_NET_MAXMIN);
-  s->router = fs_router_new(c->topo, s->net, NULL);
-  s->tnet = fs_coll_topo_net_new(s->router);
+  s->world = fs_scenario_world_new(c->sc, c->topo, FS_NET_MAXMIN, NULL);
   g_ptr_array_add(c->setups, s);
-  if ((s->comm = fs_coll_comm_from_topo(s->router, gpus, ng, c->np->max_channels, error)) == NULL ||
-      !fs_coll_sysinfo_from_topo(c->np, s->router, s->comm, &s->sys, error))
+  if ((s->comm = fs_coll_comm_from_topo(s->world->router, gpus, ng, c->np->max_channels,
+                                        error)) == NULL ||
+      !fs_coll_sysinfo_from_topo(c->np, s->world->router, s->comm, &s->sys, error))
     return NULL;
   fs_coll_prefs_apply_sys(&c->prefs, &s->sys);
   return s;
@@ -283,11 +279,11 @@ static gboolean nccl_predict(void *ctx, const FsValTable *t, guint row, const ch
   FsCollSweep sw = {.op = c->op, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
                     .min_bytes = *size, .max_bytes = *size, .step_bytes = 1,
                     .prefs = c->prefs, .launch = c->launch,
-                    .alone = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s->tnet,
-                              .memo = s->memo}};
+                    .alone = {.route_fixed = fs_coll_topo_route_fixed,
+                              .route_ctx = s->world->tnet, .memo = s->memo}};
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
-  if (!fs_coll_bench(c->np, &s->sys, s->comm, &sw, s->net, fs_coll_topo_xfer, s->tnet, rows,
-                     error))
+  if (!fs_coll_bench(c->np, &s->sys, s->comm, &sw, s->world->net, fs_coll_topo_xfer,
+                     s->world->tnet, rows, error))
     return FALSE;
   const FsNcclTestsRow *r = &g_array_index(rows, FsNcclTestsRow, 0);
   *predicted = busbw ? r->oop_busbw : r->oop_time_us;
@@ -301,3 +297,18 @@ const FsValKind fs_val_kind_nccl_tests = {
   nccl_predict,
   nccl_free,
 };
+
+const FsValKind *const fs_scenario_val_kinds[] = {
+  &fs_val_kind_host_copy,
+  &fs_val_kind_gemm,
+  &fs_val_kind_attention,
+  &fs_val_kind_nccl_tests,
+  NULL,
+};
+
+FsValResult *fs_scenario_val_run(const FsScenario *sc, const FsValTable *t, GError **error)
+{
+  g_return_val_if_fail(sc != NULL && fs_scenario_nccl(sc) != NULL, NULL);
+  FsValInputs in = {fs_scenario_catalog(sc), fs_scenario_calibration(sc), sc};
+  return fs_val_run_kinds(t, fs_scenario_val_kinds, &in, error);
+}

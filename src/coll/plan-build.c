@@ -64,6 +64,24 @@ gboolean fs_plan_overflowed(const FsPlanBuilder *b)
   return b->overflow;
 }
 
+guint64 fs_plan_virtual_limit(const FsPlanBuilder *b)
+{
+  const FsCollRequest *r = &b->plan->req;
+  /* Folding failed: the caller builds the whole plan next, whose every
+   * step counts. */
+  if (b->fold.failed || r->max_virtual <= r->max_steps)
+    return r->max_steps;
+  return MIN(r->max_virtual, (guint64)FS_PLAN_MAX_VIRTUAL);
+}
+
+gboolean fs_plan_at_guard(const FsPlanBuilder *b)
+{
+  const FsCollPlan *p = b->plan;
+  if (!b->fold.on)
+    return p->steps->len >= p->req.max_steps;
+  return p->steps->len >= p->req.max_steps || b->fold.vcount >= fs_plan_virtual_limit(b);
+}
+
 guint fs_coll_plan_max_steps(void)
 {
   static gsize once;
@@ -102,7 +120,7 @@ static uint32_t add_step(FsPlanBuilder *b, const FsCollStep *proto, const uint32
     b->counted++;
     return 0;
   }
-  if ((f->on ? f->vcount : p->steps->len) >= p->req.max_steps) {
+  if (fs_plan_at_guard(b)) {
     b->overflow = TRUE;
     return FS_STEP_NONE;
   }

@@ -157,7 +157,8 @@ gboolean fs_plan_fold_mirror(FsPlanBuilder *b, const FsCollStep *s, const uint32
 {
   FsCollPlan *p = b->plan;
   FoldBuild *f = &b->fold;
-  if (b->count_only || f->vcount >= p->req.max_steps || !fs_plan_fold_step(b, s->channel) || !f->mirror)
+  if (b->count_only || f->vcount >= fs_plan_virtual_limit(b) || !fs_plan_fold_step(b, s->channel) ||
+      !f->mirror)
     return FALSE;
   guint c = f->cur;
   uint32_t k = f->vcount - f->vbase[c];

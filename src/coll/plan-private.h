@@ -143,6 +143,22 @@ static inline const uint32_t *fs_coll_plan_deps_at(const FsCollPlan *p, guint i,
  * source endpoint on k's channel).  plan-build.c. */
 ConnEntry *fs_plan_conn_get(ConnTable *t, const ConnKey *k);
 
+/* The plan-step guard (plan.h): TRUE when the next step would pass it.  A
+ * plan built whole: its steps past max_steps.  A plan folded while built:
+ * the steps made (kept or mirrored) past max_steps, or, when the request
+ * allows more (FsCollRequest.max_virtual), the steps kept past max_steps
+ * or those made past max_virtual (and FS_PLAN_MAX_VIRTUAL); once its
+ * folding failed, the steps made past max_steps (the whole plan is built
+ * next).  plan-build.c. */
+gboolean fs_plan_at_guard(const FsPlanBuilder *b);
+/* The steps a plan folded while built may make, kept or mirrored (the
+ * part of the guard above that a mirrored step, not stored, must pass).
+ * plan-build.c. */
+guint64 fs_plan_virtual_limit(const FsPlanBuilder *b);
+/* Virtual step ids of a plan folded while built stay below this (they are
+ * uint32_t, FS_STEP_NONE excluded). */
+#define FS_PLAN_MAX_VIRTUAL (UINT32_MAX - 1u)
+
 /* Folding while building (plan-mirror.c): the stored id of virtual id v, a
  * step of the channel being made; sets FoldBuild.failed (and returns 0)
  * when v lies before that channel. */

@@ -120,6 +120,12 @@ typedef struct {
   uint64_t chunk_bytes; /* payload per pipelined chunk (per rank block per loop), >= 1 */
   uint64_t slice_bytes; /* payload per transfer inside a chunk; 0 = chunk_bytes */
   guint max_steps;      /* resource guard; 0 = fs_coll_plan_max_steps() */
+  /* Folding while building (fs_coll_plan_new_folded): the steps it may
+   * make, kept or mirrored (not stored), when more than max_steps; the
+   * kept ones stay bounded by max_steps.  0 (or at most max_steps): every
+   * step made counts against max_steps, as for a whole plan.  For a plan
+   * past the guard whole that folding brings under it (collrun/alone.c). */
+  guint64 max_virtual;
   /* Slice coarsening, for collectives that share the network with others
    * (where loop extrapolation cannot apply, see collrun/alone.h): 0 = exact NCCL
    * slicing; N > 0 = chunk and slice sizes are multiplied by the smallest
@@ -215,7 +221,8 @@ FsCollPlan *fs_coll_plan_new(const FsComm *comm, const FsCollAlgo *algo,
 void fs_coll_plan_free(FsCollPlan *plan);
 
 /* The steps the plan of req would have unfolded, what the plan-step guard
- * counts (of a folded plan too: its steps × its width), into *steps,
+ * counts (of a folded plan too: its steps × its width, unless the request
+ * lets folding while building keep fewer, FsCollRequest.max_virtual), into *steps,
  * without storing them: the algorithm runs, nothing is allocated.  For a
  * decision on a plan too large to build (collrun/alone.c).  Errors: those
  * of fs_coll_plan_new's checks of the request; never the guard.  Cost: one

@@ -138,6 +138,18 @@ static FsCollPlan *new_plan(const FsComm *comm, const FsCollAlgo *algo, const Fs
   return fs_coll_plan_new(comm, algo, req, error);
 }
 
+/* req, allowed to make as many steps as the step guard allows times its
+ * channels when folded while built, keeping no more than the guard allows
+ * (FsCollRequest.max_virtual): a plan past the guard whole that folding
+ * brings under it. */
+static FsCollRequest fold_past_guard(const FsCollRequest *req)
+{
+  FsCollRequest r = *req;
+  guint limit = req->max_steps ? req->max_steps : fs_coll_plan_max_steps();
+  r.max_virtual = (guint64)limit * MAX(req->nchannels, 1u);
+  return r;
+}
+
 /* Runs plan (folded when opts allow) with params; adds to stats. */
 static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params, FsFlowNet *net,
                          FsCollTransferFn xfer, void *xfer_ctx, const FsCollAloneOpts *opts,
@@ -439,13 +451,17 @@ static gboolean window(const Attempt *at, gboolean run_missing, gboolean *done, 
 
 /* *over: the plan of req (F >= 2 whole loops of q bytes per channel)
  * would have more steps than the step guard allows (req->max_steps, else
- * fs_coll_plan_max_steps()), as the guard counts them (a folded plan's
- * too): its plans of one and two whole loops (and the rest), counted
- * without being built (fs_coll_plan_count_steps), tell the steps per loop.
- * FALSE only when they cannot be planned for another reason.  Cost: the
- * algorithm's calls for three loops. */
+ * fs_coll_plan_max_steps()) when built whole: its plans of one and two
+ * whole loops (and the rest), counted without being built
+ * (fs_coll_plan_count_steps), tell the steps per loop.  *foldable (may be
+ * NULL): it would not have more than the guard allows times its channels,
+ * so that folding while building (which stores 1/k of k alike channels,
+ * coll/plan.h) might bring it under.  FALSE only when they cannot be
+ * planned for another reason.  Cost: the algorithm's calls for three
+ * loops. */
 static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
-                           uint64_t q, guint64 F, gboolean *over, GError **error)
+                           uint64_t q, guint64 F, gboolean *over, gboolean *foldable,
+                           GError **error)
 {
   FsCollRequest r1, r2;
   truncate_req(req, DIM_LOOPS, q, F, 1, &r1);
@@ -455,7 +471,10 @@ static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsC
       !fs_coll_plan_count_steps(comm, algo, &r2, &n2, error))
     return FALSE;
   guint limit = req->max_steps ? req->max_steps : fs_coll_plan_max_steps();
-  *over = (double)n1 + (double)(F - 1) * ((double)n2 - (double)n1) > (double)limit;
+  double n = (double)n1 + (double)(F - 1) * ((double)n2 - (double)n1);
+  *over = n > (double)limit;
+  if (foldable != NULL)
+    *foldable = n <= (double)limit * MAX(req->nchannels, 1u);
   return TRUE;
 }
 
@@ -486,7 +505,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   gboolean can_stream = !opts->exact && opts->route_paths != NULL;
   if (can_stream && q > 0 && F >= 2 &&
       fs_coll_exec_streams_trusted(choice->algo, req->op)) {
-    if (!over_guard(comm, choice->algo, req, q, F, too_big, error))
+    if (!over_guard(comm, choice->algo, req, q, F, too_big, NULL, error))
       return FALSE;
     if (*too_big)
       return TRUE;
@@ -495,16 +514,22 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   Family fam;
   if (q > 0 && !opts->exact && opts->memo != NULL && F >= 8) {
     /* The executor parameters of the F plan: its latency depth from the
-     * one-loop and two-loop plans (it must not grow with the loops). */
-    FsCollRequest r1 = *req, r2 = *req;
+     * one-loop and two-loop plans (it must not grow with the loops).  Built
+     * folded where runs fold (the same depth, new_plan): the SHARP
+     * algorithms' one-loop plan halves its unit and so has as many units
+     * as the whole plan, past the step guard whole on 16,384 GPUs.  One
+     * still past the guard leaves the family out of the memo. */
+    FsCollRequest r1 = fold_past_guard(req), r2 = r1;
     r1.bytes = q * req->nchannels, r2.bytes = 2 * q * req->nchannels;
-    g_autoptr(FsCollPlan) p1 = fs_coll_plan_new(comm, choice->algo, &r1, error);
-    if (p1 == NULL)
+    GError *perr = NULL;
+    g_autoptr(FsCollPlan) p1 = new_plan(comm, choice->algo, &r1, opts, net, &perr);
+    g_autoptr(FsCollPlan) p2 = p1 ? new_plan(comm, choice->algo, &r2, opts, net, &perr) : NULL;
+    if (p2 == NULL && !g_error_matches(perr, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT)) {
+      g_propagate_error(error, perr);
       return FALSE;
-    g_autoptr(FsCollPlan) p2 = fs_coll_plan_new(comm, choice->algo, &r2, error);
-    if (p2 == NULL)
-      return FALSE;
-    if (fs_coll_plan_latency_depth(p1) == fs_coll_plan_latency_depth(p2)) {
+    }
+    g_clear_error(&perr);
+    if (p2 != NULL && fs_coll_plan_latency_depth(p1) == fs_coll_plan_latency_depth(p2)) {
       FsCollExecParams ep;
       fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, p1, &ep);
       family_of(comm, choice->algo, req, q, F, &ep, &fam);
@@ -534,7 +559,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
        * transfers on it.  Start past depth / transfers loops. */
       FsCollRequest r = *req;
       r.bytes = req->bytes - (F - 1) * q * req->nchannels;
-      g_autoptr(FsCollPlan) one = fs_coll_plan_new(comm, choice->algo, &r, error);
+      g_autoptr(FsCollPlan) one = new_plan(comm, choice->algo, &r, opts, net, error);
       if (one == NULL)
         return FALSE;
       guint c = MAX(fs_coll_plan_max_conn_xfers(one), 1);
@@ -603,15 +628,23 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   /* A whole plan past the step guard (coll/plan.h) cannot run: where the
    * stream model can time it, it does (fs_coll_time_alone).  A plan of
    * whole loops is measured before it is built (its one- and two-loop
-   * plans); any other fails while it is built. */
+   * plans); any other fails while it is built.  One past the guard whole
+   * but that folding might bring under it is built folded, which fails
+   * at the guard (and then streams) or runs as steps: CollNetDirect's
+   * all_reduce of 1 GiB on 16,384 GPUs keeps 1/16 of its steps. */
+  FsCollRequest whole = *req;
   if (can_stream && q > 0 && F >= 2 && !fs_coll_exec_streams_trusted(choice->algo, req->op)) {
-    if (!over_guard(comm, choice->algo, req, q, F, too_big, error))
+    gboolean foldable;
+    if (!over_guard(comm, choice->algo, req, q, F, too_big, &foldable, error))
       return FALSE;
-    if (*too_big)
+    if (*too_big && !(foldable && may_fold(opts, net)))
       return TRUE;
+    if (*too_big)
+      whole = fold_past_guard(req);
+    *too_big = FALSE;
   }
   GError *perr = NULL;
-  g_autoptr(FsCollPlan) plan = new_plan(comm, choice->algo, req, opts, net, &perr);
+  g_autoptr(FsCollPlan) plan = new_plan(comm, choice->algo, &whole, opts, net, &perr);
   if (plan == NULL) {
     if (can_stream && g_error_matches(perr, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT)) {
       g_error_free(perr);

@@ -128,7 +128,14 @@
  * stream model is trusted (fs_coll_exec_streams_trusted: the short runs of
  * the shortcuts over thousands of ranks cost seconds each and fail for the
  * NVLS tree, whose 64 loops of 1 GiB on 512 DGX H100 nodes do not repeat;
- * 33 s of CPU before, 2 s now), after the shortcuts otherwise.
+ * 33 s of CPU before, 2 s now), after the shortcuts otherwise.  A plan of
+ * whole loops past the guard whole that folding might bring under it (no
+ * more steps than the guard × its channels) is built folded first
+ * (FsCollRequest.max_virtual): it runs as steps when it keeps no more
+ * steps than the guard allows, else as streams (CollNetDirect on 16,384
+ * GPUs keeps 1/16).  The family's one- and two-loop plans are built
+ * folded in the same way, and a family whose plans pass the guard even
+ * so is left out of the memo.
  *
  * A collective that shares the network with others cannot use either:
  * coarser slices (FsCollRequest.max_slices_per_conn, coll/plan.h) are the

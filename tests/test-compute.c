@@ -582,9 +582,25 @@ START_TEST(test_transformer_fp8_casts)
   ck_assert_rel(fs_kernels_model_flops(f), fs_kernels_model_flops(bf));
   run.fp8_recipe = FS_FP8_TENSORWISE;
   g_autoptr(GArray) ft = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
-  ck_assert_uint_eq(count_named(ft, "qkv.fp8_amax"), 1);
-  ck_assert_rel(named_bytes(ft, "qkv.fp8_amax"), 4096.0 * 4096 * 2);
+  g_autoptr(GArray) bt = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_BACKWARD);
+  /* The norm-fed GEMMs' inputs (TE's LayerNormLinear: QKV, dense fc1)
+   * take their amax from the norm kernel: no amax pass of their own. */
+  ck_assert_uint_eq(count_named(ft, "qkv.fp8_amax"), 0);
+  ck_assert_uint_eq(count_named(ft, "mlp_fc1.fp8_amax"), 0);
+  ck_assert_uint_eq(count_named(ft, "out_proj.fp8_amax"), 1);
+  ck_assert_uint_eq(count_named(ft, "mlp_fc2.fp8_amax"), 1);
+  ck_assert_rel(named_bytes(ft, "out_proj.fp8_amax"), 4096.0 * 4096 * 2);
+  /* Output gradients: every GEMM's has its amax pass. */
+  ck_assert_uint_eq(count_named(bt, "qkv.grad_fp8_amax"), 1);
+  ck_assert_uint_eq(count_named(bt, "mlp_fc1.grad_fp8_amax"), 1);
+  ck_assert_rel(named_bytes(bt, "mlp_fc1.grad_fp8_amax"), 4096.0 * 2 * 11008 * 2);
   ck_assert_double_gt(fs_kernels_bytes(ft), fs_kernels_bytes(f));
+  /* The per-step weight cast: an amax pass (2 bytes a weight) first. */
+  g_autoptr(GArray) wd = fs_fp8_weight_cast_kernels(1e6, FS_FP8_DELAYED);
+  g_autoptr(GArray) wt = fs_fp8_weight_cast_kernels(1e6, FS_FP8_TENSORWISE);
+  ck_assert_uint_eq(wd->len, 1);
+  ck_assert_uint_eq(count_named(wt, "fp8_weight_amax"), 1);
+  ck_assert_rel(fs_kernels_bytes(wt), fs_kernels_bytes(wd) + 2e6);
 }
 END_TEST
 

@@ -238,15 +238,28 @@ static const KName kernel_names[] = {
 
 /* FP8 casts (Transformer Engine): of a GEMM's input in the forward, of the
  * gradient of its output in the backward; with current (tensorwise)
- * scaling each is preceded by its amax pass.  Indexed by the GEMM's name. */
+ * scaling each is preceded by its amax pass, except the input of a GEMM
+ * fed by the norm that TE fuses into its LayerNormLinear (`norm_amax`):
+ * Megatron-LM's QKV and dense fc1 are TELayerNormColumnParallelLinear,
+ * whose norm kernel computes the amax as it writes the 16-bit output
+ * (`Impl::FUSED_NORM_AMAX_FP8` in `rmsnorm_fwd`/`layernorm_fwd`,
+ * NVIDIA/TransformerEngine transformer_engine/pytorch/csrc/extensions/
+ * normalization.cpp @c38e4ba1), and the cast then skips its amax kernel
+ * (`Float8CurrentScalingQuantizer::quantize_with_amax` calls
+ * `quantize_impl(..., compute_amax = false)`, csrc/quantizer.cpp
+ * @ad3f651f; `_LayerNormLinear` hands the norm its input quantizer in
+ * every FP8 recipe, module/layernorm_linear.py @3ec87875).  Indexed by
+ * the GEMM's name. */
 typedef struct {
   const char *gemm, *cast, *amax, *grad_cast, *grad_amax;
+  gboolean norm_amax;
 } CastName;
 
-#define CAST_NAME(n) {n, n ".fp8_cast", n ".fp8_amax", n ".grad_fp8_cast", n ".grad_fp8_amax"}
+#define CAST_NAME(n) {n, n ".fp8_cast", n ".fp8_amax", n ".grad_fp8_cast", n ".grad_fp8_amax", FALSE}
+#define NORM_CAST_NAME(n) {n, n ".fp8_cast", n ".fp8_amax", n ".grad_fp8_cast", n ".grad_fp8_amax", TRUE}
 
 static const CastName cast_names[] = {
-  CAST_NAME("qkv"),         CAST_NAME("out_proj"),   CAST_NAME("mlp_fc1"),     CAST_NAME("mlp_fc2"),
+  NORM_CAST_NAME("qkv"),    CAST_NAME("out_proj"),   NORM_CAST_NAME("mlp_fc1"), CAST_NAME("mlp_fc2"),
   CAST_NAME("router"),      CAST_NAME("expert_fc1"), CAST_NAME("expert_fc2"),  CAST_NAME("logits"),
   CAST_NAME("attn_scores"), CAST_NAME("attn_values"),
 };
@@ -316,11 +329,13 @@ static void dims_init(Dims *D, const FsTransformerConfig *cfg, const FsTransform
  * that reads them and writes the FP8 copy and its transpose (the operand
  * layouts of the forward and of the weight-gradient GEMM), recording the
  * amax for delayed scaling; current (tensorwise) scaling first reads the
- * tensor once more to reduce its amax. */
+ * tensor once more to reduce its amax (`nvte_compute_amax_with_config` in
+ * `Float8CurrentScalingQuantizer::quantize_impl`), unless `amax` is NULL:
+ * the producer computed it. */
 static void add_fp8_cast(GArray *out, FsKernelPass pass, FsFp8Recipe recipe, double elems,
                          double e, const char *cast, const char *amax)
 {
-  if (recipe == FS_FP8_TENSORWISE) {
+  if (recipe == FS_FP8_TENSORWISE && amax) {
     FsKernel a = fs_kernel_memory(amax, pass, FS_DTYPE_BF16, elems * e, elems);
     g_array_append_val(out, a);
   }
@@ -335,7 +350,8 @@ static void add_gemm(GArray *out, const Dims *D, const char *name, double m, dou
   /* FP8: the input (m × k per product) is cast first. */
   if (D->fp8) {
     const CastName *cn = cast_of(name);
-    add_fp8_cast(out, D->pass, D->run->fp8_recipe, m * k * batch, D->e, cn->cast, cn->amax);
+    add_fp8_cast(out, D->pass, D->run->fp8_recipe, m * k * batch, D->e, cn->cast,
+                 cn->norm_amax ? NULL : cn->amax);
   }
   FsKernel kn = fs_kernel_gemm(name, D->pass, D->gemm_dtype, (uint64_t)llround(m),
                                (uint64_t)llround(n), (uint64_t)llround(k), (uint64_t)llround(batch));
@@ -630,9 +646,16 @@ GArray *fs_optimizer_kernels(double params, FsOptimizer opt, gboolean master_fp3
   return out;
 }
 
-GArray *fs_fp8_weight_cast_kernels(double params)
+GArray *fs_fp8_weight_cast_kernels(double params, FsFp8Recipe recipe)
 {
   GArray *out = g_array_new(FALSE, TRUE, sizeof(FsKernel));
+  /* Current scaling: TE's weight workspace update (`quantize_` of the
+   * cached FP8 weight) goes through `quantize_impl` with its amax kernel. */
+  if (recipe == FS_FP8_TENSORWISE) {
+    FsKernel a = fs_kernel_memory("fp8_weight_amax", FS_PASS_OPTIMIZER, FS_DTYPE_BF16,
+                                  params * fs_dtype_bytes(FS_DTYPE_BF16), params);
+    g_array_append_val(out, a);
+  }
   FsKernel c = fs_kernel_memory("fp8_weight_cast", FS_PASS_OPTIMIZER, FS_DTYPE_BF16,
                                 params * (fs_dtype_bytes(FS_DTYPE_BF16) + 2 * fs_dtype_bytes(FS_DTYPE_FP8)),
                                 2 * params);

@@ -601,6 +601,21 @@ START_TEST(test_transformer_fp8_casts)
   ck_assert_uint_eq(wd->len, 1);
   ck_assert_uint_eq(count_named(wt, "fp8_weight_amax"), 1);
   ck_assert_rel(fs_kernels_bytes(wt), fs_kernels_bytes(wd) + 2e6);
+  /* Megatron's output layer (ColumnParallelLinear) and MoE router are not
+   * Transformer Engine modules: 16-bit GEMMs without casts in an FP8 run. */
+  g_autoptr(GArray) hf = fs_transformer_head_kernels(&c, &run, FS_PASS_FORWARD);
+  g_autoptr(GArray) hb = fs_transformer_head_kernels(&c, &run, FS_PASS_BACKWARD);
+  ck_assert_uint_eq(count_named(hf, "logits.fp8_cast") + count_named(hb, "logits.grad_fp8_cast"), 0);
+  for (guint i = 0; i < hf->len; i++)
+    ck_assert_int_ne(g_array_index(hf, FsKernel, i).dtype, FS_DTYPE_FP8);
+  c.experts = 8;
+  c.top_k = 2;
+  g_autoptr(GArray) mf = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
+  ck_assert_uint_eq(count_named(mf, "router.fp8_cast") + count_named(mf, "router.fp8_amax"), 0);
+  ck_assert_uint_eq(count_named(mf, "expert_fc1.fp8_cast"), 1);
+  for (guint i = 0; i < mf->len; i++)
+    if (strcmp(g_array_index(mf, FsKernel, i).name, "router") == 0)
+      ck_assert_int_eq(g_array_index(mf, FsKernel, i).dtype, FS_DTYPE_BF16);
 }
 END_TEST
 

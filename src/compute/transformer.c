@@ -260,7 +260,7 @@ typedef struct {
 
 static const CastName cast_names[] = {
   NORM_CAST_NAME("qkv"),    CAST_NAME("out_proj"),   NORM_CAST_NAME("mlp_fc1"), CAST_NAME("mlp_fc2"),
-  CAST_NAME("router"),      CAST_NAME("expert_fc1"), CAST_NAME("expert_fc2"),  CAST_NAME("logits"),
+  CAST_NAME("expert_fc1"),  CAST_NAME("expert_fc2"),
   CAST_NAME("attn_scores"), CAST_NAME("attn_values"),
 };
 
@@ -344,16 +344,30 @@ static void add_fp8_cast(GArray *out, FsKernelPass pass, FsFp8Recipe recipe, dou
   g_array_append_val(out, c);
 }
 
+/* GEMMs that stay 16-bit in an FP8 run: Megatron-LM builds them outside
+ * Transformer Engine, so no FP8 autocast reaches them.  The output layer is
+ * `tensor_parallel.ColumnParallelLinear` (`GPTModel.__init__`,
+ * megatron/core/models/gpt/gpt_model.py, NVIDIA/Megatron-LM @007562f9); the
+ * MoE router runs `router_gating_linear` in the input's dtype or
+ * `moe_router_dtype` (`Router.gating`, megatron/core/transformer/moe/router.py
+ * @7d231ef5). */
+static gboolean runs_16bit(const char *gemm)
+{
+  return strcmp(gemm, "logits") == 0 || strcmp(gemm, "router") == 0;
+}
+
 static void add_gemm(GArray *out, const Dims *D, const char *name, double m, double n, double k,
                      double batch, double model_scale)
 {
+  gboolean fp8 = D->fp8 && !runs_16bit(name);
   /* FP8: the input (m × k per product) is cast first. */
-  if (D->fp8) {
+  if (fp8) {
     const CastName *cn = cast_of(name);
     add_fp8_cast(out, D->pass, D->run->fp8_recipe, m * k * batch, D->e, cn->cast,
                  cn->norm_amax ? NULL : cn->amax);
   }
-  FsKernel kn = fs_kernel_gemm(name, D->pass, D->gemm_dtype, (uint64_t)llround(m),
+  FsDtype dtype = D->fp8 && !fp8 ? D->act_dtype : D->gemm_dtype;
+  FsKernel kn = fs_kernel_gemm(name, D->pass, dtype, (uint64_t)llround(m),
                                (uint64_t)llround(n), (uint64_t)llround(k), (uint64_t)llround(batch));
   kn.model_flops *= model_scale;
   g_array_append_val(out, kn);

@@ -570,21 +570,69 @@ START_TEST(test_transformer_fp8_casts)
   run.dtype = FS_DTYPE_FP8;
   g_autoptr(GArray) f = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
   g_autoptr(GArray) b = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_BACKWARD);
-  ck_assert_uint_eq(count_named(f, "mlp_fc1.fp8_cast"), 1);
   ck_assert_uint_eq(count_named(b, "mlp_fc1.grad_fp8_cast"), 1);
   ck_assert_uint_eq(count_named(f, "qkv.fp8_amax"), 0);
-  /* T·h elements: 2 bytes read, 1 + 1 written. */
-  ck_assert_rel(named_bytes(f, "qkv.fp8_cast"), 4096.0 * 4096 * 4);
-  ck_assert_rel(named_bytes(f, "mlp_fc1.fp8_cast"), 4096.0 * 4096 * 4);
+  /* Delayed scaling: the norm of TE's LayerNormLinear (QKV, dense fc1)
+   * writes FP8 itself (1 byte instead of 2), then its transpose (1 byte
+   * read, 1 written); no cast. */
+  ck_assert_uint_eq(count_named(f, "mlp_fc1.fp8_cast") + count_named(f, "qkv.fp8_cast"), 0);
+  ck_assert_rel(named_bytes(f, "qkv.fp8_transpose"), 4096.0 * 4096 * 2);
+  ck_assert_rel(named_bytes(f, "input_norm"), 4096.0 * 4096 * 3);
+  ck_assert_rel(named_bytes(bf, "input_norm"), 4096.0 * 4096 * 4);
+  /* Other GEMM inputs, T·h elements: 2 bytes read, 1 + 1 written. */
+  ck_assert_rel(named_bytes(f, "out_proj.fp8_cast"), 4096.0 * 4096 * 4);
   ck_assert_rel(named_bytes(b, "mlp_fc1.grad_fp8_cast"), 4096.0 * 2 * 11008 * 4);
   ck_assert_rel(named_bytes(b, "out_proj.grad_fp8_cast"), 4096.0 * 4096 * 4);
   /* The casts carry no model FLOPs: MFU is unchanged. */
   ck_assert_rel(fs_kernels_model_flops(f), fs_kernels_model_flops(bf));
   run.fp8_recipe = FS_FP8_TENSORWISE;
   g_autoptr(GArray) ft = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
-  ck_assert_uint_eq(count_named(ft, "qkv.fp8_amax"), 1);
-  ck_assert_rel(named_bytes(ft, "qkv.fp8_amax"), 4096.0 * 4096 * 2);
+  g_autoptr(GArray) bt = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_BACKWARD);
+  /* The norm-fed GEMMs' inputs (TE's LayerNormLinear: QKV, dense fc1)
+   * take their amax from the norm kernel: no amax pass of their own. */
+  ck_assert_uint_eq(count_named(ft, "qkv.fp8_amax"), 0);
+  ck_assert_uint_eq(count_named(ft, "mlp_fc1.fp8_amax"), 0);
+  ck_assert_uint_eq(count_named(ft, "out_proj.fp8_amax"), 1);
+  ck_assert_uint_eq(count_named(ft, "mlp_fc2.fp8_amax"), 1);
+  ck_assert_rel(named_bytes(ft, "out_proj.fp8_amax"), 4096.0 * 4096 * 2);
+  /* Output gradients: every GEMM's has its amax pass. */
+  ck_assert_uint_eq(count_named(bt, "qkv.grad_fp8_amax"), 1);
+  ck_assert_uint_eq(count_named(bt, "mlp_fc1.grad_fp8_amax"), 1);
+  ck_assert_rel(named_bytes(bt, "mlp_fc1.grad_fp8_amax"), 4096.0 * 2 * 11008 * 2);
   ck_assert_double_gt(fs_kernels_bytes(ft), fs_kernels_bytes(f));
+  /* Current scaling: a 16-bit norm output cast to both copies ... */
+  ck_assert_rel(named_bytes(ft, "qkv.fp8_cast"), 4096.0 * 4096 * 4);
+  ck_assert_uint_eq(count_named(ft, "qkv.fp8_transpose"), 0);
+  /* ... or, with sequence parallelism, the local shard cast rowwise (2
+   * bytes read, 1 written) and the gathered copy transposed. */
+  run.tp = 4;
+  run.sequence_parallel = TRUE;
+  g_autoptr(GArray) fs = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
+  ck_assert_rel(named_bytes(fs, "qkv.fp8_cast"), 4096.0 / 4 * 4096 * 3);
+  ck_assert_rel(named_bytes(fs, "qkv.fp8_transpose"), 4096.0 * 4096 * 2);
+  run.tp = 1;
+  run.sequence_parallel = FALSE;
+  /* The per-step weight cast: an amax pass (2 bytes a weight) first. */
+  g_autoptr(GArray) wd = fs_fp8_weight_cast_kernels(1e6, FS_FP8_DELAYED);
+  g_autoptr(GArray) wt = fs_fp8_weight_cast_kernels(1e6, FS_FP8_TENSORWISE);
+  ck_assert_uint_eq(wd->len, 1);
+  ck_assert_uint_eq(count_named(wt, "fp8_weight_amax"), 1);
+  ck_assert_rel(fs_kernels_bytes(wt), fs_kernels_bytes(wd) + 2e6);
+  /* Megatron's output layer (ColumnParallelLinear) and MoE router are not
+   * Transformer Engine modules: 16-bit GEMMs without casts in an FP8 run. */
+  g_autoptr(GArray) hf = fs_transformer_head_kernels(&c, &run, FS_PASS_FORWARD);
+  g_autoptr(GArray) hb = fs_transformer_head_kernels(&c, &run, FS_PASS_BACKWARD);
+  ck_assert_uint_eq(count_named(hf, "logits.fp8_cast") + count_named(hb, "logits.grad_fp8_cast"), 0);
+  for (guint i = 0; i < hf->len; i++)
+    ck_assert_int_ne(g_array_index(hf, FsKernel, i).dtype, FS_DTYPE_FP8);
+  c.experts = 8;
+  c.top_k = 2;
+  g_autoptr(GArray) mf = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
+  ck_assert_uint_eq(count_named(mf, "router.fp8_cast") + count_named(mf, "router.fp8_amax"), 0);
+  ck_assert_uint_eq(count_named(mf, "expert_fc1.fp8_cast"), 1);
+  for (guint i = 0; i < mf->len; i++)
+    if (strcmp(g_array_index(mf, FsKernel, i).name, "router") == 0)
+      ck_assert_int_eq(g_array_index(mf, FsKernel, i).dtype, FS_DTYPE_BF16);
 }
 END_TEST
 

@@ -238,16 +238,29 @@ static const KName kernel_names[] = {
 
 /* FP8 casts (Transformer Engine): of a GEMM's input in the forward, of the
  * gradient of its output in the backward; with current (tensorwise)
- * scaling each is preceded by its amax pass.  Indexed by the GEMM's name. */
+ * scaling each is preceded by its amax pass, except the input of a GEMM
+ * fed by the norm that TE fuses into its LayerNormLinear (`norm_amax`):
+ * Megatron-LM's QKV and dense fc1 are TELayerNormColumnParallelLinear,
+ * whose norm kernel computes the amax as it writes the 16-bit output
+ * (`Impl::FUSED_NORM_AMAX_FP8` in `rmsnorm_fwd`/`layernorm_fwd`,
+ * NVIDIA/TransformerEngine transformer_engine/pytorch/csrc/extensions/
+ * normalization.cpp @c38e4ba1), and the cast then skips its amax kernel
+ * (`Float8CurrentScalingQuantizer::quantize_with_amax` calls
+ * `quantize_impl(..., compute_amax = false)`, csrc/quantizer.cpp
+ * @ad3f651f; `_LayerNormLinear` hands the norm its input quantizer in
+ * every FP8 recipe, module/layernorm_linear.py @3ec87875).  Indexed by
+ * the GEMM's name. */
 typedef struct {
-  const char *gemm, *cast, *amax, *grad_cast, *grad_amax;
+  const char *gemm, *cast, *amax, *grad_cast, *grad_amax, *transpose;
+  gboolean norm_amax;
 } CastName;
 
-#define CAST_NAME(n) {n, n ".fp8_cast", n ".fp8_amax", n ".grad_fp8_cast", n ".grad_fp8_amax"}
+#define CAST_NAME(n) {n, n ".fp8_cast", n ".fp8_amax", n ".grad_fp8_cast", n ".grad_fp8_amax", n ".fp8_transpose", FALSE}
+#define NORM_CAST_NAME(n) {n, n ".fp8_cast", n ".fp8_amax", n ".grad_fp8_cast", n ".grad_fp8_amax", n ".fp8_transpose", TRUE}
 
 static const CastName cast_names[] = {
-  CAST_NAME("qkv"),         CAST_NAME("out_proj"),   CAST_NAME("mlp_fc1"),     CAST_NAME("mlp_fc2"),
-  CAST_NAME("router"),      CAST_NAME("expert_fc1"), CAST_NAME("expert_fc2"),  CAST_NAME("logits"),
+  NORM_CAST_NAME("qkv"),    CAST_NAME("out_proj"),   NORM_CAST_NAME("mlp_fc1"), CAST_NAME("mlp_fc2"),
+  CAST_NAME("expert_fc1"),  CAST_NAME("expert_fc2"),
   CAST_NAME("attn_scores"), CAST_NAME("attn_values"),
 };
 
@@ -262,7 +275,8 @@ static const CastName *cast_of(const char *gemm)
 /* Whether a kernel is one of the FP8 casts (no backward of its own). */
 static gboolean is_fp8_cast(const char *name)
 {
-  return g_str_has_suffix(name, "fp8_cast") || g_str_has_suffix(name, "fp8_amax");
+  return g_str_has_suffix(name, "fp8_cast") || g_str_has_suffix(name, "fp8_amax") ||
+         g_str_has_suffix(name, "fp8_transpose");
 }
 
 static const KName *names_of(const char *fwd)
@@ -316,11 +330,13 @@ static void dims_init(Dims *D, const FsTransformerConfig *cfg, const FsTransform
  * that reads them and writes the FP8 copy and its transpose (the operand
  * layouts of the forward and of the weight-gradient GEMM), recording the
  * amax for delayed scaling; current (tensorwise) scaling first reads the
- * tensor once more to reduce its amax. */
+ * tensor once more to reduce its amax (`nvte_compute_amax_with_config` in
+ * `Float8CurrentScalingQuantizer::quantize_impl`), unless `amax` is NULL:
+ * the producer computed it. */
 static void add_fp8_cast(GArray *out, FsKernelPass pass, FsFp8Recipe recipe, double elems,
                          double e, const char *cast, const char *amax)
 {
-  if (recipe == FS_FP8_TENSORWISE) {
+  if (recipe == FS_FP8_TENSORWISE && amax) {
     FsKernel a = fs_kernel_memory(amax, pass, FS_DTYPE_BF16, elems * e, elems);
     g_array_append_val(out, a);
   }
@@ -329,15 +345,66 @@ static void add_fp8_cast(GArray *out, FsKernelPass pass, FsFp8Recipe recipe, dou
   g_array_append_val(out, c);
 }
 
+/* The FP8 input of a GEMM fed by the norm of TE's LayerNormLinear (QKV,
+ * dense fc1) of `elems` (T × h) elements, the norm's T_n × h output
+ * quantized (module/layernorm_linear.py @3ec87875, `_LayerNormLinear`):
+ * with delayed scaling the norm kernel writes FP8 itself (`rmsnorm_fwd`/
+ * `layernorm_fwd`: "Always used fused kernel for FP8 delayed scaling",
+ * csrc/extensions/normalization.cpp @01a4d046; add_norm counts its 1-byte
+ * output), with current scaling a cast follows the 16-bit norm output.
+ * With sequence parallelism the quantizer is rowwise only
+ * (`input_quantizer.set_usage(rowwise=True, columnwise=False)` when
+ * `with_input_all_gather`): the cast reads 2 and writes 1 byte of the
+ * local T_n × h shard, the FP8 shard is all-gathered, and the backward's
+ * re-gather (`gather_along_first_dim(..., quantizer=ctx.input_quantizer)`,
+ * rowwise and columnwise) makes the transpose of the gathered T × h (1 byte
+ * read, 1 written).  Without it the delayed norm's columnwise copy is a
+ * transpose of its output (`nvte_transpose` after the norm kernel in
+ * `layernorm_fwd`, common/normalization/layernorm/ln_api.cpp @49faa734),
+ * and the current-scaling cast writes both copies as any other. */
+static void add_norm_fed_cast(GArray *out, const Dims *D, const CastName *cn, double elems)
+{
+  double q = fs_dtype_bytes(FS_DTYPE_FP8);
+  gboolean delayed = D->run->fp8_recipe == FS_FP8_DELAYED;
+  if (!delayed && !D->run->sequence_parallel) {
+    add_fp8_cast(out, D->pass, D->run->fp8_recipe, elems, D->e, cn->cast, NULL);
+    return;
+  }
+  if (!delayed) {
+    double local = elems * D->Tn / D->T;
+    FsKernel c = fs_kernel_memory(cn->cast, D->pass, FS_DTYPE_BF16, local * (D->e + q), local);
+    g_array_append_val(out, c);
+  }
+  FsKernel t = fs_kernel_memory(cn->transpose, D->pass, FS_DTYPE_BF16, elems * 2 * q, 0);
+  g_array_append_val(out, t);
+}
+
+/* GEMMs that stay 16-bit in an FP8 run: Megatron-LM builds them outside
+ * Transformer Engine, so no FP8 autocast reaches them.  The output layer is
+ * `tensor_parallel.ColumnParallelLinear` (`GPTModel.__init__`,
+ * megatron/core/models/gpt/gpt_model.py, NVIDIA/Megatron-LM @007562f9); the
+ * MoE router runs `router_gating_linear` in the input's dtype or
+ * `moe_router_dtype` (`Router.gating`, megatron/core/transformer/moe/router.py
+ * @7d231ef5). */
+static gboolean runs_16bit(const char *gemm)
+{
+  return strcmp(gemm, "logits") == 0 || strcmp(gemm, "router") == 0;
+}
+
 static void add_gemm(GArray *out, const Dims *D, const char *name, double m, double n, double k,
                      double batch, double model_scale)
 {
+  gboolean fp8 = D->fp8 && !runs_16bit(name);
   /* FP8: the input (m × k per product) is cast first. */
-  if (D->fp8) {
+  if (fp8) {
     const CastName *cn = cast_of(name);
-    add_fp8_cast(out, D->pass, D->run->fp8_recipe, m * k * batch, D->e, cn->cast, cn->amax);
+    if (cn->norm_amax)
+      add_norm_fed_cast(out, D, cn, m * k * batch);
+    else
+      add_fp8_cast(out, D->pass, D->run->fp8_recipe, m * k * batch, D->e, cn->cast, cn->amax);
   }
-  FsKernel kn = fs_kernel_gemm(name, D->pass, D->gemm_dtype, (uint64_t)llround(m),
+  FsDtype dtype = D->fp8 && !fp8 ? D->act_dtype : D->gemm_dtype;
+  FsKernel kn = fs_kernel_gemm(name, D->pass, dtype, (uint64_t)llround(m),
                                (uint64_t)llround(n), (uint64_t)llround(k), (uint64_t)llround(batch));
   kn.model_flops *= model_scale;
   g_array_append_val(out, kn);
@@ -353,6 +420,15 @@ static void add_norm(GArray *out, const Dims *D, const char *name)
 {
   double elems = D->Tn * D->h;
   add_mem(out, D, name, 2 * elems * D->e, NORM_FLOPS * elems);
+}
+
+/* The norm of TE's LayerNormLinear: with FP8 delayed scaling it writes its
+ * output in FP8 (add_norm_fed_cast). */
+static void add_fused_norm(GArray *out, const Dims *D, const char *name)
+{
+  double elems = D->Tn * D->h;
+  double w = D->fp8 && D->run->fp8_recipe == FS_FP8_DELAYED ? fs_dtype_bytes(FS_DTYPE_FP8) : D->e;
+  add_mem(out, D, name, elems * (D->e + w), NORM_FLOPS * elems);
 }
 
 /* Bias-dropout-add after a row-parallel GEMM. */
@@ -474,7 +550,7 @@ static void layer_forward(GArray *out, const FsTransformerConfig *cfg, const FsT
 {
   Dims D;
   dims_init(&D, cfg, run, pass);
-  add_norm(out, &D, "input_norm");
+  add_fused_norm(out, &D, "input_norm");
   add_gemm(out, &D, "qkv", D.T, (D.a_t + 2 * D.g_t) * D.d, D.h, 1, 1);
   if (cfg->position == FS_POSITION_ROPE) {
     double elems = D.T * (D.a_t + D.g_t) * D.d;
@@ -483,7 +559,10 @@ static void layer_forward(GArray *out, const FsTransformerConfig *cfg, const FsT
   add_attention_core(out, &D);
   add_gemm(out, &D, "out_proj", D.T, D.h, D.a_t * D.d, 1, 1);
   add_residual(out, &D, "attn_residual");
-  add_norm(out, &D, "post_attn_norm");
+  if (fs_transformer_layer_is_moe(cfg, layer))
+    add_norm(out, &D, "post_attn_norm");
+  else
+    add_fused_norm(out, &D, "post_attn_norm");
   if (fs_transformer_layer_is_moe(cfg, layer))
     add_moe_mlp(out, &D);
   else
@@ -630,9 +709,16 @@ GArray *fs_optimizer_kernels(double params, FsOptimizer opt, gboolean master_fp3
   return out;
 }
 
-GArray *fs_fp8_weight_cast_kernels(double params)
+GArray *fs_fp8_weight_cast_kernels(double params, FsFp8Recipe recipe)
 {
   GArray *out = g_array_new(FALSE, TRUE, sizeof(FsKernel));
+  /* Current scaling: TE's weight workspace update (`quantize_` of the
+   * cached FP8 weight) goes through `quantize_impl` with its amax kernel. */
+  if (recipe == FS_FP8_TENSORWISE) {
+    FsKernel a = fs_kernel_memory("fp8_weight_amax", FS_PASS_OPTIMIZER, FS_DTYPE_BF16,
+                                  params * fs_dtype_bytes(FS_DTYPE_BF16), params);
+    g_array_append_val(out, a);
+  }
   FsKernel c = fs_kernel_memory("fp8_weight_cast", FS_PASS_OPTIMIZER, FS_DTYPE_BF16,
                                 params * (fs_dtype_bytes(FS_DTYPE_BF16) + 2 * fs_dtype_bytes(FS_DTYPE_FP8)),
                                 2 * params);

@@ -87,7 +87,8 @@ typedef enum {
  * --fp8-recipe): `delayed` takes each tensor's scale from the amax history
  * of earlier steps, so the cast to FP8 is one pass that also records the
  * amax; `tensorwise` (TE's current scaling) first reduces the tensor's amax
- * in its own pass, then casts. */
+ * in its own pass, then casts (the QKV and dense fc1 inputs take theirs from
+ * the norm kernel TE fuses with those GEMMs: no pass of their own). */
 #define FS_FP8_RECIPES(X)       \
   X(DELAYED, "delayed")         \
   X(TENSORWISE, "tensorwise")
@@ -244,8 +245,10 @@ GArray *fs_optimizer_kernels(double params, FsOptimizer opt, gboolean master_fp3
 /* Transformer Engine's cast of `params` updated 16-bit weights to FP8
  * and their transpose, once per step (the first micro-batch's, or the
  * optimizer's own with FP8 parameter gathers): one memory-bound kernel
- * reading 2 and writing 1 + 1 bytes per weight.  Caller frees. */
-GArray *fs_fp8_weight_cast_kernels(double params);
+ * reading 2 and writing 1 + 1 bytes per weight, after an amax pass
+ * reading 2 bytes per weight with current (tensorwise) scaling.  Caller
+ * frees. */
+GArray *fs_fp8_weight_cast_kernels(double params, FsFp8Recipe recipe);
 
 /* Sums over a kernel list. */
 double fs_kernels_flops(const GArray *kernels);

@@ -451,7 +451,8 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
     /* FP8: the per-step cast of the updated weights (spec-views.c's
      * fs_workload_optimizer_kernels counts the same). */
     if (w->dtype == FS_DTYPE_FP8 && w->form == FS_MODEL_FORM_TRANSFORMER) {
-      GArray *cast = fs_fp8_weight_cast_kernels(w->fp8_param_gather ? shard : fs_train_dp_local(&b));
+      GArray *cast = fs_fp8_weight_cast_kernels(w->fp8_param_gather ? shard : fs_train_dp_local(&b),
+                                                w->fp8_recipe);
       opt_t += fs_train_kernels_time(t, cast, gpu, NULL, &hcast);
       /* The casts run after the update: one host view of both. */
       hopt.tail = MAX(hopt.tail + hcast.sum, (FsTime)hopt.kernels * t->h_op + hcast.tail);

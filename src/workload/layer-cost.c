@@ -180,12 +180,27 @@ gboolean fs_train_layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const g
    * and a reduce-scatter after each block (Korthikanti et al. 2022, §4.2.2). */
   uint64_t act = (uint64_t)((double)w->micro_batch * cfg->seq_len / w->cp * cfg->hidden * 2.0);
   if (ntp > 1) {
-    FsTime ar = 0, ag = 0, rs = 0;
+    FsTime ar = 0, ag = 0, rs = 0, ag_in = 0;
     if (w->sequence_parallel) {
       if (!fs_train_measure(t, tp_nodes, ntp, FS_COLL_ALL_GATHER, act / ntp, &ag, error) ||
           !fs_train_measure(t, tp_nodes, ntp, FS_COLL_REDUCE_SCATTER, act / ntp, &rs, error))
         return FALSE;
-      c->tp_fwd = c->tp_bwd = 2 * (ag + rs);
+      /* The gathers of the two norm outputs (the inputs of QKV and fc1).
+       * In FP8 Transformer Engine's LayerNormLinear gathers them quantized,
+       * 1 byte an element (`gather_along_first_dim(ln_out, tp_group,
+       * quantizer=input_quantizer)` in `_LayerNormLinear.forward` and
+       * again in its backward, transformer_engine/pytorch/module/
+       * layernorm_linear.py @3ec87875); an MoE layer's MLP input goes to
+       * the token dispatcher in 16 bits. */
+      ag_in = 2 * ag;
+      if (w->dtype == FS_DTYPE_FP8) {
+        FsTime ag8;
+        if (!fs_train_measure(t, tp_nodes, ntp, FS_COLL_ALL_GATHER, act / 2 / ntp, &ag8, error))
+          return FALSE;
+        ag_in = moe ? ag + ag8 : 2 * ag8;
+      }
+      c->tp_fwd = ag_in + 2 * rs;
+      c->tp_bwd = 2 * (ag + rs);
     } else {
       if (!fs_train_measure(t, tp_nodes, ntp, FS_COLL_ALL_REDUCE, act, &ar, error))
         return FALSE;
@@ -205,7 +220,7 @@ gboolean fs_train_layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const g
      * `overlap.cost: exposed` keeps every backward collective on it. */
     if (w->sequence_parallel && !w->overlap_tp_comm && w->overlap_cost != FS_OVERLAP_COST_EXPOSED) {
       double y = fs_train_overlap_rate(t, FS_EFF_OVERLAP_DP, gpu, (double)act);
-      c->tp_bwd = 2 * ag + async_beside(col_dgrad, 2 * ag, y) + async_beside(col_wgrad, 2 * rs, y);
+      c->tp_bwd = 2 * ag + async_beside(col_dgrad, ag_in, y) + async_beside(col_wgrad, 2 * rs, y);
     }
     if (w->recompute == FS_RECOMPUTE_FULL)
       c->tp_bwd += c->tp_fwd;

@@ -276,7 +276,8 @@ GArray *fs_workload_optimizer_kernels(const FsWorkload *w, guint stage, GError *
    * --fp8-param-gather the optimizer writes its shard in FP8 instead and
    * the gather moves FP8. */
   if (w->dtype == FS_DTYPE_FP8 && w->form == FS_MODEL_FORM_TRANSFORMER) {
-    g_autoptr(GArray) c = fs_fp8_weight_cast_kernels(w->fp8_param_gather ? params : local);
+    g_autoptr(GArray) c = fs_fp8_weight_cast_kernels(w->fp8_param_gather ? params : local,
+                                                          w->fp8_recipe);
     g_array_append_vals(k, c->data, c->len);
   }
   return k;

@@ -677,9 +677,13 @@ static gboolean route_memo(FsRouter *r, guint src, guint dst, uint64_t key, gboo
   m->keyed = keyed;
   if (!keyed) {
     m->kind = out->kind;
-    memcpy(m->hops, out->hops->data, m->n_hops * sizeof(FsChannelId));
+    /* A route between a GPU and itself has no hop and no path: nothing to copy (memcpy
+     * takes no NULL even for zero bytes). */
+    if (m->n_hops > 0)
+      memcpy(m->hops, out->hops->data, m->n_hops * sizeof(FsChannelId));
     memcpy(m->starts, out->starts->data, (m->n_paths + 1) * sizeof(guint));
-    memcpy(m->weights, out->weights->data, m->n_paths * sizeof(double));
+    if (m->n_paths > 0)
+      memcpy(m->weights, out->weights->data, m->n_paths * sizeof(double));
   }
   memo_put(r->memo, m);
   return TRUE;

@@ -97,6 +97,8 @@ int fs_cmd_train(int argc, char **argv)
   if (opt_json && opt_csv)
     return fs_cli_usage("train", "--json and --csv are exclusive");
   GError *error = NULL;
+  /* From the start: a run over a second, loading included, shows the line. */
+  g_autoptr(FsProgress) progress = fs_progress_new("train", opt_quiet);
   FsTrainOptions topt;
   fs_train_options_init(&topt);
   topt.dp_isolated = opt_dp_isolated;
@@ -128,7 +130,6 @@ int fs_cmd_train(int argc, char **argv)
   if (t == NULL)
     return fs_cli_fail("train", error);
   g_autoptr(FsLinkSampler) sampler = opt_trace ? fs_link_sampler_new(fs_train_net(t), TRACE_BINS) : NULL;
-  g_autoptr(FsProgress) progress = fs_progress_new("train", opt_quiet);
   if (!fs_train_run(t, &error))
     return fs_cli_fail("train", error);
   g_clear_pointer(&progress, fs_progress_free);

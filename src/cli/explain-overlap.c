@@ -47,6 +47,7 @@ int fs_explain_overlap(int argc, char **argv)
   if (argc < 3)
     return fs_cli_usage("explain overlap", "expected a TOPOLOGY and a WORKLOAD file");
   GError *error = NULL;
+  g_autoptr(FsProgress) progress = fs_progress_new("explain overlap", opt_quiet);
   FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,
                           .topology = argv[1], .defines = (const char *const *)opt_defines,
                           .needs = FS_SCENARIO_NEED_NCCL | FS_SCENARIO_NEED_EFFICIENCY };
@@ -67,7 +68,6 @@ int fs_explain_overlap(int argc, char **argv)
   fs_train_options_init(&topt);
   topt.dp_isolated = opt_dp_isolated;
   g_autoptr(GString) out = g_string_new(NULL);
-  g_autoptr(FsProgress) progress = fs_progress_new("explain overlap", opt_quiet);
   if (!fs_report_overlap(out, sc, w, &topt, &error))
     return fs_cli_fail("explain overlap", error);
   g_clear_pointer(&progress, fs_progress_free);

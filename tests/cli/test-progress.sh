@@ -52,13 +52,13 @@ PY
 
 COLL=(coll "$T/dgx-h100-ib-ndr.yaml" -D nodes=8 -b 8 -e 8G -f 2)
 TRAIN=(train "$T/dgx-h100-superpod-256.yaml" "$W/gpt3-175b.yaml" --tp=8 --pp=8
-       --global-batch-size=2048)
+       --global-batch-size=1024)
 # The reduced form (FS_TEST_REDUCED=1, the sanitizer build) checks coll only.
 RUNS=(COLL TRAIN EO)
 [ "${FS_TEST_REDUCED:-0}" = 1 ] && RUNS=(COLL)
 # explain overlap runs two steps, and has its progress line too.
 EO=(explain overlap "$T/dgx-h100-superpod-256.yaml" "$W/gpt3-175b.yaml" --tp=8 --pp=8
-    --global-batch-size=2048)
+    --global-batch-size=1024)
 for run in "${RUNS[@]}"; do
   declare -n args=$run
   cmd="${args[0]}"; [ "$cmd" = explain ] && cmd="explain overlap"

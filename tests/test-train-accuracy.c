@@ -198,6 +198,16 @@ START_TEST(test_train_accuracy_tables)
 }
 END_TEST
 
+/* ERR is an error located at PATH:WHERE whose sentence names WHAT; frees it. */
+static void expect_located(GError *err, const char *path, const char *where, const char *what)
+{
+  ck_assert_ptr_nonnull(err);
+  g_autofree char *loc = g_strdup_printf("%s:%s: ", path, where);
+  ck_assert_msg(g_str_has_prefix(err->message, loc) && strstr(err->message, what) != NULL,
+                "got \"%s\", expected \"%s...%s\"", err->message, loc, what);
+  g_error_free(err);
+}
+
 /* A malformed table: one located error, nothing run. */
 static void expect_error(const char *text, const char *where, const char *what)
 {
@@ -210,11 +220,7 @@ static void expect_error(const char *text, const char *where, const char *what)
   GError *err = NULL;
   g_autoptr(FsTrainRef) ref = fs_train_ref_run(sc, files, &err);
   ck_assert_ptr_null(ref);
-  ck_assert_ptr_nonnull(err);
-  g_autofree char *loc = g_strdup_printf("%s:%s: ", path, where);
-  ck_assert_msg(g_str_has_prefix(err->message, loc) && strstr(err->message, what) != NULL,
-                "got \"%s\", expected \"%s...%s\"", err->message, loc, what);
-  g_error_free(err);
+  expect_located(err, path, where, what);
   g_unlink(path);
   g_rmdir(dir);
 }
@@ -321,11 +327,7 @@ static void expect_factor_error(const char *text, const char *where, const char 
   GError *err = NULL;
   g_autoptr(FsStepFactor) f = fs_step_factor_load(path, &err);
   ck_assert_ptr_null(f);
-  ck_assert_ptr_nonnull(err);
-  g_autofree char *loc = g_strdup_printf("%s:%s: ", path, where);
-  ck_assert_msg(g_str_has_prefix(err->message, loc) && strstr(err->message, what) != NULL,
-                "got \"%s\", expected \"%s...%s\"", err->message, loc, what);
-  g_error_free(err);
+  expect_located(err, path, where, what);
   g_unlink(path);
   g_rmdir(dir);
 }

@@ -169,26 +169,32 @@ ops = [{"id": f"a{r}", "rank": r, "kind": "all_reduce", "comm": "w", "bytes": "6
 json.dump({"schema_version": 1, "nranks": 8, "communicators": [{"name": "w", "ranks": list(range(8))}],
            "ops": ops}, open(sys.argv[1], "w"))
 PY
-# coll_and_replay OUT [VAR=VALUE...] -- [OPTION...]: both times into OUT ("coll_us replay_us").
-coll_and_replay() {
-  local out=$1 envs=()
-  shift
+# coll_and WHAT OUT [VAR=VALUE...] -- [OPTION...]: the all-reduce's time in coll and in WHAT
+# (replay: of $tmp/ar.json; validate: of the table vt.csv, written below) into OUT
+# ("coll_us other_us"); the two agree within 0.1 %.
+coll_and() {
+  local what=$1 out=$2 envs=()
+  shift 2
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
   env "${envs[@]}" "$FABRICSIM" coll "$T/dgx-h100.yaml" -b 64K -e 64K --json "$@" >c.json
-  env "${envs[@]}" "$FABRICSIM" replay "$T/dgx-h100.yaml" "$tmp/ar.json" --json "$@" >r.json
-  python3 - c.json r.json "$out" <<'PY' || fail "coll and replay disagree on one all-reduce (${envs[*]} $*)"
+  case $what in
+    replay) env "${envs[@]}" "$FABRICSIM" replay "$T/dgx-h100.yaml" "$tmp/ar.json" --json "$@" >o.json ;;
+    validate) env "${envs[@]}" "$FABRICSIM" validate -q --json vt.csv "$@" >o.json ;;
+  esac
+  python3 - "$what" c.json o.json "$out" <<'PY' || fail "coll and $what disagree on one all-reduce (${envs[*]} $*)"
 import json, sys
-c = json.load(open(sys.argv[1]))["results"][0]["time_us"]
-r = json.load(open(sys.argv[2]))["makespan_ps"] / 1e6
-assert abs(c - r) <= 1e-3 * c, (c, r)
-open(sys.argv[3], "w").write(f"{c} {r}\n")
+c = json.load(open(sys.argv[2]))["results"][0]["time_us"]
+o = json.load(open(sys.argv[3]))
+o = o["makespan_ps"] / 1e6 if sys.argv[1] == "replay" else o["tables"][0]["rows"][0]["predicted"]
+assert abs(c - o) <= 1e-3 * c, (c, o)
+open(sys.argv[4], "w").write(f"{c} {o}\n")
 PY
 }
-coll_and_replay t0 --
-coll_and_replay t1 -- --calibration "$CAL"
-coll_and_replay t2 NCCL_ALGO=Tree --
-coll_and_replay t3 NCCL_PROTO=Simple --
+coll_and replay t0 --
+coll_and replay t1 -- --calibration "$CAL"
+coll_and replay t2 NCCL_ALGO=Tree --
+coll_and replay t3 NCCL_PROTO=Simple --
 for t in t1 t2 t3; do cmp -s t0 "$t" && fail "setting $t changed nothing in coll and replay"; done
 
 # validate's nccl-tests kind runs in the scenario's world: an `algorithm:
@@ -212,26 +218,10 @@ EOF
 }
 vtable vt.csv default
 vtable vring.csv ring
-# coll_and_validate OUT [VAR=VALUE...] -- [OPTION...]: both times into OUT.
-coll_and_validate() {
-  local out=$1 envs=()
-  shift
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  env "${envs[@]}" "$FABRICSIM" coll "$T/dgx-h100.yaml" -b 64K -e 64K --json "$@" >c.json
-  env "${envs[@]}" "$FABRICSIM" validate -q --json vt.csv "$@" >v.json
-  python3 - c.json v.json "$out" <<'PY' || fail "coll and validate disagree on one all-reduce (${envs[*]} $*)"
-import json, sys
-c = json.load(open(sys.argv[1]))["results"][0]["time_us"]
-v = json.load(open(sys.argv[2]))["tables"][0]["rows"][0]["predicted"]
-assert abs(c - v) <= 1e-3 * c, (c, v)
-open(sys.argv[3], "w").write(f"{c} {v}\n")
-PY
-}
-coll_and_validate v0 --
-coll_and_validate v1 -- --calibration "$CAL"
-coll_and_validate v2 NCCL_ALGO=Tree --
-coll_and_validate v3 NCCL_PROTO=Simple --
+coll_and validate v0 --
+coll_and validate v1 -- --calibration "$CAL"
+coll_and validate v2 NCCL_ALGO=Tree --
+coll_and validate v3 NCCL_PROTO=Simple --
 for t in v1 v2 v3; do cmp -s v0 "$t" && fail "setting $t changed nothing in coll and validate"; done
 # The note: the tables were measured without the variables.
 out=$(NCCL_ALGO=Tree NCCL_PROTO=Simple "$FABRICSIM" validate -q vt.csv)

@@ -689,6 +689,18 @@ gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error)
   return fs_nccl_params_apply_environ(p, (const char *const *)envp, error);
 }
 
+/* Every variable fs_nccl_params_apply_environ reads, in its order; keep the two together. */
+static const char *const env_names[] = {
+  "NCCL_TUNER_PLUGIN", "NCCL_BUFFSIZE", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
+  "NCCL_P2P_LL_THRESHOLD", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_P2P_PER_CHANNEL_NET_BW",
+  "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", NULL,
+};
+
+const char *const *fs_nccl_params_env_names(void)
+{
+  return env_names;
+}
+
 /* See nccl-params.h: the tuner plugin first (its platform variables fill in what envp leaves
  * unset), then every variable NCCL reads that the params hold. */
 gboolean fs_nccl_params_apply_environ(FsNcclParams *p, const char *const *given, GError **error)

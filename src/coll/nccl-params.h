@@ -240,6 +240,10 @@ gboolean fs_nccl_params_apply_env(FsNcclParams *p, GError **error);
  * error.  Cost: a few lookups, and the plugin file's load. */
 gboolean fs_nccl_params_apply_environ(FsNcclParams *p, const char *const *envp, GError **error);
 
+/* The names of the variables fs_nccl_params_apply_environ reads, NULL-terminated (static;
+ * what `fabricsim validate`'s note lists beside the tuner's and the router's). */
+const char *const *fs_nccl_params_env_names(void);
+
 /* The channel counts NCCL gives a communicator (src/graph/connect.cc and
  * src/transport/nvls.cc), from the ring channels before the limits
  * (*ring: the graph's channels, doubled by NCCL's ring connection) and the

@@ -65,19 +65,18 @@ static gboolean force_tuner(FsCollPrefs *prefs, const char *algo, const char *pr
  * (fs_scenario_env_text), or NULL. */
 static char *env_text(void)
 {
-  /* fs_scenario_prefs_from_env's, net/route.h's and fs_nccl_params_apply_env's. */
+  /* fs_scenario_prefs_from_env's and net/route.h's, then fs_nccl_params_apply_env's. */
   static const char *const vars[] = {
-    "NCCL_ALGO", "NCCL_PROTO", "NCCL_COLLNET_ENABLE", "NCCL_CROSS_NIC", "NCCL_PXN_DISABLE",
-    "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD",
-    "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_P2P_PER_CHANNEL_NET_BW", "NCCL_MIN_CTAS",
-    "NCCL_MAX_CTAS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
+    "NCCL_ALGO", "NCCL_PROTO", "NCCL_COLLNET_ENABLE", "NCCL_CROSS_NIC", "NCCL_PXN_DISABLE", NULL,
   };
+  const char *const *lists[] = { vars, fs_nccl_params_env_names() };
   g_autoptr(GString) out = g_string_new(NULL);
-  for (guint i = 0; i < G_N_ELEMENTS(vars); i++) {
-    const char *v = g_getenv(vars[i]);
-    if (v != NULL && v[0] != '\0')
-      g_string_append_printf(out, "%s%s=%s", out->len > 0 ? " " : "", vars[i], v);
-  }
+  for (guint l = 0; l < G_N_ELEMENTS(lists); l++)
+    for (const char *const *n = lists[l]; *n != NULL; n++) {
+      const char *v = g_getenv(*n);
+      if (v != NULL && v[0] != '\0')
+        g_string_append_printf(out, "%s%s=%s", out->len > 0 ? " " : "", *n, v);
+    }
   return out->len > 0 ? g_string_free(g_steal_pointer(&out), FALSE) : NULL;
 }
 

@@ -228,6 +228,9 @@ out=$(NCCL_ALGO=Tree NCCL_PROTO=Simple "$FABRICSIM" validate -q vt.csv)
 contains "$out" "note: the NCCL_* variables set here (NCCL_ALGO=Tree NCCL_PROTO=Simple) apply" \
   "validate's note"
 case "$("$FABRICSIM" validate -q vt.csv)" in *"note: the NCCL_"*) fail "a note without NCCL_*";; esac
+# NCCL_BUFFSIZE changes the NCCL constants (fs_nccl_params_apply_environ), so the note names it.
+out=$(NCCL_BUFFSIZE=8388608 "$FABRICSIM" validate -q vt.csv)
+contains "$out" "note: the NCCL_* variables set here (NCCL_BUFFSIZE=8388608) apply" "validate's note, NCCL_BUFFSIZE"
 # A pinned algorithm wins over NCCL_ALGO: ring under NCCL_ALGO=Tree is ring.
 "$FABRICSIM" validate -q --json vring.csv >r0.json
 NCCL_ALGO=Tree "$FABRICSIM" validate -q --json vring.csv >r1.json

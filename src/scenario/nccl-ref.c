@@ -151,12 +151,8 @@ static gboolean nccl_prepare(const FsValTable *t, const FsValInputs *in, void **
   /* How the benchmark was launched sets the small-size floor. */
   GError *le = NULL;
   if (!fs_coll_launch_parse(fs_val_table_key(t, "launch"), &c->launch, &le)) {
-    int line = 1;
-    for (guint i = 0; i < t->keys->len; i++)
-      if (strcmp(g_ptr_array_index(t->keys, i), "launch") == 0)
-        line = GPOINTER_TO_INT(g_ptr_array_index(t->key_lines, i));
-    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_KIND, t->file, line, 3, "launch: %s",
-                    le->message);
+    fs_set_error_at(error, FS_VAL_ERROR, FS_VAL_ERROR_KIND, t->file, key_line(t, "launch"), 3,
+                    "launch: %s", le->message);
     g_error_free(le);
     nccl_free(c);
     return FALSE;

@@ -23,7 +23,9 @@
  *               below 128 MiB: the single-node small sizes are checked on the
  *               -g 8 table of multinode[] (h100_dgx_allreduce_8gpu_g8_vpbench).
  *   Multi-node (issue 18; H100 + 8 x 400 Gb/s InfiniBand per node, 2, 4
- *               and 8 nodes, all_reduce, nccl-tests issue 309): busbw
+ *               and 8 nodes, all_reduce, nccl-tests issue 309; 8 nodes with
+ *               CollNetChain on SHARP, CoreWeave's README; the other tables
+ *               of multinode[]): busbw
  *               against the table's bar (MAPE <= 10 % over >= 64 MiB) and
  *               time against 25 % (MAPE over <= 1 MiB, outliers checked
  *               against the in-place time); a missed bar must be recorded
@@ -209,8 +211,9 @@ static void multinode_check(const char *file, guint want_busbw, guint want_time)
  * reduced: kept in the reduced set (fs_test_reduced, the sanitizer build): one table per
  * collective and per cluster (H100 InfiniBand with its time rows, B200 for every collective,
  * one process driving 8 GPUs, EFA), each whole and with its bars; the others (the same
- * collective on larger clusters of the same kind: about 45 of the 56 s of CPU) run in the plain
- * build only.  CPU s: plain build, 2026-11-27 (tests/README.md, "CI time"). */
+ * collective on larger clusters of the same kind: about 45 of the 56 s of CPU; CoreWeave's 8-node
+ * CollNetChain all_reduce, whose CollNet code coll-streams runs under the sanitizers) run in the
+ * plain build only.  CPU s: plain build, 2026-11-27 (tests/README.md, "CI time"). */
 static const struct {
   const char *file;
   guint busbw_rows, time_rows;
@@ -229,6 +232,7 @@ static const struct {
   {"b200_ib400_2node_sendrecv_default_vultr2.csv", 8, 3, TRUE},
   {"efa/h100_efa_2to32node_alltoall_default_awsbench.csv", 30, 0, TRUE},   /* 3.7 s */
   {"efa/h100_efa_2to16node_allreduce_default_awsbench.csv", 32, 0, FALSE}, /* 4.9 s */
+  {"h100_ib400_8node_allreduce_collnetchain_coreweave.csv", 5, 0, FALSE},  /* 1.8 s */
 };
 
 /* Indices into multinode[] of the tables this run checks (all, or the reduced set). */

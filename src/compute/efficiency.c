@@ -60,6 +60,7 @@ static void curve_free(gpointer p)
   g_free(c->shapes);
   g_free(c->shape_cache);
   g_free(c->head_dims);
+  g_free(c->tiles);
   g_free(c);
 }
 
@@ -339,6 +340,22 @@ static const FsSchemaField curve_fields[] = {
    .doc = "attention curves only: the efficiency at a head dimension over the one at the head "
           "dimension the points were measured at (\"Attention by head dimension\" below); head "
           "dims integers from 1 to 65536, strictly increasing, factor in (0, 4]"},
+  {.key = "tiles", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "list of `[head_dim, block, step]`", .required_doc = "no (occupancy not modelled)",
+   .doc = "attention curves only, with `measured_tokens` and `measured_hidden`: the thread-block "
+          "tile of the timed kernels per head dimension, rows of queries (forward) or keys "
+          "(backward) per block and keys or queries per loop step (\"Attention: thread blocks "
+          "and SMs\" below); integers from 1 to 65536, head dims strictly increasing"},
+  {.key = "measured_tokens", .type = FS_SCHEMA_UINT, .offset = OFF(measured_tokens), .min = "1",
+   .max = "1073741824", .required_doc = "with `tiles`",
+   .doc = "batch × sequence length of the kernels every point was measured on (the batch is "
+          "this over the length, rounded, at least 1)"},
+  {.key = "measured_hidden", .type = FS_SCHEMA_UINT, .offset = OFF(measured_hidden), .min = "1",
+   .max = "1048576", .required_doc = "with `tiles`",
+   .doc = "heads × head dimension of the kernels every point and `head_dims` row was measured on "
+          "(the heads are this over the head dimension, rounded, at least 1)"},
+  {.key = "tiles_source", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE,
+   .required_doc = "with `tiles`", .doc = "where the tiles come from (not empty)"},
 };
 #undef OFF
 static const FsSchema curve_schema = {"curve", NULL, curve_fields, G_N_ELEMENTS(curve_fields)};
@@ -495,6 +512,68 @@ static gboolean parse_head_dims(FsEffCurve *c, const FsYamlNode *list, GError **
   return TRUE;
 }
 
+/* Reads an attention curve's "tiles" list into c->tiles (head dim, block,
+ * step per row), with "measured_tokens", "measured_hidden" and a non-empty
+ * "tiles_source" required beside it and refused without it: each row three whole numbers from 1 to
+ * 65536, head dims strictly increasing.  tn is the "tiles" node or NULL;
+ * the error is at the offending node. */
+static gboolean parse_tiles(FsEffCurve *c, const FsYamlNode *node, const FsYamlNode *tn,
+                            GError **error)
+{
+  static const char *const sizes[] = {"measured_tokens", "measured_hidden", "tiles_source"};
+  for (guint k = 0; k < G_N_ELEMENTS(sizes); k++) {
+    const FsYamlNode *sn = fs_yaml_map_get(node, sizes[k]);
+    if (tn == NULL && sn != NULL) {
+      fs_yaml_error(error, sn, "\"%s\" applies only to a curve with \"tiles\"", sizes[k]);
+      return FALSE;
+    }
+    if (tn != NULL && sn == NULL) {
+      fs_yaml_error(error, tn, "\"tiles\" needs \"%s\" beside it", sizes[k]);
+      return FALSE;
+    }
+  }
+  if (tn == NULL)
+    return TRUE;
+  const FsYamlNode *src = fs_yaml_map_get(node, "tiles_source");
+  if (src->value == NULL || src->value[0] == '\0') {
+    fs_yaml_error(error, src, "\"tiles_source\" must say where the tiles come from");
+    return FALSE;
+  }
+  if (c->kind != FS_EFF_ATTENTION_FWD && c->kind != FS_EFF_ATTENTION_BWD) {
+    fs_yaml_error(error, tn, "\"tiles\" applies only to attention curves");
+    return FALSE;
+  }
+  if (tn->n == 0) {
+    fs_yaml_error(error, tn, "\"tiles\" is empty; expected a list like [[128, 128, 128]]");
+    return FALSE;
+  }
+  g_autofree double *rows = g_new(double, 3 * (gsize)tn->n);
+  for (guint i = 0; i < tn->n; i++) {
+    const FsYamlNode *r = tn->values[i];
+    if (r->kind != FS_YAML_SEQ || r->n != 3) {
+      fs_yaml_error(error, r, "expected a row [head_dim, block, step], got %s", fs_yaml_kind_name(r));
+      return FALSE;
+    }
+    double *row = rows + 3 * (gsize)i;
+    for (guint j = 0; j < 3; j++) {
+      if (!fs_yaml_get_double(r->values[j], 1, 65536, &row[j], error))
+        return FALSE;
+      if (row[j] != floor(row[j])) {
+        fs_yaml_error(error, r->values[j], "a tile size must be a whole number, got %g", row[j]);
+        return FALSE;
+      }
+    }
+    if (i > 0 && !(row[0] > rows[3 * (gsize)(i - 1)])) {
+      fs_yaml_error(error, r->values[0], "head dims must increase (%g after %g)", row[0],
+                    rows[3 * (gsize)(i - 1)]);
+      return FALSE;
+    }
+  }
+  c->n_tiles = tn->n;
+  c->tiles = g_steal_pointer(&rows);
+  return TRUE;
+}
+
 /* Derives c->shape_cache from c->shapes and the points: per shape its log
  * dimensions and its residual against the curve at its own FLOPs. */
 static void shapes_prepare(FsEffCurve *c)
@@ -584,6 +663,8 @@ static FsEffCurve *parse_curve(const FsYamlNode *node, GError **error)
   }
   FsYamlNode *hdn = fs_yaml_map_get(node, "head_dims");
   if (hdn != NULL && !parse_head_dims(c, hdn, error))
+    return NULL;
+  if (!parse_tiles(c, node, fs_yaml_map_get(node, "tiles"), error))
     return NULL;
   c->n = pn->n;
   c->x = g_steal_pointer(&x);
@@ -696,6 +777,7 @@ static gboolean load_doc(FsEfficiency *eff, FsYamlDoc *doc, const char *path,
     c->shapes = o->n_shapes ? g_memdup2(o->shapes, 4 * o->n_shapes * sizeof(double)) : NULL;
     c->shape_cache = o->n_shapes ? g_memdup2(o->shape_cache, 4 * o->n_shapes * sizeof(double)) : NULL;
     c->head_dims = o->n_head_dims ? g_memdup2(o->head_dims, 2 * o->n_head_dims * sizeof(double)) : NULL;
+    c->tiles = o->n_tiles ? g_memdup2(o->tiles, 3 * o->n_tiles * sizeof(double)) : NULL;
     g_ptr_array_add(staged, c);
   }
   /* Within one file a key may appear once, even when replacing. */

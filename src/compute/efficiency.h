@@ -11,14 +11,15 @@
  * outside the points it is clamped to the first or last value.  A GEMM
  * curve may carry measured shapes and an attention curve head-dimension
  * rows, each a factor on the curve (fs_eff_curve_shape_factor,
- * fs_eff_curve_head_dim_factor).
+ * fs_eff_curve_head_dim_factor), and its kernels' thread-block tiles
+ * (compute/attn-occupancy.h).
  *
  * Lookup picks the most specific curve that matches (architecture counts
  * more than datatype, datatype more than the causal flag); a curve for
  * `arch: any` / no `dtype:` is the fallback.  Calibration replaces curves
  * with fs_efficiency_set() or by loading a file with replace = TRUE; a
  * replaced curve keeps its key and takes the new points and source (and
- * the replacement's shapes or head-dimension rows, none from
+ * the replacement's shapes, head-dimension rows and tiles, none from
  * fs_efficiency_set()).
  *
  * Ownership: FsEfficiency owns every curve and string; the const pointers it
@@ -121,6 +122,16 @@ typedef struct {
    * increasing; see fs_eff_curve_head_dim_factor. */
   guint n_head_dims;
   double *head_dims;
+  /* Attention curves only: the thread-block tiles of the kernels the curve
+   * times (`tiles:`), n_tiles rows of 3 doubles (head dim, block, step),
+   * head dims strictly increasing, and the size of the kernels its points
+   * were measured on (`measured_tokens:` batch × sequence length,
+   * `measured_hidden:` heads × head dim; both with tiles, else 0); see
+   * compute/attn-occupancy.h. */
+  guint n_tiles;
+  double *tiles;
+  guint measured_tokens;
+  guint measured_hidden;
 } FsEffCurve;
 
 typedef struct FsEfficiency FsEfficiency;

@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "compute/attn-occupancy.h"
 #include "util/names.h"
 
 static const char *const class_names[] = { FS_KERNEL_CLASSES(FS_NAMES_ENTRY) };
@@ -151,8 +152,9 @@ static FsTime seconds_to_time(double s)
 }
 
 /* The roofline time of one kernel (kernel.h): the compute side at the
- * curve's efficiency (times a GEMM curve's measured-shape factor or an
- * attention curve's head-dimension factor, capped at 1), the memory side at the memory curve's, the larger plus launch. */
+ * curve's efficiency (times a GEMM curve's measured-shape factor, or an
+ * attention curve's head-dimension and occupancy factors, capped at 1),
+ * the memory side at the memory curve's, the larger plus launch. */
 FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficiency *eff,
                       FsKernelTiming *timing)
 {
@@ -160,6 +162,7 @@ FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficien
   FsKernelTiming t = {0};
   t.launch = gpu->launch_latency;
   t.shape_factor = 1.0;
+  t.occupancy = 1.0;
 
   /* Compute side. */
   if (k->cls == FS_KERNEL_MEMORY) {
@@ -175,9 +178,11 @@ FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficien
     if (t.curve != NULL && k->cls == FS_KERNEL_GEMM && t.curve->n_shapes > 0) {
       t.shape_factor = fs_eff_curve_shape_factor(t.curve, (double)k->m, (double)k->n, (double)k->k);
       t.efficiency = MIN(1.0, t.efficiency * t.shape_factor);
-    } else if (t.curve != NULL && k->cls == FS_KERNEL_ATTENTION && t.curve->n_head_dims > 0) {
+    } else if (t.curve != NULL && k->cls == FS_KERNEL_ATTENTION) {
       t.shape_factor = fs_eff_curve_head_dim_factor(t.curve, (double)k->k);
-      t.efficiency = MIN(1.0, t.efficiency * t.shape_factor);
+      t.occupancy = fs_attn_occupancy_factor(t.curve, k->batch, k->m, k->n, k->k, k->causal,
+                                             k->backward, gpu->sms);
+      t.efficiency = MIN(1.0, t.efficiency * t.shape_factor * t.occupancy);
     }
   }
   t.peak = gpu->flops[t.peak_dtype];
@@ -235,11 +240,15 @@ char *fs_kernel_explain(const FsKernel *k, const FsGpuModel *gpu, const FsEffici
   if (t.shape_factor != 1.0 && k->cls == FS_KERNEL_GEMM)
     g_string_append_printf(s, " (FLOPs curve %.3f × measured shapes %.3f)",
                            fs_eff_curve_eval(t.curve, k->flops), t.shape_factor);
-  else if (t.shape_factor != 1.0)
-    g_string_append_printf(s, " (%s curve %.3f × head dim %" G_GUINT64_FORMAT " %.3f)",
-                           fs_eff_axis_name(t.curve->axis),
-                           fs_eff_curve_eval(t.curve, axis_value(k, t.curve->axis)), k->k,
-                           t.shape_factor);
+  else if (t.shape_factor != 1.0 || t.occupancy != 1.0) {
+    g_string_append_printf(s, " (%s curve %.3f", fs_eff_axis_name(t.curve->axis),
+                           fs_eff_curve_eval(t.curve, axis_value(k, t.curve->axis)));
+    if (t.shape_factor != 1.0)
+      g_string_append_printf(s, " × head dim %" G_GUINT64_FORMAT " %.3f", k->k, t.shape_factor);
+    if (t.occupancy != 1.0)
+      g_string_append_printf(s, " × occupancy %.3f", t.occupancy);
+    g_string_append_c(s, ')');
+  }
   g_string_append_printf(s, " = %s; ", tc);
   g_string_append_printf(s, "%.4g MB at %s × %.2f = %s; + %s launch → %s (%s-bound)",
                          k->bytes / 1e6, bw, t.mem_efficiency, tm, tl, tt,

@@ -13,7 +13,9 @@
  * (m, n, k) (fs_eff_curve_shape_factor: the table of measured GEMM shapes
  * interpolated around the curve), the key length for attention (times,
  * for a curve with `head_dims:`, the factor of the kernel's head dimension:
- * fs_eff_curve_head_dim_factor), the bytes
+ * fs_eff_curve_head_dim_factor, and for a curve with `tiles:`, the
+ * occupancy of the kernel's thread blocks on the GPU's SMs over that of
+ * the kernels the curve measured: fs_attn_occupancy_factor), the bytes
  * moved for a memory-bound kernel (whose compute side runs at the FP32
  * vector rate with efficiency 1).  Where the GPU has no peak for the
  * kernel's datatype (FP8 on an A100), the kernel runs at the next wider
@@ -122,6 +124,7 @@ typedef struct {
   FsDtype peak_dtype;     /* the datatype whose peak was used */
   double efficiency;      /* compute efficiency applied (shape factor included) */
   double shape_factor;    /* GEMM: the curve's measured-shape factor; attention: its head-dim factor (efficiency.h); else 1 */
+  double occupancy;       /* attention: the occupancy factor of its thread blocks (attn-occupancy.h); else 1 */
   double mem_efficiency;  /* memory efficiency applied */
   const FsEffCurve *curve;     /* compute curve, or NULL (none matched, or memory-bound) */
   const FsEffCurve *mem_curve; /* memory curve, or NULL */
@@ -145,7 +148,9 @@ FsTime fs_kernel_list_time(const FsKernel *kernels, guint n, const FsGpuModel *g
  *  0.80 = 1.042 ms; 302.0 MB at 3350.0 GB/s × 0.90 = 100.2 us; + 4.0 us launch
  *  → 1.046 ms (compute-bound)"; a GEMM whose curve has measured shapes
  * shows the split after its efficiency, "× 0.73 (FLOPs curve 0.784 ×
- * measured shapes 0.930)" (their product capped at 1).  Caller frees. */
+ * measured shapes 0.930)", an attention kernel its factors other than 1,
+ * "× 0.47 (seq_len curve 0.578 × occupancy 0.815)" (the product capped
+ * at 1).  Caller frees. */
 char *fs_kernel_explain(const FsKernel *k, const FsGpuModel *gpu, const FsEfficiency *eff);
 
 G_END_DECLS

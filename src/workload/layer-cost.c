@@ -96,19 +96,19 @@ static double beside_rate(const FsTrain *t, const GArray *k, const char *const *
   return fs_train_shared_rate(t, (const FsKernel *)sel->data, sel->len, gpu, y, hbm_bps);
 }
 
-/* Tensor-parallel overlap (Transformer Engine userbuffers, ring exchange)
- * runs each overlapped GEMM as one chunk per TP rank, each a GEMM of m/tp
- * rows: the time this adds to kernels k over running them whole.  The
- * overlapped GEMMs are the forward GEMMs next to an all-gather or a
- * reduce-scatter and the dgrads of the row-parallel ones (NeMo's
- * qkv/proj/fc1/fc2 fprop and proj/fc2 dgrad). */
+/* The GEMMs tensor-parallel overlap runs beside its collectives: the
+ * forward GEMMs next to an all-gather or a reduce-scatter and the dgrads of
+ * the row-parallel ones (NeMo's qkv/proj/fc1/fc2 fprop and proj/fc2 dgrad). */
 static const char *const tp_split_names[] = {
   "qkv", "out_proj", "mlp_fc1", "mlp_fc2", "out_proj.dgrad", "mlp_fc2.dgrad",
 };
 
+/* Tensor-parallel overlap (Transformer Engine userbuffers, ring exchange)
+ * runs each overlapped GEMM (tp_split_names) as one chunk per TP rank, each
+ * a GEMM of m/tp rows: the time this adds to kernels k over running them
+ * whole. */
 static FsTime tp_split_extra(const FsTrain *t, const GArray *k, const FsGpuModel *gpu, guint parts)
 {
-  static const char *const *const split = tp_split_names;
   FsTime extra = 0;
   for (guint i = 0; i < k->len; i++) {
     const FsKernel *kn = &g_array_index(k, FsKernel, i);
@@ -116,7 +116,7 @@ static FsTime tp_split_extra(const FsTrain *t, const GArray *k, const FsGpuModel
       continue;
     gboolean hit = FALSE;
     for (guint j = 0; j < G_N_ELEMENTS(tp_split_names) && !hit; j++)
-      hit = strcmp(kn->name, split[j]) == 0;
+      hit = strcmp(kn->name, tp_split_names[j]) == 0;
     if (!hit)
       continue;
     FsKernel part = fs_kernel_gemm(kn->name, kn->pass, kn->dtype, kn->m / parts, kn->n, kn->k,
@@ -276,6 +276,11 @@ gboolean fs_train_layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const g
         return FALSE;
       c->tp_fwd = c->tp_bwd = 2 * ar;
     }
+    /* The HBM a TP collective takes: at the rate of one gather (or
+     * all-reduce) of the pass, each a ring over the TP group. */
+    double tp_hbm = w->sequence_parallel
+                      ? fs_train_comm_hbm(t, FS_COLL_ALL_GATHER, FALSE, act / ntp, ntp, ag)
+                      : fs_train_comm_hbm(t, FS_COLL_ALL_REDUCE, FALSE, act, ntp, ar);
     /* With sequence parallelism and without TP overlap, Megatron's
      * column-parallel linears launch their backward collectives
      * asynchronously (LinearWithGradAccumulationAndAsyncCommunication.
@@ -288,11 +293,6 @@ gboolean fs_train_layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const g
      * parallelism the backward all-reduces stay on the stream (the
      * Megatron of the 2020-21 runs reduced synchronously);
      * `overlap.cost: exposed` keeps every backward collective on it. */
-    /* The HBM a TP collective takes: at the rate of one gather (or all-reduce) of
-     * the pass, each a ring over the TP group. */
-    double tp_hbm = w->sequence_parallel
-                      ? fs_train_comm_hbm(t, FS_COLL_ALL_GATHER, FALSE, act / ntp, ntp, ag)
-                      : fs_train_comm_hbm(t, FS_COLL_ALL_REDUCE, FALSE, act, ntp, ar);
     if (w->sequence_parallel && !w->overlap_tp_comm && w->overlap_cost != FS_OVERLAP_COST_EXPOSED) {
       static const char *const col[] = { "qkv.dgrad", "mlp_fc1.dgrad", "qkv.wgrad", "mlp_fc1.wgrad" };
       double y = beside_rate(t, kb, col, G_N_ELEMENTS(col), gpu, FS_EFF_OVERLAP_DP, (double)act,

@@ -21,6 +21,7 @@ typedef struct {
   guint rank, stage, tpi;
   int gpu;
   guint s_compute, s_pp, s_dp, s_fsdp, s_aux;
+  guint s_ep;                /* paired passes' all-to-alls in flight (overlap.ep_comm), or G_MAXUINT */
   guint dp_comm;             /* gradient-reduction communicator (dp × cp group), or G_MAXUINT */
   guint dp_size;
   guint *dp_nodes;           /* the dp × cp group's GPU nodes */

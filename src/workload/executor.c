@@ -216,6 +216,16 @@ static guint32 layer_pass(FsRankBuilder *b, guint l, int mb, gboolean backward, 
   for (guint i = 0; i < 2; i++)
     if (joins[i] != FS_OP_NONE)
       g_array_append_val(r->comm_ops, joins[i]);
+  FsTime ep_all = backward ? c->ep_bwd : c->ep_fwd;
+  if (paired && ep_all > 0 && r->s_ep != G_MAXUINT && t->w->overlap_cost != FS_OVERLAP_COST_EXPOSED) {
+    /* The all-to-alls in flight beside the paired pass, for the trace and
+     * `explain overlap`; nothing waits for this op: what they cost is the
+     * op on the compute stream below. */
+    g_snprintf(name, sizeof name, "layer %u ep all-to-all (paired)", l);
+    guint32 x = fs_train_add_op(g, r->s_ep, FS_OP_DELAY, FS_CAT_EP, name, ep_all, mb, (int)l, 0,
+                                &before, before == FS_OP_NONE ? 0 : 1);
+    g_array_append_val(r->comm_ops, x);
+  }
   if (ep > 0) {
     g_snprintf(name, sizeof name, "layer %u ep all-to-all", l);
     op = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_EP, name, ep, mb, (int)l, 0, joins, 2);
@@ -582,6 +592,8 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
       r.s_dp = fs_opgraph_add_stream(t->g, "dp", r.rank, r.gpu, FALSE);
       r.s_fsdp = fs_opgraph_add_stream(t->g, "param-gather", r.rank, r.gpu, FALSE);
       r.s_aux = fs_opgraph_add_stream(t->g, "tp-cp", r.rank, r.gpu, FALSE);
+      r.s_ep = w->overlap_ep_comm ? fs_opgraph_add_stream(t->g, "ep", r.rank, r.gpu, FALSE)
+                                  : G_MAXUINT;
       r.comm_ops = g_array_new(FALSE, FALSE, sizeof(guint32));
       guint n;
       guint *dpn = group_nodes(t, FS_DIM_DP_CP, r.rank, &n);

@@ -257,6 +257,62 @@ START_TEST(test_kernel_memory_bound_and_dtype_fallback)
 }
 END_TEST
 
+START_TEST(test_kernel_shared_hbm_slows_memory_bound)
+{
+  /* A communication kernel beside a compute kernel: a memory-bound kernel
+   * gets the HBM bandwidth left (max-min: at least half of what it reaches
+   * alone), a compute-bound one loses only the SMs. */
+  g_autoptr(FsEfficiency) eff = default_curves();
+  FsGpuModel gpu = test_gpu();
+  FsKernel m = fs_kernel_memory("add", FS_PASS_FORWARD, FS_DTYPE_BF16, 1e9, 1.5e8);
+  FsKernelTiming t;
+  FsTime alone = fs_kernel_time(&m, &gpu, eff, &t);
+  double cap = 3e12 * t.mem_efficiency;
+  ck_assert_int_eq(fs_kernel_time_shared(&m, &gpu, eff, 1.0, 0), alone);
+  ck_assert_int_eq(fs_kernel_time_shared(&m, &gpu, eff, 1.0, 0.25 * cap),
+                   fs_time_from_s(1e9 / (0.75 * cap)) + 2 * FS_US);
+  /* Fewer SMs alone do not slow it: its compute side is far below its memory side. */
+  ck_assert_int_eq(fs_kernel_time_shared(&m, &gpu, eff, 0.75, 0), alone);
+  /* A communication that wants more than half: the kernel keeps half. */
+  ck_assert_int_eq(fs_kernel_time_shared(&m, &gpu, eff, 1.0, 0.9 * cap),
+                   fs_time_from_s(1e9 / (0.5 * cap)) + 2 * FS_US);
+  /* A big GEMM: HBM traffic beside it changes nothing, SMs do. */
+  FsKernel g = fs_kernel_gemm("big", FS_PASS_FORWARD, FS_DTYPE_BF16, 16384, 16384, 16384, 1);
+  FsTime ga = fs_kernel_time(&g, &gpu, eff, &t);
+  ck_assert_int_eq(fs_kernel_time_shared(&g, &gpu, eff, 1.0, 0.5 * cap), ga);
+  ck_assert_int_eq(fs_kernel_time_shared(&g, &gpu, eff, 0.75, 0.5 * cap),
+                   fs_time_from_s(fs_time_to_s(t.compute) / 0.75) + 2 * FS_US);
+}
+END_TEST
+
+START_TEST(test_efficiency_comm_hbm)
+{
+  /* The shipped figures, with their source; a second file may not give
+   * them again unless it replaces them. */
+  g_autoptr(FsEfficiency) eff = default_curves();
+  const FsEffCommHbm *h = fs_efficiency_comm_hbm(eff);
+  ck_assert_ptr_nonnull(h);
+  ck_assert(h->collective == 2 && h->point_to_point == 3);
+  ck_assert(strstr(h->source, "all_reduce.h") != NULL);
+  const char *again = "curves: []\ncomm_hbm:\n  collective: 1\n  point_to_point: 1\n  source: s\n";
+  GError *err = NULL;
+  ck_assert(!fs_efficiency_load_string(eff, again, -1, "again.yaml", FALSE, &err));
+  ck_assert_msg(strstr(err->message, "again.yaml:3:3:") && strstr(err->message, "given twice"), "%s",
+                err->message);
+  g_clear_error(&err);
+  ck_assert(fs_efficiency_load_string(eff, again, -1, "again.yaml", TRUE, &err));
+  fs_assert_no_error(err);
+  ck_assert(fs_efficiency_comm_hbm(eff)->collective == 1);
+  /* A missing figure is refused at the mapping. */
+  g_autoptr(FsEfficiency) e2 = fs_efficiency_new();
+  ck_assert(!fs_efficiency_load_string(e2, "curves: []\ncomm_hbm:\n  collective: 1\n  source: s\n",
+                                       -1, "short.yaml", FALSE, &err));
+  ck_assert_msg(strstr(err->message, "point_to_point") != NULL, "%s", err->message);
+  g_clear_error(&err);
+  ck_assert_ptr_null(fs_efficiency_comm_hbm(e2));
+}
+END_TEST
+
 START_TEST(test_kernel_attention_counts)
 {
   /* 4·b·a·s²·d forward, half when causal; backward executes 2.5× and counts 2×. */
@@ -748,6 +804,8 @@ int main(void)
   FS_ADD_TEST(s, test_kernel_tiny_gemm_is_launch_bound);
   FS_ADD_TEST(s, test_kernel_memory_bound_and_dtype_fallback);
   FS_ADD_TEST(s, test_kernel_attention_counts);
+  FS_ADD_TEST(s, test_kernel_shared_hbm_slows_memory_bound);
+  FS_ADD_TEST(s, test_efficiency_comm_hbm);
   FS_ADD_TEST(s, test_transformer_gpt3_params);
   FS_ADD_TEST(s, test_transformer_megatron_formula);
   FS_ADD_TEST(s, test_transformer_full_recompute_hardware_flops);

@@ -88,6 +88,68 @@ START_TEST(test_executor_overlap_cost_modes)
   }
   ck_assert_int_gt(step[FS_OVERLAP_COST_MODELLED], step[FS_OVERLAP_COST_FREE]);
   ck_assert_int_gt(step[FS_OVERLAP_COST_EXPOSED], step[FS_OVERLAP_COST_FREE]);
+  /* What overlap costs lies between the two teaching extremes. */
+  ck_assert_int_lt(step[FS_OVERLAP_COST_MODELLED], step[FS_OVERLAP_COST_EXPOSED]);
+}
+END_TEST
+
+/* The step of the toy GPT on topo with parallel text par and the overrides
+ * extra (NULL-terminated, up to 6), no host model; the first rank class in
+ * *c when c is not NULL. */
+static FsTime toy_step(const FsTopo *topo, const char *par, const char *const *extra,
+                       FsTrainClass *c)
+{
+  const char *ov[8] = { "--framework-launch=off" };
+  for (guint i = 0; extra != NULL && extra[i] != NULL && i < 6; i++)
+    ov[i + 1] = extra[i];
+  g_autoptr(FsWorkload) w = fs_test_small_gpt(par, ov);
+  g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
+  if (c != NULL)
+    *c = g_array_index(fs_train_result(t)->classes, FsTrainClass, 0);
+  return fs_train_result(t)->step_time;
+}
+
+START_TEST(test_executor_cp_exposed_column)
+{
+  /* Ring attention with modelled overlap: the exchange a step's kernel does
+   * not hide is the compute stream waiting for CP, so the `cp` column shows
+   * it (it showed 0, the time counted as forward and backward); exposed
+   * shows the whole exchange, free only what outlasts the whole pass.  A
+   * GPT without kv_heads exchanges its K and V too (it exchanged nothing). */
+  g_autoptr(FsTopo) topo = fs_test_load_topo("pcie-gen4-8gpu.yaml", NULL);
+  const char *par = "  tp: 1\n  cp: 4\n";
+  const char *modes[] = { "--overlap-cost=modelled", "--overlap-cost=exposed",
+                          "--overlap-cost=free" };
+  FsTrainClass c[3];
+  FsTime step[3];
+  for (guint m = 0; m < 3; m++) {
+    const char *ov[] = { modes[m], NULL };
+    step[m] = toy_step(topo, par, ov, &c[m]);
+  }
+  ck_assert_int_gt(c[0].time.exposed[FS_CAT_CP], 0);
+  ck_assert_int_lt(c[0].time.exposed[FS_CAT_CP], c[1].time.exposed[FS_CAT_CP]);
+  ck_assert_int_lt(c[2].time.exposed[FS_CAT_CP], c[0].time.exposed[FS_CAT_CP]);
+  ck_assert(step[2] < step[0] && step[0] < step[1]);
+}
+END_TEST
+
+
+START_TEST(test_executor_dp_overlap_hbm)
+{
+  /* Gradient buckets reduced over NVLink beside the backward take HBM
+   * bandwidth from its memory-bound kernels: with NCCL's HBM traffic
+   * (models/compute comm_hbm) the step is slower than with none. */
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  const char *par = "  tp: 1\n  zero_stage: 0\n  bucket_size: 8 MB\n";
+  FsTime with = toy_step(topo, par, NULL, NULL);
+  GError *err = NULL;
+  ck_assert(fs_efficiency_load_string(fs_test_eff,
+                                      "curves: []\ncomm_hbm:\n  collective: 0\n"
+                                      "  point_to_point: 0\n  source: none\n",
+                                      -1, "none.yaml", TRUE, &err));
+  fs_assert_no_error(err);
+  FsTime without = toy_step(topo, par, NULL, NULL);
+  ck_assert_int_gt(with, without);
 }
 END_TEST
 
@@ -245,6 +307,48 @@ static FsWorkload *small_moe(const char *parallel)
   fs_assert_no_error(err);
   return w;
 }
+
+/* The small MoE with the given parallel section and overlap cost, no host
+ * model; the first rank class in *c. */
+static FsTime moe_step(const FsTopo *topo, const char *parallel, const char *cost, FsTrainClass *c)
+{
+  g_autofree char *text = g_strdup_printf(
+    "name: toy-moe\ngpus: 8\n"
+    "model:\n  layers: 8\n  hidden: 1024\n  ffn_hidden: 2048\n  heads: 16\n  vocab: 32000\n"
+    "  seq_length: 1024\n  experts: 4\n  top_k: 2\n  mlp: swiglu\n"
+    "training:\n  global_batch: 64\n  micro_batch: 2\n  dtype: bf16\n"
+    "parallel:\n%s", parallel);
+  const char *ov[] = { "--framework-launch=off", cost, NULL };
+  GError *err = NULL;
+  g_autoptr(FsWorkload) w = fs_workload_load_string(text, "toy-moe.yaml", NULL, ov, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
+  if (c != NULL)
+    *c = g_array_index(fs_train_result(t)->classes, FsTrainClass, 0);
+  return fs_train_result(t)->step_time;
+}
+
+START_TEST(test_executor_ep_overlap)
+{
+  /* Megatron's combined 1F1B (overlap.ep_comm): a forward paired with
+   * another micro-batch's backward hides its all-to-alls behind that
+   * compute, which loses the NCCL kernel's SMs and HBM; the first forward
+   * and the last backward run alone.  The step lies between all-to-alls on
+   * the compute stream (no overlap, or `exposed`) and `free`. */
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  const char *plain = "  tp: 1\n  ep: 4\n", *ov = "  tp: 1\n  ep: 4\n  overlap:\n    ep_comm: true\n";
+  FsTrainClass c0, c1;
+  FsTime off = moe_step(topo, plain, "--overlap-cost=modelled", &c0);
+  FsTime mod = moe_step(topo, ov, "--overlap-cost=modelled", &c1);
+  FsTime exposed = moe_step(topo, ov, "--overlap-cost=exposed", NULL);
+  FsTime free_ = moe_step(topo, ov, "--overlap-cost=free", NULL);
+  ck_assert_int_gt(c0.time.exposed[FS_CAT_EP], 0);
+  ck_assert_int_lt(c1.time.exposed[FS_CAT_EP], c0.time.exposed[FS_CAT_EP]);
+  ck_assert_int_lt(mod, off);
+  ck_assert_int_eq(exposed, moe_step(topo, plain, "--overlap-cost=exposed", NULL));
+  ck_assert_int_lt(free_, mod);
+}
+END_TEST
 
 START_TEST(test_executor_expert_data_parallel)
 {
@@ -593,6 +697,9 @@ int main(void)
   tcase_add_test(tc, test_executor_runs_a_step);
   tcase_add_test(tc, test_executor_overlap_hides_dp);
   tcase_add_test(tc, test_executor_overlap_cost_modes);
+  tcase_add_test(tc, test_executor_cp_exposed_column);
+  tcase_add_test(tc, test_executor_ep_overlap);
+  tcase_add_test(tc, test_executor_dp_overlap_hbm);
   tcase_add_test(tc, test_executor_deterministic);
   tcase_add_test(tc, test_executor_schedules_order);
   tcase_add_test(tc, test_executor_gpu_count_mismatch);

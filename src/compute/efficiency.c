@@ -35,7 +35,17 @@ FS_NAMES_DEFINE(FsEffAxis, fs_eff_axis, axis_names, FS_EFF_N_AXES, fs_names_inde
 struct FsEfficiency {
   GPtrArray *curves; /* FsEffCurve *, load order */
   GPtrArray *hosts;  /* FsEffHost *, load order, one per architecture key */
+  FsEffCommHbm *comm_hbm; /* or NULL */
 };
+
+static void comm_hbm_free(FsEffCommHbm *c)
+{
+  if (c == NULL)
+    return;
+  g_free(c->source);
+  g_free(c->file);
+  g_free(c);
+}
 
 static void host_free(gpointer p)
 {
@@ -78,6 +88,7 @@ void fs_efficiency_free(FsEfficiency *eff)
     return;
   g_ptr_array_free(eff->curves, TRUE);
   g_ptr_array_free(eff->hosts, TRUE);
+  comm_hbm_free(eff->comm_hbm);
   g_free(eff);
 }
 
@@ -381,6 +392,22 @@ static const FsSchemaField host_fields[] = {
 #undef OFF
 static const FsSchema host_schema = {"host costs", NULL, host_fields, G_N_ELEMENTS(host_fields)};
 
+#define OFF(member) offsetof(FsEffCommHbm, member)
+static const FsSchemaField comm_hbm_fields[] = {
+  {.key = "collective", .type = FS_SCHEMA_DOUBLE, .offset = OFF(collective), .required = TRUE,
+   .min = "0", .max = "16",
+   .doc = "HBM bytes per byte a GPU receives in an NCCL collective (ring, tree) or a TE "
+          "userbuffers exchange"},
+  {.key = "point_to_point", .type = FS_SCHEMA_DOUBLE, .offset = OFF(point_to_point),
+   .required = TRUE, .min = "0", .max = "16",
+   .doc = "HBM bytes per byte a GPU receives in NCCL send/recv and all-to-all"},
+  {.key = "source", .type = FS_SCHEMA_STRING, .offset = OFF(source), .required = TRUE,
+   .nonempty = TRUE, .doc = "where the figures come from (not empty)"},
+};
+#undef OFF
+static const FsSchema comm_hbm_schema = {"communication HBM", NULL, comm_hbm_fields,
+                                         G_N_ELEMENTS(comm_hbm_fields)};
+
 static const FsSchemaField file_fields[] = {
   {.key = "curves", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
    .value_doc = "list of curves", .doc = "the curves of the file"},
@@ -388,6 +415,10 @@ static const FsSchemaField file_fields[] = {
    .value_doc = "list of host-cost entries", .required_doc = "no (none)",
    .doc = "host (framework) costs of issuing GPU work, one entry per architecture (\"Host "
           "costs\" below)"},
+  {.key = "comm_hbm", .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "mapping (`efficiency.comm_hbm`)", .required_doc = "no (none)",
+   .doc = "HBM traffic of communication kernels per byte received (\"Communication and HBM\" "
+          "below); in one file of a set unless replacing"},
   {.key = "description", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE,
    .doc = "free text about the file"},
 };
@@ -397,6 +428,7 @@ static const FsSchemaEntry schemas[] = {
   {"efficiency.file", &file_schema},
   {"efficiency.curve", &curve_schema},
   {"efficiency.host", &host_schema},
+  {"efficiency.comm_hbm", &comm_hbm_schema},
 };
 
 const FsSchemaEntry *fs_efficiency_schemas(guint *n)
@@ -748,6 +780,37 @@ const FsEffHost *fs_efficiency_host(const FsEfficiency *eff, FsGpuArch arch)
   return any;
 }
 
+const FsEffCommHbm *fs_efficiency_comm_hbm(const FsEfficiency *eff)
+{
+  return eff->comm_hbm;
+}
+
+/* The `comm_hbm` mapping of a file (node, or NULL) into *out (NULL when
+ * absent): an error at the key when eff has one already and replace is not
+ * set. */
+static gboolean load_comm_hbm(const FsEfficiency *eff, const FsYamlNode *root, const char *path,
+                              gboolean replace, FsEffCommHbm **out, GError **error)
+{
+  *out = NULL;
+  const FsYamlNode *node = fs_yaml_map_get(root, "comm_hbm");
+  if (node == NULL)
+    return TRUE;
+  if (eff->comm_hbm != NULL && !replace) {
+    fs_yaml_error(error, node, "comm_hbm is given twice (first in %s)", eff->comm_hbm->file);
+    return FALSE;
+  }
+  FsEffCommHbm tmp = { 0 };
+  if (!fs_schema_read(&comm_hbm_schema, node, &tmp, NULL, error))
+    return FALSE;
+  FsEffCommHbm *c = g_memdup2(&tmp, sizeof tmp);
+  c->source = g_strdup(tmp.source);
+  c->file = g_strdup(path);
+  c->line = node->line;
+  c->col = node->col;
+  *out = c;
+  return TRUE;
+}
+
 /* Adds the curves of one parsed document to eff, all or nothing: they are parsed into a copy of
  * the present set, so that a failure leaves eff unchanged. A key given twice in the same file
  * is an error even when replace is set; replace lets the file override curves loaded before it.
@@ -802,6 +865,13 @@ static gboolean load_doc(FsEfficiency *eff, FsYamlDoc *doc, const char *path,
   g_autoptr(GPtrArray) hosts = NULL;
   if (!load_hosts(eff, fs_yaml_map_get(root, "host"), path, replace, &hosts, error))
     return FALSE;
+  FsEffCommHbm *hbm;
+  if (!load_comm_hbm(eff, root, path, replace, &hbm, error))
+    return FALSE;
+  if (hbm != NULL) {
+    comm_hbm_free(eff->comm_hbm);
+    eff->comm_hbm = hbm;
+  }
   g_ptr_array_free(eff->curves, TRUE);
   eff->curves = g_steal_pointer(&staged);
   g_ptr_array_free(eff->hosts, TRUE);

@@ -48,9 +48,9 @@ typedef enum {
 
 /* Kernel kinds that have a curve (`kind: gemm`).  The overlap kinds are
  * not kernels: their y is the fraction of a compute kernel's rate that is
- * left while a communication kernel of that parallelism (TP, CP, DP) runs
- * beside it on the same GPU (1 − SMs the communication occupies / SMs),
- * x the communication's bytes. */
+ * left while a communication kernel of that parallelism (TP, CP, DP, EP)
+ * runs beside it on the same GPU (1 − SMs the communication occupies /
+ * SMs), x the communication's bytes. */
 #define FS_EFF_KINDS(X)                  \
   X(GEMM, "gemm")                        \
   X(ATTENTION_FWD, "attention-forward")  \
@@ -58,7 +58,8 @@ typedef enum {
   X(MEMORY, "memory")                    \
   X(OVERLAP_TP, "overlap-tp")            \
   X(OVERLAP_CP, "overlap-cp")            \
-  X(OVERLAP_DP, "overlap-dp")
+  X(OVERLAP_DP, "overlap-dp")            \
+  X(OVERLAP_EP, "overlap-ep")
 
 typedef enum {
 #define X(id, str) FS_EFF_##id,
@@ -150,6 +151,22 @@ typedef struct {
   char *file;            /* where it was defined */
   int line, col;
 } FsEffHost;
+
+/* What a communication kernel moves through the HBM of its GPU per byte
+ * that GPU receives (`comm_hbm:` in a curves file; models/compute/
+ * README.md, "Communication and HBM"): the HBM bandwidth it takes from a
+ * memory-bound kernel beside it.  One for every architecture. */
+typedef struct {
+  double collective;     /* NCCL ring/tree collectives and TE userbuffers */
+  double point_to_point; /* NCCL send/recv and all-to-all */
+  char *source;
+  char *file;            /* where it was defined */
+  int line, col;
+} FsEffCommHbm;
+
+/* The communication HBM figures, or NULL when no file gave them.
+ * Borrowed from eff (valid until the next load into it). */
+const FsEffCommHbm *fs_efficiency_comm_hbm(const FsEfficiency *eff);
 
 /* The host costs for arch: its own entry, else the `any` one, else NULL.
  * Borrowed from eff (valid until the next load into it).  Cost: O(entries). */

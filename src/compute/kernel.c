@@ -203,6 +203,22 @@ FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficien
   return t.time;
 }
 
+FsTime fs_kernel_time_shared(const FsKernel *k, const FsGpuModel *gpu, const FsEfficiency *eff,
+                             double sm_rate, double hbm_bps)
+{
+  g_return_val_if_fail(sm_rate > 0 && sm_rate <= 1 && hbm_bps >= 0, FS_TIME_MAX);
+  FsKernelTiming t;
+  FsTime alone = fs_kernel_time(k, gpu, eff, &t);
+  if ((sm_rate >= 1 && hbm_bps <= 0) || alone >= FS_TIME_MAX)
+    return alone;
+  double compute_s = fs_time_to_s(t.compute) / sm_rate;
+  double capacity = gpu->memory_bandwidth * t.mem_efficiency;
+  double left = MAX(capacity - hbm_bps, capacity / 2);
+  double memory_s = k->bytes > 0 ? k->bytes / left : 0;
+  FsTime body = seconds_to_time(MAX(compute_s, memory_s));
+  return body > FS_TIME_MAX - t.launch ? FS_TIME_MAX : body + t.launch;
+}
+
 FsTime fs_kernel_list_time(const FsKernel *kernels, guint n, const FsGpuModel *gpu,
                            const FsEfficiency *eff)
 {

@@ -138,6 +138,18 @@ typedef struct {
 FsTime fs_kernel_time(const FsKernel *k, const FsGpuModel *gpu, const FsEfficiency *eff,
                       FsKernelTiming *timing);
 
+/* The time of kernel k on gpu while a communication kernel runs beside it
+ * for the whole of it, holding the fraction 1 − sm_rate of the SMs and
+ * moving hbm_bps bytes per second through HBM: the compute side of the
+ * roofline at sm_rate of its speed, the memory side on the bandwidth left
+ * to it by max-min sharing of what it reaches alone (C = bandwidth ×
+ * memory efficiency): max(C − hbm_bps, C / 2).  So a memory-bound kernel
+ * loses HBM bandwidth and a compute-bound one only SMs.  sm_rate in
+ * (0, 1], hbm_bps >= 0; sm_rate 1 and hbm_bps 0 give fs_kernel_time.  Cost:
+ * fs_kernel_time's. */
+FsTime fs_kernel_time_shared(const FsKernel *k, const FsGpuModel *gpu, const FsEfficiency *eff,
+                             double sm_rate, double hbm_bps);
+
 /* The sum of fs_kernel_time over n kernels (kernels run one after the
  * other on one stream). */
 FsTime fs_kernel_list_time(const FsKernel *kernels, guint n, const FsGpuModel *gpu,

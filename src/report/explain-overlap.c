@@ -156,6 +156,9 @@ static gboolean run_step(const FsScenario *sc, FsWorkload *w, const FsTrainOptio
                          Run *out, GError **error)
 {
   w->overlap_dp_grads = w->overlap_tp_comm = w->overlap_param_gather = on;
+  /* EP all-to-alls overlap where Megatron's combined 1F1B allows it (spec.c's rules). */
+  w->overlap_ep_comm = on && w->ep > 1 && (w->pp == 1 || w->vp > 1) &&
+                       w->recompute != FS_RECOMPUTE_FULL;
   g_autoptr(FsTrain) t = fs_scenario_train_new(sc, NULL, NULL, w, topt, error);
   if (t == NULL || !fs_train_run(t, error))
     return FALSE;
@@ -171,16 +174,18 @@ gboolean fs_report_overlap(GString *out, const FsScenario *sc, FsWorkload *w,
                            const FsTrainOptions *topt, GError **error)
 {
   const FsTopo *topo = fs_scenario_topo(sc);
-  gboolean own[3] = { w->overlap_dp_grads, w->overlap_tp_comm, w->overlap_param_gather };
+  gboolean own[4] = { w->overlap_dp_grads, w->overlap_tp_comm, w->overlap_param_gather,
+                      w->overlap_ep_comm };
   Run off, on;
   if (!run_step(sc, w, topt, FALSE, &off, error) || !run_step(sc, w, topt, TRUE, &on, error))
     return FALSE;
 
   g_string_append_printf(out, "Overlap of communication with compute: %s on %s\n", w->name, fs_topo_name(topo));
   g_string_append_printf(out, "  layout tp %u%s, pp %u (%s), dp %u, cp %u, ep %u, ZeRO-%u; the workload itself says "
-         "dp_grads %s, tp_comm %s, param_gather %s\n", w->tp, w->sequence_parallel ? " + SP" : "",
+         "dp_grads %s, tp_comm %s, param_gather %s%s%s\n", w->tp, w->sequence_parallel ? " + SP" : "",
          w->pp, fs_pp_schedule_name(w->schedule), w->dp, w->cp, w->ep, w->zero_stage,
-         own[0] ? "on" : "off", own[1] ? "on" : "off", own[2] ? "on" : "off");
+         own[0] ? "on" : "off", own[1] ? "on" : "off", own[2] ? "on" : "off",
+         w->ep > 1 ? ", ep_comm " : "", w->ep > 1 ? (own[3] ? "on" : "off") : "");
   g_string_append_printf(out, "  ms per rank, mean over the %u pipeline stage%s (each stage's tp 0, dp 0 rank)\n\n", w->pp,
          w->pp == 1 ? "" : "s");
   g_string_append_printf(out, "  %-18s | %28s | %28s\n", "", "every overlap off", "every overlap on");

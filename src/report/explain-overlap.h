@@ -1,5 +1,6 @@
 /* explain-overlap.h — `fabricsim explain overlap`: the step of w run twice
- * on the scenario (every overlap switch off, then on) and, per kind of
+ * on the scenario (every overlap switch off, then on: dp_grads, tp_comm,
+ * param_gather, and ep_comm where Megatron's rules allow it) and, per kind of
  * communication, the time in flight, hidden behind compute and exposed;
  * then the executor's own breakdown.  The method is in explain-overlap.c.
  */

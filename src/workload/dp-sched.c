@@ -126,19 +126,25 @@ static gboolean overlapped(const FsRankBuilder *b, gboolean flag)
 /* With `--overlap-cost modelled`, a data-parallel collective launched now
  * beside the backward (op `after` on the compute stream) slows the compute
  * that follows: a compute op on the compute stream, counted as backward,
- * of what the compute loses while the collective, timed alone, runs
+ * of what the compute (the kernels of a backward layer) loses to the
+ * collective's SMs and HBM traffic while it, timed alone, runs
  * (fs_train_overlap_loss against the rest of the rank's backward is
  * bounded by the collective's time). */
 static void overlap_cost(FsRankBuilder *b, gboolean expert, FsCollOp op, uint64_t unit,
                          guint32 after)
 {
-  double y = fs_train_overlap_rate(b->t, FS_EFF_OVERLAP_DP, b->gpu, (double)unit);
-  if (y >= 1)
+  double sm = fs_train_overlap_rate(b->t, FS_EFF_OVERLAP_DP, b->gpu, (double)unit);
+  if (sm >= 1)
     return;
   const FsSimRank *r = b->r;
   FsTime d = 0;
   if (!measure_alone(b, expert, op, unit, &d))
     return;
+  /* The backward's kernels lose the SMs, and its memory-bound kernels the
+   * HBM the collective moves (layer-cost.c). */
+  double hbm = fs_train_comm_hbm(b->t, op, FALSE, unit, expert ? r->edp_size : r->dp_size, d);
+  double y = fs_train_shared_rate(b->t, (const FsKernel *)b->bwd_kernels->data,
+                                  b->bwd_kernels->len, b->gpu, sm, hbm);
   FsTime loss = fs_train_overlap_loss(G_MAXINT64 / 4, d, y);
   if (loss > 0)
     fs_train_add_op(b->t->g, r->s_compute, FS_OP_COMPUTE, FS_CAT_BACKWARD, "dp overlap", loss, -1, -1,

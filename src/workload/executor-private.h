@@ -21,6 +21,7 @@ typedef struct {
   guint rank, stage, tpi;
   int gpu;
   guint s_compute, s_pp, s_dp, s_fsdp, s_aux;
+  guint s_ep;                /* paired passes' all-to-alls in flight (overlap.ep_comm), or G_MAXUINT */
   guint dp_comm;             /* gradient-reduction communicator (dp × cp group), or G_MAXUINT */
   guint dp_size;
   guint *dp_nodes;           /* the dp × cp group's GPU nodes */
@@ -48,7 +49,10 @@ typedef struct {
   double mf_fwd, mf_bwd;
   FsTime tp_fwd, tp_bwd;     /* measured TP collectives of the pass */
   FsTime ep_fwd, ep_bwd;
+  FsTime ep_fwd_paired, ep_bwd_paired; /* the EP op of a pass paired with another micro-batch's
+                                          opposite pass (overlap.ep_comm): exposed + loss */
   FsTime cp_fwd, cp_bwd;
+  FsTime cp_exp_fwd, cp_exp_bwd; /* exposed ring-attention exchange (modelled overlap) */
   FsHostOp h_fwd, h_bwd, h_recomp; /* their kernels, for the host model */
   double params;             /* parameters held by the rank */
   double eparams;            /* of which expert parameters reduced over the edp group (ep > 1) */
@@ -111,6 +115,7 @@ typedef struct {
   FsHostOp h_emb[2], h_head[2];  /* forward, backward */
   double emb_params, head_params;
   guint32 *last_b_mb;        /* per chunk: micro-batch of its last backward */
+  GArray *bwd_kernels;       /* FsKernel: one backward layer's, what DP overlaps (owned) */
   double grad_bytes;         /* bytes per gradient element */
   FsDpSched dp;
 } FsRankBuilder;
@@ -149,6 +154,22 @@ FsTime fs_train_overlap_loss(FsTime compute, FsTime comm, double rate);
  * overlap cost is `modelled`. */
 double fs_train_overlap_rate(const FsTrain *t, FsEffKind kind, const FsGpuModel *gpu,
                              double bytes);
+
+/* The HBM bandwidth (bytes/s) a communication takes on each GPU of its
+ * group while it runs: op over n GPUs with `unit` bytes a rank (as
+ * coll/coll.h's FsCollSizes.unit_bytes), lasting dur, the bytes a GPU
+ * receives times models/compute `comm_hbm` (point_to_point when p2p, else
+ * collective).  0 unless the overlap cost is `modelled` and the curves
+ * have `comm_hbm`. */
+double fs_train_comm_hbm(const FsTrain *t, FsCollOp op, gboolean p2p, uint64_t unit, guint n,
+                         FsTime dur);
+
+/* The fraction of its speed a span of kernels k (n) keeps on gpu beside a
+ * communication that leaves it sm_rate of the SMs and takes hbm_bps of
+ * HBM: their summed time alone over their summed time shared
+ * (compute/kernel.h fs_kernel_time_shared); sm_rate with no kernels. */
+double fs_train_shared_rate(const FsTrain *t, const FsKernel *k, guint n, const FsGpuModel *gpu,
+                            double sm_rate, double hbm_bps);
 
 /* The layers [*lo, *hi) of virtual stage vstage. */
 void fs_train_layer_range(const FsTrain *t, guint vstage, guint *lo, guint *hi);

@@ -153,8 +153,11 @@ guint32 fs_train_add_op(FsOpGraph *g, guint stream, FsOpKind kind, FsOpCat cat, 
   return fs_opgraph_add(g, stream, &o, deps, n);
 }
 
-/* A layer's pass on the compute stream, with its TP/EP/CP communication. */
-static guint32 layer_pass(FsRankBuilder *b, guint l, int mb, gboolean backward)
+/* A layer's pass on the compute stream, with its TP/EP/CP communication;
+ * paired: the pass runs beside another micro-batch's opposite pass
+ * (Megatron-LM's combined 1F1B, overlap.ep_comm), which hides its EP
+ * all-to-alls. */
+static guint32 layer_pass(FsRankBuilder *b, guint l, int mb, gboolean backward, gboolean paired)
 {
   FsTrain *t = b->t;
   FsOpGraph *g = t->g;
@@ -181,8 +184,10 @@ static guint32 layer_pass(FsRankBuilder *b, guint l, int mb, gboolean backward)
     fs_train_dp_wait_params(b, op, (int)l);
   fs_train_dp_layer_consumed(b, op);
   FsTime tp = backward ? c->tp_bwd : c->tp_fwd;
-  FsTime ep = backward ? c->ep_bwd : c->ep_fwd;
+  FsTime ep = paired ? (backward ? c->ep_bwd_paired : c->ep_fwd_paired)
+                     : (backward ? c->ep_bwd : c->ep_fwd);
   FsTime cp = backward ? c->cp_bwd : c->cp_fwd;
+  FsTime cp_exp = backward ? c->cp_exp_bwd : c->cp_exp_fwd;
   guint32 joins[2] = { FS_OP_NONE, FS_OP_NONE };
   if (tp > 0) {
     g_snprintf(name, sizeof name, "layer %u tp", l);
@@ -200,10 +205,27 @@ static guint32 layer_pass(FsRankBuilder *b, guint l, int mb, gboolean backward)
     else /* ring attention overlaps the exchange with the attention kernels */
       joins[1] = fs_train_add_op(g, r->s_aux, FS_OP_DELAY, FS_CAT_CP, name, cp, mb, (int)l, 0,
                                  &before, before == FS_OP_NONE ? 0 : 1);
+    /* The exchange that outlasts the ring's step kernels: the compute
+     * stream waits for it (modelled overlap; layer-cost.c). */
+    if (cp_exp > 0) {
+      g_snprintf(name, sizeof name, "layer %u cp exposed", l);
+      op = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_CP, name, cp_exp, mb, (int)l, 0,
+                           NULL, 0);
+    }
   }
   for (guint i = 0; i < 2; i++)
     if (joins[i] != FS_OP_NONE)
       g_array_append_val(r->comm_ops, joins[i]);
+  FsTime ep_all = backward ? c->ep_bwd : c->ep_fwd;
+  if (paired && ep_all > 0 && r->s_ep != G_MAXUINT && t->w->overlap_cost != FS_OVERLAP_COST_EXPOSED) {
+    /* The all-to-alls in flight beside the paired pass, for the trace and
+     * `explain overlap`; nothing waits for this op: what they cost is the
+     * op on the compute stream below. */
+    g_snprintf(name, sizeof name, "layer %u ep all-to-all (paired)", l);
+    guint32 x = fs_train_add_op(g, r->s_ep, FS_OP_DELAY, FS_CAT_EP, name, ep_all, mb, (int)l, 0,
+                                &before, before == FS_OP_NONE ? 0 : 1);
+    g_array_append_val(r->comm_ops, x);
+  }
   if (ep > 0) {
     g_snprintf(name, sizeof name, "layer %u ep all-to-all", l);
     op = fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_EP, name, ep, mb, (int)l, 0, joins, 2);
@@ -242,7 +264,7 @@ static FsSimRank *rank_of(FsTrain *t, guint stage, guint j)
  * later made a dependency of), the embedding on the first virtual stage, the layers, the head
  * on the last, and the activation send to the next stage on the pp stream. Records the marker
  * and the pass's last op in lk for fs_train_new to link the stages. */
-static void forward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
+static void forward(FsRankBuilder *b, Links *lk, guint mb, guint chunk, gboolean paired)
 {
   FsTrain *t = b->t;
   FsOpGraph *g = t->g;
@@ -267,7 +289,7 @@ static void forward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
   guint lo, hi;
   fs_train_layer_range(t, vs, &lo, &hi);
   for (guint l = lo; l < hi; l++)
-    op = layer_pass(b, l, (int)mb, FALSE);
+    op = layer_pass(b, l, (int)mb, FALSE, paired);
   if (vs == nv - 1 && t->w->form == FS_MODEL_FORM_TRANSFORMER) {
     if (b->head_tp_fwd > 0)
       fs_train_add_op(g, r->s_compute, FS_OP_DELAY, FS_CAT_TP, "head tp", b->head_tp_fwd, (int)mb,
@@ -298,7 +320,7 @@ static void forward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
  * the head on the last virtual stage, the layers in reverse, the embedding on the first, and
  * the gradient send to the previous stage. On the chunk's last backward micro-batch it tells
  * the data-parallel plan when each layer's gradients are ready (fs_train_dp_grads_ready). */
-static void backward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
+static void backward(FsRankBuilder *b, Links *lk, guint mb, guint chunk, gboolean paired)
 {
   FsTrain *t = b->t;
   FsOpGraph *g = t->g;
@@ -322,7 +344,7 @@ static void backward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
   guint lo, hi;
   fs_train_layer_range(t, vs, &lo, &hi);
   for (guint l = hi; l-- > lo;) {
-    op = layer_pass(b, l, (int)mb, TRUE);
+    op = layer_pass(b, l, (int)mb, TRUE, paired);
     if (last_mb)
       fs_train_dp_grads_ready(b, chunk, (int)l, op);
   }
@@ -348,6 +370,44 @@ static void backward(FsRankBuilder *b, Links *lk, guint mb, guint chunk)
   lk->b_out[link_index(t, r->tpi, vs, mb)] = out;
 }
 
+/* Which passes of a rank's schedule order run paired (caller frees):
+ * with overlap.ep_comm, Megatron-LM's combined 1F1B merges a forward and a
+ * backward of different micro-batches that follow each other in the
+ * order into one step, layer by layer (combined_1f1b.py: "the forward
+ * pass of Transformer layers for one micro-batch runs in parallel with the
+ * backward pass of another"; without a pipeline the first forward and the
+ * last backward run alone).  Pairs are taken greedily from the start. */
+static gboolean *pair_passes(const FsTrain *t, const GArray *order)
+{
+  gboolean *paired = g_new0(gboolean, MAX(order->len, 1u));
+  if (!t->w->overlap_ep_comm || t->w->overlap_cost == FS_OVERLAP_COST_EXPOSED)
+    return paired;
+  for (guint i = 0; i + 1 < order->len; i++) {
+    const FsSchedItem *a = &g_array_index(order, FsSchedItem, i);
+    const FsSchedItem *c = &g_array_index(order, FsSchedItem, i + 1);
+    if (paired[i] || a->backward == c->backward || (a->mb == c->mb && a->chunk == c->chunk))
+      continue;
+    paired[i] = paired[i + 1] = TRUE;
+  }
+  return paired;
+}
+
+/* The backward kernels of the rank's first layer: what its data-parallel
+ * collectives overlap (caller frees). */
+static GArray *first_backward_kernels(const FsTrain *t, guint stage)
+{
+  guint lo, hi;
+  fs_train_layer_range(t, stage, &lo, &hi);
+  /* A stage without layers (the embedding or loss alone): the model's first layer. */
+  if (lo >= fs_train_n_layers(t))
+    lo = 0;
+  if (t->w->form == FS_MODEL_FORM_LAYERS)
+    return fs_workload_layer_kernels(t->w, lo, FS_PASS_BACKWARD);
+  FsTransformerRun run;
+  fs_workload_transformer_run(t->w, &run);
+  return fs_transformer_layer_kernels(&t->w->model, &run, lo, FS_PASS_BACKWARD);
+}
+
 /* Builds the whole step of one simulated rank: the cost of each of its layers (identical layers
  * share the first one's), of the embedding and head with their tensor-parallel collectives
  * (measured on the network), then its passes in the schedule's order, the data-parallel
@@ -364,6 +424,7 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
   guint32 first_op = fs_opgraph_n_ops(g);
   b.lc = g_new0(FsLayerCost, L);
   b.last_b_mb = g_new0(guint32, t->v);
+  b.bwd_kernels = first_backward_kernels(t, r->stage);
   fs_train_dp_init(&b);
   b.grad_bytes = w->grad_fp32 || w->dtype == FS_DTYPE_FP32 || w->dtype == FS_DTYPE_TF32 ? 4.0 : 2.0;
   gboolean ok = TRUE;
@@ -430,12 +491,13 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
         b.last_b_mb[it->chunk] = it->mb;
     }
     fs_train_dp_plan(&b);
+    g_autofree gboolean *paired = pair_passes(t, order);
     for (guint i = 0; i < order->len; i++) {
       const FsSchedItem *it = &g_array_index(order, FsSchedItem, i);
       if (it->backward)
-        backward(&b, lk, it->mb, it->chunk);
+        backward(&b, lk, it->mb, it->chunk, paired[i]);
       else
-        forward(&b, lk, it->mb, it->chunk);
+        forward(&b, lk, it->mb, it->chunk, paired[i]);
     }
     g_array_unref(order);
     guint32 end_bwd = fs_opgraph_stream(g, r->s_compute)->last;
@@ -468,6 +530,7 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
   }
   g_free(b.lc);
   g_free(b.last_b_mb);
+  g_array_unref(b.bwd_kernels);
   fs_train_dp_clear(&b);
   return ok;
 }
@@ -529,6 +592,8 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
       r.s_dp = fs_opgraph_add_stream(t->g, "dp", r.rank, r.gpu, FALSE);
       r.s_fsdp = fs_opgraph_add_stream(t->g, "param-gather", r.rank, r.gpu, FALSE);
       r.s_aux = fs_opgraph_add_stream(t->g, "tp-cp", r.rank, r.gpu, FALSE);
+      r.s_ep = w->overlap_ep_comm ? fs_opgraph_add_stream(t->g, "ep", r.rank, r.gpu, FALSE)
+                                  : G_MAXUINT;
       r.comm_ops = g_array_new(FALSE, FALSE, sizeof(guint32));
       guint n;
       guint *dpn = group_nodes(t, FS_DIM_DP_CP, r.rank, &n);

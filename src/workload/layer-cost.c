@@ -35,25 +35,88 @@ double fs_train_overlap_rate(const FsTrain *t, FsEffKind kind, const FsGpuModel 
   return fs_efficiency_lookup(t->eff, kind, gpu->arch, t->w->dtype, FALSE, MAX(bytes, 1), NULL);
 }
 
+/* See executor-private.h.  The bytes a GPU receives: 2(n − 1)/n of the
+ * buffer in an all-reduce, n − 1 blocks in the block collectives. */
+double fs_train_comm_hbm(const FsTrain *t, FsCollOp op, gboolean p2p, uint64_t unit, guint n,
+                         FsTime dur)
+{
+  if (t->w->overlap_cost != FS_OVERLAP_COST_MODELLED || t->eff == NULL || n < 2 || dur <= 0)
+    return 0;
+  const FsEffCommHbm *h = fs_efficiency_comm_hbm(t->eff);
+  if (h == NULL)
+    return 0;
+  double recv = fs_coll_unit_is_block(op) ? (double)unit * (n - 1)
+                                          : 2.0 * (double)unit * (n - 1) / n;
+  return (p2p ? h->point_to_point : h->collective) * recv / fs_time_to_s(dur);
+}
+
+/* See executor-private.h. */
+double fs_train_shared_rate(const FsTrain *t, const FsKernel *k, guint n, const FsGpuModel *gpu,
+                            double sm_rate, double hbm_bps)
+{
+  if (sm_rate >= 1 && hbm_bps <= 0)
+    return 1;
+  double alone = 0, shared = 0;
+  for (guint i = 0; i < n; i++) {
+    alone += (double)fs_kernel_time(&k[i], gpu, t->eff, NULL);
+    shared += (double)fs_kernel_time_shared(&k[i], gpu, t->eff, sm_rate, hbm_bps);
+  }
+  /* No kernels: the SM share alone. */
+  return shared > 0 ? alone / shared : sm_rate;
+}
+
+/* The kernels of k whose name is in names (all of k when none is), into a
+ * new array (caller frees). */
+static GArray *kernels_named(const GArray *k, const char *const *names, guint n)
+{
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(FsKernel));
+  for (guint i = 0; i < k->len; i++) {
+    const FsKernel *kn = &g_array_index(k, FsKernel, i);
+    for (guint j = 0; j < n; j++)
+      if (strcmp(kn->name, names[j]) == 0) {
+        g_array_append_val(out, *kn);
+        break;
+      }
+  }
+  if (out->len == 0)
+    g_array_append_vals(out, k->data, k->len);
+  return out;
+}
+
+/* The rate a compute span keeps beside a communication (kind's SM share
+ * at `bytes`, hbm_bps of HBM), over the kernels of k named in names (all
+ * of k when none is). */
+static double beside_rate(const FsTrain *t, const GArray *k, const char *const *names, guint n,
+                          const FsGpuModel *gpu, FsEffKind kind, double bytes, double hbm_bps)
+{
+  double y = fs_train_overlap_rate(t, kind, gpu, bytes);
+  if (y >= 1 && hbm_bps <= 0)
+    return 1;
+  g_autoptr(GArray) sel = kernels_named(k, names, n);
+  return fs_train_shared_rate(t, (const FsKernel *)sel->data, sel->len, gpu, y, hbm_bps);
+}
+
+/* The GEMMs tensor-parallel overlap runs beside its collectives: the
+ * forward GEMMs next to an all-gather or a reduce-scatter and the dgrads of
+ * the row-parallel ones (NeMo's qkv/proj/fc1/fc2 fprop and proj/fc2 dgrad). */
+static const char *const tp_split_names[] = {
+  "qkv", "out_proj", "mlp_fc1", "mlp_fc2", "out_proj.dgrad", "mlp_fc2.dgrad",
+};
+
 /* Tensor-parallel overlap (Transformer Engine userbuffers, ring exchange)
- * runs each overlapped GEMM as one chunk per TP rank, each a GEMM of m/tp
- * rows: the time this adds to kernels k over running them whole.  The
- * overlapped GEMMs are the forward GEMMs next to an all-gather or a
- * reduce-scatter and the dgrads of the row-parallel ones (NeMo's
- * qkv/proj/fc1/fc2 fprop and proj/fc2 dgrad). */
+ * runs each overlapped GEMM (tp_split_names) as one chunk per TP rank, each
+ * a GEMM of m/tp rows: the time this adds to kernels k over running them
+ * whole. */
 static FsTime tp_split_extra(const FsTrain *t, const GArray *k, const FsGpuModel *gpu, guint parts)
 {
-  static const char *const split[] = {
-    "qkv", "out_proj", "mlp_fc1", "mlp_fc2", "out_proj.dgrad", "mlp_fc2.dgrad",
-  };
   FsTime extra = 0;
   for (guint i = 0; i < k->len; i++) {
     const FsKernel *kn = &g_array_index(k, FsKernel, i);
     if (kn->cls != FS_KERNEL_GEMM || kn->m < parts)
       continue;
     gboolean hit = FALSE;
-    for (guint j = 0; j < G_N_ELEMENTS(split) && !hit; j++)
-      hit = strcmp(kn->name, split[j]) == 0;
+    for (guint j = 0; j < G_N_ELEMENTS(tp_split_names) && !hit; j++)
+      hit = strcmp(kn->name, tp_split_names[j]) == 0;
     if (!hit)
       continue;
     FsKernel part = fs_kernel_gemm(kn->name, kn->pass, kn->dtype, kn->m / parts, kn->n, kn->k,
@@ -152,8 +215,15 @@ gboolean fs_train_layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const g
   FsTime cp_step[2];
   guint cp_steps[2];
   FsTime col_dgrad = 0, col_wgrad = 0;
+  /* Each pass's kernels, kept for the rates of what overlaps them. */
+  g_autoptr(GArray) kf = NULL;
+  g_autoptr(GArray) kb = NULL;
   for (guint pass = 0; pass < 2; pass++) {
     GArray *k = fs_transformer_layer_kernels(cfg, &run, l, pass ? FS_PASS_BACKWARD : FS_PASS_FORWARD);
+    if (pass)
+      kb = g_array_ref(k);
+    else
+      kf = g_array_ref(k);
     FsTime extra = tp_split ? tp_split_extra(t, k, gpu, ntp) : 0;
     if (pass)
       column_parallel_bwd(t, k, gpu, &col_dgrad, &col_wgrad);
@@ -206,6 +276,11 @@ gboolean fs_train_layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const g
         return FALSE;
       c->tp_fwd = c->tp_bwd = 2 * ar;
     }
+    /* The HBM a TP collective takes: at the rate of one gather (or
+     * all-reduce) of the pass, each a ring over the TP group. */
+    double tp_hbm = w->sequence_parallel
+                      ? fs_train_comm_hbm(t, FS_COLL_ALL_GATHER, FALSE, act / ntp, ntp, ag)
+                      : fs_train_comm_hbm(t, FS_COLL_ALL_REDUCE, FALSE, act, ntp, ar);
     /* With sequence parallelism and without TP overlap, Megatron's
      * column-parallel linears launch their backward collectives
      * asynchronously (LinearWithGradAccumulationAndAsyncCommunication.
@@ -219,15 +294,20 @@ gboolean fs_train_layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const g
      * Megatron of the 2020-21 runs reduced synchronously);
      * `overlap.cost: exposed` keeps every backward collective on it. */
     if (w->sequence_parallel && !w->overlap_tp_comm && w->overlap_cost != FS_OVERLAP_COST_EXPOSED) {
-      double y = fs_train_overlap_rate(t, FS_EFF_OVERLAP_DP, gpu, (double)act);
+      static const char *const col[] = { "qkv.dgrad", "mlp_fc1.dgrad", "qkv.wgrad", "mlp_fc1.wgrad" };
+      double y = beside_rate(t, kb, col, G_N_ELEMENTS(col), gpu, FS_EFF_OVERLAP_DP, (double)act,
+                             tp_hbm);
       c->tp_bwd = 2 * ag + async_beside(col_dgrad, ag_in, y) + async_beside(col_wgrad, 2 * rs, y);
     }
     if (w->recompute == FS_RECOMPUTE_FULL)
       c->tp_bwd += c->tp_fwd;
     if (w->overlap_tp_comm) {
-      double y = fs_train_overlap_rate(t, FS_EFF_OVERLAP_TP, gpu, (double)act);
-      c->fwd += fs_train_overlap_loss(c->fwd, c->tp_fwd, y);
-      c->bwd += fs_train_overlap_loss(c->bwd, c->tp_bwd, y);
+      /* Userbuffers overlap each collective with the GEMMs next to it. */
+      guint ns = G_N_ELEMENTS(tp_split_names);
+      double yf = beside_rate(t, kf, tp_split_names, ns, gpu, FS_EFF_OVERLAP_TP, (double)act, tp_hbm);
+      double yb = beside_rate(t, kb, tp_split_names, ns, gpu, FS_EFF_OVERLAP_TP, (double)act, tp_hbm);
+      c->fwd += fs_train_overlap_loss(c->fwd, c->tp_fwd, yf);
+      c->bwd += fs_train_overlap_loss(c->bwd, c->tp_bwd, yb);
     }
   }
   /* EP: dispatch and combine all-to-alls of the routed tokens (top_k copies)
@@ -239,22 +319,48 @@ gboolean fs_train_layer_cost(FsTrain *t, guint l, const FsGpuModel *gpu, const g
     if (!fs_train_measure(t, ep_nodes, nep, FS_COLL_ALLTOALL, block, &a2a, error))
       return FALSE;
     c->ep_fwd = c->ep_bwd = 2 * a2a;
+    /* Megatron-LM's combined 1F1B (--overlap-moe-expert-parallel-comm,
+     * megatron/core/pipeline_parallel/combined_1f1b.py): in a forward
+     * paired with another micro-batch's backward, layer by layer, "EP A2A
+     * in forward step is hidden by the attention/mlp computation in the
+     * backward step, and vice versa".  A paired pass's all-to-alls run
+     * beside the other pass's compute of the layer: what outlasts it is
+     * exposed, and that compute loses the NCCL kernel's SMs and HBM. */
+    if (w->overlap_ep_comm && w->overlap_cost != FS_OVERLAP_COST_EXPOSED) {
+      double hbm = fs_train_comm_hbm(t, FS_COLL_ALLTOALL, TRUE, block, nep, a2a);
+      double yb = beside_rate(t, kb, NULL, 0, gpu, FS_EFF_OVERLAP_EP, (double)block, hbm);
+      double yf = beside_rate(t, kf, NULL, 0, gpu, FS_EFF_OVERLAP_EP, (double)block, hbm);
+      c->ep_fwd_paired = async_beside(c->bwd, c->ep_fwd, yb);
+      c->ep_bwd_paired = async_beside(c->fwd, c->ep_bwd, yf);
+    } else {
+      c->ep_fwd_paired = c->ep_fwd;
+      c->ep_bwd_paired = c->ep_bwd;
+    }
   }
   /* CP: the ring exchange of K and V (an all-gather of the rank's KV
    * block) in the forward, and of their gradients (a reduce-scatter) in the
    * backward. */
   if (ncp > 1) {
-    uint64_t kv = (uint64_t)(2.0 * w->micro_batch * cfg->seq_len / w->cp * cfg->kv_heads / w->tp *
+    /* kv_heads 0 means one per head (no GQA), as the compute model reads it. */
+    guint kvh = cfg->kv_heads ? cfg->kv_heads : cfg->heads;
+    uint64_t kv = (uint64_t)(2.0 * w->micro_batch * cfg->seq_len / w->cp * kvh / w->tp *
                              fs_transformer_head_dim(cfg) * 2.0);
     if (!fs_train_measure(t, cp_nodes, ncp, FS_COLL_ALL_GATHER, kv, &c->cp_fwd, error) ||
         !fs_train_measure(t, cp_nodes, ncp, FS_COLL_REDUCE_SCATTER, kv, &c->cp_bwd, error))
       return FALSE;
-    double y = fs_train_overlap_rate(t, FS_EFF_OVERLAP_CP, gpu, (double)kv);
-    c->fwd += fs_train_overlap_loss(c->fwd, c->cp_fwd, y);
-    c->bwd += fs_train_overlap_loss(c->bwd, c->cp_bwd, y);
+    /* Ring attention's exchange is NCCL send/recv beside the step kernels. */
+    static const char *const stf[] = { "attention.cp_step" }, *const stb[] = { "attention.cp_step.bwd" };
+    double yf = beside_rate(t, kf, stf, 1, gpu, FS_EFF_OVERLAP_CP, (double)kv,
+                            fs_train_comm_hbm(t, FS_COLL_ALL_GATHER, TRUE, kv, ncp, c->cp_fwd));
+    double yb = beside_rate(t, kb, stb, 1, gpu, FS_EFF_OVERLAP_CP, (double)kv,
+                            fs_train_comm_hbm(t, FS_COLL_REDUCE_SCATTER, TRUE, kv, ncp, c->cp_bwd));
+    c->fwd += fs_train_overlap_loss(c->fwd, c->cp_fwd, yf);
+    c->bwd += fs_train_overlap_loss(c->bwd, c->cp_bwd, yb);
+    /* What outlasts the step kernels is exposed exchange: its own op on the
+     * compute stream (executor.c), counted in the `cp` column. */
     if (w->overlap_cost == FS_OVERLAP_COST_MODELLED) {
-      c->fwd += cp_exposed(cp_step[0], cp_steps[0], c->cp_fwd);
-      c->bwd += cp_exposed(cp_step[1], cp_steps[1], c->cp_bwd);
+      c->cp_exp_fwd = cp_exposed(cp_step[0], cp_steps[0], c->cp_fwd);
+      c->cp_exp_bwd = cp_exposed(cp_step[1], cp_steps[1], c->cp_bwd);
     }
   }
   return TRUE;

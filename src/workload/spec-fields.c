@@ -156,8 +156,10 @@ static const FsSchemaField overlap_fields[] = {
          "overlap TP collectives with GEMMs"),
   BOOL_F("param_gather", F_OVERLAP_PARAM, OFF(overlap_param_gather),
          A("--overlap-param-gather"), "overlap ZeRO/FSDP parameter all-gathers"),
+  BOOL_F("ep_comm", F_OVERLAP_EP, OFF(overlap_ep_comm), A("--overlap-moe-expert-parallel-comm"),
+         "MoE all-to-alls beside another micro-batch's compute (Megatron's combined 1F1B)"),
   ENUM_F("cost", F_OVERLAP_COST, OFF(overlap_cost), overlap_cost_names, NULL, A("--overlap-cost"),
-         "modelled, exposed or free: what overlapped TP/CP/DP costs the compute"),
+         "modelled, exposed or free: what overlapped TP/CP/DP/EP costs the compute"),
 };
 static const FsSchema overlap_schema = {"parallel.overlap", NULL, overlap_fields,
                                         G_N_ELEMENTS(overlap_fields)};

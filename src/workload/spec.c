@@ -571,6 +571,20 @@ static gboolean resolve_model(FsWorkload *w, GError **error)
     return fail_at(w, F_EP, error, "ep (%u) needs a mixture-of-experts model (experts > 1)", w->ep);
   if (m->experts > 1 && m->experts % w->ep)
     return fail_at(w, F_EP, error, "experts (%u) is not divisible by ep (%u)", m->experts, w->ep);
+  /* Megatron-LM's combined 1F1B asserts these (TransformerConfig.__post_init__,
+   * megatron/core/transformer/transformer_config.py, for
+   * overlap_moe_expert_parallel_comm: expert_model_parallel_size > 1, a
+   * virtual pipeline when pipeline_model_parallel_size > 1, and
+   * recompute_granularity != 'full'). */
+  if (w->overlap_ep_comm && w->ep <= 1)
+    return fail_at(w, F_OVERLAP_EP, error, "overlap.ep_comm needs expert parallelism (ep > 1), got ep = %u",
+                   w->ep);
+  if (w->overlap_ep_comm && w->pp > 1 && w->vp < 2)
+    return fail_at(w, F_OVERLAP_EP, error, "overlap.ep_comm with pp = %u needs virtual stages (the "
+                   "interleaved schedule), as Megatron-LM's combined 1F1B does", w->pp);
+  if (w->overlap_ep_comm && w->recompute == FS_RECOMPUTE_FULL)
+    return fail_at(w, F_OVERLAP_EP, error, "overlap.ep_comm runs without full recomputation, as "
+                   "Megatron-LM's combined 1F1B does (recompute: selective or none)");
   if (!uneven(w) && m->layers % (w->pp * w->vp))
     return fail_at(w, w->vp > 1 ? F_VP : F_PP, error,
                    "layers (%u) is not divisible by pp × virtual stages (%u × %u); uneven stages: "

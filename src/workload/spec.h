@@ -44,10 +44,11 @@
 /* What communication that overlaps compute costs it (--overlap-cost,
  * workloads/README.md): `modelled` — the communication kernels occupy SMs
  * the compute loses while they run (models/compute overlap-* curves) and
- * tensor-parallel overlap splits its GEMMs into one chunk per TP rank;
- * `exposed` — overlapped TP and CP communication runs on the compute
- * stream, as if not overlapped; `free` — it runs beside the compute at no
- * cost (the ideal). */
+ * HBM bandwidth that memory-bound kernels beside them lose (models/compute
+ * `comm_hbm`), and tensor-parallel overlap splits its GEMMs into one chunk
+ * per TP rank; `exposed` — overlapped TP, CP and EP communication runs on
+ * the compute stream, as if not overlapped; `free` — it runs beside the
+ * compute at no cost (the ideal). */
 #define FS_OVERLAP_COSTS(X)    \
   X(MODELLED, "modelled")      \
   X(EXPOSED, "exposed")        \
@@ -155,6 +156,7 @@ typedef struct {
   gboolean overlap_dp_grads;
   gboolean overlap_tp_comm;
   gboolean overlap_param_gather;
+  gboolean overlap_ep_comm;   /* MoE all-to-alls beside another micro-batch's compute (combined 1F1B) */
   FsOverlapCost overlap_cost; /* what overlapped communication costs the compute */
   FsLaunchMode launch;        /* how the host issues the GPU work (default eager) */
   gboolean fp8_param_gather;  /* ZeRO parameter all-gathers in FP8 (1 byte per weight) */

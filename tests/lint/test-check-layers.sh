@@ -2,7 +2,8 @@
 # test-check-layers.sh — tools/check-layers on this tree (no include goes
 # up the layers of src/meson.build) and on small trees with each kind of
 # fault (an upward include, a table out of order, a command layer of
-# 2,500 lines or more), which it must report as file:line:col with exit status 1.
+# 2,500 lines or more, an engine built outside the scenario), which it
+# must report as file:line:col with exit status 1.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" check-layers
 
@@ -54,6 +55,10 @@ expect "src/README.md:5:1: \`high/\` uses low, mid (fs_layers in src/meson.build
 
 mk; seq 2500 | sed 's/.*/\/\/ line/' >> "$tmp/t/src/cli/main.c"
 expect "src/cli:1:1: the command layer has 2502 lines of .c and .h, not under 2500"
+
+mk; printf '#include "low/low.h"\n#include "mid/mid.h"\n  r = fs_router_new(topo, net, NULL);\n' \
+  > "$tmp/t/src/high/high.c"
+expect "src/high/high.c:3:7: builds an engine (fs_router_new) outside src/scenario/"
 
 mk; printf 'fs_layers = [\n  junk\n]\n' > "$tmp/t/src/meson.build"
 "$check" "$tmp/t" >/dev/null 2>&1; st=$?

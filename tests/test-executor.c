@@ -197,9 +197,50 @@ START_TEST(test_executor_gpu_count_mismatch)
   g_autoptr(FsWorkload) w = fs_test_small_gpt("  tp: 2\n", NULL);
   GError *err = NULL;
   ck_assert(fs_workload_resolve(w, 4, &err));
-  g_autoptr(FsTrain) t = fs_train_new(topo, w, fs_test_eff, fs_test_nccl, NULL, &err);
+  g_autoptr(FsTrain) t =
+    fs_train_new(topo, w, fs_test_eff, fs_test_nccl, fs_scenario_engines(), NULL, &err);
   ck_assert_ptr_null(t);
   fs_assert_error(err, FS_WORKLOAD_ERROR, "topology has 8");
+}
+END_TEST
+
+/* Engines that count the worlds they make and free, over the scenario's. */
+static gint worlds_made, worlds_freed;
+
+static gpointer counting_world_new(const FsTopo *topo, FsNetModel model, FsOpEnv *env)
+{
+  worlds_made++;
+  return fs_scenario_engines()->world_new(topo, model, env);
+}
+
+static void counting_world_free(gpointer world)
+{
+  worlds_freed++;
+  fs_scenario_engines()->world_free(world);
+}
+
+START_TEST(test_executor_runs_on_given_engines)
+{
+  /* A step builds no engine of its own: its op graph runs on a world of
+   * the engines it is given, and the collectives it times alone (TP here)
+   * on a second one; it frees both through them.  The step time is the
+   * scenario's engines' to the picosecond. */
+  static const FsTrainEngines counting = { counting_world_new, counting_world_free };
+  g_autoptr(FsTopo) topo = fs_test_load_topo("dgx-h100.yaml", NULL);
+  g_autoptr(FsWorkload) w = fs_test_small_gpt("  tp: 2\n  pp: 2\n  dp: 2\n", NULL);
+  GError *err = NULL;
+  ck_assert(fs_workload_resolve(w, 8, &err));
+  worlds_made = worlds_freed = 0;
+  FsTrain *t = fs_train_new(topo, w, fs_test_eff, fs_test_nccl, &counting, NULL, &err);
+  fs_assert_no_error(err);
+  ck_assert(fs_train_run(t, &err));
+  fs_assert_no_error(err);
+  ck_assert_int_eq(worlds_made, 2);
+  FsTime step = fs_train_result(t)->step_time;
+  fs_train_free(t);
+  ck_assert_int_eq(worlds_freed, 2);
+  g_autoptr(FsTrain) ref = fs_test_train(topo, w, NULL);
+  ck_assert_int_eq(step, fs_train_result(ref)->step_time);
 }
 END_TEST
 
@@ -703,6 +744,7 @@ int main(void)
   tcase_add_test(tc, test_executor_deterministic);
   tcase_add_test(tc, test_executor_schedules_order);
   tcase_add_test(tc, test_executor_gpu_count_mismatch);
+  tcase_add_test(tc, test_executor_runs_on_given_engines);
   tcase_add_test(tc, test_executor_analytic_dp_alone_is_exact);
   tcase_add_test(tc, test_executor_dp_streams_match_steps);
   tcase_add_test(tc, test_executor_memo_hit_is_identical);

@@ -369,12 +369,37 @@ START_TEST(test_datadir_find)
 }
 END_TEST
 
+START_TEST(test_datadir_resolve)
+{
+  /* A path as the examples write it, from a folder without it: the data
+   * root's file or folder of that path; else the name as given; a file in
+   * the working folder wins. */
+  datadir_clear_env();
+  g_autofree char *here = g_get_current_dir();
+  g_autofree char *tmp = g_dir_make_tmp("fs-resolve-XXXXXX", NULL);
+  ck_assert_int_eq(g_chdir(tmp), 0);
+  g_autofree char *cal = fs_datadir_resolve("validation/results/h100-2026-11-23.json");
+  ck_assert_str_eq(cal, FS_SOURCE_DATA_DIR "/validation/results/h100-2026-11-23.json");
+  g_autofree char *dir = fs_datadir_resolve("tests/data/chakra/all_reduce_8r_1MiB");
+  ck_assert_str_eq(dir, FS_SOURCE_DATA_DIR "/tests/data/chakra/all_reduce_8r_1MiB");
+  g_autofree char *none = fs_datadir_resolve("run1.log");
+  ck_assert_str_eq(none, "run1.log");
+  ck_assert(g_file_set_contents("run1.log", "mine", -1, NULL));
+  g_autofree char *own = fs_datadir_resolve("run1.log");
+  ck_assert_str_eq(own, "run1.log");
+  g_remove("run1.log");
+  ck_assert_int_eq(g_chdir(here), 0);
+  g_rmdir(tmp);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("strutil");
   FS_ADD_TEST(s, test_strutil_edit_distance);
   FS_ADD_TEST(s, test_datadir_folders);
   FS_ADD_TEST(s, test_datadir_find);
+  FS_ADD_TEST(s, test_datadir_resolve);
   FS_ADD_TEST(s, test_strutil_did_you_mean);
   FS_ADD_TEST(s, test_strutil_escape_controls);
   FS_ADD_TEST(s, test_strutil_split_lines);

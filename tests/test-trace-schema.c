@@ -18,6 +18,7 @@
 #include "net/flow.h"
 #include "report/link-sampler.h"
 #include "report/trace-json.h"
+#include "scenario/scenario.h"
 #include "testutil.h"
 #include "topo/topo.h"
 #include "util/units.h"
@@ -304,7 +305,7 @@ START_TEST(test_trace_sampler_integrates_to_mean)
   g_autoptr(FsWorkload) w = fs_workload_load_string(text, "toy.yaml", NULL, NULL, &err);
   fs_assert_no_error(err);
   ck_assert(fs_workload_resolve(w, 8, &err));
-  g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, NULL, &err);
+  g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, fs_scenario_engines(), NULL, &err);
   fs_assert_no_error(err);
   g_autoptr(FsLinkSampler) s = fs_link_sampler_new(fs_train_net(t), 50);
   ck_assert_ptr_nonnull(s);

@@ -868,6 +868,34 @@ START_TEST(test_tuner_plugin_regions)
 }
 END_TEST
 
+/* The names fs_nccl_params_env_names lists are the ones fs_nccl_params_apply_environ reads:
+ * each numeric one, set to a word, is refused with an error naming it (so `validate`'s note
+ * and the constants cannot name different variables); the channel limits reach their fields. */
+START_TEST(test_nccl_env_names_are_read)
+{
+  GError *err = NULL;
+  guint n = 0;
+  for (const char *const *v = fs_nccl_params_env_names(); *v != NULL; v++, n++) {
+    if (strcmp(*v, "NCCL_TUNER_PLUGIN") == 0)
+      continue;
+    g_autoptr(FsNcclParams) p = release("2.27");
+    g_autofree char *kv = g_strconcat(*v, "=lots", NULL);
+    const char *env[] = {kv, NULL};
+    ck_assert_msg(!fs_nccl_params_apply_environ(p, env, &err), "%s is not read", *v);
+    ck_assert_ptr_nonnull(strstr(err->message, *v));
+    g_clear_error(&err);
+  }
+  ck_assert_uint_eq(n, 11);
+  g_autoptr(FsNcclParams) p = release("2.27");
+  const char *lim[] = {"NCCL_MIN_CTAS=2", "NCCL_MAX_CTAS=3", "NCCL_MIN_NCHANNELS=4",
+                       "NCCL_MAX_NCHANNELS=5", NULL};
+  ck_assert(fs_nccl_params_apply_environ(p, lim, &err));
+  fs_assert_no_error(err);
+  ck_assert(p->env_min_ctas == 2 && p->env_max_ctas == 3 && p->env_min_nchannels == 4 &&
+            p->env_max_nchannels == 5);
+}
+END_TEST
+
 /* NCCL's ring LL128 cap is per channel of its graph (graphs[RING]->nChannels ×
  * perChMaxRingLL128Bw): across hosts the 8 graph channels run as 16, so each executed channel
  * of a Ring/LL128 plan moves at most 36.7 × 8 / 16 GB/s (collrun/exec-params.h rate_cap); a
@@ -932,6 +960,7 @@ int main(void)
   FS_ADD_TEST(s, test_p2p_channel_rate);
   FS_ADD_TEST(s, test_p2p_shared_net_channels);
   FS_ADD_TEST(s, test_tuner_plugin_regions);
+  FS_ADD_TEST(s, test_nccl_env_names_are_read);
   FS_ADD_TEST(s, test_ll128_cap_per_graph_channel);
   return fs_test_run_suite(s);
 }

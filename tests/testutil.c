@@ -196,7 +196,7 @@ FsTrain *fs_test_train(const FsTopo *topo, FsWorkload *w, const FsTrainOptions *
   GError *err = NULL;
   ck_assert(fs_workload_resolve(w, n, &err));
   fs_assert_no_error(err);
-  FsTrain *t = fs_train_new(topo, w, fs_test_eff, fs_test_nccl, opt, &err);
+  FsTrain *t = fs_train_new(topo, w, fs_test_eff, fs_test_nccl, fs_scenario_engines(), opt, &err);
   fs_assert_no_error(err);
   ck_assert(fs_train_run(t, &err));
   fs_assert_no_error(err);

@@ -25,6 +25,7 @@
 #include "coll/tuner.h"
 #include "collrun/coll-topo.h"
 #include "compute/efficiency.h"
+#include "scenario/scenario.h"
 #include "topo/topo.h"
 #include "util/yaml.h"
 #include "workload/executor.h"

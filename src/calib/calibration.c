@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "catalog/names.h"
+#include "util/datadir.h"
 #include "util/error.h"
 #include "util/json-pos.h"
 #include "util/names.h"
@@ -469,7 +470,8 @@ static FsCalibration *from_doc(const FsJsonDoc *doc, GError **error)
 FsCalibration *fs_calibration_load(const char *path, GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);
-  g_autoptr(FsJsonDoc) doc = fs_json_doc_load(path, error);
+  g_autofree char *found = fs_datadir_resolve(path);
+  g_autoptr(FsJsonDoc) doc = fs_json_doc_load(found, error);
   return doc != NULL ? from_doc(doc, error) : NULL;
 }
 

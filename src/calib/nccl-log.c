@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "coll/nccl-params.h"
+#include "util/datadir.h"
 #include "util/limits.h"
 #include "util/error.h"
 
@@ -215,6 +216,8 @@ FsNcclLog *fs_nccl_log_load(const char *path, GError **error)
   g_autofree char *text = NULL;
   gsize len = 0;
   GError *e = NULL;
+  g_autofree char *found = fs_datadir_resolve(path);
+  path = found;
   if (!g_file_get_contents(path, &text, &len, &e)) {
     fs_set_error_at(error, FS_NCCL_LOG_ERROR, FS_NCCL_LOG_ERROR_IO, path, 0, 0, "cannot read: %s",
                     e->message);

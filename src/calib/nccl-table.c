@@ -7,6 +7,7 @@
 
 #include "calib/nccl-log.h"
 #include "calib/validate.h"
+#include "util/datadir.h"
 #include "util/error.h"
 
 static FsNcclLogTest *test_for(FsNcclLog *log, guint nranks, const char *coll, int line)
@@ -27,8 +28,9 @@ static FsNcclLogTest *test_for(FsNcclLog *log, guint nranks, const char *coll, i
 
 /* See nccl-log.h.  Also: a table without rows fails with FS_NCCL_LOG_ERROR_EMPTY, and the in-place
  * figures are read only when both of their columns are present.  The caller owns the log. */
-FsNcclLog *fs_nccl_log_load_table(const char *path, GError **error)
+FsNcclLog *fs_nccl_log_load_table(const char *name, GError **error)
 {
+  g_autofree char *path = fs_datadir_resolve(name);
   g_autoptr(FsValTable) tab = fs_val_table_load(path, error);
   if (tab == NULL)
     return NULL;

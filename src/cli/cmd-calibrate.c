@@ -141,11 +141,13 @@ int fs_cmd_calibrate(int argc, char **argv)
     "output, negative size, time 0) are listed on stderr with their file:line.\n"
     "\n"
     "Examples:\n"
-    "  fabricsim calibrate nccl-tests --topo topologies/dgx-h100.yaml all_reduce.log\n"
+    "  fabricsim calibrate nccl-tests --topo topologies/dgx-h100.yaml \\\n"
+    "      validation/reference/h100_dgx_allreduce_8gpu_g8_vpbench.csv   # or your own log\n"
     "  fabricsim calibrate nccl-tests --topo topologies/dgx-h100.yaml --simulate \\\n"
     "      validation/reference/h100_hgx_allreduce_8gpu_g8_nccltests290.csv -o h100-fit.json\n"
-    "  fabricsim calibrate nccl-tests --topo topologies/dgx-a100.yaml --op all_reduce \\\n"
-    "      --calibration validation/results/h100-2026-11-23.json run*.log -o fitted.json\n");
+    "  fabricsim calibrate nccl-tests --topo topologies/dgx-h100.yaml --op all_reduce \\\n"
+    "      --calibration validation/results/h100-2026-11-23.json \\\n"
+    "      validation/reference/h100_hgx_allreduce_8gpu_g8_nccltests290.csv -o fitted.json\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "calibrate");
   if (done != FS_CLI_GO_ON)
     return done;

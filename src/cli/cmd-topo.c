@@ -129,7 +129,7 @@ int fs_cmd_topo(int argc, char **argv)
     "  fabricsim topo check topologies/cluster.yaml -D node=hgx-b200 -D nodes=16 -D sharp=0\n"
     "  nvidia-smi topo -m > box.txt && fabricsim topo import-smi box.txt -o box.yaml\n"
     "  nvidia-smi -q > q.txt && fabricsim topo import-smi box.txt --smi-q q.txt -o box.yaml\n"
-    "  fabricsim topo import-nccl nccl-topo.xml --nic connectx-7 -o box.yaml\n"
+    "  fabricsim topo import-nccl tests/data/nccl-xml/y_dgx-h100.xml --nic connectx-7 -o box.yaml\n"
     "  fabricsim topo export-nccl topologies/dgx-h100.yaml -o dgx-h100.xml\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "topo");
   if (done != FS_CLI_GO_ON)

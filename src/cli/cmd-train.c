@@ -80,7 +80,7 @@ int fs_cmd_train(int argc, char **argv)
     "per layer pass) or off (workloads/README.md). The \"validated\" line is the raw step\n"
     "times the one factor fitted on published steps (models/calibration/training-step.yaml).\n\nExample:\n"
     "  fabricsim train topologies/dgx-h100.yaml workloads/llama2-7b.yaml\n"
-    "  fabricsim train topologies/dgx-h100-ib-ndr.yaml workloads/gpt3-175b.yaml --tp=8 --pp=8 \\\n"
+    "  fabricsim train topologies/dgx-h100-ib-ndr.yaml workloads/gpt3-175b.yaml --tp=8 --pp=4 \\\n"
     "      --trace step.json\n"
     "  fabricsim train topologies/dgx-h100.yaml workloads/gpt3-13b.yaml --tp=1 --pp=8 \\\n"
     "      --chakra-out step/\n");

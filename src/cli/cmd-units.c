@@ -27,7 +27,7 @@ int fs_cmd_units(int argc, char **argv)
     "\n"
     "Example:\n"
     "  fabricsim units \"900 GB/s\" \"400 Gb/s\" \"1.5 us\" 16G \"32 GT/s\"\n"
-    "  fabricsim units --kind time -- \"-5 ns\"    (an error: times are never negative)\n");
+    "  fabricsim units --kind time -- \"-5 ns\"    # an error: times are never negative\n");
   int done = fs_cli_options_parse(ctx, &argc, &argv, "units");
   if (done != FS_CLI_GO_ON)
     return done;

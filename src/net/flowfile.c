@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/sim.h"
+#include "util/datadir.h"
 #include "util/error.h"
 #include "util/json-pos.h"
 #include "util/limits.h"
@@ -462,9 +463,10 @@ FsFlowList *fs_flow_list_load_string(const char *text, gsize len, const char *na
   return load_csv(name, copy, topo, error);
 }
 
-FsFlowList *fs_flow_list_load(const char *path, const FsTopo *topo, GError **error)
+FsFlowList *fs_flow_list_load(const char *name, const FsTopo *topo, GError **error)
 {
   g_autofree char *text = NULL;
+  g_autofree char *path = fs_datadir_resolve(name);
   gsize len = 0;
   GError *e = NULL;
   if (!g_file_get_contents(path, &text, &len, &e)) {

@@ -227,7 +227,7 @@ static gboolean simulate(const FsPlanner *p, const FsPlannerDesign *d, SimOut *o
   opt.prefs = p->prefs;
   const FsNcclParams *np = p->sys_nccl != NULL && g_ptr_array_index(p->sys_nccl, d->system) != NULL
                              ? g_ptr_array_index(p->sys_nccl, d->system) : p->nccl;
-  g_autoptr(FsTrain) t = fs_train_new(topo, w, p->eff, np, &opt, error);
+  g_autoptr(FsTrain) t = fs_train_new(topo, w, p->eff, np, fs_scenario_engines(), &opt, error);
   if (t == NULL || !fs_train_run(t, error))
     return FALSE;
   const FsTrainResult *r = fs_train_result(t);

@@ -195,6 +195,21 @@ FsNcclParams *fs_scenario_nccl_for_topo(const FsScenario *sc, const FsTopo *topo
   return fs_scenario_nccl_release(sc, NULL, NULL, topo, error);
 }
 
+/* The engines over topo: simulator, flow network in model, router with
+ * ropt and the collective layer's view; env without NCCL constants or
+ * tuner inputs.  Every simulator, network and router of a run is built
+ * here. */
+static FsScenarioWorld *world_build(const FsTopo *topo, FsNetModel model, const FsRouteOptions *ropt)
+{
+  FsScenarioWorld *w = g_new0(FsScenarioWorld, 1);
+  w->sim = fs_sim_new();
+  w->net = fs_flownet_new(w->sim, model);
+  w->router = fs_router_new(topo, w->net, ropt);
+  w->tnet = fs_coll_topo_net_new(w->router);
+  w->env = (FsOpEnv){ w->sim, w->net, w->router, w->tnet, NULL, NULL, FS_COLL_EXEC_STEPS };
+  return w;
+}
+
 FsScenarioWorld *fs_scenario_world_new(const FsScenario *sc, const FsTopo *topo, FsNetModel model,
                                        const FsRouteOptions *ropt)
 {
@@ -202,12 +217,9 @@ FsScenarioWorld *fs_scenario_world_new(const FsScenario *sc, const FsTopo *topo,
   if (topo == NULL)
     topo = sc->topo;
   g_return_val_if_fail(topo != NULL, NULL);
-  FsScenarioWorld *w = g_new0(FsScenarioWorld, 1);
-  w->sim = fs_sim_new();
-  w->net = fs_flownet_new(w->sim, model);
-  w->router = fs_router_new(topo, w->net, ropt);
-  w->tnet = fs_coll_topo_net_new(w->router);
-  w->env = (FsOpEnv){ w->sim, w->net, w->router, w->tnet, sc->nccl, &sc->prefs, FS_COLL_EXEC_STEPS };
+  FsScenarioWorld *w = world_build(topo, model, ropt);
+  w->env.nccl = sc->nccl;
+  w->env.prefs = &sc->prefs;
   return w;
 }
 
@@ -222,6 +234,22 @@ void fs_scenario_world_free(FsScenarioWorld *w)
   g_free(w);
 }
 
+/* FsTrainEngines.world_new: a world of NCCL's default routes. */
+static gpointer train_world_new(const FsTopo *topo, FsNetModel model, FsOpEnv *env)
+{
+  FsScenarioWorld *w = world_build(topo, model, NULL);
+  *env = w->env;
+  return w;
+}
+
+static void train_world_free(gpointer w) { fs_scenario_world_free(w); }
+
+const FsTrainEngines *fs_scenario_engines(void)
+{
+  static const FsTrainEngines engines = { train_world_new, train_world_free };
+  return &engines;
+}
+
 FsTrain *fs_scenario_train_new(const FsScenario *sc, const FsTopo *topo, const FsNcclParams *nccl,
                                const FsWorkload *w, const FsTrainOptions *opt, GError **error)
 {
@@ -232,6 +260,6 @@ FsTrain *fs_scenario_train_new(const FsScenario *sc, const FsTopo *topo, const F
   else
     fs_train_options_init(&o);
   o.prefs = &sc->prefs;
-  return fs_train_new(topo != NULL ? topo : sc->topo, w, sc->eff, nccl != NULL ? nccl : sc->nccl, &o,
-                      error);
+  return fs_train_new(topo != NULL ? topo : sc->topo, w, sc->eff, nccl != NULL ? nccl : sc->nccl,
+                      fs_scenario_engines(), &o, error);
 }

@@ -17,8 +17,9 @@
  *
  * The scenario also builds the engines a run uses — simulator, flow
  * network, router and the collective layer's view of it (FsScenarioWorld),
- * or a training step (fs_scenario_train_new) — with the scenario's NCCL
- * constants and tuner inputs.
+ * or a training step (fs_scenario_train_new, whose worlds come from
+ * fs_scenario_engines) — with the scenario's NCCL constants and tuner
+ * inputs.  No other module builds a simulator, flow network or router.
  *
  * Ownership: the scenario owns what it loaded; the getters return borrowed
  * pointers valid until fs_scenario_free.  A world borrows its topology and
@@ -127,6 +128,13 @@ FsScenarioWorld *fs_scenario_world_new(const FsScenario *sc, const FsTopo *topo,
                                        const FsRouteOptions *ropt);
 void fs_scenario_world_free(FsScenarioWorld *w);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsScenarioWorld, fs_scenario_world_free)
+
+/* The engines of a training step (executor.h): worlds as
+ * fs_scenario_world_new's with NCCL's default routes, needing no
+ * scenario (the step sets its own NCCL constants and tuner inputs), for
+ * fs_train_new's callers: fs_scenario_train_new, the planner without a
+ * scenario, tests.  Static; thread-safe. */
+const FsTrainEngines *fs_scenario_engines(void);
 
 /* A training step of w on topo (NULL: the scenario's) with the scenario's
  * curves, NCCL constants (or nccl, when non-NULL: a topology's own, see

@@ -8,6 +8,7 @@
 
 #include "topo/import-private.h"
 #include "topo/topo.h"
+#include "util/datadir.h"
 
 ImpGraph *imp_graph_new(void)
 {
@@ -217,6 +218,8 @@ char *fs_import_path(gboolean smi, const char *path, const char *hw_path, const 
 {
   g_autofree char *text = NULL, *hw = NULL;
   gsize len = 0, hw_len = 0;
+  g_autofree char *found = fs_datadir_resolve(path);
+  path = found;
   if (!g_file_get_contents(path, &text, &len, error) ||
       (hw_path != NULL && !g_file_get_contents(hw_path, &hw, &hw_len, error)))
     return NULL;

@@ -64,6 +64,15 @@ const char *fs_datadir(FsDataKind kind)
   return g_intern_string(dir);
 }
 
+char *fs_datadir_resolve(const char *name)
+{
+  g_return_val_if_fail(name != NULL, NULL);
+  if (name[0] == '\0' || g_path_is_absolute(name) || g_file_test(name, G_FILE_TEST_EXISTS))
+    return g_strdup(name);
+  g_autofree char *in_root = g_build_filename(fs_datadir_root(), name, NULL);
+  return g_file_test(in_root, G_FILE_TEST_EXISTS) ? g_steal_pointer(&in_root) : g_strdup(name);
+}
+
 char *fs_datadir_find(FsDataKind kind, const char *name)
 {
   g_return_val_if_fail((guint)kind < G_N_ELEMENTS(kinds) && name != NULL, NULL);

@@ -48,4 +48,14 @@ const char *fs_datadir(FsDataKind kind);
  * what the user wrote.  Caller frees.  Cost: up to four stat() calls. */
 char *fs_datadir_find(FsDataKind kind, const char *name);
 
+/* A file or folder an example names by its place in the source tree
+ * ("validation/results/h100-2026-11-23.json",
+ * "tests/data/chakra/all_reduce_8r_1MiB"), from any folder: name itself
+ * when it exists (or is absolute), else <root>/<name> when that exists (the
+ * installed copy lays those files out as the source tree does), else name,
+ * so that the caller's error names what the user wrote.  For the inputs
+ * that are not of one kind: calibration files, nccl-tests logs, flow lists,
+ * Chakra traces, NCCL topology files.  Caller frees.  Cost: two stat(). */
+char *fs_datadir_resolve(const char *name);
+
 G_END_DECLS

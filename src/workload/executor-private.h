@@ -64,15 +64,15 @@ struct FsTrain {
   const FsEfficiency *eff;
   const FsNcclParams *nccl;
   FsTrainOptions opt;
-  FsSim *sim;
-  FsFlowNet *net;
-  FsRouter *router;
-  FsCollTopoNet *tnet;
-  /* A private network for measuring collectives alone. */
-  FsSim *isim;
-  FsFlowNet *inet;
-  FsRouter *irouter;
-  FsCollTopoNet *itnet;
+  const FsTrainEngines *engines;
+  /* The world the op graph runs on (env: its engines with this step's
+   * NCCL constants, tuner inputs and execution model) and its handle. */
+  FsOpEnv env;
+  gpointer world;
+  /* A private world for measuring collectives alone, made on first use
+   * (alone_world NULL until then). */
+  FsOpEnv alone;
+  gpointer alone_world;
   FsOpGraph *g;
   GArray *ranks;             /* FsSimRank */
   FsCollMemo *memo;          /* collective times measured alone (maybe borrowed) */

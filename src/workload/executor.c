@@ -66,7 +66,7 @@ static gboolean group_class(FsTrain *t, const FsCollMemoKey *key, FsCollMemoClas
   /* Claimed: a thread that needs the same group meanwhile waits for it. */
   if (fs_coll_memo_claim_class(t->memo, key, mode, c))
     return TRUE;
-  if (!fs_coll_class_digest(t->irouter, t->nccl, mode, key->nodes, key->n, c->digest,
+  if (!fs_coll_class_digest(t->alone.router, t->nccl, mode, key->nodes, key->n, c->digest,
                             &c->has_class, &c->approx, error)) {
     fs_coll_memo_release_class(t->memo, key, mode);
     return FALSE;
@@ -75,15 +75,22 @@ static gboolean group_class(FsTrain *t, const FsCollMemoKey *key, FsCollMemoClas
   return TRUE;
 }
 
-/* The private network collectives are measured alone on. */
+/* A world of the step's engines over its topology and flow model, with
+ * the step's NCCL constants, tuner inputs and execution model; its handle
+ * in *world. */
+static void make_world(FsTrain *t, FsOpEnv *env, gpointer *world)
+{
+  *world = t->engines->world_new(t->topo, t->opt.net_model, env);
+  env->nccl = t->nccl;
+  env->prefs = t->opt.prefs;
+  env->exec = t->opt.exec;
+}
+
+/* The private world collectives are measured alone on. */
 static void ensure_private_net(FsTrain *t)
 {
-  if (t->isim == NULL) {
-    t->isim = fs_sim_new();
-    t->inet = fs_flownet_new(t->isim, t->opt.net_model);
-    t->irouter = fs_router_new(t->topo, t->inet, NULL);
-    t->itnet = fs_coll_topo_net_new(t->irouter);
-  }
+  if (t->alone_world == NULL)
+    make_world(t, &t->alone, &t->alone_world);
 }
 
 /* The time of op on the group (nodes), measured alone once per (op, size,
@@ -116,8 +123,7 @@ gboolean fs_train_measure(FsTrain *t, const guint *nodes, guint n, FsCollOp op, 
       fs_coll_memo_store(t->memo, &key, *out);
     return TRUE;
   }
-  FsOpEnv env = { t->isim, t->inet, t->irouter, t->itnet, t->nccl, t->opt.prefs, t->opt.exec };
-  if (!fs_opgraph_measure_coll(&env, nodes, n, op, unit, out, error)) {
+  if (!fs_opgraph_measure_coll(&t->alone, nodes, n, op, unit, out, error)) {
     fs_coll_memo_release(t->memo, &ckey);
     return FALSE;
   }
@@ -535,15 +541,17 @@ static gboolean build_rank(FsTrain *t, Links *lk, FsSimRank *r, GError **error)
   return ok;
 }
 
-/* See executor.h. Creates the simulator, flow network and router of the run, one simulated rank
+/* See executor.h. Makes the world of the run through the engines, one simulated rank
  * per pipeline stage and TP index (one TP index past full_tp_limit GPUs) with its streams and
  * DP (and expert DP) communicators, the tied-embedding all-reduces, every rank's ops
  * (build_rank), and the pipeline dependencies between stages. FS_WORKLOAD_ERROR_INVALID when
  * the GPU counts differ, the schedule's own error, or the first error of a rank; the FsTrain
  * borrows topo, w, eff and nccl. */
 FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficiency *eff,
-                      const FsNcclParams *nccl, const FsTrainOptions *opt, GError **error)
+                      const FsNcclParams *nccl, const FsTrainEngines *engines,
+                      const FsTrainOptions *opt, GError **error)
 {
+  g_return_val_if_fail(engines != NULL, NULL);
   guint ngpus;
   fs_topo_gpus(topo, &ngpus);
   if (w->gpus != ngpus) {
@@ -560,14 +568,12 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
   t->w = w;
   t->eff = eff;
   t->nccl = nccl;
+  t->engines = engines;
   if (opt != NULL)
     t->opt = *opt;
   else
     fs_train_options_init(&t->opt);
-  t->sim = fs_sim_new();
-  t->net = fs_flownet_new(t->sim, t->opt.net_model);
-  t->router = fs_router_new(topo, t->net, NULL);
-  t->tnet = fs_coll_topo_net_new(t->router);
+  make_world(t, &t->env, &t->world);
   t->g = fs_opgraph_new();
   t->ranks = g_array_new(FALSE, TRUE, sizeof(FsSimRank));
   t->memo = t->opt.memo;
@@ -687,14 +693,9 @@ void fs_train_free(FsTrain *t)
   if (t->res.classes)
     g_array_unref(t->res.classes);
   fs_opgraph_free(t->g);
-  fs_coll_topo_net_free(t->tnet);
-  fs_router_free(t->router);
-  fs_flownet_free(t->net);
-  fs_sim_free(t->sim);
-  fs_coll_topo_net_free(t->itnet);
-  fs_router_free(t->irouter);
-  fs_flownet_free(t->inet);
-  fs_sim_free(t->isim);
+  t->engines->world_free(t->world);
+  if (t->alone_world != NULL)
+    t->engines->world_free(t->alone_world);
   g_free(t);
 }
 
@@ -703,8 +704,7 @@ void fs_train_free(FsTrain *t)
  * breakdown of the first rank of every stage (the FsTrainClass list, replaced on each run). */
 gboolean fs_train_run(FsTrain *t, GError **error)
 {
-  FsOpEnv env = { t->sim, t->net, t->router, t->tnet, t->nccl, t->opt.prefs, t->opt.exec };
-  if (!fs_opgraph_run(t->g, &env, error))
+  if (!fs_opgraph_run(t->g, &t->env, error))
     return FALSE;
   const FsWorkload *w = t->w;
   FsTrainResult *res = &t->res;
@@ -751,5 +751,5 @@ gboolean fs_train_run(FsTrain *t, GError **error)
 
 const FsTrainResult *fs_train_result(const FsTrain *t) { return &t->res; }
 const FsOpGraph *fs_train_graph(const FsTrain *t) { return t->g; }
-FsFlowNet *fs_train_net(const FsTrain *t) { return t->net; }
-FsRouter *fs_train_router(const FsTrain *t) { return t->router; }
+FsFlowNet *fs_train_net(const FsTrain *t) { return t->env.net; }
+FsRouter *fs_train_router(const FsTrain *t) { return t->env.router; }

@@ -38,9 +38,14 @@
  * the TP ranks other than tp = 0.  Exactness is discussed in
  * workloads/README.md.
  *
- * Ownership: FsTrain borrows the topology, workload, efficiency curves and
- * NCCL parameters (all must outlive it) and owns the simulator, network,
- * router and op graph.  Errors: FS_WORKLOAD_ERROR for a layout the
+ * The simulator, flow network and router a step runs on are not built
+ * here: the caller's FsTrainEngines makes them (the scenario,
+ * scenario.h, is the one place that builds engines; this layer sits below
+ * it and only receives them).
+ *
+ * Ownership: FsTrain borrows the topology, workload, efficiency curves,
+ * NCCL parameters and engines (all must outlive it) and owns the worlds
+ * the engines made for it (freed through them) and the op graph.  Errors: FS_WORKLOAD_ERROR for a layout the
  * executor cannot run (schedule constraints, a GPU count that does not
  * match), FS_NET/FS_COLL errors from routing and tuning,
  * FS_RUNTIME_ERROR_DEADLOCK if the graph cannot complete (a bug).
@@ -153,10 +158,26 @@ typedef struct {
 
 typedef struct FsTrain FsTrain;
 
-/* Builds the op graph of one step.  The workload must be resolved for
- * the topology's GPU count (fs_workload_resolve(w, n_gpus)). */
+/* Where a step's engines come from (scenario.h's fs_scenario_engines):
+ * world_new builds a simulator, a flow network on it in flow model
+ * `model` and a router over topo with NCCL's default route options,
+ * fills env's sim, net, router and tnet with them (the step sets the rest
+ * of env) and returns the handle world_free frees.  A step asks for two
+ * worlds: the one its op graph runs on (in fs_train_new) and a private
+ * one that collectives are timed alone on (the first time one is, from
+ * the thread building the step).  Both functions must be safe to call
+ * from several threads at once (sweep and plan build steps in parallel). */
+typedef struct {
+  gpointer (*world_new)(const FsTopo *topo, FsNetModel model, FsOpEnv *env);
+  void (*world_free)(gpointer world);
+} FsTrainEngines;
+
+/* Builds the op graph of one step on worlds made by engines.  The
+ * workload must be resolved for the topology's GPU count
+ * (fs_workload_resolve(w, n_gpus)). */
 FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficiency *eff,
-                      const FsNcclParams *nccl, const FsTrainOptions *opt, GError **error);
+                      const FsNcclParams *nccl, const FsTrainEngines *engines,
+                      const FsTrainOptions *opt, GError **error);
 void fs_train_free(FsTrain *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsTrain, fs_train_free)
 

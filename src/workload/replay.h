@@ -14,11 +14,17 @@
  * Mismatched calls (different kinds or sizes for the k-th collective of a
  * communicator) are input errors.
  *
+ * Every object's keys and values are declared (fs_replay_schemas, read by
+ * the schema walker of util/schema.h): their types, units and ranges, and
+ * the tables of workloads/README.md, come from one field table.
+ *
  * Ownership: FsReplay owns its graph.  Errors: FS_WORKLOAD_ERROR_INVALID
- * with "file:line:col: ops[i] (id "x"): what was expected", at the value's
- * position (util/json-pos.h), JSON syntax errors alike; a key the format
- * does not declare (fs_replay_schemas) with "file:line:col: $.ops[i].KEY:
- * unknown key ... did you mean ...".
+ * with "file:line:col: $.ops[i].KEY: what was expected" at the value's
+ * position (the op's id after the path where the fault is the op's:
+ * `op "x": ...`): the walk's (an unknown key with "did you mean", a wrong
+ * type, unit or range) and the loader's (a rank past the count, an unknown
+ * kind, communicator or dependency, mismatched collective calls); JSON
+ * syntax errors alike.
  */
 #pragma once
 
@@ -46,10 +52,11 @@ FsReplay *fs_replay_load_file(const char *path, const FsTopo *topo, const FsEffi
 FsReplay *fs_replay_load_string(const char *text, const char *name, const FsTopo *topo,
                                 const FsEfficiency *eff, GError **error);
 void fs_replay_free(FsReplay *r);
-/* The declared keys of a trace (util/schema.h: every object's keys, their
- * values read by the loader), named as workloads/README.md's generated
- * tables name them ("replay.op"); *n receives the count.  Static, borrowed.
- * A key they do not declare is an input error. */
+/* The declared fields of a trace (util/schema.h: every object's keys with
+ * their types, units and ranges, as the loader reads them), named as
+ * workloads/README.md's generated tables name them ("replay.op"); *n
+ * receives the count.  Static, borrowed.  A key they do not declare is an
+ * input error. */
 const FsSchemaEntry *fs_replay_schemas(guint *n);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsReplay, fs_replay_free)
 

@@ -24,6 +24,7 @@
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
 #include "compute/efficiency.h"
+#include "scenario/scenario.h"
 #include "topo/topo.h"
 #include "util/units.h"
 #include "workload/executor.h"
@@ -100,7 +101,7 @@ int main(int argc, char **argv)
   gint64 t1 = g_get_monotonic_time();
   g_autoptr(FsCollMemo) memo = fs_coll_memo_new();
   opt.memo = memo;
-  g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, &opt, &err);
+  g_autoptr(FsTrain) t = fs_train_new(topo, w, eff, np, fs_scenario_engines(), &opt, &err);
   gint64 t2 = g_get_monotonic_time();
   if (t == NULL || !fs_train_run(t, &err)) {
     fprintf(stderr, "bench-train: %s\n", err->message);

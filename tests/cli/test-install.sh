@@ -5,8 +5,9 @@
 # the catalog, the validation references.  Each lookup is shown to read the
 # installed copy (a file that only it holds, a model text changed only in
 # it), not the source tree.  Also: the man page renders without a warning
-# and documents every command; the bash completion completes commands and
-# options.
+# and documents every command; every example of the man page (the help
+# texts' "Example:" blocks) runs from an empty folder with the installed
+# copy; the bash completion completes commands and options.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 : "${FS_BUILD_ROOT:?set FS_BUILD_ROOT to the build folder}"
 
@@ -63,6 +64,60 @@ for c in $cmds; do
   grep -qx ".SH FABRICSIM $up" "$man1" || fail "the man page has no section for $c"
 done
 grep -qx '.SS fabricsim explain schedule' "$man1" || fail "the man page lacks explain schedule"
+
+# Every example of the man page, each in an empty folder of its own: it
+# finds what it names (topologies, workloads, calibration files, sample
+# inputs: fs_datadir_resolve) and exits 0, or 2 where its comment says
+# "# an error"; one still running after FS_EXAMPLE_SECONDS (default 5) has
+# found its inputs, which is what is checked here, and is stopped.  An
+# example that starts with another program (nvidia-smi, mpirun) needs that
+# program and is skipped.
+python3 - "$man1" "$(dirname "$bin")" "$tmp/examples" "${FS_EXAMPLE_SECONDS:-5}" <<'PY' || fail "man page examples"
+import os, re, subprocess, sys
+man, bindir, work, secs = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+def unroff(line):
+    line = re.sub(r'\\\[u([0-9A-F]{4})\]', lambda m: chr(int(m.group(1), 16)), line)
+    line = line.replace('\\-', '-').replace('\\e', '\\')
+    return line[2:] if line.startswith('\\&') else line
+examples, inside, cur = [], False, ''
+for raw in open(man, encoding='utf-8'):
+    line = raw.rstrip('\n')
+    if re.fullmatch(r'Examples?:', line):
+        inside = True
+    elif inside and (line == '.fi' or not line.strip()):
+        inside = False
+    elif inside:
+        line = unroff(line).strip()
+        if line.endswith('\\'):
+            cur += line[:-1].rstrip() + ' '
+        else:
+            examples.append(cur + line)
+            cur = ''
+env = {k: v for k, v in os.environ.items()
+       if k not in ('FABRICSIM_MODELS', 'FABRICSIM_DATA', 'FABRICSIM_WORKLOADS', 'FABRICSIM_VALIDATION')}
+env['PATH'] = bindir + ':' + env['PATH']
+bad, ran, skipped = [], 0, []
+for i, ex in enumerate(examples):
+    words = [w for w in ex.split() if not re.fullmatch(r'[A-Z_]+=\S*', w)]
+    if words[0] != 'fabricsim':
+        skipped.append(ex)
+        continue
+    want = 2 if re.search(r'#\s*an error', ex) else 0
+    folder = os.path.join(work, str(i))
+    os.makedirs(folder)
+    try:
+        p = subprocess.run(['bash', '-c', ex], cwd=folder, env=env, capture_output=True, text=True,
+                           timeout=secs)
+        if p.returncode != want:
+            bad.append(f"{ex}\n    exit {p.returncode}, expected {want}: {p.stderr.strip()[:300]}")
+    except subprocess.TimeoutExpired:
+        pass
+    ran += 1
+for b in bad:
+    print("FAIL: example:", b, file=sys.stderr)
+print(f"man page examples: {ran} run, {len(skipped)} need another program: " + "; ".join(skipped))
+sys.exit(1 if bad or ran < 30 else 0)
+PY
 
 # The bash completion.
 comp=$(find "$tmp/stage" -path '*/bash-completion/completions/fabricsim' -type f | head -1)

@@ -2,7 +2,12 @@
 # test-check-layers.sh — tools/check-layers on this tree (no include goes
 # up the layers of src/meson.build) and on small trees with each kind of
 # fault (an upward include, a table out of order, a command layer of
-# 2,500 lines or more), which it must report as file:line:col with exit status 1.
+# 2,500 lines or more, an engine built outside the scenario), which it
+# must report as file:line:col with exit status 1.  Also the build's check
+# (--build STAMP: an upward include fails it and writes no stamp), and, in
+# a build folder ($FS_BUILD_ROOT), that every module's objects wait for it:
+# each compile edge of build.ninja has src/layers-ok.h as an order-only
+# input, so an upward include fails the build before anything compiles.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" check-layers
 
@@ -54,6 +59,27 @@ expect "src/README.md:5:1: \`high/\` uses low, mid (fs_layers in src/meson.build
 
 mk; seq 2500 | sed 's/.*/\/\/ line/' >> "$tmp/t/src/cli/main.c"
 expect "src/cli:1:1: the command layer has 2502 lines of .c and .h, not under 2500"
+
+mk; printf '#include "low/low.h"\n#include "mid/mid.h"\n  r = fs_router_new(topo, net, NULL);\n' \
+  > "$tmp/t/src/high/high.c"
+expect "src/high/high.c:3:7: builds an engine (fs_router_new) outside src/scenario/"
+
+# The build's check: includes only; the stamp only when they are right.
+mk; printf '#include "mid/mid.h"\n' > "$tmp/t/src/low/up.c"
+out=$("$check" --build "$tmp/stamp.h" "$tmp/t" 2>&1); st=$?
+[ "$st" -eq 1 ] || fail "--build on an upward include: exit $st, expected 1"
+printf '%s\n' "$out" | grep -qF "src/low/up.c:1:1: includes mid/mid.h, but mid is above low" ||
+  fail "--build on an upward include: $out"
+[ ! -e "$tmp/stamp.h" ] || fail "--build wrote its stamp despite an upward include"
+mk; seq 2500 | sed 's/.*/\/\/ line/' >> "$tmp/t/src/cli/main.c"
+"$check" --build "$tmp/stamp.h" "$tmp/t" >/dev/null 2>&1 || fail "--build failed on a rule that is not an include's"
+[ -s "$tmp/stamp.h" ] || fail "--build wrote no stamp on good includes"
+if [ -n "${FS_BUILD_ROOT:-}" ] && [ -f "$FS_BUILD_ROOT/build.ninja" ]; then
+  edges=$(grep -E '^build src/libfs[a-z]+\.a\.p/[^:]*\.o:' "$FS_BUILD_ROOT/build.ninja")
+  [ "$(printf '%s\n' "$edges" | wc -l)" -ge 100 ] || fail "build.ninja: too few module objects: $edges"
+  loose=$(printf '%s\n' "$edges" | grep -v '|| .*src/layers-ok\.h' || true)
+  [ -z "$loose" ] || fail "module objects compiled without the layer check: $loose"
+fi
 
 mk; printf 'fs_layers = [\n  junk\n]\n' > "$tmp/t/src/meson.build"
 "$check" "$tmp/t" >/dev/null 2>&1; st=$?

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "util/datadir.h"
 #include "util/limits.h"
 #include "util/error.h"
 #include "util/strutil.h"
@@ -659,8 +660,9 @@ FsReplay *fs_chakra_load(const char *const *paths, guint n_paths, const FsTopo *
                          FsChakraStats *stats, GError **error)
 {
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-  if (n_paths == 1 && g_file_test(paths[0], G_FILE_TEST_IS_DIR)) {
-    GDir *dir = g_dir_open(paths[0], 0, error);
+  g_autofree char *first = n_paths == 1 ? fs_datadir_resolve(paths[0]) : NULL;
+  if (first != NULL && g_file_test(first, G_FILE_TEST_IS_DIR)) {
+    GDir *dir = g_dir_open(first, 0, error);
     if (dir == NULL)
       return NULL;
     g_autofree char *prefix = NULL;
@@ -670,7 +672,7 @@ FsReplay *fs_chakra_load(const char *const *paths, guint n_paths, const FsTopo *
       guint rk;
       if (!split_name(e, &p, &rk))
         continue;
-      g_ptr_array_add(names, g_build_filename(paths[0], e, NULL));
+      g_ptr_array_add(names, g_build_filename(first, e, NULL));
       if (prefix == NULL) {
         prefix = g_steal_pointer(&p);
       } else if (strcmp(prefix, p) != 0) {
@@ -678,19 +680,19 @@ FsReplay *fs_chakra_load(const char *const *paths, guint n_paths, const FsTopo *
         /* Name the two in a fixed order. */
         const char *a = strcmp(prefix, p) < 0 ? prefix : p, *b = a == prefix ? p : prefix;
         fail(error, "%s: holds traces of two prefixes, \"%s\" and \"%s\"; expected one "
-             "(<prefix>.<rank>.et)", paths[0], a, b);
+             "(<prefix>.<rank>.et)", first, a, b);
         return NULL;
       }
     }
     g_dir_close(dir);
     if (names->len == 0) {
-      fail(error, "%s: no Chakra trace (<prefix>.<rank>.et or .json) in this folder", paths[0]);
+      fail(error, "%s: no Chakra trace (<prefix>.<rank>.et or .json) in this folder", first);
       return NULL;
     }
     g_ptr_array_sort(names, cmp_str);
   } else {
     for (guint i = 0; i < n_paths; i++)
-      g_ptr_array_add(names, g_strdup(paths[i]));
+      g_ptr_array_add(names, fs_datadir_resolve(paths[i]));
   }
   guint n = names->len;
   GPtrArray *bufs = g_ptr_array_new_with_free_func(g_free);

@@ -150,17 +150,13 @@ static FsCollRequest fold_past_guard(const FsCollRequest *req)
   return r;
 }
 
-/* Runs plan (folded when opts allow) with params; adds to stats. */
-static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params, FsFlowNet *net,
+/* Runs plan (from new_plan: folded already where runs fold, and a plan it
+ * left unfolded is one fs_coll_plan_fold cannot fold) with params; adds to
+ * stats. */
+static gboolean run_plan(const FsCollPlan *run, const FsCollExecParams *params, FsFlowNet *net,
                          FsCollTransferFn xfer, void *xfer_ctx, const FsCollAloneOpts *opts,
                          FsCollAloneStats *stats, FsTime *t, GError **error)
 {
-  g_autoptr(FsCollPlan) folded = NULL;
-  /* Folding relies on max-min sharing (alone.h); the analytic model gives
-   * every flow its path alone.  A plan from new_plan is folded already. */
-  if (fs_coll_plan_width(plan) == 1 && may_fold(opts, net))
-    folded = fs_coll_plan_fold(plan, opts->route_fixed, opts->route_ctx);
-  const FsCollPlan *run = folded ? folded : plan;
   stats->width = fs_coll_plan_width(run);
   stats->runs++;
   guint nch = fs_coll_plan_request(run)->nchannels, kinds = 0;

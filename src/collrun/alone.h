@@ -6,7 +6,7 @@
  * isolation for a training step).  Under that condition three shortcuts
  * are exact or checked, and all are used unless opts->exact:
  *
- *   Channel folding (fs_coll_plan_fold): k identical channels run as one
+ *   Channel folding (coll/plan.h): k identical channels run as one
  *   flow set of k × the bytes at k × the rate cap.  Exact under max-min
  *   sharing when every flow stands for the same k and the copies would take
  *   the same paths (opts->route_fixed says so for every node pair; without

@@ -227,6 +227,10 @@ static const FsSchemaField coll_net_channel_fields[] = {
           "times NCCL's host excess of a ring step across hosts (its per-step latency, "
           "max(NVLink hw latency, net_overhead_us x simple_multiplier), less the NVLink hw "
           "latency) that connection also idles between consecutive steps; absent = 0"),
+  OPT_NUM("ring_serial_sends", POFF(coll_ring_serial_sends), "100",
+          "times NCCL's network post overhead (net_overhead_us) a Ring/LL or Ring/LL128 step "
+          "across hosts costs per send beyond the first that one proxy posts for it (its "
+          "channels over the host's NICs); absent = 0"),
 };
 SCHEMA(coll_net_channel_schema, "coll_net_channel", coll_net_channel_fields);
 
@@ -456,7 +460,9 @@ static const FsSchemaField top_fields[] = {
         "(Ring/Simple `interLat`) between two consecutive ring steps; `ring_step_host_excess` "
         "(absent = 0): and that many of what the host's network post overhead adds to NCCL's "
         "per-step ring latency (`net_overhead_us` of the CPU vendor × `simple_multiplier` "
-        "beyond the NVLink hw latency)"),
+        "beyond the NVLink hw latency); `ring_serial_sends` (absent = 0): a Ring/LL or "
+        "Ring/LL128 step across hosts costs that many of the network post overhead per send "
+        "beyond the first that one proxy posts for it (`fs_coll_ring_proxy_sends_us`)"),
   TABLE("p2p_net_channel", FALSE, p2p_net_channel_schema, FS_SCHEMA_NOWHERE,
         "absent: `p2p_schedule`'s `per_channel_net_bw_gbps`: `bw_gbps`, the most one channel of a "
         "point-to-point plan (sendrecv, alltoall, gather, scatter, `train` sends) moves across "

@@ -174,6 +174,11 @@ typedef struct {
    * max(NVLink hw latency, net_overhead_us × net_overhead_simple_mult) (tuning.cc "Inter-node
    * rings still have to launch nsteps * net overhead") less the NVLink hw latency. */
   double coll_ring_step_host_excess;
+  /* coll_net_channel ring_serial_sends (optional; 0 when absent): a Ring/LL or Ring/LL128
+   * plan across hosts whose channels share a proxy (more channels than the host's NICs) pays,
+   * on each ring step, this many × net_overhead_us per send beyond the first that the proxy
+   * posts for that step (fs_coll_ring_proxy_sends_us). */
+  double coll_ring_serial_sends;
   /* p2p_net_channel (optional table; 0 when absent): the most one channel of a
    * point-to-point plan moves across hosts, GB/s (fs_p2p_channel_rate_gbps;
    * absent: p2p.channel_net_bw, NCCL's own per-channel estimate). */

@@ -843,6 +843,28 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   return TRUE;
 }
 
+/* See tuner.h. */
+double fs_coll_ring_proxy_sends_us(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                   const FsComm *comm, FsCollOp op, const FsCollAlgo *algo,
+                                   FsCollProto proto, guint nchannels, double *per_step_us)
+{
+  if (per_step_us != NULL)
+    *per_step_us = 0;
+  guint n = fs_comm_size(comm);
+  if (algo->nccl != FS_NCCL_ALGO_RING || proto == FS_PROTO_SIMPLE || p->coll_ring_serial_sends <= 0 ||
+      fs_comm_n_hosts(comm) < 2 || sys->net_nics == 0 || n < 2)
+    return 0;
+  guint steps = op == FS_COLL_ALL_REDUCE ? 2 * (n - 1)
+                : op == FS_COLL_ALL_GATHER || op == FS_COLL_REDUCE_SCATTER ? n - 1 : 0;
+  guint k = (nchannels + sys->net_nics - 1) / sys->net_nics;
+  if (steps == 0 || k < 2)
+    return 0;
+  double step = p->coll_ring_serial_sends * (k - 1) * p->net_overhead_us[sys->cpu];
+  if (per_step_us != NULL)
+    *per_step_us = step;
+  return steps * step;
+}
+
 /* See tuner.h: NCCL prices a step of a ring across hosts at max(NVLink hw latency, its network
  * post overhead) (tuning.cc "Inter-node rings still have to launch nsteps * net overhead"). */
 double fs_coll_ring_step_idle_us(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
@@ -861,6 +883,8 @@ double fs_coll_ring_step_idle_us(const FsNcclParams *p, const FsCollSysInfo *sys
   return p->coll_ring_step_lats * c->inter_lat_us + host;
 }
 
+/* See tuner.h: the choice, NCCL's arithmetic for its cost, and what the executor adds that
+ * NCCL's model does not (a ring's network steps, the proxies' serial sends, the local copy). */
 char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                       FsCollOp op, uint64_t nbytes, const FsCollChoice *ch)
 {
@@ -893,6 +917,13 @@ char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
                            "%.2f us before each ring step (NCCL's network step %.2f us × %.1f + the "
                            "host's share of a step %.2f us; coll_net_channel)\n",
                            idle, c.inter_lat_us, p->coll_ring_step_lats, host_us);
+  double per_step, sends = fs_coll_ring_proxy_sends_us(p, sys, comm, op, ch->algo, ch->proto,
+                                                      ch->nchannels, &per_step);
+  if (sends > 0)
+    g_string_append_printf(s, "simulated, not in NCCL's model: %u channels on %u NICs, each "
+                           "proxy posts its channels' sends of a ring step one after the other: "
+                           "%.2f us more per ring step, %.2f us in all (coll_net_channel "
+                           "ring_serial_sends)\n", ch->nchannels, sys->net_nics, per_step, sends);
   if (sys->local_copy_bw > 0 && (ch->algo->nccl == FS_NCCL_ALGO_RING || strcmp(ch->algo->name, "hier") == 0))
     g_string_append_printf(s, "simulated, not in NCCL's model: after each loop every rank copies its chunk "
                            "inside the GPU at %.1f GB/s (ring_kernel.local_copy_sm_share)\n",

@@ -190,6 +190,19 @@ FsCollRequest fs_coll_choice_request(const FsCollChoice *ch, FsCollOp op, uint64
 /* NCCL's nBytes for a row of nccl-tests sizes. */
 uint64_t fs_coll_nccl_bytes(FsCollOp op, const FsCollSizes *sizes, guint nranks);
 
+/* What the proxies' serial sends add to a Ring/LL or Ring/LL128 plan of op across hosts, µs
+ * over the whole op (models/nccl coll_net_channel ring_serial_sends): NCCL's proxy posts the
+ * network send of each of its channels one after the other (src/transport/net.cc
+ * sendProxyProgress, one isend per step and channel), so with k channels per NIC (nchannels
+ * over sys->net_nics) each ring step waits (k - 1) × getNetOverhead (net_overhead_us of the
+ * host's CPU vendor) beyond the one send NCCL's per-step ring latency holds; × the ring steps
+ * of NCCL's model (2(n-1) all_reduce, n-1 all_gather and reduce_scatter).  0 for other plans,
+ * one host, one channel per NIC, or a file without ring_serial_sends; in *per_step_us the
+ * per-step figure when not NULL. */
+double fs_coll_ring_proxy_sends_us(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                   const FsComm *comm, FsCollOp op, const FsCollAlgo *algo,
+                                   FsCollProto proto, guint nchannels, double *per_step_us);
+
 /* What a Ring/Simple plan's connection across hosts idles between two consecutive ring steps,
  * µs, given its cost c (models/nccl coll_net_channel): ring_step_latencies × NCCL's network step
  * (c->inter_lat_us) + ring_step_host_excess × what the host's network post overhead adds to

@@ -25,6 +25,10 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
     base_us = MIN(c.base_us, c.lat_us);
     lat_us = c.lat_us;
   }
+  /* The proxies' serial sends of a Ring/LL or LL128 plan across hosts (not in NCCL's model):
+   * spread over the plan's steps with the rest. */
+  lat_us += fs_coll_ring_proxy_sends_us(p, sys, comm, op, choice->algo, choice->proto,
+                                        choice->nchannels, NULL);
   double step_us = depth > 0 ? (lat_us - base_us) / depth : 0;
   out->base_latency = fs_time_from_s(base_us * 1e-6);
   /* The flows pay the network's own latency; the step pays the rest. */

@@ -17,7 +17,11 @@
  *   Skeletons.  Plans of the same request cut to a few whole loops
  *   (FsCollAlgo.loop_bytes) and, for ring phases, a few ring steps per loop
  *   (FsCollRequest.max_ring_steps), folded where channels are identical
- *   (fs_coll_plan_new_folded).  Their connections are the streams; each
+ *   (fs_coll_plan_new_folded).  The loop counts start where a cut plan is
+ *   the full plan cut short (its request keeps the full one's loop bytes:
+ *   CollNetDirect and NVLS through the network shrink their unit below
+ *   FS_SHARP_MIN_CHUNKS loops, so from 4), and the full plan is taken
+ *   where three counts would hold as many loops as it.  Their connections are the streams; each
  *   stream's bytes in the full collective are extrapolated linearly from
  *   the skeletons (a loop, or a ring step, adds the same bytes to every
  *   connection), as is the full plan's latency depth (for the executor's

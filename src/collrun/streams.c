@@ -395,6 +395,17 @@ static void cached_skel_free(gpointer p)
   g_free(cs);
 }
 
+/* Whether the schedules of algo's op on comm are relaxed (above
+ * fs_coll_streams_new, streams.h). */
+static gboolean relaxed(const FsComm *comm, const FsCollAlgo *algo, FsCollOp op)
+{
+  if (algo->nccl == FS_NCCL_ALGO_NVLS_TREE)
+    return TRUE;
+  if (algo->nccl == FS_NCCL_ALGO_NVLS)
+    return fs_comm_n_hosts(comm) > 1;
+  return !fs_coll_exec_streams_trusted(algo, op);
+}
+
 /* req cut to x of its F whole loops of q bytes per channel (all of them
  * when cut is FALSE), into *r (zeroed first: its padding too). */
 static void cut_request(const FsCollRequest *req, uint64_t q, guint64 F, gboolean cut, guint64 x,
@@ -553,9 +564,14 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   memset(&c, 0, sizeof c);
   c.comm = comm, c.req = req, c.opts = opts, c.net = net, c.key = key, c.payload = ep.payload;
   gboolean fold = opts->route_fixed != NULL && fs_flownet_model(net) == FS_NET_MAXMIN;
-  /* The NVLS tree's schedules are relaxed (streams-sched.c), where the
-   * grid is small enough (below). */
-  gboolean relax_algo = algo->nccl == FS_NCCL_ALGO_NVLS_TREE;
+  /* Relaxed schedules (streams-sched.c), where the grid is small enough
+   * (below): collectives whose links carry several of their streams at
+   * once (NCCL's tree, CollNet, the NVLS tree, NVLS across hosts) or whose
+   * hops fall out of lockstep after the root (the chains of broadcast and
+   * reduce), where one repair is up to 16 % off; not the others' (one
+   * stream per link at a time, one repair within 0.75 %: the passes would
+   * cost every training run's data-parallel streams and gain nothing). */
+  gboolean relax_algo = relaxed(comm, algo, req->op);
   Routes own_routes = {0};
   if (opts->memo != NULL) {
     c.fam = family_get(opts->memo, comm, algo, req, net, opts->route_ctx, fold, key);

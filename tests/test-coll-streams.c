@@ -7,13 +7,14 @@
  *   error of each is printed, and bounded where --exec auto may pick the
  *   streams (fs_coll_exec_streams_trusted), per set (tol_dense, tol_pxn
  *   below); the worst cases are in tests/bench/RESULTS.md.  The issue's
- *   bar (1 % everywhere) is met on whole hosts and one GPU per host but
- *   for NVLS across hosts (2.0 %, which auto leaves to the steps), not on
- *   half hosts (rings 5.3 %, NVLS 20 %); NCCL's tree, CollNet and the
- *   chains of broadcast and reduce are further off, and auto leaves them
- *   to the steps;
- *   the NVLS tree over 4 and 16 whole DGX H100 nodes (its relaxed
+ *   bar (1 % everywhere) is met on whole hosts, one GPU per host and
+ *   half hosts but for NVLS across hosts (2.0 %, which auto leaves to the
+ *   steps); NCCL's tree, CollNet and the chains of broadcast and reduce
+ *   are further off in places (up to 12 %, LL and LL128 past the
+ *   relaxation's budget), and auto leaves them to the steps;
+ *   the NVLS tree over 4, 8 and 16 whole DGX H100 nodes (its relaxed
  *   schedule, streams.h);
+ *   CollNetDirect over two SHARP groups (its skeletons of whole loops);
  *   with concurrent traffic: a bulk transfer sharing the network with the
  *   collective delays the streams as it delays the steps;
  *   the rule of --exec auto, the names, the debug of a run that fails;
@@ -36,13 +37,14 @@
  * host (measured 0.11 % and 2.0 %, NVLS all_reduce across 2 hosts, LL);
  * half of each host's GPUs, whose rings and trees leave through the NICs
  * of GPUs outside the group over NVLinks that their own hops also cross
- * (measured 5.3 %, ring all_reduce Simple, and 20.2 %, NVLS
- * reduce_scatter across hosts): the stream model's known gap (issue 19
- * item 2). */
+ * (measured 0.75 %, ring all_gather LL128; NVLS across hosts, 15.7 %
+ * with one repair, exact with its schedule relaxed, streams.h). */
 static const double tol_dense[2] = {0.01, 0.025};
-static const double tol_pxn[2] = {0.06, 0.25};
-/* The NVLS tree over whole nodes (test_nvls_tree_nodes; measured 0.98 %). */
+static const double tol_pxn[2] = {0.01, 0.01};
+/* The NVLS tree over whole nodes (test_nvls_tree_nodes; measured 0.98 %
+ * but 8 nodes, 128 MiB: -1.9 %, the relaxation's fixed point, RESULTS.md). */
 #define STREAMS_TOL_NVLS_TREE 0.015
+#define STREAMS_TOL_NVLS_TREE_8 0.025
 /* With concurrent traffic (test_concurrent_traffic). */
 #define STREAMS_TOL_SHARED 0.025
 
@@ -225,11 +227,17 @@ START_TEST(test_nvls_tree_nodes)
    * channels and loops sharing it.  The schedule relaxed to a fixed point
    * of the links' max-min shares (streams-sched.c) against the exact
    * steps: 4 nodes 128 / 256 MiB +0.10 / -0.22 %, 16 nodes 128 MiB
-   * +0.98 % (one repair, before: -15.3 / -16.7 / -7.6 %). */
+   * +0.98 % (one repair, before: -15.3 / -16.7 / -7.6 %); 8 nodes 128
+   * MiB -1.9 % (the whole plan relaxed: the fixed point is not the flow
+   * network's, RESULTS.md), bounded apart. */
   static const struct {
     const char *define;
     uint64_t size;
-  } cells[] = {{"nodes=4", 128u << 20}, {"nodes=4", 256u << 20}, {"nodes=16", 128u << 20}};
+    double tol;
+  } cells[] = {{"nodes=4", 128u << 20, STREAMS_TOL_NVLS_TREE},
+               {"nodes=4", 256u << 20, STREAMS_TOL_NVLS_TREE},
+               {"nodes=16", 128u << 20, STREAMS_TOL_NVLS_TREE},
+               {"nodes=8", 128u << 20, STREAMS_TOL_NVLS_TREE_8}};
   for (guint i = 0; i < G_N_ELEMENTS(cells); i++) {
     if (fs_test_reduced() && i > 0)
       break; /* the sanitizer build: the first cell */
@@ -247,10 +255,46 @@ START_TEST(test_nvls_tree_nodes)
     printf("nvls_tree %s all_reduce %s: exact %.2f us streams %.2f us (%+.3f %%)\n",
            cells[i].define, sz, x / 1e6, y / 1e6, 100 * err);
     fflush(stdout);
-    ck_assert_msg(fabs(err) <= STREAMS_TOL_NVLS_TREE, "nvls_tree %s %s off by %.3f %%",
-                  cells[i].define, sz, 100 * err);
+    ck_assert_msg(fabs(err) <= cells[i].tol, "nvls_tree %s %s off by %.3f %%", cells[i].define,
+                  sz, 100 * err);
     fs_test_coll_close(&s);
   }
+}
+END_TEST
+
+START_TEST(test_collnet_direct_groups)
+{
+  /* CollNetDirect all_reduce of 1 GiB over 4 DGX H100 nodes in two SHARP
+   * groups (two hosts per leaf): 8 loops of 8 slices per channel.  Its
+   * plans of fewer than FS_SHARP_MIN_CHUNKS loops halve their chunks, so
+   * the model's skeletons start at 4 loops, and 4, 5 and 6 hold more
+   * than the whole plan: the whole plan, one skeleton, relaxed (streams.h):
+   * 0.001 % (-0.16 % repaired once; before: grids from 1 loop, -0.17 %
+   * here and +11.7 % on 256 nodes where the budget stopped the grids
+   * before they agreed). */
+  Sys s;
+  fs_test_coll_open(&s, "cluster.yaml", "hosts_per_leaf=2", "all", FS_NET_MAXMIN);
+  ck_assert_uint_eq(fs_comm_collnet_n_groups(s.comm), 2);
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  ck_assert(choose(&s, FS_COLL_ALL_REDUCE, 1u << 30, fs_coll_algo_find("collnet_direct"),
+                   FS_PROTO_SIMPLE, &ch, &req, &nb));
+  FsTime x = time_alone(&s, &ch, &req, nb, FS_COLL_EXEC_STEPS);
+  FsCollStreamsOpts so = {fs_coll_topo_route_fixed, fs_coll_topo_route_paths, s.tnet, NULL};
+  FsCollStreamsInfo info;
+  FsTime y;
+  GError *err = NULL;
+  ck_assert(fs_coll_streams_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
+                                       fs_coll_topo_xfer, s.tnet, &so, &y, &info, &err));
+  fs_assert_no_error(err);
+  double e = ((double)y - (double)x) / (double)x;
+  printf("collnet_direct 2 groups all_reduce 1 GiB: exact %.2f us streams %.2f us (%+.3f %%), "
+         "%u skeletons\n", x / 1e6, y / 1e6, 100 * e, info.skeletons);
+  ck_assert_uint_eq(info.loops, 8);
+  ck_assert_uint_eq(info.skeletons, 1);
+  ck_assert_msg(fabs(e) <= 1e-3, "collnet_direct off by %.3f %%", 100 * e);
+  fs_test_coll_close(&s);
 }
 END_TEST
 
@@ -547,6 +591,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
   }
+  FS_ADD_TEST(s, test_collnet_direct_groups);
   FS_ADD_TEST(s, test_concurrent_traffic);
   FS_ADD_TEST(s, test_auto_rule_and_names);
   FS_ADD_TEST(s, test_memo);

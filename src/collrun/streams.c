@@ -395,21 +395,59 @@ static void cached_skel_free(gpointer p)
   g_free(cs);
 }
 
+/* Whether the schedules of algo's op on comm are relaxed (above
+ * fs_coll_streams_new, streams.h). */
+static gboolean relaxed(const FsComm *comm, const FsCollAlgo *algo, FsCollOp op)
+{
+  if (algo->nccl == FS_NCCL_ALGO_NVLS_TREE)
+    return TRUE;
+  if (algo->nccl == FS_NCCL_ALGO_NVLS)
+    return fs_comm_n_hosts(comm) > 1;
+  return !fs_coll_exec_streams_trusted(algo, op);
+}
+
+/* req cut to x of its F whole loops of q bytes per channel (all of them
+ * when cut is FALSE), into *r (zeroed first: its padding too). */
+static void cut_request(const FsCollRequest *req, uint64_t q, guint64 F, gboolean cut, guint64 x,
+                        FsCollRequest *r)
+{
+  memset(r, 0, sizeof *r); /* padding too: cached requests are compared with memcmp */
+  r->op = req->op, r->bytes = req->bytes, r->dtype = req->dtype;
+  r->redop = req->redop, r->root = req->root, r->proto = req->proto;
+  r->nchannels = req->nchannels, r->chunk_bytes = req->chunk_bytes;
+  r->slice_bytes = req->slice_bytes, r->max_steps = req->max_steps;
+  r->max_slices_per_conn = req->max_slices_per_conn, r->conn_slots = req->conn_slots;
+  r->max_ring_steps = req->max_ring_steps;
+  if (cut)
+    r->bytes = req->bytes - (F - x) * q * req->nchannels;
+}
+
+/* The fewest whole loops (from 1, at most F) whose cut plan is the full
+ * plan cut short: its request has the full one's loop bytes q.  The
+ * network algorithms shrink their unit while a channel would hold fewer
+ * than FS_SHARP_MIN_CHUNKS of them (fs_sharp_loop_bytes is then 0), so
+ * that CollNetDirect's all_reduce of 1 to 3 loops is a pipeline of
+ * smaller chunks, not three of the full plan's loops. */
+static guint64 first_whole_loops(const FsComm *comm, const FsCollAlgo *algo,
+                                 const FsCollRequest *req, uint64_t q, guint64 F)
+{
+  guint64 x = 1;
+  for (; x < F; x++) {
+    FsCollRequest r;
+    cut_request(req, q, F, TRUE, x, &r);
+    if (algo->loop_bytes(comm, &r) == q)
+      break;
+  }
+  return x;
+}
+
 /* Builds the skeleton of x whole loops (nx > 1; else the full loops) and k
  * ring steps per loop (nk > 1; else all), or copies the family's. */
 static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F, guint nx,
                            guint64 x, guint nk, guint64 k, Skel *out, GError **error)
 {
   FsCollRequest r;
-  memset(&r, 0, sizeof r); /* padding too: cached requests are compared with memcmp */
-  r.op = c->req->op, r.bytes = c->req->bytes, r.dtype = c->req->dtype;
-  r.redop = c->req->redop, r.root = c->req->root, r.proto = c->req->proto;
-  r.nchannels = c->req->nchannels, r.chunk_bytes = c->req->chunk_bytes;
-  r.slice_bytes = c->req->slice_bytes, r.max_steps = c->req->max_steps;
-  r.max_slices_per_conn = c->req->max_slices_per_conn, r.conn_slots = c->req->conn_slots;
-  r.max_ring_steps = c->req->max_ring_steps;
-  if (nx > 1)
-    r.bytes = c->req->bytes - (F - x) * q * c->req->nchannels;
+  cut_request(c->req, q, F, nx > 1, x, &r);
   if (nk > 1)
     r.max_ring_steps = (guint)k;
   if (c->fam != NULL)
@@ -422,6 +460,14 @@ static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F
       }
     }
   gboolean fold = c->opts->route_fixed != NULL && fs_flownet_model(c->net) == FS_NET_MAXMIN;
+  /* Folded while built, a skeleton of an algorithm that --exec auto
+   * leaves to the steps may make as many steps as the guard allows times
+   * its channels, keeping no more than the guard allows, as its step run
+   * past the guard may (collrun/alone.c): CollNetDirect's whole plan of
+   * 8 loops on 16,384 GPUs. */
+  if (fold && !fs_coll_exec_streams_trusted(algo, r.op))
+    r.max_virtual = (guint64)(r.max_steps ? r.max_steps : fs_coll_plan_max_steps()) *
+                    MAX(r.nchannels, 1u);
   out->plan = fold ? fs_coll_plan_new_folded(c->comm, algo, &r, c->opts->route_fixed,
                                              c->opts->route_ctx, error)
                    : fs_coll_plan_new(c->comm, algo, &r, error);
@@ -518,9 +564,14 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   memset(&c, 0, sizeof c);
   c.comm = comm, c.req = req, c.opts = opts, c.net = net, c.key = key, c.payload = ep.payload;
   gboolean fold = opts->route_fixed != NULL && fs_flownet_model(net) == FS_NET_MAXMIN;
-  /* The NVLS tree's schedules are relaxed (streams-sched.c), where the
-   * grid is small enough (below). */
-  gboolean relax_algo = algo->nccl == FS_NCCL_ALGO_NVLS_TREE;
+  /* Relaxed schedules (streams-sched.c), where the grid is small enough
+   * (below): collectives whose links carry several of their streams at
+   * once (NCCL's tree, CollNet, the NVLS tree, NVLS across hosts) or whose
+   * hops fall out of lockstep after the root (the chains of broadcast and
+   * reduce), where one repair is up to 16 % off; not the others' (one
+   * stream per link at a time, one repair within 0.75 %: the passes would
+   * cost every training run's data-parallel streams and gain nothing). */
+  gboolean relax_algo = relaxed(comm, algo, req->op);
   Routes own_routes = {0};
   if (opts->memo != NULL) {
     c.fam = family_get(opts->memo, comm, algo, req, net, opts->route_ctx, fold, key);
@@ -538,13 +589,14 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   FsCollStreams *s = g_new0(FsCollStreams, 1);
   s->info.loops = F;
   s->info.ring_steps = S;
-  guint64 x0 = 1, k0 = MAX(4, P);
+  guint64 x0 = F > 0 ? first_whole_loops(comm, algo, req, q, F) : 1, k0 = MAX(4, P);
   gboolean ok = TRUE, done = FALSE;
   Skel grid[3][3];
   memset(grid, 0, sizeof grid);
   while (ok && !done) {
-    /* Loops: three counts 1 apart past x0, or the full plan's. */
-    guint nx = F >= x0 + 3 ? 3 : 1, nk = S >= k0 + 2 * P + 1 ? 3 : 1;
+    /* Loops: three counts 1 apart past x0, or the full plan's where those
+     * three would hold as many loops (CollNetDirect's 4, 5 and 6 of 8). */
+    guint nx = F >= x0 + 3 && 3 * x0 + 3 < F ? 3 : 1, nk = S >= k0 + 2 * P + 1 ? 3 : 1;
     guint64 xs[3] = {x0, x0 + 1, x0 + 2}, ks[3] = {k0, k0 + P, k0 + 2 * P};
     guint64 steps = 0;
     for (guint i = 0; i < nx && ok; i++)

@@ -17,7 +17,11 @@
  *   Skeletons.  Plans of the same request cut to a few whole loops
  *   (FsCollAlgo.loop_bytes) and, for ring phases, a few ring steps per loop
  *   (FsCollRequest.max_ring_steps), folded where channels are identical
- *   (fs_coll_plan_new_folded).  Their connections are the streams; each
+ *   (fs_coll_plan_new_folded).  The loop counts start where a cut plan is
+ *   the full plan cut short (its request keeps the full one's loop bytes:
+ *   CollNetDirect and NVLS through the network shrink their unit below
+ *   FS_SHARP_MIN_CHUNKS loops, so from 4), and the full plan is taken
+ *   where three counts would hold as many loops as it.  Their connections are the streams; each
  *   stream's bytes in the full collective are extrapolated linearly from
  *   the skeletons (a loop, or a ring step, adds the same bytes to every
  *   connection), as is the full plan's latency depth (for the executor's
@@ -46,8 +50,12 @@
  *   the pipeline's fill, its drain or its bursts put several transfers on
  *   a link at once (all channels starting together, NVLS and tree lanes
  *   up and down, rings leaving through another GPU's NIC over NVLink).
- *   The NVLS tree's schedule is then relaxed to a fixed point (where its
- *   whole plan has at most 64 K steps): each pass shares every loaded
+ *   The schedules of collectives whose links carry several of their
+ *   streams at once (NCCL's tree, CollNet, the NVLS tree, NVLS across
+ *   hosts) and of the chains of broadcast and reduce are then relaxed to
+ *   a fixed point (where the whole plan has at most 64 K steps; not the
+ *   others', within 0.75 % with one repair, whose training runs would pay
+ *   the passes): each pass shares every loaded
  *   link max-min among the transfers sending at once, each asking its own
  *   rate, and moves each transfer's stretch toward its bytes over those
  *   its shares give it, so that a stretch can shrink again; undamped
@@ -56,7 +64,7 @@
  *   crossing that NIC at once (max-min shares the NIC among them, and a
  *   chunk's hop ends only when they all do), which one repair leaves far
  *   too fast (-15 % on 4 DGX H100 nodes) and the fixed point matches to
- *   0.2 %.  Its times per loop are checked to 1e-3, and where the counts
+ *   0.2 %; NVLS across hosts on half hosts -16 % and exact.  Its times per loop are checked to 1e-3, and where the counts
  *   disagree up to the budget the whole plan is relaxed instead.
  *   The time of the full collective is extrapolated from the repaired
  *   skeletons (three loop counts from one, three ring-step counts a host
@@ -80,14 +88,15 @@
  * Exactness: alone on the network, the time is the max-plus time; against
  * --exact step runs (tests/test-coll-streams.c, tests/bench/RESULTS.md)
  * within 0.11 % for rings, PAT, RHD, direct and hier on whole hosts and on
- * one GPU per host, 2.0 % for NVLS across hosts, 1.9 % for the NVLS tree
- * over 2 to 32 whole nodes where relaxed (Simple, 128 MiB on 8 nodes);
- * on half hosts, whose NIC hops cross other GPUs' NVLinks (PXN), up to
- * 5.3 % for rings and 20 % for NVLS, where one repair does not reach the
- * flow network's sharing.  Past the relaxation's budget (the NVLS tree
- * of 1 GiB on 8 or more nodes, or 128 MiB on 128) the NVLS tree is still
- * 10-25 % fast: its pipeline fills for tens of loops (no periodic regime
- * within the skeleton budget).
+ * one GPU per host, 0.75 % on half hosts (whose NIC hops cross other
+ * GPUs' NVLinks, PXN), 2.0 % for NVLS across hosts (LL, past the
+ * relaxation's budget), 1.9 % for the NVLS tree over 2 to 32 whole nodes
+ * where relaxed (Simple, 128 MiB on 8 nodes: the relaxation's fixed point
+ * is not the flow network's); CollNetDirect within 0.2 % up to 2,048
+ * nodes.  Past the relaxation's budget (the NVLS tree of 1 GiB on 8 or
+ * more nodes, or 128 MiB on 128) the NVLS tree is still 10-25 % fast:
+ * its pipeline fills for tens of loops (no periodic regime within the
+ * skeleton budget).
  *
  * Ownership: a model borrows nothing after fs_coll_streams_new returns; a
  * run borrows its model, network and transfer context until done.
@@ -134,8 +143,9 @@ gboolean fs_coll_exec_from_name(const char *s, FsCollExec *out);
 /* The algorithms and operations whose stream model was measured close to
  * exact step runs (tests/test-coll-streams.c, tests/bench/RESULTS.md):
  * all but the chains of broadcast and reduce, NCCL's tree and CollNet
- * (their links carry several of the collective's streams whose overlap the
- * model only estimates; up to 25 % off across nodes). */
+ * (their links carry several of the collective's streams, or their hops
+ * fall out of lockstep; relaxed where small, still up to 12 % off across
+ * nodes with LL and LL128 past the relaxation's budget). */
 gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
 /* The rule of --exec auto: TRUE when the collective req is trusted (above)
  * (and not NVLS across hosts, which goes through the SHARP switches as

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "collrun/exec-params.h"
+#include "collrun/rails.h"
 #include "util/error.h"
 
 /* ---- The memo of whole plans (window extrapolation, alone.h) ---------- */
@@ -39,9 +40,20 @@ typedef struct {
                           latency depth differs from the one-loop plan's) */
 } MemoEntry;
 
+/* The answer of fs_coll_rails_mirror for a communicator, algorithm and
+ * channel count on a network (the sizes of a sweep ask again). */
+typedef struct {
+  const FsComm *comm;
+  const FsCollAlgo *algo;
+  const FsFlowNet *net;
+  guint nchannels;
+  gboolean mirror;
+} RailsEntry;
+
 struct FsCollAloneMemo {
   GArray *entries; /* MemoEntry, in insertion order (searched linearly: a sweep
                       stores a few dozen) */
+  GArray *rails;   /* RailsEntry (a sweep stores a few) */
   FsCollStreamsMemo *streams; /* the stream models' (streams.h); made at first use */
 };
 
@@ -49,6 +61,7 @@ FsCollAloneMemo *fs_coll_alone_memo_new(void)
 {
   FsCollAloneMemo *m = g_new0(FsCollAloneMemo, 1);
   m->entries = g_array_new(FALSE, FALSE, sizeof(MemoEntry));
+  m->rails = g_array_new(FALSE, FALSE, sizeof(RailsEntry));
   return m;
 }
 
@@ -57,6 +70,7 @@ void fs_coll_alone_memo_free(FsCollAloneMemo *m)
   if (m == NULL)
     return;
   g_array_unref(m->entries);
+  g_array_unref(m->rails);
   fs_coll_streams_memo_free(m->streams);
   g_free(m);
 }
@@ -136,6 +150,29 @@ static FsCollPlan *new_plan(const FsComm *comm, const FsCollAlgo *algo, const Fs
   if (may_fold(opts, net))
     return fs_coll_plan_new_folded(comm, algo, req, opts->route_fixed, opts->route_ctx, error);
   return fs_coll_plan_new(comm, algo, req, error);
+}
+
+/* TRUE when the step runs of req may make local rank 0's part only
+ * (rails.h): runs that fold (alone on a max-min network with fixed routes)
+ * of a collective whose ranks mirror; asked once per communicator,
+ * algorithm, channel count and network of the memo. */
+static gboolean mirror_rails(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
+                             const FsCollAloneOpts *opts, const FsFlowNet *net)
+{
+  if (!may_fold(opts, net) || opts->route_paths == NULL || algo->nccl != FS_NCCL_ALGO_NVLS_TREE)
+    return FALSE;
+  GArray *memo = opts->memo != NULL ? opts->memo->rails : NULL;
+  for (guint i = 0; memo != NULL && i < memo->len; i++) {
+    const RailsEntry *e = &g_array_index(memo, RailsEntry, i);
+    if (e->comm == comm && e->algo == algo && e->net == net && e->nchannels == req->nchannels)
+      return e->mirror;
+  }
+  RailsEntry e = {comm, algo, net, req->nchannels,
+                  fs_coll_rails_mirror(comm, algo, req, net, opts->route_fixed, opts->route_paths,
+                                       opts->route_ctx)};
+  if (memo != NULL)
+    g_array_append_val(memo, e);
+  return e.mirror;
 }
 
 /* req, allowed to make as many steps as the step guard allows times its
@@ -466,6 +503,8 @@ static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsC
   FsCollRequest r1, r2;
   truncate_req(req, DIM_LOOPS, q, F, 1, &r1);
   truncate_req(req, DIM_LOOPS, q, F, 2, &r2);
+  /* The guard counts the whole plan, every rank's part. */
+  r1.mirror_rails = r2.mirror_rails = FALSE;
   guint64 n1, n2;
   if (!fs_coll_plan_count_steps(comm, algo, &r1, &n1, error) ||
       !fs_coll_plan_count_steps(comm, algo, &r2, &n2, error))
@@ -718,8 +757,12 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
        (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(comm, choice->algo, req))))
     return time_streams(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,
                         error);
+  /* Step runs make local rank 0's part alone where every local rank
+   * mirrors it (rails.h): the same times, 1/L of the transfers. */
+  FsCollRequest mirrored = *req;
+  mirrored.mirror_rails = mirror_rails(comm, choice->algo, req, opts, net);
   gboolean too_big;
-  if (!time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,
+  if (!time_alone(p, sys, comm, nbytes, choice, &mirrored, key, net, xfer, xfer_ctx, opts, stats,
                   &too_big, error))
     return FALSE;
   if (too_big)

@@ -40,14 +40,14 @@ typedef struct {
                           latency depth differs from the one-loop plan's) */
 } MemoEntry;
 
-/* The answer of fs_coll_rails_mirror for a communicator, algorithm and
- * channel count on a network (the sizes of a sweep ask again). */
+/* The rails (rails.h) of a communicator, algorithm and channel count on a
+ * network, NULL where none (the sizes of a sweep ask again). */
 typedef struct {
   const FsComm *comm;
   const FsCollAlgo *algo;
   const FsFlowNet *net;
   guint nchannels;
-  gboolean mirror;
+  FsCollRails *rails; /* owned */
 } RailsEntry;
 
 struct FsCollAloneMemo {
@@ -70,6 +70,8 @@ void fs_coll_alone_memo_free(FsCollAloneMemo *m)
   if (m == NULL)
     return;
   g_array_unref(m->entries);
+  for (guint i = 0; i < m->rails->len; i++)
+    fs_coll_rails_free(g_array_index(m->rails, RailsEntry, i).rails);
   g_array_unref(m->rails);
   fs_coll_streams_memo_free(m->streams);
   g_free(m);
@@ -152,27 +154,28 @@ static FsCollPlan *new_plan(const FsComm *comm, const FsCollAlgo *algo, const Fs
   return fs_coll_plan_new(comm, algo, req, error);
 }
 
-/* TRUE when the step runs of req may make local rank 0's part only
- * (rails.h): runs that fold (alone on a max-min network with fixed routes)
- * of a collective whose ranks mirror; asked once per communicator,
- * algorithm, channel count and network of the memo. */
-static gboolean mirror_rails(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
-                             const FsCollAloneOpts *opts, const FsFlowNet *net)
+/* The rails of req when its step runs may make local rank 0's part only
+ * (rails.h), else NULL: runs that fold (alone on a max-min network with
+ * fixed routes), with a memo, which keeps them (borrowed from it), found
+ * once per communicator, algorithm, channel count and network. */
+static const FsCollRails *mirror_rails(const FsComm *comm, const FsCollAlgo *algo,
+                                       const FsCollRequest *req, const FsCollAloneOpts *opts,
+                                       const FsFlowNet *net)
 {
-  if (!may_fold(opts, net) || opts->route_paths == NULL || algo->nccl != FS_NCCL_ALGO_NVLS_TREE)
-    return FALSE;
-  GArray *memo = opts->memo != NULL ? opts->memo->rails : NULL;
-  for (guint i = 0; memo != NULL && i < memo->len; i++) {
+  if (!may_fold(opts, net) || opts->route_paths == NULL || opts->memo == NULL ||
+      algo->nccl != FS_NCCL_ALGO_NVLS_TREE)
+    return NULL;
+  GArray *memo = opts->memo->rails;
+  for (guint i = 0; i < memo->len; i++) {
     const RailsEntry *e = &g_array_index(memo, RailsEntry, i);
     if (e->comm == comm && e->algo == algo && e->net == net && e->nchannels == req->nchannels)
-      return e->mirror;
+      return e->rails;
   }
   RailsEntry e = {comm, algo, net, req->nchannels,
-                  fs_coll_rails_mirror(comm, algo, req, net, opts->route_fixed, opts->route_paths,
-                                       opts->route_ctx)};
-  if (memo != NULL)
-    g_array_append_val(memo, e);
-  return e.mirror;
+                  fs_coll_rails_new(comm, algo, req, net, opts->route_fixed, opts->route_paths,
+                                    opts->route_ctx)};
+  g_array_append_val(memo, e);
+  return e.rails;
 }
 
 /* req, allowed to make as many steps as the step guard allows times its
@@ -187,10 +190,40 @@ static FsCollRequest fold_past_guard(const FsCollRequest *req)
   return r;
 }
 
-/* Runs plan (folded when opts allow) with params; adds to stats. */
+static gboolean run_plan_once(const FsCollPlan *plan, const FsCollExecParams *params,
+                              FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                              const FsCollAloneOpts *opts, FsCollAloneStats *stats, FsTime *t,
+                              GError **error);
+
+/* Runs plan (folded when opts allow) with params; adds to stats.  A plan
+ * of local rank 0's part (FsCollRequest.mirror_rails) runs with the
+ * rails' watches, and when a watched channel reached its capacity (the
+ * other ranks would not have run as rank 0) the whole plan runs instead. */
 static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params, FsFlowNet *net,
                          FsCollTransferFn xfer, void *xfer_ctx, const FsCollAloneOpts *opts,
-                         FsCollAloneStats *stats, FsTime *t, GError **error)
+                         const FsCollRails *rails, FsCollAloneStats *stats, FsTime *t,
+                         GError **error)
+{
+  if (rails == NULL || !fs_coll_plan_request(plan)->mirror_rails)
+    return run_plan_once(plan, params, net, xfer, xfer_ctx, opts, stats, t, error);
+  fs_coll_rails_watch(rails, net);
+  gboolean ok = run_plan_once(plan, params, net, xfer, xfer_ctx, opts, stats, t, error);
+  if (!fs_coll_rails_held(rails, net) && ok) {
+    FsCollRequest r = *fs_coll_plan_request(plan);
+    r.mirror_rails = FALSE;
+    g_autoptr(FsCollPlan) whole = new_plan(fs_coll_plan_comm(plan), fs_coll_plan_algo(plan), &r,
+                                           opts, net, error);
+    ok = whole != NULL &&
+         run_plan_once(whole, params, net, xfer, xfer_ctx, opts, stats, t, error);
+  }
+  return ok;
+}
+
+/* run_plan without rails. */
+static gboolean run_plan_once(const FsCollPlan *plan, const FsCollExecParams *params,
+                              FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                              const FsCollAloneOpts *opts, FsCollAloneStats *stats, FsTime *t,
+                              GError **error)
 {
   g_autoptr(FsCollPlan) folded = NULL;
   /* Folding relies on max-min sharing (alone.h); the analytic model gives
@@ -274,6 +307,7 @@ typedef struct {
   const FsCollAloneOpts *opts;
   FsCollAloneStats *stats;
   const Family *fam;
+  const FsCollRails *rails; /* run_plan's (NULL: none) */
 } Attempt;
 
 /* The truncated plan of x units: its latency depth, from the memo or by
@@ -315,7 +349,8 @@ static gboolean attempt_time(const Attempt *at, guint64 x, FsCollPlan **pl, gint
     if ((*pl = new_plan(at->comm, at->choice->algo, &r, at->opts, at->net, error)) == NULL)
       return FALSE;
   }
-  if (!run_plan(*pl, ep, at->net, at->xfer, at->xfer_ctx, at->opts, at->stats, t, error))
+  if (!run_plan(*pl, ep, at->net, at->xfer, at->xfer_ctx, at->opts, at->rails, at->stats, t,
+                error))
     return FALSE;
   /* Folded runs only: folding says their routes do not depend on the keys. */
   if (at->fam != NULL && at->stats->width > 1) {
@@ -521,13 +556,14 @@ static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsC
  * shortcuts in turn: a window from the memo, loop extrapolation (N, N+1, N+2, 2N+2 loops, N
  * doubling from past the pipeline's fill), ring-step extrapolation (also over the host period
  * P), a window when its runs cost at most half the plan, and else runs the whole plan. A whole
- * run of a folded family is added to opts->memo for the later sizes. The cost is that of the
+ * run of a folded family is added to opts->memo for the later sizes. Runs of req with
+ * mirror_rails make rank 0's part under rails' watches (run_plan). The cost is that of the
  * short runs tried, and of the whole plan only when no shortcut holds. */
 static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                            uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
                            uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
-                           const FsCollAloneOpts *opts, FsCollAloneStats *stats, gboolean *too_big,
-                           GError **error)
+                           const FsCollAloneOpts *opts, const FsCollRails *rails,
+                           FsCollAloneStats *stats, gboolean *too_big, GError **error)
 {
   *too_big = FALSE;
   uint64_t q = choice->algo->loop_bytes && req->nchannels >= 1 && fs_comm_size(comm) > 1
@@ -576,7 +612,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
     }
   }
   const Attempt loops = {p, sys, comm, nbytes, choice, req, key, DIM_LOOPS, q, F, net, xfer,
-                         xfer_ctx, opts, stats, remember ? &fam : NULL};
+                         xfer_ctx, opts, stats, remember ? &fam : NULL, rails};
   /* Windows need runs in the memo, which keeps folded runs only. */
   gboolean windows = remember && may_fold(opts, net);
   /* Window extrapolation first where the memo has a window: a family whose
@@ -638,7 +674,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   for (guint64 K = MAX(opts->min_steps, 4); !opts->exact && 5 * K + 5 < S; K *= 2) {
     const guint64 n[4] = {K, K + 1, K + 2, 2 * K + 2};
     const Attempt at = {p, sys, comm, nbytes, choice, req, key, DIM_STEPS, 0, S, net, xfer,
-                        xfer_ctx, opts, stats, NULL};
+                        xfer_ctx, opts, stats, NULL, rails};
     gboolean done;
     if (!try_extrapolate(&at, n, 1e-6, &done, error))
       return FALSE;
@@ -696,7 +732,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   FsCollExecParams ep;
   fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, plan, &ep);
   ep.key = key;
-  if (!run_plan(plan, &ep, net, xfer, xfer_ctx, opts, stats, &stats->time, error))
+  if (!run_plan(plan, &ep, net, xfer, xfer_ctx, opts, rails, stats, &stats->time, error))
     return FALSE;
   /* A whole run of a folded family joins the memo (folding says its routes
    * do not depend on the keys, which differ from size to size). */
@@ -759,11 +795,12 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
                         error);
   /* Step runs make local rank 0's part alone where every local rank
    * mirrors it (rails.h): the same times, 1/L of the transfers. */
+  const FsCollRails *rails = mirror_rails(comm, choice->algo, req, opts, net);
   FsCollRequest mirrored = *req;
-  mirrored.mirror_rails = mirror_rails(comm, choice->algo, req, opts, net);
+  mirrored.mirror_rails = rails != NULL;
   gboolean too_big;
-  if (!time_alone(p, sys, comm, nbytes, choice, &mirrored, key, net, xfer, xfer_ctx, opts, stats,
-                  &too_big, error))
+  if (!time_alone(p, sys, comm, nbytes, choice, &mirrored, key, net, xfer, xfer_ctx, opts, rails,
+                  stats, &too_big, error))
     return FALSE;
   if (too_big)
     return time_streams(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,

@@ -935,6 +935,17 @@ START_TEST(test_rails_mirror_watched)
          fs_time_to_us(b.time), b.sim_steps, fs_time_to_us(a.time), a.sim_steps);
   ck_assert_int_eq(b.time, a.time);
   ck_assert_uint_le(b.sim_steps * 4, a.sim_steps);
+  /* A run that fills the watched links (a flow alone on every channel of
+   * the network, each at its channel's capacity) does not hold: the whole
+   * plan would run instead (alone.c). */
+  fs_coll_rails_watch(rails, s.net);
+  for (FsChannelId c = 0; c < fs_flownet_n_channels(s.net); c++)
+    fs_flownet_start(s.net, &(FsFlowSpec){.path = &c, .path_len = 1, .bytes = 1000,
+                                          .start = fs_sim_now(s.sim)});
+  GError *err = NULL;
+  ck_assert(fs_sim_run(s.sim, &err));
+  fs_assert_no_error(err);
+  ck_assert(!fs_coll_rails_held(rails, s.net));
   sys_close(&s);
 }
 END_TEST

@@ -562,8 +562,8 @@ static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsC
 static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                            uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
                            uint64_t key, FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
-                           const FsCollAloneOpts *opts, const FsCollRails *rails,
-                           FsCollAloneStats *stats, gboolean *too_big, GError **error)
+                           const FsCollAloneOpts *opts, FsCollAloneStats *stats, gboolean *too_big,
+                           GError **error)
 {
   *too_big = FALSE;
   uint64_t q = choice->algo->loop_bytes && req->nchannels >= 1 && fs_comm_size(comm) > 1
@@ -585,6 +585,12 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
     if (*too_big)
       return TRUE;
   }
+  /* Step runs make local rank 0's part alone where every local rank
+   * mirrors it (rails.h): the same times, 1/L of the transfers. */
+  const FsCollRails *rails = mirror_rails(comm, choice->algo, req, opts, net);
+  FsCollRequest mirrored = *req;
+  mirrored.mirror_rails = rails != NULL;
+  req = &mirrored;
   gboolean remember = FALSE;
   Family fam;
   if (q > 0 && !opts->exact && opts->memo != NULL && F >= 8) {
@@ -793,14 +799,9 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
        (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(comm, choice->algo, req))))
     return time_streams(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,
                         error);
-  /* Step runs make local rank 0's part alone where every local rank
-   * mirrors it (rails.h): the same times, 1/L of the transfers. */
-  const FsCollRails *rails = mirror_rails(comm, choice->algo, req, opts, net);
-  FsCollRequest mirrored = *req;
-  mirrored.mirror_rails = rails != NULL;
   gboolean too_big;
-  if (!time_alone(p, sys, comm, nbytes, choice, &mirrored, key, net, xfer, xfer_ctx, opts, rails,
-                  stats, &too_big, error))
+  if (!time_alone(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,
+                  &too_big, error))
     return FALSE;
   if (too_big)
     return time_streams(p, sys, comm, nbytes, choice, req, key, net, xfer, xfer_ctx, opts, stats,

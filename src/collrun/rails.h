@@ -29,7 +29,8 @@
  * flows.  A run whose watches fail is run again whole (collrun/alone.c).
  * On 128 DGX H100 nodes under static routing, whose rails hash their spine
  * links apart, every rail differs from rank 0's in a few spine links that
- * two tree edges share: watched, they stay below their capacity, and the
+ * two tree edges share: watched, they stay within their capacity (at most
+ * full: two flows at their NICs' rate on a link of twice that), and the
  * NVLS tree's runs take 1/8 of the transfers.  tests/test-coll-fast.c
  * compares mirrored runs with whole ones to the picosecond.
  *

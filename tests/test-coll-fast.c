@@ -30,6 +30,7 @@
 #include "collrun/alone.h"
 #include "collrun/bench.h"
 #include "collrun/coll-topo.h"
+#include "collrun/rails.h"
 #include "testutil.h"
 
 /* A topology with its router and a communicator over all its GPUs. */
@@ -853,6 +854,126 @@ START_TEST(test_coarsen_bounds_transfers)
 }
 END_TEST
 
+/* ---- Mirrored rails (collrun/rails.h) ----------------------------------- */
+
+START_TEST(test_rails_mirror_exact)
+{
+  /* The NVLS tree on whole DGX H100 nodes of one rail-optimized scalable
+   * unit: every local rank's legs and tree edges are rank 0's on its own
+   * NVLinks, PCIe path, NIC and rail, so its runs make rank 0's part only
+   * and time as the whole plan, to the picosecond (folded and extrapolated
+   * alike both ways: only the routes' callback differs). */
+  struct {
+    const char *define;
+    uint64_t size;
+  } cases[] = {{"nodes=2", 64u << 20}, {"nodes=4", 64u << 20}, {"nodes=4", 256u << 20},
+               {"nodes=4", (64u << 20) + 4096}};
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    Sys s;
+    sys_open(&s, "dgx-h100-ib-ndr.yaml", cases[i].define);
+    FsCollChoice ch;
+    FsCollRequest req;
+    uint64_t nb;
+    choose(&s, FS_COLL_ALL_REDUCE, cases[i].size, "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+    g_autoptr(FsCollRails) rails = fs_coll_rails_new(s.comm, ch.algo, &req, s.net,
+                                                     fs_coll_topo_route_fixed,
+                                                     fs_coll_topo_route_paths, s.tnet);
+    ck_assert(rails != NULL);
+    /* One scalable unit: every rail's links are rank 0's moved, none shared. */
+    ck_assert_uint_eq(fs_coll_rails_n_watched(rails), 0);
+    g_autoptr(FsCollAloneMemo) m1 = fs_coll_alone_memo_new();
+    g_autoptr(FsCollAloneMemo) m2 = fs_coll_alone_memo_new();
+    FsCollAloneOpts plain = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet,
+                             .memo = m1};
+    FsCollAloneOpts mirror = plain;
+    mirror.route_paths = fs_coll_topo_route_paths;
+    mirror.memo = m2;
+    FsCollAloneStats a = time_it(&s, &ch, &req, nb, &plain);
+    FsCollAloneStats b = time_it(&s, &ch, &req, nb, &mirror);
+    printf("rails mirrored, nvls_tree %s %" G_GUINT64_FORMAT " B: %.6f us, %" G_GUINT64_FORMAT
+           " steps; whole %.6f us, %" G_GUINT64_FORMAT " steps\n",
+           cases[i].define, cases[i].size, fs_time_to_us(b.time), b.sim_steps,
+           fs_time_to_us(a.time), a.sim_steps);
+    ck_assert_int_eq(b.time, a.time);
+    ck_assert(!b.streams && !a.streams);
+    /* The NVLS legs and every tree edge made by one rank of each host. */
+    ck_assert_uint_le(b.sim_steps * 4, a.sim_steps);
+    sys_close(&s);
+  }
+}
+END_TEST
+
+START_TEST(test_rails_mirror_watched)
+{
+  /* 40 nodes over two scalable units of 32: static routing hashes every
+   * rail's tree edges over the spines differently, so some spine links
+   * carry two edges of one rail where rank 0's carry one: watched, they
+   * stay within capacity and the mirrored runs time as the whole ones. */
+  Sys s;
+  sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=40");
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  choose(&s, FS_COLL_ALL_REDUCE, 64u << 20, "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+  g_autoptr(FsCollRails) rails = fs_coll_rails_new(s.comm, ch.algo, &req, s.net,
+                                                   fs_coll_topo_route_fixed,
+                                                   fs_coll_topo_route_paths, s.tnet);
+  ck_assert(rails != NULL);
+  printf("rails of 40 nodes: %u watches\n", fs_coll_rails_n_watched(rails));
+  ck_assert_uint_gt(fs_coll_rails_n_watched(rails), 0);
+  g_autoptr(FsCollAloneMemo) m1 = fs_coll_alone_memo_new();
+  g_autoptr(FsCollAloneMemo) m2 = fs_coll_alone_memo_new();
+  FsCollAloneOpts plain = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet,
+                           .memo = m1};
+  FsCollAloneOpts mirror = plain;
+  mirror.route_paths = fs_coll_topo_route_paths;
+  mirror.memo = m2;
+  FsCollAloneStats a = time_it(&s, &ch, &req, nb, &plain);
+  FsCollAloneStats b = time_it(&s, &ch, &req, nb, &mirror);
+  printf("rails mirrored, nvls_tree nodes=40 64 MiB: %.6f us, %" G_GUINT64_FORMAT
+         " steps; whole %.6f us, %" G_GUINT64_FORMAT " steps\n",
+         fs_time_to_us(b.time), b.sim_steps, fs_time_to_us(a.time), a.sim_steps);
+  ck_assert_int_eq(b.time, a.time);
+  ck_assert_uint_le(b.sim_steps * 4, a.sim_steps);
+  /* A run that fills the watched links (a flow alone on every channel of
+   * the network, each at its channel's capacity) does not hold: the whole
+   * plan would run instead (alone.c). */
+  fs_coll_rails_watch(rails, s.net);
+  for (FsChannelId c = 0; c < fs_flownet_n_channels(s.net); c++)
+    fs_flownet_start(s.net, &(FsFlowSpec){.path = &c, .path_len = 1, .bytes = 1000,
+                                          .start = fs_sim_now(s.sim)});
+  GError *err = NULL;
+  ck_assert(fs_sim_run(s.sim, &err));
+  fs_assert_no_error(err);
+  ck_assert(!fs_coll_rails_held(rails, s.net));
+  sys_close(&s);
+}
+END_TEST
+
+START_TEST(test_rails_mirror_refused)
+{
+  /* One host (no tree), another algorithm: nothing to mirror. */
+  Sys s;
+  sys_open(&s, "dgx-h100.yaml", NULL);
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  choose(&s, FS_COLL_ALL_REDUCE, 64u << 20, "nvls", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+  ck_assert(fs_coll_rails_new(s.comm, ch.algo, &req, s.net, fs_coll_topo_route_fixed,
+                              fs_coll_topo_route_paths, s.tnet) == NULL);
+  sys_close(&s);
+  sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=4");
+  choose(&s, FS_COLL_ALL_REDUCE, 64u << 20, "ring", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+  ck_assert(fs_coll_rails_new(s.comm, ch.algo, &req, s.net, fs_coll_topo_route_fixed,
+                              fs_coll_topo_route_paths, s.tnet) == NULL);
+  choose(&s, FS_COLL_ALL_REDUCE, 64u << 20, "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+  /* No fixed routes to check against: refused. */
+  ck_assert(fs_coll_rails_new(s.comm, ch.algo, &req, s.net, NULL, fs_coll_topo_route_paths,
+                              s.tnet) == NULL);
+  sys_close(&s);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll-fast");
@@ -872,5 +993,8 @@ int main(void)
   FS_ADD_TEST(s, test_window_runs_its_own);
   FS_ADD_TEST(s, test_memo_reuses_runs_exactly);
   FS_ADD_TEST(s, test_coarsen_bounds_transfers);
+  FS_ADD_TEST(s, test_rails_mirror_exact);
+  FS_ADD_TEST(s, test_rails_mirror_watched);
+  FS_ADD_TEST(s, test_rails_mirror_refused);
   return fs_test_run_suite(s);
 }

@@ -762,6 +762,31 @@ START_TEST(test_flow_copies_equal_identical_flows)
 }
 END_TEST
 
+START_TEST(test_flow_watch_peak_of_summed_loads)
+{
+  /* Two channels of 1 GB/s, a flow on each, the second starting later and
+   * lasting longer: the watch of both (the first counted twice) peaks at
+   * 3 GB/s while they overlap, the watch of the second alone at 1 GB/s. */
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  FsChannelId a = fs_flownet_add_channel(net, 1 * GBPS, 0);
+  FsChannelId b = fs_flownet_add_channel(net, 1 * GBPS, 0);
+  const FsChannelId both[3] = {a, b, a};
+  ck_assert_uint_eq(fs_flownet_watch_add(net, both, 3), 0);
+  ck_assert_uint_eq(fs_flownet_watch_add(net, &b, 1), 1);
+  Record r = {0};
+  start_flow(net, &r, 0, &a, 1, 2 * MB, 0, 0);
+  start_flow(net, &r, 1, &b, 1, 2 * MB, 1 * FS_MS, 0);
+  run(sim);
+  ck_assert(fs_flownet_watch_peak(net, 0) == 3 * GBPS);
+  ck_assert(fs_flownet_watch_peak(net, 1) == 1 * GBPS);
+  fs_flownet_watch_clear(net);
+  /* Cleared: a new watch starts from nothing. */
+  ck_assert_uint_eq(fs_flownet_watch_add(net, &b, 1), 0);
+  ck_assert(fs_flownet_watch_peak(net, 0) == 0);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("flow");
@@ -788,5 +813,6 @@ int main(void)
   FS_ADD_TEST(s, test_flow_rates_match_brute_force_while_running);
   FS_ADD_TEST(s, test_flow_long_transfer_exact_or_clock_error);
   FS_ADD_TEST(s, test_flow_copies_equal_identical_flows);
+  FS_ADD_TEST(s, test_flow_watch_peak_of_summed_loads);
   return fs_test_run_suite(s);
 }

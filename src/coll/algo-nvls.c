@@ -65,11 +65,12 @@ static const char *unsupported_tree(const FsComm *comm, FsCollOp op)
   return check_nvls(comm);
 }
 
-/* Intra-host part for one chunk of all_reduce, with an optional hook
- * between the reduced shard's arrival and its store: mid[j] (in/out).
- * Phase 1 when store == FALSE (fills mid[] with the reduce arrivals);
- * phase 2 when TRUE (stores after mid[], then multicasts). */
-static void nvls_up(FsPlanBuilder *b, guint ch, guint h, uint64_t c, uint32_t *mid)
+/* Intra-host part for one chunk of all_reduce, up: every rank sends c to
+ * the NVLS switch, which returns shard j to rank j (mid[j]).  Only the
+ * first `made` ranks of the host are made (the NVLS tree's mirrored
+ * rails, FsCollRequest.mirror_rails; L otherwise): their transfers then
+ * wait for theirs alone, which the others' mirror. */
+static void nvls_up(FsPlanBuilder *b, guint ch, guint h, uint64_t c, uint32_t *mid, guint made)
 {
   const FsComm *comm = fs_plan_comm(b);
   guint L;
@@ -77,13 +78,19 @@ static void nvls_up(FsPlanBuilder *b, guint ch, guint h, uint64_t c, uint32_t *m
   uint32_t buf[16];
   g_autofree uint32_t *heap = L > G_N_ELEMENTS(buf) ? g_new(uint32_t, L) : NULL;
   uint32_t *up = heap ? heap : buf;
-  for (guint j = 0; j < L; j++)
+  made = MIN(made, L);
+  for (guint j = 0; j < made; j++)
     up[j] = fs_plan_xfer(b, ch, FS_EP_RANK(ranks[j]), FS_EP_NVLS(h), c, NULL, 0);
-  for (guint j = 0; j < L; j++)
-    mid[j] = fs_plan_xfer(b, ch, FS_EP_NVLS(h), FS_EP_RANK(ranks[j]), fs_plan_split(b, c, L, j), up, L);
+  for (guint j = 0; j < made; j++)
+    mid[j] = fs_plan_xfer(b, ch, FS_EP_NVLS(h), FS_EP_RANK(ranks[j]), fs_plan_split(b, c, L, j), up,
+                          made);
 }
 
-static void nvls_down(FsPlanBuilder *b, guint ch, guint h, uint64_t c, const uint32_t *mid)
+/* Down: rank j stores its reduced shard (after mid[j]) and the switch
+ * multicasts the whole chunk to every rank; the first `made` ranks only
+ * (nvls_up). */
+static void nvls_down(FsPlanBuilder *b, guint ch, guint h, uint64_t c, const uint32_t *mid,
+                      guint made)
 {
   const FsComm *comm = fs_plan_comm(b);
   guint L;
@@ -91,11 +98,12 @@ static void nvls_down(FsPlanBuilder *b, guint ch, guint h, uint64_t c, const uin
   uint32_t buf[16];
   g_autofree uint32_t *heap = L > G_N_ELEMENTS(buf) ? g_new(uint32_t, L) : NULL;
   uint32_t *st = heap ? heap : buf;
-  for (guint j = 0; j < L; j++)
+  made = MIN(made, L);
+  for (guint j = 0; j < made; j++)
     st[j] = fs_plan_xfer_lane(b, ch, 1, FS_EP_RANK(ranks[j]), FS_EP_NVLS(h), fs_plan_split(b, c, L, j),
                               &mid[j], 1);
-  for (guint j = 0; j < L; j++)
-    fs_plan_xfer_lane(b, ch, 1, FS_EP_NVLS(h), FS_EP_RANK(ranks[j]), c, st, L);
+  for (guint j = 0; j < made; j++)
+    fs_plan_xfer_lane(b, ch, 1, FS_EP_NVLS(h), FS_EP_RANK(ranks[j]), c, st, made);
 }
 
 /* One host's all_gather forward of rail j's returned blocks: rank stores
@@ -150,7 +158,7 @@ static void build_net(FsPlanBuilder *b)
       uint64_t c = fs_algo_unit(bytes, unit, k), rail = nh * c;
       if (ar)
         for (guint h = 0; h < nh; h++)
-          nvls_up(b, ch, h, c, mid + (gsize)h * L);
+          nvls_up(b, ch, h, c, mid + (gsize)h * L, L);
       for (guint j = 0; j < L; j++) {
         uint64_t shard = ar ? fs_plan_split(b, c, L, j) : gather ? c : rail;
         for (guint h = 0; h < nh; h++) {
@@ -174,7 +182,7 @@ static void build_net(FsPlanBuilder *b)
       }
       if (ar)
         for (guint h = 0; h < nh; h++)
-          nvls_down(b, ch, h, c, mid + (gsize)h * L);
+          nvls_down(b, ch, h, c, mid + (gsize)h * L, L);
     }
   }
   fs_sharp_trip_clear(&t);
@@ -201,8 +209,8 @@ static void build(FsPlanBuilder *b)
     for (guint64 k = 0; k < nchunks; k++) {
       uint64_t c = fs_algo_chunk(b, bytes, k);
       if (req->op == FS_COLL_ALL_REDUCE) {
-        nvls_up(b, ch, 0, c, mid);
-        nvls_down(b, ch, 0, c, mid);
+        nvls_up(b, ch, 0, c, mid, L);
+        nvls_down(b, ch, 0, c, mid, L);
         continue;
       }
       /* reduce_scatter: L blocks up, one reduced block down;
@@ -264,6 +272,25 @@ static void host_tree_free(HostTree *tr)
   g_free(tr->order);
 }
 
+/* TRUE when every chunk of every channel of the plan splits into L equal
+ * shards (fs_plan_split). */
+static gboolean equal_shards(FsPlanBuilder *b, guint L)
+{
+  const FsCollRequest *req = fs_plan_req(b);
+  for (guint ch = 0; ch < req->nchannels; ch++) {
+    uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
+    guint64 nchunks = fs_algo_n_chunks(b, bytes);
+    /* Chunks are alike but for the last: the first and the last decide. */
+    for (guint64 k = 0; k < nchunks; k += MAX(nchunks - 1, 1)) {
+      uint64_t c = fs_algo_chunk(b, bytes, k);
+      for (guint j = 1; j < L; j++)
+        if (fs_plan_split(b, c, L, j) != fs_plan_split(b, c, L, 0))
+          return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 /* Adds nvls_tree's steps (all_reduce over several hosts, file comment): per chunk, the NVLS
  * load-reduce up in every host, then for every shard j a binary tree over the hosts among their
  * rank j (deeper hosts first up, the root reduces, then down; odd channels use the
@@ -287,6 +314,10 @@ static void build_tree(FsPlanBuilder *b)
     for (guint j = 0; j < L; j++)
       who[j * nh + h] = ranks[j];
   }
+  /* Mirrored rails (FsCollRequest.mirror_rails): local rank 0 alone, where
+   * every chunk of every channel splits into L equal shards (so that rank
+   * j's transfers carry rank 0's bytes). */
+  guint made = req->mirror_rails && equal_shards(b, L) ? 1 : L;
   /* Even channels use tree 0, odd ones tree 1 (with two or more). */
   HostTree trees[2];
   host_tree(nh, 0, &trees[0]);
@@ -303,8 +334,8 @@ static void build_tree(FsPlanBuilder *b)
     for (guint64 k = 0; k < nchunks; k++) {
       uint64_t c = fs_algo_chunk(b, bytes, k);
       for (guint h = 0; h < nh; h++)
-        nvls_up(b, ch, h, c, mid + h * L);
-      for (guint j = 0; j < L; j++) {
+        nvls_up(b, ch, h, c, mid + h * L, made);
+      for (guint j = 0; j < made; j++) {
         uint64_t shard = fs_plan_split(b, c, L, j);
         /* Rank j of every host: a binary tree over hosts, up then down. */
         const guint *w = who + j * nh;
@@ -334,7 +365,7 @@ static void build_tree(FsPlanBuilder *b)
           mid[h * L + j] = down[h];
       }
       for (guint h = 0; h < nh; h++)
-        nvls_down(b, ch, h, c, mid + h * L);
+        nvls_down(b, ch, h, c, mid + h * L, made);
     }
   }
   host_tree_free(&trees[0]);

@@ -154,6 +154,14 @@ typedef struct {
    * this many ring steps per loop (0 = all of them).  The plan is then not
    * a whole collective, only its first steps. */
   guint max_ring_steps;
+  /* For timing alone only (collrun/rails.h): TRUE lets the NVLS tree make
+   * only local rank 0's part of every host (its NVLS legs and its shard's
+   * tree), where the caller found every local rank's routes aligned with
+   * rank 0's (fs_coll_rails_new, whose watches the run then checks) and
+   * every chunk splits into equal shards (checked while building); the
+   * plan then times as the whole one.  FALSE (and any other algorithm):
+   * every rank. */
+  gboolean mirror_rails;
 } FsCollRequest;
 
 typedef struct FsCollPlan FsCollPlan;

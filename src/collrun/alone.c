@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "collrun/exec-params.h"
+#include "collrun/rails.h"
 #include "util/error.h"
 
 /* ---- The memo of whole plans (window extrapolation, alone.h) ---------- */
@@ -39,9 +40,20 @@ typedef struct {
                           latency depth differs from the one-loop plan's) */
 } MemoEntry;
 
+/* The rails (rails.h) of a communicator, algorithm and channel count on a
+ * network, NULL where none (the sizes of a sweep ask again). */
+typedef struct {
+  const FsComm *comm;
+  const FsCollAlgo *algo;
+  const FsFlowNet *net;
+  guint nchannels;
+  FsCollRails *rails; /* owned */
+} RailsEntry;
+
 struct FsCollAloneMemo {
   GArray *entries; /* MemoEntry, in insertion order (searched linearly: a sweep
                       stores a few dozen) */
+  GArray *rails;   /* RailsEntry (a sweep stores a few) */
   FsCollStreamsMemo *streams; /* the stream models' (streams.h); made at first use */
 };
 
@@ -49,6 +61,7 @@ FsCollAloneMemo *fs_coll_alone_memo_new(void)
 {
   FsCollAloneMemo *m = g_new0(FsCollAloneMemo, 1);
   m->entries = g_array_new(FALSE, FALSE, sizeof(MemoEntry));
+  m->rails = g_array_new(FALSE, FALSE, sizeof(RailsEntry));
   return m;
 }
 
@@ -57,6 +70,9 @@ void fs_coll_alone_memo_free(FsCollAloneMemo *m)
   if (m == NULL)
     return;
   g_array_unref(m->entries);
+  for (guint i = 0; i < m->rails->len; i++)
+    fs_coll_rails_free(g_array_index(m->rails, RailsEntry, i).rails);
+  g_array_unref(m->rails);
   fs_coll_streams_memo_free(m->streams);
   g_free(m);
 }
@@ -138,6 +154,30 @@ static FsCollPlan *new_plan(const FsComm *comm, const FsCollAlgo *algo, const Fs
   return fs_coll_plan_new(comm, algo, req, error);
 }
 
+/* The rails of req when its step runs may make local rank 0's part only
+ * (rails.h), else NULL: runs that fold (alone on a max-min network with
+ * fixed routes), with a memo, which keeps them (borrowed from it), found
+ * once per communicator, algorithm, channel count and network. */
+static const FsCollRails *mirror_rails(const FsComm *comm, const FsCollAlgo *algo,
+                                       const FsCollRequest *req, const FsCollAloneOpts *opts,
+                                       const FsFlowNet *net)
+{
+  if (!may_fold(opts, net) || opts->route_paths == NULL || opts->memo == NULL ||
+      algo->nccl != FS_NCCL_ALGO_NVLS_TREE)
+    return NULL;
+  GArray *memo = opts->memo->rails;
+  for (guint i = 0; i < memo->len; i++) {
+    const RailsEntry *e = &g_array_index(memo, RailsEntry, i);
+    if (e->comm == comm && e->algo == algo && e->net == net && e->nchannels == req->nchannels)
+      return e->rails;
+  }
+  RailsEntry e = {comm, algo, net, req->nchannels,
+                  fs_coll_rails_new(comm, algo, req, net, opts->route_fixed, opts->route_paths,
+                                    opts->route_ctx)};
+  g_array_append_val(memo, e);
+  return e.rails;
+}
+
 /* req, allowed to make as many steps as the step guard allows times its
  * channels when folded while built, keeping no more than the guard allows
  * (FsCollRequest.max_virtual): a plan past the guard whole that folding
@@ -150,12 +190,42 @@ static FsCollRequest fold_past_guard(const FsCollRequest *req)
   return r;
 }
 
+static gboolean run_plan_once(const FsCollPlan *run, const FsCollExecParams *params,
+                              FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                              const FsCollAloneOpts *opts, FsCollAloneStats *stats, FsTime *t,
+                              GError **error);
+
 /* Runs plan (from new_plan: folded already where runs fold, and a plan it
  * left unfolded is one fs_coll_plan_fold cannot fold) with params; adds to
- * stats. */
-static gboolean run_plan(const FsCollPlan *run, const FsCollExecParams *params, FsFlowNet *net,
+ * stats.  A plan of local rank 0's part (FsCollRequest.mirror_rails) runs
+ * with the rails' watches, and when a watched channel reached its capacity
+ * (the other ranks would not have run as rank 0) the whole plan runs
+ * instead. */
+static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params, FsFlowNet *net,
                          FsCollTransferFn xfer, void *xfer_ctx, const FsCollAloneOpts *opts,
-                         FsCollAloneStats *stats, FsTime *t, GError **error)
+                         const FsCollRails *rails, FsCollAloneStats *stats, FsTime *t,
+                         GError **error)
+{
+  if (rails == NULL || !fs_coll_plan_request(plan)->mirror_rails)
+    return run_plan_once(plan, params, net, xfer, xfer_ctx, opts, stats, t, error);
+  fs_coll_rails_watch(rails, net);
+  gboolean ok = run_plan_once(plan, params, net, xfer, xfer_ctx, opts, stats, t, error);
+  if (!fs_coll_rails_held(rails, net) && ok) {
+    FsCollRequest r = *fs_coll_plan_request(plan);
+    r.mirror_rails = FALSE;
+    g_autoptr(FsCollPlan) whole = new_plan(fs_coll_plan_comm(plan), fs_coll_plan_algo(plan), &r,
+                                           opts, net, error);
+    ok = whole != NULL &&
+         run_plan_once(whole, params, net, xfer, xfer_ctx, opts, stats, t, error);
+  }
+  return ok;
+}
+
+/* run_plan without rails. */
+static gboolean run_plan_once(const FsCollPlan *run, const FsCollExecParams *params,
+                              FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                              const FsCollAloneOpts *opts, FsCollAloneStats *stats, FsTime *t,
+                              GError **error)
 {
   stats->width = fs_coll_plan_width(run);
   stats->runs++;
@@ -233,6 +303,7 @@ typedef struct {
   const FsCollAloneOpts *opts;
   FsCollAloneStats *stats;
   const Family *fam;
+  const FsCollRails *rails; /* run_plan's (NULL: none) */
 } Attempt;
 
 /* The truncated plan of x units: its latency depth, from the memo or by
@@ -274,7 +345,8 @@ static gboolean attempt_time(const Attempt *at, guint64 x, FsCollPlan **pl, gint
     if ((*pl = new_plan(at->comm, at->choice->algo, &r, at->opts, at->net, error)) == NULL)
       return FALSE;
   }
-  if (!run_plan(*pl, ep, at->net, at->xfer, at->xfer_ctx, at->opts, at->stats, t, error))
+  if (!run_plan(*pl, ep, at->net, at->xfer, at->xfer_ctx, at->opts, at->rails, at->stats, t,
+                error))
     return FALSE;
   /* Folded runs only: folding says their routes do not depend on the keys. */
   if (at->fam != NULL && at->stats->width > 1) {
@@ -462,6 +534,8 @@ static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsC
   FsCollRequest r1, r2;
   truncate_req(req, DIM_LOOPS, q, F, 1, &r1);
   truncate_req(req, DIM_LOOPS, q, F, 2, &r2);
+  /* The guard counts the whole plan, every rank's part. */
+  r1.mirror_rails = r2.mirror_rails = FALSE;
   guint64 n1, n2;
   if (!fs_coll_plan_count_steps(comm, algo, &r1, &n1, error) ||
       !fs_coll_plan_count_steps(comm, algo, &r2, &n2, error))
@@ -478,7 +552,8 @@ static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsC
  * shortcuts in turn: a window from the memo, loop extrapolation (N, N+1, N+2, 2N+2 loops, N
  * doubling from past the pipeline's fill), ring-step extrapolation (also over the host period
  * P), a window when its runs cost at most half the plan, and else runs the whole plan. A whole
- * run of a folded family is added to opts->memo for the later sizes. The cost is that of the
+ * run of a folded family is added to opts->memo for the later sizes. Runs of req with
+ * mirror_rails make rank 0's part under rails' watches (run_plan). The cost is that of the
  * short runs tried, and of the whole plan only when no shortcut holds. */
 static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
                            uint64_t nbytes, const FsCollChoice *choice, const FsCollRequest *req,
@@ -506,6 +581,12 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
     if (*too_big)
       return TRUE;
   }
+  /* Step runs make local rank 0's part alone where every local rank
+   * mirrors it (rails.h): the same times, 1/L of the transfers. */
+  const FsCollRails *rails = mirror_rails(comm, choice->algo, req, opts, net);
+  FsCollRequest mirrored = *req;
+  mirrored.mirror_rails = rails != NULL;
+  req = &mirrored;
   gboolean remember = FALSE;
   Family fam;
   if (q > 0 && !opts->exact && opts->memo != NULL && F >= 8) {
@@ -533,7 +614,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
     }
   }
   const Attempt loops = {p, sys, comm, nbytes, choice, req, key, DIM_LOOPS, q, F, net, xfer,
-                         xfer_ctx, opts, stats, remember ? &fam : NULL};
+                         xfer_ctx, opts, stats, remember ? &fam : NULL, rails};
   /* Windows need runs in the memo, which keeps folded runs only. */
   gboolean windows = remember && may_fold(opts, net);
   /* Window extrapolation first where the memo has a window: a family whose
@@ -595,7 +676,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   for (guint64 K = MAX(opts->min_steps, 4); !opts->exact && 5 * K + 5 < S; K *= 2) {
     const guint64 n[4] = {K, K + 1, K + 2, 2 * K + 2};
     const Attempt at = {p, sys, comm, nbytes, choice, req, key, DIM_STEPS, 0, S, net, xfer,
-                        xfer_ctx, opts, stats, NULL};
+                        xfer_ctx, opts, stats, NULL, rails};
     gboolean done;
     if (!try_extrapolate(&at, n, 1e-6, &done, error))
       return FALSE;
@@ -653,7 +734,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   FsCollExecParams ep;
   fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, plan, &ep);
   ep.key = key;
-  if (!run_plan(plan, &ep, net, xfer, xfer_ctx, opts, stats, &stats->time, error))
+  if (!run_plan(plan, &ep, net, xfer, xfer_ctx, opts, rails, stats, &stats->time, error))
     return FALSE;
   /* A whole run of a folded family joins the memo (folding says its routes
    * do not depend on the keys, which differ from size to size). */

@@ -338,6 +338,8 @@ void fs_flownet_recompute(FsFlowNet *net)
     g_assert(f->frozen == net->epoch);
     fs_flownet_apply_rate(net, s, f->new_rate, f->new_bneck);
   }
+  if (net->w_chan != NULL)
+    fs_flownet_watch_update(net);
   net->stats.recomputations++;
   net->stats.recomputed_flows += net->comp_flows.n;
   net->stats.max_component = MAX(net->stats.max_component, net->comp_flows.n);

@@ -46,6 +46,7 @@ typedef struct {
   double max_new;       /* the fastest affected flow's rate per copy */
   uint32_t n_bneck;     /* running flows whose current bottleneck it is */
   gboolean dirty;       /* a seed of the next recomputation */
+  uint32_t watches;     /* 1 + the index of its first watch in net->w_chan (watch.c); 0: none */
 } FsChan;
 
 typedef enum {
@@ -134,7 +135,28 @@ struct FsFlowNet {
   gboolean check, global;
   FsFlowNetStats stats;
   uint64_t hop_bytes;            /* sum over drained flows of bytes * hops */
+  /* Watches of summed loads (watch.c, fs_flownet_watch_add). */
+  GArray *w_members;             /* FsChannelId, watch by watch */
+  GArray *w_off;                 /* guint: watch i's members at [w_off[i], w_off[i + 1]) */
+  GArray *w_peak;                /* double per watch */
+  GArray *w_chan;                /* FsWatchRef: each watched channel's watches, a list */
+  GArray *w_dirty;               /* guint: watches to re-sum after a recomputation */
+  GArray *w_stamp;               /* guint per watch: == w_epoch when in w_dirty */
+  guint w_epoch;
 };
+
+/* One watch of a channel (watch.c), and 1 + the index of the channel's
+ * next one in w_chan (0: the last). */
+typedef struct {
+  guint watch;
+  guint next;
+} FsWatchRef;
+
+/* watch.c: after a recomputation set the loads of the channels in
+ * comp_chans, re-sums the watches of those that are watched. */
+void fs_flownet_watch_update(FsFlowNet *net);
+/* watch.c: frees the watches. */
+void fs_flownet_watch_free(FsFlowNet *net);
 
 /* fill.c: recomputes the rates of the components reached from the seeds,
  * applying them to the flows (settling bytes, rescheduling drains) through

@@ -68,6 +68,7 @@ void fs_flownet_free(FsFlowNet *net)
   g_free(net->active);
   g_array_unref(net->seed_flows);
   g_array_unref(net->seed_chans);
+  fs_flownet_watch_free(net);
   g_free(net->comp_flows.v);
   g_free(net->comp_chans.v);
   g_free(net->step_chans.v);

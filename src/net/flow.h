@@ -231,6 +231,20 @@ void fs_flownet_flush(FsFlowNet *net);
 void fs_flownet_channel_stats(const FsFlowNet *net, FsChannelId ch, FsChannelStats *out);
 void fs_flownet_stats(const FsFlowNet *net, FsFlowNetStats *out);
 
+/* Watches of summed loads (max-min model): a watch of channels chans[0..n)
+ * (a channel listed k times counts k times) keeps the peak, over the rate
+ * recomputations from now on, of the sum of their loads (each channel's
+ * sum of current rates), taken once every recomputation has set them
+ * all.  For a caller that checks a bound the run must keep (a mirrored
+ * collective's shared links, collrun/rails.h).  Returns the watch's id,
+ * from 0 in order.  Cost: O(n), and each recomputation then re-sums the
+ * watches of the watched channels it changed. */
+guint fs_flownet_watch_add(FsFlowNet *net, const FsChannelId *chans, guint n);
+/* The peak of watch id so far (0 before any recomputation). */
+double fs_flownet_watch_peak(const FsFlowNet *net, guint id);
+/* Drops every watch. */
+void fs_flownet_watch_clear(FsFlowNet *net);
+
 /* Sets the simulation's clock back to 0 (fs_sim_rewind) when the network
  * is idle: no flow pending or active and no event pending.  The channels'
  * counters (bytes, busy time, volume) carry on.  Returns FALSE (and

@@ -1000,6 +1000,14 @@ gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
    * stream model was 4.7 % fast at 4 DGX H100 nodes, 256 MiB all_reduce). */
   if (algo->nccl == FS_NCCL_ALGO_NVLS && fs_comm_n_hosts(comm) > 1)
     return FALSE;
+  /* The NVLS tree across hosts fills its pipeline for tens of loops: past
+   * the relaxation's budget its stream model is 9-14 % fast at 1 GiB on 8-32
+   * nodes (tests/bench/RESULTS.md, "Stream model accuracy, branch acc19"),
+   * while its step runs are made for local rank 0 alone (rails.h) and cost
+   * 0.04-1 s up to 128 nodes.  The steps take it, and hand it to the streams
+   * when its plan would pass the step guard (fs_coll_time_alone). */
+  if (algo->nccl == FS_NCCL_ALGO_NVLS_TREE && fs_comm_n_hosts(comm) > 1)
+    return FALSE;
   uint64_t q = algo->loop_bytes ? algo->loop_bytes(comm, req) : 0;
   uint64_t share = req->bytes / req->nchannels;
   if (q > 0 && share / q >= FS_COLL_STREAMS_AUTO_LOOPS)

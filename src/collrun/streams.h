@@ -149,7 +149,8 @@ gboolean fs_coll_exec_from_name(const char *s, FsCollExec *out);
 gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
 /* The rule of --exec auto: TRUE when the collective req is trusted (above)
  * (and not NVLS across hosts, which goes through the SHARP switches as
- * CollNet does) and deep: every channel's share is at least FS_COLL_STREAMS_AUTO_LOOPS
+ * CollNet does, nor the NVLS tree across hosts, 9-14 % fast past the
+ * relaxation's budget while its step runs are mirrored per rail) and deep: every channel's share is at least FS_COLL_STREAMS_AUTO_LOOPS
  * whole loops, or the plan's steps would pass FS_COLL_STREAMS_AUTO_STEPS
  * (the step executor is then slow and the pipeline deep).  Cost: O(1). */
 #define FS_COLL_STREAMS_AUTO_LOOPS 64

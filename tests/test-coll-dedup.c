@@ -60,12 +60,12 @@ static FsCollAloneStats time_it(Sys *s, const FsCollChoice *ch, const FsCollRequ
 
 static const FsCollAloneOpts exact_opts = {.exact = TRUE};
 
-/* Deduplication only: no loop or step extrapolation (the short runs would
- * never pay off). */
+/* Deduplication only: no step extrapolation (the short runs would never
+ * pay off). */
 static FsCollAloneOpts dedup_only(Sys *s)
 {
   return (FsCollAloneOpts){.route_profile = fs_coll_topo_route_profile, .route_ctx = s->tnet,
-                           .min_loops = G_MAXUINT / 8, .min_steps = G_MAXUINT / 8};
+                           .min_steps = G_MAXUINT / 8};
 }
 
 /* Times op with every algorithm in algos that runs on s, exact and

@@ -127,7 +127,7 @@ typedef struct {
    * past the guard whole that folding brings under it (collrun/alone.c). */
   guint64 max_virtual;
   /* Slice coarsening, for collectives that share the network with others
-   * (where loop extrapolation cannot apply, see collrun/alone.h): 0 = exact NCCL
+   * (where the shortcuts of collrun/alone.h cannot apply): 0 = exact NCCL
    * slicing; N > 0 = chunk and slice sizes are multiplied by the smallest
    * power of two that leaves no connection more than N transfers (or as
    * few as one chunk per channel allows).  Fewer, larger flows simulate
@@ -201,8 +201,9 @@ struct FsCollAlgo {
   const char *(*unsupported)(const FsComm *comm, FsCollOp op);
   /* Adds the steps of one collective. */
   void (*build)(FsPlanBuilder *b);
-  /* Loop structure, for loop extrapolation (collrun/alone.h); NULL when the plan
-   * is not a repetition of identical loops.  The request bytes one loop of
+  /* Loop structure, for window extrapolation and the step guard
+   * (collrun/alone.h); NULL when the plan is not a repetition of
+   * identical loops.  The request bytes one loop of
    * one channel consumes: removing k × this from every channel's share of
    * req->bytes (fs_coll_channel_bytes) removes exactly k whole loops from
    * every channel and leaves the rest of the plan (the last, partial loop

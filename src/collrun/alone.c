@@ -1,5 +1,5 @@
-/* alone.c — a collective alone on the network: channel folding and loop
- * extrapolation around the executor.  See alone.h. */
+/* alone.c — a collective alone on the network: channel folding, step and
+ * window extrapolation around the executor.  See alone.h. */
 #include "collrun/alone.h"
 
 #include <math.h>
@@ -276,16 +276,13 @@ static void truncate_req(const FsCollRequest *req, Dim dim, uint64_t q, guint64 
     r->max_ring_steps = (guint)x;
 }
 
-/* Simulates the plans of n[0] < n[1] < n[2] < n[3] whole loops (or ring
- * steps per loop; the rest of the plan unchanged), all with the full
- * plan's executor parameters, and extrapolates to F when the time per
- * unit of the three intervals agrees within tol (relative).  *done tells
- * whether it did.  Lazily: the plans are built and run in order and the
- * attempt stops at the first check that fails, which gives the same answer
- * as building and running all four first.  fam (DIM_LOOPS of a request of
- * at least 8 whole loops with a memo, else NULL): runs of the family's plans are taken
- * from the memo and recorded in it (the same plan with the same parameters
- * alone on the network takes the same time: exact). */
+/* A truncated plan of the request: its x units (dim) instead of F, with
+ * the full plan's executor parameters.  Window extrapolation runs plans of
+ * x whole loops (fam: the family of a request of at least 8 whole loops
+ * with a memo, whose runs are taken from the memo and recorded in it: the
+ * same plan with the same parameters alone on the network takes the same
+ * time, exact); step extrapolation runs plans of x ring steps per loop
+ * (fam NULL). */
 typedef struct {
   const FsNcclParams *p;
   const FsCollSysInfo *sys;
@@ -356,11 +353,11 @@ static gboolean attempt_time(const Attempt *at, guint64 x, FsCollPlan **pl, gint
   return TRUE;
 }
 
-/* Tries one loop (or ring-step) extrapolation on the truncated plans of n[0..3] units: the
+/* Tries one ring-step extrapolation on the truncated plans of n[0..3] units: the
  * latency depth must grow by a whole count per unit and the time per unit must agree within tol
  * from n[0] to n[2] and again out to n[3]; then the full time is t[2] plus the remaining units
  * at that rate, stored in at->stats with *done = TRUE. Runs at most four short plans (fewer
- * when the memo knows them or a check fails early) and frees them. Returns FALSE only on a
+ * when a check fails early) and frees them. Returns FALSE only on a
  * planning or run error; a regime that is not periodic just leaves *done FALSE. */
 static gboolean try_extrapolate(const Attempt *at, const guint64 n[4], double tol, gboolean *done,
                                 GError **error)
@@ -398,10 +395,7 @@ static gboolean try_extrapolate(const Attempt *at, const guint64 n[4], double to
             FsCollAloneStats *stats = at->stats;
             stats->time = fs_time_add_sat(t[2], fs_time_from_ps((double)(at->F - n[2]) * s2));
             stats->period = (FsTime)llround(s2);
-            if (at->dim == DIM_LOOPS)
-              stats->sim_loops = n[2];
-            else
-              stats->sim_ring_steps = (guint)n[3];
+            stats->sim_ring_steps = (guint)n[3];
             *done = TRUE;
           }
         }
@@ -548,11 +542,10 @@ static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsC
   return TRUE;
 }
 
-/* fs_coll_time_alone without the check of the clock's range.  Tries the cheap exact
- * shortcuts in turn: a window from the memo, loop extrapolation (N, N+1, N+2, 2N+2 loops, N
- * doubling from past the pipeline's fill), ring-step extrapolation (also over the host period
- * P), a window when its runs cost at most half the plan, and else runs the whole plan. A whole
- * run of a folded family is added to opts->memo for the later sizes. Runs of req with
+/* fs_coll_time_alone without the check of the clock's range.  Tries the shortcuts in turn:
+ * a window from the memo, ring-step extrapolation (K, K+1, K+2, 2K+2 steps, also over the host
+ * period P), a window when its runs cost at most half the plan, and else runs the whole plan. A
+ * whole run of a folded family is added to opts->memo for the later sizes. Runs of req with
  * mirror_rails make rank 0's part under rails' watches (run_plan). The cost is that of the
  * short runs tried, and of the whole plan only when no shortcut holds. */
 static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
@@ -627,44 +620,12 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
     if (done)
       return TRUE;
   }
-  if (q > 0) {
+  if (q > 0)
     stats->loops = stats->sim_loops = F;
-    guint64 N0 = opts->min_loops ? opts->min_loops : 4;
-    if (!opts->exact && 5 * N0 + 5 < F && !opts->min_loops) {
-      /* The transient lasts until the pipeline is full: a loop's data
-       * crosses depth hops, one loop keeps a connection busy for its
-       * transfers on it.  Start past depth / transfers loops. */
-      FsCollRequest r = *req;
-      r.bytes = req->bytes - (F - 1) * q * req->nchannels;
-      g_autoptr(FsCollPlan) one = new_plan(comm, choice->algo, &r, opts, net, error);
-      if (one == NULL)
-        return FALSE;
-      guint c = MAX(fs_coll_plan_max_conn_xfers(one), 1);
-      N0 = MAX(N0, (fs_coll_plan_latency_depth(one) + c - 1) / c);
-    }
-    /* Extrapolate while the short runs cost less than the full one: only
-     * a regime periodic to 1e-6 from one loop to the next and over the N
-     * loops that follow (N, N+1, N+2, 2N+2).  The second scale matters:
-     * the NVLS tree across 4 NDR nodes repeats loops 8..10 to 1e-8 and
-     * then slows down (its reduce and multicast lanes drift apart), so
-     * that consecutive loops alone came out 0.45 % short. */
-    for (guint64 N = N0; !opts->exact && 5 * N + 5 < F; N *= 2) {
-      const guint64 n[4] = {N, N + 1, N + 2, 2 * N + 2};
-      gboolean done;
-      if (!try_extrapolate(&loops, n, 1e-6, &done, error))
-        return FALSE;
-      if (done)
-        return TRUE;
-      /* No periodic regime past the pipeline's length: where windows can
-       * be run, doubling N (about 3N loops a try) costs more than they. */
-      if (windows && F / 2 >= WINDOW_MIN_L3 * 2)
-        break;
-    }
-  }
   /* Step extrapolation: every loop's ring steps are alike, so the plan
    * with K ring steps per loop grows by the same time per step once the
    * slices of a step stream through the ring (checked on K, K+1, K+2,
-   * 2K+2 as above). */
+   * 2K+2, try_extrapolate). */
   guint S = choice->algo->ring_steps && fs_comm_size(comm) > 1
               ? choice->algo->ring_steps(comm, req) : 0;
   stats->ring_steps = stats->sim_ring_steps = S;

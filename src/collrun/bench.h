@@ -34,7 +34,7 @@ typedef struct {
   uint64_t step_factor;  /* > 1: multiply; else add step_bytes (>= 1) */
   uint64_t step_bytes;
   FsCollPrefs prefs;
-  /* How each size is timed (alone.h): zero = loop extrapolation, no
+  /* How each size is timed (alone.h): zero = step extrapolation, no
    * folding; set alone.route_fixed to fold identical channels, alone.exact
    * to simulate every transfer. */
   FsCollAloneOpts alone;

@@ -22,6 +22,9 @@
 #define TEST_MAPE_BEFORE 8.35
 #define TEST_MAPE_AFTER 6.64
 #define DRIFT 0.3
+/* The same for B200 (validation/reference/b200_gemm_shapes_xla_test.csv's note). */
+#define B200_TEST_MAPE_BEFORE 7.53
+#define B200_TEST_MAPE_AFTER 7.41
 
 /* A constant curve of 0.5 with two measured shapes. */
 static const char two_shapes[] =
@@ -379,6 +382,52 @@ START_TEST(test_h100_probe_calibrated)
 }
 END_TEST
 
+/* B200 GEMMs by shape (models/compute/blackwell.yaml, XLA's sm_100 matmul
+ * table): a non-square shape now runs at the table's efficiency, not at
+ * the FLOPs curve's, in the direction the table says.  bf16 4096 x 4096 x
+ * 1024 (3.4e10 FLOPs) reached 0.566 where the curve says 0.629 there (a
+ * short k is slow); fp8 4096 x 2048 x 4096 (6.9e10 FLOPs) 0.674 where the
+ * curve says 0.631.  Out of sample, on the table's held-out m = 2048 shapes
+ * (validation/reference/b200_gemm_shapes_xla_test.csv), the kernel-time
+ * MAPE is recorded before (FLOPs curves alone) and after. */
+START_TEST(test_b200_xla_shapes)
+{
+  GError *err = NULL;
+  g_autoptr(FsCatalog) cat = fs_catalog_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsEfficiency) bare = without_shapes();
+  const FsModel *gpu = fs_catalog_require(cat, "b200", FS_MODEL_GPU, &err);
+  fs_assert_no_error(err);
+  static const struct {
+    FsDtype dtype;
+    uint64_t m, n, k;
+    double table, curve;
+  } rows[] = {
+    {FS_DTYPE_BF16, 4096, 4096, 1024, 0.566, 0.629},
+    {FS_DTYPE_FP8, 4096, 2048, 4096, 0.674, 0.631},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+    FsKernel kn = fs_kernel_gemm("g", FS_PASS_FORWARD, rows[i].dtype, rows[i].m, rows[i].n, rows[i].k, 1);
+    FsKernelTiming with, without;
+    fs_kernel_time(&kn, &gpu->u.gpu, eff, &with);
+    fs_kernel_time(&kn, &gpu->u.gpu, bare, &without);
+    ck_assert_msg(fabs(with.efficiency - rows[i].table) < 0.002 && fabs(without.efficiency - rows[i].curve) < 0.002,
+                  "row %u: efficiency %.4f with shapes (table %.3f), %.4f without (curve %.3f)", i,
+                  with.efficiency, rows[i].table, without.efficiency, rows[i].curve);
+    ck_assert(rows[i].table < rows[i].curve ? with.compute > without.compute : with.compute < without.compute);
+  }
+  Score before = score_table("b200_gemm_shapes_xla_test", cat, bare);
+  Score after = score_table("b200_gemm_shapes_xla_test", cat, eff);
+  ck_assert_uint_eq(after.rows, 16);
+  ck_assert_msg(fabs(before.mape - B200_TEST_MAPE_BEFORE) <= DRIFT && fabs(after.mape - B200_TEST_MAPE_AFTER) <= DRIFT,
+                "B200 held-out shapes: MAPE %.2f %% (bias %.2f %%) without shapes, %.2f %% (bias %.2f %%) with "
+                "(recorded %.2f, %.2f)", before.mape, before.bias, after.mape, after.bias, B200_TEST_MAPE_BEFORE,
+                B200_TEST_MAPE_AFTER);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("gemm-shape");
@@ -390,5 +439,6 @@ int main(void)
   FS_ADD_TEST(s, test_h100_probe_out_of_sample);
   FS_ADD_TEST(s, test_framework_probe_layouts);
   FS_ADD_TEST(s, test_h100_probe_calibrated);
+  FS_ADD_TEST(s, test_b200_xla_shapes);
   return fs_test_run_suite(s);
 }

@@ -3,9 +3,12 @@
  * explanation text. */
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "coll/nccl-params.h"
 #include "coll/p2p-sched.h"
 #include "coll/tuner.h"
+#include "coll/tuner-plugin.h"
 #include "collrun/exec-params.h"
 #include "util/yaml.h"
 #include "testutil.h"
@@ -811,6 +814,67 @@ START_TEST(test_p2p_shared_net_channels)
 }
 END_TEST
 
+/* Bad plugin files: each refused with its position and a sentence (the keys are read against
+ * the declared schema, coll/tuner-plugin.c). */
+START_TEST(test_tuner_plugin_bad_files)
+{
+  static const char head[] = "name: p\nsource: s\n";
+  static const char region[] = "regions:\n  - collective: all_reduce\n    ranks_per_node: 8\n"
+                               "    algorithm: ring\n    protocol: LL128\n";
+  static const struct {
+    const char *text, *want;
+  } cases[] = {
+      {"name: p\nregions: []\n", ":1:1: "},                               /* no source */
+      {"name: p\nsource: s\nregions: []\nextra: 1\n", "extra"},          /* unknown key */
+      {"name: p\nsource: s\nmin_nodes: 0\nregions: []\n", ":3:12: "},     /* out of range */
+      {"name: p\nsource: s\nenv:\n  source: e\n  FOO: 1\nregions: []\n", "NCCL_*"},
+      {"name: p\nsource: s\nenv:\n  NCCL_BUFFSIZE: 1\nregions: []\n", "source"},
+      {"name: p\nsource: s\nenv:\n  source: e\n  NCCL_BUFFSIZE: -1\nregions: []\n", ":5:18: "},
+  };
+  static const struct {
+    const char *tail, *want;
+  } region_cases[] = {
+      {"    vertices: [[0, 0]]\n", "at least 2 vertices"},
+      {"    vertices: [[0, 0], [1]]\n", "vertex [bytes, ranks]"},
+      {"    vertices: [[0, 0], [1, 1]]\n    colour: red\n", "colour"},
+  };
+  g_autofree char *dir = g_dir_make_tmp("fs-tuner-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "p.yaml", NULL);
+  for (guint i = 0; i < G_N_ELEMENTS(cases) + G_N_ELEMENTS(region_cases); i++) {
+    gboolean r = i >= G_N_ELEMENTS(cases);
+    g_autofree char *text =
+        r ? g_strconcat(head, region, region_cases[i - G_N_ELEMENTS(cases)].tail, NULL)
+          : g_strdup(cases[i].text);
+    const char *want = r ? region_cases[i - G_N_ELEMENTS(cases)].want : cases[i].want;
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    GError *err = NULL;
+    g_autoptr(FsTunerPlugin) t = fs_tuner_plugin_load(path, &err);
+    ck_assert_msg(t == NULL && err != NULL, "case %u loaded", i);
+    ck_assert_msg(g_str_has_prefix(err->message, path) && strstr(err->message, want) != NULL,
+                  "case %u: %s (want \"%s\")", i, err->message, want);
+    g_error_free(err);
+  }
+  /* A whole good file loads, its env in order. */
+  g_autofree char *good = g_strconcat(head, "min_nodes: 3\nenv:\n  source: e\n  NCCL_BUFFSIZE: "
+                                      "8388608\n", region, "    vertices: [[0, 0], [1, 1]]\n",
+                                      NULL);
+  ck_assert(g_file_set_contents(path, good, -1, NULL));
+  GError *err = NULL;
+  g_autoptr(FsTunerPlugin) t = fs_tuner_plugin_load(path, &err);
+  fs_assert_no_error(err);
+  ck_assert_str_eq(fs_tuner_plugin_env(t)[0], "NCCL_BUFFSIZE=8388608");
+  ck_assert(!fs_tuner_plugin_applies(t, 2) && fs_tuner_plugin_applies(t, 3));
+  guint n;
+  const FsTunerRegion *reg = fs_tuner_plugin_regions(t, &n);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(reg[0].ranks_per_node, 8);
+  ck_assert_str_eq(reg[0].algo, "ring");
+  ck_assert_int_eq(reg[0].proto, FS_PROTO_LL128);
+  g_remove(path);
+  g_rmdir(dir);
+}
+END_TEST
+
 /* The first region of the aws-ofi-nccl p5 plugin that holds (bytes, ranks), as its tuner picks. */
 static const char *plugin_pick_name(const FsTunerPlugin *t, double x, double y, FsCollProto *pr)
 {
@@ -960,6 +1024,7 @@ int main(void)
   FS_ADD_TEST(s, test_p2p_channel_rate);
   FS_ADD_TEST(s, test_p2p_shared_net_channels);
   FS_ADD_TEST(s, test_tuner_plugin_regions);
+  FS_ADD_TEST(s, test_tuner_plugin_bad_files);
   FS_ADD_TEST(s, test_nccl_env_names_are_read);
   FS_ADD_TEST(s, test_ll128_cap_per_graph_channel);
   return fs_test_run_suite(s);

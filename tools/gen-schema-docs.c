@@ -25,6 +25,7 @@
 #include "calib/validate.h"
 #include "catalog/catalog.h"
 #include "coll/nccl-params.h"
+#include "coll/tuner-plugin.h"
 #include "compute/efficiency.h"
 #include "net/flowfile.h"
 #include "scenario/step-factor.h"
@@ -48,6 +49,8 @@ static GArray *all_schemas(void)
   const FsSchemaEntry *e = fs_catalog_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_nccl_params_schemas(&n);
+  g_array_append_vals(a, e, n);
+  e = fs_tuner_plugin_schemas(&n);
   g_array_append_vals(a, e, n);
   e = fs_efficiency_schemas(&n);
   g_array_append_vals(a, e, n);

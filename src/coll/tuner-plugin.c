@@ -1,6 +1,7 @@
 /* tuner-plugin.c — an NCCL tuner plugin's regions, loaded from a file
  * (tuner-plugin.h). */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "coll/comm.h"
@@ -8,6 +9,7 @@
 #include "coll/tuner-plugin.h"
 #include "util/datadir.h"
 #include "util/error.h"
+#include "util/schema.h"
 #include "util/yaml.h"
 
 struct FsTunerPlugin {
@@ -42,6 +44,96 @@ char *fs_tuner_plugin_path(const char *name)
   return g_build_filename(fs_datadir(FS_DATA_MODELS), "nccl", "tuners", file, NULL);
 }
 
+/* FS_SCHEMA_STRING forms of a region's names (FsSchemaField.valid). */
+static gboolean is_collective(const char *s)
+{
+  FsCollOp op;
+  return fs_coll_op_from_name(s, &op);
+}
+
+static gboolean is_algorithm(const char *s)
+{
+  return fs_coll_algo_find(s) != NULL;
+}
+
+static gboolean is_protocol(const char *s)
+{
+  FsCollProto p;
+  return fs_coll_proto_from_name(s, &p);
+}
+
+/* One region as the walk reads it; read_region turns it into an
+ * FsTunerRegion. */
+typedef struct {
+  const char *collective, *algorithm, *protocol;
+  guint ranks_per_node;
+} RegionKeys;
+
+static const FsSchemaField region_fields[] = {
+  {.key = "collective", .type = FS_SCHEMA_STRING, .offset = offsetof(RegionKeys, collective),
+   .required = TRUE, .valid = is_collective, .form = "\"all_reduce\" (fabricsim coll --list)",
+   .doc = "the collective the region applies to (`all_reduce`, …)"},
+  {.key = "ranks_per_node", .type = FS_SCHEMA_UINT,
+   .offset = offsetof(RegionKeys, ranks_per_node), .required = TRUE, .min = "1", .max = "1024",
+   .doc = "the region applies when the communicator has this many ranks on every node"},
+  {.key = "algorithm", .type = FS_SCHEMA_STRING, .offset = offsetof(RegionKeys, algorithm),
+   .required = TRUE, .valid = is_algorithm, .form = "\"ring\" (fabricsim coll --list)",
+   .doc = "the algorithm NCCL runs inside the region, by fabricsim's name"},
+  {.key = "protocol", .type = FS_SCHEMA_STRING, .offset = offsetof(RegionKeys, protocol),
+   .required = TRUE, .valid = is_protocol, .form = "\"LL\", \"LL128\" or \"Simple\"",
+   .doc = "the protocol NCCL runs inside the region"},
+  {.key = "vertices", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .value_doc = "list of `[bytes, ranks]`",
+   .doc = "the region's polygon, at least 2 vertices: x NCCL's nBytes of the call, y its "
+          "ranks (non-negative numbers)"},
+};
+static const FsSchema region_schema = {"tuner plugin region", NULL, region_fields,
+                                       G_N_ELEMENTS(region_fields)};
+
+static const FsSchemaField env_fields[] = {
+  {.key = "source", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .doc = "where the values come from"},
+  {.key = "NCCL_… variable", .type = FS_SCHEMA_UINT, .offset = FS_SCHEMA_NOWHERE, .any_key = TRUE,
+   .doc = "a variable the plugin sets unless the user does, with its whole value"},
+};
+static const FsSchema env_schema = {"tuner plugin env", NULL, env_fields,
+                                    G_N_ELEMENTS(env_fields)};
+
+typedef struct {
+  const char *name;
+  guint min_nodes;
+} PluginKeys;
+
+static const FsSchemaField plugin_fields[] = {
+  {.key = "name", .type = FS_SCHEMA_STRING, .offset = offsetof(PluginKeys, name),
+   .required = TRUE, .nonempty = TRUE, .doc = "the plugin's name, printed with the tuner's "
+                                              "choice"},
+  {.key = "source", .type = FS_SCHEMA_STRING, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .doc = "where the regions come from"},
+  {.key = "min_nodes", .type = FS_SCHEMA_UINT, .offset = offsetof(PluginKeys, min_nodes),
+   .min = "1", .max = "1048576", .def = "1",
+   .doc = "communicators of fewer nodes keep NCCL's own choice"},
+  {.key = "env", .type = FS_SCHEMA_MAP, .offset = FS_SCHEMA_NOWHERE,
+   .value_doc = "table `nccl.tuner.env`", .doc = "the NCCL_* variables the plugin sets"},
+  {.key = "regions", .type = FS_SCHEMA_LIST, .offset = FS_SCHEMA_NOWHERE, .required = TRUE,
+   .value_doc = "list of table `nccl.tuner.region`",
+   .doc = "in order: the first region that holds the call wins"},
+};
+static const FsSchema plugin_schema = {"tuner plugin", NULL, plugin_fields,
+                                       G_N_ELEMENTS(plugin_fields)};
+
+static const FsSchemaEntry schemas[] = {
+  {"nccl.tuner", &plugin_schema},
+  {"nccl.tuner.env", &env_schema},
+  {"nccl.tuner.region", &region_schema},
+};
+
+const FsSchemaEntry *fs_tuner_plugin_schemas(guint *n)
+{
+  *n = G_N_ELEMENTS(schemas);
+  return schemas;
+}
+
 /* Reads one vertex [x, y] (two non-negative numbers) into x, y. */
 static gboolean read_vertex(const FsYamlNode *v, double *x, double *y, GError **error)
 {
@@ -55,49 +147,21 @@ static gboolean read_vertex(const FsYamlNode *v, double *x, double *y, GError **
          fs_yaml_get_double(v->values[1], 0, INFINITY, y, error);
 }
 
-/* Reads one region mapping (collective, ranks_per_node, algorithm,
- * protocol, vertices) into t's list, its arrays owned by t. */
+/* Reads one region mapping against region_schema, then its vertices, into
+ * t's list, its arrays owned by t. */
 static gboolean read_region(FsTunerPlugin *t, const FsYamlNode *m, GError **error)
 {
-  static const char *const keys[] = {"collective", "ranks_per_node", "algorithm", "protocol",
-                                     "vertices", NULL};
-  if (!fs_yaml_require_map(m, error) || !fs_yaml_check_keys(m, keys, "region", error))
+  RegionKeys k = {0};
+  FsSchemaRead opts = {.domain = FS_COLL_ERROR, .code = FS_COLL_ERROR_PARSE};
+  if (!fs_schema_read(&region_schema, m, &k, &opts, error))
     return FALSE;
-  FsTunerRegion r = {0};
-  const FsYamlNode *n;
-  const char *s;
-  int64_t rpn;
-  if ((n = fs_yaml_require_key(m, "collective", "region", error)) == NULL ||
-      !fs_yaml_get_string(n, &s, error))
-    return FALSE;
-  if (!fs_coll_op_from_name(s, &r.op)) {
-    fs_yaml_error(error, n, "unknown collective \"%s\"", s);
-    return FALSE;
-  }
-  if ((n = fs_yaml_require_key(m, "ranks_per_node", "region", error)) == NULL ||
-      !fs_yaml_get_int(n, 1, 1024, &rpn, error))
-    return FALSE;
-  r.ranks_per_node = (guint)rpn;
-  if ((n = fs_yaml_require_key(m, "algorithm", "region", error)) == NULL ||
-      !fs_yaml_get_string(n, &s, error))
-    return FALSE;
-  if (fs_coll_algo_find(s) == NULL) {
-    fs_yaml_error(error, n, "unknown algorithm \"%s\" (fabricsim coll --list)", s);
-    return FALSE;
-  }
-  char *algo = g_strdup(s);
+  FsTunerRegion r = {.ranks_per_node = k.ranks_per_node};
+  fs_coll_op_from_name(k.collective, &r.op);
+  fs_coll_proto_from_name(k.protocol, &r.proto);
+  char *algo = g_strdup(k.algorithm);
   g_ptr_array_add(t->names, algo);
   r.algo = algo;
-  if ((n = fs_yaml_require_key(m, "protocol", "region", error)) == NULL ||
-      !fs_yaml_get_string(n, &s, error))
-    return FALSE;
-  if (!fs_coll_proto_from_name(s, &r.proto)) {
-    fs_yaml_error(error, n, "unknown protocol \"%s\" (LL, LL128, Simple)", s);
-    return FALSE;
-  }
-  if ((n = fs_yaml_require_key(m, "vertices", "region", error)) == NULL ||
-      !fs_yaml_require_seq(n, error))
-    return FALSE;
+  const FsYamlNode *n = fs_yaml_map_get(m, "vertices");
   if (n->n < 2) {
     fs_yaml_error(error, n, "a region needs at least 2 vertices, got %u", n->n);
     return FALSE;
@@ -112,62 +176,51 @@ static gboolean read_region(FsTunerPlugin *t, const FsYamlNode *m, GError **erro
   return TRUE;
 }
 
-/* Reads the `env` mapping (NCCL_* names to whole numbers; `source:` aside)
- * into t->env. */
-static gboolean read_env(FsTunerPlugin *t, const FsYamlNode *m, GError **error)
+/* FsSchemaRead.any_key of env_schema: an NCCL_* variable and its value
+ * into the GPtrArray of "NAME=VALUE" at data. */
+static gboolean env_seen(const FsSchemaField *field, const FsYamlNode *key,
+                         const FsYamlNode *node, gconstpointer value, gpointer data,
+                         GError **error)
 {
-  g_autoptr(GPtrArray) env = g_ptr_array_new_with_free_func(g_free);
-  if (m != NULL) {
-    if (!fs_yaml_require_map(m, error) || fs_yaml_require_key(m, "source", "env", error) == NULL)
-      return FALSE;
-    for (guint i = 0; i < m->n; i++) {
-      const char *k = m->keys[i]->value;
-      if (strcmp(k, "source") == 0)
-        continue;
-      int64_t v;
-      if (!g_str_has_prefix(k, "NCCL_")) {
-        fs_yaml_error(error, m->keys[i], "expected an NCCL_* variable, got \"%s\"", k);
-        return FALSE;
-      }
-      if (!fs_yaml_get_int(m->values[i], 0, G_MAXINT64, &v, error))
-        return FALSE;
-      g_ptr_array_add(env, g_strdup_printf("%s=%" G_GINT64_FORMAT, k, v));
-    }
+  (void)field, (void)node;
+  if (!g_str_has_prefix(key->value, "NCCL_")) {
+    fs_yaml_error(error, key, "expected an NCCL_* variable, got \"%s\"", key->value);
+    return FALSE;
   }
-  g_ptr_array_add(env, NULL);
-  t->env = (GStrv)g_ptr_array_steal(env, NULL);
+  g_ptr_array_add(data, g_strdup_printf("%s=%u", key->value, *(const guint *)value));
   return TRUE;
 }
 
 FsTunerPlugin *fs_tuner_plugin_load(const char *path, GError **error)
 {
-  static const char *const keys[] = {"name", "source", "min_nodes", "env", "regions", NULL};
   g_autoptr(FsYamlDoc) doc = fs_yaml_load_file(path, error);
   if (doc == NULL)
     return NULL;
-  const FsYamlNode *root = fs_yaml_doc_root(doc), *n;
+  const FsYamlNode *root = fs_yaml_doc_root(doc);
   if (root == NULL) {
     fs_set_error_at(error, FS_COLL_ERROR, FS_COLL_ERROR_PARSE, path, 1, 1,
                     "empty file; expected a tuner plugin's name, source and regions");
     return NULL;
   }
+  PluginKeys k = {0};
+  g_autoptr(GPtrArray) env = g_ptr_array_new_with_free_func(g_free);
+  FsSchemaRead opts = {.domain = FS_COLL_ERROR, .code = FS_COLL_ERROR_PARSE};
+  FsSchemaRead env_opts = {.domain = FS_COLL_ERROR, .code = FS_COLL_ERROR_PARSE,
+                           .any_key = env_seen, .data = env};
+  if (!fs_schema_read(&plugin_schema, root, &k, &opts, error))
+    return NULL;
+  const FsYamlNode *e = fs_yaml_map_get(root, "env");
+  if (e != NULL && !fs_schema_read(&env_schema, e, NULL, &env_opts, error))
+    return NULL;
+  g_ptr_array_add(env, NULL);
   g_autoptr(FsTunerPlugin) t = g_new0(FsTunerPlugin, 1);
   t->regions = g_array_new(FALSE, FALSE, sizeof(FsTunerRegion));
   t->coords = g_ptr_array_new_with_free_func(g_free);
   t->names = g_ptr_array_new_with_free_func(g_free);
-  const char *s;
-  int64_t mn = 1;
-  if (!fs_yaml_require_map(root, error) || !fs_yaml_check_keys(root, keys, "tuner plugin", error) ||
-      (n = fs_yaml_require_key(root, "name", "tuner plugin", error)) == NULL ||
-      !fs_yaml_get_string(n, &s, error) ||
-      fs_yaml_require_key(root, "source", "tuner plugin", error) == NULL ||
-      !fs_yaml_opt_int(root, "min_nodes", 1, 1 << 20, &mn, error) ||
-      !read_env(t, fs_yaml_map_get(root, "env"), error) ||
-      (n = fs_yaml_require_key(root, "regions", "tuner plugin", error)) == NULL ||
-      !fs_yaml_require_seq(n, error))
-    return NULL;
-  t->name = g_strdup(s);
-  t->min_nodes = (guint)mn;
+  t->name = g_strdup(k.name);
+  t->min_nodes = k.min_nodes;
+  t->env = (GStrv)g_ptr_array_steal(env, NULL);
+  const FsYamlNode *n = fs_yaml_map_get(root, "regions");
   for (guint i = 0; i < n->n; i++)
     if (!read_region(t, n->values[i], error))
       return NULL;

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "coll/coll.h"
+#include "util/schema.h"
 
 G_BEGIN_DECLS
 
@@ -42,10 +43,16 @@ typedef struct {
   const double *x, *y;
 } FsTunerRegion;
 
-/* Loads a plugin file.  NULL with FS_COLL_ERROR_PARSE (file:line:col) for
- * a missing or unknown key, an unknown collective or protocol, a region of
- * fewer than 2 vertices, a missing `source:`.  Cost: linear in the file. */
+/* Loads a plugin file, its keys read against the declared schemas
+ * (fs_tuner_plugin_schemas).  NULL with FS_COLL_ERROR_PARSE (file:line:col)
+ * for a missing or unknown key, an unknown collective, algorithm or
+ * protocol, a value out of range, an `env` key that is not NCCL_*, a region
+ * of fewer than 2 vertices.  Cost: linear in the file. */
 FsTunerPlugin *fs_tuner_plugin_load(const char *path, GError **error);
+
+/* The declared keys of a plugin file (nccl.tuner), its `env` mapping and
+ * each of its regions, for tools/gen-schema-docs (models/nccl/README.md). */
+const FsSchemaEntry *fs_tuner_plugin_schemas(guint *n);
 /* The path of a plugin named in NCCL_TUNER_PLUGIN: a path as given when it
  * names a file (contains '/' or ends in .yaml), else <models>/nccl/tuners/
  * <name>.yaml.  Caller frees. */

@@ -802,6 +802,28 @@ END_TEST
 
 /* ---- Mirrored rails (collrun/rails.h) ----------------------------------- */
 
+/* The NVLS tree's collective ch/req on s timed twice, each with a memo of
+ * its own: whole (*whole: no route_paths, so no rails) and with its rails
+ * mirrored (*mirrored); prints both as `what`. */
+static void time_whole_and_mirrored(Sys *s, const FsCollChoice *ch, const FsCollRequest *req,
+                                    uint64_t nb, const char *what, FsCollAloneStats *whole,
+                                    FsCollAloneStats *mirrored)
+{
+  g_autoptr(FsCollAloneMemo) m1 = fs_coll_alone_memo_new();
+  g_autoptr(FsCollAloneMemo) m2 = fs_coll_alone_memo_new();
+  FsCollAloneOpts plain = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s->tnet,
+                           .memo = m1};
+  FsCollAloneOpts mirror = plain;
+  mirror.route_paths = fs_coll_topo_route_paths;
+  mirror.memo = m2;
+  *whole = time_it(s, ch, req, nb, &plain);
+  *mirrored = time_it(s, ch, req, nb, &mirror);
+  printf("rails mirrored, nvls_tree %s: %.6f us, %" G_GUINT64_FORMAT " steps; whole %.6f us, "
+         "%" G_GUINT64_FORMAT " steps\n",
+         what, fs_time_to_us(mirrored->time), mirrored->sim_steps, fs_time_to_us(whole->time),
+         whole->sim_steps);
+}
+
 START_TEST(test_rails_mirror_exact)
 {
   /* The NVLS tree on whole DGX H100 nodes of one rail-optimized scalable
@@ -827,19 +849,10 @@ START_TEST(test_rails_mirror_exact)
     ck_assert(rails != NULL);
     /* One scalable unit: every rail's links are rank 0's moved, none shared. */
     ck_assert_uint_eq(fs_coll_rails_n_watched(rails), 0);
-    g_autoptr(FsCollAloneMemo) m1 = fs_coll_alone_memo_new();
-    g_autoptr(FsCollAloneMemo) m2 = fs_coll_alone_memo_new();
-    FsCollAloneOpts plain = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet,
-                             .memo = m1};
-    FsCollAloneOpts mirror = plain;
-    mirror.route_paths = fs_coll_topo_route_paths;
-    mirror.memo = m2;
-    FsCollAloneStats a = time_it(&s, &ch, &req, nb, &plain);
-    FsCollAloneStats b = time_it(&s, &ch, &req, nb, &mirror);
-    printf("rails mirrored, nvls_tree %s %" G_GUINT64_FORMAT " B: %.6f us, %" G_GUINT64_FORMAT
-           " steps; whole %.6f us, %" G_GUINT64_FORMAT " steps\n",
-           cases[i].define, cases[i].size, fs_time_to_us(b.time), b.sim_steps,
-           fs_time_to_us(a.time), a.sim_steps);
+    FsCollAloneStats a, b;
+    g_autofree char *what = g_strdup_printf("%s %" G_GUINT64_FORMAT " B", cases[i].define,
+                                            cases[i].size);
+    time_whole_and_mirrored(&s, &ch, &req, nb, what, &a, &b);
     ck_assert_int_eq(b.time, a.time);
     ck_assert(!b.streams && !a.streams);
     /* The NVLS legs and every tree edge made by one rank of each host. */
@@ -867,18 +880,8 @@ START_TEST(test_rails_mirror_watched)
   ck_assert(rails != NULL);
   printf("rails of 40 nodes: %u watches\n", fs_coll_rails_n_watched(rails));
   ck_assert_uint_gt(fs_coll_rails_n_watched(rails), 0);
-  g_autoptr(FsCollAloneMemo) m1 = fs_coll_alone_memo_new();
-  g_autoptr(FsCollAloneMemo) m2 = fs_coll_alone_memo_new();
-  FsCollAloneOpts plain = {.route_fixed = fs_coll_topo_route_fixed, .route_ctx = s.tnet,
-                           .memo = m1};
-  FsCollAloneOpts mirror = plain;
-  mirror.route_paths = fs_coll_topo_route_paths;
-  mirror.memo = m2;
-  FsCollAloneStats a = time_it(&s, &ch, &req, nb, &plain);
-  FsCollAloneStats b = time_it(&s, &ch, &req, nb, &mirror);
-  printf("rails mirrored, nvls_tree nodes=40 64 MiB: %.6f us, %" G_GUINT64_FORMAT
-         " steps; whole %.6f us, %" G_GUINT64_FORMAT " steps\n",
-         fs_time_to_us(b.time), b.sim_steps, fs_time_to_us(a.time), a.sim_steps);
+  FsCollAloneStats a, b;
+  time_whole_and_mirrored(&s, &ch, &req, nb, "nodes=40 64 MiB", &a, &b);
   ck_assert_int_eq(b.time, a.time);
   ck_assert_uint_le(b.sim_steps * 4, a.sim_steps);
   /* A run that fills the watched links (a flow alone on every channel of

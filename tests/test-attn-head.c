@@ -119,18 +119,11 @@ END_TEST
 START_TEST(test_head_dims_copied_and_replaced)
 {
   g_autoptr(FsEfficiency) eff = fs_test_eff_load_text(three_dims);
-  GError *err = NULL;
-  ck_assert(fs_efficiency_load_string(eff, "curves:\n  - kind: memory\n    arch: any\n"
-                                      "    points: [[1, 0.8]]\n    source: s\n",
-                                      -1, "m.yaml", FALSE, &err));
-  fs_assert_no_error(err);
+  fs_test_eff_load_another(eff);
   const FsEffCurve *c = fs_efficiency_find(eff, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
   ck_assert_uint_eq(c->n_head_dims, 3);
   ck_assert(fs_eff_curve_head_dim_factor(c, 64) == 0.6);
-  double x = 1, y = 0.7;
-  ck_assert(fs_efficiency_set(eff, FS_EFF_ATTENTION_FWD, FALSE, FS_ARCH_HOPPER, TRUE, 0, FS_EFF_CAUSAL_ANY,
-                              FS_EFF_AXIS_SEQ_LEN, &x, &y, 1, "probe", &err));
-  c = fs_efficiency_find(eff, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+  c = fs_test_eff_replace_attention(eff);
   ck_assert_uint_eq(c->n_head_dims, 0);
 }
 END_TEST

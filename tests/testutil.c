@@ -146,6 +146,25 @@ void fs_test_eff_refused(guint i, const char *curve, const char *fragment)
   g_clear_error(&err);
 }
 
+void fs_test_eff_load_another(FsEfficiency *eff)
+{
+  GError *err = NULL;
+  ck_assert(fs_efficiency_load_string(eff, "curves:\n  - kind: memory\n    arch: any\n"
+                                      "    points: [[1, 0.8]]\n    source: s\n",
+                                      -1, "m.yaml", FALSE, &err));
+  fs_assert_no_error(err);
+}
+
+const FsEffCurve *fs_test_eff_replace_attention(FsEfficiency *eff)
+{
+  GError *err = NULL;
+  double x = 1, y = 0.7;
+  ck_assert(fs_efficiency_set(eff, FS_EFF_ATTENTION_FWD, FALSE, FS_ARCH_HOPPER, TRUE, 0,
+                              FS_EFF_CAUSAL_ANY, FS_EFF_AXIS_SEQ_LEN, &x, &y, 1, "probe", &err));
+  fs_assert_no_error(err);
+  return fs_efficiency_find(eff, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+}
+
 FsEfficiency *fs_test_eff;
 FsNcclParams *fs_test_nccl;
 

@@ -105,6 +105,15 @@ FsEfficiency *fs_test_eff_load_text(const char *text);
  * must be refused with a message that contains fragment, and load nothing. */
 void fs_test_eff_refused(guint i, const char *curve, const char *fragment);
 
+/* What a curve's extra rows (head_dims:, tiles:) must survive and what drops
+ * them: fs_test_eff_load_another loads a second file (a memory curve) into
+ * eff, which copies its curves through the staging set; then
+ * fs_test_eff_replace_attention replaces Hopper's bf16 forward attention
+ * curve by one probe point (fs_efficiency_set) and returns the new curve.
+ * Both fail the test on an error. */
+void fs_test_eff_load_another(FsEfficiency *eff);
+const FsEffCurve *fs_test_eff_replace_attention(FsEfficiency *eff);
+
 /* ---- the training-step fixture (test-executor.c, test-collclass.c) ---- */
 
 /* The default catalog, efficiency curves and NCCL parameters (models/ or

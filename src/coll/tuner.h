@@ -120,6 +120,7 @@ gboolean fs_coll_cost(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
  * every collective, the second is per collective (NCCL >= 2.24's
  * "allreduce:tree,ring" entries).  Forced values (non-NULL algo, proto >=
  * 0, channels > 0) win over the masks. */
+#define FS_COLL_ALGO_BIT(i) ((guint64)1 << (i))
 typedef struct {
   guint64 algo_mask;
   guint proto_mask;

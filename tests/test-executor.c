@@ -334,8 +334,9 @@ START_TEST(test_executor_tied_embeddings)
 }
 END_TEST
 
-/* A small MoE (8 layers, 4 experts, top-2) with the given parallel section. */
-static FsWorkload *small_moe(const char *parallel)
+/* A small MoE (8 layers, 4 experts, top-2) with the given parallel section
+ * and command-line overrides ov (NULL: none). */
+static FsWorkload *small_moe_with(const char *parallel, const char *const *ov)
 {
   g_autofree char *text = g_strdup_printf(
     "name: toy-moe\ngpus: 8\n"
@@ -344,25 +345,22 @@ static FsWorkload *small_moe(const char *parallel)
     "training:\n  global_batch: 64\n  micro_batch: 2\n  dtype: bf16\n"
     "parallel:\n%s", parallel);
   GError *err = NULL;
-  FsWorkload *w = fs_workload_load_string(text, "toy-moe.yaml", NULL, NULL, &err);
+  FsWorkload *w = fs_workload_load_string(text, "toy-moe.yaml", NULL, ov, &err);
   fs_assert_no_error(err);
   return w;
+}
+
+static FsWorkload *small_moe(const char *parallel)
+{
+  return small_moe_with(parallel, NULL);
 }
 
 /* The small MoE with the given parallel section and overlap cost, no host
  * model; the first rank class in *c. */
 static FsTime moe_step(const FsTopo *topo, const char *parallel, const char *cost, FsTrainClass *c)
 {
-  g_autofree char *text = g_strdup_printf(
-    "name: toy-moe\ngpus: 8\n"
-    "model:\n  layers: 8\n  hidden: 1024\n  ffn_hidden: 2048\n  heads: 16\n  vocab: 32000\n"
-    "  seq_length: 1024\n  experts: 4\n  top_k: 2\n  mlp: swiglu\n"
-    "training:\n  global_batch: 64\n  micro_batch: 2\n  dtype: bf16\n"
-    "parallel:\n%s", parallel);
   const char *ov[] = { "--framework-launch=off", cost, NULL };
-  GError *err = NULL;
-  g_autoptr(FsWorkload) w = fs_workload_load_string(text, "toy-moe.yaml", NULL, ov, &err);
-  fs_assert_no_error(err);
+  g_autoptr(FsWorkload) w = small_moe_with(parallel, ov);
   g_autoptr(FsTrain) t = fs_test_train(topo, w, NULL);
   if (c != NULL)
     *c = g_array_index(fs_train_result(t)->classes, FsTrainClass, 0);

@@ -130,66 +130,14 @@ END_TEST
 
 /* ---- the FlashAttention-3 paper's tables -------------------------------- */
 
-/* Kernel-time MAPE and bias (%) of a reference table run by kind attention
- * with the default curves, or with every head_dims: factor removed. */
-static void score_table(const char *name, gboolean bare, double *mape, double *bias, guint *rows)
-{
-  g_autofree char *rel = g_strdup_printf("validation/reference/%s.csv", name);
-  g_autofree char *path = fs_test_source_path(rel);
-  GError *err = NULL;
-  g_autoptr(FsCatalog) cat = fs_catalog_load_default(NULL, &err);
-  fs_assert_no_error(err);
-  g_autoptr(FsValTable) t = fs_val_table_load(path, &err);
-  fs_assert_no_error(err);
-  const FsModel *gpu = fs_catalog_require(cat, fs_val_table_key(t, "gpu"), FS_MODEL_GPU, &err);
-  fs_assert_no_error(err);
-  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, &err);
-  fs_assert_no_error(err);
-  for (guint i = 0; bare && i < fs_efficiency_size(eff); i++) {
-    const FsEffCurve *c = fs_efficiency_nth(eff, i);
-    if (c->n_head_dims == 0)
-      continue;
-    g_autofree char *src = g_strdup(c->source);
-    ck_assert(fs_efficiency_set(eff, c->kind, c->any_arch, c->arch, c->any_dtype, c->dtype, c->causal,
-                                c->axis, c->x, c->y, c->n, src, &err));
-  }
-  int cd = fs_val_table_col(t, "dtype", NULL), cp = fs_val_table_col(t, "pass", NULL);
-  int cc = fs_val_table_col(t, "causal", NULL), cb = fs_val_table_col(t, "batch", NULL);
-  int ch = fs_val_table_col(t, "heads", NULL), cs = fs_val_table_col(t, "seq", NULL);
-  int ck = fs_val_table_col(t, "head_dim", NULL), ct = fs_val_table_col(t, "tflops", NULL);
-  ck_assert(cd >= 0 && cp >= 0 && cc >= 0 && cb >= 0 && ch >= 0 && cs >= 0 && ck >= 0 && ct >= 0);
-  *mape = *bias = 0;
-  *rows = t->nrows;
-  for (guint r = 0; r < t->nrows; r++) {
-    FsDtype dt;
-    uint64_t b, h, s, d;
-    double tf;
-    ck_assert(fs_dtype_from_name(t->cells[r][cd], &dt));
-    ck_assert(fs_val_table_u64(t, r, cb, &b, NULL) && fs_val_table_u64(t, r, ch, &h, NULL) &&
-              fs_val_table_u64(t, r, cs, &s, NULL) && fs_val_table_u64(t, r, ck, &d, NULL) &&
-              fs_val_table_double(t, r, ct, &tf, NULL));
-    gboolean bwd = strcmp(t->cells[r][cp], "backward") == 0;
-    gboolean causal = strcmp(t->cells[r][cc], "true") == 0;
-    FsKernel kn = fs_kernel_attention("a", bwd ? FS_PASS_BACKWARD : FS_PASS_FORWARD, dt, b * h, s, s, d, 1,
-                                      causal, bwd);
-    FsKernelTiming tm;
-    fs_kernel_time(&kn, &gpu->u.gpu, eff, &tm);
-    double e = fs_time_to_s(tm.time - tm.launch) / (kn.flops / (tf * 1e12)) - 1;
-    *mape += fabs(e);
-    *bias += e;
-  }
-  *mape *= 100.0 / t->nrows;
-  *bias *= 100.0 / t->nrows;
-}
-
 START_TEST(test_fa3_paper_out_of_sample)
 {
   double before, after, bb, ba, fit, fb;
   guint rows;
-  score_table("h100_attention_fa3_paper_fit", FALSE, &fit, &fb, &rows);
+  fs_test_attention_score("h100_attention_fa3_paper_fit", FALSE, TRUE, &fit, &fb, &rows);
   ck_assert_uint_eq(rows, 33);
-  score_table("h100_attention_fa3_paper_test", TRUE, &before, &bb, &rows);
-  score_table("h100_attention_fa3_paper_test", FALSE, &after, &ba, &rows);
+  fs_test_attention_score("h100_attention_fa3_paper_test", TRUE, TRUE, &before, &bb, &rows);
+  fs_test_attention_score("h100_attention_fa3_paper_test", FALSE, TRUE, &after, &ba, &rows);
   ck_assert_uint_eq(rows, 33);
   ck_assert_msg(fabs(before - TEST_MAPE_BEFORE) <= DRIFT, "curves alone: test MAPE %.2f %% (recorded %.2f %%)",
                 before, TEST_MAPE_BEFORE);
@@ -257,11 +205,11 @@ START_TEST(test_framework_probe_factors)
     }
   double mape, bias;
   guint rows;
-  score_table("h100_attention_cudnn_framework_probe_fit", FALSE, &mape, &bias, &rows);
+  fs_test_attention_score("h100_attention_cudnn_framework_probe_fit", FALSE, TRUE, &mape, &bias, &rows);
   ck_assert_uint_eq(rows, 72);
   ck_assert_msg(fabs(mape - 9.32) <= DRIFT, "probe rows: MAPE %.2f %% (recorded 9.32 %%, bias %.2f %%)", mape,
                 bias);
-  score_table("h100_attention_cudnn_framework_probe_batch", FALSE, &mape, &bias, &rows);
+  fs_test_attention_score("h100_attention_cudnn_framework_probe_batch", FALSE, TRUE, &mape, &bias, &rows);
   ck_assert_uint_eq(rows, 12);
   ck_assert_msg(fabs(mape - 5.96) <= DRIFT, "batch/heads rows: MAPE %.2f %% (recorded 5.96 %%, bias %.2f %%)",
                 mape, bias);

@@ -173,45 +173,6 @@ START_TEST(test_tiles_copied_and_replaced)
 }
 END_TEST
 
-/* Kernel-time MAPE (%) of the held-out batch/heads table with the default
- * curves, with or without their tiles. */
-static double batch_table_mape(gboolean tiles)
-{
-  g_autofree char *path = fs_test_source_path("validation/reference/h100_attention_cudnn_framework_probe_batch.csv");
-  GError *err = NULL;
-  g_autoptr(FsCatalog) cat = fs_catalog_load_default(NULL, &err);
-  fs_assert_no_error(err);
-  g_autoptr(FsValTable) t = fs_val_table_load(path, &err);
-  fs_assert_no_error(err);
-  const FsModel *gpu = fs_catalog_require(cat, fs_val_table_key(t, "gpu"), FS_MODEL_GPU, &err);
-  fs_assert_no_error(err);
-  ck_assert_uint_eq(gpu->u.gpu.sms, 132);
-  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, &err);
-  fs_assert_no_error(err);
-  FsGpuModel g = gpu->u.gpu;
-  if (!tiles)
-    g.sms = 0;
-  int cp = fs_val_table_col(t, "pass", NULL), cc = fs_val_table_col(t, "causal", NULL);
-  int cb = fs_val_table_col(t, "batch", NULL), ch = fs_val_table_col(t, "heads", NULL);
-  int cs = fs_val_table_col(t, "seq", NULL), ck = fs_val_table_col(t, "head_dim", NULL);
-  int ct = fs_val_table_col(t, "tflops", NULL);
-  double mape = 0;
-  for (guint r = 0; r < t->nrows; r++) {
-    uint64_t b, h, s, d;
-    double tf;
-    ck_assert(fs_val_table_u64(t, r, cb, &b, NULL) && fs_val_table_u64(t, r, ch, &h, NULL) &&
-              fs_val_table_u64(t, r, cs, &s, NULL) && fs_val_table_u64(t, r, ck, &d, NULL) &&
-              fs_val_table_double(t, r, ct, &tf, NULL));
-    gboolean bwd = strcmp(t->cells[r][cp], "backward") == 0;
-    FsKernel kn = fs_kernel_attention("a", bwd ? FS_PASS_BACKWARD : FS_PASS_FORWARD, FS_DTYPE_BF16, b * h, s, s,
-                                      d, 1, strcmp(t->cells[r][cc], "true") == 0, bwd);
-    FsKernelTiming tm;
-    fs_kernel_time(&kn, &g, eff, &tm);
-    mape += fabs(fs_time_to_s(tm.time - tm.launch) / (kn.flops / (tf * 1e12)) - 1);
-  }
-  return mape * 100 / t->nrows;
-}
-
 /* Every Hopper attention curve carries tiles; on the held-out batch/heads
  * table (nothing fitted on it, nothing fitted for the tiles) the model
  * meets the 10 % bar with them and missed it without (recorded figures,
@@ -232,7 +193,17 @@ START_TEST(test_catalog_tiles_on_batch_table)
     }
   }
   ck_assert_uint_eq(n, 5);
-  double without = batch_table_mape(FALSE), with = batch_table_mape(TRUE);
+  g_autoptr(FsCatalog) cat = fs_catalog_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  const FsModel *gpu = fs_catalog_require(cat, "h100-sxm", FS_MODEL_GPU, &err);
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(gpu->u.gpu.sms, 132);
+  double without, with, bias;
+  guint rows;
+  fs_test_attention_score("h100_attention_cudnn_framework_probe_batch", FALSE, FALSE, &without,
+                          &bias, &rows);
+  fs_test_attention_score("h100_attention_cudnn_framework_probe_batch", FALSE, TRUE, &with, &bias,
+                          &rows);
   ck_assert_msg(fabs(without - 12.51) <= 0.3, "without tiles: MAPE %.2f %% (recorded 12.51 %%)", without);
   ck_assert_msg(fabs(with - 5.96) <= 0.3, "with tiles: MAPE %.2f %% (recorded 5.96 %%)", with);
 }

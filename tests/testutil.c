@@ -1,10 +1,14 @@
 /* testutil.c — see testutil.h. */
 #include "testutil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "calib/validate.h"
+#include "compute/kernel.h"
 
 static const char *env_or(const char *name, const char *fallback)
 {
@@ -163,6 +167,60 @@ const FsEffCurve *fs_test_eff_replace_attention(FsEfficiency *eff)
                               FS_EFF_CAUSAL_ANY, FS_EFF_AXIS_SEQ_LEN, &x, &y, 1, "probe", &err));
   fs_assert_no_error(err);
   return fs_efficiency_find(eff, FS_EFF_ATTENTION_FWD, FS_ARCH_HOPPER, FS_DTYPE_BF16, FALSE);
+}
+
+void fs_test_attention_score(const char *name, gboolean bare, gboolean occupancy, double *mape,
+                             double *bias, guint *rows)
+{
+  g_autofree char *rel = g_strdup_printf("validation/reference/%s.csv", name);
+  g_autofree char *path = fs_test_source_path(rel);
+  GError *err = NULL;
+  g_autoptr(FsCatalog) cat = fs_catalog_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsValTable) t = fs_val_table_load(path, &err);
+  fs_assert_no_error(err);
+  const FsModel *gpu = fs_catalog_require(cat, fs_val_table_key(t, "gpu"), FS_MODEL_GPU, &err);
+  fs_assert_no_error(err);
+  g_autoptr(FsEfficiency) eff = fs_efficiency_load_default(NULL, &err);
+  fs_assert_no_error(err);
+  for (guint i = 0; bare && i < fs_efficiency_size(eff); i++) {
+    const FsEffCurve *c = fs_efficiency_nth(eff, i);
+    if (c->n_head_dims == 0)
+      continue;
+    g_autofree char *src = g_strdup(c->source);
+    ck_assert(fs_efficiency_set(eff, c->kind, c->any_arch, c->arch, c->any_dtype, c->dtype, c->causal,
+                                c->axis, c->x, c->y, c->n, src, &err));
+  }
+  int cd = fs_val_table_col(t, "dtype", NULL), cp = fs_val_table_col(t, "pass", NULL);
+  int cc = fs_val_table_col(t, "causal", NULL), cb = fs_val_table_col(t, "batch", NULL);
+  int ch = fs_val_table_col(t, "heads", NULL), cs = fs_val_table_col(t, "seq", NULL);
+  int ck = fs_val_table_col(t, "head_dim", NULL), ct = fs_val_table_col(t, "tflops", NULL);
+  ck_assert(cd >= 0 && cp >= 0 && cc >= 0 && cb >= 0 && ch >= 0 && cs >= 0 && ck >= 0 && ct >= 0);
+  FsGpuModel g = gpu->u.gpu;
+  if (!occupancy)
+    g.sms = 0;
+  *mape = *bias = 0;
+  *rows = t->nrows;
+  for (guint r = 0; r < t->nrows; r++) {
+    FsDtype dt;
+    uint64_t b, h, s, d;
+    double tf;
+    ck_assert(fs_dtype_from_name(t->cells[r][cd], &dt));
+    ck_assert(fs_val_table_u64(t, r, cb, &b, NULL) && fs_val_table_u64(t, r, ch, &h, NULL) &&
+              fs_val_table_u64(t, r, cs, &s, NULL) && fs_val_table_u64(t, r, ck, &d, NULL) &&
+              fs_val_table_double(t, r, ct, &tf, NULL));
+    gboolean bwd = strcmp(t->cells[r][cp], "backward") == 0;
+    gboolean causal = strcmp(t->cells[r][cc], "true") == 0;
+    FsKernel kn = fs_kernel_attention("a", bwd ? FS_PASS_BACKWARD : FS_PASS_FORWARD, dt, b * h, s, s, d, 1,
+                                      causal, bwd);
+    FsKernelTiming tm;
+    fs_kernel_time(&kn, &g, eff, &tm);
+    double e = fs_time_to_s(tm.time - tm.launch) / (kn.flops / (tf * 1e12)) - 1;
+    *mape += fabs(e);
+    *bias += e;
+  }
+  *mape *= 100.0 / t->nrows;
+  *bias *= 100.0 / t->nrows;
 }
 
 FsEfficiency *fs_test_eff;

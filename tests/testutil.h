@@ -114,6 +114,14 @@ void fs_test_eff_refused(guint i, const char *curve, const char *fragment);
 void fs_test_eff_load_another(FsEfficiency *eff);
 const FsEffCurve *fs_test_eff_replace_attention(FsEfficiency *eff);
 
+/* Kernel-time MAPE and bias (%) over the rows of the attention reference
+ * table validation/reference/NAME.csv (its `gpu:`, dtype, pass, causal,
+ * batch, heads, seq, head_dim and tflops columns) with the default curves;
+ * bare: every head_dims: factor removed; !occupancy: no thread-block model
+ * (the GPU's SM count taken as unknown).  *rows: the table's rows. */
+void fs_test_attention_score(const char *name, gboolean bare, gboolean occupancy, double *mape,
+                             double *bias, guint *rows);
+
 /* ---- the training-step fixture (test-executor.c, test-collclass.c) ---- */
 
 /* The default catalog, efficiency curves and NCCL parameters (models/ or

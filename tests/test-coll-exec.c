@@ -384,6 +384,93 @@ START_TEST(test_exec_ring_step_host_excess)
 }
 END_TEST
 
+START_TEST(test_exec_tree_proxy_posts)
+{
+  /* A tree's GPU facing the network posts an isend and an irecv per chunk for each of the
+   * channels its proxy serves (models/nccl coll_net_channel tree_step_posts: 2), each
+   * getNetOverhead: 16 channels on 8 NICs idle 2 × 2 × 1 µs between chunks on an Intel host,
+   * 2 × 2 × 2 µs on an AMD one; nothing inside one host, without NICs or for a ring. */
+  GError *err = NULL;
+  g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&err);
+  fs_assert_no_error(err);
+  ck_assert_double_eq(np->coll_tree_step_posts, 2.0);
+  FsCollSysInfo sys = {
+    .arch = FS_NCCL_ROW_HOPPER, .intra_hw = FS_NCCL_HW_NVLINK, .cpu = FS_NCCL_CPU_INTEL,
+    .bw_intra = 45, .bw_inter = 25, .max_channels = 16, .graph_channels = 8, .ll128 = TRUE,
+    .net_nics = 8,
+  };
+  FsCollChoice ch = {.algo = fs_coll_algo_find("tree"), .proto = FS_PROTO_LL128, .nchannels = 16};
+  ck_assert_ptr_nonnull(ch.algo);
+  double lat[2][2]; /* [hosts-1][AMD] */
+  for (int h = 0; h < 2; h++)
+    for (int amd = 0; amd < 2; amd++) {
+      g_autoptr(FsComm) c = comm_on(16, FALSE);
+      for (guint r = 0; r < 16; r++)
+        fs_comm_set_host(c, r, h ? r / 8 : 0);
+      sys.cpu = amd ? FS_NCCL_CPU_AMD : FS_NCCL_CPU_INTEL;
+      FsCollExecParams ep;
+      fs_coll_exec_params_depth(np, &sys, c, FS_COLL_ALL_REDUCE, 1u << 20, &ch, 15, &ep);
+      lat[h][amd] = fs_time_to_us(ep.ring_step_latency_inter);
+    }
+  ck_assert_msg(fabs(lat[1][0] - 4.0) < 1e-6, "Intel: %.3f us", lat[1][0]);
+  ck_assert_msg(fabs(lat[1][1] - 8.0) < 1e-6, "AMD: %.3f us", lat[1][1]);
+  ck_assert_double_eq(lat[0][0], 0);
+  ck_assert_double_eq(lat[0][1], 0);
+  g_autoptr(FsComm) c = comm_on(16, FALSE);
+  for (guint r = 0; r < 16; r++)
+    fs_comm_set_host(c, r, r / 8);
+  FsCollExecParams ep;
+  ch.algo = fs_coll_algo_find("ring");
+  fs_coll_exec_params_depth(np, &sys, c, FS_COLL_ALL_REDUCE, 1u << 20, &ch, 15, &ep);
+  ck_assert_double_eq(fs_time_to_us(ep.ring_step_latency_inter), 0);
+  ch.algo = fs_coll_algo_find("tree");
+  sys.net_nics = 0;
+  fs_coll_exec_params_depth(np, &sys, c, FS_COLL_ALL_REDUCE, 1u << 20, &ch, 15, &ep);
+  ck_assert_double_eq(fs_time_to_us(ep.ring_step_latency_inter), 0);
+
+  /* The executed tree: 2 hosts × 4 GPUs, one channel of 4 chunks.  Each connection across
+   * hosts carries the 4 chunks up and down, each after the first L after the one before, so
+   * the run takes at least 3 L more; inside one host nothing changes. */
+  const FsTime L = 20 * FS_US;
+  for (int hosts = 1; hosts <= 2; hosts++) {
+    Graph g;
+    graph_init(&g, 8, 25e9, FALSE);
+    g_autoptr(FsComm) c2 = comm_on(8, FALSE);
+    for (guint r = 0; r < 8; r++)
+      fs_comm_set_host(c2, r, hosts == 2 ? r / 4 : 0);
+    g_autoptr(FsCollPlan) p = plan(c2, "tree", FS_COLL_ALL_REDUCE, 256u << 10, 1, 64u << 10,
+                                   64u << 10);
+    FsCollExecParams e = simple_params;
+    double t0 = run_alone_us(&g, p, &e);
+    e.ring_step_latency_inter = L;
+    double t1 = run_alone_us(&g, p, &e);
+    if (hosts == 1)
+      ck_assert_msg(fabs(t1 - t0) < 1e-6, "one host: %.3f us -> %.3f us", t0, t1);
+    else
+      ck_assert_msg(t1 - t0 >= 3 * fs_time_to_us(L) - 1e-6, "2 hosts: %.3f us -> %.3f us", t0, t1);
+    graph_free(&g);
+  }
+}
+END_TEST
+
+START_TEST(test_tree_ll128_chunk)
+{
+  /* NCCL's Tree/LL128 chunk (src/enqueue.cc nstepsLL128): 1 MiB on 16 channels of 4 × 8
+   * H100 ranks halves 576000 B to 72000 (first rule, floor 131072), then to 18000 (second,
+   * floor 32768), 17280 on LL128's grain of 1920 B; 64 MiB on 16 nodes stops at 72000 →
+   * 71040; 8 GiB keeps the protocol's chunk. */
+  GError *err = NULL;
+  g_autoptr(FsNcclParams) np = fs_nccl_params_load_default(&err);
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(fs_coll_tree_ll128_chunk(np, 576000, 1u << 20, 16, 4, 8), 17280);
+  ck_assert_uint_eq(fs_coll_tree_ll128_chunk(np, 576000, 1u << 20, 16, 8, 8), 17280);
+  ck_assert_uint_eq(fs_coll_tree_ll128_chunk(np, 576000, 64u << 20, 16, 16, 8), 71040);
+  ck_assert_uint_eq(fs_coll_tree_ll128_chunk(np, 576000, (uint64_t)8 << 30, 16, 4, 8), 576000);
+  np->tree_ll128_grain = 0;
+  ck_assert_uint_eq(fs_coll_tree_ll128_chunk(np, 576000, 1u << 20, 16, 4, 8), 576000);
+}
+END_TEST
+
 START_TEST(test_bench_sweep_latency_and_bandwidth)
 {
   /* 8 GPUs on 100 GB/s point-to-point links, NCCL's Hopper/NVLink
@@ -442,6 +529,8 @@ int main(void)
   FS_ADD_TEST(s, test_exec_ring_local_copy);
   FS_ADD_TEST(s, test_exec_ring_step_latency_across_hosts);
   FS_ADD_TEST(s, test_exec_ring_step_host_excess);
+  FS_ADD_TEST(s, test_exec_tree_proxy_posts);
+  FS_ADD_TEST(s, test_tree_ll128_chunk);
   FS_ADD_TEST(s, test_exec_latency_floor_matches_protocol);
   FS_ADD_TEST(s, test_exec_concurrent_collectives_share_links);
   FS_ADD_TEST(s, test_exec_nvls_beats_ring_through_switch);

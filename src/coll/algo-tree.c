@@ -4,7 +4,10 @@
  * channels use tree 0 and odd channels the complementary tree 1, so with
  * two or more channels every host is a leaf in one tree and inner in the
  * other (the "double" tree).  Each chunk is reduced up to the root and
- * broadcast down; up and down pipelines overlap across chunks. */
+ * broadcast down; up and down pipelines overlap across chunks.  Every
+ * transfer is a step head (fs_plan_xfer_ring): across hosts a connection
+ * idles the executor's ring_step_latency_inter between its chunks, the
+ * proxy's posts (coll/tuner.h fs_coll_tree_proxy_posts_us). */
 #include "coll/algos.h"
 
 static const char *unsupported(const FsComm *comm, FsCollOp op)
@@ -110,7 +113,7 @@ static void build(FsPlanBuilder *b)
         guint r = tr.bfs[i], nd = 0;
         for (guint j = tr.kid_off[r]; j < tr.kid_off[r + 1]; j++)
           deps[nd++] = up[tr.kids[j]];
-        up[r] = fs_plan_xfer(b, ch, FS_EP_RANK(r), FS_EP_RANK((guint)tr.parent[r]), c, deps, nd);
+        up[r] = fs_plan_xfer_ring(b, ch, FS_EP_RANK(r), FS_EP_RANK((guint)tr.parent[r]), c, deps, nd);
       }
       /* Broadcast down: the root once all its children arrived. */
       for (guint i = 0; i < n; i++) {
@@ -122,7 +125,7 @@ static void build(FsPlanBuilder *b)
           deps[nd++] = down[r];
         }
         for (guint j = tr.kid_off[r]; j < tr.kid_off[r + 1]; j++)
-          down[tr.kids[j]] = fs_plan_xfer(b, ch, FS_EP_RANK(r), FS_EP_RANK(tr.kids[j]), c, deps, nd);
+          down[tr.kids[j]] = fs_plan_xfer_ring(b, ch, FS_EP_RANK(r), FS_EP_RANK(tr.kids[j]), c, deps, nd);
       }
     }
     tree_free(&tr);

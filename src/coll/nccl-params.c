@@ -231,6 +231,11 @@ static const FsSchemaField coll_net_channel_fields[] = {
           "times NCCL's network post overhead (net_overhead_us) a Ring/LL or Ring/LL128 step "
           "across hosts costs per send beyond the first that one proxy posts for it (its "
           "channels over the host's NICs); absent = 0"),
+  OPT_NUM("tree_step_posts", POFF(coll_tree_step_posts), "100",
+          "network posts per chunk and channel that the proxy of a tree's GPU facing the "
+          "network makes, one after the other for the channels it serves, each "
+          "net_overhead_us: a tree's connection across hosts idles that long between its "
+          "chunks; absent = 0"),
 };
 SCHEMA(coll_net_channel_schema, "coll_net_channel", coll_net_channel_fields);
 
@@ -239,6 +244,20 @@ static const FsSchemaField p2p_net_channel_fields[] = {
               "the most one channel of a point-to-point plan moves across hosts, GB/s"),
 };
 SCHEMA(p2p_net_channel_schema, "p2p_net_channel", p2p_net_channel_fields);
+
+static const FsSchemaField tree_ll128_chunk_fields[] = {
+  SOURCE,
+  NUM("ppn_steps", POFF(tree_ll128_ppn_steps), "100",
+      "steps per rank of a node in NCCL's nstepsLL128 = 1 + log2(nodes) + this × ranks per node"),
+  ROW("chunks", POFF(tree_ll128_chunks), 2,
+      "`[first, second]`: chunks per channel, × nstepsLL128 / ranks per node, below which each "
+      "round halves the chunk"),
+  ROW("floor", POFF(tree_ll128_floor), 2,
+      "`[first, second]` bytes: a round halves the chunk only while it is above this"),
+  POS_NUM("grain", POFF(tree_ll128_grain), "1048576",
+          "bytes: the chunk is rounded down to a multiple of it (ncclProtoGrainSize of LL128)"),
+};
+SCHEMA(tree_ll128_chunk_schema, "tree_ll128_chunk", tree_ll128_chunk_fields);
 
 static const FsSchemaField collnet_agrs_fields[] = {
   SOURCE,
@@ -462,7 +481,10 @@ static const FsSchemaField top_fields[] = {
         "per-step ring latency (`net_overhead_us` of the CPU vendor × `simple_multiplier` "
         "beyond the NVLink hw latency); `ring_serial_sends` (absent = 0): a Ring/LL or "
         "Ring/LL128 step across hosts costs that many of the network post overhead per send "
-        "beyond the first that one proxy posts for it (`fs_coll_ring_proxy_sends_us`)"),
+        "beyond the first that one proxy posts for it (`fs_coll_ring_proxy_sends_us`); "
+        "`tree_step_posts` (absent = 0): a tree plan's connection across hosts idles that many "
+        "posts × the channels of a proxy × the network post overhead between two consecutive "
+        "chunks (`fs_coll_tree_proxy_posts_us`)"),
   TABLE("p2p_net_channel", FALSE, p2p_net_channel_schema, FS_SCHEMA_NOWHERE,
         "absent: `p2p_schedule`'s `per_channel_net_bw_gbps`: `bw_gbps`, the most one channel of a "
         "point-to-point plan (sendrecv, alltoall, gather, scatter, `train` sends) moves across "
@@ -472,6 +494,10 @@ static const FsSchemaField top_fields[] = {
         "absent = 0 (no cap), per architecture row (0: none): the most busbw NCCL's NVLSTree "
         "kernel moves per NVLS head, GB/s; the executed nvls_tree plan's flows are capped so "
         "that its busbw stays under heads × this (`src/collrun/exec-params.c`)"),
+  TABLE("tree_ll128_chunk", FALSE, tree_ll128_chunk_schema, FS_SCHEMA_NOWHERE,
+        "absent: Tree/LL128 runs the protocol's chunk at every size. NCCL's Tree/LL128 chunk "
+        "for small sizes (`src/enqueue.cc` `nstepsLL128`; `src/coll/tuner.h` "
+        "`fs_coll_tree_ll128_chunk`): `ppn_steps`, `chunks`, `floor`, `grain`"),
   TABLE("collnet_allgather_reducescatter", FALSE, collnet_agrs_schema, FS_SCHEMA_NOWHERE,
         "absent: the release runs CollNet (SHARP) for all_reduce only; present (2.20+): "
         "CollNetDirect also runs all_gather and reduce_scatter when every rank of a host has a "
@@ -510,6 +536,7 @@ static const FsSchemaEntry schemas[] = {
   {"nccl.coll_net_channel", &coll_net_channel_schema},
   {"nccl.p2p_net_channel", &p2p_net_channel_schema},
   {"nccl.nvls_tree_kernel", &nvls_tree_kernel_schema},
+  {"nccl.tree_ll128_chunk", &tree_ll128_chunk_schema},
   {"nccl.collnet_allgather_reducescatter", &collnet_agrs_schema},
   {"nccl.algorithms", &algorithms_schema},
 };

@@ -179,6 +179,11 @@ typedef struct {
    * on each ring step, this many × net_overhead_us per send beyond the first that the proxy
    * posts for that step (fs_coll_ring_proxy_sends_us). */
   double coll_ring_serial_sends;
+  /* coll_net_channel tree_step_posts (optional; 0 when absent): a tree plan across hosts pays,
+   * between consecutive chunks on each connection across hosts, this many posts per channel
+   * × the channels its proxy serves (channels over the host's NICs) × net_overhead_us
+   * (fs_coll_tree_proxy_posts_us). */
+  double coll_tree_step_posts;
   /* p2p_net_channel (optional table; 0 when absent): the most one channel of a
    * point-to-point plan moves across hosts, GB/s (fs_p2p_channel_rate_gbps;
    * absent: p2p.channel_net_bw, NCCL's own per-channel estimate). */
@@ -187,6 +192,12 @@ typedef struct {
    * NCCL's NVLSTree kernel moves per NVLS head (GB/s), per architecture row; the executed
    * nvls_tree plan's flows are capped to it (collrun/exec-params.c). */
   double nvls_tree_exec_bw[FS_NCCL_ROW_N];
+  /* tree_ll128_chunk (optional table; grain 0 when absent = the protocol's chunk): NCCL's
+   * Tree/LL128 chunk for small sizes (src/enqueue.cc "nstepsLL128"): with nsteps = 1 +
+   * log2(nodes) + ppn_steps × ranks per node, the chunk is halved while bytes / (channels ×
+   * chunk) < nsteps × chunks[i] / ranks per node and chunk > floor[i], for i = 0 then 1, and
+   * rounded down to a multiple of grain (fs_coll_tree_ll128_chunk). */
+  double tree_ll128_ppn_steps, tree_ll128_chunks[2], tree_ll128_floor[2], tree_ll128_grain;
   /* NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS
    * from the environment (fs_nccl_params_apply_env); 0 = unset.  Applied to
    * a communicator's channel counts by fs_nccl_params_channels. */

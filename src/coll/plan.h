@@ -97,9 +97,10 @@ typedef struct {
   uint8_t width;      /* identical channels this step stands for (1; more in a folded
                          plan, see fs_coll_plan_fold): the executor moves width × bytes
                          at width × the per-flow rate cap */
-  uint8_t ring_head;  /* the first transfer of a ring step on its connection
-                         (fs_plan_xfer_ring): across hosts the connection's previous
-                         transfer is followed by the executor's ring_step_latency_inter */
+  uint8_t ring_head;  /* the first transfer of a ring step on its connection, or any
+                         transfer of a tree (fs_plan_xfer_ring): across hosts the
+                         connection's previous transfer is followed by the executor's
+                         ring_step_latency_inter */
   gboolean inter;     /* crosses hosts (network latency class) */
   uint32_t dep_off;   /* dependencies: deps[dep_off .. dep_off + n_deps) */
   uint32_t n_deps;
@@ -341,7 +342,8 @@ uint32_t fs_plan_xfer(FsPlanBuilder *b, guint channel, FsCollEp src, FsCollEp ds
  * warps, e.g. NVLS's reduce-scatter and all-gather halves). */
 /* The same, the first transfer of a ring step on its connection (FsCollStep.ring_head): a
  * ring's loop marks its steps' first slices so that the executor can charge NCCL's network
- * step between consecutive steps of a connection across hosts (collrun/exec.h). */
+ * step between consecutive steps of a connection across hosts (collrun/exec.h); a tree marks
+ * every chunk, which its proxy's posts separate (algo-tree.c). */
 uint32_t fs_plan_xfer_ring(FsPlanBuilder *b, guint channel, FsCollEp src, FsCollEp dst,
                            uint64_t bytes, const uint32_t *deps, guint n);
 uint32_t fs_plan_xfer_lane(FsPlanBuilder *b, guint channel, guint lane, FsCollEp src,

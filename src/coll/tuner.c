@@ -659,9 +659,30 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   }
   out->chunk_bytes = fs_nccl_params_chunk_bytes(p, out->proto);
   out->slice_bytes = fs_nccl_params_slice_bytes(p, out->proto);
+  if (out->algo->nccl == FS_NCCL_ALGO_TREE && out->proto == FS_PROTO_LL128) {
+    guint nh = MAX(fs_comm_n_hosts(comm), 1u);
+    out->chunk_bytes = fs_coll_tree_ll128_chunk(p, out->chunk_bytes, nbytes, out->nchannels, nh,
+                                                (double)n / nh);
+    out->slice_bytes = MIN(out->slice_bytes, out->chunk_bytes);
+  }
   out->conn_slots = p->proto[out->proto].slice_steps > 0
                       ? MAX(p->steps / p->proto[out->proto].slice_steps, 1u) : 0;
   return TRUE;
+}
+
+/* See tuner.h.  NCCL compares with integer division (nBytes / (nChannels * chunkSize)). */
+uint64_t fs_coll_tree_ll128_chunk(const FsNcclParams *p, uint64_t chunk, uint64_t nbytes,
+                                  guint nchannels, guint nodes, double ppn)
+{
+  if (p->tree_ll128_grain <= 0 || nchannels == 0 || ppn <= 0)
+    return chunk;
+  double nsteps = 1 + log2i(nodes) + p->tree_ll128_ppn_steps * ppn;
+  for (guint i = 0; i < 2; i++)
+    while (chunk > (uint64_t)p->tree_ll128_floor[i] &&
+           (double)(nbytes / ((uint64_t)nchannels * chunk)) < nsteps * p->tree_ll128_chunks[i] / ppn)
+      chunk /= 2;
+  uint64_t grain = (uint64_t)p->tree_ll128_grain;
+  return MAX(chunk / grain * grain, grain);
 }
 
 /* See tuner.h. */
@@ -684,6 +705,17 @@ double fs_coll_ring_proxy_sends_us(const FsNcclParams *p, const FsCollSysInfo *s
   if (per_step_us != NULL)
     *per_step_us = step;
   return steps * step;
+}
+
+/* See tuner.h. */
+double fs_coll_tree_proxy_posts_us(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                   const FsComm *comm, const FsCollAlgo *algo, guint nchannels)
+{
+  if (algo->nccl != FS_NCCL_ALGO_TREE || p->coll_tree_step_posts <= 0 ||
+      fs_comm_n_hosts(comm) < 2 || sys->net_nics == 0 || nchannels == 0)
+    return 0;
+  guint k = (nchannels + sys->net_nics - 1) / sys->net_nics;
+  return p->coll_tree_step_posts * k * p->net_overhead_us[sys->cpu];
 }
 
 /* See tuner.h: NCCL prices a step of a ring across hosts at max(NVLink hw latency, its network
@@ -745,6 +777,13 @@ char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
                            "proxy posts its channels' sends of a ring step one after the other: "
                            "%.2f us more per ring step, %.2f us in all (coll_net_channel "
                            "ring_serial_sends)\n", ch->nchannels, sys->net_nics, per_step, sends);
+  double posts = fs_coll_tree_proxy_posts_us(p, sys, comm, ch->algo, ch->nchannels);
+  if (posts > 0)
+    g_string_append_printf(s, "simulated, not in NCCL's model: %u channels on %u NICs, each "
+                           "proxy posts a send and a receive per chunk for each of its channels "
+                           "one after the other: a tree's connection across hosts idles %.2f us "
+                           "between chunks (coll_net_channel tree_step_posts)\n",
+                           ch->nchannels, sys->net_nics, posts);
   if (sys->local_copy_bw > 0 && (ch->algo->nccl == FS_NCCL_ALGO_RING || strcmp(ch->algo->name, "hier") == 0))
     g_string_append_printf(s, "simulated, not in NCCL's model: after each loop every rank copies its chunk "
                            "inside the GPU at %.1f GB/s (ring_kernel.local_copy_sm_share)\n",

@@ -191,6 +191,13 @@ FsCollRequest fs_coll_choice_request(const FsCollChoice *ch, FsCollOp op, uint64
 /* NCCL's nBytes for a row of nccl-tests sizes. */
 uint64_t fs_coll_nccl_bytes(FsCollOp op, const FsCollSizes *sizes, guint nranks);
 
+/* NCCL's Tree/LL128 chunk, payload bytes, for nbytes on nchannels of a communicator of
+ * `nodes` hosts and `ppn` ranks per host, from the protocol's chunk `chunk` (src/enqueue.cc
+ * v2.28.9-1 lines 2069-2077, the same since 2.18: small sizes run smaller chunks so that the
+ * tree pipelines; models/nccl tree_ll128_chunk).  `chunk` itself when p has no such table. */
+uint64_t fs_coll_tree_ll128_chunk(const FsNcclParams *p, uint64_t chunk, uint64_t nbytes,
+                                  guint nchannels, guint nodes, double ppn);
+
 /* What the proxies' serial sends add to a Ring/LL or Ring/LL128 plan of op across hosts, µs
  * over the whole op (models/nccl coll_net_channel ring_serial_sends): NCCL's proxy posts the
  * network send of each of its channels one after the other (src/transport/net.cc
@@ -203,6 +210,18 @@ uint64_t fs_coll_nccl_bytes(FsCollOp op, const FsCollSizes *sizes, guint nranks)
 double fs_coll_ring_proxy_sends_us(const FsNcclParams *p, const FsCollSysInfo *sys,
                                    const FsComm *comm, FsCollOp op, const FsCollAlgo *algo,
                                    FsCollProto proto, guint nchannels, double *per_step_us);
+
+/* What a tree plan's connection across hosts idles between two consecutive chunks, µs
+ * (models/nccl coll_net_channel tree_step_posts): the GPU of a tree channel that faces the
+ * network sends each chunk up to its parent host and receives it back down through the same
+ * proxy (src/proxy.cc SaveProxy, ncclPatternTreeUpDown: a proxySend and a proxyRecv on
+ * tree->up), which posts one isend and one irecv per chunk (src/transport/net.cc
+ * sendProxyProgress, recvProxyProgress), the k channels it serves (nchannels over
+ * sys->net_nics) one after the other, each getNetOverhead (net_overhead_us of the host's CPU
+ * vendor): tree_step_posts × k × net_overhead_us.  NCCL's tree latency holds no such term.
+ * 0 for other plans, one host, no NIC or a file without tree_step_posts. */
+double fs_coll_tree_proxy_posts_us(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                   const FsComm *comm, const FsCollAlgo *algo, guint nchannels);
 
 /* What a Ring/Simple plan's connection across hosts idles between two consecutive ring steps,
  * µs, given its cost c (models/nccl coll_net_channel): ring_step_latencies × NCCL's network step

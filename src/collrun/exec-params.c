@@ -41,6 +41,12 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
   double idle = fs_coll_ring_step_idle_us(p, sys, comm, choice->algo, choice->proto, &c, NULL);
   if (idle > 0)
     out->ring_step_latency_inter = fs_time_from_s(MAX(idle - sys->path_lat_inter, 0) * 1e-6);
+  /* A tree's connection across hosts idles between its chunks while the proxy posts the
+   * sends and receives of its channels (fs_coll_tree_proxy_posts_us; not in NCCL's model, so
+   * nothing of it is in the network's latency). */
+  double posts = fs_coll_tree_proxy_posts_us(p, sys, comm, choice->algo, choice->nchannels);
+  if (posts > 0)
+    out->ring_step_latency_inter = fs_time_from_s(posts * 1e-6);
   out->payload = p->proto[choice->proto].payload;
   /* Plans built of ring phases have one local copy per loop and rank;
    * nothing else in them is a reduction step. */

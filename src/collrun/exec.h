@@ -94,7 +94,9 @@ typedef struct {
                                 (FsCollStep.ring_head) on a connection across hosts: the
                                 connection idles this long between its steps (NCCL's network
                                 step of Ring/Simple, models/nccl coll_net_channel
-                                ring_step_latencies; exec-params.c); 0 = none */
+                                ring_step_latencies; a tree's chunks, whose transfers are all
+                                step heads: its proxy's posts, tree_step_posts;
+                                exec-params.c); 0 = none */
   double payload;            /* payload bytes per wire byte (0 < payload <= 1) */
   double rate_cap;           /* per flow, bytes/s; 0 = none */
   double rate_cap_inter;     /* per flow that crosses hosts (FsCollStep.inter), bytes/s, on

@@ -579,8 +579,9 @@ static void layer_forward(GArray *out, const FsTransformerConfig *cfg, const FsT
  * torchtitan/parallelisms/parallelize_llama.py, `no_recompute_list` and
  * `_custom_policy`, commit 041336434916bdc0f88c1f89fda176fd3c2092e4, the
  * commit of docs/performance.md).  TorchTitan's Llama issues its matmuls
- * as q, k, v (Attention.forward), o, then w1, w3, w2
- * (FeedForward.forward: w2(silu(w1(x)) * w3(x))), so the recomputed ones
+ * as q, k, v (`self.wq(x), self.wk(x), self.wv(x)` in Attention.forward), o,
+ * then w1, w3, w2 (FeedForward.forward: `self.w2(F.silu(self.w1(x)) *
+ * self.w3(x))`; torchtitan/models/llama/model.py, same commit), so the recomputed ones
  * are k, o and w3: the K columns of the fused QKV GEMM, the output
  * projection and one half of the fused fc1 (with a GELU MLP, q, k, v, o,
  * fc1, fc2: k, o and fc2).  An MoE layer's MLP (not in that commit's

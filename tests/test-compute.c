@@ -556,6 +556,51 @@ START_TEST(test_transformer_layer_shapes)
 }
 END_TEST
 
+/* TorchTitan's per-op selective checkpointing (selective_op) re-runs
+ * matmuls 2, 4 and 6 of q, k, v, o, w1, w3, w2 (k, o, w3) and the
+ * elementwise ops, never the attention; GELU MLPs (q, k, v, o, fc1, fc2)
+ * re-run fc2 instead of w3. */
+START_TEST(test_transformer_selective_op_recompute)
+{
+  FsTransformerConfig c;
+  llama2_7b(&c);
+  c.kv_heads = 8;
+  FsTransformerRun run;
+  fs_transformer_run_init(&run);
+  run.micro_batch = 2;
+  run.recompute = FS_RECOMPUTE_SELECTIVE_OP;
+  g_autoptr(GArray) r = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_RECOMPUTE);
+  double T = 2.0 * 4096, h = 4096, F = 11008, kd = 8 * 128;
+  ck_assert_rel(fs_kernels_class_flops(r, FS_KERNEL_GEMM), 2 * T * h * (kd + h + F));
+  ck_assert(fs_kernels_class_flops(r, FS_KERNEL_ATTENTION) == 0);
+  ck_assert(fs_kernels_model_flops(r) == 0);
+  guint mem = 0;
+  gboolean swiglu = FALSE;
+  for (guint i = 0; i < r->len; i++) {
+    const FsKernel *k = &g_array_index(r, FsKernel, i);
+    ck_assert(k->pass == FS_PASS_RECOMPUTE);
+    mem += k->cls == FS_KERNEL_MEMORY;
+    swiglu |= strcmp(k->name, "swiglu") == 0;
+  }
+  ck_assert_uint_eq(mem, 6); /* two norms, rotary, SwiGLU, two residual adds */
+  ck_assert(swiglu);
+  /* Less than full recomputation, more than none. */
+  g_autoptr(GArray) f = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_FORWARD);
+  ck_assert(fs_kernels_flops(r) < 0.5 * fs_kernels_flops(f));
+  /* GELU: q, k, v, o, fc1, fc2 -> k, o, fc2. */
+  c.mlp = FS_MLP_GELU;
+  g_autoptr(GArray) g = fs_transformer_layer_kernels(&c, &run, 0, FS_PASS_RECOMPUTE);
+  ck_assert_rel(fs_kernels_class_flops(g, FS_KERNEL_GEMM), 2 * T * h * (kd + h + F));
+  gboolean fc2 = FALSE;
+  for (guint i = 0; i < g->len; i++)
+    fc2 |= strcmp(g_array_index(g, FsKernel, i).name, "mlp_fc2") == 0;
+  ck_assert(fc2);
+  /* Its name reads back. */
+  FsRecompute back;
+  ck_assert(fs_recompute_from_name("selective_op", &back) && back == FS_RECOMPUTE_SELECTIVE_OP);
+}
+END_TEST
+
 START_TEST(test_transformer_moe)
 {
   /* Mixtral 8x7B: 32 layers, h 4096, 8 experts of FFN 14336, top-2, GQA 8. */
@@ -811,6 +856,7 @@ int main(void)
   FS_ADD_TEST(s, test_transformer_full_recompute_hardware_flops);
   FS_ADD_TEST(s, test_transformer_llama2_7b);
   FS_ADD_TEST(s, test_transformer_layer_shapes);
+  FS_ADD_TEST(s, test_transformer_selective_op_recompute);
   FS_ADD_TEST(s, test_transformer_moe);
   FS_ADD_TEST(s, test_transformer_check_errors);
   FS_ADD_TEST(s, test_transformer_fp8_casts);

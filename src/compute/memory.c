@@ -110,6 +110,7 @@ double fs_memory_layer_activations(const FsTransformerConfig *cfg, const FsMemor
     return tok * cfg->hidden * act_bytes(l) / (l->sequence_parallel ? t : 1);
   }
   case FS_RECOMPUTE_SELECTIVE:
+  case FS_RECOMPUTE_SELECTIVE_OP:
     return layer_full(cfg, l, layer, FALSE);
   default:
     return layer_full(cfg, l, layer, TRUE);

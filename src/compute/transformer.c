@@ -570,6 +570,49 @@ static void layer_forward(GArray *out, const FsTransformerConfig *cfg, const FsT
   add_residual(out, &D, "mlp_residual");
 }
 
+/* The recompute pass of TorchTitan's per-op selective activation
+ * checkpointing (`selective_op`): its policy saves the outputs of
+ * aten.mm, the SDPA kernels and the FSDP reduce-scatter, "except every
+ * second mm", counted per checkpointed block and pass, and the backward
+ * re-runs the block's forward with the saved outputs replayed, so what
+ * runs again is every other op (pytorch/torchtitan
+ * torchtitan/parallelisms/parallelize_llama.py, `no_recompute_list` and
+ * `_custom_policy`, commit 041336434916bdc0f88c1f89fda176fd3c2092e4, the
+ * commit of docs/performance.md).  TorchTitan's Llama issues its matmuls
+ * as q, k, v (`self.wq(x), self.wk(x), self.wv(x)` in Attention.forward), o,
+ * then w1, w3, w2 (FeedForward.forward: `self.w2(F.silu(self.w1(x)) *
+ * self.w3(x))`; torchtitan/models/llama/model.py, same commit), so the recomputed ones
+ * are k, o and w3: the K columns of the fused QKV GEMM, the output
+ * projection and one half of the fused fc1 (with a GELU MLP, q, k, v, o,
+ * fc1, fc2: k, o and fc2).  An MoE layer's MLP (not in that commit's
+ * models) keeps its outputs; its norm and residuals run again. */
+static void layer_recompute_op(GArray *out, const FsTransformerConfig *cfg,
+                               const FsTransformerRun *run, guint layer)
+{
+  Dims D;
+  dims_init(&D, cfg, run, FS_PASS_RECOMPUTE);
+  add_norm(out, &D, "input_norm");
+  add_gemm(out, &D, "qkv", D.T, D.g_t * D.d, D.h, 1, 1);
+  if (cfg->position == FS_POSITION_ROPE) {
+    double elems = D.T * (D.a_t + D.g_t) * D.d;
+    add_mem(out, &D, "rotary", 2 * elems * D.e, ROPE_FLOPS * elems);
+  }
+  add_gemm(out, &D, "out_proj", D.T, D.h, D.a_t * D.d, 1, 1);
+  add_residual(out, &D, "attn_residual");
+  add_norm(out, &D, "post_attn_norm");
+  if (!fs_transformer_layer_is_moe(cfg, layer)) {
+    double F_t = (double)cfg->ffn_hidden / run->tp;
+    if (cfg->mlp == FS_MLP_SWIGLU) {
+      add_gemm(out, &D, "mlp_fc1", D.T, F_t, D.h, 1, 1);
+      add_activation(out, &D, "gelu", "swiglu", D.T * F_t);
+    } else {
+      add_activation(out, &D, "gelu", "swiglu", D.T * F_t);
+      add_gemm(out, &D, "mlp_fc2", D.T, D.h, F_t, 1, 1);
+    }
+  }
+  add_residual(out, &D, "mlp_residual");
+}
+
 /* The backward kernels of a forward list, in reverse order: a GEMM
  * (m, n, k) gives a dgrad (m, k, n) and a wgrad (k, n, m); attention its
  * backward kernel; a memory-bound kernel one that moves and computes twice
@@ -625,6 +668,8 @@ GArray *fs_transformer_layer_kernels(const FsTransformerConfig *cfg, const FsTra
   case FS_PASS_RECOMPUTE:
     if (run->recompute == FS_RECOMPUTE_FULL) {
       layer_forward(out, cfg, run, layer, FS_PASS_RECOMPUTE);
+    } else if (run->recompute == FS_RECOMPUTE_SELECTIVE_OP) {
+      layer_recompute_op(out, cfg, run, layer);
     } else if (run->recompute == FS_RECOMPUTE_SELECTIVE && !cfg->flash_attention) {
       Dims D;
       dims_init(&D, cfg, run, FS_PASS_RECOMPUTE);

@@ -70,11 +70,15 @@ typedef enum {
   FS_POSITION_N
 } FsPositionType;
 
-/* Activation recomputation (Megatron's --recompute-granularity). */
+/* Activation recomputation (Megatron's --recompute-granularity; and
+ * TorchTitan's per-op selective activation checkpointing, `selective_op`:
+ * every output saved but the second, fourth and sixth matmul of a layer and
+ * the elementwise ops, which the backward recomputes). */
 #define FS_RECOMPUTE_KINDS(X)     \
   X(NONE, "none")                 \
   X(SELECTIVE, "selective")       \
-  X(FULL, "full")
+  X(FULL, "full")                 \
+  X(SELECTIVE_OP, "selective_op")
 
 typedef enum {
 #define X(id, str) FS_RECOMPUTE_##id,
@@ -219,7 +223,12 @@ double fs_transformer_flops_per_token(const FsTransformerConfig *cfg, gboolean c
  * one rank, for pass FORWARD, BACKWARD or RECOMPUTE (the recompute pass
  * is empty without recomputation; selective recomputes the attention core
  * unless flash_attention already does so in its backward; full re-runs the
- * forward).  Kernel order is execution order.  Caller frees. */
+ * forward; selective_op re-runs the layer's norms, rotary, activation and
+ * residual adds and its matmuls 2, 4 and 6 in TorchTitan's order q, k, v,
+ * o, w1, w3, w2 — the key projection, the output projection and the
+ * SwiGLU up projection w3, or fc2 of a GELU MLP — keeping the attention
+ * and the other matmuls' outputs).  Kernel order is execution order.
+ * Caller frees. */
 GArray *fs_transformer_layer_kernels(const FsTransformerConfig *cfg, const FsTransformerRun *run,
                                      guint layer, FsKernelPass pass);
 

@@ -479,11 +479,17 @@ END_TEST
 START_TEST(test_catalog_identification)
 {
   g_autoptr(FsCatalog) cat = load_real();
-  /* Every GPU and NIC of the catalog can be identified by PCI id, every
-   * GPU by compute capability and package, every CPU by CPUID. */
+  /* Every GPU and NIC of the catalog can be identified by PCI id (a NIC
+   * that stands for several devices, never: it has none), every GPU by
+   * compute capability and package, every CPU by CPUID. */
+  guint n_multi = 0;
   for (guint i = 0; i < fs_catalog_size(cat); i++) {
     const FsModel *m = fs_catalog_nth(cat, i);
-    if (m->kind == FS_MODEL_GPU || m->kind == FS_MODEL_NIC)
+    gboolean multi = m->kind == FS_MODEL_NIC && m->u.nic.devices > 1;
+    n_multi += multi;
+    if (multi)
+      ck_assert_msg(*m->ids.pci_ids == '\0', "%s stands for devices but has pci_ids", m->name);
+    else if (m->kind == FS_MODEL_GPU || m->kind == FS_MODEL_NIC)
       ck_assert_msg(*m->ids.pci_ids != '\0', "%s has no pci_ids", m->name);
     if (m->kind == FS_MODEL_GPU)
       ck_assert_msg(m->u.gpu.compute_capability >= 60 && *m->u.gpu.form_factor != '\0',
@@ -491,6 +497,9 @@ START_TEST(test_catalog_identification)
     if (m->kind == FS_MODEL_CPU)
       ck_assert_msg(*m->ids.cpuid != '\0', "%s has no cpuid", m->name);
   }
+  ck_assert_uint_eq(n_multi, 1); /* efa-v2-p5 */
+  ck_assert_uint_eq(get(cat, "efa-v2-p5", FS_MODEL_NIC)->u.nic.devices, 4);
+  ck_assert_uint_eq(get(cat, "connectx-7", FS_MODEL_NIC)->u.nic.devices, 1);
   const FsModel *h = get(cat, "h100-sxm", FS_MODEL_GPU), *v = get(cat, "v100-sxm2-32gb", FS_MODEL_GPU);
   ck_assert(fs_model_has_pci_id(h, 0x10de, 0x2330));
   ck_assert(!fs_model_has_pci_id(h, 0x10de, 0x2331));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "topo/identify.h"
 #include "topo/paths.h"
 #include "topo/topo.h"
 
@@ -98,7 +99,8 @@ START_TEST(test_cluster_bad_values)
     const char *def, *where, *what;
   } bad[] = {
     {"node=dgx-h300", "cluster.yaml:", "-D node=dgx-h300: parameter \"node\" is \"dgx-h300\"; "
-     "expected one of dgx-a100, hgx-a100, dgx-h100, dgx-h200, hgx-b200, gb200-nvl72; did you "
+     "expected one of dgx-a100, hgx-a100, dgx-h100, dgx-h200, hgx-b200, gb200-nvl72, aws-p5; "
+     "did you "
      "mean \"dgx-h100\"?"},
     {"nics=5", "dgx-h100-node.yaml:", "-D nics=5: parameter \"nics\" is 5; expected one of 4, 8, 12"},
     {"nodes=0", "cluster.yaml:", "-D nodes=0: parameter \"nodes\" is 0; the least allowed is 1"},
@@ -184,6 +186,57 @@ START_TEST(test_cluster_auto_fabric)
   const FsTopoAdj *adj = fs_topo_adj(t, (guint)leaf, &na);
   ck_assert_uint_gt(na, 0);
   ck_assert_str_eq(fs_topo_link(t, adj[0].link)->model->name, "ib-xdr");
+}
+END_TEST
+
+/* AWS p5 on EFA (topologies/aws-p5-efa.yaml): AMD hosts (NCCL's 2 us network post), one EFA
+ * NIC per GPU at its measured goodput (4 x 100 Gb/s x 3108/3200 = 48.6 GB/s), NV18 inside, NET
+ * across; cluster.yaml with node=aws-p5 and no switch says to name one (no switch model has EFA
+ * ports). */
+START_TEST(test_cluster_aws_p5)
+{
+  const char *const defines[] = {"nodes=2", NULL};
+  g_autoptr(FsTopo) t = fs_test_topo("aws-p5-efa", defines, NULL);
+  guint n;
+  const guint *g = fs_topo_gpus(t, &n);
+  ck_assert_uint_eq(n, 16);
+  ck_assert_str_eq(fs_topo_node(t, g[0])->model->name, "h100-sxm");
+  ck_assert_uint_eq(count_kind(t, FS_NODE_NIC, 1), 8);
+  int cpu = fs_topo_find(t, "node1/cpu0");
+  ck_assert_int_ge(cpu, 0);
+  const FsModel *cm = fs_topo_node(t, (guint)cpu)->model;
+  ck_assert_str_eq(cm->name, "epyc-7r13");
+  ck_assert_int_eq(cm->u.cpu.vendor, FS_VENDOR_AMD);
+  int nic = fs_topo_find(t, "node1/nic7");
+  ck_assert_int_ge(nic, 0);
+  const FsModel *nm = fs_topo_node(t, (guint)nic)->model;
+  ck_assert_str_eq(nm->name, "efa-v2-p5");
+  ck_assert_str_eq(nm->u.nic.port_link->name, "efa-v2-x4");
+  ck_assert_double_eq_tol(nm->u.nic.port_link->u.link.bandwidth, 400e9 / 8 * 3108 / 3200, 1e6);
+  char buf[16];
+  ck_assert_str_eq(path_label(t, 0, 1, buf), "NV18");
+  ck_assert_str_eq(path_label(t, 0, 8, buf), "NET");
+  const char *const bare[] = {"node=aws-p5", "nodes=2", NULL};
+  GError *e = NULL;
+  ck_assert_ptr_null(fs_test_topo("cluster", bare, &e));
+  ck_assert_msg(e != NULL && strstr(e->message, "switch: auto found no switch model whose ports "
+                                                "are efa-v2-x4 links"),
+                "%s", e ? e->message : "(no error)");
+  g_clear_error(&e);
+  /* The importers never pick the EFA NIC: it stands for 4 devices, and they see one (an
+   * Ethernet port of 400 Gb/s, or any PCI id, is some other NIC). */
+  const FsNicClues clues[] = {
+    {.rate_gbps = 400, .family = FS_LINK_ETHERNET},
+    {.rate_gbps = 100, .family = FS_LINK_ETHERNET},
+    {.pci_vendor = 0x1d0f, .pci_device = 0xefa1, .family = -1},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(clues); i++) {
+    FsIdentity id = {0};
+    fs_identify_nic(fs_test_catalog(), &clues[i], &id);
+    ck_assert_ptr_nonnull(id.model);
+    ck_assert_str_ne(id.model->name, "efa-v2-p5");
+    fs_identity_clear(&id);
+  }
 }
 END_TEST
 
@@ -277,6 +330,7 @@ int main(void)
     {"sharp", test_cluster_sharp},
     {"gb200_racks", test_cluster_gb200_racks},
     {"auto_fabric", test_cluster_auto_fabric},
+    {"aws_p5", test_cluster_aws_p5},
     {"language", test_cluster_language},
     {"deterministic", test_cluster_deterministic},
   };

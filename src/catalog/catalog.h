@@ -239,6 +239,11 @@ typedef struct {
   const FsModel *pcie;      /* host link model */
   FsTime latency;           /* NIC processing latency */
   gboolean gpudirect;       /* GPUDirect RDMA capable */
+  /* Physical devices the NIC stands for: 1, or N when a network plugin
+   * presents N devices to NCCL as one NIC (aws-ofi-nccl's rails on AWS
+   * p5).  The importers never pick a NIC of several devices: what they
+   * see is one device (src/topo/identify.c). */
+  guint devices;
   double power;
   double price;
 } FsNicModel;

@@ -88,6 +88,7 @@ static void nic_fields(json_t *o, const FsNicModel *n)
   set(o, "pcie", ref(n->pcie));
   set(o, "latency_ps", json_integer(n->latency));
   set(o, "gpudirect", json_boolean(n->gpudirect));
+  set(o, "devices", json_integer(n->devices));
   set(o, "power", json_real(n->power));
   set(o, "price", json_real(n->price));
 }

@@ -256,6 +256,10 @@ static const FsSchemaField nic_fields[] = {
   TIME("latency", OFF(u.nic.latency), TRUE, "adapter latency, one way"),
   {.key = "gpudirect", .type = FS_SCHEMA_BOOL, .offset = OFF(u.nic.gpudirect), .def = "false",
    .doc = "GPUDirect RDMA"},
+  {.key = "devices", .type = FS_SCHEMA_UINT, .offset = OFF(u.nic.devices), .min = "1",
+   .max = "64", .def = "1",
+   .doc = "physical devices a network plugin presents to NCCL as this one NIC; the importers "
+          "never pick a NIC of several (they see the devices)"},
   POWER("power", OFF(u.nic.power), FALSE, "typical power"),
   PRICE(OFF(u.nic.price), ""),
   PCI_IDS,

@@ -189,6 +189,7 @@ static void show_nic(GString *out, const FsNicModel *n)
   field(out, "pcie", ref_name(n->pcie));
   field_take(out, "latency", fmt_time(n->latency));
   field(out, "gpudirect", n->gpudirect ? "yes" : "no");
+  field_uint(out, "devices", n->devices);
   field_take(out, "power", n->power > 0 ? g_strdup_printf("%.4g W", n->power) : g_strdup("-"));
   field_take(out, "price", n->price > 0 ? fmt_money(n->price) : g_strdup("-"));
 }

@@ -402,9 +402,17 @@ static gboolean nic_rate(const FsModel *m, gconstpointer clue)
   return fabs(fabs(nic_gbps(m) - want[0]) / MAX(want[0], 1.0) - want[1]) < 1e-9;
 }
 
+/* The catalog NIC the clues name: by PCI id when one matches, else narrowed by port family,
+ * the nearest port rate, the GPU's PCIe generation and its reference server's NIC; NICs that
+ * stand for several devices are never candidates. */
 void fs_identify_nic(const FsCatalog *cat, const FsNicClues *c, FsIdentity *out)
 {
   GPtrArray *cand = all_of(cat, FS_MODEL_NIC);
+  /* A NIC that stands for several devices (a network plugin's rails) is never what a dump or
+   * nvidia-smi shows: they list the devices. */
+  for (guint i = cand->len; i-- > 0;)
+    if (((const FsModel *)g_ptr_array_index(cand, i))->u.nic.devices > 1)
+      g_ptr_array_remove_index(cand, i);
   GString *why = g_string_new(NULL);
   gboolean decided = FALSE;
   if (c->pci_device != 0) {

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "coll/plan.h"
+#include "collrun/alone.h"
 #include "collrun/bench.h"
+#include "collrun/coll-topo.h"
 #include "collrun/exec.h"
 #include "collrun/exec-params.h"
 #include "testutil.h"
@@ -471,6 +473,46 @@ START_TEST(test_tree_ll128_chunk)
 }
 END_TEST
 
+/* CollNetChain on 2 DGX H100 nodes with SHARP (models/nccl collnet_chain): each channel is one
+ * thread block, so its flows move at most bwIntra × 0.5, NCCL's price of one channel, and the
+ * 16 channels stay under 16 × that with the pipeline's fill and drain on top; without the cap
+ * the channels share the NVLinks freely and the plan runs NVLink-bound, above NCCL's price. */
+START_TEST(test_exec_collnet_chain_kernel_rate)
+{
+  FsTestColl s;
+  fs_test_coll_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=2", "all", FS_NET_MAXMIN);
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  prefs.algo = fs_coll_algo_find("collnet_chain");
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  ck_assert(fs_test_coll_choose(&s, FS_COLL_ALL_REDUCE, 256u << 20, &prefs, &ch, &req, &nb));
+  ck_assert_uint_eq(req.slice_bytes, 128u << 10);
+  double priced = ch.nchannels * s.sys.bw_intra * s.np->collnet_chain_ratio; /* GB/s algbw */
+  double algbw[2];
+  for (guint capped = 0; capped < 2; capped++) {
+    if (!capped)
+      s.np->collnet_chain_ratio = 0;
+    else
+      s.np->collnet_chain_ratio = 0.5;
+    GError *err = NULL;
+    FsCollAloneStats st;
+    FsCollAloneOpts opts = {.exact = TRUE};
+    ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net, fs_coll_topo_xfer,
+                                 s.tnet, &opts, &st, &err));
+    fs_assert_no_error(err);
+    algbw[capped] = (double)nb / fs_time_to_s(st.time) / 1e9;
+  }
+  printf("collnet_chain 2 nodes 256 MiB: %.1f GB/s algbw capped, %.1f uncapped, NCCL's price %.1f\n",
+         algbw[1], algbw[0], priced);
+  ck_assert_double_le(algbw[1], priced);
+  ck_assert_double_ge(algbw[1], 0.7 * priced);
+  ck_assert_double_gt(algbw[0], 1.05 * priced);
+  fs_test_coll_close(&s);
+}
+END_TEST
+
 START_TEST(test_bench_sweep_latency_and_bandwidth)
 {
   /* 8 GPUs on 100 GB/s point-to-point links, NCCL's Hopper/NVLink
@@ -537,6 +579,7 @@ int main(void)
   FS_ADD_TEST(s, test_exec_every_algorithm_completes);
   FS_ADD_TEST(s, test_exec_deterministic);
   FS_ADD_TEST(s, test_exec_unbound_endpoint_fails);
+  FS_ADD_TEST(s, test_exec_collnet_chain_kernel_rate);
   FS_ADD_TEST(s, test_bench_sweep_latency_and_bandwidth);
   return fs_test_run_suite(s);
 }

@@ -362,6 +362,55 @@ START_TEST(test_params_releases_load)
 }
 END_TEST
 
+/* NCCL's CollNetChain chunk (src/enqueue.cc, the same rule in every release 2.18 … 2.30): at
+ * most 256 KiB, halved while a channel holds fewer than depth × 64 (down to 128 KiB), × 8 (64
+ * KiB), × 1 (32 KiB) chunks.  On 16 channels of depth 8: 128 KiB at 512 MiB-1 GiB, 256 KiB from
+ * 2 GiB (the CoreWeave table's sizes).  The tuner moves a forced collnet_chain in those chunks,
+ * one buffer step each (conn_slots = steps), and the executor caps its flows at bwIntra × 0.5,
+ * NCCL's price of one channel. */
+START_TEST(test_collnet_chain_chunks)
+{
+  for (guint m = 18; m <= 30; m++) {
+    g_autofree char *v = g_strdup_printf("2.%u", m);
+    g_autoptr(FsNcclParams) p = release(v);
+    ck_assert_uint_eq(fs_nccl_params_collnet_chain_chunk(p, 512ull << 20, 16, 8), 128u << 10);
+    ck_assert_uint_eq(fs_nccl_params_collnet_chain_chunk(p, 1ull << 30, 16, 8), 128u << 10);
+    ck_assert_uint_eq(fs_nccl_params_collnet_chain_chunk(p, 2ull << 30, 16, 8), 256u << 10);
+    ck_assert_uint_eq(fs_nccl_params_collnet_chain_chunk(p, 8ull << 30, 16, 8), 256u << 10);
+    ck_assert_uint_eq(fs_nccl_params_collnet_chain_chunk(p, 8u << 20, 16, 8), 64u << 10);
+    ck_assert_uint_eq(fs_nccl_params_collnet_chain_chunk(p, 1u << 20, 16, 8), 32u << 10);
+    ck_assert_uint_eq(fs_nccl_params_collnet_chain_chunk(p, 8, 16, 8), 32u << 10);
+    ck_assert_double_eq(p->collnet_chain_ratio, 0.5);
+  }
+  g_autoptr(FsNcclParams) p = params();
+  FsCollSysInfo s = hopper_box();
+  s.collnet = TRUE;
+  g_autoptr(FsComm) c = fs_comm_new_grid(2, 8);
+  int cn = 200;
+  fs_comm_set_collnet_switches(c, &cn, 1);
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  prefs.algo = fs_coll_algo_find("collnet_chain");
+  FsCollChoice ch;
+  GError *err = NULL;
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 512ull << 20, &prefs, &ch, &err));
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(ch.nchannels, 16);
+  ck_assert_uint_eq(ch.chunk_bytes, 128u << 10);
+  ck_assert_uint_eq(ch.slice_bytes, 128u << 10);
+  ck_assert_uint_eq(ch.conn_slots, p->steps);
+  FsCollExecParams ep;
+  fs_coll_exec_params_depth(p, &s, c, FS_COLL_ALL_REDUCE, 512ull << 20, &ch, 16, &ep);
+  ck_assert_double_eq_tol(ep.rate_cap, 20.0 * 0.5 * 1e9, 1e-3);
+  /* Without the table: Simple's slices, no cap (as before 2026-11-28). */
+  p->collnet_chain_chunk_max = 0, p->collnet_chain_ratio = 0;
+  ck_assert(fs_coll_tune(p, &s, c, FS_COLL_ALL_REDUCE, 512ull << 20, &prefs, &ch, &err));
+  ck_assert_uint_eq(ch.slice_bytes, fs_nccl_params_slice_bytes(p, FS_PROTO_SIMPLE));
+  fs_coll_exec_params_depth(p, &s, c, FS_COLL_ALL_REDUCE, 512ull << 20, &ch, 16, &ep);
+  ck_assert_double_eq(ep.rate_cap, 0);
+}
+END_TEST
+
 /* An unknown release: one error naming the known ones. */
 START_TEST(test_params_unknown_release)
 {
@@ -1027,5 +1076,6 @@ int main(void)
   FS_ADD_TEST(s, test_tuner_plugin_bad_files);
   FS_ADD_TEST(s, test_nccl_env_names_are_read);
   FS_ADD_TEST(s, test_ll128_cap_per_graph_channel);
+  FS_ADD_TEST(s, test_collnet_chain_chunks);
   return fs_test_run_suite(s);
 }

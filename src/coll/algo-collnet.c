@@ -170,7 +170,8 @@ static void build_direct_any(FsPlanBuilder *b)
     build_direct_rail(b);
 }
 
-/* Adds collnet_chain's steps to the plan: per channel and slice-sized chunk, a chain inside
+/* Adds collnet_chain's steps to the plan: per channel and slice-sized chunk (the tuner's slice is
+ * NCCL's CollNetChain chunk where the NCCL model has one, models/nccl collnet_chain), a chain inside
  * every host down to the channel's head rank (local rank ch mod L), the head's trip through the
  * aggregation tree, and the chain broadcast back on lane 1. Adds about 2·nh·L transfers per
  * chunk. */

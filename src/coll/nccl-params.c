@@ -388,6 +388,21 @@ static const FsSchemaField nvls_tree_kernel_fields[] = {SOURCE, FS_NCCL_ARCH_ROW
 #undef ARCH_NVT
 SCHEMA(nvls_tree_kernel_schema, "nvls_tree_kernel", nvls_tree_kernel_fields);
 
+static const FsSchemaField collnet_chain_fields[] = {
+  SOURCE,
+  {.key = "chunk_max", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE,
+   .offset = POFF(collnet_chain_chunk_max), .required = TRUE, .min = "1 B",
+   .doc = "the largest chunk (NCCL: min(this, a Simple buffer step))"},
+  ROW("chunk_loops", POFF(collnet_chain_chunk_loops), 3,
+      "`[a, b, c]`: the chunk halves while a channel holds fewer than ranks per node × this many "
+      "chunks, in three passes"),
+  ROW("chunk_floor", POFF(collnet_chain_chunk_floor), 3,
+      "`[a, b, c]` bytes: each pass halves only a chunk above this"),
+  NUM("kernel_ratio", POFF(collnet_chain_ratio), "1000",
+      "a channel moves at most bwIntra × this of algorithm bandwidth (0: no cap)"),
+};
+SCHEMA(collnet_chain_schema, "collnet_chain", collnet_chain_fields);
+
 #define PROTO_CORR(id, name)                                                                 \
   ROW(name, FS_PROTO_##id * sizeof(double[FS_NCCL_TREE_CORR_N]), FS_NCCL_TREE_CORR_N,       \
       name ": factors for 64 B, 128 B, … 256 MB"),
@@ -498,6 +513,14 @@ static const FsSchemaField top_fields[] = {
         "absent: Tree/LL128 runs the protocol's chunk at every size. NCCL's Tree/LL128 chunk "
         "for small sizes (`src/enqueue.cc` `nstepsLL128`; `src/coll/tuner.h` "
         "`fs_coll_tree_ll128_chunk`): `ppn_steps`, `chunks`, `floor`, `grain`"),
+  TABLE("collnet_chain", FALSE, collnet_chain_schema, FS_SCHEMA_NOWHERE,
+        "absent: collnet_chain runs in Simple's slices with no per-channel cap. NCCL's "
+        "CollNetChain as it runs (`src/enqueue.cc`, `src/graph/tuning.cc`): the chunk is "
+        "min(`chunk_max`, a Simple buffer step), halved while bytes / (channels × chunk) < ranks "
+        "per node × `chunk_loops[i]` and chunk > `chunk_floor[i]` for each i in turn, one chunk "
+        "per buffer step; every flow of the executed plan moves at most bwIntra × "
+        "`kernel_ratio`, the per-channel algorithm bandwidth NCCL prices "
+        "(`src/collrun/exec-params.c`)"),
   TABLE("collnet_allgather_reducescatter", FALSE, collnet_agrs_schema, FS_SCHEMA_NOWHERE,
         "absent: the release runs CollNet (SHARP) for all_reduce only; present (2.20+): "
         "CollNetDirect also runs all_gather and reduce_scatter when every rank of a host has a "
@@ -537,6 +560,7 @@ static const FsSchemaEntry schemas[] = {
   {"nccl.p2p_net_channel", &p2p_net_channel_schema},
   {"nccl.nvls_tree_kernel", &nvls_tree_kernel_schema},
   {"nccl.tree_ll128_chunk", &tree_ll128_chunk_schema},
+  {"nccl.collnet_chain", &collnet_chain_schema},
   {"nccl.collnet_allgather_reducescatter", &collnet_agrs_schema},
   {"nccl.algorithms", &algorithms_schema},
 };
@@ -695,6 +719,25 @@ uint64_t fs_nccl_params_slice_bytes(const FsNcclParams *p, FsCollProto proto)
   const FsNcclProto *pr = &p->proto[proto];
   uint64_t c = (uint64_t)((double)(pr->buffer / p->steps * pr->slice_steps) * pr->payload);
   return MAX(c, 1);
+}
+
+/* See nccl-params.h: NCCL's computeColl for CollNetChain (src/enqueue.cc), with nBytes the
+ * whole buffer and chunkSteps 1. */
+uint64_t fs_nccl_params_collnet_chain_chunk(const FsNcclParams *p, uint64_t nbytes, guint nchannels,
+                                            guint depth)
+{
+  if (p->collnet_chain_chunk_max == 0)
+    return 0;
+  uint64_t step = p->proto[FS_PROTO_SIMPLE].buffer / MAX(p->steps, 1u);
+  uint64_t chunk = MAX(MIN(p->collnet_chain_chunk_max, step), 1);
+  uint64_t per = nbytes / MAX(nchannels, 1u);
+  for (guint i = 0; i < 3; i++) {
+    double loops = (double)depth * p->collnet_chain_chunk_loops[i];
+    while ((double)(per / chunk) < loops && (double)chunk > p->collnet_chain_chunk_floor[i] &&
+           chunk > 1)
+      chunk /= 2;
+  }
+  return chunk;
 }
 
 guint fs_nccl_params_nvls_channels(const FsNcclParams *p, FsNcclRow row, gboolean multi_node)

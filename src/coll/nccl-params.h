@@ -198,6 +198,15 @@ typedef struct {
    * chunk) < nsteps × chunks[i] / ranks per node and chunk > floor[i], for i = 0 then 1, and
    * rounded down to a multiple of grain (fs_coll_tree_ll128_chunk). */
   double tree_ll128_ppn_steps, tree_ll128_chunks[2], tree_ll128_floor[2], tree_ll128_grain;
+  /* collnet_chain (optional table; all 0 when absent: Simple's slices, no cap): NCCL's
+   * CollNetChain as its enqueue and kernel run it.  The chunk (fs_nccl_params_collnet_chain_chunk):
+   * min(chunk_max, a Simple step), halved while bytes / (channels × chunk) < ranks per node ×
+   * chunk_loops[i] and chunk > chunk_floor[i], for i = 0, 1, 2 in turn; one chunk per buffer
+   * step.  kernel_ratio: a channel (one thread block) moves at most bwIntra × this of algbw,
+   * NCCL's own per-channel price (collrun/exec-params.c). */
+  uint64_t collnet_chain_chunk_max;
+  double collnet_chain_chunk_loops[3], collnet_chain_chunk_floor[3];
+  double collnet_chain_ratio;
   /* NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS
    * from the environment (fs_nccl_params_apply_env); 0 = unset.  Applied to
    * a communicator's channel counts by fs_nccl_params_channels. */
@@ -308,6 +317,10 @@ char *fs_nccl_params_release_of_code(guint code);
  * buffer/steps × chunk_steps (slice_steps) × payload. */
 uint64_t fs_nccl_params_chunk_bytes(const FsNcclParams *p, FsCollProto proto);
 uint64_t fs_nccl_params_slice_bytes(const FsNcclParams *p, FsCollProto proto);
+/* NCCL's CollNetChain chunk for an all_reduce of nbytes on nchannels channels with depth ranks
+ * per node (src/enqueue.cc, the collnet_chain table); 0 when p has no collnet_chain table. */
+uint64_t fs_nccl_params_collnet_chain_chunk(const FsNcclParams *p, uint64_t nbytes, guint nchannels,
+                                            guint depth);
 
 const char *fs_nccl_hw_name(FsNcclHw hw);
 const char *fs_nccl_p2p_rule_name(FsNcclP2pRule r);

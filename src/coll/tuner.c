@@ -667,6 +667,15 @@ gboolean fs_coll_tune(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
   }
   out->conn_slots = p->proto[out->proto].slice_steps > 0
                       ? MAX(p->steps / p->proto[out->proto].slice_steps, 1u) : 0;
+  /* CollNetChain moves in NCCL's own chunks, one buffer step each (models/nccl collnet_chain;
+   * src/enqueue.cc: chunk and slice steps are 1 for every algorithm but the ring). */
+  uint64_t cc = out->algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN && out->proto == FS_PROTO_SIMPLE
+                  ? fs_nccl_params_collnet_chain_chunk(p, nbytes, out->nchannels, fs_comm_ppn(comm))
+                  : 0;
+  if (cc > 0) {
+    out->chunk_bytes = out->slice_bytes = cc;
+    out->conn_slots = p->steps;
+  }
   return TRUE;
 }
 
@@ -784,6 +793,12 @@ char *fs_coll_explain(const FsNcclParams *p, const FsCollSysInfo *sys, const FsC
                            "one after the other: a tree's connection across hosts idles %.2f us "
                            "between chunks (coll_net_channel tree_step_posts)\n",
                            ch->nchannels, sys->net_nics, posts);
+  if (ch->algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN && p->collnet_chain_ratio > 0 &&
+      fs_comm_n_hosts(comm) > 1)
+    g_string_append_printf(s, "executed: each channel is one thread block, every flow of it at most "
+                           "bwIntra × %.2f = %.2f GB/s (NCCL's price of one channel; collnet_chain "
+                           "kernel_ratio), in chunks of %" G_GUINT64_FORMAT " B through its chain\n",
+                           p->collnet_chain_ratio, sys->bw_intra * p->collnet_chain_ratio, ch->chunk_bytes);
   if (sys->local_copy_bw > 0 && (ch->algo->nccl == FS_NCCL_ALGO_RING || strcmp(ch->algo->name, "hier") == 0))
     g_string_append_printf(s, "simulated, not in NCCL's model: after each loop every rank copies its chunk "
                            "inside the GPU at %.1f GB/s (ring_kernel.local_copy_sm_share)\n",

@@ -78,6 +78,15 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
     double bus = p->nvls_tree_exec_bw[sys->arch] * MAX(sys->nvls_heads, 1u);
     out->rate_cap = bus * n / (2.0 * (n - 1)) / MAX(choice->nchannels, 1u) * 1e9;
   }
+  if (choice->algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN && p->collnet_chain_ratio > 0 &&
+      fs_comm_n_hosts(comm) > 1) {
+    /* A CollNetChain channel is one thread block on each GPU of its chain (models/nccl
+     * collnet_chain): it moves at most NCCL's price of one channel, bwIntra × the ratio of
+     * algorithm bandwidth, and cannot take what another channel leaves on its links; every
+     * flow of the channel (chain hops both ways, the head's trip through the switch) moves
+     * at most that. */
+    out->rate_cap = sys->bw_intra * p->collnet_chain_ratio * 1e9;
+  }
   if (choice->proto == FS_PROTO_LL128) {
     guint nh = fs_comm_n_hosts(comm), col = nh == 1 ? 0 : nh == 2 ? 1 : 2;
     double cap = choice->algo->nccl == FS_NCCL_ALGO_TREE ? p->tree_ll128_bw[sys->arch][col]

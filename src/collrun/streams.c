@@ -572,6 +572,15 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
    * stream per link at a time, one repair within 0.75 %: the passes would
    * cost every training run's data-parallel streams and gain nothing). */
   gboolean relax_algo = relaxed(comm, algo, req->op);
+  /* Their relaxation shares all the links at once (streams-sched.c,
+   * relax_pass): a transfer of a tree or a switch leg crosses two loaded
+   * links whose crowds come at different times (a GPU's port up and the
+   * next one's down), and gets at each instant the least of their shares,
+   * not the least of their means (single DGX H100 tree/LL -2.4 % with the
+   * means, +0.03 %; the NVLS tree on 8 nodes -1.9 %, 0.000 %). */
+  c.shared_links = algo->nccl == FS_NCCL_ALGO_TREE || algo->nccl == FS_NCCL_ALGO_NVLS_TREE ||
+                   algo->nccl == FS_NCCL_ALGO_NVLS || algo->nccl == FS_NCCL_ALGO_COLLNET_DIRECT ||
+                   algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN;
   Routes own_routes = {0};
   if (opts->memo != NULL) {
     c.fam = family_get(opts->memo, comm, algo, req, net, opts->route_ctx, fold, key);

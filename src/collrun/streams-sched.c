@@ -492,6 +492,8 @@ typedef struct {
   double *lack;   /* per step: the bytes the shares kept from it */
   double *level;  /* per participant of a fill: its rate, G_MAXDOUBLE while it rises */
   guint *part, *stamp;
+  guint np;       /* participants of the last fill (part, level: what each gets less) */
+  gboolean dirty; /* a link asked for more than its capacity changed since that fill */
   double *rem, *wl;
   guint seg;
 } Relax;
@@ -630,17 +632,20 @@ static void relax_toggle(const Skel *k, Relax *rx, guint i, double r, gboolean o
       if (rx->nlst[l] == 0)
         rx->ask[l] = 0; /* no drift once empty */
     }
+    gboolean was = rx->ovpos[l] != G_MAXUINT;
     relax_mark(rx, l);
+    rx->dirty = rx->dirty || was || rx->ovpos[l] != G_MAXUINT;
   }
 }
 
-/* The max-min shares, for dt, of the transfers sending over the links
- * asked for more than their capacity (the others bind no one: every
- * transfer that crosses none of them gets what it asks), as the flow
- * network fills them (flow.h: progressive filling, a transfer's width of
- * flows each asking an equal part, frozen at its ask or on a saturated
- * link): what each gets less than it asks, times dt, into lack[]. */
-static void relax_fill(const Ctx *c, const Skel *k, Relax *rx, double dt)
+/* The max-min shares of the transfers sending over the links asked for
+ * more than their capacity (the others bind no one: every transfer that
+ * crosses none of them gets what it asks), as the flow network fills
+ * them (flow.h: progressive filling, a transfer's width of flows each
+ * asking an equal part, frozen at its ask or on a saturated link): the
+ * participants into part[0 .. np), what each gets less than it asks
+ * (bytes/ps) into level[]. */
+static void relax_fill(const Ctx *c, const Skel *k, Relax *rx)
 {
   const Stream *st = (const Stream *)c->streams->data;
   guint np = 0, seg = rx->seg++;
@@ -706,10 +711,16 @@ static void relax_fill(const Ctx *c, const Skel *k, Relax *rx, double dt)
     }
     left -= frozen;
   }
-  for (guint p = 0; p < np; p++) {
-    guint i = rx->part[p];
-    rx->lack[i] += (rx->r[i] - rx->level[p]) * dt;
-  }
+  for (guint p = 0; p < np; p++)
+    rx->level[p] = rx->r[rx->part[p]] - rx->level[p];
+  rx->np = np;
+}
+
+/* The bytes the last fill's participants missed from `since` to t. */
+static inline void relax_flush(Relax *rx, double since, double t)
+{
+  for (guint p = 0; p < rx->np; p++)
+    rx->lack[rx->part[p]] += rx->level[p] * (t - since);
 }
 
 /* One pass of the relaxation of skeleton k's schedule (xa..xb: each
@@ -723,8 +734,8 @@ static void relax_fill(const Ctx *c, const Skel *k, Relax *rx, double dt)
  * its bytes over those the shares give it in its interval, times its
  * stretch (never below 1).  Returns the largest relative change of a
  * stretch.  Cost: the events sorted, each a walk of its links, and per
- * stretch of time where some link is asked for more than its capacity, a
- * progressive fill of those links' transfers. */
+ * change of a link asked for more than its capacity, a progressive fill
+ * of those links' transfers. */
 static double relax_pass(const Ctx *c, const Skel *k, const Dag *g, const double *xa,
                          const double *xb, double *stretch, double damp, Relax *rx)
 {
@@ -745,15 +756,26 @@ static double relax_pass(const Ctx *c, const Skel *k, const Dag *g, const double
   if (nev == 0)
     return 0;
   ev_sort(rx->ev, nev, rx->ev + nev);
-  double last = rx->ev[0].t;
+  /* The shares hold until a link asked for more than its capacity
+   * changes (dirty): the fill is made again then, and its participants'
+   * shortfall counted over the time it held. */
+  double last = rx->ev[0].t, since = last;
+  rx->np = 0;
+  rx->dirty = FALSE;
   for (guint e = 0; e < nev; e++) {
     const DemandEv *x = &rx->ev[e];
-    double dt = x->t - last;
-    if (dt > 0 && rx->nov > 0)
-      relax_fill(c, k, rx, dt);
+    if (x->t > last && rx->dirty) {
+      relax_flush(rx, since, last);
+      rx->np = 0;
+      if (rx->nov > 0)
+        relax_fill(c, k, rx);
+      since = last;
+      rx->dirty = FALSE;
+    }
     last = x->t;
     relax_toggle(k, rx, x->i, x->r > 0 ? x->r : -x->r, x->r > 0);
   }
+  relax_flush(rx, since, last);
   double change = 0;
   for (guint i = 0; i < n; i++) {
     if (!(rx->r[i] > 0))

@@ -100,9 +100,11 @@
  * relaxation's budget), 0.03 % for the NVLS tree over 4 to 16 whole nodes
  * where relaxed; CollNetDirect within 0.2 % up to 2,048 nodes.  NCCL's
  * tree and the CollNet chain with LL across hosts (512 loops, past the
- * relaxation's budget) are still 1.2-5.3 % fast, the chains of broadcast
- * and reduce up to 5 % off (tests/bench/RESULTS.md).  Past the relaxation's budget (the NVLS tree of 1 GiB on 8 or
- * more nodes, or 128 MiB on 128) the NVLS tree is still 10-25 % fast:
+ * relaxation's budget) are still 1.2-5.3 % fast, the tree of LL on 8
+ * single-GPU nodes 5.6 % (no fixed point), the chains of broadcast
+ * and reduce up to 5 % off (tests/bench/RESULTS.md).  Past the
+ * relaxation's budget (the NVLS tree of 1 GiB on 8 or more nodes, or 128
+ * MiB on 128) the NVLS tree is still 10-25 % fast:
  * its pipeline fills for tens of loops (no periodic regime within the
  * skeleton budget).
  *
@@ -152,7 +154,7 @@ gboolean fs_coll_exec_from_name(const char *s, FsCollExec *out);
  * exact step runs (tests/test-coll-streams.c, tests/bench/RESULTS.md):
  * all but the chains of broadcast and reduce, NCCL's tree and CollNet
  * (their links carry several of the collective's streams, or their hops
- * fall out of lockstep; relaxed where small, still up to 5.3 % off across
+ * fall out of lockstep; relaxed where small, still up to 5.6 % off across
  * nodes with LL past the relaxation's budget, and ring broadcast). */
 gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
 /* The rule of --exec auto: TRUE when the collective req is trusted (above)

@@ -63,6 +63,7 @@ typedef struct {
   const FsCollRequest *req;
   const FsCollStreamsOpts *opts;
   FsFlowNet *net;
+  gboolean shared_links; /* relaxed over all its links at once (streams.h: tree, CollNet, NVLS) */
   uint64_t key;
   double payload;
   /* The connections numbered so far and their first figures (the
@@ -112,7 +113,8 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
  * the links' deficit of that schedule into busy[link], in ps, when c has
  * loaded links) and k->time with the schedule repaired once to the links'
  * capacity, then with relax relaxed to a fixed point, each pass a repair
- * that lets a stretch shrink where the max-min shares allow (streams.h).  xa, xb: scratch of a double per step of k's plan.  Needs c's
+ * that lets a stretch shrink where the max-min shares allow (streams.h;
+ * with c->shared_links, each pass shares all the links at once).  xa, xb: scratch of a double per step of k's plan.  Needs c's
  * streams paced (their t, lat and wire) and its links loaded (pace in
  * streams.c).  Cost: two max-plus passes over the plan's steps (in plan
  * order when every step depends only on earlier ones, else in dependency

@@ -468,6 +468,329 @@ static double repair(const Ctx *c, const Skel *k, const Dag *g, const double *xa
   return change;
 }
 
+/* The scratch of relax_pass, made once per schedule: each stream's loaded
+ * links (CSR over Ctx.inc, the first link of each class only, with the
+ * share of its bytes on each), and per link the transfers sending over it
+ * (a slot per transfer crossing it, at lst_off[l]; each transfer's place
+ * in each of its links' lists at ipos[ioff[i] + its link's rank]), the
+ * rate they ask in all and whether that is more than its capacity (the
+ * links asked for more: ov, with their places at ovpos). */
+typedef struct {
+  guint *sl_off;  /* stream t: its links sl[sl_off[t] .. sl_off[t + 1]) */
+  guint *sl;
+  double *sl_w;
+  guint *ioff;    /* per step: its first slot in ipos */
+  guint *ipos;
+  guint *lst_off; /* per link: its list of transfers sending, lst[lst_off[l] ..), nlst[l] long */
+  guint *lst;
+  guint *nlst;
+  double *ask;    /* per link: the rate its transfers sending ask, bytes/ps */
+  double *cap;    /* per link, bytes/ps */
+  guint *ov, *ovpos, nov;
+  DemandEv *ev;
+  double *r;      /* per step: the rate it asks (0: not sending) */
+  double *lack;   /* per step: the bytes the shares kept from it */
+  double *level;  /* per participant of a fill: its rate, G_MAXDOUBLE while it rises */
+  guint *part, *stamp;
+  guint np;       /* participants of the last fill (part, level: what each gets less) */
+  gboolean dirty; /* a link asked for more than its capacity changed since that fill */
+  double *rem, *wl;
+  guint seg;
+} Relax;
+
+/* rx for skeleton k of n steps (off: its transfers by stream, as
+ * skel_by_stream gives them): the streams' links and every list sized
+ * once; nothing sending. */
+static void relax_init(const Ctx *c, const Skel *k, guint n, const guint *off, Relax *rx)
+{
+  guint ns = c->streams->len, nl = c->n_links;
+  memset(rx, 0, sizeof *rx);
+  rx->sl_off = g_new0(guint, ns + 2);
+  rx->lst_off = g_new0(guint, nl + 2);
+  /* A stream whose several paths cross one link: once, their shares summed
+   * (a link's incidences are walked in order, so its repeats are last). */
+  g_autofree guint *seen = g_new(guint, ns + 1);
+  memset(seen, 0xff, sizeof(guint) * (ns + 1));
+  for (guint l = 0; l < nl; l++)
+    for (guint j = c->inc_off[l]; j < c->inc_off[l + 1]; j++) {
+      guint32 t = c->inc[j];
+      if (t >= ns || c->link_rep[l] != l || seen[t] == l)
+        continue;
+      seen[t] = l;
+      rx->sl_off[t + 1]++;
+      rx->lst_off[l + 1] += off[t + 1] - off[t];
+    }
+  for (guint t = 0; t < ns; t++)
+    rx->sl_off[t + 1] += rx->sl_off[t];
+  for (guint l = 0; l < nl; l++)
+    rx->lst_off[l + 1] += rx->lst_off[l];
+  rx->sl = g_new(guint, rx->sl_off[ns] + 1);
+  rx->sl_w = g_new(double, rx->sl_off[ns] + 1);
+  g_autofree guint *fill = g_new0(guint, ns + 1);
+  for (guint l = 0; l < nl; l++)
+    for (guint j = c->inc_off[l]; j < c->inc_off[l + 1]; j++) {
+      guint32 t = c->inc[j];
+      if (t >= ns || c->link_rep[l] != l)
+        continue;
+      guint x = rx->sl_off[t] + fill[t];
+      if (fill[t] > 0 && rx->sl[x - 1] == l) {
+        rx->sl_w[x - 1] += c->inc_w[j];
+        continue;
+      }
+      fill[t]++;
+      rx->sl[x] = l;
+      rx->sl_w[x] = c->inc_w[j];
+    }
+  rx->ioff = g_new0(guint, n + 2);
+  for (guint i = 0; i < n; i++) {
+    guint t = k->conn[i];
+    rx->ioff[i + 1] = rx->ioff[i] + (t == G_MAXUINT32 ? 0 : rx->sl_off[t + 1] - rx->sl_off[t]);
+  }
+  rx->ipos = g_new(guint, rx->ioff[n] + 1);
+  rx->lst = g_new(guint, rx->lst_off[nl] + 1);
+  rx->nlst = g_new0(guint, nl + 1);
+  rx->ask = g_new0(double, nl + 1);
+  rx->cap = g_new(double, nl + 1);
+  rx->ov = g_new(guint, nl + 1);
+  rx->ovpos = g_new(guint, nl + 1);
+  rx->rem = g_new(double, nl + 1);
+  rx->wl = g_new(double, nl + 1);
+  for (guint l = 0; l < nl; l++) {
+    rx->cap[l] = fs_flownet_channel_capacity(c->net, c->links[l]) * 1e-12;
+    rx->ovpos[l] = G_MAXUINT;
+  }
+  rx->ev = g_new(DemandEv, 4 * (gsize)n + 4);
+  rx->r = g_new0(double, n + 1);
+  rx->lack = g_new(double, n + 1);
+  rx->level = g_new(double, n + 1);
+  rx->part = g_new(guint, n + 1);
+  rx->stamp = g_new(guint, n + 1);
+  for (guint i = 0; i <= n; i++)
+    rx->stamp[i] = G_MAXUINT;
+}
+
+static void relax_clear(Relax *rx)
+{
+  g_free(rx->sl_off);
+  g_free(rx->sl);
+  g_free(rx->sl_w);
+  g_free(rx->ioff);
+  g_free(rx->ipos);
+  g_free(rx->lst_off);
+  g_free(rx->lst);
+  g_free(rx->nlst);
+  g_free(rx->ask);
+  g_free(rx->cap);
+  g_free(rx->ov);
+  g_free(rx->ovpos);
+  g_free(rx->rem);
+  g_free(rx->wl);
+  g_free(rx->ev);
+  g_free(rx->r);
+  g_free(rx->lack);
+  g_free(rx->level);
+  g_free(rx->part);
+  g_free(rx->stamp);
+}
+
+/* Link l's place among the links asked for more than their capacity,
+ * kept as its transfers' asks change. */
+static inline void relax_mark(Relax *rx, guint l)
+{
+  gboolean over = rx->ask[l] > rx->cap[l] * (1 + 1e-9);
+  if (over && rx->ovpos[l] == G_MAXUINT) {
+    rx->ovpos[l] = rx->nov;
+    rx->ov[rx->nov++] = l;
+  } else if (!over && rx->ovpos[l] != G_MAXUINT) {
+    guint q = rx->ovpos[l], m = rx->ov[--rx->nov];
+    rx->ov[q] = m;
+    rx->ovpos[m] = q;
+    rx->ovpos[l] = G_MAXUINT;
+  }
+}
+
+/* Transfer i of stream t starts (on) or stops sending at rate r: into or
+ * out of its links' lists and asks. */
+static void relax_toggle(const Skel *k, Relax *rx, guint i, double r, gboolean on)
+{
+  guint t = k->conn[i];
+  for (guint j = rx->sl_off[t], x = rx->ioff[i]; j < rx->sl_off[t + 1]; j++, x++) {
+    guint l = rx->sl[j], *lst = rx->lst + rx->lst_off[l];
+    if (on) {
+      rx->ipos[x] = rx->nlst[l];
+      lst[rx->nlst[l]++] = i;
+      rx->ask[l] += rx->sl_w[j] * r;
+    } else {
+      guint q = rx->ipos[x], m = lst[--rx->nlst[l]];
+      lst[q] = m;
+      /* m's slot for link l: its rank among its stream's links */
+      guint tm = k->conn[m];
+      for (guint jm = rx->sl_off[tm], xm = rx->ioff[m]; jm < rx->sl_off[tm + 1]; jm++, xm++)
+        if (rx->sl[jm] == l)
+          rx->ipos[xm] = q;
+      rx->ask[l] -= rx->sl_w[j] * r;
+      if (rx->nlst[l] == 0)
+        rx->ask[l] = 0; /* no drift once empty */
+    }
+    gboolean was = rx->ovpos[l] != G_MAXUINT;
+    relax_mark(rx, l);
+    rx->dirty = rx->dirty || was || rx->ovpos[l] != G_MAXUINT;
+  }
+}
+
+/* The max-min shares of the transfers sending over the links asked for
+ * more than their capacity (the others bind no one: every transfer that
+ * crosses none of them gets what it asks), as the flow network fills
+ * them (flow.h: progressive filling, a transfer's width of flows each
+ * asking an equal part, frozen at its ask or on a saturated link): the
+ * participants into part[0 .. np), what each gets less than it asks
+ * (bytes/ps) into level[]. */
+static void relax_fill(const Ctx *c, const Skel *k, Relax *rx)
+{
+  const Stream *st = (const Stream *)c->streams->data;
+  guint np = 0, seg = rx->seg++;
+  for (guint o = 0; o < rx->nov; o++) {
+    guint l = rx->ov[o];
+    rx->rem[l] = rx->cap[l];
+    rx->wl[l] = 0;
+    const guint *lst = rx->lst + rx->lst_off[l];
+    for (guint q = 0; q < rx->nlst[l]; q++)
+      if (rx->stamp[lst[q]] != seg) {
+        rx->stamp[lst[q]] = seg;
+        rx->level[np] = G_MAXDOUBLE;
+        rx->part[np++] = lst[q];
+      }
+  }
+  for (guint p = 0; p < np; p++) {
+    guint t = k->conn[rx->part[p]];
+    double wd = MAX(st[t].width, 1);
+    for (guint j = rx->sl_off[t]; j < rx->sl_off[t + 1]; j++)
+      if (rx->ovpos[rx->sl[j]] != G_MAXUINT)
+        rx->wl[rx->sl[j]] += rx->sl_w[j] * wd;
+  }
+  double lev = 0;
+  guint left = np;
+  while (left > 0) {
+    double inc = G_MAXDOUBLE;
+    for (guint p = 0; p < np; p++)
+      if (rx->level[p] == G_MAXDOUBLE) {
+        guint i = rx->part[p];
+        inc = MIN(inc, rx->r[i] / MAX(st[k->conn[i]].width, 1) - lev);
+      }
+    for (guint o = 0; o < rx->nov; o++) {
+      guint l = rx->ov[o];
+      if (rx->wl[l] > 1e-12)
+        inc = MIN(inc, rx->rem[l] / rx->wl[l]);
+    }
+    inc = MAX(inc, 0);
+    lev += inc;
+    for (guint o = 0; o < rx->nov; o++) {
+      guint l = rx->ov[o];
+      if (rx->wl[l] > 1e-12)
+        rx->rem[l] -= inc * rx->wl[l];
+    }
+    guint frozen = 0;
+    for (guint p = 0; p < np; p++) {
+      if (rx->level[p] != G_MAXDOUBLE)
+        continue;
+      guint i = rx->part[p], t = k->conn[i];
+      double wd = MAX(st[t].width, 1), d = rx->r[i] / wd;
+      gboolean stop = d - lev <= 1e-9 * d;
+      for (guint j = rx->sl_off[t]; j < rx->sl_off[t + 1] && !stop; j++) {
+        guint l = rx->sl[j];
+        stop = rx->ovpos[l] != G_MAXUINT && rx->rem[l] <= 1e-9 * rx->cap[l];
+      }
+      if (!stop && left > 1 + frozen)
+        continue;
+      /* frozen here (or the last one: rounding may leave it short of both) */
+      rx->level[p] = MIN(lev * wd, rx->r[i]);
+      frozen++;
+      for (guint j = rx->sl_off[t]; j < rx->sl_off[t + 1]; j++)
+        if (rx->ovpos[rx->sl[j]] != G_MAXUINT)
+          rx->wl[rx->sl[j]] -= rx->sl_w[j] * wd;
+    }
+    left -= frozen;
+  }
+  for (guint p = 0; p < np; p++)
+    rx->level[p] = rx->r[rx->part[p]] - rx->level[p];
+  rx->np = np;
+}
+
+/* The bytes the last fill's participants missed from `since` to t. */
+static inline void relax_flush(Relax *rx, double since, double t)
+{
+  for (guint p = 0; p < rx->np; p++)
+    rx->lack[rx->part[p]] += rx->level[p] * (t - since);
+}
+
+/* One pass of the relaxation of skeleton k's schedule (xa..xb: each
+ * transfer's sending interval) over all its loaded links at once: between
+ * each two events the transfers sending share the links max-min as the
+ * flow network shares them (relax_fill: a transfer slowed on one link
+ * leaves its share of the others to the rest, and gets at every instant
+ * the least of its links' shares, not the least of their means over its
+ * interval), each asking its own rate (its wire bytes over its
+ * unstretched time); each transfer's stretch moves by damp of the way to
+ * its bytes over those the shares give it in its interval, times its
+ * stretch (never below 1).  Returns the largest relative change of a
+ * stretch.  Cost: the events sorted, each a walk of its links, and per
+ * change of a link asked for more than its capacity, a progressive fill
+ * of those links' transfers. */
+static double relax_pass(const Ctx *c, const Skel *k, const Dag *g, const double *xa,
+                         const double *xb, double *stretch, double damp, Relax *rx)
+{
+  guint n = g->n, nev = 0;
+  for (guint i = 0; i < n; i++) {
+    rx->lack[i] = 0;
+    rx->r[i] = 0;
+    guint t = k->conn[i];
+    if (t == G_MAXUINT32 || !(xb[i] > xa[i]) || rx->ioff[i + 1] == rx->ioff[i])
+      continue;
+    double r = g->wire[i] / (xb[i] - xa[i]) * stretch[i];
+    if (!(r > 0))
+      continue;
+    rx->r[i] = r;
+    rx->ev[nev++] = (DemandEv){xa[i], r, i};
+    rx->ev[nev++] = (DemandEv){xb[i], -r, i};
+  }
+  if (nev == 0)
+    return 0;
+  ev_sort(rx->ev, nev, rx->ev + nev);
+  /* The shares hold until a link asked for more than its capacity
+   * changes (dirty): the fill is made again then, and its participants'
+   * shortfall counted over the time it held. */
+  double last = rx->ev[0].t, since = last;
+  rx->np = 0;
+  rx->dirty = FALSE;
+  for (guint e = 0; e < nev; e++) {
+    const DemandEv *x = &rx->ev[e];
+    if (x->t > last && rx->dirty) {
+      relax_flush(rx, since, last);
+      rx->np = 0;
+      if (rx->nov > 0)
+        relax_fill(c, k, rx);
+      since = last;
+      rx->dirty = FALSE;
+    }
+    last = x->t;
+    relax_toggle(k, rx, x->i, x->r > 0 ? x->r : -x->r, x->r > 0);
+  }
+  relax_flush(rx, since, last);
+  double change = 0;
+  for (guint i = 0; i < n; i++) {
+    if (!(rx->r[i] > 0))
+      continue;
+    double got = rx->r[i] * (xb[i] - xa[i]) - rx->lack[i];
+    if (!(got > 0))
+      continue;
+    double f = MAX(1.0, stretch[i] * g->wire[i] / got);
+    f = stretch[i] + damp * (f - stretch[i]);
+    change = MAX(change, fabs(f - stretch[i]) / stretch[i]);
+    stretch[i] = f;
+  }
+  return change;
+}
+
 /* The transfers of skeleton k by stream (CSR: those of stream t are
  * by[off[t] .. off[t + 1])), as link_extra and repair walk them. */
 static void skel_by_stream(const Ctx *c, const Skel *k, guint **off_out, guint **by_out)
@@ -578,22 +901,29 @@ void streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, double
      * schedules take the same time). */
     double damp = 1, last = G_MAXDOUBLE;
     guint still = 0;
+    Relax rx;
+    gboolean glob = relax && c->shared_links;
+    if (glob)
+      relax_init(c, k, n, off, &rx);
     for (guint pass = 0; relax && pass < STREAMS_RELAX_PASSES; pass++) {
       double before = k->time;
-      double change = repair(c, k, &g, xa, xb, off, by, stretch, start, worst, wsum, &sc, TRUE,
-                             damp);
+      double change = glob ? relax_pass(c, k, &g, xa, xb, stretch, damp, &rx)
+                           : repair(c, k, &g, xa, xb, off, by, stretch, start, worst, wsum, &sc,
+                                    TRUE, damp);
       if (change > 0)
         k->time = maxplus(k, &g, st, ep, stretch, xa, xb);
       k->passes++;
       if (change <= STREAMS_RELAX_TOL)
-        break;
       still = fabs(k->time - before) <= STREAMS_RELAX_TOL * k->time ? still + 1 : 0;
+      still = fabs(k->time - before) <= (g_getenv("FS_X_TTOL") && glob ? atof(g_getenv("FS_X_TTOL")) : STREAMS_RELAX_TOL) * k->time ? still + 1 : 0;
       if (still >= 2)
         break;
       if (change >= last)
         damp = 0.5;
       last = change;
     }
+    if (glob)
+      relax_clear(&rx);
     g_free(sc.ev);
     g_free(sc.act);
     g_free(sc.pos);

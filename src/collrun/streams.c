@@ -572,6 +572,15 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
    * stream per link at a time, one repair within 0.75 %: the passes would
    * cost every training run's data-parallel streams and gain nothing). */
   gboolean relax_algo = relaxed(comm, algo, req->op);
+  /* Their relaxation shares all the links at once (streams-sched.c,
+   * relax_pass): a transfer of a tree or a switch leg crosses two loaded
+   * links whose crowds come at different times (a GPU's port up and the
+   * next one's down), and gets at each instant the least of their shares,
+   * not the least of their means (single DGX H100 tree/LL -2.4 % with the
+   * means, +0.03 %; the NVLS tree on 8 nodes -1.9 %, 0.000 %). */
+  c.shared_links = algo->nccl == FS_NCCL_ALGO_TREE || algo->nccl == FS_NCCL_ALGO_NVLS_TREE ||
+                   algo->nccl == FS_NCCL_ALGO_NVLS || algo->nccl == FS_NCCL_ALGO_COLLNET_DIRECT ||
+                   algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN;
   Routes own_routes = {0};
   if (opts->memo != NULL) {
     c.fam = family_get(opts->memo, comm, algo, req, net, opts->route_ctx, fold, key);
@@ -670,6 +679,23 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
       vx[i] = streams_extrap(v, ks, nk, S, &agree, tol);
     }
     double mp = MAX(0, streams_extrap(vx, xs, nx, F, &agree, tol));
+    /* A relaxed grid in steady state adds, per loop, at least what its
+     * busiest link needs per loop (the flow network cannot send faster):
+     * loops that add less are still filling the pipeline, whatever their
+     * agreement, and the counts widen to the whole plan where the budget
+     * allows (the tree and CollNet chain of LL128 on 2 DGX H100 nodes,
+     * whose first 1-3 loops never meet on a link: -8.6 and -11.9 %
+     * extrapolated from them, -0.004 and -0.001 % relaxed whole).  Such
+     * a grid goes straight to the whole plan: wider grids fill as slowly
+     * (the tree of LL on 8 nodes doubled seven times, half its CPU). */
+    gboolean filling = FALSE;
+    if (relax && nx == 3 && F > 0 && nl > 0) {
+      double need = 0;
+      for (guint l = 0; l < nl; l++)
+        need = MAX(need, c.link_need[l]);
+      filling = (vx[2] - vx[1]) / (double)(xs[2] - xs[1]) < need / (double)F * (1 - STREAMS_RELAX_AGREE);
+      agree = agree && !filling;
+    }
     /* Widen the counts that disagree while the next grid stays in budget
      * (its size about doubles). */
     done = agree || (nx == 1 && nk == 1) || 2 * steps > FS_COLL_STREAMS_MAX_SKELETON;
@@ -677,7 +703,7 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
      * the relaxation's budget: the whole plan, relaxed, which needs no
      * agreement. */
     gboolean whole = !agree && nx == 3 && relax &&
-                     (done || 2 * steps > STREAMS_RELAX_MAX_SKELETON);
+                     (filling || done || 2 * steps > STREAMS_RELAX_MAX_SKELETON);
     done = done && !whole;
     if (!agree && done) {
       /* Past the budget without a steady repaired schedule: the streams'

@@ -55,11 +55,18 @@
  *   hosts) and of the chains of broadcast and reduce are then relaxed to
  *   a fixed point (where the whole plan has at most 64 K steps; not the
  *   others', within 0.75 % with one repair, whose training runs would pay
- *   the passes): each pass shares every loaded
- *   link max-min among the transfers sending at once, each asking its own
- *   rate, and moves each transfer's stretch toward its bytes over those
- *   its shares give it, so that a stretch can shrink again; undamped
- *   while the changes shrink, then by halves, to 1e-6.  Across 4 or more
+ *   the passes): each pass shares the loaded links max-min among the
+ *   transfers sending at once, each asking its own rate, and moves each
+ *   transfer's stretch toward its bytes over those its shares give it, so
+ *   that a stretch can shrink again; undamped while the changes shrink,
+ *   then by halves, to 1e-6.  For the tree, CollNet and NVLS (whose
+ *   transfers cross two loaded links whose crowds come at different
+ *   times) all links are shared at once between each two events, as the
+ *   flow network fills them: a transfer gets at each instant the least of
+ *   its links' shares, and leaves what it cannot use of one link to the
+ *   others there; the chains' links are shared one at a time.  A relaxed
+ *   grid whose loops add less than its busiest link needs per loop is
+ *   still filling its pipeline and is widened as one that disagrees.  Across 4 or more
  *   hosts every hop of its fill is slowed by all the channels and loops
  *   crossing that NIC at once (max-min shares the NIC among them, and a
  *   chunk's hop ends only when they all do), which one repair leaves far
@@ -90,11 +97,14 @@
  * within 0.11 % for rings, PAT, RHD, direct and hier on whole hosts and on
  * one GPU per host, 0.75 % on half hosts (whose NIC hops cross other
  * GPUs' NVLinks, PXN), 2.0 % for NVLS across hosts (LL, past the
- * relaxation's budget), 1.9 % for the NVLS tree over 2 to 32 whole nodes
- * where relaxed (Simple, 128 MiB on 8 nodes: the relaxation's fixed point
- * is not the flow network's); CollNetDirect within 0.2 % up to 2,048
- * nodes.  Past the relaxation's budget (the NVLS tree of 1 GiB on 8 or
- * more nodes, or 128 MiB on 128) the NVLS tree is still 10-25 % fast:
+ * relaxation's budget), 0.03 % for the NVLS tree over 4 to 16 whole nodes
+ * where relaxed; CollNetDirect within 0.2 % up to 2,048 nodes.  NCCL's
+ * tree and the CollNet chain with LL across hosts (512 loops, past the
+ * relaxation's budget) are still 1.2-5.3 % fast, the tree of LL on 8
+ * single-GPU nodes 5.6 % (no fixed point), the chains of broadcast
+ * and reduce up to 5 % off (tests/bench/RESULTS.md).  Past the
+ * relaxation's budget (the NVLS tree of 1 GiB on 8 or more nodes, or 128
+ * MiB on 128) the NVLS tree is still 10-25 % fast:
  * its pipeline fills for tens of loops (no periodic regime within the
  * skeleton budget).
  *
@@ -144,8 +154,8 @@ gboolean fs_coll_exec_from_name(const char *s, FsCollExec *out);
  * exact step runs (tests/test-coll-streams.c, tests/bench/RESULTS.md):
  * all but the chains of broadcast and reduce, NCCL's tree and CollNet
  * (their links carry several of the collective's streams, or their hops
- * fall out of lockstep; relaxed where small, still up to 12 % off across
- * nodes with LL and LL128 past the relaxation's budget). */
+ * fall out of lockstep; relaxed where small, still up to 5.6 % off across
+ * nodes with LL past the relaxation's budget, and ring broadcast). */
 gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
 /* The rule of --exec auto: TRUE when the collective req is trusted (above)
  * (and not NVLS across hosts, which goes through the SHARP switches as

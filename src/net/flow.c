@@ -73,6 +73,7 @@ void fs_flownet_free(FsFlowNet *net)
   g_free(net->comp_chans.v);
   g_free(net->step_chans.v);
   g_free(net->heap);
+  g_free(net->caps);
   g_free(net);
 }
 

@@ -42,7 +42,7 @@
 #include "net/flow-private.h"
 
 #include <math.h>
-#include <stdlib.h>
+#include <string.h>
 
 static gboolean entry_less(const FsFillEntry *a, const FsFillEntry *b)
 {
@@ -133,26 +133,43 @@ static void push_share(FsFlowNet *net, uint32_t ci)
   heap_set(net, ci, share);
 }
 
-static int entry_cmp(const void *a, const void *b)
+/* Sorts the caps of A by (level, tag): insertion sort on short runs, then
+ * bottom-up merges through net->caps_tmp (no callback: a large component
+ * sorts its caps on every fill). */
+static void sort_caps(FsFlowNet *net)
 {
-  const FsFillEntry *x = a, *y = b;
-  return entry_less(x, y) ? -1 : entry_less(y, x) ? 1 : 0;
-}
-
-/* Sorts the caps of A by (level, tag): a short list (insertion) or qsort. */
-static void sort_caps(FsFillEntry *v, guint n)
-{
-  if (n > 32) {
-    qsort(v, n, sizeof *v, entry_cmp);
+  FsFillEntry *v = net->caps;
+  guint n = net->caps_n;
+  const guint run = 16;
+  for (guint lo = 0; lo < n; lo += run) {
+    guint hi = MIN(lo + run, n);
+    for (guint i = lo + 1; i < hi; i++) {
+      FsFillEntry e = v[i];
+      guint j = i;
+      for (; j > lo && entry_less(&e, &v[j - 1]); j--)
+        v[j] = v[j - 1];
+      v[j] = e;
+    }
+  }
+  if (n <= run)
     return;
+  FsFillEntry *src = v, *dst = net->caps_tmp;
+  for (guint w = run; w < n; w *= 2) {
+    for (guint lo = 0; lo < n; lo += 2 * w) {
+      guint mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        dst[k++] = entry_less(&src[j], &src[i]) ? src[j++] : src[i++];
+      while (i < mid)
+        dst[k++] = src[i++];
+      while (j < hi)
+        dst[k++] = src[j++];
+    }
+    FsFillEntry *t = src;
+    src = dst;
+    dst = t;
   }
-  for (guint i = 1; i < n; i++) {
-    FsFillEntry e = v[i];
-    guint j = i;
-    for (; j > 0 && entry_less(&e, &v[j - 1]); j--)
-      v[j] = v[j - 1];
-    v[j] = e;
-  }
+  if (src != v)
+    memcpy(v, src, n * sizeof *v);
 }
 
 /* Freezes flow `slot` at `level` per copy, updating the channels it crosses. */
@@ -234,14 +251,14 @@ static void collect_seeds(FsFlowNet *net)
 {
   net->comp_flows.n = 0;
   net->comp_chans.n = 0;
-  for (guint i = 0; i < net->seed_flows->len; i++) {
-    uint32_t s = g_array_index(net->seed_flows, uint32_t, i);
+  for (guint i = 0; i < net->seed_flows.n; i++) {
+    uint32_t s = net->seed_flows.v[i];
     net->flows[s].dirty = 0;
     if (net->flows[s].state == FS_FLOW_RUNNING)
       add_flow(net, s);
   }
-  for (guint i = 0; i < net->seed_chans->len; i++) {
-    uint32_t ci = g_array_index(net->seed_chans, uint32_t, i);
+  for (guint i = 0; i < net->seed_chans.n; i++) {
+    uint32_t ci = net->seed_chans.v[i];
     FsChan *c = &net->chans[ci];
     c->dirty = FALSE;
     if (c->n_bneck == 0)
@@ -250,8 +267,8 @@ static void collect_seeds(FsFlowNet *net)
       if (net->flows[c->inc[k].flow].bneck == ci)
         add_flow(net, c->inc[k].flow);
   }
-  g_array_set_size(net->seed_flows, 0);
-  g_array_set_size(net->seed_chans, 0);
+  net->seed_flows.n = 0;
+  net->seed_chans.n = 0;
   if (net->global)
     for (uint32_t i = 0; i < net->n_active; i++)
       add_flow(net, net->active[i]);
@@ -292,6 +309,7 @@ static void fill(FsFlowNet *net)
   if (net->caps_cap < net->comp_flows.n) {
     net->caps_cap = MAX(2 * net->comp_flows.n, 64);
     net->caps = g_renew(FsFillEntry, net->caps, net->caps_cap);
+    net->caps_tmp = g_renew(FsFillEntry, net->caps_tmp, net->caps_cap);
   }
   for (guint i = 0; i < net->comp_flows.n; i++) {
     uint32_t s = net->comp_flows.v[i];
@@ -300,7 +318,7 @@ static void fill(FsFlowNet *net)
       net->caps[net->caps_n++] =
         (FsFillEntry){f->copies == 1 ? f->cap : f->cap / f->copies, (FS_FILL_CAP << 32) | s};
   }
-  sort_caps(net->caps, net->caps_n);
+  sort_caps(net);
   guint next_cap = 0;
   double level = 0;
   for (;;) {

@@ -123,14 +123,15 @@ struct FsFlowNet {
   uint32_t *active;              /* running flows (for global mode and checks) */
   uint32_t n_active, active_cap;
   /* Seeds of the pending recomputation. */
-  GArray *seed_flows;            /* uint32 slots */
-  GArray *seed_chans;            /* uint32 channel ids */
+  FsU32Vec seed_flows;           /* slots */
+  FsU32Vec seed_chans;           /* channel ids */
   FsEventId recompute_ev;
   /* Scratch of the recomputation (reused). */
   FsU32Vec comp_flows, comp_chans, step_chans;
   FsFillEntry *heap;             /* the channels' filling heap, indexed (a plain array: hot) */
   guint heap_n, heap_cap;
   FsFillEntry *caps;             /* the caps of the affected flows, sorted */
+  FsFillEntry *caps_tmp;         /* the sort's scratch, caps_cap entries */
   guint caps_n, caps_cap;
   uint32_t epoch, step;
   gboolean check, global;

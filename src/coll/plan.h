@@ -202,8 +202,8 @@ struct FsCollAlgo {
   const char *(*unsupported)(const FsComm *comm, FsCollOp op);
   /* Adds the steps of one collective. */
   void (*build)(FsPlanBuilder *b);
-  /* Loop structure, for window extrapolation and the step guard
-   * (collrun/alone.h); NULL when the plan is not a repetition of
+  /* Loop structure, for the step guard and the stream model
+   * (collrun/alone.h, streams.h); NULL when the plan is not a repetition of
    * identical loops.  The request bytes one loop of
    * one channel consumes: removing k × this from every channel's share of
    * req->bytes (fs_coll_channel_bytes) removes exactly k whole loops from

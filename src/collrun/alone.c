@@ -1,44 +1,15 @@
-/* alone.c — a collective alone on the network: channel folding, step and
- * window extrapolation around the executor.  See alone.h. */
+/* alone.c — a collective alone on the network: channel folding, step
+ * extrapolation, rails and the guard to streams around the executor.  See
+ * alone.h. */
 #include "collrun/alone.h"
 
 #include <math.h>
-#include <stddef.h>
-#include <string.h>
 
 #include "collrun/exec-params.h"
 #include "collrun/rails.h"
 #include "util/error.h"
 
-/* ---- The memo of whole plans (window extrapolation, alone.h) ---------- */
-
-/* A family: everything of a request but its bytes, and the executor
- * parameters of its runs (ep last: entries are also looked up by the rest,
- * memo_find_any). */
-typedef struct {
-  const FsComm *comm;
-  const FsCollAlgo *algo;
-  FsCollOp op;
-  FsCollDtype dtype;
-  FsCollProto proto;
-  guint nchannels, conn_slots, max_slices, root;
-  uint64_t chunk, slice, q;
-  uint64_t rest; /* the request's bytes beyond its whole loops (the last, partial
-                    loop of every channel), which every plan of the family keeps */
-  FsCollExecParams ep; /* key zeroed */
-} Family;
-
-/* A run of the family's plan of `loops` whole loops and nothing else. */
-typedef struct {
-  Family fam;
-  guint64 loops;
-  FsTime time;
-  guint depth;         /* the plan's latency depth */
-  gboolean whole;      /* a size of the sweep run whole (window extrapolation
-                          uses only these, alone.h) */
-  gboolean ran_as_fam; /* fam.ep is the run's own (FALSE: a whole run whose
-                          latency depth differs from the one-loop plan's) */
-} MemoEntry;
+/* ---- The memo: rails and the stream models' shared work (alone.h) ----- */
 
 /* The rails (rails.h) of a communicator, algorithm and channel count on a
  * network, NULL where none (the sizes of a sweep ask again). */
@@ -51,16 +22,13 @@ typedef struct {
 } RailsEntry;
 
 struct FsCollAloneMemo {
-  GArray *entries; /* MemoEntry, in insertion order (searched linearly: a sweep
-                      stores a few dozen) */
-  GArray *rails;   /* RailsEntry (a sweep stores a few) */
+  GArray *rails; /* RailsEntry (a sweep stores a few) */
   FsCollStreamsMemo *streams; /* the stream models' (streams.h); made at first use */
 };
 
 FsCollAloneMemo *fs_coll_alone_memo_new(void)
 {
   FsCollAloneMemo *m = g_new0(FsCollAloneMemo, 1);
-  m->entries = g_array_new(FALSE, FALSE, sizeof(MemoEntry));
   m->rails = g_array_new(FALSE, FALSE, sizeof(RailsEntry));
   return m;
 }
@@ -69,71 +37,11 @@ void fs_coll_alone_memo_free(FsCollAloneMemo *m)
 {
   if (m == NULL)
     return;
-  g_array_unref(m->entries);
   for (guint i = 0; i < m->rails->len; i++)
     fs_coll_rails_free(g_array_index(m->rails, RailsEntry, i).rails);
   g_array_unref(m->rails);
   fs_coll_streams_memo_free(m->streams);
   g_free(m);
-}
-
-static void family_set_ep(Family *f, const FsCollExecParams *ep)
-{
-  memset(&f->ep, 0, sizeof f->ep);
-  f->ep.base_latency = ep->base_latency;
-  f->ep.step_latency[0] = ep->step_latency[0];
-  f->ep.step_latency[1] = ep->step_latency[1];
-  f->ep.ring_step_latency_inter = ep->ring_step_latency_inter;
-  f->ep.payload = ep->payload;
-  f->ep.rate_cap = ep->rate_cap;
-  f->ep.rate_cap_inter = ep->rate_cap_inter;
-  f->ep.reduce_bw = ep->reduce_bw;
-}
-
-static void family_of(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
-                      uint64_t q, guint64 F, const FsCollExecParams *ep, Family *f)
-{
-  memset(f, 0, sizeof *f); /* padding too: families are compared with memcmp */
-  f->comm = comm, f->algo = algo, f->op = req->op, f->dtype = req->dtype, f->proto = req->proto;
-  f->nchannels = req->nchannels, f->conn_slots = req->conn_slots;
-  f->max_slices = req->max_slices_per_conn, f->root = req->root;
-  f->chunk = req->chunk_bytes, f->slice = req->slice_bytes, f->q = q;
-  f->rest = req->bytes - F * q * req->nchannels;
-  family_set_ep(f, ep);
-}
-
-/* A whole run of f's plan of `loops` loops (window extrapolation). */
-static const MemoEntry *memo_find(const FsCollAloneMemo *m, const Family *f, guint64 loops)
-{
-  for (guint i = 0; i < m->entries->len; i++) {
-    const MemoEntry *e = &g_array_index(m->entries, MemoEntry, i);
-    if (e->whole && e->loops == loops && memcmp(&e->fam, f, sizeof *f) == 0)
-      return e;
-  }
-  return NULL;
-}
-
-/* Any run of the plan of `loops` loops of f's family whatever its executor
- * parameters (for its latency depth; the time only when run as its fam). */
-static const MemoEntry *memo_find_any(const FsCollAloneMemo *m, const Family *f, guint64 loops)
-{
-  for (guint i = 0; i < m->entries->len; i++) {
-    const MemoEntry *e = &g_array_index(m->entries, MemoEntry, i);
-    if (e->loops == loops && e->ran_as_fam && memcmp(&e->fam, f, offsetof(Family, ep)) == 0)
-      return e;
-  }
-  return NULL;
-}
-
-/* The time of a run of f (its ep included) of `loops` loops; NULL if none. */
-static const MemoEntry *memo_find_run(const FsCollAloneMemo *m, const Family *f, guint64 loops)
-{
-  for (guint i = 0; i < m->entries->len; i++) {
-    const MemoEntry *e = &g_array_index(m->entries, MemoEntry, i);
-    if (e->loops == loops && e->ran_as_fam && memcmp(&e->fam, f, sizeof *f) == 0)
-      return e;
-  }
-  return NULL;
 }
 
 /* TRUE when runs fold identical channels (alone.h). */
@@ -261,28 +169,17 @@ static guint64 whole_loops(const FsCollRequest *req, uint64_t q)
   return f;
 }
 
-/* What a truncated plan shortens: whole loops (its bytes) or the ring
- * steps of every loop (FsCollRequest.max_ring_steps). */
-typedef enum { DIM_LOOPS, DIM_STEPS } Dim;
-
-/* The request of req with x instead of F loops (or ring steps per loop). */
-static void truncate_req(const FsCollRequest *req, Dim dim, uint64_t q, guint64 F, guint64 x,
-                         FsCollRequest *r)
+/* The request of req with x of its F whole loops of q bytes per channel
+ * (the last, partial loop kept). */
+static void cut_loops(const FsCollRequest *req, uint64_t q, guint64 F, guint64 x, FsCollRequest *r)
 {
   *r = *req;
-  if (dim == DIM_LOOPS)
-    r->bytes = req->bytes - (F - x) * q * req->nchannels;
-  else
-    r->max_ring_steps = (guint)x;
+  r->bytes = req->bytes - (F - x) * q * req->nchannels;
 }
 
-/* A truncated plan of the request: its x units (dim) instead of F, with
- * the full plan's executor parameters.  Window extrapolation runs plans of
- * x whole loops (fam: the family of a request of at least 8 whole loops
- * with a memo, whose runs are taken from the memo and recorded in it: the
- * same plan with the same parameters alone on the network takes the same
- * time, exact); step extrapolation runs plans of x ring steps per loop
- * (fam NULL). */
+/* A plan of the request cut to x ring steps per loop
+ * (FsCollRequest.max_ring_steps) instead of its S, run with the full
+ * plan's executor parameters (step extrapolation, alone.h). */
 typedef struct {
   const FsNcclParams *p;
   const FsCollSysInfo *sys;
@@ -291,66 +188,34 @@ typedef struct {
   const FsCollChoice *choice;
   const FsCollRequest *req;
   uint64_t key;
-  Dim dim;
-  uint64_t q;
-  guint64 F;
+  guint64 S;
   FsFlowNet *net;
   FsCollTransferFn xfer;
   void *xfer_ctx;
   const FsCollAloneOpts *opts;
   FsCollAloneStats *stats;
-  const Family *fam;
   const FsCollRails *rails; /* run_plan's (NULL: none) */
 } Attempt;
 
-/* The truncated plan of x units: its latency depth, from the memo or by
- * building it (into *pl). */
+/* Builds the cut plan of x ring steps per loop into *pl; *depth: its
+ * latency depth. */
 static gboolean attempt_depth(const Attempt *at, guint64 x, FsCollPlan **pl, gint64 *depth,
                               GError **error)
 {
-  const MemoEntry *e = at->fam ? memo_find_any(at->opts->memo, at->fam, x) : NULL;
-  if (e != NULL) {
-    *depth = e->depth;
-    return TRUE;
-  }
-  FsCollRequest r;
-  truncate_req(at->req, at->dim, at->q, at->F, x, &r);
+  FsCollRequest r = *at->req;
+  r.max_ring_steps = (guint)x;
   if ((*pl = new_plan(at->comm, at->choice->algo, &r, at->opts, at->net, error)) == NULL)
     return FALSE;
   *depth = fs_coll_plan_latency_depth(*pl);
   return TRUE;
 }
 
-/* The time of the truncated plan of x units with ep: from the memo or by
- * running it (building it first if attempt_depth did not). */
-static gboolean attempt_time(const Attempt *at, guint64 x, FsCollPlan **pl, gint64 depth,
-                             const FsCollExecParams *ep, FsTime *t, GError **error)
+/* The time of the cut plan pl (from attempt_depth) run with ep. */
+static gboolean attempt_time(const Attempt *at, const FsCollPlan *pl, const FsCollExecParams *ep,
+                             FsTime *t, GError **error)
 {
-  Family f;
-  if (at->fam != NULL) {
-    f = *at->fam;
-    family_set_ep(&f, ep);
-    const MemoEntry *e = memo_find_run(at->opts->memo, &f, x);
-    if (e != NULL) {
-      *t = e->time;
-      return TRUE;
-    }
-  }
-  if (*pl == NULL) {
-    FsCollRequest r;
-    truncate_req(at->req, at->dim, at->q, at->F, x, &r);
-    if ((*pl = new_plan(at->comm, at->choice->algo, &r, at->opts, at->net, error)) == NULL)
-      return FALSE;
-  }
-  if (!run_plan(*pl, ep, at->net, at->xfer, at->xfer_ctx, at->opts, at->rails, at->stats, t,
-                error))
-    return FALSE;
-  /* Folded runs only: folding says their routes do not depend on the keys. */
-  if (at->fam != NULL && at->stats->width > 1) {
-    MemoEntry e = {.fam = f, .loops = x, .time = *t, .depth = (guint)depth, .ran_as_fam = TRUE};
-    g_array_append_val(at->opts->memo->entries, e);
-  }
-  return TRUE;
+  return run_plan(pl, ep, at->net, at->xfer, at->xfer_ctx, at->opts, at->rails, at->stats, t,
+                  error);
 }
 
 /* Tries one ring-step extrapolation on the truncated plans of n[0..3] units: the
@@ -374,26 +239,26 @@ static gboolean try_extrapolate(const Attempt *at, const guint64 n[4], double to
        attempt_depth(at, n[1], &pl[1], &depth[1], error);
   gint64 dd = ok ? depth[1] - depth[0] : 0;
   if (ok && dd >= 0 && dd % a == 0) {
-    guint64 full_depth = (guint64)depth[0] + (at->F - n[0]) * (guint64)(dd / a);
+    guint64 full_depth = (guint64)depth[0] + (at->S - n[0]) * (guint64)(dd / a);
     FsCollExecParams ep;
     fs_coll_exec_params_depth(at->p, at->sys, at->comm, at->req->op, at->nbytes, at->choice,
                               (guint)MIN(full_depth, G_MAXUINT), &ep);
     ep.key = at->key;
     ok = attempt_depth(at, n[2], &pl[2], &depth[2], error);
     if (ok && (depth[2] - depth[1]) * a == dd * b) {
-      ok = attempt_time(at, n[0], &pl[0], depth[0], &ep, &t[0], error) &&
-           attempt_time(at, n[1], &pl[1], depth[1], &ep, &t[1], error) &&
-           attempt_time(at, n[2], &pl[2], depth[2], &ep, &t[2], error);
+      ok = attempt_time(at, pl[0], &ep, &t[0], error) &&
+           attempt_time(at, pl[1], &ep, &t[1], error) &&
+           attempt_time(at, pl[2], &ep, &t[2], error);
       double s1 = ok ? (double)(t[1] - t[0]) / (double)a : 0;
       double s2 = ok ? (double)(t[2] - t[1]) / (double)b : 0;
       if (ok && s1 > 0 && fabs(s2 - s1) <= tol * s1) {
         ok = attempt_depth(at, n[3], &pl[3], &depth[3], error);
         if (ok && (depth[3] - depth[2]) * a == dd * c) {
-          ok = attempt_time(at, n[3], &pl[3], depth[3], &ep, &t[3], error);
+          ok = attempt_time(at, pl[3], &ep, &t[3], error);
           double s3 = ok ? (double)(t[3] - t[2]) / (double)c : 0;
           if (ok && fabs(s3 - s2) <= tol * s2) {
             FsCollAloneStats *stats = at->stats;
-            stats->time = fs_time_add_sat(t[2], fs_time_from_ps((double)(at->F - n[2]) * s2));
+            stats->time = fs_time_add_sat(t[2], fs_time_from_ps((double)(at->S - n[2]) * s2));
             stats->period = (FsTime)llround(s2);
             stats->sim_ring_steps = (guint)n[3];
             *done = TRUE;
@@ -405,110 +270,6 @@ static gboolean try_extrapolate(const Attempt *at, const guint64 n[4], double to
   for (guint i = 0; i < 4; i++)
     fs_coll_plan_free(pl[i]);
   return ok;
-}
-
-/* ---- Window extrapolation (alone.h) ------------------------------------ */
-
-/* The error a window extrapolation may be expected to make, relative to
- * the time it gives (alone.h). */
-#define WINDOW_TOL 0.01
-/* Its smallest window: [8, 16, 32] loops (the transient is over by 8). */
-#define WINDOW_MIN_L3 32
-
-/* The time of the family's plan of `loops` whole loops: a size of the sweep
- * run whole, or the plan run with the family's own parameters. */
-static const MemoEntry *memo_loops(const FsCollAloneMemo *m, const Family *f, guint64 loops)
-{
-  const MemoEntry *e = memo_find(m, f, loops);
-  return e != NULL ? e : memo_find_run(m, f, loops);
-}
-
-/* The window [L3/4, L3/2, L3] of the memo's runs extrapolated to F loops:
- * TRUE (and stats set) when accepted.  *have tells whether the memo holds
- * all three runs. */
-static gboolean window_at(const FsCollAloneMemo *m, const Family *f, guint64 L3, guint64 F,
-                          gboolean *have, FsCollAloneStats *stats)
-{
-  const MemoEntry *a = memo_loops(m, f, L3 / 4), *b = memo_loops(m, f, L3 / 2),
-                  *c = memo_loops(m, f, L3);
-  *have = a != NULL && b != NULL && c != NULL && L3 % 4 == 0;
-  if (!*have)
-    return FALSE;
-  double s1 = (double)(b->time - a->time) / (double)(L3 / 4);
-  double s2 = (double)(c->time - b->time) / (double)(L3 / 2);
-  FsTime t = fs_time_add_sat(c->time, fs_time_from_ps((double)(F - L3) * s2));
-  /* The two windows' times per loop differ by |s2 − s1|; carried over the
-   * F − L3 loops extrapolated, that is the error to expect. */
-  if (s1 <= 0 || s2 <= 0 || fabs(s2 - s1) * (double)(F - L3) > WINDOW_TOL * (double)t)
-    return FALSE;
-  stats->time = t;
-  stats->period = (FsTime)llround(s2);
-  stats->sim_loops = 0;
-  stats->window = TRUE;
-  return TRUE;
-}
-
-/* Runs the family's plan of x whole loops into the memo (attempt_time
- * records it), unless it is there. */
-static gboolean window_run(const Attempt *at, guint64 x, GError **error)
-{
-  if (memo_loops(at->opts->memo, at->fam, x) != NULL)
-    return TRUE;
-  FsCollPlan *pl = NULL;
-  gint64 depth;
-  FsCollExecParams ep;
-  FsTime t;
-  gboolean ok = attempt_depth(at, x, &pl, &depth, error);
-  if (ok) {
-    fs_coll_exec_params_depth(at->p, at->sys, at->comm, at->req->op, at->nbytes, at->choice,
-                              (guint)MIN(depth, G_MAXUINT), &ep);
-    ep.key = at->key;
-    ok = attempt_time(at, x, &pl, depth, &ep, &t, error);
-  }
-  fs_coll_plan_free(pl);
-  return ok;
-}
-
-/* Window extrapolation of the plan of F whole loops (alone.h): from the
- * largest window in the memo with L3 <= F/2.  A refused window widens to
- * [L3/2, L3, 2 L3], running the plan of 2 L3 loops, while that costs at
- * most F/2 loops.  run_missing (the exact shortcuts have failed): with no
- * window in the memo, the plans of 8, 16 and 32 loops run first when they
- * cost at most F/2 loops.  *done tells whether it extrapolated. */
-static gboolean window(const Attempt *at, gboolean run_missing, gboolean *done, GError **error)
-{
-  const FsCollAloneMemo *m = at->opts->memo;
-  guint64 F = at->F, L3 = 0;
-  gboolean have = FALSE;
-  *done = FALSE;
-  for (guint64 x = F / 2; x >= WINDOW_MIN_L3 && !have; x /= 2) {
-    if ((*done = window_at(m, at->fam, x, F, &have, at->stats)))
-      return TRUE;
-    L3 = have ? x : 0;
-  }
-  if (L3 == 0) {
-    if (!run_missing || F / 2 < WINDOW_MIN_L3)
-      return TRUE;
-    guint64 cost = 0;
-    for (guint64 x = WINDOW_MIN_L3 / 4; x <= WINDOW_MIN_L3; x *= 2)
-      cost += memo_loops(m, at->fam, x) ? 0 : x;
-    if (cost > F / 2)
-      return TRUE;
-    for (guint64 x = WINDOW_MIN_L3 / 4; x <= WINDOW_MIN_L3; x *= 2)
-      if (!window_run(at, x, error))
-        return FALSE;
-    L3 = WINDOW_MIN_L3;
-    if ((*done = window_at(m, at->fam, L3, F, &have, at->stats)) || !have)
-      return TRUE;
-  }
-  while (2 * L3 <= F / 2) {
-    if (!window_run(at, 2 * L3, error))
-      return FALSE;
-    L3 *= 2;
-    if ((*done = window_at(m, at->fam, L3, F, &have, at->stats)) || !have)
-      return TRUE;
-  }
-  return TRUE;
 }
 
 /* *over: the plan of req (F >= 2 whole loops of q bytes per channel)
@@ -526,8 +287,8 @@ static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsC
                            GError **error)
 {
   FsCollRequest r1, r2;
-  truncate_req(req, DIM_LOOPS, q, F, 1, &r1);
-  truncate_req(req, DIM_LOOPS, q, F, 2, &r2);
+  cut_loops(req, q, F, 1, &r1);
+  cut_loops(req, q, F, 2, &r2);
   /* The guard counts the whole plan, every rank's part. */
   r1.mirror_rails = r2.mirror_rails = FALSE;
   guint64 n1, n2;
@@ -542,10 +303,9 @@ static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsC
   return TRUE;
 }
 
-/* fs_coll_time_alone without the check of the clock's range.  Tries the shortcuts in turn:
- * a window from the memo, ring-step extrapolation (K, K+1, K+2, 2K+2 steps, also over the host
- * period P), a window when its runs cost at most half the plan, and else runs the whole plan. A
- * whole run of a folded family is added to opts->memo for the later sizes. Runs of req with
+/* fs_coll_time_alone without the check of the clock's range.  Tries ring-step extrapolation
+ * (K, K+1, K+2, 2K+2 steps, also over the host period P), and else runs the whole plan (or
+ * says *too_big where it is past the step guard and streams can time it). Runs of req with
  * mirror_rails make rank 0's part under rails' watches (run_plan). The cost is that of the
  * short runs tried, and of the whole plan only when no shortcut holds. */
 static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, const FsComm *comm,
@@ -558,12 +318,11 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   uint64_t q = choice->algo->loop_bytes && req->nchannels >= 1 && fs_comm_size(comm) > 1
                  ? choice->algo->loop_bytes(comm, req)
                  : 0;
-  /* A plan of F >= 8 whole loops (and its last, partial loop) belongs to a
-   * family whose runs the memo keeps (alone.h). */
+  /* F whole loops per channel (and a last, partial loop). */
   guint64 F = q > 0 ? whole_loops(req, q) : 0;
   /* A whole plan past the step guard whose stream model is trusted
    * (streams.h, fs_coll_exec_streams_trusted) runs as streams at once,
-   * before the family's plans below are built: the shortcuts' short runs
+   * before any plan is built: the shortcuts' short runs
    * of thousands of ranks cost seconds each and, for the NVLS tree across
    * many nodes, fail (alone.h, "Too big for steps"). */
   gboolean can_stream = !opts->exact && opts->route_paths != NULL;
@@ -580,46 +339,6 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   FsCollRequest mirrored = *req;
   mirrored.mirror_rails = rails != NULL;
   req = &mirrored;
-  gboolean remember = FALSE;
-  Family fam;
-  if (q > 0 && !opts->exact && opts->memo != NULL && F >= 8) {
-    /* The executor parameters of the F plan: its latency depth from the
-     * one-loop and two-loop plans (it must not grow with the loops).  Built
-     * folded where runs fold (the same depth, new_plan): the SHARP
-     * algorithms' one-loop plan halves its unit and so has as many units
-     * as the whole plan, past the step guard whole on 16,384 GPUs.  One
-     * still past the guard leaves the family out of the memo. */
-    FsCollRequest r1 = fold_past_guard(req), r2 = r1;
-    r1.bytes = q * req->nchannels, r2.bytes = 2 * q * req->nchannels;
-    GError *perr = NULL;
-    g_autoptr(FsCollPlan) p1 = new_plan(comm, choice->algo, &r1, opts, net, &perr);
-    g_autoptr(FsCollPlan) p2 = p1 ? new_plan(comm, choice->algo, &r2, opts, net, &perr) : NULL;
-    if (p2 == NULL && !g_error_matches(perr, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT)) {
-      g_propagate_error(error, perr);
-      return FALSE;
-    }
-    g_clear_error(&perr);
-    if (p2 != NULL && fs_coll_plan_latency_depth(p1) == fs_coll_plan_latency_depth(p2)) {
-      FsCollExecParams ep;
-      fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, p1, &ep);
-      family_of(comm, choice->algo, req, q, F, &ep, &fam);
-      remember = TRUE;
-    }
-  }
-  const Attempt loops = {p, sys, comm, nbytes, choice, req, key, DIM_LOOPS, q, F, net, xfer,
-                         xfer_ctx, opts, stats, remember ? &fam : NULL, rails};
-  /* Windows need runs in the memo, which keeps folded runs only. */
-  gboolean windows = remember && may_fold(opts, net);
-  /* Window extrapolation first where the memo has a window: a family whose
-   * smaller sizes had to run whole. */
-  if (windows) {
-    stats->loops = F;
-    gboolean done;
-    if (!window(&loops, FALSE, &done, error))
-      return FALSE;
-    if (done)
-      return TRUE;
-  }
   if (q > 0)
     stats->loops = stats->sim_loops = F;
   /* Step extrapolation: every loop's ring steps are alike, so the plan
@@ -636,8 +355,8 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   guint P = fs_comm_uniform_ranks_per_host(comm);
   for (guint64 K = MAX(opts->min_steps, 4); !opts->exact && 5 * K + 5 < S; K *= 2) {
     const guint64 n[4] = {K, K + 1, K + 2, 2 * K + 2};
-    const Attempt at = {p, sys, comm, nbytes, choice, req, key, DIM_STEPS, 0, S, net, xfer,
-                        xfer_ctx, opts, stats, NULL, rails};
+    const Attempt at = {p, sys, comm, nbytes, choice, req, key, S, net, xfer, xfer_ctx, opts,
+                        stats, rails};
     gboolean done;
     if (!try_extrapolate(&at, n, 1e-6, &done, error))
       return FALSE;
@@ -654,19 +373,11 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
       return TRUE;
     }
   }
-  /* No exact shortcut: a window (alone.h) when its runs cost at most half
-   * the plan, else the whole plan. */
-  if (windows) {
-    gboolean done;
-    if (!window(&loops, TRUE, &done, error))
-      return FALSE;
-    if (done)
-      return TRUE;
-  }
-  /* A whole plan past the step guard (coll/plan.h) cannot run: where the
-   * stream model can time it, it does (fs_coll_time_alone).  A plan of
-   * whole loops is measured before it is built (its one- and two-loop
-   * plans); any other fails while it is built.  One past the guard whole
+  /* No shortcut: the whole plan.  One past the step guard (coll/plan.h)
+   * cannot run: where the stream model can time it, it does
+   * (fs_coll_time_alone).  A plan of whole loops is measured before it is
+   * built (its one- and two-loop plans); any other fails while it is
+   * built.  One past the guard whole
    * but that folding might bring under it is built folded, which fails
    * at the guard (and then streams) or runs as steps: CollNetDirect's
    * all_reduce of 1 GiB on 16,384 GPUs keeps 1/16 of its steps. */
@@ -695,19 +406,7 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   FsCollExecParams ep;
   fs_coll_exec_params(p, sys, comm, req->op, nbytes, choice, plan, &ep);
   ep.key = key;
-  if (!run_plan(plan, &ep, net, xfer, xfer_ctx, opts, rails, stats, &stats->time, error))
-    return FALSE;
-  /* A whole run of a folded family joins the memo (folding says its routes
-   * do not depend on the keys, which differ from size to size). */
-  if (remember && stats->width > 1 && memo_find(opts->memo, &fam, stats->loops) == NULL) {
-    Family ran = fam;
-    family_set_ep(&ran, &ep);
-    MemoEntry e = {.fam = fam, .loops = stats->loops, .time = stats->time,
-                   .depth = fs_coll_plan_latency_depth(plan), .whole = TRUE,
-                   .ran_as_fam = memcmp(&ran, &fam, sizeof fam) == 0};
-    g_array_append_val(opts->memo->entries, e);
-  }
-  return TRUE;
+  return run_plan(plan, &ep, net, xfer, xfer_ctx, opts, rails, stats, &stats->time, error);
 }
 
 /* Times req with the stream model (streams.h), sharing the memo's streams. */

@@ -19,13 +19,20 @@
  *
  *   A plan is a sequence of identical loops (the algorithm's loop_bytes,
  *   coll/plan.h): a ring's chunk loops, a tree's or a switch's slices.
- *   Every loop of it is simulated (or the window below): there is no
- *   loop extrapolation.  There was one (plans of N, N+1, N+2 and 2N+2
- *   loops checked periodic to 1e-6, the rest extrapolated); removed
- *   2026-11-28 (issue 19 item 7) as it saved no time in `fabricsim
- *   validate` once the stream model took the long plans, and its check
- *   missed drifts of up to 0.14 % (the NVLS tree on 2 NDR nodes;
- *   src/README.md, tests/bench/RESULTS.md).
+ *   Every loop of it is simulated: there is no loop extrapolation.  There
+ *   was one (plans of N, N+1, N+2 and 2N+2 loops checked periodic to
+ *   1e-6, the rest extrapolated); removed 2026-11-28 (issue 19 item 7) as
+ *   it saved no time in `fabricsim validate` once the stream model took
+ *   the long plans, and its check missed drifts of up to 0.14 % (the NVLS
+ *   tree on 2 NDR nodes; src/README.md, tests/bench/RESULTS.md).  Nor is
+ *   there window extrapolation (a plan of F >= 64 loops timed from runs of
+ *   8, 16 and 32 or more loops, a sweep's smaller sizes, its expected
+ *   error checked at 1 %): removed 2026-11-28 (issue 19 item 7, branch
+ *   window19), as the NVLS tree across 128 NDR nodes does not settle
+ *   within 64 loops (time per loop 91.97, 92.97 then 86.67 us over [8,
+ *   16], [16, 32], [32, 64]): a sweep's 1 GiB row came out 3.0 % above the
+ *   same size alone and 2 GiB 5.2 % above its whole run.  A sweep's rows
+ *   are now each size's alone run (tests/test-coll-fast.c).
  *
  *   Step extrapolation: a ring phase is 2(n−1) (or n−1) alike
  *   ring steps per loop (FsCollAlgo.ring_steps), so plans cut to K, K+1,
@@ -61,36 +68,6 @@
  *   groups (tests/bench/RESULTS.md).  opts->period_off (or exact) turns
  *   it off.
  *
- *   Window extrapolation (opts->memo; made for plans with no periodic
- *   regime: the NVLS tree across many nodes, NCCL's tree over 64 NDR
- *   nodes, whose loops repeat only from about the 56th): a plan of F >= 64
- *   whole loops
- *   (and its last, partial loop, which every plan of the family keeps)
- *   takes its time from runs of plans of the same family (algorithm,
- *   protocol, channels, chunk, slice, slots, op, datatype, the bytes past
- *   the whole loops, executor parameters, folded) of L1 >= 8, L2 = 2 L1 and L3 = 2 L2 <=
- *   F/2 whole loops: T(F) = T(L3) + (F − L3) × s2, where s1 and s2 are the
- *   times per loop over [L1, L2] and [L2, L3].  The two windows disagree by
- *   |s2 − s1| per loop; over the F − L3 loops extrapolated that is the
- *   error to expect, and the window is accepted when it is at most 1 % of
- *   T(F).  Not exact (measured against whole runs in tests/bench/RESULTS.md).
- *   The runs are taken from the memo first (a sweep's smaller sizes, ×2
- *   apart, run whole): the largest window there.  A refused window widens
- *   to [L2, L3, 2 L3] by running the plan of 2 L3 loops, while that costs
- *   at most F/2 loops.  When step extrapolation fails (or does not apply)
- *   and runs fold, the plans of 8, 16 and 32 loops are run for a window
- *   when they cost at most F/2 loops (F >= 112), so that a single large
- *   size does not run whole.  Whole runs of such plans are
- *   recorded in the memo.
- *
- *   The memo keeps every folded run of a family's plan of L whole loops
- *   (a window's runs, a size run whole) with its executor parameters and
- *   latency depth; a window that needs the same plan with the same
- *   parameters again takes its time from the memo instead of building and
- *   running it.  Exact: a plan alone on the network with the same
- *   parameters takes the same time (folded runs only, whose routes do not
- *   depend on the keys; tests/test-coll-fast.c checks it to the ps).
- *
  *   Channel deduplication (analytic flow model; dedup.h): flows share
  *   nothing there, so each channel is a closed system; of the channels
  *   whose steps and route figures agree one for one, one runs
@@ -105,8 +82,7 @@
  * Bounded buffers (FsCollRequest.conn_slots, coll/plan.h) are NCCL's and are on
  * for every tuned collective; they do not make the NVLS tree across many
  * nodes periodic (128 NDR nodes: the time per loop over windows of 8 loops
- * still differs by 2.5 %), so those plans run whole or take a window
- * extrapolation (above).
+ * still differs by 2.5 %), so those plans run whole.
  *
  * Too big for steps: when the whole plan would pass the plan-step guard
  * (coll/plan.h; a plan of whole loops is measured from its one- and
@@ -122,9 +98,7 @@
  * more steps than the guard × its channels) is built folded first
  * (FsCollRequest.max_virtual): it runs as steps when it keeps no more
  * steps than the guard allows, else as streams (CollNetDirect on 16,384
- * GPUs keeps 1/16).  The family's one- and two-loop plans are built
- * folded in the same way, and a family whose plans pass the guard even
- * so is left out of the memo.
+ * GPUs keeps 1/16).
  *
  * A collective that shares the network with others cannot use either:
  * coarser slices (FsCollRequest.max_slices_per_conn, coll/plan.h) are the
@@ -132,9 +106,9 @@
  *
  * Ownership: borrows everything.  Errors: those of fs_coll_plan_new and
  * fs_coll_run_alone.  Cost: every loop of the plan, or four runs of 5K+5
- * ring steps per loop in all instead of all its steps, or a window's runs
- * of at most F/2 loops; a folded run simulates 1/k of the flows; a
- * refused check costs its runs on top of the whole plan.
+ * ring steps per loop in all instead of all its steps; a folded run
+ * simulates 1/k of the flows; a refused check costs its runs on top of the
+ * whole plan.
  */
 #pragma once
 
@@ -147,10 +121,11 @@
 
 G_BEGIN_DECLS
 
-/* Whole-plan times measured by earlier calls (a sweep's smaller sizes) and
- * runs of truncated plans, for the window extrapolation above and to run
- * no plan twice.  Owned by the caller; one per
- * communicator and network (fs_coll_bench makes one per sweep). */
+/* What the sizes of a sweep share: the rails of a communicator's NVLS
+ * tree (rails.h) and the stream models' streams, routes and skeletons
+ * (streams.h).  No time is reused: each size runs as it would alone.
+ * Owned by the caller; one per communicator and network (fs_coll_bench
+ * makes one per sweep). */
 typedef struct FsCollAloneMemo FsCollAloneMemo;
 FsCollAloneMemo *fs_coll_alone_memo_new(void);
 void fs_coll_alone_memo_free(FsCollAloneMemo *memo);
@@ -158,8 +133,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollAloneMemo, fs_coll_alone_memo_free)
 
 typedef struct {
   gboolean exact;                 /* TRUE: every loop of every channel, no shortcut */
-  FsCollAloneMemo *memo;          /* window extrapolation (below) and the stream models'
-                                     shared work (streams.h, FsCollStreamsMemo); NULL: none */
+  FsCollAloneMemo *memo;          /* rails (rails.h; step runs need it) and the stream
+                                     models' shared work (streams.h); NULL: none */
   FsCollRouteFixedFn route_fixed; /* folding needs it (fs_coll_topo_route_fixed); NULL: none */
   FsCollRouteProfileFn route_profile; /* analytic dedup needs it (fs_coll_topo_route_profile);
                                          NULL: none */
@@ -178,16 +153,15 @@ typedef struct {
 typedef struct {
   FsTime time;         /* the collective's duration */
   guint64 loops;       /* whole loops per channel of the full plan (0: no loop structure) */
-  guint64 sim_loops;   /* whole loops of the largest plan simulated (== loops; 0: window) */
-  FsTime period;       /* time per loop of a window extrapolation, per ring step
-                          of a step extrapolation (per P steps if periodic), else 0 */
+  guint64 sim_loops;   /* whole loops of the largest plan simulated (== loops) */
+  FsTime period;       /* time per ring step of a step extrapolation (per P steps
+                          if periodic), else 0 */
   guint width;         /* channels per simulated channel in the last run (1: not folded) */
   guint sim_channels;  /* channels simulated in the last run (fewer than the plan's:
                           folded, or deduplicated in the analytic model) */
   guint ring_steps;    /* ring steps per loop of the full plan (0: none) */
   guint sim_ring_steps; /* ring steps per loop of the largest plan simulated (== ring_steps:
                            no step extrapolation) */
-  gboolean window;     /* TRUE: window extrapolation (not exact) */
   guint step_period;   /* ring steps per period of a periodic step extrapolation (0: none) */
   guint runs;          /* simulations run */
   guint64 sim_steps;   /* steps simulated over all runs (streams: the skeletons' steps) */

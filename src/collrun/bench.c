@@ -96,9 +96,9 @@ gboolean fs_coll_bench(const FsNcclParams *p, const FsCollSysInfo *sys, const Fs
                        void *xfer_ctx, GArray *rows, GError **error)
 {
   Bench b = {p, sys, comm, sw, net, xfer, xfer_ctx, sw->alone, 0, rows};
-  /* The sweep's sizes share a memo of whole plans (alone.h, window
-   * extrapolation) and of the stream models' streams, routes and
-   * skeletons (streams.h) unless the caller brought one. */
+  /* The sweep's sizes share a memo of the NVLS tree's rails (rails.h) and
+   * of the stream models' streams, routes and skeletons (streams.h) unless
+   * the caller brought one. */
   g_autoptr(FsCollAloneMemo) memo = NULL;
   if (b.alone.memo == NULL && !b.alone.exact)
     b.alone.memo = memo = fs_coll_alone_memo_new();

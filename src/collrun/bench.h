@@ -1,9 +1,10 @@
 /* bench.h — nccl-tests on the simulator: a sweep of sizes of one
  * collective, each tuned (or forced), planned, run alone on the flow
- * network (fs_coll_time_alone: loop and step extrapolation, channel
- * folding when the sweep allows it, and window extrapolation from the
- * sweep's own smaller sizes through a memo the sweep keeps unless
- * alone.exact or the caller brings one), and reported as nccl-tests rows.
+ * network (fs_coll_time_alone: step extrapolation, channel folding when
+ * the sweep allows it, the NVLS tree's rails and the stream models' work
+ * shared through a memo the sweep keeps unless alone.exact or the caller
+ * brings one), and reported as nccl-tests rows.  Each row is the time its
+ * size gives alone (`coll -b S -e S`): the memo shares no times.
  *
  * Each size runs with the executor parameters of exec-params.h.
  *

@@ -24,9 +24,10 @@
  * so that the sums are those of the copies).
  * Popping the lowest level L freezes either every unfrozen flow of A on that
  * channel at L (the channel is their bottleneck) or the one capped flow at
- * its cap; the channels those flows cross get a new share, pushed once per
- * filling step (stale heap entries are skipped by a version number).  The
- * pop order is the total order (level, kind, index), channels before caps on
+ * its cap; the channels those flows cross get a new share once per filling
+ * step, moved in place in an indexed heap (one entry per channel, so no
+ * stale entry is pushed or popped); the caps are sorted once per fill and
+ * merged with the heap's top.  The pop order is the total order (level, kind, index), channels before caps on
  * a tie; every flow frozen in one step adds the same L to each channel it
  * crosses, so the sums do not depend on list order.  Rounding can make a new
  * share come out a hair below the level just frozen; levels are clamped to
@@ -41,39 +42,47 @@
 #include "net/flow-private.h"
 
 #include <math.h>
+#include <string.h>
 
 static gboolean entry_less(const FsFillEntry *a, const FsFillEntry *b)
 {
   return a->level < b->level || (a->level == b->level && a->tag < b->tag);
 }
 
-static void heap_push(FsFlowNet *net, FsFillEntry e)
+/* The channels' heap is indexed: a channel has at most one entry, at
+ * heap[chans[ci].hpos], moved in place when its share changes, so no stale
+ * entry is ever pushed or popped.  hpos is valid only while heap_n > hpos
+ * and that entry's tag is the channel (entries of an earlier fill linger
+ * in hpos). */
+static inline gboolean in_heap(const FsFlowNet *net, uint32_t ci)
 {
-  if (net->heap_n == net->heap_cap) {
-    net->heap_cap = net->heap_cap ? 2 * net->heap_cap : 256;
-    net->heap = g_renew(FsFillEntry, net->heap, net->heap_cap);
-  }
+  uint32_t p = net->chans[ci].hpos;
+  return p < net->heap_n && (uint32_t)net->heap[p].tag == ci;
+}
+
+static inline void heap_place(FsFlowNet *net, guint i, FsFillEntry e)
+{
+  net->heap[i] = e;
+  net->chans[(uint32_t)e.tag].hpos = i;
+}
+
+static void sift_up(FsFlowNet *net, guint i, FsFillEntry e)
+{
   FsFillEntry *h = net->heap;
-  guint i = net->heap_n++;
   while (i > 0) {
     guint p = (i - 1) / 2;
     if (!entry_less(&e, &h[p]))
       break;
-    h[i] = h[p];
+    heap_place(net, i, h[p]);
     i = p;
   }
-  h[i] = e;
+  heap_place(net, i, e);
 }
 
-static FsFillEntry heap_pop(FsFlowNet *net)
+static void sift_down(FsFlowNet *net, guint i, FsFillEntry e)
 {
   FsFillEntry *h = net->heap;
-  FsFillEntry top = h[0];
-  guint n = --net->heap_n;
-  if (n == 0)
-    return top;
-  FsFillEntry e = h[n];
-  guint i = 0;
+  guint n = net->heap_n;
   for (;;) {
     guint c = 2 * i + 1;
     if (c >= n)
@@ -82,10 +91,38 @@ static FsFillEntry heap_pop(FsFlowNet *net)
       c++;
     if (!entry_less(&h[c], &e))
       break;
-    h[i] = h[c];
+    heap_place(net, i, h[c]);
     i = c;
   }
-  h[i] = e;
+  heap_place(net, i, e);
+}
+
+/* Sets channel ci's entry to `level`: inserts it, or moves it in place. */
+static void heap_set(FsFlowNet *net, uint32_t ci, double level)
+{
+  FsFillEntry e = {level, (FS_FILL_CHAN << 32) | ci};
+  if (in_heap(net, ci)) {
+    guint i = net->chans[ci].hpos;
+    gboolean up = entry_less(&e, &net->heap[i]);
+    if (up)
+      sift_up(net, i, e);
+    else
+      sift_down(net, i, e);
+    return;
+  }
+  if (net->heap_n == net->heap_cap) {
+    net->heap_cap = net->heap_cap ? 2 * net->heap_cap : 256;
+    net->heap = g_renew(FsFillEntry, net->heap, net->heap_cap);
+  }
+  sift_up(net, net->heap_n++, e);
+}
+
+static FsFillEntry heap_pop(FsFlowNet *net)
+{
+  FsFillEntry top = net->heap[0];
+  guint n = --net->heap_n;
+  if (n > 0)
+    sift_down(net, 0, net->heap[n]);
   return top;
 }
 
@@ -93,7 +130,46 @@ static void push_share(FsFlowNet *net, uint32_t ci)
 {
   FsChan *c = &net->chans[ci];
   double share = (c->capacity - c->frozen_sum) / (double)c->unfrozen;
-  heap_push(net, (FsFillEntry){share, (FS_FILL_CHAN << 32) | ci, c->ver});
+  heap_set(net, ci, share);
+}
+
+/* Sorts the caps of A by (level, tag): insertion sort on short runs, then
+ * bottom-up merges through net->caps_tmp (no callback: a large component
+ * sorts its caps on every fill). */
+static void sort_caps(FsFlowNet *net)
+{
+  FsFillEntry *v = net->caps;
+  guint n = net->caps_n;
+  const guint run = 16;
+  for (guint lo = 0; lo < n; lo += run) {
+    guint hi = MIN(lo + run, n);
+    for (guint i = lo + 1; i < hi; i++) {
+      FsFillEntry e = v[i];
+      guint j = i;
+      for (; j > lo && entry_less(&e, &v[j - 1]); j--)
+        v[j] = v[j - 1];
+      v[j] = e;
+    }
+  }
+  if (n <= run)
+    return;
+  FsFillEntry *src = v, *dst = net->caps_tmp;
+  for (guint w = run; w < n; w *= 2) {
+    for (guint lo = 0; lo < n; lo += 2 * w) {
+      guint mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        dst[k++] = entry_less(&src[j], &src[i]) ? src[j++] : src[i++];
+      while (i < mid)
+        dst[k++] = src[i++];
+      while (j < hi)
+        dst[k++] = src[j++];
+    }
+    FsFillEntry *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != v)
+    memcpy(v, src, n * sizeof *v);
 }
 
 /* Freezes flow `slot` at `level` per copy, updating the channels it crosses. */
@@ -109,7 +185,6 @@ static void freeze(FsFlowNet *net, uint32_t slot, double level, int64_t bneck)
     for (uint32_t k = 0; k < f->copies; k++)
       c->frozen_sum += level;
     c->unfrozen -= f->copies;
-    c->ver++;
     if (c->touched != net->step) {
       c->touched = net->step;
       fs_u32vec_push(&net->step_chans, ci);
@@ -176,14 +251,14 @@ static void collect_seeds(FsFlowNet *net)
 {
   net->comp_flows.n = 0;
   net->comp_chans.n = 0;
-  for (guint i = 0; i < net->seed_flows->len; i++) {
-    uint32_t s = g_array_index(net->seed_flows, uint32_t, i);
+  for (guint i = 0; i < net->seed_flows.n; i++) {
+    uint32_t s = net->seed_flows.v[i];
     net->flows[s].dirty = 0;
     if (net->flows[s].state == FS_FLOW_RUNNING)
       add_flow(net, s);
   }
-  for (guint i = 0; i < net->seed_chans->len; i++) {
-    uint32_t ci = g_array_index(net->seed_chans, uint32_t, i);
+  for (guint i = 0; i < net->seed_chans.n; i++) {
+    uint32_t ci = net->seed_chans.v[i];
     FsChan *c = &net->chans[ci];
     c->dirty = FALSE;
     if (c->n_bneck == 0)
@@ -192,8 +267,8 @@ static void collect_seeds(FsFlowNet *net)
       if (net->flows[c->inc[k].flow].bneck == ci)
         add_flow(net, c->inc[k].flow);
   }
-  g_array_set_size(net->seed_flows, 0);
-  g_array_set_size(net->seed_chans, 0);
+  net->seed_flows.n = 0;
+  net->seed_chans.n = 0;
   if (net->global)
     for (uint32_t i = 0; i < net->n_active; i++)
       add_flow(net, net->active[i]);
@@ -210,7 +285,6 @@ static void fill(FsFlowNet *net)
     c->unfrozen = 0;
     c->frozen_sum = c->load; /* minus A's current rates, below */
     c->froze = 0;
-    c->ver++;
   }
   /* What the outside flows use is the load less A's rates: O(A's hops), not
    * a scan of every flow on A's channels. */
@@ -230,27 +304,41 @@ static void fill(FsFlowNet *net)
     if (c->unfrozen > 0)
       push_share(net, ci);
   }
+  /* The caps of A, sorted once: popped in order, merged with the heap. */
+  net->caps_n = 0;
+  if (net->caps_cap < net->comp_flows.n) {
+    net->caps_cap = MAX(2 * net->comp_flows.n, 64);
+    net->caps = g_renew(FsFillEntry, net->caps, net->caps_cap);
+    net->caps_tmp = g_renew(FsFillEntry, net->caps_tmp, net->caps_cap);
+  }
   for (guint i = 0; i < net->comp_flows.n; i++) {
     uint32_t s = net->comp_flows.v[i];
     const FsFlow *f = &net->flows[s];
     if (isfinite(f->cap))
-      heap_push(net, (FsFillEntry){f->copies == 1 ? f->cap : f->cap / f->copies,
-                                   (FS_FILL_CAP << 32) | s, 0});
+      net->caps[net->caps_n++] =
+        (FsFillEntry){f->copies == 1 ? f->cap : f->cap / f->copies, (FS_FILL_CAP << 32) | s};
   }
+  sort_caps(net);
+  guint next_cap = 0;
   double level = 0;
-  while (net->heap_n > 0) {
-    FsFillEntry e = heap_pop(net);
-    uint32_t idx = (uint32_t)e.tag;
-    if ((e.tag >> 32) == FS_FILL_CAP) {
-      if (net->flows[idx].frozen == net->epoch)
-        continue;
+  for (;;) {
+    while (next_cap < net->caps_n &&
+           net->flows[(uint32_t)net->caps[next_cap].tag].frozen == net->epoch)
+      next_cap++;
+    gboolean cap = next_cap < net->caps_n;
+    if (!cap && net->heap_n == 0)
+      break;
+    if (cap && (net->heap_n == 0 || entry_less(&net->caps[next_cap], &net->heap[0]))) {
+      FsFillEntry e = net->caps[next_cap++];
       level = MAX(level, e.level);
       next_step(net);
-      freeze(net, idx, level, FS_CHANNEL_NONE);
+      freeze(net, (uint32_t)e.tag, level, FS_CHANNEL_NONE);
     } else {
+      FsFillEntry e = heap_pop(net);
+      uint32_t idx = (uint32_t)e.tag;
       FsChan *c = &net->chans[idx];
-      if (e.ver != c->ver || c->unfrozen == 0)
-        continue;
+      if (c->unfrozen == 0)
+        continue; /* its flows were frozen elsewhere: an entry left in place */
       level = MAX(level, e.level);
       next_step(net);
       c->froze = net->epoch;

@@ -38,7 +38,7 @@ typedef struct {
   uint32_t mark;        /* == net->epoch: in the component */
   uint32_t touched;     /* == net->step: touched in the current filling step */
   uint32_t unfrozen;    /* copies of the flows not yet frozen */
-  uint32_t ver;         /* bumped when `unfrozen`/`frozen_sum` change */
+  uint32_t hpos;        /* its entry's index in net->heap (fill.c's in_heap) */
   uint32_t froze;       /* == net->epoch: it was the bottleneck of a filling step */
   double froze_level;   /* the level of that step */
   double frozen_sum;    /* sum of the frozen (or fixed) flows' rates */
@@ -86,12 +86,11 @@ typedef struct {
   uint32_t next_free;
 } FsFlow;
 
-/* A heap entry of the progressive filling: a channel's fair share or a
- * flow's cap.  Ordered by (level, tag); tag = kind << 32 | index. */
+/* An entry of the progressive filling (the channels' heap, the sorted
+ * caps): a channel's fair share or a flow's cap.  Ordered by (level, tag); tag = kind << 32 | index. */
 typedef struct {
   double level;
   uint64_t tag;
-  uint32_t ver;
 } FsFillEntry;
 
 #define FS_FILL_CHAN ((uint64_t)0)
@@ -124,13 +123,16 @@ struct FsFlowNet {
   uint32_t *active;              /* running flows (for global mode and checks) */
   uint32_t n_active, active_cap;
   /* Seeds of the pending recomputation. */
-  GArray *seed_flows;            /* uint32 slots */
-  GArray *seed_chans;            /* uint32 channel ids */
+  FsU32Vec seed_flows;           /* slots */
+  FsU32Vec seed_chans;           /* channel ids */
   FsEventId recompute_ev;
   /* Scratch of the recomputation (reused). */
   FsU32Vec comp_flows, comp_chans, step_chans;
-  FsFillEntry *heap;             /* the filling heap (a plain array: hot) */
+  FsFillEntry *heap;             /* the channels' filling heap, indexed (a plain array: hot) */
   guint heap_n, heap_cap;
+  FsFillEntry *caps;             /* the caps of the affected flows, sorted */
+  FsFillEntry *caps_tmp;         /* the sort's scratch, caps_cap entries */
+  guint caps_n, caps_cap;
   uint32_t epoch, step;
   gboolean check, global;
   FsFlowNetStats stats;

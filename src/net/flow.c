@@ -41,8 +41,6 @@ FsFlowNet *fs_flownet_new(FsSim *sim, FsNetModel model)
   net->sim = sim;
   net->model = model;
   net->free_head = UINT32_MAX;
-  net->seed_flows = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  net->seed_chans = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   const char *env = g_getenv("FS_NET_CHECK");
   net->check = env != NULL && env[0] != '\0' && strcmp(env, "0") != 0;
   return net;
@@ -66,13 +64,15 @@ void fs_flownet_free(FsFlowNet *net)
   g_free(net->chans);
   g_free(net->flows);
   g_free(net->active);
-  g_array_unref(net->seed_flows);
-  g_array_unref(net->seed_chans);
+  g_free(net->seed_flows.v);
+  g_free(net->seed_chans.v);
   fs_flownet_watch_free(net);
   g_free(net->comp_flows.v);
   g_free(net->comp_chans.v);
   g_free(net->step_chans.v);
   g_free(net->heap);
+  g_free(net->caps);
+  g_free(net->caps_tmp);
   g_free(net);
 }
 
@@ -340,7 +340,7 @@ static void begin_flow(FsFlowNet *net, uint32_t slot)
   }
   if (!f->dirty) {
     f->dirty = 1;
-    g_array_append_val(net->seed_flows, slot);
+    fs_u32vec_push(&net->seed_flows, slot);
   }
   schedule_recompute(net);
 }
@@ -469,7 +469,7 @@ static void drain_cb(void *ctx, uint64_t arg)
       c->load = 0;
     } else if (net->model == FS_NET_MAXMIN && !c->dirty) {
       c->dirty = TRUE;
-      g_array_append_val(net->seed_chans, hop.chan);
+      fs_u32vec_push(&net->seed_chans, hop.chan);
       seeded = TRUE;
     }
   }

@@ -27,7 +27,11 @@
  * its cap; the channels those flows cross get a new share once per filling
  * step, moved in place in an indexed heap (one entry per channel, so no
  * stale entry is pushed or popped); the caps are sorted once per fill and
- * merged with the heap's top.  The pop order is the total order (level, kind, index), channels before caps on
+ * merged with the heap's top.  The fill ends when every flow of A is frozen:
+ * the entries left (channels whose flows were all frozen by caps or other
+ * channels) would only be popped and skipped, each O(log n) (most of a fill's
+ * cost where A's flows run at their caps, as NCCL's LL128 trees do).
+ * The pop order is the total order (level, kind, index), channels before caps on
  * a tie; every flow frozen in one step adds the same L to each channel it
  * crosses, so the sums do not depend on list order.  Rounding can make a new
  * share come out a hair below the level just frozen; levels are clamped to
@@ -177,6 +181,7 @@ static void freeze(FsFlowNet *net, uint32_t slot, double level, int64_t bneck)
 {
   FsFlow *f = &net->flows[slot];
   f->frozen = net->epoch;
+  net->fill_left--;
   f->new_rate = f->copies == 1 ? level : level * f->copies;
   f->new_bneck = bneck;
   for (uint32_t h = 0; h < f->n_hops; h++) {
@@ -321,7 +326,10 @@ static void fill(FsFlowNet *net)
   sort_caps(net);
   guint next_cap = 0;
   double level = 0;
-  for (;;) {
+  net->fill_left = net->comp_flows.n;
+  /* Once every flow of A is frozen, what is left in the heap and the caps
+   * would only be popped and skipped: the fill ends there. */
+  while (net->fill_left > 0) {
     while (next_cap < net->caps_n &&
            net->flows[(uint32_t)net->caps[next_cap].tag].frozen == net->epoch)
       next_cap++;

@@ -130,6 +130,7 @@ struct FsFlowNet {
   FsU32Vec comp_flows, comp_chans, step_chans;
   FsFillEntry *heap;             /* the channels' filling heap, indexed (a plain array: hot) */
   guint heap_n, heap_cap;
+  guint fill_left;               /* flows of the affected set not frozen yet in this fill */
   FsFillEntry *caps;             /* the caps of the affected flows, sorted */
   FsFillEntry *caps_tmp;         /* the sort's scratch, caps_cap entries */
   guint caps_n, caps_cap;

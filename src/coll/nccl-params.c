@@ -731,12 +731,16 @@ uint64_t fs_nccl_params_collnet_chain_chunk(const FsNcclParams *p, uint64_t nbyt
   uint64_t step = p->proto[FS_PROTO_SIMPLE].buffer / MAX(p->steps, 1u);
   uint64_t chunk = MAX(MIN(p->collnet_chain_chunk_max, step), 1);
   uint64_t per = nbytes / MAX(nchannels, 1u);
-  for (guint i = 0; i < 3; i++) {
-    double loops = (double)depth * p->collnet_chain_chunk_loops[i];
-    while ((double)(per / chunk) < loops && (double)chunk > p->collnet_chain_chunk_floor[i] &&
-           chunk > 1)
-      chunk /= 2;
-  }
+  for (guint i = 0; i < 3; i++)
+    chunk = fs_nccl_chunk_halve(chunk, per, (double)depth * p->collnet_chain_chunk_loops[i],
+                                p->collnet_chain_chunk_floor[i]);
+  return chunk;
+}
+
+uint64_t fs_nccl_chunk_halve(uint64_t chunk, uint64_t per_channel, double min_chunks, double floor)
+{
+  while (chunk > 1 && (double)chunk > floor && (double)(per_channel / chunk) < min_chunks)
+    chunk /= 2;
   return chunk;
 }
 

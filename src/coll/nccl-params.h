@@ -317,6 +317,11 @@ char *fs_nccl_params_release_of_code(guint code);
  * buffer/steps × chunk_steps (slice_steps) × payload. */
 uint64_t fs_nccl_params_chunk_bytes(const FsNcclParams *p, FsCollProto proto);
 uint64_t fs_nccl_params_slice_bytes(const FsNcclParams *p, FsCollProto proto);
+/* NCCL's small-size chunk rule (src/enqueue.cc, CollNetChain and Tree/LL128 alike): halves
+ * chunk while a channel of per_channel bytes holds fewer than min_chunks of it (NCCL's integer
+ * division per_channel / chunk) and chunk is above floor, never below 1 B.  Pure. */
+uint64_t fs_nccl_chunk_halve(uint64_t chunk, uint64_t per_channel, double min_chunks, double floor);
+
 /* NCCL's CollNetChain chunk for an all_reduce of nbytes on nchannels channels with depth ranks
  * per node (src/enqueue.cc, the collnet_chain table); 0 when p has no collnet_chain table. */
 uint64_t fs_nccl_params_collnet_chain_chunk(const FsNcclParams *p, uint64_t nbytes, guint nchannels,

@@ -687,11 +687,17 @@ uint64_t fs_coll_tree_ll128_chunk(const FsNcclParams *p, uint64_t chunk, uint64_
     return chunk;
   double nsteps = 1 + log2i(nodes) + p->tree_ll128_ppn_steps * ppn;
   for (guint i = 0; i < 2; i++)
-    while (chunk > (uint64_t)p->tree_ll128_floor[i] &&
-           (double)(nbytes / ((uint64_t)nchannels * chunk)) < nsteps * p->tree_ll128_chunks[i] / ppn)
-      chunk /= 2;
+    chunk = fs_nccl_chunk_halve(chunk, nbytes / nchannels, nsteps * p->tree_ll128_chunks[i] / ppn,
+                                p->tree_ll128_floor[i]);
   uint64_t grain = (uint64_t)p->tree_ll128_grain;
   return MAX(chunk / grain * grain, grain);
+}
+
+/* The channels one host NIC's proxy thread serves, its posts one after the other: the
+ * collective's channels spread over the host's NICs (sys->net_nics > 0). */
+static guint proxy_channels(const FsCollSysInfo *sys, guint nchannels)
+{
+  return (nchannels + sys->net_nics - 1) / sys->net_nics;
 }
 
 /* See tuner.h. */
@@ -707,7 +713,7 @@ double fs_coll_ring_proxy_sends_us(const FsNcclParams *p, const FsCollSysInfo *s
     return 0;
   guint steps = op == FS_COLL_ALL_REDUCE ? 2 * (n - 1)
                 : op == FS_COLL_ALL_GATHER || op == FS_COLL_REDUCE_SCATTER ? n - 1 : 0;
-  guint k = (nchannels + sys->net_nics - 1) / sys->net_nics;
+  guint k = proxy_channels(sys, nchannels);
   if (steps == 0 || k < 2)
     return 0;
   double step = p->coll_ring_serial_sends * (k - 1) * p->net_overhead_us[sys->cpu];
@@ -723,8 +729,7 @@ double fs_coll_tree_proxy_posts_us(const FsNcclParams *p, const FsCollSysInfo *s
   if (algo->nccl != FS_NCCL_ALGO_TREE || p->coll_tree_step_posts <= 0 ||
       fs_comm_n_hosts(comm) < 2 || sys->net_nics == 0 || nchannels == 0)
     return 0;
-  guint k = (nchannels + sys->net_nics - 1) / sys->net_nics;
-  return p->coll_tree_step_posts * k * p->net_overhead_us[sys->cpu];
+  return p->coll_tree_step_posts * proxy_channels(sys, nchannels) * p->net_overhead_us[sys->cpu];
 }
 
 /* See tuner.h: NCCL prices a step of a ring across hosts at max(NVLink hw latency, its network

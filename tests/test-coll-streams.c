@@ -355,7 +355,7 @@ static FsTime with_traffic(Sys *s, const FsCollChoice *ch, const FsCollRequest *
   }
   if (bulk > 0)
     ck_assert(fs_coll_topo_xfer(s->tnet, (int)gpus[0], (int)gpus[ng / 2], bulk, 0, 7, bulk_done,
-                                NULL, NULL, &err));
+                                NULL, NULL, NULL, &err));
   fs_assert_no_error(err);
   ck_assert(fs_sim_run(s->sim, &err));
   fs_assert_no_error(err);

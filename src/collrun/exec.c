@@ -197,7 +197,7 @@ static void start_step(FsCollRun *run, guint i)
   cap *= width;
   if (run->share_cap != NULL && run->share_cap[i] > 0)
     cap = cap > 0 ? MIN(cap, run->share_cap[i]) : run->share_cap[i];
-  if (!run->xfer(run->xfer_ctx, src, dst, wire, cap, conn_key(run, s), flow_done,
+  if (!run->xfer(run->xfer_ctx, src, dst, wire, cap, conn_key(run, s), flow_done, NULL,
                  run, GSIZE_TO_POINTER((gsize)i), &err))
     fail(run, err);
 }

@@ -45,17 +45,21 @@ G_BEGIN_DECLS
 /* Starts a transfer of bytes from node src to node dst now (key: a number
  * that tells transfers apart, for ECMP); done(done_ctx, info) must run once
  * when its last byte has landed, with info->user == user (it may run
- * before the call returns).  FALSE with error when it cannot start. */
+ * before the call returns); drained(done_ctx, info), when not NULL, must
+ * run once when its last byte has left the source (net/flow.h, D), before
+ * done (at the same picosecond when the path has no latency; a caller
+ * that gets done without drained takes the transfer as drained then).
+ * FALSE with error when it cannot start. */
 typedef gboolean (*FsCollTransferFn)(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
-                                     uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
-                                     GError **error);
+                                     uint64_t key, FsFlowDoneFn done, FsFlowDoneFn drained,
+                                     void *done_ctx, void *user, GError **error);
 /* As FsCollTransferFn for `copies` identical transfers (1 to
  * FS_FLOW_MAX_COPIES; bytes and rate_cap each copy's) that get under max-min
  * what separate transfers would (FsFlowSpec.copies); done runs once. */
 typedef gboolean (*FsCollTransferCopiesFn)(void *ctx, int src, int dst, uint64_t bytes,
                                            guint copies, double rate_cap, uint64_t key,
-                                           FsFlowDoneFn done, void *done_ctx, void *user,
-                                           GError **error);
+                                           FsFlowDoneFn done, FsFlowDoneFn drained,
+                                           void *done_ctx, void *user, GError **error);
 
 /* The paths a transfer from node src to node dst with ECMP key `key` takes:
  * appends each path's share of the bytes to weights (double) and, to hops

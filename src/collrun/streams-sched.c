@@ -31,8 +31,10 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
  * only on earlier ones (ordered: the plan's order is then a topological
  * one and max-plus pulls each step's start from its dependencies in that
  * order).  Otherwise each step's successors (CSR, a credit's marked by the
- * top bit) with the latency the edge adds after its source finishes, and
- * its count of predecessors, for a walk in dependency order (Kahn). */
+ * top bit, a FIFO edge of one connection by the next: EDGE_CREDIT,
+ * EDGE_DRAIN) with the latency the edge adds after its source finishes (or
+ * drains), and its count of predecessors, for a walk in dependency order
+ * (Kahn). */
 typedef struct {
   guint n;
   gboolean ordered;
@@ -45,10 +47,16 @@ typedef struct {
   double *elat;       /* per successor edge, ps */
 } Dag;
 
+#define EDGE_CREDIT 0x80000000u
+#define EDGE_DRAIN 0x40000000u
+#define EDGE_STEP(e) ((e) & ~(EDGE_CREDIT | EDGE_DRAIN))
+
 /* The latency a data dependency of step b on step a adds after a ends: the
  * step latency of a's class when they are not one connection's FIFO, a
  * ring's network step between consecutive steps across hosts (exec.h),
- * else none. */
+ * else none.  A FIFO edge of one connection runs from a's drain (the end of
+ * its sending interval, xb), as the executor's does (exec.h), any other
+ * from a's end. */
 static inline double dep_latency(const FsCollStep *a, const FsCollStep *b,
                                  const FsCollExecParams *ep)
 {
@@ -114,13 +122,13 @@ static void dag_build(const Skel *k, const FsCollExecParams *ep, double payload,
     const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
     for (guint j = 0; j < nd; j++) {
       guint x = g->off[d[j]] + fill[d[j]]++;
-      g->succ[x] = i;
+      g->succ[x] = i | (fs_coll_step_same_conn(&steps[d[j]], &steps[i]) ? EDGE_DRAIN : 0);
       g->elat[x] = dep_latency(&steps[d[j]], &steps[i], ep);
     }
     for (guint j = 0; j < nc; j++) {
       guint x = g->off[cr[j]] + fill[cr[j]]++;
-      g->succ[x] = i | 0x80000000u;
-      g->elat[x] = 0; /* FIFO order and credits: none */
+      g->succ[x] = i | EDGE_CREDIT;
+      g->elat[x] = 0; /* credits: none */
     }
   }
 }
@@ -159,9 +167,10 @@ static inline double step_end(const Skel *k, const Dag *g, const Stream *st,
 }
 
 /* Max-plus time of a skeleton (ps after its kickoff): each step starts
- * when the last of its dependencies has ended plus the latency the edge
- * adds (dep_latency; credits none) and ends as step_end says; the end is
- * the last completion plus the step latency of a final delivery (exec.c).
+ * when the last of its dependencies has ended (the previous transfer of
+ * its connection: drained, xb) plus the latency the edge adds
+ * (dep_latency; credits none) and ends as step_end says; the end is the
+ * last completion plus the step latency of a final delivery (exec.c).
  * Every figure is a maximum of the same sums in either walk, so the two
  * give the same bits. */
 static double maxplus(const Skel *k, const Dag *g, const Stream *st, const FsCollExecParams *ep,
@@ -181,8 +190,11 @@ static double maxplus(const Skel *k, const Dag *g, const Stream *st, const FsCol
       const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
       const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
       double ready = 0;
-      for (guint j = 0; j < nd; j++)
-        ready = MAX(ready, fin[d[j]] + dep_latency(&steps[d[j]], s, ep));
+      for (guint j = 0; j < nd; j++) {
+        const FsCollStep *a = &steps[d[j]];
+        double from = fs_coll_step_same_conn(a, s) ? xb[d[j]] : fin[d[j]];
+        ready = MAX(ready, from + dep_latency(a, s, ep));
+      }
       for (guint j = 0; j < nc; j++)
         ready = MAX(ready, fin[cr[j]] + 0.0);
       fin[i] = step_end(k, g, st, ep, stretch, i, s, ready, xa, xb);
@@ -212,8 +224,9 @@ static double maxplus(const Skel *k, const Dag *g, const Stream *st, const FsCol
       end = MAX(end, fin + out_lat);
     end = MAX(end, fin);
     for (guint x = g->off[i]; x < g->off[i + 1]; x++) {
-      guint j = g->succ[x] & 0x7fffffffu;
-      ready[j] = MAX(ready[j], fin + g->elat[x]);
+      guint j = EDGE_STEP(g->succ[x]);
+      double from = g->succ[x] & EDGE_DRAIN ? xb[i] : fin;
+      ready[j] = MAX(ready[j], from + g->elat[x]);
       if (--pending[j] == 0)
         queue[tail++] = j;
     }

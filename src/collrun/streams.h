@@ -39,7 +39,10 @@
  *   with those rates: a transfer takes its wire bytes at its stream's rate
  *   plus its path's latency, waits for its dependencies plus the
  *   executor's step latency (exec.h: none on one connection's FIFO order
- *   or on a credit), a reduction takes its bytes at the reduce bandwidth.
+ *   or on a credit) — for the previous transfer of its connection, until
+ *   that one has sent its bytes (the end of its sending interval, its
+ *   drain: exec.h), for the others until they end — and a reduction takes
+ *   its bytes at the reduce bandwidth.
  *   That schedule is then repaired once to the links' capacity: on every
  *   loaded link the transfers sending at once (their rates: wire bytes
  *   over their sending time, times their path's share) are shared max-min
@@ -98,7 +101,15 @@
  * one GPU per host, 0.75 % on half hosts (whose NIC hops cross other
  * GPUs' NVLinks, PXN), 2.0 % for NVLS across hosts (LL, past the
  * relaxation's budget), 0.03 % for the NVLS tree over 4 to 16 whole nodes
- * where relaxed; CollNetDirect within 0.2 % up to 2,048 nodes.  NCCL's
+ * where relaxed; CollNetDirect within 0.2 % up to 2,048 nodes.  Since the
+ * step engine pipelines a connection's transfers (exec.h, 2026-11-28; the
+ * max-plus the same): whole hosts and one GPU per host within 0.06 %, NVLS
+ * across 2 hosts 0.005 %, half hosts 0.46 %, the NVLS tree over 4 to 16
+ * nodes 0.08 %, but for known gaps of the one repair (test-coll-streams.c
+ * stream_gaps): NVLS and the NVLS tree on one DGX H100 +6.4 to +10.9 % (two
+ * lanes share each NVLink and the up lane now runs back to back; the exact
+ * runs stay link-bound, the repaired schedule and its relaxed fixed point
+ * do not), rings of LL on half hosts -7.7 to -8.3 % (their PXN hops).  NCCL's
  * tree and the CollNet chain with LL across hosts (512 loops, past the
  * relaxation's budget) are still 1.2-5.3 % fast, the tree of LL on 8
  * single-GPU nodes 5.6 % (no fixed point), the chains of broadcast

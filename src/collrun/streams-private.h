@@ -98,6 +98,12 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
  * folded plan): the whole 256 MiB NVLS tree on 16 DGX H100 nodes has
  * 49 K, 1 GiB on 4 nodes 47 K, NVLS LL across 2 nodes 197 K. */
 #define STREAMS_WHOLE_MAX_STEPS (1u << 18)
+/* The most steps such a whole plan may have unfolded to run unfolded
+ * (streams.c): the folded plans of the chains of broadcast and reduce are
+ * up to 1.4 % off the exact ones; a run of 2^18 unfolded steps took 1-2 s
+ * (the ring broadcast of 1 GiB on 32 DGX H100 nodes: 1.3 s, the folded
+ * step run 0.7 s), of 2^16 about a quarter of that. */
+#define STREAMS_WHOLE_UNFOLD_STEPS (1u << 16)
 
 /* Skeleton k's times: k->time0, max-plus at the streams' own rates (with
  * the links' deficit of that schedule into busy[link], in ps, when c has

@@ -581,18 +581,18 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   /* Such a plan whose steps unfolded (those of its first loops, per loop,
    * times its loops; counted where every channel's loop moves a transfer
    * per rank but one, their least, would not pass the budget already) are
-   * within STREAMS_WHOLE_MAX_STEPS runs whole and
+   * within STREAMS_WHOLE_UNFOLD_STEPS runs whole and
    * unfolded: the folded plans of the chains are off the exact ones (ring
    * reduce Simple on 2 DGX H100 nodes, 256 MiB: -1.42 %, as the folded
    * step run).  Its streams are its own (no memo: a family's streams keep
    * the width of its folded skeletons). */
   if (whole_algo && fold && S < k0 + 2 * P + 1 &&
-      (double)(n - 1) * req->nchannels * (double)MAX(F, 1) <= STREAMS_WHOLE_MAX_STEPS) {
+      (double)(n - 1) * req->nchannels * (double)MAX(F, 1) <= STREAMS_WHOLE_UNFOLD_STEPS) {
     FsCollRequest r;
     guint64 cnt = 0;
     cut_request(req, q, F, F > 0 && x0 < F, x0, &r);
     c.unfold = fs_coll_plan_count_steps(comm, algo, &r, &cnt, NULL) &&
-               (double)cnt / (double)x0 * (double)MAX(F, x0) <= STREAMS_WHOLE_MAX_STEPS;
+               (double)cnt / (double)x0 * (double)MAX(F, x0) <= STREAMS_WHOLE_UNFOLD_STEPS;
     if (c.unfold)
       x0 = MAX(F, 1);
   }

@@ -105,12 +105,13 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
  * step run 0.7 s), of 2^16 about a quarter of that. */
 #define STREAMS_WHOLE_UNFOLD_STEPS (1u << 16)
 
-/* Skeleton k's times: k->time0, max-plus at the streams' own rates (with
- * the links' deficit of that schedule into busy[link], in ps, when c has
- * loaded links), and k->time: with run, the step executor's run of k's
- * plan on a network of its own (the channels its streams cross, at their
+/* Skeleton k's times: k->time0, max-plus at the streams' own rates, and
+ * k->time: with run (a whole plan), the step executor's run of k's plan
+ * on a network of its own (the channels its streams cross, at their
  * capacity and latency: the flow network's max-min shares event by event,
- * streams.h), else that schedule repaired once to the links' capacity.
+ * streams.h), else that schedule repaired once to the links' capacity,
+ * with the links' deficit of the first schedule into busy[link], in ps,
+ * when c has loaded links.
  * xa, xb: scratch of a double per step of k's plan.  Needs c's streams
  * paced (their t, lat and wire, their routes) and its links loaded (pace
  * in streams.c).  FALSE with error where the run fails.  Cost: a max-plus

@@ -675,11 +675,11 @@ static gboolean skel_run(const Ctx *c, const Skel *k, const FsCollExecParams *ep
   return ok;
 }
 
-/* Skeleton k's times: k->time0, max-plus at the streams' own rates (with
- * link_extra's figures of that schedule into busy, when links are loaded),
- * and k->time: with run, the step executor's run of its plan on a network
- * of its own (skel_run), else that schedule repaired once to the links'
- * capacity (repair).  xa, xb: scratch of a double per step.  FALSE with
+/* Skeleton k's times: k->time0, max-plus at the streams' own rates, and
+ * k->time: with run (a whole plan), the step executor's run of its plan
+ * on a network of its own (skel_run), else that schedule repaired once to
+ * the links' capacity (repair), with link_extra's figures of the first
+ * schedule into busy, when links are loaded.  xa, xb: scratch of a double per step.  FALSE with
  * error where the run fails. */
 gboolean streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, double payload,
                            gboolean run, double *xa, double *xb, double *busy, GError **error)
@@ -693,25 +693,23 @@ gboolean streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, do
     stretch[i] = 1;
   k->time = k->time0 = maxplus(k, &g, st, ep, stretch, xa, xb);
   gboolean ok = TRUE;
-  if (c->n_links > 0) {
+  if (c->n_links > 0 && run) {
+    ok = skel_run(c, k, ep, &k->time, error); /* busy: not needed (a whole plan) */
+  } else if (c->n_links > 0) {
     g_autofree guint *off = NULL;
     g_autofree guint *by = NULL;
     skel_by_stream(c, k, &off, &by);
     Scratch sc = {0};
     link_extra(c, k, xa, xb, off, by, busy, &sc);
-    if (run) {
-      ok = skel_run(c, k, ep, &k->time, error);
-    } else {
-      g_autofree double *start = g_new(double, n + 1);
-      g_autofree double *worst = g_new(double, n + 1);
-      g_autofree double *wsum = g_new0(double, c->streams->len + 1);
-      sc.act = g_new(DemandEv, n + 1);
-      sc.pos = g_new(guint, n + 1);
-      sc.srt = g_new(double, 2 * (gsize)n + 2);
-      sc.seen = g_new(guint32, c->streams->len + 1);
-      if (repair(c, k, &g, xa, xb, off, by, stretch, start, worst, wsum, &sc) > 0)
-        k->time = maxplus(k, &g, st, ep, stretch, xa, xb);
-    }
+    g_autofree double *start = g_new(double, n + 1);
+    g_autofree double *worst = g_new(double, n + 1);
+    g_autofree double *wsum = g_new0(double, c->streams->len + 1);
+    sc.act = g_new(DemandEv, n + 1);
+    sc.pos = g_new(guint, n + 1);
+    sc.srt = g_new(double, 2 * (gsize)n + 2);
+    sc.seen = g_new(guint32, c->streams->len + 1);
+    if (repair(c, k, &g, xa, xb, off, by, stretch, start, worst, wsum, &sc) > 0)
+      k->time = maxplus(k, &g, st, ep, stretch, xa, xb);
     g_free(sc.ev);
     g_free(sc.act);
     g_free(sc.pos);

@@ -11,8 +11,8 @@
  *   broadcast and reduce run whole here (streams.h: their plans are within
  *   the whole runs' budget at these sizes) and are exact; past that budget
  *   they are not measured, and auto leaves them to the steps;
- *   the NVLS tree over 4, 8 and 16 whole DGX H100 nodes (its relaxed
- *   schedule, streams.h; auto leaves it to the steps across hosts);
+ *   the NVLS tree over 4, 8 and 16 whole DGX H100 nodes (run whole,
+ *   streams.h; auto leaves it to the steps across hosts);
  *   CollNetDirect over two SHARP groups (its skeletons of whole loops);
  *   with concurrent traffic: a bulk transfer sharing the network with the
  *   collective delays the streams as it delays the steps;
@@ -207,11 +207,11 @@ START_TEST(test_nvls_tree_nodes)
    * channels, a slice a loop): from 4 hosts on, the hosts' binary trees
    * have inner hosts whose NICs carry the up and down trees of one tree
    * and a leaf's of the other, and every hop of the fill is slowed by the
-   * channels and loops sharing it.  The schedule relaxed to a fixed point
-   * of the links' max-min shares (streams-sched.c) against the exact
-   * steps: 4 nodes 128 / 256 MiB +0.001 / +0.002 %, 16 nodes 128 MiB
-   * -0.03 %, 8 nodes 128 MiB 0.000 % (one repair: -15.3 / -16.7 / -7.6
-   * %; relaxed one link at a time: +0.10 / -0.22 / +0.98 / -1.9 %). */
+   * channels and loops sharing it.  The whole plan run on its own network
+   * (streams-sched.c) against the exact steps: 4 nodes 128 / 256 MiB, 16
+   * and 8 nodes 128 MiB 0.000 % (one repair: -15.3 / -16.7 / -7.6 %;
+   * relaxed to a fixed point of the links' shares, as before 2026-11-28:
+   * +0.001 / +0.002 / -0.03 / 0.000 %). */
   static const struct {
     const char *define;
     uint64_t size;
@@ -250,8 +250,8 @@ START_TEST(test_collnet_direct_groups)
    * groups (two hosts per leaf): 8 loops of 8 slices per channel.  Its
    * plans of fewer than FS_SHARP_MIN_CHUNKS loops halve their chunks, so
    * the model's skeletons start at 4 loops, and 4, 5 and 6 hold more
-   * than the whole plan: the whole plan, one skeleton, relaxed (streams.h):
-   * 0.001 % (-0.16 % repaired once; before: grids from 1 loop, -0.17 %
+   * than the whole plan: the whole plan, one skeleton, run whole
+   * (streams.h): 0.000 % (-0.16 % repaired once; before: grids from 1 loop, -0.17 %
    * here and +11.7 % on 256 nodes where the budget stopped the grids
    * before they agreed). */
   Sys s;
@@ -554,7 +554,7 @@ START_TEST(test_auto_rule_and_names)
   ck_assert(fs_coll_exec_pick_streams(s.comm, ch.algo, &req));
   fs_test_coll_close(&s);
   /* 16 GiB NVLS tree across 2 hosts: deep, but its stream model is 9-14 %
-   * fast past the relaxation's budget and its steps are mirrored per rail:
+   * fast past the budget of whole runs and its steps are mirrored per rail:
    * the step executor (which hands it to the streams past the guard). */
   fs_test_coll_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=2", "all", FS_NET_MAXMIN);
   ck_assert(choose(&s, FS_COLL_ALL_REDUCE, (uint64_t)16 << 30, fs_coll_algo_find("nvls_tree"),

@@ -1027,8 +1027,9 @@ gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
   if (algo->nccl == FS_NCCL_ALGO_NVLS && fs_comm_n_hosts(comm) > 1)
     return FALSE;
   /* The NVLS tree across hosts fills its pipeline for tens of loops: past
-   * the budget of whole runs (STREAMS_WHOLE_MAX_STEPS) its stream model is 9-14 % fast at 1 GiB on 8-32
-   * nodes (tests/bench/RESULTS.md, "Stream model accuracy, branch acc19"),
+   * the budget of whole runs (STREAMS_WHOLE_MAX_STEPS) its stream model is
+   * 14 % fast at 1 GiB on 32 nodes (exact on 8 and 16, run whole; it was
+   * 9-14 % fast on 8-32 nodes: tests/bench/RESULTS.md, branch acc19),
    * while its step runs are made for local rank 0 alone (rails.h) and cost
    * 0.04-1 s up to 128 nodes.  The steps take it, and hand it to the streams
    * when its plan would pass the step guard (fs_coll_time_alone). */

@@ -97,9 +97,9 @@
  * where that fits: every case of the test), CollNetDirect within 0.2 % up
  * to 2,048 nodes.  Past the whole runs' budget they are repaired and
  * extrapolated as the others, which is not measured against exact runs
- * (the NVLS tree of 1 GiB on 8 or more nodes, or 128 MiB on 128, was
- * 10-25 % fast there: its pipeline fills for tens of loops), and --exec
- * auto leaves them to the steps.
+ * (the NVLS tree of 1 GiB on 32 nodes is 14 % fast there, exact on 8 and
+ * 16 where it runs whole: its pipeline fills for tens of loops), and
+ * --exec auto leaves them to the steps.
  *
  * Ownership: a model borrows nothing after fs_coll_streams_new returns; a
  * run borrows its model, network and transfer context until done.

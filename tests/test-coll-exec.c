@@ -69,7 +69,8 @@ static void graph_free(Graph *g)
 
 /* The transfer callback: one flow on the hand-built path. */
 static gboolean xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_cap, uint64_t key,
-                     FsFlowDoneFn done, void *done_ctx, void *user, GError **error)
+                     FsFlowDoneFn done, FsFlowDoneFn drained, void *done_ctx, void *user,
+                     GError **error)
 {
   (void)key;
   Graph *g = ctx;
@@ -80,7 +81,7 @@ static gboolean xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_ca
   FsFlowSpec spec = {
     .src = src, .dst = dst, .path = g->path[src][dst], .path_len = g->len[src][dst],
     .bytes = bytes, .rate_cap = rate_cap, .start = fs_sim_now(g->sim), .done = done,
-    .ctx = done_ctx, .user = user,
+    .drained = drained, .ctx = done_ctx, .user = user,
   };
   fs_flownet_start(g->net, &spec);
   return TRUE;

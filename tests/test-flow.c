@@ -348,6 +348,153 @@ START_TEST(test_flow_callback_starts_next)
 }
 END_TEST
 
+/* What the drained and done callbacks of flows saw, in the order they ran:
+ * the time of each call, its info, and whether it was the drain. */
+typedef struct {
+  FsFlowNet *net;
+  FsTime at[16];
+  FsFlowInfo info[16];
+  gboolean drain[16];
+  guint n;
+  guint chain_left;  /* drained_next: flows still to start */
+  FsChannelId ch;
+} Calls;
+
+static void note(Calls *c, const FsFlowInfo *info, gboolean drain)
+{
+  ck_assert_uint_lt(c->n, G_N_ELEMENTS(c->at));
+  c->at[c->n] = fs_sim_now(fs_flownet_sim(c->net));
+  c->info[c->n] = *info;
+  c->drain[c->n++] = drain;
+}
+
+static void calls_done(void *ctx, const FsFlowInfo *info)
+{
+  note(ctx, info, FALSE);
+}
+
+static void calls_drained(void *ctx, const FsFlowInfo *info)
+{
+  note(ctx, info, TRUE);
+}
+
+/* A drained callback that starts the next flow of a chain on the same
+ * channel (a pipelined connection). */
+static void drained_next(void *ctx, const FsFlowInfo *info)
+{
+  Calls *c = ctx;
+  note(c, info, TRUE);
+  if (c->chain_left == 0)
+    return;
+  c->chain_left--;
+  FsFlowSpec spec = {.src = info->src + 1, .path = &c->ch, .path_len = 1, .bytes = MB,
+                     .start = fs_sim_now(fs_flownet_sim(c->net)), .done = calls_done,
+                     .drained = drained_next, .ctx = c};
+  ck_assert(fs_flownet_start(c->net, &spec) != FS_FLOW_NONE);
+}
+
+START_TEST(test_flow_drained_callback)
+{
+  /* A flow of 1 MB at 1 GB/s over a path of latency L = 2 us: drained at
+   * D = 1 ms (its callback's info: drained D, finish D + L), done at D + L,
+   * the drain first.  With the maxmin and the analytic model alike. */
+  for (int m = 0; m < FS_NET_N_MODELS; m++) {
+    g_autoptr(FsSim) sim = fs_sim_new();
+    g_autoptr(FsFlowNet) net = fs_flownet_new(sim, (FsNetModel)m);
+    fs_flownet_set_check(net, TRUE);
+    Calls c = {.net = net, .ch = fs_flownet_add_channel(net, 1 * GBPS, 2 * FS_US)};
+    FsFlowSpec spec = {.path = &c.ch, .path_len = 1, .bytes = MB, .done = calls_done,
+                       .drained = calls_drained, .ctx = &c};
+    fs_flownet_start(net, &spec);
+    run(sim);
+    ck_assert_uint_eq(c.n, 2);
+    ck_assert(c.drain[0] && !c.drain[1]);
+    ck_assert_int_eq(c.at[0], 1 * FS_MS);
+    ck_assert_int_eq(c.info[0].drained, 1 * FS_MS);
+    ck_assert_int_eq(c.info[0].finish, 1 * FS_MS + 2 * FS_US);
+    ck_assert_int_eq(c.info[0].latency, 2 * FS_US);
+    ck_assert(c.info[0].mean_rate == 1 * GBPS);
+    ck_assert_int_eq(c.at[1], 1 * FS_MS + 2 * FS_US);
+    ck_assert(memcmp(&c.info[0], &c.info[1], sizeof c.info[0]) == 0);
+  }
+}
+END_TEST
+
+START_TEST(test_flow_drained_starts_next)
+{
+  /* Three flows of 1 MB on one channel (1 GB/s, latency 2 us), each started
+   * by the drain of the one before: they follow each other on the wire with
+   * no gap (D = 1, 2, 3 ms) and land L later; started at the finishes
+   * instead (test_flow_callback_starts_next) each would pay L again. */
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  fs_flownet_set_check(net, TRUE);
+  Calls c = {.net = net, .ch = fs_flownet_add_channel(net, 1 * GBPS, 2 * FS_US), .chain_left = 2};
+  FsFlowSpec spec = {.src = 0, .path = &c.ch, .path_len = 1, .bytes = MB, .done = calls_done,
+                     .drained = drained_next, .ctx = &c};
+  fs_flownet_start(net, &spec);
+  run(sim);
+  ck_assert_uint_eq(c.n, 6);
+  for (guint i = 0; i < c.n; i++) {
+    int k = c.info[i].src;
+    FsTime d = (k + 1) * FS_MS;
+    ck_assert_int_eq(c.info[i].drained, d);
+    ck_assert_int_eq(c.at[i], c.drain[i] ? d : d + 2 * FS_US);
+  }
+}
+END_TEST
+
+START_TEST(test_flow_drained_zero_bytes)
+{
+  /* A zero-byte flow drains when it starts: later (an event at S), or now
+   * (inside fs_flownet_start); with no latency it is done right after. */
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  FsChannelId ch = fs_flownet_add_channel(net, 1 * GBPS, 3 * FS_US);
+  Calls c = {.net = net};
+  FsFlowSpec spec = {.src = 0, .path = &ch, .path_len = 1, .start = 5 * FS_US,
+                     .done = calls_done, .drained = calls_drained, .ctx = &c};
+  fs_flownet_start(net, &spec);
+  ck_assert_uint_eq(c.n, 0);
+  spec.src = 1;
+  spec.start = 0;
+  fs_flownet_start(net, &spec);
+  ck_assert_uint_eq(c.n, 1); /* drained inside the call, not yet done */
+  ck_assert(c.drain[0] && c.info[0].src == 1 && c.at[0] == 0 && c.info[0].finish == 3 * FS_US);
+  spec.src = 2;
+  spec.path_len = 0;
+  fs_flownet_start(net, &spec);
+  ck_assert_uint_eq(c.n, 3); /* no latency: drained, then done, inside the call */
+  ck_assert(c.drain[1] && !c.drain[2] && c.info[1].src == 2 && c.info[2].src == 2);
+  run(sim);
+  ck_assert_uint_eq(c.n, 6);
+  /* Flow 1 done at 3 us; flow 0 drained at 5 us, done at 8 us. */
+  ck_assert(!c.drain[3] && c.info[3].src == 1 && c.at[3] == 3 * FS_US);
+  ck_assert(c.drain[4] && c.info[4].src == 0 && c.at[4] == 5 * FS_US);
+  ck_assert(c.info[4].drained == 5 * FS_US && c.info[4].finish == 8 * FS_US);
+  ck_assert(!c.drain[5] && c.info[5].src == 0 && c.at[5] == 8 * FS_US);
+}
+END_TEST
+
+START_TEST(test_flow_drained_copies)
+{
+  /* A flow of 4 copies (4 MB at a cap of 4 × 0.5 GB/s) drains once, at
+   * 2 ms, as each of its copies would, and is done once, L later. */
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  fs_flownet_set_check(net, TRUE);
+  FsChannelId ch = fs_flownet_add_channel(net, 10 * GBPS, 1 * FS_US);
+  Calls c = {.net = net};
+  FsFlowSpec spec = {.path = &ch, .path_len = 1, .bytes = 4 * MB, .rate_cap = 4 * 0.5 * GBPS,
+                     .copies = 4, .done = calls_done, .drained = calls_drained, .ctx = &c};
+  fs_flownet_start(net, &spec);
+  run(sim);
+  ck_assert_uint_eq(c.n, 2);
+  ck_assert(c.drain[0] && c.at[0] == 2 * FS_MS && c.info[0].bytes == 4 * MB);
+  ck_assert(!c.drain[1] && c.at[1] == 2 * FS_MS + 1 * FS_US);
+}
+END_TEST
+
 START_TEST(test_flow_recomputes_only_the_component)
 {
   g_autoptr(FsSim) sim = fs_sim_new();
@@ -803,6 +950,10 @@ int main(void)
   FS_ADD_TEST(s, test_flow_counters);
   FS_ADD_TEST(s, test_flow_stale_id);
   FS_ADD_TEST(s, test_flow_callback_starts_next);
+  FS_ADD_TEST(s, test_flow_drained_callback);
+  FS_ADD_TEST(s, test_flow_drained_starts_next);
+  FS_ADD_TEST(s, test_flow_drained_zero_bytes);
+  FS_ADD_TEST(s, test_flow_drained_copies);
   FS_ADD_TEST(s, test_flow_recomputes_only_the_component);
   FS_ADD_TEST(s, test_flow_incremental_equals_global);
   FS_ADD_TEST(s, test_flow_deterministic);

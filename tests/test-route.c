@@ -561,6 +561,67 @@ START_TEST(test_route_channels_match_topology)
 }
 END_TEST
 
+typedef struct {
+  FsSim *sim;
+  FsFlowInfo drained, done;
+  FsTime drained_at, done_at;
+  guint n_drained, n_done;
+} Phases;
+
+static void phase_drained(void *ctx, const FsFlowInfo *info)
+{
+  Phases *p = ctx;
+  ck_assert_uint_eq(p->n_done, 0);
+  p->drained = *info;
+  p->drained_at = fs_sim_now(p->sim);
+  p->n_drained++;
+}
+
+static void phase_done(void *ctx, const FsFlowInfo *info)
+{
+  Phases *p = ctx;
+  p->done = *info;
+  p->done_at = fs_sim_now(p->sim);
+  p->n_done++;
+}
+
+START_TEST(test_route_transfer_drained_over_paths)
+{
+  /* A transfer sprayed over the 4 NVSwitch planes of a DGX H100 (4 flows)
+   * reports its drain once, when its last part has drained, with the info
+   * that done gets L later (the whole transfer's drained and finish); a
+   * zero-byte one drains inside the call.  Copies alike. */
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100.yaml", NULL, NULL);
+  for (guint copies = 1; copies <= 3; copies += 2) {
+    g_autoptr(FsSim) sim = fs_sim_new();
+    g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+    g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+    Phases p = {.sim = sim};
+    GError *error = NULL;
+    ck_assert(fs_router_transfer_copies(r, node(t, "gpu0"), node(t, "gpu5"), GB, copies, 0, 0, 1,
+                                        phase_done, phase_drained, &p, NULL, &error));
+    ck_assert(fs_sim_run(sim, &error));
+    fs_assert_no_error(error);
+    ck_assert_uint_eq(p.n_drained, 1);
+    ck_assert_uint_eq(p.n_done, 1);
+    ck_assert_uint_eq(p.done.path_len, 4);
+    ck_assert_uint_eq(p.drained.bytes, GB * copies);
+    ck_assert_int_eq(p.drained_at, p.done.drained);
+    ck_assert_int_eq(p.done_at, p.done.finish);
+    ck_assert(p.done.finish > p.done.drained);
+    ck_assert(memcmp(&p.drained, &p.done, sizeof p.done) == 0);
+    Phases z = {.sim = sim};
+    ck_assert(fs_router_transfer_copies(r, node(t, "gpu0"), node(t, "gpu5"), 0, copies,
+                                        fs_sim_now(sim), 0, 1, phase_done, phase_drained, &z,
+                                        NULL, &error));
+    ck_assert_uint_eq(z.n_drained, 1);
+    ck_assert_uint_eq(z.n_done, 0);
+    ck_assert(fs_sim_run(sim, &error));
+    ck_assert_uint_eq(z.n_done, 1);
+  }
+}
+END_TEST
+
 START_TEST(test_route_free_with_transfers_in_flight)
 {
   /* Freeing the router (then the network) mid-run releases the transfers'
@@ -597,5 +658,6 @@ int main(void)
   FS_ADD_TEST(s, test_route_memo_hit_is_identical);
   FS_ADD_TEST(s, test_route_cached_pieces_are_identical);
   FS_ADD_TEST(s, test_route_free_with_transfers_in_flight);
+  FS_ADD_TEST(s, test_route_transfer_drained_over_paths);
   return fs_test_run_suite(s);
 }

@@ -775,30 +775,32 @@ static gboolean to_switch(const FsTopo *topo, int src, int dst)
 }
 
 gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
-                           uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
-                           GError **error)
+                           uint64_t key, FsFlowDoneFn done, FsFlowDoneFn drained, void *done_ctx,
+                           void *user, GError **error)
 {
-  return fs_coll_topo_xfer_copies(ctx, src, dst, bytes, 1, rate_cap, key, done, done_ctx, user,
-                                  error);
+  return fs_coll_topo_xfer_copies(ctx, src, dst, bytes, 1, rate_cap, key, done, drained, done_ctx,
+                                  user, error);
 }
 
 gboolean fs_coll_topo_xfer_copies(void *ctx, int src, int dst, uint64_t bytes, guint copies,
                                   double rate_cap, uint64_t key, FsFlowDoneFn done,
-                                  void *done_ctx, void *user, GError **error)
+                                  FsFlowDoneFn drained, void *done_ctx, void *user, GError **error)
 {
   FsCollTopoNet *t = ctx;
   FsFlowNet *net = fs_router_net(t->router);
   FsSim *sim = fs_flownet_sim(net);
   if (!to_switch(fs_router_topo(t->router), src, dst))
     return fs_router_transfer_copies(t->router, (guint)src, (guint)dst, bytes, copies,
-                                     fs_sim_now(sim), rate_cap, key, done, done_ctx, user, error);
+                                     fs_sim_now(sim), rate_cap, key, done, drained, done_ctx, user,
+                                     error);
   const GArray *path = switch_path(t, src, dst, error);
   if (path == NULL)
     return FALSE;
   FsFlowSpec spec = {
     .src = src, .dst = dst, .path = (const FsChannelId *)path->data, .path_len = path->len,
     .bytes = bytes * copies, .rate_cap = copies == 1 ? rate_cap : rate_cap * copies,
-    .start = fs_sim_now(sim), .done = done, .ctx = done_ctx, .user = user, .copies = copies,
+    .start = fs_sim_now(sim), .done = done, .drained = drained, .ctx = done_ctx, .user = user,
+    .copies = copies,
   };
   fs_flownet_start(net, &spec);
   return TRUE;

@@ -83,13 +83,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollTopoNet, fs_coll_topo_net_free)
 
 /* FsCollTransferFn over an FsCollTopoNet (ctx). */
 gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
-                           uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
-                           GError **error);
+                           uint64_t key, FsFlowDoneFn done, FsFlowDoneFn drained, void *done_ctx,
+                           void *user, GError **error);
 /* FsCollTransferCopiesFn over an FsCollTopoNet (ctx): fs_coll_topo_xfer's
  * paths, one flow per path for all the copies. */
 gboolean fs_coll_topo_xfer_copies(void *ctx, int src, int dst, uint64_t bytes, guint copies,
                                   double rate_cap, uint64_t key, FsFlowDoneFn done,
-                                  void *done_ctx, void *user, GError **error);
+                                  FsFlowDoneFn drained, void *done_ctx, void *user, GError **error);
 
 /* FsCollRouteFixedFn over an FsCollTopoNet (ctx): TRUE when transfers
  * from node src to node dst take the same paths whatever their key (no

@@ -37,10 +37,13 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
   /* A ring's connection across hosts runs its steps one after the other, each after NCCL's
    * network step (the proxy's send, the receiver's flush, the GPU's poll: Ring/Simple's
    * interLat) and the host's share of a ring step (fs_coll_ring_step_idle_us, models/nccl
-   * coll_net_channel); the flow pays the network's own latency. */
+   * coll_net_channel).  The executor counts it from the drain of the step before on the
+   * connection (exec.h), whose path latency is then not on that edge: the whole idle, no
+   * route latency taken off (before 2026-11-28 the edge ran from the delivery, and the
+   * network's latency was taken off; the same spacing of steps). */
   double idle = fs_coll_ring_step_idle_us(p, sys, comm, choice->algo, choice->proto, &c, NULL);
   if (idle > 0)
-    out->ring_step_latency_inter = fs_time_from_s(MAX(idle - sys->path_lat_inter, 0) * 1e-6);
+    out->ring_step_latency_inter = fs_time_from_s(idle * 1e-6);
   /* A tree's connection across hosts idles between its chunks while the proxy posts the
    * sends and receives of its channels (fs_coll_tree_proxy_posts_us; not in NCCL's model, so
    * nothing of it is in the network's latency). */

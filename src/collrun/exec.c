@@ -2,8 +2,10 @@
  *
  * State per step: the number of unfinished dependencies.  Successor lists
  * are built once (CSR, in step order, so completions release successors
- * in a deterministic order).  Steps whose dependencies are all done start
- * at the current simulated time. */
+ * in a deterministic order).  An edge to the next transfer of the same
+ * connection (FIFO order) is released when the transfer drains, every
+ * other edge when it completes (exec.h).  Steps whose dependencies are all
+ * done start at the current simulated time. */
 #include "collrun/exec.h"
 
 #include <math.h>
@@ -28,6 +30,7 @@ struct FsCollRun {
   FsTime last;         /* latest sink completion (+ latency) */
   guint *succ_off;     /* n + 1 */
   gboolean *has_data_succ; /* a data dependency (not only credits) waits for the step */
+  guint8 *drained;     /* its drain edges were released (a transfer drained) */
   uint32_t *succ;
   guint remaining;     /* steps not yet completed */
   /* Steps ready to start now.  The flow engine may complete a flow inside
@@ -46,6 +49,10 @@ static void start_step(FsCollRun *run, guint i);
 
 /* Marks a credit edge in the successor lists (steps < 2^24, coll/plan.h). */
 #define CREDIT_EDGE 0x80000000u
+/* Marks an edge to the next transfer of the same connection (FIFO order,
+ * fs_coll_step_same_conn): released when the transfer drains (exec.h). */
+#define DRAIN_EDGE 0x40000000u
+#define EDGE_STEP(e) ((e) & ~(CREDIT_EDGE | DRAIN_EDGE))
 
 /* Starts the queued steps in order, unless a caller up the stack is
  * already doing so. */
@@ -104,27 +111,52 @@ static FsTime edge_latency(const FsCollRun *run, guint i, guint j)
   return run->params.step_latency[a->inter ? 1 : 0];
 }
 
+/* Releases successor edge k of step i at now: its successor becomes
+ * ready the edge's latency later, and starts (now or then) once it has no
+ * dependency left. */
+static void release(FsCollRun *run, guint i, guint k, FsTime now)
+{
+  uint32_t s = EDGE_STEP(run->succ[k]);
+  g_assert(run->pending[s] > 0);
+  FsTime lat = run->succ[k] & CREDIT_EDGE ? 0 : edge_latency(run, i, s);
+  run->ready_at[s] = MAX(run->ready_at[s], fs_time_add_sat(now, lat));
+  if (--run->pending[s] == 0) {
+    if (run->ready_at[s] <= now)
+      start_now(run, s);
+    else
+      fs_sim_at(run->sim, run->ready_at[s], start_event, run, s);
+  }
+}
+
+/* Transfer i has drained (its last byte left the source): the next
+ * transfer of its connection may follow (exec.h).  Once per step. */
+static void drain_step(FsCollRun *run, guint i)
+{
+  if (run->error != NULL || run->drained[i])
+    return;
+  run->drained[i] = 1;
+  FsTime now = fs_sim_now(run->sim);
+  for (guint k = run->succ_off[i]; k < run->succ_off[i + 1]; k++)
+    if (run->succ[k] & DRAIN_EDGE)
+      release(run, i, k, now);
+}
+
 /* Marks step i complete and starts (now or after the latency) every
- * successor that became ready. */
+ * successor that became ready; its drain edges first, if its transfer did
+ * not report its drain. */
 static void complete_step(FsCollRun *run, guint i)
 {
+  if (run->error != NULL)
+    return;
+  drain_step(run, i);
   if (run->error != NULL)
     return;
   FsTime now = fs_sim_now(run->sim);
   if (!run->has_data_succ[i])
     run->last = MAX(run->last, fs_time_add_sat(now, edge_latency(run, i, G_MAXUINT)));
-  for (guint k = run->succ_off[i]; k < run->succ_off[i + 1]; k++) {
-    uint32_t s = run->succ[k] & ~CREDIT_EDGE;
-    g_assert(run->pending[s] > 0);
-    FsTime lat = run->succ[k] & CREDIT_EDGE ? 0 : edge_latency(run, i, s);
-    run->ready_at[s] = MAX(run->ready_at[s], fs_time_add_sat(now, lat));
-    if (--run->pending[s] == 0) {
-      if (run->ready_at[s] <= now)
-        start_now(run, s);
-      else
-        fs_sim_at(run->sim, run->ready_at[s], start_event, run, s);
-    }
-  }
+  for (guint k = run->succ_off[i]; k < run->succ_off[i + 1]; k++)
+    if (!(run->succ[k] & DRAIN_EDGE))
+      release(run, i, k, now);
   g_assert(run->remaining > 0);
   if (--run->remaining == 0) {
     if (run->last > now)
@@ -137,6 +169,11 @@ static void complete_step(FsCollRun *run, guint i)
 static void flow_done(void *ctx, const FsFlowInfo *info)
 {
   complete_step(ctx, (guint)GPOINTER_TO_SIZE(info->user));
+}
+
+static void flow_drained(void *ctx, const FsFlowInfo *info)
+{
+  drain_step(ctx, (guint)GPOINTER_TO_SIZE(info->user));
 }
 
 static void reduce_done(void *ctx, uint64_t arg)
@@ -197,7 +234,7 @@ static void start_step(FsCollRun *run, guint i)
   cap *= width;
   if (run->share_cap != NULL && run->share_cap[i] > 0)
     cap = cap > 0 ? MIN(cap, run->share_cap[i]) : run->share_cap[i];
-  if (!run->xfer(run->xfer_ctx, src, dst, wire, cap, conn_key(run, s), flow_done,
+  if (!run->xfer(run->xfer_ctx, src, dst, wire, cap, conn_key(run, s), flow_done, flow_drained,
                  run, GSIZE_TO_POINTER((gsize)i), &err))
     fail(run, err);
 }
@@ -226,10 +263,10 @@ static void kickoff(void *ctx, uint64_t arg)
   drain(run);
 }
 
-/* See exec.h. Builds the successor lists of every step (data dependencies, and credit edges
- * that add no step latency) in two passes over the plan, then schedules the kickoff at at plus
- * the base latency. The run borrows net, plan and xfer_ctx until done is called; it copies
- * params. */
+/* See exec.h. Builds the successor lists of every step (data dependencies, FIFO edges of one
+ * connection released at the drain, and credit edges that add no step latency) in two passes
+ * over the plan, then schedules the kickoff at at plus the base latency. The run borrows net,
+ * plan and xfer_ctx until done is called; it copies params. */
 FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCollExecParams *params,
                              FsCollTransferFn xfer, void *xfer_ctx, FsTime at, FsCollRunDoneFn done,
                              void *done_ctx)
@@ -257,8 +294,10 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   run->queue = g_new(guint, run->n + 1);
   run->succ_off = g_new0(guint, run->n + 2);
   run->has_data_succ = g_new0(gboolean, run->n + 1);
+  run->drained = g_new0(guint8, run->n + 1);
   /* Data dependencies and credits (coll/plan.h) alike; a credit edge carries
-   * CREDIT_EDGE in its successor entry (no step latency). */
+   * CREDIT_EDGE in its successor entry (no step latency), a FIFO edge of one
+   * connection DRAIN_EDGE (released at the drain). */
   guint total = 0;
   for (guint i = 0; i < run->n; i++) {
     guint nd, nc;
@@ -281,8 +320,10 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
     guint nd, nc;
     const uint32_t *deps = fs_coll_plan_deps(plan, i, &nd);
     const uint32_t *cred = fs_coll_plan_credits(plan, i, &nc);
-    for (guint j = 0; j < nd; j++)
-      run->succ[run->succ_off[deps[j]] + fill[deps[j]]++] = i;
+    for (guint j = 0; j < nd; j++) {
+      uint32_t mark = fs_coll_step_same_conn(&run->steps[deps[j]], &run->steps[i]) ? DRAIN_EDGE : 0;
+      run->succ[run->succ_off[deps[j]] + fill[deps[j]]++] = i | mark;
+    }
     for (guint j = 0; j < nc; j++)
       run->succ[run->succ_off[cred[j]] + fill[cred[j]]++] = i | CREDIT_EDGE;
   }
@@ -411,6 +452,7 @@ void fs_coll_run_free(FsCollRun *run)
   g_free(run->queue);
   g_free(run->succ_off);
   g_free(run->has_data_succ);
+  g_free(run->drained);
   g_free(run->succ);
   g_free(run->share_cap);
   g_clear_error(&run->error);

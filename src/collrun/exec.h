@@ -9,10 +9,38 @@
  * inter-host by the transfer) is the time between a transfer's delivery
  * and the moment its data can be used: a step starts when every
  * dependency has completed, plus that latency for each dependency that is
- * a transfer on another connection (the FIFO order of one connection costs
- * nothing), and the collective ends that latency after its last transfer
- * is delivered.  The collective's base latency (NCCL's baseLatencies)
- * passes before the first step.  So a chain of k dependent transfers of
+ * a transfer on another connection, and the collective ends that latency
+ * after its last transfer is delivered.
+ *
+ * The FIFO order of one connection (the edge from a transfer to the next
+ * transfer of the same connection, fs_coll_step_same_conn: the builder's
+ * only same-connection edge, never data: the next transfer's bytes are at
+ * its source already) is released when the transfer has *drained* (its
+ * last byte left the source, net/flow.h D), not when it is delivered
+ * (F = D + the path's latency), and costs no step latency; a ring step's
+ * first transfer across hosts waits ring_step_latency_inter after that
+ * drain.  So a connection keeps its link busy while its previous bytes are
+ * in flight, and a chunk does not pay its path latency again: NCCL's
+ * sender posts a connection's next slice as soon as it has the data and a
+ * free buffer slot, without waiting for the previous one to land
+ * (src/device/prims_simple.h v2.28.9-1 waitPeer, lines 109-170: a sender
+ * waits only while connStepCache + NCCL_STEPS < step + StepPerSlice, the
+ * receiver's consumed steps plus the 8 slots; postPeer, lines 173-181,
+ * publishes the step and moves on; waitSend of prims_ll.h lines 56-59 and
+ * prims_ll128.h lines 58-61 the same, sendConnHeadCache + NCCL_STEPS;
+ * across hosts the proxy isends a step as soon as the GPU posted it and
+ * fewer than NCCL_STEPS are outstanding, src/transport/net.cc lines
+ * 1272-1326).  The slots are the plan's credits (coll/plan.h
+ * FsCollRequest.conn_slots: NCCL_STEPS / the protocol's slice steps, 4
+ * slices for Simple, 8 for LL and LL128; NCCL's ALLREDUCE_SLICESTEPS =
+ * NCCL_STEPS/4, src/include/collectives.h lines 17-33): transfer k of a
+ * connection also waits until every step at the receiver that consumes
+ * transfer k - slots has completed (the consumer's delivery stands for the
+ * credit's trip back; no step latency).  They bind where a sender could
+ * run more than the buffer ahead of its receiver (CREDITS_BIND below).
+ *
+ * The collective's base latency (NCCL's baseLatencies) passes before the
+ * first step.  So a chain of k dependent transfers of
  * tiny messages takes base + k × step latency, as NCCL's model says, and
  * large pipelines hide the latency behind other slices.  Several runs may
  * share one network at once: their flows contend for real.  A step of a
@@ -45,17 +73,21 @@ G_BEGIN_DECLS
 /* Starts a transfer of bytes from node src to node dst now (key: a number
  * that tells transfers apart, for ECMP); done(done_ctx, info) must run once
  * when its last byte has landed, with info->user == user (it may run
- * before the call returns).  FALSE with error when it cannot start. */
+ * before the call returns); drained(done_ctx, info), when not NULL, must
+ * run once when its last byte has left the source (net/flow.h, D), before
+ * done (at the same picosecond when the path has no latency; a caller
+ * that gets done without drained takes the transfer as drained then).
+ * FALSE with error when it cannot start. */
 typedef gboolean (*FsCollTransferFn)(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
-                                     uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
-                                     GError **error);
+                                     uint64_t key, FsFlowDoneFn done, FsFlowDoneFn drained,
+                                     void *done_ctx, void *user, GError **error);
 /* As FsCollTransferFn for `copies` identical transfers (1 to
  * FS_FLOW_MAX_COPIES; bytes and rate_cap each copy's) that get under max-min
  * what separate transfers would (FsFlowSpec.copies); done runs once. */
 typedef gboolean (*FsCollTransferCopiesFn)(void *ctx, int src, int dst, uint64_t bytes,
                                            guint copies, double rate_cap, uint64_t key,
-                                           FsFlowDoneFn done, void *done_ctx, void *user,
-                                           GError **error);
+                                           FsFlowDoneFn done, FsFlowDoneFn drained,
+                                           void *done_ctx, void *user, GError **error);
 
 /* The paths a transfer from node src to node dst with ECMP key `key` takes:
  * appends each path's share of the bytes to weights (double) and, to hops
@@ -92,7 +124,8 @@ typedef struct {
   FsTime step_latency[2];    /* per data dependency: [0] inside a host, [1] across hosts */
   FsTime ring_step_latency_inter; /* per FIFO dependency into a ring step's first transfer
                                 (FsCollStep.ring_head) on a connection across hosts: the
-                                connection idles this long between its steps (NCCL's network
+                                connection idles this long after the previous transfer
+                                drained, between its steps (NCCL's network
                                 step of Ring/Simple, models/nccl coll_net_channel
                                 ring_step_latencies; a tree's chunks, whose transfers are all
                                 step heads: its proxy's posts, tree_step_posts;

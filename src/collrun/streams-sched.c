@@ -35,8 +35,10 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
  * only on earlier ones (ordered: the plan's order is then a topological
  * one and max-plus pulls each step's start from its dependencies in that
  * order).  Otherwise each step's successors (CSR, a credit's marked by the
- * top bit) with the latency the edge adds after its source finishes, and
- * its count of predecessors, for a walk in dependency order (Kahn). */
+ * top bit, a FIFO edge of one connection by the next: EDGE_CREDIT,
+ * EDGE_DRAIN) with the latency the edge adds after its source finishes (or
+ * drains), and its count of predecessors, for a walk in dependency order
+ * (Kahn). */
 typedef struct {
   guint n;
   gboolean ordered;
@@ -49,10 +51,16 @@ typedef struct {
   double *elat;       /* per successor edge, ps */
 } Dag;
 
+#define EDGE_CREDIT 0x80000000u
+#define EDGE_DRAIN 0x40000000u
+#define EDGE_STEP(e) ((e) & ~(EDGE_CREDIT | EDGE_DRAIN))
+
 /* The latency a data dependency of step b on step a adds after a ends: the
  * step latency of a's class when they are not one connection's FIFO, a
  * ring's network step between consecutive steps across hosts (exec.h),
- * else none. */
+ * else none.  A FIFO edge of one connection runs from a's drain (the end of
+ * its sending interval, xb), as the executor's does (exec.h), any other
+ * from a's end. */
 static inline double dep_latency(const FsCollStep *a, const FsCollStep *b,
                                  const FsCollExecParams *ep)
 {
@@ -118,13 +126,13 @@ static void dag_build(const Skel *k, const FsCollExecParams *ep, double payload,
     const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
     for (guint j = 0; j < nd; j++) {
       guint x = g->off[d[j]] + fill[d[j]]++;
-      g->succ[x] = i;
+      g->succ[x] = i | (fs_coll_step_same_conn(&steps[d[j]], &steps[i]) ? EDGE_DRAIN : 0);
       g->elat[x] = dep_latency(&steps[d[j]], &steps[i], ep);
     }
     for (guint j = 0; j < nc; j++) {
       guint x = g->off[cr[j]] + fill[cr[j]]++;
-      g->succ[x] = i | 0x80000000u;
-      g->elat[x] = 0; /* FIFO order and credits: none */
+      g->succ[x] = i | EDGE_CREDIT;
+      g->elat[x] = 0; /* credits: none */
     }
   }
 }
@@ -163,9 +171,10 @@ static inline double step_end(const Skel *k, const Dag *g, const Stream *st,
 }
 
 /* Max-plus time of a skeleton (ps after its kickoff): each step starts
- * when the last of its dependencies has ended plus the latency the edge
- * adds (dep_latency; credits none) and ends as step_end says; the end is
- * the last completion plus the step latency of a final delivery (exec.c).
+ * when the last of its dependencies has ended (the previous transfer of
+ * its connection: drained, xb) plus the latency the edge adds
+ * (dep_latency; credits none) and ends as step_end says; the end is the
+ * last completion plus the step latency of a final delivery (exec.c).
  * Every figure is a maximum of the same sums in either walk, so the two
  * give the same bits. */
 static double maxplus(const Skel *k, const Dag *g, const Stream *st, const FsCollExecParams *ep,
@@ -185,8 +194,11 @@ static double maxplus(const Skel *k, const Dag *g, const Stream *st, const FsCol
       const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
       const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
       double ready = 0;
-      for (guint j = 0; j < nd; j++)
-        ready = MAX(ready, fin[d[j]] + dep_latency(&steps[d[j]], s, ep));
+      for (guint j = 0; j < nd; j++) {
+        const FsCollStep *a = &steps[d[j]];
+        double from = fs_coll_step_same_conn(a, s) ? xb[d[j]] : fin[d[j]];
+        ready = MAX(ready, from + dep_latency(a, s, ep));
+      }
       for (guint j = 0; j < nc; j++)
         ready = MAX(ready, fin[cr[j]] + 0.0);
       fin[i] = step_end(k, g, st, ep, stretch, i, s, ready, xa, xb);
@@ -216,8 +228,9 @@ static double maxplus(const Skel *k, const Dag *g, const Stream *st, const FsCol
       end = MAX(end, fin + out_lat);
     end = MAX(end, fin);
     for (guint x = g->off[i]; x < g->off[i + 1]; x++) {
-      guint j = g->succ[x] & 0x7fffffffu;
-      ready[j] = MAX(ready[j], fin + g->elat[x]);
+      guint j = EDGE_STEP(g->succ[x]);
+      double from = g->succ[x] & EDGE_DRAIN ? xb[i] : fin;
+      ready[j] = MAX(ready[j], from + g->elat[x]);
       if (--pending[j] == 0)
         queue[tail++] = j;
     }
@@ -556,12 +569,12 @@ static gboolean skey_equal(gconstpointer a, gconstpointer b)
   return x->src == y->src && x->dst == y->dst && x->key == y->key;
 }
 
-/* A transfer of skel_run split over its stream's paths: done once the last
- * part has landed. */
+/* A transfer of skel_run split over its stream's paths: drained once the
+ * last part has drained, done once the last part has landed (exec.h). */
 typedef struct {
-  FsFlowDoneFn done;
+  FsFlowDoneFn done, drained;
   void *ctx;
-  guint left;
+  guint left, undrained;
   FsFlowInfo info;
 } PrivXfer;
 
@@ -573,11 +586,25 @@ static void priv_release(PrivXfer *t)
   g_free(t);
 }
 
-static void priv_part_done(void *ctx, const FsFlowInfo *info)
+static void priv_drained(PrivXfer *t)
+{
+  if (--t->undrained > 0 || t->drained == NULL)
+    return;
+  t->drained(t->ctx, &t->info);
+}
+
+static void priv_part_drained(void *ctx, const FsFlowInfo *info)
 {
   PrivXfer *t = ctx;
+  t->info.drained = MAX(t->info.drained, info->drained);
   t->info.finish = MAX(t->info.finish, info->finish);
-  priv_release(t);
+  priv_drained(t);
+}
+
+static void priv_part_done(void *ctx, const FsFlowInfo *info)
+{
+  (void)info;
+  priv_release(ctx);
 }
 
 /* FsCollTransferFn of skel_run, as fs_router_transfer on the shared
@@ -586,8 +613,8 @@ static void priv_part_done(void *ctx, const FsFlowInfo *info)
  * the cap (a folded step as the executor gives it: one flow of its width's
  * bytes at its width's cap). */
 static gboolean priv_xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
-                          uint64_t key, FsFlowDoneFn done, void *done_ctx, void *user,
-                          GError **error)
+                          uint64_t key, FsFlowDoneFn done, FsFlowDoneFn drained, void *done_ctx,
+                          void *user, GError **error)
 {
   PrivNet *pn = ctx;
   const Ctx *c = pn->c;
@@ -602,8 +629,9 @@ static gboolean priv_xfer(void *ctx, int src, int dst, uint64_t bytes, double ra
   const Routes *r = c->routes;
   guint f = g_array_index(r->first, guint, 2 * i), np = g_array_index(r->first, guint, 2 * i + 1);
   PrivXfer *t = g_new0(PrivXfer, 1);
-  t->done = done, t->ctx = done_ctx, t->info.user = user;
-  t->left = 1; /* held until every part has started (a part may land at once) */
+  t->done = done, t->drained = drained, t->ctx = done_ctx, t->info.user = user;
+  /* Held until every part has started (a part may drain and land at once). */
+  t->left = t->undrained = 1;
   uint64_t given = 0;
   FsSim *sim = fs_flownet_sim(pn->net);
   for (guint p = 0; p < np; p++) {
@@ -626,11 +654,14 @@ static gboolean priv_xfer(void *ctx, int src, int dst, uint64_t bytes, double ra
     FsFlowSpec spec = {
       .src = src, .dst = dst, .path = (const FsChannelId *)pn->path->data, .path_len = len,
       .bytes = part, .rate_cap = rate_cap * w, .start = fs_sim_now(sim),
-      .done = priv_part_done, .ctx = t, .user = user, .copies = 1,
+      .done = priv_part_done, .drained = priv_part_drained, .ctx = t, .user = user,
+      .copies = 1,
     };
     t->left++;
+    t->undrained++;
     fs_flownet_start(pn->net, &spec);
   }
+  priv_drained(t);
   priv_release(t);
   return TRUE;
 }

@@ -878,7 +878,7 @@ static void kickoff(void *ctx, uint64_t arg)
       run->pending++;
       GError *err = NULL;
       if (!run->xfer_copies(run->xfer_ctx, st->src_node, st->dst_node, (uint64_t)ceil(st->wire / w),
-                            w, pace, st->key, flow_done, run, NULL, &err)) {
+                            w, pace, st->key, flow_done, NULL, run, NULL, &err)) {
         run->pending--;
         run->error = err;
       }
@@ -888,7 +888,7 @@ static void kickoff(void *ctx, uint64_t arg)
       run->pending++;
       GError *err = NULL;
       if (!run->xfer(run->xfer_ctx, st->src_node, st->dst_node, (uint64_t)ceil(st->wire / w), pace,
-                     st->key, flow_done, run, NULL, &err)) {
+                     st->key, flow_done, NULL, run, NULL, &err)) {
         run->pending--;
         run->error = err;
       }

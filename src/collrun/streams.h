@@ -39,7 +39,10 @@
  *   with those rates: a transfer takes its wire bytes at its stream's rate
  *   plus its path's latency, waits for its dependencies plus the
  *   executor's step latency (exec.h: none on one connection's FIFO order
- *   or on a credit), a reduction takes its bytes at the reduce bandwidth.
+ *   or on a credit) — for the previous transfer of its connection, until
+ *   that one has sent its bytes (the end of its sending interval, its
+ *   drain: exec.h), for the others until they end — and a reduction takes
+ *   its bytes at the reduce bandwidth.
  *   That schedule is then repaired once to the links' capacity: on every
  *   loaded link the transfers sending at once (their rates: wire bytes
  *   over their sending time, times their path's share) are shared max-min
@@ -99,7 +102,13 @@
  * extrapolated as the others, which is not measured against exact runs
  * (the NVLS tree of 1 GiB on 32 nodes is 14 % fast there, exact on 8 and
  * 16 where it runs whole: its pipeline fills for tens of loops), and
- * --exec auto leaves them to the steps.
+ * --exec auto leaves them to the steps.  Since the step engine pipelines a
+ * connection's transfers (exec.h, 2026-11-28; the max-plus the same), two
+ * known gaps of the one repair (test-coll-streams.c stream_gaps): NVLS on
+ * one DGX H100 +8.2 % (Simple) and +10.9 % (LL) at 256 MiB (two lanes share
+ * each NVLink and the up lane now runs back to back beside the stores; the
+ * exact runs stay link-bound, the repaired schedule does not), and rings of
+ * LL on half hosts -7.7 to -8.3 % (their PXN hops).
  *
  * Ownership: a model borrows nothing after fs_coll_streams_new returns; a
  * run borrows its model, network and transfer context until done.

@@ -82,6 +82,7 @@ typedef struct {
   uint64_t bytes;
   int32_t src, dst;
   FsFlowDoneFn done;
+  FsFlowDoneFn drained_fn; /* FsFlowSpec.drained: runs at D (may be NULL) */
   void *ctx, *user;
   uint32_t next_free;
 } FsFlow;

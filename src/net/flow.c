@@ -227,6 +227,20 @@ void fs_flownet_flush(FsFlowNet *net)
 
 static void drain_cb(void *ctx, uint64_t arg);
 static void deliver_cb(void *ctx, uint64_t arg);
+static void fill_info(const FsFlowNet *net, uint32_t slot, FsFlowInfo *out);
+
+/* Runs the flow's drained callback, if any (flow.h).  The callback may
+ * start flows, which may move the flow array: callers re-read their
+ * FsFlow after it. */
+static void notify_drained(FsFlowNet *net, uint32_t slot)
+{
+  FsFlowDoneFn fn = net->flows[slot].drained_fn;
+  if (fn == NULL)
+    return;
+  FsFlowInfo info;
+  fill_info(net, slot, &info);
+  fn(net->flows[slot].ctx, &info);
+}
 
 /* Changes the flow's bottleneck at now: closes the interval of the previous
  * one (keeping the longest) and keeps the channels' n_bneck counts. */
@@ -284,12 +298,15 @@ static void begin_flow(FsFlowNet *net, uint32_t slot)
   f->bneck_since = now;
   f->best_dur = -1;
   if (f->bytes == 0) {
+    /* D = S: drained now, delivered after the latency (flow.h). */
     f->state = FS_FLOW_DRAINED;
     f->drained = now;
-    if (f->latency == 0)
+    FsTime lat = f->latency;
+    if (lat != 0)
+      f->ev = fs_sim_at(net->sim, fs_time_add_sat(now, lat), deliver_cb, net, slot);
+    notify_drained(net, slot);
+    if (lat == 0)
       deliver_cb(net, slot);
-    else
-      f->ev = fs_sim_at(net->sim, fs_time_add_sat(now, f->latency), deliver_cb, net, slot);
     return;
   }
   for (uint32_t h = 0; h < f->n_hops; h++) {
@@ -381,6 +398,7 @@ FsFlowId fs_flownet_start(FsFlowNet *net, const FsFlowSpec *spec)
   f->src = spec->src;
   f->dst = spec->dst;
   f->done = spec->done;
+  f->drained_fn = spec->drained;
   f->ctx = spec->ctx;
   f->user = spec->user;
   f->start = spec->start;
@@ -436,7 +454,8 @@ gboolean fs_flownet_get_flow(FsFlowNet *net, FsFlowId id, FsFlowInfo *out)
   return TRUE;
 }
 
-/* The flow's last byte left the source: free its channels. */
+/* The flow's last byte left the source: free its channels, schedule its
+ * delivery and run its drained callback. */
 static void drain_cb(void *ctx, uint64_t arg)
 {
   FsFlowNet *net = ctx;
@@ -481,10 +500,15 @@ static void drain_cb(void *ctx, uint64_t arg)
   }
   if (seeded)
     schedule_recompute(net);
-  if (f->latency == 0)
+  /* The delivery is scheduled before the drained callback runs, which may
+   * start flows (and move the flow array); with no latency it follows the
+   * callback at once (flow.h). */
+  FsTime lat = f->latency;
+  if (lat != 0)
+    f->ev = fs_sim_at(net->sim, fs_time_add_sat(now, lat), deliver_cb, net, slot);
+  notify_drained(net, slot);
+  if (lat == 0)
     deliver_cb(net, slot);
-  else
-    f->ev = fs_sim_at(net->sim, fs_time_add_sat(now, f->latency), deliver_cb, net, slot);
 }
 
 /* The last byte landed: report and recycle the slot. */

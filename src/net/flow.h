@@ -17,9 +17,21 @@
  *     integral of its rate from S to D equals bytes.  At D it leaves its
  *     channels and the flows it shared them with speed up;
  *   - it *finishes* at F = D + L: the last byte has crossed the path.  The
- *     completion callback runs at F.  (So for a constant rate,
- *     F = S + L + bytes/rate: alpha-beta with alpha = L.)
+ *     completion callback (FsFlowSpec.done) runs at F.  (So for a constant
+ *     rate, F = S + L + bytes/rate: alpha-beta with alpha = L.)
  *   A zero-byte flow never occupies a channel: D = S, F = S + L.
+ *
+ * Drained callback (FsFlowSpec.drained, optional): runs at D, once, after
+ * the flow has left its channels (the rates of the flows it shared them
+ * with are recomputed later at the same picosecond, with any flow the
+ * callback starts) and before the completion callback; when L = 0 both run
+ * in that order at the same picosecond, one after the other.  Its
+ * FsFlowInfo is the one the completion callback will get (drained = D,
+ * finish = D + L, mean_rate, bottleneck).  A sender that may put its next
+ * bytes on the wire as soon as the previous ones have left (a pipelined
+ * connection: collrun/exec.h) starts them here rather than at F.  For a
+ * zero-byte flow it runs at S (inside fs_flownet_start when S is now); for
+ * a flow of copies, once.
  *
  * Rates (model FS_NET_MAXMIN): at every instant the active flows' rates are
  * the max-min fair allocation with per-flow caps, found by progressive
@@ -143,8 +155,9 @@ typedef struct {
   void *user;           /* copied from the spec */
 } FsFlowInfo;
 
-/* Runs at the flow's finish time F.  info is valid during the call only.
- * The callback may start flows. */
+/* Runs at the flow's finish time F (FsFlowSpec.done) or at its drain time
+ * D (FsFlowSpec.drained).  info is valid during the call only.  The
+ * callback may start flows. */
 typedef void (*FsFlowDoneFn)(void *ctx, const FsFlowInfo *info);
 
 /* A flow to start.  path is copied; path_len may be 0 (a local copy limited
@@ -157,8 +170,9 @@ typedef struct {
   double rate_cap;           /* bytes/s; 0 = uncapped */
   FsTime start;              /* absolute, >= fs_sim_now() */
   FsTime extra_latency;      /* added to the path's latency (software, protocol) */
-  FsFlowDoneFn done;         /* may be NULL */
-  void *ctx;                 /* first argument of done */
+  FsFlowDoneFn done;         /* at F; may be NULL */
+  FsFlowDoneFn drained;      /* at D, before done (above); may be NULL */
+  void *ctx;                 /* first argument of done and drained */
   void *user;                /* handed back in FsFlowInfo */
   guint copies;              /* identical flows it stands for, 0 or 1: itself
                                 alone; bytes and rate_cap are their sums */

@@ -38,9 +38,11 @@ typedef struct {
 /* A transfer split over several flows, until its last flow lands. */
 typedef struct Transfer Transfer;
 struct Transfer {
-  guint left;
+  guint left;              /* parts not yet landed (+ 1 while they start) */
+  guint undrained;         /* parts not yet drained (+ 1 while they start) */
   FsFlowInfo agg;
   FsFlowDoneFn done;
+  FsFlowDoneFn drained;    /* may be NULL */
   void *ctx;
   FsRouter *router;
   Transfer *prev, *next;   /* the router's list of transfers in flight */

@@ -704,8 +704,11 @@ gboolean fs_router_route_once(FsRouter *r, guint src, guint dst, uint64_t key, F
 /* ---- transfers over several paths ---- */
 
 static void transfer_release(Transfer *t);
+static void transfer_drained(Transfer *t);
 
-static void part_done(void *ctx, const FsFlowInfo *info)
+/* A part drained (its finish is then known too: D + its latency): the
+ * whole transfer's figures take it in. */
+static void part_drained(void *ctx, const FsFlowInfo *info)
 {
   Transfer *t = ctx;
   if (info->drained >= t->agg.drained) {
@@ -717,7 +720,32 @@ static void part_done(void *ctx, const FsFlowInfo *info)
   t->agg.latency = MAX(t->agg.latency, info->latency);
   if (t->agg.id == FS_FLOW_NONE)
     t->agg.id = info->id;
-  transfer_release(t);
+  transfer_drained(t);
+}
+
+static void part_done(void *ctx, const FsFlowInfo *info)
+{
+  (void)info;
+  transfer_release(ctx);
+}
+
+static void set_mean_rate(Transfer *t)
+{
+  t->agg.mean_rate = t->agg.drained > t->agg.start
+                       ? (double)t->agg.bytes * 1e12 / (double)(t->agg.drained - t->agg.start)
+                       : 0;
+}
+
+/* One part (or the start loop's hold) has drained; after the last one the
+ * transfer has drained: its drained callback runs (every part drains
+ * before it lands, so this precedes transfer_release's report). */
+static void transfer_drained(Transfer *t)
+{
+  if (--t->undrained > 0)
+    return;
+  set_mean_rate(t);
+  if (t->drained)
+    t->drained(t->ctx, &t->agg);
 }
 
 /* One part (or the start loop's hold) is over; the last one reports the
@@ -726,9 +754,7 @@ static void transfer_release(Transfer *t)
 {
   if (--t->left > 0)
     return;
-  t->agg.mean_rate = t->agg.drained > t->agg.start
-                       ? (double)t->agg.bytes * 1e12 / (double)(t->agg.drained - t->agg.start)
-                       : 0;
+  set_mean_rate(t);
   if (t->prev)
     t->prev->next = t->next;
   else
@@ -748,15 +774,16 @@ gboolean fs_router_transfer(FsRouter *r, guint src, guint dst, uint64_t bytes, F
                             double rate_cap, uint64_t key, FsFlowDoneFn done, void *ctx,
                             void *user, GError **error)
 {
-  return fs_router_transfer_copies(r, src, dst, bytes, 1, start, rate_cap, key, done, ctx, user,
-                                   error);
+  return fs_router_transfer_copies(r, src, dst, bytes, 1, start, rate_cap, key, done, NULL, ctx,
+                                   user, error);
 }
 
 /* See route.h: fs_router_transfer's split of one copy, each part's flow
  * standing for the copies. */
 gboolean fs_router_transfer_copies(FsRouter *r, guint src, guint dst, uint64_t bytes,
                                    guint copies, FsTime start, double rate_cap, uint64_t key,
-                                   FsFlowDoneFn done, void *ctx, void *user, GError **error)
+                                   FsFlowDoneFn done, FsFlowDoneFn drained, void *ctx, void *user,
+                                   GError **error)
 {
   g_return_val_if_fail(copies >= 1 && copies <= FS_FLOW_MAX_COPIES, FALSE);
   FsRoute *route = &r->scratch;
@@ -769,6 +796,7 @@ gboolean fs_router_transfer_copies(FsRouter *r, guint src, guint dst, uint64_t b
     r->live->prev = t;
   r->live = t;
   t->done = done;
+  t->drained = drained;
   t->ctx = ctx;
   t->agg.src = (int32_t)src;
   t->agg.dst = (int32_t)dst;
@@ -788,10 +816,12 @@ gboolean fs_router_transfer_copies(FsRouter *r, guint src, guint dst, uint64_t b
     t->left += part[i] > 0 || (bytes == 0 && i == 0);
   }
   t->agg.path_len = t->left;
-  /* A zero-byte part with no latency lands inside fs_flownet_start.  Hold
-   * the transfer until every part has started, so that its done callback,
-   * which may start another transfer (reusing r->scratch), runs only after
-   * this loop is finished with the route. */
+  /* A zero-byte part drains at once, and with no latency lands, inside
+   * fs_flownet_start.  Hold the transfer until every part has started, so
+   * that its drained and done callbacks, which may start another transfer
+   * (reusing r->scratch), run only after this loop is finished with the
+   * route. */
+  t->undrained = t->left + 1;
   t->left++;
   for (guint i = 0; i < route->n_paths; i++) {
     if (!(part[i] > 0 || (bytes == 0 && i == 0)))
@@ -801,11 +831,13 @@ gboolean fs_router_transfer_copies(FsRouter *r, guint src, guint dst, uint64_t b
     double cap = rate_cap * g_array_index(route->weights, double, i);
     FsFlowSpec spec = {
       .src = (int32_t)src, .dst = (int32_t)dst, .path = path, .path_len = len,
-      .bytes = part[i] * copies, .start = start, .done = part_done, .ctx = t, .user = user,
+      .bytes = part[i] * copies, .start = start, .done = part_done, .drained = part_drained,
+      .ctx = t, .user = user,
       .rate_cap = copies == 1 ? cap : cap * copies, .copies = copies,
     };
     fs_flownet_start(r->net, &spec);
   }
+  transfer_drained(t);
   transfer_release(t);
   return TRUE;
 }

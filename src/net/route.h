@@ -273,10 +273,15 @@ gboolean fs_router_transfer(FsRouter *router, guint src, guint dst, uint64_t byt
  * of one copy, split as above, runs as one flow of that many copies
  * (FsFlowSpec.copies), so the copies get what separate transfers would
  * under max-min, from copies times fewer flows; done runs once, with the
- * bytes of all the copies. */
+ * bytes of all the copies.  drained (may be NULL) runs once, when the last
+ * part has drained (FsFlowSpec.drained: its last byte left the source),
+ * with the same FsFlowInfo as done will get (drained, finish and bytes of
+ * the whole transfer), before done; for a transfer that drains at once
+ * (zero bytes) before returning, after every part has started. */
 gboolean fs_router_transfer_copies(FsRouter *router, guint src, guint dst, uint64_t bytes,
                                    guint copies, FsTime start, double rate_cap, uint64_t key,
-                                   FsFlowDoneFn done, void *ctx, void *user, GError **error);
+                                   FsFlowDoneFn done, FsFlowDoneFn drained, void *ctx, void *user,
+                                   GError **error);
 
 /* The P2P level that applies to a GPU: the option, or with "auto" PXB
  * when its host's CPUs are Intel (or NVIDIA Grace), else SYS. */

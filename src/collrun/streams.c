@@ -1016,6 +1016,9 @@ gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op)
          algo->nccl != FS_NCCL_ALGO_COLLNET_CHAIN;
 }
 
+/* See streams.h: trusted, not NVLS or the NVLS tree across hosts, and a
+ * ring of whole hosts (or one GPU per host) from 1 MiB, or deep: its loops
+ * per channel, or the steps its plan would have. */
 gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
                                    const FsCollRequest *req)
 {

@@ -41,7 +41,6 @@ typedef struct {
   double time;  /* ps, max-plus, the schedule repaired to the links' capacity */
   double time0; /* ps, max-plus at the streams' own rates (no repair) */
   gboolean cached; /* a copy of a memo's skeleton: its plan, conn and wire are the memo's */
-  guint passes;    /* relaxation passes made (streams_skel_time) */
 } Skel;
 
 /* The streams' paths, found once per stream: path p of stream i is
@@ -63,9 +62,9 @@ typedef struct {
   const FsCollRequest *req;
   const FsCollStreamsOpts *opts;
   FsFlowNet *net;
-  gboolean shared_links; /* relaxed over all its links at once (streams.h: tree, CollNet, NVLS) */
   uint64_t key;
   double payload;
+  gboolean unfold;   /* the full plan is built unfolded (streams.c, a whole run) */
   /* The connections numbered so far and their first figures (the
    * family's when a memo is used, else the model's own): */
   GHashTable *conns; /* ConnKey* (owned) → index + 1 */
@@ -93,35 +92,35 @@ typedef struct {
 double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 to, gboolean *agree,
                       double tol);
 
-/* The relaxation of a repaired schedule (streams_skel_time with relax):
- * at most STREAMS_RELAX_PASSES passes, until no transfer's stretch
- * changes by more than STREAMS_RELAX_TOL (relative). */
-#define STREAMS_RELAX_PASSES 64
-#define STREAMS_RELAX_TOL 1e-6
-/* How closely a relaxed skeleton's times per loop must agree (streams.c):
- * the relaxation's fixed point is found to STREAMS_RELAX_TOL per transfer,
- * and the loops of one steady state then agree to 1e-4 (NVLS tree, 4 DGX
- * H100 nodes), those of a filling pipeline differ by percents. */
-#define STREAMS_RELAX_AGREE 1e-3
-/* The most steps the whole plan may have for a model's schedules to be
- * relaxed (streams.c; a pass costs about a repair, up to
- * STREAMS_RELAX_PASSES of them), and its grids too: the whole 256 MiB NVLS
- * tree on 16 DGX H100 nodes has 49 K, 1 GiB on 4 nodes 47 K. */
-#define STREAMS_RELAX_MAX_SKELETON (1u << 16)
+/* The most steps the whole plan of a collective that runs whole where it
+ * is small (streams.c, runs_whole) may have to run on its own network
+ * (streams_skel_time; the run costs what the step executor takes for the
+ * folded plan): the whole 256 MiB NVLS tree on 16 DGX H100 nodes has
+ * 49 K, 1 GiB on 4 nodes 47 K, NVLS LL across 2 nodes 197 K. */
+#define STREAMS_WHOLE_MAX_STEPS (1u << 18)
+/* The most steps such a whole plan may have unfolded to run unfolded
+ * (streams.c): the folded plans of the chains of broadcast and reduce are
+ * up to 1.4 % off the exact ones; a run of 2^18 unfolded steps took 1-2 s
+ * (the ring broadcast of 1 GiB on 32 DGX H100 nodes: 1.3 s, the folded
+ * step run 0.7 s), of 2^16 about a quarter of that. */
+#define STREAMS_WHOLE_UNFOLD_STEPS (1u << 16)
 
-/* Skeleton k's max-plus times: k->time0 at the streams' own rates (with
- * the links' deficit of that schedule into busy[link], in ps, when c has
- * loaded links) and k->time with the schedule repaired once to the links'
- * capacity, then with relax relaxed to a fixed point, each pass a repair
- * that lets a stretch shrink where the max-min shares allow (streams.h;
- * with c->shared_links, each pass shares all the links at once).  xa, xb: scratch of a double per step of k's plan.  Needs c's
- * streams paced (their t, lat and wire) and its links loaded (pace in
- * streams.c).  Cost: two max-plus passes over the plan's steps (in plan
- * order when every step depends only on earlier ones, else in dependency
- * order over a successor graph made once) and, per class of loaded links
- * (Ctx.link_rep), a merge sort of its transfers' sending intervals and of
- * their start and end events. */
-void streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, double payload,
-                       gboolean relax, double *xa, double *xb, double *busy);
+/* Skeleton k's times: k->time0, max-plus at the streams' own rates, and
+ * k->time: with run (a whole plan), the step executor's run of k's plan
+ * on a network of its own (the channels its streams cross, at their
+ * capacity and latency: the flow network's max-min shares event by event,
+ * streams.h), else that schedule repaired once to the links' capacity,
+ * with the links' deficit of the first schedule into busy[link], in ps,
+ * when c has loaded links.
+ * xa, xb: scratch of a double per step of k's plan.  Needs c's streams
+ * paced (their t, lat and wire, their routes) and its links loaded (pace
+ * in streams.c).  FALSE with error where the run fails.  Cost: a max-plus
+ * pass over the plan's steps (in plan order when every step depends only
+ * on earlier ones, else in dependency order over a successor graph made
+ * once); then the run, the executor's cost for the plan, or per class of
+ * loaded links (Ctx.link_rep) a merge sort of its transfers' sending
+ * intervals and of their start and end events and a second max-plus pass. */
+gboolean streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, double payload,
+                           gboolean run, double *xa, double *xb, double *busy, GError **error);
 
 G_END_DECLS

@@ -380,11 +380,12 @@ static gboolean pace(Ctx *c, const FsCollExecParams *ep, double *t_bw, double *t
   return ok;
 }
 
-/* A skeleton the memo keeps, by its request and the payload its wire
- * bytes were counted with. */
+/* A skeleton the memo keeps, by its request, whether it was folded and
+ * the payload its wire bytes were counted with. */
 typedef struct {
   FsCollRequest r;
   double payload;
+  gboolean fold;
   Skel k;
 } CachedSkel;
 
@@ -395,9 +396,9 @@ static void cached_skel_free(gpointer p)
   g_free(cs);
 }
 
-/* Whether the schedules of algo's op on comm are relaxed (above
- * fs_coll_streams_new, streams.h). */
-static gboolean relaxed(const FsComm *comm, const FsCollAlgo *algo, FsCollOp op)
+/* Whether algo's op on comm is run whole on its own network where its
+ * plan is small enough (above fs_coll_streams_new, streams.h). */
+static gboolean runs_whole(const FsComm *comm, const FsCollAlgo *algo, FsCollOp op)
 {
   if (algo->nccl == FS_NCCL_ALGO_NVLS_TREE)
     return TRUE;
@@ -441,8 +442,9 @@ static guint64 first_whole_loops(const FsComm *comm, const FsCollAlgo *algo,
   return x;
 }
 
-/* Builds the skeleton of x whole loops (nx > 1; else the full loops) and k
- * ring steps per loop (nk > 1; else all), or copies the family's. */
+/* Builds the skeleton of x whole loops (nx > 1; else the full loops, not
+ * folded with c->unfold) and k ring steps per loop (nk > 1; else all), or
+ * copies the family's. */
 static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F, guint nx,
                            guint64 x, guint nk, guint64 k, Skel *out, GError **error)
 {
@@ -450,16 +452,17 @@ static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F
   cut_request(c->req, q, F, nx > 1, x, &r);
   if (nk > 1)
     r.max_ring_steps = (guint)k;
+  gboolean fold = c->opts->route_fixed != NULL && fs_flownet_model(c->net) == FS_NET_MAXMIN &&
+                  !(nx == 1 && c->unfold);
   if (c->fam != NULL)
     for (guint i = 0; i < c->fam->skels->len; i++) {
       const CachedSkel *cs = g_ptr_array_index(c->fam->skels, i);
-      if (cs->payload == c->payload && memcmp(&cs->r, &r, sizeof r) == 0) {
+      if (cs->payload == c->payload && cs->fold == fold && memcmp(&cs->r, &r, sizeof r) == 0) {
         *out = cs->k;
         out->cached = TRUE;
         return TRUE;
       }
     }
-  gboolean fold = c->opts->route_fixed != NULL && fs_flownet_model(c->net) == FS_NET_MAXMIN;
   /* Folded while built, a skeleton of an algorithm that --exec auto
    * leaves to the steps may make as many steps as the guard allows times
    * its channels, keeping no more than the guard allows, as its step run
@@ -478,6 +481,7 @@ static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F
     CachedSkel *cs = g_new0(CachedSkel, 1);
     cs->r = r;
     cs->payload = c->payload;
+    cs->fold = fold;
     cs->k = *out;
     g_ptr_array_add(c->fam->skels, cs);
     out->cached = TRUE;
@@ -564,25 +568,36 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   memset(&c, 0, sizeof c);
   c.comm = comm, c.req = req, c.opts = opts, c.net = net, c.key = key, c.payload = ep.payload;
   gboolean fold = opts->route_fixed != NULL && fs_flownet_model(net) == FS_NET_MAXMIN;
-  /* Relaxed schedules (streams-sched.c), where the grid is small enough
-   * (below): collectives whose links carry several of their streams at
-   * once (NCCL's tree, CollNet, the NVLS tree, NVLS across hosts) or whose
-   * hops fall out of lockstep after the root (the chains of broadcast and
-   * reduce), where one repair is up to 16 % off; not the others' (one
-   * stream per link at a time, one repair within 0.75 %: the passes would
-   * cost every training run's data-parallel streams and gain nothing). */
-  gboolean relax_algo = relaxed(comm, algo, req->op);
-  /* Their relaxation shares all the links at once (streams-sched.c,
-   * relax_pass): a transfer of a tree or a switch leg crosses two loaded
-   * links whose crowds come at different times (a GPU's port up and the
-   * next one's down), and gets at each instant the least of their shares,
-   * not the least of their means (single DGX H100 tree/LL -2.4 % with the
-   * means, +0.03 %; the NVLS tree on 8 nodes -1.9 %, 0.000 %). */
-  c.shared_links = algo->nccl == FS_NCCL_ALGO_TREE || algo->nccl == FS_NCCL_ALGO_NVLS_TREE ||
-                   algo->nccl == FS_NCCL_ALGO_NVLS || algo->nccl == FS_NCCL_ALGO_COLLNET_DIRECT ||
-                   algo->nccl == FS_NCCL_ALGO_COLLNET_CHAIN;
+  /* Run whole on their own network (streams-sched.c), where the whole
+   * plan is small enough (below): collectives whose links carry several of
+   * their streams at once (NCCL's tree, CollNet, the NVLS tree, NVLS across
+   * hosts) or whose hops fall out of lockstep after the root (the chains
+   * of broadcast and reduce), where one repair is up to 16 % off; not the
+   * others' (one stream per link at a time, one repair within 0.75 %: the
+   * runs would cost every training run's data-parallel streams and gain
+   * nothing). */
+  gboolean whole_algo = runs_whole(comm, algo, req->op);
+  guint64 x0 = F > 0 ? first_whole_loops(comm, algo, req, q, F) : 1, k0 = MAX(4, P);
+  /* Such a plan whose steps unfolded (those of its first loops, per loop,
+   * times its loops; counted where every channel's loop moves a transfer
+   * per rank but one, their least, would not pass the budget already) are
+   * within STREAMS_WHOLE_UNFOLD_STEPS runs whole and
+   * unfolded: the folded plans of the chains are off the exact ones (ring
+   * reduce Simple on 2 DGX H100 nodes, 256 MiB: -1.42 %, as the folded
+   * step run).  Its streams are its own (no memo: a family's streams keep
+   * the width of its folded skeletons). */
+  if (whole_algo && fold && S < k0 + 2 * P + 1 &&
+      (double)(n - 1) * req->nchannels * (double)MAX(F, 1) <= STREAMS_WHOLE_UNFOLD_STEPS) {
+    FsCollRequest r;
+    guint64 cnt = 0;
+    cut_request(req, q, F, F > 0 && x0 < F, x0, &r);
+    c.unfold = fs_coll_plan_count_steps(comm, algo, &r, &cnt, NULL) &&
+               (double)cnt / (double)x0 * (double)MAX(F, x0) <= STREAMS_WHOLE_UNFOLD_STEPS;
+    if (c.unfold)
+      x0 = MAX(F, 1);
+  }
   Routes own_routes = {0};
-  if (opts->memo != NULL) {
+  if (opts->memo != NULL && !c.unfold) {
     c.fam = family_get(opts->memo, comm, algo, req, net, opts->route_ctx, fold, key);
     c.key = c.fam->key;
     c.conns = c.fam->conns;
@@ -598,7 +613,6 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   FsCollStreams *s = g_new0(FsCollStreams, 1);
   s->info.loops = F;
   s->info.ring_steps = S;
-  guint64 x0 = F > 0 ? first_whole_loops(comm, algo, req, q, F) : 1, k0 = MAX(4, P);
   gboolean ok = TRUE, done = FALSE;
   Skel grid[3][3];
   memset(grid, 0, sizeof grid);
@@ -654,24 +668,35 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
     if (!(ok = pace(&c, &ep, &s->t_bw, &t_free, error)))
       break;
     guint nl = c.n_links;
-    /* Relaxed where the whole plan (its steps about those of the last
-     * skeleton per loop) is within the relaxation's budget, so that a grid
-     * whose times disagree can fall back on it; a relaxed schedule is a
-     * fixed point to STREAMS_RELAX_TOL: its times per loop agree to that
-     * much less. */
+    /* The whole plan run on its own network (streams_skel_time) where it
+     * has at most STREAMS_WHOLE_MAX_STEPS steps (about those of the last
+     * skeleton per loop), not a grid of a few loops: these pipelines drift
+     * past any few loops that agree (NVLS tree LL on 2 DGX H100 nodes:
+     * loops 4-6 periodic to 1e-9 at 4.287 us a loop, 4.37 over the whole
+     * 512; -2.2 % extrapolated), and the chains' and trees' grids passed
+     * for steady while still filling (unfolded where small, above). */
     double per_loop = (double)fs_coll_plan_n_steps(grid[nx - 1][0].plan) / (double)xs[nx - 1];
     double whole_steps = nx == 1 ? (double)steps : per_loop * (double)F;
-    gboolean relax = relax_algo && nk == 1 && whole_steps <= STREAMS_RELAX_MAX_SKELETON;
-    double tol = relax ? STREAMS_RELAX_AGREE : 1e-6;
+    gboolean whole = whole_algo && nk == 1 && whole_steps <= STREAMS_WHOLE_MAX_STEPS;
+    if (whole && nx == 3) {
+      for (guint i = 0; i < 3; i++)
+        for (guint j = 0; j < 3; j++)
+          skel_clear(&grid[i][j]);
+      x0 = F; /* nx == 1 next: the full loops */
+      continue;
+    }
+    double tol = 1e-6;
     g_autofree double *busy = g_new0(double, (gsize)9 * (nl + 1));
-    for (guint i = 0; i < nx; i++)
-      for (guint j = 0; j < nk; j++) {
+    for (guint i = 0; i < nx && ok; i++)
+      for (guint j = 0; j < nk && ok; j++) {
         guint nsteps = fs_coll_plan_n_steps(grid[i][j].plan);
         g_autofree double *xa = g_new0(double, nsteps + 1);
         g_autofree double *xb = g_new0(double, nsteps + 1);
-        streams_skel_time(&c, &grid[i][j], &ep, c.payload, relax, xa, xb,
-                  busy + (gsize)(i * 3 + j) * (nl + 1));
+        ok = streams_skel_time(&c, &grid[i][j], &ep, c.payload, whole, xa, xb,
+                               busy + (gsize)(i * 3 + j) * (nl + 1), error);
       }
+    if (!ok)
+      break;
     /* The repaired schedule's time, checked in both counts (streams.h). */
     for (guint i = 0; i < nx; i++) {
       for (guint j = 0; j < nk; j++)
@@ -679,32 +704,9 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
       vx[i] = streams_extrap(v, ks, nk, S, &agree, tol);
     }
     double mp = MAX(0, streams_extrap(vx, xs, nx, F, &agree, tol));
-    /* A relaxed grid in steady state adds, per loop, at least what its
-     * busiest link needs per loop (the flow network cannot send faster):
-     * loops that add less are still filling the pipeline, whatever their
-     * agreement, and the counts widen to the whole plan where the budget
-     * allows (the tree and CollNet chain of LL128 on 2 DGX H100 nodes,
-     * whose first 1-3 loops never meet on a link: -8.6 and -11.9 %
-     * extrapolated from them, -0.004 and -0.001 % relaxed whole).  Such
-     * a grid goes straight to the whole plan: wider grids fill as slowly
-     * (the tree of LL on 8 nodes doubled seven times, half its CPU). */
-    gboolean filling = FALSE;
-    if (relax && nx == 3 && F > 0 && nl > 0) {
-      double need = 0;
-      for (guint l = 0; l < nl; l++)
-        need = MAX(need, c.link_need[l]);
-      filling = (vx[2] - vx[1]) / (double)(xs[2] - xs[1]) < need / (double)F * (1 - STREAMS_RELAX_AGREE);
-      agree = agree && !filling;
-    }
     /* Widen the counts that disagree while the next grid stays in budget
      * (its size about doubles). */
     done = agree || (nx == 1 && nk == 1) || 2 * steps > FS_COLL_STREAMS_MAX_SKELETON;
-    /* A relaxed grid whose times disagree, where the next grid would pass
-     * the relaxation's budget: the whole plan, relaxed, which needs no
-     * agreement. */
-    gboolean whole = !agree && nx == 3 && relax &&
-                     (filling || done || 2 * steps > STREAMS_RELAX_MAX_SKELETON);
-    done = done && !whole;
     if (!agree && done) {
       /* Past the budget without a steady repaired schedule: the streams'
        * own rates, their ring steps checked as before, and the links whose
@@ -740,9 +742,7 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
     for (guint i = 0; i < 3; i++)
       for (guint j = 0; j < 3; j++)
         skel_clear(&grid[i][j]);
-    if (whole) {
-      x0 = F; /* nx == 1 below: the full loops */
-    } else if (!done) {
+    if (!done) {
       if (nx == 3)
         x0 *= 2;
       if (nk == 3)
@@ -1030,8 +1030,9 @@ gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
   if (algo->nccl == FS_NCCL_ALGO_NVLS && fs_comm_n_hosts(comm) > 1)
     return FALSE;
   /* The NVLS tree across hosts fills its pipeline for tens of loops: past
-   * the relaxation's budget its stream model is 9-14 % fast at 1 GiB on 8-32
-   * nodes (tests/bench/RESULTS.md, "Stream model accuracy, branch acc19"),
+   * the budget of whole runs (STREAMS_WHOLE_MAX_STEPS) its stream model is
+   * 14 % fast at 1 GiB on 32 nodes (exact on 8 and 16, run whole; it was
+   * 9-14 % fast on 8-32 nodes: tests/bench/RESULTS.md, branch acc19),
    * while its step runs are made for local rank 0 alone (rails.h) and cost
    * 0.04-1 s up to 128 nodes.  The steps take it, and hand it to the streams
    * when its plan would pass the step guard (fs_coll_time_alone). */

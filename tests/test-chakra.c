@@ -238,7 +238,7 @@ static void round_trip(const char *parallel)
   /* Step by step, as the replay runs collectives (train --chakra-out too). */
   FsTrainOptions opt;
   fs_train_options_init(&opt);
-  opt.dp_streams = FALSE;
+  opt.exec = FS_COLL_EXEC_STEPS;
   g_autoptr(FsTrain) t = fs_test_train(topo, w, &opt);
   FsTime step = fs_train_result(t)->step_time;
   g_autofree char *dir = g_dir_make_tmp("chakra-XXXXXX", NULL);

@@ -653,6 +653,41 @@ START_TEST(test_auto_rule_and_names)
   ck_assert(choose(&s, FS_COLL_ALL_REDUCE, (uint64_t)16 << 30, fs_coll_algo_find("nvls_tree"),
                    FS_PROTO_SIMPLE, &ch, &req, &nb));
   ck_assert(!fs_coll_exec_pick_streams(s.comm, ch.algo, &req));
+  /* 1 MiB ring all_reduce over 2 whole hosts: shallow, but a ring of whole
+   * hosts from 1 MiB (within 0.011 % of --exact): streams; 512 KiB: steps. */
+  ck_assert(fs_comm_whole_hosts(s.comm));
+  ck_assert(choose(&s, FS_COLL_ALL_REDUCE, 1u << 20, fs_coll_algo_find("ring"), FS_PROTO_SIMPLE,
+                   &ch, &req, &nb));
+  ck_assert(fs_coll_exec_pick_streams(s.comm, ch.algo, &req));
+  ck_assert(choose(&s, FS_COLL_ALL_REDUCE, 1u << 19, fs_coll_algo_find("ring"), FS_PROTO_SIMPLE,
+                   &ch, &req, &nb));
+  ck_assert(!fs_coll_exec_pick_streams(s.comm, ch.algo, &req));
+  fs_test_coll_close(&s);
+  /* GPUs 0, 2, 4 and 6 of 4 hosts: their ring's NIC hops cross other GPUs'
+   * NVLinks (PXN; streams 1.0-1.2 % slow at 32 nodes): steps.  One GPU per
+   * host: streams. */
+  fs_test_coll_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=4",
+                    "node0/gpu0,node0/gpu2,node0/gpu4,node0/gpu6,node1/gpu0,node1/gpu2,"
+                    "node1/gpu4,node1/gpu6,node2/gpu0,node2/gpu2,node2/gpu4,node2/gpu6,"
+                    "node3/gpu0,node3/gpu2,node3/gpu4,node3/gpu6", FS_NET_MAXMIN);
+  ck_assert(!fs_comm_whole_hosts(s.comm));
+  ck_assert(choose(&s, FS_COLL_ALL_REDUCE, 1u << 20, fs_coll_algo_find("ring"), FS_PROTO_SIMPLE,
+                   &ch, &req, &nb));
+  ck_assert(!fs_coll_exec_pick_streams(s.comm, ch.algo, &req));
+  fs_test_coll_close(&s);
+  fs_test_coll_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=4",
+                    "node0/gpu0,node1/gpu0,node2/gpu0,node3/gpu0", FS_NET_MAXMIN);
+  ck_assert(choose(&s, FS_COLL_ALL_REDUCE, 1u << 20, fs_coll_algo_find("ring"), FS_PROTO_SIMPLE,
+                   &ch, &req, &nb));
+  ck_assert(fs_coll_exec_pick_streams(s.comm, ch.algo, &req));
+  fs_test_coll_close(&s);
+  /* The 4 trays of a GB200 NVL72 rack, whole but one NVLink domain (the
+   * ring's streams up to 11.5 % off on 18 trays): steps. */
+  fs_test_coll_open(&s, "cluster.yaml", "node=gb200-nvl72", "all", FS_NET_MAXMIN);
+  ck_assert(fs_comm_whole_hosts(s.comm) && fs_comm_n_hosts(s.comm) == 4);
+  ck_assert(choose(&s, FS_COLL_ALL_REDUCE, 1u << 20, fs_coll_algo_find("ring"), FS_PROTO_SIMPLE,
+                   &ch, &req, &nb));
+  ck_assert(!fs_coll_exec_pick_streams(s.comm, ch.algo, &req));
   fs_test_coll_close(&s);
 }
 END_TEST

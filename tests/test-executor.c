@@ -538,8 +538,8 @@ END_TEST
  * as flows on the shared network, on one node and across nodes (ZeRO-1
  * reduce-scatters and all-gathers, ZeRO-0 all-reduces, ZeRO-3 gathers). */
 /* The default mode's data-parallel collectives on the shared network run
- * as streams (FsTrainOptions.dp_streams): the step agrees with running
- * them step by step (dp_streams FALSE) on 4 NDR nodes, 16-rank DP rings of
+ * as streams (exec AUTO, FsTrainOptions.dp_streams): the step agrees with
+ * running them step by step (exec STEPS) on 4 NDR nodes, 16-rank DP rings of
  * ZeRO-1 buckets overlapped with the backward and of all_reduces after it;
  * the stream runs are deterministic. */
 START_TEST(test_executor_dp_streams_match_steps)
@@ -559,8 +559,9 @@ START_TEST(test_executor_dp_streams_match_steps)
     FsTrainOptions oa, ob;
     fs_train_options_init(&oa);
     ck_assert(oa.dp_streams);
+    ck_assert_int_eq(oa.exec, FS_COLL_EXEC_AUTO);
     ob = oa;
-    ob.dp_streams = FALSE;
+    ob.exec = FS_COLL_EXEC_STEPS;
     g_autoptr(FsTrain) ta = fs_test_train(topo, wa, &oa);
     g_autoptr(FsTrain) tb = fs_test_train(topo, wb, &ob);
     g_autoptr(FsTrain) tc = fs_test_train(topo, wc, &oa);

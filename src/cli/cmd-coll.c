@@ -75,8 +75,8 @@ static const GOptionEntry entries[] = {
    "shortcuts are within 1e-3, most rows identical)", NULL},
   {"exec", 0, 0, G_OPTION_ARG_STRING, &opt_exec,
    "How collectives run: steps (the step executor), streams (one flow per connection, plus the "
-   "pipeline's fill and latencies; src/collrun/streams.h) or auto (streams for deep pipelines of "
-   "the algorithms it models closely); default steps", "MODEL"},
+   "pipeline's fill and latencies; src/collrun/streams.h) or auto (the default: streams for deep "
+   "pipelines of the algorithms it models closely and rings of whole hosts; README.md)", "MODEL"},
   {"explain", 0, 0, G_OPTION_ARG_NONE, &opt_explain,
    "After the table, the cost model's arithmetic for each size (as # lines)", NULL},
   {"nccl-params", 0, 0, G_OPTION_ARG_FILENAME, &opt_params,
@@ -119,6 +119,7 @@ static int run(const char *topo_path)
     return fs_cli_fail("coll", error);
   sw.root = (guint)opt_root;
   sw.alone.exact = opt_exact;
+  sw.alone.exec = FS_COLL_EXEC_AUTO;
   if (opt_exec != NULL && !fs_coll_exec_from_name(opt_exec, &sw.alone.exec))
     return fs_cli_usage("coll", "--exec takes steps, streams or auto");
   g_autoptr(FsProgress) progress = fs_progress_new("coll", opt_quiet);

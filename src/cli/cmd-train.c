@@ -47,8 +47,8 @@ static const GOptionEntry entries[] = {
    "Collectives timed alone on congruent GPU groups share one measurement: auto (where exact, "
    "the default), on (also under max-min with ECMP: approximate), off", "MODE"},
   {"exec", 0, 0, G_OPTION_ARG_STRING, &opt_exec,
-   "How collectives run: steps, streams or auto (as coll --exec). Default: steps, but "
-   "data-parallel collectives on the shared network as streams where trusted", "MODEL"},
+   "How collectives run: steps, streams or auto (as coll --exec). Default: auto, with the "
+   "data-parallel collectives on the shared network as streams wherever trusted", "MODEL"},
   {"chakra-out", 0, 0, G_OPTION_ARG_FILENAME, &opt_chakra_out,
    "Write the step as MLCommons Chakra traces DIR/step.RANK.et (as ASTRA-sim reads them; "
    "fabricsim replay TOPO --chakra DIR runs them again; collectives run step by step)", "DIR"},
@@ -107,7 +107,9 @@ int fs_cmd_train(int argc, char **argv)
   if (opt_exec != NULL && !fs_coll_exec_from_name(opt_exec, &topt.exec))
     return fs_cli_usage("train", "--exec takes steps, streams or auto");
   /* --chakra-out: step by step, as `fabricsim replay` runs the traces. */
-  topt.dp_streams = opt_exec == NULL && opt_chakra_out == NULL;
+  if (opt_exec == NULL && opt_chakra_out != NULL)
+    topt.exec = FS_COLL_EXEC_STEPS;
+  topt.dp_streams = opt_chakra_out == NULL;
   if (opt_model != NULL && !fs_net_model_from_name(opt_model, &topt.net_model))
     return fs_cli_usage("train", "unknown flow model \"%s\" (maxmin or analytic)", opt_model);
   FsScenarioInputs in = { .models_dir = opt_models, .calibration = opt_calibration,

@@ -33,6 +33,7 @@ struct FsComm {
   /* Ring graph found on the topology (0: none). */
   double ring_bw;
   guint host_rings;
+  gboolean whole_hosts; /* every host's GPUs are all ranks (fs_comm_set_whole_hosts) */
 };
 
 guint fs_comm_max_ranks(void)
@@ -193,6 +194,16 @@ guint fs_comm_ppn(const FsComm *c)
 {
   refresh((FsComm *)c);
   return c->ppn;
+}
+
+void fs_comm_set_whole_hosts(FsComm *c, gboolean whole)
+{
+  c->whole_hosts = whole;
+}
+
+gboolean fs_comm_whole_hosts(const FsComm *c)
+{
+  return c->whole_hosts;
 }
 
 void fs_comm_set_gpu(FsComm *c, guint rank, int node)

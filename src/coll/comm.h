@@ -81,6 +81,13 @@ gboolean fs_comm_hosts_uniform(const FsComm *comm);
 guint fs_comm_local_rank(const FsComm *comm, guint rank);
 /* The largest number of ranks on one host (NCCL's ppn). */
 guint fs_comm_ppn(const FsComm *comm);
+/* Whether every host of the communicator has all its GPUs among the ranks
+ * (set by whoever knows the topology, fs_coll_comm_from_topo; default
+ * FALSE: not known).  A ring over part of each host's GPUs may leave a host
+ * through another GPU's NIC (PXN), which the stream model's --exec auto
+ * rule tells apart (collrun/streams.h). */
+void fs_comm_set_whole_hosts(FsComm *comm, gboolean whole);
+gboolean fs_comm_whole_hosts(const FsComm *comm);
 
 void fs_comm_set_gpu(FsComm *comm, guint rank, int node);
 int fs_comm_gpu(const FsComm *comm, guint rank);

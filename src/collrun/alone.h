@@ -53,7 +53,14 @@
  *   steps to settle; when that does not show within 2K+2 steps the result
  *   is slightly short (16 DGX H100 nodes, 1 GiB ring/Simple/32: −8e-4;
  *   128 single-GPU nodes across 4 scalable units: −3.5e-4; 40 such nodes:
- *   refused by the check, run whole; tests/bench/RESULTS.md).
+ *   refused by the check, run whole; tests/bench/RESULTS.md).  Under
+ *   --exec auto (the default) rings of 1 MiB or more across whole hosts or
+ *   one GPU per host (each its own NVLink domain) run as streams instead
+ *   (streams.h); this serves the rest: rings on part of each host's GPUs,
+ *   whose stream model is up to 1.2 % slow (PXN; kept for them,
+ *   2026-11-28), across the trays of a GB200 NVL72 rack (streams up to
+ *   11.5 % off; this itself up to 1.7 % off --exact there), smaller rings,
+ *   and every ring under --exec steps.
  *
  *   Periodic steps: a ring that visits P GPUs of each host between two
  *   network hops (P = ranks per host, every host alike) repeats every P

@@ -249,8 +249,22 @@ FsComm *fs_coll_comm_from_topo(FsRouter *router, const guint *gpus, guint n, gui
     fs_comm_set_host(c, r, node->host >= 0 ? (guint)node->host : nhosts + gpus[r]);
     fs_comm_set_gpu(c, r, (int)gpus[r]);
   }
-  /* NVLS: reducing NVSwitches adjacent to each host's GPUs, in node order. */
+  /* Whole hosts: every host's GPUs are all ranks (fs_comm_whole_hosts). */
   guint nh = fs_comm_n_hosts(c);
+  gboolean whole = TRUE;
+  for (guint h = 0; h < nh && whole; h++) {
+    guint m, nt, g = 0;
+    const guint *ranks = fs_comm_host_ranks(c, h, &m);
+    int host = fs_topo_node(topo, (guint)fs_comm_gpu(c, ranks[0]))->host;
+    if (host < 0)
+      continue; /* a fabric GPU is a host of its own */
+    const guint *nodes = fs_topo_host_nodes(topo, (guint)host, &nt);
+    for (guint i = 0; i < nt; i++)
+      g += fs_topo_node(topo, nodes[i])->kind == FS_NODE_GPU;
+    whole = g == m;
+  }
+  fs_comm_set_whole_hosts(c, whole);
+  /* NVLS: reducing NVSwitches adjacent to each host's GPUs, in node order. */
   for (guint h = 0; h < nh; h++) {
     guint m;
     const guint *ranks = fs_comm_host_ranks(c, h, &m);

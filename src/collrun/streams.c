@@ -1016,6 +1016,9 @@ gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op)
          algo->nccl != FS_NCCL_ALGO_COLLNET_CHAIN;
 }
 
+/* See streams.h: trusted, not NVLS or the NVLS tree across hosts, and a
+ * ring of whole hosts (or one GPU per host) from 1 MiB, or deep: its loops
+ * per channel, or the steps its plan would have. */
 gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
                                    const FsCollRequest *req)
 {
@@ -1035,6 +1038,18 @@ gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
    * when its plan would pass the step guard (fs_coll_time_alone). */
   if (algo->nccl == FS_NCCL_ALGO_NVLS_TREE && fs_comm_n_hosts(comm) > 1)
     return FALSE;
+  /* A ring across whole hosts or one GPU per host, each host its own
+   * NVLink domain, from 1 MiB: within 0.011 % and 0.2 % of --exact at
+   * 16-1,024 ranks, however shallow; not on part of each host's GPUs,
+   * whose NIC hops may cross other GPUs' NVLinks (PXN: 1.0-1.2 % slow over
+   * 32 nodes at 64 MiB-1 GiB), nor across the trays of an NVLink rack (a
+   * GB200 NVL72: up to 11.5 %; tests/bench/RESULTS.md, "--exec auto the
+   * default").  Those stay with the steps (alone.h). */
+  guint hosts = fs_comm_n_hosts(comm);
+  if (algo->ring_steps != NULL && hosts > 1 && fs_comm_n_nvlink_domains(comm) == hosts &&
+      req->bytes >= FS_COLL_STREAMS_AUTO_RING_BYTES &&
+      (fs_comm_whole_hosts(comm) || fs_comm_ppn(comm) == 1))
+    return TRUE;
   uint64_t q = algo->loop_bytes ? algo->loop_bytes(comm, req) : 0;
   uint64_t share = req->bytes / req->nchannels;
   if (q > 0 && share / q >= FS_COLL_STREAMS_AUTO_LOOPS)

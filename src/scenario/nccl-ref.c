@@ -276,7 +276,9 @@ static gboolean nccl_predict(void *ctx, const FsValTable *t, guint row, const ch
                     .min_bytes = *size, .max_bytes = *size, .step_bytes = 1,
                     .prefs = c->prefs, .launch = c->launch,
                     .alone = {.route_fixed = fs_coll_topo_route_fixed,
-                              .route_ctx = s->world->tnet, .memo = s->memo}};
+                              .route_paths = fs_coll_topo_route_paths,
+                              .route_ctx = s->world->tnet, .memo = s->memo,
+                              .exec = FS_COLL_EXEC_AUTO}};
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   if (!fs_coll_bench(c->np, &s->sys, s->comm, &sw, s->world->net, fs_coll_topo_xfer,
                      s->world->tnet, rows, error))

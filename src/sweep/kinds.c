@@ -383,6 +383,12 @@ static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint poin
   fs_coll_prefs_apply_sys(&sw.prefs, &sys);
   sw.alone.route_fixed = fs_coll_topo_route_fixed;
   sw.alone.route_ctx = world->tnet;
+  /* As `fabricsim coll`: auto on the max-min model.  The analytic model
+   * keeps its step runs, whose shares route_paths would change (alone.h). */
+  if (model == FS_NET_MAXMIN) {
+    sw.alone.route_paths = fs_coll_topo_route_paths;
+    sw.alone.exec = FS_COLL_EXEC_AUTO;
+  }
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   if (!fs_coll_bench(np, &sys, comm, &sw, world->net, fs_coll_topo_xfer, world->tnet, rows, error))
     return FALSE;

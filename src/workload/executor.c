@@ -25,7 +25,7 @@ void fs_train_options_init(FsTrainOptions *opt)
   opt->memo = NULL;
   opt->coll_classes = FS_COLL_CLASSES_AUTO;
   opt->prefs = NULL;
-  opt->exec = FS_COLL_EXEC_STEPS;
+  opt->exec = FS_COLL_EXEC_AUTO;
   opt->dp_streams = TRUE;
 }
 
@@ -573,6 +573,9 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
     t->opt = *opt;
   else
     fs_train_options_init(&t->opt);
+  /* The analytic model keeps its step runs under AUTO (executor.h). */
+  if (t->opt.net_model == FS_NET_ANALYTIC && t->opt.exec == FS_COLL_EXEC_AUTO)
+    t->opt.exec = FS_COLL_EXEC_STEPS;
   make_world(t, &t->env, &t->world);
   t->g = fs_opgraph_new();
   t->ranks = g_array_new(FALSE, TRUE, sizeof(FsSimRank));
@@ -584,10 +587,11 @@ FsTrain *fs_train_new(const FsTopo *topo, const FsWorkload *w, const FsEfficienc
   t->v = v;
   t->m = w->grad_accum;
   t->nj = w->gpus <= t->opt.full_tp_limit ? w->tp : 1;
-  /* Simulated ranks and their streams.  Data-parallel collectives on the
-   * shared network as streams where trusted (FsTrainOptions.dp_streams;
-   * not with dp_flows, the path kept for checking the analytic model). */
-  gboolean dp_streams = t->opt.dp_streams && !t->opt.dp_flows && t->opt.exec == FS_COLL_EXEC_STEPS;
+  /* Simulated ranks and their streams.  Under AUTO, data-parallel
+   * collectives on the shared network as streams where trusted
+   * (FsTrainOptions.dp_streams; not with dp_flows, the path kept for
+   * checking the analytic model). */
+  gboolean dp_streams = t->opt.dp_streams && !t->opt.dp_flows && t->opt.exec == FS_COLL_EXEC_AUTO;
   for (guint s = 0; s < t->p; s++)
     for (guint j = 0; j < t->nj; j++) {
       FsRankCoords c = { .tp = j, .cp = 0, .dp = 0, .pp = s };

@@ -107,14 +107,18 @@ typedef struct {
    * scenario's NCCL_ALGO / NCCL_PROTO / CollNet, scenario.h), or NULL
    * (default) for NCCL's defaults.  A shared memo must see one setting. */
   const FsCollPrefs *prefs;
-  /* How collectives run (collrun/streams.h; default STEPS): on the shared
-   * network and when timed alone.  A shared memo must see one setting. */
+  /* How collectives run (collrun/streams.h; default AUTO, as `fabricsim
+   * train`): on the shared network and when timed alone.  STEPS runs every
+   * one step by step (the reference).  Under the analytic flow model AUTO
+   * runs steps (exact with channel dedup, collrun/dedup.h; its stream model
+   * shares no link inside a collective, and moved `plan`'s GPT-3 175B step
+   * times by up to 11.5 %).  A shared memo must see one setting. */
   FsCollExec exec;
-  /* With exec STEPS, the data-parallel collectives on the shared network
-   * (not dp_isolated) run the stream model where it is trusted
-   * (fs_opgraph_comm_set_streams): a step of hundreds of DP ranks then
+  /* With exec AUTO, the data-parallel collectives on the shared network
+   * (not dp_isolated) run the stream model wherever it is trusted, deep or
+   * not (fs_opgraph_comm_set_streams): a step of hundreds of DP ranks then
    * costs seconds, not minutes (tests/bench/RESULTS.md, "Training
-   * reference rows").  Default TRUE; FALSE runs them step by step. */
+   * reference rows").  Default TRUE; FALSE leaves them to AUTO's rule. */
   gboolean dp_streams;
 } FsTrainOptions;
 

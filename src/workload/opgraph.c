@@ -562,8 +562,8 @@ static CachedPlan *plan_for(FsOpGraph *g, Comm *c, FsCollOp op, uint64_t unit, G
     return NULL;
   FsCollExec ex = g->env->exec;
   if (ex == FS_COLL_EXEC_STREAMS ||
-      (ex == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(c->comm, ch.algo, &req)) ||
-      (ex == FS_COLL_EXEC_STEPS && c->streams && streams_trusted(c->comm, ch.algo, op))) {
+      (ex == FS_COLL_EXEC_AUTO && (fs_coll_exec_pick_streams(c->comm, ch.algo, &req) ||
+                                   (c->streams && streams_trusted(c->comm, ch.algo, op))))) {
     FsCollStreamsOpts so = {fs_coll_topo_route_fixed, fs_coll_topo_route_paths, g->env->tnet,
                             NULL};
     FsCollStreams *s = fs_coll_streams_new(np, &c->sys, c->comm, nbytes, &ch, &req,

@@ -149,9 +149,9 @@ guint fs_opgraph_add_comm(FsOpGraph *g, const char *name, const guint *gpus, gui
 /* Makes the collectives of comm run the stream model (collrun/streams.h)
  * where it is trusted (fs_coll_exec_streams_trusted: every algorithm but
  * NCCL's tree, CollNet, the chains of broadcast and reduce, and NVLS
- * across hosts, as fs_coll_exec_pick_streams) when
- * FsOpEnv.exec is STEPS; the others, and every collective under STREAMS or
- * AUTO, run as env->exec says.  Cost: O(1). */
+ * across hosts, as fs_coll_exec_pick_streams), deep or not, when
+ * FsOpEnv.exec is AUTO; the others, and every collective under STEPS or
+ * STREAMS, run as env->exec says.  Cost: O(1). */
 void fs_opgraph_comm_set_streams(FsOpGraph *g, guint comm);
 /* Adds a collective on comm of op with unit_bytes per rank (as
  * FsCollSizes.unit_bytes); members join with COLL ops.  Returns its index. */
@@ -220,7 +220,8 @@ typedef struct {
    * CollNet; scenario.h), or NULL for NCCL's defaults (fs_coll_prefs_init). */
   const FsCollPrefs *prefs;
   /* How collectives run (collrun/streams.h): STEPS (zero) plans on the
-   * executor, STREAMS the stream model, AUTO by its rule. */
+   * executor, STREAMS the stream model, AUTO by its rule (the default of
+   * FsTrainOptions). */
   FsCollExec exec;
 } FsOpEnv;
 

@@ -1016,7 +1016,7 @@ gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op)
          algo->nccl != FS_NCCL_ALGO_COLLNET_CHAIN;
 }
 
-/* See streams.h: trusted, not NVLS or the NVLS tree across hosts, and a
+/* See streams.h: trusted, not NVLS nor the NVLS tree across hosts, and a
  * ring of whole hosts (or one GPU per host) from 1 MiB, or deep: its loops
  * per channel, or the steps its plan would have. */
 gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
@@ -1025,9 +1025,13 @@ gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
   guint n = fs_comm_size(comm);
   if (n < 2 || req->nchannels == 0 || !fs_coll_exec_streams_trusted(algo, req->op))
     return FALSE;
-  /* NVLS across hosts goes through the SHARP switches as CollNet does (its
-   * stream model was 4.7 % fast at 4 DGX H100 nodes, 256 MiB all_reduce). */
-  if (algo->nccl == FS_NCCL_ALGO_NVLS && fs_comm_n_hosts(comm) > 1)
+  /* NVLS: across hosts it goes through the SHARP switches as CollNet does
+   * (its stream model was 4.7 % fast at 4 DGX H100 nodes, 256 MiB
+   * all_reduce); on one host, since a connection's next chunk follows the
+   * previous one's drain (exec.h), the one repair of its schedule is 8-11 %
+   * slow (two lanes on each NVLink: test-coll-streams' stream_gaps; 1 GiB
+   * on one DGX H100 +10.3 %), so the steps take it everywhere. */
+  if (algo->nccl == FS_NCCL_ALGO_NVLS)
     return FALSE;
   /* The NVLS tree across hosts fills its pipeline for tens of loops: past
    * the budget of whole runs (STREAMS_WHOLE_MAX_STEPS) its stream model is
@@ -1046,10 +1050,13 @@ gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
    * GB200 NVL72: up to 11.5 %; tests/bench/RESULTS.md, "--exec auto the
    * default").  Those stay with the steps (alone.h). */
   guint hosts = fs_comm_n_hosts(comm);
-  if (algo->ring_steps != NULL && hosts > 1 && fs_comm_n_nvlink_domains(comm) == hosts &&
-      req->bytes >= FS_COLL_STREAMS_AUTO_RING_BYTES &&
-      (fs_comm_whole_hosts(comm) || fs_comm_ppn(comm) == 1))
-    return TRUE;
+  if (algo->ring_steps != NULL && hosts > 1) {
+    if (fs_comm_n_nvlink_domains(comm) != hosts ||
+        !(fs_comm_whole_hosts(comm) || fs_comm_ppn(comm) == 1))
+      return FALSE; /* however deep: PXN rings of LL on 4 x 4 are 8 % fast */
+    if (req->bytes >= FS_COLL_STREAMS_AUTO_RING_BYTES)
+      return TRUE;
+  }
   uint64_t q = algo->loop_bytes ? algo->loop_bytes(comm, req) : 0;
   uint64_t share = req->bytes / req->nchannels;
   if (q > 0 && share / q >= FS_COLL_STREAMS_AUTO_LOOPS)

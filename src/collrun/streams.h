@@ -161,9 +161,11 @@ gboolean fs_coll_exec_from_name(const char *s, FsCollExec *out);
  * would take the streams). */
 gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
 /* The rule of --exec auto: TRUE when the collective req is trusted (above)
- * (and not NVLS across hosts, which goes through the SHARP switches as
- * CollNet does, nor the NVLS tree across hosts, 9-14 % fast past the
- * budget of whole runs while its step runs are mirrored per rail) and deep: every channel's share is at least FS_COLL_STREAMS_AUTO_LOOPS
+ * (and not NVLS, which across hosts goes through the SHARP switches as
+ * CollNet does and on one host is 8-11 % slow, nor the NVLS tree across
+ * hosts, 9-14 % fast past the budget of whole runs while its step runs
+ * are mirrored per rail, nor a ring across hosts but the whole-host ones
+ * below) and deep: every channel's share is at least FS_COLL_STREAMS_AUTO_LOOPS
  * whole loops, or the plan's steps would pass FS_COLL_STREAMS_AUTO_STEPS
  * (the step executor is then slow and the pipeline deep); or a ring of
  * FS_COLL_STREAMS_AUTO_RING_BYTES or more across hosts that are whole

@@ -273,14 +273,14 @@ contains "$out" "choice: nvls_tree / Simple / 16 channels" "explain coll on 2 no
 contains "$out" "NVLS graph of 8 heads" "explain coll on 2 nodes: NCCL's NVLS graph"
 contains "$out" "nvls_tree: shard j of every chunk crosses hosts between local rank j of each host: 8 shards on 8 NICs per host, 0 crossing rails" "explain coll: the NVLS trees' NICs"
 contains "$out" "shard 7: node0/gpu7 -> node0/nic7 -> node1/nic7 -> node1/gpu7" "explain coll: shard 7 on rail 7"
-# --exec defaults to auto: the NVLS all_reduce of 1 GiB on one DGX H100
-# (at least 64 loops per channel) runs as streams, 6.3e-5 us from the steps
-# (--exec steps, still the reference).
-ex() { "$FABRICSIM" coll "$T/dgx-h100.yaml" -o all_reduce -b 1G -e 1G --json "$@" |
+# --exec defaults to auto: the ring all_reduce of 64 MiB over 2 whole DGX H100
+# hosts runs as streams, 1.1e-5 us from the steps (--exec steps, still the
+# reference).
+ex() { "$FABRICSIM" coll "$C" -D nodes=2 -o all_reduce --algo ring -b 64M -e 64M --json "$@" |
        grep -o '"time_us": [0-9.]*'; }
-[ "$(ex)" = '"time_us": 3771.815728' ] && [ "$(ex --exec auto)" = "$(ex)" ] ||
+[ "$(ex)" = '"time_us": 572.675305' ] && [ "$(ex --exec auto)" = "$(ex)" ] &&
+  [ "$(ex --exec steps)" = '"time_us": 572.675316' ] ||
   fail "coll's default is not --exec auto: $(ex)"
-[ "$(ex --exec steps)" = '"time_us": 3771.815791' ] || fail "coll --exec steps: $(ex --exec steps)"
 check_bad '--exec takes steps, streams or auto' "$T/dgx-h100.yaml" --exec fast
 NCCL_MIN_CTAS=0 check_bad 'NCCL_MIN_CTAS="0": expected a whole number from 1 to 64' "$C" -b 1M -e 1M
 NCCL_MAX_CTAS=x check_bad 'NCCL_MAX_CTAS="x": expected a whole number from 1 to 64' "$C" -b 1M -e 1M

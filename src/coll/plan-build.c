@@ -16,25 +16,62 @@ static inline gboolean conn_equal(const ConnKey *a, const ConnKey *b)
   return a->src == b->src && a->dst == b->dst && a->channel == b->channel && a->lane == b->lane;
 }
 
-/* See plan-private.h. */
-ConnEntry *fs_plan_conn_get(ConnTable *t, const ConnKey *k)
+/* The head slot of key k in its channel's array: its source (a switch's connection to a rank:
+ * the rank) modulo the communicator's size, times spread, plus the other endpoint modulo
+ * spread. */
+static guint conn_slot(const ConnTable *t, const ConnKey *k)
 {
-  guint c = k->channel % FS_PLAN_CONN_TABLES;
-  if (t->head[c] == NULL) {
-    t->head[c] = g_new(uint32_t, 3 * t->n_ep);
-    memset(t->head[c], 0xff, sizeof(uint32_t) * 3 * t->n_ep);
-  }
   guint kind = FS_EP_KIND(k->src) == FS_EP_RANK_KIND   ? 0
                : FS_EP_KIND(k->src) == FS_EP_NVLS_KIND ? 1
                                                        : 2;
   /* A switch sends to every rank of its host or shard (NVLS: L ranks × 2
    * lanes per channel): its chains go by the receiving rank, so that each
    * stays a lane or two long. */
-  FsCollEp by = kind != 0 && FS_EP_KIND(k->dst) == FS_EP_RANK_KIND ? k->dst : k->src;
-  uint32_t *h = &t->head[c][kind * t->n_ep + FS_EP_INDEX(by) % t->n_ep];
+  gboolean by_dst = kind != 0 && FS_EP_KIND(k->dst) == FS_EP_RANK_KIND;
+  FsCollEp by = by_dst ? k->dst : k->src, other = by_dst ? k->src : k->dst;
+  guint spread = MAX(t->spread, 1u);
+  return (kind * t->n_ep + FS_EP_INDEX(by) % t->n_ep) * spread + FS_EP_INDEX(other) % spread;
+}
+
+/* Doubles the slots per endpoint and rebuilds every chain from the pool (the newest entry
+ * first in each, as made). */
+static void conn_respread(ConnTable *t)
+{
+  t->spread = MAX(t->spread, 1u) * 2;
+  gsize slots = (gsize)3 * t->n_ep * t->spread;
+  for (guint c = 0; c < FS_PLAN_CONN_TABLES; c++)
+    if (t->head[c] != NULL) {
+      g_free(t->head[c]);
+      t->head[c] = g_new(uint32_t, slots);
+      memset(t->head[c], 0xff, sizeof(uint32_t) * slots);
+    }
+  for (guint i = 0; i < t->n; i++) {
+    uint32_t *h = &t->head[t->pool[i].key.channel % FS_PLAN_CONN_TABLES][conn_slot(t, &t->pool[i].key)];
+    t->pool[i].next = *h;
+    *h = i;
+  }
+}
+
+/* See plan-private.h. */
+ConnEntry *fs_plan_conn_get(ConnTable *t, const ConnKey *k)
+{
+  guint c = k->channel % FS_PLAN_CONN_TABLES;
+  if (t->head[c] == NULL) {
+    gsize slots = (gsize)3 * t->n_ep * MAX(t->spread, 1u);
+    t->head[c] = g_new(uint32_t, slots);
+    memset(t->head[c], 0xff, sizeof(uint32_t) * slots);
+    t->n_tables++;
+  }
+  uint32_t *h = &t->head[c][conn_slot(t, k)];
   for (uint32_t i = *h; i != FS_STEP_NONE; i = t->pool[i].next)
     if (conn_equal(&t->pool[i].key, k))
       return &t->pool[i];
+  /* A new connection: more than 4 per rank slot in use spreads the slots (at most n per
+   * endpoint, where every other endpoint has one of its own). */
+  if (t->n >= (guint64)4 * t->n_ep * MAX(t->spread, 1u) * t->n_tables && MAX(t->spread, 1u) < t->n_ep) {
+    conn_respread(t);
+    h = &t->head[c][conn_slot(t, k)];
+  }
   if (t->n == t->cap) {
     /* First: room for a few connections per endpoint and channel, so that
      * large plans do not copy the pool at every doubling. */

@@ -49,13 +49,20 @@ typedef struct {
  * source has a few connections per channel, and the algorithms make the
  * transfers of one channel rank after rank, so a lookup reads one head
  * near the last one and entries made together: no hashing, no allocation
- * per connection, few cache misses on thousands of ranks. */
+ * per connection, few cache misses on thousands of ranks.  Where sources
+ * have many connections (the direct alltoall: n − 1 per rank and
+ * channel), each source's slot splits into `spread` slots by the other
+ * endpoint, spread doubling (and every chain rebuilt) whenever the
+ * connections exceed 4 per slot in use: chains stay short, and the build
+ * O(connections) instead of O(n) per lookup. */
 #define FS_PLAN_CONN_TABLES 64
 
 typedef struct {
   ConnEntry *pool;
   guint n, cap;
   guint n_ep;                          /* slots per endpoint kind: the communicator's size */
+  guint spread;                        /* slots per endpoint (a power of two; 0 is 1) */
+  guint n_tables;                      /* head arrays in use */
   uint32_t *head[FS_PLAN_CONN_TABLES]; /* by channel (mod); NULL: not used yet */
 } ConnTable;
 

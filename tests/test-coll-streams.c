@@ -258,6 +258,28 @@ START_TEST(test_nodes_8)
 }
 END_TEST
 
+/* One all_reduce over whole DGX H100 nodes (define), algorithm algo with
+ * proto at size: exact steps against streams, printed and bounded by tol. */
+static void whole_nodes_cell(const char *define, uint64_t size, const char *algo,
+                             FsCollProto proto, double tol)
+{
+  Sys s;
+  fs_test_coll_open(&s, "dgx-h100-ib-ndr.yaml", define, "all", FS_NET_MAXMIN);
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  ck_assert(choose(&s, FS_COLL_ALL_REDUCE, size, fs_coll_algo_find(algo), proto, &ch, &req, &nb));
+  FsTime x = time_alone(&s, &ch, &req, nb, FS_COLL_EXEC_STEPS);
+  FsTime y = time_alone(&s, &ch, &req, nb, FS_COLL_EXEC_STREAMS);
+  double err = ((double)y - (double)x) / (double)x;
+  g_autofree char *sz = fs_format_size(size);
+  printf("%s %s all_reduce %s: exact %.2f us streams %.2f us (%+.3f %%)\n", algo, define, sz,
+         x / 1e6, y / 1e6, 100 * err);
+  fflush(stdout);
+  ck_assert_msg(fabs(err) <= tol, "%s %s %s off by %.3f %%", algo, define, sz, 100 * err);
+  fs_test_coll_close(&s);
+}
+
 START_TEST(test_nvls_tree_nodes)
 {
   /* The NVLS tree all_reduce over whole DGX H100 nodes (Simple, 16
@@ -280,23 +302,7 @@ START_TEST(test_nvls_tree_nodes)
   for (guint i = 0; i < G_N_ELEMENTS(cells); i++) {
     if (fs_test_reduced() && i > 0)
       break; /* the sanitizer build: the first cell */
-    Sys s;
-    fs_test_coll_open(&s, "dgx-h100-ib-ndr.yaml", cells[i].define, "all", FS_NET_MAXMIN);
-    FsCollChoice ch;
-    FsCollRequest req;
-    uint64_t nb;
-    ck_assert(choose(&s, FS_COLL_ALL_REDUCE, cells[i].size, fs_coll_algo_find("nvls_tree"),
-                     FS_PROTO_SIMPLE, &ch, &req, &nb));
-    FsTime x = time_alone(&s, &ch, &req, nb, FS_COLL_EXEC_STEPS);
-    FsTime y = time_alone(&s, &ch, &req, nb, FS_COLL_EXEC_STREAMS);
-    double err = ((double)y - (double)x) / (double)x;
-    g_autofree char *sz = fs_format_size(cells[i].size);
-    printf("nvls_tree %s all_reduce %s: exact %.2f us streams %.2f us (%+.3f %%)\n",
-           cells[i].define, sz, x / 1e6, y / 1e6, 100 * err);
-    fflush(stdout);
-    ck_assert_msg(fabs(err) <= cells[i].tol, "nvls_tree %s %s off by %.3f %%", cells[i].define,
-                  sz, 100 * err);
-    fs_test_coll_close(&s);
+    whole_nodes_cell(cells[i].define, cells[i].size, "nvls_tree", FS_PROTO_SIMPLE, cells[i].tol);
   }
 }
 END_TEST
@@ -316,23 +322,7 @@ START_TEST(test_tree_nodes)
   for (guint i = 0; i < G_N_ELEMENTS(cells); i++) {
     if (fs_test_reduced() && i > 0)
       break; /* the sanitizer build: the first cell */
-    Sys s;
-    fs_test_coll_open(&s, "dgx-h100-ib-ndr.yaml", cells[i].define, "all", FS_NET_MAXMIN);
-    FsCollChoice ch;
-    FsCollRequest req;
-    uint64_t nb;
-    ck_assert(choose(&s, FS_COLL_ALL_REDUCE, cells[i].size, fs_coll_algo_find("tree"),
-                     FS_PROTO_LL128, &ch, &req, &nb));
-    FsTime x = time_alone(&s, &ch, &req, nb, FS_COLL_EXEC_STEPS);
-    FsTime y = time_alone(&s, &ch, &req, nb, FS_COLL_EXEC_STREAMS);
-    double err = ((double)y - (double)x) / (double)x;
-    g_autofree char *sz = fs_format_size(cells[i].size);
-    printf("tree %s all_reduce %s: exact %.2f us streams %.2f us (%+.3f %%)\n", cells[i].define,
-           sz, x / 1e6, y / 1e6, 100 * err);
-    fflush(stdout);
-    ck_assert_msg(fabs(err) <= STREAMS_TOL, "tree %s %s off by %.3f %%", cells[i].define, sz,
-                  100 * err);
-    fs_test_coll_close(&s);
+    whole_nodes_cell(cells[i].define, cells[i].size, "tree", FS_PROTO_LL128, STREAMS_TOL);
   }
 }
 END_TEST

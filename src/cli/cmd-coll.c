@@ -71,8 +71,8 @@ static const GOptionEntry entries[] = {
    "instead of the table)", "FILE"},
   {"list", 0, 0, G_OPTION_ARG_NONE, &opt_list, "List the algorithms and protocols and exit", NULL},
   {"exact", 0, 0, G_OPTION_ARG_NONE, &opt_exact,
-   "Simulate every transfer: no channel folding, rails or step extrapolation (slower; the "
-   "shortcuts are within 1e-3, most rows identical)", NULL},
+   "Simulate every transfer: no channel folding, rails or step extrapolation (slower; most "
+   "rows identical, the shortcuts' measured errors in README.md, \"Speed\")", NULL},
   {"exec", 0, 0, G_OPTION_ARG_STRING, &opt_exec,
    "How collectives run: steps (the step executor), streams (one flow per connection, plus the "
    "pipeline's fill and latencies; src/collrun/streams.h) or auto (the default: streams for deep "

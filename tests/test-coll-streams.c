@@ -38,8 +38,8 @@
  * over NVLinks that their own hops also cross (PXN); 0.11 % on whole hosts
  * and one GPU per host. */
 #define STREAMS_TOL 0.01
-/* The NVLS tree over whole nodes (test_nvls_tree_nodes; measured 0.03 %,
- * its relaxation sharing all links at once, RESULTS.md). */
+/* The NVLS tree over whole nodes (test_nvls_tree_nodes; measured 0.000 %,
+ * its whole plan run on its own network, RESULTS.md, cases19). */
 #define STREAMS_TOL_NVLS_TREE 0.01
 /* With concurrent traffic (test_concurrent_traffic; measured 0.27 %, NVLS tree). */
 #define STREAMS_TOL_SHARED 0.01

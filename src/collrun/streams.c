@@ -597,8 +597,7 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   gboolean fold = opts->route_fixed != NULL && fs_flownet_model(net) == FS_NET_MAXMIN;
   /* Run whole on their own network (streams-sched.c), where the whole
    * plan is small enough (below): collectives whose links carry several of
-   * their streams at once (NCCL's tree, CollNet, the NVLS tree, NVLS across
-   * hosts) or whose hops fall out of lockstep after the root (the chains
+   * their streams at once (NCCL's tree, CollNet, the NVLS tree, NVLS) or whose hops fall out of lockstep after the root (the chains
    * of broadcast and reduce), where one repair is up to 16 % off; not the
    * others' (one stream per link at a time, one repair within 0.75 %: the
    * runs would cost every training run's data-parallel streams and gain
@@ -1064,10 +1063,12 @@ gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
     return FALSE;
   /* NVLS: across hosts it goes through the SHARP switches as CollNet does
    * (its stream model was 4.7 % fast at 4 DGX H100 nodes, 256 MiB
-   * all_reduce); on one host, since a connection's next chunk follows the
-   * previous one's drain (exec.h), the one repair of its schedule is 8-11 %
-   * slow (two lanes on each NVLink: test-coll-streams' stream_gaps; 1 GiB
-   * on one DGX H100 +10.3 %), so the steps take it everywhere. */
+   * all_reduce); on one host it runs whole, exact, up to 2^18 steps, but
+   * past them (LL from 4 GiB) the one repair of its schedule is 8-11 %
+   * slow since a connection's next chunk follows the previous one's drain
+   * (exec.h; two lanes on each NVLink: LL all_reduce of 4 and 16 GiB on one
+   * DGX H100 +11.1 %, tests/bench/RESULTS.md, branch nvls19), and where it
+   * runs whole it costs a step run: the steps take it everywhere. */
   if (algo->nccl == FS_NCCL_ALGO_NVLS)
     return FALSE;
   /* The NVLS tree across hosts fills its pipeline for tens of loops: past

@@ -398,12 +398,10 @@ static void cached_skel_free(gpointer p)
 
 /* Whether algo's op on comm is run whole on its own network where its
  * plan is small enough (above fs_coll_streams_new, streams.h). */
-static gboolean runs_whole(const FsComm *comm, const FsCollAlgo *algo, FsCollOp op)
+static gboolean runs_whole(const FsCollAlgo *algo, FsCollOp op)
 {
-  if (algo->nccl == FS_NCCL_ALGO_NVLS_TREE)
+  if (algo->nccl == FS_NCCL_ALGO_NVLS_TREE || algo->nccl == FS_NCCL_ALGO_NVLS)
     return TRUE;
-  if (algo->nccl == FS_NCCL_ALGO_NVLS)
-    return fs_comm_n_hosts(comm) > 1;
   return !fs_coll_exec_streams_trusted(algo, op);
 }
 
@@ -421,6 +419,35 @@ static void cut_request(const FsCollRequest *req, uint64_t q, guint64 F, gboolea
   r->max_ring_steps = req->max_ring_steps;
   if (cut)
     r->bytes = req->bytes - (F - x) * q * req->nchannels;
+}
+
+/* Whether the whole plan of req (F whole loops of q bytes per channel, or
+ * none when F is 0) is within the plan-step guard (req->max_steps, else
+ * fs_coll_plan_max_steps()) as skel_build would build it: its steps
+ * counted, not built (those of one and two whole loops, extrapolated, as
+ * collrun/alone.c counts them; cut_request leaves mirror_rails off, as
+ * the guard counts every rank's part), at most the guard, or the guard times its
+ * channels for the algorithms skel_build folds past the guard.  A plan past
+ * it is not run whole: the step mode hands it to the streams at once
+ * (alone.c), and the repaired model times it.  Counting fails: FALSE. */
+static gboolean within_guard(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
+                             uint64_t q, guint64 F)
+{
+  guint limit = req->max_steps ? req->max_steps : fs_coll_plan_max_steps();
+  double cap = fs_coll_exec_streams_trusted(algo, req->op)
+                 ? (double)limit
+                 : (double)limit * MAX(req->nchannels, 1u);
+  FsCollRequest r1, r2;
+  guint64 n1 = 0, n2 = 0;
+  cut_request(req, q, F, F >= 2, 1, &r1);
+  if (!fs_coll_plan_count_steps(comm, algo, &r1, &n1, NULL))
+    return FALSE;
+  if (F < 2)
+    return (double)n1 <= cap;
+  cut_request(req, q, F, TRUE, 2, &r2);
+  if (!fs_coll_plan_count_steps(comm, algo, &r2, &n2, NULL))
+    return FALSE;
+  return (double)n1 + (double)(F - 1) * ((double)n2 - (double)n1) <= cap;
 }
 
 /* The fewest whole loops (from 1, at most F) whose cut plan is the full
@@ -570,13 +597,15 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   gboolean fold = opts->route_fixed != NULL && fs_flownet_model(net) == FS_NET_MAXMIN;
   /* Run whole on their own network (streams-sched.c), where the whole
    * plan is small enough (below): collectives whose links carry several of
-   * their streams at once (NCCL's tree, CollNet, the NVLS tree, NVLS across
-   * hosts) or whose hops fall out of lockstep after the root (the chains
+   * their streams at once (NCCL's tree, CollNet, the NVLS tree, NVLS) or whose hops fall out of lockstep after the root (the chains
    * of broadcast and reduce), where one repair is up to 16 % off; not the
    * others' (one stream per link at a time, one repair within 0.75 %: the
    * runs would cost every training run's data-parallel streams and gain
    * nothing). */
-  gboolean whole_algo = runs_whole(comm, algo, req->op);
+  gboolean whole_algo = runs_whole(algo, req->op);
+  /* Nor where the whole plan is past the plan-step guard (within_guard;
+   * counted once, when a whole run is otherwise due): test_past_guard. */
+  int in_guard = -1;
   guint64 x0 = F > 0 ? first_whole_loops(comm, algo, req, q, F) : 1, k0 = MAX(4, P);
   /* Such a plan whose steps unfolded (those of its first loops, per loop,
    * times its loops; counted where every channel's loop moves a transfer
@@ -590,9 +619,13 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
       (double)(n - 1) * req->nchannels * (double)MAX(F, 1) <= STREAMS_WHOLE_UNFOLD_STEPS) {
     FsCollRequest r;
     guint64 cnt = 0;
+    guint limit = req->max_steps ? req->max_steps : fs_coll_plan_max_steps();
     cut_request(req, q, F, F > 0 && x0 < F, x0, &r);
+    double whole_cnt = 0;
     c.unfold = fs_coll_plan_count_steps(comm, algo, &r, &cnt, NULL) &&
-               (double)cnt / (double)x0 * (double)MAX(F, x0) <= STREAMS_WHOLE_UNFOLD_STEPS;
+               (whole_cnt = (double)cnt / (double)x0 * (double)MAX(F, x0)) <=
+                 STREAMS_WHOLE_UNFOLD_STEPS &&
+               whole_cnt <= limit;
     if (c.unfold)
       x0 = MAX(F, 1);
   }
@@ -678,6 +711,9 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
     double per_loop = (double)fs_coll_plan_n_steps(grid[nx - 1][0].plan) / (double)xs[nx - 1];
     double whole_steps = nx == 1 ? (double)steps : per_loop * (double)F;
     gboolean whole = whole_algo && nk == 1 && whole_steps <= STREAMS_WHOLE_MAX_STEPS;
+    if (whole && in_guard < 0)
+      in_guard = within_guard(comm, algo, req, q, F);
+    whole = whole && in_guard == 1;
     if (whole && nx == 3) {
       for (guint i = 0; i < 3; i++)
         for (guint j = 0; j < 3; j++)
@@ -1027,10 +1063,12 @@ gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
     return FALSE;
   /* NVLS: across hosts it goes through the SHARP switches as CollNet does
    * (its stream model was 4.7 % fast at 4 DGX H100 nodes, 256 MiB
-   * all_reduce); on one host, since a connection's next chunk follows the
-   * previous one's drain (exec.h), the one repair of its schedule is 8-11 %
-   * slow (two lanes on each NVLink: test-coll-streams' stream_gaps; 1 GiB
-   * on one DGX H100 +10.3 %), so the steps take it everywhere. */
+   * all_reduce); on one host it runs whole, exact, up to 2^18 steps, but
+   * past them (LL from 4 GiB) the one repair of its schedule is 8-11 %
+   * slow since a connection's next chunk follows the previous one's drain
+   * (exec.h; two lanes on each NVLink: LL all_reduce of 4 and 16 GiB on one
+   * DGX H100 +11.1 %, tests/bench/RESULTS.md, branch nvls19), and where it
+   * runs whole it costs a step run: the steps take it everywhere. */
   if (algo->nccl == FS_NCCL_ALGO_NVLS)
     return FALSE;
   /* The NVLS tree across hosts fills its pipeline for tens of loops: past

@@ -54,10 +54,14 @@
  *   a link at once (all channels starting together, NVLS and tree lanes
  *   up and down, rings leaving through another GPU's NIC over NVLink).
  *   Collectives whose links carry several of their streams at once
- *   (NCCL's tree, CollNet, the NVLS tree, NVLS across hosts) and the
+ *   (NCCL's tree, CollNet, the NVLS tree, NVLS: on one host its up lane
+ *   and its store lane share each NVLink) and the
  *   chains of broadcast and reduce, whose hops fall out of lockstep after
  *   the root, are not repaired where their whole plan has at most
- *   STREAMS_WHOLE_MAX_STEPS (2^18) steps: the whole plan, folded, is run
+ *   STREAMS_WHOLE_MAX_STEPS (2^18) steps and is within the plan-step
+ *   guard (FsCollRequest.max_steps, else fs_coll_plan_max_steps(): a plan
+ *   past it is never built whole, so the repaired model below times it):
+ *   the whole plan, folded, is run
  *   by the step executor on a network of its own (the channels its
  *   streams cross, at their capacity and latency, nothing else on them),
  *   so that every transfer gets, event by event, what the flow network's
@@ -162,7 +166,8 @@ gboolean fs_coll_exec_from_name(const char *s, FsCollExec *out);
 gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
 /* The rule of --exec auto: TRUE when the collective req is trusted (above)
  * (and not NVLS, which across hosts goes through the SHARP switches as
- * CollNet does and on one host is 8-11 % slow, nor the NVLS tree across
+ * CollNet does and on one host is exact where it runs whole but 11 % slow
+ * past 2^18 steps (LL all_reduce of 4 and 16 GiB on one DGX H100), nor the NVLS tree across
  * hosts, 9-14 % fast past the budget of whole runs while its step runs
  * are mirrored per rail, nor a ring across hosts but the whole-host ones
  * below) and deep: every channel's share is at least FS_COLL_STREAMS_AUTO_LOOPS

@@ -1,10 +1,11 @@
-/* streams-private.h — the stream model's inside, shared by its two files:
+/* streams-private.h — the stream model's inside, shared by its files:
  * streams.c (the streams: connections numbered into streams, their routes
  * and the links they load, families of a sweep's memo, the skeletons'
- * grid and the runs on the network) and streams-sched.c (the schedule of a
- * skeleton: its max-plus evaluation at the streams' rates, the links'
- * deficit of that schedule, its repair to the links' capacity).  Not for
- * other modules: they use streams.h.
+ * grid), streams-sched.c (the schedule of a skeleton: its max-plus
+ * evaluation at the streams' rates, the links' deficit of that schedule,
+ * its repair to the links' capacity, its whole run) and streams-run.c (a
+ * model run on the network).  Not for other modules: they use streams.h
+ * (streams-pick.c, the rule of --exec auto, needs nothing of this).
  */
 #pragma once
 
@@ -12,6 +13,15 @@
 #include "collrun/streams.h"
 
 G_BEGIN_DECLS
+
+/* A stream model (streams.h): built by streams.c, run by streams-run.c. */
+struct FsCollStreams {
+  GArray *streams; /* Stream */
+  FsCollExecParams ep;
+  double mp;       /* ps after the base latency: the max-plus time of the full collective */
+  double t_bw;     /* seconds */
+  FsCollStreamsInfo info;
+};
 
 /* A connection: what makes a stream (exec.c keys its transfers so). */
 typedef struct {

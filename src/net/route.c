@@ -729,13 +729,6 @@ static void part_done(void *ctx, const FsFlowInfo *info)
   transfer_release(ctx);
 }
 
-static void set_mean_rate(Transfer *t)
-{
-  t->agg.mean_rate = t->agg.drained > t->agg.start
-                       ? (double)t->agg.bytes * 1e12 / (double)(t->agg.drained - t->agg.start)
-                       : 0;
-}
-
 /* One part (or the start loop's hold) has drained; after the last one the
  * transfer has drained: its drained callback runs (every part drains
  * before it lands, so this precedes transfer_release's report). */
@@ -743,18 +736,20 @@ static void transfer_drained(Transfer *t)
 {
   if (--t->undrained > 0)
     return;
-  set_mean_rate(t);
+  t->agg.mean_rate = t->agg.drained > t->agg.start
+                       ? (double)t->agg.bytes * 1e12 / (double)(t->agg.drained - t->agg.start)
+                       : 0;
   if (t->drained)
     t->drained(t->ctx, &t->agg);
 }
 
 /* One part (or the start loop's hold) is over; the last one reports the
- * transfer and frees it. */
+ * transfer (its figures, mean rate included, final since it drained:
+ * transfer_drained) and frees it. */
 static void transfer_release(Transfer *t)
 {
   if (--t->left > 0)
     return;
-  set_mean_rate(t);
   if (t->prev)
     t->prev->next = t->next;
   else

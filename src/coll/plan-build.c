@@ -490,6 +490,30 @@ gboolean fs_coll_plan_count_steps(const FsComm *comm, const FsCollAlgo *algo,
   return TRUE;
 }
 
+/* See plan.h. */
+gboolean fs_coll_plan_count_loop_steps(const FsComm *comm, const FsCollAlgo *algo,
+                                       const FsCollRequest *req, uint64_t q, guint64 F,
+                                       double *steps, GError **error)
+{
+  g_return_val_if_fail(req != NULL && steps != NULL, FALSE);
+  FsCollRequest r1 = *req, r2 = *req;
+  r1.mirror_rails = r2.mirror_rails = FALSE;
+  guint64 n1, n2;
+  if (F < 2) {
+    if (!fs_coll_plan_count_steps(comm, algo, &r1, &n1, error))
+      return FALSE;
+    *steps = (double)n1;
+    return TRUE;
+  }
+  r1.bytes = req->bytes - (F - 1) * q * req->nchannels;
+  r2.bytes = req->bytes - (F - 2) * q * req->nchannels;
+  if (!fs_coll_plan_count_steps(comm, algo, &r1, &n1, error) ||
+      !fs_coll_plan_count_steps(comm, algo, &r2, &n2, error))
+    return FALSE;
+  *steps = (double)n1 + (double)(F - 1) * ((double)n2 - (double)n1);
+  return TRUE;
+}
+
 FsCollPlan *fs_coll_plan_new_folded(const FsComm *comm, const FsCollAlgo *algo,
                                     const FsCollRequest *req, FsCollRouteFixedFn route_fixed,
                                     void *ctx, GError **error)

@@ -239,6 +239,17 @@ void fs_coll_plan_free(FsCollPlan *plan);
  * call per step. */
 gboolean fs_coll_plan_count_steps(const FsComm *comm, const FsCollAlgo *algo,
                                   const FsCollRequest *req, guint64 *steps, GError **error);
+/* The steps the plan of req would have unfolded, as fs_coll_plan_count_steps
+ * counts them, where req holds F whole loops of q bytes per channel (the
+ * last, partial loop kept): for F >= 2 its plans of one and two whole loops
+ * are counted and the rest extrapolated (every whole loop adds the same
+ * steps), for F < 2 req itself; with mirror_rails off (the guard counts
+ * every rank's part).  Into *steps (a double: it may pass 2^64 in
+ * principle).  Errors: fs_coll_plan_count_steps's.  Cost: the algorithm's
+ * calls for three loops. */
+gboolean fs_coll_plan_count_loop_steps(const FsComm *comm, const FsCollAlgo *algo,
+                                       const FsCollRequest *req, uint64_t q, guint64 F,
+                                       double *steps, GError **error);
 /* Channel folding.  Channels whose steps are identical (same transfers
  * between the same topology nodes with the same bytes and the same
  * dependencies, channel for channel) behave identically when the

@@ -169,14 +169,6 @@ static guint64 whole_loops(const FsCollRequest *req, uint64_t q)
   return f;
 }
 
-/* The request of req with x of its F whole loops of q bytes per channel
- * (the last, partial loop kept). */
-static void cut_loops(const FsCollRequest *req, uint64_t q, guint64 F, guint64 x, FsCollRequest *r)
-{
-  *r = *req;
-  r->bytes = req->bytes - (F - x) * q * req->nchannels;
-}
-
 /* A plan of the request cut to x ring steps per loop
  * (FsCollRequest.max_ring_steps) instead of its S, run with the full
  * plan's executor parameters (step extrapolation, alone.h). */
@@ -274,9 +266,8 @@ static gboolean try_extrapolate(const Attempt *at, const guint64 n[4], double to
 
 /* *over: the plan of req (F >= 2 whole loops of q bytes per channel)
  * would have more steps than the step guard allows (req->max_steps, else
- * fs_coll_plan_max_steps()) when built whole: its plans of one and two
- * whole loops (and the rest), counted without being built
- * (fs_coll_plan_count_steps), tell the steps per loop.  *foldable (may be
+ * fs_coll_plan_max_steps()) when built whole, its steps counted without
+ * being built (fs_coll_plan_count_loop_steps).  *foldable (may be
  * NULL): it would not have more than the guard allows times its channels,
  * so that folding while building (which stores 1/k of k alike channels,
  * coll/plan.h) might bring it under.  FALSE only when they cannot be
@@ -286,17 +277,10 @@ static gboolean over_guard(const FsComm *comm, const FsCollAlgo *algo, const FsC
                            uint64_t q, guint64 F, gboolean *over, gboolean *foldable,
                            GError **error)
 {
-  FsCollRequest r1, r2;
-  cut_loops(req, q, F, 1, &r1);
-  cut_loops(req, q, F, 2, &r2);
-  /* The guard counts the whole plan, every rank's part. */
-  r1.mirror_rails = r2.mirror_rails = FALSE;
-  guint64 n1, n2;
-  if (!fs_coll_plan_count_steps(comm, algo, &r1, &n1, error) ||
-      !fs_coll_plan_count_steps(comm, algo, &r2, &n2, error))
+  double n;
+  if (!fs_coll_plan_count_loop_steps(comm, algo, req, q, F, &n, error))
     return FALSE;
   guint limit = req->max_steps ? req->max_steps : fs_coll_plan_max_steps();
-  double n = (double)n1 + (double)(F - 1) * ((double)n2 - (double)n1);
   *over = n > (double)limit;
   if (foldable != NULL)
     *foldable = n <= (double)limit * MAX(req->nchannels, 1u);

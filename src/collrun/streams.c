@@ -412,9 +412,8 @@ static void cut_request(const FsCollRequest *req, uint64_t q, guint64 F, gboolea
 /* Whether the whole plan of req (F whole loops of q bytes per channel, or
  * none when F is 0) is within the plan-step guard (req->max_steps, else
  * fs_coll_plan_max_steps()) as skel_build would build it: its steps
- * counted, not built (those of one and two whole loops, extrapolated, as
- * collrun/alone.c counts them; cut_request leaves mirror_rails off, as
- * the guard counts every rank's part), at most the guard, or the guard times its
+ * counted, not built, as collrun/alone.c counts them
+ * (fs_coll_plan_count_loop_steps), at most the guard, or the guard times its
  * channels for the algorithms skel_build folds past the guard.  A plan past
  * it is not run whole: the step mode hands it to the streams at once
  * (alone.c), and the repaired model times it.  Counting fails: FALSE. */
@@ -425,17 +424,10 @@ static gboolean within_guard(const FsComm *comm, const FsCollAlgo *algo, const F
   double cap = fs_coll_exec_streams_trusted(algo, req->op)
                  ? (double)limit
                  : (double)limit * MAX(req->nchannels, 1u);
-  FsCollRequest r1, r2;
-  guint64 n1 = 0, n2 = 0;
-  cut_request(req, q, F, F >= 2, 1, &r1);
-  if (!fs_coll_plan_count_steps(comm, algo, &r1, &n1, NULL))
-    return FALSE;
-  if (F < 2)
-    return (double)n1 <= cap;
-  cut_request(req, q, F, TRUE, 2, &r2);
-  if (!fs_coll_plan_count_steps(comm, algo, &r2, &n2, NULL))
-    return FALSE;
-  return (double)n1 + (double)(F - 1) * ((double)n2 - (double)n1) <= cap;
+  FsCollRequest r;
+  double n;
+  cut_request(req, q, F, FALSE, 0, &r);
+  return fs_coll_plan_count_loop_steps(comm, algo, &r, q, F, &n, NULL) && n <= cap;
 }
 
 /* The fewest whole loops (from 1, at most F) whose cut plan is the full

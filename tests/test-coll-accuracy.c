@@ -230,7 +230,8 @@ static const struct {
   {"b200_ib400_2node_reducescatter_default_vultr.csv", 8, 3, TRUE},
   {"b200_ib400_2node_alltoall_default_vultr2.csv", 8, 3, TRUE},
   {"b200_ib400_2node_sendrecv_default_vultr2.csv", 8, 3, TRUE},
-  {"efa/h100_efa_2to32node_alltoall_default_awsbench.csv", 30, 0, TRUE},   /* 3.7 s */
+  {"efa/h100_efa_2_4_16node_alltoall_default_awsbench_test.csv", 18, 0, TRUE}, /* 0.4 s */
+  {"efa/h100_efa_8_32node_alltoall_default_awsbench_fit.csv", 12, 0, FALSE},     /* 1.2 s */
   {"efa/h100_efa_2to16node_allreduce_default_awsbench.csv", 32, 0, FALSE}, /* 4.9 s */
   {"h100_ib400_8node_allreduce_collnetchain_coreweave.csv", 5, 0, FALSE},  /* 1.8 s */
 };

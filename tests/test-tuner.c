@@ -863,6 +863,61 @@ START_TEST(test_p2p_shared_net_channels)
 }
 END_TEST
 
+/* The network plugin's proxy on EFA (coll/p2p-sched.h fs_p2p_proxy_rate_gbps): NCCL's chunk
+ * across hosts (p2p chunk 512 KiB: a quarter below one chunk per peer, a half below 8), the
+ * plugin's stripes of at least 128 KiB over 4 devices (1, 2, 4; 3 rounds down to 2), and the
+ * proxy's time per message: an alltoall's 512 KiB messages at 1.2 + 4 x 1.3 us, a send and a
+ * receive each, move 524288 / 12.8 us = 40.96 GB/s each way; gather's root and sendrecv's
+ * ranks at a host's edge run one direction (both with one rank per host).
+ * Without a message cost there is no bound, and the tuner's rate takes the least of the NIC,
+ * the channels and the proxy. */
+START_TEST(test_p2p_proxy_messages)
+{
+  g_autoptr(FsNcclParams) p = release("2.27");
+  p->p2p_net_chunk = 524288;
+  ck_assert_uint_eq(fs_p2p_net_chunk_bytes(p, 262144), 131072);
+  ck_assert_uint_eq(fs_p2p_net_chunk_bytes(p, 524288), 262144);
+  ck_assert_uint_eq(fs_p2p_net_chunk_bytes(p, 4194303), 262144);
+  ck_assert_uint_eq(fs_p2p_net_chunk_bytes(p, 4194304), 524288);
+  FsP2pShape s = {.nranks = 256, .nhosts = 32, .max_channels = 32, .local_channels = 36,
+                  .net_bw_gbps = 48.6, .net_count = 1, .net_msg_us = 1.2, .net_stripe_us = 1.3,
+                  .net_min_stripe = 131072, .net_devices = 4};
+  static const guint64 sizes[] = {64, 131072, 131073, 262144, 393216, 524288, 1u << 30};
+  static const guint stripes[] = {1, 1, 2, 2, 2, 4, 4};
+  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++)
+    ck_assert_uint_eq(fs_p2p_net_stripes(&s, sizes[i]), stripes[i]);
+  ck_assert_double_eq_tol(fs_p2p_proxy_rate_gbps(p, &s, FS_COLL_ALLTOALL, 8u << 20, 1),
+                          524288 / 12.8 / 1e3, 1e-9);
+  ck_assert_double_eq_tol(fs_p2p_proxy_rate_gbps(p, &s, FS_COLL_GATHER, 8u << 20, 1),
+                          2 * 524288 / 12.8 / 1e3, 1e-9);
+  /* sendrecv: a rank at a host's edge crosses hosts one way; with one rank per host both. */
+  ck_assert_double_eq_tol(fs_p2p_proxy_rate_gbps(p, &s, FS_COLL_SENDRECV, 8u << 20, 1),
+                          2 * 524288 / 12.8 / 1e3, 1e-9);
+  FsP2pShape one = s;
+  one.nranks = 32;
+  ck_assert_double_eq_tol(fs_p2p_proxy_rate_gbps(p, &one, FS_COLL_SENDRECV, 8u << 20, 1),
+                          524288 / 12.8 / 1e3, 1e-9);
+  /* 256 KiB per peer: two 128 KiB messages of one stripe each. */
+  ck_assert_double_eq_tol(fs_p2p_proxy_rate_gbps(p, &s, FS_COLL_ALLTOALL, 262144, 1),
+                          262144 / (2 * 2 * 2.5) / 1e3, 1e-9);
+  ck_assert_uint_eq(fs_p2p_net_transfers(&s, FS_COLL_ALLTOALL, 2), 2 * 248);
+  FsP2pShape ib = s;
+  ib.net_msg_us = ib.net_stripe_us = 0, ib.net_min_stripe = 0;
+  ck_assert_double_eq(fs_p2p_proxy_rate_gbps(p, &ib, FS_COLL_ALLTOALL, 8u << 20, 1), 0);
+  ck_assert_uint_eq(fs_p2p_net_stripes(&ib, 1u << 20), 1);
+  /* The tuner on 32 hosts of 8 at 2 GiB: 8 MiB per peer, the proxy's 40.96 GB/s binds. */
+  FsCollSysInfo sys = hopper_box();
+  sys.max_channels = 32, sys.p2p_local_channels = 36, sys.net_bw_gbps = 48.6, sys.net_count = 1;
+  sys.net_nics = 8, sys.net_msg_us = 1.2, sys.net_stripe_us = 1.3, sys.net_min_stripe = 131072;
+  sys.net_devices = 4;
+  g_autoptr(FsComm) comm = fs_comm_new_grid(32, 8);
+  FsCollCost c;
+  ck_assert(fs_coll_cost(p, &sys, comm, FS_COLL_ALLTOALL, fs_coll_algo_find("direct"),
+                         FS_PROTO_SIMPLE, 1, 1u << 31, &c));
+  ck_assert_double_eq_tol(c.busbw_gbps, 524288 / 12.8 / 1e3, 1e-9);
+}
+END_TEST
+
 /* Bad plugin files: each refused with its position and a sentence (the keys are read against
  * the declared schema, coll/tuner-plugin.c). */
 START_TEST(test_tuner_plugin_bad_files)
@@ -1061,6 +1116,7 @@ int main(void)
   FS_ADD_TEST(s, test_params_releases_load);
   FS_ADD_TEST(s, test_params_unknown_release);
   FS_ADD_TEST(s, test_params_release_changes);
+  FS_ADD_TEST(s, test_p2p_proxy_messages);
   FS_ADD_TEST(s, test_collnet_allgather_reducescatter);
   FS_ADD_TEST(s, test_params_nvls_legacy);
   FS_ADD_TEST(s, test_nvls_across_hosts);

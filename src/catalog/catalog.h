@@ -244,6 +244,16 @@ typedef struct {
    * p5).  The importers never pick a NIC of several devices: what they
    * see is one device (src/topo/identify.c). */
   guint devices;
+  /* The network plugin's work per message in the GPU's proxy thread, which
+   * runs every send and receive of the GPU's network connections one after
+   * another: message_cost per message, stripe_cost per stripe of it (the
+   * plugin splits a message over its devices in stripes of at least
+   * min_stripe bytes, a divisor of devices many).  0: not modelled (the NIC
+   * alone bounds a GPU's point-to-point traffic); p2p-sched.h
+   * fs_p2p_proxy_rate_gbps. */
+  FsTime message_cost;
+  FsTime stripe_cost;
+  uint64_t min_stripe;
   double power;
   double price;
 } FsNicModel;

@@ -89,6 +89,9 @@ static void nic_fields(json_t *o, const FsNicModel *n)
   set(o, "latency_ps", json_integer(n->latency));
   set(o, "gpudirect", json_boolean(n->gpudirect));
   set(o, "devices", json_integer(n->devices));
+  set(o, "message_cost_ps", json_integer(n->message_cost));
+  set(o, "stripe_cost_ps", json_integer(n->stripe_cost));
+  set(o, "min_stripe", json_integer((json_int_t)n->min_stripe));
   set(o, "power", json_real(n->power));
   set(o, "price", json_real(n->price));
 }

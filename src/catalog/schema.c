@@ -260,6 +260,15 @@ static const FsSchemaField nic_fields[] = {
    .max = "64", .def = "1",
    .doc = "physical devices a network plugin presents to NCCL as this one NIC; the importers "
           "never pick a NIC of several (they see the devices)"},
+  TIME("message_cost", OFF(u.nic.message_cost), FALSE,
+       "the network plugin's time per message (a send or a receive) in the GPU's proxy thread; "
+       "absent: 0, not modelled"),
+  TIME("stripe_cost", OFF(u.nic.stripe_cost), FALSE,
+       "the same per stripe of a message (the plugin's write on one device); absent: 0"),
+  {.key = "min_stripe", .type = FS_SCHEMA_QUANTITY, .unit = FS_SCHEMA_SIZE,
+   .offset = OFF(u.nic.min_stripe), .min = "0",
+   .doc = "the plugin's least stripe: a message goes over ⌈size / this⌉ devices, at most "
+          "`devices`, rounded down to a divisor of `devices`; absent: 0, one stripe"},
   POWER("power", OFF(u.nic.power), FALSE, "typical power"),
   PRICE(OFF(u.nic.price), ""),
   PCI_IDS,

@@ -201,6 +201,13 @@ static const FsSchemaField p2p_sched_fields[] = {
                                    "(min ≤ max)"),
   PART("part_host", SOFF(part_host), "`[min, max]` part size of an op on the host, in p2p "
                                      "chunks (min ≤ max)"),
+  {.key = "net_chunk_below", .type = FS_SCHEMA_DOUBLE, .offset = SOFF(chunk_below), .min = "0",
+   .max = BIG, .count = 2,
+   .doc = "`[a, b]`: a Simple op across hosts of fewer bytes than a p2p chunks moves chunks "
+          "of `net_chunk` / the first `net_chunk_divide`, below b of `net_chunk` / the second "
+          "(NCCL's \"Tune chunk size for the network\"); absent: the p2p chunk"},
+  {.key = "net_chunk_divide", .type = FS_SCHEMA_DOUBLE, .offset = SOFF(chunk_div), .min = "0",
+   .max = BIG, .count = 2, .doc = "`[x, y]`: the divisors of `net_chunk_below`"},
 };
 #undef SOFF
 SCHEMA(p2p_sched_schema, "p2p_schedule", p2p_sched_fields);

@@ -91,6 +91,12 @@ typedef struct {
                                on one host only) */
   double part_net[2];       /* an op's part size, min and max, in p2p chunks, across hosts */
   double part_host[2];      /* the same on one host */
+  /* NCCL's chunk of a Simple send across hosts (net_chunk_tune: src/enqueue.cc addP2pToPlan
+   * "Tune chunk size for the network"): an op of fewer bytes than chunk_below[0] p2p chunks
+   * moves chunks of net_chunk / chunk_div[0], else below chunk_below[1] of net_chunk /
+   * chunk_div[1]; all 0 (absent): the p2p chunk. */
+  double chunk_below[2];
+  double chunk_div[2];
 } FsNcclP2pSched;
 
 /* CPU vendors of llMaxBws / net overhead. */

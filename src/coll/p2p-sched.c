@@ -169,3 +169,60 @@ uint64_t fs_p2p_peer_bytes(FsCollOp op, uint64_t nbytes, guint n)
 {
   return op == FS_COLL_SENDRECV || n == 0 ? nbytes : nbytes / n;
 }
+
+uint64_t fs_p2p_net_chunk_bytes(const FsNcclParams *p, uint64_t bytes)
+{
+  const FsNcclP2pSched *q = &p->p2p;
+  double step = (double)p->p2p_net_chunk;
+  for (guint i = 0; i < 2; i++)
+    if (q->chunk_below[i] > 0 && q->chunk_div[i] > 0 && (double)bytes < q->chunk_below[i] * step)
+      return MAX((uint64_t)(step / q->chunk_div[i]), 1u);
+  return MAX(p->p2p_net_chunk, 1u);
+}
+
+guint fs_p2p_net_stripes(const FsP2pShape *s, uint64_t bytes)
+{
+  guint dev = MAX(s->net_devices, 1u);
+  if (s->net_min_stripe == 0)
+    return 1;
+  uint64_t want = MAX((bytes + s->net_min_stripe - 1) / s->net_min_stripe, 1u);
+  guint n = (guint)MIN(want, (uint64_t)dev);
+  while (n > 1 && dev % n != 0)
+    n--;
+  return n;
+}
+
+/* The proxy's time for one message of `bytes`, µs. */
+static double message_us(const FsP2pShape *s, uint64_t bytes)
+{
+  return s->net_msg_us + fs_p2p_net_stripes(s, bytes) * s->net_stripe_us;
+}
+
+double fs_p2p_proxy_rate_gbps(const FsNcclParams *p, const FsP2pShape *s, FsCollOp op,
+                              uint64_t per_peer, guint nch)
+{
+  if (s->net_msg_us <= 0 && s->net_stripe_us <= 0)
+    return 0;
+  nch = MAX(nch, 1u);
+  uint64_t part = MAX((per_peer + nch - 1) / nch, 1u);
+  uint64_t chunk = fs_p2p_net_chunk_bytes(p, per_peer);
+  /* A part moves in whole chunks and a last shorter one (src/enqueue.cc: nsteps =
+   * ⌈part / chunk⌉, each step one message). */
+  uint64_t full = part / chunk, rest = part % chunk;
+  double us = (double)full * message_us(s, chunk) + (rest > 0 ? message_us(s, rest) : 0);
+  /* The exchanges' proxies (alltoall, hypercube, barrier) run a receive for every send;
+   * gather's and scatter's root one direction only, and sendrecv's r -> r+1 crosses hosts
+   * both ways at one rank only with one rank per host. */
+  guint hosts = MAX(s->nhosts, 1u);
+  gboolean one_per_host = s->nranks <= hosts;
+  double dirs = op == FS_COLL_GATHER || op == FS_COLL_SCATTER ? 1.0
+                : op == FS_COLL_SENDRECV && !one_per_host ? 1.0 : 2.0;
+  return (double)part / (dirs * us) / 1e3;
+}
+
+guint64 fs_p2p_net_transfers(const FsP2pShape *s, FsCollOp op, guint nch)
+{
+  guint local;
+  guint64 ops = net_ops(s, op, &local);
+  return MAX(ops * MAX(nch, 1u), 1u);
+}

@@ -47,6 +47,11 @@ typedef struct {
                              pci_peer_channels); 0: no peer on the host */
   double net_bw_gbps;     /* network bandwidth of one GPU (its NICs); 0: unknown */
   guint net_count;        /* NICs one GPU uses (>= 1 when net_bw_gbps > 0) */
+  /* The network plugin's proxy work per message (µs) and per stripe, its least stripe
+   * (bytes) over `net_devices` devices; 0: not modelled (FsNicModel). */
+  double net_msg_us, net_stripe_us;
+  uint64_t net_min_stripe;
+  guint net_devices;
 } FsP2pShape;
 
 /* TRUE for the operations NCCL runs as grouped send/recv (alltoall,
@@ -105,6 +110,30 @@ guint fs_p2p_net_channels_busy(const FsNcclParams *p, const FsP2pShape *s, FsCol
  * fs_p2p_channel_rate_gbps over this. */
 double fs_p2p_net_flows_per_channel(const FsNcclParams *p, const FsP2pShape *s, FsCollOp op,
                                     guint nch);
+
+/* NCCL's chunk of a Simple send of `bytes` to one peer across hosts: the p2p net chunk,
+ * divided as the params' net_chunk_below / net_chunk_divide say for small ops (src/enqueue.cc
+ * addP2pToPlan, "Tune chunk size for the network"). */
+uint64_t fs_p2p_net_chunk_bytes(const FsNcclParams *p, uint64_t bytes);
+
+/* The stripes the network plugin splits a message of `bytes` into (aws-ofi-nccl
+ * src/nccl_ofi_scheduler.cpp get_num_stripes): ⌈bytes / min stripe⌉, at least 1, at most the
+ * devices, rounded down to a divisor of the devices; 1 when the shape has no least stripe. */
+guint fs_p2p_net_stripes(const FsP2pShape *s, uint64_t bytes);
+
+/* The most one GPU's network operations of op move across hosts in one direction, GB/s, when
+ * its proxy thread runs every message of them one after another (a send and a receive each
+ * for the exchanges: alltoall, hypercube, barrier, and sendrecv with one rank per host; one
+ * for gather's and scatter's root and for sendrecv's ranks at a host's edge), each
+ * message costing net_msg_us + stripes × net_stripe_us: each operation's part of per_peer
+ * bytes over nch channels moves in messages of NCCL's chunk (fs_p2p_net_chunk_bytes), the
+ * last one shorter.  0 when the shape has no message cost (no bound).  Pure. */
+double fs_p2p_proxy_rate_gbps(const FsNcclParams *p, const FsP2pShape *s, FsCollOp op,
+                              uint64_t per_peer, guint nch);
+
+/* The busiest rank's network transfers of op in one direction, each operation's nch parts:
+ * what fs_p2p_proxy_rate_gbps is shared by (>= 1). */
+guint64 fs_p2p_net_transfers(const FsP2pShape *s, FsCollOp op, guint nch);
 
 /* The bytes per peer of one call of op moving nbytes on n ranks (NCCL's
  * nBytes, fs_coll_cost): the buffer for sendrecv, a block otherwise. */

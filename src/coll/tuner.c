@@ -408,7 +408,7 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
   c->lat_us = c->base_us + steps * step_lat;
   c->intra_lat_us = c->inter_lat_us = step_lat;
   gboolean sched = fs_coll_p2p_scheduled(p, comm, op, algo) && sys->net_bw_gbps > 0;
-  double post_us = 0;
+  double post_us = 0, proxy_gbps = 0;
   guint posts = 0, busy = nch;
   FsP2pShape shape;
   if (sched) {
@@ -417,7 +417,12 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
      * of ranks share their channels). */
     fs_coll_p2p_shape(sys, comm, &shape);
     busy = fs_p2p_net_channels_busy(p, &shape, op, nch);
-    bw = MIN(sys->net_bw_gbps, busy * fs_p2p_channel_rate_gbps(p)) * eff;
+    bw = MIN(sys->net_bw_gbps, busy * fs_p2p_channel_rate_gbps(p));
+    /* The network plugin's proxy, one message after another (p2p-sched.h). */
+    proxy_gbps = fs_p2p_proxy_rate_gbps(p, &shape, op, fs_p2p_peer_bytes(op, nbytes, n), nch);
+    if (proxy_gbps > 0)
+      bw = MIN(bw, proxy_gbps);
+    bw *= eff;
     /* Only the blocks of ranks on other hosts cross the network (the others move over the
      * host's links at the same time): alltoall's and the root's of gather and scatter. */
     if ((op == FS_COLL_ALLTOALL || op == FS_COLL_GATHER || op == FS_COLL_SCATTER) && L < n)
@@ -439,9 +444,16 @@ static gboolean cost_generic(const FsNcclParams *p, const FsCollSysInfo *sys, co
     double k = fs_p2p_net_flows_per_channel(p, &shape, op, nch);
     g_autofree char *shared = k > 1 ? g_strdup_printf(", %.3g transfers sharing each (NCCL's "
                                                       "schedule groups)", k) : g_strdup("");
-    say(why, "bandwidth: min(NIC %.2f GB/s, %u ch × %.2f GB/s per network channel%s) × payload "
+    uint64_t msg = fs_p2p_net_chunk_bytes(p, fs_p2p_peer_bytes(op, nbytes, n));
+    g_autofree char *proxy = proxy_gbps > 0
+      ? g_strdup_printf(", the plugin's proxy %.2f GB/s (%" G_GUINT64_FORMAT " B messages, "
+                        "%.2f us + %u stripes × %.2f us each)", proxy_gbps, msg,
+                        shape.net_msg_us, fs_p2p_net_stripes(&shape, msg), shape.net_stripe_us)
+      : g_strdup("");
+    say(why, "bandwidth: min(NIC %.2f GB/s, %u ch × %.2f GB/s per network channel%s%s) × payload "
         "%.4f = %.2f GB/s per rank; each rank sends %.3f × the bytes across hosts: %.2f GB/s\n",
-        sys->net_bw_gbps, busy, fs_p2p_channel_rate_gbps(p), shared, eff, bw, load, c->algbw_gbps);
+        sys->net_bw_gbps, busy, fs_p2p_channel_rate_gbps(p), shared, proxy, eff, bw, load,
+        c->algbw_gbps);
   }
   else
     say(why, "bandwidth: %u ch × %.2f GB/s × payload %.4f = %.2f GB/s per rank; each rank sends %.3f × the bytes: %.2f GB/s\n",
@@ -494,6 +506,10 @@ void fs_coll_p2p_shape(const FsCollSysInfo *sys, const FsComm *comm, FsP2pShape 
     .local_channels = sys->p2p_local_channels,
     .net_bw_gbps = sys->net_bw_gbps,
     .net_count = sys->net_count,
+    .net_msg_us = sys->net_msg_us,
+    .net_stripe_us = sys->net_stripe_us,
+    .net_min_stripe = sys->net_min_stripe,
+    .net_devices = sys->net_devices,
   };
 }
 

@@ -81,6 +81,12 @@ typedef struct {
    * fewest; 0 on one host): the rails the rings, trees and NVLS heads cross
    * hosts on, each at net_bw_gbps. */
   guint net_nics;
+  /* The network plugin's proxy work per message on the first GPU's NIC (its catalog
+   * model's message_cost and stripe_cost, µs; min_stripe bytes over `devices`): 0 when the
+   * NIC does not model it (p2p-sched.h fs_p2p_proxy_rate_gbps). */
+  double net_msg_us, net_stripe_us;
+  uint64_t net_min_stripe;
+  guint net_devices;
 } FsCollSysInfo;
 
 /* The communicator as NCCL's point-to-point rules see it (coll/p2p-sched.h). */

@@ -627,6 +627,17 @@ gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, cons
      * what they carry inside the host. */
     out->net_nics = host_nics(router, comm);
     inter = MIN(intra, MAX(out->net_nics, 1u) * inter);
+    /* The network plugin's proxy work per message, from the first GPU's nearest NIC
+     * (FsNicModel; 0 for NICs that do not model it). */
+    int nic = fs_router_nearest_nic(router, (guint)fs_comm_gpu(comm, 0));
+    const FsTopoNode *nn = nic >= 0 ? fs_topo_node(topo, (guint)nic) : NULL;
+    if (nn != NULL && nn->model != NULL && nn->model->kind == FS_MODEL_NIC) {
+      const FsNicModel *m = &nn->model->u.nic;
+      out->net_msg_us = fs_time_to_s(m->message_cost) * 1e6;
+      out->net_stripe_us = fs_time_to_s(m->stripe_cost) * 1e6;
+      out->net_min_stripe = m->min_stripe;
+      out->net_devices = MAX(m->devices, 1u);
+    }
   }
   out->bw_intra = intra / 1e9 / out->max_channels;
   out->bw_inter = inter / 1e9 / out->max_channels;

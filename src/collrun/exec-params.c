@@ -63,6 +63,15 @@ void fs_coll_exec_params_depth(const FsNcclParams *p, const FsCollSysInfo *sys, 
     fs_coll_p2p_shape(sys, comm, &shape);
     double k = fs_p2p_net_flows_per_channel(p, &shape, op, choice->nchannels);
     out->rate_cap_inter = fs_p2p_channel_rate_gbps(p) * 1e9 / k;
+    /* The network plugin's proxy runs the GPU's messages one after another (p2p-sched.h
+     * fs_p2p_proxy_rate_gbps): its rate, shared by the GPU's transfers across hosts. */
+    double proxy = fs_p2p_proxy_rate_gbps(p, &shape, op,
+                                          fs_p2p_peer_bytes(op, nbytes, fs_comm_size(comm)),
+                                          choice->nchannels);
+    if (proxy > 0)
+      out->rate_cap_inter = MIN(out->rate_cap_inter,
+                                proxy * 1e9 / (double)fs_p2p_net_transfers(&shape, op,
+                                                                           choice->nchannels));
   }
   else if (p->coll_channel_net_bw > 0 && fs_comm_n_nvlink_domains(comm) > 1) {
     /* A collective's channel is one thread block per GPU with one network connection per

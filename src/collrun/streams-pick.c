@@ -33,12 +33,11 @@ gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
     return FALSE;
   /* NVLS: across hosts it goes through the SHARP switches as CollNet does
    * (its stream model was 4.7 % fast at 4 DGX H100 nodes, 256 MiB
-   * all_reduce); on one host it runs whole, exact, up to 2^18 steps, but
-   * past them (LL from 4 GiB) the one repair of its schedule is 8-11 %
-   * slow since a connection's next chunk follows the previous one's drain
-   * (exec.h; two lanes on each NVLink: LL all_reduce of 4 and 16 GiB on one
-   * DGX H100 +11.1 %, tests/bench/RESULTS.md, branch nvls19), and where it
-   * runs whole it costs a step run: the steps take it everywhere. */
+   * all_reduce); on one host it runs whole, exact, up to 2^18 steps, and
+   * past them its loop counts start where its buffers have filled (LL
+   * all_reduce of 4 and 16 GiB on one DGX H100: +11.1 % from loops 1-3,
+   * exact since branch gaps19; tests/bench/RESULTS.md), but where it runs
+   * whole it costs a step run: the steps take it everywhere. */
   if (algo->nccl == FS_NCCL_ALGO_NVLS)
     return FALSE;
   /* The NVLS tree across hosts fills its pipeline for tens of loops: past
@@ -54,14 +53,16 @@ gboolean fs_coll_exec_pick_streams(const FsComm *comm, const FsCollAlgo *algo,
    * NVLink domain, from 1 MiB: within 0.011 % and 0.2 % of --exact at
    * 16-1,024 ranks, however shallow; not on part of each host's GPUs,
    * whose NIC hops may cross other GPUs' NVLinks (PXN: 1.0-1.2 % slow over
-   * 32 nodes at 64 MiB-1 GiB), nor across the trays of an NVLink rack (a
+   * 32 nodes at 64 MiB-1 GiB with one repair, within 0.35 % since their
+   * skeletons run on their own network, branch gaps19, at more CPU than
+   * the steps' ring-step extrapolation for some sizes), nor across the trays of an NVLink rack (a
    * GB200 NVL72: up to 11.5 %; tests/bench/RESULTS.md, "--exec auto the
    * default").  Those stay with the steps (alone.h). */
   guint hosts = fs_comm_n_hosts(comm);
   if (algo->ring_steps != NULL && hosts > 1) {
     if (fs_comm_n_nvlink_domains(comm) != hosts ||
         !(fs_comm_whole_hosts(comm) || fs_comm_ppn(comm) == 1))
-      return FALSE; /* however deep: PXN rings of LL on 4 x 4 are 8 % fast */
+      return FALSE; /* however deep */
     if (req->bytes >= FS_COLL_STREAMS_AUTO_RING_BYTES)
       return TRUE;
   }

@@ -393,6 +393,39 @@ static gboolean runs_whole(const FsCollAlgo *algo, FsCollOp op)
   return !fs_coll_exec_streams_trusted(algo, op);
 }
 
+/* Whether algo is a ring (FsCollAlgo.ring_steps) and a loaded link of c
+ * carries the bytes of one of its streams across hosts beside one inside
+ * a host: a ring over part of each host's GPUs whose hop to the next host
+ * leaves through another GPU's NIC over NVLink (PXN) sends it over the
+ * NVLink plane of that NIC's rail, beside the other channels' hops to
+ * that GPU.  There the one repair of the schedule is off (ring LL of
+ * 32 MiB over GPUs 0, 2, 4 and 6 of 4 DGX H100 nodes: -7.7 to -8.3 %;
+ * Simple over 2 such hosts, 256 MiB-4 GiB: -4.4 to -5.0 %): the other
+ * channels' hops, slowed by the NIC's flow, drift until two of them send
+ * at once every ring step and take two thirds of that plane from it,
+ * which the unrepaired phases, one hop at a time beside it, never show
+ * (tests/bench/RESULTS.md, gaps19).  Cost: O(the loaded links' streams). */
+static gboolean ring_shares_links(const Ctx *c, const FsCollAlgo *algo)
+{
+  if (algo->ring_steps == NULL)
+    return FALSE;
+  guint ns = c->streams->len;
+  for (guint l = 0; l < c->n_links; l++) {
+    gboolean inter = FALSE, intra = FALSE;
+    for (guint j = c->inc_off[l]; j < c->inc_off[l + 1]; j++) {
+      guint32 t = c->inc[j];
+      const Stream *st = t < ns ? &g_array_index(c->streams, Stream, t) : NULL;
+      if (st == NULL || !(st->wire > 0))
+        continue;
+      inter = inter || st->inter;
+      intra = intra || !st->inter;
+    }
+    if (inter && intra)
+      return TRUE;
+  }
+  return FALSE;
+}
+
 /* req cut to x of its F whole loops of q bytes per channel (all of them
  * when cut is FALSE), into *r (zeroed first: its padding too). */
 static void cut_request(const FsCollRequest *req, uint64_t q, guint64 F, gboolean cut, guint64 x,
@@ -586,6 +619,10 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
   /* Nor where the whole plan is past the plan-step guard (within_guard;
    * counted once, when a whole run is otherwise due): test_past_guard. */
   int in_guard = -1;
+  /* Whether a ring's streams across hosts share links with its streams
+   * inside hosts (ring_shares_links), known once they are routed: -1
+   * until then. */
+  int shared_ring = -1;
   guint64 x0 = F > 0 ? first_whole_loops(comm, algo, req, q, F) : 1, k0 = MAX(4, P);
   /* Such a plan whose steps unfolded (those of its first loops, per loop,
    * times its loops; counted where every channel's loop moves a transfer
@@ -701,14 +738,39 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
       x0 = F; /* nx == 1 next: the full loops */
       continue;
     }
-    double tol = 1e-6;
+    /* Past the whole runs' budget, such a collective starts its loop
+     * counts where its connections' buffers have filled (at least
+     * FsCollRequest.conn_slots loops: a loop moves a slice or more per
+     * connection), where that grid stays within the skeletons' budget:
+     * before, its credits never bind, and its first loops run in a regime
+     * of their own, periodic but not the steady one (NVLS LL all_reduce on
+     * one DGX H100: 7.95 us a loop over loops 1-3, to 1e-9, then 7.16 from
+     * the 4th on: +11.1 % at 4 and 16 GiB from loops 1-3). */
+    guint64 xbuf = req->conn_slots;
+    if (whole_algo && !whole && nx == 3 && nk == 1 && x0 < xbuf && F >= 3 * xbuf + 4 &&
+        (double)steps / (double)(3 * x0 + 3) * (double)(3 * xbuf + 3) <=
+          FS_COLL_STREAMS_MAX_SKELETON) {
+      for (guint i = 0; i < 3; i++)
+        for (guint j = 0; j < 3; j++)
+          skel_clear(&grid[i][j]);
+      x0 = xbuf;
+      continue;
+    }
+    /* A ring whose streams across hosts share links with its streams
+     * inside hosts (PXN: ring_shares_links) runs its skeletons on their
+     * own network as whole runs do, its times per unit checked to
+     * STREAMS_RUN_TOL. */
+    if (shared_ring < 0)
+      shared_ring = ring_shares_links(&c, algo);
+    gboolean run = whole || shared_ring;
+    double tol = run && !whole ? STREAMS_RUN_TOL : 1e-6;
     g_autofree double *busy = g_new0(double, (gsize)9 * (nl + 1));
     for (guint i = 0; i < nx && ok; i++)
       for (guint j = 0; j < nk && ok; j++) {
         guint nsteps = fs_coll_plan_n_steps(grid[i][j].plan);
         g_autofree double *xa = g_new0(double, nsteps + 1);
         g_autofree double *xb = g_new0(double, nsteps + 1);
-        ok = streams_skel_time(&c, &grid[i][j], &ep, c.payload, whole, xa, xb,
+        ok = streams_skel_time(&c, &grid[i][j], &ep, c.payload, run, xa, xb,
                                busy + (gsize)(i * 3 + j) * (nl + 1), error);
       }
     if (!ok)
@@ -723,7 +785,12 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
     /* Widen the counts that disagree while the next grid stays in budget
      * (its size about doubles). */
     done = agree || (nx == 1 && nk == 1) || 2 * steps > FS_COLL_STREAMS_MAX_SKELETON;
-    if (!agree && done) {
+    if (!agree && done && run) {
+      /* Skeletons run on their own network past the budget without
+       * agreeing: their times are the flow network's, not a schedule to
+       * lengthen; the last grid's extrapolation stands, approximate. */
+      s->info.repaired = FALSE;
+    } else if (!agree && done) {
       /* Past the budget without a steady repaired schedule: the streams'
        * own rates, their ring steps checked as before, and the links whose
        * streams' bytes need longer than that schedule sends through them

@@ -86,6 +86,23 @@
  *   longer than that schedule sends through it, the difference, never
  *   more than the busiest link needs beyond the busiest stream alone.
  *
+ *   A ring whose hops across hosts share a link with its hops inside a
+ *   host (over part of each host's GPUs, leaving through another GPU's NIC
+ *   over NVLink: PXN) is not repaired: its skeletons run on their own
+ *   network as whole plans do, their times per unit checked to 1e-3
+ *   (STREAMS_RUN_TOL; the counts double while they disagree, as above,
+ *   and past the budget the last grid's extrapolation stands).  The one
+ *   repair was -7.7 to -8.3 % off there (ring LL of 32 MiB over GPUs 0, 2,
+ *   4 and 6 of 4 DGX H100 nodes; -5 % for Simple of 1 GiB over 2 such
+ *   hosts): the hops beside the PXN hop on its NVLink plane, slowed by it,
+ *   drift until two of them send at once every ring step, which the
+ *   unrepaired phases never show.  Past the whole runs' budget, the loop
+ *   counts of a collective that runs whole where small start where its
+ *   connections' buffers have filled (FsCollRequest.conn_slots loops,
+ *   within the skeletons' budget): NVLS LL on one DGX H100 runs loops 1-3
+ *   at 7.95 us, periodic, and 7.16 from the 4th on (+11.1 % at 4 and
+ *   16 GiB from loops 1-3; exact from 8-10).
+ *
  *   Run.  At start + base latency every stream starts as a flow of its
  *   bytes capped at its pace (bytes / T_bw), a folded stream as one flow
  *   per channel it stands for (one flow in all when timed alone: the
@@ -97,22 +114,20 @@
  * Exactness: alone on the network, the time is the max-plus time (or the
  * whole run's); against --exact step runs (tests/test-coll-streams.c,
  * tests/bench/RESULTS.md) within 0.11 % for rings, PAT, RHD, direct and
- * hier on whole hosts and on one GPU per host, 0.76 % on half hosts (whose
- * NIC hops cross other GPUs' NVLinks, PXN); NCCL's tree, CollNet, NVLS
- * across hosts, the NVLS tree and the chains of broadcast and reduce are
+ * hier on whole hosts and on one GPU per host, 0.003 % on half hosts (PXN,
+ * 32 MiB) and 0.35 % over GPUs 0, 2, 4 and 6 of 32 nodes (1 MiB-1 GiB);
+ * NCCL's tree, CollNet, NVLS across hosts, the NVLS tree and the chains of
+ * broadcast and reduce are
  * exact to 1e-5 where their whole plan runs (up to 2^18 steps, unfolded
  * where that fits: every case of the test), CollNetDirect within 0.2 % up
  * to 2,048 nodes.  Past the whole runs' budget they are repaired and
  * extrapolated as the others, which is not measured against exact runs
  * (the NVLS tree of 1 GiB on 32 nodes is 14 % fast there, exact on 8 and
  * 16 where it runs whole: its pipeline fills for tens of loops), and
- * --exec auto leaves them to the steps.  Since the step engine pipelines a
- * connection's transfers (exec.h, 2026-11-28; the max-plus the same), two
- * known gaps of the one repair (test-coll-streams.c stream_gaps): NVLS on
- * one DGX H100 +8.2 % (Simple) and +10.9 % (LL) at 256 MiB (two lanes share
- * each NVLink and the up lane now runs back to back beside the stores; the
- * exact runs stay link-bound, the repaired schedule does not), and rings of
- * LL on half hosts -7.7 to -8.3 % (their PXN hops).
+ * --exec auto leaves them to the steps; NVLS on one DGX H100 is exact
+ * there too (1-16 GiB, every op and protocol), the NVLS tree across 128
+ * hosts past the plan-step guard -2.7 / -1.4 / -0.7 % at 4 / 8 / 16 GiB
+ * (-5.1 / -2.6 / -1.3 % from loops 1-3).
  *
  * Ownership: a model borrows nothing after fs_coll_streams_new returns; a
  * run borrows its model, network and transfer context until done.
@@ -166,8 +181,9 @@ gboolean fs_coll_exec_from_name(const char *s, FsCollExec *out);
 gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
 /* The rule of --exec auto: TRUE when the collective req is trusted (above)
  * (and not NVLS, which across hosts goes through the SHARP switches as
- * CollNet does and on one host is exact where it runs whole but 11 % slow
- * past 2^18 steps (LL all_reduce of 4 and 16 GiB on one DGX H100), nor the NVLS tree across
+ * CollNet does and on one host is exact where it runs whole, and past
+ * 2^18 steps since its loop counts start where its buffers have filled
+ * (branch gaps19; auto's rule left as it was), nor the NVLS tree across
  * hosts, 9-14 % fast past the budget of whole runs while its step runs
  * are mirrored per rail, nor a ring across hosts but the whole-host ones
  * below) and deep: every channel's share is at least FS_COLL_STREAMS_AUTO_LOOPS
@@ -176,8 +192,9 @@ gboolean fs_coll_exec_streams_trusted(const FsCollAlgo *algo, FsCollOp op);
  * FS_COLL_STREAMS_AUTO_RING_BYTES or more across hosts that are whole
  * (fs_comm_whole_hosts) or hold one rank each, each its own NVLink
  * domain, deep or not (measured within 0.2 % of --exact; rings on part of
- * each host's GPUs were 1.2 % off, across a GB200 NVL72's trays 11.5 %:
- * they stay with the steps).  Cost: O(hosts). */
+ * each host's GPUs were 1.2 % off, and are within 0.35 % since their
+ * skeletons run on their own network (branch gaps19), across a GB200
+ * NVL72's trays 11.5 %: they stay with the steps).  Cost: O(hosts). */
 #define FS_COLL_STREAMS_AUTO_LOOPS 64
 #define FS_COLL_STREAMS_AUTO_STEPS (1u << 20)
 #define FS_COLL_STREAMS_AUTO_RING_BYTES (1u << 20)

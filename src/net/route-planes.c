@@ -5,8 +5,9 @@
  *
  * Why it is the same allocation.  In an island where every GPU attaches to
  * every NVSwitch plane k by one link of the same capacity c_k (and to
- * nothing else over NVLink), and every switch only to the island's GPUs,
- * every NVLink route between two of its GPUs is the spray over all planes
+ * nothing else over NVLink; at one latency over its planes, so that a
+ * bundle channel's latency stands for each plane's), and every switch only
+ * to the island's GPUs, every NVLink route between two of its GPUs is the spray over all planes
  * with the same weights w_k = c_k / C (C = sum of c_k), and every plane
  * channel has capacity w_k × C.  When every flow on the planes is such a
  * part (a transfer's bytes and cap times w_k), the planes are independent
@@ -60,7 +61,8 @@ static gboolean is_nvlink(const FsRouter *r, const FsTopoAdj *a)
 
 /* Whether the island of GPUs gpus[0..n) is uniform (above): every GPU's
  * NVLinks go one to each switch of the first GPU's NVLink peers, at the
- * first GPU's capacities and latencies, with at least two such switches,
+ * first GPU's capacities and at one latency each way over all of them
+ * (latencies may differ between GPUs), with at least two such switches,
  * each NVSwitch with NVLinks to these GPUs only.  Cost: the NVLink
  * adjacencies of the island. */
 static gboolean island_uniform(const FsRouter *r, const guint *gpus, guint n)

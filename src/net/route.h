@@ -286,8 +286,8 @@ gboolean fs_router_transfer_copies(FsRouter *router, guint src, guint dst, uint6
 /* NVSwitch plane bundles (route-planes.c).  While on, an NVLink transfer
  * between two GPUs of a uniform NVSwitch island — every GPU linked to
  * every one of its (two or more) NVSwitches by one link of the same
- * capacity and latency as the other GPUs' to that switch, no other
- * NVLink at its GPUs or switches — runs as one flow over two bundled
+ * capacity as the other GPUs' to that switch, at one latency over all its
+ * planes, no other NVLink at its GPUs or switches — runs as one flow over two bundled
  * channels (the source's up to the planes, the destination's down, each
  * of the planes' summed capacity) instead of one flow per plane.  Under
  * max-min that is the per-plane allocation while every flow on the planes

@@ -264,7 +264,7 @@ void fs_flownet_watch_clear(FsFlowNet *net);
  * (fs_flownet_barred_starts, never reset).  For a caller that has moved
  * a channel's usual traffic elsewhere and must learn whether other
  * traffic used the channel meanwhile (the NVSwitch plane bundles of
- * route.h).  O(1); a start then costs nothing more. */
+ * route.h).  O(1); a start pays one test per hop. */
 void fs_flownet_channel_bar(FsFlowNet *net, FsChannelId ch, gboolean barred);
 /* Flows started so far over at least one barred channel (a flow of
  * copies counts once). */

@@ -889,6 +889,172 @@ START_TEST(test_rails_mirror_refused)
 }
 END_TEST
 
+/* ---- NVSwitch plane bundles (alone.h, net/route.h) ------------------- */
+
+/* How far a run with the planes bundled may be from the same run per
+ * plane, where the bundles apply: the per-plane split's byte remainders
+ * shift drains by picoseconds.  Measured 2026-11-28: at most 6.6e-7 (the
+ * tree with LL128 on 2 NDR nodes, 84 ps in 127.56 us). */
+#define PLANES_TOL 1e-5
+
+/* Times case c folded (no step extrapolation) with and without the plane
+ * bundles; returns the relative difference, checks that the bundled run
+ * held and, when exact_too, that the two are equal to the picosecond. */
+static double check_planes(Sys *s, const Case *c, int proto, gboolean exact_too)
+{
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  choose(s, c->op, c->size, c->algo, proto, c->nch, &ch, &req, &nb);
+  FsCollAloneOpts plane = fold_only(s), bundle = fold_only(s);
+  bundle.plane_bundles = fs_coll_topo_plane_bundles;
+  bundle.planes_free = fs_coll_topo_planes_free;
+  FsCollAloneStats a = time_it(s, &ch, &req, nb, &plane);
+  FsCollAloneStats b = time_it(s, &ch, &req, nb, &bundle);
+  double e = rel(b.time, a.time);
+  printf("%-14s %-10s %11" G_GUINT64_FORMAT " B %2u ch: per plane %.6f us, bundled %.6f us "
+         "(%u bundled runs), difference %.2e\n",
+         fs_coll_op_name(c->op), c->algo, c->size, ch.nchannels, fs_time_to_us(a.time),
+         fs_time_to_us(b.time), b.bundled_runs, e);
+  fflush(stdout);
+  ck_assert_uint_eq(a.bundled_runs, 0);
+  ck_assert_uint_eq(b.bundled_runs, b.runs);
+  ck_assert_uint_eq(b.unbundled_reruns, 0);
+  if (exact_too)
+    ck_assert_int_eq(a.time, b.time);
+  ck_assert_msg(e <= PLANES_TOL, "%s %s: bundles moved the time by %.2e", c->algo,
+                fs_coll_op_name(c->op), e);
+  return e;
+}
+
+START_TEST(test_plane_bundles_match_per_plane)
+{
+  /* One DGX H100, and 2 NDR nodes (NCCL's tree with LL128 at 8 MiB, the
+   * issue-19 shape): every NVLink transfer is one flow instead of 4. */
+  Sys s;
+  sys_open(&s, "dgx-h100.yaml", NULL);
+  ck_assert_uint_eq(fs_router_plane_bundle_gpus(s.router), 8);
+  const Case one[] = {
+    {FS_COLL_ALL_REDUCE, "ring", 256u << 20, 1},
+    {FS_COLL_ALL_GATHER, "ring", 256u << 20, 2},
+    {FS_COLL_ALL_REDUCE, "tree", 64u << 20, 4},
+    {FS_COLL_BROADCAST, "ring", 64u << 20, 2},
+  };
+  double w = 0;
+  for (guint i = 0; i < G_N_ELEMENTS(one); i++)
+    w = MAX(w, check_planes(&s, &one[i], FS_PROTO_SIMPLE, FALSE));
+  sys_close(&s);
+  sys_open(&s, "dgx-h100-ib-ndr.yaml", "nodes=2");
+  ck_assert_uint_eq(fs_router_plane_bundle_gpus(s.router), 16);
+  const Case two[] = {
+    {FS_COLL_ALL_REDUCE, "tree", 8u << 20, 0},
+    {FS_COLL_ALL_REDUCE, "ring", 64u << 20, 0},
+  };
+  w = MAX(w, check_planes(&s, &two[0], FS_PROTO_LL128, FALSE));
+  w = MAX(w, check_planes(&s, &two[1], FS_PROTO_SIMPLE, FALSE));
+  /* alltoall crosses rails by PXN, each head on one plane: the plan is
+   * not bundled at all (one question per connection), so it runs once, per
+   * plane, in the per-plane time. */
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  choose(&s, FS_COLL_ALLTOALL, 16u << 20, "direct", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+  FsCollAloneOpts plane = fold_only(&s), bundle = fold_only(&s);
+  bundle.plane_bundles = fs_coll_topo_plane_bundles;
+  bundle.planes_free = fs_coll_topo_planes_free;
+  FsCollAloneStats a = time_it(&s, &ch, &req, nb, &plane);
+  FsCollAloneStats b = time_it(&s, &ch, &req, nb, &bundle);
+  ck_assert_uint_eq(b.bundled_runs + b.unbundled_reruns, 0);
+  ck_assert_uint_eq(b.runs, a.runs);
+  ck_assert_int_eq(a.time, b.time);
+  printf("plane bundles: worst difference %.2e\n", w);
+  sys_close(&s);
+}
+END_TEST
+
+START_TEST(test_plane_bundles_failed_link)
+{
+  /* node1's gpu3 has a failed NVLink: node1 keeps its planes, node0 is
+   * bundled; tree and ring the same to the picosecond here. */
+  Sys s;
+  sys_open(&s, "../tests/data/planes/dgx-h100-failed-link.yaml", NULL);
+  ck_assert_uint_eq(fs_router_plane_bundle_gpus(s.router), 8);
+  const Case c[] = {
+    {FS_COLL_ALL_REDUCE, "tree", 8u << 20, 0},
+    {FS_COLL_ALL_REDUCE, "ring", 64u << 20, 0},
+  };
+  check_planes(&s, &c[0], FS_PROTO_LL128, TRUE);
+  check_planes(&s, &c[1], FS_PROTO_SIMPLE, FALSE);
+  sys_close(&s);
+}
+END_TEST
+
+/* A transfer callback that starts, with the collective's first transfer,
+ * a flow over one NVSwitch plane (as a PXN head or an NVLS leg would). */
+typedef struct {
+  FsCollTopoNet *tnet;
+  FsFlowNet *net;
+  FsChannelId plane;
+  gboolean started;
+} Pinned;
+
+static gboolean pinned_xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
+                            uint64_t key, FsFlowDoneFn done, FsFlowDoneFn drained,
+                            void *done_ctx, void *user, GError **error)
+{
+  Pinned *p = ctx;
+  if (!p->started) {
+    p->started = TRUE;
+    FsFlowSpec spec = {.path = &p->plane, .path_len = 1, .bytes = 1u << 20,
+                       .start = fs_sim_now(fs_flownet_sim(p->net))};
+    fs_flownet_start(p->net, &spec);
+  }
+  return fs_coll_topo_xfer(p->tnet, src, dst, bytes, rate_cap, key, done, drained, done_ctx,
+                           user, error);
+}
+
+START_TEST(test_plane_bundles_pinned_flow_reruns)
+{
+  /* A flow pinned to plane 1 of gpu0 during a bundled ring: the run did
+   * not hold, so it ran again per plane. */
+  Sys s;
+  sys_open(&s, "dgx-h100.yaml", NULL);
+  FsCollChoice ch;
+  FsCollRequest req;
+  uint64_t nb;
+  choose(&s, FS_COLL_ALL_REDUCE, 64u << 20, "ring", FS_PROTO_SIMPLE, 1, &ch, &req, &nb);
+  guint n, g0 = (guint)fs_topo_find(s.topo, "gpu0"), sw = (guint)fs_topo_find(s.topo, "nvswitch1");
+  const FsTopoAdj *adj = fs_topo_adj(s.topo, g0, &n);
+  Pinned p = {.tnet = s.tnet, .net = s.net};
+  for (guint k = 0; k < n; k++)
+    if (adj[k].peer == sw)
+      p.plane = fs_topo_channel_from(s.topo, adj[k].link, g0);
+  FsCollAloneOpts plane = fold_only(&s), bundle = fold_only(&s);
+  bundle.plane_bundles = fs_coll_topo_plane_bundles;
+  GError *err = NULL;
+  FsCollAloneStats a, b;
+  ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net, pinned_xfer, &p,
+                               &plane, &a, &err));
+  p.started = FALSE;
+  ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net, pinned_xfer, &p,
+                               &bundle, &b, &err));
+  fs_assert_no_error(err);
+  ck_assert_uint_eq(a.unbundled_reruns, 0);
+  ck_assert_uint_eq(b.unbundled_reruns, 1);
+  ck_assert_uint_eq(b.bundled_runs, 0);
+  ck_assert_uint_eq(b.runs, 2);
+  /* The flow starts once (with the first run's first transfer): the rerun
+   * is the per-plane run without it. */
+  FsCollAloneStats c;
+  ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net, pinned_xfer, &p,
+                               &plane, &c, &err));
+  fs_assert_no_error(err);
+  ck_assert_int_eq(c.time, b.time);
+  ck_assert_int_ne(a.time, b.time);
+  sys_close(&s);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll-fast");
@@ -908,5 +1074,8 @@ int main(void)
   FS_ADD_TEST(s, test_rails_mirror_exact);
   FS_ADD_TEST(s, test_rails_mirror_watched);
   FS_ADD_TEST(s, test_rails_mirror_refused);
+  FS_ADD_TEST(s, test_plane_bundles_match_per_plane);
+  FS_ADD_TEST(s, test_plane_bundles_failed_link);
+  FS_ADD_TEST(s, test_plane_bundles_pinned_flow_reruns);
   return fs_test_run_suite(s);
 }

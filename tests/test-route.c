@@ -2,6 +2,7 @@
  * transport order, NVLink spraying, nearest NIC, ECMP, knobs, the route
  * cache, and the bandwidths that follow on the ready topologies. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "catalog/catalog.h"
@@ -641,6 +642,223 @@ START_TEST(test_route_free_with_transfers_in_flight)
 }
 END_TEST
 
+/* A host like a DGX H100's NVLink part (4 NVSwitch planes of 5, 4, 4 and
+ * 5 links per GPU) whose gpu3 has ${sw0} links to plane 0: 5 uniform, 4 a
+ * failed link. */
+static const char degraded_yaml[] =
+  "name: degraded\n"
+  "parameters:\n"
+  "  sw0: 5\n"
+  "templates:\n"
+  "  box:\n"
+  "    nodes:\n"
+  "      - {name: cpu0, model: xeon-platinum-8480c, socket: 0}\n"
+  "      - {name: \"gpu[0-7]\", model: h100-sxm}\n"
+  "      - {name: \"nvswitch[0-3]\", model: nvswitch-gen3}\n"
+  "    links:\n"
+  "      - {a: \"gpu[0-2]\", b: nvswitch0, model: nvlink4, count: 5}\n"
+  "      - {a: gpu3, b: nvswitch0, model: nvlink4, count: \"${sw0}\"}\n"
+  "      - {a: \"gpu[4-7]\", b: nvswitch0, model: nvlink4, count: 5}\n"
+  "      - {a: \"gpu[0-7]\", b: nvswitch1, model: nvlink4, count: 4}\n"
+  "      - {a: \"gpu[0-7]\", b: nvswitch2, model: nvlink4, count: 4}\n"
+  "      - {a: \"gpu[0-7]\", b: nvswitch3, model: nvlink4, count: 5}\n"
+  "      - {a: \"gpu[0-7]\", b: cpu0, model: pcie-gen5-x16}\n"
+  "hosts:\n"
+  "  - template: box\n";
+
+#define N_MIXED 48
+
+/* Runs N_MIXED NVLink transfers between the GPUs of t (pairs, sizes, rate
+ * caps and start times drawn from a fixed seed; some to the same GPU at
+ * once, some capped) with the router's plane bundles on or off, into
+ * done (by transfer: the key is its index); returns the flows started. */
+static uint64_t run_mixed(const FsTopo *t, gboolean bundles, FsFlowInfo done[N_MIXED],
+                          guint *bundled_gpus)
+{
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  fs_flownet_set_check(net, TRUE);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+  fs_router_set_plane_bundles(r, bundles);
+  *bundled_gpus = fs_router_plane_bundle_gpus(r);
+  guint n;
+  const guint *gpus = fs_topo_gpus(t, &n);
+  Done d = {0};
+  GRand *rng = g_rand_new_with_seed(19);
+  for (guint i = 0; i < N_MIXED; i++) {
+    guint a = (guint)g_rand_int_range(rng, 0, (gint32)n);
+    guint b = (a + 1 + (guint)g_rand_int_range(rng, 0, (gint32)n - 1)) % n;
+    uint64_t bytes = (uint64_t)g_rand_int_range(rng, 1, 1 << 24) * 3 + (uint64_t)(i % 7);
+    double cap = i % 3 == 0 ? 0 : g_rand_double_range(rng, 20e9, 300e9);
+    FsTime start = (FsTime)g_rand_int_range(rng, 0, 200) * FS_US;
+    GError *error = NULL;
+    ck_assert(fs_router_transfer(r, gpus[a], gpus[b], bytes, start, cap, i, on_done, &d, NULL,
+                                 &error));
+    fs_assert_no_error(error);
+  }
+  g_rand_free(rng);
+  GError *error = NULL;
+  ck_assert(fs_sim_run(sim, &error));
+  fs_assert_no_error(error);
+  ck_assert_uint_eq(d.n, N_MIXED);
+  ck_assert(fs_router_plane_bundles_held(r));
+  for (guint i = 0; i < N_MIXED; i++)
+    done[i] = d.info[i];
+  FsFlowNetStats st;
+  fs_flownet_stats(net, &st);
+  return st.flows_started;
+}
+
+/* The transfers' records of run_mixed by their bytes and start (each is
+ * one of a kind): the order of completion may differ between runs. */
+static const FsFlowInfo *find_run(const FsFlowInfo *all, const FsFlowInfo *like)
+{
+  for (guint i = 0; i < N_MIXED; i++)
+    if (all[i].bytes == like->bytes && all[i].start == like->start && all[i].src == like->src)
+      return &all[i];
+  ck_abort_msg("transfer of %" G_GUINT64_FORMAT " bytes not found", like->bytes);
+  return NULL;
+}
+
+START_TEST(test_route_plane_bundles_match_per_plane)
+{
+  /* On a DGX H100 (uniform planes) a bundled transfer is one flow, and
+   * the transfers drain and land when their per-plane parts would: within
+   * the split's byte remainders (a few bytes' time, tens of ps) of
+   * microsecond-long transfers. */
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100.yaml", NULL, NULL);
+  FsFlowInfo plane[N_MIXED], bundle[N_MIXED];
+  guint gp, gb;
+  uint64_t fp = run_mixed(t, FALSE, plane, &gp);
+  uint64_t fb = run_mixed(t, TRUE, bundle, &gb);
+  ck_assert_uint_eq(gp, 8);
+  ck_assert_uint_eq(gb, 8);
+  ck_assert_uint_eq(fp, 4 * N_MIXED);
+  ck_assert_uint_eq(fb, N_MIXED);
+  FsTime worst = 0;
+  for (guint i = 0; i < N_MIXED; i++) {
+    const FsFlowInfo *b = find_run(bundle, &plane[i]);
+    worst = MAX(worst, ABS(b->drained - plane[i].drained));
+    ck_assert_int_eq(b->finish - b->drained, plane[i].finish - plane[i].drained);
+    ck_assert_uint_eq(b->path_len, plane[i].path_len);
+    /* A bundle's bottleneck is reported as a plane's channel. */
+    ck_assert(b->bottleneck < (int64_t)fs_topo_n_channels(t));
+  }
+  ck_assert_msg(worst <= 50, "drain times differ by up to %" G_GINT64_FORMAT " ps", worst);
+}
+END_TEST
+
+START_TEST(test_route_plane_bundles_skip_a_degraded_island)
+{
+  /* gpu3 with a failed link to plane 0: no bundle, and the runs are the
+   * per-plane runs to the picosecond; with the link whole, bundles. */
+  const char *const failed[] = {"sw0=4", NULL};
+  g_autoptr(FsTopo) t = fs_test_topo_text(degraded_yaml, "degraded.yaml", failed, NULL);
+  FsFlowInfo plane[N_MIXED], bundle[N_MIXED];
+  guint gp, gb;
+  uint64_t fp = run_mixed(t, FALSE, plane, &gp);
+  uint64_t fb = run_mixed(t, TRUE, bundle, &gb);
+  ck_assert_uint_eq(gb, 0);
+  ck_assert_uint_eq(fp, fb);
+  for (guint i = 0; i < N_MIXED; i++) {
+    const FsFlowInfo *b = find_run(bundle, &plane[i]);
+    ck_assert_int_eq(b->drained, plane[i].drained);
+    ck_assert_int_eq(b->finish, plane[i].finish);
+  }
+  g_autoptr(FsTopo) whole = fs_test_topo_text(degraded_yaml, "degraded.yaml", NULL, NULL);
+  fb = run_mixed(whole, TRUE, bundle, &gb);
+  ck_assert_uint_eq(gb, 8);
+  ck_assert_uint_eq(fb, N_MIXED);
+}
+END_TEST
+
+START_TEST(test_route_plane_bundles_report_a_pinned_flow)
+{
+  /* A flow over one plane (as an NVLS leg or a PXN head) while a transfer
+   * is bundled: the run did not hold.  Either alone, it did. */
+  g_autoptr(FsTopo) t = fs_test_topo("dgx-h100.yaml", NULL, NULL);
+  guint g0 = node(t, "gpu0"), g5 = node(t, "gpu5"), sw = node(t, "nvswitch1");
+  guint n;
+  const FsTopoAdj *adj = fs_topo_adj(t, g0, &n);
+  FsChannelId plane = 0;
+  for (guint k = 0; k < n; k++)
+    if (adj[k].peer == sw)
+      plane = fs_topo_channel_from(t, adj[k].link, g0);
+  for (guint what = 0; what < 3; what++) {
+    g_autoptr(FsSim) sim = fs_sim_new();
+    g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+    g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+    fs_router_set_plane_bundles(r, TRUE);
+    Done d = {0};
+    GError *error = NULL;
+    if (what != 1)
+      ck_assert(fs_router_transfer(r, g0, g5, GB, 0, 0, 1, on_done, &d, NULL, &error));
+    if (what != 0) {
+      FsFlowSpec spec = {.path = &plane, .path_len = 1, .bytes = GB, .done = on_done, .ctx = &d};
+      fs_flownet_start(net, &spec);
+    }
+    ck_assert(fs_sim_run(sim, &error));
+    fs_assert_no_error(error);
+    ck_assert(fs_router_plane_bundles_held(r) == (what != 2));
+    char *name = fs_router_channel_name(r, fs_flownet_n_channels(net) - 1);
+    ck_assert_str_eq(name, "NVSwitch planes -> gpu7");
+    g_free(name);
+    /* Set again (off, then on): counted afresh. */
+    fs_router_set_plane_bundles(r, FALSE);
+    fs_router_set_plane_bundles(r, TRUE);
+    ck_assert(fs_router_plane_bundles_held(r));
+  }
+  /* Across two DGX H100 nodes a transfer to another rail's GPU crosses
+   * NVLink to the GPU next to that rail's NIC first (PXN), on one plane:
+   * pinned; one on its own rail, or within a node (bundled), is not. */
+  g_autoptr(FsTopo) two = fs_test_topo("dgx-h100-ib-ndr.yaml", (const char *const[]){"nodes=2", NULL},
+                                       NULL);
+  {
+    g_autoptr(FsSim) sim = fs_sim_new();
+    g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+    g_autoptr(FsRouter) r = fs_router_new(two, net, NULL);
+    guint a = node(two, "node0/gpu0");
+    ck_assert(fs_router_plane_pinned(r, a, node(two, "node1/gpu3")));
+    ck_assert(!fs_router_plane_pinned(r, a, node(two, "node1/gpu0")));
+    ck_assert(!fs_router_plane_pinned(r, a, node(two, "node0/gpu5")));
+  }
+  /* The analytic model has none. */
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_ANALYTIC);
+  g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+  ck_assert_uint_eq(fs_router_plane_bundle_gpus(r), 0);
+}
+END_TEST
+
+START_TEST(test_route_plane_bundles_cover_uniform_switches)
+{
+  /* Which shipped systems have uniform NVSwitch planes: every GPU of an
+   * NVSwitch system; none of a point-to-point mesh, a PCIe box or a
+   * hybrid cube-mesh. */
+  static const struct {
+    const char *topo, *define;
+    guint gpus;
+  } cases[] = {
+    {"dgx-h100.yaml", NULL, 8},     {"dgx-a100.yaml", NULL, 8},
+    {"hgx-b200.yaml", NULL, 8},     {"dgx-2.yaml", NULL, 0},
+    {"gb200-nvl72.yaml", NULL, 72}, {"dgx-h100-ib-ndr.yaml", "nodes=2", 16},
+    {"h100-fullmesh-nvlink.yaml", NULL, 0}, {"dgx-1-v100.yaml", NULL, 0},
+    {"pcie-gen4-8gpu.yaml", NULL, 0},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    const char *const d[] = {cases[i].define, NULL};
+    g_autoptr(FsTopo) t = fs_test_topo(cases[i].topo, cases[i].define ? d : NULL, NULL);
+    g_autoptr(FsSim) sim = fs_sim_new();
+    g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+    g_autoptr(FsRouter) r = fs_router_new(t, net, NULL);
+    guint got = fs_router_plane_bundle_gpus(r);
+    printf("%s: %u GPUs bundled\n", cases[i].topo, got);
+    ck_assert_msg(got == cases[i].gpus, "%s: %u GPUs bundled, want %u", cases[i].topo, got,
+                  cases[i].gpus);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("route");
@@ -659,5 +877,9 @@ int main(void)
   FS_ADD_TEST(s, test_route_cached_pieces_are_identical);
   FS_ADD_TEST(s, test_route_free_with_transfers_in_flight);
   FS_ADD_TEST(s, test_route_transfer_drained_over_paths);
+  FS_ADD_TEST(s, test_route_plane_bundles_match_per_plane);
+  FS_ADD_TEST(s, test_route_plane_bundles_skip_a_degraded_island);
+  FS_ADD_TEST(s, test_route_plane_bundles_report_a_pinned_flow);
+  FS_ADD_TEST(s, test_route_plane_bundles_cover_uniform_switches);
   return fs_test_run_suite(s);
 }

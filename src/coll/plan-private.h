@@ -188,8 +188,4 @@ gboolean fs_plan_fold_mirror(FsPlanBuilder *b, const FsCollStep *s, const uint32
  * width and totals are then set); FALSE: build the whole plan and fold it. */
 gboolean fs_plan_fold_finish(FsPlanBuilder *b, FsCollRouteFixedFn route_fixed, void *ctx);
 
-/* TRUE when every transfer of p goes between topology nodes whose route is
- * fixed (one question per connection).  plan-fold.c. */
-gboolean fs_coll_plan_routes_fixed(const FsCollPlan *p, FsCollRouteFixedFn fixed, void *ctx);
-
 #endif

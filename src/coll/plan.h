@@ -287,6 +287,14 @@ FsCollPlan *fs_coll_plan_new_folded(const FsComm *comm, const FsCollAlgo *algo,
 gboolean fs_coll_plan_folded_while_built(const FsCollPlan *plan);
 /* The width of a folded plan's steps (1 for a plan that is not folded). */
 guint fs_coll_plan_width(const FsCollPlan *plan);
+/* TRUE when fixed(ctx, a, b) holds for the topology nodes a, b of every
+ * connection of p (one question per connection, in the order of their
+ * first transfer; FALSE at the first that does not hold, or at an
+ * endpoint without a node).  Folding asks it whether routes are fixed
+ * (FsCollRouteFixedFn); other questions of a node pair fit too.  Cost:
+ * O(steps) plus the calls.  plan-fold.c. */
+gboolean fs_coll_plan_routes_fixed(const FsCollPlan *p, FsCollRouteFixedFn fixed, void *ctx);
+
 /* The most transfers any connection (channel, lane, src, dst) carries. */
 guint fs_coll_plan_max_conn_xfers(const FsCollPlan *plan);
 /* How many connections the plan's transfers use (FsCollStep.conn is below

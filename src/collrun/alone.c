@@ -103,6 +103,31 @@ static gboolean run_plan_once(const FsCollPlan *run, const FsCollExecParams *par
                               const FsCollAloneOpts *opts, FsCollAloneStats *stats, FsTime *t,
                               GError **error);
 
+/* run_plan_once with the NVSwitch planes bundled (alone.h, "Plane
+ * bundles") where runs fold, the caller can bundle and no connection of
+ * the plan pins a flow to a bundled plane; a run that did not hold all the
+ * same (a flow pinned to a plane met a bundled transfer) is repeated
+ * without them. */
+static gboolean run_plan_bundled(const FsCollPlan *run, const FsCollExecParams *params,
+                                 FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                                 const FsCollAloneOpts *opts, FsCollAloneStats *stats, FsTime *t,
+                                 GError **error)
+{
+  if (!may_fold(opts, net) || opts->plane_bundles == NULL ||
+      (opts->planes_free != NULL &&
+       !fs_coll_plan_routes_fixed(run, opts->planes_free, opts->route_ctx)))
+    return run_plan_once(run, params, net, xfer, xfer_ctx, opts, stats, t, error);
+  opts->plane_bundles(opts->route_ctx, TRUE);
+  gboolean ok = run_plan_once(run, params, net, xfer, xfer_ctx, opts, stats, t, error);
+  gboolean held = opts->plane_bundles(opts->route_ctx, FALSE);
+  if (!ok || held) {
+    stats->bundled_runs += ok;
+    return ok;
+  }
+  stats->unbundled_reruns++;
+  return run_plan_once(run, params, net, xfer, xfer_ctx, opts, stats, t, error);
+}
+
 /* Runs plan (from new_plan: folded already where runs fold, and a plan it
  * left unfolded is one fs_coll_plan_fold cannot fold) with params; adds to
  * stats.  A plan of local rank 0's part (FsCollRequest.mirror_rails) runs
@@ -115,7 +140,7 @@ static gboolean run_plan(const FsCollPlan *plan, const FsCollExecParams *params,
                          GError **error)
 {
   if (rails == NULL || !fs_coll_plan_request(plan)->mirror_rails)
-    return run_plan_once(plan, params, net, xfer, xfer_ctx, opts, stats, t, error);
+    return run_plan_bundled(plan, params, net, xfer, xfer_ctx, opts, stats, t, error);
   fs_coll_rails_watch(rails, net);
   gboolean ok = run_plan_once(plan, params, net, xfer, xfer_ctx, opts, stats, t, error);
   if (!fs_coll_rails_held(rails, net) && ok) {

@@ -82,6 +82,22 @@
  *   opts->route_profile (routes whose figures do not depend on the key).
  *   A 128-rank ring over 16 DGX H100 nodes runs 1 of its 32 channels.
  *
+ *   Plane bundles (net/route.h, fs_router_set_plane_bundles): where runs
+ *   fold and opts->plane_bundles is given, and the run makes no rails, an
+ *   NVLink transfer over the NVSwitch planes of a uniform island (every
+ *   GPU linked alike to every plane) runs as one flow over a bundle of the
+ *   planes instead of one per plane (DGX H100: 5+4+4+5 links, 4 flows to
+ *   1).  Max-min gives each plane its weight's share of what the bundle
+ *   gets while every flow on the planes is such a transfer's part; the
+ *   byte remainders of the per-plane split move times by picoseconds
+ *   (tests/bench/RESULTS.md, "NVSwitch plane bundles").  A run in which
+ *   a flow pinned to one plane (a PXN head, an NVLS leg) crossed a bundled
+ *   island while a transfer was bundled is run again without bundles
+ *   (stats->unbundled_reruns); a plan with a connection that would do so
+ *   (opts->planes_free, asked once per connection) runs without them at
+ *   once (alltoall and the direct algorithms across DGX H100 hosts, whose
+ *   PXN heads take one plane).
+ *
  * A transfer's ECMP key is its connection's (exec.h), so a truncated plan
  * draws the same paths as the full plan where the fabric hashes flows
  * (Ethernet); folding is still refused there (route_fixed).
@@ -138,6 +154,11 @@ FsCollAloneMemo *fs_coll_alone_memo_new(void);
 void fs_coll_alone_memo_free(FsCollAloneMemo *memo);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollAloneMemo, fs_coll_alone_memo_free)
 
+/* Sets the NVSwitch plane bundles of the network's router (net/route.h)
+ * on or off; off returns whether the run since on held (no flow pinned to
+ * a plane met a bundled transfer), on returns TRUE.  ctx: route_ctx. */
+typedef gboolean (*FsCollPlaneBundlesFn)(void *ctx, gboolean on);
+
 typedef struct {
   gboolean exact;                 /* TRUE: every loop of every channel, no shortcut */
   FsCollAloneMemo *memo;          /* rails (rails.h; step runs need it) and the stream
@@ -147,7 +168,12 @@ typedef struct {
                                          NULL: none */
   FsCollRoutePathsFn route_paths; /* analytic model: links shared inside the collective
                                      (exec.h, fs_coll_share_caps); NULL: every flow alone */
-  void *route_ctx;                /* of all three */
+  FsCollPlaneBundlesFn plane_bundles; /* step runs bundle NVSwitch planes (fs_coll_topo_plane_bundles,
+                                         "Plane bundles" above); NULL: never */
+  FsCollRouteFixedFn planes_free; /* with plane_bundles: TRUE when a transfer between two nodes
+                                     leaves the bundled planes to bundled transfers
+                                     (fs_coll_topo_planes_free); NULL: not asked */
+  void *route_ctx;                /* of all four */
   guint min_steps;                /* K to start step extrapolation from; 0 = 4 */
   gboolean period_off;            /* TRUE: no periodic step extrapolation (period 1 only) */
   /* The execution model (streams.h): STEPS (zero) the executor with the
@@ -173,6 +199,8 @@ typedef struct {
   guint runs;          /* simulations run */
   guint64 sim_steps;   /* steps simulated over all runs (streams: the skeletons' steps) */
   gboolean streams;    /* TRUE: timed by the stream model (FsCollAloneOpts.exec) */
+  guint bundled_runs;  /* runs with NVSwitch planes bundled that held */
+  guint unbundled_reruns; /* runs repeated without them (a flow pinned to a plane) */
 } FsCollAloneStats;
 
 /* Times the collective req (built with choice->algo; nbytes as

@@ -907,6 +907,24 @@ gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GAr
   return ok;
 }
 
+gboolean fs_coll_topo_plane_bundles(void *ctx, gboolean on)
+{
+  FsCollTopoNet *t = ctx;
+  gboolean held = on || fs_router_plane_bundles_held(t->router);
+  fs_router_set_plane_bundles(t->router, on);
+  return held;
+}
+
+gboolean fs_coll_topo_planes_free(void *ctx, int src, int dst)
+{
+  FsCollTopoNet *t = ctx;
+  if (!to_switch(fs_router_topo(t->router), src, dst))
+    return !fs_router_plane_pinned(t->router, (guint)src, (guint)dst);
+  const GArray *path = switch_path(t, src, dst, NULL);
+  return path != NULL &&
+         !fs_router_plane_pinned_path(t->router, (const FsChannelId *)(void *)path->data, path->len);
+}
+
 gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)
 {
   FsCollTopoNet *t = ctx;

@@ -96,6 +96,17 @@ gboolean fs_coll_topo_xfer_copies(void *ctx, int src, int dst, uint64_t bytes, g
  * ECMP choice on the way), so that identical channels can be folded. */
 gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst);
 
+/* FsCollPlaneBundlesFn over an FsCollTopoNet (ctx, alone.h): sets the
+ * NVSwitch plane bundles of its router on or off
+ * (fs_router_set_plane_bundles); returns, when off, whether the run since
+ * they were set on held (fs_router_plane_bundles_held), and TRUE when on. */
+gboolean fs_coll_topo_plane_bundles(void *ctx, gboolean on);
+/* FsCollRouteFixedFn over an FsCollTopoNet (ctx, alone.h): TRUE when a
+ * transfer from node src to node dst puts no flow on a bundled NVSwitch
+ * plane other than its own bundled one (fs_router_plane_pinned; for a
+ * switch endpoint, its path), so that bundles hold for it. */
+gboolean fs_coll_topo_planes_free(void *ctx, int src, int dst);
+
 /* FsCollRouteProfileFn over an FsCollTopoNet (ctx, dedup.h): the analytic
  * figures of the paths from node src to node dst (per path: its share of
  * the bytes, smallest capacity, latency); FALSE when the route depends on

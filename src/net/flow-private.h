@@ -47,6 +47,7 @@ typedef struct {
   uint32_t n_bneck;     /* running flows whose current bottleneck it is */
   gboolean dirty;       /* a seed of the next recomputation */
   uint32_t watches;     /* 1 + the index of its first watch in net->w_chan (watch.c); 0: none */
+  gboolean barred;      /* a flow started over it is counted (fs_flownet_channel_bar) */
 } FsChan;
 
 typedef enum {
@@ -139,6 +140,7 @@ struct FsFlowNet {
   gboolean check, global;
   FsFlowNetStats stats;
   uint64_t hop_bytes;            /* sum over drained flows of bytes * hops */
+  uint64_t barred_starts;        /* flows started over a barred channel (fs_flownet_channel_bar) */
   /* Watches of summed loads (watch.c, fs_flownet_watch_add). */
   GArray *w_members;             /* FsChannelId, watch by watch */
   GArray *w_off;                 /* guint: watch i's members at [w_off[i], w_off[i + 1]) */

@@ -380,8 +380,12 @@ FsFlowId fs_flownet_start(FsFlowNet *net, const FsFlowSpec *spec)
   g_return_val_if_fail(spec->extra_latency >= 0, FS_FLOW_NONE);
   g_return_val_if_fail(spec->path_len == 0 || spec->path != NULL, FS_FLOW_NONE);
   g_return_val_if_fail(spec->copies <= FS_FLOW_MAX_COPIES, FS_FLOW_NONE);
-  for (guint i = 0; i < spec->path_len; i++)
+  gboolean barred = FALSE;
+  for (guint i = 0; i < spec->path_len; i++) {
     g_return_val_if_fail(spec->path[i] < net->n_chans, FS_FLOW_NONE);
+    barred |= net->chans[spec->path[i]].barred;
+  }
+  net->barred_starts += barred;
 
   uint32_t slot = alloc_slot(net);
   FsFlow *f = &net->flows[slot];
@@ -546,6 +550,17 @@ void fs_flownet_channel_stats(const FsFlowNet *net, FsChannelId ch, FsChannelSta
 void fs_flownet_stats(const FsFlowNet *net, FsFlowNetStats *out)
 {
   *out = net->stats;
+}
+
+void fs_flownet_channel_bar(FsFlowNet *net, FsChannelId ch, gboolean barred)
+{
+  g_return_if_fail(ch < net->n_chans);
+  net->chans[ch].barred = barred;
+}
+
+uint64_t fs_flownet_barred_starts(const FsFlowNet *net)
+{
+  return net->barred_starts;
 }
 
 void fs_flownet_set_check(FsFlowNet *net, gboolean on) { net->check = on; }

@@ -259,6 +259,17 @@ double fs_flownet_watch_peak(const FsFlowNet *net, guint id);
 /* Drops every watch. */
 void fs_flownet_watch_clear(FsFlowNet *net);
 
+/* Bars channel ch (barred TRUE) or lifts its bar: a flow started over a
+ * barred channel runs as any other but is counted
+ * (fs_flownet_barred_starts, never reset).  For a caller that has moved
+ * a channel's usual traffic elsewhere and must learn whether other
+ * traffic used the channel meanwhile (the NVSwitch plane bundles of
+ * route.h).  O(1); a start pays one test per hop. */
+void fs_flownet_channel_bar(FsFlowNet *net, FsChannelId ch, gboolean barred);
+/* Flows started so far over at least one barred channel (a flow of
+ * copies counts once). */
+uint64_t fs_flownet_barred_starts(const FsFlowNet *net);
+
 /* Sets the simulation's clock back to 0 (fs_sim_rewind) when the network
  * is idle: no flow pending or active and no event pending.  The channels'
  * counters (bytes, busy time, volume) carry on.  Returns FALSE (and

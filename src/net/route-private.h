@@ -94,6 +94,19 @@ struct FsRouter {
   GArray *leg, *tail;      /* FsChannelId */
   GArray *fstack;          /* adaptive fabric paths: channels of the current path */
   gboolean adaptive;       /* the topology's routing is adaptive */
+  /* NVSwitch plane bundles (route-planes.c; route.h). */
+  gboolean bundles;        /* on: NVLink transfers of uniform islands are bundled */
+  FsChannelId *bundle_up;  /* per node: its bundle channel up (down is + 1), or
+                              G_MAXUINT32; NULL until the islands were examined */
+  GArray *bundle_rep;      /* FsChannelId per bundle channel (from first_bundle):
+                              the plane channel it stands for in reports */
+  GArray *planes;          /* FsChannelId: the plane channels of the bundled islands */
+  guint8 *is_plane;        /* per topology channel: 1 for those */
+  guint first_bundle;      /* the first bundle channel */
+  guint bundled_gpus;      /* GPUs with bundle channels */
+  uint64_t bundled;        /* transfers bundled since bundles were last set */
+  uint64_t barred_base;    /* fs_flownet_barred_starts when they were */
+  FsChannelId bundle_path[2];
 };
 
 /* Empties route r (no paths, starts = {0}), keeping its arrays. */
@@ -184,6 +197,20 @@ const FsTime *router_local_dist(FsRouter *r, guint dst, Sub sub);
  * ECMP by key, memoised when no equal-cost choice was made.  FALSE
  * (nothing appended) when there is none. */
 gboolean router_walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, GArray *hops);
+
+/* ---- route-planes.c ---- */
+
+/* The bundled path (GPU src up, down to dst) of a route of kind `kind`
+ * when it is an NVLink route between two GPUs of a bundled island, in the
+ * router's scratch (valid until the next call), else NULL.  Bundles must
+ * have been set on once. */
+const FsChannelId *router_bundle_path(FsRouter *r, guint src, guint dst, FsRouteKind kind);
+/* The channel a flow's bottleneck ch stands for in reports: a bundle
+ * channel's last plane, else ch. */
+int64_t router_report_channel(const FsRouter *r, int64_t ch);
+/* "gpu3 -> NVSwitch planes" for a bundle channel (caller frees), else
+ * NULL. */
+char *router_bundle_name(const FsRouter *r, FsChannelId ch);
 
 /* ---- route-fabric.c ---- */
 

@@ -21,6 +21,7 @@
  */
 #include "net/route.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "core/rng.h"
@@ -258,6 +259,9 @@ FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions
   return r;
 }
 
+/* Frees the router: the bookkeeping of transfers still in flight, the
+ * caches, the memos and the plane bundles' records (their channels stay
+ * in the network, which the router borrowed). */
 void fs_router_free(FsRouter *r)
 {
   if (r == NULL)
@@ -292,6 +296,10 @@ void fs_router_free(FsRouter *r)
   g_array_unref(r->leg);
   g_array_unref(r->tail);
   g_array_unref(r->fstack);
+  g_free(r->bundle_up);
+  g_clear_pointer(&r->bundle_rep, g_array_unref);
+  g_clear_pointer(&r->planes, g_array_unref);
+  g_free(r->is_plane);
   g_free(r);
 }
 
@@ -713,7 +721,7 @@ static void part_drained(void *ctx, const FsFlowInfo *info)
   Transfer *t = ctx;
   if (info->drained >= t->agg.drained) {
     t->agg.drained = info->drained;
-    t->agg.bottleneck = info->bottleneck;
+    t->agg.bottleneck = router_report_channel(t->router, info->bottleneck);
     t->agg.rate = info->rate;
   }
   t->agg.finish = MAX(t->agg.finish, info->finish);
@@ -773,6 +781,39 @@ gboolean fs_router_transfer(FsRouter *r, guint src, guint dst, uint64_t bytes, F
                                    user, error);
 }
 
+/* A route as a transfer reads it: borrowed from the memo on a hit (no
+ * copy: a collective's step run starts a transfer per step), else from
+ * the router's scratch. */
+typedef struct {
+  FsRouteKind kind;
+  guint n_paths;
+  const FsChannelId *hops;
+  const guint *starts;   /* n_paths + 1 */
+  const double *weights;
+} RouteView;
+
+/* The route src → dst as fs_router_route finds it, viewed in *v (valid
+ * until the next route of the router; nothing a transfer's flows do
+ * before its parts have all started routes again). */
+static gboolean route_view(FsRouter *r, guint src, guint dst, uint64_t key, RouteView *v,
+                           GError **error)
+{
+  uint64_t mk = ((uint64_t)src << 32) | dst;
+  const Memo *m = src < r->n_nodes && dst < r->n_nodes ? g_hash_table_lookup(r->memo, &mk) : NULL;
+  if (m != NULL && !m->keyed) {
+    r->last_choices = 0;
+    *v = (RouteView){m->kind, m->n_paths, m->hops, m->starts, m->weights};
+    return TRUE;
+  }
+  FsRoute *s = &r->scratch;
+  if (!fs_router_route(r, src, dst, key, s, error))
+    return FALSE;
+  *v = (RouteView){s->kind, s->n_paths, (const FsChannelId *)(void *)s->hops->data,
+                   (const guint *)(void *)s->starts->data,
+                   (const double *)(void *)s->weights->data};
+  return TRUE;
+}
+
 /* See route.h: fs_router_transfer's split of one copy, each part's flow
  * standing for the copies. */
 gboolean fs_router_transfer_copies(FsRouter *r, guint src, guint dst, uint64_t bytes,
@@ -781,8 +822,8 @@ gboolean fs_router_transfer_copies(FsRouter *r, guint src, guint dst, uint64_t b
                                    GError **error)
 {
   g_return_val_if_fail(copies >= 1 && copies <= FS_FLOW_MAX_COPIES, FALSE);
-  FsRoute *route = &r->scratch;
-  if (!fs_router_route(r, src, dst, key, route, error))
+  RouteView route;
+  if (!route_view(r, src, dst, key, &route, error))
     return FALSE;
   Transfer *t = g_new0(Transfer, 1);
   t->router = r;
@@ -802,28 +843,51 @@ gboolean fs_router_transfer_copies(FsRouter *r, guint src, guint dst, uint64_t b
   /* Split the bytes; paths that get none are skipped (but one flow always
    * runs, so a zero-byte transfer still completes after its latency). */
   uint64_t given = 0;
-  guint last = route->n_paths - 1;
+  guint last = route.n_paths - 1;
   uint64_t part[MAX(MAX_SPRAY, FS_ROUTE_MAX_PATHS)];
-  for (guint i = 0; i < route->n_paths; i++) {
-    double w = g_array_index(route->weights, double, i);
+  for (guint i = 0; i < route.n_paths; i++) {
+    double w = route.weights[i];
     part[i] = i == last ? bytes - given : MIN((uint64_t)((double)bytes * w), bytes - given);
     given += part[i];
     t->left += part[i] > 0 || (bytes == 0 && i == 0);
   }
   t->agg.path_len = t->left;
+  /* A bundled NVLink transfer (route-planes.c) is one flow over the
+   * bundle, of the bytes that make it drain when the part that drains
+   * last would (the largest part over its weight). */
+  const FsChannelId *bundle = r->bundles ? router_bundle_path(r, src, dst, route.kind) : NULL;
+  if (bundle != NULL) {
+    double most = 0;
+    for (guint i = 0; i < route.n_paths; i++)
+      if (part[i] > 0)
+        most = MAX(most, (double)part[i] / route.weights[i]);
+    uint64_t b = (uint64_t)llround(most);
+    r->bundled++;
+    t->undrained = t->left = 2;
+    FsFlowSpec spec = {
+      .src = (int32_t)src, .dst = (int32_t)dst, .path = bundle, .path_len = 2,
+      .bytes = b * copies, .start = start, .done = part_done, .drained = part_drained,
+      .ctx = t, .user = user,
+      .rate_cap = copies == 1 ? rate_cap : rate_cap * copies, .copies = copies,
+    };
+    fs_flownet_start(r->net, &spec);
+    transfer_drained(t);
+    transfer_release(t);
+    return TRUE;
+  }
   /* A zero-byte part drains at once, and with no latency lands, inside
    * fs_flownet_start.  Hold the transfer until every part has started, so
    * that its drained and done callbacks, which may start another transfer
-   * (reusing r->scratch), run only after this loop is finished with the
-   * route. */
+   * (reusing r->scratch or emptying the memo), run only after this loop
+   * is finished with the route. */
   t->undrained = t->left + 1;
   t->left++;
-  for (guint i = 0; i < route->n_paths; i++) {
+  for (guint i = 0; i < route.n_paths; i++) {
     if (!(part[i] > 0 || (bytes == 0 && i == 0)))
       continue;
-    guint len;
-    const FsChannelId *path = fs_route_path(route, i, &len);
-    double cap = rate_cap * g_array_index(route->weights, double, i);
+    guint len = route.starts[i + 1] - route.starts[i];
+    const FsChannelId *path = len > 0 ? route.hops + route.starts[i] : NULL;
+    double cap = rate_cap * route.weights[i];
     FsFlowSpec spec = {
       .src = (int32_t)src, .dst = (int32_t)dst, .path = path, .path_len = len,
       .bytes = part[i] * copies, .start = start, .done = part_done, .drained = part_drained,
@@ -839,8 +903,10 @@ gboolean fs_router_transfer_copies(FsRouter *r, guint src, guint dst, uint64_t b
 
 char *fs_router_channel_name(const FsRouter *r, FsChannelId ch)
 {
-  if (ch >= fs_topo_n_channels(r->topo))
-    return g_strdup_printf("channel %u", ch);
+  if (ch >= fs_topo_n_channels(r->topo)) {
+    char *bundle = router_bundle_name(r, ch);
+    return bundle != NULL ? bundle : g_strdup_printf("channel %u", ch);
+  }
   return g_strdup_printf("%s -> %s", fs_topo_node(r->topo, fs_topo_channel_src(r->topo, ch))->name,
                          fs_topo_node(r->topo, fs_topo_channel_dst(r->topo, ch))->name);
 }

@@ -283,6 +283,42 @@ gboolean fs_router_transfer_copies(FsRouter *router, guint src, guint dst, uint6
                                    FsFlowDoneFn done, FsFlowDoneFn drained, void *ctx, void *user,
                                    GError **error);
 
+/* NVSwitch plane bundles (route-planes.c).  While on, an NVLink transfer
+ * between two GPUs of a uniform NVSwitch island — every GPU linked to
+ * every one of its (two or more) NVSwitches by one link of the same
+ * capacity as the other GPUs' to that switch, at one latency over all its
+ * planes, no other NVLink at its GPUs or switches — runs as one flow over two bundled
+ * channels (the source's up to the planes, the destination's down, each
+ * of the planes' summed capacity) instead of one flow per plane.  Under
+ * max-min that is the per-plane allocation while every flow on the planes
+ * is such a transfer's part (route-planes.c says why), up to the split's
+ * byte remainders and floating-point rounding.  Other routes, and every
+ * route of an island that is not uniform (a failed link), run as before;
+ * fs_router_route is unchanged.  Bundle channels are added to the network
+ * (after the links' channels) when bundles are first set on; reports
+ * name them after the planes (fs_router_channel_name) and a transfer's
+ * bottleneck is the last plane's channel.  Set on or off only while the
+ * network carries no flow; a no-op on the analytic model.  For a
+ * collective timed alone, whose caller reads no per-link counters
+ * (the planes carry nothing while bundled). */
+void fs_router_set_plane_bundles(FsRouter *router, gboolean on);
+/* FALSE when, since bundles were last set, a transfer was bundled and a
+ * flow crossed a plane channel of a bundled island (a PXN head pinned to
+ * one plane, an NVLS leg started on a switch): the planes were not
+ * proportional, and the run should be repeated without bundles. */
+gboolean fs_router_plane_bundles_held(const FsRouter *router);
+/* TRUE when a transfer from src to dst would put a flow on a plane of a
+ * bundled island without being bundled (a PXN head on one plane), so
+ * that a run of it with bundles would not hold; also TRUE when there is
+ * no route.  Examines the islands the first time.  Cost: a route
+ * (memoised) and its hops.  The same for a path the caller starts itself
+ * (an NVLS leg): fs_router_plane_pinned_path. */
+gboolean fs_router_plane_pinned(FsRouter *router, guint src, guint dst);
+gboolean fs_router_plane_pinned_path(FsRouter *router, const FsChannelId *path, guint len);
+/* The GPUs in uniform islands, which bundles would cover (0 on the
+ * analytic model).  Examines the islands the first time (O(NVLinks)). */
+guint fs_router_plane_bundle_gpus(FsRouter *router);
+
 /* The P2P level that applies to a GPU: the option, or with "auto" PXB
  * when its host's CPUs are Intel (or NVIDIA Grace), else SYS. */
 FsPathType fs_router_p2p_level(const FsRouter *router, guint gpu);

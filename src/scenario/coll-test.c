@@ -309,6 +309,8 @@ FsCollTest *fs_coll_test_new(const FsScenario *sc, const FsCollSelection *sel, c
   r->rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   r->sweep.alone.route_fixed = fs_coll_topo_route_fixed;
   r->sweep.alone.route_paths = fs_coll_topo_route_paths;
+  r->sweep.alone.plane_bundles = fs_coll_topo_plane_bundles;
+  r->sweep.alone.planes_free = fs_coll_topo_planes_free;
   r->sweep.alone.route_ctx = r->world->tnet;
   guint n_skipped = 0;
   for (guint o = 0; o < sel->n_ops; o++) {

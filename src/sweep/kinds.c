@@ -382,6 +382,8 @@ static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint poin
     return FALSE;
   fs_coll_prefs_apply_sys(&sw.prefs, &sys);
   sw.alone.route_fixed = fs_coll_topo_route_fixed;
+  sw.alone.plane_bundles = fs_coll_topo_plane_bundles;
+  sw.alone.planes_free = fs_coll_topo_planes_free;
   sw.alone.route_ctx = world->tnet;
   /* As `fabricsim coll`: auto on the max-min model.  The analytic model
    * keeps its step runs, whose shares route_paths would change (alone.h). */

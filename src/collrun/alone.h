@@ -122,6 +122,7 @@
 #include <glib.h>
 
 #include "coll/tuner.h"
+#include "collrun/a2a.h"
 #include "collrun/dedup.h"
 #include "collrun/exec.h"
 #include "collrun/streams.h"
@@ -147,7 +148,10 @@ typedef struct {
                                          NULL: none */
   FsCollRoutePathsFn route_paths; /* analytic model: links shared inside the collective
                                      (exec.h, fs_coll_share_caps); NULL: every flow alone */
-  void *route_ctx;                /* of all three */
+  FsCollRouteRelayFn route_relay; /* the load model of an alltoall needs these two (a2a.h; */
+  FsCollRouteOnceFn route_once;   /* fs_coll_topo_route_relay, _once, _rail); NULL: the */
+  FsCollRouteRailFn route_rail;   /* steps */
+  void *route_ctx;                /* of all six */
   guint min_steps;                /* K to start step extrapolation from; 0 = 4 */
   gboolean period_off;            /* TRUE: no periodic step extrapolation (period 1 only) */
   /* The execution model (streams.h): STEPS (zero) the executor with the

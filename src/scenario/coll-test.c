@@ -309,6 +309,9 @@ FsCollTest *fs_coll_test_new(const FsScenario *sc, const FsCollSelection *sel, c
   r->rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   r->sweep.alone.route_fixed = fs_coll_topo_route_fixed;
   r->sweep.alone.route_paths = fs_coll_topo_route_paths;
+  r->sweep.alone.route_relay = fs_coll_topo_route_relay;
+  r->sweep.alone.route_once = fs_coll_topo_route_once;
+  r->sweep.alone.route_rail = fs_coll_topo_route_rail;
   r->sweep.alone.route_ctx = r->world->tnet;
   guint n_skipped = 0;
   for (guint o = 0; o < sel->n_ops; o++) {

@@ -54,7 +54,10 @@ static gboolean predict(void *ctx, const double *p, const uint64_t *sizes, guint
     FsCollSweep sw = {.op = s->op, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
                       .min_bytes = sizes[i], .max_bytes = sizes[i], .step_bytes = 1,
                       .alone = {.route_fixed = fs_coll_topo_route_fixed,
-                                .route_paths = fs_coll_topo_route_paths, .route_ctx = w->tnet,
+                                .route_paths = fs_coll_topo_route_paths,
+                                .route_relay = fs_coll_topo_route_relay,
+                                .route_once = fs_coll_topo_route_once,
+                                .route_rail = fs_coll_topo_route_rail, .route_ctx = w->tnet,
                                 .exec = FS_COLL_EXEC_AUTO}};
     sw.prefs = *prefs;
     g_array_set_size(rows, 0);

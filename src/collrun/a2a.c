@@ -1,0 +1,321 @@
+/* a2a.c — the load model of an all-to-all across hosts: every send's
+ * bytes summed on the channels of its route, routed once per relay (PXN)
+ * rather than once per pair, and the collective's time from the busiest
+ * channel.  See a2a.h. */
+#include "collrun/a2a.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "coll/algos.h"
+#include "collrun/exec-params.h"
+#include "net/route.h"
+#include "util/error.h"
+
+gboolean fs_coll_a2a_applies(const FsComm *comm, const FsCollChoice *choice,
+                             const FsCollRequest *req)
+{
+  if (req->op != FS_COLL_ALLTOALL || choice->algo != &fs_coll_algo_direct ||
+      fs_comm_n_hosts(comm) < 2 || req->nchannels == 0)
+    return FALSE;
+  uint64_t unit = req->slice_bytes ? req->slice_bytes : req->chunk_bytes;
+  for (guint c = 0; c < req->nchannels; c++)
+    if (fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, c) > unit)
+      return FALSE;
+  return TRUE;
+}
+
+double fs_coll_a2a_transfers(const FsComm *comm, const FsCollRequest *req)
+{
+  double n = fs_comm_size(comm);
+  return n * (n - 1) * MAX(req->nchannels, 1u);
+}
+
+gboolean fs_coll_a2a_pick(const FsComm *comm, const FsCollRequest *req)
+{
+  return fs_coll_a2a_transfers(comm, req) >= (double)FS_COLL_A2A_AUTO_TRANSFERS;
+}
+
+/* What the sums need: the network, the routes, the wire bytes of one
+ * pair's block, scratch for one route, and the loads. */
+typedef struct {
+  const FsFlowNet *net;
+  const FsCollA2aRoutes *routes;
+  double wire;     /* bytes one send puts on the wire (its block over the payload share) */
+  double *load;    /* bytes per channel of the network */
+  GArray *w, *h;   /* one route's weights and hops */
+  gboolean keyed;  /* a route made an ECMP choice: the model declines */
+} Sums;
+
+/* Routes src → dst once into s->w, s->h; *lat: its slowest path's
+ * latency (ps).  FALSE with error when there is no route. */
+static gboolean route(Sums *s, int src, int dst, double *lat, GError **error)
+{
+  g_array_set_size(s->w, 0);
+  g_array_set_size(s->h, 0);
+  gboolean fixed = TRUE;
+  if (!s->routes->once(s->routes->ctx, src, dst, s->w, s->h, &fixed)) {
+    g_set_error(error, FS_NET_ERROR, FS_NET_ERROR_NO_ROUTE,
+                "alltoall: no route from node %d to node %d", src, dst);
+    return FALSE;
+  }
+  if (!fixed)
+    s->keyed = TRUE;
+  *lat = 0;
+  const FsChannelId *hops = (const FsChannelId *)s->h->data;
+  for (guint p = 0, o = 0; p < s->w->len; p++) {
+    guint len = hops[o];
+    *lat = MAX(*lat, (double)fs_flownet_path_latency(s->net, hops + o + 1, len));
+    o += 1 + len;
+  }
+  return TRUE;
+}
+
+/* Adds mult sends' bytes along the route in s->w, s->h: to out[channel]
+ * when out is not NULL (appending each channel to touched), else to the
+ * loads. */
+static void add_route(Sums *s, double mult, double *out, GArray *touched)
+{
+  double *load = out != NULL ? out : s->load;
+  const FsChannelId *hops = (const FsChannelId *)s->h->data;
+  for (guint p = 0, o = 0; p < s->w->len; p++) {
+    guint len = hops[o];
+    double b = mult * s->wire * g_array_index(s->w, double, p);
+    for (guint k = 0; k < len; k++) {
+      load[hops[o + 1 + k]] += b;
+      if (touched != NULL)
+        g_array_append_val(touched, hops[o + 1 + k]);
+    }
+    o += 1 + len;
+  }
+}
+
+/* Adds sign × the route from src to dst to out (touched: its channels). */
+static gboolean add_pair(Sums *s, int src, int dst, double sign, double *out, GArray *touched,
+                         GError **error)
+{
+  double lat;
+  if (!route(s, src, dst, &lat, error))
+    return FALSE;
+  add_route(s, sign, out, touched);
+  return TRUE;
+}
+
+/* Checks the decomposition of a2a.h on every pair from host a to host b:
+ * the channels the route from g to d loads, with their shares, are those
+ * of the relay's route to d plus g's head to the relay, the head being
+ * what g's route to the first such d0 loads beyond the relay's route to
+ * d0 (the head does not depend on the destination).  *ok FALSE where they
+ * differ.  Cost: four routes per pair and two arrays of a double per
+ * channel of the network, cleared where touched. */
+static gboolean check_relays(Sums *s, const FsComm *comm, guint a, guint b, gboolean *ok,
+                             GError **error)
+{
+  guint nc = fs_flownet_n_channels(s->net), na, nb;
+  const guint *ra = fs_comm_host_ranks(comm, a, &na), *rb = fs_comm_host_ranks(comm, b, &nb);
+  g_autofree double *x = g_new0(double, nc), *y = g_new0(double, nc);
+  g_autofree int *d0 = g_new(int, nb);
+  g_autoptr(GArray) touched = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  *ok = TRUE;
+  for (guint i = 0; i < na && *ok; i++) {
+    int g = fs_comm_gpu(comm, ra[i]);
+    for (guint j = 0; j < nb && *ok; j++) {
+      int d = fs_comm_gpu(comm, rb[j]);
+      int rho = s->routes->relay(s->routes->ctx, g, d);
+      d0[j] = d;
+      for (guint k = 0; k < j; k++)
+        if (s->routes->relay(s->routes->ctx, g, fs_comm_gpu(comm, rb[k])) == rho) {
+          d0[j] = fs_comm_gpu(comm, rb[k]);
+          break;
+        }
+      if (rho < 0 || rho == g)
+        continue; /* routed whole */
+      if (!add_pair(s, g, d, 1, x, touched, error) ||
+          !add_pair(s, g, d0[j], 1, y, touched, error) ||
+          !add_pair(s, rho, d0[j], -1, y, touched, error) ||
+          !add_pair(s, rho, d, 1, y, touched, error))
+        return FALSE;
+      for (guint k = 0; k < touched->len; k++) {
+        FsChannelId c = g_array_index(touched, FsChannelId, k);
+        if (fabs(x[c] - y[c]) > 1e-9 * s->wire)
+          *ok = FALSE;
+      }
+      for (guint k = 0; k < touched->len; k++) {
+        FsChannelId c = g_array_index(touched, FsChannelId, k);
+        x[c] = y[c] = 0;
+      }
+      g_array_set_size(touched, 0);
+    }
+  }
+  return TRUE;
+}
+
+/* A (source, relay) head: how many sends take it, and the first
+ * destination it was seen for (its loads are g's route there less the
+ * relay's). */
+typedef struct {
+  int src, relay, d0;
+  double count;
+} Head;
+
+/* Sums the sends of host a's ranks into s->load: to its own ranks route
+ * by route; to every other rank d, per relay the relay's route to d times
+ * the sources that use it, and each source's head to a relay once, times
+ * the sends it carries.  *lat_intra, *lat_inter: the slowest path (ps) of
+ * a send inside the host and of one across hosts (a head's latency plus
+ * the slowest relay route).  heads: scratch. */
+static gboolean sum_host(Sums *s, const FsComm *comm, guint a, const int *rail, guint n_rails,
+                         GArray *heads, double *lat_intra, double *lat_inter, GError **error)
+{
+  guint n = fs_comm_size(comm), na;
+  const guint *ra = fs_comm_host_ranks(comm, a, &na);
+  g_autofree int *relay = g_new(int, na);
+  g_autofree double *cnt = g_new(double, na);
+  /* relay_of[i × n_rails + rail]: local rank i's relay toward that rail
+   * (-2: not asked yet). */
+  g_autofree int *relay_of = g_new(int, (gsize)na * n_rails);
+  for (guint k = 0; k < na * n_rails; k++)
+    relay_of[k] = -2;
+  double lat, lat2, head_lat = 0, tail_lat = 0;
+  g_array_set_size(heads, 0);
+  for (guint d = 0; d < n; d++) {
+    int dg = fs_comm_gpu(comm, d);
+    if (fs_comm_host_index(comm, d) == a) {
+      for (guint i = 0; i < na; i++) {
+        if (ra[i] == d)
+          continue;
+        if (!route(s, fs_comm_gpu(comm, ra[i]), dg, &lat, error))
+          return FALSE;
+        add_route(s, 1, NULL, NULL);
+        *lat_intra = MAX(*lat_intra, lat);
+      }
+      continue;
+    }
+    /* The distinct relays toward d and the sources of each. */
+    guint nr = 0;
+    for (guint i = 0; i < na; i++) {
+      int g = fs_comm_gpu(comm, ra[i]);
+      int rho;
+      if (rail[d] >= 0) {
+        int *slot = &relay_of[i * n_rails + (guint)rail[d]];
+        if (*slot == -2)
+          *slot = s->routes->relay(s->routes->ctx, g, dg);
+        rho = *slot;
+      } else {
+        rho = s->routes->relay(s->routes->ctx, g, dg);
+      }
+      if (rho < 0) {
+        /* No relay: this send is routed whole. */
+        if (!route(s, g, dg, &lat, error))
+          return FALSE;
+        add_route(s, 1, NULL, NULL);
+        *lat_inter = MAX(*lat_inter, lat);
+        continue;
+      }
+      guint k = 0;
+      while (k < nr && relay[k] != rho)
+        k++;
+      if (k == nr)
+        relay[nr] = rho, cnt[nr++] = 0;
+      cnt[k] += 1;
+      if (rho == g)
+        continue;
+      guint hi = 0;
+      while (hi < heads->len && !(g_array_index(heads, Head, hi).src == g &&
+                                  g_array_index(heads, Head, hi).relay == rho))
+        hi++;
+      if (hi == heads->len) {
+        Head hd = {g, rho, dg, 0};
+        g_array_append_val(heads, hd);
+      }
+      g_array_index(heads, Head, hi).count += 1;
+    }
+    for (guint k = 0; k < nr; k++) {
+      if (!route(s, relay[k], dg, &lat, error))
+        return FALSE;
+      add_route(s, cnt[k], NULL, NULL);
+      tail_lat = MAX(tail_lat, lat);
+    }
+  }
+  for (guint hi = 0; hi < heads->len; hi++) {
+    const Head *hd = &g_array_index(heads, Head, hi);
+    if (!route(s, hd->src, hd->d0, &lat, error))
+      return FALSE;
+    add_route(s, hd->count, NULL, NULL);
+    if (!route(s, hd->relay, hd->d0, &lat2, error))
+      return FALSE;
+    add_route(s, -hd->count, NULL, NULL);
+    head_lat = MAX(head_lat, lat - lat2);
+  }
+  *lat_inter = MAX(*lat_inter, head_lat + tail_lat);
+  return TRUE;
+}
+
+/* See a2a.h.  The loads come from sum_host over every host, after
+ * check_relays on the first two; the time is the executor's base latency,
+ * then T_bw = max(busiest channel's load / capacity, one transfer's wire
+ * bytes / its rate cap), then the slowest path's latency and the step
+ * latency of its class (inside a host or across hosts). */
+gboolean fs_coll_a2a_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                const FsComm *comm, uint64_t nbytes, const FsCollChoice *choice,
+                                const FsCollRequest *req, FsFlowNet *net,
+                                const FsCollA2aRoutes *routes, gboolean *timed, FsTime *elapsed,
+                                GError **error)
+{
+  *timed = FALSE;
+  g_return_val_if_fail(fs_coll_a2a_applies(comm, choice, req), FALSE);
+  if (routes == NULL || routes->relay == NULL || routes->once == NULL || routes->rail == NULL)
+    return TRUE;
+  FsCollExecParams ep;
+  /* Every transfer of the plan starts at once: a latency depth of one. */
+  fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice, 1, &ep);
+  guint nc = fs_flownet_n_channels(net);
+  double payload = ep.payload > 0 ? ep.payload : 1.0;
+  g_autofree double *load = g_new0(double, nc);
+  Sums s = {net, routes, (double)req->bytes / payload, load,
+            g_array_new(FALSE, FALSE, sizeof(double)), g_array_new(FALSE, FALSE, sizeof(FsChannelId)),
+            FALSE};
+  g_autoptr(GArray) heads = g_array_new(FALSE, FALSE, sizeof(Head));
+  gboolean ok = TRUE, same = TRUE;
+  double lat_intra = 0, lat_inter = 0;
+  /* Every rank's rail, so that a source asks its relay once per rail. */
+  guint n = fs_comm_size(comm), n_rails = 1;
+  g_autofree int *rail = g_new(int, n);
+  for (guint d = 0; d < n; d++) {
+    rail[d] = routes->rail(routes->ctx, fs_comm_gpu(comm, d));
+    n_rails = MAX(n_rails, (guint)(rail[d] + 1));
+  }
+  ok = check_relays(&s, comm, 0, 1, &same, error);
+  for (guint a = 0; ok && same && !s.keyed && a < fs_comm_n_hosts(comm); a++)
+    ok = sum_host(&s, comm, a, rail, n_rails, heads, &lat_intra, &lat_inter, error);
+  g_array_unref(s.w);
+  g_array_unref(s.h);
+  if (!ok || !same || s.keyed)
+    return ok;
+  /* The busiest channel, and the longest transfer at its rate cap. */
+  double t_bw = 0;
+  for (guint c = 0; c < nc; c++) {
+    double cap = fs_flownet_channel_capacity(net, c);
+    if (load[c] > 0 && cap > 0)
+      t_bw = MAX(t_bw, load[c] / cap);
+  }
+  double cap_inter = ep.rate_cap_inter > 0 ? ep.rate_cap_inter : INFINITY;
+  if (ep.rate_cap > 0)
+    cap_inter = MIN(cap_inter, ep.rate_cap);
+  double chan_wire = 0;
+  for (guint c = 0; c < req->nchannels; c++)
+    chan_wire = MAX(chan_wire, (double)fs_coll_channel_bytes(req->bytes, req->dtype,
+                                                             req->nchannels, c) / payload);
+  if (isfinite(cap_inter))
+    t_bw = MAX(t_bw, chan_wire / cap_inter);
+  if (ep.rate_cap > 0)
+    t_bw = MAX(t_bw, chan_wire / ep.rate_cap);
+  double tail = MAX(lat_inter + (double)ep.step_latency[1], lat_intra + (double)ep.step_latency[0]);
+  FsTime t = fs_time_add_sat(ep.base_latency, fs_time_from_ps(t_bw * 1e12 + tail));
+  FsSim *sim = fs_flownet_sim(net);
+  if (!fs_sim_run_until(sim, fs_time_add_sat(fs_sim_now(sim), t), error))
+    return FALSE;
+  *elapsed = t;
+  *timed = TRUE;
+  return TRUE;
+}

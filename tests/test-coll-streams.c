@@ -627,7 +627,10 @@ END_TEST
  * exact step run: whole DGX H100 nodes, half of each node's GPUs (PXN
  * heads to GPUs outside the communicator), a GB200 NVL72 rack's trays and
  * a RoCE fabric (ECMP by flow key, but its two hosts share a leaf: no
- * choice is made, the model times it); 1 and 32 MiB.  Bounded by
+ * choice is made, the model times it), 4 DGX H100 on two leaves per rail
+ * (routes through the spines); 1 and 32 MiB.  Each is also timed without
+ * the aggregation by first fabric switch (route_fabric NULL: per source
+ * host), to the picosecond the same.  Bounded by
  * STREAMS_TOL (measured: 0.000 % on the InfiniBand and RoCE cases,
  * -0.132 % and -0.090 % on the NVL72 at 1 and 32 MiB, its latency; the
  * deviations at 2-128 nodes are in tests/bench/RESULTS.md, branch a2a19). */
@@ -638,6 +641,7 @@ START_TEST(test_alltoall_load_model)
     gboolean timed; /* the model times it (else it declines) */
   } cases[] = {
     {"dgx-h100-ib-ndr.yaml", "nodes=2", "all", TRUE},
+    {"cluster.yaml", "hosts_per_leaf=2", "all", TRUE}, /* 4 DGX H100, two leaves per rail */
     {"dgx-h100-ib-ndr.yaml", "nodes=4",
      "node0/gpu0,node0/gpu2,node0/gpu4,node0/gpu6,node1/gpu0,node1/gpu2,node1/gpu4,node1/gpu6,"
      "node2/gpu0,node2/gpu2,node2/gpu4,node2/gpu6,node3/gpu0,node3/gpu2,node3/gpu4,node3/gpu6",
@@ -661,7 +665,8 @@ START_TEST(test_alltoall_load_model)
                            .route_paths = fs_coll_topo_route_paths,
                            .route_relay = fs_coll_topo_route_relay,
                            .route_once = fs_coll_topo_route_once,
-                           .route_rail = fs_coll_topo_route_rail, .route_ctx = s.tnet};
+                           .route_rail = fs_coll_topo_route_rail,
+                           .route_fabric = fs_coll_topo_route_fabric, .route_ctx = s.tnet};
       FsCollAloneStats st;
       GError *err = NULL;
       ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
@@ -670,6 +675,12 @@ START_TEST(test_alltoall_load_model)
       /* The model's stats say one run and no steps; the stream model's
        * (when it declines) its skeletons. */
       gboolean timed = st.streams && st.sim_steps == 0;
+      FsCollAloneStats st2;
+      o.route_fabric = NULL;
+      ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
+                                   fs_coll_topo_xfer, s.tnet, &o, &st2, &err));
+      fs_assert_no_error(err);
+      ck_assert_int_eq(st2.time, st.time);
       double e = ((double)st.time - (double)x) / (double)x;
       g_autofree char *sz = fs_format_size(size);
       printf("alltoall %s %s %s: exact %.3f us load model %.3f us (%+.3f %%)%s\n", cases[i].file,

@@ -251,8 +251,306 @@ static gboolean sum_host(Sums *s, const FsComm *comm, guint a, const int *rail, 
   return TRUE;
 }
 
-/* See a2a.h.  The loads come from sum_host over every host, after
- * check_relays on the first two; the time is the executor's base latency,
+/* ---- Aggregation by first fabric switch (a2a.h) ----------------------- */
+
+/* A relay seen by the switch aggregation, per rail (a GPU may send
+ * through the NICs of several rails on its PCIe switch): its GPU node, its
+ * prefix toward that rail (the channels of its routes up to and including
+ * the first into a fabric switch, alike on every path), that switch's index, the prefix's latency,
+ * and the sends whose bytes go onto its prefix beyond those its own
+ * routes (as a switch's representative) carried. */
+typedef struct {
+  int node;
+  guint sw;
+  guint pre_off, pre_len; /* into Agg.pre */
+  double pre_lat;         /* ps */
+  double extra;
+} Relay;
+
+/* One distinct relay of a (source host, rail) and the sources using it. */
+typedef struct {
+  guint relay;  /* index into Agg.relays */
+  double count;
+} SetEntry;
+
+/* A head of a (source host, rail): source g to relay, first seen toward d0. */
+typedef struct {
+  int src, relay, d0;
+  guint set;    /* host × n_rails + rail */
+} SetHead;
+
+typedef struct {
+  guint n_hosts, n_rails;
+  GHashTable *relay_index; /* relay node × n_rails + rail → 1 + index */
+  GArray *relays;          /* Relay */
+  GArray *pre;             /* FsChannelId: the prefixes back to back */
+  GHashTable *sw_index;    /* switch node → 1 + index */
+  GArray *sw_cnt;          /* double per switch: sends of the current destination */
+  GArray *sw_rep;          /* guint per switch: its representative relay there */
+  GArray *touched;         /* guint: switches with sends toward the current destination */
+  guint *set_off, *set_n;  /* per host × rail into entries; set_n G_MAXUINT: not made yet */
+  GArray *entries;         /* SetEntry */
+  GArray *heads;           /* SetHead */
+  double *dests;           /* per host × rail: remote destinations of that rail */
+} Agg;
+
+static void agg_clear(Agg *g)
+{
+  g_hash_table_unref(g->relay_index);
+  g_array_unref(g->relays);
+  g_array_unref(g->pre);
+  g_hash_table_unref(g->sw_index);
+  g_array_unref(g->sw_cnt);
+  g_array_unref(g->sw_rep);
+  g_array_unref(g->touched);
+  g_free(g->set_off);
+  g_free(g->set_n);
+  g_array_unref(g->entries);
+  g_array_unref(g->heads);
+  g_free(g->dests);
+}
+
+/* The index of relay node rho toward rail r, made from its route to d (of
+ * that rail: its prefix and first switch) at first sight.  *ok FALSE when
+ * a path of that route meets no fabric switch or the paths' prefixes
+ * differ. */
+static gboolean agg_relay(Sums *s, Agg *g, int rho, guint rail, int d, guint *out, gboolean *ok,
+                          GError **error)
+{
+  gpointer key = GUINT_TO_POINTER((guint)rho * g->n_rails + rail);
+  gpointer v = g_hash_table_lookup(g->relay_index, key);
+  if (v != NULL) {
+    *out = GPOINTER_TO_UINT(v) - 1;
+    return TRUE;
+  }
+  double lat;
+  if (!route(s, rho, d, &lat, error))
+    return FALSE;
+  const FsChannelId *hops = (const FsChannelId *)s->h->data;
+  Relay r = {rho, 0, g->pre->len, 0, 0, 0};
+  int sw = -1;
+  for (guint p = 0, o = 0; p < s->w->len && *ok; p++) {
+    guint len = hops[o], k = 0;
+    int at = -1;
+    while (k < len && (at = s->routes->fabric(s->routes->ctx, hops[o + 1 + k])) < 0)
+      k++;
+    if (at < 0)
+      *ok = FALSE; /* no fabric switch on the way */
+    else if (p == 0) {
+      sw = at;
+      r.pre_len = k + 1;
+      g_array_append_vals(g->pre, hops + o + 1, k + 1);
+      r.pre_lat = (double)fs_flownet_path_latency(s->net, hops + o + 1, k + 1);
+    } else if (at != sw || k + 1 != r.pre_len ||
+               memcmp(hops + o + 1, &g_array_index(g->pre, FsChannelId, r.pre_off),
+                      (k + 1) * sizeof(FsChannelId)) != 0) {
+      *ok = FALSE; /* paths that part before the switch */
+    }
+    o += 1 + len;
+  }
+  if (!*ok)
+    return TRUE;
+  gpointer sv = g_hash_table_lookup(g->sw_index, GINT_TO_POINTER(sw));
+  if (sv == NULL) {
+    double zero = 0;
+    guint none = 0;
+    g_array_append_val(g->sw_cnt, zero);
+    g_array_append_val(g->sw_rep, none);
+    sv = GUINT_TO_POINTER(g->sw_cnt->len);
+    g_hash_table_insert(g->sw_index, GINT_TO_POINTER(sw), sv);
+  }
+  r.sw = GPOINTER_TO_UINT(sv) - 1;
+  g_array_append_val(g->relays, r);
+  *out = g->relays->len - 1;
+  g_hash_table_insert(g->relay_index, key, GUINT_TO_POINTER(g->relays->len));
+  return TRUE;
+}
+
+/* The set of host a toward rail r (its distinct relays with their
+ * sources, and its heads), made at first use from destination d of that
+ * rail.  *ok FALSE where a source has no relay or agg_relay fails. */
+static gboolean agg_set(Sums *s, const FsComm *comm, Agg *g, guint a, guint r, int d, guint *set,
+                        gboolean *ok, GError **error)
+{
+  *set = a * g->n_rails + r;
+  if (g->set_n[*set] != G_MAXUINT)
+    return TRUE;
+  guint na;
+  const guint *ra = fs_comm_host_ranks(comm, a, &na);
+  g->set_off[*set] = g->entries->len;
+  g->set_n[*set] = 0;
+  for (guint i = 0; i < na && *ok; i++) {
+    int src = fs_comm_gpu(comm, ra[i]);
+    int rho = s->routes->relay(s->routes->ctx, src, d);
+    guint ri;
+    if (rho < 0) {
+      *ok = FALSE;
+      break;
+    }
+    if (!agg_relay(s, g, rho, r, d, &ri, ok, error))
+      return FALSE;
+    if (!*ok)
+      break;
+    guint k = 0;
+    SetEntry *e = &g_array_index(g->entries, SetEntry, g->set_off[*set]);
+    while (k < g->set_n[*set] && e[k].relay != ri)
+      k++;
+    if (k == g->set_n[*set]) {
+      SetEntry ne = {ri, 0};
+      g_array_append_val(g->entries, ne);
+      g->set_n[*set]++;
+    }
+    g_array_index(g->entries, SetEntry, g->set_off[*set] + k).count += 1;
+    if (rho != src) {
+      SetHead h = {src, rho, d, *set};
+      g_array_append_val(g->heads, h);
+    }
+  }
+  return TRUE;
+}
+
+/* The sends of every source host toward destination rank d: per first
+ * switch, its representative relay's route to d times the sends through
+ * the switch, the other relays' sends counted onto their prefixes
+ * (Relay.extra).  With check (x, y, touched: scratch), instead of summing,
+ * every relay's own route to d is compared with the composed one (the
+ * representative's less its prefix, plus the relay's prefix); *ok FALSE
+ * where they differ.  *tail: the slowest route beyond its prefix (ps). */
+static gboolean agg_dest(Sums *s, const FsComm *comm, Agg *g, const int *rail, guint d,
+                         gboolean check, double *x, double *y, GArray *touched, double *tail,
+                         gboolean *ok, GError **error)
+{
+  int dg = fs_comm_gpu(comm, d);
+  guint hd = fs_comm_host_index(comm, d), r = (guint)rail[d];
+  double lat;
+  for (guint a = 0; a < g->n_hosts && *ok; a++) {
+    if (a == hd)
+      continue;
+    guint set;
+    if (!agg_set(s, comm, g, a, r, dg, &set, ok, error))
+      return FALSE;
+    if (!*ok)
+      break;
+    if (!check)
+      g->dests[set] += 1;
+    for (guint k = 0; k < g->set_n[set]; k++) {
+      const SetEntry *e = &g_array_index(g->entries, SetEntry, g->set_off[set] + k);
+      Relay *rl = &g_array_index(g->relays, Relay, e->relay);
+      double *cnt = &g_array_index(g->sw_cnt, double, rl->sw);
+      if (*cnt == 0) {
+        g_array_append_val(g->touched, rl->sw);
+        g_array_index(g->sw_rep, guint, rl->sw) = e->relay;
+      }
+      *cnt += e->count;
+      if (!check) {
+        rl->extra += e->count;
+        continue;
+      }
+      /* The relay's own route against the composed one. */
+      const Relay *rep = &g_array_index(g->relays, Relay, g_array_index(g->sw_rep, guint, rl->sw));
+      const FsChannelId *rp = &g_array_index(g->pre, FsChannelId, rep->pre_off);
+      const FsChannelId *lp = &g_array_index(g->pre, FsChannelId, rl->pre_off);
+      if (!route(s, rl->node, dg, &lat, error))
+        return FALSE;
+      add_route(s, 1, x, touched);
+      if (!route(s, rep->node, dg, &lat, error))
+        return FALSE;
+      add_route(s, 1, y, touched);
+      for (guint q = 0; q < rep->pre_len; q++)
+        y[rp[q]] -= s->wire;
+      for (guint q = 0; q < rl->pre_len; q++) {
+        y[lp[q]] += s->wire;
+        g_array_append_val(touched, lp[q]);
+      }
+      for (guint q = 0; q < touched->len; q++) {
+        FsChannelId c = g_array_index(touched, FsChannelId, q);
+        if (fabs(x[c] - y[c]) > 1e-9 * s->wire)
+          *ok = FALSE;
+      }
+      for (guint q = 0; q < touched->len; q++) {
+        FsChannelId c = g_array_index(touched, FsChannelId, q);
+        x[c] = y[c] = 0;
+      }
+      g_array_set_size(touched, 0);
+    }
+  }
+  /* One route per first switch, from its representative. */
+  for (guint k = 0; k < g->touched->len; k++) {
+    guint sw = g_array_index(g->touched, guint, k);
+    double *cnt = &g_array_index(g->sw_cnt, double, sw);
+    if (!check && *ok) {
+      Relay *rep = &g_array_index(g->relays, Relay, g_array_index(g->sw_rep, guint, sw));
+      if (!route(s, rep->node, dg, &lat, error))
+        return FALSE;
+      add_route(s, *cnt, NULL, NULL);
+      rep->extra -= *cnt;
+      *tail = MAX(*tail, lat - rep->pre_lat);
+    }
+    *cnt = 0;
+  }
+  g_array_set_size(g->touched, 0);
+  return TRUE;
+}
+
+/* The loads of every send across hosts by first fabric switch (a2a.h),
+ * after checking on the ranks of host 1 that a relay's route is its
+ * prefix and its switch's; *ok FALSE (and nothing summed) where the
+ * aggregation does not apply.  *lat_inter: a head's latency plus the
+ * slowest prefix and route beyond it (ps). */
+static gboolean sum_by_switch(Sums *s, const FsComm *comm, const int *rail, guint n_rails,
+                              double *lat_inter, gboolean *ok, GError **error)
+{
+  guint n = fs_comm_size(comm), H = fs_comm_n_hosts(comm), nc = fs_flownet_n_channels(s->net);
+  *ok = s->routes->fabric != NULL;
+  for (guint d = 0; d < n && *ok; d++)
+    *ok = rail[d] >= 0;
+  if (!*ok)
+    return TRUE;
+  Agg g = {H, n_rails, g_hash_table_new(NULL, NULL), g_array_new(FALSE, FALSE, sizeof(Relay)),
+           g_array_new(FALSE, FALSE, sizeof(FsChannelId)), g_hash_table_new(NULL, NULL),
+           g_array_new(FALSE, FALSE, sizeof(double)), g_array_new(FALSE, FALSE, sizeof(guint)),
+           g_array_new(FALSE, FALSE, sizeof(guint)), g_new0(guint, (gsize)H * n_rails),
+           g_new(guint, (gsize)H * n_rails), g_array_new(FALSE, FALSE, sizeof(SetEntry)),
+           g_array_new(FALSE, FALSE, sizeof(SetHead)), g_new0(double, (gsize)H * n_rails)};
+  for (guint k = 0; k < H * n_rails; k++)
+    g.set_n[k] = G_MAXUINT;
+  gboolean good = TRUE;
+  double tail = 0, head_lat = 0, pre_lat = 0, lat, lat2;
+  {
+    g_autofree double *x = g_new0(double, nc), *y = g_new0(double, nc);
+    g_autoptr(GArray) touched = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+    guint nb;
+    const guint *rb = fs_comm_host_ranks(comm, 1, &nb);
+    for (guint j = 0; j < nb && good && *ok; j++)
+      good = agg_dest(s, comm, &g, rail, rb[j], TRUE, x, y, touched, &tail, ok, error);
+  }
+  for (guint d = 0; d < n && good && *ok && !s->keyed; d++)
+    good = agg_dest(s, comm, &g, rail, d, FALSE, NULL, NULL, NULL, &tail, ok, error);
+  for (guint k = 0; k < g.heads->len && good && *ok && !s->keyed; k++) {
+    const SetHead *h = &g_array_index(g.heads, SetHead, k);
+    double m = g.dests[h->set];
+    good = route(s, h->src, h->d0, &lat, error);
+    if (good)
+      add_route(s, m, NULL, NULL);
+    good = good && route(s, h->relay, h->d0, &lat2, error);
+    if (good)
+      add_route(s, -m, NULL, NULL);
+    head_lat = MAX(head_lat, lat - lat2);
+  }
+  for (guint k = 0; k < g.relays->len && good && *ok; k++) {
+    const Relay *r = &g_array_index(g.relays, Relay, k);
+    const FsChannelId *p = &g_array_index(g.pre, FsChannelId, r->pre_off);
+    for (guint q = 0; q < r->pre_len; q++)
+      s->load[p[q]] += r->extra * s->wire;
+    pre_lat = MAX(pre_lat, r->pre_lat);
+  }
+  *lat_inter = MAX(*lat_inter, head_lat + pre_lat + tail);
+  agg_clear(&g);
+  return good;
+}
+
+/* See a2a.h.  The loads come from sum_by_switch (else sum_host over every
+ * host), after check_relays on the first two; the time is the executor's base latency,
  * then T_bw = max(busiest channel's load / capacity, one transfer's wire
  * bytes / its rate cap), then the slowest path's latency and the step
  * latency of its class (inside a host or across hosts). */
@@ -286,8 +584,32 @@ gboolean fs_coll_a2a_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys,
     n_rails = MAX(n_rails, (guint)(rail[d] + 1));
   }
   ok = check_relays(&s, comm, 0, 1, &same, error);
-  for (guint a = 0; ok && same && !s.keyed && a < fs_comm_n_hosts(comm); a++)
-    ok = sum_host(&s, comm, a, rail, n_rails, heads, &lat_intra, &lat_inter, error);
+  /* By first fabric switch where that holds; else host by host. */
+  gboolean by_switch = FALSE;
+  if (ok && same && !s.keyed)
+    ok = sum_by_switch(&s, comm, rail, n_rails, &lat_inter, &by_switch, error);
+  if (ok && same && !s.keyed && by_switch) {
+    /* The sends inside each host, route by route. */
+    for (guint a = 0; a < fs_comm_n_hosts(comm) && ok; a++) {
+      guint na;
+      const guint *ra = fs_comm_host_ranks(comm, a, &na);
+      double lat;
+      for (guint i = 0; i < na && ok; i++)
+        for (guint j = 0; j < na && ok; j++) {
+          if (i == j)
+            continue;
+          ok = route(&s, fs_comm_gpu(comm, ra[i]), fs_comm_gpu(comm, ra[j]), &lat, error);
+          if (ok)
+            add_route(&s, 1, NULL, NULL);
+          lat_intra = MAX(lat_intra, lat);
+        }
+    }
+  } else if (ok && same && !s.keyed) {
+    memset(load, 0, nc * sizeof *load);
+    lat_inter = 0;
+    for (guint a = 0; ok && a < fs_comm_n_hosts(comm); a++)
+      ok = sum_host(&s, comm, a, rail, n_rails, heads, &lat_intra, &lat_inter, error);
+  }
   g_array_unref(s.w);
   g_array_unref(s.h);
   if (!ok || !same || s.keyed)

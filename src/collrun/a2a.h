@@ -25,7 +25,18 @@
  * each distinct relay once, times the sources that use it, and each
  * (source, relay) head once, times its destinations: H² × L routes for H
  * hosts of L GPUs instead of H² × L², no route kept; a source's relay is
- * asked once per rail (FsCollRouteRailFn), not once per destination.  The decomposition is
+ * asked once per rail (FsCollRouteRailFn), not once per destination.
+ * Further, a relay's route to d is its prefix up to the first fabric
+ * switch (the NIC's uplink: the same for every destination of a rail)
+ * and that switch's route to d, which a switch forwarding by destination
+ * (InfiniBand's tables, or adaptive routing's even spread; a route that
+ * hashes the key declines above) takes whatever the source: per
+ * destination the model routes one relay per first switch (a leaf: H /
+ * hosts per leaf of them) and moves the other relays' bytes onto their own
+ * prefixes, n × leaves routes in all.  That independence is checked on
+ * every source host toward the ranks of the second host (FsCollRouteFabricFn
+ * finds the first switch); where it does not hold the per-host sums above
+ * run instead.  The decomposition is
  * checked, before anything is summed, on every pair of the first two
  * hosts (their routes and the composed ones must load the same channels
  * with the same shares); where it does not hold, or a route depends on
@@ -34,8 +45,9 @@
  * steps.
  *
  * Ownership: borrows everything.  Errors: FS_NET_ERROR_NO_ROUTE (a pair
- * without a route).  Cost: O(n² / L) route look-ups, O(n × rails) relay
- * look-ups; memory O(channels of the network + GPUs of a host × rails).
+ * without a route).  Cost: O(n × leaves + H × L) route look-ups (without
+ * the switch aggregation O(n² / L)), O(n × rails) relay look-ups, O(n × H)
+ * additions; memory O(channels of the network + GPUs × rails).
  */
 #pragma once
 
@@ -63,11 +75,16 @@ typedef int (*FsCollRouteRailFn)(void *ctx, int dst);
 typedef gboolean (*FsCollRouteOnceFn)(void *ctx, int src, int dst, GArray *weights, GArray *hops,
                                       gboolean *fixed);
 
+/* The node channel ch leads into when it belongs to no host (a fabric
+ * switch), else -1. */
+typedef int (*FsCollRouteFabricFn)(void *ctx, FsChannelId ch);
+
 typedef struct {
   FsCollRouteRelayFn relay;
   FsCollRouteOnceFn once;
   FsCollRouteRailFn rail;
-  void *ctx; /* of all three */
+  FsCollRouteFabricFn fabric; /* NULL: no aggregation by fabric switch (below) */
+  void *ctx; /* of all four */
 } FsCollA2aRoutes;
 
 /* TRUE when the load model can time req (built with choice->algo on

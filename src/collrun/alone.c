@@ -445,7 +445,8 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
        (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_a2a_pick(comm, req)) ||
        fs_coll_a2a_transfers(comm, req) > (double)(req->max_steps ? req->max_steps
                                                                   : fs_coll_plan_max_steps()))) {
-    FsCollA2aRoutes r = {opts->route_relay, opts->route_once, opts->route_rail, opts->route_ctx};
+    FsCollA2aRoutes r = {opts->route_relay, opts->route_once, opts->route_rail,
+                         opts->route_fabric, opts->route_ctx};
     gboolean timed;
     if (!fs_coll_a2a_time_alone(p, sys, comm, nbytes, choice, req, net, &r, &timed, &stats->time,
                                 error))

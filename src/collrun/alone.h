@@ -150,8 +150,9 @@ typedef struct {
                                      (exec.h, fs_coll_share_caps); NULL: every flow alone */
   FsCollRouteRelayFn route_relay; /* the load model of an alltoall needs these two (a2a.h; */
   FsCollRouteOnceFn route_once;   /* fs_coll_topo_route_relay, _once, _rail); NULL: the */
-  FsCollRouteRailFn route_rail;   /* steps */
-  void *route_ctx;                /* of all six */
+  FsCollRouteRailFn route_rail;   /* steps; */
+  FsCollRouteFabricFn route_fabric; /* fs_coll_topo_route_fabric, NULL: not by switch) */
+  void *route_ctx;                /* of all seven */
   guint min_steps;                /* K to start step extrapolation from; 0 = 4 */
   gboolean period_off;            /* TRUE: no periodic step extrapolation (period 1 only) */
   /* The execution model (streams.h): STEPS (zero) the executor with the

@@ -908,6 +908,14 @@ int fs_coll_topo_route_relay(void *ctx, int src, int dst)
   return proxy;
 }
 
+int fs_coll_topo_route_fabric(void *ctx, FsChannelId ch)
+{
+  FsCollTopoNet *t = ctx;
+  const FsTopo *topo = fs_router_topo(t->router);
+  guint node = fs_topo_channel_dst(topo, ch);
+  return fs_topo_node(topo, node)->host < 0 ? (int)node : -1;
+}
+
 int fs_coll_topo_route_rail(void *ctx, int dst)
 {
   FsCollTopoNet *t = ctx;

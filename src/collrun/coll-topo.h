@@ -126,6 +126,9 @@ int fs_coll_topo_route_relay(void *ctx, int src, int dst);
  * of dst's nearest NIC (its receiving NIC, net/route.h). */
 int fs_coll_topo_route_rail(void *ctx, int dst);
 
+/* FsCollRouteFabricFn over an FsCollTopoNet (ctx, a2a.h). */
+int fs_coll_topo_route_fabric(void *ctx, FsChannelId ch);
+
 /* FsCollRouteOnceFn over an FsCollTopoNet (ctx, a2a.h): fs_router_route_once
  * with key 0 (a reducing switch: its one path, always fixed). */
 gboolean fs_coll_topo_route_once(void *ctx, int src, int dst, GArray *weights, GArray *hops,

@@ -390,6 +390,7 @@ static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint poin
     sw.alone.route_relay = fs_coll_topo_route_relay;
     sw.alone.route_once = fs_coll_topo_route_once;
     sw.alone.route_rail = fs_coll_topo_route_rail;
+    sw.alone.route_fabric = fs_coll_topo_route_fabric;
     sw.alone.exec = FS_COLL_EXEC_AUTO;
   }
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));

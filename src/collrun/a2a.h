@@ -104,6 +104,12 @@ double fs_coll_a2a_transfers(const FsComm *comm, const FsCollRequest *req);
  * (fs_coll_a2a_transfers), where the model was measured against the step
  * runs (a2a.h) and the step run costs seconds. */
 #define FS_COLL_A2A_AUTO_TRANSFERS (1u << 18)
+/* Under --exec steps the load model stands in for the step run from this
+ * many transfers (a shortcut exact where measured, like the step engine's
+ * others, alone.h): the step run of 2^22 transfers holds them all at
+ * once, about 1.7 GiB (4,096 DGX H100 GPUs: 16.7 M, out of memory after
+ * 12.7 s under a 4 GB limit, though just under the plan-step guard). */
+#define FS_COLL_A2A_STEPS_TRANSFERS (1u << 22)
 gboolean fs_coll_a2a_pick(const FsComm *comm, const FsCollRequest *req);
 
 /* Times req (fs_coll_a2a_applies; nbytes as fs_coll_cost) alone on net

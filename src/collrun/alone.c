@@ -435,16 +435,18 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
     stats = &local;
   *stats = (FsCollAloneStats){.width = 1};
   /* An alltoall across hosts: the load model (a2a.h) where --exec streams
-   * asks for a model, where auto picks it, or where the step plan would pass
-   * the plan-step guard (its n(n-1) x channels transfers); it may decline
-   * (routes it cannot decompose), and then the steps run. */
+   * asks for a model, where auto picks it, or, under steps, from
+   * FS_COLL_A2A_STEPS_TRANSFERS transfers (n(n-1) x channels) or past the
+   * plan-step guard; it may decline (routes it cannot decompose), and then
+   * the steps run. */
+  double a2a_n = fs_coll_a2a_transfers(comm, req);
   if (!opts->exact && opts->route_relay != NULL && opts->route_once != NULL &&
       opts->route_rail != NULL &&
       fs_coll_a2a_applies(comm, choice, req) &&
       (opts->exec == FS_COLL_EXEC_STREAMS ||
        (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_a2a_pick(comm, req)) ||
-       fs_coll_a2a_transfers(comm, req) > (double)(req->max_steps ? req->max_steps
-                                                                  : fs_coll_plan_max_steps()))) {
+       a2a_n >= (double)FS_COLL_A2A_STEPS_TRANSFERS ||
+       a2a_n > (double)(req->max_steps ? req->max_steps : fs_coll_plan_max_steps()))) {
     FsCollA2aRoutes r = {opts->route_relay, opts->route_once, opts->route_rail,
                          opts->route_fabric, opts->route_ctx};
     gboolean timed;

@@ -630,7 +630,8 @@ END_TEST
  * choice is made, the model times it), 4 DGX H100 on two leaves per rail
  * (routes through the spines); 1 and 32 MiB.  Each is also timed without
  * the aggregation by first fabric switch (route_fabric NULL: per source
- * host), to the picosecond the same.  Bounded by
+ * host), and with a memo shared by the sizes (a sweep's), to the
+ * picosecond the same.  Bounded by
  * STREAMS_TOL (measured: 0.000 % on the InfiniBand and RoCE cases,
  * -0.132 % and -0.090 % on the NVL72 at 1 and 32 MiB, its latency; the
  * deviations at 2-128 nodes are in tests/bench/RESULTS.md, branch a2a19). */
@@ -652,6 +653,8 @@ START_TEST(test_alltoall_load_model)
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     Sys s;
     fs_test_coll_open(&s, cases[i].file, cases[i].define, cases[i].gpus, FS_NET_MAXMIN);
+    /* The sizes share a memo (a sweep's): each must time as alone. */
+    g_autoptr(FsCollAloneMemo) memo = fs_coll_alone_memo_new();
     for (uint64_t size = 1u << 20; size <= 32u << 20; size *= 32) {
       FsCollChoice ch;
       FsCollRequest req;
@@ -681,6 +684,13 @@ START_TEST(test_alltoall_load_model)
                                    fs_coll_topo_xfer, s.tnet, &o, &st2, &err));
       fs_assert_no_error(err);
       ck_assert_int_eq(st2.time, st.time);
+      o.route_fabric = fs_coll_topo_route_fabric;
+      o.memo = memo;
+      ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
+                                   fs_coll_topo_xfer, s.tnet, &o, &st2, &err));
+      fs_assert_no_error(err);
+      ck_assert_int_eq(st2.time, st.time);
+      o.memo = NULL;
       if (timed) {
         /* Under steps, past the plan-step guard (lowered here), the load
          * model stands in (alone.c); under it, the steps run. */

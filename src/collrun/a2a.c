@@ -549,28 +549,47 @@ static gboolean sum_by_switch(Sums *s, const FsComm *comm, const int *rail, guin
   return good;
 }
 
-/* See a2a.h.  The loads come from sum_by_switch (else sum_host over every
- * host), after check_relays on the first two; the time is the executor's base latency,
- * then T_bw = max(busiest channel's load / capacity, one transfer's wire
- * bytes / its rate cap), then the slowest path's latency and the step
- * latency of its class (inside a host or across hosts). */
-gboolean fs_coll_a2a_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys,
-                                const FsComm *comm, uint64_t nbytes, const FsCollChoice *choice,
-                                const FsCollRequest *req, FsFlowNet *net,
-                                const FsCollA2aRoutes *routes, gboolean *timed, FsTime *elapsed,
-                                GError **error)
+/* The loads of one communicator on one network, per wire byte of a
+ * block: the busiest channel's seconds per byte and the slowest paths'
+ * latencies (ps), or declined. */
+typedef struct {
+  const FsComm *comm;
+  const FsFlowNet *net;
+  void *ctx;
+  gboolean declined;
+  double per_byte, lat_intra, lat_inter;
+} Loads;
+
+struct FsCollA2aMemo {
+  GArray *loads; /* Loads */
+};
+
+FsCollA2aMemo *fs_coll_a2a_memo_new(void)
 {
-  *timed = FALSE;
-  g_return_val_if_fail(fs_coll_a2a_applies(comm, choice, req), FALSE);
-  if (routes == NULL || routes->relay == NULL || routes->once == NULL || routes->rail == NULL)
-    return TRUE;
-  FsCollExecParams ep;
-  /* Every transfer of the plan starts at once: a latency depth of one. */
-  fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice, 1, &ep);
+  FsCollA2aMemo *m = g_new0(FsCollA2aMemo, 1);
+  m->loads = g_array_new(FALSE, FALSE, sizeof(Loads));
+  return m;
+}
+
+void fs_coll_a2a_memo_free(FsCollA2aMemo *m)
+{
+  if (m == NULL)
+    return;
+  g_array_unref(m->loads);
+  g_free(m);
+}
+
+/* Sums the loads of comm's sends per wire byte of a block into *out
+ * (a2a.h: check_relays on the first two hosts, then sum_by_switch, else
+ * sum_host over every host); out->declined where the decomposition does
+ * not hold or a route is keyed.  FALSE with error when a pair has no
+ * route. */
+static gboolean sum_loads(const FsComm *comm, const FsFlowNet *net, const FsCollA2aRoutes *routes,
+                          Loads *out, GError **error)
+{
   guint nc = fs_flownet_n_channels(net);
-  double payload = ep.payload > 0 ? ep.payload : 1.0;
   g_autofree double *load = g_new0(double, nc);
-  Sums s = {net, routes, (double)req->bytes / payload, load,
+  Sums s = {net, routes, 1.0, load,
             g_array_new(FALSE, FALSE, sizeof(double)), g_array_new(FALSE, FALSE, sizeof(FsChannelId)),
             FALSE};
   g_autoptr(GArray) heads = g_array_new(FALSE, FALSE, sizeof(Head));
@@ -612,15 +631,54 @@ gboolean fs_coll_a2a_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys,
   }
   g_array_unref(s.w);
   g_array_unref(s.h);
-  if (!ok || !same || s.keyed)
-    return ok;
-  /* The busiest channel, and the longest transfer at its rate cap. */
-  double t_bw = 0;
-  for (guint c = 0; c < nc; c++) {
+  *out = (Loads){comm, net, routes->ctx, !same || s.keyed, 0, lat_intra, lat_inter};
+  /* The busiest channel, per wire byte of a block. */
+  for (guint c = 0; ok && c < nc; c++) {
     double cap = fs_flownet_channel_capacity(net, c);
     if (load[c] > 0 && cap > 0)
-      t_bw = MAX(t_bw, load[c] / cap);
+      out->per_byte = MAX(out->per_byte, load[c] / cap);
   }
+  return ok;
+}
+
+/* See a2a.h.  The loads come from the memo or sum_loads; the time is the
+ * executor's base latency, then T_bw = max(busiest channel's load /
+ * capacity, one transfer's wire bytes / its rate cap), then the slowest
+ * path's latency and the step latency of its class (inside a host or
+ * across hosts). */
+gboolean fs_coll_a2a_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys,
+                                const FsComm *comm, uint64_t nbytes, const FsCollChoice *choice,
+                                const FsCollRequest *req, FsFlowNet *net,
+                                const FsCollA2aRoutes *routes, FsCollA2aMemo *memo,
+                                gboolean *timed, FsTime *elapsed, GError **error)
+{
+  *timed = FALSE;
+  g_return_val_if_fail(fs_coll_a2a_applies(comm, choice, req), FALSE);
+  if (routes == NULL || routes->relay == NULL || routes->once == NULL || routes->rail == NULL)
+    return TRUE;
+  FsCollExecParams ep;
+  /* Every transfer of the plan starts at once: a latency depth of one. */
+  fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice, 1, &ep);
+  double payload = ep.payload > 0 ? ep.payload : 1.0;
+  Loads ld, *found = NULL;
+  for (guint i = 0; memo != NULL && i < memo->loads->len && found == NULL; i++) {
+    Loads *e = &g_array_index(memo->loads, Loads, i);
+    if (e->comm == comm && e->net == net && e->ctx == routes->ctx)
+      found = e;
+  }
+  if (found != NULL) {
+    ld = *found;
+  } else {
+    if (!sum_loads(comm, net, routes, &ld, error))
+      return FALSE;
+    if (memo != NULL)
+      g_array_append_val(memo->loads, ld);
+  }
+  if (ld.declined)
+    return TRUE;
+  double lat_intra = ld.lat_intra, lat_inter = ld.lat_inter;
+  double t_bw = ld.per_byte * ((double)req->bytes / payload);
+  /* The longest transfer at its rate cap. */
   double cap_inter = ep.rate_cap_inter > 0 ? ep.rate_cap_inter : INFINITY;
   if (ep.rate_cap > 0)
     cap_inter = MIN(cap_inter, ep.rate_cap);

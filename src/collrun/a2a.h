@@ -112,17 +112,30 @@ double fs_coll_a2a_transfers(const FsComm *comm, const FsCollRequest *req);
 #define FS_COLL_A2A_STEPS_TRANSFERS (1u << 22)
 gboolean fs_coll_a2a_pick(const FsComm *comm, const FsCollRequest *req);
 
+/* What the sizes of a sweep share: per communicator, network and route
+ * context, the figures of its loads per wire byte of a block (the busiest
+ * channel's seconds per byte, the slowest paths' latencies), or that the
+ * model declined.  The loads are summed per wire byte whether or not a
+ * memo is used, so that a size gives the same time alone and in a sweep.
+ * Borrows the communicators and networks, which must outlive it. */
+typedef struct FsCollA2aMemo FsCollA2aMemo;
+FsCollA2aMemo *fs_coll_a2a_memo_new(void);
+void fs_coll_a2a_memo_free(FsCollA2aMemo *memo);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollA2aMemo, fs_coll_a2a_memo_free)
+
 /* Times req (fs_coll_a2a_applies; nbytes as fs_coll_cost) alone on net
  * from now: the executor's base latency, the busiest link's load over its
  * capacity (or a transfer's wire bytes over its rate cap, whichever is
  * longer), the slowest path's latency and the step latency into the
- * caller's buffer; the simulation advances by it.  *timed FALSE (and the
- * clock unchanged) when the model declines (above).  FALSE with error
- * when a pair has no route. */
+ * caller's buffer; the simulation advances by it.  memo (may be NULL):
+ * the loads of an earlier size of the same communicator, network and
+ * routes, or where this size's go.  *timed FALSE (and the clock
+ * unchanged) when the model declines (above).  FALSE with error when a
+ * pair has no route. */
 gboolean fs_coll_a2a_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys,
                                 const FsComm *comm, uint64_t nbytes, const FsCollChoice *choice,
                                 const FsCollRequest *req, FsFlowNet *net,
-                                const FsCollA2aRoutes *routes, gboolean *timed, FsTime *elapsed,
-                                GError **error);
+                                const FsCollA2aRoutes *routes, FsCollA2aMemo *memo,
+                                gboolean *timed, FsTime *elapsed, GError **error);
 
 G_END_DECLS

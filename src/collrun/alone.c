@@ -24,6 +24,7 @@ typedef struct {
 struct FsCollAloneMemo {
   GArray *rails; /* RailsEntry (a sweep stores a few) */
   FsCollStreamsMemo *streams; /* the stream models' (streams.h); made at first use */
+  FsCollA2aMemo *a2a;          /* the alltoall load model's (a2a.h); made at first use */
 };
 
 FsCollAloneMemo *fs_coll_alone_memo_new(void)
@@ -41,6 +42,7 @@ void fs_coll_alone_memo_free(FsCollAloneMemo *m)
     fs_coll_rails_free(g_array_index(m->rails, RailsEntry, i).rails);
   g_array_unref(m->rails);
   fs_coll_streams_memo_free(m->streams);
+  fs_coll_a2a_memo_free(m->a2a);
   g_free(m);
 }
 
@@ -449,9 +451,12 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
        a2a_n > (double)(req->max_steps ? req->max_steps : fs_coll_plan_max_steps()))) {
     FsCollA2aRoutes r = {opts->route_relay, opts->route_once, opts->route_rail,
                          opts->route_fabric, opts->route_ctx};
+    if (opts->memo != NULL && opts->memo->a2a == NULL)
+      opts->memo->a2a = fs_coll_a2a_memo_new();
     gboolean timed;
-    if (!fs_coll_a2a_time_alone(p, sys, comm, nbytes, choice, req, net, &r, &timed, &stats->time,
-                                error))
+    if (!fs_coll_a2a_time_alone(p, sys, comm, nbytes, choice, req, net, &r,
+                                opts->memo != NULL ? opts->memo->a2a : NULL, &timed,
+                                &stats->time, error))
       return FALSE;
     if (timed) {
       stats->streams = TRUE;

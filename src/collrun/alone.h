@@ -130,8 +130,8 @@
 G_BEGIN_DECLS
 
 /* What the sizes of a sweep share: the rails of a communicator's NVLS
- * tree (rails.h) and the stream models' streams, routes and skeletons
- * (streams.h).  No time is reused: each size runs as it would alone.
+ * tree (rails.h), the stream models' streams, routes and skeletons
+ * (streams.h) and the alltoall load model's loads (a2a.h).  No time is reused: each size runs as it would alone.
  * Owned by the caller; one per communicator and network (fs_coll_bench
  * makes one per sweep). */
 typedef struct FsCollAloneMemo FsCollAloneMemo;

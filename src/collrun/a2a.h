@@ -45,9 +45,10 @@
  * steps.
  *
  * Ownership: borrows everything.  Errors: FS_NET_ERROR_NO_ROUTE (a pair
- * without a route).  Cost: O(n × leaves + H × L) route look-ups (without
+ * without a route).  Cost: O(n × (leaves + L)) route look-ups (without
  * the switch aggregation O(n² / L)), O(n × rails) relay look-ups, O(n × H)
- * additions; memory O(channels of the network + GPUs × rails).
+ * additions, once per communicator with a memo (below); memory O(channels
+ * of the network + GPUs × rails).
  */
 #pragma once
 

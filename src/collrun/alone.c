@@ -24,6 +24,7 @@ typedef struct {
 struct FsCollAloneMemo {
   GArray *rails; /* RailsEntry (a sweep stores a few) */
   FsCollStreamsMemo *streams; /* the stream models' (streams.h); made at first use */
+  FsCollA2aMemo *a2a;          /* the alltoall load model's (a2a.h); made at first use */
 };
 
 FsCollAloneMemo *fs_coll_alone_memo_new(void)
@@ -41,6 +42,7 @@ void fs_coll_alone_memo_free(FsCollAloneMemo *m)
     fs_coll_rails_free(g_array_index(m->rails, RailsEntry, i).rails);
   g_array_unref(m->rails);
   fs_coll_streams_memo_free(m->streams);
+  fs_coll_a2a_memo_free(m->a2a);
   g_free(m);
 }
 
@@ -459,6 +461,34 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   if (stats == NULL)
     stats = &local;
   *stats = (FsCollAloneStats){.width = 1};
+  /* An alltoall across hosts: the load model (a2a.h) where --exec streams
+   * asks for a model, where auto picks it, or, under steps, from
+   * FS_COLL_A2A_STEPS_TRANSFERS transfers (n(n-1) x channels) or past the
+   * plan-step guard; it may decline (routes it cannot decompose), and then
+   * the steps run. */
+  double a2a_n = fs_coll_a2a_transfers(comm, req);
+  if (!opts->exact && opts->route_relay != NULL && opts->route_once != NULL &&
+      opts->route_rail != NULL &&
+      fs_coll_a2a_applies(comm, choice, req) &&
+      (opts->exec == FS_COLL_EXEC_STREAMS ||
+       (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_a2a_pick(comm, req)) ||
+       a2a_n >= (double)FS_COLL_A2A_STEPS_TRANSFERS ||
+       a2a_n > (double)(req->max_steps ? req->max_steps : fs_coll_plan_max_steps()))) {
+    FsCollA2aRoutes r = {opts->route_relay, opts->route_once, opts->route_rail,
+                         opts->route_fabric, opts->route_ctx};
+    if (opts->memo != NULL && opts->memo->a2a == NULL)
+      opts->memo->a2a = fs_coll_a2a_memo_new();
+    gboolean timed;
+    if (!fs_coll_a2a_time_alone(p, sys, comm, nbytes, choice, req, net, &r,
+                                opts->memo != NULL ? opts->memo->a2a : NULL, &timed,
+                                &stats->time, error))
+      return FALSE;
+    if (timed) {
+      stats->streams = TRUE;
+      stats->runs = 1;
+      return TRUE;
+    }
+  }
   if (!opts->exact && opts->route_paths != NULL &&
       (opts->exec == FS_COLL_EXEC_STREAMS ||
        (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_exec_pick_streams(comm, choice->algo, req))))

@@ -138,6 +138,7 @@
 #include <glib.h>
 
 #include "coll/tuner.h"
+#include "collrun/a2a.h"
 #include "collrun/dedup.h"
 #include "collrun/exec.h"
 #include "collrun/streams.h"
@@ -145,8 +146,8 @@
 G_BEGIN_DECLS
 
 /* What the sizes of a sweep share: the rails of a communicator's NVLS
- * tree (rails.h) and the stream models' streams, routes and skeletons
- * (streams.h).  No time is reused: each size runs as it would alone.
+ * tree (rails.h), the stream models' streams, routes and skeletons
+ * (streams.h) and the alltoall load model's loads (a2a.h).  No time is reused: each size runs as it would alone.
  * Owned by the caller; one per communicator and network (fs_coll_bench
  * makes one per sweep). */
 typedef struct FsCollAloneMemo FsCollAloneMemo;
@@ -173,7 +174,11 @@ typedef struct {
   FsCollRouteFixedFn planes_free; /* with plane_bundles: TRUE when a transfer between two nodes
                                      leaves the bundled planes to bundled transfers
                                      (fs_coll_topo_planes_free); NULL: not asked */
-  void *route_ctx;                /* of all four */
+  FsCollRouteRelayFn route_relay; /* the load model of an alltoall needs the first three */
+  FsCollRouteOnceFn route_once;   /* (a2a.h; fs_coll_topo_route_relay, _once, _rail); NULL: */
+  FsCollRouteRailFn route_rail;   /* the steps; route_fabric (fs_coll_topo_route_fabric) */
+  FsCollRouteFabricFn route_fabric; /* routes once per fabric switch; NULL: per source host */
+  void *route_ctx;                /* of all nine */
   guint min_steps;                /* K to start step extrapolation from; 0 = 4 */
   gboolean period_off;            /* TRUE: no periodic step extrapolation (period 1 only) */
   /* The execution model (streams.h): STEPS (zero) the executor with the

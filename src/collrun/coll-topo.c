@@ -687,6 +687,7 @@ struct FsCollTopoNet {
    * not the topology's size. */
   int *via;
   guint *queue;
+  FsRoute once; /* fs_coll_topo_route_once's route, reused over its n² calls */
 };
 
 FsCollTopoNet *fs_coll_topo_net_new(FsRouter *router)
@@ -695,6 +696,7 @@ FsCollTopoNet *fs_coll_topo_net_new(FsRouter *router)
   t->router = router;
   t->paths = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
   t->fixed = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, NULL);
+  fs_route_init(&t->once);
   return t;
 }
 
@@ -706,6 +708,7 @@ void fs_coll_topo_net_free(FsCollTopoNet *t)
   g_hash_table_destroy(t->fixed);
   g_free(t->via);
   g_free(t->queue);
+  fs_route_clear(&t->once);
   g_free(t);
 }
 
@@ -923,6 +926,48 @@ gboolean fs_coll_topo_planes_free(void *ctx, int src, int dst)
   const GArray *path = switch_path(t, src, dst, NULL);
   return path != NULL &&
          !fs_router_plane_pinned_path(t->router, (const FsChannelId *)(void *)path->data, path->len);
+}
+
+int fs_coll_topo_route_relay(void *ctx, int src, int dst)
+{
+  FsCollTopoNet *t = ctx;
+  int ns, nd, proxy;
+  if (src < 0 || dst < 0 || !fs_router_net_nics(t->router, (guint)src, (guint)dst, &ns, &nd, &proxy))
+    return -1;
+  return proxy;
+}
+
+int fs_coll_topo_route_fabric(void *ctx, FsChannelId ch)
+{
+  FsCollTopoNet *t = ctx;
+  const FsTopo *topo = fs_router_topo(t->router);
+  guint node = fs_topo_channel_dst(topo, ch);
+  return fs_topo_node(topo, node)->host < 0 ? (int)node : -1;
+}
+
+int fs_coll_topo_route_rail(void *ctx, int dst)
+{
+  FsCollTopoNet *t = ctx;
+  int nd = dst >= 0 ? fs_router_nearest_nic(t->router, (guint)dst) : -1;
+  return nd < 0 ? -1 : fs_topo_node(fs_router_topo(t->router), (guint)nd)->local;
+}
+
+gboolean fs_coll_topo_route_once(void *ctx, int src, int dst, GArray *weights, GArray *hops,
+                                 gboolean *fixed)
+{
+  FsCollTopoNet *t = ctx;
+  *fixed = TRUE;
+  if (to_switch(fs_router_topo(t->router), src, dst))
+    return fs_coll_topo_route_paths(ctx, src, dst, 0, weights, hops);
+  FsRoute *route = &t->once;
+  gboolean ok = fs_router_route_once(t->router, (guint)src, (guint)dst, 0, route, NULL);
+  *fixed = fs_router_last_choices(t->router) == 0;
+  for (guint i = 0; ok && i < route->n_paths; i++) {
+    guint len;
+    const FsChannelId *path = fs_route_path(route, i, &len);
+    append_hops(weights, hops, g_array_index(route->weights, double, i), path, len);
+  }
+  return ok;
 }
 
 gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)

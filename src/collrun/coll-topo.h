@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "coll/tuner.h"
+#include "collrun/a2a.h"
 #include "collrun/exec.h"
 #include "net/route.h"
 #include "topo/topo.h"
@@ -128,5 +129,20 @@ double fs_coll_p2p_send_cap(const FsNcclParams *p, FsRouter *router, int src, in
  * fs_coll_topo_xfer sends it (a reducing switch: its one path). */
 gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GArray *weights,
                                   GArray *hops);
+
+/* FsCollRouteRelayFn over an FsCollTopoNet (ctx, a2a.h): the GPU whose NIC
+ * sends from GPU node src to GPU node dst (fs_router_net_nics' proxy). */
+int fs_coll_topo_route_relay(void *ctx, int src, int dst);
+/* FsCollRouteRailFn over an FsCollTopoNet (ctx, a2a.h): the local index
+ * of dst's nearest NIC (its receiving NIC, net/route.h). */
+int fs_coll_topo_route_rail(void *ctx, int dst);
+
+/* FsCollRouteFabricFn over an FsCollTopoNet (ctx, a2a.h). */
+int fs_coll_topo_route_fabric(void *ctx, FsChannelId ch);
+
+/* FsCollRouteOnceFn over an FsCollTopoNet (ctx, a2a.h): fs_router_route_once
+ * with key 0 (a reducing switch: its one path, always fixed). */
+gboolean fs_coll_topo_route_once(void *ctx, int src, int dst, GArray *weights, GArray *hops,
+                                 gboolean *fixed);
 
 G_END_DECLS

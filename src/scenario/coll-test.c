@@ -311,6 +311,10 @@ FsCollTest *fs_coll_test_new(const FsScenario *sc, const FsCollSelection *sel, c
   r->sweep.alone.route_paths = fs_coll_topo_route_paths;
   r->sweep.alone.plane_bundles = fs_coll_topo_plane_bundles;
   r->sweep.alone.planes_free = fs_coll_topo_planes_free;
+  r->sweep.alone.route_relay = fs_coll_topo_route_relay;
+  r->sweep.alone.route_once = fs_coll_topo_route_once;
+  r->sweep.alone.route_rail = fs_coll_topo_route_rail;
+  r->sweep.alone.route_fabric = fs_coll_topo_route_fabric;
   r->sweep.alone.route_ctx = r->world->tnet;
   guint n_skipped = 0;
   for (guint o = 0; o < sel->n_ops; o++) {

@@ -279,6 +279,10 @@ static gboolean nccl_predict(void *ctx, const FsValTable *t, guint row, const ch
                               .route_paths = fs_coll_topo_route_paths,
                               .plane_bundles = fs_coll_topo_plane_bundles,
                               .planes_free = fs_coll_topo_planes_free,
+                              .route_relay = fs_coll_topo_route_relay,
+                              .route_once = fs_coll_topo_route_once,
+                              .route_rail = fs_coll_topo_route_rail,
+                              .route_fabric = fs_coll_topo_route_fabric,
                               .route_ctx = s->world->tnet, .memo = s->memo,
                               .exec = FS_COLL_EXEC_AUTO}};
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));

@@ -56,7 +56,11 @@ static gboolean predict(void *ctx, const double *p, const uint64_t *sizes, guint
                       .alone = {.route_fixed = fs_coll_topo_route_fixed,
                                 .route_paths = fs_coll_topo_route_paths,
                                 .plane_bundles = fs_coll_topo_plane_bundles,
-                                .planes_free = fs_coll_topo_planes_free, .route_ctx = w->tnet,
+                                .planes_free = fs_coll_topo_planes_free,
+                                .route_relay = fs_coll_topo_route_relay,
+                                .route_once = fs_coll_topo_route_once,
+                                .route_rail = fs_coll_topo_route_rail,
+                                .route_fabric = fs_coll_topo_route_fabric, .route_ctx = w->tnet,
                                 .exec = FS_COLL_EXEC_AUTO}};
     sw.prefs = *prefs;
     g_array_set_size(rows, 0);

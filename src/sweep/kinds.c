@@ -389,6 +389,10 @@ static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint poin
    * keeps its step runs, whose shares route_paths would change (alone.h). */
   if (model == FS_NET_MAXMIN) {
     sw.alone.route_paths = fs_coll_topo_route_paths;
+    sw.alone.route_relay = fs_coll_topo_route_relay;
+    sw.alone.route_once = fs_coll_topo_route_once;
+    sw.alone.route_rail = fs_coll_topo_route_rail;
+    sw.alone.route_fabric = fs_coll_topo_route_fabric;
     sw.alone.exec = FS_COLL_EXEC_AUTO;
   }
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));

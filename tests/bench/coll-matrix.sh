@@ -23,7 +23,7 @@ cap=60
 size=16G
 nodes_list="1 2 8 64"
 templates="dgx-h100 hgx-b200"
-ops="all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv"
+ops="all_reduce all_gather reduce_scatter broadcast reduce alltoall gather scatter sendrecv"
 algos="default ring tree nvls nvls_tree collnet_direct collnet_chain pat"
 while getopts b:c:s:n:N:o:a: o; do
   case $o in

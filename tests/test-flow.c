@@ -617,6 +617,118 @@ START_TEST(test_flow_incremental_equals_global)
 }
 END_TEST
 
+/* A run of capped flows, most of them at their caps, for the fill's
+ * shortcut (fill.c): starts on a coarse grid of times (so that many share
+ * a recomputation), copies, a channel twice in a path now and then, and a
+ * new flow started from each drained callback while the budget lasts. */
+typedef struct {
+  FsFlowNet *net;
+  FsRng rng;
+  guint n_chans, started, budget;
+  FsFlowInfo info[1024];
+  FsFlowId id[1024];
+} CapRun;
+
+static void cap_run_done(void *ctx, const FsFlowInfo *info)
+{
+  CapRun *r = ctx;
+  r->info[info->src] = *info;
+}
+
+static void cap_run_drained(void *ctx, const FsFlowInfo *info);
+
+/* Starts flow number r->started at `start` on a random path. */
+static void cap_run_start(CapRun *r, FsTime start)
+{
+  FsChannelId path[6];
+  guint len = 1 + (guint)fs_rng_below(&r->rng, 4);
+  for (guint h = 0; h < len; h++)
+    path[h] = (FsChannelId)fs_rng_below(&r->rng, r->n_chans);
+  if (fs_rng_below(&r->rng, 10) == 0)
+    path[len++] = path[0]; /* a channel twice: it counts twice */
+  /* Caps near the channels' shares (12.5-100 GB/s), so that some fills end
+   * at the caps and others meet a full channel part way. */
+  double cap = fs_rng_below(&r->rng, 8) == 0 ? 0 : (double)(2 + fs_rng_below(&r->rng, 40)) * 1e9;
+  FsFlowSpec spec = {
+    .src = (int)r->started, .dst = 0, .path = path, .path_len = len,
+    .bytes = 1 + fs_rng_below(&r->rng, 8 * MB), .rate_cap = cap,
+    .copies = fs_rng_below(&r->rng, 4) == 0 ? 1 + (guint)fs_rng_below(&r->rng, 3) : 1,
+    .start = start, .done = cap_run_done, .drained = cap_run_drained, .ctx = r,
+  };
+  r->id[r->started] = fs_flownet_start(r->net, &spec);
+  ck_assert(r->id[r->started] != FS_FLOW_NONE);
+  r->started++;
+}
+
+static void cap_run_drained(void *ctx, const FsFlowInfo *info)
+{
+  (void)info;
+  CapRun *r = ctx;
+  if (r->started < r->budget)
+    cap_run_start(r, fs_sim_now(fs_flownet_sim(r->net)));
+}
+
+/* Runs seed's flows with the shortcut on or off; the channels' counters
+ * go to chan (volume, busy, bytes per channel) and the network's to st. */
+static void cap_run(CapRun *r, uint64_t seed, gboolean shortcut, FsChannelStats *chan,
+                    FsFlowNetStats *st)
+{
+  g_autoptr(FsSim) sim = fs_sim_new();
+  g_autoptr(FsFlowNet) net = fs_flownet_new(sim, FS_NET_MAXMIN);
+  fs_flownet_set_fill_shortcut(net, shortcut);
+  fs_flownet_set_check(net, seed <= 2);
+  memset(r, 0, sizeof *r);
+  r->net = net;
+  fs_rng_init(&r->rng, seed, 11);
+  r->n_chans = 6 + (guint)fs_rng_below(&r->rng, 20);
+  r->budget = 600;
+  for (guint c = 0; c < r->n_chans; c++)
+    fs_flownet_add_channel(net, (double)(1 + fs_rng_below(&r->rng, 8)) * 12.5e9,
+                           (FsTime)fs_rng_below(&r->rng, 500) * FS_NS);
+  for (guint k = 0; k < 300; k++)
+    cap_run_start(r, (FsTime)fs_rng_below(&r->rng, 40) * FS_US);
+  run(sim);
+  assert_check(net);
+  for (guint c = 0; c < r->n_chans; c++)
+    fs_flownet_channel_stats(net, c, &chan[c]);
+  fs_flownet_stats(net, st);
+  r->net = NULL;
+}
+
+START_TEST(test_flow_fill_shortcut_is_exact)
+{
+  static CapRun on, off;
+  static FsChannelStats con[32], coff[32];
+  uint64_t skipped = 0;
+  for (uint64_t seed = 1; seed <= 30; seed++) {
+    FsFlowNetStats son, soff;
+    cap_run(&on, seed, TRUE, con, &son);
+    cap_run(&off, seed, FALSE, coff, &soff);
+    ck_assert_uint_eq(on.started, off.started);
+    for (guint f = 0; f < on.started; f++) {
+      const FsFlowInfo *a = &on.info[f], *b = &off.info[f];
+      ck_assert_msg(a->drained == b->drained && a->finish == b->finish,
+                    "seed %" G_GUINT64_FORMAT " flow %u: drained %" G_GINT64_FORMAT
+                    " against %" G_GINT64_FORMAT " without the shortcut", seed, f, a->drained,
+                    b->drained);
+      ck_assert(a->mean_rate == b->mean_rate);
+      ck_assert_int_eq(a->bottleneck, b->bottleneck);
+    }
+    for (guint c = 0; c < on.n_chans; c++) {
+      ck_assert(con[c].volume == coff[c].volume);
+      ck_assert_int_eq(con[c].busy, coff[c].busy);
+      ck_assert_uint_eq(con[c].bytes, coff[c].bytes);
+    }
+    ck_assert_uint_eq(son.recomputations, soff.recomputations);
+    ck_assert_uint_eq(son.recomputed_flows, soff.recomputed_flows);
+    ck_assert_uint_eq(son.rate_changes, soff.rate_changes);
+    ck_assert_uint_eq(soff.shares_skipped, 0);
+    skipped += son.shares_skipped;
+  }
+  ck_assert_uint_gt(skipped, 0); /* the shortcut was taken */
+}
+END_TEST
+
 START_TEST(test_flow_deterministic)
 {
   static Scenario sc;
@@ -956,6 +1068,7 @@ int main(void)
   FS_ADD_TEST(s, test_flow_drained_copies);
   FS_ADD_TEST(s, test_flow_recomputes_only_the_component);
   FS_ADD_TEST(s, test_flow_incremental_equals_global);
+  FS_ADD_TEST(s, test_flow_fill_shortcut_is_exact);
   FS_ADD_TEST(s, test_flow_deterministic);
   FS_ADD_TEST(s, test_flow_conservation_invariant);
   FS_ADD_TEST(s, test_flow_analytic_equals_maxmin_without_sharing);

@@ -39,6 +39,12 @@
  * every rate positive.  Results agree with a full recomputation to rounding
  * (1e-12 relative tolerances in expand()).
  *
+ * Where every flow of A has a cap (NCCL's LL128 and LL chunks) the fill
+ * ends with the last cap, so a channel whose share is above A's highest
+ * cap cannot pop: it stays out of the heap until a freeze brings its share
+ * down (fill_top).  The pops, levels and sums are the same, to the bit;
+ * fs_flownet_set_fill_shortcut turns it off (tests/test-flow.c compares).
+ *
  * Cost: O(R * E_A log E_A) for E_A flow-channel incidences of A and R fill
  * rounds (usually 1-3), plus a scan of the flows on A's channels; the
  * scratch arrays are kept in the network and reused.
@@ -130,10 +136,17 @@ static FsFillEntry heap_pop(FsFlowNet *net)
   return top;
 }
 
+/* Sets channel ci's entry to its fair share, but for a share above
+ * net->fill_top where the channel has no entry yet: that one stays out of
+ * the heap (fill()). */
 static void push_share(FsFlowNet *net, uint32_t ci)
 {
   FsChan *c = &net->chans[ci];
   double share = (c->capacity - c->frozen_sum) / (double)c->unfrozen;
+  if (share > net->fill_top && !in_heap(net, ci)) {
+    net->stats.shares_skipped++;
+    return;
+  }
   heap_set(net, ci, share);
 }
 
@@ -284,6 +297,28 @@ static void collect_seeds(FsFlowNet *net)
 static void fill(FsFlowNet *net)
 {
   net->heap_n = 0;
+  /* The caps of A, sorted once: popped in order, merged with the heap. */
+  net->caps_n = 0;
+  if (net->caps_cap < net->comp_flows.n) {
+    net->caps_cap = MAX(2 * net->comp_flows.n, 64);
+    net->caps = g_renew(FsFillEntry, net->caps, net->caps_cap);
+    net->caps_tmp = g_renew(FsFillEntry, net->caps_tmp, net->caps_cap);
+  }
+  for (guint i = 0; i < net->comp_flows.n; i++) {
+    uint32_t s = net->comp_flows.v[i];
+    const FsFlow *f = &net->flows[s];
+    if (isfinite(f->cap))
+      net->caps[net->caps_n++] =
+        (FsFillEntry){f->copies == 1 ? f->cap : f->cap / f->copies, (FS_FILL_CAP << 32) | s};
+  }
+  sort_caps(net);
+  /* Every flow of A capped: the fill ends with the last cap, so a channel
+   * whose share is above the highest cap can never pop (a cap below it
+   * always comes first); it stays out of the heap (push_share) until a
+   * freeze brings its share down to fill_top. */
+  net->fill_top = INFINITY;
+  if (net->caps_n == net->comp_flows.n && net->caps_n > 0 && net->fill_shortcut)
+    net->fill_top = net->caps[net->caps_n - 1].level;
   for (guint i = 0; i < net->comp_chans.n; i++) {
     uint32_t ci = net->comp_chans.v[i];
     FsChan *c = &net->chans[ci];
@@ -309,21 +344,6 @@ static void fill(FsFlowNet *net)
     if (c->unfrozen > 0)
       push_share(net, ci);
   }
-  /* The caps of A, sorted once: popped in order, merged with the heap. */
-  net->caps_n = 0;
-  if (net->caps_cap < net->comp_flows.n) {
-    net->caps_cap = MAX(2 * net->comp_flows.n, 64);
-    net->caps = g_renew(FsFillEntry, net->caps, net->caps_cap);
-    net->caps_tmp = g_renew(FsFillEntry, net->caps_tmp, net->caps_cap);
-  }
-  for (guint i = 0; i < net->comp_flows.n; i++) {
-    uint32_t s = net->comp_flows.v[i];
-    const FsFlow *f = &net->flows[s];
-    if (isfinite(f->cap))
-      net->caps[net->caps_n++] =
-        (FsFillEntry){f->copies == 1 ? f->cap : f->cap / f->copies, (FS_FILL_CAP << 32) | s};
-  }
-  sort_caps(net);
   guint next_cap = 0;
   double level = 0;
   net->fill_left = net->comp_flows.n;

@@ -138,6 +138,10 @@ struct FsFlowNet {
   guint caps_n, caps_cap;
   uint32_t epoch, step;
   gboolean check, global;
+  gboolean fill_shortcut;        /* fill.c may leave channels out of its heap
+                                    (fs_flownet_set_fill_shortcut) */
+  double fill_top;               /* A's highest cap, INFINITY if a flow has none: a
+                                    share above it stays out of the heap (fill.c) */
   FsFlowNetStats stats;
   uint64_t hop_bytes;            /* sum over drained flows of bytes * hops */
   uint64_t barred_starts;        /* flows started over a barred channel (fs_flownet_channel_bar) */

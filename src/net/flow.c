@@ -41,6 +41,7 @@ FsFlowNet *fs_flownet_new(FsSim *sim, FsNetModel model)
   net->sim = sim;
   net->model = model;
   net->free_head = UINT32_MAX;
+  net->fill_shortcut = TRUE;
   const char *env = g_getenv("FS_NET_CHECK");
   net->check = env != NULL && env[0] != '\0' && strcmp(env, "0") != 0;
   return net;
@@ -565,6 +566,7 @@ uint64_t fs_flownet_barred_starts(const FsFlowNet *net)
 
 void fs_flownet_set_check(FsFlowNet *net, gboolean on) { net->check = on; }
 void fs_flownet_set_global_recompute(FsFlowNet *net, gboolean on) { net->global = on; }
+void fs_flownet_set_fill_shortcut(FsFlowNet *net, gboolean on) { net->fill_shortcut = on; }
 
 /* Max-min fairness, by its characterisation: every running flow is at its
  * cap or crosses a full channel on which no flow is faster per copy (1e-9

@@ -200,6 +200,8 @@ typedef struct {
   uint64_t recomputed_flows;   /* sum of their affected-set sizes */
   guint max_component;         /* largest affected set recomputed */
   uint64_t rate_changes;       /* flows whose rate a recomputation changed */
+  uint64_t shares_skipped;     /* channel shares kept out of a fill's heap (fill.c: above
+                                  every cap of an affected set whose flows all have one) */
 } FsFlowNetStats;
 
 /* Creates a network on sim (borrowed; must outlive the network). */
@@ -291,5 +293,10 @@ void fs_flownet_set_check(FsFlowNet *net, gboolean on);
 /* Testing aid: recompute ALL active flows at every change instead of the
  * affected components (the results must be identical). */
 void fs_flownet_set_global_recompute(FsFlowNet *net, gboolean on);
+/* Testing aid: turns off (or back on) the fill's shortcut where every
+ * affected flow has a cap: a channel whose share is above every cap stays
+ * out of the fill's heap (fill.c; on by default).  The rates, and so the
+ * times, must be identical to the bit either way. */
+void fs_flownet_set_fill_shortcut(FsFlowNet *net, gboolean on);
 
 G_END_DECLS

@@ -970,6 +970,21 @@ gboolean fs_coll_topo_route_once(void *ctx, int src, int dst, GArray *weights, G
   return ok;
 }
 
+void fs_coll_topo_alone_routes(FsCollAloneOpts *o, FsCollTopoNet *t, gboolean maxmin)
+{
+  o->route_fixed = fs_coll_topo_route_fixed;
+  o->plane_bundles = fs_coll_topo_plane_bundles;
+  o->planes_free = fs_coll_topo_planes_free;
+  o->route_ctx = t;
+  if (!maxmin)
+    return;
+  o->route_paths = fs_coll_topo_route_paths;
+  o->route_relay = fs_coll_topo_route_relay;
+  o->route_once = fs_coll_topo_route_once;
+  o->route_rail = fs_coll_topo_route_rail;
+  o->route_fabric = fs_coll_topo_route_fabric;
+}
+
 gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)
 {
   FsCollTopoNet *t = ctx;

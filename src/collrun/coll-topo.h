@@ -12,6 +12,7 @@
 
 #include "coll/tuner.h"
 #include "collrun/a2a.h"
+#include "collrun/alone.h"
 #include "collrun/exec.h"
 #include "net/route.h"
 #include "topo/topo.h"
@@ -107,6 +108,13 @@ gboolean fs_coll_topo_plane_bundles(void *ctx, gboolean on);
  * plane other than its own bundled one (fs_router_plane_pinned; for a
  * switch endpoint, its path), so that bundles hold for it. */
 gboolean fs_coll_topo_planes_free(void *ctx, int src, int dst);
+
+/* Sets the route callbacks of o to those of an FsCollTopoNet t (ctx):
+ * route_fixed and the plane bundles' two always; on the max-min model
+ * (maxmin) also route_paths and the alltoall load model's four, which give
+ * the stream model and the load model their routes (alone.h; the analytic
+ * model keeps its step runs).  Leaves o's other fields as they are. */
+void fs_coll_topo_alone_routes(FsCollAloneOpts *o, FsCollTopoNet *t, gboolean maxmin);
 
 /* FsCollRouteProfileFn over an FsCollTopoNet (ctx, dedup.h): the analytic
  * figures of the paths from node src to node dst (per path: its share of

@@ -307,15 +307,7 @@ FsCollTest *fs_coll_test_new(const FsScenario *sc, const FsCollSelection *sel, c
     return NULL;
   fs_coll_prefs_apply_sys(&r->sweep.prefs, &r->sys);
   r->rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
-  r->sweep.alone.route_fixed = fs_coll_topo_route_fixed;
-  r->sweep.alone.route_paths = fs_coll_topo_route_paths;
-  r->sweep.alone.plane_bundles = fs_coll_topo_plane_bundles;
-  r->sweep.alone.planes_free = fs_coll_topo_planes_free;
-  r->sweep.alone.route_relay = fs_coll_topo_route_relay;
-  r->sweep.alone.route_once = fs_coll_topo_route_once;
-  r->sweep.alone.route_rail = fs_coll_topo_route_rail;
-  r->sweep.alone.route_fabric = fs_coll_topo_route_fabric;
-  r->sweep.alone.route_ctx = r->world->tnet;
+  fs_coll_topo_alone_routes(&r->sweep.alone, r->world->tnet, TRUE);
   guint n_skipped = 0;
   for (guint o = 0; o < sel->n_ops; o++) {
     if (!run_op(r, np, o, error))

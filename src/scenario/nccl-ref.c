@@ -275,16 +275,8 @@ static gboolean nccl_predict(void *ctx, const FsValTable *t, guint row, const ch
   FsCollSweep sw = {.op = c->op, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
                     .min_bytes = *size, .max_bytes = *size, .step_bytes = 1,
                     .prefs = c->prefs, .launch = c->launch,
-                    .alone = {.route_fixed = fs_coll_topo_route_fixed,
-                              .route_paths = fs_coll_topo_route_paths,
-                              .plane_bundles = fs_coll_topo_plane_bundles,
-                              .planes_free = fs_coll_topo_planes_free,
-                              .route_relay = fs_coll_topo_route_relay,
-                              .route_once = fs_coll_topo_route_once,
-                              .route_rail = fs_coll_topo_route_rail,
-                              .route_fabric = fs_coll_topo_route_fabric,
-                              .route_ctx = s->world->tnet, .memo = s->memo,
-                              .exec = FS_COLL_EXEC_AUTO}};
+                    .alone = {.memo = s->memo, .exec = FS_COLL_EXEC_AUTO}};
+  fs_coll_topo_alone_routes(&sw.alone, s->world->tnet, TRUE);
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   if (!fs_coll_bench(c->np, &s->sys, s->comm, &sw, s->world->net, fs_coll_topo_xfer,
                      s->world->tnet, rows, error))

@@ -53,15 +53,8 @@ static gboolean predict(void *ctx, const double *p, const uint64_t *sizes, guint
   for (guint i = 0; i < n; i++) {
     FsCollSweep sw = {.op = s->op, .dtype = FS_COLL_DT_FLOAT, .redop = FS_COLL_REDOP_SUM,
                       .min_bytes = sizes[i], .max_bytes = sizes[i], .step_bytes = 1,
-                      .alone = {.route_fixed = fs_coll_topo_route_fixed,
-                                .route_paths = fs_coll_topo_route_paths,
-                                .plane_bundles = fs_coll_topo_plane_bundles,
-                                .planes_free = fs_coll_topo_planes_free,
-                                .route_relay = fs_coll_topo_route_relay,
-                                .route_once = fs_coll_topo_route_once,
-                                .route_rail = fs_coll_topo_route_rail,
-                                .route_fabric = fs_coll_topo_route_fabric, .route_ctx = w->tnet,
-                                .exec = FS_COLL_EXEC_AUTO}};
+                      .alone = {.exec = FS_COLL_EXEC_AUTO}};
+    fs_coll_topo_alone_routes(&sw.alone, w->tnet, TRUE);
     sw.prefs = *prefs;
     g_array_set_size(rows, 0);
     if (!fs_coll_bench(&np, &sys, comm, &sw, w->net, fs_coll_topo_xfer, w->tnet, rows, error))

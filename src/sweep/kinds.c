@@ -381,20 +381,11 @@ static gboolean coll_run(const FsSweepEnv *env, const FsSweepSpec *s, guint poin
   if (!fs_coll_sysinfo_from_topo(np, world->router, comm, &sys, error))
     return FALSE;
   fs_coll_prefs_apply_sys(&sw.prefs, &sys);
-  sw.alone.route_fixed = fs_coll_topo_route_fixed;
-  sw.alone.plane_bundles = fs_coll_topo_plane_bundles;
-  sw.alone.planes_free = fs_coll_topo_planes_free;
-  sw.alone.route_ctx = world->tnet;
   /* As `fabricsim coll`: auto on the max-min model.  The analytic model
    * keeps its step runs, whose shares route_paths would change (alone.h). */
-  if (model == FS_NET_MAXMIN) {
-    sw.alone.route_paths = fs_coll_topo_route_paths;
-    sw.alone.route_relay = fs_coll_topo_route_relay;
-    sw.alone.route_once = fs_coll_topo_route_once;
-    sw.alone.route_rail = fs_coll_topo_route_rail;
-    sw.alone.route_fabric = fs_coll_topo_route_fabric;
+  fs_coll_topo_alone_routes(&sw.alone, world->tnet, model == FS_NET_MAXMIN);
+  if (model == FS_NET_MAXMIN)
     sw.alone.exec = FS_COLL_EXEC_AUTO;
-  }
   g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FsNcclTestsRow));
   if (!fs_coll_bench(np, &sys, comm, &sw, world->net, fs_coll_topo_xfer, world->tnet, rows, error))
     return FALSE;

@@ -840,12 +840,9 @@ gboolean fs_opgraph_measure_coll(const FsOpEnv *env, const guint *gpus, guint n,
     return FALSE;
   /* Alone on the network: the shortcuts of alone.h apply (channel
    * folding, loop and step extrapolation, each checked as it runs). */
-  FsCollAloneOpts opts = { .route_fixed = fs_coll_topo_route_fixed,
-                           .route_profile = fs_coll_topo_route_profile,
-                           .route_paths = fs_coll_topo_route_paths,
-                           .plane_bundles = fs_coll_topo_plane_bundles,
-                           .planes_free = fs_coll_topo_planes_free, .route_ctx = env->tnet,
-                           .exec = env->exec };
+  FsCollAloneOpts opts = { .route_profile = fs_coll_topo_route_profile,
+                           .route_paths = fs_coll_topo_route_paths, .exec = env->exec };
+  fs_coll_topo_alone_routes(&opts, env->tnet, FALSE);
   FsCollAloneStats st;
   if (!fs_coll_time_alone(env->nccl, &sys, comm, nbytes, &ch, &req, 0, env->net,
                           fs_coll_topo_xfer, env->tnet, &opts, &st, error))

@@ -101,6 +101,21 @@ static gboolean add_pair(Sums *s, int src, int dst, double sign, double *out, GA
   return TRUE;
 }
 
+/* TRUE when the loads x and y (bytes per channel) agree to 1e-9 of a send's
+ * wire bytes on every touched channel; clears both there and empties touched. */
+static gboolean same_loads(const Sums *s, double *x, double *y, GArray *touched)
+{
+  gboolean same = TRUE;
+  for (guint k = 0; k < touched->len; k++) {
+    FsChannelId c = g_array_index(touched, FsChannelId, k);
+    if (fabs(x[c] - y[c]) > 1e-9 * s->wire)
+      same = FALSE;
+    x[c] = y[c] = 0;
+  }
+  g_array_set_size(touched, 0);
+  return same;
+}
+
 /* Checks the decomposition of a2a.h on every pair from host a to host b:
  * the channels the route from g to d loads, with their shares, are those
  * of the relay's route to d plus g's head to the relay, the head being
@@ -135,16 +150,8 @@ static gboolean check_relays(Sums *s, const FsComm *comm, guint a, guint b, gboo
           !add_pair(s, rho, d0[j], -1, y, touched, error) ||
           !add_pair(s, rho, d, 1, y, touched, error))
         return FALSE;
-      for (guint k = 0; k < touched->len; k++) {
-        FsChannelId c = g_array_index(touched, FsChannelId, k);
-        if (fabs(x[c] - y[c]) > 1e-9 * s->wire)
-          *ok = FALSE;
-      }
-      for (guint k = 0; k < touched->len; k++) {
-        FsChannelId c = g_array_index(touched, FsChannelId, k);
-        x[c] = y[c] = 0;
-      }
-      g_array_set_size(touched, 0);
+      if (!same_loads(s, x, y, touched))
+        *ok = FALSE;
     }
   }
   return TRUE;
@@ -462,16 +469,8 @@ static gboolean agg_dest(Sums *s, const FsComm *comm, Agg *g, const int *rail, g
         y[lp[q]] += s->wire;
         g_array_append_val(touched, lp[q]);
       }
-      for (guint q = 0; q < touched->len; q++) {
-        FsChannelId c = g_array_index(touched, FsChannelId, q);
-        if (fabs(x[c] - y[c]) > 1e-9 * s->wire)
-          *ok = FALSE;
-      }
-      for (guint q = 0; q < touched->len; q++) {
-        FsChannelId c = g_array_index(touched, FsChannelId, q);
-        x[c] = y[c] = 0;
-      }
-      g_array_set_size(touched, 0);
+      if (!same_loads(s, x, y, touched))
+        *ok = FALSE;
     }
   }
   /* One route per first switch, from its representative. */

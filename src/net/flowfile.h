@@ -57,7 +57,8 @@ FsFlowList *fs_flow_list_load_string(const char *text, gsize len, const char *na
  * *n receives the count.  Static, borrowed. */
 const FsSchemaEntry *fs_flow_list_schemas(guint *n);
 
-/* The default limit on transfers in one list (10 M: a few GiB of records). */
+/* The default limit on transfers in one list (10 M: a few GiB of records);
+ * also on those an alltoall's step run holds at once (collrun/alone.c). */
 #define FS_FLOW_LIST_MAX_FLOWS 10000000u
 /* The limit in force: FABRICSIM_MAX_FLOWS when set to a positive integer,
  * else FS_FLOW_LIST_MAX_FLOWS. */

@@ -7,7 +7,8 @@
 # time at no more than the link's rate; absurd calibration figures are
 # refused where they stand (exit 2); `topo check` refuses GPUs that cannot
 # reach each other unless --allow-disconnected; the plan-step guard says
-# which guard it is and how to lift it (FABRICSIM_MAX_STEPS); plan's
+# which guard it is and how to lift it (FABRICSIM_MAX_STEPS), the flow
+# guard an alltoall's step run (FABRICSIM_MAX_FLOWS); plan's
 # amounts (tokens, dollars, years) stop at 10^15.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -82,6 +83,18 @@ expect 1 "the plan-step guard: the ring plan of all_reduce on 8 ranks" \
 grep -qF "raise the limit (FABRICSIM_MAX_STEPS=N)" "$tmp/err" || fail "no override named: $(cat "$tmp/err")"
 FABRICSIM_MAX_STEPS=100000 "$FABRICSIM" coll "$T" -b 64M -e 64M --algo ring >/dev/null \
   || fail "FABRICSIM_MAX_STEPS=100000 did not lift the guard"
+# The flow guard stops an alltoall whose step run would hold more transfers
+# at once (4,096 GPUs ran out of memory under --exact); without --exact the
+# load model times it instead.
+N="$FS_SOURCE_ROOT/topologies/dgx-h100-ib-ndr.yaml"
+expect 1 "the flow guard: the alltoall on 16 ranks × 2 channels runs as steps with 480 transfers at once, more than 100; drop --exact" \
+  env FABRICSIM_MAX_FLOWS=100 "$FABRICSIM" coll "$N" -D nodes=2 -o alltoall -b 1M -e 1M --exact
+grep -qF "raise the limit (FABRICSIM_MAX_FLOWS=N)" "$tmp/err" || fail "no override named: $(cat "$tmp/err")"
+FABRICSIM_MAX_FLOWS=100 "$FABRICSIM" coll "$N" -D nodes=2 -o alltoall -b 1M -e 1M -q >"$tmp/out" \
+  || fail "FABRICSIM_MAX_FLOWS=100 without --exact did not take the load model"
+grep -q "direct/" "$tmp/out" || fail "no alltoall row: $(cat "$tmp/out")"
+FABRICSIM_MAX_FLOWS=1000 "$FABRICSIM" coll "$N" -D nodes=2 -o alltoall -b 1M -e 1M --exact -q >/dev/null \
+  || fail "FABRICSIM_MAX_FLOWS=1000 did not lift the flow guard"
 # plan: an amount past 10^15 (--tokens 1e300 printed a 290-digit day count
 # and dollar figure) is refused naming the limit; 10^15 itself is taken.
 W="$FS_SOURCE_ROOT/workloads/llama2-7b.yaml"

@@ -1,7 +1,8 @@
 /* coll-topo.h — collectives on a real topology: a communicator over some
  * of its GPUs (hosts, NVLS and CollNet switches found in the graph), the
- * system figures NCCL's model needs (measured on the routes), and the
- * transfer callback that sends a plan's transfers through the router.
+ * system figures NCCL's model needs (measured on the routes); the
+ * transfers and routes of a plan on the router are coll-topo-net.h
+ * (included here for its users).
  *
  * Ownership: the results borrow nothing except where said.  Errors: FS_COLL_ERROR_INVALID for a bad
  * GPU list, FS_NET_ERROR_NO_ROUTE from the router.
@@ -11,8 +12,7 @@
 #include <glib.h>
 
 #include "coll/tuner.h"
-#include "collrun/a2a.h"
-#include "collrun/alone.h"
+#include "collrun/coll-topo-net.h"
 #include "collrun/exec.h"
 #include "net/route.h"
 #include "topo/topo.h"
@@ -74,54 +74,6 @@ guint *fs_coll_parse_gpus(const FsTopo *topo, const char *text, guint *n, GError
 gboolean fs_coll_sysinfo_from_topo(const FsNcclParams *p, FsRouter *router, const FsComm *comm,
                                    FsCollSysInfo *out, GError **error);
 
-/* The transfer context over a router (borrowed; must outlive it): GPU to
- * GPU transfers go through fs_router_transfer (NCCL's transports, NVLink
- * spraying, ECMP); transfers to or from a reducing switch (NVLS, CollNet)
- * take the fewest-hop path that crosses no GPU (cached). */
-typedef struct FsCollTopoNet FsCollTopoNet;
-FsCollTopoNet *fs_coll_topo_net_new(FsRouter *router);
-void fs_coll_topo_net_free(FsCollTopoNet *t);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(FsCollTopoNet, fs_coll_topo_net_free)
-
-/* FsCollTransferFn over an FsCollTopoNet (ctx). */
-gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
-                           uint64_t key, FsFlowDoneFn done, FsFlowDoneFn drained, void *done_ctx,
-                           void *user, GError **error);
-/* FsCollTransferCopiesFn over an FsCollTopoNet (ctx): fs_coll_topo_xfer's
- * paths, one flow per path for all the copies. */
-gboolean fs_coll_topo_xfer_copies(void *ctx, int src, int dst, uint64_t bytes, guint copies,
-                                  double rate_cap, uint64_t key, FsFlowDoneFn done,
-                                  FsFlowDoneFn drained, void *done_ctx, void *user, GError **error);
-
-/* FsCollRouteFixedFn over an FsCollTopoNet (ctx): TRUE when transfers
- * from node src to node dst take the same paths whatever their key (no
- * ECMP choice on the way), so that identical channels can be folded. */
-gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst);
-
-/* FsCollPlaneBundlesFn over an FsCollTopoNet (ctx, alone.h): sets the
- * NVSwitch plane bundles of its router on or off
- * (fs_router_set_plane_bundles); returns, when off, whether the run since
- * they were set on held (fs_router_plane_bundles_held), and TRUE when on. */
-gboolean fs_coll_topo_plane_bundles(void *ctx, gboolean on);
-/* FsCollRouteFixedFn over an FsCollTopoNet (ctx, alone.h): TRUE when a
- * transfer from node src to node dst puts no flow on a bundled NVSwitch
- * plane other than its own bundled one (fs_router_plane_pinned; for a
- * switch endpoint, its path), so that bundles hold for it. */
-gboolean fs_coll_topo_planes_free(void *ctx, int src, int dst);
-
-/* Sets the route callbacks of o to those of an FsCollTopoNet t (ctx):
- * route_fixed and the plane bundles' two always; on the max-min model
- * (maxmin) also route_paths and the alltoall load model's four, which give
- * the stream model and the load model their routes (alone.h; the analytic
- * model keeps its step runs).  Leaves o's other fields as they are. */
-void fs_coll_topo_alone_routes(FsCollAloneOpts *o, FsCollTopoNet *t, gboolean maxmin);
-
-/* FsCollRouteProfileFn over an FsCollTopoNet (ctx, dedup.h): the analytic
- * figures of the paths from node src to node dst (per path: its share of
- * the bytes, smallest capacity, latency); FALSE when the route depends on
- * the key (as fs_coll_topo_route_fixed) or there is none. */
-gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out);
-
 /* The rate cap (bytes/s) of a lone send of bytes from GPU node src to GPU
  * node dst outside any collective (a pipeline-parallel send of `train`, a
  * trace's send in `replay`): NCCL's channels for that send on a two-rank
@@ -131,26 +83,5 @@ gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out
  * route lookup. */
 double fs_coll_p2p_send_cap(const FsNcclParams *p, FsRouter *router, int src, int dst,
                             uint64_t bytes);
-
-/* FsCollRoutePathsFn over an FsCollTopoNet (ctx, exec.h): the paths a
- * transfer from node src to node dst with ECMP key `key` takes, as
- * fs_coll_topo_xfer sends it (a reducing switch: its one path). */
-gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GArray *weights,
-                                  GArray *hops);
-
-/* FsCollRouteRelayFn over an FsCollTopoNet (ctx, a2a.h): the GPU whose NIC
- * sends from GPU node src to GPU node dst (fs_router_net_nics' proxy). */
-int fs_coll_topo_route_relay(void *ctx, int src, int dst);
-/* FsCollRouteRailFn over an FsCollTopoNet (ctx, a2a.h): the local index
- * of dst's nearest NIC (its receiving NIC, net/route.h). */
-int fs_coll_topo_route_rail(void *ctx, int dst);
-
-/* FsCollRouteFabricFn over an FsCollTopoNet (ctx, a2a.h). */
-int fs_coll_topo_route_fabric(void *ctx, FsChannelId ch);
-
-/* FsCollRouteOnceFn over an FsCollTopoNet (ctx, a2a.h): fs_router_route_once
- * with key 0 (a reducing switch: its one path, always fixed). */
-gboolean fs_coll_topo_route_once(void *ctx, int src, int dst, GArray *weights, GArray *hops,
-                                 gboolean *fixed);
 
 G_END_DECLS

@@ -63,17 +63,25 @@ static gboolean choose(Sys *s, FsCollOp op, uint64_t size, const FsCollAlgo *alg
   return fs_test_coll_choose(s, op, size, &prefs, ch, req, nbytes);
 }
 
+/* fs_coll_time_alone of req on s under opts o, which must succeed: its stats. */
+static FsCollAloneStats alone_with(Sys *s, const FsCollChoice *ch, const FsCollRequest *req,
+                                   uint64_t nb, const FsCollAloneOpts *o)
+{
+  FsCollAloneStats st;
+  GError *err = NULL;
+  ck_assert(fs_coll_time_alone(s->np, &s->sys, s->comm, nb, ch, req, 0, s->net, fs_coll_topo_xfer,
+                               s->tnet, o, &st, &err));
+  fs_assert_no_error(err);
+  return st;
+}
+
 static FsTime time_alone(Sys *s, const FsCollChoice *ch, const FsCollRequest *req, uint64_t nb,
                          FsCollExec exec)
 {
   FsCollAloneOpts o = {.exact = exec == FS_COLL_EXEC_STEPS, .exec = exec,
                        .route_fixed = fs_coll_topo_route_fixed,
                        .route_paths = fs_coll_topo_route_paths, .route_ctx = s->tnet};
-  FsCollAloneStats st;
-  GError *err = NULL;
-  ck_assert(fs_coll_time_alone(s->np, &s->sys, s->comm, nb, ch, req, 0, s->net, fs_coll_topo_xfer,
-                               s->tnet, &o, &st, &err));
-  fs_assert_no_error(err);
+  FsCollAloneStats st = alone_with(s, ch, req, nb, &o);
   ck_assert(st.streams == (exec == FS_COLL_EXEC_STREAMS));
   return st.time;
 }
@@ -567,18 +575,14 @@ START_TEST(test_past_guard)
       ck_assert_uint_eq(streams, whole);
     else
       ck_assert(fabs((double)streams - (double)whole) <= STREAMS_TOL * (double)whole);
-    ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
-                                 fs_coll_topo_xfer, s.tnet, &o, &st, &err));
-    fs_assert_no_error(err);
+    st = alone_with(&s, &ch, &req, nb, &o);
     ck_assert_msg(st.streams, "%s past the guard ran as steps", algos[a]);
     ck_assert_uint_eq(st.time, streams);
     if (a == 1)
       ck_assert_msg(st.sim_steps < steps, "nvls past the guard ran whole (%" G_GUINT64_FORMAT
                     " steps)", st.sim_steps);
     req.max_steps = (guint)steps;
-    ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
-                                 fs_coll_topo_xfer, s.tnet, &o, &st, &err));
-    fs_assert_no_error(err);
+    st = alone_with(&s, &ch, &req, nb, &o);
     ck_assert_msg(!st.streams, "%s under the guard ran as streams", algos[a]);
   }
   fs_test_coll_close(&s);
@@ -693,25 +697,16 @@ START_TEST(test_alltoall_load_model)
                            .route_once = fs_coll_topo_route_once,
                            .route_rail = fs_coll_topo_route_rail,
                            .route_fabric = fs_coll_topo_route_fabric, .route_ctx = s.tnet};
-      FsCollAloneStats st;
-      GError *err = NULL;
-      ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
-                                   fs_coll_topo_xfer, s.tnet, &o, &st, &err));
-      fs_assert_no_error(err);
+      FsCollAloneStats st = alone_with(&s, &ch, &req, nb, &o);
       /* The model's stats say one run and no steps; the stream model's
        * (when it declines) its skeletons. */
       gboolean timed = st.streams && st.sim_steps == 0;
-      FsCollAloneStats st2;
       o.route_fabric = NULL;
-      ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
-                                   fs_coll_topo_xfer, s.tnet, &o, &st2, &err));
-      fs_assert_no_error(err);
+      FsCollAloneStats st2 = alone_with(&s, &ch, &req, nb, &o);
       ck_assert_int_eq(st2.time, st.time);
       o.route_fabric = fs_coll_topo_route_fabric;
       o.memo = memo;
-      ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
-                                   fs_coll_topo_xfer, s.tnet, &o, &st2, &err));
-      fs_assert_no_error(err);
+      st2 = alone_with(&s, &ch, &req, nb, &o);
       ck_assert_int_eq(st2.time, st.time);
       o.memo = NULL;
       if (timed) {
@@ -720,13 +715,9 @@ START_TEST(test_alltoall_load_model)
         FsCollRequest low = req;
         low.max_steps = (guint)fs_coll_a2a_transfers(s.comm, &req) - 1;
         o.exec = FS_COLL_EXEC_STEPS;
-        ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &low, 0, s.net,
-                                     fs_coll_topo_xfer, s.tnet, &o, &st2, &err));
-        fs_assert_no_error(err);
+        st2 = alone_with(&s, &ch, &low, nb, &o);
         ck_assert(st2.streams && st2.time == st.time);
-        ck_assert(fs_coll_time_alone(s.np, &s.sys, s.comm, nb, &ch, &req, 0, s.net,
-                                     fs_coll_topo_xfer, s.tnet, &o, &st2, &err));
-        fs_assert_no_error(err);
+        st2 = alone_with(&s, &ch, &req, nb, &o);
         ck_assert(!st2.streams);
       }
       double e = ((double)st.time - (double)x) / (double)x;

@@ -467,15 +467,16 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
    * FS_COLL_A2A_STEPS_TRANSFERS transfers (n(n-1) x channels) or past the
    * plan-step guard or the flow guard; it may decline (routes it cannot
    * decompose), and then the steps run. */
+  gboolean a2a = fs_coll_a2a_applies(comm, choice, req);
   double a2a_n = fs_coll_a2a_transfers(comm, req);
+  guint max_flows = fs_flow_list_max_flows();
   if (!opts->exact && opts->route_relay != NULL && opts->route_once != NULL &&
-      opts->route_rail != NULL &&
-      fs_coll_a2a_applies(comm, choice, req) &&
+      opts->route_rail != NULL && a2a &&
       (opts->exec == FS_COLL_EXEC_STREAMS ||
        (opts->exec == FS_COLL_EXEC_AUTO && fs_coll_a2a_pick(comm, req)) ||
        a2a_n >= (double)FS_COLL_A2A_STEPS_TRANSFERS ||
        a2a_n > (double)(req->max_steps ? req->max_steps : fs_coll_plan_max_steps()) ||
-       a2a_n > (double)fs_flow_list_max_flows())) {
+       a2a_n > (double)max_flows)) {
     FsCollA2aRoutes r = {opts->route_relay, opts->route_once, opts->route_rail,
                          opts->route_fabric, opts->route_ctx};
     if (opts->memo != NULL && opts->memo->a2a == NULL)
@@ -493,12 +494,12 @@ gboolean fs_coll_time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, con
   }
   /* As steps, an alltoall across hosts starts every transfer at once: past
    * the flow guard they would not fit in memory (16.7 M on 4,096 GPUs). */
-  if (fs_coll_a2a_applies(comm, choice, req) && a2a_n > (double)fs_flow_list_max_flows()) {
+  if (a2a && a2a_n > (double)max_flows) {
     g_set_error(error, FS_RUNTIME_ERROR, FS_RUNTIME_ERROR_LIMIT,
                 "the flow guard: the alltoall on %u ranks × %u channels runs as steps with "
                 "%.0f transfers at once, more than %u; %sraise the limit "
                 "(FABRICSIM_MAX_FLOWS=N)",
-                fs_comm_size(comm), req->nchannels, a2a_n, fs_flow_list_max_flows(),
+                fs_comm_size(comm), req->nchannels, a2a_n, max_flows,
                 opts->exact ? "drop --exact (the load model times it, a2a.h), or " : "");
     return FALSE;
   }

@@ -93,6 +93,35 @@ static void tree_free(Tree *tr)
   g_free(tr->kid_off);
 }
 
+/* The check of a rotated channel's claim (fs_plan_channel_rotated): channel
+ * ch's tree is channel rep's with every rank rotated by shift, edge for
+ * edge, and its share of the bytes rep's; a g_error if not (the claim of
+ * FsCollRequest.rotation was wrong). */
+static void check_rotated(const FsPlanBuilder *b, guint ch)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  const FsCollRequest *req = fs_plan_req(b);
+  guint period = req->rotation * req->rotation_order, n = fs_comm_size(comm);
+  guint rep = ch - ch % period + ch % req->rotation, shift = ch % period - ch % req->rotation;
+  Tree a = {0}, t = {0};
+  tree_build(comm, rep, rep % 2, &a);
+  tree_build(comm, ch, ch % 2, &t);
+  for (guint r = 0; r < n; r++) {
+    int p = a.parent[r], want = p < 0 ? -1 : (int)fs_comm_rotate_rank(comm, (guint)p, shift);
+    if (t.parent[fs_comm_rotate_rank(comm, r, shift)] != want)
+      g_error("plan rotation: tree channel %u is not channel %u rotated by %u (rank %u)", ch, rep,
+              shift, r);
+  }
+  if (fs_plan_split(b, req->bytes, req->nchannels, ch) !=
+      fs_plan_split(b, req->bytes, req->nchannels, rep))
+    g_error("plan rotation: tree channel %u's share differs from channel %u's", ch, rep);
+  tree_free(&a);
+  tree_free(&t);
+}
+
+/* Makes every channel's chunks, up the tree and down again (the header
+ * above); a channel rotated from a made one (fs_plan_channel_rotated) is
+ * skipped, or only checked. */
 static void build(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
@@ -102,6 +131,13 @@ static void build(FsPlanBuilder *b)
   g_autofree uint32_t *down = g_new(uint32_t, n);
   g_autofree uint32_t *deps = g_new(uint32_t, n);
   for (guint ch = 0; ch < req->nchannels; ch++) {
+    /* Channel c + k·s is channel c rotated (the rings are, and the tree
+     * index c mod 2 is kept when s is even): collrun/rotation.h. */
+    if (fs_plan_channel_rotated(b, ch)) {
+      if (fs_plan_check_mirrors())
+        check_rotated(b, ch);
+      continue;
+    }
     Tree tr = {0};
     tree_build(comm, ch, req->nchannels >= 2 ? ch % 2 : 0, &tr);
     uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);

@@ -375,6 +375,47 @@ const guint *fs_comm_ring(const FsComm *c, guint channel)
   return c->default_ring;
 }
 
+guint fs_comm_rotate_rank(const FsComm *c, guint rank, guint s)
+{
+  guint h = fs_comm_host_index(c, rank), L;
+  const guint *ranks = fs_comm_host_ranks(c, h, &L);
+  return ranks[(fs_comm_local_rank(c, rank) + s) % L];
+}
+
+/* TRUE when ring b is ring a rotated by s (fs_comm_rotate_rank) position
+ * for position. */
+static gboolean ring_rotates(const FsComm *c, const guint *a, const guint *b, guint s)
+{
+  for (guint i = 0; i < c->n; i++)
+    if (fs_comm_rotate_rank(c, a[i], s) != b[i])
+      return FALSE;
+  return TRUE;
+}
+
+guint fs_comm_ring_rotation(const FsComm *c, guint multiple, guint *order)
+{
+  *order = 0;
+  guint nr = c->rings->len, L = fs_comm_uniform_ranks_per_host(c);
+  if (nr < 2 || L < 2 || multiple == 0 || fs_comm_n_hosts(c) < 2)
+    return 0;
+  for (guint s = multiple; s < L; s += multiple) {
+    gboolean ok = TRUE;
+    for (guint i = 0; i < nr && ok; i++)
+      ok = ring_rotates(c, g_ptr_array_index(c->rings, i), g_ptr_array_index(c->rings, (i + s) % nr),
+                        s);
+    if (ok) {
+      guint a = s, b = L;
+      while (b != 0) {
+        guint t = a % b;
+        a = b, b = t;
+      }
+      *order = L / a;
+      return s;
+    }
+  }
+  return 0;
+}
+
 void fs_comm_set_ring_graph(FsComm *c, double bw, guint host_rings)
 {
   g_return_if_fail(bw >= 0);

@@ -149,6 +149,21 @@ guint fs_comm_n_rings(const FsComm *comm);
 /* Ring order used by channel (borrowed, fs_comm_size entries). */
 const guint *fs_comm_ring(const FsComm *comm, guint channel);
 
+/* Rotation of the local ranks: pi_s maps rank r, local rank j of host h,
+ * to local rank (j + s) mod L of the same host (L ranks on every host).
+ * Returns the smallest shift s, a multiple of `multiple` (>= 1) below L,
+ * under which every ring i's order rotates into ring (i + s) mod
+ * n_rings's, position for position (ring i + s = pi_s(ring i)), and its
+ * order in *order (the rotations until pi_s^order is the identity: L /
+ * gcd(s, L)); 0 (and *order 0) when none does, when there is one ring or
+ * none, or one host, or hosts of unequal ranks.  Channel c + k·s then
+ * runs the rotation by k·s of channel c's ring (fs_comm_ring takes the
+ * channel modulo the rings).  For a collective timed alone whose channels
+ * mirror each other so (collrun/rotation.h).  Cost O(rings × ranks × L). */
+guint fs_comm_ring_rotation(const FsComm *comm, guint multiple, guint *order);
+/* pi_s of rank (above): local rank (j + s) mod L of its host. */
+guint fs_comm_rotate_rank(const FsComm *comm, guint rank, guint s);
+
 /* The ring graph's bandwidth inside a host: bytes/s that the rings of one
  * host carry together out of each GPU (the ring search's rings × per-ring
  * speed; src/coll/ring-search.h), and how many distinct rings a host has.

@@ -442,6 +442,17 @@ static gboolean check_request(const FsComm *comm, const FsCollAlgo *algo,
                 algo->name, fs_coll_op_name(req->op), why);
     return FALSE;
   }
+  if (req->rotation > 0 &&
+      (req->rotation_order < 2 || req->nchannels % (req->rotation * req->rotation_order) != 0 ||
+       fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, 0) !=
+         fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, req->nchannels - 1))) {
+    g_set_error(error, FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
+                "invalid request: a rotation of %u (order %u) needs a multiple of %u channels "
+                "(got %u) with equal shares",
+                req->rotation, req->rotation_order, req->rotation * req->rotation_order,
+                req->nchannels);
+    return FALSE;
+  }
   *r = *req;
   if (r->max_steps == 0)
     r->max_steps = fs_coll_plan_max_steps();
@@ -491,6 +502,13 @@ gboolean fs_coll_plan_count_steps(const FsComm *comm, const FsCollAlgo *algo,
 }
 
 /* See plan.h. */
+gboolean fs_plan_channel_rotated(const FsPlanBuilder *b, guint ch)
+{
+  const FsCollRequest *r = &b->plan->req;
+  return r->rotation > 0 && !b->count_only && ch % (r->rotation * r->rotation_order) >= r->rotation;
+}
+
+/* See plan.h. */
 gboolean fs_coll_plan_count_loop_steps(const FsComm *comm, const FsCollAlgo *algo,
                                        const FsCollRequest *req, uint64_t q, guint64 F,
                                        double *steps, GError **error)
@@ -498,6 +516,7 @@ gboolean fs_coll_plan_count_loop_steps(const FsComm *comm, const FsCollAlgo *alg
   g_return_val_if_fail(req != NULL && steps != NULL, FALSE);
   FsCollRequest r1 = *req, r2 = *req;
   r1.mirror_rails = r2.mirror_rails = FALSE;
+  r1.rotation = r2.rotation = 0;
   guint64 n1, n2;
   if (F < 2) {
     if (!fs_coll_plan_count_steps(comm, algo, &r1, &n1, error))

@@ -263,9 +263,9 @@ static void fold_channel_end(FsPlanBuilder *b)
             f->rep[c] == c ? "is kept as channel" : "equals channel", f->rep[c]);
 }
 
-/* Whether mirrors are checked instead of taken (fs_plan_channel_mirrored):
- * FABRICSIM_CHECK_MIRRORS, by default on in a build without FS_RELEASE. */
-static gboolean check_mirrors(void)
+/* See plan.h: FABRICSIM_CHECK_MIRRORS, by default on in a build without
+ * FS_RELEASE. */
+gboolean fs_plan_check_mirrors(void)
 {
 #ifdef FS_RELEASE
   gboolean on = FALSE;
@@ -310,7 +310,7 @@ gboolean fs_plan_channel_mirrored(FsPlanBuilder *b, guint ch, guint step)
   if (rep == G_MAXUINT)
     return FALSE;
   f->expect[ch] = rep;
-  if (check_mirrors())
+  if (fs_plan_check_mirrors())
     return FALSE; /* made and compared: fold_channel_end checks */
   f->cur = ch;
   f->seen[ch] = TRUE;

@@ -163,6 +163,15 @@ typedef struct {
    * plan then times as the whole one.  FALSE (and any other algorithm):
    * every rank. */
   gboolean mirror_rails;
+  /* For timing alone only (collrun/rotation.h): s > 0 (rotation) with
+   * order m >= 2 (rotation_order) lets an algorithm whose channel c + k·s
+   * is channel c with every rank rotated by k·s (fs_comm_ring_rotation;
+   * NCCL's tree) make only the channels c with c mod (s·m) < s, where the
+   * caller lets every class of rotated links run as one (flow.h,
+   * fs_flownet_set_alias) and checks its watches; nchannels must be a
+   * multiple of s·m and every channel's share equal.  The plan then times
+   * as the whole one.  0: every channel. */
+  guint rotation, rotation_order;
 } FsCollRequest;
 
 typedef struct FsCollPlan FsCollPlan;
@@ -386,6 +395,17 @@ uint32_t fs_plan_reduce(FsPlanBuilder *b, guint rank, uint64_t bytes, const uint
  * the kept channel it would have mirrored (a g_error if not: the
  * algorithm's claim was wrong).  O(hosts × candidates). */
 gboolean fs_plan_channel_mirrored(FsPlanBuilder *b, guint ch, guint step);
+/* Called by an algorithm before it makes channel ch's steps, when its
+ * channel c + k·s is channel c's with every rank rotated by k·s
+ * (fs_comm_rotate_rank) for the request's rotation s: TRUE when the
+ * request lets it make only the channels c mod (s·m) < s
+ * (FsCollRequest.rotation) and ch is another, whose steps it must then
+ * not make.  FALSE when counting (the guard counts every channel). */
+gboolean fs_plan_channel_rotated(const FsPlanBuilder *b, guint ch);
+/* Whether an algorithm's claims of mirrored or rotated channels are
+ * checked (a build without FS_RELEASE, or FABRICSIM_CHECK_MIRRORS=1;
+ * =0 turns it off). */
+gboolean fs_plan_check_mirrors(void);
 /* Part i of total split into parts pieces (sizes differ by at most one
  * element of the request's datatype; the remainder goes to the last). */
 uint64_t fs_plan_split(const FsPlanBuilder *b, uint64_t total, guint parts, guint i);

@@ -3,10 +3,12 @@
  * alone.h. */
 #include "collrun/alone.h"
 
+#include <inttypes.h>
 #include <math.h>
 
 #include "collrun/exec-params.h"
 #include "collrun/rails.h"
+#include "collrun/rotation.h"
 #include "net/flowfile.h"
 #include "util/error.h"
 
@@ -22,8 +24,21 @@ typedef struct {
   FsCollRails *rails; /* owned */
 } RailsEntry;
 
+/* The rotation (rotation.h) of a communicator, algorithm and channel
+ * count on a network, with the NVSwitch planes bundled or not (the paths
+ * differ), NULL where none. */
+typedef struct {
+  const FsComm *comm;
+  const FsCollAlgo *algo;
+  const FsFlowNet *net;
+  guint nchannels;
+  gboolean bundled;
+  FsCollRotation *rot; /* owned */
+} RotationEntry;
+
 struct FsCollAloneMemo {
   GArray *rails; /* RailsEntry (a sweep stores a few) */
+  GArray *rotations; /* RotationEntry */
   FsCollStreamsMemo *streams; /* the stream models' (streams.h); made at first use */
   FsCollA2aMemo *a2a;          /* the alltoall load model's (a2a.h); made at first use */
 };
@@ -32,6 +47,7 @@ FsCollAloneMemo *fs_coll_alone_memo_new(void)
 {
   FsCollAloneMemo *m = g_new0(FsCollAloneMemo, 1);
   m->rails = g_array_new(FALSE, FALSE, sizeof(RailsEntry));
+  m->rotations = g_array_new(FALSE, FALSE, sizeof(RotationEntry));
   return m;
 }
 
@@ -42,6 +58,9 @@ void fs_coll_alone_memo_free(FsCollAloneMemo *m)
   for (guint i = 0; i < m->rails->len; i++)
     fs_coll_rails_free(g_array_index(m->rails, RailsEntry, i).rails);
   g_array_unref(m->rails);
+  for (guint i = 0; i < m->rotations->len; i++)
+    fs_coll_rotation_free(g_array_index(m->rotations, RotationEntry, i).rot);
+  g_array_unref(m->rotations);
   fs_coll_streams_memo_free(m->streams);
   fs_coll_a2a_memo_free(m->a2a);
   g_free(m);
@@ -106,7 +125,71 @@ static gboolean run_plan_once(const FsCollPlan *run, const FsCollExecParams *par
                               const FsCollAloneOpts *opts, FsCollAloneStats *stats, FsTime *t,
                               GError **error);
 
-/* run_plan_once with the NVSwitch planes bundled (alone.h, "Plane
+/* The rotation of run's request on net with the planes bundled or not
+ * (rotation.h), NULL where none: found once per communicator, algorithm,
+ * channel count, network and bundling, and kept in the memo. */
+static const FsCollRotation *rotation_of(const FsCollPlan *run, const FsCollAloneOpts *opts,
+                                         const FsFlowNet *net, gboolean bundled)
+{
+  const FsCollRequest *rq = fs_coll_plan_request(run);
+  const FsComm *comm = fs_coll_plan_comm(run);
+  const FsCollAlgo *algo = fs_coll_plan_algo(run);
+  GArray *memo = opts->memo->rotations;
+  for (guint i = 0; i < memo->len; i++) {
+    const RotationEntry *e = &g_array_index(memo, RotationEntry, i);
+    if (e->comm == comm && e->algo == algo && e->net == net && e->nchannels == rq->nchannels &&
+        e->bundled == bundled)
+      return e->rot;
+  }
+  RotationEntry e = {comm, algo, net, rq->nchannels, bundled,
+                     fs_coll_rotation_new(comm, algo, rq, net, opts->route_fixed, opts->flow_paths,
+                                          opts->route_ctx)};
+  g_array_append_val(memo, e);
+  return e.rot;
+}
+
+/* run_plan_once, for a plan whose channels are made for one rotation each
+ * (FsCollRequest.rotation) under the rotation's aliases and watches
+ * (rotation.h); where it has none on net, or a watch failed, the whole
+ * plan runs instead.  A build that checks mirrors (fs_plan_check_mirrors)
+ * runs the whole plan after a rotated run that held and stops unless the
+ * two times are equal. */
+static gboolean run_plan_turned(const FsCollPlan *run, const FsCollExecParams *params,
+                                FsFlowNet *net, FsCollTransferFn xfer, void *xfer_ctx,
+                                const FsCollAloneOpts *opts, gboolean bundled,
+                                FsCollAloneStats *stats, FsTime *t, GError **error)
+{
+  const FsCollRequest *rq = fs_coll_plan_request(run);
+  if (rq->rotation == 0)
+    return run_plan_once(run, params, net, xfer, xfer_ctx, opts, stats, t, error);
+  const FsCollRotation *rot = rotation_of(run, opts, net, bundled);
+  FsTime turned = -1;
+  if (rot != NULL) {
+    fs_coll_rotation_begin(rot, net);
+    gboolean ok = run_plan_once(run, params, net, xfer, xfer_ctx, opts, stats, t, error);
+    gboolean held = fs_coll_rotation_end(rot, net);
+    if (!ok)
+      return FALSE;
+    stats->rotated_runs += held;
+    if (held && !fs_plan_check_mirrors())
+      return TRUE;
+    turned = held ? *t : -1;
+  }
+  FsCollRequest r = *rq;
+  r.rotation = r.rotation_order = 0;
+  g_autoptr(FsCollPlan) whole = new_plan(fs_coll_plan_comm(run), fs_coll_plan_algo(run), &r, opts,
+                                         net, error);
+  if (whole == NULL || !run_plan_once(whole, params, net, xfer, xfer_ctx, opts, stats, t, error))
+    return FALSE;
+  if (turned >= 0 && turned != *t)
+    g_error("plan rotation: %s all_reduce on %u ranks, %u channels rotated by %u took %" PRId64
+            " ps, the whole plan %" PRId64 " ps",
+            fs_coll_plan_algo(run)->name, fs_comm_size(fs_coll_plan_comm(run)), rq->nchannels,
+            rq->rotation, (int64_t)turned, (int64_t)*t);
+  return TRUE;
+}
+
+/* run_plan_turned with the NVSwitch planes bundled (alone.h, "Plane
  * bundles") where runs fold, the caller can bundle and no connection of
  * the plan pins a flow to a bundled plane; a run that did not hold all the
  * same (a flow pinned to a plane met a bundled transfer) is repeated
@@ -119,16 +202,16 @@ static gboolean run_plan_bundled(const FsCollPlan *run, const FsCollExecParams *
   if (!may_fold(opts, net) || opts->plane_bundles == NULL ||
       (opts->planes_free != NULL &&
        !fs_coll_plan_routes_fixed(run, opts->planes_free, opts->route_ctx)))
-    return run_plan_once(run, params, net, xfer, xfer_ctx, opts, stats, t, error);
+    return run_plan_turned(run, params, net, xfer, xfer_ctx, opts, FALSE, stats, t, error);
   opts->plane_bundles(opts->route_ctx, TRUE);
-  gboolean ok = run_plan_once(run, params, net, xfer, xfer_ctx, opts, stats, t, error);
+  gboolean ok = run_plan_turned(run, params, net, xfer, xfer_ctx, opts, TRUE, stats, t, error);
   gboolean held = opts->plane_bundles(opts->route_ctx, FALSE);
   if (!ok || held) {
     stats->bundled_runs += ok;
     return ok;
   }
   stats->unbundled_reruns++;
-  return run_plan_once(run, params, net, xfer, xfer_ctx, opts, stats, t, error);
+  return run_plan_turned(run, params, net, xfer, xfer_ctx, opts, FALSE, stats, t, error);
 }
 
 /* Runs plan (from new_plan: folded already where runs fold, and a plan it
@@ -350,6 +433,10 @@ static gboolean time_alone(const FsNcclParams *p, const FsCollSysInfo *sys, cons
   const FsCollRails *rails = mirror_rails(comm, choice->algo, req, opts, net);
   FsCollRequest mirrored = *req;
   mirrored.mirror_rails = rails != NULL;
+  /* And NCCL's tree makes one channel of each rotation (rotation.h): the
+   * same times, 1/m of the transfers. */
+  if (may_fold(opts, net) && opts->flow_paths != NULL && opts->memo != NULL)
+    mirrored.rotation = fs_coll_rotation_shift(comm, choice->algo, req, &mirrored.rotation_order);
   req = &mirrored;
   if (q > 0)
     stats->loops = stats->sim_loops = F;

@@ -98,6 +98,18 @@
  *   once (alltoall and the direct algorithms across DGX H100 hosts, whose
  *   PXN heads take one plane).
  *
+ *   Rotated channels (rotation.h): where runs fold, opts->flow_paths
+ *   and a memo are given, NCCL's tree on hosts whose rings rotate into
+ *   each other (DGX H100: by 2 GPUs, order 4) makes only the channels
+ *   c mod (s·m) < s (FsCollRequest.rotation) and runs each orbit of
+ *   links under the rotation as one link (flow.h, fs_flownet_set_alias);
+ *   the links whose routes do not rotate (spines hashed by destination)
+ *   are watched, and a run whose watches fail runs the whole plan.  Exact
+ *   to the picosecond (tests/test-rotation.c); a build other than release
+ *   (FABRICSIM_CHECK_MIRRORS) runs the whole plan after every rotated run
+ *   and stops unless the times are equal.  1/m of the transfers
+ *   (stats->rotated_runs).
+ *
  * A transfer's ECMP key is its connection's (exec.h), so a truncated plan
  * draws the same paths as the full plan where the fabric hashes flows
  * (Ethernet); folding is still refused there (route_fixed).
@@ -146,7 +158,7 @@
 G_BEGIN_DECLS
 
 /* What the sizes of a sweep share: the rails of a communicator's NVLS
- * tree (rails.h), the stream models' streams, routes and skeletons
+ * tree (rails.h), the rotations of its tree (rotation.h), the stream models' streams, routes and skeletons
  * (streams.h) and the alltoall load model's loads (a2a.h).  No time is reused: each size runs as it would alone.
  * Owned by the caller; one per communicator and network (fs_coll_bench
  * makes one per sweep). */
@@ -178,7 +190,11 @@ typedef struct {
   FsCollRouteOnceFn route_once;   /* (a2a.h; fs_coll_topo_route_relay, _once, _rail); NULL: */
   FsCollRouteRailFn route_rail;   /* the steps; route_fabric (fs_coll_topo_route_fabric) */
   FsCollRouteFabricFn route_fabric; /* routes once per fabric switch; NULL: per source host */
-  void *route_ctx;                /* of all nine */
+  FsCollRoutePathsFn flow_paths;  /* the paths a transfer's flows take now, NVSwitch plane
+                                     bundles included (fs_coll_topo_flow_paths): NCCL's tree
+                                     makes one channel per rotation with it (rotation.h);
+                                     NULL: every channel */
+  void *route_ctx;                /* of all ten */
   guint min_steps;                /* K to start step extrapolation from; 0 = 4 */
   gboolean period_off;            /* TRUE: no periodic step extrapolation (period 1 only) */
   /* The execution model (streams.h): STEPS (zero) the executor with the
@@ -206,6 +222,7 @@ typedef struct {
   gboolean streams;    /* TRUE: timed by the stream model (FsCollAloneOpts.exec) */
   guint bundled_runs;  /* runs with NVSwitch planes bundled that held */
   guint unbundled_reruns; /* runs repeated without them (a flow pinned to a plane) */
+  guint rotated_runs;  /* runs of one channel per rotation that held (rotation.h) */
 } FsCollAloneStats;
 
 /* Times the collective req (built with choice->algo; nbytes as

@@ -241,6 +241,15 @@ gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GAr
   return ok;
 }
 
+gboolean fs_coll_topo_flow_paths(void *ctx, int src, int dst, uint64_t key, GArray *weights,
+                                 GArray *hops)
+{
+  FsCollTopoNet *t = ctx;
+  if (to_switch(fs_router_topo(t->router), src, dst))
+    return fs_coll_topo_route_paths(ctx, src, dst, key, weights, hops);
+  return fs_router_flow_paths(t->router, (guint)src, (guint)dst, key, weights, hops);
+}
+
 gboolean fs_coll_topo_plane_bundles(void *ctx, gboolean on)
 {
   FsCollTopoNet *t = ctx;
@@ -310,6 +319,7 @@ void fs_coll_topo_alone_routes(FsCollAloneOpts *o, FsCollTopoNet *t, gboolean ma
   if (!maxmin)
     return;
   o->route_paths = fs_coll_topo_route_paths;
+  o->flow_paths = fs_coll_topo_flow_paths;
   o->route_relay = fs_coll_topo_route_relay;
   o->route_once = fs_coll_topo_route_once;
   o->route_rail = fs_coll_topo_route_rail;

@@ -71,6 +71,12 @@ gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out
 gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GArray *weights,
                                   GArray *hops);
 
+/* FsCollRoutePathsFn over an FsCollTopoNet (ctx): the paths the flows of
+ * such a transfer take if started now, the NVSwitch planes' bundle where
+ * bundles are on (net/route.h, fs_router_flow_paths). */
+gboolean fs_coll_topo_flow_paths(void *ctx, int src, int dst, uint64_t key, GArray *weights,
+                                 GArray *hops);
+
 /* FsCollRouteRelayFn over an FsCollTopoNet (ctx, a2a.h): the GPU whose NIC
  * sends from GPU node src to GPU node dst (fs_router_net_nics' proxy). */
 int fs_coll_topo_route_relay(void *ctx, int src, int dst);

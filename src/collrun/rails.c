@@ -1,22 +1,24 @@
 /* rails.c — the NVLS tree's mirrored rails.  See rails.h. */
-#include "collrun/rails.h"
+#include "collrun/rails-private.h"
 
 #include <string.h>
 
 #include "coll/comm.h"
 
-/* The watches: a channel of a component that is not clean, with the
- * channels of rank 0 paired with it, whose loads must not pass its
- * capacity together; and every channel of rank 0 in such a component
- * alone, which must stay below its capacity (strict). */
-struct FsCollRails {
-  GArray *members; /* FsChannelId, watch by watch */
-  GArray *off;     /* guint: watch i's members at [off[i], off[i + 1]) */
-  GArray *cap;     /* double per watch: the watched channel's capacity */
-  GArray *strict;  /* gboolean per watch: below capacity, not only up to it */
-};
+FsCollRails *fs_coll_rails_alloc(void)
+{
+  FsCollRails *r = g_new0(FsCollRails, 1);
+  r->members = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  r->off = g_array_new(FALSE, FALSE, sizeof(guint));
+  r->cap = g_array_new(FALSE, FALSE, sizeof(double));
+  r->strict = g_array_new(FALSE, FALSE, sizeof(gboolean));
+  guint zero = 0;
+  g_array_append_val(r->off, zero);
+  return r;
+}
 
-static void add_watch(FsCollRails *r, const FsChannelId *m, guint n, double cap, gboolean strict)
+void fs_coll_rails_add_watch(FsCollRails *r, const FsChannelId *m, guint n, double cap,
+                             gboolean strict)
 {
   g_array_append_vals(r->members, m, n);
   guint end = r->members->len;
@@ -25,27 +27,30 @@ static void add_watch(FsCollRails *r, const FsChannelId *m, guint n, double cap,
   g_array_append_val(r->strict, strict);
 }
 
-/* The pairs of channels of rank 0 and of rank j that aligned hops cross. */
-typedef struct {
-  const FsFlowNet *net;
-  FsCollRouteFixedFn fixed;
-  FsCollRoutePathsFn paths;
-  void *ctx;
-  guint nc;          /* the network's channels */
-  GHashTable *seen;  /* (j, a, b) packed, distinct */
-  GArray *triples;   /* Triple, in the order first seen */
-  GArray *w0, *h0, *w, *h; /* scratch: the two routes (exec.h, FsCollRoutePathsFn) */
-} Align;
+void fs_coll_align_init(FsCollAlign *k, const FsFlowNet *net, FsCollRouteFixedFn fixed,
+                        FsCollRoutePathsFn paths, void *ctx)
+{
+  *k = (FsCollAlign){.net = net, .fixed = fixed, .paths = paths, .ctx = ctx,
+                     .nc = fs_flownet_n_channels(net)};
+  k->seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  k->triples = g_array_new(FALSE, FALSE, sizeof(FsCollAlignTriple));
+  k->w0 = g_array_new(FALSE, FALSE, sizeof(double));
+  k->w = g_array_new(FALSE, FALSE, sizeof(double));
+  k->h0 = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  k->h = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+}
 
-typedef struct {
-  guint j;
-  FsChannelId a, b;
-} Triple;
+void fs_coll_align_clear(FsCollAlign *k)
+{
+  g_hash_table_unref(k->seen);
+  g_array_unref(k->triples);
+  g_array_unref(k->w0);
+  g_array_unref(k->w);
+  g_array_unref(k->h0);
+  g_array_unref(k->h);
+}
 
-/* Rank 0's transfer from node s0 to d0 and rank j's from sj to dj: TRUE
- * when both routes are fixed and align path for path (same shares, same
- * hop counts, same latency hop for hop); their hops' pairs are recorded. */
-static gboolean pair(Align *k, guint j, int s0, int d0, int sj, int dj)
+gboolean fs_coll_align_pair(FsCollAlign *k, guint j, int s0, int d0, int sj, int dj)
 {
   if (s0 < 0 || d0 < 0 || sj < 0 || dj < 0 || !k->fixed(k->ctx, s0, d0) ||
       !k->fixed(k->ctx, sj, dj))
@@ -64,7 +69,7 @@ static gboolean pair(Align *k, guint j, int s0, int d0, int sj, int dj)
     if (y[pos] != n || pos + 1 + n > k->h0->len)
       return FALSE;
     for (guint t = 1; t <= n; t++) {
-      Triple tr = {j, x[pos + t], y[pos + t]};
+      FsCollAlignTriple tr = {j, x[pos + t], y[pos + t]};
       if (tr.a >= k->nc || tr.b >= k->nc || tr.a >= (1u << 28) || tr.b >= (1u << 28) ||
           fs_flownet_channel_latency(k->net, tr.a) != fs_flownet_channel_latency(k->net, tr.b))
         return FALSE;
@@ -81,15 +86,15 @@ static gboolean pair(Align *k, guint j, int s0, int d0, int sj, int dj)
 
 /* Both directions between rank r0's node (and rank rj's) and node x0 (and
  * xj) for local rank j. */
-static gboolean both_ways(Align *k, guint j, int r0, int x0, int rj, int xj)
+static gboolean both_ways(FsCollAlign *k, guint j, int r0, int x0, int rj, int xj)
 {
-  return pair(k, j, r0, x0, rj, xj) && pair(k, j, x0, r0, xj, rj);
+  return fs_coll_align_pair(k, j, r0, x0, rj, xj) && fs_coll_align_pair(k, j, x0, r0, xj, rj);
 }
 
 /* Every NVLS leg (each host's ranks to and from each NVLS switch its
  * channels use) and every tree edge (ranks j of a host and of its parent,
  * in the trees req's channels use), for every local rank j. */
-static gboolean align_all(Align *k, const FsComm *comm, const FsCollRequest *req, guint L)
+static gboolean align_all(FsCollAlign *k, const FsComm *comm, const FsCollRequest *req, guint L)
 {
   guint nh = fs_comm_n_hosts(comm), nch = req->nchannels;
   for (guint h = 0; h < nh; h++) {
@@ -134,7 +139,7 @@ static guint find(guint *up, guint x)
 
 static int by_b(gconstpointer x, gconstpointer y)
 {
-  const Triple *p = x, *q = y;
+  const FsCollAlignTriple *p = x, *q = y;
   return p->b != q->b ? (p->b < q->b ? -1 : 1) : p->a != q->a ? (p->a < q->a ? -1 : 1)
                                                               : (p->j > q->j) - (p->j < q->j);
 }
@@ -144,13 +149,13 @@ static int by_b(gconstpointer x, gconstpointer y)
  * with distinct channels of its capacity (a itself for rank 0); every
  * channel of another component is watched, with the channels paired with
  * it.  Deterministic: watches in channel order. */
-static FsCollRails *classify(const Align *k, guint L)
+static FsCollRails *classify(const FsCollAlign *k, guint L)
 {
   guint nc = k->nc, nt = k->triples->len;
   g_autofree guint *up = g_new(guint, nc);
   for (guint c = 0; c < nc; c++)
     up[c] = c;
-  Triple *t = (Triple *)k->triples->data;
+  FsCollAlignTriple *t = (FsCollAlignTriple *)k->triples->data;
   for (guint i = 0; i < nt; i++)
     up[find(up, t[i].a)] = find(up, t[i].b);
   g_autofree guint *a_of = g_new(guint, nc), *n_pairs = g_new0(guint, nc), *n_b = g_new0(guint, nc);
@@ -169,17 +174,11 @@ static FsCollRails *classify(const Align *k, guint L)
     n_pairs[r]++;
   }
   guint64 all = L == 64 ? G_MAXUINT64 : (G_GUINT64_CONSTANT(1) << L) - 1;
-  FsCollRails *rails = g_new0(FsCollRails, 1);
-  rails->members = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
-  rails->off = g_array_new(FALSE, FALSE, sizeof(guint));
-  rails->cap = g_array_new(FALSE, FALSE, sizeof(double));
-  rails->strict = g_array_new(FALSE, FALSE, sizeof(gboolean));
+  FsCollRails *rails = fs_coll_rails_alloc();
   g_autofree gboolean *alone = g_new0(gboolean, nc);
-  guint zero = 0;
-  g_array_append_val(rails->off, zero);
   g_autoptr(GArray) sorted = g_array_copy(k->triples);
   g_array_sort(sorted, by_b);
-  t = (Triple *)sorted->data;
+  t = (FsCollAlignTriple *)sorted->data;
   for (guint i = 0; i < nt;) {
     guint e = i, r = find(up, t[i].b);
     while (e < nt && t[e].b == t[i].b)
@@ -190,7 +189,7 @@ static FsCollRails *classify(const Align *k, guint L)
         m[x - i] = t[x].a;
         alone[t[x].a] = TRUE;
       }
-      add_watch(rails, m, e - i, fs_flownet_channel_capacity(k->net, t[i].b), FALSE);
+      fs_coll_rails_add_watch(rails, m, e - i, fs_flownet_channel_capacity(k->net, t[i].b), FALSE);
     }
     i = e;
   }
@@ -198,7 +197,7 @@ static FsCollRails *classify(const Align *k, guint L)
    * theirs on clean channels. */
   for (FsChannelId a = 0; a < nc; a++)
     if (alone[a])
-      add_watch(rails, &a, 1, fs_flownet_channel_capacity(k->net, a), TRUE);
+      fs_coll_rails_add_watch(rails, &a, 1, fs_flownet_channel_capacity(k->net, a), TRUE);
   return rails;
 }
 
@@ -216,21 +215,10 @@ FsCollRails *fs_coll_rails_new(const FsComm *comm, const FsCollAlgo *algo,
   fs_comm_host_ranks(comm, 0, &L);
   if (L < 2 || L > 64)
     return NULL;
-  Align k = {.net = net, .fixed = fixed, .paths = paths, .ctx = ctx,
-             .nc = fs_flownet_n_channels(net)};
-  k.seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-  k.triples = g_array_new(FALSE, FALSE, sizeof(Triple));
-  k.w0 = g_array_new(FALSE, FALSE, sizeof(double));
-  k.w = g_array_new(FALSE, FALSE, sizeof(double));
-  k.h0 = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
-  k.h = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
+  FsCollAlign k;
+  fs_coll_align_init(&k, net, fixed, paths, ctx);
   FsCollRails *rails = align_all(&k, comm, req, L) ? classify(&k, L) : NULL;
-  g_hash_table_unref(k.seen);
-  g_array_unref(k.triples);
-  g_array_unref(k.w0);
-  g_array_unref(k.w);
-  g_array_unref(k.h0);
-  g_array_unref(k.h);
+  fs_coll_align_clear(&k);
   return rails;
 }
 

@@ -145,6 +145,8 @@ struct FsFlowNet {
   FsFlowNetStats stats;
   uint64_t hop_bytes;            /* sum over drained flows of bytes * hops */
   uint64_t barred_starts;        /* flows started over a barred channel (fs_flownet_channel_bar) */
+  const FsChannelId *alias;      /* fs_flownet_set_alias: channel c < n_alias runs on alias[c] */
+  guint n_alias;
   /* Watches of summed loads (watch.c, fs_flownet_watch_add). */
   GArray *w_members;             /* FsChannelId, watch by watch */
   GArray *w_off;                 /* guint: watch i's members at [w_off[i], w_off[i + 1]) */

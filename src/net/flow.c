@@ -395,8 +395,10 @@ FsFlowId fs_flownet_start(FsFlowNet *net, const FsFlowSpec *spec)
     f->hops = g_renew(FsHop, f->hops, f->hops_cap);
   }
   f->n_hops = spec->path_len;
-  for (guint i = 0; i < spec->path_len; i++)
-    f->hops[i] = (FsHop){spec->path[i], 0};
+  for (guint i = 0; i < spec->path_len; i++) {
+    FsChannelId c = spec->path[i];
+    f->hops[i] = (FsHop){c < net->n_alias ? net->alias[c] : c, 0};
+  }
   f->cap = spec->rate_cap > 0 ? spec->rate_cap : INFINITY;
   f->copies = MAX(spec->copies, 1);
   f->bytes = spec->bytes;
@@ -562,6 +564,15 @@ void fs_flownet_channel_bar(FsFlowNet *net, FsChannelId ch, gboolean barred)
 uint64_t fs_flownet_barred_starts(const FsFlowNet *net)
 {
   return net->barred_starts;
+}
+
+void fs_flownet_set_alias(FsFlowNet *net, const FsChannelId *alias, guint n)
+{
+  g_return_if_fail(net != NULL && (n == 0 || alias != NULL));
+  for (guint c = 0; c < n; c++)
+    g_return_if_fail(alias[c] < net->n_chans);
+  net->alias = n > 0 ? alias : NULL;
+  net->n_alias = n;
 }
 
 void fs_flownet_set_check(FsFlowNet *net, gboolean on) { net->check = on; }

@@ -272,6 +272,17 @@ void fs_flownet_channel_bar(FsFlowNet *net, FsChannelId ch, gboolean barred);
  * copies counts once). */
 uint64_t fs_flownet_barred_starts(const FsFlowNet *net);
 
+/* Channel aliases: while set, a flow started over channel c < n runs on
+ * channel alias[c] instead (its latency is still the path's as given).
+ * For a caller that runs one member of each class of symmetric flows and
+ * lets each class of symmetric channels be one channel, which then carries
+ * the loads its members would (collrun/rotation.h).  alias is borrowed and
+ * must stay valid until set again; n = 0 (alias NULL) turns them off.
+ * Flows already started keep their channels.  A path must not name two
+ * channels of one alias (the caller's check).  O(n) to set (ids checked);
+ * a start pays one test per hop. */
+void fs_flownet_set_alias(FsFlowNet *net, const FsChannelId *alias, guint n);
+
 /* Sets the simulation's clock back to 0 (fs_sim_rewind) when the network
  * is idle: no flow pending or active and no event pending.  The channels'
  * counters (bytes, busy time, volume) carry on.  Returns FALSE (and

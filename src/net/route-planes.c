@@ -274,6 +274,34 @@ const FsChannelId *router_bundle_path(FsRouter *r, guint src, guint dst, FsRoute
   return r->bundle_path;
 }
 
+/* Appends one path to the arrays of fs_router_flow_paths. */
+static void append_path(GArray *weights, GArray *hops, double w, const FsChannelId *path, guint len)
+{
+  FsChannelId n = len;
+  g_array_append_val(weights, w);
+  g_array_append_val(hops, n);
+  g_array_append_vals(hops, path, len);
+}
+
+gboolean fs_router_flow_paths(FsRouter *r, guint src, guint dst, uint64_t key, GArray *weights,
+                              GArray *hops)
+{
+  FsRoute route;
+  fs_route_init(&route);
+  gboolean ok = fs_router_route(r, src, dst, key, &route, NULL);
+  const FsChannelId *bundle =
+    ok && r->bundles ? router_bundle_path(r, src, dst, route.kind) : NULL;
+  if (bundle != NULL)
+    append_path(weights, hops, 1.0, bundle, 2);
+  for (guint i = 0; ok && bundle == NULL && i < route.n_paths; i++) {
+    guint len;
+    const FsChannelId *path = fs_route_path(&route, i, &len);
+    append_path(weights, hops, g_array_index(route.weights, double, i), path, len);
+  }
+  fs_route_clear(&route);
+  return ok;
+}
+
 int64_t router_report_channel(const FsRouter *r, int64_t ch)
 {
   if (r->bundle_rep == NULL || ch < (int64_t)r->first_bundle ||

@@ -34,6 +34,7 @@ typedef struct {
   guint nchannels;
   gboolean bundled;
   FsCollRotation *rot; /* owned */
+  gboolean failed;     /* a run under it failed its watches: not tried again */
 } RotationEntry;
 
 struct FsCollAloneMemo {
@@ -125,33 +126,36 @@ static gboolean run_plan_once(const FsCollPlan *run, const FsCollExecParams *par
                               const FsCollAloneOpts *opts, FsCollAloneStats *stats, FsTime *t,
                               GError **error);
 
-/* The rotation of run's request on net with the planes bundled or not
- * (rotation.h), NULL where none: found once per communicator, algorithm,
- * channel count, network and bundling, and kept in the memo. */
-static const FsCollRotation *rotation_of(const FsCollPlan *run, const FsCollAloneOpts *opts,
-                                         const FsFlowNet *net, gboolean bundled)
+/* The memo's entry of the rotation of run's request on net with the
+ * planes bundled or not (rotation.h; its rot NULL where none): found once
+ * per communicator, algorithm, channel count, network and bundling. */
+static RotationEntry *rotation_of(const FsCollPlan *run, const FsCollAloneOpts *opts,
+                                  const FsFlowNet *net, gboolean bundled)
 {
   const FsCollRequest *rq = fs_coll_plan_request(run);
   const FsComm *comm = fs_coll_plan_comm(run);
   const FsCollAlgo *algo = fs_coll_plan_algo(run);
   GArray *memo = opts->memo->rotations;
   for (guint i = 0; i < memo->len; i++) {
-    const RotationEntry *e = &g_array_index(memo, RotationEntry, i);
+    RotationEntry *e = &g_array_index(memo, RotationEntry, i);
     if (e->comm == comm && e->algo == algo && e->net == net && e->nchannels == rq->nchannels &&
         e->bundled == bundled)
-      return e->rot;
+      return e;
   }
   RotationEntry e = {comm, algo, net, rq->nchannels, bundled,
                      fs_coll_rotation_new(comm, algo, rq, net, opts->route_fixed, opts->flow_paths,
-                                          opts->route_ctx)};
+                                          opts->route_ctx),
+                     FALSE};
   g_array_append_val(memo, e);
-  return e.rot;
+  return &g_array_index(memo, RotationEntry, memo->len - 1);
 }
 
 /* run_plan_once, for a plan whose channels are made for one rotation each
  * (FsCollRequest.rotation) under the rotation's aliases and watches
- * (rotation.h); where it has none on net, or a watch failed, the whole
- * plan runs instead.  A build that checks mirrors (fs_plan_check_mirrors)
+ * (rotation.h); where it has none on net, or a watch failed (in this run,
+ * or in an earlier one under the memo, after which it is not tried again:
+ * a failed try costs its run on top of the whole plan's), the whole plan
+ * runs instead.  A build that checks mirrors (fs_plan_check_mirrors)
  * runs the whole plan after a rotated run that held and stops unless the
  * two times are equal. */
 static gboolean run_plan_turned(const FsCollPlan *run, const FsCollExecParams *params,
@@ -162,15 +166,16 @@ static gboolean run_plan_turned(const FsCollPlan *run, const FsCollExecParams *p
   const FsCollRequest *rq = fs_coll_plan_request(run);
   if (rq->rotation == 0)
     return run_plan_once(run, params, net, xfer, xfer_ctx, opts, stats, t, error);
-  const FsCollRotation *rot = rotation_of(run, opts, net, bundled);
+  RotationEntry *e = rotation_of(run, opts, net, bundled);
   FsTime turned = -1;
-  if (rot != NULL) {
-    fs_coll_rotation_begin(rot, net);
+  if (e->rot != NULL && !e->failed) {
+    fs_coll_rotation_begin(e->rot, net);
     gboolean ok = run_plan_once(run, params, net, xfer, xfer_ctx, opts, stats, t, error);
-    gboolean held = fs_coll_rotation_end(rot, net);
+    gboolean held = fs_coll_rotation_end(e->rot, net);
     if (!ok)
       return FALSE;
     stats->rotated_runs += held;
+    e->failed = !held;
     if (held && !fs_plan_check_mirrors())
       return TRUE;
     turned = held ? *t : -1;

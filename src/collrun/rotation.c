@@ -30,8 +30,9 @@ guint fs_coll_rotation_shift(const FsComm *comm, const FsCollAlgo *algo, const F
   return s;
 }
 
-/* Pairs every distinct transfer (src, dst, channel) of plan, whose made
- * channels rotate by s with order m, with its images k = 0 … m−1. */
+/* Pairs every distinct transfer (src, dst) of plan, whose made channels
+ * rotate by s with order m, with its images k = 0 … m−1; their node
+ * pairs into made. */
 static gboolean align_plan(FsCollAlign *k, const FsComm *comm, const FsCollPlan *plan, guint s,
                            guint m, GArray *made)
 {
@@ -43,7 +44,8 @@ static gboolean align_plan(FsCollAlign *k, const FsComm *comm, const FsCollPlan 
     if (FS_EP_KIND(st->src) != FS_EP_RANK_KIND || FS_EP_KIND(st->dst) != FS_EP_RANK_KIND ||
         st->src >= (1u << 24) || st->dst >= (1u << 24))
       return FALSE;
-    guint64 key = (guint64)st->channel << 48 | (guint64)st->src << 24 | st->dst;
+    /* A rank's node is its GPU whatever the channel: a pair once. */
+    guint64 key = (guint64)st->src << 24 | st->dst;
     if (g_hash_table_contains(seen, &key))
       continue;
     g_hash_table_add(seen, g_memdup2(&key, sizeof key));

@@ -208,16 +208,6 @@ gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out
   return ok;
 }
 
-/* Appends one path to the arrays of FsCollRoutePathsFn. */
-static void append_hops(GArray *weights, GArray *hops, double weight, const FsChannelId *path,
-                        guint len)
-{
-  FsChannelId n = len;
-  g_array_append_val(weights, weight);
-  g_array_append_val(hops, n);
-  g_array_append_vals(hops, path, len);
-}
-
 gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GArray *weights,
                                   GArray *hops)
 {
@@ -226,7 +216,7 @@ gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GAr
     const GArray *path = switch_path(t, src, dst, NULL);
     if (path == NULL)
       return FALSE;
-    append_hops(weights, hops, 1.0, (const FsChannelId *)path->data, path->len);
+    fs_route_append_path(weights, hops, 1.0, (const FsChannelId *)path->data, path->len);
     return TRUE;
   }
   FsRoute route;
@@ -235,7 +225,7 @@ gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GAr
   for (guint i = 0; ok && i < route.n_paths; i++) {
     guint len;
     const FsChannelId *path = fs_route_path(&route, i, &len);
-    append_hops(weights, hops, g_array_index(route.weights, double, i), path, len);
+    fs_route_append_path(weights, hops, g_array_index(route.weights, double, i), path, len);
   }
   fs_route_clear(&route);
   return ok;
@@ -305,7 +295,7 @@ gboolean fs_coll_topo_route_once(void *ctx, int src, int dst, GArray *weights, G
   for (guint i = 0; ok && i < route->n_paths; i++) {
     guint len;
     const FsChannelId *path = fs_route_path(route, i, &len);
-    append_hops(weights, hops, g_array_index(route->weights, double, i), path, len);
+    fs_route_append_path(weights, hops, g_array_index(route->weights, double, i), path, len);
   }
   return ok;
 }

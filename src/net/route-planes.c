@@ -274,8 +274,8 @@ const FsChannelId *router_bundle_path(FsRouter *r, guint src, guint dst, FsRoute
   return r->bundle_path;
 }
 
-/* Appends one path to the arrays of fs_router_flow_paths. */
-static void append_path(GArray *weights, GArray *hops, double w, const FsChannelId *path, guint len)
+void fs_route_append_path(GArray *weights, GArray *hops, double w, const FsChannelId *path,
+                          guint len)
 {
   FsChannelId n = len;
   g_array_append_val(weights, w);
@@ -292,11 +292,11 @@ gboolean fs_router_flow_paths(FsRouter *r, guint src, guint dst, uint64_t key, G
   const FsChannelId *bundle =
     ok && r->bundles ? router_bundle_path(r, src, dst, route.kind) : NULL;
   if (bundle != NULL)
-    append_path(weights, hops, 1.0, bundle, 2);
+    fs_route_append_path(weights, hops, 1.0, bundle, 2);
   for (guint i = 0; ok && bundle == NULL && i < route.n_paths; i++) {
     guint len;
     const FsChannelId *path = fs_route_path(&route, i, &len);
-    append_path(weights, hops, g_array_index(route.weights, double, i), path, len);
+    fs_route_append_path(weights, hops, g_array_index(route.weights, double, i), path, len);
   }
   fs_route_clear(&route);
   return ok;

@@ -315,12 +315,16 @@ gboolean fs_router_plane_bundles_held(const FsRouter *router);
  * (an NVLS leg): fs_router_plane_pinned_path. */
 gboolean fs_router_plane_pinned(FsRouter *router, guint src, guint dst);
 gboolean fs_router_plane_pinned_path(FsRouter *router, const FsChannelId *path, guint len);
+/* Appends one path to arrays laid out as collrun/exec.h's
+ * FsCollRoutePathsFn fills them: its weight to weights (double), its hop
+ * count then its channels to hops (FsChannelId). */
+void fs_route_append_path(GArray *weights, GArray *hops, double weight, const FsChannelId *path,
+                          guint len);
 /* The paths the flows of a transfer from src to dst with ECMP key `key`
  * would take if started now: the route's (fs_router_route) or, while
  * bundles are on and the transfer would be bundled, the one path of its
- * two bundle channels (weight 1).  Appends per path its weight to weights
- * (double) and its hop count then its channels to hops (FsChannelId), as
- * collrun/exec.h's FsCollRoutePathsFn.  FALSE when there is no route. */
+ * two bundle channels (weight 1), appended per path
+ * (fs_route_append_path).  FALSE when there is no route. */
 gboolean fs_router_flow_paths(FsRouter *router, guint src, guint dst, uint64_t key,
                               GArray *weights, GArray *hops);
 /* The GPUs in uniform islands, which bundles would cover (0 on the

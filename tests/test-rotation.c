@@ -169,28 +169,38 @@ START_TEST(test_flow_alias)
 }
 END_TEST
 
-/* The tree's all_reduce of size on `define` nodes with proto, rotated and
- * whole; returns the rotated run's stats after checking the two times
- * equal and the rotated run a quarter of the steps.  The check of a build
- * with FABRICSIM_CHECK_MIRRORS (the default of the test build) is off
- * here, so that the steps counted are the rotated run's own. */
-static FsCollAloneStats check_rotated(Sys *s, uint64_t size, int proto)
+/* op of size with algo and proto on s, rotated and whole; returns the
+ * rotated run's stats after checking the two times equal and the rotated
+ * run a quarter of the steps.  The check of a build with
+ * FABRICSIM_CHECK_MIRRORS (the default of the test build) is off here, so
+ * that the steps counted are the rotated run's own. */
+static FsCollAloneStats check_op_rotated(Sys *s, FsCollOp op, const char *algo, uint64_t size,
+                                         int proto)
 {
   FsCollChoice ch;
   FsCollRequest req;
   uint64_t nb;
-  choose(s, size, "tree", proto, 0, &ch, &req, &nb);
+  FsCollPrefs prefs;
+  fs_coll_prefs_init(&prefs);
+  prefs.algo = fs_coll_algo_find(algo);
+  prefs.proto = proto;
+  ck_assert(fs_test_coll_choose(s, op, size, &prefs, &ch, &req, &nb));
   FsCollAloneStats a = time_it(s, &ch, &req, nb, FALSE);
   FsCollAloneStats b = time_it(s, &ch, &req, nb, TRUE);
-  printf("tree %s %" G_GUINT64_FORMAT " B on %u ranks: rotated %.6f us, %" G_GUINT64_FORMAT
+  printf("%s %s %s %" G_GUINT64_FORMAT " B on %u ranks: rotated %.6f us, %" G_GUINT64_FORMAT
          " steps; whole %.6f us, %" G_GUINT64_FORMAT " steps\n",
-         fs_coll_proto_name(ch.proto), size, fs_comm_size(s->comm), fs_time_to_us(b.time),
+         algo, fs_coll_op_name(op), fs_coll_proto_name(ch.proto), size, fs_comm_size(s->comm), fs_time_to_us(b.time),
          b.sim_steps, fs_time_to_us(a.time), a.sim_steps);
   ck_assert_int_eq(b.time, a.time);
   ck_assert_uint_eq(a.rotated_runs, 0);
   ck_assert_uint_ge(b.rotated_runs, 1);
   ck_assert_uint_eq(b.sim_steps * 4, a.sim_steps);
   return b;
+}
+
+static FsCollAloneStats check_rotated(Sys *s, uint64_t size, int proto)
+{
+  return check_op_rotated(s, FS_COLL_ALL_REDUCE, "tree", size, proto);
 }
 
 START_TEST(test_rotation_exact)
@@ -204,6 +214,38 @@ START_TEST(test_rotation_exact)
     sys_open(&s, "dgx-h100-ib-ndr.yaml", defines[i]);
     for (guint p = 0; p < G_N_ELEMENTS(protos); p++)
       check_rotated(&s, (p + 1) << 20, protos[p]);
+    fs_test_coll_close(&s);
+  }
+  g_unsetenv("FABRICSIM_CHECK_MIRRORS");
+}
+END_TEST
+
+START_TEST(test_rotation_rings)
+{
+  g_setenv("FABRICSIM_CHECK_MIRRORS", "0", TRUE);
+  /* The ring's phases rotate with their rings (its chains from a root do
+   * not): all_reduce, all_gather and reduce_scatter as steps (short of
+   * the stream model's sizes, and cut to a few ring steps per loop), at
+   * sizes the tuner gives a multiple of 8 channels (all_reduce of 384 KiB
+   * takes 12) with equal shares (all_gather of 384 KiB over 16 or 24
+   * ranks; 256 KiB over 24 does not split equally: no rotation). */
+  const char *defines[] = {"nodes=2", "nodes=3"};
+  const FsCollOp ops[] = {FS_COLL_ALL_REDUCE, FS_COLL_ALL_GATHER, FS_COLL_REDUCE_SCATTER};
+  for (guint i = 0; i < G_N_ELEMENTS(defines); i++) {
+    Sys s;
+    sys_open(&s, "dgx-h100-ib-ndr.yaml", defines[i]);
+    for (guint o = 0; o < G_N_ELEMENTS(ops); o++)
+      check_op_rotated(&s, ops[o], "ring", o == 0 ? 512u << 10 : 384u << 10,
+                       o == 0 ? FS_PROTO_SIMPLE : FS_PROTO_LL128);
+    FsCollChoice ch;
+    FsCollRequest req;
+    uint64_t nb;
+    guint m;
+    FsCollPrefs prefs;
+    fs_coll_prefs_init(&prefs);
+    prefs.algo = fs_coll_algo_find("ring");
+    ck_assert(fs_test_coll_choose(&s, FS_COLL_BROADCAST, 1u << 20, &prefs, &ch, &req, &nb));
+    ck_assert_uint_eq(fs_coll_rotation_shift(s.comm, ch.algo, &req, &m), 0);
     fs_test_coll_close(&s);
   }
   g_unsetenv("FABRICSIM_CHECK_MIRRORS");
@@ -276,8 +318,9 @@ START_TEST(test_rotation_refused)
   FsCollRequest req;
   uint64_t nb;
   guint m;
-  /* Another algorithm; channels not a multiple of the rotation's 8. */
-  choose(&s, 1u << 20, "ring", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
+  /* An algorithm without rotations; channels not a multiple of the
+   * rotation's 8. */
+  choose(&s, 1u << 20, "nvls_tree", FS_PROTO_SIMPLE, 0, &ch, &req, &nb);
   ck_assert_uint_eq(fs_coll_rotation_shift(s.comm, ch.algo, &req, &m), 0);
   choose(&s, 1u << 20, "tree", FS_PROTO_SIMPLE, 4, &ch, &req, &nb);
   ck_assert_uint_eq(fs_coll_rotation_shift(s.comm, ch.algo, &req, &m), 0);
@@ -301,6 +344,7 @@ int main(void)
   FS_ADD_TEST(s, test_plan_rotated_channels);
   FS_ADD_TEST(s, test_flow_alias);
   FS_ADD_TEST(s, test_rotation_exact);
+  FS_ADD_TEST(s, test_rotation_rings);
   FS_ADD_TEST(s, test_rotation_watched);
   FS_ADD_TEST(s, test_rotation_checked);
   FS_ADD_TEST(s, test_rotation_refused);

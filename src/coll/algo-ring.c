@@ -36,12 +36,39 @@ static void chain(FsPlanBuilder *b, guint ch, const guint *order, guint n, guint
   }
 }
 
+/* The check of a rotated channel's claim (fs_plan_channel_rotated): channel
+ * ch's ring is channel rep's with every rank rotated, position for
+ * position, and its share rep's; a g_error if not. */
+static void check_rotated(const FsPlanBuilder *b, guint ch)
+{
+  const FsComm *comm = fs_plan_comm(b);
+  const FsCollRequest *req = fs_plan_req(b);
+  guint period = req->rotation * req->rotation_order, n = fs_comm_size(comm);
+  guint rep = ch - ch % period + ch % req->rotation, shift = ch % period - ch % req->rotation;
+  const guint *a = fs_comm_ring(comm, rep), *t = fs_comm_ring(comm, ch);
+  for (guint i = 0; i < n; i++)
+    if (t[i] != fs_comm_rotate_rank(comm, a[i], shift))
+      g_error("plan rotation: ring channel %u is not channel %u rotated by %u (position %u)", ch,
+              rep, shift, i);
+  if (fs_plan_split(b, req->bytes, req->nchannels, ch) !=
+      fs_plan_split(b, req->bytes, req->nchannels, rep))
+    g_error("plan rotation: ring channel %u's share differs from channel %u's", ch, rep);
+}
+
+/* Every channel's ring phase or chain; a channel rotated from a made one
+ * (fs_plan_channel_rotated: the phases, whose steps depend on the ring's
+ * order alone) is skipped, or only checked. */
 static void build(FsPlanBuilder *b)
 {
   const FsComm *comm = fs_plan_comm(b);
   const FsCollRequest *req = fs_plan_req(b);
   guint n = fs_comm_size(comm);
   for (guint ch = 0; ch < req->nchannels; ch++) {
+    if (fs_plan_channel_rotated(b, ch)) {
+      if (fs_plan_check_mirrors())
+        check_rotated(b, ch);
+      continue;
+    }
     const guint *order = fs_comm_ring(comm, ch);
     uint64_t bytes = fs_plan_split(b, req->bytes, req->nchannels, ch);
     guint root_pos = 0;
@@ -98,6 +125,13 @@ static guint ring_steps(const FsComm *comm, const FsCollRequest *req)
   return fs_coll_ring_steps(req->op, fs_comm_size(comm));
 }
 
+/* The ring phases rotate with their rings by any shift; a chain from a
+ * root does not (the root stays). */
+static guint rotates(FsCollOp op)
+{
+  return op == FS_COLL_ALL_REDUCE || op == FS_COLL_ALL_GATHER || op == FS_COLL_REDUCE_SCATTER;
+}
+
 const FsCollAlgo fs_coll_algo_ring = {
   .name = "ring",
   .nccl = FS_NCCL_ALGO_RING,
@@ -106,4 +140,5 @@ const FsCollAlgo fs_coll_algo_ring = {
   .build = build,
   .loop_bytes = loop_bytes,
   .ring_steps = ring_steps,
+  .rotates = rotates,
 };

@@ -168,6 +168,14 @@ static void build(FsPlanBuilder *b)
   }
 }
 
+/* Channel c's tree is ring c's with tree index c mod 2: it rotates with
+ * its ring by even shifts. */
+static guint rotates(FsCollOp op)
+{
+  (void)op;
+  return 2;
+}
+
 const FsCollAlgo fs_coll_algo_tree = {
   .name = "tree",
   .nccl = FS_NCCL_ALGO_TREE,
@@ -175,4 +183,5 @@ const FsCollAlgo fs_coll_algo_tree = {
   .unsupported = unsupported,
   .build = build,
   .loop_bytes = fs_algo_slice_loop_bytes, /* one loop: one slice */
+  .rotates = rotates,
 };

@@ -225,6 +225,14 @@ struct FsCollAlgo {
    * all_reduce), all alike, which FsCollRequest.max_ring_steps truncates.
    * 0 when the plan has no such steps. */
   guint (*ring_steps)(const FsComm *comm, const FsCollRequest *req);
+  /* Rotated channels, for a collective timed alone (collrun/rotation.h);
+   * NULL when none: for op, the multiple s of shifts under which channel
+   * c + s is channel c with every rank rotated by s whenever ring c + s
+   * is ring c rotated so (fs_comm_ring_rotation): the channel's steps
+   * depend on its ring (and on c mod s) alone, every rank alike; 0 when
+   * they do not (a root's chain).  Such an algorithm skips the channels
+   * fs_plan_channel_rotated names. */
+  guint (*rotates)(FsCollOp op);
 };
 
 /* The algorithm table, in listing order, NULL-terminated. */

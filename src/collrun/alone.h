@@ -99,8 +99,9 @@
  *   PXN heads take one plane).
  *
  *   Rotated channels (rotation.h): where runs fold, opts->flow_paths
- *   and a memo are given, NCCL's tree on hosts whose rings rotate into
- *   each other (DGX H100: by 2 GPUs, order 4) makes only the channels
+ *   and a memo are given, NCCL's tree and the ring's phases on hosts
+ *   whose rings rotate into each other (DGX H100: by 2 GPUs, order 4)
+ *   make only the channels
  *   c mod (s·m) < s (FsCollRequest.rotation) and runs each orbit of
  *   links under the rotation as one link (flow.h, fs_flownet_set_alias);
  *   the links whose routes do not rotate (spines hashed by destination)

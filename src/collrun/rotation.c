@@ -18,10 +18,11 @@ guint fs_coll_rotation_shift(const FsComm *comm, const FsCollAlgo *algo, const F
                              guint *order)
 {
   *order = 0;
-  if (algo->nccl != FS_NCCL_ALGO_TREE || req->op != FS_COLL_ALL_REDUCE || req->nchannels < 2 ||
-      !fs_comm_hosts_uniform(comm) || algo->unsupported(comm, req->op) != NULL)
+  guint mult = algo->rotates != NULL ? algo->rotates(req->op) : 0;
+  if (mult == 0 || req->nchannels < 2 || !fs_comm_hosts_uniform(comm) ||
+      algo->unsupported(comm, req->op) != NULL)
     return 0;
-  guint m, s = fs_comm_ring_rotation(comm, 2, &m);
+  guint m, s = fs_comm_ring_rotation(comm, mult, &m);
   if (s == 0 || req->nchannels % (s * m) != 0 ||
       fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, 0) !=
         fs_coll_channel_bytes(req->bytes, req->dtype, req->nchannels, req->nchannels - 1))
@@ -212,7 +213,8 @@ FsCollRotation *fs_coll_rotation_new(const FsComm *comm, const FsCollAlgo *algo,
   one.bytes = q * req->nchannels;
   one.rotation = s;
   one.rotation_order = m;
-  one.max_ring_steps = 0;
+  /* A ring's first step of each loop: every neighbour pair once. */
+  one.max_ring_steps = algo->ring_steps != NULL && algo->ring_steps(comm, req) > 0 ? 1 : 0;
   g_autoptr(FsCollPlan) plan = fs_coll_plan_new(comm, algo, &one, NULL);
   if (plan == NULL)
     return NULL;

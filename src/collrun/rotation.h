@@ -1,14 +1,16 @@
-/* rotation.h — channels that mirror each other rotated: NCCL's tree in a
- * collective timed alone.
+/* rotation.h — channels that mirror each other rotated: NCCL's tree and
+ * the ring's phases in a collective timed alone.
  *
  * On a host of L GPUs each with its own NIC (DGX H100: 8, the NICs on four
  * PCIe switches of two GPUs each), NCCL's rings are rotations of each
  * other: ring i + s visits the GPUs of ring i shifted by s local ranks on
  * every host (pi_s, coll/comm.h fs_comm_ring_rotation; s = 2 there, order
  * m = 4).  The tree of channel c is built from ring c and tree index
- * c mod 2 alone, so with s even channel c + k·s is channel c with every
- * rank moved by pi_s^k: its NVLink hops on the rotated GPUs' links, its
- * network hops on the rotated rails.  Alone on the network, where the
+ * c mod 2 alone, and a ring all_reduce, all_gather or reduce_scatter's
+ * channel c from ring c alone (not a chain from a root: the root stays),
+ * so (for the tree with s even: FsCollAlgo.rotates) channel c + k·s is
+ * channel c with every rank moved by pi_s^k: its NVLink hops on the
+ * rotated GPUs' links, its network hops on the rotated rails.  Alone on the network, where the
  * topology rotates the same way, every flow of channel c + k·s then has
  * the rate of its image in channel c at every moment, and the plan need
  * only make the channels c mod (s·m) < s (FsCollRequest.rotation): 1/m
@@ -28,7 +30,7 @@
  * invariant under the rotation, max-min being unique).
  *
  * Found how.  Every transfer of the made channels (taken from their plan
- * of one loop) and each image k = 0 … m−1 of it are routed (with the
+ * of one loop, a ring's cut to one ring step) and each image k = 0 … m−1 of it are routed (with the
  * run's paths: bundled NVSwitch planes where they are on) and paired hop
  * for hop (rails-private.h).  Channels joined by pairs form components;
  * a component is an orbit when its pairs number its members 0 … m−1
@@ -66,10 +68,11 @@ G_BEGIN_DECLS
 typedef struct FsCollRotation FsCollRotation;
 
 /* The rotation s and order m an algorithm's channels may be made under
- * (FsCollRequest.rotation, rotation_order) for req on comm: NCCL's tree
- * all_reduce on two or more hosts whose rings rotate by an even shift
- * with a multiple of s·m channels of equal shares; 0 (m 0) otherwise.
- * Cost: fs_comm_ring_rotation. */
+ * (FsCollRequest.rotation, rotation_order) for req on comm: an algorithm
+ * whose channels rotate for req's op (FsCollAlgo.rotates: NCCL's tree,
+ * by even shifts; the ring's phases) on two or more hosts whose rings
+ * rotate by such a shift, with a multiple of s·m channels of equal
+ * shares; 0 (m 0) otherwise.  Cost: fs_comm_ring_rotation. */
 guint fs_coll_rotation_shift(const FsComm *comm, const FsCollAlgo *algo, const FsCollRequest *req,
                              guint *order);
 /* The rotation of req (fs_coll_rotation_shift non-zero) on net with the

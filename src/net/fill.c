@@ -54,9 +54,32 @@
 #include <math.h>
 #include <string.h>
 
-static gboolean entry_less(const FsFillEntry *a, const FsFillEntry *b)
+/* A level's order key: its bits with the sign bit flipped when positive,
+ * all flipped when negative, so that unsigned order is the order of the
+ * doubles (levels are never NaN, and never -0: a share is a difference of
+ * a positive capacity and a sum, over a positive count; a cap is positive;
+ * a share a hair below 0 from rounding orders right).  key_level inverts
+ * it exactly. */
+static inline uint64_t level_key(double level)
 {
-  return a->level < b->level || (a->level == b->level && a->tag < b->tag);
+  uint64_t b;
+  memcpy(&b, &level, sizeof b);
+  return b ^ ((uint64_t)((int64_t)b >> 63) | ((uint64_t)1 << 63));
+}
+
+static inline double key_level(uint64_t key)
+{
+  uint64_t b = key ^ ((key >> 63) ? (uint64_t)1 << 63 : ~(uint64_t)0);
+  double level;
+  memcpy(&level, &b, sizeof level);
+  return level;
+}
+
+/* (level, tag) order as one 128-bit compare. */
+static inline gboolean entry_less(const FsFillEntry *a, const FsFillEntry *b)
+{
+  __extension__ typedef unsigned __int128 U128;
+  return (((U128)a->key << 64) | a->tag) < (((U128)b->key << 64) | b->tag);
 }
 
 /* The channels' heap is indexed: a channel has at most one entry, at
@@ -110,7 +133,7 @@ static void sift_down(FsFlowNet *net, guint i, FsFillEntry e)
 /* Sets channel ci's entry to `level`: inserts it, or moves it in place. */
 static void heap_set(FsFlowNet *net, uint32_t ci, double level)
 {
-  FsFillEntry e = {level, (FS_FILL_CHAN << 32) | ci};
+  FsFillEntry e = {level_key(level), (FS_FILL_CHAN << 32) | ci};
   if (in_heap(net, ci)) {
     guint i = net->chans[ci].hpos;
     gboolean up = entry_less(&e, &net->heap[i]);
@@ -200,8 +223,11 @@ static void freeze(FsFlowNet *net, uint32_t slot, double level, int64_t bneck)
   for (uint32_t h = 0; h < f->n_hops; h++) {
     uint32_t ci = f->hops[h].chan;
     FsChan *c = &net->chans[ci];
-    for (uint32_t k = 0; k < f->copies; k++)
+    if (f->copies == 1)
       c->frozen_sum += level;
+    else
+      for (uint32_t k = 0; k < f->copies; k++)
+        c->frozen_sum += level;
     c->unfrozen -= f->copies;
     if (c->touched != net->step) {
       c->touched = net->step;
@@ -309,7 +335,8 @@ static void fill(FsFlowNet *net)
     const FsFlow *f = &net->flows[s];
     if (isfinite(f->cap))
       net->caps[net->caps_n++] =
-        (FsFillEntry){f->copies == 1 ? f->cap : f->cap / f->copies, (FS_FILL_CAP << 32) | s};
+        (FsFillEntry){level_key(f->copies == 1 ? f->cap : f->cap / f->copies),
+                      (FS_FILL_CAP << 32) | s};
   }
   sort_caps(net);
   /* Every flow of A capped: the fill ends with the last cap, so a channel
@@ -318,7 +345,7 @@ static void fill(FsFlowNet *net)
    * freeze brings its share down to fill_top. */
   net->fill_top = INFINITY;
   if (net->caps_n == net->comp_flows.n && net->caps_n > 0 && net->fill_shortcut)
-    net->fill_top = net->caps[net->caps_n - 1].level;
+    net->fill_top = key_level(net->caps[net->caps_n - 1].key);
   for (guint i = 0; i < net->comp_chans.n; i++) {
     uint32_t ci = net->comp_chans.v[i];
     FsChan *c = &net->chans[ci];
@@ -358,7 +385,7 @@ static void fill(FsFlowNet *net)
       break;
     if (cap && (net->heap_n == 0 || entry_less(&net->caps[next_cap], &net->heap[0]))) {
       FsFillEntry e = net->caps[next_cap++];
-      level = MAX(level, e.level);
+      level = MAX(level, key_level(e.key));
       next_step(net);
       freeze(net, (uint32_t)e.tag, level, FS_CHANNEL_NONE);
     } else {
@@ -367,7 +394,7 @@ static void fill(FsFlowNet *net)
       FsChan *c = &net->chans[idx];
       if (c->unfrozen == 0)
         continue; /* its flows were frozen elsewhere: an entry left in place */
-      level = MAX(level, e.level);
+      level = MAX(level, key_level(e.key));
       next_step(net);
       c->froze = net->epoch;
       c->froze_level = level;

@@ -89,9 +89,12 @@ typedef struct {
 } FsFlow;
 
 /* An entry of the progressive filling (the channels' heap, the sorted
- * caps): a channel's fair share or a flow's cap.  Ordered by (level, tag); tag = kind << 32 | index. */
+ * caps): a channel's fair share or a flow's cap.  Ordered by (level, tag);
+ * tag = kind << 32 | index.  The level is kept as fill.c's order key
+ * (level_key: its bits, mapped so that unsigned order is the order of
+ * the doubles), so that an entry compares as one 128-bit integer. */
 typedef struct {
-  double level;
+  uint64_t key;
   uint64_t tag;
 } FsFillEntry;
 

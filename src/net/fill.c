@@ -429,7 +429,8 @@ static gboolean expand(FsFlowNet *net)
       FsChan *c = &net->chans[f->hops[h].chan];
       c->old_sum += f->rate;
       c->new_sum += f->new_rate;
-      c->max_new = MAX(c->max_new, f->new_rate / f->copies);
+      double per = f->copies == 1 ? f->new_rate : f->new_rate / f->copies;
+      c->max_new = MAX(c->max_new, per);
     }
   }
   gboolean grew = FALSE;
@@ -448,7 +449,7 @@ static gboolean expand(FsFlowNet *net)
       const FsFlow *o = &net->flows[s];
       if (o->mark == net->epoch)
         continue;
-      double per = o->rate / o->copies;
+      double per = o->copies == 1 ? o->rate : o->rate / o->copies;
       if ((o->bneck == ci && (changed || c->max_new > per * (1 + 1e-12))) ||
           (froze && per > c->froze_level * (1 + 1e-12))) {
         add_flow(net, s);
@@ -461,6 +462,7 @@ static gboolean expand(FsFlowNet *net)
 
 void fs_flownet_recompute(FsFlowNet *net)
 {
+  FsTime now = fs_sim_now(net->sim);
   next_epoch(net);
   collect_seeds(net);
   do {
@@ -472,14 +474,14 @@ void fs_flownet_recompute(FsFlowNet *net)
   for (guint i = 0; i < net->comp_chans.n; i++) {
     FsChan *c = &net->chans[net->comp_chans.v[i]];
     g_assert(c->unfrozen == 0);
-    fs_flownet_settle_channel(net, c);
+    fs_flownet_settle_channel(c, now);
     c->load = c->frozen_sum;
   }
   for (guint i = 0; i < net->comp_flows.n; i++) {
     uint32_t s = net->comp_flows.v[i];
     FsFlow *f = &net->flows[s];
     g_assert(f->frozen == net->epoch);
-    fs_flownet_apply_rate(net, s, f->new_rate, f->new_bneck);
+    fs_flownet_apply_rate(net, s, f->new_rate, f->new_bneck, now);
   }
   if (net->w_chan != NULL)
     fs_flownet_watch_update(net);

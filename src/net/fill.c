@@ -173,10 +173,20 @@ static void push_share(FsFlowNet *net, uint32_t ci)
   heap_set(net, ci, share);
 }
 
+/* The order of sort_caps: (level, tag), or the tag alone when every level
+ * is the same (by_tag). */
+static inline gboolean caps_less(const FsFillEntry *a, const FsFillEntry *b, gboolean by_tag)
+{
+  return by_tag ? a->tag < b->tag : entry_less(a, b);
+}
+
 /* Sorts the caps of A by (level, tag): insertion sort on short runs, then
  * bottom-up merges through net->caps_tmp (no callback: a large component
- * sorts its caps on every fill). */
-static void sort_caps(FsFlowNet *net)
+ * sorts its caps on every fill).  by_tag: every cap has the same level
+ * (NCCL's LL128 and LL flows of one size: most fills), so the tags alone
+ * decide, a plain 64-bit compare; the compiler makes one copy of the sort
+ * for each case. */
+static inline void sort_caps_by(FsFlowNet *net, gboolean by_tag)
 {
   FsFillEntry *v = net->caps;
   guint n = net->caps_n;
@@ -186,7 +196,7 @@ static void sort_caps(FsFlowNet *net)
     for (guint i = lo + 1; i < hi; i++) {
       FsFillEntry e = v[i];
       guint j = i;
-      for (; j > lo && entry_less(&e, &v[j - 1]); j--)
+      for (; j > lo && caps_less(&e, &v[j - 1], by_tag); j--)
         v[j] = v[j - 1];
       v[j] = e;
     }
@@ -198,7 +208,7 @@ static void sort_caps(FsFlowNet *net)
     for (guint lo = 0; lo < n; lo += 2 * w) {
       guint mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
       while (i < mid && j < hi)
-        dst[k++] = entry_less(&src[j], &src[i]) ? src[j++] : src[i++];
+        dst[k++] = caps_less(&src[j], &src[i], by_tag) ? src[j++] : src[i++];
       while (i < mid)
         dst[k++] = src[i++];
       while (j < hi)
@@ -210,6 +220,14 @@ static void sort_caps(FsFlowNet *net)
   }
   if (src != v)
     memcpy(v, src, n * sizeof *v);
+}
+
+static void sort_caps(FsFlowNet *net, gboolean same_level)
+{
+  if (same_level)
+    sort_caps_by(net, TRUE);
+  else
+    sort_caps_by(net, FALSE);
 }
 
 /* Freezes flow `slot` at `level` per copy, updating the channels it crosses. */
@@ -330,15 +348,17 @@ static void fill(FsFlowNet *net)
     net->caps = g_renew(FsFillEntry, net->caps, net->caps_cap);
     net->caps_tmp = g_renew(FsFillEntry, net->caps_tmp, net->caps_cap);
   }
+  uint64_t diff = 0; /* nonzero when two caps' levels differ */
   for (guint i = 0; i < net->comp_flows.n; i++) {
     uint32_t s = net->comp_flows.v[i];
     const FsFlow *f = &net->flows[s];
-    if (isfinite(f->cap))
-      net->caps[net->caps_n++] =
-        (FsFillEntry){level_key(f->copies == 1 ? f->cap : f->cap / f->copies),
-                      (FS_FILL_CAP << 32) | s};
+    if (isfinite(f->cap)) {
+      uint64_t key = level_key(f->copies == 1 ? f->cap : f->cap / f->copies);
+      net->caps[net->caps_n++] = (FsFillEntry){key, (FS_FILL_CAP << 32) | s};
+      diff |= key ^ net->caps[0].key;
+    }
   }
-  sort_caps(net);
+  sort_caps(net, diff == 0);
   /* Every flow of A capped: the fill ends with the last cap, so a channel
    * whose share is above the highest cap can never pop (a cap below it
    * always comes first); it stays out of the heap (push_share) until a

@@ -27,10 +27,12 @@
  * its cap; the channels those flows cross get a new share once per filling
  * step, moved in place in an indexed heap (one entry per channel, so no
  * stale entry is pushed or popped); the caps are sorted once per fill and
- * merged with the heap's top.  The fill ends when every flow of A is frozen:
- * the entries left (channels whose flows were all frozen by caps or other
- * channels) would only be popped and skipped, each O(log n) (most of a fill's
- * cost where A's flows run at their caps, as NCCL's LL128 trees do).
+ * merged with the heap's top.  The fill ends when every flow of A is frozen.
+ * A channel whose flows were all frozen by caps or other channels leaves
+ * the heap at the end of that step (end_step), taken out where it is,
+ * rather than being popped and skipped later, each a sift from the root
+ * (most of a fill's cost where A's flows run at their caps, as NCCL's LL128
+ * trees do).
  * The pop order is the total order (level, kind, index), channels before caps on
  * a tie; every flow frozen in one step adds the same L to each channel it
  * crosses, so the sums do not depend on list order.  Rounding can make a new

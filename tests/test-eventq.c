@@ -306,6 +306,70 @@ START_TEST(test_eventq_random_operations_match_model)
 }
 END_TEST
 
+/* Many events per time (the queue keeps them as runs): random pushes,
+ * pops, cancels and reschedules, in the middle of runs too, against a model
+ * that knows the exact order: (time, order of push or reschedule).  Run
+ * with and without a small epoch, so that renumbering rebuilds the runs. */
+static void check_ties_against_model(uint32_t seq_limit)
+{
+  g_autoptr(FsEventQueue) q = fs_eventq_new();
+  if (seq_limit != 0)
+    fs_eventq_set_seq_limit(q, seq_limit);
+  FsRng rng;
+  fs_rng_init(&rng, 17, seq_limit);
+  enum { MAXN = 512 };
+  FsEventId ids[MAXN];
+  FsTime times[MAXN];
+  uint64_t order[MAXN];
+  gboolean live[MAXN] = {0};
+  uint64_t counter = 0;
+  guint n_live = 0;
+  for (int step = 0; step < 100000; step++) {
+    uint64_t op = fs_rng_below(&rng, 10);
+    uint64_t k = fs_rng_below(&rng, MAXN);
+    if (op < 4 && !live[k]) {
+      times[k] = (FsTime)fs_rng_below(&rng, 6);
+      ids[k] = fs_eventq_push(q, times[k], record, NULL, k);
+      order[k] = counter++;
+      live[k] = TRUE;
+      n_live++;
+    } else if (op < 5 && live[k]) {
+      loop_assert(fs_eventq_cancel(q, ids[k]));
+      live[k] = FALSE;
+      n_live--;
+    } else if (op < 6 && live[k]) {
+      times[k] += (FsTime)fs_rng_below(&rng, 3);
+      ids[k] = fs_eventq_reschedule(q, ids[k], times[k]);
+      order[k] = counter++;
+    } else if (op < 10 && n_live > 0) {
+      int64_t want = -1;
+      for (guint j = 0; j < MAXN; j++)
+        if (live[j] && (want < 0 || times[j] < times[want] ||
+                        (times[j] == times[want] && order[j] < order[want])))
+          want = j;
+      loop_assert(fs_eventq_peek_time(q) == times[want]);
+      FsEvent ev;
+      loop_assert(fs_eventq_pop(q, &ev));
+      loop_assert(ev.arg == (uint64_t)want);
+      live[want] = FALSE;
+      n_live--;
+    }
+    loop_assert(fs_eventq_size(q) == n_live);
+    if (live[k])
+      loop_assert(fs_eventq_time_of(q, ids[k]) == times[k]);
+    if (step % 97 == 0)
+      loop_assert(fs_eventq_check(q));
+  }
+  ck_assert(fs_eventq_check(q));
+}
+
+START_TEST(test_eventq_ties_match_model)
+{
+  check_ties_against_model(0);
+  check_ties_against_model(700);
+}
+END_TEST
+
 START_TEST(test_eventq_pool_reuse)
 {
   g_autoptr(FsEventQueue) q = fs_eventq_new();
@@ -390,6 +454,7 @@ int main(void)
   FS_ADD_TEST(s, test_eventq_reschedule_same_time_goes_after_ties);
   FS_ADD_TEST(s, test_eventq_reschedule_earlier_and_later);
   FS_ADD_TEST(s, test_eventq_random_operations_match_model);
+  FS_ADD_TEST(s, test_eventq_ties_match_model);
   FS_ADD_TEST(s, test_eventq_pool_reuse);
   FS_ADD_TEST(s, test_eventq_renumbering_keeps_order);
   return fs_test_run_suite(s);

@@ -1,5 +1,25 @@
-/* eventq.c — the event queue: a 4-ary min-heap of packed 128-bit keys over
- * an event pool.  See eventq.h for the contract.
+/* eventq.c — the event queue: a 4-ary min-heap of same-time runs over an
+ * event pool.  See eventq.h for the contract.
+ *
+ * Runs.  Simulations schedule many events at the same time (flows of equal
+ * size drain together, their deliveries follow after the same latency): in
+ * NCCL sweeps on 128 nodes about 60 events share each pending time.  The
+ * heap therefore holds runs, not events: a run is a list of pending events
+ * at one time in increasing sequence number, linked through the pool, and
+ * the heap holds one key per run, its first event's.  Popping an event
+ * whose run has a successor replaces the root key by the successor's
+ * instead of sifting the last entry down the whole heap.  (The successor
+ * is then still the smallest key: of two runs at one time, the newer is
+ * begun only when the older can no longer be appended to, so all of the
+ * older's events come first.  sift_down_near does not rely on it: it
+ * compares one group of children and stops.)  A push appends to a run of
+ * its time when one is at hand, in O(1): a new event has the largest
+ * sequence number yet, so it may follow any pending event of its time.  The
+ * runs are found through a small direct-mapped table from a time to the
+ * last event of a run at that time (tails[]), checked by generation; a
+ * push that misses it starts a new run, which is always correct (the heap
+ * merges runs of the same time by their keys), only slower.  With all
+ * times distinct every run has one event and the queue is the plain heap.
  *
  * Layout.  Each heap entry is one 16-byte key, compared as a single
  * unsigned 128-bit integer:
@@ -11,11 +31,14 @@
  *
  * Comparing keys is therefore one 128-bit compare (cmp + sbb), and the key
  * order is (time, sequence): the slot bits never decide because no two
- * pending events share a sequence number.  The callback, context and
- * argument live in the pool slot (32 bytes, two per cache line); the heap
- * position of each pending slot lives in a separate array of 32-bit
- * integers, pos[], which every move in the heap updates and which cancel
- * and reschedule read to find an entry in O(1).  Keeping pos[] apart keeps
+ * pending events share a sequence number.  The callback, context, argument
+ * and the link to the next event of its run live in the pool slot (32
+ * bytes, two per cache line); the time, sequence number and previous event
+ * of each slot live in aux[] (read when an event becomes the head of its
+ * run, or leaves the middle of one); the heap position of each run's head
+ * lives in a separate array of 32-bit integers, pos[] (NOT_HEAD for the
+ * other events), which every move in the heap updates and which cancel and
+ * reschedule read to find an entry in O(1).  Keeping pos[] apart keeps
  * those frequent writes inside a small, cache-resident array.
  *
  * The heap starts at index ROOT = 3 of a 64-byte aligned array: the
@@ -32,9 +55,10 @@
  *
  * Sequence numbers are 32 bits wide per epoch.  When an epoch runs out
  * (after about 4 billion pushes), the pending events are relabelled 0..n-1
- * in key order (a sorted array is a valid heap, so this is one sort) and a
- * new epoch starts; FsEvent.seq reports epoch << 32 | seq, which never
- * repeats and keeps FIFO order among events at the same time.
+ * in key order and the runs rebuilt from that order (one run per time; the
+ * heads, in order, are a valid heap), and a new epoch starts; FsEvent.seq
+ * reports epoch << 32 | seq, which never repeats and keeps FIFO order
+ * among events at the same time.
  */
 #include "core/eventq.h"
 
@@ -48,6 +72,10 @@ __extension__ typedef unsigned __int128 Key;
 #define SENTINEL (~(Key)0)
 #define TIME_BIAS ((uint64_t)1 << 63)
 #define NO_SLOT UINT32_MAX
+#define NOT_HEAD UINT32_MAX   /* pos[] of an event that does not head its run */
+/* The run-tail table: a power of two, small enough to stay in cache. */
+#define TAIL_BITS 8
+#define N_TAILS ((size_t)1 << TAIL_BITS)
 /* Limits of the 32-bit slot and position fields; far beyond any memory we
  * could allocate for a pool, but checked rather than assumed. */
 #define MAX_SLOTS ((uint32_t)UINT32_MAX - 1)
@@ -58,14 +86,36 @@ typedef struct {
   void *ctx;
   uint64_t arg;  /* while free: index of the next free slot (or NO_SLOT) */
   uint32_t gen;  /* generation: the high half of this slot's FsEventId; never 0 */
+  uint32_t next; /* the next event of its run, NO_SLOT for the last */
 } Slot;
 
+/* The key parts of a pending event that does not head its run, and its
+ * predecessor in the run.  (A head's are in its heap key; its aux entry
+ * is stale: a run of one event, the common case where times are distinct,
+ * then costs no write here.) */
+typedef struct {
+  FsTime time;
+  uint32_t seq;
+  uint32_t prev;
+} Aux;
+
+/* An entry of the run-tail table: slot (with its generation) was the last
+ * event of a run at time when it was recorded. */
+typedef struct {
+  FsTime time;
+  uint32_t slot; /* NO_SLOT: empty */
+  uint32_t gen;
+} Tail;
+
 struct FsEventQueue {
-  Key *heap;         /* live entries at [ROOT, ROOT + n); SENTINEL after them */
-  size_t n;          /* pending events */
+  Key *heap;         /* runs' keys at [ROOT, ROOT + n); SENTINEL after them */
+  size_t n;          /* runs (heap entries) */
+  size_t count;      /* pending events */
   size_t heap_cap;   /* entries allocated, a multiple of 4 */
   Slot *slots;
-  uint32_t *pos;     /* pos[slot]: heap position of a pending slot's entry */
+  Aux *aux;          /* aux[slot]: time, sequence and predecessor of a non-head */
+  uint32_t *pos;     /* pos[slot]: heap position of a run head's entry, or NOT_HEAD */
+  Tail tails[N_TAILS]; /* by hash of the time: a run to append to */
   uint32_t nslots;   /* slots ever used (the pool's high-water mark) */
   uint32_t slot_cap;
   uint32_t free_head;
@@ -132,6 +182,8 @@ FsEventQueue *fs_eventq_new(void)
   q->heap_cap = 64;
   q->heap = array_alloc(q->heap_cap * sizeof(Key));
   fill_sentinel(q->heap, 0, q->heap_cap);
+  for (size_t i = 0; i < N_TAILS; i++)
+    q->tails[i].slot = NO_SLOT;
   q->free_head = NO_SLOT;
   q->seq_limit = UINT32_MAX;
   return q;
@@ -143,6 +195,7 @@ void fs_eventq_free(FsEventQueue *q)
     return;
   free(q->heap);
   free(q->slots);
+  free(q->aux);
   free(q->pos);
   g_free(q);
 }
@@ -172,6 +225,7 @@ static uint32_t slot_take(FsEventQueue *q)
     if (cap > MAX_SLOTS)
       cap = MAX_SLOTS;
     q->slots = array_grow(q->slots, q->slot_cap * sizeof(Slot), cap * sizeof(Slot));
+    q->aux = array_grow(q->aux, q->slot_cap * sizeof(Aux), cap * sizeof(Aux));
     q->pos = array_grow(q->pos, q->slot_cap * sizeof(uint32_t), cap * sizeof(uint32_t));
     q->slot_cap = (uint32_t)cap;
   }
@@ -317,8 +371,45 @@ static inline void sift_down(FsEventQueue *q, size_t p, Key k)
   sift_up(q, p, k);
 }
 
-/* Relabels the pending events 0..n-1 in key order and starts a new epoch.
- * Runs once per seq_limit pushes; O(n log n). */
+/* Moves key k down from the hole at p, top-down, stopping as soon as it is
+ * smaller than its children: for the successor of a popped event, which is
+ * still the smallest key (see the top of the file), that is one group of
+ * four compared.  O(log n). */
+static inline void sift_down_near(FsEventQueue *q, size_t p, Key k)
+{
+  Key *h = q->heap;
+  uint32_t *pos = q->pos;
+  size_t end = ROOT + q->n;
+  for (;;) {
+    size_t c = 4 * p - 8;
+    if (c >= end)
+      break;
+    Key m;
+    size_t i = min4(h + c, &m);
+    if (k < m)
+      break;
+    h[p] = m;
+    pos[key_slot(m)] = (uint32_t)p;
+    p = c + i;
+  }
+  h[p] = k;
+  pos[key_slot(k)] = (uint32_t)p;
+}
+
+static void heap_grow(FsEventQueue *q)
+{
+  if (q->heap_cap >= MAX_HEAP)
+    g_error("eventq: more than %zu pending events", MAX_HEAP - ROOT - 4);
+  size_t cap = q->heap_cap * 2;
+  q->heap = array_grow(q->heap, q->heap_cap * sizeof(Key), cap * sizeof(Key));
+  fill_sentinel(q->heap, q->heap_cap, cap);
+  q->heap_cap = cap;
+}
+
+/* Relabels the pending events 0..count-1 in key order, rebuilds the runs
+ * (one per time, in that order: the heads then form a sorted array, which
+ * is a valid heap) and starts a new epoch.  Runs once per seq_limit
+ * pushes; O(n log n). */
 static int key_cmp(const void *a, const void *b)
 {
   Key x = *(const Key *)a, y = *(const Key *)b;
@@ -327,14 +418,41 @@ static int key_cmp(const void *a, const void *b)
 
 static void renumber(FsEventQueue *q)
 {
-  Key *h = q->heap;
-  qsort(h + ROOT, q->n, sizeof(Key), key_cmp);
-  for (size_t i = 0; i < q->n; i++) {
-    h[ROOT + i] = with_seq(h[ROOT + i], (uint32_t)i);
-    q->pos[key_slot(h[ROOT + i])] = (uint32_t)(ROOT + i);
+  size_t n = q->count;
+  Key *all = g_new(Key, MAX(n, 1));
+  size_t k = 0;
+  for (size_t p = ROOT; p < ROOT + q->n; p++) {
+    all[k++] = q->heap[p];
+    for (uint32_t x = q->slots[key_slot(q->heap[p])].next; x != NO_SLOT; x = q->slots[x].next)
+      all[k++] = make_key(q->aux[x].time, q->aux[x].seq, x);
   }
+  g_assert(k == n);
+  qsort(all, n, sizeof(Key), key_cmp);
+  while (ROOT + n + 1 > q->heap_cap)
+    heap_grow(q);
+  fill_sentinel(q->heap, ROOT, ROOT + q->n);
+  q->n = 0;
+  uint32_t last = NO_SLOT;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t s = key_slot(all[i]);
+    FsTime t = key_time(all[i]);
+    q->slots[s].next = NO_SLOT;
+    if (last != NO_SLOT && key_time(all[i - 1]) == t) {
+      q->slots[last].next = s;
+      q->aux[s] = (Aux){t, (uint32_t)i, last};
+      q->pos[s] = NOT_HEAD;
+    } else {
+      q->heap[ROOT + q->n] = make_key(t, (uint32_t)i, s);
+      q->pos[s] = (uint32_t)(ROOT + q->n);
+      q->n++;
+    }
+    last = s;
+  }
+  g_free(all);
+  for (size_t i = 0; i < N_TAILS; i++)
+    q->tails[i].slot = NO_SLOT;
   q->epoch++;
-  q->seq = (uint32_t)q->n;
+  q->seq = (uint32_t)n;
 }
 
 /* A fresh sequence number, larger than every pending event's. */
@@ -346,16 +464,6 @@ static inline uint32_t next_seq(FsEventQueue *q)
     g_assert(q->seq < q->seq_limit);
   }
   return q->seq++;
-}
-
-static void heap_grow(FsEventQueue *q)
-{
-  if (q->heap_cap >= MAX_HEAP)
-    g_error("eventq: more than %zu pending events", MAX_HEAP - ROOT - 4);
-  size_t cap = q->heap_cap * 2;
-  q->heap = array_grow(q->heap, q->heap_cap * sizeof(Key), cap * sizeof(Key));
-  fill_sentinel(q->heap, q->heap_cap, cap);
-  q->heap_cap = cap;
 }
 
 /* Removes the entry at position p (ROOT <= p < ROOT + n), filling the hole
@@ -373,21 +481,75 @@ static inline void remove_at(FsEventQueue *q, size_t p)
     sift_down(q, p, last);
 }
 
+/* The run-tail table's entry for time t (Fibonacci hashing). */
+static inline Tail *tail_of(FsEventQueue *q, FsTime t)
+{
+  return &q->tails[((uint64_t)t * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - TAIL_BITS)];
+}
+
+/* Puts the taken slot s, whose fn and gen are set, into the queue at
+ * (time, seq): after the last event of a run at that time if the tail table
+ * names one still pending and still last, else as a new run. */
+static inline void link_event(FsEventQueue *q, uint32_t s, FsTime time, uint32_t seq)
+{
+  Tail *t = tail_of(q, time);
+  Slot *sl = &q->slots[s];
+  sl->next = NO_SLOT;
+  uint32_t ts = t->slot;
+  if (ts != NO_SLOT && t->time == time && q->slots[ts].gen == t->gen &&
+      q->slots[ts].fn != NULL && q->slots[ts].next == NO_SLOT) {
+    /* Same generation: the same pending event, so still at that time. */
+    q->slots[ts].next = s;
+    q->aux[s] = (Aux){time, seq, ts};
+    q->pos[s] = NOT_HEAD;
+  } else {
+    if (G_UNLIKELY(ROOT + q->n + 1 > q->heap_cap))
+      heap_grow(q);
+    size_t p = ROOT + q->n++;
+    sift_up(q, p, make_key(time, seq, s));
+    t->time = time;
+  }
+  t->slot = s;
+  t->gen = sl->gen;
+  q->count++;
+}
+
+/* Takes the pending slot s out of its run, and the run out of the heap when
+ * s was its only event.  Leaves the slot itself alone. */
+static inline void unlink_event(FsEventQueue *q, uint32_t s)
+{
+  uint32_t nx = q->slots[s].next;
+  uint32_t p = q->pos[s];
+  q->count--;
+  if (p != NOT_HEAD) {
+    if (nx == NO_SLOT) {
+      remove_at(q, p);
+      return;
+    }
+    /* Its successor heads the run now: a larger key in the same place. */
+    const Aux *an = &q->aux[nx];
+    sift_down_near(q, p, make_key(an->time, an->seq, nx));
+    return;
+  }
+  uint32_t pv = q->aux[s].prev;
+  q->slots[pv].next = nx;
+  /* (A head's successor's prev is never read: its aux is stale.) */
+  if (nx != NO_SLOT)
+    q->aux[nx].prev = pv;
+}
+
 /* ---- public API --------------------------------------------------------- */
 
 FsEventId fs_eventq_push(FsEventQueue *q, FsTime time, FsEventFn fn, void *ctx, uint64_t arg)
 {
   g_return_val_if_fail(q != NULL && fn != NULL, FS_EVENT_NONE);
-  if (G_UNLIKELY(ROOT + q->n + 1 > q->heap_cap))
-    heap_grow(q);
   uint32_t seq = next_seq(q);
   uint32_t s = slot_take(q);
   Slot *sl = &q->slots[s];
   sl->fn = fn;
   sl->ctx = ctx;
   sl->arg = arg;
-  size_t p = ROOT + q->n++;
-  sift_up(q, p, make_key(time, seq, s));
+  link_event(q, s, time, seq);
   return make_id(s, sl->gen);
 }
 
@@ -396,6 +558,9 @@ gboolean fs_eventq_pop(FsEventQueue *q, FsEvent *out)
   return fs_eventq_pop_until(q, FS_TIME_MAX, out);
 }
 
+/* Pops the head of the root run: its successor, if any, takes the root's
+ * place (sift_down_near); otherwise the run leaves the heap as an entry of
+ * a plain heap does.  Prefetches the events likely popped next. */
 gboolean fs_eventq_pop_until(FsEventQueue *q, FsTime until, FsEvent *out)
 {
   g_return_val_if_fail(q != NULL && out != NULL, FALSE);
@@ -409,7 +574,19 @@ gboolean fs_eventq_pop_until(FsEventQueue *q, FsTime until, FsEvent *out)
   out->fn = sl->fn;
   out->ctx = sl->ctx;
   out->arg = sl->arg;
+  uint32_t nx = sl->next;
   slot_release(q, s);
+  q->count--;
+  if (nx != NO_SLOT) {
+    const Aux *an = &q->aux[nx];
+    sift_down_near(q, ROOT, make_key(an->time, an->seq, nx));
+    const Key *h = q->heap;
+    Slot *nsl = &q->slots[key_slot(h[ROOT])];
+    __builtin_prefetch(nsl);
+    if (nsl->next != NO_SLOT)
+      __builtin_prefetch(&q->aux[nsl->next]);
+    return TRUE;
+  }
   size_t last_pos = ROOT + --q->n;
   Key last = q->heap[last_pos];
   q->heap[last_pos] = SENTINEL;
@@ -440,7 +617,7 @@ gboolean fs_eventq_cancel(FsEventQueue *q, FsEventId id)
   int64_t s = id_slot(q, id);
   if (s < 0)
     return FALSE;
-  remove_at(q, q->pos[s]);
+  unlink_event(q, (uint32_t)s);
   slot_release(q, (uint32_t)s);
   return TRUE;
 }
@@ -451,17 +628,12 @@ FsEventId fs_eventq_reschedule(FsEventQueue *q, FsEventId id, FsTime time)
   int64_t s = id_slot(q, id);
   if (s < 0)
     return FS_EVENT_NONE;
-  /* next_seq may renumber the heap, so read the position after it. */
+  /* next_seq may renumber, which rebuilds the runs: unlink after it. */
   uint32_t seq = next_seq(q);
+  unlink_event(q, (uint32_t)s);
   Slot *sl = &q->slots[s];
-  size_t p = q->pos[s];
-  Key old = q->heap[p];
-  Key k = make_key(time, seq, (uint32_t)s);
-  if (k < old)
-    sift_up(q, p, k);
-  else
-    sift_down(q, p, k);
   sl->gen = sl->gen + 1 ? sl->gen + 1 : 1;
+  link_event(q, (uint32_t)s, time, seq);
   return make_id((uint32_t)s, sl->gen);
 }
 
@@ -477,19 +649,25 @@ FsTime fs_eventq_time_of(const FsEventQueue *q, FsEventId id)
   int64_t s = id_slot(q, id);
   if (s < 0)
     return FS_TIME_MAX;
-  return key_time(q->heap[q->pos[s]]);
+  uint32_t p = q->pos[s];
+  return p != NOT_HEAD ? key_time(q->heap[p]) : q->aux[s].time;
 }
 
 guint fs_eventq_size(const FsEventQueue *q)
 {
   g_return_val_if_fail(q != NULL, 0);
-  return (guint)q->n;
+  return (guint)q->count;
 }
 
+/* Checks the heap of run heads (order, positions, padding), then walks
+ * each run: same time, increasing sequence numbers below the next one to
+ * be issued, consistent links; and that the runs hold every pending slot
+ * exactly once. */
 gboolean fs_eventq_check(const FsEventQueue *q)
 {
   g_return_val_if_fail(q != NULL, FALSE);
   const Key *h = q->heap;
+  size_t seen = 0;
   for (size_t p = ROOT; p < ROOT + q->n; p++) {
     uint32_t s = key_slot(h[p]);
     if (s >= q->nslots || q->slots[s].fn == NULL || q->pos[s] != p)
@@ -498,7 +676,25 @@ gboolean fs_eventq_check(const FsEventQueue *q)
       return FALSE;
     if (key_seq(h[p]) >= q->seq)
       return FALSE;
+    seen++;
+    uint32_t prev_seq = key_seq(h[p]);
+    for (uint32_t prev = s, x = q->slots[s].next; x != NO_SLOT; prev = x, x = q->slots[x].next) {
+      if (x >= q->nslots || q->slots[x].fn == NULL || q->pos[x] != NOT_HEAD ||
+          q->aux[x].prev != prev || q->aux[x].time != key_time(h[p]) ||
+          q->aux[x].seq <= prev_seq || q->aux[x].seq >= q->seq)
+        return FALSE;
+      prev_seq = q->aux[x].seq;
+      if (++seen > q->count)
+        return FALSE;
+    }
   }
+  if (seen != q->count)
+    return FALSE;
+  size_t pending = 0;
+  for (uint32_t s = 0; s < q->nslots; s++)
+    pending += q->slots[s].fn != NULL;
+  if (pending != q->count)
+    return FALSE;
   for (size_t p = ROOT + q->n; p < q->heap_cap; p++)
     if (h[p] != SENTINEL)
       return FALSE;

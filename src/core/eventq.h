@@ -1,5 +1,5 @@
-/* eventq.h — the event queue: an array-backed 4-ary min-heap of events
- * keyed (time, sequence).
+/* eventq.h — the event queue: an array-backed 4-ary min-heap of runs of
+ * events at equal times, keyed (time, sequence).
  *
  * The sequence number is assigned at push time from a counter that never
  * repeats, so the key is a total order and events at the same time pop in
@@ -10,9 +10,11 @@
  * stale id (its event already popped or cancelled) is recognised and
  * ignored, so callers may keep ids without tracking their lifetime.
  *
- * Costs: push, pop, cancel and reschedule are O(log n); peek is O(1).
+ * Costs: push, pop, cancel and reschedule are O(log r) for r distinct
+ * pending times (at most n), and O(1) for a push at a time already pending
+ * (usually) or a pop followed by another event at its time; peek is O(1).
  * Internally the key is packed into one 128-bit integer (time, 32-bit
- * sequence within an epoch, slot); see eventq.c for the layout.
+ * sequence within an epoch, slot); see eventq.c for the layout and runs.
  * Not thread-safe; one queue per simulation.
  */
 #pragma once

@@ -27,10 +27,12 @@
  * its cap; the channels those flows cross get a new share once per filling
  * step, moved in place in an indexed heap (one entry per channel, so no
  * stale entry is pushed or popped); the caps are sorted once per fill and
- * merged with the heap's top.  The fill ends when every flow of A is frozen:
- * the entries left (channels whose flows were all frozen by caps or other
- * channels) would only be popped and skipped, each O(log n) (most of a fill's
- * cost where A's flows run at their caps, as NCCL's LL128 trees do).
+ * merged with the heap's top.  The fill ends when every flow of A is frozen.
+ * A channel whose flows were all frozen by caps or other channels leaves
+ * the heap at the end of that step (end_step), taken out where it is,
+ * rather than being popped and skipped later, each a sift from the root
+ * (most of a fill's cost where A's flows run at their caps, as NCCL's LL128
+ * trees do).
  * The pop order is the total order (level, kind, index), channels before caps on
  * a tie; every flow frozen in one step adds the same L to each channel it
  * crosses, so the sums do not depend on list order.  Rounding can make a new
@@ -54,9 +56,32 @@
 #include <math.h>
 #include <string.h>
 
-static gboolean entry_less(const FsFillEntry *a, const FsFillEntry *b)
+/* A level's order key: its bits with the sign bit flipped when positive,
+ * all flipped when negative, so that unsigned order is the order of the
+ * doubles (levels are never NaN, and never -0: a share is a difference of
+ * a positive capacity and a sum, over a positive count; a cap is positive;
+ * a share a hair below 0 from rounding orders right).  key_level inverts
+ * it exactly. */
+static inline uint64_t level_key(double level)
 {
-  return a->level < b->level || (a->level == b->level && a->tag < b->tag);
+  uint64_t b;
+  memcpy(&b, &level, sizeof b);
+  return b ^ ((uint64_t)((int64_t)b >> 63) | ((uint64_t)1 << 63));
+}
+
+static inline double key_level(uint64_t key)
+{
+  uint64_t b = key ^ ((key >> 63) ? (uint64_t)1 << 63 : ~(uint64_t)0);
+  double level;
+  memcpy(&level, &b, sizeof level);
+  return level;
+}
+
+/* (level, tag) order as one 128-bit compare. */
+static inline gboolean entry_less(const FsFillEntry *a, const FsFillEntry *b)
+{
+  __extension__ typedef unsigned __int128 U128;
+  return (((U128)a->key << 64) | a->tag) < (((U128)b->key << 64) | b->tag);
 }
 
 /* The channels' heap is indexed: a channel has at most one entry, at
@@ -110,7 +135,7 @@ static void sift_down(FsFlowNet *net, guint i, FsFillEntry e)
 /* Sets channel ci's entry to `level`: inserts it, or moves it in place. */
 static void heap_set(FsFlowNet *net, uint32_t ci, double level)
 {
-  FsFillEntry e = {level, (FS_FILL_CHAN << 32) | ci};
+  FsFillEntry e = {level_key(level), (FS_FILL_CHAN << 32) | ci};
   if (in_heap(net, ci)) {
     guint i = net->chans[ci].hpos;
     gboolean up = entry_less(&e, &net->heap[i]);
@@ -136,6 +161,21 @@ static FsFillEntry heap_pop(FsFlowNet *net)
   return top;
 }
 
+/* Takes the entry at i out of the heap: the last entry fills the hole and
+ * moves up or down from there (usually a step or two, where a pop from the
+ * root would descend the whole heap). */
+static void heap_remove(FsFlowNet *net, guint i)
+{
+  guint n = --net->heap_n;
+  if (i == n)
+    return;
+  FsFillEntry e = net->heap[n];
+  if (i > 0 && entry_less(&e, &net->heap[(i - 1) / 2]))
+    sift_up(net, i, e);
+  else
+    sift_down(net, i, e);
+}
+
 /* Sets channel ci's entry to its fair share, but for a share above
  * net->fill_top where the channel has no entry yet: that one stays out of
  * the heap (fill()). */
@@ -150,10 +190,20 @@ static void push_share(FsFlowNet *net, uint32_t ci)
   heap_set(net, ci, share);
 }
 
+/* The order of sort_caps: (level, tag), or the tag alone when every level
+ * is the same (by_tag). */
+static inline gboolean caps_less(const FsFillEntry *a, const FsFillEntry *b, gboolean by_tag)
+{
+  return by_tag ? a->tag < b->tag : entry_less(a, b);
+}
+
 /* Sorts the caps of A by (level, tag): insertion sort on short runs, then
  * bottom-up merges through net->caps_tmp (no callback: a large component
- * sorts its caps on every fill). */
-static void sort_caps(FsFlowNet *net)
+ * sorts its caps on every fill).  by_tag: every cap has the same level
+ * (NCCL's LL128 and LL flows of one size: most fills), so the tags alone
+ * decide, a plain 64-bit compare; the compiler makes one copy of the sort
+ * for each case. */
+static inline void sort_caps_by(FsFlowNet *net, gboolean by_tag)
 {
   FsFillEntry *v = net->caps;
   guint n = net->caps_n;
@@ -163,7 +213,7 @@ static void sort_caps(FsFlowNet *net)
     for (guint i = lo + 1; i < hi; i++) {
       FsFillEntry e = v[i];
       guint j = i;
-      for (; j > lo && entry_less(&e, &v[j - 1]); j--)
+      for (; j > lo && caps_less(&e, &v[j - 1], by_tag); j--)
         v[j] = v[j - 1];
       v[j] = e;
     }
@@ -175,7 +225,7 @@ static void sort_caps(FsFlowNet *net)
     for (guint lo = 0; lo < n; lo += 2 * w) {
       guint mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
       while (i < mid && j < hi)
-        dst[k++] = entry_less(&src[j], &src[i]) ? src[j++] : src[i++];
+        dst[k++] = caps_less(&src[j], &src[i], by_tag) ? src[j++] : src[i++];
       while (i < mid)
         dst[k++] = src[i++];
       while (j < hi)
@@ -189,6 +239,14 @@ static void sort_caps(FsFlowNet *net)
     memcpy(v, src, n * sizeof *v);
 }
 
+static void sort_caps(FsFlowNet *net, gboolean same_level)
+{
+  if (same_level)
+    sort_caps_by(net, TRUE);
+  else
+    sort_caps_by(net, FALSE);
+}
+
 /* Freezes flow `slot` at `level` per copy, updating the channels it crosses. */
 static void freeze(FsFlowNet *net, uint32_t slot, double level, int64_t bneck)
 {
@@ -200,8 +258,11 @@ static void freeze(FsFlowNet *net, uint32_t slot, double level, int64_t bneck)
   for (uint32_t h = 0; h < f->n_hops; h++) {
     uint32_t ci = f->hops[h].chan;
     FsChan *c = &net->chans[ci];
-    for (uint32_t k = 0; k < f->copies; k++)
+    if (f->copies == 1)
       c->frozen_sum += level;
+    else
+      for (uint32_t k = 0; k < f->copies; k++)
+        c->frozen_sum += level;
     c->unfrozen -= f->copies;
     if (c->touched != net->step) {
       c->touched = net->step;
@@ -210,13 +271,19 @@ static void freeze(FsFlowNet *net, uint32_t slot, double level, int64_t bneck)
   }
 }
 
-/* Ends a filling step: one new heap entry per channel it touched. */
+/* Ends a filling step: one new heap entry per channel it touched, and none
+ * for a channel whose flows are now all frozen (by caps or other channels).
+ * Such an entry would only be popped and skipped, a sift down the whole
+ * heap; taken out where it is, it costs less, and the heap, a total order
+ * of distinct entries, pops the same sequence without it. */
 static void end_step(FsFlowNet *net)
 {
   for (guint i = 0; i < net->step_chans.n; i++) {
     uint32_t ci = net->step_chans.v[i];
     if (net->chans[ci].unfrozen > 0)
       push_share(net, ci);
+    else if (in_heap(net, ci))
+      heap_remove(net, net->chans[ci].hpos);
   }
   net->step_chans.n = 0;
 }
@@ -304,21 +371,24 @@ static void fill(FsFlowNet *net)
     net->caps = g_renew(FsFillEntry, net->caps, net->caps_cap);
     net->caps_tmp = g_renew(FsFillEntry, net->caps_tmp, net->caps_cap);
   }
+  uint64_t diff = 0; /* nonzero when two caps' levels differ */
   for (guint i = 0; i < net->comp_flows.n; i++) {
     uint32_t s = net->comp_flows.v[i];
     const FsFlow *f = &net->flows[s];
-    if (isfinite(f->cap))
-      net->caps[net->caps_n++] =
-        (FsFillEntry){f->copies == 1 ? f->cap : f->cap / f->copies, (FS_FILL_CAP << 32) | s};
+    if (isfinite(f->cap)) {
+      uint64_t key = level_key(f->copies == 1 ? f->cap : f->cap / f->copies);
+      net->caps[net->caps_n++] = (FsFillEntry){key, (FS_FILL_CAP << 32) | s};
+      diff |= key ^ net->caps[0].key;
+    }
   }
-  sort_caps(net);
+  sort_caps(net, diff == 0);
   /* Every flow of A capped: the fill ends with the last cap, so a channel
    * whose share is above the highest cap can never pop (a cap below it
    * always comes first); it stays out of the heap (push_share) until a
    * freeze brings its share down to fill_top. */
   net->fill_top = INFINITY;
   if (net->caps_n == net->comp_flows.n && net->caps_n > 0 && net->fill_shortcut)
-    net->fill_top = net->caps[net->caps_n - 1].level;
+    net->fill_top = key_level(net->caps[net->caps_n - 1].key);
   for (guint i = 0; i < net->comp_chans.n; i++) {
     uint32_t ci = net->comp_chans.v[i];
     FsChan *c = &net->chans[ci];
@@ -358,7 +428,7 @@ static void fill(FsFlowNet *net)
       break;
     if (cap && (net->heap_n == 0 || entry_less(&net->caps[next_cap], &net->heap[0]))) {
       FsFillEntry e = net->caps[next_cap++];
-      level = MAX(level, e.level);
+      level = MAX(level, key_level(e.key));
       next_step(net);
       freeze(net, (uint32_t)e.tag, level, FS_CHANNEL_NONE);
     } else {
@@ -367,7 +437,7 @@ static void fill(FsFlowNet *net)
       FsChan *c = &net->chans[idx];
       if (c->unfrozen == 0)
         continue; /* its flows were frozen elsewhere: an entry left in place */
-      level = MAX(level, e.level);
+      level = MAX(level, key_level(e.key));
       next_step(net);
       c->froze = net->epoch;
       c->froze_level = level;
@@ -402,7 +472,8 @@ static gboolean expand(FsFlowNet *net)
       FsChan *c = &net->chans[f->hops[h].chan];
       c->old_sum += f->rate;
       c->new_sum += f->new_rate;
-      c->max_new = MAX(c->max_new, f->new_rate / f->copies);
+      double per = f->copies == 1 ? f->new_rate : f->new_rate / f->copies;
+      c->max_new = MAX(c->max_new, per);
     }
   }
   gboolean grew = FALSE;
@@ -421,7 +492,7 @@ static gboolean expand(FsFlowNet *net)
       const FsFlow *o = &net->flows[s];
       if (o->mark == net->epoch)
         continue;
-      double per = o->rate / o->copies;
+      double per = o->copies == 1 ? o->rate : o->rate / o->copies;
       if ((o->bneck == ci && (changed || c->max_new > per * (1 + 1e-12))) ||
           (froze && per > c->froze_level * (1 + 1e-12))) {
         add_flow(net, s);
@@ -434,6 +505,7 @@ static gboolean expand(FsFlowNet *net)
 
 void fs_flownet_recompute(FsFlowNet *net)
 {
+  FsTime now = fs_sim_now(net->sim);
   next_epoch(net);
   collect_seeds(net);
   do {
@@ -445,14 +517,14 @@ void fs_flownet_recompute(FsFlowNet *net)
   for (guint i = 0; i < net->comp_chans.n; i++) {
     FsChan *c = &net->chans[net->comp_chans.v[i]];
     g_assert(c->unfrozen == 0);
-    fs_flownet_settle_channel(net, c);
+    fs_flownet_settle_channel(c, now);
     c->load = c->frozen_sum;
   }
   for (guint i = 0; i < net->comp_flows.n; i++) {
     uint32_t s = net->comp_flows.v[i];
     FsFlow *f = &net->flows[s];
     g_assert(f->frozen == net->epoch);
-    fs_flownet_apply_rate(net, s, f->new_rate, f->new_bneck);
+    fs_flownet_apply_rate(net, s, f->new_rate, f->new_bneck, now);
   }
   if (net->w_chan != NULL)
     fs_flownet_watch_update(net);

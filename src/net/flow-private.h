@@ -89,9 +89,12 @@ typedef struct {
 } FsFlow;
 
 /* An entry of the progressive filling (the channels' heap, the sorted
- * caps): a channel's fair share or a flow's cap.  Ordered by (level, tag); tag = kind << 32 | index. */
+ * caps): a channel's fair share or a flow's cap.  Ordered by (level, tag);
+ * tag = kind << 32 | index.  The level is kept as fill.c's order key
+ * (level_key: its bits, mapped so that unsigned order is the order of
+ * the doubles), so that an entry compares as one 128-bit integer. */
 typedef struct {
-  double level;
+  uint64_t key;
   uint64_t tag;
 } FsFillEntry;
 
@@ -175,11 +178,18 @@ void fs_flownet_watch_free(FsFlowNet *net);
  * fs_flownet_apply_rate.  Clears the seeds. */
 void fs_flownet_recompute(FsFlowNet *net);
 
-/* flow.c: gives flow `slot` its new rate at the current time (settles its
- * bytes, reschedules its drain when the drain time changed). */
-void fs_flownet_apply_rate(FsFlowNet *net, uint32_t slot, double rate, int64_t bneck);
+/* flow.c: gives flow `slot` its new rate at now, the current time (settles
+ * its bytes, reschedules its drain when the drain time changed). */
+void fs_flownet_apply_rate(FsFlowNet *net, uint32_t slot, double rate, int64_t bneck, FsTime now);
 
-/* flow.c: settles a channel's volume integral up to now. */
-void fs_flownet_settle_channel(FsFlowNet *net, FsChan *c);
+/* Settles a channel's volume integral up to now, the current time (inline:
+ * every drain and recomputation settles each of its channels). */
+static inline void fs_flownet_settle_channel(FsChan *c, FsTime now)
+{
+  if (now != c->vol_time) {
+    c->volume += c->load * (double)(now - c->vol_time) / 1e12;
+    c->vol_time = now;
+  }
+}
 
 G_END_DECLS

@@ -134,15 +134,6 @@ double fs_flownet_path_capacity(const FsFlowNet *net, const FsChannelId *path, g
   return c;
 }
 
-void fs_flownet_settle_channel(FsFlowNet *net, FsChan *c)
-{
-  FsTime now = fs_sim_now(net->sim);
-  if (now != c->vol_time) {
-    c->volume += c->load * (double)(now - c->vol_time) / 1e12;
-    c->vol_time = now;
-  }
-}
-
 static FsFlowId flow_id(const FsFlowNet *net, uint32_t slot)
 {
   return ((uint64_t)net->flows[slot].gen << 32) | (uint64_t)(slot + 1);
@@ -260,10 +251,9 @@ static void set_bneck(FsFlowNet *net, FsFlow *f, int64_t bneck, FsTime now)
     net->chans[bneck].n_bneck++;
 }
 
-void fs_flownet_apply_rate(FsFlowNet *net, uint32_t slot, double rate, int64_t bneck)
+void fs_flownet_apply_rate(FsFlowNet *net, uint32_t slot, double rate, int64_t bneck, FsTime now)
 {
   FsFlow *f = &net->flows[slot];
-  FsTime now = fs_sim_now(net->sim);
   if (bneck != f->bneck)
     set_bneck(net, f, bneck, now);
   if (rate == f->rate && f->ev != FS_EVENT_NONE)
@@ -350,10 +340,10 @@ static void begin_flow(FsFlowNet *net, uint32_t slot)
     int64_t bneck = capped ? FS_CHANNEL_NONE : best_ch;
     for (uint32_t h = 0; h < f->n_hops; h++) {
       FsChan *c = &net->chans[f->hops[h].chan];
-      fs_flownet_settle_channel(net, c);
+      fs_flownet_settle_channel(c, now);
       c->load += rate;
     }
-    fs_flownet_apply_rate(net, slot, rate, bneck);
+    fs_flownet_apply_rate(net, slot, rate, bneck, now);
     return;
   }
   if (!f->dirty) {
@@ -480,7 +470,7 @@ static void drain_cb(void *ctx, uint64_t arg)
   for (uint32_t h = 0; h < f->n_hops; h++) {
     FsHop hop = f->hops[h];
     FsChan *c = &net->chans[hop.chan];
-    fs_flownet_settle_channel(net, c);
+    fs_flownet_settle_channel(c, now);
     c->load -= f->rate;
     FsInc last = c->inc[--c->n_inc];
     if (hop.pos != c->n_inc) {
@@ -701,7 +691,7 @@ gboolean fs_flownet_rewind(FsFlowNet *net)
   if (net->stats.flows_active > 0 || fs_sim_pending(net->sim) > 0)
     return FALSE;
   for (uint32_t c = 0; c < net->n_chans; c++)
-    fs_flownet_settle_channel(net, &net->chans[c]);
+    fs_flownet_settle_channel(&net->chans[c], fs_sim_now(net->sim));
   if (!fs_sim_rewind(net->sim))
     return FALSE;
   for (uint32_t c = 0; c < net->n_chans; c++)

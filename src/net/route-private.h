@@ -45,7 +45,8 @@ struct Transfer {
   FsFlowDoneFn drained;    /* may be NULL */
   void *ctx;
   FsRouter *router;
-  Transfer *prev, *next;   /* the router's list of transfers in flight */
+  Transfer *prev, *next;   /* the router's list of transfers in flight (next: of
+                              spare records, FsRouter.spare) */
 };
 
 struct FsRouter {
@@ -74,6 +75,9 @@ struct FsRouter {
   GArray *heap;            /* HeapItem */
   FsRoute scratch;         /* for fs_router_transfer */
   Transfer *live;      /* transfers in flight (freed with the router) */
+  Transfer *spare;     /* finished transfers' records, chained by next, for
+                          the next transfers (a step run starts one per step:
+                          no allocation each) */
   GArray *stack;           /* spray: channels of the current path */
   /* Memoised routes (see route.h, "Memoisation"): whole routes per (src,
    * dst) and PCIe walks per (src, dst), each kept only when no equal-cost

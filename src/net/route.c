@@ -271,6 +271,11 @@ void fs_router_free(FsRouter *r)
     r->live = t->next;
     g_free(t);
   }
+  while (r->spare != NULL) {
+    Transfer *t = r->spare;
+    r->spare = t->next;
+    g_free(t);
+  }
   for (guint i = 0; i < r->opt.cache_size; i++)
     g_free(r->cache[i].dist);
   g_free(r->cache);
@@ -753,7 +758,7 @@ static void transfer_drained(Transfer *t)
 
 /* One part (or the start loop's hold) is over; the last one reports the
  * transfer (its figures, mean rate included, final since it drained:
- * transfer_drained) and frees it. */
+ * transfer_drained) and gives its record back (FsRouter.spare). */
 static void transfer_release(Transfer *t)
 {
   if (--t->left > 0)
@@ -766,7 +771,9 @@ static void transfer_release(Transfer *t)
     t->next->prev = t->prev;
   if (t->done)
     t->done(t->ctx, &t->agg);
-  g_free(t);
+  /* After the report, which may start transfers: they must not take t. */
+  t->next = t->router->spare;
+  t->router->spare = t;
 }
 
 /* See route.h. Splits bytes over the route's paths by their weights (one flow always runs, so a
@@ -825,7 +832,13 @@ gboolean fs_router_transfer_copies(FsRouter *r, guint src, guint dst, uint64_t b
   RouteView route;
   if (!route_view(r, src, dst, key, &route, error))
     return FALSE;
-  Transfer *t = g_new0(Transfer, 1);
+  Transfer *t = r->spare;
+  if (t != NULL) {
+    r->spare = t->next;
+    memset(t, 0, sizeof *t);
+  } else {
+    t = g_new0(Transfer, 1);
+  }
   t->router = r;
   t->next = r->live;
   if (r->live)

@@ -99,6 +99,11 @@ const uint32_t *fs_coll_plan_credits(const FsCollPlan *p, guint i, guint *n)
   return s->n_credits ? &g_array_index(p->deps, uint32_t, s->dep_off + s->n_deps) : NULL;
 }
 
+const uint32_t *fs_coll_plan_dep_array(const FsCollPlan *p)
+{
+  return p->deps->len ? (const uint32_t *)(void *)p->deps->data : NULL;
+}
+
 guint fs_coll_plan_width(const FsCollPlan *p)
 {
   return p->width;

@@ -348,6 +348,11 @@ const uint32_t *fs_coll_plan_deps(const FsCollPlan *plan, guint i, guint *n);
  * in *n: steps that must complete before it starts, earlier or later in
  * step order. */
 const uint32_t *fs_coll_plan_credits(const FsCollPlan *plan, guint i, guint *n);
+/* Every step's dependencies and credits back to back (borrowed; NULL when
+ * the plan has none): step s's are [s->dep_off, s->dep_off + s->n_deps),
+ * its credits the s->n_credits after them.  For loops over the whole plan
+ * (the executor's successor lists), instead of two calls per step.  O(1). */
+const uint32_t *fs_coll_plan_dep_array(const FsCollPlan *plan);
 /* Counts: transfers, reductions, payload bytes sent by transfers. */
 guint fs_coll_plan_n_xfers(const FsCollPlan *plan);
 uint64_t fs_coll_plan_xfer_bytes(const FsCollPlan *plan);

@@ -43,7 +43,19 @@ struct FsCollRun {
   gboolean finished;
   GError *error;
   double *share_cap;   /* per step: its connection's cap (fs_coll_share_caps), or NULL */
+  /* Per connection (FsCollStep.conn), from its first transfer on: its
+   * endpoints' topology nodes and its ECMP key, the same for every
+   * transfer of it (ConnEnds.src == CONN_UNSET before). */
+  struct ConnEnds *conn_ends;
+  guint n_conns;
 };
+
+/* What every transfer of one connection starts with (FsCollRun.conn_ends). */
+typedef struct ConnEnds {
+  int src, dst;        /* topology nodes (fs_coll_ep_node), -1 for none */
+  uint64_t key;        /* conn_key */
+} ConnEnds;
+#define CONN_UNSET G_MININT
 
 static void start_step(FsCollRun *run, guint i);
 
@@ -99,15 +111,19 @@ static void end_event(void *ctx, uint64_t arg)
   finish_run(ctx);
 }
 
-/* The latency between step i's completion and the use of its data by step
- * j (j == G_MAXUINT: the caller's buffer). */
-static FsTime edge_latency(const FsCollRun *run, guint i, guint j)
+/* The latency between step i's completion and the use of its data over
+ * successor edge e (FsCollRun.succ; e == G_MAXUINT: by the caller's
+ * buffer): none for a credit; for the next transfer of the same
+ * connection (DRAIN_EDGE: fs_coll_step_same_conn, marked once when the
+ * lists are built), the network step of a ring step's head; else the step
+ * latency of i's transfer. */
+static FsTime edge_latency(const FsCollRun *run, guint i, uint32_t e)
 {
   const FsCollStep *a = &run->steps[i];
-  if (a->kind != FS_STEP_XFER)
+  if (a->kind != FS_STEP_XFER || (e != G_MAXUINT && (e & CREDIT_EDGE)))
     return 0;
-  if (j != G_MAXUINT && fs_coll_step_same_conn(a, &run->steps[j]))
-    return a->inter && run->steps[j].ring_head ? run->params.ring_step_latency_inter : 0;
+  if (e != G_MAXUINT && (e & DRAIN_EDGE))
+    return a->inter && run->steps[EDGE_STEP(e)].ring_head ? run->params.ring_step_latency_inter : 0;
   return run->params.step_latency[a->inter ? 1 : 0];
 }
 
@@ -118,7 +134,7 @@ static void release(FsCollRun *run, guint i, guint k, FsTime now)
 {
   uint32_t s = EDGE_STEP(run->succ[k]);
   g_assert(run->pending[s] > 0);
-  FsTime lat = run->succ[k] & CREDIT_EDGE ? 0 : edge_latency(run, i, s);
+  FsTime lat = edge_latency(run, i, run->succ[k]);
   run->ready_at[s] = MAX(run->ready_at[s], fs_time_add_sat(now, lat));
   if (--run->pending[s] == 0) {
     if (run->ready_at[s] <= now)
@@ -201,6 +217,21 @@ static uint64_t conn_key(const FsCollRun *run, const FsCollStep *s)
   return run->key_base + (c & 0xffffffffu);
 }
 
+/* The endpoints' nodes and key of transfer s's connection: worked out at
+ * its first transfer, then read (into *tmp when s->conn lies outside the
+ * plan's connections). */
+static const ConnEnds *conn_ends(FsCollRun *run, const FsCollStep *s, ConnEnds *tmp)
+{
+  ConnEnds *e = s->conn < run->n_conns ? &run->conn_ends[s->conn] : tmp;
+  if (e == tmp || e->src == CONN_UNSET) {
+    const FsComm *comm = fs_coll_plan_comm(run->plan);
+    e->src = fs_coll_ep_node(comm, s->src, s->channel);
+    e->dst = fs_coll_ep_node(comm, s->dst, s->channel);
+    e->key = conn_key(run, s);
+  }
+  return e;
+}
+
 static void start_step(FsCollRun *run, guint i)
 {
   if (run->error != NULL)
@@ -213,9 +244,9 @@ static void start_step(FsCollRun *run, guint i)
     fs_sim_after(run->sim, d, reduce_done, run, i);
     return;
   }
-  const FsComm *comm = fs_coll_plan_comm(run->plan);
-  int src = fs_coll_ep_node(comm, s->src, s->channel);
-  int dst = fs_coll_ep_node(comm, s->dst, s->channel);
+  ConnEnds tmp;
+  const ConnEnds *ends = conn_ends(run, s, &tmp);
+  int src = ends->src, dst = ends->dst;
   if (src < 0 || dst < 0) {
     fail(run, g_error_new(FS_COLL_ERROR, FS_COLL_ERROR_INVALID,
                           "step %u: endpoint %s has no topology node (bind ranks with fs_comm_set_gpu, "
@@ -234,7 +265,7 @@ static void start_step(FsCollRun *run, guint i)
   cap *= width;
   if (run->share_cap != NULL && run->share_cap[i] > 0)
     cap = cap > 0 ? MIN(cap, run->share_cap[i]) : run->share_cap[i];
-  if (!run->xfer(run->xfer_ctx, src, dst, wire, cap, conn_key(run, s), flow_done, flow_drained,
+  if (!run->xfer(run->xfer_ctx, src, dst, wire, cap, ends->key, flow_done, flow_drained,
                  run, GSIZE_TO_POINTER((gsize)i), &err))
     fail(run, err);
 }
@@ -298,11 +329,13 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   /* Data dependencies and credits (coll/plan.h) alike; a credit edge carries
    * CREDIT_EDGE in its successor entry (no step latency), a FIFO edge of one
    * connection DRAIN_EDGE (released at the drain). */
+  const uint32_t *all = fs_coll_plan_dep_array(plan);
   guint total = 0;
   for (guint i = 0; i < run->n; i++) {
-    guint nd, nc;
-    const uint32_t *deps = fs_coll_plan_deps(plan, i, &nd);
-    const uint32_t *cred = fs_coll_plan_credits(plan, i, &nc);
+    const FsCollStep *s = &run->steps[i];
+    guint nd = s->n_deps, nc = s->n_credits;
+    const uint32_t *deps = nd + nc > 0 ? all + s->dep_off : NULL;
+    const uint32_t *cred = deps != NULL ? deps + nd : NULL;
     run->pending[i] = nd + nc;
     total += nd + nc;
     for (guint j = 0; j < nd; j++) {
@@ -317,9 +350,10 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
   run->succ = g_new(uint32_t, total + 1);
   g_autofree guint *fill = g_new0(guint, run->n + 1);
   for (guint i = 0; i < run->n; i++) {
-    guint nd, nc;
-    const uint32_t *deps = fs_coll_plan_deps(plan, i, &nd);
-    const uint32_t *cred = fs_coll_plan_credits(plan, i, &nc);
+    const FsCollStep *s = &run->steps[i];
+    guint nd = s->n_deps, nc = s->n_credits;
+    const uint32_t *deps = nd + nc > 0 ? all + s->dep_off : NULL;
+    const uint32_t *cred = deps != NULL ? deps + nd : NULL;
     for (guint j = 0; j < nd; j++) {
       uint32_t mark = fs_coll_step_same_conn(&run->steps[deps[j]], &run->steps[i]) ? DRAIN_EDGE : 0;
       run->succ[run->succ_off[deps[j]] + fill[deps[j]]++] = i | mark;
@@ -327,6 +361,10 @@ FsCollRun *fs_coll_run_start(FsFlowNet *net, const FsCollPlan *plan, const FsCol
     for (guint j = 0; j < nc; j++)
       run->succ[run->succ_off[cred[j]] + fill[cred[j]]++] = i | CREDIT_EDGE;
   }
+  run->n_conns = fs_coll_plan_n_conns(plan);
+  run->conn_ends = g_new(ConnEnds, run->n_conns + 1);
+  for (guint c = 0; c < run->n_conns; c++)
+    run->conn_ends[c].src = CONN_UNSET;
   if (params->share_paths != NULL && fs_flownet_model(net) == FS_NET_ANALYTIC)
     run->share_cap = fs_coll_share_caps(plan, net, params->key, params->share_paths, params->share_ctx);
   run->start = at;
@@ -455,6 +493,7 @@ void fs_coll_run_free(FsCollRun *run)
   g_free(run->drained);
   g_free(run->succ);
   g_free(run->share_cap);
+  g_free(run->conn_ends);
   g_clear_error(&run->error);
   g_free(run);
 }

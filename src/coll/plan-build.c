@@ -333,21 +333,40 @@ static void add_credits(FsCollPlan *p, const uint32_t *fifo_prev, guint slots)
       if (!fs_coll_step_same_conn(&st[d], &st[i]))
         succ[off[d] + fill[d]++] = i;
     }
-  GArray *nd = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), p->deps->len + n);
+  /* Each step's credit source (the transfer `slots` back on its
+   * connection), then the new array at its final size, filled in place:
+   * two copies per step, no GLib call each. */
+  g_autofree uint32_t *src = g_new(uint32_t, n + 1);
+  guint len = 0;
+  for (guint i = 0; i < n; i++) {
+    uint32_t j = FS_STEP_NONE;
+    if (st[i].kind == FS_STEP_XFER) {
+      j = i;
+      for (guint t = 0; t < slots && j != FS_STEP_NONE; t++)
+        j = fifo_prev[j];
+    }
+    src[i] = j;
+    len += st[i].n_deps + (j != FS_STEP_NONE ? off[j + 1] - off[j] : 0);
+  }
+  GArray *nd = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), len + 1);
+  g_array_set_size(nd, len);
+  uint32_t *out = (uint32_t *)(void *)nd->data;
+  guint at_out = 0;
   for (guint i = 0; i < n; i++) {
     guint from = st[i].dep_off;
-    st[i].dep_off = nd->len;
-    g_array_append_vals(nd, deps + from, st[i].n_deps);
-    if (st[i].kind != FS_STEP_XFER)
-      continue;
-    uint32_t j = i;
-    for (guint t = 0; t < slots && j != FS_STEP_NONE; t++)
-      j = fifo_prev[j];
+    st[i].dep_off = at_out;
+    if (st[i].n_deps > 0)
+      memcpy(out + at_out, deps + from, st[i].n_deps * sizeof *out);
+    at_out += st[i].n_deps;
+    uint32_t j = src[i];
     if (j == FS_STEP_NONE)
       continue;
-    g_array_append_vals(nd, succ + off[j], off[j + 1] - off[j]);
     st[i].n_credits = off[j + 1] - off[j];
+    if (st[i].n_credits > 0)
+      memcpy(out + at_out, succ + off[j], st[i].n_credits * sizeof *out);
+    at_out += st[i].n_credits;
   }
+  g_assert(at_out == len);
   g_array_unref(p->deps);
   p->deps = nd;
 }

@@ -12,6 +12,8 @@ struct FsCollTopoNet {
   FsRouter *router;
   GHashTable *paths; /* (src << 32 | dst) → GArray of FsChannelId */
   GHashTable *fixed; /* (src << 32 | dst) → 1 + fs_coll_topo_route_fixed's answer */
+  GHashTable *free_planes; /* (src << 32 | dst) → 1 + fs_coll_topo_planes_free's answer
+                              between GPUs or CPUs */
   /* bfs_path's scratch, one entry per topology node, made at first use:
    * via[] is -1 everywhere between searches (a search resets the nodes it
    * reached, queue[0 .. its tail)), so a search costs the nodes it visits,
@@ -19,6 +21,7 @@ struct FsCollTopoNet {
   int *via;
   guint *queue;
   FsRoute once; /* fs_coll_topo_route_once's route, reused over its n² calls */
+  guint8 *is_switch; /* per topology node: 1 for a switch (to_switch), made at first use */
 };
 
 FsCollTopoNet *fs_coll_topo_net_new(FsRouter *router)
@@ -27,6 +30,7 @@ FsCollTopoNet *fs_coll_topo_net_new(FsRouter *router)
   t->router = router;
   t->paths = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
   t->fixed = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, NULL);
+  t->free_planes = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, NULL);
   fs_route_init(&t->once);
   return t;
 }
@@ -37,8 +41,10 @@ void fs_coll_topo_net_free(FsCollTopoNet *t)
     return;
   g_hash_table_destroy(t->paths);
   g_hash_table_destroy(t->fixed);
+  g_hash_table_destroy(t->free_planes);
   g_free(t->via);
   g_free(t->queue);
+  g_free(t->is_switch);
   fs_route_clear(&t->once);
   g_free(t);
 }
@@ -127,10 +133,18 @@ static const GArray *switch_path(FsCollTopoNet *t, int src, int dst, GError **er
   return path;
 }
 
-static gboolean to_switch(const FsTopo *topo, int src, int dst)
+/* TRUE when node src or dst is a switch (a reducing switch: NVLS, CollNet).
+ * Asked per transfer: the node kinds are read once into t->is_switch. */
+static gboolean to_switch(FsCollTopoNet *t, int src, int dst)
 {
-  return fs_topo_node(topo, (guint)src)->kind == FS_NODE_SWITCH ||
-         fs_topo_node(topo, (guint)dst)->kind == FS_NODE_SWITCH;
+  if (t->is_switch == NULL) {
+    const FsTopo *topo = fs_router_topo(t->router);
+    guint nn = fs_topo_n_nodes(topo);
+    t->is_switch = g_new(guint8, nn + 1);
+    for (guint i = 0; i < nn; i++)
+      t->is_switch[i] = fs_topo_node(topo, i)->kind == FS_NODE_SWITCH;
+  }
+  return t->is_switch[src] || t->is_switch[dst];
 }
 
 gboolean fs_coll_topo_xfer(void *ctx, int src, int dst, uint64_t bytes, double rate_cap,
@@ -148,7 +162,7 @@ gboolean fs_coll_topo_xfer_copies(void *ctx, int src, int dst, uint64_t bytes, g
   FsCollTopoNet *t = ctx;
   FsFlowNet *net = fs_router_net(t->router);
   FsSim *sim = fs_flownet_sim(net);
-  if (!to_switch(fs_router_topo(t->router), src, dst))
+  if (!to_switch(t, src, dst))
     return fs_router_transfer_copies(t->router, (guint)src, (guint)dst, bytes, copies,
                                      fs_sim_now(sim), rate_cap, key, done, drained, done_ctx, user,
                                      error);
@@ -183,7 +197,7 @@ gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out
 {
   FsCollTopoNet *t = ctx;
   const FsFlowNet *net = fs_router_net(t->router);
-  if (to_switch(fs_router_topo(t->router), src, dst)) {
+  if (to_switch(t, src, dst)) {
     const GArray *path = switch_path(t, src, dst, NULL);
     if (path == NULL)
       return FALSE;
@@ -212,7 +226,7 @@ gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GAr
                                   GArray *hops)
 {
   FsCollTopoNet *t = ctx;
-  if (to_switch(fs_router_topo(t->router), src, dst)) {
+  if (to_switch(t, src, dst)) {
     const GArray *path = switch_path(t, src, dst, NULL);
     if (path == NULL)
       return FALSE;
@@ -235,7 +249,7 @@ gboolean fs_coll_topo_flow_paths(void *ctx, int src, int dst, uint64_t key, GArr
                                  GArray *hops)
 {
   FsCollTopoNet *t = ctx;
-  if (to_switch(fs_router_topo(t->router), src, dst))
+  if (to_switch(t, src, dst))
     return fs_coll_topo_route_paths(ctx, src, dst, key, weights, hops);
   return fs_router_flow_paths(t->router, (guint)src, (guint)dst, key, weights, hops);
 }
@@ -251,8 +265,17 @@ gboolean fs_coll_topo_plane_bundles(void *ctx, gboolean on)
 gboolean fs_coll_topo_planes_free(void *ctx, int src, int dst)
 {
   FsCollTopoNet *t = ctx;
-  if (!to_switch(fs_router_topo(t->router), src, dst))
-    return !fs_router_plane_pinned(t->router, (guint)src, (guint)dst);
+  if (!to_switch(t, src, dst)) {
+    /* Asked once per pair: every folded plan run with bundles asks again,
+     * and the answer (key 0's route, the router's bundles) never changes. */
+    gint64 k = ((gint64)src << 32) | (guint)dst;
+    gpointer v = g_hash_table_lookup(t->free_planes, &k);
+    if (v != NULL)
+      return GPOINTER_TO_UINT(v) - 1;
+    gboolean ok = !fs_router_plane_pinned(t->router, (guint)src, (guint)dst);
+    g_hash_table_insert(t->free_planes, g_memdup2(&k, sizeof k), GUINT_TO_POINTER((guint)ok + 1));
+    return ok;
+  }
   const GArray *path = switch_path(t, src, dst, NULL);
   return path != NULL &&
          !fs_router_plane_pinned_path(t->router, (const FsChannelId *)(void *)path->data, path->len);
@@ -287,7 +310,7 @@ gboolean fs_coll_topo_route_once(void *ctx, int src, int dst, GArray *weights, G
 {
   FsCollTopoNet *t = ctx;
   *fixed = TRUE;
-  if (to_switch(fs_router_topo(t->router), src, dst))
+  if (to_switch(t, src, dst))
     return fs_coll_topo_route_paths(ctx, src, dst, 0, weights, hops);
   FsRoute *route = &t->once;
   gboolean ok = fs_router_route_once(t->router, (guint)src, (guint)dst, 0, route, NULL);
@@ -319,9 +342,8 @@ void fs_coll_topo_alone_routes(FsCollAloneOpts *o, FsCollTopoNet *t, gboolean ma
 gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)
 {
   FsCollTopoNet *t = ctx;
-  const FsTopo *topo = fs_router_topo(t->router);
   /* Paths to and from a reducing switch take no key (see fs_coll_topo_xfer). */
-  if (to_switch(topo, src, dst))
+  if (to_switch(t, src, dst))
     return TRUE;
   /* Asked once per pair: every plan folded on this network asks again. */
   gint64 k = ((gint64)src << 32) | (guint)dst;

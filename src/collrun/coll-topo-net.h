@@ -49,7 +49,8 @@ gboolean fs_coll_topo_plane_bundles(void *ctx, gboolean on);
 /* FsCollRouteFixedFn over an FsCollTopoNet (ctx, alone.h): TRUE when a
  * transfer from node src to node dst puts no flow on a bundled NVSwitch
  * plane other than its own bundled one (fs_router_plane_pinned; for a
- * switch endpoint, its path), so that bundles hold for it. */
+ * switch endpoint, its path), so that bundles hold for it.  Answers
+ * between GPUs are kept per pair, as fs_coll_topo_route_fixed's. */
 gboolean fs_coll_topo_planes_free(void *ctx, int src, int dst);
 
 /* Sets the route callbacks of o to those of an FsCollTopoNet t (ctx):

@@ -35,6 +35,23 @@ typedef struct {
   FsTime lat;        /* hop_latency of the channel into the peer */
 } FabAdj;
 
+/* The router's memo tables (route.c): memoised routes, walks and PXN
+ * heads by a 64-bit key, in open addressing (linear probing over a
+ * power-of-two number of slots at most half full, the key kept in the
+ * slot): a look-up, once per transfer a collective starts, costs a
+ * multiply and a probe or two.  Never iterated but to free the entries:
+ * the slots' order decides nothing. */
+typedef struct Memo Memo;
+typedef struct {
+  uint64_t key;
+  Memo *memo;              /* NULL: an empty slot */
+} MemoSlot;
+typedef struct {
+  MemoSlot *slot;
+  guint bits;              /* cap = 1 << bits slots (slot NULL: none yet) */
+  guint n;                 /* entries */
+} MemoTable;
+
 /* A transfer split over several flows, until its last flow lands. */
 typedef struct Transfer Transfer;
 struct Transfer {
@@ -82,9 +99,9 @@ struct FsRouter {
   /* Memoised routes (see route.h, "Memoisation"): whole routes per (src,
    * dst) and PCIe walks per (src, dst), each kept only when no equal-cost
    * choice was made, so that the key could not have changed it. */
-  GHashTable *memo;        /* pair key → Memo* (lookups only; never iterated) */
-  GHashTable *walk_memo;   /* walk key → Memo* */
-  GHashTable *pxn_memo;    /* (src, proxy) → Memo*: the one NVLink path of a PXN head */
+  MemoTable memo;          /* pair key → Memo* */
+  MemoTable walk_memo;     /* walk key → Memo* */
+  MemoTable pxn_memo;      /* (src, proxy) → Memo*: the one NVLink path of a PXN head */
   GHashTable *picks;       /* (src, local index of the receiving NIC) → Pick*: router_pick_nics */
   /* Per node, its component over NVLink links (through any node): nodes
    * of different components never reach each other over NVLink, so

@@ -30,7 +30,7 @@
 
 /* A memoised route (or walk): its paths, or for a route that depends on
  * the key only the fact that NVLink does not reach (no_nvlink). */
-typedef struct {
+struct Memo {
   uint64_t key;            /* (src << 32 | dst), or the walk's key */
   gboolean keyed;          /* the route depends on the key: only no_nvlink is valid */
   gboolean no_nvlink;      /* NVLink spraying found no path */
@@ -39,7 +39,7 @@ typedef struct {
   FsChannelId *hops;       /* these three point into the entry's own block */
   guint *starts;           /* n_paths + 1 */
   double *weights;
-} Memo;
+};
 
 /* A new entry with room for its paths in the same block (one allocation:
  * a digest of a large group stores millions of routes). */
@@ -143,12 +143,82 @@ void fs_route_clear(FsRoute *route)
 /* ---- the router ---- */
 
 
-/* Stores m under its key in table, emptying the table first when full. */
-static void memo_put(GHashTable *table, Memo *m)
+/* The first slot to probe for key in t (t->slot != NULL): Fibonacci
+ * hashing, the product's top bits. */
+static inline guint memo_home(const MemoTable *t, uint64_t key)
 {
-  if (g_hash_table_size(table) >= MEMO_MAX)
-    g_hash_table_remove_all(table);
-  g_hash_table_replace(table, &m->key, m);
+  return (guint)((key * G_GUINT64_CONSTANT(0x9E3779B97F4A7C15)) >> (64 - t->bits));
+}
+
+/* The entry of key in t (borrowed), or NULL. */
+static inline Memo *memo_get(const MemoTable *t, uint64_t key)
+{
+  if (t->n == 0)
+    return NULL;
+  guint mask = (1u << t->bits) - 1;
+  for (guint i = memo_home(t, key);; i = (i + 1) & mask) {
+    const MemoSlot *sl = &t->slot[i];
+    if (sl->memo == NULL || sl->key == key)
+      return sl->memo;
+  }
+}
+
+/* Frees every entry of t; keeps its slots. */
+static void memo_clear(MemoTable *t)
+{
+  if (t->slot == NULL)
+    return;
+  for (guint i = 0; i < 1u << t->bits; i++)
+    g_free(t->slot[i].memo);
+  memset(t->slot, 0, sizeof(MemoSlot) << t->bits);
+  t->n = 0;
+}
+
+/* Puts m in t's slots (a replaced entry is freed). */
+static void memo_place(MemoTable *t, Memo *m)
+{
+  guint mask = (1u << t->bits) - 1;
+  for (guint i = memo_home(t, m->key);; i = (i + 1) & mask) {
+    MemoSlot *sl = &t->slot[i];
+    if (sl->memo == NULL) {
+      *sl = (MemoSlot){m->key, m};
+      t->n++;
+      return;
+    }
+    if (sl->key == m->key) {
+      g_free(sl->memo);
+      sl->memo = m;
+      return;
+    }
+  }
+}
+
+/* Stores m under its key in table (owning it), emptying the table first
+ * when full and doubling its slots past half full. */
+static void memo_put(MemoTable *t, Memo *m)
+{
+  if (t->n >= MEMO_MAX)
+    memo_clear(t);
+  if (t->slot == NULL || 2 * (t->n + 1) > 1u << t->bits) {
+    MemoSlot *old = t->slot;
+    guint old_cap = old != NULL ? 1u << t->bits : 0;
+    t->bits = old != NULL ? t->bits + 1 : 8;
+    t->slot = g_new0(MemoSlot, (gsize)1 << t->bits);
+    t->n = 0;
+    for (guint i = 0; i < old_cap; i++)
+      if (old[i].memo != NULL)
+        memo_place(t, old[i].memo);
+    g_free(old);
+  }
+  memo_place(t, m);
+}
+
+/* Frees t's entries and slots. */
+static void memo_free(MemoTable *t)
+{
+  memo_clear(t);
+  g_free(t->slot);
+  *t = (MemoTable){0};
 }
 
 /* The root of node i in the union-find forest up (halving the path on the way). */
@@ -244,9 +314,6 @@ FsRouter *fs_router_new(const FsTopo *topo, FsFlowNet *net, const FsRouteOptions
   r->cache_index = g_hash_table_new(g_direct_hash, g_direct_equal);
   r->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
   r->stack = g_array_new(FALSE, FALSE, sizeof(FsChannelId));
-  r->memo = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, g_free);
-  r->walk_memo = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, g_free);
-  r->pxn_memo = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, g_free);
   r->picks = g_hash_table_new_full(fs_hash64_key, g_int64_equal, NULL, g_free);
   r->nvl_island = nvlink_islands(topo, r->n_nodes);
   fs_route_init(&r->scratch);
@@ -290,9 +357,9 @@ void fs_router_free(FsRouter *r)
   g_free(r->near_nic);
   g_array_unref(r->heap);
   g_array_unref(r->stack);
-  g_hash_table_unref(r->memo);
-  g_hash_table_unref(r->walk_memo);
-  g_hash_table_unref(r->pxn_memo);
+  memo_free(&r->memo);
+  memo_free(&r->walk_memo);
+  memo_free(&r->pxn_memo);
   g_hash_table_unref(r->picks);
   g_free(r->nvl_island);
   fs_route_clear(&r->scratch);
@@ -434,7 +501,7 @@ gboolean router_walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, G
   if (src == dst)
     return TRUE;
   uint64_t mk = ((uint64_t)src << 34) | ((uint64_t)dst << 2) | (uint64_t)sub;
-  const Memo *m = g_hash_table_lookup(r->walk_memo, &mk);
+  const Memo *m = memo_get(&r->walk_memo, mk);
   if (m != NULL) {
     g_array_append_vals(hops, m->hops, m->n_hops);
     return TRUE;
@@ -445,7 +512,7 @@ gboolean router_walk(FsRouter *r, guint src, guint dst, Sub sub, uint64_t key, G
   if (r->ecmp == before) {
     Memo *nm = memo_new(mk, 0, hops->len - mark);
     memcpy(nm->hops, &g_array_index(hops, FsChannelId, mark), nm->n_hops * sizeof(FsChannelId));
-    memo_put(r->walk_memo, nm);
+    memo_put(&r->walk_memo, nm);
   }
   return TRUE;
 }
@@ -556,7 +623,7 @@ static void one_path(FsRoute *r)
 static gboolean pxn_head(FsRouter *r, guint src, guint proxy, FsRoute *head)
 {
   uint64_t mk = ((uint64_t)src << 32) | proxy;
-  const Memo *m = g_hash_table_lookup(r->pxn_memo, &mk);
+  const Memo *m = memo_get(&r->pxn_memo, mk);
   route_reset(head);
   if (m != NULL) {
     g_array_append_vals(head->hops, m->hops, m->n_hops);
@@ -568,7 +635,7 @@ static gboolean pxn_head(FsRouter *r, guint src, guint proxy, FsRoute *head)
   one_path(head);
   Memo *nm = memo_new(mk, 1, head->hops->len);
   memcpy(nm->hops, head->hops->data, nm->n_hops * sizeof(FsChannelId));
-  memo_put(r->pxn_memo, nm);
+  memo_put(&r->pxn_memo, nm);
   return TRUE;
 }
 
@@ -666,7 +733,7 @@ static gboolean route_memo(FsRouter *r, guint src, guint dst, uint64_t key, gboo
 {
   g_return_val_if_fail(src < r->n_nodes && dst < r->n_nodes, FALSE);
   uint64_t mk = ((uint64_t)src << 32) | dst;
-  Memo *m = g_hash_table_lookup(r->memo, &mk);
+  Memo *m = memo_get(&r->memo, mk);
   r->last_choices = 0;
   if (m != NULL && !m->keyed) {
     route_reset(out);
@@ -698,7 +765,7 @@ static gboolean route_memo(FsRouter *r, guint src, guint dst, uint64_t key, gboo
     if (m->n_paths > 0)
       memcpy(m->weights, out->weights->data, m->n_paths * sizeof(double));
   }
-  memo_put(r->memo, m);
+  memo_put(&r->memo, m);
   return TRUE;
 }
 
@@ -806,7 +873,7 @@ static gboolean route_view(FsRouter *r, guint src, guint dst, uint64_t key, Rout
                            GError **error)
 {
   uint64_t mk = ((uint64_t)src << 32) | dst;
-  const Memo *m = src < r->n_nodes && dst < r->n_nodes ? g_hash_table_lookup(r->memo, &mk) : NULL;
+  const Memo *m = src < r->n_nodes && dst < r->n_nodes ? memo_get(&r->memo, mk) : NULL;
   if (m != NULL && !m->keyed) {
     r->last_choices = 0;
     *v = (RouteView){m->kind, m->n_paths, m->hops, m->starts, m->weights};

@@ -102,14 +102,16 @@
  * NVLink does not reach and keeps each PCIe leg that made no choice.  The
  * result is the same as without the memo (the topology and options never
  * change); each table holds at most 2^18 entries (it is emptied when
- * full), a few hundred bytes each.  Pieces of network routes that no key
+ * full), a few hundred bytes each, in open addressing (a look-up per
+ * transfer: a multiply and a probe or two).  Pieces of network routes that no key
  * enters are kept too: the NIC a GPU sends through toward each rail (and
  * its PXN relay), the relay's NVLink head per (GPU, relay), and per node
  * its NVLink component (GPUs of different components are not searched
  * for an NVLink path) — O(GPUs × rails) entries.
  *
  * Ownership: the router borrows the topology and the flow network, which
- * must outlive it.  It owns the bookkeeping of transfers in flight: free it
+ * must outlive it.  It owns the bookkeeping of transfers in flight (a
+ * finished transfer's record is kept for the next one, not freed): free it
  * after they completed, or free it and then the network without running
  * the simulation further.  Errors: FS_NET_ERROR_NO_ROUTE, naming both
  * endpoints.

@@ -21,6 +21,8 @@ struct FsCollTopoNet {
   int *via;
   guint *queue;
   FsRoute once; /* fs_coll_topo_route_once's route, reused over its n² calls */
+  FsRoute ask;  /* the route of route_profile, route_paths and route_fixed, reused:
+                   none calls another, and each is asked per connection or pair */
   guint8 *is_switch; /* per topology node: 1 for a switch (to_switch), made at first use */
 };
 
@@ -32,6 +34,7 @@ FsCollTopoNet *fs_coll_topo_net_new(FsRouter *router)
   t->fixed = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, NULL);
   t->free_planes = g_hash_table_new_full(fs_hash64_key, g_int64_equal, g_free, NULL);
   fs_route_init(&t->once);
+  fs_route_init(&t->ask);
   return t;
 }
 
@@ -46,6 +49,7 @@ void fs_coll_topo_net_free(FsCollTopoNet *t)
   g_free(t->queue);
   g_free(t->is_switch);
   fs_route_clear(&t->once);
+  fs_route_clear(&t->ask);
   g_free(t);
 }
 
@@ -206,19 +210,17 @@ gboolean fs_coll_topo_route_profile(void *ctx, int src, int dst, GByteArray *out
     append_path(out, net, 1.0, (const FsChannelId *)path->data, path->len);
     return TRUE;
   }
-  FsRoute route;
-  fs_route_init(&route);
-  gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, 0, &route, NULL) &&
+  FsRoute *route = &t->ask;
+  gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, 0, route, NULL) &&
                 fs_router_last_choices(t->router) == 0;
   if (ok) {
-    g_byte_array_append(out, (const guint8 *)&route.n_paths, sizeof route.n_paths);
-    for (guint i = 0; i < route.n_paths; i++) {
+    g_byte_array_append(out, (const guint8 *)&route->n_paths, sizeof route->n_paths);
+    for (guint i = 0; i < route->n_paths; i++) {
       guint len;
-      const FsChannelId *path = fs_route_path(&route, i, &len);
-      append_path(out, net, g_array_index(route.weights, double, i), path, len);
+      const FsChannelId *path = fs_route_path(route, i, &len);
+      append_path(out, net, g_array_index(route->weights, double, i), path, len);
     }
   }
-  fs_route_clear(&route);
   return ok;
 }
 
@@ -233,15 +235,13 @@ gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GAr
     fs_route_append_path(weights, hops, 1.0, (const FsChannelId *)path->data, path->len);
     return TRUE;
   }
-  FsRoute route;
-  fs_route_init(&route);
-  gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, key, &route, NULL);
-  for (guint i = 0; ok && i < route.n_paths; i++) {
+  FsRoute *route = &t->ask;
+  gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, key, route, NULL);
+  for (guint i = 0; ok && i < route->n_paths; i++) {
     guint len;
-    const FsChannelId *path = fs_route_path(&route, i, &len);
-    fs_route_append_path(weights, hops, g_array_index(route.weights, double, i), path, len);
+    const FsChannelId *path = fs_route_path(route, i, &len);
+    fs_route_append_path(weights, hops, g_array_index(route->weights, double, i), path, len);
   }
-  fs_route_clear(&route);
   return ok;
 }
 
@@ -350,11 +350,8 @@ gboolean fs_coll_topo_route_fixed(void *ctx, int src, int dst)
   gpointer v = g_hash_table_lookup(t->fixed, &k);
   if (v != NULL)
     return GPOINTER_TO_UINT(v) - 1;
-  FsRoute route;
-  fs_route_init(&route);
-  gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, 0, &route, NULL) &&
+  gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, 0, &t->ask, NULL) &&
                 fs_router_last_choices(t->router) == 0;
-  fs_route_clear(&route);
   g_hash_table_insert(t->fixed, g_memdup2(&k, sizeof k), GUINT_TO_POINTER((guint)ok + 1));
   return ok;
 }

@@ -286,19 +286,20 @@ void fs_route_append_path(GArray *weights, GArray *hops, double w, const FsChann
 gboolean fs_router_flow_paths(FsRouter *r, guint src, guint dst, uint64_t key, GArray *weights,
                               GArray *hops)
 {
-  FsRoute route;
-  fs_route_init(&route);
-  gboolean ok = fs_router_route(r, src, dst, key, &route, NULL);
+  /* The router's scratch route, as fs_router_plane_pinned: no transfer is
+   * starting its parts from it now (a rotation asks per pair, and a route
+   * of its own made and freed three arrays each time). */
+  FsRoute *route = &r->scratch;
+  gboolean ok = fs_router_route(r, src, dst, key, route, NULL);
   const FsChannelId *bundle =
-    ok && r->bundles ? router_bundle_path(r, src, dst, route.kind) : NULL;
+    ok && r->bundles ? router_bundle_path(r, src, dst, route->kind) : NULL;
   if (bundle != NULL)
     fs_route_append_path(weights, hops, 1.0, bundle, 2);
-  for (guint i = 0; ok && bundle == NULL && i < route.n_paths; i++) {
+  for (guint i = 0; ok && bundle == NULL && i < route->n_paths; i++) {
     guint len;
-    const FsChannelId *path = fs_route_path(&route, i, &len);
-    fs_route_append_path(weights, hops, g_array_index(route.weights, double, i), path, len);
+    const FsChannelId *path = fs_route_path(route, i, &len);
+    fs_route_append_path(weights, hops, g_array_index(route->weights, double, i), path, len);
   }
-  fs_route_clear(&route);
   return ok;
 }
 

@@ -736,13 +736,17 @@ static gboolean route_memo(FsRouter *r, guint src, guint dst, uint64_t key, gboo
   Memo *m = memo_get(&r->memo, mk);
   r->last_choices = 0;
   if (m != NULL && !m->keyed) {
-    route_reset(out);
+    /* Each array sized once and copied (a hit is most calls). */
     out->kind = m->kind;
     out->n_paths = m->n_paths;
-    g_array_append_vals(out->hops, m->hops, m->n_hops);
-    g_array_set_size(out->starts, 0);
-    g_array_append_vals(out->starts, m->starts, m->n_paths + 1);
-    g_array_append_vals(out->weights, m->weights, m->n_paths);
+    g_array_set_size(out->hops, m->n_hops);
+    g_array_set_size(out->starts, m->n_paths + 1);
+    g_array_set_size(out->weights, m->n_paths);
+    if (m->n_hops > 0)
+      memcpy(out->hops->data, m->hops, m->n_hops * sizeof(FsChannelId));
+    memcpy(out->starts->data, m->starts, (m->n_paths + 1) * sizeof(guint));
+    if (m->n_paths > 0)
+      memcpy(out->weights->data, m->weights, m->n_paths * sizeof(double));
     return TRUE;
   }
   guint before = r->ecmp;

@@ -224,35 +224,6 @@ START_TEST(test_fold_route_fixed)
 }
 END_TEST
 
-/* Folding while building gives the plan fs_coll_plan_fold gives (or the
- * whole plan where that gives NULL), step for step. */
-static void check_same_plan(const FsCollPlan *a, const FsCollPlan *b, const char *what)
-{
-  ck_assert_msg(fs_coll_plan_n_steps(a) == fs_coll_plan_n_steps(b), "%s: %u vs %u steps", what,
-                fs_coll_plan_n_steps(a), fs_coll_plan_n_steps(b));
-  ck_assert_uint_eq(fs_coll_plan_width(a), fs_coll_plan_width(b));
-  ck_assert_uint_eq(fs_coll_plan_n_xfers(a), fs_coll_plan_n_xfers(b));
-  ck_assert_uint_eq(fs_coll_plan_xfer_bytes(a), fs_coll_plan_xfer_bytes(b));
-  ck_assert_uint_eq(fs_coll_plan_max_conn_xfers(a), fs_coll_plan_max_conn_xfers(b));
-  ck_assert_uint_eq(fs_coll_plan_n_conns(a), fs_coll_plan_n_conns(b));
-  ck_assert_uint_eq(fs_coll_plan_latency_depth(a), fs_coll_plan_latency_depth(b));
-  for (guint i = 0; i < fs_coll_plan_n_steps(a); i++) {
-    const FsCollStep *x = fs_coll_plan_step(a, i), *y = fs_coll_plan_step(b, i);
-    ck_assert_msg(x->kind == y->kind && x->src == y->src && x->dst == y->dst &&
-                  x->bytes == y->bytes && x->channel == y->channel && x->lane == y->lane &&
-                  x->width == y->width && x->inter == y->inter && x->conn == y->conn,
-                  "%s: step %u differs", what, i);
-    guint nx, ny, cx, cy;
-    const uint32_t *dx = fs_coll_plan_deps(a, i, &nx), *dy = fs_coll_plan_deps(b, i, &ny);
-    const uint32_t *kx = fs_coll_plan_credits(a, i, &cx), *ky = fs_coll_plan_credits(b, i, &cy);
-    ck_assert_msg(nx == ny && cx == cy, "%s: step %u deps %u/%u credits %u/%u", what, i, nx, ny, cx, cy);
-    for (guint j = 0; j < nx; j++)
-      ck_assert_uint_eq(dx[j], dy[j]);
-    for (guint j = 0; j < cx; j++)
-      ck_assert_uint_eq(kx[j], ky[j]);
-  }
-}
-
 START_TEST(test_fold_while_building)
 {
   struct {
@@ -299,7 +270,7 @@ START_TEST(test_fold_while_building)
       printf("fold while building, %s: %u of %u steps, width %u\n", what,
              fs_coll_plan_n_steps(built), fs_coll_plan_n_steps(whole), fs_coll_plan_width(built));
       fflush(stdout);
-      check_same_plan(built, folded ? folded : whole, what);
+      fs_test_check_same_plan(built, folded ? folded : whole, what);
       fs_test_check_plan_conns(whole, what);
       fs_test_check_plan_conns(built, what);
       if (cases[i].min_width > 1) {
@@ -365,7 +336,7 @@ START_TEST(test_fold_mirror_cases)
   ck_assert(!fs_coll_plan_folded_while_built(whole));
   ck_assert_uint_eq(fs_coll_plan_width(built), 2);
   ck_assert_uint_eq(fs_coll_plan_n_steps(built), 22);
-  check_same_plan(built, folded, "mirror cases");
+  fs_test_check_same_plan(built, folded, "mirror cases");
   fs_test_check_plan_conns(built, "mirror cases");
   sys_close(&s);
 }
@@ -417,7 +388,7 @@ START_TEST(test_fold_mirror_claims)
     ck_assert(fs_coll_plan_folded_while_built(built));
     ck_assert_uint_eq(fs_coll_plan_width(built), 8); /* two classes of 8 */
     ck_assert_uint_eq(fs_coll_plan_n_steps(built), 6);
-    check_same_plan(built, folded, check ? "claims checked" : "claims taken");
+    fs_test_check_same_plan(built, folded, check ? "claims checked" : "claims taken");
   }
   /* A false claim, checked: the build stops with the check's error. */
   claim_step = 4;

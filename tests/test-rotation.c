@@ -114,6 +114,17 @@ START_TEST(test_plan_rotated_channels)
   ck_assert(fs_coll_plan_count_steps(s.comm, ch.algo, &r, &n1, &err));
   ck_assert(fs_coll_plan_count_steps(s.comm, ch.algo, &req, &n2, &err));
   ck_assert_uint_eq(n1, n2);
+  /* Folded while built, the channels it does not make being empty in the
+   * whole plan too: the plan fs_coll_plan_fold makes of that, for less. */
+  g_autoptr(FsCollPlan) folded = fs_coll_plan_fold(turned, fs_coll_topo_route_fixed, s.tnet);
+  ck_assert(folded != NULL);
+  g_autoptr(FsCollPlan) built = fs_coll_plan_new_folded(s.comm, ch.algo, &r,
+                                                        fs_coll_topo_route_fixed, s.tnet, &err);
+  fs_assert_no_error(err);
+  ck_assert(fs_coll_plan_folded_while_built(built));
+  ck_assert_uint_eq(fs_coll_plan_width(built), 2);
+  fs_test_check_same_plan(built, folded, "tree rotated, folded while built");
+  fs_test_check_plan_conns(built, "tree rotated, folded while built");
   /* A rotation that does not divide the channels, or unequal shares: an
    * error, no plan. */
   FsCollRequest bad = r;

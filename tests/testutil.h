@@ -188,3 +188,8 @@ gboolean fs_test_coll_choose(const FsTestColl *s, FsCollOp op, uint64_t size,
  * connection's first transfer, fs_coll_plan_n_conns counts them and a
  * reduction has none (FS_STEP_NONE); what names the plan in messages. */
 void fs_test_check_plan_conns(const FsCollPlan *p, const char *what);
+/* Asserts that plans a and b are the same step for step (kinds, endpoints,
+ * bytes, channels, lanes, widths, connections, dependencies and credits)
+ * with the same totals: folding while building against fs_coll_plan_fold
+ * of the whole plan; what names them in messages. */
+void fs_test_check_same_plan(const FsCollPlan *a, const FsCollPlan *b, const char *what);

@@ -322,26 +322,32 @@ gboolean fs_plan_channel_mirrored(FsPlanBuilder *b, guint ch, guint step)
 /* Folding while building, once the algorithm is done: TRUE when the plan
  * kept is what fs_coll_plan_fold gives for the whole plan (every class of
  * identical channels of the same size k >= 2, so one member of each is
- * kept, and fixed routes); it is then given width k. */
+ * kept, and fixed routes); it is then given width k.  A channel the
+ * algorithm made no step of (one rotated from a made one,
+ * FsCollRequest.rotation) is empty in the whole plan too: the empty
+ * channels are one class there, and the gcd fs_coll_plan_fold takes stays
+ * k when their number is a multiple of k (the members it keeps of that
+ * class have no step). */
 gboolean fs_plan_fold_finish(FsPlanBuilder *b, FsCollRouteFixedFn route_fixed, void *ctx)
 {
   FsCollPlan *p = b->plan;
   FoldBuild *f = &b->fold;
-  guint nch = p->req.nchannels, k = 0;
+  guint nch = p->req.nchannels, k = 0, unseen = 0;
   if (f->failed || f->cur == G_MAXUINT)
     return FALSE;
   if (f->open)
     fold_channel_end(b);
   for (guint c = 0; c < nch; c++)
-    if (!f->seen[c])
-      return FALSE;
-  for (guint c = 0; c < nch; c++)
-    if (f->rep[c] == c)
+    if (f->seen[c] && f->rep[c] == c)
       k = k == 0 ? f->size[c] : k;
-  for (guint c = 0; c < nch; c++)
-    if (f->rep[c] == c && f->size[c] != k)
+  for (guint c = 0; c < nch; c++) {
+    if (!f->seen[c])
+      unseen++;
+    else if (f->rep[c] == c && f->size[c] != k)
       return FALSE; /* fs_coll_plan_fold would keep several of a class */
-  if (k < 2 || k > G_MAXUINT8 || !fs_coll_plan_routes_fixed(p, route_fixed, ctx))
+  }
+  if (k < 2 || k > G_MAXUINT8 || unseen % k != 0 ||
+      !fs_coll_plan_routes_fixed(p, route_fixed, ctx))
     return FALSE;
   p->width = k;
   p->folded_while_built = TRUE;

@@ -290,7 +290,9 @@ FsCollPlan *fs_coll_plan_fold(const FsCollPlan *plan, FsCollRouteFixedFn route_f
  * they are made (mirrored), not stored, and stored only from the first
  * step that differs (copied from the kept channel up to there) — the same
  * plan for less (tests/test-coll-fast.c compares it with the folded whole
- * plan).  Where that does not give the same plan (the
+ * plan).  Channels the algorithm makes no step of (those a rotation skips,
+ * FsCollRequest.rotation) are one class of empty channels, as in the
+ * whole plan (tests/test-rotation.c).  Where that does not give the same plan (the
  * channels' shares differ, a class would keep several members, a step
  * comes out of channel order, a dependency leaves its channel) it builds
  * the whole plan and folds it.  Errors: those of fs_coll_plan_new. */

@@ -49,6 +49,7 @@ static void skel_clear(Skel *k)
     return;
   }
   fs_coll_plan_free(k->plan);
+  streams_dag_free(k->dag);
   g_free(k->conn);
   if (k->wire)
     g_array_unref(k->wire);
@@ -496,10 +497,11 @@ static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F
                   !(nx == 1 && c->unfold);
   if (c->fam != NULL)
     for (guint i = 0; i < c->fam->skels->len; i++) {
-      const CachedSkel *cs = g_ptr_array_index(c->fam->skels, i);
+      CachedSkel *cs = g_ptr_array_index(c->fam->skels, i);
       if (cs->payload == c->payload && cs->fold == fold && memcmp(&cs->r, &r, sizeof r) == 0) {
         *out = cs->k;
         out->cached = TRUE;
+        out->home = &cs->k;
         return TRUE;
       }
     }
@@ -525,6 +527,7 @@ static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F
     cs->k = *out;
     g_ptr_array_add(c->fam->skels, cs);
     out->cached = TRUE;
+    out->home = &cs->k;
   }
   return TRUE;
 }

@@ -41,16 +41,24 @@ typedef struct {
   gboolean inter; /* it crosses hosts (FsCollStep.inter): rate_cap_inter applies */
 } Stream;
 
+/* A skeleton's plan as max-plus walks it (streams-sched.c): its steps'
+ * wire bytes and edges, for one payload, not for the latencies of one
+ * FsCollExecParams, so a memo's skeleton keeps it for every size. */
+typedef struct StreamsDag StreamsDag;
+
 /* A skeleton: a cut plan, each of its steps' stream (G_MAXUINT32 for a
- * reduction), and the wire bytes it puts on every stream. */
-typedef struct {
+ * reduction), the wire bytes it puts on every stream, and its StreamsDag
+ * once timed. */
+typedef struct Skel {
   FsCollPlan *plan;
   guint32 *conn;
   GArray *wire; /* double per stream */
   double depth;
   double time;  /* ps, max-plus, the schedule repaired to the links' capacity */
   double time0; /* ps, max-plus at the streams' own rates (no repair) */
-  gboolean cached; /* a copy of a memo's skeleton: its plan, conn and wire are the memo's */
+  gboolean cached; /* a copy of a memo's skeleton: its plan, conn, wire and dag are the memo's */
+  StreamsDag *dag;  /* made by streams_skel_time when first timed (owned unless cached) */
+  struct Skel *home; /* a copy of a memo's skeleton: that skeleton (its dag is kept there) */
 } Skel;
 
 /* The streams' paths, found once per stream: path p of stream i is
@@ -121,6 +129,11 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
  * (the ring broadcast of 1 GiB on 32 DGX H100 nodes: 1.3 s, the folded
  * step run 0.7 s), of 2^16 about a quarter of that. */
 #define STREAMS_WHOLE_UNFOLD_STEPS (1u << 16)
+
+/* k's StreamsDag for wire bytes counted with payload (bytes a wire
+ * packet carries).  Cost: O(k's steps and edges). */
+StreamsDag *streams_dag_new(const Skel *k, double payload);
+void streams_dag_free(StreamsDag *g);
 
 /* Skeleton k's times: k->time0, max-plus at the streams' own rates, and
  * k->time: with run (a whole plan), the step executor's run of k's plan

@@ -29,60 +29,79 @@ double streams_extrap(const double v[3], const guint64 at[3], guint n, guint64 t
   return v[2] + ((double)to - (double)at[2]) * s2;
 }
 
-/* A skeleton's plan as max-plus walks it, made once for the schedule's
- * two passes (before and after the repair): each transfer's wire bytes,
+/* A skeleton's plan as max-plus walks it (StreamsDag, streams-private.h),
+ * made once per skeleton and kept with it (a memo's skeleton serves every
+ * size of a sweep: skel19), so nothing in it depends on the latencies of
+ * an FsCollExecParams: an edge holds its latency's class (LAT_*), which a
+ * walk looks up in the ep it is given.  Each transfer's wire bytes,
  * whether a data dependency leaves a step, and whether every step depends
  * only on earlier ones (ordered: the plan's order is then a topological
- * one and max-plus pulls each step's start from its dependencies in that
- * order).  Otherwise each step's successors (CSR, a credit's marked by the
- * top bit, a FIFO edge of one connection by the next: EDGE_CREDIT,
- * EDGE_DRAIN) with the latency the edge adds after its source finishes (or
- * drains), and its count of predecessors, for a walk in dependency order
- * (Kahn). */
-typedef struct {
+ * one and max-plus pulls each step's start from its predecessors in that
+ * order: each step's incoming edges, its data dependencies then its
+ * credits, CSR, one from a connection's previous transfer marked
+ * EDGE_DRAIN).  Otherwise each step's successors (CSR, a credit's marked
+ * by the top bit, a FIFO edge of one connection by the next: EDGE_CREDIT,
+ * EDGE_DRAIN) and its count of predecessors, for a walk in dependency
+ * order (Kahn). */
+struct StreamsDag {
   guint n;
   gboolean ordered;
   double *wire;       /* per step: its wire bytes (transfers; 0 otherwise) */
   gboolean *data_succ;
-  double *fin;        /* ordered: scratch, each step's end */
+  guint *in_off;      /* ordered: edges into i: in[in_off[i] .. in_off[i + 1]) */
+  uint32_t *in;       /* ordered: the source step, EDGE_DRAIN when from its drain */
+  guint8 *in_lat;     /* ordered: per incoming edge, its LAT_* */
   guint *pending;     /* not ordered: predecessors per step */
   guint *off;         /* successors of i: succ[off[i] .. off[i + 1]) */
   uint32_t *succ;
-  double *elat;       /* per successor edge, ps */
-} Dag;
+  guint8 *elat;       /* per successor edge, its LAT_* */
+};
+
+typedef StreamsDag Dag;
 
 #define EDGE_CREDIT 0x80000000u
 #define EDGE_DRAIN 0x40000000u
 #define EDGE_STEP(e) ((e) & ~(EDGE_CREDIT | EDGE_DRAIN))
 
-/* The latency a data dependency of step b on step a adds after a ends: the
- * step latency of a's class when they are not one connection's FIFO, a
- * ring's network step between consecutive steps across hosts (exec.h),
- * else none.  A FIFO edge of one connection runs from a's drain (the end of
- * its sending interval, xb), as the executor's does (exec.h), any other
- * from a's end. */
-static inline double dep_latency(const FsCollStep *a, const FsCollStep *b,
-                                 const FsCollExecParams *ep)
+/* The latency classes of an edge (dep_class), looked up in lat_table. */
+enum { LAT_NONE, LAT_STEP_INTRA, LAT_STEP_INTER, LAT_RING_INTER, LAT_N };
+
+/* The class of the latency a data dependency of step b on step a adds
+ * after a ends: the step latency of a's class when they are not one
+ * connection's FIFO, a ring's network step between consecutive steps
+ * across hosts (exec.h), else none.  A FIFO edge of one connection runs
+ * from a's drain (the end of its sending interval, xb), as the
+ * executor's does (exec.h), any other from a's end. */
+static inline guint8 dep_class(const FsCollStep *a, const FsCollStep *b)
 {
   if (!fs_coll_step_same_conn(a, b))
-    return a->kind == FS_STEP_XFER ? (double)ep->step_latency[a->inter ? 1 : 0] : 0;
+    return a->kind == FS_STEP_XFER ? (a->inter ? LAT_STEP_INTER : LAT_STEP_INTRA) : LAT_NONE;
   if (a->inter && b->ring_head)
-    return (double)ep->ring_step_latency_inter; /* a ring's next step (exec.h) */
-  return 0;
+    return LAT_RING_INTER; /* a ring's next step (exec.h) */
+  return LAT_NONE;
 }
 
-/* Builds k's Dag with the latencies of ep.  Cost: O(steps + edges). */
-static void dag_build(const Skel *k, const FsCollExecParams *ep, double payload, Dag *g)
+/* ep's latency (ps) per class: lat[LAT_*]. */
+static void lat_table(const FsCollExecParams *ep, double lat[LAT_N])
+{
+  lat[LAT_NONE] = 0;
+  lat[LAT_STEP_INTRA] = (double)ep->step_latency[0];
+  lat[LAT_STEP_INTER] = (double)ep->step_latency[1];
+  lat[LAT_RING_INTER] = (double)ep->ring_step_latency_inter;
+}
+
+/* See streams-private.h.  Cost: O(steps + edges). */
+StreamsDag *streams_dag_new(const Skel *k, double payload)
 {
   const FsCollPlan *pl = k->plan;
   guint n = fs_coll_plan_n_steps(pl);
-  memset(g, 0, sizeof *g);
+  Dag *g = g_new0(Dag, 1);
   g->n = n;
   g->wire = g_new0(double, n + 1);
   g->data_succ = g_new0(gboolean, n + 1);
   g->ordered = TRUE;
   if (n == 0)
-    return;
+    return g;
   const FsCollStep *steps = fs_coll_plan_step(pl, 0);
   guint total = 0;
   for (guint i = 0; i < n; i++) {
@@ -100,8 +119,26 @@ static void dag_build(const Skel *k, const FsCollExecParams *ep, double payload,
       g->wire[i] = ceil((double)steps[i].bytes / payload) * MAX(steps[i].width, 1);
   }
   if (g->ordered) {
-    g->fin = g_new(double, n + 1);
-    return;
+    g->in_off = g_new(guint, n + 1);
+    g->in = g_new(uint32_t, total + 1);
+    g->in_lat = g_new(guint8, total + 1);
+    guint x = 0;
+    for (guint i = 0; i < n; i++) {
+      guint nd, nc;
+      const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
+      const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
+      g->in_off[i] = x;
+      for (guint j = 0; j < nd; j++, x++) {
+        g->in[x] = d[j] | (fs_coll_step_same_conn(&steps[d[j]], &steps[i]) ? EDGE_DRAIN : 0);
+        g->in_lat[x] = dep_class(&steps[d[j]], &steps[i]);
+      }
+      for (guint j = 0; j < nc; j++, x++) {
+        g->in[x] = cr[j];
+        g->in_lat[x] = LAT_NONE; /* credits: none */
+      }
+    }
+    g->in_off[n] = x;
+    return g;
   }
   g->pending = g_new0(guint, n + 1);
   g->off = g_new0(guint, n + 2);
@@ -118,7 +155,7 @@ static void dag_build(const Skel *k, const FsCollExecParams *ep, double payload,
   for (guint i = 0; i < n; i++)
     g->off[i + 1] += g->off[i];
   g->succ = g_new(uint32_t, total + 1);
-  g->elat = g_new(double, total + 1);
+  g->elat = g_new(guint8, total + 1);
   g_autofree guint *fill = g_new0(guint, n);
   for (guint i = 0; i < n; i++) {
     guint nd, nc;
@@ -127,26 +164,31 @@ static void dag_build(const Skel *k, const FsCollExecParams *ep, double payload,
     for (guint j = 0; j < nd; j++) {
       guint x = g->off[d[j]] + fill[d[j]]++;
       g->succ[x] = i | (fs_coll_step_same_conn(&steps[d[j]], &steps[i]) ? EDGE_DRAIN : 0);
-      g->elat[x] = dep_latency(&steps[d[j]], &steps[i], ep);
+      g->elat[x] = dep_class(&steps[d[j]], &steps[i]);
     }
     for (guint j = 0; j < nc; j++) {
       guint x = g->off[cr[j]] + fill[cr[j]]++;
       g->succ[x] = i | EDGE_CREDIT;
-      g->elat[x] = 0; /* credits: none */
+      g->elat[x] = LAT_NONE; /* credits: none */
     }
   }
+  return g;
 }
 
-static void dag_clear(Dag *g)
+void streams_dag_free(StreamsDag *g)
 {
+  if (g == NULL)
+    return;
   g_free(g->wire);
   g_free(g->data_succ);
-  g_free(g->fin);
+  g_free(g->in_off);
+  g_free(g->in);
+  g_free(g->in_lat);
   g_free(g->pending);
   g_free(g->off);
   g_free(g->succ);
   g_free(g->elat);
-  memset(g, 0, sizeof *g);
+  g_free(g);
 }
 
 /* Step i's end when it may start at `ready`: a transfer takes its wire
@@ -173,35 +215,30 @@ static inline double step_end(const Skel *k, const Dag *g, const Stream *st,
 /* Max-plus time of a skeleton (ps after its kickoff): each step starts
  * when the last of its dependencies has ended (the previous transfer of
  * its connection: drained, xb) plus the latency the edge adds
- * (dep_latency; credits none) and ends as step_end says; the end is the
+ * (dep_class; credits none) and ends as step_end says; the end is the
  * last completion plus the step latency of a final delivery (exec.c).
  * Every figure is a maximum of the same sums in either walk, so the two
- * give the same bits. */
+ * give the same bits.  fin: scratch of a double per step (ordered). */
 static double maxplus(const Skel *k, const Dag *g, const Stream *st, const FsCollExecParams *ep,
-                      const double *stretch, double *xa, double *xb)
+                      const double *stretch, double *xa, double *xb, double *fin)
 {
   const FsCollPlan *pl = k->plan;
   guint n = g->n;
   if (n == 0)
     return 0;
   const FsCollStep *steps = fs_coll_plan_step(pl, 0);
+  double lat[LAT_N];
+  lat_table(ep, lat);
   double end = 0;
   if (g->ordered) {
-    double *fin = g->fin;
     for (guint i = 0; i < n; i++) {
-      const FsCollStep *s = &steps[i];
-      guint nd, nc;
-      const uint32_t *d = fs_coll_plan_deps(pl, i, &nd);
-      const uint32_t *cr = fs_coll_plan_credits(pl, i, &nc);
       double ready = 0;
-      for (guint j = 0; j < nd; j++) {
-        const FsCollStep *a = &steps[d[j]];
-        double from = fs_coll_step_same_conn(a, s) ? xb[d[j]] : fin[d[j]];
-        ready = MAX(ready, from + dep_latency(a, s, ep));
+      for (guint x = g->in_off[i]; x < g->in_off[i + 1]; x++) {
+        uint32_t e = g->in[x];
+        double from = e & EDGE_DRAIN ? xb[EDGE_STEP(e)] : fin[EDGE_STEP(e)];
+        ready = MAX(ready, from + lat[g->in_lat[x]]);
       }
-      for (guint j = 0; j < nc; j++)
-        ready = MAX(ready, fin[cr[j]] + 0.0);
-      fin[i] = step_end(k, g, st, ep, stretch, i, s, ready, xa, xb);
+      fin[i] = step_end(k, g, st, ep, stretch, i, &steps[i], ready, xa, xb);
     }
     for (guint i = 0; i < n; i++) {
       const FsCollStep *s = &steps[i];
@@ -230,7 +267,7 @@ static double maxplus(const Skel *k, const Dag *g, const Stream *st, const FsCol
     for (guint x = g->off[i]; x < g->off[i + 1]; x++) {
       guint j = EDGE_STEP(g->succ[x]);
       double from = g->succ[x] & EDGE_DRAIN ? xb[i] : fin;
-      ready[j] = MAX(ready[j], from + g->elat[x]);
+      ready[j] = MAX(ready[j], from + lat[g->elat[x]]);
       if (--pending[j] == 0)
         queue[tail++] = j;
     }
@@ -272,18 +309,29 @@ static inline gboolean dbl_less(const double *x, const double *y)
 }
 
 /* NAME(a, n, tmp): a stable merge sort of a[0 .. n) by LESS, tmp scratch
- * of n elements: insertion sort on runs of 16, then merges of runs.  The
- * events of one link come from a few streams whose transfers are mostly in
- * time order already, so most runs cost a comparison per element.  Cost:
- * O(n log n) comparisons, inlined (qsort's calls through a pointer and
- * byte copies were a fifth of a 4,096-GPU run). */
+ * of n elements: the runs already in order (at least 16 long, an
+ * insertion sort extending a shorter one), then merges of neighbouring
+ * runs.  The events of one link come from a few streams, each one's
+ * transfers in time order already (a connection's FIFO), so a link of k
+ * streams costs about log2(k) passes, not log2(n / 16) (skel19: a
+ * quarter of a 1,024-GPU NVLS tree's repair).  Stable, so its result is
+ * that of any stable sort.  Cost: O(n log n) comparisons, inlined
+ * (qsort's calls through a pointer and byte copies were a fifth of a
+ * 4,096-GPU run). */
 #define DEFINE_MERGE_SORT(NAME, T, LESS)                                                    \
   static void NAME(T *a, guint n, T *tmp)                                                   \
   {                                                                                         \
-    enum { RUN = 16 };                                                                      \
-    for (guint lo = 0; lo < n; lo += RUN) {                                                 \
-      guint hi = MIN(lo + RUN, n);                                                          \
-      for (guint i = lo + 1; i < hi; i++) {                                                 \
+    enum { RUN = 16, STACK_RUNS = 64 };                                                     \
+    guint stack_b[STACK_RUNS + 1];                                                          \
+    gsize need = (gsize)n / RUN + 2;                                                        \
+    guint *b = need <= STACK_RUNS ? stack_b : g_new(guint, need + 1);                       \
+    guint m = 0;                                                                            \
+    for (guint lo = 0; lo < n;) {                                                           \
+      guint hi = lo + 1;                                                                    \
+      while (hi < n && !LESS(&a[hi], &a[hi - 1]))                                           \
+        hi++;                                                                               \
+      guint end = hi - lo < RUN ? MIN(lo + RUN, n) : hi;                                    \
+      for (guint i = hi; i < end; i++) {                                                    \
         if (!LESS(&a[i], &a[i - 1]))                                                        \
           continue;                                                                         \
         T v = a[i];                                                                         \
@@ -292,11 +340,17 @@ static inline gboolean dbl_less(const double *x, const double *y)
           a[j] = a[j - 1];                                                                  \
         a[j] = v;                                                                           \
       }                                                                                     \
+      b[m++] = lo;                                                                          \
+      lo = end;                                                                             \
     }                                                                                       \
+    b[m] = n;                                                                               \
     T *src = a, *dst = tmp;                                                                 \
-    for (guint w = RUN; w < n; w *= 2) {                                                    \
-      for (guint lo = 0; lo < n; lo += 2 * w) {                                             \
-        guint mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), p = lo, q = mid, o = lo;      \
+    while (m > 1) {                                                                         \
+      guint nm = 0;                                                                         \
+      for (guint r = 0; r < m; r += 2) {                                                    \
+        guint lo = b[r], mid = b[MIN(r + 1, m)], hi = b[MIN(r + 2, m)];                    \
+        guint p = lo, q = mid, o = lo;                                                      \
+        b[nm++] = lo;                                                                       \
         if (mid == hi || !LESS(&src[mid], &src[mid - 1])) {                                 \
           memcpy(dst + lo, src + lo, sizeof(T) * (hi - lo));                                \
           continue;                                                                         \
@@ -308,11 +362,15 @@ static inline gboolean dbl_less(const double *x, const double *y)
         while (q < hi)                                                                      \
           dst[o++] = src[q++];                                                              \
       }                                                                                     \
+      b[nm] = n;                                                                            \
+      m = nm;                                                                               \
       T *sw = src;                                                                          \
       src = dst, dst = sw;                                                                  \
     }                                                                                       \
     if (src != a)                                                                           \
       memcpy(a, src, sizeof(T) * n);                                                        \
+    if (b != stack_b)                                                                       \
+      g_free(b);                                                                            \
   }
 
 DEFINE_MERGE_SORT(ev_sort, DemandEv, ev_less)
@@ -717,12 +775,17 @@ gboolean streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, do
 {
   guint n = fs_coll_plan_n_steps(k->plan);
   const Stream *st = (const Stream *)c->streams->data;
-  Dag g;
-  dag_build(k, ep, payload, &g);
+  if (k->dag == NULL) {
+    k->dag = streams_dag_new(k, payload);
+    if (k->home != NULL)
+      k->home->dag = k->dag; /* a memo's skeleton keeps it for the next size */
+  }
+  const Dag *g = k->dag;
+  g_autofree double *fin = g->ordered ? g_new(double, n + 1) : NULL;
   g_autofree double *stretch = g_new(double, n + 1);
   for (guint i = 0; i <= n; i++)
     stretch[i] = 1;
-  k->time = k->time0 = maxplus(k, &g, st, ep, stretch, xa, xb);
+  k->time = k->time0 = maxplus(k, g, st, ep, stretch, xa, xb, fin);
   gboolean ok = TRUE;
   if (c->n_links > 0 && run) {
     ok = skel_run(c, k, ep, &k->time, error); /* busy: not needed (a whole plan) */
@@ -739,8 +802,8 @@ gboolean streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, do
     sc.pos = g_new(guint, n + 1);
     sc.srt = g_new(double, 2 * (gsize)n + 2);
     sc.seen = g_new(guint32, c->streams->len + 1);
-    if (repair(c, k, &g, xa, xb, off, by, stretch, start, worst, wsum, &sc) > 0)
-      k->time = maxplus(k, &g, st, ep, stretch, xa, xb);
+    if (repair(c, k, g, xa, xb, off, by, stretch, start, worst, wsum, &sc) > 0)
+      k->time = maxplus(k, g, st, ep, stretch, xa, xb, fin);
     g_free(sc.ev);
     g_free(sc.act);
     g_free(sc.pos);
@@ -748,6 +811,5 @@ gboolean streams_skel_time(const Ctx *c, Skel *k, const FsCollExecParams *ep, do
     g_free(sc.seen);
     g_free(sc.iv);
   }
-  dag_clear(&g);
   return ok;
 }

@@ -49,6 +49,7 @@ static void skel_clear(Skel *k)
     return;
   }
   fs_coll_plan_free(k->plan);
+  streams_dag_free(k->dag);
   g_free(k->conn);
   if (k->wire)
     g_array_unref(k->wire);
@@ -496,10 +497,11 @@ static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F
                   !(nx == 1 && c->unfold);
   if (c->fam != NULL)
     for (guint i = 0; i < c->fam->skels->len; i++) {
-      const CachedSkel *cs = g_ptr_array_index(c->fam->skels, i);
+      CachedSkel *cs = g_ptr_array_index(c->fam->skels, i);
       if (cs->payload == c->payload && cs->fold == fold && memcmp(&cs->r, &r, sizeof r) == 0) {
         *out = cs->k;
         out->cached = TRUE;
+        out->home = &cs->k;
         return TRUE;
       }
     }
@@ -525,6 +527,7 @@ static gboolean skel_build(Ctx *c, const FsCollAlgo *algo, uint64_t q, guint64 F
     cs->k = *out;
     g_ptr_array_add(c->fam->skels, cs);
     out->cached = TRUE;
+    out->home = &cs->k;
   }
   return TRUE;
 }
@@ -683,41 +686,6 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
     if (!ok)
       break;
     s->info.sim_steps += steps;
-    /* Every skeleton's wire bytes per stream, extrapolated to the full plan. */
-    g_array_set_size(c.streams, 0);
-    g_array_append_vals(c.streams, c.tmpl->data, c.tmpl->len);
-    guint ns = c.streams->len;
-    gboolean agree = TRUE;
-    double vx[3] = {0, 0, 0}, v[3] = {0, 0, 0};
-    for (guint t = 0; t < ns; t++) {
-      for (guint i = 0; i < nx; i++) {
-        for (guint j = 0; j < nk; j++) {
-          GArray *w = grid[i][j].wire;
-          v[j] = t < w->len ? g_array_index(w, double, t) : 0;
-        }
-        vx[i] = streams_extrap(v, ks, nk, S, NULL, 0);
-      }
-      g_array_index(c.streams, Stream, t).wire = MAX(0, streams_extrap(vx, xs, nx, F, NULL, 0));
-    }
-    for (guint i = 0; i < nx; i++) {
-      for (guint j = 0; j < nk; j++)
-        v[j] = grid[i][j].depth;
-      vx[i] = streams_extrap(v, ks, nk, S, NULL, 0);
-    }
-    double depth = streams_extrap(vx, xs, nx, F, NULL, 0);
-    fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice,
-                              (guint)CLAMP(llround(depth), 0, G_MAXUINT), &ep);
-    ep.key = key;
-    s->t_bw = 0;
-    double t_free = 0;
-    /* Routes are found once: a retry only adds skeletons' steps. */
-    for (guint t = 0; t < ns; t++) {
-      Stream *st = &g_array_index(c.streams, Stream, t);
-      st->t = 0;
-    }
-    if (!(ok = pace(&c, &ep, &s->t_bw, &t_free, error)))
-      break;
-    guint nl = c.n_links;
     /* The whole plan run on its own network (streams_skel_time) where it
      * has at most STREAMS_WHOLE_MAX_STEPS steps (about those of the last
      * skeleton per loop), not a grid of a few loops: these pipelines drift
@@ -756,6 +724,43 @@ FsCollStreams *fs_coll_streams_new(const FsNcclParams *p, const FsCollSysInfo *s
       x0 = xbuf;
       continue;
     }
+    /* Every skeleton's wire bytes per stream, extrapolated to the full
+     * plan (after the choices above, which take none of it: a grid they
+     * throw away is not paced, skel19). */
+    g_array_set_size(c.streams, 0);
+    g_array_append_vals(c.streams, c.tmpl->data, c.tmpl->len);
+    guint ns = c.streams->len;
+    gboolean agree = TRUE;
+    double vx[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+    for (guint t = 0; t < ns; t++) {
+      for (guint i = 0; i < nx; i++) {
+        for (guint j = 0; j < nk; j++) {
+          GArray *w = grid[i][j].wire;
+          v[j] = t < w->len ? g_array_index(w, double, t) : 0;
+        }
+        vx[i] = streams_extrap(v, ks, nk, S, NULL, 0);
+      }
+      g_array_index(c.streams, Stream, t).wire = MAX(0, streams_extrap(vx, xs, nx, F, NULL, 0));
+    }
+    for (guint i = 0; i < nx; i++) {
+      for (guint j = 0; j < nk; j++)
+        v[j] = grid[i][j].depth;
+      vx[i] = streams_extrap(v, ks, nk, S, NULL, 0);
+    }
+    double depth = streams_extrap(vx, xs, nx, F, NULL, 0);
+    fs_coll_exec_params_depth(p, sys, comm, req->op, nbytes, choice,
+                              (guint)CLAMP(llround(depth), 0, G_MAXUINT), &ep);
+    ep.key = key;
+    s->t_bw = 0;
+    double t_free = 0;
+    /* Routes are found once: a retry only adds skeletons' steps. */
+    for (guint t = 0; t < ns; t++) {
+      Stream *st = &g_array_index(c.streams, Stream, t);
+      st->t = 0;
+    }
+    if (!(ok = pace(&c, &ep, &s->t_bw, &t_free, error)))
+      break;
+    guint nl = c.n_links;
     /* A ring whose streams across hosts share links with its streams
      * inside hosts (PXN: ring_shares_links) runs its skeletons on their
      * own network as whole runs do, its times per unit checked to

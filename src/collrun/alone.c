@@ -187,9 +187,10 @@ static gboolean run_plan_turned(const FsCollPlan *run, const FsCollExecParams *p
   if (whole == NULL || !run_plan_once(whole, params, net, xfer, xfer_ctx, opts, stats, t, error))
     return FALSE;
   if (turned >= 0 && turned != *t)
-    g_error("plan rotation: %s all_reduce on %u ranks, %u channels rotated by %u took %" PRId64
+    g_error("plan rotation: %s %s on %u ranks, %u channels rotated by %u took %" PRId64
             " ps, the whole plan %" PRId64 " ps",
-            fs_coll_plan_algo(run)->name, fs_comm_size(fs_coll_plan_comm(run)), rq->nchannels,
+            fs_coll_plan_algo(run)->name, fs_coll_op_name(rq->op),
+            fs_comm_size(fs_coll_plan_comm(run)), rq->nchannels,
             rq->rotation, (int64_t)turned, (int64_t)*t);
   return TRUE;
 }

@@ -1,5 +1,5 @@
-/* rotation.c — NCCL's tree channels made for one rotation of each orbit.
- * See rotation.h. */
+/* rotation.c — NCCL's tree and the ring's phases made for one channel of each
+ * rotation.  See rotation.h. */
 #include "collrun/rotation.h"
 
 #include <string.h>

@@ -237,11 +237,8 @@ gboolean fs_coll_topo_route_paths(void *ctx, int src, int dst, uint64_t key, GAr
   }
   FsRoute *route = &t->ask;
   gboolean ok = fs_router_route(t->router, (guint)src, (guint)dst, key, route, NULL);
-  for (guint i = 0; ok && i < route->n_paths; i++) {
-    guint len;
-    const FsChannelId *path = fs_route_path(route, i, &len);
-    fs_route_append_path(weights, hops, g_array_index(route->weights, double, i), path, len);
-  }
+  if (ok)
+    fs_route_append_paths(route, weights, hops);
   return ok;
 }
 
@@ -315,11 +312,8 @@ gboolean fs_coll_topo_route_once(void *ctx, int src, int dst, GArray *weights, G
   FsRoute *route = &t->once;
   gboolean ok = fs_router_route_once(t->router, (guint)src, (guint)dst, 0, route, NULL);
   *fixed = fs_router_last_choices(t->router) == 0;
-  for (guint i = 0; ok && i < route->n_paths; i++) {
-    guint len;
-    const FsChannelId *path = fs_route_path(route, i, &len);
-    fs_route_append_path(weights, hops, g_array_index(route->weights, double, i), path, len);
-  }
+  if (ok)
+    fs_route_append_paths(route, weights, hops);
   return ok;
 }
 

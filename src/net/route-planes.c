@@ -283,6 +283,15 @@ void fs_route_append_path(GArray *weights, GArray *hops, double w, const FsChann
   g_array_append_vals(hops, path, len);
 }
 
+void fs_route_append_paths(const FsRoute *route, GArray *weights, GArray *hops)
+{
+  for (guint i = 0; i < route->n_paths; i++) {
+    guint len;
+    const FsChannelId *path = fs_route_path(route, i, &len);
+    fs_route_append_path(weights, hops, g_array_index(route->weights, double, i), path, len);
+  }
+}
+
 gboolean fs_router_flow_paths(FsRouter *r, guint src, guint dst, uint64_t key, GArray *weights,
                               GArray *hops)
 {
@@ -295,11 +304,8 @@ gboolean fs_router_flow_paths(FsRouter *r, guint src, guint dst, uint64_t key, G
     ok && r->bundles ? router_bundle_path(r, src, dst, route->kind) : NULL;
   if (bundle != NULL)
     fs_route_append_path(weights, hops, 1.0, bundle, 2);
-  for (guint i = 0; ok && bundle == NULL && i < route->n_paths; i++) {
-    guint len;
-    const FsChannelId *path = fs_route_path(route, i, &len);
-    fs_route_append_path(weights, hops, g_array_index(route->weights, double, i), path, len);
-  }
+  else if (ok)
+    fs_route_append_paths(route, weights, hops);
   return ok;
 }
 

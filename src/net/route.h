@@ -322,6 +322,8 @@ gboolean fs_router_plane_pinned_path(FsRouter *router, const FsChannelId *path, 
  * count then its channels to hops (FsChannelId). */
 void fs_route_append_path(GArray *weights, GArray *hops, double weight, const FsChannelId *path,
                           guint len);
+/* Appends every path of route so (fs_route_append_path, with its weight). */
+void fs_route_append_paths(const FsRoute *route, GArray *weights, GArray *hops);
 /* The paths the flows of a transfer from src to dst with ECMP key `key`
  * would take if started now: the route's (fs_router_route) or, while
  * bundles are on and the transfer would be bundled, the one path of its

@@ -27,6 +27,15 @@ FsCollRails *fs_coll_rails_alloc(void);
 void fs_coll_rails_add_watch(FsCollRails *r, const FsChannelId *m, guint n, double cap,
                              gboolean strict);
 
+/* The root of x in a union-find forest up (up[r] == r at a root), halving
+ * the path on the way. */
+static inline guint fs_coll_uf_find(guint *up, guint x)
+{
+  while (up[x] != x)
+    x = up[x] = up[up[x]];
+  return x;
+}
+
 /* One hop's pair: channel a of the transfer mirrored and channel b of its
  * image j (a rail, a rotation). */
 typedef struct {

@@ -130,13 +130,6 @@ static gboolean align_all(FsCollAlign *k, const FsComm *comm, const FsCollReques
   return TRUE;
 }
 
-static guint find(guint *up, guint x)
-{
-  while (up[x] != x)
-    x = up[x] = up[up[x]];
-  return x;
-}
-
 static int by_b(gconstpointer x, gconstpointer y)
 {
   const FsCollAlignTriple *p = x, *q = y;
@@ -157,13 +150,13 @@ static FsCollRails *classify(const FsCollAlign *k, guint L)
     up[c] = c;
   FsCollAlignTriple *t = (FsCollAlignTriple *)k->triples->data;
   for (guint i = 0; i < nt; i++)
-    up[find(up, t[i].a)] = find(up, t[i].b);
+    up[fs_coll_uf_find(up, t[i].a)] = fs_coll_uf_find(up, t[i].b);
   g_autofree guint *a_of = g_new(guint, nc), *n_pairs = g_new0(guint, nc), *n_b = g_new0(guint, nc);
   g_autofree guint64 *jmask = g_new0(guint64, nc);
   g_autofree gboolean *bad = g_new0(gboolean, nc);
   memset(a_of, 0xff, sizeof(guint) * nc);
   for (guint i = 0; i < nt; i++) {
-    guint r = find(up, t[i].a);
+    guint r = fs_coll_uf_find(up, t[i].a);
     if (a_of[r] == G_MAXUINT)
       a_of[r] = t[i].a;
     guint64 bit = G_GUINT64_CONSTANT(1) << t[i].j;
@@ -180,7 +173,7 @@ static FsCollRails *classify(const FsCollAlign *k, guint L)
   g_array_sort(sorted, by_b);
   t = (FsCollAlignTriple *)sorted->data;
   for (guint i = 0; i < nt;) {
-    guint e = i, r = find(up, t[i].b);
+    guint e = i, r = fs_coll_uf_find(up, t[i].b);
     while (e < nt && t[e].b == t[i].b)
       e++;
     if (bad[r] || n_pairs[r] != L || jmask[r] != all) {

@@ -65,13 +65,6 @@ static gboolean align_plan(FsCollAlign *k, const FsComm *comm, const FsCollPlan 
   return TRUE;
 }
 
-static guint find(guint *up, guint x)
-{
-  while (up[x] != x)
-    x = up[x] = up[up[x]];
-  return x;
-}
-
 /* Numbers the members of every component (joined by the pairs) by their
  * rotation from the component's first channel, whose idx the caller set
  * to 0: idx[b] = idx[a] + j mod m for every pair (j, a, b); bad[root]
@@ -90,7 +83,7 @@ static void number_orbits(const FsCollAlign *k, guint m, guint *up, int *idx, gb
       else if (b >= 0 && a < 0)
         idx[t[i].a] = (b - j + (int)m) % (int)m, changed = TRUE;
       else if (a >= 0 && b >= 0 && b != (a + j) % (int)m)
-        bad[find(up, t[i].a)] = TRUE;
+        bad[fs_coll_uf_find(up, t[i].a)] = TRUE;
     }
   }
 }
@@ -108,7 +101,7 @@ static FsCollRotation *classify(const FsCollAlign *k, guint m)
   for (guint c = 0; c < nc; c++)
     up[c] = c;
   for (guint i = 0; i < nt; i++)
-    up[find(up, t[i].a)] = find(up, t[i].b);
+    up[fs_coll_uf_find(up, t[i].a)] = fs_coll_uf_find(up, t[i].b);
   g_autofree int *idx = g_new(int, nc);
   g_autofree gboolean *bad = g_new0(gboolean, nc), *member = g_new0(gboolean, nc);
   g_autofree guint *size = g_new0(guint, nc);
@@ -120,15 +113,15 @@ static FsCollRotation *classify(const FsCollAlign *k, guint m)
   /* Seed each component at its smallest channel. */
   for (guint c = nc; c-- > 0;)
     if (member[c])
-      first[find(up, c)] = c;
+      first[fs_coll_uf_find(up, c)] = c;
   for (guint c = 0; c < nc; c++)
-    if (member[c] && first[find(up, c)] == c)
+    if (member[c] && first[fs_coll_uf_find(up, c)] == c)
       idx[c] = 0;
   number_orbits(k, m, up, idx, bad);
   for (guint c = 0; c < nc; c++) {
     if (!member[c])
       continue;
-    guint r = find(up, c);
+    guint r = fs_coll_uf_find(up, c);
     guint64 bit = idx[c] >= 0 ? G_GUINT64_CONSTANT(1) << idx[c] : 0;
     bad[r] |= idx[c] < 0 || (seen_idx[r] & bit) ||
               fs_flownet_channel_capacity(k->net, c) !=
@@ -142,7 +135,7 @@ static FsCollRotation *classify(const FsCollAlign *k, guint m)
   rot->watches = fs_coll_rails_alloc();
   g_autofree gboolean *orbit = g_new0(gboolean, nc);
   for (guint c = 0; c < nc; c++) {
-    guint r = member[c] ? find(up, c) : c;
+    guint r = member[c] ? fs_coll_uf_find(up, c) : c;
     orbit[c] = member[c] && !bad[r] && size[r] == m;
     rot->alias[c] = orbit[c] ? first[r] : c;
     rot->merged += rot->alias[c] != c;

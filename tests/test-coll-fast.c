@@ -825,12 +825,7 @@ START_TEST(test_rails_mirror_watched)
    * the network, each at its channel's capacity) does not hold: the whole
    * plan would run instead (alone.c). */
   fs_coll_rails_watch(rails, s.net);
-  for (FsChannelId c = 0; c < fs_flownet_n_channels(s.net); c++)
-    fs_flownet_start(s.net, &(FsFlowSpec){.path = &c, .path_len = 1, .bytes = 1000,
-                                          .start = fs_sim_now(s.sim)});
-  GError *err = NULL;
-  ck_assert(fs_sim_run(s.sim, &err));
-  fs_assert_no_error(err);
+  fs_test_coll_fill_every_channel(&s);
   ck_assert(!fs_coll_rails_held(rails, s.net));
   sys_close(&s);
 }

@@ -287,12 +287,7 @@ START_TEST(test_rotation_watched)
   /* A run that fills every channel does not hold: the whole plan would
    * run instead (alone.c). */
   fs_coll_rotation_begin(rot, s.net);
-  for (FsChannelId c = 0; c < fs_flownet_n_channels(s.net); c++)
-    fs_flownet_start(s.net, &(FsFlowSpec){.path = &c, .path_len = 1, .bytes = 1000,
-                                          .start = fs_sim_now(s.sim)});
-  GError *err = NULL;
-  ck_assert(fs_sim_run(s.sim, &err));
-  fs_assert_no_error(err);
+  fs_test_coll_fill_every_channel(&s);
   ck_assert(!fs_coll_rotation_end(rot, s.net));
   fs_test_coll_close(&s);
   g_unsetenv("FABRICSIM_CHECK_MIRRORS");

@@ -350,6 +350,16 @@ void fs_test_coll_close(FsTestColl *s)
   fs_catalog_free(s->cat);
 }
 
+void fs_test_coll_fill_every_channel(FsTestColl *s)
+{
+  for (FsChannelId c = 0; c < fs_flownet_n_channels(s->net); c++)
+    fs_flownet_start(s->net, &(FsFlowSpec){.path = &c, .path_len = 1, .bytes = 1000,
+                                           .start = fs_sim_now(s->sim)});
+  GError *err = NULL;
+  ck_assert(fs_sim_run(s->sim, &err));
+  fs_assert_no_error(err);
+}
+
 /* FsCollStep.conn: transfers on one connection (fs_coll_step_same_conn)
  * share an index, indices are numbered 0, 1, … in the order of each
  * connection's first transfer, fs_coll_plan_n_conns counts them, and a

@@ -175,6 +175,10 @@ typedef struct {
 void fs_test_coll_open(FsTestColl *s, const char *name, const char *define, const char *gpu_list,
                        FsNetModel model);
 void fs_test_coll_close(FsTestColl *s);
+/* Runs a flow alone on every channel of s's network (1000 bytes each, at
+ * its channel's capacity) to its end: a run that fills every link, for a
+ * test that its watches (rails, rotation) do not hold. */
+void fs_test_coll_fill_every_channel(FsTestColl *s);
 
 /* The tuner's choice on s for op at nccl-tests size `size` (float, sum) under prefs, the
  * request that runs it (fs_coll_choice_request) and NCCL's nBytes in *nbytes; FALSE, the
